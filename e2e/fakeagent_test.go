@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// fakeAgentMain is a scripted agent. It runs the instructions in the file
+// named by its first argument (or "-e INSTR;INSTR…" inline), one per line:
+//
+//	print TEXT       write TEXT; \e \r \n \t \xHH escapes are decoded
+//	sleep DUR        wait
+//	size             print "size: ROWS COLS" from the terminal
+//	readline         wait for one line (or key) on stdin
+//	pi-working DUR [0.73|1.6]   draw Pi's spinner row for DUR, 80 ms a frame
+//	pi-idle [0.73|1.6]          draw Pi's idle editor
+//	exit N           stop with status N
+//	kill SIG         send itself a signal (TERM, HUP, INT, KILL)
+//	trap SIG         ignore a signal
+func fakeAgentMain() {
+	var lines []string
+	switch {
+	case len(os.Args) >= 3 && os.Args[1] == "-e":
+		lines = strings.Split(os.Args[2], ";")
+	case len(os.Args) >= 2:
+		data, err := os.ReadFile(os.Args[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakeagent:", err)
+			os.Exit(2)
+		}
+		lines = strings.Split(string(data), "\n")
+	default:
+		fmt.Fprintln(os.Stderr, "usage: fakeagent SCRIPT | fakeagent -e 'INSTR;INSTR'")
+		os.Exit(2)
+	}
+	in := bufio.NewReader(os.Stdin)
+	for _, line := range lines {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		op, arg, _ := strings.Cut(line, " ")
+		switch op {
+		case "print":
+			os.Stdout.WriteString(unescape(arg))
+		case "sleep":
+			time.Sleep(mustDuration(arg))
+		case "size":
+			rows, cols := termSize()
+			fmt.Printf("size: %d %d\r\n", rows, cols)
+		case "readline":
+			_, _ = in.ReadString('\n')
+		case "pi-working":
+			d, ver, _ := strings.Cut(arg, " ")
+			piWorking(mustDuration(d), ver)
+		case "pi-idle":
+			piIdle(arg)
+		case "exit":
+			n, _ := strconv.Atoi(arg)
+			os.Exit(n)
+		case "kill":
+			killSelf(arg)
+		case "trap":
+			ignoreSignal(arg)
+		default:
+			fmt.Fprintf(os.Stderr, "fakeagent: unknown instruction %q\n", line)
+			os.Exit(2)
+		}
+	}
+}
+
+func mustDuration(s string) time.Duration {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent:", err)
+		os.Exit(2)
+	}
+	return d
+}
+
+func unescape(s string) string {
+	r := strings.NewReplacer(`\e`, "\x1b", `\r`, "\r", `\n`, "\n", `\t`, "\t", `\\`, `\`)
+	s = r.Replace(s)
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
+			if v, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// piWorking redraws Pi's busy indicator in place the way Pi does: 0.73 draws
+// " ⠋ Working..." on its own row, 1.6 draws it inside the editor's top border.
+func piWorking(d time.Duration, ver string) {
+	rows, cols := termSize()
+	end := time.Now().Add(d)
+	for i := 0; time.Now().Before(end); i++ {
+		frame := spinner[i%len(spinner)]
+		var row string
+		if ver == "0.73" {
+			row = " " + frame + " Working..."
+		} else {
+			row = "── " + frame + " Working " + strings.Repeat("─", max(cols-14, 3))
+		}
+		fmt.Printf("\x1b[?2026h\x1b[%d;1H\x1b[2K%s\x1b[?2026l", rows-2, row)
+		time.Sleep(80 * time.Millisecond)
+	}
+}
+
+// piIdle draws Pi's idle editor: a plain border, an empty input line and the
+// bottom border, over where the working row was.
+func piIdle(ver string) {
+	rows, cols := termSize()
+	border := strings.Repeat("─", cols)
+	fmt.Printf("\x1b[?2026h\x1b[%d;1H\x1b[2K%s\x1b[%d;1H\x1b[2K\x1b[%d;1H\x1b[2K%s\x1b[?2026l", rows-2, border, rows-1, rows, border)
+	_ = ver
+}

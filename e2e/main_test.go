@@ -1,0 +1,60 @@
+// Package e2e holds herdr-pi's end-to-end tests: testscript scripts that run
+// the real herdr-pi binary (this test binary, re-executed) against a scripted
+// fake agent under real ptys.
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"go.uber.org/goleak"
+
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/commands"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and testscript expectations")
+
+// leakCheckedM runs the tests and then fails the run if any goroutine
+// survived them.
+type leakCheckedM struct{ m *testing.M }
+
+func (l leakCheckedM) Run() int {
+	code := l.m.Run()
+	if code != 0 {
+		return code
+	}
+	if err := goleak.Find(); err != nil {
+		fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func TestMain(m *testing.M) {
+	testscript.Main(leakCheckedM{m}, map[string]func(){
+		"herdr-pi": func() {
+			os.Exit(commands.Main(context.Background(), os.Args, commands.SystemIO()))
+		},
+		"fakeagent": fakeAgentMain,
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata",
+		UpdateScripts:       *update,
+		RequireExplicitExec: true,
+		Cmds:                scriptCmds(),
+		Setup: func(env *testscript.Env) error {
+			// Keep every file herdr-pi writes inside the script's sandbox.
+			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
+			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
+			env.Setenv("HERDR_PI_CONFIG", "")
+			return nil
+		},
+	})
+}

@@ -1,0 +1,621 @@
+package pty
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"time"
+
+	creackpty "github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// Options says what to run and where its terminal is.
+type Options struct {
+	Argv []string
+	Env  []string
+	Dir  string
+
+	// Stdin and Stdout are the caller's terminal (or pipes and files). Stdin
+	// is put into raw mode only when it is a terminal.
+	Stdin  *os.File
+	Stdout *os.File
+	// SizeFrom are extra files asked for the window size when neither Stdin
+	// nor Stdout is a terminal (typically stderr). May be empty.
+	SizeFrom []*os.File
+
+	// Tap, when set, receives a copy of every output chunk after it reached
+	// Stdout, and every resize. The copy loop never waits for its reader.
+	Tap *Tap
+
+	// Started is called once the child runs, with its pid.
+	Started func(pid int)
+
+	// Logf receives diagnostics; it must not write to the terminal.
+	Logf func(format string, args ...any)
+
+	// KillGrace is how long a child may take to exit after its terminal hung
+	// up or the context was cancelled, before it is killed. Default 2s.
+	KillGrace time.Duration
+
+	// Signals, when set, replaces the process's own signal subscription (for
+	// tests that run several wrappers in one process).
+	Signals <-chan os.Signal
+}
+
+// forwarded are the signals sent on to the child instead of acting on us.
+var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP}
+
+// Run starts o.Argv under a new pty and copies between it and the caller's
+// terminal until the child exits. It returns nil for exit status 0, an
+// [ExitStatus] for any other status, a [*StartError] when the command could
+// not start, or another error when the wrapper itself failed (the child is
+// then killed).
+//
+// The caller's terminal mode is restored on every return path, panics
+// included. Run owns every goroutine it starts and waits for them.
+func Run(ctx context.Context, o Options) (err error) {
+	if len(o.Argv) == 0 {
+		return &StartError{Command: `""`, Code: 127, Reason: "no command given"}
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.KillGrace <= 0 {
+		o.KillGrace = 2 * time.Second
+	}
+	path, err := resolve(o.Argv[0], o.Env)
+	if err != nil {
+		return err
+	}
+
+	inFd, outFd := int(o.Stdin.Fd()), int(o.Stdout.Fd())
+	inTTY := isTerminal(inFd)
+	sizeFds := []int{inFd, outFd}
+	for _, f := range o.SizeFrom {
+		sizeFds = append(sizeFds, int(f.Fd()))
+	}
+	size, ok := sizeOf(sizeFds...)
+	if !ok {
+		size = fallbackSize(o.Env)
+	}
+
+	master, slave, err := creackpty.Open()
+	if err != nil {
+		return fmt.Errorf("open pty: %w", err)
+	}
+	masterClosed := false
+	closeMaster := func() {
+		if !masterClosed {
+			masterClosed = true
+			_ = master.Close()
+		}
+	}
+	defer closeMaster()
+	if err := setWinsize(int(slave.Fd()), size); err != nil {
+		_ = slave.Close()
+		return fmt.Errorf("set pty size: %w", err)
+	}
+	if !inTTY {
+		if err := disableEcho(slave); err != nil {
+			o.Logf("pty: cannot turn echo off: %v", err)
+		}
+	}
+
+	cmd := exec.Command(path, o.Argv[1:]...)
+	cmd.Args[0] = o.Argv[0]
+	cmd.Env = o.Env
+	cmd.Dir = o.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	startErr := cmd.Start()
+	_ = slave.Close()
+	if startErr != nil {
+		return startFailure(o.Argv[0], startErr)
+	}
+	pid := cmd.Process.Pid
+	if o.Started != nil {
+		o.Started(pid)
+	}
+
+	// From here the child runs: every path must reap it. Raw mode is entered
+	// and left only on this goroutine (Run and its copy loop).
+	var saved *unix.Termios
+	raw := func() {
+		if !inTTY || saved != nil {
+			return
+		}
+		s, rerr := rawMode(inFd)
+		if rerr != nil {
+			o.Logf("pty: raw mode: %v", rerr)
+			return
+		}
+		saved = s
+	}
+	restore := func() {
+		if saved == nil {
+			return
+		}
+		if err := restoreMode(inFd, saved); err != nil {
+			o.Logf("pty: restore terminal: %v", err)
+		}
+		saved = nil
+	}
+	raw()
+	defer restore()
+
+	l, err := newLoop(o, master, inFd, outFd, inTTY, sizeFds, pid)
+	if err != nil {
+		_ = unix.Kill(-pid, unix.SIGKILL)
+		_, _ = cmd.Process.Wait()
+		return err
+	}
+	defer l.close()
+	l.closeMaster = closeMaster
+	l.onStop, l.onCont = restore, raw
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stopForwarding := make(chan struct{})
+	defer close(stopForwarding)
+
+	// Waiter: the only place the child is reaped. Owned by Run; ends when
+	// the child has exited.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer l.recoverInto("waiter")
+		for {
+			var ws unix.WaitStatus
+			_, err := unix.Wait4(pid, &ws, unix.WUNTRACED, nil)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil {
+				l.post(event{kind: evExit, status: 1, err: fmt.Errorf("wait: %w", err)})
+				return
+			}
+			if ws.Stopped() {
+				l.post(event{kind: evStopped})
+				continue
+			}
+			l.post(event{kind: evExit, status: statusOf(syscall.WaitStatus(ws))})
+			return
+		}
+	}()
+	defer func() { _ = cmd.Process.Release() }()
+
+	// Signal forwarder: owned by Run; ends when Run returns.
+	sigs := o.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 8)
+		signal.Notify(ch, append(forwarded, unix.SIGWINCH)...)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer l.recoverInto("signals")
+		for {
+			select {
+			case s := <-sigs:
+				l.post(event{kind: evSignal, sig: s})
+			case <-ctx.Done():
+				l.post(event{kind: evCancel})
+				<-stopForwarding
+				return
+			case <-stopForwarding:
+				return
+			}
+		}
+	}()
+
+	defer func() {
+		if r := recover(); r != nil {
+			// The copy loop itself failed: kill the child rather than leave it
+			// on a terminal nobody serves, and report the panic as an error.
+			_ = unix.Kill(-pid, unix.SIGKILL)
+			err = fmt.Errorf("pty: copy loop panic: %v\n%s", r, debug.Stack())
+			l.waitExit(5 * time.Second)
+		}
+	}()
+	status, loopErr := l.run()
+	if loopErr != nil {
+		return loopErr
+	}
+	if status != 0 {
+		return ExitStatus(status)
+	}
+	return nil
+}
+
+type eventKind int
+
+const (
+	evSignal eventKind = iota
+	evExit
+	evStopped
+	evCancel
+	evPanic
+)
+
+type event struct {
+	kind   eventKind
+	sig    os.Signal
+	status int
+	err    error
+}
+
+// loop is the copy loop: one goroutine, locked to its thread, polling the
+// pty master, the caller's stdin and an eventfd that other goroutines use to
+// hand it signals and the child's exit. Reads and writes are plain syscalls on
+// the raw descriptors: measured against two io.Copy goroutines this avoids
+// most scheduler wake-ups (go-toolkit.md §4.x).
+type loop struct {
+	o                Options
+	master           *os.File
+	mfd, inFd, outFd int
+	inTTY            bool
+	sizeFds          []int
+	pid              int
+	efd              int
+
+	mu     sync.Mutex
+	events []event
+
+	closeMaster    func()
+	onStop, onCont func()
+}
+
+func newLoop(o Options, master *os.File, inFd, outFd int, inTTY bool, sizeFds []int, pid int) (*loop, error) {
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	l := &loop{o: o, master: master, inFd: inFd, outFd: outFd, inTTY: inTTY,
+		sizeFds: sizeFds, pid: pid, efd: efd}
+	// creack's Open leaves the master in blocking mode (it calls Fd);
+	// take the raw fd and make it non-blocking for the poll loop.
+	rc, err := master.SyscallConn()
+	if err != nil {
+		_ = unix.Close(efd)
+		return nil, err
+	}
+	_ = rc.Control(func(fd uintptr) { l.mfd = int(fd) })
+	if err := unix.SetNonblock(l.mfd, true); err != nil {
+		_ = unix.Close(efd)
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *loop) close() { _ = unix.Close(l.efd) }
+
+func (l *loop) post(e event) {
+	l.mu.Lock()
+	l.events = append(l.events, e)
+	l.mu.Unlock()
+	var one = [8]byte{1}
+	_, _ = unix.Write(l.efd, one[:])
+}
+
+func (l *loop) recoverInto(who string) {
+	if r := recover(); r != nil {
+		l.post(event{kind: evPanic, err: fmt.Errorf("pty: %s panic: %v\n%s", who, r, debug.Stack())})
+	}
+}
+
+func (l *loop) takeEvents() []event {
+	var buf [8]byte
+	_, _ = unix.Read(l.efd, buf[:])
+	l.mu.Lock()
+	ev := l.events
+	l.events = nil
+	l.mu.Unlock()
+	return ev
+}
+
+// waitExit waits, at most d, until the waiter has seen the child exit
+// (after a kill).
+func (l *loop) waitExit(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		pfd := []unix.PollFd{{Fd: int32(l.efd), Events: unix.POLLIN}}
+		ts := unix.NsecToTimespec(int64(100 * time.Millisecond))
+		_, _ = unix.Ppoll(pfd, &ts, nil)
+		for _, e := range l.takeEvents() {
+			if e.kind == evExit {
+				return
+			}
+		}
+	}
+}
+
+const (
+	readChunk   = 64 << 10
+	inputLimit  = 64 << 10
+	burstReads  = 16
+	drainQuiet  = 100 * time.Millisecond
+	drainLimit  = 2 * time.Second
+	pollForever = -1
+)
+
+// run is the copy loop. It returns the child's status once the child has
+// exited and its last output has been copied.
+func (l *loop) run() (int, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	out := make([]byte, readChunk)
+	var in []byte        // input read from stdin, not yet accepted by the master
+	lastIn := byte('\n') // last byte the child was given
+	inBuf := make([]byte, 4096)
+
+	masterOpen := true // still reading output
+	stdinOpen := true
+	termLost := false // the caller's terminal is gone (hangup)
+	childDone := false
+	status := 0
+	var drainStart, lastOut time.Time
+	var killAt time.Time // when set, SIGKILL the child's group at this time
+
+	hangup := func(why string) {
+		if termLost {
+			return
+		}
+		termLost = true
+		stdinOpen = false
+		l.o.Logf("pty: terminal gone (%s); hanging up the child", why)
+		_ = unix.Kill(l.pid, unix.SIGHUP)
+		masterOpen = false
+		l.closeMaster()
+		if killAt.IsZero() {
+			killAt = time.Now().Add(l.o.KillGrace)
+		}
+	}
+
+	writeOut := func(p []byte) {
+		if termLost {
+			return
+		}
+		for len(p) > 0 {
+			n, err := unix.Write(l.outFd, p)
+			if n > 0 {
+				p = p[n:]
+			}
+			if err != nil {
+				if errors.Is(err, unix.EINTR) {
+					continue
+				}
+				if errors.Is(err, unix.EAGAIN) {
+					// A stdout someone else made non-blocking: wait until
+					// it can take more, as a blocking write would.
+					pfd := []unix.PollFd{{Fd: int32(l.outFd), Events: unix.POLLOUT}}
+					_, _ = unix.Ppoll(pfd, nil, nil)
+					continue
+				}
+				hangup("stdout: " + err.Error())
+				return
+			}
+		}
+	}
+
+	// readMaster copies what the master has, up to a burst, and reports
+	// whether the master is finished (EIO: every slave fd is closed).
+	readMaster := func() (eof bool) {
+		for i := 0; i < burstReads; i++ {
+			n, err := unix.Read(l.mfd, out)
+			if n > 0 {
+				writeOut(out[:n])
+				if l.o.Tap != nil {
+					l.o.Tap.Write(out[:n])
+				}
+				lastOut = time.Now()
+				continue
+			}
+			if err == nil || errors.Is(err, unix.EIO) {
+				return true
+			}
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if errors.Is(err, unix.EAGAIN) {
+				return false
+			}
+			l.o.Logf("pty: read master: %v", err)
+			return true
+		}
+		return false
+	}
+
+	resize := func() {
+		s, ok := sizeOf(l.sizeFds...)
+		if !ok || !masterOpen {
+			return
+		}
+		// Not creackpty.Setsize: it goes through (*os.File).Fd, which would
+		// switch the master back to blocking mode under the copy loop.
+		if err := setWinsize(l.mfd, s); err != nil {
+			l.o.Logf("pty: resize: %v", err)
+			return
+		}
+		if l.o.Tap != nil {
+			l.o.Tap.Resize(s)
+		}
+	}
+
+	sendEOF := func() {
+		// Pass EOF on the way a terminal would: the VEOF character, twice
+		// when a partial line is pending so the first one flushes it.
+		eof := byte(4)
+		if t, err := unix.IoctlGetTermios(l.mfd, unix.TCGETS); err == nil && t.Cc[unix.VEOF] != 0 {
+			eof = t.Cc[unix.VEOF]
+		}
+		pendingLast := lastIn
+		if len(in) > 0 {
+			pendingLast = in[len(in)-1]
+		}
+		if pendingLast != '\n' {
+			in = append(in, eof)
+		}
+		in = append(in, eof)
+	}
+
+	for {
+		if childDone {
+			now := time.Now()
+			if !masterOpen || now.Sub(drainStart) > drainLimit || now.Sub(lastOut) > drainQuiet {
+				if l.o.Tap != nil {
+					l.o.Tap.Close()
+				}
+				return status, nil
+			}
+		}
+
+		fds := make([]unix.PollFd, 0, 3)
+		fds = append(fds, unix.PollFd{Fd: int32(l.efd), Events: unix.POLLIN})
+		mi, ii := -1, -1
+		if masterOpen {
+			ev := int16(unix.POLLIN)
+			if len(in) > 0 {
+				ev |= unix.POLLOUT
+			}
+			mi = len(fds)
+			fds = append(fds, unix.PollFd{Fd: int32(l.mfd), Events: ev})
+		}
+		if stdinOpen && len(in) < inputLimit && !childDone {
+			ii = len(fds)
+			fds = append(fds, unix.PollFd{Fd: int32(l.inFd), Events: unix.POLLIN})
+		}
+
+		var timeout *unix.Timespec
+		var wait time.Duration = pollForever
+		if childDone {
+			wait = drainQuiet
+		}
+		if !killAt.IsZero() {
+			if d := time.Until(killAt); wait < 0 || d < wait {
+				wait = max(d, 0)
+			}
+		}
+		if wait >= 0 {
+			ts := unix.NsecToTimespec(int64(wait))
+			timeout = &ts
+		}
+		_, err := unix.Ppoll(fds, timeout, nil)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return 1, fmt.Errorf("pty: poll: %w", err)
+		}
+
+		if !killAt.IsZero() && !time.Now().Before(killAt) && !childDone {
+			l.o.Logf("pty: child %d did not exit within %v; killing it", l.pid, l.o.KillGrace)
+			_ = unix.Kill(-l.pid, unix.SIGKILL)
+			_ = unix.Kill(l.pid, unix.SIGKILL)
+			killAt = time.Time{}
+		}
+
+		if fds[0].Revents != 0 {
+			for _, e := range l.takeEvents() {
+				switch e.kind {
+				case evExit:
+					childDone = true
+					status = e.status
+					drainStart = time.Now()
+					lastOut = drainStart
+					if e.err != nil {
+						l.o.Logf("pty: %v", e.err)
+					}
+				case evSignal:
+					switch e.sig {
+					case unix.SIGWINCH:
+						resize()
+					case unix.SIGHUP:
+						hangup("SIGHUP")
+					default:
+						if !childDone {
+							_ = unix.Kill(l.pid, e.sig.(unix.Signal))
+						}
+					}
+				case evCancel:
+					if !childDone {
+						_ = unix.Kill(l.pid, unix.SIGTERM)
+						if killAt.IsZero() {
+							killAt = time.Now().Add(l.o.KillGrace)
+						}
+					}
+				case evStopped:
+					l.suspend()
+					resize()
+				case evPanic:
+					_ = unix.Kill(-l.pid, unix.SIGKILL)
+					l.waitExit(5 * time.Second)
+					return 1, e.err
+				}
+			}
+		}
+
+		if mi >= 0 && masterOpen {
+			re := fds[mi].Revents
+			if re&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0 {
+				if readMaster() {
+					// EIO: no slave fd is left, but the child may still be
+					// alive (coreutils closes 0-2 before exiting). Closing
+					// the master now would hang it up with SIGHUP, so stop
+					// reading and keep it open until the child is reaped.
+					masterOpen = false
+				}
+			}
+			if masterOpen && re&unix.POLLOUT != 0 && len(in) > 0 {
+				n, err := unix.Write(l.mfd, in)
+				if n > 0 {
+					lastIn = in[n-1]
+					in = append(in[:0], in[n:]...)
+				}
+				if err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
+					l.o.Logf("pty: write master: %v", err)
+					in = in[:0]
+				}
+			}
+		}
+
+		if ii >= 0 && fds[ii].Revents != 0 {
+			n, err := unix.Read(l.inFd, inBuf[:min(len(inBuf), inputLimit-len(in))])
+			switch {
+			case n > 0:
+				in = append(in, inBuf[:n]...)
+			case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
+			case l.inTTY:
+				hangup("stdin closed")
+			default:
+				if err != nil {
+					l.o.Logf("pty: read stdin: %v", err)
+				}
+				stdinOpen = false
+				sendEOF()
+			}
+		}
+	}
+}
+
+// suspend follows the child into job-control stop: when it stopped itself
+// (Ctrl-Z in the agent), give the terminal back, stop ourselves so the
+// caller's shell regains control, and continue the child once we are resumed.
+func (l *loop) suspend() {
+	if l.onStop != nil {
+		l.onStop()
+	}
+	_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
+	// Execution continues here after SIGCONT.
+	if l.onCont != nil {
+		l.onCont()
+	}
+	_ = unix.Kill(-l.pid, unix.SIGCONT)
+}

@@ -1,0 +1,268 @@
+package pty
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	creackpty "github.com/creack/pty"
+	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// outer is a real terminal standing in for the user's: the test holds the
+// master (the "screen and keyboard"), the wrapper gets the tty end.
+type outer struct {
+	t      *testing.T
+	master *os.File
+	tty    *os.File
+
+	mu  sync.Mutex
+	buf bytes.Buffer
+	wg  sync.WaitGroup
+}
+
+func newOuter(t *testing.T, rows, cols uint16) *outer {
+	t.Helper()
+	m, tty, err := creackpty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := creackpty.Setsize(m, &creackpty.Winsize{Rows: rows, Cols: cols}); err != nil {
+		t.Fatal(err)
+	}
+	o := &outer{t: t, master: m, tty: tty}
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		b := make([]byte, 32<<10)
+		for {
+			n, err := m.Read(b)
+			o.mu.Lock()
+			o.buf.Write(b[:n])
+			o.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = o.tty.Close()
+		_ = o.master.Close()
+		o.wg.Wait()
+	})
+	return o
+}
+
+func (o *outer) output() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+func (o *outer) waitFor(s string) {
+	o.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(o.output(), s) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	o.t.Fatalf("timed out waiting for %q; screen so far: %q", s, o.output())
+}
+
+func (o *outer) termios() unix.Termios {
+	t, err := unix.IoctlGetTermios(int(o.tty.Fd()), unix.TCGETS)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	return *t
+}
+
+type result struct {
+	err error
+}
+
+func start(t *testing.T, o Options) (sigs chan os.Signal, done chan result) {
+	t.Helper()
+	sigs = make(chan os.Signal, 4)
+	o.Signals = sigs
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	done = make(chan result, 1)
+	go func() { done <- result{err: Run(context.Background(), o)} }()
+	return sigs, done
+}
+
+func wait(t *testing.T, done chan result) error {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r.err
+	case <-time.After(15 * time.Second):
+		t.Fatal("wrapper did not finish")
+		return nil
+	}
+}
+
+func statusOfErr(t *testing.T, err error) int {
+	t.Helper()
+	var es ExitStatus
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &es):
+		return int(es)
+	}
+	t.Fatalf("unexpected error: %v", err)
+	return -1
+}
+
+func TestSizeExitCodeAndResize(t *testing.T) {
+	o := newOuter(t, 33, 101)
+	before := o.termios()
+	sigs, done := start(t, Options{
+		Argv:  []string{"sh", "-c", `printf "size:%s\n" "$(stty size)"; read x; printf "after:%s\n" "$(stty size)"; exit 7`},
+		Stdin: o.tty, Stdout: o.tty,
+	})
+	o.waitFor("size:33 101")
+	if err := creackpty.Setsize(o.master, &creackpty.Winsize{Rows: 40, Cols: 120}); err != nil {
+		t.Fatal(err)
+	}
+	sigs <- unix.SIGWINCH
+	time.Sleep(50 * time.Millisecond)
+	if _, err := o.master.Write([]byte("go\r")); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor("after:40 120")
+	if got := statusOfErr(t, wait(t, done)); got != 7 {
+		t.Fatalf("exit status %d, want 7", got)
+	}
+	if after := o.termios(); after != before {
+		t.Fatalf("terminal mode not restored:\nbefore %+v\nafter  %+v", before, after)
+	}
+}
+
+func TestChildKilledBySignal(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	before := o.termios()
+	_, done := start(t, Options{Argv: []string{"sh", "-c", `echo ready; kill -TERM $$; sleep 5`}, Stdin: o.tty, Stdout: o.tty})
+	if got := statusOfErr(t, wait(t, done)); got != 143 {
+		t.Fatalf("exit status %d, want 143", got)
+	}
+	if after := o.termios(); after != before {
+		t.Fatal("terminal mode not restored")
+	}
+}
+
+func TestForwardsSIGTERM(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	sigs, done := start(t, Options{Argv: []string{"sh", "-c", `trap 'echo got-term; exit 9' TERM; echo ready; while :; do sleep 0.05; done`}, Stdin: o.tty, Stdout: o.tty})
+	o.waitFor("ready")
+	sigs <- unix.SIGTERM
+	if got := statusOfErr(t, wait(t, done)); got != 9 {
+		t.Fatalf("exit status %d, want 9 (child's TERM handler)", got)
+	}
+	o.waitFor("got-term")
+}
+
+func TestHangupEndsChildThatIgnoresSIGHUP(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	before := o.termios()
+	sigs, done := start(t, Options{
+		Argv:  []string{"sh", "-c", `trap "" HUP; echo ready; while :; do echo tick || exit 3; sleep 0.05; done`},
+		Stdin: o.tty, Stdout: o.tty, KillGrace: 3 * time.Second,
+	})
+	o.waitFor("ready")
+	begin := time.Now()
+	sigs <- unix.SIGHUP
+	err := wait(t, done)
+	if took := time.Since(begin); took > 4*time.Second {
+		t.Fatalf("child outlived its hangup by %v", took)
+	}
+	if err == nil {
+		t.Fatal("want a non-zero status after hangup")
+	}
+	if after := o.termios(); after != before {
+		t.Fatal("terminal mode not restored")
+	}
+}
+
+func TestNotFoundAndNotExecutable(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	err := Run(context.Background(), Options{Argv: []string{"no-such-cmd-herdr"}, Env: []string{"PATH=/usr/bin:/bin"}, Stdin: o.tty, Stdout: o.tty})
+	var se *StartError
+	if !errors.As(err, &se) || se.Code != 127 || !strings.Contains(err.Error(), "no-such-cmd-herdr") || !strings.Contains(err.Error(), "PATH=/usr/bin:/bin") {
+		t.Fatalf("got %v, want a 127 StartError naming the command and PATH", err)
+	}
+	f := t.TempDir() + "/script"
+	if err := os.WriteFile(f, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), Options{Argv: []string{f}, Env: os.Environ(), Stdin: o.tty, Stdout: o.tty})
+	if !errors.As(err, &se) || se.Code != 126 || !strings.Contains(err.Error(), "chmod +x") {
+		t.Fatalf("got %v, want a 126 StartError with a chmod hint", err)
+	}
+}
+
+func TestPipedStdinEOF(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, done := start(t, Options{Argv: []string{"sh", "-c", `n=0; while read l; do n=$((n+1)); done; echo "lines:$n"`}, Stdin: r, Stdout: o.tty})
+	_, _ = io.WriteString(w, "a\nb\nc")
+	_ = w.Close()
+	if got := statusOfErr(t, wait(t, done)); got != 0 {
+		t.Fatalf("exit %d", got)
+	}
+	o.waitFor("lines:2")
+	if strings.Contains(o.output(), "a\r\nb") {
+		t.Fatalf("piped input was echoed: %q", o.output())
+	}
+}
+
+// coreutils cat closes fds 0-2 before it exits: the master reports EIO while
+// the child still lives, and closing the master then would kill it with
+// SIGHUP. Run after other tests so pty numbers are reused, as in real life.
+func TestDevNullStdin(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	_, done := start(t, Options{Argv: []string{"cat"}, Stdin: null, Stdout: o.tty, Logf: t.Logf})
+	if got := statusOfErr(t, wait(t, done)); got != 0 {
+		t.Fatalf("cat with /dev/null stdin: exit %d", got)
+	}
+}
+
+func TestTapGetsOutputAfterTerminal(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	tap := NewTap(1 << 20)
+	_, done := start(t, Options{Argv: []string{"sh", "-c", `printf 'hello tap'`}, Stdin: o.tty, Stdout: o.tty, Tap: tap})
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+	b := tap.Take()
+	var got []byte
+	for _, s := range b.Segments {
+		got = append(got, s.Data...)
+	}
+	if string(got) != "hello tap" || !b.Closed {
+		t.Fatalf("tap got %q closed=%v", got, b.Closed)
+	}
+}

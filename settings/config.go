@@ -1,0 +1,280 @@
+package settings
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is herdr-pi's config.toml. Every key is documented in
+// docs/configuration.md; the zero file means [Defaults].
+type Config struct {
+	Herdr  HerdrConfig  `toml:"herdr"`
+	Detect DetectConfig `toml:"detect"`
+	Notify NotifyConfig `toml:"notify"`
+	Log    LogConfig    `toml:"log"`
+}
+
+// HerdrConfig is how herdr-pi names itself to Herdr.
+type HerdrConfig struct {
+	// Source is the reporting source; custom sources take the pane's single
+	// hook-authority slot.
+	Source string `toml:"source"`
+	// Agent is the agent label reported for the pane.
+	Agent string `toml:"agent"`
+}
+
+// DetectConfig tunes screen detection and the state machine.
+type DetectConfig struct {
+	// Agent picks the detection manifest; empty means "from the command".
+	Agent string `toml:"agent"`
+	// Debounce is how long a state must hold before it is reported.
+	Debounce Duration `toml:"debounce"`
+	// StartupGrace is how long after start the agent counts as idle
+	// whatever the screen shows.
+	StartupGrace Duration `toml:"startup_grace"`
+}
+
+// NotifyConfig chooses how notifications reach the person.
+type NotifyConfig struct {
+	Enabled *bool `toml:"enabled"`
+	// Channel is auto (Herdr inside Herdr, else the terminal), herdr,
+	// terminal or off.
+	Channel string `toml:"channel"`
+	// Sound is the Herdr toast sound: none, done or request.
+	Sound string `toml:"sound"`
+	// Fallback is the OSC protocol for an unknown TERM_PROGRAM.
+	Fallback string `toml:"fallback"`
+	// TermPrograms maps TERM_PROGRAM values to OSC protocols.
+	TermPrograms map[string]string `toml:"term_programs"`
+	Ntfy         NtfyConfig        `toml:"ntfy"`
+}
+
+// NtfyConfig is the optional ntfy push channel.
+type NtfyConfig struct {
+	Enabled  bool     `toml:"enabled"`
+	Server   string   `toml:"server"`
+	Topic    string   `toml:"topic"`
+	Token    string   `toml:"token"`
+	Priority int      `toml:"priority"`
+	Timeout  Duration `toml:"timeout"`
+}
+
+// LogConfig controls the log file.
+type LogConfig struct {
+	// Level is info or debug (HERDR_PI_LOG overrides).
+	Level string `toml:"level"`
+}
+
+// NotifyEnabled reports whether notifications are on (the default).
+func (c Config) NotifyEnabled() bool { return c.Notify.Enabled == nil || *c.Notify.Enabled }
+
+// Defaults is the configuration used when there is no file, or a bad one.
+func Defaults() Config {
+	return Config{
+		Herdr:  HerdrConfig{Source: "custom:herdr-pi", Agent: "pi"},
+		Detect: DetectConfig{Debounce: Duration(300 * time.Millisecond), StartupGrace: Duration(time.Second)},
+		Notify: NotifyConfig{
+			Channel: "auto", Sound: "none", Fallback: "osc99",
+			Ntfy: NtfyConfig{Server: "https://ntfy.sh", Priority: 3, Timeout: Duration(5 * time.Second)},
+		},
+		Log: LogConfig{Level: "info"},
+	}
+}
+
+// Duration is a TOML string such as "300ms" or "2s".
+type Duration time.Duration
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (write it like \"300ms\" or \"2s\")", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the duration back in Go syntax.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Problem is one thing wrong in a config file, located by line.
+type Problem struct {
+	File string
+	Line int // 0 when unknown
+	Key  string
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", p.File, p.Msg)
+}
+
+// ConfigError lists every problem found in a config file.
+type ConfigError struct {
+	Problems []Problem
+}
+
+func (e *ConfigError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// LoadConfig reads the config file at path. A missing file is not an error.
+// On any problem it returns [Defaults] together with a *ConfigError naming
+// file, line and key of every problem, so callers can report it and carry
+// on; shown is the path as it should appear in messages.
+func LoadConfig(path, shown string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Defaults(), nil
+	}
+	if err != nil {
+		return Defaults(), &ConfigError{Problems: []Problem{{File: shown, Msg: "cannot read: " + err.Error()}}}
+	}
+	cfg, problems := ParseConfig(data, shown)
+	if len(problems) > 0 {
+		return Defaults(), &ConfigError{Problems: problems}
+	}
+	return cfg, nil
+}
+
+// ParseConfig decodes and validates config text over the defaults.
+func ParseConfig(data []byte, shown string) (Config, []Problem) {
+	cfg := Defaults()
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			msg := pe.Message
+			if pe.LastKey != "" {
+				msg = fmt.Sprintf("key %q: %s", pe.LastKey, pe.Message)
+			}
+			return Defaults(), []Problem{{File: shown, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg}}
+		}
+		return Defaults(), []Problem{{File: shown, Line: lineFromTOMLError(err), Msg: strings.TrimPrefix(err.Error(), "toml: ")}}
+	}
+	var problems []Problem
+	var reported [][]string
+	for _, k := range md.Undecoded() {
+		key := []string(k)
+		// term_programs is a free-form table: its keys are TERM_PROGRAM names.
+		if len(key) == 3 && key[0] == "notify" && key[1] == "term_programs" {
+			continue
+		}
+		// Report an unknown table once, not once per key inside it.
+		if slices.ContainsFunc(reported, func(r []string) bool { return len(r) < len(key) && equalPath(r, key[:len(r)]) }) {
+			continue
+		}
+		reported = append(reported, key)
+		msg := unknownKeyMsg(key)
+		if md.Type(key...) == "Hash" {
+			msg = fmt.Sprintf("unknown table [%s]", k.String())
+		}
+		problems = append(problems, Problem{File: shown, Line: locateKey(data, key), Key: k.String(), Msg: msg})
+	}
+	for _, v := range cfg.validate() {
+		problems = append(problems, Problem{File: shown, Line: locateKey(data, v.key), Key: strings.Join(v.key, "."), Msg: v.msg})
+	}
+	slices.SortStableFunc(problems, func(a, b Problem) int { return a.Line - b.Line })
+	return cfg, problems
+}
+
+func unknownKeyMsg(key []string) string {
+	name := key[len(key)-1]
+	if len(key) == 1 {
+		return fmt.Sprintf("unknown key %q at the top level", name)
+	}
+	return fmt.Sprintf("unknown key %q in [%s]", name, strings.Join(key[:len(key)-1], "."))
+}
+
+var tomlLineRe = regexp.MustCompile(`line (\d+)`)
+
+func lineFromTOMLError(err error) int {
+	m := tomlLineRe.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 0
+	}
+	n := 0
+	fmt.Sscan(m[1], &n)
+	return n
+}
+
+type invalid struct {
+	key []string
+	msg string
+}
+
+var (
+	sourceRe    = regexp.MustCompile(`^[A-Za-z0-9:._-]{1,80}$`)
+	ntfyTopicRe = regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)
+	protocols   = []string{"osc9", "osc99", "osc777"}
+)
+
+func (c Config) validate() []invalid {
+	var out []invalid
+	bad := func(msg string, key ...string) { out = append(out, invalid{key: key, msg: msg}) }
+	oneOf := func(v string, allowed []string, key ...string) {
+		if !slices.Contains(allowed, v) {
+			bad(fmt.Sprintf("%s = %q: must be one of %s", key[len(key)-1], v, strings.Join(allowed, ", ")), key...)
+		}
+	}
+	if !sourceRe.MatchString(c.Herdr.Source) {
+		bad(fmt.Sprintf("source = %q: use 1 to 80 characters from A-Z a-z 0-9 : . _ - (e.g. \"custom:herdr-pi\")", c.Herdr.Source), "herdr", "source")
+	}
+	if strings.TrimSpace(c.Herdr.Agent) == "" {
+		bad(`agent must not be empty (Herdr rejects an empty agent label); the default is "pi"`, "herdr", "agent")
+	}
+	if d := c.Detect.Debounce.D(); d < 0 || d > 10*time.Second {
+		bad(fmt.Sprintf("debounce = %q: must be between 0s and 10s", d), "detect", "debounce")
+	}
+	if d := c.Detect.StartupGrace.D(); d < 0 || d > time.Minute {
+		bad(fmt.Sprintf("startup_grace = %q: must be between 0s and 1m", d), "detect", "startup_grace")
+	}
+	oneOf(c.Notify.Channel, []string{"auto", "herdr", "terminal", "off"}, "notify", "channel")
+	oneOf(c.Notify.Sound, []string{"none", "done", "request"}, "notify", "sound")
+	oneOf(c.Notify.Fallback, protocols, "notify", "fallback")
+	names := make([]string, 0, len(c.Notify.TermPrograms))
+	for name := range c.Notify.TermPrograms {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if v := c.Notify.TermPrograms[name]; !slices.Contains(protocols, v) {
+			bad(fmt.Sprintf("term_programs.%s = %q: must be one of %s", name, v, strings.Join(protocols, ", ")), "notify", "term_programs", name)
+		}
+	}
+	n := c.Notify.Ntfy
+	if u, err := url.Parse(n.Server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		bad(fmt.Sprintf("server = %q: must be an http(s) URL with a host and no query or fragment", n.Server), "notify", "ntfy", "server")
+	}
+	if n.Enabled && !ntfyTopicRe.MatchString(n.Topic) {
+		bad(fmt.Sprintf("topic = %q: ntfy needs 1 to 64 characters from A-Z a-z 0-9 _ -", n.Topic), "notify", "ntfy", "topic")
+	}
+	if n.Priority < 1 || n.Priority > 5 {
+		bad(fmt.Sprintf("priority = %d: must be 1 to 5", n.Priority), "notify", "ntfy", "priority")
+	}
+	if d := n.Timeout.D(); d <= 0 || d > time.Minute {
+		bad(fmt.Sprintf("timeout = %q: must be above 0s and at most 1m", d), "notify", "ntfy", "timeout")
+	}
+	oneOf(c.Log.Level, []string{"info", "debug"}, "log", "level")
+	return out
+}

@@ -1,0 +1,139 @@
+package settings
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestUnknownKeyNamesFileLineAndTable(t *testing.T) {
+	data := "[herdr]\nagent = \"pi\"\n\n[notify]\ncolour = \"red\"\n"
+	_, problems := ParseConfig([]byte(data), "config.toml")
+	if len(problems) != 1 {
+		t.Fatalf("problems: %v", problems)
+	}
+	if got, want := problems[0].String(), `config.toml:5: unknown key "colour" in [notify]`; got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestProblemsAreCollectedAndLocated(t *testing.T) {
+	data := strings.Join([]string{
+		`# herdr-pi`,
+		`[herdr]`,
+		`source = "bad source!"`,
+		`[detect]`,
+		`debounce = "-1s"`,
+		`[notify]`,
+		`sound = "loud"`,
+		`[notify.term_programs]`,
+		`WezTerm = "osc777"`,
+		`Foo = "beep"`,
+		`[notify.ntfy]`,
+		`enabled = true`,
+		`priority = 9`,
+		`[mystery]`,
+		`x = 1`,
+	}, "\n")
+	_, problems := ParseConfig([]byte(data), "c.toml")
+	want := []string{
+		`c.toml:3: source = "bad source!"`,
+		`c.toml:5: debounce = "-1s"`,
+		`c.toml:7: sound = "loud": must be one of none, done, request`,
+		`c.toml:10: term_programs.Foo = "beep"`,
+		`c.toml:11: topic = ""`,
+		`c.toml:13: priority = 9: must be 1 to 5`,
+		`c.toml:14: unknown table [mystery]`,
+	}
+	if len(problems) != len(want) {
+		t.Fatalf("got %d problems:\n%v", len(problems), problems)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(problems[i].String(), w) {
+			t.Errorf("problem %d:\n got  %s\n want prefix %s", i, problems[i], w)
+		}
+	}
+}
+
+func TestBadValueTypeAndSyntax(t *testing.T) {
+	_, problems := ParseConfig([]byte("[detect]\ndebounce = \"soon\"\n"), "c.toml")
+	if len(problems) != 1 || problems[0].Line != 2 || !strings.Contains(problems[0].Msg, `"soon" is not a duration`) {
+		t.Fatalf("got %v", problems)
+	}
+	_, problems = ParseConfig([]byte("[herdr]\nagent = 3\n"), "c.toml")
+	if len(problems) != 1 || problems[0].Line != 2 {
+		t.Fatalf("type mismatch: %v", problems)
+	}
+	_, problems = ParseConfig([]byte("[herdr\n"), "c.toml")
+	if len(problems) != 1 || problems[0].Line == 0 {
+		t.Fatalf("syntax: %v", problems)
+	}
+}
+
+func TestValidConfigOverridesDefaults(t *testing.T) {
+	cfg, problems := ParseConfig([]byte("[detect]\ndebounce = \"500ms\"\n[notify]\nenabled = false\n[notify.term_programs]\nMyTerm = \"osc9\"\n"), "c.toml")
+	if len(problems) != 0 {
+		t.Fatal(problems)
+	}
+	if cfg.Detect.Debounce.D() != 500*time.Millisecond || cfg.NotifyEnabled() || cfg.Notify.TermPrograms["MyTerm"] != "osc9" || cfg.Herdr.Source != "custom:herdr-pi" {
+		t.Fatalf("cfg %+v", cfg)
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := LoadConfig(filepath.Join(dir, "missing.toml"), "missing.toml")
+	if err != nil || cfg.Herdr.Agent != "pi" {
+		t.Fatalf("missing file: %v %+v", err, cfg)
+	}
+	p := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(p, []byte("[notify]\ncolour = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = LoadConfig(p, "config.toml")
+	var ce *ConfigError
+	if !errors.As(err, &ce) || cfg.Notify.Channel != "auto" {
+		t.Fatalf("bad file must give defaults and a ConfigError: %v", err)
+	}
+}
+
+func TestResolvePaths(t *testing.T) {
+	p := Resolve(Env{"HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg", "PI_CODING_AGENT_DIR": "~/agent"})
+	if p.ConfigFile != "/cfg/herdr-pi/config.toml" || p.ManifestDir != "/cfg/herdr-pi/manifests" ||
+		p.StateDir != "/home/u/.local/state/herdr-pi" || p.PiAgentDir != "/home/u/agent" {
+		t.Fatalf("%+v", p)
+	}
+	p = Resolve(Env{"HOME": "/home/u", "XDG_CONFIG_HOME": "relative", "HERDR_PI_CONFIG": "/x.toml"})
+	if p.ConfigFile != "/x.toml" || p.ConfigDir != "/home/u/.config/herdr-pi" || p.PiAgentDir != "/home/u/.pi/agent" {
+		t.Fatalf("%+v", p)
+	}
+	if got := p.Pretty("/home/u/.config/herdr-pi/config.toml"); got != "~/.config/herdr-pi/config.toml" {
+		t.Fatal(got)
+	}
+}
+
+func TestHerdrEnv(t *testing.T) {
+	full := Env{"HERDR_ENV": "1", "HERDR_SOCKET_PATH": "/tmp/h.sock", "HERDR_PANE_ID": "w1:p1"}
+	if h, ok := HerdrEnv(full); !ok || h.PaneID != "w1:p1" {
+		t.Fatal("complete env not detected")
+	}
+	for _, e := range []Env{
+		{"HERDR_ENV": "1"},
+		{"HERDR_ENV": "0", "HERDR_SOCKET_PATH": "/s", "HERDR_PANE_ID": "w1:p1"},
+		{"HERDR_ENV": "1", "HERDR_SOCKET_PATH": "  ", "HERDR_PANE_ID": "w1:p1"},
+	} {
+		if _, ok := HerdrEnv(e); ok {
+			t.Errorf("incomplete env %v accepted", e)
+		}
+	}
+	if m := MissingHerdr(Env{"HERDR_ENV": "1"}); len(m) != 2 {
+		t.Fatal(m)
+	}
+}

@@ -1,0 +1,97 @@
+// Package settings says where herdr-pi's files are and what they say: the
+// XDG and Pi directories, herdr-pi's config.toml, and whether we run inside a
+// complete Herdr environment. It validates with file:line errors and never
+// touches the terminal, the network or another package of herdr-pi.
+package settings
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Env is a process environment as a lookup. Build it with [EnvFrom] so tests
+// can pass any environment they like.
+type Env map[string]string
+
+// EnvFrom turns KEY=VALUE pairs into an Env; the last value of a key wins.
+func EnvFrom(kv []string) Env {
+	e := make(Env, len(kv))
+	for _, s := range kv {
+		if k, v, ok := strings.Cut(s, "="); ok {
+			e[k] = v
+		}
+	}
+	return e
+}
+
+// Get returns the value of key, or "" when unset.
+func (e Env) Get(key string) string { return e[key] }
+
+// Paths are the files and directories herdr-pi reads and writes.
+type Paths struct {
+	Home string
+	// ConfigFile is herdr-pi's config.toml (HERDR_PI_CONFIG overrides).
+	ConfigFile string
+	// ConfigDir holds config.toml and manifests/.
+	ConfigDir string
+	// ManifestDir holds user detection manifests (<agent>.toml).
+	ManifestDir string
+	// StateDir holds logs and the per-pane registry.
+	StateDir string
+	// RuntimeBase is the parent of the private per-run directories.
+	RuntimeBase string
+	// PiAgentDir is Pi's agent directory (PI_CODING_AGENT_DIR, default ~/.pi/agent).
+	PiAgentDir string
+}
+
+// Resolve computes Paths from the environment, following the XDG base
+// directory rules.
+func Resolve(env Env) Paths {
+	home := env.Get("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	xdg := func(key, fallback string) string {
+		if v := env.Get(key); filepath.IsAbs(v) {
+			return v
+		}
+		return filepath.Join(home, fallback)
+	}
+	p := Paths{Home: home}
+	p.ConfigDir = filepath.Join(xdg("XDG_CONFIG_HOME", ".config"), "herdr-pi")
+	p.ConfigFile = filepath.Join(p.ConfigDir, "config.toml")
+	if v := env.Get("HERDR_PI_CONFIG"); v != "" {
+		p.ConfigFile = v
+	}
+	p.ManifestDir = filepath.Join(p.ConfigDir, "manifests")
+	p.StateDir = filepath.Join(xdg("XDG_STATE_HOME", ".local/state"), "herdr-pi")
+	// Runtime directories hold unix sockets, whose paths are limited to 107
+	// bytes: prefer the short XDG_RUNTIME_DIR, else /tmp.
+	base := env.Get("XDG_RUNTIME_DIR")
+	if !filepath.IsAbs(base) || len(base) > 60 {
+		base = os.TempDir()
+		if len(base) > 60 {
+			base = "/tmp"
+		}
+	}
+	p.RuntimeBase = filepath.Join(base, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
+	p.PiAgentDir = env.Get("PI_CODING_AGENT_DIR")
+	if p.PiAgentDir == "" {
+		p.PiAgentDir = filepath.Join(home, ".pi", "agent")
+	} else if strings.HasPrefix(p.PiAgentDir, "~/") {
+		p.PiAgentDir = filepath.Join(home, p.PiAgentDir[2:])
+	}
+	return p
+}
+
+// Pretty shortens a path under home to ~/… for messages.
+func (p Paths) Pretty(path string) string {
+	if p.Home != "" && p.Home != "/" {
+		if rel, err := filepath.Rel(p.Home, path); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.Join("~", rel)
+		}
+	}
+	return path
+}
