@@ -35,6 +35,12 @@ func (l leakCheckedM) Run() int {
 }
 
 func TestMain(m *testing.M) {
+	// A race-enabled binary sleeps a second before it exits (GORACE
+	// atexit_sleep_ms defaults to 1000); every herdr-pi and fakeagent run here
+	// is this binary, so switch that off for the whole suite.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	testscript.Main(leakCheckedM{m}, map[string]func(){
 		"herdr-pi": func() {
 			os.Exit(commands.Main(context.Background(), os.Args, commands.SystemIO()))
@@ -54,6 +60,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
 			env.Setenv("HERDR_PI_CONFIG", "")
+			env.Setenv("GORACE", os.Getenv("GORACE"))
 			return nil
 		},
 	})

@@ -137,3 +137,20 @@ func TestHerdrEnv(t *testing.T) {
 		t.Fatal(m)
 	}
 }
+
+// FuzzParseConfig: any input yields either a config or located problems,
+// never a panic, and a problem always names the file.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("[herdr]\nagent = \"pi\"\n"))
+	f.Add([]byte("[notify.term_programs]\n\"My Term\" = \"osc9\"\n"))
+	f.Add([]byte("[notify]\ncolour = 1\n[[x]]\ny = [1, {z = 2}]\n"))
+	f.Add([]byte("a.b.c = 1\n'q.k' = \"v\" # c\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, problems := ParseConfig(data, "f.toml")
+		for _, p := range problems {
+			if p.File != "f.toml" || p.Msg == "" || p.Line < 0 {
+				t.Fatalf("bad problem %+v", p)
+			}
+		}
+	})
+}

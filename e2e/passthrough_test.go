@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// randomTerminalBytes makes n bytes of printable text mixed with newlines,
+// carriage returns, escape sequences and UTF-8, from a fixed seed.
+func randomTerminalBytes(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	pieces := [][]byte{
+		[]byte("\x1b[31m"), []byte("\x1b[0m"), []byte("\x1b[2K"), []byte("\x1b[?2026h"), []byte("\x1b[?2026l"),
+		[]byte("\x1b]0;title\x07"), []byte("\x1b[10;5H"), []byte("\r\n"), []byte("\n"), []byte("\r"),
+		[]byte("─"), []byte("⠋"), []byte("状"), []byte("😀"), []byte("\t"), []byte("\x1b"),
+	}
+	out := make([]byte, 0, n)
+	for len(out) < n {
+		if r.IntN(8) == 0 {
+			out = append(out, pieces[r.IntN(len(pieces))]...)
+			continue
+		}
+		out = append(out, byte(0x20+r.IntN(0x5f)))
+	}
+	return out[:n]
+}
+
+// TestPassthroughIsByteIdentical: what `cat FILE` draws through herdr-pi
+// wrap is exactly what the same cat draws under a bare pty.
+func TestPassthroughIsByteIdentical(t *testing.T) {
+	size := 50 << 20
+	if testing.Short() {
+		size = 4 << 20
+	}
+	file := filepath.Join(t.TempDir(), "screenful.bin")
+	if err := os.WriteFile(file, randomTerminalBytes(size, 42), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(argv ...string) (sum [32]byte, n int64) {
+		t.Helper()
+		h := sha256.New()
+		r, err := startOuter(outerOptions{Argv: argv, OnBytes: func(p []byte) { h.Write(p) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		status, err := r.wait(2 * time.Minute)
+		if err != nil || status != 0 {
+			t.Fatalf("%q: status %d, %v", argv, status, err)
+		}
+		copy(sum[:], h.Sum(nil))
+		return sum, r.count()
+	}
+	bare, bareN := run("cat", file)
+	wrapped, wrappedN := run("herdr-pi", "wrap", "--", "cat", file)
+	if bareN < int64(size) {
+		t.Fatalf("bare pty delivered only %d of %d bytes", bareN, size)
+	}
+	if bare != wrapped || bareN != wrappedN {
+		t.Fatalf("output differs: bare %d bytes sha256 %x, wrapped %d bytes sha256 %x", bareN, bare, wrappedN, wrapped)
+	}
+	t.Logf("%d bytes in, %d bytes out, identical (sha256 %x)", size, bareN, bare[:8])
+}
+
+// TestPassthroughSmallPieces: a child that writes in tiny pieces with pauses
+// arrives intact and in order.
+func TestPassthroughSmallPieces(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "pieces")
+	if err := os.WriteFile(script, []byte("print a\nsleep 5ms\nprint \\e[3;b\nsleep 5ms\nprint 1mc\\e[0m\nprint 状\nsleep 5ms\nprint done\\r\\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := startOuter(outerOptions{Keep: true, Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", script}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
+		t.Fatalf("status %d %v", status, err)
+	}
+	if got := r.bytes(); !bytes.Equal(got, []byte("a\x1b[3;b1mc\x1b[0m状done\r\r\n")) {
+		t.Fatalf("got %q", got)
+	}
+}
