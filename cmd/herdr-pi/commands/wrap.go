@@ -72,10 +72,12 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 		sizeFrom = append(sizeFrom, f)
 	}
 	log.Printf("start %q", opts.Argv)
+	det := startDetection(io, env, paths, cfg, opts, log)
+	defer det.stop()
 	err := pty.Run(ctx, pty.Options{
 		Argv: opts.Argv, Env: io.Env, Dir: io.Dir,
 		Stdin: stdin, Stdout: stdout, SizeFrom: sizeFrom,
-		Logf: log.Printf,
+		Logf: log.Printf, Tap: det.tap,
 	})
 	log.Printf("end %q: %v", opts.Argv, err)
 	return err
