@@ -18,9 +18,9 @@ import (
 // through `herdr-pi detect --manifest M --json`. rule "" means no rule
 // matched (the known-agent idle fallback).
 var herdrManifestCases = []struct {
-	manifest, name         string
+	manifest, name        string
 	text, title, progress string
-	state, rule            string
+	state, rule           string
 }{
 	{"amp", "title spinner", "", "⠋ Thinking - amp - proj", "", "working", "osc_title_working"},
 	{"amp", "plugin confirmation title", "", "Plugin confirmation needed", "", "blocked", "osc_title_plugin_confirmation_blocked"},
