@@ -27,22 +27,27 @@ type FollowOptions struct {
 	Logf func(format string, args ...any)
 
 	// MaxFeed bounds the bytes emulated per batch: of a larger batch only
-	// the newest MaxFeed bytes are fed (default 256 KiB).
+	// the newest MaxFeed bytes are fed (default 16 KiB: more than a full
+	// redraw of a busy agent screen).
 	MaxFeed int
 	// RestFactor makes the consumer rest RestFactor times as long as it
-	// worked after a heavy batch, so a flood costs at most 1/(1+RestFactor)
-	// of a core (default 4).
+	// worked after a heavy batch (default 4)...
 	RestFactor int
-	// HeavyAfter is how much work per batch counts as heavy (default 2 ms).
-	// Light batches — an agent's normal redraws — are published at once.
+	// ...and at least MinRest (default 250 ms), so a flood costs a few
+	// percent of a core: the screen is looked at a few times a second,
+	// which is all a 300 ms debounce needs.
+	MinRest time.Duration
+	// HeavyAfter is how much work on one batch earns rest even without a
+	// flood (default 10 ms).
 	HeavyAfter time.Duration
 }
 
 const (
-	defaultMaxFeed    = 256 << 10
+	defaultMaxFeed    = 16 << 10
 	defaultRestFactor = 4
-	defaultHeavyAfter = 2 * time.Millisecond
-	maxRest           = 500 * time.Millisecond
+	defaultMinRest    = 250 * time.Millisecond
+	defaultHeavyAfter = 10 * time.Millisecond
+	maxRest           = time.Second
 )
 
 // Follow feeds the screen from src until src reports Closed or ctx ends,
@@ -63,6 +68,9 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 	}
 	if o.HeavyAfter <= 0 {
 		o.HeavyAfter = defaultHeavyAfter
+	}
+	if o.MinRest <= 0 {
+		o.MinRest = defaultMinRest
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
@@ -108,7 +116,14 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 		if b.Closed {
 			return
 		}
-		if work := time.Since(start); work > o.HeavyAfter || b.Lost > 0 || skipped {
+		// A flood (bytes lost or skipped) is looked at a few times a second
+		// at most; any batch that took long buys proportional rest. An
+		// agent's ordinary redraws do neither, so they are seen at once.
+		work := time.Since(start)
+		switch {
+		case b.Lost > 0 || skipped:
+			rest(ctx, min(max(work*time.Duration(o.RestFactor), o.MinRest), maxRest))
+		case work > o.HeavyAfter:
 			rest(ctx, min(work*time.Duration(o.RestFactor), maxRest))
 		}
 	}

@@ -66,9 +66,12 @@ func New(rows, cols int) *Screen {
 // answers the child (go-toolkit.md §3.3).
 func (s *Screen) build() {
 	emu := vt.NewEmulator(s.cols, s.rows)
-	// Only the visible screen matters; a long scrollback would cost
-	// memory for nothing.
-	emu.SetScrollbackSize(1)
+	// Only the visible screen matters: no scrollback, which would cost
+	// memory, and a copy of every line that scrolls off, for nothing. (The
+	// zero Scrollback keeps no lines; x/vt has no other way to turn it off.)
+	if sb := emu.Scrollback(); sb != nil {
+		*sb = vt.Scrollback{}
+	}
 	titleHandler := func(data []byte) bool {
 		if _, name, ok := bytes.Cut(data, []byte{';'}); ok {
 			s.title = string(name)
