@@ -16,3 +16,6 @@ bench:
 
 fuzz:
 	go test -run '^$$' -fuzz . -fuzztime 30s ./settings/
+	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./pane/detect/
+	go test -run '^$$' -fuzz '^FuzzCompileRust$$' -fuzztime 30s ./pane/detect/
+	go test -run '^$$' -fuzz '^FuzzFeed$$' -fuzztime 30s ./pane/screen/
