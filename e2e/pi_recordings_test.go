@@ -110,7 +110,9 @@ func replayFollow(t *testing.T, raw []byte, seed uint64) screen.Snapshot {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		screen.Follow(context.Background(), tap, screen.FollowOptions{Rows: 24, Cols: 80,
+		// Nothing is skipped here (MaxFeed above any recording): this is
+		// about pieces and in-band sizes, not about floods.
+		screen.Follow(context.Background(), tap, screen.FollowOptions{Rows: 24, Cols: 80, MaxFeed: 1 << 20,
 			Publish: func(s screen.Snapshot) { mu.Lock(); last = s; mu.Unlock() }})
 	}()
 	tap.Resize(pty.Size{Rows: recRows, Cols: recCols})
