@@ -219,19 +219,24 @@ func (t *Tap) dropOldestLocked(n int) {
 }
 
 // pruneLocked removes leading segments left empty by drops, keeping their
-// buffers for reuse. Of a run of leading resize-only segments only the
-// newest matters, so a flood of resizes cannot grow the slice either.
+// buffers for reuse. The sizes they carried collapse into one resize-only
+// segment in front (the newest), so the reader still learns the size the
+// kept bytes were drawn at, and neither drops nor a flood of resizes can
+// make the slice grow.
 func (t *Tap) pruneLocked() {
 	i := 0
+	var newest *Size
 	for i < len(t.segs) && len(t.segs[i].Data) == 0 {
-		next := i + 1
-		superseded := next < len(t.segs) && len(t.segs[next].Data) == 0 && t.segs[next].Resize != nil
-		if t.segs[i].Resize != nil && !superseded {
-			break
+		if t.segs[i].Resize != nil {
+			newest = t.segs[i].Resize
 		}
 		t.spareLocked(t.segs[i].buf)
-		t.segs[i].buf = nil
 		i++
+	}
+	if newest != nil {
+		// Keep the last pruned slot for the size.
+		i--
+		t.segs[i] = Segment{Resize: newest}
 	}
 	// Copy down rather than reslice, so the slice of segments does not
 	// creep through memory as the front is dropped.

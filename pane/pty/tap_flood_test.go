@@ -61,3 +61,28 @@ func BenchmarkTapFlood(b *testing.B) {
 		tap.Write(p)
 	}
 }
+
+// A size given before any output (wrap announces the starting size this
+// way) must not pin the dropped segments behind it: the backlog stays a
+// bounded number of segments and a flood keeps costing nothing.
+func TestTapLeadingResizeDoesNotPinDrops(t *testing.T) {
+	tap := NewTap(0)
+	tap.Resize(Size{Rows: 30, Cols: 100})
+	p := make([]byte, 4095)
+	for i := 0; i < 5000; i++ {
+		tap.Write(p)
+	}
+	tap.mu.Lock()
+	n := len(tap.segs)
+	tap.mu.Unlock()
+	if n > DefaultTapLimit/tapChunk+3 {
+		t.Fatalf("%d segments pending for a %d-byte backlog", n, DefaultTapLimit)
+	}
+	if a := testing.AllocsPerRun(2000, func() { tap.Write(p) }); a != 0 {
+		t.Fatalf("%.2f allocations per write", a)
+	}
+	b := tap.Take()
+	if b.Segments[0].Resize == nil || *b.Segments[0].Resize != (Size{Rows: 30, Cols: 100}) || len(b.Segments[0].Data) != 0 {
+		t.Fatalf("the starting size was lost: first segment %+v", b.Segments[0])
+	}
+}

@@ -33,7 +33,7 @@ type FollowOptions struct {
 	// RestFactor makes the consumer rest RestFactor times as long as it
 	// worked after a heavy batch (default 4)...
 	RestFactor int
-	// ...and at least MinRest (default 250 ms), so a flood costs a few
+	// ...and at least MinRest (default 500 ms), so a flood costs a few
 	// percent of a core: the screen is looked at a few times a second,
 	// which is all a 300 ms debounce needs.
 	MinRest time.Duration
@@ -45,7 +45,7 @@ type FollowOptions struct {
 const (
 	defaultMaxFeed    = 16 << 10
 	defaultRestFactor = 4
-	defaultMinRest    = 250 * time.Millisecond
+	defaultMinRest    = 500 * time.Millisecond
 	defaultHeavyAfter = 10 * time.Millisecond
 	maxRest           = time.Second
 )

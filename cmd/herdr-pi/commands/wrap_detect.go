@@ -121,19 +121,14 @@ func (d *detection) classify(s screen.Snapshot) {
 	d.machine.Screen(sv)
 }
 
-// stop ends detection after the child is gone: the tap is closed (the copy
-// loop closes it too; twice is harmless), the screen drains what is left,
-// and the machine stops its timers.
+// stop ends detection once the child is gone. Nothing is left to detect:
+// the screen consumer is cancelled rather than drained (it may be resting
+// after a flood, and the wrapper's exit must not wait for it), then waited
+// for, and the machine stops its timers.
 func (d *detection) stop() {
 	d.tap.Close()
-	select {
-	case <-d.done:
-	case <-time.After(2 * time.Second):
-		// The screen is still chewing on a backlog; nobody needs it now.
-		d.cancel()
-		<-d.done
-	}
 	d.cancel()
+	<-d.done
 	d.machine.Stop()
 	if d.trace != nil {
 		d.trace.close()
