@@ -140,6 +140,21 @@ func (n *Notifier) Notify(ev Event) {
 	}
 }
 
+// Post sends a message already in words — a hook's own title and body —
+// on every channel, without de-duplication. Channels sanitise it as they
+// do every message.
+func (n *Notifier) Post(m Message) {
+	n.mu.Lock()
+	closed := n.closed
+	n.mu.Unlock()
+	if closed {
+		return
+	}
+	for _, w := range n.workers {
+		w.offer(m)
+	}
+}
+
 // Resolved says the thing ev was about is over (the ask was answered, the
 // prompt decided, the wait cleared): a later event with the same Kind and
 // Key announces again.

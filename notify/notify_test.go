@@ -436,3 +436,33 @@ func TestMain(m *testing.M) {
 	}
 	goleak.VerifyTestMain(m)
 }
+
+func TestDoctorRows(t *testing.T) {
+	ctx := context.Background()
+	probe := fakeProbe{pass: map[string]string{"/a": "old", "/b": "all"}}
+	checks := TmuxPassthrough(ctx, probe, []tmux.Level{{Socket: "/a", Pane: "%1"}, {Socket: "/b"}, {Socket: "/gone"}})
+	if len(checks) != 3 || checks[0].Status != CheckFail || !strings.Contains(checks[0].Detail, "3.3") ||
+		checks[1].Status != CheckOK || checks[2].Status != CheckWarn || checks[0].Name != "tmux passthrough (level 1 of 3)" {
+		t.Fatalf("%+v", checks)
+	}
+	cfg := Config{Enabled: true, Channel: "auto", Table: osc.DefaultTable(),
+		Ntfy: NtfyConfig{Enabled: true, Server: "http://ntfy.lan", Topic: "t", Token: "k", Priority: 3}}
+	rows := Doctor(ctx, DoctorInput{Config: cfg, Getenv: envOf("KITTY_WINDOW_ID", "7"), ConfigWarnings: []string{"config.json: not a JSON object"}})
+	byName := map[string]Check{}
+	for _, c := range rows {
+		byName[c.Name] = c
+	}
+	if c := byName["ntfy"]; c.Status != CheckWarn || !strings.Contains(c.Detail, "plain text") {
+		t.Errorf("ntfy: %+v", c)
+	}
+	if c := byName["terminal protocol"]; !strings.Contains(c.Detail, "osc99, for kitty") {
+		t.Errorf("protocol: %+v", c)
+	}
+	if c := byName["terminal notification config"]; c.Status != CheckWarn {
+		t.Errorf("config: %+v", c)
+	}
+	rows = Doctor(ctx, DoctorInput{Config: Config{Enabled: true, Channel: "terminal"}, Getenv: envOf(), InHerdr: true})
+	if rows[0].Status != CheckFail || !strings.Contains(rows[0].Detail, "Herdr does not pass OSC") {
+		t.Errorf("terminal inside Herdr: %+v", rows[0])
+	}
+}
