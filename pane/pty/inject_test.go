@@ -89,12 +89,7 @@ func FuzzBoundary(f *testing.F) {
 	f.Add([]byte("\x1bP\x1b\\"), 1)
 	f.Fuzz(func(t *testing.T, data []byte, split int) {
 		b := newBoundary()
-		if split < 0 {
-			split = -split
-		}
-		if len(data) > 0 {
-			split %= len(data) + 1
-		}
+		split = int(uint(split) % uint(len(data)+1))
 		b.observe(data[:split])
 		b.observe(data[split:])
 		b.observe([]byte("\x1b[0mok"))
