@@ -15,4 +15,4 @@ bench:
 	HERDR_PI_BENCH=1 go test -run '^TestBenchmark' -v -count=1 -timeout 30m ./e2e/
 
 fuzz:
-	go test -run '^$$' -fuzz . -fuzztime 30s ./settings/
+	.ci/fuzz
