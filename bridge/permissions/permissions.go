@@ -11,7 +11,8 @@ package permissions
 import (
 	"encoding/json"
 	"math"
-	"strings"
+
+	"github.com/herdr-pi/herdr-pi/internal/jstext"
 )
 
 // Prompt is one permissions:ui_prompt payload.
@@ -76,7 +77,7 @@ type ForwardedDecision struct {
 // absent ("").
 func str(m map[string]any, key string) string {
 	s, _ := m[key].(string)
-	return strings.TrimSpace(s)
+	return jstext.Trim(s)
 }
 
 func object(raw json.RawMessage) (map[string]any, bool) {
@@ -142,7 +143,7 @@ func ParseForwardedDecision(raw json.RawMessage) (ForwardedDecision, bool) {
 	at, isNum := m["respondedAt"].(float64)
 	f, isObj := m["forwarding"].(map[string]any)
 	d := ForwardedDecision{
-		RequestID:          strings.TrimSpace(id),
+		RequestID:          jstext.Trim(id),
 		Result:             str(m, "result"),
 		Resolution:         str(m, "resolution"),
 		ResponderSessionID: str(m, "responderSessionId"),
