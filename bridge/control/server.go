@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -311,8 +312,10 @@ func (s *Server) readMessage(r *bufio.Reader, pid int32) (Message, error) {
 	return m, nil
 }
 
+// isEOF is true for the ways a peer ends a connection: a plain close, or
+// a reset when it exits with our last reply unread.
 func isEOF(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET)
 }
 
 func (s *Server) write(c net.Conn, m Message) bool {

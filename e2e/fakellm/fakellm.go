@@ -26,6 +26,9 @@ type Reply struct {
 	// between words (keeps Pi visibly working); otherwise Text goes out in
 	// one chunk.
 	WordDelay time.Duration
+	// Chunks, when set, replaces Text: these pieces are streamed in order,
+	// WordDelay apart (to split the marker itself across chunks, say).
+	Chunks []string
 	// ToolCommand, when set, makes the answer a `bash` tool call running
 	// this command instead of text.
 	ToolCommand string
@@ -258,7 +261,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, us
 		send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": string(args)}}}}, nil), nil)
 		send(delta(map[string]any{}, "tool_calls"), nil)
 	} else {
-		for _, piece := range pieces(reply.Text, reply.WordDelay > 0) {
+		chunks := reply.Chunks
+		if chunks == nil {
+			chunks = pieces(reply.Text, reply.WordDelay > 0)
+		}
+		for _, piece := range chunks {
 			if !send(delta(map[string]any{"content": piece}, nil), nil) {
 				return
 			}

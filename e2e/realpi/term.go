@@ -114,11 +114,23 @@ func (tm *Term) Send(s string) error {
 	return err
 }
 
-// Type types text, then presses Enter as a separate key (pi-agent.md §4.3).
+// Type types text, waits until it shows up on screen (keys sent while Pi
+// is still starting are lost, so it types again once if needed), then
+// presses Enter as a separate key (pi-agent.md §4.3).
 func (tm *Term) Type(t testing.TB, text string) {
 	t.Helper()
-	if err := tm.Send(text); err != nil {
-		t.Fatal(err)
+	before := strings.Count(tm.Screen(), text)
+	echoed := func() bool { return strings.Count(tm.Screen(), text) > before }
+	for try := 0; try < 2 && !echoed(); try++ {
+		if err := tm.Send(text); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && !echoed(); {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if !echoed() {
+		t.Fatalf("typed %q, it never showed up; screen:\n%s", text, tm.Screen())
 	}
 	time.Sleep(50 * time.Millisecond)
 	if err := tm.Send("\r"); err != nil {
