@@ -60,8 +60,10 @@ func PaneKey(herdrSocket, paneID string) string {
 // again, but only while the file still names this wrapper: a newer wrapper
 // in the same pane may have replaced it.
 func (r Registry) Register(key string, e Endpoint) (unregister func(), err error) {
-	if err := EnsurePrivateDir(r.Dir); err != nil {
-		return nil, err
+	for _, d := range []string{filepath.Dir(r.Dir), r.Dir} {
+		if err := EnsurePrivateDir(d); err != nil {
+			return nil, err
+		}
 	}
 	b, err := json.Marshal(e)
 	if err != nil {
