@@ -240,6 +240,27 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 		t.Fatalf("shutdown %#v", ev)
 	}
 
+}
+
+// Quit while blocked, start again on the same session file (as after a
+// crash, or when herdr-pi restarts): blocked again without any model call,
+// and the redrawn history hides the marker; once a later user message
+// answered, a restart restores nothing.
+func TestPiRestoresAfterRestart(t *testing.T) {
+	pi := Current(t)
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
+	defer llm.Close()
+	a := NewAgent(t, pi, llm.BaseURL())
+	// A session that ended blocked (print mode writes the same file).
+	if out, err := a.Command(a.Env, "-p", "hello").CombinedOutput(); err != nil {
+		t.Fatalf("pi -p: %v\n%s", err, out)
+	}
+	files := a.SessionFiles()
+	if len(files) != 1 {
+		t.Fatalf("session files %q", files)
+	}
+	start := control.SessionStart{SessionFile: files[0]}
+
 	// Restart on the same session: blocked again without a model call,
 	// and the history redraw does not show the marker either.
 	w2 := newWrapper(t)
