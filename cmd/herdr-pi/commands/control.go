@@ -31,13 +31,13 @@ func dialWrapper(ctx context.Context, io IO) (*control.Client, error) {
 		ep, err = reg.Lookup(control.PaneKey(h.SocketPath, h.PaneID))
 		switch {
 		case errors.Is(err, control.ErrStale):
-			return nil, fmt.Errorf("the herdr-pi wrapper registered for Herdr pane %s has exited; %s", h.PaneID, howToStart)
+			return nil, fmt.Errorf("the herdr-pi wrapper registered for Herdr pane %s has exited; %s", clean(h.PaneID), howToStart)
 		case errors.Is(err, control.ErrNoWrapper):
-			return nil, fmt.Errorf("no herdr-pi wrapper is running in Herdr pane %s; %s", h.PaneID, howToStart)
+			return nil, fmt.Errorf("no herdr-pi wrapper is running in Herdr pane %s; %s", clean(h.PaneID), howToStart)
 		case err != nil:
 			return nil, fmt.Errorf("cannot read the wrapper registry: %w", err)
 		}
-		where = fmt.Sprintf("the wrapper of Herdr pane %s (pid %d)", h.PaneID, ep.PID)
+		where = fmt.Sprintf("the wrapper of Herdr pane %s (pid %d)", clean(h.PaneID), ep.PID)
 	}
 	c, err := control.Dial(ctx, ep.Socket, ep.Token)
 	if errors.Is(err, control.ErrUnauthorized) {
