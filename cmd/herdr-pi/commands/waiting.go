@@ -43,8 +43,15 @@ func waitingCommand(io IO) *cli.Command {
 			"  herdr-pi waiting start --source deploy-hook --id 42 --label \"approve deploy\"\n" +
 			"  herdr-pi waiting stop --source deploy-hook --id 42",
 		Subcommands: []*cli.Command{
-			{Name: "start", Usage: "open a wait", Flags: flags(), Action: action(control.WaitStart)},
-			{Name: "stop", Usage: "close a wait", Flags: flags(), Action: action(control.WaitStop)},
+			{Name: "start", Usage: "open a wait", Flags: flags(), Action: action(control.WaitStart),
+				Description: "The pane turns blocked (if it was not already) and stays so until every open\n" +
+					"wait is stopped. The label is what Herdr shows when this wait opened the block.\n\n" +
+					"Example:\n" +
+					"  herdr-pi waiting start --source deploy-hook --id 42 --label \"approve deploy\""},
+			{Name: "stop", Usage: "close a wait", Flags: flags(), Action: action(control.WaitStop),
+				Description: "Closing a wait that is not open is harmless.\n\n" +
+					"Example:\n" +
+					"  herdr-pi waiting stop --source deploy-hook --id 42"},
 		},
 	}
 }
