@@ -3,6 +3,7 @@ package herdrfake
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -100,7 +102,12 @@ type Server struct {
 
 	lnMu sync.Mutex
 	ln   *net.UnixListener
-	wg   sync.WaitGroup // accept loop and connection handlers
+	wg   sync.WaitGroup // accept loop and socket connection handlers
+	// pipes counts the handlers of in-memory connections (Dial), guarded by
+	// mu. It is a plain counter because they may run inside a
+	// testing/synctest bubble, where a WaitGroup or Cond touched from both
+	// sides of the bubble is an error.
+	pipes int
 
 	mu            sync.Mutex
 	fault         Fault
@@ -257,7 +264,10 @@ func (s *Server) acceptLoop(ln *net.UnixListener) {
 		s.conns[c] = true
 		s.wg.Add(1)
 		s.mu.Unlock()
-		go s.serve(c)
+		go func() {
+			defer s.wg.Done()
+			s.serve(c)
+		}()
 	}
 }
 
@@ -328,6 +338,14 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.Crash()
 	s.wg.Wait()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		n := s.pipes
+		s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+	}
 	os.RemoveAll(s.dir)
 }
 
@@ -450,9 +468,9 @@ func (s *Server) takeFault(method string) Fault {
 }
 
 // serve handles one connection: one request line, one reply, close
-// (§1.3). It is owned by the Server, which waits for it in Close.
+// (§1.3). It runs on a goroutine owned by the Server, which waits for it in
+// Close.
 func (s *Server) serve(c net.Conn) {
-	defer s.wg.Done()
 	defer func() {
 		c.Close()
 		s.mu.Lock()
@@ -610,4 +628,31 @@ func clip(b []byte) string {
 		return string(b[:400]) + "…"
 	}
 	return string(b)
+}
+
+// Dial connects to the fake through an in-memory pipe instead of the
+// socket. It fits herdr.Client's Dial field, for tests that run under
+// testing/synctest, where time only moves while every goroutine waits on
+// something in-process. It fails like a dead socket after Crash.
+func (s *Server) Dial(ctx context.Context, _ string) (net.Conn, error) {
+	s.lnMu.Lock()
+	up := s.ln != nil
+	s.lnMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !up || s.closed {
+		return nil, &net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
+	client, server := net.Pipe()
+	s.conns[server] = true
+	s.pipes++
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			s.pipes--
+			s.mu.Unlock()
+		}()
+		s.serve(server)
+	}()
+	return client, nil
 }
