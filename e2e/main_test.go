@@ -54,6 +54,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
 			env.Setenv("HERDR_PI_CONFIG", "")
+			setupHerdrFake(env)
 			return nil
 		},
 	})

@@ -209,7 +209,9 @@ func (r *Reporter) Release(ctx context.Context) error {
 	seq := r.nextSeq()
 	err := r.client.ReleaseAgent(ctx, AgentRelease{PaneID: r.cfg.PaneID, Source: r.cfg.Source, Agent: r.cfg.Agent, Seq: seq})
 	if err != nil {
-		r.logf("herdr: cannot release pane %s: %v", r.cfg.PaneID, err)
+		// Logged once per kind like report failures: a Herdr that is away
+		// has been reported already.
+		r.logOnce(KindOf(err), "herdr: cannot release pane %s: %v", r.cfg.PaneID, err)
 		return fmt.Errorf("release pane %s: %w", r.cfg.PaneID, err)
 	}
 	return nil

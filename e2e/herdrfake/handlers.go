@@ -775,3 +775,12 @@ func (s *Server) processInfo(p *params) (map[string]any, *apiError, *subscriber)
 	}
 	return map[string]any{"type": "pane_process_info", "process_info": info}, nil, nil
 }
+
+// ClearRecords forgets the recorded requests, agent calls, notifications
+// and inputs, keeping everything Herdr itself would keep (panes, reported
+// states, seq memory), so one test can look at several runs one at a time.
+func (s *Server) ClearRecords() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests, s.agentCalls, s.notifications, s.inputs = nil, nil, nil, nil
+}
