@@ -53,9 +53,9 @@ func fakeOf(ts *testscript.TestScript) *fakeHolder {
 //	                               "report unknown", "release"
 //	herdrfake requests             print every request's method, one a line
 //	herdrfake wait METHOD [N] [TIMEOUT]  until N (default 1) METHOD requests arrived
-//	herdrfake released             the pane's last agent call is an applied
-//	                               release with a seq above every report, and
-//	                               every seq was accepted
+//	herdrfake released             the pane's last agent call is a release with
+//	                               a seq above every report, every seq was
+//	                               accepted, and the pane shows no agent
 func cmdHerdrFake(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: herdrfake start|fault|crash|restart|calls|requests|wait|released")
@@ -184,9 +184,9 @@ func checkReleased(s *herdrfake.Server) error {
 		return fmt.Errorf("the last call is %s %s, not a release", last.Method, last.State)
 	case last.Seq <= maxReport:
 		return fmt.Errorf("release seq %d is not above the last report's %d", last.Seq, maxReport)
-	case !last.Applied:
-		return fmt.Errorf("the release did not clear the pane (source %s, agent %s)", last.Source, last.Agent)
 	}
+	// Applied or not (a run that exits before its first report left finds
+	// nothing to clear), the pane must end up clear.
 	if st := s.Pane(s.PaneID()); st.Status != "unknown" || st.Agent != "" {
 		return fmt.Errorf("the pane still shows %+v", st)
 	}

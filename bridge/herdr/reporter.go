@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -79,6 +80,7 @@ type Reporter struct {
 	attempted  bool // a report may have reached Herdr
 	claimed    bool // Report was called: this run speaks for the pane
 	failing    bool
+	lastKind   FailureKind // of the last failure
 	lastFailed stateMsg
 	retryDelay time.Duration
 	retryAt    time.Time
@@ -193,7 +195,11 @@ func (r *Reporter) Release(ctx context.Context) error {
 	r.stopLocked()
 	r.mu.Unlock()
 
-	grace := time.AfterFunc(r.cfg.ReleaseGrace, func() { r.cancelSend(errStopped) })
+	var cutOff atomic.Bool
+	grace := time.AfterFunc(r.cfg.ReleaseGrace, func() {
+		cutOff.Store(true)
+		r.cancelSend(errStopped)
+	})
 	stopOnCtx := context.AfterFunc(ctx, func() { r.cancelSend(context.Cause(ctx)) })
 	r.wg.Wait()
 	grace.Stop()
@@ -202,12 +208,21 @@ func (r *Reporter) Release(ctx context.Context) error {
 
 	r.mu.Lock()
 	claimed := r.claimed
+	// A Herdr that let a report time out, or sat on one through the
+	// grace, is not answering: one short attempt, so that exiting does
+	// not wait the full 2 s for a release that cannot land.
+	hung := (r.failing && r.lastKind == FailTimeout) || cutOff.Load()
 	r.mu.Unlock()
 	if !claimed {
 		return nil
 	}
+	attempts := retryOnce
+	if hung {
+		attempts = retryOnce[:1]
+	}
 	seq := r.nextSeq()
-	err := r.client.ReleaseAgent(ctx, AgentRelease{PaneID: r.cfg.PaneID, Source: r.cfg.Source, Agent: r.cfg.Agent, Seq: seq})
+	err := r.client.call(ctx, "pane.release_agent",
+		AgentRelease{PaneID: r.cfg.PaneID, Source: r.cfg.Source, Agent: r.cfg.Agent, Seq: seq}, "ok", nil, attempts)
 	if err != nil {
 		// Logged once per kind like report failures: a Herdr that is away
 		// has been reported already.
@@ -353,7 +368,7 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 		// Herdr answered and said no: sending the same again cannot help.
 		return r.onceLocked(KindOf(err), fmt.Sprintf("herdr: Herdr rejected a report: %v (not retried; further failures of this kind are not logged)", err))
 	}
-	r.failing, r.lastFailed, r.dirty = true, job, true
+	r.failing, r.lastFailed, r.dirty, r.lastKind = true, job, true, KindOf(err)
 	r.retryDelay = min(max(2*r.retryDelay, r.cfg.RetryMin), r.cfg.RetryMax)
 	r.retryAt = time.Now().Add(r.retryDelay)
 	return r.onceLocked(KindOf(err), fmt.Sprintf("herdr: cannot report to Herdr: %v (retrying in the background; further failures of this kind are not logged)", err))

@@ -289,6 +289,9 @@ func TestReleaseWithAReportHungInFlight(t *testing.T) {
 	if took > 600*time.Millisecond {
 		t.Errorf("release took %v; the hung report should be cut off after the 250ms grace", took)
 	}
+	if n := len(s.Releases(s.PaneID())); n != 1 {
+		t.Errorf("%d releases, want 1", n)
+	}
 	reqs := s.Requests()
 	var reportSeq, releaseSeq uint64
 	for _, q := range reqs {
@@ -345,6 +348,28 @@ func TestReleaseEvenBeforeTheFirstReportLeft(t *testing.T) {
 	}
 	if n := len(s2.Requests()); n != 0 {
 		t.Errorf("%d requests", n)
+	}
+}
+
+// A Herdr known not to answer gets one short release attempt (500 ms), not
+// the two that take 2 s: exiting must not wait for what cannot land.
+func TestReleaseIsShortWhenHerdrIsKnownToHang(t *testing.T) {
+	s := herdrfake.Start(t)
+	s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultHang})
+	r := newReporter(s, nil, nil)
+	r.Report("working", "")
+	time.Sleep(2100 * time.Millisecond) // both attempts time out
+	start := time.Now()
+	err := r.Release(context.Background())
+	took := time.Since(start)
+	if err == nil || took < 450*time.Millisecond || took > 900*time.Millisecond {
+		t.Errorf("release against a hung Herdr: %v after %v, want a timeout after about 500ms", err, took)
+	}
+	if n := len(s.Releases(s.PaneID())); n != 0 {
+		t.Errorf("a hung Herdr applied %d releases", n)
+	}
+	if reqs := s.Requests(); reqs[len(reqs)-1].Method != "pane.release_agent" || reqs[len(reqs)-2].Method == "pane.release_agent" {
+		t.Errorf("want exactly one release attempt, requests %v", s.Methods())
 	}
 }
 
