@@ -47,6 +47,7 @@ func fakeOf(ts *testscript.TestScript) *fakeHolder {
 //	herdrfake fault KIND [DELAY]   misbehave: slow, hang, close, garbage,
 //	                               close-mid-line, or none
 //	herdrfake crash | restart      stop answering (the socket file stays) | come back
+//	herdrfake protocol N           answer ping with protocol N
 //	herdrfake clear                forget what was recorded; Herdr's state (and
 //	                               its seq memory) stays
 //	herdrfake calls                print the pane's agent calls, one a line:
@@ -106,6 +107,13 @@ func cmdHerdrFake(ts *testscript.TestScript, neg bool, args []string) {
 		h.s.Crash()
 	case "clear":
 		h.s.ClearRecords()
+	case "protocol":
+		if len(args) != 2 {
+			ts.Fatalf("usage: herdrfake protocol N")
+		}
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		h.s.SetProtocol(n)
 	case "restart":
 		ts.Check(h.s.Restart())
 	case "calls":
