@@ -161,3 +161,27 @@ func copyRate(t *testing.T, herdrEnv []string, size int) (mbps float64, bursts i
 	}
 	return float64(size) / took.Seconds() / 1e6, bursts
 }
+
+// wrapRun defers stop right after starting, so a panic unwinding through
+// wrap still gives the pane back.
+func TestReleaseRunsWhenWrapPanics(t *testing.T) {
+	s := herdrfake.Start(t)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("no panic")
+			}
+		}()
+		report, stop := startHerdrReporting(settings.EnvFrom(s.Env()), settings.Defaults(), "", t.Logf)
+		defer stop()
+		report("blocked", "approve")
+		s.WaitFor(t, time.Second, "blocked", func() bool { return s.Pane(s.PaneID()).Status == "blocked" })
+		panic("wrap broke")
+	}()
+	if rel := s.Releases(s.PaneID()); len(rel) != 1 || !rel[0].Applied {
+		t.Errorf("releases %+v", rel)
+	}
+	if st := s.Pane(s.PaneID()); st.Status != "unknown" {
+		t.Errorf("pane left %q", st.Status)
+	}
+}
