@@ -16,3 +16,6 @@ bench:
 
 fuzz:
 	go test -run '^$$' -fuzz . -fuzztime 30s ./settings/
+	go test -run '^$$' -fuzz FuzzParseReply -fuzztime 30s ./bridge/herdr/
+	go test -run '^$$' -fuzz FuzzParseEvent -fuzztime 30s ./bridge/herdr/
+	go test -run '^$$' -fuzz FuzzHandle -fuzztime 30s ./e2e/herdrfake/

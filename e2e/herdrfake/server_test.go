@@ -449,3 +449,23 @@ func TestEventPacing(t *testing.T) {
 		t.Errorf("3 paced events came in %v, want one per 100ms tick", d)
 	}
 }
+
+func TestAgentProcessExitResetsSeqAndDropsThatLabel(t *testing.T) {
+	s := Start(t)
+	call(t, s, `{"id":"r","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"custom:t","agent":"pi","state":"working","seq":100}}`)
+	s.SimulateAgentProcessExit("w1:p1", "pi")
+	if st := s.Pane("w1:p1"); st.Status != "unknown" {
+		t.Errorf("after the exit: %+v", st)
+	}
+	// The seq memory is reset: a lower seq is accepted, but a custom report
+	// labelled pi is dropped until pi is seen again (§6.2 (c)).
+	call(t, s, `{"id":"r","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"custom:t","agent":"pi","state":"blocked","seq":5}}`)
+	call(t, s, `{"id":"r","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"custom:t","agent":"herdr-pi","state":"blocked","seq":6}}`)
+	rs := s.Reports("w1:p1")
+	if !rs[1].Accepted || rs[1].Applied || !rs[2].Applied {
+		t.Errorf("reports %+v", rs)
+	}
+	if st := s.Pane("w1:p1"); st.Agent != "herdr-pi" || st.Status != "blocked" {
+		t.Errorf("pane %+v", st)
+	}
+}
