@@ -72,6 +72,8 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 		sizeFrom = append(sizeFrom, f)
 	}
 	log.Printf("start %q", opts.Argv)
+	_, stopHerdr := startHerdrReporting(env, cfg, opts.Agent, log.Printf)
+	defer stopHerdr()
 	err := pty.Run(ctx, pty.Options{
 		Argv: opts.Argv, Env: io.Env, Dir: io.Dir,
 		Stdin: stdin, Stdout: stdout, SizeFrom: sizeFrom,
