@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/settings"
