@@ -15,7 +15,4 @@ bench:
 	HERDR_PI_BENCH=1 go test -run '^TestBenchmark' -v -count=1 -timeout 30m ./e2e/
 
 fuzz:
-	go test -run '^$$' -fuzz . -fuzztime 30s ./settings/
-	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./pane/detect/
-	go test -run '^$$' -fuzz '^FuzzCompileRust$$' -fuzztime 30s ./pane/detect/
-	go test -run '^$$' -fuzz '^FuzzFeed$$' -fuzztime 30s ./pane/screen/
+	.ci/fuzz

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
 )
 
 // linkCommands puts herdr-pi and fakeagent (this test binary, re-executed
@@ -66,16 +68,17 @@ func readTrace(t *testing.T, path string) []traceEvent {
 }
 
 // Acceptance (issue 4): the fake agent draws Pi's busy indicator, a new
-// spinner frame every 80 ms, for 2 s, then its idle screen. The sink gets
-// exactly working then idle — one working for 25 frames — and idle one
-// debounce (300 ms) after the idle screen reached the terminal, within
-// 100 ms. Both of Pi's indicator styles.
+// spinner frame every 80 ms, for 2 s, then its idle screen. The state
+// machine's sink and the fake Herdr get exactly working then idle — one
+// working for 25 frames — and idle one debounce (300 ms) after the idle
+// screen reached the terminal, within 100 ms. Both of Pi's indicator styles.
 func TestWrapReportsWorkingThenIdle(t *testing.T) {
 	for _, version := range []string{"0.73", "1.6"} {
 		t.Run(version, func(t *testing.T) {
 			dir := t.TempDir()
 			trace := filepath.Join(dir, "trace.jsonl")
-			env := linkCommands(t, dir, "HERDR_PI_TRACE="+trace)
+			fake := herdrfake.Start(t)
+			env := linkCommands(t, dir, append(fake.Env(), "HERDR_PI_TRACE="+trace)...)
 			script := filepath.Join(dir, "agent")
 			body := "pi-working 2s " + version + "\npi-idle " + version + "\nsleep 1s\n"
 			if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
@@ -130,6 +133,27 @@ func TestWrapReportsWorkingThenIdle(t *testing.T) {
 			}
 			if !strings.HasPrefix(events[0].Cause, "screen:busy_") {
 				t.Fatalf("working caused by %q", events[0].Cause)
+			}
+
+			// Herdr heard the same: the reporter's opening "unknown"
+			// (it claims the pane at start), working, idle — nothing else —
+			// and the pane released at the end.
+			var reports []string
+			var idleAt time.Time
+			for _, c := range fake.Reports(fake.PaneID()) {
+				reports = append(reports, c.State)
+				if c.State == "idle" {
+					idleAt = c.At
+				}
+			}
+			if strings.Join(reports, " ") != "unknown working idle" {
+				t.Fatalf("Herdr got reports %q, want unknown working idle", reports)
+			}
+			if lag := idleAt.Sub(seen); lag > 400*time.Millisecond {
+				t.Fatalf("Herdr got idle %v after the idle screen, want at most 400ms", lag)
+			}
+			if len(fake.Releases(fake.PaneID())) != 1 {
+				t.Fatalf("pane not released once: %+v", fake.AgentCalls(fake.PaneID()))
 			}
 		})
 	}

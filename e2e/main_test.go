@@ -61,6 +61,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
 			env.Setenv("HERDR_PI_CONFIG", "")
 			env.Setenv("GORACE", os.Getenv("GORACE"))
+			setupHerdrFake(env)
 			return nil
 		},
 	})

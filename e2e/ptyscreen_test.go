@@ -22,6 +22,7 @@ import (
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"ptyscreen": cmdPtyScreen,
+		"herdrfake": cmdHerdrFake,
 	}
 }
 

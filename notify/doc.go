@@ -1,4 +1,13 @@
-// Package notify sends notifications through the channel that reaches the
-// person: Herdr's notification.show, OSC 9/99/777 (tmux-wrapped when
-// needed), or ntfy. It sanitises every text before it reaches a terminal.
+// Package notify turns what happened to the agent (a run finished or
+// failed, it needs input or permission) into one notification on the
+// channel that reaches the person: Herdr's notification.show inside Herdr,
+// the OSC sequence the terminal understands outside it (tmux-wrapped when
+// needed), and ntfy when configured. Every text is sanitised before it
+// leaves.
+//
+// It owns sanitising, channel choice, de-duplication, Herdr's rate limit and
+// each channel's goroutine; it does not decide when the agent is blocked
+// (pane/state does) and does not speak Herdr's socket protocol itself (the
+// caller hands it a [Herdr]). A failing channel never blocks the caller or
+// another channel.
 package notify

@@ -52,7 +52,8 @@ type NotifyConfig struct {
 	Channel string `toml:"channel"`
 	// Sound is the Herdr toast sound: none, done or request.
 	Sound string `toml:"sound"`
-	// Fallback is the OSC protocol for an unknown TERM_PROGRAM.
+	// Fallback is the OSC protocol for an unknown TERM_PROGRAM. Empty (the
+	// default) leaves it to the seed extension's config.json, else osc99.
 	Fallback string `toml:"fallback"`
 	// TermPrograms maps TERM_PROGRAM values to OSC protocols.
 	TermPrograms map[string]string `toml:"term_programs"`
@@ -84,7 +85,7 @@ func Defaults() Config {
 		Herdr:  HerdrConfig{Source: "custom:herdr-pi", Agent: "pi"},
 		Detect: DetectConfig{Debounce: Duration(300 * time.Millisecond), StartupGrace: Duration(time.Second)},
 		Notify: NotifyConfig{
-			Channel: "auto", Sound: "none", Fallback: "osc99",
+			Channel: "auto", Sound: "none",
 			Ntfy: NtfyConfig{Server: "https://ntfy.sh", Priority: 3, Timeout: Duration(5 * time.Second)},
 		},
 		Log: LogConfig{Level: "info"},
@@ -251,7 +252,9 @@ func (c Config) validate() []invalid {
 	}
 	oneOf(c.Notify.Channel, []string{"auto", "herdr", "terminal", "off"}, "notify", "channel")
 	oneOf(c.Notify.Sound, []string{"none", "done", "request"}, "notify", "sound")
-	oneOf(c.Notify.Fallback, protocols, "notify", "fallback")
+	if c.Notify.Fallback != "" {
+		oneOf(c.Notify.Fallback, protocols, "notify", "fallback")
+	}
 	names := make([]string, 0, len(c.Notify.TermPrograms))
 	for name := range c.Notify.TermPrograms {
 		names = append(names, name)

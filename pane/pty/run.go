@@ -35,6 +35,10 @@ type Options struct {
 	// Stdout, and every resize. The copy loop never waits for its reader.
 	Tap *Tap
 
+	// Inject, when set, carries bytes other parts want on the caller's
+	// terminal; the copy loop writes them between output chunks.
+	Inject *Injector
+
 	// Started is called once the child runs, with its pid.
 	Started func(pid int)
 
@@ -162,6 +166,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	defer l.close()
+	if o.Inject != nil {
+		o.Inject.setWake(func() { l.post(event{kind: evInject}) })
+		defer o.Inject.setWake(nil)
+	}
 	l.closeMaster = closeMaster
 	l.onStop, l.onCont = restore, raw
 
@@ -249,6 +257,7 @@ const (
 	evStopped
 	evCancel
 	evPanic
+	evInject
 )
 
 type event struct {
@@ -344,6 +353,9 @@ func (l *loop) waitExit(d time.Duration) {
 }
 
 const (
+	// injectWait is how long an injection waits for the child's output to
+	// reach a clean boundary before it is written anyway.
+	injectWait  = 50 * time.Millisecond
 	readChunk   = 64 << 10
 	inputLimit  = 64 << 10
 	burstReads  = 16
@@ -370,6 +382,8 @@ func (l *loop) run() (int, error) {
 	status := 0
 	var drainStart, lastOut time.Time
 	var killAt time.Time // when set, SIGKILL the child's group at this time
+	bnd := newBoundary()
+	var injectBy time.Time // when set, write pending injections by then
 
 	hangup := func(why string) {
 		if termLost {
@@ -422,6 +436,9 @@ func (l *loop) run() (int, error) {
 				if l.o.Tap != nil {
 					l.o.Tap.Write(out[:n])
 				}
+				if l.o.Inject != nil {
+					bnd.observe(out[:n])
+				}
 				lastOut = time.Now()
 				continue
 			}
@@ -456,6 +473,25 @@ func (l *loop) run() (int, error) {
 		}
 	}
 
+	// flushInject writes what others queued for the terminal, at a clean
+	// boundary of the child's output, or regardless when forced.
+	flushInject := func(force bool) {
+		if l.o.Inject == nil || !l.o.Inject.hasPending() {
+			injectBy = time.Time{}
+			return
+		}
+		if !bnd.clean && !force {
+			if injectBy.IsZero() {
+				injectBy = time.Now().Add(injectWait)
+			}
+			return
+		}
+		for _, p := range l.o.Inject.take() {
+			writeOut(p)
+		}
+		injectBy = time.Time{}
+	}
+
 	sendEOF := func() {
 		// Pass EOF on the way a terminal would: the VEOF character, twice
 		// when a partial line is pending so the first one flushes it.
@@ -477,6 +513,7 @@ func (l *loop) run() (int, error) {
 		if childDone {
 			now := time.Now()
 			if !masterOpen || now.Sub(drainStart) > drainLimit || now.Sub(lastOut) > drainQuiet {
+				flushInject(true)
 				if l.o.Tap != nil {
 					l.o.Tap.Close()
 				}
@@ -505,9 +542,11 @@ func (l *loop) run() (int, error) {
 		if childDone {
 			wait = drainQuiet
 		}
-		if !killAt.IsZero() {
-			if d := time.Until(killAt); wait < 0 || d < wait {
-				wait = max(d, 0)
+		for _, at := range []time.Time{killAt, injectBy} {
+			if !at.IsZero() {
+				if d := time.Until(at); wait < 0 || d < wait {
+					wait = max(d, 0)
+				}
 			}
 		}
 		if wait >= 0 {
@@ -562,14 +601,21 @@ func (l *loop) run() (int, error) {
 					_ = unix.Kill(-l.pid, unix.SIGKILL)
 					l.waitExit(5 * time.Second)
 					return 1, e.err
+				case evInject:
+					flushInject(false)
 				}
 			}
+		}
+		if !injectBy.IsZero() && !time.Now().Before(injectBy) {
+			flushInject(true)
 		}
 
 		if mi >= 0 && masterOpen {
 			re := fds[mi].Revents
 			if re&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0 {
-				if readMaster() {
+				eof := readMaster()
+				flushInject(false)
+				if eof {
 					// EIO: no slave fd is left, but the child may still be
 					// alive (coreutils closes 0-2 before exiting). Closing
 					// the master now would hang it up with SIGHUP, so stop

@@ -22,8 +22,9 @@ const (
 	Idle    State = "idle"
 	Working State = "working"
 	Blocked State = "blocked"
-	// Unknown is only ever a screen verdict ("no opinion"); the machine
-	// never reports it.
+	// Unknown is the state before anything is known (the startup grace),
+	// and a screen verdict with no opinion; the machine never transitions
+	// to it.
 	Unknown State = "unknown"
 )
 
@@ -212,8 +213,11 @@ type Machine struct {
 	candidate     string
 }
 
-// New starts a machine in the idle state; the initial state is not an
-// event.
+// New starts a machine. Its state is unknown until something is known: the
+// startup grace has ended and the screen held still for the debounce (an
+// agent that draws nothing busy is idle then), or the probe or a reason
+// spoke first. The first transition is from unknown; no transition is ever
+// to unknown.
 func New(cfg Config) *Machine {
 	if cfg.Clock == nil {
 		cfg.Clock = RealClock()
@@ -225,11 +229,19 @@ func New(cfg Config) *Machine {
 	m := &Machine{
 		cfg: cfg, clock: cfg.Clock,
 		graceEnd:       now.Add(cfg.StartupGrace),
-		reported:       Idle,
+		reported:       Unknown,
 		since:          now,
-		screenActivity: Idle,
+		screenActivity: Unknown,
 		probeActivity:  Idle,
+		// An empty screen shows nothing busy: the known-agent fallback.
+		rawScreen:  Verdict{State: Idle},
+		rawSince:   now,
+		lastChange: now,
+		screenSeen: true,
 	}
+	m.mu.Lock()
+	m.arm(later(now.Add(cfg.Debounce), m.graceEnd))
+	m.mu.Unlock()
 	return m
 }
 
@@ -511,6 +523,14 @@ func (m *Machine) recompute(now time.Time, cause string) {
 		to = Blocked
 	} else {
 		m.opener = nil
+	}
+	if to == Unknown {
+		if m.reported == Unknown {
+			return
+		}
+		// The last reason closed before the activity was known: nothing
+		// says busy.
+		to = Idle
 	}
 	if to == m.reported {
 		return

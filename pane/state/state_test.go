@@ -76,7 +76,7 @@ func TestSpinnerThenIdle(t *testing.T) {
 		m.Screen(Verdict{State: Idle})
 		time.Sleep(2 * time.Second)
 		expect(t, r, "working@300 idle@2300")
-		if e := r.list()[0]; e.Cause != "screen:busy_row" || e.From != Idle {
+		if e := r.list()[0]; e.Cause != "screen:busy_row" || e.From != Unknown {
 			t.Fatalf("first event %+v", e)
 		}
 	})
@@ -94,7 +94,21 @@ func TestNoFlicker(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 		time.Sleep(time.Second)
-		expect(t, r, "")
+		// Nothing held until the screen settled on idle at 1800 ms.
+		expect(t, r, "idle@2100")
+	})
+}
+
+// An agent that draws nothing busy is idle once the grace is over.
+func TestQuietAgentTurnsIdleAfterGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, time.Second)
+		defer m.Stop()
+		if s := m.Snapshot(); s.State != Unknown {
+			t.Fatalf("initial state %s", s.State)
+		}
+		time.Sleep(5 * time.Second)
+		expect(t, r, "idle@1000")
 	})
 }
 
@@ -207,7 +221,7 @@ func TestProbeLifecycle(t *testing.T) {
 		m.AgentStart()
 		m.AgentEnd("weird")
 		m.AgentSettled()
-		expect(t, r, "working@0 idle@2000 run:completed@2000 working@2000 idle@2000 run:error@2000 "+
+		expect(t, r, "idle@0 working@0 idle@2000 run:completed@2000 working@2000 idle@2000 run:error@2000 "+
 			"working@2000 idle@2000 run:aborted@2000 working@2000 idle@2000 run:completed@2000 "+
 			"working@2000 idle@2000 run:completed@2000")
 
@@ -244,7 +258,7 @@ func TestSessionStartResetsRun(t *testing.T) {
 		m.Open(Reason{Key: "w", Kind: KindWait, Label: "w"})
 		m.SessionStart()
 		m.AgentSettled()
-		expect(t, r, "working@0 blocked@0(w) idle@0")
+		expect(t, r, "idle@0 working@0 blocked@0(w) idle@0")
 	})
 }
 
@@ -266,7 +280,7 @@ func TestConcurrentReasons(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	prev := Idle
+	prev := Unknown
 	for _, e := range r.list() {
 		if e.From != prev || e.To == e.From {
 			t.Fatalf("event %+v after state %s", e, prev)

@@ -55,11 +55,12 @@ func newApp(io IO) *cli.App {
 			"Start with:  herdr-pi demo      (see it work, no Herdr or model account needed)\n" +
 			"             herdr-pi doctor    (check this machine)\n" +
 			"             herdr-pi wrap pi   (the real thing, inside a Herdr pane)",
-		Version:         version(),
-		Reader:          io.In,
-		Writer:          io.Out,
-		ErrWriter:       io.Err,
-		HideHelpCommand: true,
+		Version:              version(),
+		Reader:               io.In,
+		Writer:               io.Out,
+		ErrWriter:            io.Err,
+		HideHelpCommand:      true,
+		EnableBashCompletion: true,
 		// urfave/cli v2 would call os.Exit inside Run for an ExitCoder,
 		// skipping every deferred terminal restore; exit codes are decided
 		// in exitCode instead.
@@ -82,6 +83,7 @@ func newApp(io IO) *cli.App {
 			statusCommand(io),
 			doctorCommand(io),
 			demoCommand(io),
+			completionCommand(io),
 		},
 	}
 	for _, c := range app.Commands {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
@@ -60,6 +61,12 @@ func exitCode(err error, stderr io.Writer) int {
 			name += " " + usage.cmd
 		}
 		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, usage.err, name)
+		return exitUsage
+	}
+	if strings.HasPrefix(err.Error(), "Required flag") {
+		// urfave/cli reports missing required flags with an unexported
+		// type; it is a usage mistake like any other.
+		fmt.Fprintf(stderr, "herdr-pi: %v\n", err)
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "herdr-pi: %v\n", err)

@@ -1,21 +1,251 @@
 package commands
 
-import "github.com/urfave/cli/v2"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/notify"
+	"github.com/herdr-pi/herdr-pi/notify/osc"
+	"github.com/herdr-pi/herdr-pi/notify/tmux"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+type notifyOptions struct {
+	Title, Body, Sound string
+}
+
+// notifyDeps are what `notify` reaches outside its own process, so tests
+// can stand in for them.
+type notifyDeps struct {
+	// herdr opens the Herdr channel in a complete Herdr environment.
+	herdr func(settings.Herdr) (notify.Herdr, error)
+	// openTTY opens the controlling terminal, for when stdout is not one.
+	openTTY func() (io.WriteCloser, error)
+	// tmux asks the tmux servers around the process.
+	tmux notify.TmuxProbe
+	http *http.Client
+	// deadline bounds the whole delivery, Herdr's one-per-second pacing
+	// included.
+	deadline time.Duration
+}
+
+func systemNotifyDeps() notifyDeps {
+	return notifyDeps{
+		herdr: herdrChannel,
+		openTTY: func() (io.WriteCloser, error) {
+			return os.OpenFile("/dev/tty", os.O_WRONLY|unix.O_NOCTTY, 0)
+		},
+		tmux:     tmux.Probe{Run: tmux.Exec{}},
+		deadline: 10 * time.Second,
+	}
+}
+
+// herdrChannel turns the pane's Herdr environment into the Herdr channel.
+//
+// LEAD: after merging the bridge branch, return an adapter from
+// bridge/herdr's client (ShowNotification with herdr.Notification →
+// herdr.NotificationResult) to notify.Herdr here; wrap can share it. Until
+// then `notify` inside Herdr exits 1 with this error.
+func herdrChannel(h settings.Herdr) (notify.Herdr, error) {
+	return nil, errors.New("this build has no Herdr socket client yet")
+}
 
 func notifyCommand(io IO) *cli.Command {
 	return &cli.Command{
 		Name:  "notify",
 		Usage: "send one notification through the right channel for where it runs",
-		Description: "Inside Herdr it asks Herdr to show a toast; elsewhere it writes the desktop\n" +
-			"notification sequence your terminal understands (tmux-wrapped when needed).\n\n" +
+		Description: "Inside a Herdr pane it asks Herdr to show it (Herdr does not pass terminal\n" +
+			"notifications from panes on). Elsewhere it writes the desktop-notification\n" +
+			"sequence your terminal understands — OSC 9, 99 or 777, chosen from TERM_PROGRAM —\n" +
+			"to stdout when that is a terminal, else to the controlling terminal, wrapped for\n" +
+			"tmux when $TMUX is set (tmux needs `set -g allow-passthrough on`). ntfy gets it\n" +
+			"too when [notify.ntfy] is enabled. Control characters are removed from the text.\n\n" +
+			"Exits 0 when it was delivered or notifications are off on purpose, 1 with the\n" +
+			"reason otherwise. `herdr-pi doctor` shows the channel and why it may stay silent.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi notify --title \"Build finished\"\n" +
-			"  herdr-pi notify --title \"Pi needs you\" --body api --sound request",
+			"  herdr-pi notify --title \"Pi needs you\" --body api --sound request\n" +
+			"  make test && herdr-pi notify --title \"Tests passed\" --body \"$(basename \"$PWD\")\"",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "title", Usage: "notification title", Required: true},
 			&cli.StringFlag{Name: "body", Usage: "notification body"},
-			&cli.StringFlag{Name: "sound", Usage: "Herdr sound: none, done or request", Value: "none"},
+			&cli.StringFlag{Name: "sound", Usage: "Herdr sound: none, done or request (default: [notify] sound, none)"},
 		},
-		Action: func(c *cli.Context) error { return notBuilt(io, "notify", "issue: never miss a blocked agent") },
+		Action: func(c *cli.Context) error {
+			opts := &notifyOptions{Title: c.String("title"), Body: c.String("body"), Sound: c.String("sound")}
+			return notifyRun(c.Context, io, opts, systemNotifyDeps())
+		},
 	}
+}
+
+func notifyRun(ctx context.Context, io IO, opts *notifyOptions, deps notifyDeps) error {
+	if osc.CleanLabel(opts.Title) == "" {
+		return usagef("notify", "--title is empty once control characters are removed")
+	}
+	switch opts.Sound {
+	case "", "none", "done", "request":
+	default:
+		return usagef("notify", "--sound %q: use none, done or request", opts.Sound)
+	}
+	env := io.env()
+	paths := settings.Resolve(env)
+	cfg, cfgErr := settings.LoadConfig(paths.ConfigFile, paths.Pretty(paths.ConfigFile))
+	if cfgErr != nil {
+		fmt.Fprintf(io.Err, "herdr-pi notify: config problems, using the defaults:\n  %s\n",
+			strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
+	}
+	ncfg, _ := notifyConfig(cfg, paths)
+	if opts.Sound != "" {
+		ncfg.Sound = opts.Sound
+	}
+	herdrEnv, inHerdr := settings.HerdrEnv(env)
+	choice := notify.Choose(ncfg, inHerdr)
+	if choice.Problem != "" && choice.Route == notify.RouteNone {
+		return fmt.Errorf("notify: not sent: %s", choice.Problem)
+	}
+
+	setup := notify.Setup{Config: ncfg, Getenv: env.Get, InHerdr: inHerdr, TUI: true, HTTP: deps.http}
+	switch choice.Route {
+	case notify.RouteHerdr:
+		h, err := deps.herdr(herdrEnv)
+		if err != nil {
+			return fmt.Errorf("notify: cannot reach Herdr at %s: %w", herdrEnv.SocketPath, err)
+		}
+		setup.Herdr = h
+	case notify.RouteTerminal:
+		w, closeW, err := notifyTerminal(io, deps)
+		if err != nil {
+			return err
+		}
+		defer closeW()
+		setup.Terminal = w
+		if env.Get("TMUX") != "" {
+			setup.Tmux = deps.tmux
+		}
+	}
+	o, _ := setup.Options(ctx)
+	if o.Herdr == nil && o.Terminal == nil && o.Ntfy == nil {
+		fmt.Fprintf(io.Err, "herdr-pi notify: not sent: %s\n", choice.Why)
+		return nil
+	}
+	n := notify.Start(o)
+	n.Post(notify.Message{Title: opts.Title, Body: opts.Body, ID: fmt.Sprintf("herdr-pi-%d", os.Getpid())})
+	ctx, cancel := context.WithTimeout(ctx, deps.deadline)
+	defer cancel()
+	n.Close(ctx)
+	return notifyOutcome(io, n.Status())
+}
+
+// notifyOutcome turns what each channel did into the exit: delivered, or
+// not shown because the person turned it off, is success.
+func notifyOutcome(io IO, status []notify.ChannelStatus) error {
+	var failed []string
+	for _, st := range status {
+		switch {
+		case st.Failed > 0:
+			failed = append(failed, st.Channel+": "+st.Last)
+		case st.Sent == 0:
+			failed = append(failed, st.Channel+": not delivered before the deadline")
+		case st.Channel == "herdr" && st.Last == notify.ReasonDisabled:
+			fmt.Fprintf(io.Err, "herdr-pi notify: Herdr did not show it: %s\n", notify.HerdrHint(st.Last))
+		case st.Channel == "herdr" && st.Last != notify.ReasonShown:
+			failed = append(failed, "herdr: "+st.Last+" ("+notify.HerdrHint(st.Last)+")")
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("notify: not delivered: %s", strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// notifyTerminal is the terminal `notify` runs in: stdout when it is one,
+// else the controlling terminal (a hook's stdout is often a pipe).
+func notifyTerminal(io IO, deps notifyDeps) (io.Writer, func(), error) {
+	if f, ok := file(io.Out); ok && notifyIsTerminal(f) {
+		return f, func() {}, nil
+	}
+	tty, err := deps.openTTY()
+	if err != nil {
+		return nil, nil, fmt.Errorf("notify: no terminal to show it on: stdout is not a terminal and there is no controlling terminal (%v)", err)
+	}
+	return tty, func() { tty.Close() }, nil
+}
+
+func notifyIsTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// notifyConfig merges what decides notifications: herdr-pi's config.toml
+// over the seed extension's config.json over the built-in table. The
+// second result lists problems in the seed's file (for doctor); they leave
+// the built-in values in place.
+func notifyConfig(cfg settings.Config, paths settings.Paths) (notify.Config, []string) {
+	seedPath := paths.TerminalNotificationsFile()
+	seed, seedErr := settings.LoadTerminalNotifications(seedPath, paths.Pretty(seedPath))
+	var warnings []string
+	var ce *settings.ConfigError
+	if errors.As(seedErr, &ce) {
+		for _, p := range ce.Problems {
+			warnings = append(warnings, p.String())
+		}
+	}
+	n := cfg.Notify
+	table := osc.DefaultTable().
+		Overlay(osc.Protocol(seed.Fallback), protocolMap(seed.TermPrograms)).
+		Overlay(osc.Protocol(n.Fallback), protocolMap(n.TermPrograms))
+	return notify.Config{
+		Enabled: cfg.NotifyEnabled(),
+		Channel: n.Channel,
+		Sound:   n.Sound,
+		Table:   table,
+		Ntfy: notify.NtfyConfig{
+			Enabled: n.Ntfy.Enabled, Server: n.Ntfy.Server, Topic: n.Ntfy.Topic, Token: n.Ntfy.Token,
+			Priority: n.Ntfy.Priority, Timeout: n.Ntfy.Timeout.D(),
+		},
+	}, warnings
+}
+
+// protocolMap converts validated names (settings checked them).
+func protocolMap(m map[string]string) map[string]osc.Protocol {
+	out := make(map[string]osc.Protocol, len(m))
+	for k, v := range m {
+		if p, ok := osc.ParseProtocol(v); ok {
+			out[k] = p
+		}
+	}
+	return out
+}
+
+// NotifyDoctorChecks are the notification rows of `herdr-pi doctor` for
+// the process environment env.
+//
+// LEAD: doctor.go can call this and map each notify.Check (name, status
+// ok/info/warn/fail, detail, fix) to its own row type.
+func NotifyDoctorChecks(ctx context.Context, env settings.Env) []notify.Check {
+	paths := settings.Resolve(env)
+	cfg, cfgErr := settings.LoadConfig(paths.ConfigFile, paths.Pretty(paths.ConfigFile))
+	ncfg, warnings := notifyConfig(cfg, paths)
+	_, inHerdr := settings.HerdrEnv(env)
+	in := notify.DoctorInput{Config: ncfg, ConfigWarnings: warnings, Getenv: env.Get, InHerdr: inHerdr}
+	if env.Get("TMUX") != "" {
+		in.Tmux = tmux.Probe{Run: tmux.Exec{}}
+	}
+	checks := notify.Doctor(ctx, in)
+	if cfgErr != nil {
+		checks = append([]notify.Check{{Name: "notification settings", Status: notify.CheckWarn,
+			Detail: "config.toml has problems, so notifications use the defaults: " + cfgErr.Error(),
+			Fix:    "fix " + filepath.Base(paths.ConfigFile)}}, checks...)
+	}
+	return checks
 }

@@ -1,6 +1,20 @@
 package commands
 
-import "github.com/urfave/cli/v2"
+import (
+	"context"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+type waitingOptions struct {
+	Action string
+	Source string
+	ID     string
+	Label  string
+}
 
 func waitingCommand(io IO) *cli.Command {
 	flags := func() []cli.Flag {
@@ -10,19 +24,52 @@ func waitingCommand(io IO) *cli.Command {
 			&cli.StringFlag{Name: "label", Usage: "what the pane shows while blocked"},
 		}
 	}
+	action := func(name string) cli.ActionFunc {
+		return func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("waiting", "unexpected argument %q", c.Args().First())
+			}
+			opts := &waitingOptions{Action: name, Source: c.String("source"), ID: c.String("id"), Label: c.String("label")}
+			return waitingRun(c.Context, io, opts)
+		}
+	}
 	return &cli.Command{
 		Name:  "waiting",
 		Usage: "add or clear one reason the wrapped agent is waiting for you",
-		Description: "Talks to the herdr-pi wrapper running in this pane. The pane is blocked while any\n" +
-			"reason is open.\n\n" +
+		Description: "Talks to the herdr-pi wrapper running in this pane (or to the one whose agent runs\n" +
+			"this command). The pane is blocked while any reason is open; a reason is the pair\n" +
+			"source:id, and stopping it twice is harmless.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi waiting start --source deploy-hook --id 42 --label \"approve deploy\"\n" +
 			"  herdr-pi waiting stop --source deploy-hook --id 42",
 		Subcommands: []*cli.Command{
-			{Name: "start", Usage: "open a wait", Flags: flags(),
-				Action: func(c *cli.Context) error { return notBuilt(io, "waiting", "issue: blocked means blocked") }},
-			{Name: "stop", Usage: "close a wait", Flags: flags(),
-				Action: func(c *cli.Context) error { return notBuilt(io, "waiting", "issue: blocked means blocked") }},
+			{Name: "start", Usage: "open a wait", Flags: flags(), Action: action(control.WaitStart),
+				Description: "The pane turns blocked (if it was not already) and stays so until every open\n" +
+					"wait is stopped. The label is what Herdr shows when this wait opened the block.\n\n" +
+					"Example:\n" +
+					"  herdr-pi waiting start --source deploy-hook --id 42 --label \"approve deploy\""},
+			{Name: "stop", Usage: "close a wait", Flags: flags(), Action: action(control.WaitStop),
+				Description: "Closing a wait that is not open is harmless.\n\n" +
+					"Example:\n" +
+					"  herdr-pi waiting stop --source deploy-hook --id 42"},
 		},
 	}
+}
+
+func waitingRun(ctx context.Context, io IO, opts *waitingOptions) error {
+	w, err := control.WaitRequest{Action: opts.Action, Source: opts.Source, ID: opts.ID, Label: opts.Label}.Normalize()
+	if err != nil {
+		return usagef("waiting "+opts.Action, "%v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	c, err := dialWrapper(ctx, io)
+	if err != nil {
+		return fmt.Errorf("waiting %s: %w", opts.Action, err)
+	}
+	defer c.Close()
+	if err := c.Wait(ctx, w); err != nil {
+		return fmt.Errorf("waiting %s %s: the wrapper refused: %w", opts.Action, w.Key(), err)
+	}
+	return nil
 }

@@ -72,7 +72,9 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 		sizeFrom = append(sizeFrom, f)
 	}
 	log.Printf("start %q", opts.Argv)
-	det := startDetection(io, env, paths, cfg, opts, log)
+	report, stopHerdr := startHerdrReporting(env, cfg, opts.Agent, log.Printf)
+	defer stopHerdr()
+	det := startDetection(io, env, paths, cfg, opts, log, report)
 	defer det.stop()
 	err := pty.Run(ctx, pty.Options{
 		Argv: opts.Argv, Env: io.Env, Dir: io.Dir,

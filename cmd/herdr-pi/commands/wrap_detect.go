@@ -18,9 +18,9 @@ import (
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
-// stateSink receives every event of the state machine, in order. The
-// Herdr reporter and the notifier plug in here; until then transitions are
-// logged and, with HERDR_PI_TRACE set, traced.
+// stateSink receives every event of the state machine, in order: the log,
+// the Herdr reporter, the trace file (HERDR_PI_TRACE); the notifier plugs in
+// here too.
 type stateSink func(state.Event)
 
 // detection is the observing half of one wrap run: pty tap → shadow screen
@@ -61,7 +61,9 @@ func chooseAgent(flag, configured string, argv []string, set *detect.Set) string
 // owns: stop ends and waits for it. Manifest problems are shown on stderr
 // before the agent starts (like config problems) and the embedded manifest
 // is used instead.
-func startDetection(io IO, env settings.Env, paths settings.Paths, cfg settings.Config, opts *wrapOptions, log *logger) *detection {
+// report is the Herdr reporter's entry (a no-op outside Herdr); it gets
+// every transition.
+func startDetection(io IO, env settings.Env, paths settings.Paths, cfg settings.Config, opts *wrapOptions, log *logger, report func(st, message string)) *detection {
 	set, problems := detect.Load(paths.ManifestDir)
 	for _, p := range problems {
 		fmt.Fprintf(io.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
@@ -79,6 +81,13 @@ func startDetection(io IO, env settings.Env, paths settings.Paths, cfg settings.
 
 	d := &detection{tap: pty.NewTap(0), manifest: manifest, agent: agent, done: make(chan struct{})}
 	sinks := []stateSink{func(e state.Event) { log.Printf("state: %s", describeEvent(e)) }}
+	if report != nil {
+		sinks = append(sinks, func(e state.Event) {
+			if e.Kind == state.EventTransition {
+				report(string(e.To), e.Message)
+			}
+		})
+	}
 	if path := env.Get("HERDR_PI_TRACE"); path != "" {
 		t, err := openTrace(path)
 		if err != nil {

@@ -1,0 +1,124 @@
+package control
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Client is one authenticated connection to a wrapper's control socket,
+// used by `herdr-pi waiting` and `herdr-pi status`.
+type Client struct {
+	conn net.Conn
+	r    *bufio.Reader
+	next int
+}
+
+// ErrUnauthorized is returned when the wrapper refused our token.
+var ErrUnauthorized = errors.New("the wrapper refused the token")
+
+// Dial connects to the socket at path and authenticates with token. The
+// context bounds the whole handshake.
+func Dial(ctx context.Context, path, token string) (*Client, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{conn: conn, r: bufio.NewReaderSize(conn, MaxLine)}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	if err := c.send(Message{Type: TypeHello, Token: token, Role: RoleClient, PID: os.Getpid(), Version: ProtocolVersion}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	m, err := c.recv()
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if m.Type == TypeError || !m.OK {
+		conn.Close()
+		return nil, ErrUnauthorized
+	}
+	return c, nil
+}
+
+// Close ends the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+func (c *Client) send(m Message) error {
+	b, err := Encode(m)
+	if err != nil {
+		return err
+	}
+	_, err = c.conn.Write(b)
+	return err
+}
+
+func (c *Client) recv() (Message, error) {
+	line, err := c.r.ReadSlice('\n')
+	if err != nil {
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return Message{}, ErrLineTooLong
+		}
+		return Message{}, fmt.Errorf("the wrapper closed the connection: %w", err)
+	}
+	return Decode(line)
+}
+
+// Call sends one request and decodes its result into out (which may be
+// nil). A refusal by the wrapper comes back as an error with its text.
+func (c *Client) Call(ctx context.Context, method string, params, out any) error {
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.conn.SetDeadline(dl)
+	} else {
+		_ = c.conn.SetDeadline(time.Time{})
+	}
+	c.next++
+	id := strconv.Itoa(c.next)
+	m := Message{Type: TypeRequest, ID: id, Method: method}
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return err
+		}
+		m.Params = b
+	}
+	if err := c.send(m); err != nil {
+		return err
+	}
+	reply, err := c.recv()
+	if err != nil {
+		return err
+	}
+	if reply.Type != TypeResponse || reply.ID != id {
+		return fmt.Errorf("unexpected reply %q (id %q)", reply.Type, reply.ID)
+	}
+	if !reply.OK {
+		return errors.New(reply.Error)
+	}
+	if out != nil && len(reply.Result) > 0 {
+		return json.Unmarshal(reply.Result, out)
+	}
+	return nil
+}
+
+// Wait sends one waiting request.
+func (c *Client) Wait(ctx context.Context, w WaitRequest) error {
+	return c.Call(ctx, MethodWaiting, w, nil)
+}
+
+// Status asks for the wrapper's status.
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var st Status
+	err := c.Call(ctx, MethodStatus, nil, &st)
+	return st, err
+}

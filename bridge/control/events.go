@@ -1,0 +1,292 @@
+package control
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/herdr-pi/herdr-pi/bridge/permissions"
+	"github.com/herdr-pi/herdr-pi/internal/jstext"
+)
+
+// Event is something the probe saw inside Pi, decoded and validated. The
+// concrete types below are the whole set.
+type Event interface{ EventName() string }
+
+// Event names as they travel on the wire: Pi's own lifecycle event names,
+// and the inter-extension bus channels verbatim.
+const (
+	EvSessionStart      = "session_start"
+	EvSessionShutdown   = "session_shutdown"
+	EvAgentStart        = "agent_start"
+	EvAgentEnd          = "agent_end"
+	EvAgentSettled      = "agent_settled"
+	EvUIPromptStart     = "ui_prompt_start"
+	EvUIPromptEnd       = "ui_prompt_end"
+	EvWaitingForInput   = "pi:waiting-for-user-input"
+	EvHerdrBlocked      = "herdr:blocked"
+	EvAskStarted        = "@eko24ive/pi-ask:started"
+	EvAskCompleted      = "@eko24ive/pi-ask:completed"
+	EvPermissionPrompt  = "permissions:ui_prompt"
+	EvPermissionDecided = "permissions:decision"
+	EvPermissionForward = "permissions:forwarded_decision"
+)
+
+// SessionStart: Pi (re)started a session: startup, /reload, /new, /resume,
+// /fork. Every reason clears the probe-fed reasons (reference §18, §20).
+type SessionStart struct {
+	Reason              string `json:"reason"`
+	SessionFile         string `json:"sessionFile"`
+	SessionID           string `json:"sessionId"`
+	PreviousSessionFile string `json:"previousSessionFile"`
+	// Mode is ctx.mode (tui, rpc, json, print). Pi 0.73.1 has no ctx.mode:
+	// the probe then infers it from hasUI and Pi's argv and sets
+	// ModeInferred.
+	Mode         string `json:"mode"`
+	ModeInferred bool   `json:"modeInferred"`
+	HasUI        bool   `json:"hasUI"`
+	Cwd          string `json:"cwd"`
+	// InputNeeded is the probe's own reading of the branch with the
+	// sentinel rule (§16/§20). pane/session reads the same from the file;
+	// this one also works with --no-session.
+	InputNeeded bool `json:"inputNeeded"`
+}
+
+// SessionShutdown: the session ends (quit, or before a replacement).
+type SessionShutdown struct {
+	Reason            string `json:"reason"`
+	TargetSessionFile string `json:"targetSessionFile"`
+}
+
+// AgentStart: an agent run began.
+type AgentStart struct{}
+
+// AgentEnd: an agent run ended. StopReason is the last assistant message's
+// stop reason (stop, length, toolUse, error, aborted), else "".
+type AgentEnd struct {
+	StopReason  string `json:"stopReason"`
+	InputNeeded bool   `json:"inputNeeded"`
+}
+
+// AgentSettled: the run fully settled: no retry, compaction or queued
+// message follows (Pi 1.6.0; Pi 0.73.1 has no such event).
+type AgentSettled struct {
+	Aborted     bool `json:"aborted"`
+	Idle        bool `json:"idle"`
+	InputNeeded bool `json:"inputNeeded"`
+}
+
+// UIPromptStart: Pi is waiting on one of its own blocking dialogs (select,
+// confirm, input, editor, custom; Pi 1.6.0).
+type UIPromptStart struct {
+	Kind  string `json:"kind"`
+	Title string `json:"title"`
+}
+
+// UIPromptEnd: that dialog closed.
+type UIPromptEnd struct {
+	Kind  string `json:"kind"`
+	Title string `json:"title"`
+}
+
+// WaitingForInput is a valid pi:waiting-for-user-input payload (§18):
+// source and id non-blank (trimmed), waiting a boolean.
+type WaitingForInput struct {
+	Source  string
+	ID      string
+	Waiting bool
+}
+
+// Key identifies the wait among all open ones: "source:id".
+func (w WaitingForInput) Key() string { return w.Source + ":" + w.ID }
+
+// HerdrBlocked is a herdr:blocked payload as Herdr's own consumer reads it
+// (§8, §21): a truthy active opens one, anything else closes one.
+type HerdrBlocked struct {
+	Active bool
+	Label  string
+}
+
+// AskStarted: a pi-ask flow is waiting for the user (§7.1).
+type AskStarted struct {
+	FlowID string
+	Title  string
+}
+
+// Label is the trimmed title, else "Waiting for input".
+func (a AskStarted) Label() string {
+	if a.Title != "" {
+		return a.Title
+	}
+	return "Waiting for input"
+}
+
+// AskCompleted: the pi-ask flow ended.
+type AskCompleted struct{ FlowID string }
+
+// PermissionPrompt, PermissionDecision and PermissionForwarded carry the
+// permission events; [permissions.Tracker] correlates them.
+type PermissionPrompt struct{ permissions.Prompt }
+
+// PermissionDecision is a permissions:decision.
+type PermissionDecision struct{ permissions.Decision }
+
+// PermissionForwarded is a permissions:forwarded_decision.
+type PermissionForwarded struct{ permissions.ForwardedDecision }
+
+// ProbeConnected and ProbeDisconnected bracket one probe connection (one Pi
+// process). A disconnect without a session_shutdown means Pi died or the
+// probe lost its socket: what it had opened can no longer be closed by it.
+type ProbeConnected struct{ PID int }
+
+// ProbeDisconnected: see [ProbeConnected].
+type ProbeDisconnected struct{ PID int }
+
+func (SessionStart) EventName() string        { return EvSessionStart }
+func (SessionShutdown) EventName() string     { return EvSessionShutdown }
+func (AgentStart) EventName() string          { return EvAgentStart }
+func (AgentEnd) EventName() string            { return EvAgentEnd }
+func (AgentSettled) EventName() string        { return EvAgentSettled }
+func (UIPromptStart) EventName() string       { return EvUIPromptStart }
+func (UIPromptEnd) EventName() string         { return EvUIPromptEnd }
+func (WaitingForInput) EventName() string     { return EvWaitingForInput }
+func (HerdrBlocked) EventName() string        { return EvHerdrBlocked }
+func (AskStarted) EventName() string          { return EvAskStarted }
+func (AskCompleted) EventName() string        { return EvAskCompleted }
+func (PermissionPrompt) EventName() string    { return EvPermissionPrompt }
+func (PermissionDecision) EventName() string  { return EvPermissionDecided }
+func (PermissionForwarded) EventName() string { return EvPermissionForward }
+func (ProbeConnected) EventName() string      { return "probe_connected" }
+func (ProbeDisconnected) EventName() string   { return "probe_disconnected" }
+
+// ErrIgnored marks a payload the reference says to ignore (a bus event
+// with missing or malformed fields). It is not a protocol error: the
+// connection stays.
+var ErrIgnored = errors.New("payload ignored")
+
+// ParseEvent turns an event line's name and data into a typed Event.
+func ParseEvent(name string, data json.RawMessage) (Event, error) {
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	switch name {
+	case EvSessionStart:
+		return lifecycle[SessionStart](data)
+	case EvSessionShutdown:
+		return lifecycle[SessionShutdown](data)
+	case EvAgentStart:
+		return AgentStart{}, nil
+	case EvAgentEnd:
+		return lifecycle[AgentEnd](data)
+	case EvAgentSettled:
+		return lifecycle[AgentSettled](data)
+	case EvUIPromptStart:
+		return lifecycle[UIPromptStart](data)
+	case EvUIPromptEnd:
+		return lifecycle[UIPromptEnd](data)
+	case EvWaitingForInput:
+		w, ok := ParseWaitingForInput(data)
+		if !ok {
+			return nil, fmt.Errorf("%s: %w (want {source, id, waiting})", name, ErrIgnored)
+		}
+		return w, nil
+	case EvHerdrBlocked:
+		return parseHerdrBlocked(data), nil
+	case EvAskStarted, EvAskCompleted:
+		m, _ := anyObject(data)
+		id := trimmed(m, "flowId")
+		if id == "" {
+			return nil, fmt.Errorf("%s: %w (no flowId)", name, ErrIgnored)
+		}
+		if name == EvAskCompleted {
+			return AskCompleted{FlowID: id}, nil
+		}
+		return AskStarted{FlowID: id, Title: trimmed(m, "title")}, nil
+	case EvPermissionPrompt:
+		p, ok := permissions.ParsePrompt(data)
+		if !ok {
+			return nil, fmt.Errorf("%s: %w (no requestId)", name, ErrIgnored)
+		}
+		return PermissionPrompt{p}, nil
+	case EvPermissionDecided:
+		d, ok := permissions.ParseDecision(data)
+		if !ok {
+			return nil, fmt.Errorf("%s: %w (needs resolution, surface, value)", name, ErrIgnored)
+		}
+		return PermissionDecision{d}, nil
+	case EvPermissionForward:
+		d, ok := permissions.ParseForwardedDecision(data)
+		if !ok {
+			return nil, fmt.Errorf("%s: %w (incomplete)", name, ErrIgnored)
+		}
+		return PermissionForwarded{d}, nil
+	}
+	return nil, fmt.Errorf("unknown event %q", clip(name))
+}
+
+// lifecycle decodes the probe's own payload shapes; null means all zero.
+func lifecycle[T Event](data json.RawMessage) (Event, error) {
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("%s: bad payload: %w", v.EventName(), err)
+	}
+	return v, nil
+}
+
+// ParseWaitingForInput applies the pi:waiting-for-user-input rules (§18,
+// D3.1): an object whose source and id are strings that are not blank
+// (kept trimmed) and whose waiting is a boolean; anything else is ignored.
+func ParseWaitingForInput(data json.RawMessage) (WaitingForInput, bool) {
+	m, ok := anyObject(data)
+	if !ok {
+		return WaitingForInput{}, false
+	}
+	src, ok1 := m["source"].(string)
+	id, ok2 := m["id"].(string)
+	waiting, ok3 := m["waiting"].(bool)
+	src, id = jstext.Trim(src), jstext.Trim(id)
+	if !ok1 || !ok2 || !ok3 || src == "" || id == "" {
+		return WaitingForInput{}, false
+	}
+	return WaitingForInput{Source: src, ID: id, Waiting: waiting}, true
+}
+
+// parseHerdrBlocked reads the payload the way Herdr's managed integration
+// does: JavaScript truthiness of active decides open or close, so a payload
+// without active, or not an object at all, closes one.
+func parseHerdrBlocked(data json.RawMessage) HerdrBlocked {
+	m, _ := anyObject(data)
+	b := HerdrBlocked{Active: truthy(m["active"])}
+	if b.Active {
+		b.Label = trimmed(m, "label")
+	}
+	return b
+}
+
+// truthy is JavaScript's truthiness for a decoded JSON value.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case float64:
+		return x != 0
+	case string:
+		return x != ""
+	}
+	return true // objects and arrays, even empty ones
+}
+
+func anyObject(data json.RawMessage) (map[string]any, bool) {
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil || m == nil {
+		return nil, false
+	}
+	return m, true
+}
+
+func trimmed(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return jstext.Trim(s)
+}

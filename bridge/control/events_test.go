@@ -1,0 +1,95 @@
+package control
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// Reference D3.1: parseWaitingForUserInputEvent.
+func TestWaitingForUserInputVectors(t *testing.T) {
+	valid := `{"source":"plan-md:request_user_input","id":"call-1","waiting":true}`
+	w, ok := ParseWaitingForInput(json.RawMessage(valid))
+	if !ok || w != (WaitingForInput{Source: "plan-md:request_user_input", ID: "call-1", Waiting: true}) {
+		t.Fatalf("valid payload: %+v %v", w, ok)
+	}
+	if w.Key() != "plan-md:request_user_input:call-1" {
+		t.Fatalf("key %q", w.Key())
+	}
+	for _, js := range []string{
+		`{"source":"plan-md","waiting":true}`, // D3.1: no id
+		`null`,                                // D3.1
+		`{"source":"s","id":"i","waiting":"true"}`,
+		`{"source":"s","id":"i"}`,
+		`{"source":" \ufeff","id":"i","waiting":false}`, // blank to JavaScript
+		`{"source":"s","id":7,"waiting":false}`,
+		`[]`, `"x"`, `garbage`,
+	} {
+		if w, ok := ParseWaitingForInput(json.RawMessage(js)); ok {
+			t.Errorf("%s accepted as %+v", js, w)
+		}
+	}
+	w, ok = ParseWaitingForInput(json.RawMessage(`{"source":" s ","id":"\u00a0i","waiting":false}`))
+	if !ok || w.Source != "s" || w.ID != "i" || w.Waiting {
+		t.Fatalf("trimmed payload: %+v %v", w, ok)
+	}
+}
+
+// herdr:blocked is read the way Herdr's own consumer reads it (§8, §21):
+// truthy active opens, anything else closes.
+func TestHerdrBlockedTruthiness(t *testing.T) {
+	tests := map[string]HerdrBlocked{
+		`{"active":true,"label":" L "}`: {Active: true, Label: "L"},
+		`{"active":1}`:                  {Active: true},
+		`{"active":"no"}`:               {Active: true},
+		`{"active":{}}`:                 {Active: true},
+		`{"active":[]}`:                 {Active: true},
+		`{"active":false,"label":"L"}`:  {},
+		`{"active":0}`:                  {},
+		`{"active":""}`:                 {},
+		`{"active":null}`:               {},
+		`{}`:                            {},
+		`null`:                          {},
+		`"active"`:                      {},
+	}
+	for js, want := range tests {
+		ev, err := ParseEvent(EvHerdrBlocked, json.RawMessage(js))
+		if err != nil || ev != want {
+			t.Errorf("%s: %+v %v, want %+v", js, ev, err, want)
+		}
+	}
+}
+
+func TestPiAskEvents(t *testing.T) {
+	ev, err := ParseEvent(EvAskStarted, json.RawMessage(`{"flowId":" ask-1 ","title":"  "}`))
+	if err != nil || ev != (AskStarted{FlowID: "ask-1"}) || ev.(AskStarted).Label() != "Waiting for input" {
+		t.Fatalf("%+v %v", ev, err)
+	}
+	ev, _ = ParseEvent(EvAskStarted, json.RawMessage(`{"flowId":"a","title":"Choose deployment"}`))
+	if ev.(AskStarted).Label() != "Choose deployment" {
+		t.Fatalf("label %q", ev.(AskStarted).Label())
+	}
+	for _, js := range []string{`{}`, `{"flowId":""}`, `{"flowId":5}`, `null`} {
+		if _, err := ParseEvent(EvAskCompleted, json.RawMessage(js)); !errors.Is(err, ErrIgnored) {
+			t.Errorf("%s: %v, want ErrIgnored", js, err)
+		}
+	}
+}
+
+func TestLifecyclePayloads(t *testing.T) {
+	ev, err := ParseEvent(EvSessionStart, json.RawMessage(`{"reason":"resume","sessionFile":"/a.jsonl","previousSessionFile":"/b.jsonl","mode":"tui","modeInferred":true,"hasUI":true,"cwd":"/p","inputNeeded":true,"extra":1}`))
+	want := SessionStart{Reason: "resume", SessionFile: "/a.jsonl", PreviousSessionFile: "/b.jsonl", Mode: "tui", ModeInferred: true, HasUI: true, Cwd: "/p", InputNeeded: true}
+	if err != nil || !reflect.DeepEqual(ev, want) {
+		t.Fatalf("%+v %v", ev, err)
+	}
+	if ev, err := ParseEvent(EvAgentStart, nil); err != nil || ev != (AgentStart{}) {
+		t.Fatalf("agent_start without data: %+v %v", ev, err)
+	}
+	if _, err := ParseEvent(EvAgentEnd, json.RawMessage(`{"stopReason":5}`)); err == nil {
+		t.Fatal("a malformed lifecycle payload was accepted")
+	}
+	if _, err := ParseEvent("agent_started", nil); err == nil || errors.Is(err, ErrIgnored) {
+		t.Fatalf("unknown event: %v", err)
+	}
+}

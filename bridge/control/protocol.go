@@ -1,0 +1,185 @@
+package control
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The wire format: one JSON object per line (NDJSON), in both directions.
+//
+//	client → server  {"type":"hello","token":"…","role":"probe"|"client","pid":N,"version":1}
+//	server → client  {"type":"hello","ok":true,"version":1}   or {"type":"error","error":"…"} and close
+//	probe  → server  {"type":"event","name":"agent_start","data":{…}}           (no answer)
+//	client → server  {"type":"request","id":"1","method":"status"|"waiting","params":{…}}
+//	server → client  {"type":"response","id":"1","ok":true,"result":{…}}  or  "ok":false,"error":"…"
+//
+// The first line of a connection must be a hello carrying the run's token.
+// A line that does not decode, or is longer than MaxLine, ends the
+// connection; the server keeps serving everyone else.
+
+// ProtocolVersion is the version hello lines carry.
+const ProtocolVersion = 1
+
+// MaxLine is the longest line (newline included) either side accepts. The
+// probe shortens long strings in the payloads it forwards to stay below it.
+const MaxLine = 64 << 10
+
+// Roles a connection can say it has.
+const (
+	RoleProbe  = "probe"
+	RoleClient = "client"
+)
+
+// Message types.
+const (
+	TypeHello    = "hello"
+	TypeError    = "error"
+	TypeEvent    = "event"
+	TypeRequest  = "request"
+	TypeResponse = "response"
+)
+
+// Request methods.
+const (
+	MethodStatus  = "status"
+	MethodWaiting = "waiting"
+)
+
+// Message is one line of the protocol. Which fields matter depends on Type.
+type Message struct {
+	Type    string          `json:"type"`
+	Token   string          `json:"token,omitempty"`
+	Role    string          `json:"role,omitempty"`
+	PID     int             `json:"pid,omitempty"`
+	Version int             `json:"version,omitempty"`
+	Name    string          `json:"name,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	ID      string          `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	OK      bool            `json:"ok,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+}
+
+// ErrLineTooLong is returned for a line over MaxLine.
+var ErrLineTooLong = errors.New("line too long")
+
+// Field length limits: generous for real use, small enough that a hostile
+// line cannot make us keep much.
+const (
+	maxToken  = 128
+	maxName   = 128
+	maxID     = 64
+	maxMethod = 32
+	maxError  = 1024
+)
+
+// Decode parses one protocol line (without or with its trailing newline)
+// and checks the fields its type requires. It never panics, whatever the
+// bytes (FuzzDecode).
+func Decode(line []byte) (Message, error) {
+	line = bytes.TrimRight(line, "\r\n")
+	if len(line) >= MaxLine {
+		return Message{}, ErrLineTooLong
+	}
+	if !utf8.Valid(line) {
+		return Message{}, errors.New("not UTF-8")
+	}
+	var m Message
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if err := dec.Decode(&m); err != nil {
+		return Message{}, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if dec.More() {
+		return Message{}, errors.New("more than one JSON value on a line")
+	}
+	if err := m.validate(); err != nil {
+		return Message{}, err
+	}
+	return m, nil
+}
+
+func (m Message) validate() error {
+	switch m.Type {
+	case TypeHello:
+		if m.Token == "" && !m.OK {
+			return errors.New("hello without a token")
+		}
+		if len(m.Token) > maxToken || !printable(m.Token) {
+			return errors.New("hello with a malformed token")
+		}
+		if m.Role != "" && m.Role != RoleProbe && m.Role != RoleClient {
+			return fmt.Errorf("hello with unknown role %q", clip(m.Role))
+		}
+	case TypeError:
+		if len(m.Error) > maxError {
+			return errors.New("error text too long")
+		}
+	case TypeEvent:
+		if m.Name == "" || len(m.Name) > maxName || !printable(m.Name) {
+			return errors.New("event without a proper name")
+		}
+	case TypeRequest:
+		if len(m.ID) > maxID || !printable(m.ID) {
+			return errors.New("request with a malformed id")
+		}
+		if m.Method == "" || len(m.Method) > maxMethod || !printable(m.Method) {
+			return errors.New("request without a proper method")
+		}
+	case TypeResponse:
+		if len(m.ID) > maxID || !printable(m.ID) {
+			return errors.New("response with a malformed id")
+		}
+		if len(m.Error) > maxError {
+			return errors.New("error text too long")
+		}
+	case "":
+		return errors.New("message without a type")
+	default:
+		return fmt.Errorf("unknown message type %q", clip(m.Type))
+	}
+	return nil
+}
+
+// Encode renders m as one protocol line, newline included.
+func Encode(m Message) ([]byte, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	if len(b)+1 > MaxLine {
+		return nil, ErrLineTooLong
+	}
+	return append(b, '\n'), nil
+}
+
+// printable is true for text without control characters; ids, names and
+// tokens end up in logs and error messages.
+func printable(s string) bool {
+	for _, r := range s {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
+}
+
+// clip shortens untrusted text for a log line and makes it printable.
+func clip(s string) string {
+	const n = 80
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,135 @@
+package control
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Environment variables the wrapper gives its child, so `herdr-pi waiting`
+// and the probe inside it find the control socket without the registry.
+const (
+	EnvSocket = "HERDR_PI_CONTROL"
+	EnvToken  = "HERDR_PI_CONTROL_TOKEN"
+)
+
+// Endpoint is how to reach one wrapper.
+type Endpoint struct {
+	Socket string `json:"socket"`
+	Token  string `json:"token"`
+	PID    int    `json:"pid"`
+	// PaneID and HerdrSocket say which Herdr pane the wrapper runs in (for
+	// people reading the file; the key already encodes them).
+	PaneID      string    `json:"pane_id,omitempty"`
+	HerdrSocket string    `json:"herdr_socket,omitempty"`
+	Started     time.Time `json:"started,omitzero"`
+}
+
+// EndpointFromEnv reads the endpoint a wrapper put into its child's
+// environment; ok is false outside a wrapped child.
+func EndpointFromEnv(get func(string) string) (Endpoint, bool) {
+	e := Endpoint{Socket: get(EnvSocket), Token: get(EnvToken)}
+	return e, e.Socket != "" && e.Token != ""
+}
+
+// Env is the environment entries that carry e to the child.
+func (e Endpoint) Env() []string {
+	return []string{EnvSocket + "=" + e.Socket, EnvToken + "=" + e.Token}
+}
+
+// Registry is the directory of per-pane files (one per running wrapper in
+// a Herdr pane). It lives in the private runtime base, so the directory is
+// 0700 and every file 0600.
+type Registry struct{ Dir string }
+
+// PaneKey names the registry file of a Herdr pane. Pane ids are only unique
+// within one Herdr server, so the server's socket path is part of the key;
+// hashing keeps the name short and free of path characters.
+func PaneKey(herdrSocket, paneID string) string {
+	h := sha256.Sum256([]byte(herdrSocket + "\x00" + paneID))
+	return "pane-" + hex.EncodeToString(h[:12]) + ".json"
+}
+
+// Register writes e under key and returns the function that removes it
+// again, but only while the file still names this wrapper: a newer wrapper
+// in the same pane may have replaced it.
+func (r Registry) Register(key string, e Endpoint) (unregister func(), err error) {
+	for _, d := range []string{filepath.Dir(r.Dir), r.Dir} {
+		if err := EnsurePrivateDir(d); err != nil {
+			return nil, err
+		}
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(r.Dir, key)
+	tmp, err := os.CreateTemp(r.Dir, ".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	// CreateTemp makes the file 0600; the rename makes it appear whole.
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	return func() {
+		if cur, err := r.read(path); err == nil && cur.PID == e.PID && cur.Token == e.Token {
+			_ = os.Remove(path)
+		}
+	}, nil
+}
+
+func (r Registry) read(path string) (Endpoint, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	var e Endpoint
+	if err := json.Unmarshal(b, &e); err != nil {
+		return Endpoint{}, fmt.Errorf("registry file %s: %w", path, err)
+	}
+	return e, nil
+}
+
+// ErrStale says the registry named a wrapper that is gone; the entry was
+// removed.
+var ErrStale = errors.New("the wrapper registered for this pane is gone")
+
+// Lookup returns the endpoint registered under key. A missing entry is
+// ErrNoWrapper; an entry whose process is dead is removed and reported as
+// ErrStale (which also matches ErrNoWrapper).
+func (r Registry) Lookup(key string) (Endpoint, error) {
+	if err := checkPrivate(r.Dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Endpoint{}, ErrNoWrapper
+		}
+		return Endpoint{}, err
+	}
+	path := filepath.Join(r.Dir, key)
+	e, err := r.read(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Endpoint{}, ErrNoWrapper
+	}
+	if err != nil {
+		return Endpoint{}, err
+	}
+	if e.PID <= 0 || !processAlive(e.PID) {
+		_ = os.Remove(path)
+		return Endpoint{}, fmt.Errorf("%w (pid %d): %w", ErrStale, e.PID, ErrNoWrapper)
+	}
+	return e, nil
+}

@@ -1,0 +1,151 @@
+package control
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestEnsurePrivateDir(t *testing.T) {
+	base := shortDir(t)
+	dir := filepath.Join(base, "rt")
+	if err := EnsurePrivateDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+	if err := EnsurePrivateDir(dir); err != nil {
+		t.Fatalf("second call on our own 0700 directory: %v", err)
+	}
+	os.Chmod(dir, 0o750)
+	if err := EnsurePrivateDir(dir); err == nil || !strings.Contains(err.Error(), "chmod 700") {
+		t.Fatalf("0750: %v", err)
+	}
+	os.Chmod(dir, 0o700)
+	link := filepath.Join(base, "link")
+	os.Symlink(dir, link)
+	if err := EnsurePrivateDir(link); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Fatalf("symlink: %v", err)
+	}
+	if os.Getuid() == 0 {
+		other := filepath.Join(base, "other")
+		os.Mkdir(other, 0o700)
+		os.Chown(other, nobody, nobody)
+		if err := EnsurePrivateDir(other); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+			t.Fatalf("foreign owner: %v", err)
+		}
+	}
+}
+
+func TestRunDirsOfDeadWrappersAreSwept(t *testing.T) {
+	base := filepath.Join(shortDir(t), "rt")
+	// A pid that surely is dead: a child we started and reaped.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(base, runDirPrefix+strconv.Itoa(cmd.Process.Pid)+"-123")
+	alive := filepath.Join(base, runDirPrefix+strconv.Itoa(os.Getpid())+"-456")
+	for _, d := range []string{dead, alive} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(base, 0o700)
+	dir, err := NewRunDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("run dir of a dead wrapper survived: %v", err)
+	}
+	if _, err := os.Stat(alive); err != nil {
+		t.Errorf("run dir of a live wrapper was removed: %v", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 || !strings.HasPrefix(filepath.Base(dir), runDirPrefix+strconv.Itoa(os.Getpid())+"-") {
+		t.Errorf("new run dir %s: %v %v", dir, fi.Mode(), err)
+	}
+}
+
+func TestRegistryLifecycle(t *testing.T) {
+	reg := PaneRegistry(filepath.Join(shortDir(t), "rt"))
+	key := PaneKey("/tmp/herdr.sock", "w1:p1")
+	if key == PaneKey("/tmp/other.sock", "w1:p1") || strings.ContainsAny(key, "/:") {
+		t.Fatalf("pane key %q must depend on the Herdr socket and be a plain file name", key)
+	}
+	if _, err := reg.Lookup(key); !errors.Is(err, ErrNoWrapper) {
+		t.Fatalf("empty registry: %v", err)
+	}
+	os.MkdirAll(reg.Dir, 0o700)
+	e := Endpoint{Socket: "/tmp/x.sock", Token: "t1", PID: os.Getpid(), PaneID: "w1:p1"}
+	unregister, err := reg.Register(key, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(reg.Dir, key))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("registry file: %v %v", fi, err)
+	}
+	got, err := reg.Lookup(key)
+	if err != nil || got.Socket != e.Socket || got.Token != "t1" {
+		t.Fatalf("lookup: %+v %v", got, err)
+	}
+	// A newer wrapper in the same pane replaced us: our exit must not
+	// remove its entry.
+	newer := e
+	newer.Token = "t2"
+	if _, err := reg.Register(key, newer); err != nil {
+		t.Fatal(err)
+	}
+	unregister()
+	if got, err := reg.Lookup(key); err != nil || got.Token != "t2" {
+		t.Fatalf("newer entry lost: %+v %v", got, err)
+	}
+	// A dead wrapper's entry is stale, and removed.
+	cmd := exec.Command("true")
+	cmd.Run()
+	stale := e
+	stale.PID = cmd.Process.Pid
+	reg.Register(key, stale)
+	if _, err := reg.Lookup(key); !errors.Is(err, ErrStale) || !errors.Is(err, ErrNoWrapper) {
+		t.Fatalf("stale entry: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(reg.Dir, key)); !os.IsNotExist(err) {
+		t.Fatalf("stale entry not removed: %v", err)
+	}
+}
+
+func TestStartAndCloseLeaveNothingBehind(t *testing.T) {
+	base := filepath.Join(shortDir(t), "rt")
+	rec := newRecorder()
+	run, err := Start(RunConfig{RuntimeBase: base, PaneID: "w1:p1", HerdrSocket: "/tmp/h.sock", Events: rec, Requests: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := strings.Join(run.Env(), " ")
+	if !strings.Contains(env, EnvSocket+"="+run.Endpoint.Socket) || !strings.Contains(env, EnvToken+"="+run.Endpoint.Token) {
+		t.Fatalf("env %q", env)
+	}
+	got, err := PaneRegistry(base).Lookup(PaneKey("/tmp/h.sock", "w1:p1"))
+	if err != nil || got.Socket != run.Endpoint.Socket {
+		t.Fatalf("registry: %+v %v", got, err)
+	}
+	if fi, err := os.Stat(run.Dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("run dir %v %v", fi, err)
+	}
+	if err := run.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(run.Dir); !os.IsNotExist(err) {
+		t.Errorf("run dir left behind: %v", err)
+	}
+	if _, err := PaneRegistry(base).Lookup(PaneKey("/tmp/h.sock", "w1:p1")); !errors.Is(err, ErrNoWrapper) {
+		t.Errorf("registry entry left behind: %v", err)
+	}
+	run.Close()
+}

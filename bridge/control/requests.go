@@ -1,0 +1,112 @@
+package control
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// WaitRequest is one `herdr-pi waiting start|stop`: open or close the wait
+// "source:id". Label is what the pane shows while it is open.
+type WaitRequest struct {
+	Action string `json:"action"` // "start" or "stop"
+	Source string `json:"source"`
+	ID     string `json:"id"`
+	Label  string `json:"label,omitempty"`
+}
+
+// Wait actions.
+const (
+	WaitStart = "start"
+	WaitStop  = "stop"
+)
+
+// Limits for wait fields: they become Herdr messages and status lines.
+const (
+	maxWaitKey   = 128
+	maxWaitLabel = 200
+)
+
+// Key identifies the wait: "source:id", as for pi:waiting-for-user-input.
+func (w WaitRequest) Key() string { return w.Source + ":" + w.ID }
+
+// Normalize trims the fields and checks them: a known action, a source and
+// an id without control characters, a label that is printable after
+// control characters are turned into spaces and cut to 200 characters.
+func (w WaitRequest) Normalize() (WaitRequest, error) {
+	w.Action = strings.TrimSpace(w.Action)
+	w.Source = strings.TrimSpace(w.Source)
+	w.ID = strings.TrimSpace(w.ID)
+	if w.Action != WaitStart && w.Action != WaitStop {
+		return w, fmt.Errorf("waiting: action %q is neither start nor stop", clip(w.Action))
+	}
+	for _, f := range []struct{ name, v string }{{"--source", w.Source}, {"--id", w.ID}} {
+		switch {
+		case f.v == "":
+			return w, fmt.Errorf("waiting: %s is empty", f.name)
+		case len(f.v) > maxWaitKey:
+			return w, fmt.Errorf("waiting: %s is longer than %d bytes", f.name, maxWaitKey)
+		case !utf8.ValidString(f.v) || !printable(f.v):
+			return w, fmt.Errorf("waiting: %s contains control characters", f.name)
+		}
+	}
+	w.Label = cleanLabel(w.Label)
+	return w, nil
+}
+
+// cleanLabel makes label safe to show: control characters (and invalid
+// UTF-8) become spaces, runs of space collapse, the ends are trimmed, and
+// it is cut to maxWaitLabel characters.
+func cleanLabel(label string) string {
+	var b strings.Builder
+	n := 0
+	space := false
+	for _, r := range strings.ToValidUTF8(label, " ") {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			n++
+			space = false
+		}
+		if n >= maxWaitLabel {
+			break
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// Status is what `herdr-pi status` shows. The wrapper's state machine fills
+// State and Reasons; the server adds WrapperPID and ProbeConnected.
+type Status struct {
+	Agent       string    `json:"agent,omitempty"`
+	State       string    `json:"state"` // idle | working | blocked | unknown
+	Since       time.Time `json:"since,omitzero"`
+	Reasons     []Reason  `json:"reasons"`
+	SessionFile string    `json:"session_file,omitempty"`
+	// ChildPID is the wrapped agent's pid.
+	ChildPID       int  `json:"child_pid,omitempty"`
+	WrapperPID     int  `json:"wrapper_pid"`
+	ProbeConnected bool `json:"probe_connected"`
+}
+
+// Reason is one open reason the agent is blocked.
+type Reason struct {
+	// Kind says where it came from: sentinel, wait (herdr-pi waiting or
+	// pi:waiting-for-user-input), herdr-blocked, pi-ask, permission,
+	// ui-prompt.
+	Kind  string    `json:"kind"`
+	Key   string    `json:"key"`
+	Label string    `json:"label,omitempty"`
+	Since time.Time `json:"since,omitzero"`
+}
+
+// ErrNoWrapper says no herdr-pi wrapper serves this pane.
+var ErrNoWrapper = errors.New("no herdr-pi wrapper is running in this pane")

@@ -1,0 +1,92 @@
+package control
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// RunConfig is what [Start] needs: where private runs live, which pane
+// this is (for the registry), and who receives events and requests.
+type RunConfig struct {
+	// RuntimeBase is the parent of private per-run directories
+	// (settings.Paths.RuntimeBase).
+	RuntimeBase string
+	// PaneID and HerdrSocket name the Herdr pane; with PaneID empty (not in
+	// a complete Herdr environment) nothing is registered and only the
+	// child's environment leads to the socket.
+	PaneID      string
+	HerdrSocket string
+	Events      EventSink
+	Requests    Requests
+	Logf        func(format string, args ...any)
+}
+
+// Run is one wrapper's control endpoint: its private directory (where the
+// probe is written too), the socket, the token and the registry entry.
+type Run struct {
+	// Dir is the private 0700 directory of this run.
+	Dir      string
+	Endpoint Endpoint
+
+	server     *Server
+	unregister func()
+}
+
+// Start creates the run directory, listens, and registers the pane. Close
+// undoes all of it; call it on every exit path.
+func Start(cfg RunConfig) (*Run, error) {
+	dir, err := NewRunDir(cfg.RuntimeBase)
+	if err != nil {
+		return nil, fmt.Errorf("control: %w", err)
+	}
+	token, err := NewToken()
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("control: token: %w", err)
+	}
+	srv, err := Listen(Config{
+		Path: filepath.Join(dir, "control.sock"), Token: token,
+		Events: cfg.Events, Requests: cfg.Requests, Logf: cfg.Logf,
+	})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	r := &Run{Dir: dir, server: srv, unregister: func() {}, Endpoint: Endpoint{
+		Socket: srv.Path(), Token: token, PID: os.Getpid(),
+		PaneID: cfg.PaneID, HerdrSocket: cfg.HerdrSocket, Started: time.Now().UTC(),
+	}}
+	if cfg.PaneID != "" {
+		reg := PaneRegistry(cfg.RuntimeBase)
+		un, err := reg.Register(PaneKey(cfg.HerdrSocket, cfg.PaneID), r.Endpoint)
+		if err != nil {
+			_ = r.Close()
+			return nil, err
+		}
+		r.unregister = un
+	}
+	return r, nil
+}
+
+// Env is what the child's environment gets so the probe and `herdr-pi
+// waiting` inside it reach this run.
+func (r *Run) Env() []string { return r.Endpoint.Env() }
+
+// Close stops the server, removes the registry entry and the run
+// directory with everything in it. Safe to call more than once.
+func (r *Run) Close() error {
+	err := r.server.Close()
+	r.unregister()
+	r.unregister = func() {}
+	if rmErr := os.RemoveAll(r.Dir); err == nil {
+		err = rmErr
+	}
+	return err
+}
+
+// PaneRegistry is the registry under runtimeBase.
+func PaneRegistry(runtimeBase string) Registry {
+	return Registry{Dir: filepath.Join(runtimeBase, "panes")}
+}

@@ -1,0 +1,391 @@
+package control
+
+import (
+	"bufio"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// EventSink receives every event the probe forwards, decoded, in arrival
+// order. Calls never overlap (with each other or with [Requests] calls),
+// and must return quickly: the connection waits meanwhile.
+type EventSink interface {
+	ProbeEvent(Event)
+}
+
+// Requests answers `herdr-pi waiting` and `herdr-pi status`. Calls are
+// serialised with [EventSink] calls.
+type Requests interface {
+	Wait(WaitRequest) error
+	Status() Status
+}
+
+// Config says where the server listens and to whom it delivers.
+type Config struct {
+	// Path is the socket path. Its directory must be private (see
+	// [EnsurePrivateDir]); unix socket paths are limited to 107 bytes.
+	Path string
+	// Token is the per-run secret every connection must present.
+	Token    string
+	Events   EventSink
+	Requests Requests
+	// Logf receives diagnostics (rejected peers, bad lines). Never the
+	// terminal.
+	Logf func(format string, args ...any)
+
+	// HelloTimeout bounds how long a new connection may take to
+	// authenticate (default 2s); IdleTimeout closes a client (not probe)
+	// connection that sends nothing (default 30s). MaxConns bounds open
+	// connections (default 32).
+	HelloTimeout time.Duration
+	IdleTimeout  time.Duration
+	MaxConns     int
+
+	// peerUID, when set, replaces our own uid as the one peers must have
+	// (tests only).
+	peerUID *int
+}
+
+// Server is a running control socket. It owns its accept goroutine and one
+// goroutine per connection; Close stops and waits for all of them.
+type Server struct {
+	cfg Config
+	ln  *net.UnixListener
+
+	deliver sync.Mutex // serialises calls into Events and Requests
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	probes int
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// NewToken returns a fresh random token (256 bits, hex).
+func NewToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// Listen creates the socket (mode 0600) and starts serving.
+func Listen(cfg Config) (*Server, error) {
+	if cfg.Token == "" || cfg.Events == nil || cfg.Requests == nil {
+		return nil, errors.New("control: Listen needs a token, an event sink and a request handler")
+	}
+	if len(cfg.Path) > 107 {
+		return nil, fmt.Errorf("control: socket path %s is %d bytes, the limit is 107: use a shorter runtime directory", cfg.Path, len(cfg.Path))
+	}
+	if err := checkPrivate(filepath.Dir(cfg.Path)); err != nil {
+		return nil, fmt.Errorf("control: %w", err)
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.HelloTimeout <= 0 {
+		cfg.HelloTimeout = 2 * time.Second
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 30 * time.Second
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 32
+	}
+	if cfg.peerUID == nil {
+		uid := os.Getuid()
+		cfg.peerUID = &uid
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: cfg.Path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("control: listen on %s: %w", cfg.Path, err)
+	}
+	// The directory is private already; 0600 keeps the socket so even if
+	// the directory's mode were loosened later.
+	if err := os.Chmod(cfg.Path, 0o600); err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("control: chmod socket: %w", err)
+	}
+	ln.SetUnlinkOnClose(true)
+	s := &Server{cfg: cfg, ln: ln, conns: map[net.Conn]struct{}{}}
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+// Path is the socket path.
+func (s *Server) Path() string { return s.cfg.Path }
+
+// Close stops accepting, closes every connection, waits for their
+// goroutines and removes the socket file. Safe to call more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	err := s.ln.Close()
+	for c := range s.conns {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	_ = os.Remove(s.cfg.Path) // in case the listener did not unlink it
+	return err
+}
+
+func (s *Server) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			if s.isClosed() {
+				return
+			}
+			// Out of descriptors and the like: log, breathe, go on.
+			s.cfg.Logf("control: accept: %v", err)
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if !s.track(c) {
+			_ = c.Close()
+			continue
+		}
+		s.wg.Add(1)
+		go s.serve(c)
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func (s *Server) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if len(s.conns) >= s.cfg.MaxConns {
+		s.cfg.Logf("control: rejected a connection: %d already open", len(s.conns))
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c net.Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	_ = c.Close()
+}
+
+// peer returns the credentials the kernel recorded when the peer
+// connected; they cannot be forged by the peer.
+func peer(c *net.UnixConn) (*unix.Ucred, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := rc.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return nil, err
+	}
+	return cred, cerr
+}
+
+// serve owns one connection, from the peer check to its close.
+func (s *Server) serve(c *net.UnixConn) {
+	defer s.wg.Done()
+	defer s.untrack(c)
+	cred, err := peer(c)
+	if err != nil {
+		s.cfg.Logf("control: rejected a connection: cannot read peer credentials: %v", err)
+		return
+	}
+	if int(cred.Uid) != *s.cfg.peerUID {
+		s.cfg.Logf("control: rejected a connection from uid %d (pid %d): only uid %d may connect", cred.Uid, cred.Pid, *s.cfg.peerUID)
+		return
+	}
+	r := bufio.NewReaderSize(c, MaxLine)
+	_ = c.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
+	hello, err := s.readMessage(r, cred.Pid)
+	if err != nil {
+		return
+	}
+	if hello.Type != TypeHello || hello.Token == "" {
+		s.cfg.Logf("control: rejected pid %d: first line is %q, not a hello", cred.Pid, hello.Type)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(hello.Token), []byte(s.cfg.Token)) != 1 {
+		s.cfg.Logf("control: rejected pid %d: wrong token", cred.Pid)
+		s.write(c, Message{Type: TypeError, Error: "wrong token"})
+		return
+	}
+	if !s.write(c, Message{Type: TypeHello, OK: true, Version: ProtocolVersion}) {
+		return
+	}
+	probe := hello.Role == RoleProbe
+	if probe {
+		s.mu.Lock()
+		s.probes++
+		s.mu.Unlock()
+		s.deliverEvent(ProbeConnected{PID: int(cred.Pid)})
+		defer func() {
+			s.mu.Lock()
+			s.probes--
+			s.mu.Unlock()
+			s.deliverEvent(ProbeDisconnected{PID: int(cred.Pid)})
+		}()
+	}
+	for {
+		// A probe lives as long as Pi and may be quiet for hours; a
+		// client that goes quiet is stuck.
+		deadline := time.Time{}
+		if !probe {
+			deadline = time.Now().Add(s.cfg.IdleTimeout)
+		}
+		_ = c.SetReadDeadline(deadline)
+		m, err := s.readMessage(r, cred.Pid)
+		if err != nil {
+			return
+		}
+		switch m.Type {
+		case TypeEvent:
+			ev, err := ParseEvent(m.Name, m.Data)
+			if err != nil {
+				s.cfg.Logf("control: pid %d: event dropped: %v", cred.Pid, err)
+				continue
+			}
+			s.deliverEvent(ev)
+		case TypeRequest:
+			if !s.write(c, s.answer(m)) {
+				return
+			}
+		default:
+			s.cfg.Logf("control: pid %d: unexpected %q message; closing", cred.Pid, m.Type)
+			return
+		}
+	}
+}
+
+// readMessage reads and decodes one line. Any failure is logged (except a
+// plain close) and ends the connection.
+func (s *Server) readMessage(r *bufio.Reader, pid int32) (Message, error) {
+	line, err := r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		s.cfg.Logf("control: pid %d: line longer than %d bytes; closing", pid, MaxLine)
+		return Message{}, ErrLineTooLong
+	}
+	if err != nil {
+		if len(line) > 0 || !isEOF(err) {
+			s.cfg.Logf("control: pid %d: read: %v", pid, err)
+		}
+		return Message{}, err
+	}
+	m, err := Decode(line)
+	if err != nil {
+		s.cfg.Logf("control: pid %d: bad line (%v); closing", pid, err)
+		return Message{}, err
+	}
+	return m, nil
+}
+
+// isEOF is true for the ways a peer ends a connection: a plain close, or
+// a reset when it exits with our last reply unread.
+func isEOF(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET)
+}
+
+func (s *Server) write(c net.Conn, m Message) bool {
+	b, err := Encode(m)
+	if err != nil {
+		s.cfg.Logf("control: encode reply: %v", err)
+		return false
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write(b); err != nil {
+		return false
+	}
+	return true
+}
+
+func (s *Server) answer(m Message) Message {
+	reply := Message{Type: TypeResponse, ID: m.ID}
+	fail := func(err error) Message {
+		reply.Error = clip(err.Error())
+		return reply
+	}
+	var result any
+	switch m.Method {
+	case MethodStatus:
+		var st Status
+		s.call(func() { st = s.cfg.Requests.Status() })
+		s.mu.Lock()
+		st.ProbeConnected = s.probes > 0
+		s.mu.Unlock()
+		st.WrapperPID = os.Getpid()
+		result = st
+	case MethodWaiting:
+		var w WaitRequest
+		if err := json.Unmarshal(m.Params, &w); err != nil {
+			return fail(fmt.Errorf("waiting: bad parameters: %v", err))
+		}
+		w, err := w.Normalize()
+		if err != nil {
+			return fail(err)
+		}
+		var werr error
+		s.call(func() { werr = s.cfg.Requests.Wait(w) })
+		if werr != nil {
+			return fail(werr)
+		}
+		result = struct{}{}
+	default:
+		return fail(fmt.Errorf("unknown method %q", clip(m.Method)))
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		return fail(err)
+	}
+	reply.OK, reply.Result = true, b
+	return reply
+}
+
+func (s *Server) deliverEvent(ev Event) {
+	s.call(func() { s.cfg.Events.ProbeEvent(ev) })
+}
+
+// call runs one consumer call under the delivery lock. A panic in the
+// consumer is logged, not allowed to take the server down.
+func (s *Server) call(f func()) {
+	s.deliver.Lock()
+	defer s.deliver.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			s.cfg.Logf("control: consumer panicked: %v", r)
+		}
+	}()
+	f()
+}

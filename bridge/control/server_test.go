@@ -1,0 +1,524 @@
+package control
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// Re-executed as another user by TestOtherUID: dial and tell.
+	if path := os.Getenv("HERDR_PI_TEST_DIAL"); path != "" {
+		os.Exit(dialAndReport(path, os.Getenv("HERDR_PI_TEST_TOKEN")))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func dialAndReport(path, token string) int {
+	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	if err != nil {
+		fmt.Printf("dial: %v\n", err)
+		return 0
+	}
+	defer c.Close()
+	fmt.Fprintf(c, `{"type":"hello","token":%q,"role":"client"}`+"\n", token)
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	fmt.Printf("reply: %q err: %v\n", line, err)
+	return 0
+}
+
+// recorder is the wrapper side in these tests: it records events and
+// answers requests from a canned status.
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+	waits  []WaitRequest
+	status Status
+	ch     chan Event
+}
+
+func newRecorder() *recorder { return &recorder{ch: make(chan Event, 100)} }
+
+func (r *recorder) ProbeEvent(ev Event) {
+	r.mu.Lock()
+	r.events = append(r.events, ev)
+	r.mu.Unlock()
+	r.ch <- ev
+}
+
+func (r *recorder) Wait(w WaitRequest) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w.Source == "refuse" {
+		return fmt.Errorf("refused %s", w.Key())
+	}
+	r.waits = append(r.waits, w)
+	return nil
+}
+
+func (r *recorder) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status
+}
+
+func (r *recorder) next(t *testing.T) Event {
+	t.Helper()
+	select {
+	case ev := <-r.ch:
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event within 5s")
+		return nil
+	}
+}
+
+// logs collects the server's diagnostics.
+type logs struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logs) Logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *logs) waitFor(t *testing.T, substr string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		l.mu.Lock()
+		for _, s := range l.lines {
+			if strings.Contains(s, substr) {
+				l.mu.Unlock()
+				return
+			}
+		}
+		l.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t.Fatalf("no log line containing %q; got:\n%s", substr, strings.Join(l.lines, "\n"))
+}
+
+// shortDir is a private directory with a short path (socket paths are
+// limited to 107 bytes; t.TempDir can be longer).
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "hpc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+type fixture struct {
+	srv  *Server
+	rec  *recorder
+	logs *logs
+	path string
+	tok  string
+}
+
+func start(t *testing.T, mut ...func(*Config)) *fixture {
+	t.Helper()
+	dir := shortDir(t)
+	tok, err := NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{rec: newRecorder(), logs: &logs{}, path: filepath.Join(dir, "c.sock"), tok: tok}
+	cfg := Config{Path: f.path, Token: tok, Events: f.rec, Requests: f.rec, Logf: f.logs.Logf}
+	for _, m := range mut {
+		m(&cfg)
+	}
+	f.srv, err = Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.srv.Close() })
+	return f
+}
+
+// raw is a hand-driven connection for sending arbitrary bytes.
+type raw struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (f *fixture) raw(t *testing.T) *raw {
+	t.Helper()
+	c, err := net.Dial("unix", f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &raw{Conn: c, r: bufio.NewReader(c)}
+}
+
+func (c *raw) line(t *testing.T, s string) {
+	t.Helper()
+	if _, err := io.WriteString(c, s+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *raw) hello(t *testing.T, token, role string) {
+	t.Helper()
+	c.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, token, role))
+	got := c.read(t)
+	if got != `{"type":"hello","version":1,"ok":true}` {
+		t.Fatalf("hello reply %q", got)
+	}
+}
+
+func (c *raw) read(t *testing.T) string {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	s, err := c.r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("read: %v (got %q)", err, s)
+	}
+	return strings.TrimSuffix(s, "\n")
+}
+
+// closed asserts the server hung up on us.
+func (c *raw) closed(t *testing.T) {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	// A reset is a close too: the server hung up with our bytes unread.
+	if _, err := io.ReadAll(c.r); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("want the server to close the connection, got %v", err)
+	}
+}
+
+func TestEventsArriveTypedAndInOrder(t *testing.T) {
+	f := start(t)
+	c := f.raw(t)
+	c.hello(t, f.tok, RoleProbe)
+	if ev := f.rec.next(t); !reflect.DeepEqual(ev, ProbeConnected{PID: os.Getpid()}) {
+		t.Fatalf("first event %#v, want ProbeConnected with our pid", ev)
+	}
+	lines := []string{
+		`{"type":"event","name":"session_start","data":{"reason":"startup","sessionFile":"/s/a.jsonl","mode":"tui","hasUI":true}}`,
+		`{"type":"event","name":"agent_start"}`,
+		`{"type":"event","name":"pi:waiting-for-user-input","data":{"source":" plan-md ","id":"call-1","waiting":true}}`,
+		`{"type":"event","name":"pi:waiting-for-user-input","data":{"source":"plan-md","waiting":true}}`,
+		`{"type":"event","name":"herdr:blocked","data":{"active":1,"label":"deploy"}}`,
+		`{"type":"event","name":"herdr:blocked","data":{}}`,
+		`{"type":"event","name":"@eko24ive/pi-ask:started","data":{"flowId":"ask-1","title":" Choose "}}`,
+		`{"type":"event","name":"@eko24ive/pi-ask:completed","data":{"flowId":"ask-1"}}`,
+		`{"type":"event","name":"permissions:ui_prompt","data":{"requestId":"r1","forwarding":{"requesterAgentName":"Worker"}}}`,
+		`{"type":"event","name":"permissions:decision","data":{"resolution":"user_approved","surface":"bash","value":"ls"}}`,
+		`{"type":"event","name":"permissions:forwarded_decision","data":{"forwarding":{},"requestId":"r1","responderSessionId":"p","respondedAt":1,"resolution":"user_approved","result":"deny"}}`,
+		`{"type":"event","name":"ui_prompt_start","data":{"reason":"ui_prompt","kind":"confirm","title":"Delete?"}}`,
+		`{"type":"event","name":"ui_prompt_end","data":{"kind":"confirm","title":"Delete?"}}`,
+		`{"type":"event","name":"no_such_event"}`,
+		`{"type":"event","name":"agent_end","data":{"stopReason":"stop","inputNeeded":true}}`,
+		`{"type":"event","name":"agent_settled","data":{"aborted":false,"idle":true,"inputNeeded":true}}`,
+		`{"type":"event","name":"session_shutdown","data":{"reason":"quit"}}`,
+	}
+	for _, l := range lines {
+		c.line(t, l)
+	}
+	c.Close()
+	var got []Event
+	for {
+		ev := f.rec.next(t)
+		got = append(got, ev)
+		if _, ok := ev.(ProbeDisconnected); ok {
+			break
+		}
+	}
+	want := []Event{
+		SessionStart{Reason: "startup", SessionFile: "/s/a.jsonl", Mode: "tui", HasUI: true},
+		AgentStart{},
+		WaitingForInput{Source: "plan-md", ID: "call-1", Waiting: true},
+		HerdrBlocked{Active: true, Label: "deploy"},
+		HerdrBlocked{Active: false},
+		AskStarted{FlowID: "ask-1", Title: "Choose"},
+		AskCompleted{FlowID: "ask-1"},
+		got[7], // checked below: a forwarded permission prompt
+		got[8],
+		got[9],
+		UIPromptStart{Kind: "confirm", Title: "Delete?"},
+		UIPromptEnd{Kind: "confirm", Title: "Delete?"},
+		AgentEnd{StopReason: "stop", InputNeeded: true},
+		AgentSettled{Idle: true, InputNeeded: true},
+		SessionShutdown{Reason: "quit"},
+		ProbeDisconnected{PID: os.Getpid()},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("events:\n got %#v\nwant %#v", got, want)
+	}
+	if p, ok := got[7].(PermissionPrompt); !ok || p.RequestID != "r1" || !p.Forwarded || p.Label() != "Permission required by Worker" {
+		t.Errorf("permission prompt decoded as %#v", got[7])
+	}
+	if d, ok := got[8].(PermissionDecision); !ok || d.Surface != "bash" {
+		t.Errorf("decision decoded as %#v", got[8])
+	}
+	if d, ok := got[9].(PermissionForwarded); !ok || d.RequestID != "r1" || d.Result != "deny" {
+		t.Errorf("forwarded decision decoded as %#v", got[9])
+	}
+	f.logs.waitFor(t, `unknown event "no_such_event"`)
+	f.logs.waitFor(t, "pi:waiting-for-user-input: payload ignored")
+}
+
+func TestRequestsAreAnswered(t *testing.T) {
+	f := start(t)
+	f.rec.status = Status{Agent: "pi", State: "blocked", Reasons: []Reason{{Kind: "sentinel", Key: "sentinel", Label: "input needed"}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, f.path, f.tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Wait(ctx, WaitRequest{Action: "start", Source: " hook ", ID: "42", Label: "approve\x1b]0;evil\x07 deploy"}); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Wait(ctx, WaitRequest{Action: "start", Source: "refuse", ID: "1"})
+	if err == nil || err.Error() != "refused refuse:1" {
+		t.Fatalf("handler error not passed back: %v", err)
+	}
+	for _, bad := range []WaitRequest{{Action: "pause", Source: "s", ID: "i"}, {Action: "stop", Source: "", ID: "i"}, {Action: "stop", Source: "s", ID: "a\nb"}, {Action: "stop", Source: strings.Repeat("s", 200), ID: "i"}} {
+		if err := c.Wait(ctx, bad); err == nil {
+			t.Errorf("wait %+v accepted", bad)
+		}
+	}
+	st, err := c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != "blocked" || len(st.Reasons) != 1 || st.Reasons[0].Label != "input needed" || st.WrapperPID != os.Getpid() || st.ProbeConnected {
+		t.Fatalf("status %+v", st)
+	}
+	f.rec.mu.Lock()
+	defer f.rec.mu.Unlock()
+	want := []WaitRequest{{Action: "start", Source: "hook", ID: "42", Label: "approve ]0;evil deploy"}}
+	if !reflect.DeepEqual(f.rec.waits, want) {
+		t.Fatalf("waits %+v, want %+v", f.rec.waits, want)
+	}
+}
+
+func TestStatusSaysWhetherAProbeIsConnected(t *testing.T) {
+	f := start(t)
+	p := f.raw(t)
+	p.hello(t, f.tok, RoleProbe)
+	f.rec.next(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, f.path, f.tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st, err := c.Status(ctx)
+	if err != nil || !st.ProbeConnected {
+		t.Fatalf("status %+v, %v: want probe_connected", st, err)
+	}
+}
+
+// Every kind of bad input ends that connection with a log line; the server
+// goes on serving the next, well-behaved client.
+func TestBadInputIsRejectedAndLogged(t *testing.T) {
+	f := start(t, func(c *Config) { c.HelloTimeout = 300 * time.Millisecond })
+	cases := []struct {
+		name, log string
+		send      func(t *testing.T, c *raw)
+	}{
+		{"garbage before hello", "bad line", func(t *testing.T, c *raw) { c.line(t, "\x00\xff garbage {") }},
+		{"wrong token", "wrong token", func(t *testing.T, c *raw) {
+			c.line(t, `{"type":"hello","token":"nope","role":"client"}`)
+			if got := c.read(t); got != `{"type":"error","error":"wrong token"}` {
+				t.Fatalf("reply %q", got)
+			}
+		}},
+		{"event before hello", "not a hello", func(t *testing.T, c *raw) { c.line(t, `{"type":"event","name":"agent_start"}`) }},
+		{"silence", "i/o timeout", func(t *testing.T, c *raw) {}},
+		{"huge line", "line longer than", func(t *testing.T, c *raw) {
+			c.hello(t, f.tok, RoleProbe)
+			// The server hangs up after MaxLine bytes, so the write fails.
+			_, _ = c.Write([]byte(`{"type":"event","name":"x","data":"` + strings.Repeat("A", 2*MaxLine) + "\"}\n"))
+		}},
+		{"garbage after hello", "bad line", func(t *testing.T, c *raw) {
+			c.hello(t, f.tok, RoleClient)
+			c.line(t, `{"type":"request","id":"1","method":"status"}{"type":"x"}`)
+		}},
+		{"response from a client", "unexpected", func(t *testing.T, c *raw) {
+			c.hello(t, f.tok, RoleClient)
+			c.line(t, `{"type":"response","id":"1","ok":true}`)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := f.raw(t)
+			tc.send(t, c)
+			c.closed(t)
+			f.logs.waitFor(t, tc.log)
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, f.path, f.tok)
+	if err != nil {
+		t.Fatalf("server stopped serving after bad input: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Status(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Dial(ctx, f.path, "wrong"); err != ErrUnauthorized {
+		t.Fatalf("Dial with a wrong token: %v, want ErrUnauthorized", err)
+	}
+}
+
+func TestTooManyConnectionsAreRefused(t *testing.T) {
+	f := start(t, func(c *Config) { c.MaxConns = 2 })
+	a, b := f.raw(t), f.raw(t)
+	a.hello(t, f.tok, RoleClient)
+	b.hello(t, f.tok, RoleClient)
+	c := f.raw(t)
+	c.closed(t)
+	f.logs.waitFor(t, "2 already open")
+}
+
+func TestAPanickingConsumerDoesNotStopTheServer(t *testing.T) {
+	f := start(t, func(c *Config) { c.Events = panicker{} })
+	c := f.raw(t)
+	c.hello(t, f.tok, RoleProbe)
+	c.line(t, `{"type":"event","name":"agent_start"}`)
+	f.logs.waitFor(t, "consumer panicked")
+	c.line(t, `{"type":"request","id":"7","method":"status"}`)
+	if got := c.read(t); !strings.Contains(got, `"id":"7","ok":true`) {
+		t.Fatalf("status after a panic: %q", got)
+	}
+}
+
+type panicker struct{}
+
+func (panicker) ProbeEvent(Event) { panic("boom") }
+
+func TestSocketIsPrivateAndRemovedOnClose(t *testing.T) {
+	f := start(t)
+	fi, err := os.Stat(f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode %v, want a 0600 socket", fi.Mode())
+	}
+	c := f.raw(t)
+	c.hello(t, f.tok, RoleProbe)
+	if err := f.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.closed(t)
+	if _, err := os.Lstat(f.path); !os.IsNotExist(err) {
+		t.Fatalf("socket still there after Close: %v", err)
+	}
+	if err := f.srv.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+func TestListenRefusesAnOpenDirectoryAndLongPaths(t *testing.T) {
+	dir := shortDir(t)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	_, err := Listen(Config{Path: filepath.Join(dir, "c.sock"), Token: "t", Events: rec, Requests: rec})
+	if err == nil || !strings.Contains(err.Error(), "mode 0755") {
+		t.Fatalf("Listen in a 0755 directory: %v", err)
+	}
+	_, err = Listen(Config{Path: "/tmp/" + strings.Repeat("x", 120), Token: "t", Events: rec, Requests: rec})
+	if err == nil || !strings.Contains(err.Error(), "limit is 107") {
+		t.Fatalf("Listen on a long path: %v", err)
+	}
+}
+
+const nobody = 65534
+
+// runAsNobody runs this test binary as uid/gid 65534 to dial path.
+func runAsNobody(t *testing.T, path, token string) string {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to start a process as another uid (CI runs as root)")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test binary sits in a private build directory; nobody needs a
+	// copy it can execute.
+	binDir := shortDir(t)
+	if err := os.Chmod(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(binDir, "dialer")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"HERDR_PI_TEST_DIAL=" + path, "HERDR_PI_TEST_TOKEN=" + token}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("dialer as uid %d: %v\n%s", nobody, err, out)
+	}
+	return string(out)
+}
+
+// Another user cannot reach the socket: the 0700 directory stops it.
+func TestOtherUIDCannotReachTheSocket(t *testing.T) {
+	f := start(t)
+	out := runAsNobody(t, f.path, f.tok)
+	if !strings.Contains(out, "permission denied") {
+		t.Fatalf("uid %d reached the socket: %s", nobody, out)
+	}
+}
+
+// Even with the directory and socket opened up (a mistake, or a process
+// that got a descriptor), the kernel's peer credentials stop another uid,
+// token or not.
+func TestOtherUIDIsRejectedByPeerCredentials(t *testing.T) {
+	f := start(t)
+	if err := os.Chmod(filepath.Dir(f.path), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(f.path, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	out := runAsNobody(t, f.path, f.tok)
+	if !strings.Contains(out, `reply: ""`) || strings.Contains(out, "err: <nil>") {
+		t.Fatalf("uid %d got a reply: %s", nobody, out)
+	}
+	f.logs.waitFor(t, fmt.Sprintf("rejected a connection from uid %d", nobody))
+	if len(f.rec.ch) != 0 {
+		t.Fatalf("a rejected peer produced events")
+	}
+}

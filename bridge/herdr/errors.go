@@ -1,0 +1,126 @@
+package herdr
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Error is Herdr's own answer that it did not do what was asked: an error
+// reply with a code and a message (herdr-socket-api.md §2.3).
+type Error struct {
+	Code    string
+	Message string
+	// Method and Socket say which request to which Herdr; the client fills them.
+	Method string
+	Socket string
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("herdr at %s refused %s: %s (%s)", e.Socket, e.Method, e.Message, e.Code)
+	if hint := hintFor(e.Code); hint != "" {
+		s += "; " + hint
+	}
+	return s
+}
+
+func hintFor(code string) string {
+	switch code {
+	case "pane_not_found":
+		return "HERDR_PANE_ID names a pane this Herdr does not have (it was closed, or the shell came from another session): open a new pane"
+	case "invalid_request", "not_implemented":
+		return "this Herdr does not understand herdr-pi's request: run 'herdr-pi doctor' to compare protocol versions"
+	case "invalid_agent":
+		return `set [herdr] agent in herdr-pi's config.toml to a non-empty label such as "pi"`
+	}
+	return ""
+}
+
+// FailureKind names a way talking to Herdr can fail, so repeated failures of
+// one kind can be logged once.
+type FailureKind string
+
+const (
+	FailNoSocket   FailureKind = "no-socket"   // the socket file does not exist
+	FailNotSocket  FailureKind = "not-socket"  // the path is not a socket
+	FailRefused    FailureKind = "refused"     // a socket file nobody listens on
+	FailPermission FailureKind = "permission"  // the socket belongs to someone else
+	FailTimeout    FailureKind = "timeout"     // no complete reply before the deadline
+	FailClosed     FailureKind = "closed"      // the connection ended without a reply line
+	FailGarbage    FailureKind = "garbage"     // a reply that is not Herdr's protocol
+	FailOther      FailureKind = "other"       // anything else on the socket
+	FailCanceled   FailureKind = "canceled"    // the caller gave up
+	failHerdrError FailureKind = "herdr-error" // prefix for Herdr's error codes
+)
+
+// TransportError means a request did not get an answer from Herdr: the socket
+// is missing or dead, Herdr did not reply in time, or replied with something
+// that is not its protocol.
+type TransportError struct {
+	Kind   FailureKind
+	Socket string
+	Method string
+	// After is the deadline that ran out, for FailTimeout.
+	After time.Duration
+	Err   error
+}
+
+func (e *TransportError) Unwrap() error { return e.Err }
+
+func (e *TransportError) Error() string {
+	switch e.Kind {
+	case FailNoSocket:
+		return fmt.Sprintf("herdr socket %s does not exist: Herdr is not running, or HERDR_SOCKET_PATH is left over from an old session (start Herdr, or open a new pane)", e.Socket)
+	case FailNotSocket:
+		return fmt.Sprintf("%s is not a socket: HERDR_SOCKET_PATH points at something else (fix the variable, or open a new pane)", e.Socket)
+	case FailRefused:
+		return fmt.Sprintf("herdr socket %s refuses connections: Herdr has exited and left its socket behind (restart Herdr, or open a new pane)", e.Socket)
+	case FailPermission:
+		return fmt.Sprintf("herdr socket %s: permission denied (run herdr-pi as the user who runs Herdr)", e.Socket)
+	case FailTimeout:
+		return fmt.Sprintf("herdr socket %s: no reply to %s within %v: Herdr is busy or hung (run 'herdr-pi doctor'; restart Herdr if it stays so)", e.Socket, e.Method, e.After)
+	case FailClosed:
+		return fmt.Sprintf("herdr socket %s: Herdr closed the connection without answering %s (run 'herdr-pi doctor' to compare protocol versions)", e.Socket, e.Method)
+	case FailGarbage:
+		return fmt.Sprintf("herdr socket %s: the reply to %s is not Herdr's protocol (%v): is HERDR_SOCKET_PATH another program's socket? (run 'herdr-pi doctor')", e.Socket, e.Method, e.Err)
+	case FailCanceled:
+		return fmt.Sprintf("herdr socket %s: %s abandoned: %v", e.Socket, e.Method, e.Err)
+	}
+	return fmt.Sprintf("herdr socket %s: %s failed: %v", e.Socket, e.Method, e.Err)
+}
+
+// ProtocolMismatchError means Herdr answered ping with a protocol other than
+// [Protocol]. Herdr itself never refuses a client for it (§2.4), so callers
+// decide whether to go on.
+type ProtocolMismatchError struct {
+	Socket   string
+	Got      int
+	Version  string
+	Expected int
+}
+
+func (e *ProtocolMismatchError) Error() string {
+	dir := "newer"
+	fix := "upgrade herdr-pi if something misbehaves"
+	if e.Got < e.Expected {
+		dir, fix = "older", "upgrade Herdr"
+	}
+	return fmt.Sprintf("herdr at %s speaks protocol %d (Herdr %s), %s than the protocol %d herdr-pi was built for: the methods herdr-pi uses may differ (%s)",
+		e.Socket, e.Got, e.Version, dir, e.Expected, fix)
+}
+
+// KindOf classifies err for log de-duplication: a transport failure kind,
+// "herdr-error:<code>" for an error reply, or "" for nil.
+func KindOf(err error) FailureKind {
+	var te *TransportError
+	var he *Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &te):
+		return te.Kind
+	case errors.As(err, &he):
+		return failHerdrError + ":" + FailureKind(he.Code)
+	}
+	return FailOther
+}

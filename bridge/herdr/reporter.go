@@ -1,0 +1,393 @@
+package herdr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ReporterConfig says which pane a [Reporter] speaks for and how.
+type ReporterConfig struct {
+	Client *Client
+	PaneID string
+	// Source is the reporting source, e.g. "custom:herdr-pi"; a custom
+	// source takes the pane's single hook-authority slot (§4.2, §6.2).
+	Source string
+	// Agent is the agent label shown for the pane, e.g. "pi".
+	Agent string
+	// Logf receives one line per kind of failure; it must not write to the
+	// agent's terminal. Nil discards.
+	Logf func(format string, args ...any)
+	// Now and Sleep are the clock seqs are read from; nil means the real one.
+	Now   func() time.Time
+	Sleep func(time.Duration)
+	// MinInterval is the least time between the starts of two reports; the
+	// changes in between collapse into the newest. Default 100 ms, the tick
+	// at which Herdr itself delivers events (§1.4).
+	MinInterval time.Duration
+	// RetryMin and RetryMax bound the back-off with which the current state
+	// is sent again after a report failed. Defaults 1 s and 30 s.
+	RetryMin, RetryMax time.Duration
+	// ReleaseGrace is how long Release lets a report in flight finish, so
+	// the release arrives after it, before cutting it off. Default 250 ms.
+	ReleaseGrace time.Duration
+}
+
+// ReporterStats counts what a Reporter did, for tests and diagnostics.
+type ReporterStats struct {
+	Requested int    // Report calls that changed the wanted state
+	Sent      int    // reports Herdr answered
+	Failed    int    // reports that got no answer or an error
+	LastSeq   uint64 // the highest seq sent, release included
+}
+
+type stateMsg struct{ state, message string }
+
+// Reporter keeps one pane's agent state in Herdr.
+//
+// Report never blocks: it records the newest state and returns. One sender
+// goroutine, owned by the Reporter, delivers it: one request at a time, the
+// newest pending state replacing older unsent ones (a queue of one), at most
+// one report per MinInterval, only when (state, message) differs from what
+// Herdr last acknowledged. The sender ends once it has caught up; after a
+// failure it stays to send the current state again with back-off, so Herdr
+// gets it once it answers again (after a restart or a live handoff, §9.1).
+// Release and Close stop the sender and wait for it.
+type Reporter struct {
+	cfg    ReporterConfig
+	client *Client
+
+	seqMu sync.Mutex
+	seq   *seqClock
+
+	sendCtx    context.Context
+	cancelSend context.CancelCauseFunc
+	stopCh     chan struct{}
+	wake       chan struct{}
+	wg         sync.WaitGroup
+
+	mu         sync.Mutex
+	want       stateMsg
+	hasWant    bool
+	dirty      bool // want has not been delivered
+	force      bool // send want even if Herdr acknowledged it already
+	acked      stateMsg
+	hasAcked   bool
+	attempted  bool // a report may have reached Herdr
+	claimed    bool // Report was called: this run speaks for the pane
+	failing    bool
+	lastKind   FailureKind // of the last failure
+	lastFailed stateMsg
+	retryDelay time.Duration
+	retryAt    time.Time
+	lastStart  time.Time
+	running    bool
+	stopped    bool
+	released   bool
+	logged     map[FailureKind]bool
+	recovered  bool
+	stats      ReporterStats
+}
+
+var errStopped = errors.New("reporter stopped")
+
+// NewReporter returns a Reporter for one pane. It sends nothing until the
+// first Report.
+func NewReporter(cfg ReporterConfig) *Reporter {
+	if cfg.MinInterval <= 0 {
+		cfg.MinInterval = 100 * time.Millisecond
+	}
+	if cfg.RetryMin <= 0 {
+		cfg.RetryMin = time.Second
+	}
+	if cfg.RetryMax < cfg.RetryMin {
+		cfg.RetryMax = max(30*time.Second, cfg.RetryMin)
+	}
+	if cfg.ReleaseGrace <= 0 {
+		cfg.ReleaseGrace = 250 * time.Millisecond
+	}
+	r := &Reporter{
+		cfg: cfg, client: cfg.Client,
+		seq:    newSeqClock(cfg.Now, cfg.Sleep),
+		stopCh: make(chan struct{}),
+		wake:   make(chan struct{}, 1),
+		logged: map[FailureKind]bool{},
+	}
+	r.sendCtx, r.cancelSend = context.WithCancelCause(context.Background())
+	return r
+}
+
+// Report asks for the pane to show state (idle, working, blocked or
+// unknown) with an optional message. It returns at once; repeating the
+// current (state, message) does nothing.
+func (r *Reporter) Report(state, message string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	next := stateMsg{state, message}
+	if r.hasWant && r.want == next {
+		return
+	}
+	r.want, r.hasWant, r.dirty, r.claimed = next, true, true, true
+	r.stats.Requested++
+	r.kickLocked()
+}
+
+// Resync sends the current state again even if Herdr acknowledged it, for
+// when Herdr may have lost it (its event stream ended, say).
+func (r *Reporter) Resync() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || !r.hasWant {
+		return
+	}
+	r.dirty, r.force = true, true
+	r.kickLocked()
+}
+
+// Stats returns what the Reporter has done so far.
+func (r *Reporter) Stats() ReporterStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stats
+	r.seqMu.Lock()
+	s.LastSeq = r.seq.floor
+	r.seqMu.Unlock()
+	if !r.attempted {
+		s.LastSeq = 0
+	}
+	return s
+}
+
+func (r *Reporter) kickLocked() {
+	if !r.running {
+		r.running = true
+		r.wg.Add(1)
+		go r.run()
+		return
+	}
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Release stops reporting and gives the pane's agent authority back with a
+// seq above every report sent, so Herdr does not keep showing a state for a
+// wrapper that ended (§11.3). A report in flight gets ReleaseGrace to finish
+// first. ctx bounds the whole call. Releasing twice does nothing, and a
+// Reporter that was never asked to report releases nothing. One that was
+// asked releases even if no report left yet: an earlier run that died
+// without releasing may have left its state on the pane.
+func (r *Reporter) Release(ctx context.Context) error {
+	r.mu.Lock()
+	if r.released {
+		r.mu.Unlock()
+		return nil
+	}
+	r.released = true
+	r.stopLocked()
+	r.mu.Unlock()
+
+	var cutOff atomic.Bool
+	grace := time.AfterFunc(r.cfg.ReleaseGrace, func() {
+		cutOff.Store(true)
+		r.cancelSend(errStopped)
+	})
+	stopOnCtx := context.AfterFunc(ctx, func() { r.cancelSend(context.Cause(ctx)) })
+	r.wg.Wait()
+	grace.Stop()
+	stopOnCtx()
+	r.cancelSend(errStopped)
+
+	r.mu.Lock()
+	claimed := r.claimed
+	// A Herdr that let a report time out, or sat on one through the
+	// grace, is not answering: one short attempt, so that exiting does
+	// not wait the full 2 s for a release that cannot land.
+	hung := (r.failing && r.lastKind == FailTimeout) || cutOff.Load()
+	r.mu.Unlock()
+	if !claimed {
+		return nil
+	}
+	attempts := retryOnce
+	if hung {
+		attempts = retryOnce[:1]
+	}
+	seq := r.nextSeq()
+	err := r.client.call(ctx, "pane.release_agent",
+		AgentRelease{PaneID: r.cfg.PaneID, Source: r.cfg.Source, Agent: r.cfg.Agent, Seq: seq}, "ok", nil, attempts)
+	if err != nil {
+		// Logged once per kind like report failures: a Herdr that is away
+		// has been reported already.
+		r.logOnce(KindOf(err), "herdr: cannot release pane %s: %v", r.cfg.PaneID, err)
+		return fmt.Errorf("release pane %s: %w", r.cfg.PaneID, err)
+	}
+	return nil
+}
+
+// Close stops reporting without releasing and waits for the sender.
+func (r *Reporter) Close() {
+	r.mu.Lock()
+	r.stopLocked()
+	r.mu.Unlock()
+	r.cancelSend(errStopped)
+	r.wg.Wait()
+}
+
+func (r *Reporter) stopLocked() {
+	if !r.stopped {
+		r.stopped = true
+		close(r.stopCh)
+	}
+}
+
+func (r *Reporter) nextSeq() uint64 {
+	r.seqMu.Lock()
+	defer r.seqMu.Unlock()
+	return r.seq.next()
+}
+
+// logf logs through the configured function. A log function that panics
+// loses its line but never the Reporter.
+func (r *Reporter) logf(format string, args ...any) {
+	if r.cfg.Logf == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	r.cfg.Logf(format, args...)
+}
+
+// run is the sender. It is started by kickLocked and owned by the Reporter;
+// it ends when caught up or stopped, and Release/Close wait for it. A panic
+// here (in a log function, say) is recovered so the process can still
+// release the pane on its way out.
+func (r *Reporter) run() {
+	defer r.wg.Done()
+	defer func() {
+		if p := recover(); p != nil {
+			r.mu.Lock()
+			r.running = false
+			r.dirty = true // whatever was being sent may not have arrived
+			r.mu.Unlock()
+			r.logOnce("panic", "herdr: reporter panic, recovered (the next change is sent again): %v\n%s", p, debug.Stack())
+		}
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		job, wait, ok := r.next()
+		if !ok {
+			return
+		}
+		if wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-r.wake:
+			case <-r.stopCh:
+			}
+			continue
+		}
+		r.send(job)
+	}
+}
+
+// next decides what the sender does: send job now, wait, or end (ok false;
+// the sender is then marked gone under the same lock a Report would use to
+// start a new one).
+func (r *Reporter) next() (job stateMsg, wait time.Duration, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		r.running = false
+		return job, 0, false
+	}
+	if r.dirty && !r.force && !r.failing && r.hasAcked && r.want == r.acked {
+		r.dirty = false // the pending changes ended where Herdr already is
+	}
+	if !r.dirty {
+		r.running = false
+		return job, 0, false
+	}
+	now := time.Now()
+	at := r.lastStart.Add(r.cfg.MinInterval)
+	if r.failing && r.want == r.lastFailed && r.retryAt.After(at) {
+		at = r.retryAt // the same state again: back off; a new one goes now
+	}
+	if d := at.Sub(now); d > 0 {
+		return job, d, true
+	}
+	r.dirty, r.force = false, false
+	r.lastStart = now
+	r.attempted = true
+	return r.want, 0, true
+}
+
+func (r *Reporter) send(job stateMsg) {
+	seq := r.nextSeq()
+	err := r.client.ReportAgent(r.sendCtx, AgentReport{
+		PaneID: r.cfg.PaneID, Source: r.cfg.Source, Agent: r.cfg.Agent,
+		State: job.state, Message: job.message, Seq: seq,
+	})
+	// Log after unlocking: a slow log file must not hold up Report.
+	if line := r.settle(job, err); line != "" {
+		r.logf("%s", line)
+	}
+}
+
+// settle records the outcome of one report and returns the line to log, if
+// this outcome deserves one.
+func (r *Reporter) settle(job stateMsg, err error) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil {
+		r.stats.Sent++
+		r.acked, r.hasAcked = job, true
+		if r.failing {
+			r.failing, r.retryDelay = false, 0
+			if !r.recovered {
+				r.recovered = true
+				return "herdr: reports reach Herdr again"
+			}
+		}
+		return ""
+	}
+	r.stats.Failed++
+	if r.stopped {
+		return ""
+	}
+	var he *Error
+	if errors.As(err, &he) {
+		// Herdr answered and said no: sending the same again cannot help.
+		return r.onceLocked(KindOf(err), fmt.Sprintf("herdr: Herdr rejected a report: %v (not retried; further failures of this kind are not logged)", err))
+	}
+	r.failing, r.lastFailed, r.dirty, r.lastKind = true, job, true, KindOf(err)
+	r.retryDelay = min(max(2*r.retryDelay, r.cfg.RetryMin), r.cfg.RetryMax)
+	r.retryAt = time.Now().Add(r.retryDelay)
+	return r.onceLocked(KindOf(err), fmt.Sprintf("herdr: cannot report to Herdr: %v (retrying in the background; further failures of this kind are not logged)", err))
+}
+
+func (r *Reporter) logOnce(kind FailureKind, format string, args ...any) {
+	r.mu.Lock()
+	line := r.onceLocked(kind, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+	if line != "" {
+		r.logf("%s", line)
+	}
+}
+
+// onceLocked returns line the first time kind is seen, "" after.
+func (r *Reporter) onceLocked(kind FailureKind, line string) string {
+	if r.logged[kind] {
+		return ""
+	}
+	r.logged[kind] = true
+	return line
+}

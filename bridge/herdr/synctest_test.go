@@ -1,0 +1,90 @@
+package herdr_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+)
+
+// TestPacingAndBackOffInFakeTime runs the Reporter with its real defaults
+// (100 ms between reports, back-off from 1 s doubling to 30 s) in a
+// testing/synctest bubble, talking to the fake through in-memory pipes, so
+// minutes of back-off take no wall time.
+func TestPacingAndBackOffInFakeTime(t *testing.T) {
+	s := herdrfake.Start(t)
+	synctest.Test(t, func(t *testing.T) {
+		r := herdr.NewReporter(herdr.ReporterConfig{
+			Client: &herdr.Client{Socket: s.SocketPath(), Dial: s.Dial},
+			PaneID: s.PaneID(), Source: "custom:herdr-pi", Agent: "pi",
+		})
+		defer r.Close()
+		start := time.Now()
+		since := func(q herdrfake.Request) time.Duration { return q.At.Sub(start).Round(time.Millisecond) }
+
+		// Pacing: three changes 10 ms apart leave as two reports, 100 ms apart.
+		r.Report("working", "")
+		time.Sleep(10 * time.Millisecond)
+		r.Report("idle", "")
+		time.Sleep(10 * time.Millisecond)
+		r.Report("blocked", "")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		reqs := s.Requests()
+		if len(reqs) != 2 || since(reqs[0]) != 0 || since(reqs[1]) != 100*time.Millisecond {
+			t.Fatalf("reports at %v, want at 0s and 100ms", times(reqs, since))
+		}
+
+		// Back-off: a Herdr answering garbage gets the current state again
+		// after 1 s, 2 s, 4 s, … capped at 30 s, two attempts each.
+		s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultGarbage})
+		start = time.Now()
+		r.Report("working", "")
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		reqs = s.Requests()[2:]
+		var got []time.Duration
+		for i := 0; i < len(reqs); i += 2 {
+			got = append(got, since(reqs[i]))
+			if i+1 < len(reqs) && since(reqs[i+1]) != since(reqs[i]) {
+				t.Errorf("second attempt at %v, first at %v", since(reqs[i+1]), since(reqs[i]))
+			}
+		}
+		want := []time.Duration{0, time.Second, 3 * time.Second, 7 * time.Second, 15 * time.Second, 31 * time.Second, 61 * time.Second, 91 * time.Second}
+		if len(got) != len(want) {
+			t.Fatalf("attempts at %v, want %v", got, want)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("attempts at %v, want %v", got, want)
+			}
+		}
+		// Herdr answers again: the next retry delivers, then all is quiet.
+		s.SetFault(herdrfake.Fault{})
+		time.Sleep(31 * time.Second)
+		synctest.Wait()
+		if st := s.Pane(s.PaneID()); st.Status != "working" {
+			t.Errorf("pane %q after recovery", st.Status)
+		}
+		n := len(s.Requests())
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if len(s.Requests()) != n {
+			t.Errorf("%d requests after delivery", len(s.Requests())-n)
+		}
+		if err := r.Release(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func times(reqs []herdrfake.Request, since func(herdrfake.Request) time.Duration) []time.Duration {
+	var out []time.Duration
+	for _, q := range reqs {
+		out = append(out, since(q))
+	}
+	return out
+}

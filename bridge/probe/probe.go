@@ -1,0 +1,68 @@
+// Package probe holds the Pi extension that `herdr-pi wrap` injects into an
+// interactive Pi (probe.js, embedded), and the Go side of it: writing it
+// into the wrapper's private run directory, and deciding from Pi's
+// arguments whether Pi will run interactively (the only mode the probe is
+// given to: print, JSON and RPC runs stay a pure passthrough).
+//
+// What the probe sends is decoded by bridge/control.
+package probe
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+//go:embed probe.js
+var source []byte
+
+// FileName is the probe's name in the run directory. The .mjs extension
+// makes it an ES module to every loader Pi has used.
+const FileName = "herdr-pi-probe.mjs"
+
+// Marker and Instruction are the sentinel integration's fixed texts
+// (reference notifications-and-sentinel.md §15); probe.js carries the same.
+const (
+	Marker      = ":input_needed:"
+	Instruction = "<herdr_integration>\n" +
+		"When you cannot continue until you receive a response, end your final response with :input_needed: on a line by itself.\n" +
+		"Use the marker only when a response is required to continue. Do not use it for optional questions, suggestions, or completed work.\n" +
+		"</herdr_integration>"
+)
+
+// Source is the probe's JavaScript.
+func Source() []byte { return append([]byte(nil), source...) }
+
+// Write puts the probe into dir (the wrapper's private 0700 run directory)
+// as a 0600 file and returns its path.
+func Write(dir string) (string, error) {
+	path := filepath.Join(dir, FileName)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("probe: %w", err)
+	}
+	if _, err := f.Write(source); err != nil {
+		f.Close()
+		return "", fmt.Errorf("probe: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("probe: %w", err)
+	}
+	return path, nil
+}
+
+// Interactive reports whether Pi run with args (without the program name)
+// and these terminals starts its interactive TUI; only then is the probe
+// passed. See [settings.PiArgs.Interactive].
+func Interactive(args []string, stdinTTY, stdoutTTY bool) bool {
+	return settings.ParsePiArgs(args).Interactive(stdinTTY, stdoutTTY)
+}
+
+// Inject returns Pi's arguments with the probe loaded: `-e path` goes
+// first, before anything (such as `--`) that could end Pi's options.
+func Inject(path string, args []string) []string {
+	return append([]string{"-e", path}, args...)
+}

@@ -1,0 +1,295 @@
+// herdr-pi probe: a Pi extension that `herdr-pi wrap` writes into its
+// private run directory and passes to an interactive Pi with -e.
+//
+// It tells the wrapper what happens inside Pi (lifecycle events and a few
+// inter-extension bus channels) over the wrapper's control socket, and,
+// inside a complete Herdr environment, it asks the model to end a reply
+// with the :input_needed: marker when it cannot go on without the user,
+// and hides that marker from Pi's screen.
+//
+// Rules it lives by:
+// - Loading never throws: an extension that throws at load makes Pi exit 1
+//   at start-up. Every entry point is wrapped, every API is feature-tested
+//   (Pi 0.73.1 has no ctx.mode, no agent_settled, no Markdown transformers).
+// - Pi never waits for the wrapper: writes are fire-and-forget, a missing or
+//   dead socket only means the wrapper falls back to the session file and
+//   the screen.
+// - Only the root interactive session speaks; a stale instance (after
+//   /reload or a session switch) goes quiet.
+
+import { createConnection } from "node:net";
+
+const MARKER = ":input_needed:";
+// The exact guidance of the sentinel integration (291 bytes; its SHA-256 is
+// checked by the Go tests).
+const INSTRUCTION =
+	"<herdr_integration>\n" +
+	"When you cannot continue until you receive a response, end your final response with :input_needed: on a line by itself.\n" +
+	"Use the marker only when a response is required to continue. Do not use it for optional questions, suggestions, or completed work.\n" +
+	"</herdr_integration>";
+
+const BUS_CHANNELS = [
+	"pi:waiting-for-user-input",
+	"herdr:blocked",
+	"@eko24ive/pi-ask:started",
+	"@eko24ive/pi-ask:completed",
+	"permissions:ui_prompt",
+	"permissions:decision",
+	"permissions:forwarded_decision",
+];
+
+const MAX_STRING = 2000; // longer strings in forwarded payloads are cut
+const MAX_LINE = 60000; // below the wrapper's 64 KiB line limit
+const MAX_BACKLOG = 1 << 20; // unsent bytes before events are dropped
+
+// State shared by every instance of this module in one Pi process: Pi
+// re-imports the module on /reload and on session switches, but the socket
+// and the notion of "the current root instance" must survive that.
+const SHARED_KEY = Symbol.for("herdr-pi.probe.v1");
+const shared = (globalThis[SHARED_KEY] ??= { sock: null, retryAt: 0, lastGen: 0, rootGen: 0, notTui: false });
+
+export function isHerdrEnv(env) {
+	const blank = (v) => typeof v !== "string" || v.trim() === "";
+	return env.HERDR_ENV === "1" && !blank(env.HERDR_SOCKET_PATH) && !blank(env.HERDR_PANE_ID);
+}
+
+export function appendInstruction(systemPrompt) {
+	if (typeof systemPrompt !== "string" || systemPrompt === "") return INSTRUCTION;
+	if (systemPrompt.includes(INSTRUCTION)) return systemPrompt;
+	return systemPrompt + "\n\n" + INSTRUCTION;
+}
+
+export function hasMarker(text) {
+	if (typeof text !== "string") return false;
+	const lines = text.trimEnd().split(/\r?\n/);
+	return lines[lines.length - 1].trim() === MARKER;
+}
+
+// Display-only: drops a final marker line, and while streaming also a final
+// line that is a beginning of the marker (":", ":in", …), so the marker
+// never flashes on screen. Anything else is returned untouched.
+export function stripMarker(text, streaming) {
+	if (typeof text !== "string") return text;
+	const lines = text.trimEnd().split(/\r?\n/);
+	const last = lines[lines.length - 1].trim();
+	const hide = last === MARKER || (streaming && last !== "" && MARKER.startsWith(last));
+	if (!hide) return text;
+	lines.pop();
+	return lines.join("\n").trimEnd();
+}
+
+// The text of the latest assistant message on the branch, unless a user
+// message came after it (then the question was answered: "").
+export function lastUnansweredText(branch) {
+	if (!Array.isArray(branch)) return "";
+	for (let i = branch.length - 1; i >= 0; i--) {
+		const entry = branch[i];
+		if (!entry || entry.type !== "message" || !entry.message) continue;
+		const m = entry.message;
+		if (m.role === "user") return "";
+		if (m.role !== "assistant") continue;
+		if (typeof m.content === "string") return m.content;
+		if (!Array.isArray(m.content)) return "";
+		return m.content
+			.filter((p) => p && p.type === "text" && typeof p.text === "string")
+			.map((p) => p.text)
+			.join("\n");
+	}
+	return "";
+}
+
+function inputNeeded(ctx) {
+	try {
+		const sm = ctx && ctx.sessionManager;
+		if (!sm || typeof sm.getBranch !== "function") return false;
+		return hasMarker(lastUnansweredText(sm.getBranch()));
+	} catch {
+		return false;
+	}
+}
+
+// Pi 1.6.0 says its mode; Pi 0.73.1 only has hasUI (true in interactive and
+// RPC modes), so RPC is told apart by Pi's own argv.
+function modeOf(ctx) {
+	if (ctx && typeof ctx.mode === "string") return { mode: ctx.mode, inferred: false };
+	if (!ctx || ctx.hasUI !== true) return { mode: "print", inferred: true };
+	const argv = process.argv;
+	const rpc = argv.some((a, i) => a === "--mode=rpc" || (a === "--mode" && argv[i + 1] === "rpc"));
+	return { mode: rpc ? "rpc" : "tui", inferred: true };
+}
+
+function clipString(_key, value) {
+	if (typeof value === "string" && value.length > MAX_STRING) return value.slice(0, MAX_STRING) + "…";
+	if (typeof value === "bigint") return Number(value);
+	return value;
+}
+
+function encode(name, data) {
+	let line;
+	try {
+		line = JSON.stringify({ type: "event", name, data: data === undefined ? null : data }, clipString);
+	} catch {
+		line = undefined; // circular or otherwise unserialisable
+	}
+	if (line === undefined || line.length > MAX_LINE) line = JSON.stringify({ type: "event", name, data: null });
+	return line + "\n";
+}
+
+function connection() {
+	if (shared.sock && !shared.sock.destroyed) return shared.sock;
+	if (Date.now() < shared.retryAt) return null;
+	const path = process.env.HERDR_PI_CONTROL;
+	const token = process.env.HERDR_PI_CONTROL_TOKEN;
+	if (!path || !token) return null;
+	shared.retryAt = Date.now() + 1000;
+	const sock = createConnection({ path });
+	sock.on("error", () => {
+		shared.retryAt = Date.now() + 1000;
+	});
+	sock.on("close", () => {
+		if (shared.sock === sock) shared.sock = null;
+	});
+	sock.on("data", () => {}); // the wrapper's hello; nothing to act on
+	if (typeof sock.unref === "function") sock.unref(); // never keeps Pi alive
+	sock.write(JSON.stringify({ type: "hello", token, role: "probe", pid: process.pid, version: 1 }) + "\n");
+	shared.sock = sock;
+	return sock;
+}
+
+function send(name, data) {
+	try {
+		const sock = connection();
+		if (!sock || sock.writableLength > MAX_BACKLOG) return;
+		sock.write(encode(name, data));
+	} catch {
+		// The wrapper is unreachable: Pi goes on, the wrapper falls back.
+	}
+}
+
+function stopReasonOf(event) {
+	const messages = event && Array.isArray(event.messages) ? event.messages : [];
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = messages[i];
+		if (m && m.role === "assistant") {
+			const r = m.stopReason ?? m.stop_reason ?? m.finishReason;
+			if (typeof r === "string") return r;
+			break;
+		}
+	}
+	const r = event && (event.stopReason ?? event.stop_reason);
+	return typeof r === "string" ? r : "";
+}
+
+function setup(pi) {
+	if (!pi || typeof pi.on !== "function") return;
+	const gen = ++shared.lastGen;
+	const herdr = isHerdrEnv(process.env);
+	const current = () => shared.rootGen === gen;
+	const on = (name, handler) => {
+		pi.on(name, (event, ctx) => {
+			try {
+				return handler(event || {}, ctx || {});
+			} catch {
+				return undefined;
+			}
+		});
+	};
+
+	on("session_start", (event, ctx) => {
+		const { mode, inferred } = modeOf(ctx);
+		if (mode !== "tui") {
+			// Print, JSON and RPC runs are not ours to change or report; an
+			// in-process sub-session must not take over the root's voice.
+			if (shared.rootGen === 0 || current()) shared.notTui = true;
+			return;
+		}
+		shared.rootGen = gen;
+		shared.notTui = false;
+		const sm = ctx.sessionManager || {};
+		const call = (f) => {
+			try {
+				return typeof sm[f] === "function" ? sm[f]() : undefined;
+			} catch {
+				return undefined;
+			}
+		};
+		send("session_start", {
+			reason: typeof event.reason === "string" ? event.reason : "",
+			sessionFile: call("getSessionFile") ?? "",
+			sessionId: call("getSessionId") ?? "",
+			previousSessionFile: event.previousSessionFile ?? "",
+			mode,
+			modeInferred: inferred,
+			hasUI: ctx.hasUI === true,
+			cwd: typeof ctx.cwd === "string" ? ctx.cwd : "",
+			inputNeeded: inputNeeded(ctx),
+		});
+	});
+
+	on("before_agent_start", (event) => {
+		if (!herdr || !current()) return undefined;
+		return { systemPrompt: appendInstruction(event.systemPrompt) };
+	});
+
+	on("agent_start", () => {
+		if (current()) send("agent_start", null);
+	});
+	on("agent_end", (event, ctx) => {
+		if (current()) send("agent_end", { stopReason: stopReasonOf(event), inputNeeded: inputNeeded(ctx) });
+	});
+	on("agent_settled", (event, ctx) => {
+		if (!current()) return;
+		let idle = false;
+		try {
+			idle = typeof ctx.isIdle === "function" ? ctx.isIdle() === true : false;
+		} catch {}
+		send("agent_settled", { aborted: event.aborted === true, idle, inputNeeded: inputNeeded(ctx) });
+	});
+	on("session_shutdown", (event) => {
+		if (!current()) return;
+		send("session_shutdown", { reason: event.reason ?? "", targetSessionFile: event.targetSessionFile ?? "" });
+	});
+	for (const name of ["ui_prompt_start", "ui_prompt_end"]) {
+		on(name, (event) => {
+			if (current()) send(name, { kind: event.kind ?? "", title: event.title ?? "" });
+		});
+	}
+
+	if (pi.events && typeof pi.events.on === "function") {
+		for (const channel of BUS_CHANNELS) {
+			try {
+				pi.events.on(channel, (data) => {
+					try {
+						if (current()) send(channel, data);
+					} catch {}
+				});
+			} catch {}
+		}
+	}
+
+	// Pi 1.6.0 only. Hides the marker while the TUI session runs inside
+	// Herdr. Before the first session_start the mode is not known yet (a
+	// resumed session's history is drawn early); the probe is only ever
+	// loaded into interactive Pi, so it hides then too. Pi replaces an
+	// instance's transformer on reload, so no generation check is needed.
+	if (herdr && typeof pi.registerMarkdownTransformer === "function") {
+		try {
+			pi.registerMarkdownTransformer((markdown, ctx) => {
+				try {
+					if (shared.notTui || !ctx || ctx.messageType !== "assistant") return markdown;
+					return stripMarker(markdown, ctx.isStreaming === true);
+				} catch {
+					return markdown;
+				}
+			});
+		} catch {}
+	}
+}
+
+export default function herdrPiProbe(pi) {
+	try {
+		setup(pi);
+	} catch {
+		// Never fail Pi's start-up.
+	}
+}

@@ -1,0 +1,308 @@
+package probe
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestInstructionIsExact(t *testing.T) {
+	sum := sha256.Sum256([]byte(Instruction))
+	if len(Instruction) != 291 || hex.EncodeToString(sum[:]) != "be401ed160134cebd55a66ee74b6a3809ca2a9166c0561365b3672a153da29bc" {
+		t.Fatalf("instruction is %d bytes, sha256 %x; reference §15 says 291 bytes, be401ed1…", len(Instruction), sum)
+	}
+}
+
+func TestWriteMakesAPrivateFile(t *testing.T) {
+	dir := t.TempDir()
+	path, err := Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 || filepath.Dir(path) != dir {
+		t.Fatalf("%s: %v %v", path, fi.Mode(), err)
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != string(Source()) || !strings.Contains(string(b), "herdrPiProbe") {
+		t.Fatal("written probe differs from the embedded one")
+	}
+	if got := Inject(path, []string{"--", "hello"}); !reflect.DeepEqual(got, []string{"-e", path, "--", "hello"}) {
+		t.Fatalf("Inject = %q", got)
+	}
+}
+
+// The probe goes only to Pi's interactive TUI (pi-agent.md §2; Pi 1.6.0's
+// argument parser).
+func TestInteractiveArgv(t *testing.T) {
+	tests := []struct {
+		args        string
+		in, out     bool
+		interactive bool
+	}{
+		{"", true, true, true},
+		{"fix the bug", true, true, true},
+		{"-c", true, true, true},
+		{"-r", true, true, true},
+		{"--session /s/a.jsonl", true, true, true},
+		{"--model fake/fake-model --thinking high hello", true, true, true},
+		{"--mode text", true, true, true},
+		{"--mode=rpc", true, true, true}, // Pi reads it as an extension flag, not a mode
+		{"--some-ext-flag -p", true, true, false},
+		{"--some-ext-flag value", true, true, true},
+		{"-e ./ext.ts -ne", true, true, true},
+		{"-- -p", true, true, true}, // after --, "-p" is a message
+		{"--session-dir /d", true, true, true},
+		{"-p hi", true, true, false},
+		{"--print", true, true, false},
+		{"hi -p", true, true, false},
+		{"--mode json hi", true, true, false},
+		{"--mode rpc", true, true, false},
+		{"--mode", true, true, false},
+		{"--mode bogus", true, true, false},
+		{"", false, true, false}, // stdin not a terminal: print mode
+		{"", true, false, false}, // stdout not a terminal
+		{"install npm:x", true, true, false},
+		{"uninstall x", true, true, false},
+		{"remove x", true, true, false},
+		{"update", true, true, false},
+		{"list", true, true, false},
+		{"config", true, true, false},
+		{"auth login", true, true, false},
+		{"mcp list", true, true, false},
+		{"hello install", true, true, true}, // a message, not a subcommand
+		{"--version", true, true, false},
+		{"-v", true, true, false},
+		{"--help", true, true, false},
+		{"-h", true, true, false},
+		{"--export s.jsonl", true, true, false},
+		{"--export s.jsonl out.html", true, true, false},
+		{"--list-models", true, true, false},
+		{"--list-models fake", true, true, false},
+		{"-x", true, true, false}, // Pi: Unknown option, exit 1
+		{"-p --model m", true, true, false},
+		{"--model -p", true, true, true}, // -p is --model's value
+		{"--append-system-prompt -p", true, true, true},
+	}
+	for _, tt := range tests {
+		args := strings.Fields(tt.args)
+		if got := Interactive(args, tt.in, tt.out); got != tt.interactive {
+			t.Errorf("Interactive(%q, stdin tty %v, stdout tty %v) = %v, want %v", tt.args, tt.in, tt.out, got, tt.interactive)
+		}
+	}
+}
+
+// harness runs testdata/harness.mjs (probe.js under node, with a stand-in
+// Pi) against a real control socket.
+type harnessOut struct {
+	HerdrEnv    []bool            `json:"herdrEnv"`
+	Append      string            `json:"append"`
+	AppendTwice string            `json:"appendTwice"`
+	AppendEmpty string            `json:"appendEmpty"`
+	Marker      []bool            `json:"marker"`
+	Strip       []string          `json:"strip"`
+	LoadErrors  []string          `json:"loadErrors"`
+	Prompt      map[string]string `json:"prompt"`
+	PromptAgain map[string]string `json:"promptAgain"`
+	Prefixes    []string          `json:"prefixes"`
+	Full        string            `json:"full"`
+	UserMsg     string            `json:"userMsg"`
+	Transformer *string           `json:"transformer"`
+}
+
+type sink struct {
+	mu     sync.Mutex
+	events []control.Event
+}
+
+func (s *sink) ProbeEvent(ev control.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch ev.(type) {
+	case control.ProbeConnected, control.ProbeDisconnected:
+		return
+	}
+	s.events = append(s.events, ev)
+}
+func (s *sink) Wait(control.WaitRequest) error { return nil }
+func (s *sink) Status() control.Status         { return control.Status{} }
+
+func node(t *testing.T) string {
+	t.Helper()
+	if dir := os.Getenv("HERDR_PI_TEST_NODE_BIN"); dir != "" {
+		return filepath.Join(dir, "node")
+	}
+	p, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found: install Node (CI installs Node 24 with .ci/install-pi)")
+	}
+	return p
+}
+
+var herdrVars = []string{"HERDR_ENV=1", "HERDR_SOCKET_PATH=/tmp/x", "HERDR_PANE_ID=w1:p1"}
+
+func runHarness(t *testing.T, scenario string, socket bool, env ...string) (harnessOut, []control.Event) {
+	t.Helper()
+	bin := node(t)
+	dir, err := os.MkdirTemp("/tmp", "hpp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path, err := Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{}
+	tok, _ := control.NewToken()
+	srv, err := control.Listen(control.Config{Path: filepath.Join(dir, "c.sock"), Token: tok, Events: s, Requests: s, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "testdata/harness.mjs", "file://"+path)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "SCENARIO=" + scenario}, env...)
+	if socket {
+		cmd.Env = append(cmd.Env, control.EnvSocket+"="+srv.Path(), control.EnvToken+"="+tok)
+	}
+	b, err := cmd.Output()
+	if err != nil {
+		srv.Close()
+		t.Fatalf("harness: %v\n%s", err, b)
+	}
+	// The probe's connection closes with node; give the server a moment
+	// to deliver what it read.
+	time.Sleep(100 * time.Millisecond)
+	srv.Close()
+	var out harnessOut
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("harness output %q: %v", b, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return out, s.events
+}
+
+// Reference D3.1, run on the JavaScript itself.
+func TestProbeFunctionsMatchTheReferenceVectors(t *testing.T) {
+	out, _ := runHarness(t, "", false)
+	if !reflect.DeepEqual(out.HerdrEnv, []bool{true, false, false, false}) {
+		t.Errorf("isHerdrEnv: %v", out.HerdrEnv)
+	}
+	if out.Append != "base prompt\n\n"+Instruction || out.AppendTwice != out.Append || out.AppendEmpty != Instruction {
+		t.Errorf("appendInstruction: %q / %q / %q", out.Append, out.AppendTwice, out.AppendEmpty)
+	}
+	if !reflect.DeepEqual(out.Marker, []bool{true, true, false, false}) {
+		t.Errorf("hasMarker: %v", out.Marker)
+	}
+	want := []string{"Please choose one.", "Please choose one.", "Please choose one.\n\n:input_", "The marker is :input_needed: when input is required."}
+	if !reflect.DeepEqual(out.Strip, want) {
+		t.Errorf("stripMarker: %q", out.Strip)
+	}
+	if len(out.LoadErrors) != 0 {
+		t.Errorf("loading threw: %q", out.LoadErrors)
+	}
+}
+
+func TestProbeInTUIInsideHerdr(t *testing.T) {
+	out, events := runHarness(t, "tui", true, herdrVars...)
+	if out.Prompt["systemPrompt"] != "base prompt\n\n"+Instruction || out.PromptAgain["systemPrompt"] != out.Prompt["systemPrompt"] {
+		t.Errorf("before_agent_start: %q then %q", out.Prompt, out.PromptAgain)
+	}
+	for i, p := range out.Prefixes {
+		if p != "Which runtime should I use?" {
+			t.Errorf("streaming prefix %d shown as %q", i+1, p)
+		}
+	}
+	if out.Full != "Which runtime should I use?" || out.UserMsg != "Which runtime should I use?\n\n:input_needed:" {
+		t.Errorf("transform: full %q, user %q", out.Full, out.UserMsg)
+	}
+	long := ""
+	want := []control.Event{
+		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
+		control.AgentStart{},
+		control.WaitingForInput{Source: "plan-md:request_user_input", ID: "call-1", Waiting: true},
+		// the circular ui_prompt arrives without data and is ignored
+		nil, // r2 with its long message cut; checked below
+		control.HerdrBlocked{Active: true, Label: "deploy"},
+		control.UIPromptStart{Kind: "confirm", Title: "Sure?"},
+		control.AgentEnd{StopReason: "stop", InputNeeded: true},
+		control.AgentSettled{Idle: true, InputNeeded: true},
+		control.SessionShutdown{Reason: "reload"},
+		control.SessionStart{Reason: "reload", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj", InputNeeded: true},
+		control.HerdrBlocked{},
+		control.SessionShutdown{Reason: "quit"},
+	}
+	if len(events) == len(want) {
+		if p, ok := events[3].(control.PermissionPrompt); ok && p.RequestID == "r2" && len(p.Message) < 2100 {
+			want[3] = events[3]
+			long = p.Message
+		}
+	}
+	if !reflect.DeepEqual(events, want) {
+		t.Fatalf("events:\n got %#v\nwant %#v", events, want)
+	}
+	if !strings.HasSuffix(long, "…") {
+		t.Errorf("a long payload string was not cut: %d bytes", len(long))
+	}
+}
+
+// Reference D3.3 #3: in RPC mode nothing changes and nothing is sent;
+// D3.2 #1: outside a complete Herdr environment the prompt and the screen
+// stay as they are, but the wrapper still hears the lifecycle.
+func TestProbeOutsideTUIOrHerdr(t *testing.T) {
+	out, events := runHarness(t, "rpc", true, herdrVars...)
+	if out.Prompt != nil || (out.Transformer != nil && *out.Transformer != "Which runtime should I use?\n\n:input_needed:") || len(events) != 0 {
+		t.Errorf("rpc mode: prompt %q, transform %v, events %#v", out.Prompt, out.Transformer, events)
+	}
+	out, events = runHarness(t, "outside", true, "HERDR_ENV=1", "HERDR_PANE_ID=w1:p1")
+	if out.Prompt != nil || out.Transformer != nil {
+		t.Errorf("outside Herdr: prompt %q, transformer registered %v", out.Prompt, out.Transformer != nil)
+	}
+	want := []control.Event{
+		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
+		control.AgentStart{},
+		control.HerdrBlocked{Active: true},
+	}
+	if !reflect.DeepEqual(events, want) {
+		t.Errorf("outside Herdr the lifecycle is still reported:\n got %#v\nwant %#v", events, want)
+	}
+}
+
+// Pi 0.73.1 has no ctx.mode and no Markdown transformers: the mode is
+// inferred, the prompt still gets the guidance.
+func TestProbeOnOldPiAPI(t *testing.T) {
+	out, events := runHarness(t, "old", true, herdrVars...)
+	if out.Prompt["systemPrompt"] != "base prompt\n\n"+Instruction {
+		t.Errorf("prompt %q", out.Prompt)
+	}
+	want := []control.Event{
+		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", ModeInferred: true, HasUI: true, Cwd: "/proj"},
+		control.AgentEnd{StopReason: "error"},
+	}
+	if !reflect.DeepEqual(events, want) {
+		t.Errorf("events:\n got %#v\nwant %#v", events, want)
+	}
+}
+
+// Without a reachable wrapper Pi runs normally: nothing throws, the
+// guidance is still added (the wrapper reads the session file instead).
+func TestProbeWithoutSocket(t *testing.T) {
+	out, _ := runHarness(t, "nosocket", false, append(herdrVars, control.EnvSocket+"=/tmp/nonexistent.sock", control.EnvToken+"=x")...)
+	if out.Prompt["systemPrompt"] != Instruction {
+		t.Errorf("prompt %q", out.Prompt)
+	}
+}

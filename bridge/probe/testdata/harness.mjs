@@ -1,0 +1,143 @@
+// Drives probe.js with a stand-in for Pi's extension API and prints one
+// JSON object of results. The Go test compares them with the reference
+// vectors and reads the events the probe sent to its control socket.
+const probePath = process.argv[2];
+const mod = await import(probePath);
+const out = {};
+
+// A minimal Pi: handlers by event name, a bus, an optional transformer.
+function fakePi({ transformer = true } = {}) {
+	const handlers = new Map();
+	const bus = new Map();
+	const pi = {
+		handlers,
+		transformer: undefined,
+		on(name, h) {
+			(handlers.get(name) ?? handlers.set(name, []).get(name)).push(h);
+		},
+		events: {
+			on(ch, h) {
+				(bus.get(ch) ?? bus.set(ch, []).get(ch)).push(h);
+			},
+			emit(ch, data) {
+				for (const h of bus.get(ch) ?? []) h(data);
+			},
+		},
+		async fire(name, event, ctx) {
+			let result;
+			for (const h of handlers.get(name) ?? []) result = (await h(event, ctx)) ?? result;
+			return result;
+		},
+	};
+	if (transformer) pi.registerMarkdownTransformer = (fn) => (pi.transformer = fn);
+	return pi;
+}
+const ctx = (mode, branch = [], extra = {}) => ({
+	...(mode === undefined ? {} : { mode }),
+	hasUI: mode === "tui" || mode === "rpc" || extra.hasUI === true,
+	cwd: "/proj",
+	isIdle: () => true,
+	sessionManager: { getBranch: () => branch, getSessionFile: () => "/s/one.jsonl", getSessionId: () => "sid" },
+	...extra,
+});
+const assistant = (text) => ({ type: "message", message: { role: "assistant", content: [{ type: "text", text }] } });
+const user = (text) => ({ type: "message", message: { role: "user", content: [{ type: "text", text }] } });
+const pause = () => new Promise((r) => setTimeout(r, 50));
+
+// D3.1
+out.herdrEnv = [
+	mod.isHerdrEnv({ HERDR_ENV: "1", HERDR_SOCKET_PATH: "/tmp/herdr.sock", HERDR_PANE_ID: "w1:p1" }),
+	mod.isHerdrEnv({ HERDR_ENV: "1" }),
+	mod.isHerdrEnv({ HERDR_ENV: "0", HERDR_SOCKET_PATH: "/tmp/herdr.sock", HERDR_PANE_ID: "w1:p1" }),
+	mod.isHerdrEnv({ HERDR_ENV: "1", HERDR_SOCKET_PATH: " ", HERDR_PANE_ID: "w1:p1" }),
+];
+out.append = mod.appendInstruction("base prompt");
+out.appendTwice = mod.appendInstruction(out.append);
+out.appendEmpty = mod.appendInstruction("");
+out.marker = [
+	mod.hasMarker("Please choose one.\n\n:input_needed:"),
+	mod.hasMarker("Please choose one.\r\n  :input_needed:  \r\n"),
+	mod.hasMarker("The marker is :input_needed: when input is required."),
+	mod.hasMarker(":input_needed:\nAdditional text"),
+];
+out.strip = [
+	mod.stripMarker("Please choose one.\n\n:input_needed:\n"),
+	mod.stripMarker("Please choose one.\n\n:input_", true),
+	mod.stripMarker("Please choose one.\n\n:input_", false),
+	mod.stripMarker("The marker is :input_needed: when input is required.", true),
+];
+
+// Loading never throws, whatever Pi hands over.
+out.loadErrors = [];
+for (const bad of [undefined, null, {}, { on: 5 }, { on() { throw new Error("boom"); } }, { on() {}, events: { on() { throw new Error("bus"); } } }]) {
+	try {
+		mod.default(bad);
+	} catch (e) {
+		out.loadErrors.push(String(e));
+	}
+}
+
+const response = "Which runtime should I use?\n\n:input_needed:";
+const scenario = process.env.SCENARIO;
+if (scenario === "tui") {
+	// D3.2 #2 and #4, then the event stream the wrapper gets.
+	const pi = fakePi();
+	mod.default(pi);
+	await pi.fire("session_start", { reason: "startup" }, ctx("tui"));
+	out.prompt = await pi.fire("before_agent_start", { systemPrompt: "base prompt" }, ctx("tui"));
+	out.promptAgain = await pi.fire("before_agent_start", { systemPrompt: out.prompt.systemPrompt }, ctx("tui"));
+	out.prefixes = [];
+	for (let n = 1; n <= 14; n++) {
+		out.prefixes.push(pi.transformer("Which runtime should I use?\n\n" + ":input_needed:".slice(0, n), { messageType: "assistant", isStreaming: true }));
+	}
+	out.full = pi.transformer(response, { messageType: "assistant", isStreaming: false });
+	out.userMsg = pi.transformer(response, { messageType: "user", isStreaming: true });
+	await pi.fire("agent_start", {}, ctx("tui"));
+	pi.events.emit("pi:waiting-for-user-input", { source: "plan-md:request_user_input", id: "call-1", waiting: true });
+	const circular = { requestId: "r1" };
+	circular.self = circular;
+	pi.events.emit("permissions:ui_prompt", circular);
+	pi.events.emit("permissions:ui_prompt", { requestId: "r2", message: "x".repeat(100000) });
+	pi.events.emit("herdr:blocked", { active: true, label: "deploy" });
+	pi.events.emit("not:subscribed", { x: 1 });
+	await pi.fire("ui_prompt_start", { reason: "ui_prompt", kind: "confirm", title: "Sure?" }, ctx("tui"));
+	const branch = [user("hi"), assistant(response)];
+	await pi.fire("agent_end", { messages: [{ role: "user" }, { role: "assistant", stopReason: "stop" }] }, ctx("tui", branch));
+	await pi.fire("agent_settled", { aborted: false }, ctx("tui", branch));
+	// A /reload: a new instance takes over; the old one must go quiet,
+	// even though its bus listeners stay registered (Pi 0.73.1).
+	await pi.fire("session_shutdown", { reason: "reload" }, ctx("tui"));
+	const pi2 = fakePi();
+	pi2.events = pi.events; // the bus survives /reload
+	mod.default(pi2);
+	await pi2.fire("session_start", { reason: "reload" }, ctx("tui", branch));
+	pi.events.emit("herdr:blocked", { active: false }); // heard by both instances, sent once
+	await pi.fire("agent_start", {}, ctx("tui")); // stale instance: not sent
+	await pi2.fire("session_shutdown", { reason: "quit" }, ctx("tui"));
+} else if (scenario === "rpc" || scenario === "outside") {
+	// D3.3 #3 (rpc) and D3.2 #1 (no complete Herdr environment).
+	const pi = fakePi();
+	mod.default(pi);
+	const mode = scenario === "rpc" ? "rpc" : "tui";
+	await pi.fire("session_start", { reason: "startup" }, ctx(mode));
+	out.prompt = (await pi.fire("before_agent_start", { systemPrompt: "base prompt" }, ctx(mode))) ?? null;
+	out.transformer = pi.transformer ? pi.transformer(response, { messageType: "assistant", isStreaming: false }) : null;
+	await pi.fire("agent_start", {}, ctx(mode));
+	pi.events.emit("herdr:blocked", { active: true });
+} else if (scenario === "old") {
+	// Pi 0.73.1: no ctx.mode, no transformer API; hasUI decides.
+	const pi = fakePi({ transformer: false });
+	mod.default(pi);
+	await pi.fire("session_start", { reason: "startup" }, ctx(undefined, [], { hasUI: true }));
+	out.prompt = await pi.fire("before_agent_start", { systemPrompt: "base prompt" }, ctx(undefined));
+	await pi.fire("agent_end", { messages: [], stopReason: "error" }, ctx(undefined, [assistant("x\n:input_needed:"), user("answer")]));
+} else if (scenario === "nosocket") {
+	const pi = fakePi();
+	mod.default(pi);
+	await pi.fire("session_start", { reason: "startup" }, ctx("tui"));
+	await pi.fire("agent_start", {}, ctx("tui"));
+	out.prompt = await pi.fire("before_agent_start", { systemPrompt: "" }, ctx("tui"));
+}
+await pause();
+console.log(JSON.stringify(out));
+process.exit(0);

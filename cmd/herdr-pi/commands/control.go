@@ -1,0 +1,54 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+// howToStart is the way out every "no wrapper" error offers.
+const howToStart = "start the agent under herdr-pi in this pane, e.g. 'herdr-pi wrap pi'"
+
+// dialWrapper connects to the wrapper serving this process: the one whose
+// child we are (its environment names the socket), else the one registered
+// for this Herdr pane (pane hooks run outside the child).
+func dialWrapper(ctx context.Context, io IO) (*control.Client, error) {
+	env := io.env()
+	ep, ok := control.EndpointFromEnv(env.Get)
+	where := "the wrapper named by " + control.EnvSocket
+	if !ok {
+		h, inHerdr := settings.HerdrEnv(env)
+		if !inHerdr {
+			return nil, fmt.Errorf("%w: not inside a wrapped agent (%s is unset) nor a Herdr pane (missing %v); %s",
+				control.ErrNoWrapper, control.EnvSocket, settings.MissingHerdr(env), howToStart)
+		}
+		reg := control.PaneRegistry(settings.Resolve(env).RuntimeBase)
+		var err error
+		ep, err = reg.Lookup(control.PaneKey(h.SocketPath, h.PaneID))
+		switch {
+		case errors.Is(err, control.ErrStale):
+			return nil, fmt.Errorf("the herdr-pi wrapper registered for Herdr pane %s has exited; %s", clean(h.PaneID), howToStart)
+		case errors.Is(err, control.ErrNoWrapper):
+			return nil, fmt.Errorf("no herdr-pi wrapper is running in Herdr pane %s; %s", clean(h.PaneID), howToStart)
+		case err != nil:
+			return nil, fmt.Errorf("cannot read the wrapper registry: %w", err)
+		}
+		where = fmt.Sprintf("the wrapper of Herdr pane %s (pid %d)", clean(h.PaneID), ep.PID)
+	}
+	c, err := control.Dial(ctx, ep.Socket, ep.Token)
+	if errors.Is(err, control.ErrUnauthorized) {
+		return nil, fmt.Errorf("%s refused our token (a stale %s?); %s", where, control.EnvToken, howToStart)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
+	}
+	return c, nil
+}
+
+// requestTimeout bounds a whole waiting/status exchange: a hook must never
+// hang on a stuck wrapper.
+const requestTimeout = 5 * time.Second

@@ -1,0 +1,201 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+// fakeWrapper answers like the wrapper's state machine would: it keeps the
+// open waits and reports them in its status.
+type fakeWrapper struct {
+	mu    sync.Mutex
+	waits []control.WaitRequest
+	open  map[string]control.WaitRequest
+}
+
+func (f *fakeWrapper) ProbeEvent(control.Event) {}
+
+func (f *fakeWrapper) Wait(w control.WaitRequest) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.waits = append(f.waits, w)
+	if f.open == nil {
+		f.open = map[string]control.WaitRequest{}
+	}
+	if w.Action == control.WaitStart {
+		f.open[w.Key()] = w
+	} else {
+		delete(f.open, w.Key())
+	}
+	return nil
+}
+
+func (f *fakeWrapper) Status() control.Status {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := control.Status{Agent: "pi", State: "idle", ChildPID: 4242, SessionFile: "/s/a.jsonl"}
+	for k, w := range f.open {
+		st.State = "blocked"
+		st.Reasons = append(st.Reasons, control.Reason{Kind: "wait", Key: k, Label: w.Label})
+	}
+	st.Reasons = append(st.Reasons, control.Reason{Kind: "herdr-blocked", Key: "herdr:blocked#1", Label: "evil\x1b]0;title\x07label"})
+	return st
+}
+
+type cmdEnv struct {
+	runtime string
+	env     []string
+}
+
+// newCmdEnv is a pane environment with a short private runtime directory.
+func newCmdEnv(t *testing.T, extra ...string) *cmdEnv {
+	t.Helper()
+	rt, err := os.MkdirTemp("/tmp", "hpcmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	e := &cmdEnv{env: append([]string{"HOME=" + rt, "XDG_RUNTIME_DIR=" + rt, "XDG_STATE_HOME=" + rt + "/state", "XDG_CONFIG_HOME=" + rt + "/config"}, extra...)}
+	e.runtime = settings.Resolve(settings.EnvFrom(e.env)).RuntimeBase
+	return e
+}
+
+func run(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Main(context.Background(), append([]string{"herdr-pi"}, args...), IO{In: strings.NewReader(""), Out: &out, Err: &errb, Env: env})
+	return code, out.String(), errb.String()
+}
+
+var pane = []string{"HERDR_ENV=1", "HERDR_SOCKET_PATH=/tmp/herdr-test.sock", "HERDR_PANE_ID=w1:p1"}
+
+func startFake(t *testing.T, e *cmdEnv, paneID string) (*control.Run, *fakeWrapper) {
+	t.Helper()
+	f := &fakeWrapper{}
+	run, err := control.Start(control.RunConfig{RuntimeBase: e.runtime, PaneID: paneID, HerdrSocket: "/tmp/herdr-test.sock", Events: f, Requests: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Close() })
+	return run, f
+}
+
+func TestWaitingAndStatusFindTheWrapperOfThePane(t *testing.T) {
+	e := newCmdEnv(t, pane...)
+	_, f := startFake(t, e, "w1:p1")
+
+	for _, args := range [][]string{
+		{"waiting", "start", "--source", "deploy-hook", "--id", "42", "--label", "approve deploy"},
+		{"waiting", "start", "--source", "lint", "--id", "1"},
+		{"waiting", "stop", "--source", "lint", "--id", "1"},
+	} {
+		if code, out, errOut := run(t, e.env, args...); code != 0 || out != "" || errOut != "" {
+			t.Fatalf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	f.mu.Lock()
+	if len(f.waits) != 3 || f.waits[0] != (control.WaitRequest{Action: "start", Source: "deploy-hook", ID: "42", Label: "approve deploy"}) {
+		t.Fatalf("waits %+v", f.waits)
+	}
+	f.mu.Unlock()
+
+	code, out, errOut := run(t, e.env, "status", "--json")
+	if code != 0 {
+		t.Fatalf("status --json: %d %s", code, errOut)
+	}
+	var st control.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status --json output %q: %v", out, err)
+	}
+	if st.State != "blocked" || st.WrapperPID != os.Getpid() || st.ChildPID != 4242 || len(st.Reasons) != 2 || st.Reasons[0].Key != "deploy-hook:42" {
+		t.Fatalf("status %+v", st)
+	}
+
+	code, out, _ = run(t, e.env, "status")
+	if code != 0 || !strings.Contains(out, "state:   blocked") || !strings.Contains(out, "wait          deploy-hook:42  approve deploy") ||
+		!strings.Contains(out, "agent:   pi (pid 4242), probe not connected") {
+		t.Fatalf("status:\n%s", out)
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Fatalf("status printed control characters: %q", out)
+	}
+}
+
+// Inside the wrapped agent (Pi's bash tool, say) the environment leads to
+// the wrapper, Herdr or not.
+func TestWaitingFromInsideTheChild(t *testing.T) {
+	e := newCmdEnv(t)
+	run1, f := startFake(t, e, "")
+	env := append(append([]string{}, e.env...), run1.Env()...)
+	if code, _, errOut := run(t, env, "waiting", "start", "--source", "s", "--id", "i"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if len(f.waits) != 1 {
+		t.Fatalf("waits %+v", f.waits)
+	}
+	bad := append(append([]string{}, e.env...), control.EnvSocket+"="+run1.Endpoint.Socket, control.EnvToken+"=stale")
+	code, _, errOut := run(t, bad, "status")
+	if code != 1 || !strings.Contains(errOut, "refused our token") {
+		t.Fatalf("wrong token: exit %d, %q", code, errOut)
+	}
+}
+
+func TestNoWrapperErrorsSayWhatToDo(t *testing.T) {
+	e := newCmdEnv(t)
+	code, _, errOut := run(t, e.env, "waiting", "start", "--source", "s", "--id", "i")
+	if code != 1 || !strings.Contains(errOut, "not inside a wrapped agent") || !strings.Contains(errOut, "herdr-pi wrap pi") {
+		t.Fatalf("outside everything: exit %d, %q", code, errOut)
+	}
+	e = newCmdEnv(t, pane...)
+	code, _, errOut = run(t, e.env, "status")
+	if code != 1 || !strings.Contains(errOut, "no herdr-pi wrapper is running in Herdr pane w1:p1") || !strings.Contains(errOut, "herdr-pi wrap pi") {
+		t.Fatalf("empty pane: exit %d, %q", code, errOut)
+	}
+	// A wrapper that was killed left its registry entry: it is detected,
+	// said, and removed.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	reg := control.PaneRegistry(e.runtime)
+	key := control.PaneKey("/tmp/herdr-test.sock", "w1:p1")
+	if _, err := reg.Register(key, control.Endpoint{Socket: "/tmp/gone.sock", Token: "t", PID: dead.Process.Pid}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = run(t, e.env, "status")
+	if code != 1 || !strings.Contains(errOut, "has exited") {
+		t.Fatalf("stale entry: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(reg.Dir, key)); !os.IsNotExist(err) {
+		t.Fatalf("stale entry not removed: %v", err)
+	}
+	// Another pane's wrapper is not ours.
+	startFake(t, e, "w1:p2")
+	if code, _, _ := run(t, e.env, "status"); code != 1 {
+		t.Fatal("status reached the wrapper of another pane")
+	}
+}
+
+func TestWaitingUsage(t *testing.T) {
+	e := newCmdEnv(t, pane...)
+	startFake(t, e, "w1:p1")
+	for _, args := range [][]string{
+		{"waiting", "start", "--source", " ", "--id", "i"},
+		{"waiting", "stop", "--source", "s", "--id", "a\x07b"},
+		{"waiting", "start", "--source", "s", "--id", "i", "extra"},
+	} {
+		if code, _, errOut := run(t, e.env, args...); code != 2 {
+			t.Errorf("%q: exit %d (%q), want 2", args, code, errOut)
+		}
+	}
+}

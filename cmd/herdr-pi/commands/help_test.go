@@ -1,0 +1,40 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Every command and subcommand explains itself with at least one example.
+func TestEveryHelpHasAnExample(t *testing.T) {
+	var paths [][]string
+	var walk func(prefix []string, cmds []*cli.Command)
+	walk = func(prefix []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			p := append(append([]string{}, prefix...), c.Name)
+			paths = append(paths, p)
+			walk(p, c.Subcommands)
+		}
+	}
+	walk(nil, newApp(IO{}).Commands)
+	if len(paths) < 9 {
+		t.Fatalf("only %d commands found", len(paths))
+	}
+	for _, p := range paths {
+		var out, errOut bytes.Buffer
+		args := append(append([]string{"herdr-pi"}, p...), "--help")
+		code := Main(context.Background(), args, IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
+		help := out.String() + errOut.String()
+		if code != 0 {
+			t.Errorf("%v: exit %d\n%s", args, code, help)
+			continue
+		}
+		if !strings.Contains(help, "Example") || !strings.Contains(help, "herdr-pi "+p[0]) {
+			t.Errorf("%s --help has no example:\n%s", strings.Join(p, " "), help)
+		}
+	}
+}

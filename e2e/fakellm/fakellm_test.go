@@ -1,0 +1,100 @@
+package fakellm
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// post sends a chat request and returns the streamed content pieces and
+// the tool call arguments, with the arrival time of each piece.
+func post(t *testing.T, s *Server, body string) (pieces []string, tool string, at []time.Time) {
+	t.Helper()
+	resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	done := false
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if line == "[DONE]" {
+			done = true
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					Content   string `json:"content"`
+					ToolCalls []struct {
+						Function struct{ Arguments string } `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatalf("chunk %q: %v", line, err)
+		}
+		for _, ch := range c.Choices {
+			if ch.Delta.Content != "" {
+				pieces = append(pieces, ch.Delta.Content)
+				at = append(at, time.Now())
+			}
+			for _, tc := range ch.Delta.ToolCalls {
+				tool += tc.Function.Arguments
+			}
+		}
+	}
+	if !done {
+		t.Fatal("stream did not end with [DONE]")
+	}
+	return pieces, tool, at
+}
+
+func TestStreamsScriptedRepliesAndRecordsRequests(t *testing.T) {
+	s := Start(ByKeyword("Which file?\n:input_needed:", 50*time.Millisecond, "echo hi"))
+	defer s.Close()
+	if !strings.HasPrefix(s.BaseURL(), "http://127.0.0.1:") {
+		t.Fatalf("base URL %s is not loopback", s.BaseURL())
+	}
+	p, _, _ := post(t, s, `{"model":"m","messages":[{"role":"system","content":"SYS"},{"role":"user","content":[{"type":"text","text":"hello"}]}]}`)
+	if strings.Join(p, "") != "Which file?\n:input_needed:" || len(p) != 1 {
+		t.Fatalf("one-chunk reply: %q", p)
+	}
+	p, _, at := post(t, s, `{"messages":[{"role":"user","content":"be SLOW now"}]}`)
+	if strings.Join(p, "") != "Which file?\n:input_needed:" || len(p) != 2 {
+		t.Fatalf("slow reply pieces %q", p)
+	}
+	if gap := at[1].Sub(at[0]); gap < 40*time.Millisecond {
+		t.Fatalf("slow words arrived %v apart, want ≥ 50ms", gap)
+	}
+	_, tool, _ := post(t, s, `{"messages":[{"role":"user","content":"RUNTOOL"}]}`)
+	if tool != `{"command":"echo hi"}` {
+		t.Fatalf("tool arguments %q", tool)
+	}
+	p, tool, _ = post(t, s, `{"messages":[{"role":"user","content":"RUNTOOL"},{"role":"assistant","content":""},{"role":"tool","content":"hi"}]}`)
+	if tool != "" || strings.Join(p, "") == "" {
+		t.Fatalf("after the tool result: text %q tool %q", p, tool)
+	}
+	reqs, err := s.WaitRequests(4, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reqs[0].System() != "SYS" || reqs[0].LastUser() != "hello" || reqs[1].System() != "" {
+		t.Fatalf("recorded %+v", reqs[:2])
+	}
+}

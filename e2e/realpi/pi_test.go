@@ -1,0 +1,453 @@
+package realpi
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/probe"
+	"github.com/herdr-pi/herdr-pi/e2e/fakellm"
+	"github.com/herdr-pi/herdr-pi/pane/session"
+)
+
+// These tests run the probe inside a real Pi under a real pty, against a
+// fake model server and a control server standing in for the wrapper.
+
+// wrapper is the test's stand-in for `herdr-pi wrap`: a control run (private
+// dir, socket, token) recording what the probe sends.
+type wrapper struct {
+	run *control.Run
+
+	mu     sync.Mutex
+	events []control.Event
+	conns  int
+	ch     chan control.Event
+}
+
+func newWrapper(t *testing.T) *wrapper {
+	t.Helper()
+	base, err := os.MkdirTemp("/tmp", "hpr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	w := &wrapper{ch: make(chan control.Event, 256)}
+	w.run, err = control.Start(control.RunConfig{RuntimeBase: filepath.Join(base, "rt"), Events: w, Requests: w, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.run.Close() })
+	return w
+}
+
+func (w *wrapper) ProbeEvent(ev control.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := ev.(control.ProbeConnected); ok {
+		w.conns++
+	}
+	w.events = append(w.events, ev)
+	w.ch <- ev
+}
+func (w *wrapper) Wait(control.WaitRequest) error { return nil }
+func (w *wrapper) Status() control.Status         { return control.Status{} }
+
+// lifecycle returns the events so far, without connection brackets.
+func (w *wrapper) lifecycle() []control.Event {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []control.Event
+	for _, ev := range w.events {
+		switch ev.(type) {
+		case control.ProbeConnected, control.ProbeDisconnected:
+			continue
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// waitEvent waits for an event of the given name.
+func (w *wrapper) waitEvent(t *testing.T, name string, timeout time.Duration) control.Event {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev := <-w.ch:
+			if ev.EventName() == name {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no %s event within %v; got %#v", name, timeout, w.lifecycle())
+			return nil
+		}
+	}
+}
+
+// sentinels records the session watcher's reports.
+type sentinels struct {
+	mu  sync.Mutex
+	got []session.Sentinel
+}
+
+func (s *sentinels) SessionSentinel(x session.Sentinel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, x)
+}
+
+func (s *sentinels) last() (session.Sentinel, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.got) == 0 {
+		return session.Sentinel{}, 0
+	}
+	return s.got[len(s.got)-1], len(s.got)
+}
+
+func waitSentinel(t *testing.T, s *sentinels, open bool) session.Sentinel {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if x, n := s.last(); n > 0 && x.Open == open {
+			return x
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	x, n := s.last()
+	t.Fatalf("session sentinel never became open=%v (%d reports, last %+v)", open, n, x)
+	return session.Sentinel{}
+}
+
+var herdrEnv = []string{"HERDR_ENV=1", "HERDR_SOCKET_PATH=/tmp/x", "HERDR_PANE_ID=w1:p1"}
+
+// startPi runs an interactive Pi with the probe loaded, as wrap would.
+func startPi(t *testing.T, a *Agent, w *wrapper, extraEnv []string, args ...string) *Term {
+	t.Helper()
+	if !probe.Interactive(args, true, true) {
+		t.Fatalf("test bug: %q is not an interactive Pi command line", args)
+	}
+	path, err := probe.Write(w.run.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := a.With(append(w.run.Env(), extraEnv...)...)
+	argv := append([]string{a.Pi.Bin}, probe.Inject(path, args)...)
+	return StartTerm(t, argv, env, a.Project, 30, 100)
+}
+
+// editorReady waits for Pi's idle editor (the two border rows).
+func editorReady(t *testing.T, tm *Term) {
+	t.Helper()
+	tm.WaitFor(t, "the editor", 20*time.Second, func(s string) bool { return strings.Count(s, "────────") >= 2 })
+}
+
+// markerShown is true when any screen line shows the marker or, as its last
+// non-blank text, a beginning of it (":", ":input", …).
+func markerShown(screen string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.Contains(l, probe.Marker) || (l != "" && strings.HasPrefix(probe.Marker, l)) {
+			return true
+		}
+	}
+	return false
+}
+
+const question = "Which file should I edit?"
+
+func TestPiBlockedReplyInsideHerdr(t *testing.T) {
+	pi := Current(t)
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{
+		// The marker itself arrives in pieces, so every streaming prefix
+		// of it is on its way to the screen at some point.
+		Chunks:    []string{"Which ", "file ", "should ", "I ", "edit?\n", ":", "input", "_need", "ed", ":"},
+		WordDelay: 120 * time.Millisecond,
+	}))
+	defer llm.Close()
+	a := NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	tm := startPi(t, a, w, herdrEnv)
+	editorReady(t, tm)
+	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
+	if start.Reason != "startup" || start.Mode != "tui" || start.ModeInferred || !start.HasUI || start.SessionFile == "" || start.InputNeeded {
+		t.Fatalf("session_start %+v", start)
+	}
+	sink := &sentinels{}
+	watch := session.Watch(session.WatchConfig{Sink: sink, Interval: 20 * time.Millisecond})
+	defer watch.Close()
+	watch.Follow(start.SessionFile)
+
+	tm.Type(t, "hello")
+	// Sample the screen while the reply streams and after it completed.
+	samples := 0
+	deadline := time.Now().Add(15 * time.Second)
+	for settled := false; !settled; samples++ {
+		s := tm.Screen()
+		if markerShown(s) {
+			t.Fatalf("the marker (or a beginning of it) is on screen:\n%s", s)
+		}
+		w.mu.Lock()
+		for _, ev := range w.events {
+			if ev.EventName() == control.EvAgentSettled {
+				settled = true
+			}
+		}
+		w.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never settled; events %#v\n%s", w.lifecycle(), s)
+		}
+		time.Sleep(15 * time.Millisecond)
+	}
+	screen := tm.WaitText(t, question, 5*time.Second)
+	time.Sleep(300 * time.Millisecond) // the idle redraw
+	if s := tm.Screen(); markerShown(s) {
+		t.Fatalf("the marker is on screen after the reply:\n%s", s)
+	}
+	t.Logf("%d screen samples, none showed the marker; final screen:\n%s", samples, screen)
+
+	got := w.lifecycle()
+	want := []control.Event{
+		start,
+		control.AgentStart{},
+		control.AgentEnd{StopReason: "stop", InputNeeded: true},
+		control.AgentSettled{Idle: true, InputNeeded: true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("events:\n got %#v\nwant %#v", got, want)
+	}
+	reqs := llm.Requests()
+	if len(reqs) != 1 || !strings.HasSuffix(reqs[0].System(), "\n\n"+probe.Instruction) {
+		t.Fatalf("the system prompt does not end with the guidance (%d requests):\n%q", len(reqs), tail(reqs))
+	}
+	// The stored session keeps the marker, and the session rule says blocked.
+	x := waitSentinel(t, sink, true)
+	b, _ := os.ReadFile(start.SessionFile)
+	if x.File != start.SessionFile || !strings.Contains(string(b), `"text":"Which file should I edit?\n:input_needed:"`) {
+		t.Fatalf("stored session lacks the marker (%+v):\n%s", x, b)
+	}
+
+	tm.Type(t, "/quit")
+	if code, err := tm.ExitCode(10 * time.Second); err != nil || code != 0 {
+		t.Fatalf("/quit: exit %d, %v", code, err)
+	}
+	if ev := w.waitEvent(t, control.EvSessionShutdown, 5*time.Second); ev != (control.SessionShutdown{Reason: "quit"}) {
+		t.Fatalf("shutdown %#v", ev)
+	}
+
+}
+
+// Quit while blocked, start again on the same session file (as after a
+// crash, or when herdr-pi restarts): blocked again without any model call,
+// and the redrawn history hides the marker; once a later user message
+// answered, a restart restores nothing.
+func TestPiRestoresAfterRestart(t *testing.T) {
+	pi := Current(t)
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
+	defer llm.Close()
+	a := NewAgent(t, pi, llm.BaseURL())
+	// A session that ended blocked (print mode writes the same file).
+	if out, err := a.Command(a.Env, "-p", "hello").CombinedOutput(); err != nil {
+		t.Fatalf("pi -p: %v\n%s", err, out)
+	}
+	files := a.SessionFiles()
+	if len(files) != 1 {
+		t.Fatalf("session files %q", files)
+	}
+	start := control.SessionStart{SessionFile: files[0]}
+
+	// Restart on the same session: blocked again without a model call,
+	// and the history redraw does not show the marker either.
+	w2 := newWrapper(t)
+	tm2 := startPi(t, a, w2, herdrEnv, "--session", start.SessionFile)
+	editorReady(t, tm2)
+	restart := w2.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
+	if !restart.InputNeeded || restart.SessionFile != start.SessionFile {
+		t.Fatalf("restart session_start %+v", restart)
+	}
+	s2 := tm2.WaitText(t, question, 5*time.Second)
+	if markerShown(s2) {
+		t.Fatalf("the marker shows in the redrawn history:\n%s", s2)
+	}
+	sink2 := &sentinels{}
+	watch2 := session.Watch(session.WatchConfig{Sink: sink2, Interval: 20 * time.Millisecond, Locator: session.Locator{Path: restart.SessionFile}})
+	defer watch2.Close()
+	waitSentinel(t, sink2, true)
+	if n := len(llm.Requests()); n != 1 {
+		t.Fatalf("restoring made %d model calls", n-1)
+	}
+
+	// Answering closes it: the user message lands in the file at once.
+	llm.SetResponder(fakellm.Fixed(fakellm.Reply{Text: "Editing main.go now."}))
+	tm2.Type(t, "main.go")
+	w2.waitEvent(t, control.EvAgentSettled, 10*time.Second)
+	waitSentinel(t, sink2, false)
+	tm2.Type(t, "/quit")
+	if code, err := tm2.ExitCode(10 * time.Second); err != nil || code != 0 {
+		t.Fatalf("/quit: exit %d, %v", code, err)
+	}
+	// Restarting now restores nothing: a later user message answered.
+	w3 := newWrapper(t)
+	tm3 := startPi(t, a, w3, herdrEnv, "--session", start.SessionFile)
+	editorReady(t, tm3)
+	if ev := w3.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.InputNeeded {
+		t.Fatalf("answered session restored as blocked: %+v", ev)
+	}
+	if blocked, _ := treeFromFile(t, start.SessionFile).Blocked(); blocked {
+		t.Fatal("the session rule says blocked after the answer")
+	}
+}
+
+func treeFromFile(t *testing.T, path string) *session.Tree {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := session.NewTree()
+	for _, l := range strings.Split(string(b), "\n") {
+		if e, err := session.ParseLine([]byte(l)); err == nil {
+			tr.Add(e)
+		}
+	}
+	return tr
+}
+
+func tail(reqs []fakellm.Request) string {
+	if len(reqs) == 0 {
+		return ""
+	}
+	s := reqs[len(reqs)-1].System()
+	if len(s) > 600 {
+		s = "…" + s[len(s)-600:]
+	}
+	return s
+}
+
+// Outside a complete Herdr environment the probe changes nothing Pi shows
+// or sends: no guidance in the system prompt, the marker stays visible
+// (which also proves the screen check above can fail). The wrapper still
+// hears the lifecycle.
+func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
+	pi := Current(t)
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
+	defer llm.Close()
+	a := NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	tm := startPi(t, a, w, []string{"HERDR_ENV=1", "HERDR_PANE_ID=w1:p1"}) // no HERDR_SOCKET_PATH
+	editorReady(t, tm)
+	tm.Type(t, "hello")
+	w.waitEvent(t, control.EvAgentSettled, 15*time.Second)
+	tm.WaitFor(t, "the marker on screen", 5*time.Second, markerShown)
+	reqs := llm.Requests()
+	if len(reqs) != 1 || reqs[0].System() == "" || strings.Contains(reqs[0].System(), "herdr_integration") {
+		t.Fatalf("system prompt outside Herdr:\n%q", tail(reqs))
+	}
+	if got := w.lifecycle(); len(got) != 4 || got[2] != (control.AgentEnd{StopReason: "stop", InputNeeded: true}) {
+		t.Fatalf("events %#v", got)
+	}
+}
+
+// Only a marker on the final line blocks. A reply that mentions it, or ends
+// with it inside a closed code fence (the closing ``` is then the final
+// line), does not: neither for the session rule nor for the probe.
+func TestPiMarkerMidTextOrInFenceDoesNotBlock(t *testing.T) {
+	pi := Current(t)
+	replies := map[string]string{
+		"mention": "The marker is " + probe.Marker + " when input is required.",
+		"fence":   "Put this at the end:\n```\n" + probe.Marker + "\n```",
+	}
+	llm := fakellm.Start(func(r fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: replies[r.LastUser()]} })
+	defer llm.Close()
+	a := NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	tm := startPi(t, a, w, herdrEnv)
+	editorReady(t, tm)
+	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
+	for _, prompt := range []string{"mention", "fence"} {
+		tm.Type(t, prompt)
+		settled := w.waitEvent(t, control.EvAgentSettled, 15*time.Second).(control.AgentSettled)
+		if settled.InputNeeded {
+			t.Errorf("%s: the probe says input needed", prompt)
+		}
+		tm.WaitText(t, probe.Marker, 5*time.Second) // shown: not a final marker
+		if blocked, id := treeFromFile(t, start.SessionFile).Blocked(); blocked {
+			t.Errorf("%s: the session rule says blocked by %s", prompt, id)
+		}
+	}
+	b, _ := os.ReadFile(start.SessionFile)
+	if !strings.Contains(string(b), "```\\n:input_needed:\\n```") {
+		t.Fatalf("the fenced reply is not in the session:\n%s", b)
+	}
+}
+
+// `pi -p "hi"`: the argv rule keeps the probe out, so Pi runs untouched and
+// never talks to the wrapper, even with the wrapper's environment present.
+func TestPiPrintModeGetsNoProbe(t *testing.T) {
+	pi := Current(t)
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: "hello back"}))
+	defer llm.Close()
+	a := NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	args := []string{"-p", "hi"}
+	if probe.Interactive(args, true, true) {
+		t.Fatal("the argv rule would give the probe to pi -p")
+	}
+	cmd := a.Command(a.With(append(w.run.Env(), herdrEnv...)...), args...)
+	out, err := cmd.Output()
+	if err != nil || string(out) != "hello back\n" {
+		t.Fatalf("pi -p hi: %q, %v", out, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.events) != 0 {
+		t.Fatalf("print mode reached the wrapper: %#v", w.events)
+	}
+	if reqs := llm.Requests(); len(reqs) != 1 || strings.Contains(reqs[0].System(), "herdr_integration") {
+		t.Fatalf("print mode request changed:\n%q", tail(reqs))
+	}
+}
+
+// Pi 0.73.1 has no ctx.mode, no agent_settled and no Markdown transformers:
+// the probe still loads without error, adds the guidance and reports; the
+// marker stays visible there (documented limitation).
+func TestOldPiLoadsTheProbe(t *testing.T) {
+	pi := Old(t)
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
+	defer llm.Close()
+	a := NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	tm := startPi(t, a, w, herdrEnv)
+	editorReady(t, tm)
+	start := w.waitEvent(t, control.EvSessionStart, 15*time.Second).(control.SessionStart)
+	if start.Mode != "tui" || !start.ModeInferred || start.Reason != "startup" {
+		t.Fatalf("session_start %+v", start)
+	}
+	tm.Type(t, "hello")
+	end := w.waitEvent(t, control.EvAgentEnd, 15*time.Second)
+	if end != (control.AgentEnd{StopReason: "stop", InputNeeded: true}) {
+		t.Fatalf("agent_end %#v", end)
+	}
+	tm.WaitFor(t, "the marker on screen (0.73.1 cannot hide it)", 5*time.Second, markerShown)
+	reqs := llm.Requests()
+	if len(reqs) != 1 || !strings.Contains(reqs[0].System(), probe.Instruction) {
+		t.Fatalf("guidance missing on 0.73.1:\n%q", tail(reqs))
+	}
+	if blocked, _ := treeFromFile(t, start.SessionFile).Blocked(); !blocked {
+		t.Fatal("the session rule does not see the marker in a 0.73.1 session")
+	}
+	tm.Type(t, "/quit")
+	if code, err := tm.ExitCode(10 * time.Second); err != nil || code != 0 {
+		t.Fatalf("/quit: exit %d, %v\n%s", code, err, tm.Screen())
+	}
+	got := w.lifecycle()
+	if len(got) == 0 || got[len(got)-1] != (control.SessionShutdown{Reason: "quit"}) {
+		t.Fatalf("events %#v", got)
+	}
+}

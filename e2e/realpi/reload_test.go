@@ -1,0 +1,144 @@
+package realpi
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/e2e/fakellm"
+	"github.com/herdr-pi/herdr-pi/pane/session"
+)
+
+// /reload and a session switch inside one Pi process: the probe reports
+// each new session (with its own reading of the marker), the old instance
+// goes quiet, and the session watcher, told the file by session_start,
+// restores the blocked state. Waits from another extension and Pi's own
+// dialogs come through the same socket.
+func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
+	pi := Current(t)
+	llm := fakellm.Start(func(r fakellm.Request) fakellm.Reply {
+		if strings.Contains(r.LastUser(), "block") {
+			return fakellm.Reply{Text: question + "\n:input_needed:"}
+		}
+		return fakellm.Reply{Text: "Sure."}
+	})
+	defer llm.Close()
+	a := NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	ext, err := filepath.Abs("testdata/waiter.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := startPi(t, a, w, herdrEnv, "-e", ext)
+	editorReady(t, tm)
+	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
+	sink := &sentinels{}
+	watch := session.Watch(session.WatchConfig{Sink: sink, Interval: 20 * time.Millisecond})
+	defer watch.Close()
+	follow := func(ev control.SessionStart) { watch.Follow(ev.SessionFile) }
+	follow(start)
+
+	tm.Type(t, "please block")
+	w.waitEvent(t, control.EvAgentSettled, 15*time.Second)
+	waitSentinel(t, sink, true)
+
+	// Another extension's wait, then Pi's own dialog.
+	tm.Type(t, "/wait-on")
+	if ev := w.waitEvent(t, control.EvWaitingForInput, 10*time.Second); ev != (control.WaitingForInput{Source: "test-ext", ID: "w1", Waiting: true}) {
+		t.Fatalf("wait-on: %#v", ev)
+	}
+	tm.Type(t, "/wait-off")
+	if ev := w.waitEvent(t, control.EvWaitingForInput, 10*time.Second); ev != (control.WaitingForInput{Source: "test-ext", ID: "w1"}) {
+		t.Fatalf("wait-off: %#v", ev)
+	}
+	tm.Type(t, "/ask-confirm")
+	if ev := w.waitEvent(t, control.EvUIPromptStart, 10*time.Second); ev != (control.UIPromptStart{Kind: "confirm", Title: "Deploy now?"}) {
+		t.Fatalf("ui_prompt_start: %#v", ev)
+	}
+	tm.WaitText(t, "Deploy now?", 5*time.Second)
+	if err := tm.Send("\x1b"); err != nil { // Escape cancels the dialog
+		t.Fatal(err)
+	}
+	if ev := w.waitEvent(t, control.EvUIPromptEnd, 10*time.Second); ev != (control.UIPromptEnd{Kind: "confirm", Title: "Deploy now?"}) {
+		t.Fatalf("ui_prompt_end: %#v", ev)
+	}
+
+	// /reload: shutdown(reload), then a new instance's session_start that
+	// sees the unanswered marker; the file did not change, still blocked.
+	tm.Type(t, "/reload")
+	if ev := w.waitEvent(t, control.EvSessionShutdown, 10*time.Second); ev != (control.SessionShutdown{Reason: "reload"}) {
+		t.Fatalf("reload shutdown: %#v", ev)
+	}
+	re := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
+	if re.Reason != "reload" || !re.InputNeeded || re.SessionFile != start.SessionFile {
+		t.Fatalf("reload session_start: %+v", re)
+	}
+	// After the reload the bus is served by the new instance only: one
+	// event per emit, not one per instance ever loaded.
+	tm.Type(t, "/wait-on")
+	w.waitEvent(t, control.EvWaitingForInput, 10*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	n := 0
+	for _, ev := range w.lifecycle() {
+		if ev.EventName() == control.EvWaitingForInput {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d waiting events after the reload, want 3 (one per emit)", n)
+	}
+
+	// /new: a fresh session file, not blocked.
+	tm.Type(t, "/new")
+	w.waitEvent(t, control.EvSessionShutdown, 10*time.Second)
+	fresh := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
+	if fresh.Reason != "new" || fresh.InputNeeded || fresh.SessionFile == start.SessionFile || fresh.PreviousSessionFile != start.SessionFile {
+		t.Fatalf("/new session_start: %+v", fresh)
+	}
+	follow(fresh)
+	waitSentinel(t, sink, false)
+	tm.Type(t, "hello there")
+	w.waitEvent(t, control.EvAgentSettled, 15*time.Second)
+
+	// /resume the blocked session from the picker: restored.
+	tm.Type(t, "/resume")
+	tm.WaitText(t, "please block", 10*time.Second)
+	screen := tm.Screen()
+	if !strings.Contains(screen, "please block") {
+		t.Fatalf("picker:\n%s", screen)
+	}
+	// The picker lists sessions most recent first; move to "please block".
+	for i := 0; i < 5 && !selected(tm.Screen(), "please block"); i++ {
+		tm.Send("\x1b[B")
+		time.Sleep(150 * time.Millisecond)
+	}
+	if !selected(tm.Screen(), "please block") {
+		t.Fatalf("could not select the blocked session:\n%s", tm.Screen())
+	}
+	tm.Send("\r")
+	w.waitEvent(t, control.EvSessionShutdown, 10*time.Second)
+	back := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
+	if back.Reason != "resume" || !back.InputNeeded || back.SessionFile != start.SessionFile {
+		t.Fatalf("/resume session_start: %+v", back)
+	}
+	follow(back)
+	x := waitSentinel(t, sink, true)
+	if x.File != start.SessionFile {
+		t.Fatalf("restored from %s", x.File)
+	}
+	if got := len(llm.Requests()); got != 2 {
+		t.Fatalf("%d model calls, want 2 (restoring calls nothing)", got)
+	}
+}
+
+// selected is true when the picker's cursor row mentions text.
+func selected(screen, text string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, text) && strings.Contains(l, "›") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,145 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/herdr-pi/herdr-pi/notify/tmux"
+)
+
+// CheckStatus grades one doctor row.
+type CheckStatus string
+
+// The grades, from good to bad.
+const (
+	CheckOK   CheckStatus = "ok"
+	CheckInfo CheckStatus = "info"
+	CheckWarn CheckStatus = "warn"
+	CheckFail CheckStatus = "fail"
+)
+
+// Check is one row of `herdr-pi doctor` about notifications.
+type Check struct {
+	Name   string
+	Status CheckStatus
+	// Detail says what was found, in a sentence.
+	Detail string
+	// Fix says what to do about it; empty when nothing.
+	Fix string
+}
+
+// PassthroughProbe is what doctor asks tmux.
+type PassthroughProbe interface {
+	TmuxProbe
+	Passthrough(ctx context.Context, lvl tmux.Level) (string, error)
+}
+
+// DoctorInput is what the notification checks look at.
+type DoctorInput struct {
+	Config Config
+	// ConfigWarnings are problems in the notification config files (the
+	// seed's config.json), one sentence each: they fell back to defaults.
+	ConfigWarnings []string
+	Getenv         func(string) string
+	InHerdr        bool
+	// Tmux asks tmux; nil skips the tmux checks.
+	Tmux PassthroughProbe
+}
+
+// Doctor checks how notifications would reach the person from here.
+func Doctor(ctx context.Context, in DoctorInput) []Check {
+	var checks []Check
+	c := Choose(in.Config, in.InHerdr)
+	switch {
+	case c.Problem != "":
+		checks = append(checks, Check{Name: "notification channel", Status: CheckFail, Detail: c.Problem, Fix: "edit [notify] channel in herdr-pi's config.toml"})
+	case c.Route == RouteNone:
+		checks = append(checks, Check{Name: "notification channel", Status: CheckInfo, Detail: "none: " + c.Why})
+	default:
+		checks = append(checks, Check{Name: "notification channel", Status: CheckOK, Detail: string(c.Route) + ": " + c.Why})
+	}
+	if c.Route == RouteHerdr {
+		checks = append(checks, Check{Name: "Herdr toasts", Status: CheckInfo,
+			Detail: "Herdr shows them only when its [ui.toast] delivery is \"herdr\", \"terminal\" or \"system\"; the default \"off\" hides them",
+			Fix:    "herdr-pi notify --title test   (prints Herdr's answer)"})
+	}
+	for _, w := range in.ConfigWarnings {
+		checks = append(checks, Check{Name: "terminal notification config", Status: CheckWarn, Detail: w + " (the built-in table applies instead)"})
+	}
+	if c.Route == RouteTerminal {
+		var probe TmuxProbe
+		if in.Tmux != nil {
+			probe = in.Tmux
+		}
+		t := ResolveTarget(ctx, in.Getenv, in.Config.Table, probe)
+		detail := fmt.Sprintf("%s, for TERM_PROGRAM=%q (%s)", t.Protocol, t.TermProgram, t.From)
+		if t.TermProgram == "" {
+			detail = fmt.Sprintf("%s, the fallback: TERM_PROGRAM is not set", t.Protocol)
+		}
+		if in.Getenv("KITTY_WINDOW_ID") != "" {
+			detail = fmt.Sprintf("%s, for kitty (KITTY_WINDOW_ID is set)", t.Protocol)
+		}
+		checks = append(checks, Check{Name: "terminal protocol", Status: CheckOK, Detail: detail})
+		if in.Tmux != nil && len(t.Tmux) > 0 {
+			checks = append(checks, TmuxPassthrough(ctx, in.Tmux, t.Tmux)...)
+		}
+	}
+	checks = append(checks, ntfyCheck(in.Config))
+	return checks
+}
+
+// TmuxPassthrough says, for each tmux server between the process and the
+// terminal (innermost first), whether allow-passthrough lets notification
+// sequences out, and if not, why notifications will not show.
+func TmuxPassthrough(ctx context.Context, probe PassthroughProbe, levels []tmux.Level) []Check {
+	var checks []Check
+	for i, lvl := range levels {
+		name := "tmux passthrough"
+		if len(levels) > 1 {
+			name = fmt.Sprintf("tmux passthrough (level %d of %d)", i+1, len(levels))
+		}
+		where := "tmux server " + lvl.Socket
+		if lvl.Pane != "" {
+			where += ", pane " + lvl.Pane
+		}
+		v, err := probe.Passthrough(ctx, lvl)
+		switch {
+		case errors.Is(err, tmux.ErrNoPassthrough):
+			checks = append(checks, Check{Name: name, Status: CheckFail,
+				Detail: where + ": " + err.Error() + ", so it drops notification sequences and notifications will not show",
+				Fix:    "upgrade tmux to 3.3 or newer"})
+		case err != nil:
+			checks = append(checks, Check{Name: name, Status: CheckWarn, Detail: "could not ask " + where + ": " + err.Error()})
+		case v == "off":
+			checks = append(checks, Check{Name: name, Status: CheckFail,
+				Detail: where + ": allow-passthrough is off, so tmux drops the notification sequences and notifications will not show",
+				Fix:    "run `tmux set -g allow-passthrough on` and add `set -g allow-passthrough on` to ~/.tmux.conf"})
+		case v == "on":
+			checks = append(checks, Check{Name: name, Status: CheckOK,
+				Detail: where + ": allow-passthrough is on (notifications pass while the pane is visible; \"all\", tmux 3.4+, also passes them from hidden panes)"})
+		default:
+			checks = append(checks, Check{Name: name, Status: CheckOK, Detail: where + ": allow-passthrough is " + v})
+		}
+	}
+	return checks
+}
+
+func ntfyCheck(cfg Config) Check {
+	n := cfg.Ntfy
+	if !n.Enabled || !cfg.Enabled {
+		return Check{Name: "ntfy", Status: CheckInfo, Detail: "off (opt in with [notify.ntfy] enabled = true, server and topic)"}
+	}
+	ny := Ntfy{Server: n.Server, Topic: n.Topic, Token: n.Token}
+	if _, err := ny.URL(); err != nil {
+		return Check{Name: "ntfy", Status: CheckFail, Detail: err.Error(), Fix: "set [notify.ntfy] server to an http(s) URL"}
+	}
+	if w := ny.PlainTextWarning(); w != "" {
+		return Check{Name: "ntfy", Status: CheckWarn, Detail: w, Fix: "use an https:// server"}
+	}
+	auth := "no token"
+	if n.Token != "" {
+		auth = "with a token"
+	}
+	return Check{Name: "ntfy", Status: CheckOK, Detail: fmt.Sprintf("posting to %s (topic set, %s, priority %d)", n.Server, auth, n.Priority)}
+}

@@ -1,0 +1,96 @@
+package notify
+
+import "fmt"
+
+// Kind is what happened, as far as a notification cares.
+type Kind int
+
+// The kinds of event that notify.
+const (
+	// Finished: a run settled normally.
+	Finished Kind = iota + 1
+	// Failed: a run settled with an error or ran out of length.
+	Failed
+	// InputNeeded: the agent waits for the person (the :input_needed:
+	// sentinel, a wait announced by a hook or another extension).
+	InputNeeded
+	// PermissionNeeded: a permission prompt waits for a decision.
+	PermissionNeeded
+	// AskStarted: a pi-ask flow waits for an answer.
+	AskStarted
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Finished:
+		return "finished"
+	case Failed:
+		return "failed"
+	case InputNeeded:
+		return "input-needed"
+	case PermissionNeeded:
+		return "permission-needed"
+	case AskStarted:
+		return "ask-started"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Blocking reports whether the kind means the agent waits for the person.
+func (k Kind) Blocking() bool { return k == InputNeeded || k == PermissionNeeded || k == AskStarted }
+
+// Event is one thing to tell the person.
+type Event struct {
+	Kind Kind
+	// Key identifies what the event is about — a run, a pi-ask flowId, a
+	// permission requestId, a wait's source and id — so the same thing is
+	// announced once (see [Notifier.Notify]). Empty: never de-duplicated.
+	Key string
+	// Label is an optional short name the person chose, such as the session
+	// or a subagent name. Never put prompt, question, permission or command
+	// text here: notifications leave the machine (ntfy) and show on screens
+	// other people see.
+	Label string
+}
+
+// Settled classifies the stop reason of a run that has settled
+// (notifications-and-sentinel.md §7.2): "error" and "length" fail,
+// "aborted" stays silent (the person stopped it and knows), and anything
+// else — "stop", an unknown or a missing reason — finished.
+func Settled(stopReason string) (Kind, bool) {
+	switch stopReason {
+	case "error", "length":
+		return Failed, true
+	case "aborted":
+		return 0, false
+	}
+	return Finished, true
+}
+
+// Runs turns a run's start, end and settle into at most one notification per
+// run (notifications-and-sentinel.md §7.2, §10): retries inside a run
+// overwrite its stop reason, so only the final settle counts, and a settle
+// without a run (a double settle, a reload) says nothing. The zero value is
+// ready. It is not safe for concurrent use.
+type Runs struct {
+	active bool
+	reason string
+}
+
+// Start marks a run as active and forgets an earlier stop reason.
+func (r *Runs) Start() { r.active, r.reason = true, "" }
+
+// End records the stop reason of the latest attempt of the run.
+func (r *Runs) End(stopReason string) { r.reason = stopReason }
+
+// Settle ends the active run and says what to notify, if anything.
+func (r *Runs) Settle() (Kind, bool) {
+	if !r.active {
+		return 0, false
+	}
+	r.active = false
+	return Settled(r.reason)
+}
+
+// Shutdown forgets the active run: a settle after it says nothing.
+func (r *Runs) Shutdown() { r.active, r.reason = false, "" }

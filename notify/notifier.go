@@ -1,0 +1,354 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Options are the channels a Notifier uses and what it says in them. A nil
+// channel is off.
+type Options struct {
+	// Herdr is the channel inside a complete Herdr environment.
+	Herdr Herdr
+	// Sound is Herdr's toast sound: none (the default), done or request.
+	Sound string
+	// Terminal is the channel outside Herdr; set it only when the agent runs
+	// in its TUI mode, where the person watches that terminal.
+	Terminal *Terminal
+	// Ntfy pushes to a phone or another machine.
+	Ntfy *Ntfy
+	// Project names where it happened (the working directory's base name).
+	Project string
+	// Instance tells this agent's notifications from other agents' (for
+	// example the Herdr pane id or the wrapper's pid), so one never
+	// replaces another.
+	Instance string
+	// Logf receives failures and recoveries, once per streak. It must not
+	// write to the agent's terminal.
+	Logf func(format string, args ...any)
+}
+
+// Herdr's limit on notification.show: one shown per second, measured from
+// the last one shown (herdr-socket-api.md §4.6).
+const herdrPace = time.Second
+
+// herdrTries bounds how often one notification is offered to Herdr while it
+// answers "not now" (rate_limited or busy).
+const herdrTries = 3
+
+// callTimeout bounds one call to Herdr: the socket is local, and a Herdr
+// that does not answer must not hold the channel.
+const callTimeout = 5 * time.Second
+
+// seenLimit bounds the memory of keys already announced.
+const seenLimit = 1024
+
+// Notifier sends each event to every configured channel. Each channel has
+// its own goroutine holding a queue of one: a newer notification replaces
+// one not yet sent, so a slow or failing channel delays only itself and
+// always ends up delivering the latest news. Notify never blocks.
+type Notifier struct {
+	project, instance string
+	logf              func(string, ...any)
+
+	mu    sync.Mutex
+	seen  map[string]struct{}
+	order []string
+	// closed is set by Close; later events are dropped.
+	closed bool
+
+	workers  []*worker
+	draining chan struct{}
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// Start builds a Notifier and starts one goroutine per channel. The
+// Notifier owns them: Close stops them and waits.
+func Start(o Options) *Notifier {
+	n := &Notifier{
+		project: o.Project, instance: o.Instance, logf: o.Logf,
+		seen: map[string]struct{}{}, draining: make(chan struct{}),
+	}
+	if n.logf == nil {
+		n.logf = func(string, ...any) {}
+	}
+	if o.Herdr != nil {
+		h, sound := o.Herdr, o.Sound
+		n.workers = append(n.workers, newWorker("herdr", herdrPace, herdrTries, func(ctx context.Context, m Message) (string, bool, error) {
+			ctx, cancel := context.WithTimeout(ctx, callTimeout)
+			defer cancel()
+			res, err := h.ShowNotification(ctx, herdrToast(m, sound))
+			if err != nil {
+				return "", false, err
+			}
+			return res.Reason, retryable(res.Reason), nil
+		}))
+	}
+	if o.Terminal != nil {
+		t := o.Terminal
+		n.workers = append(n.workers, newWorker("terminal", 0, 1, func(_ context.Context, m Message) (string, bool, error) {
+			return "written", false, t.Send(m)
+		}))
+	}
+	if o.Ntfy != nil {
+		ny := o.Ntfy
+		n.workers = append(n.workers, newWorker("ntfy", 0, 1, func(ctx context.Context, m Message) (string, bool, error) {
+			return "posted", false, ny.Send(ctx, m)
+		}))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	for _, w := range n.workers {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			w.run(ctx, n.draining, n.logf)
+		}()
+	}
+	return n
+}
+
+// Notify announces ev on every channel, without waiting for any of them.
+// An event whose Kind and Key were already announced, and not [Resolved]
+// since, is a duplicate and says nothing.
+func (n *Notifier) Notify(ev Event) {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return
+	}
+	if ev.Key != "" {
+		k := dedupKey(ev)
+		if _, dup := n.seen[k]; dup {
+			n.mu.Unlock()
+			return
+		}
+		n.seen[k] = struct{}{}
+		n.order = append(n.order, k)
+		if len(n.order) > seenLimit {
+			delete(n.seen, n.order[0])
+			n.order = n.order[1:]
+		}
+	}
+	n.mu.Unlock()
+	m := compose(ev, n.project, n.instance)
+	for _, w := range n.workers {
+		w.offer(m)
+	}
+}
+
+// Post sends a message already in words — a hook's own title and body —
+// on every channel, without de-duplication. Channels sanitise it as they
+// do every message.
+func (n *Notifier) Post(m Message) {
+	n.mu.Lock()
+	closed := n.closed
+	n.mu.Unlock()
+	if closed {
+		return
+	}
+	for _, w := range n.workers {
+		w.offer(m)
+	}
+}
+
+// Resolved says the thing ev was about is over (the ask was answered, the
+// prompt decided, the wait cleared): a later event with the same Kind and
+// Key announces again.
+func (n *Notifier) Resolved(ev Event) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.seen, dedupKey(ev))
+}
+
+func dedupKey(ev Event) string { return ev.Kind.String() + "\x00" + ev.Key }
+
+// Close stops accepting events, lets each channel deliver what it still
+// holds until ctx is done, then cancels what is in flight and waits for
+// every goroutine. It is safe to call more than once.
+func (n *Notifier) Close(ctx context.Context) {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		n.wg.Wait()
+		return
+	}
+	n.closed = true
+	n.mu.Unlock()
+	close(n.draining)
+	done := make(chan struct{})
+	go func() { // owned here: it ends when the workers end, which is awaited below
+		n.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		n.cancel()
+		<-done
+	}
+	n.cancel()
+}
+
+// ChannelStatus is what one channel did so far.
+type ChannelStatus struct {
+	Channel string
+	// Sent counts calls that reached the channel (for Herdr, whatever it
+	// answered); Failed counts errors.
+	Sent, Failed int
+	// Last is the latest outcome: Herdr's reason ("shown", "disabled", …),
+	// "written", "posted", or the error.
+	Last string
+}
+
+// Status reports every channel, in the order Herdr, terminal, ntfy.
+func (n *Notifier) Status() []ChannelStatus {
+	out := make([]ChannelStatus, len(n.workers))
+	for i, w := range n.workers {
+		out[i] = w.status()
+	}
+	return out
+}
+
+// sendFunc delivers one message; retry asks to offer it again later.
+type sendFunc func(ctx context.Context, m Message) (outcome string, retry bool, err error)
+
+type pending struct {
+	m     Message
+	tries int
+}
+
+type worker struct {
+	name  string
+	pace  time.Duration
+	tries int
+	send  sendFunc
+	wake  chan struct{}
+
+	mu      sync.Mutex
+	next    *pending
+	st      ChannelStatus
+	failing bool
+}
+
+func newWorker(name string, pace time.Duration, tries int, send sendFunc) *worker {
+	return &worker{name: name, pace: pace, tries: tries, send: send, wake: make(chan struct{}, 1), st: ChannelStatus{Channel: name}}
+}
+
+// offer replaces the unsent message, if any, with m and wakes the worker.
+func (w *worker) offer(m Message) {
+	w.mu.Lock()
+	w.next = &pending{m: m}
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *worker) take() *pending {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.next
+	w.next = nil
+	return p
+}
+
+func (w *worker) waiting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.next != nil
+}
+
+// retry puts p back unless something newer arrived meanwhile.
+func (w *worker) retry(p *pending) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next == nil {
+		p.tries++
+		w.next = p
+	}
+}
+
+func (w *worker) status() ChannelStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.st
+}
+
+// run delivers messages until draining is closed and nothing is left, or
+// ctx is cancelled. Between two sends it keeps the channel's pace; a
+// message that arrives meanwhile replaces the waiting one, so the pace
+// coalesces bursts instead of dropping the latest.
+func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(string, ...any)) {
+	var earliest time.Time
+	for {
+		if !w.waiting() {
+			select {
+			case <-w.wake:
+				continue
+			case <-draining:
+				if w.waiting() {
+					continue
+				}
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+		if d := time.Until(earliest); d > 0 {
+			timer := time.NewTimer(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			}
+		}
+		p := w.take()
+		if p == nil {
+			continue
+		}
+		outcome, again, err := w.send(ctx, p.m)
+		if w.pace > 0 {
+			earliest = time.Now().Add(w.pace)
+		}
+		w.record(outcome, err, logf)
+		if err == nil && again && p.tries+1 < w.tries {
+			w.retry(p)
+		}
+	}
+}
+
+// record keeps the outcome and logs a failure once per streak, and the
+// recovery that ends it.
+func (w *worker) record(outcome string, err error, logf func(string, ...any)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.st.Failed++
+		w.st.Last = err.Error()
+		if !w.failing {
+			logf("notify: %s channel failed: %v", w.name, err)
+		}
+		w.failing = true
+		return
+	}
+	w.st.Sent++
+	changed := w.st.Last != outcome
+	w.st.Last = outcome
+	if w.failing {
+		logf("notify: %s channel recovered", w.name)
+		w.failing = false
+	}
+	if changed && w.name == "herdr" && outcome != ReasonShown {
+		logf("notify: Herdr did not show the notification (%s): %s", outcome, HerdrHint(outcome))
+	}
+}
+
+func (s ChannelStatus) String() string {
+	return fmt.Sprintf("%s: %d sent, %d failed, last %q", s.Channel, s.Sent, s.Failed, s.Last)
+}

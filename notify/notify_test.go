@@ -1,0 +1,468 @@
+package notify
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+	"unicode/utf8"
+
+	"go.uber.org/goleak"
+
+	"github.com/herdr-pi/herdr-pi/notify/osc"
+	"github.com/herdr-pi/herdr-pi/notify/tmux"
+)
+
+// notifications-and-sentinel.md D2.4: what a settled run says.
+func TestSettledClassification(t *testing.T) {
+	cases := []struct {
+		reason string
+		kind   Kind
+		ok     bool
+	}{
+		{"stop", Finished, true},
+		{"error", Failed, true},
+		{"length", Failed, true},
+		{"aborted", 0, false},
+		{"", Finished, true},
+		{"strange", Finished, true},
+		{"tool_use", Finished, true},
+	}
+	for _, c := range cases {
+		if k, ok := Settled(c.reason); k != c.kind || ok != c.ok {
+			t.Errorf("Settled(%q) = %v %v, want %v %v", c.reason, k, ok, c.kind, c.ok)
+		}
+	}
+}
+
+// notifications-and-sentinel.md D2.4: the run tracker.
+func TestRunsVectors(t *testing.T) {
+	type step func(r *Runs)
+	start := func(r *Runs) { r.Start() }
+	end := func(s string) step { return func(r *Runs) { r.End(s) } }
+	shutdown := func(r *Runs) { r.Shutdown() }
+	cases := []struct {
+		name  string
+		steps []step
+		kind  Kind
+		ok    bool
+	}{
+		{"retries: last end wins", []step{start, end("error"), end("stop")}, Finished, true},
+		{"error", []step{start, end("error")}, Failed, true},
+		{"settle without a run", nil, 0, false},
+		{"aborted is silent", []step{start, end("aborted")}, 0, false},
+		{"no end is finished", []step{start}, Finished, true},
+		{"shutdown forgets the run", []step{start, shutdown}, 0, false},
+	}
+	for _, c := range cases {
+		var r Runs
+		for _, s := range c.steps {
+			s(&r)
+		}
+		if k, ok := r.Settle(); k != c.kind || ok != c.ok {
+			t.Errorf("%s: %v %v, want %v %v", c.name, k, ok, c.kind, c.ok)
+		}
+		if _, ok := r.Settle(); ok {
+			t.Errorf("%s: a second settle notified again", c.name)
+		}
+	}
+}
+
+func TestComposeUsesOwnWordsAndOnlyLabelAndProject(t *testing.T) {
+	m := compose(Event{Kind: PermissionNeeded, Label: "rel\x1b]0;x\x07ease\u202e"}, "my\nproject", "w1:p2")
+	if m.Title != "Pi needs permission" || m.Body != "rel ]0;x ease · my project" || m.ID != "pi-permission-w1-p2" {
+		t.Fatalf("%+v", m)
+	}
+	m = compose(Event{Kind: Finished}, "", "")
+	if m.Title != "Pi finished" || m.Body != "" || m.ID != "pi" {
+		t.Fatalf("%+v", m)
+	}
+	m = compose(Event{Kind: AskStarted, Label: strings.Repeat("x", 500)}, "p", "")
+	if l := utf8.RuneCountInString(strings.TrimSuffix(m.Body, " · p")); l != labelLimit {
+		t.Fatalf("label of %d code points", l)
+	}
+}
+
+func TestTargetSequence(t *testing.T) {
+	m := Message{Title: "Pi needs your input", Body: "api", ID: "pi-ask"}
+	cases := []struct {
+		target Target
+		want   string
+	}{
+		{Target{Protocol: osc.OSC777}, "\x1b]777;notify;Pi needs your input;api\x1b\\"},
+		{Target{Protocol: osc.OSC9}, "\x1b]9;Pi needs your input · api\x1b\\"},
+		{Target{Protocol: osc.OSC99}, "\x1b]99;i=pi-ask:p=body;Pi needs your input · api\x1b\\"},
+		{Target{Protocol: osc.OSC9, TmuxLevels: 1}, "\x1bPtmux;\x1b\x1b]9;Pi needs your input · api\x1b\x1b\\\x1b\\"},
+	}
+	for _, c := range cases {
+		if got := c.target.Sequence(m); string(got) != c.want {
+			t.Errorf("%+v:\n got  %q\n      %s\n want %q\n      %s", c.target, got, hex.EncodeToString(got), c.want, hex.EncodeToString([]byte(c.want)))
+		}
+	}
+	if got := (Target{Protocol: osc.OSC9}).Sequence(Message{Title: "Only"}); string(got) != "\x1b]9;Only\x1b\\" {
+		t.Errorf("title only: %q", got)
+	}
+}
+
+type fakeProbe struct {
+	levels []tmux.Level
+	outer  string
+	pass   map[string]string
+}
+
+func (f fakeProbe) Levels(context.Context, func(string) string) []tmux.Level { return f.levels }
+func (f fakeProbe) OuterTermProgram(context.Context, tmux.Level) string      { return f.outer }
+func (f fakeProbe) Passthrough(_ context.Context, l tmux.Level) (string, error) {
+	if v, ok := f.pass[l.Socket]; ok {
+		if v == "old" {
+			return "", tmux.ErrNoPassthrough
+		}
+		return v, nil
+	}
+	return "", errors.New("no server")
+}
+
+func envOf(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestResolveTarget(t *testing.T) {
+	ctx := context.Background()
+	table := osc.DefaultTable()
+	two := fakeProbe{levels: []tmux.Level{{Socket: "/in"}, {Socket: "/out"}}, outer: "WarpTerminal"}
+	cases := []struct {
+		name   string
+		env    func(string) string
+		probe  TmuxProbe
+		proto  osc.Protocol
+		levels int
+		from   string
+	}{
+		{"plain", envOf("TERM_PROGRAM", "WarpTerminal"), nil, osc.OSC777, 0, "environment"},
+		{"kitty", envOf("TERM_PROGRAM", "WarpTerminal", "KITTY_WINDOW_ID", "3"), nil, osc.OSC99, 0, "environment"},
+		{"tmux hides the terminal", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), two, osc.OSC777, 2, "tmux global environment"},
+		{"tmux without a probe", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), nil, osc.OSC99, 1, "environment"},
+		{"override", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "ghostty", LevelsOverride, "3"), two, osc.OSC9, 3, "environment"},
+		{"probe finds nothing", envOf("TMUX", "/in,1,0"), fakeProbe{}, osc.OSC99, 1, "environment"},
+	}
+	for _, c := range cases {
+		got := ResolveTarget(ctx, c.env, table, c.probe)
+		if got.Protocol != c.proto || got.TmuxLevels != c.levels || got.From != c.from {
+			t.Errorf("%s: %+v", c.name, got)
+		}
+	}
+}
+
+func TestHerdrToastIsSanitisedAndSized(t *testing.T) {
+	toast := herdrToast(Message{Title: strings.Repeat("é", 100) + "\x1b", Body: strings.Repeat("b", 300)}, "")
+	if utf8.RuneCountInString(toast.Title) != 80 || !strings.HasSuffix(toast.Title, "…") {
+		t.Errorf("title %d code points", utf8.RuneCountInString(toast.Title))
+	}
+	if utf8.RuneCountInString(toast.Body) != 240 || toast.Sound != "none" {
+		t.Errorf("body %d code points, sound %q", utf8.RuneCountInString(toast.Body), toast.Sound)
+	}
+	if got := herdrToast(Message{Title: "\x07\u200b"}, "request"); got.Title != "Pi" || got.Sound != "request" {
+		t.Errorf("empty title: %+v", got)
+	}
+}
+
+// pacedHerdr is a Herdr that enforces notification.show's rule: one shown
+// per second, measured from the last one shown (herdr-socket-api.md §4.6).
+type pacedHerdr struct {
+	mu        sync.Mutex
+	lastShown time.Time
+	calls     []HerdrToast
+	results   []HerdrResult
+	// before, when set, answers instead of the rule while it returns a
+	// non-empty reason.
+	before func(call int) string
+}
+
+func (h *pacedHerdr) ShowNotification(_ context.Context, t HerdrToast) (HerdrResult, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, t)
+	var r HerdrResult
+	switch {
+	case h.before != nil && h.before(len(h.calls)) != "":
+		r = HerdrResult{Reason: h.before(len(h.calls))}
+	case !h.lastShown.IsZero() && time.Since(h.lastShown) < time.Second:
+		r = HerdrResult{Reason: ReasonRateLimited}
+	default:
+		h.lastShown = time.Now()
+		r = HerdrResult{Shown: true, Reason: ReasonShown}
+	}
+	h.results = append(h.results, r)
+	return r, nil
+}
+
+func (h *pacedHerdr) snapshot() ([]HerdrToast, []HerdrResult) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]HerdrToast(nil), h.calls...), append([]HerdrResult(nil), h.results...)
+}
+
+// Issue 6: blocked → one notification.show with the sanitised title and
+// body.
+func TestHerdrBlockedShowsOneSanitisedToast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{}
+		n := Start(Options{Herdr: h, Project: "my\x1b[31mproject", Instance: "w1:p1"})
+		n.Notify(Event{Kind: InputNeeded, Key: "sentinel", Label: "release\u202e\x07"})
+		n.Notify(Event{Kind: InputNeeded, Key: "sentinel", Label: "release"}) // the same wait again
+		time.Sleep(5 * time.Second)
+		n.Close(context.Background())
+		calls, _ := h.snapshot()
+		want := HerdrToast{Title: "Pi needs your input", Body: "release · my [31mproject", Sound: "none"}
+		if len(calls) != 1 || calls[0] != want {
+			t.Fatalf("calls %+v, want exactly %+v", calls, want)
+		}
+	})
+}
+
+// Issue 6: five blocked events within one second → no more toasts than the
+// limit allows, none refused for the rate, and the last one delivered.
+func TestHerdrCoalescesBurstsAndDeliversTheLast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{}
+		n := Start(Options{Herdr: h, Project: "api"})
+		begin := time.Now()
+		for i := range 5 {
+			n.Notify(Event{Kind: InputNeeded, Key: fmt.Sprint(i), Label: fmt.Sprintf("wait %d", i)})
+			time.Sleep(190 * time.Millisecond)
+		}
+		if time.Since(begin) >= time.Second {
+			t.Fatal("the burst took a second or more")
+		}
+		time.Sleep(3 * time.Second)
+		n.Close(context.Background())
+		calls, results := h.snapshot()
+		for i, r := range results {
+			if !r.Shown {
+				t.Errorf("call %d refused: %s", i, r.Reason)
+			}
+		}
+		if len(calls) != 2 {
+			t.Fatalf("%d calls for a burst inside one second plus one: %+v", len(calls), calls)
+		}
+		if calls[0].Body != "wait 0 · api" || calls[1].Body != "wait 4 · api" {
+			t.Fatalf("first and last expected, got %q then %q", calls[0].Body, calls[1].Body)
+		}
+		st := n.Status()
+		if len(st) != 1 || st[0].Sent != 2 || st[0].Last != ReasonShown {
+			t.Fatalf("status %+v", st)
+		}
+	})
+}
+
+// Another agent's toast took the second: the notification is offered again
+// a second later instead of being lost, a bounded number of times.
+func TestHerdrRetriesNotNowAndGivesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{before: func(call int) string {
+			if call == 1 {
+				return ReasonRateLimited
+			}
+			return ""
+		}}
+		n := Start(Options{Herdr: h})
+		n.Notify(Event{Kind: PermissionNeeded})
+		time.Sleep(5 * time.Second)
+		n.Close(context.Background())
+		_, results := h.snapshot()
+		if len(results) != 2 || results[1].Reason != ReasonShown {
+			t.Fatalf("results %+v", results)
+		}
+
+		busy := &pacedHerdr{before: func(int) string { return ReasonBusy }}
+		n = Start(Options{Herdr: busy})
+		n.Notify(Event{Kind: PermissionNeeded})
+		time.Sleep(30 * time.Second)
+		n.Close(context.Background())
+		if calls, _ := busy.snapshot(); len(calls) != herdrTries {
+			t.Fatalf("%d calls while busy, want %d", len(calls), herdrTries)
+		}
+
+		var logs []string
+		off := &pacedHerdr{before: func(int) string { return ReasonDisabled }}
+		n = Start(Options{Herdr: off, Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
+		n.Notify(Event{Kind: Finished})
+		time.Sleep(5 * time.Second)
+		n.Notify(Event{Kind: Finished})
+		time.Sleep(5 * time.Second)
+		n.Close(context.Background())
+		if calls, _ := off.snapshot(); len(calls) != 2 {
+			t.Fatalf("disabled is final: %d calls", len(calls))
+		}
+		if len(logs) != 1 || !strings.Contains(logs[0], "delivery") {
+			t.Fatalf("logs %q", logs)
+		}
+	})
+}
+
+// stuckHerdr never answers until its context ends.
+type stuckHerdr struct{ calls chan struct{} }
+
+func (s stuckHerdr) ShowNotification(ctx context.Context, _ HerdrToast) (HerdrResult, error) {
+	s.calls <- struct{}{}
+	<-ctx.Done()
+	return HerdrResult{}, ctx.Err()
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
+}
+
+// A channel that hangs holds up neither the caller nor another channel,
+// and Close still returns once its deadline passes.
+func TestHungChannelBlocksNothingElse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stuck := stuckHerdr{calls: make(chan struct{}, 10)}
+		var term lockedBuffer
+		n := Start(Options{Herdr: stuck, Terminal: &Terminal{W: &term, Target: Target{Protocol: osc.OSC777}}, Project: "p"})
+		for i := range 100 {
+			n.Notify(Event{Kind: Finished, Key: fmt.Sprint(i)})
+		}
+		synctest.Wait()
+		if !strings.Contains(term.String(), "\x1b]777;notify;Pi finished;p\x1b\\") {
+			t.Fatalf("terminal got %q", term.String())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n.Close(ctx)
+		n.Notify(Event{Kind: Failed}) // after Close: dropped, no panic
+		n.Close(context.Background())
+	})
+}
+
+func TestDuplicatesAreDroppedUntilResolved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var term lockedBuffer
+		n := Start(Options{Terminal: &Terminal{W: &term, Target: Target{Protocol: osc.OSC9}}})
+		ask := Event{Kind: AskStarted, Key: "flow-1"}
+		n.Notify(ask)
+		synctest.Wait()
+		n.Notify(ask)
+		synctest.Wait()
+		n.Notify(Event{Kind: PermissionNeeded, Key: "flow-1"}) // another kind, same key
+		synctest.Wait()
+		n.Resolved(ask)
+		n.Notify(ask)
+		synctest.Wait()
+		n.Close(context.Background())
+		if got := strings.Count(term.String(), "\x1b]9;"); got != 3 {
+			t.Fatalf("%d sequences: %q", got, term.String())
+		}
+		if st := n.Status(); st[0].Sent != 3 || st[0].Channel != "terminal" {
+			t.Fatalf("%+v", st)
+		}
+	})
+}
+
+func TestChoose(t *testing.T) {
+	on := Config{Enabled: true, Channel: "auto"}
+	cases := []struct {
+		cfg     Config
+		inHerdr bool
+		route   Route
+		problem bool
+	}{
+		{on, true, RouteHerdr, false},
+		{on, false, RouteTerminal, false},
+		{Config{Enabled: false, Channel: "auto"}, true, RouteNone, false},
+		{Config{Enabled: true, Channel: "off"}, false, RouteNone, false},
+		{Config{Enabled: true, Channel: "herdr"}, false, RouteNone, true},
+		{Config{Enabled: true, Channel: "herdr"}, true, RouteHerdr, false},
+		{Config{Enabled: true, Channel: "terminal"}, true, RouteTerminal, true},
+		{Config{Enabled: true, Channel: "terminal"}, false, RouteTerminal, false},
+	}
+	for i, c := range cases {
+		got := Choose(c.cfg, c.inHerdr)
+		if got.Route != c.route || (got.Problem != "") != c.problem || got.Why == "" {
+			t.Errorf("case %d: %+v", i, got)
+		}
+	}
+}
+
+func TestSetupOptions(t *testing.T) {
+	ctx := context.Background()
+	cfg := Config{Enabled: true, Channel: "auto", Table: osc.DefaultTable(), Ntfy: NtfyConfig{Enabled: true, Server: "https://ntfy.sh", Topic: "t"}}
+	var term lockedBuffer
+	h := &pacedHerdr{}
+	o, c := Setup{Config: cfg, Getenv: envOf(), InHerdr: true, Herdr: h, TUI: true, Terminal: &term}.Options(ctx)
+	if c.Route != RouteHerdr || o.Herdr == nil || o.Terminal != nil || o.Ntfy == nil {
+		t.Fatalf("inside Herdr: %+v", o)
+	}
+	o, _ = Setup{Config: cfg, Getenv: envOf("TERM_PROGRAM", "WarpTerminal"), TUI: true, Terminal: &term}.Options(ctx)
+	if o.Herdr != nil || o.Terminal == nil || o.Terminal.Target.Protocol != osc.OSC777 {
+		t.Fatalf("outside Herdr: %+v", o)
+	}
+	o, _ = Setup{Config: cfg, Getenv: envOf(), TUI: false, Terminal: &term}.Options(ctx)
+	if o.Terminal != nil {
+		t.Fatal("print/json/rpc mode must not write to the terminal")
+	}
+	cfg.Enabled = false
+	if o, _ = (Setup{Config: cfg, Getenv: envOf(), InHerdr: true, Herdr: h}).Options(ctx); o.Herdr != nil || o.Ntfy != nil {
+		t.Fatalf("disabled: %+v", o)
+	}
+}
+
+func TestMain(m *testing.M) {
+	if tmuxHelper() {
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func TestDoctorRows(t *testing.T) {
+	ctx := context.Background()
+	probe := fakeProbe{pass: map[string]string{"/a": "old", "/b": "all"}}
+	checks := TmuxPassthrough(ctx, probe, []tmux.Level{{Socket: "/a", Pane: "%1"}, {Socket: "/b"}, {Socket: "/gone"}})
+	if len(checks) != 3 || checks[0].Status != CheckFail || !strings.Contains(checks[0].Detail, "3.3") ||
+		checks[1].Status != CheckOK || checks[2].Status != CheckWarn || checks[0].Name != "tmux passthrough (level 1 of 3)" {
+		t.Fatalf("%+v", checks)
+	}
+	cfg := Config{Enabled: true, Channel: "auto", Table: osc.DefaultTable(),
+		Ntfy: NtfyConfig{Enabled: true, Server: "http://ntfy.lan", Topic: "t", Token: "k", Priority: 3}}
+	rows := Doctor(ctx, DoctorInput{Config: cfg, Getenv: envOf("KITTY_WINDOW_ID", "7"), ConfigWarnings: []string{"config.json: not a JSON object"}})
+	byName := map[string]Check{}
+	for _, c := range rows {
+		byName[c.Name] = c
+	}
+	if c := byName["ntfy"]; c.Status != CheckWarn || !strings.Contains(c.Detail, "plain text") {
+		t.Errorf("ntfy: %+v", c)
+	}
+	if c := byName["terminal protocol"]; !strings.Contains(c.Detail, "osc99, for kitty") {
+		t.Errorf("protocol: %+v", c)
+	}
+	if c := byName["terminal notification config"]; c.Status != CheckWarn {
+		t.Errorf("config: %+v", c)
+	}
+	rows = Doctor(ctx, DoctorInput{Config: Config{Enabled: true, Channel: "terminal"}, Getenv: envOf(), InHerdr: true})
+	if rows[0].Status != CheckFail || !strings.Contains(rows[0].Detail, "Herdr does not pass OSC") {
+		t.Errorf("terminal inside Herdr: %+v", rows[0])
+	}
+}

@@ -1,0 +1,115 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/notify/osc"
+)
+
+// Ntfy posts notifications to an ntfy server (notifications-and-sentinel.md
+// §11): one POST per notification, never retried.
+type Ntfy struct {
+	// Client sends the request; http.DefaultClient when nil.
+	Client *http.Client
+	// Server is the base URL, such as https://ntfy.sh.
+	Server string
+	Topic  string
+	// Token, when set, is sent as a Bearer token.
+	Token string
+	// Priority is 1 to 5.
+	Priority int
+	// Timeout bounds the whole request (5 s when zero).
+	Timeout time.Duration
+}
+
+// ntfyBodyMax is ntfy's message limit in UTF-8 bytes
+// (notifications-and-sentinel.md §4.4).
+const ntfyBodyMax = 4000
+
+// URL is <server without trailing "/">/<topic>.
+func (n *Ntfy) URL() (string, error) {
+	u, err := url.Parse(n.Server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("invalid ntfy server url %q", n.Server)
+	}
+	return strings.TrimRight(n.Server, "/") + "/" + url.PathEscape(n.Topic), nil
+}
+
+// Send posts m. Errors read "timeout after 5s", "network error: …" or
+// "http 500".
+func (n *Ntfy) Send(ctx context.Context, m Message) error {
+	target, err := n.URL()
+	if err != nil {
+		return err
+	}
+	timeout := n.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	title := osc.Truncate(osc.CleanLabel(m.Title), osc.MaxCodePoints)
+	body := osc.TruncateBytes(osc.CleanLabel(m.Body), ntfyBodyMax)
+	if body == "" {
+		body = title
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	req.Header.Set("Title", title)
+	if n.Priority >= 1 && n.Priority <= 5 {
+		req.Header.Set("Priority", strconv.Itoa(n.Priority))
+	}
+	if n.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+n.Token)
+	}
+	client := n.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("timeout after %v", timeout)
+		}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return fmt.Errorf("cancelled: %w", context.Canceled)
+		}
+		return fmt.Errorf("network error: %v", redactURL(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("http %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// redactURL keeps the reason of a transport error but not the URL, whose
+// topic is a shared secret on public ntfy servers.
+func redactURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// PlainTextWarning is the warning for a token sent over http:
+// (notifications-and-sentinel.md §11); empty when there is nothing to warn
+// about.
+func (n *Ntfy) PlainTextWarning() string {
+	if n.Token != "" && strings.HasPrefix(strings.ToLower(n.Server), "http://") {
+		return "ntfy uses http:// with a token: the token is sent in plain text; use https://"
+	}
+	return ""
+}

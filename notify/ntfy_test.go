@@ -1,0 +1,194 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recordedRequest is what the loopback ntfy server saw.
+type recordedRequest struct {
+	Line   string
+	Header http.Header
+	Body   string
+}
+
+type ntfyServer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []recordedRequest
+	status   []int // answers in order; 200 once they run out
+	hang     bool  // never answer until the client gives up
+}
+
+func newNtfyServer(t *testing.T) *ntfyServer {
+	s := &ntfyServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.requests = append(s.requests, recordedRequest{Line: fmt.Sprintf("%s %s %s", r.Method, r.URL.RequestURI(), r.Proto), Header: r.Header.Clone(), Body: string(body)})
+		code := http.StatusOK
+		if len(s.status) > 0 {
+			code, s.status = s.status[0], s.status[1:]
+		}
+		hang := s.hang
+		s.mu.Unlock()
+		if hang {
+			<-r.Context().Done()
+			return
+		}
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *ntfyServer) seen() []recordedRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]recordedRequest(nil), s.requests...)
+}
+
+// Issue 6: the request line, headers and body ntfy gets
+// (notifications-and-sentinel.md §11).
+func TestNtfyRequest(t *testing.T) {
+	srv := newNtfyServer(t)
+	ny := &Ntfy{Client: srv.Client(), Server: srv.URL + "/", Topic: "my-topic", Token: "tok123", Priority: 4, Timeout: 5 * time.Second}
+	m := compose(Event{Kind: PermissionNeeded, Label: "release;\x1b[2J\nnow"}, "my-project", "")
+	if err := ny.Send(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.seen()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	r := reqs[0]
+	if r.Line != "POST /my-topic HTTP/1.1" {
+		t.Errorf("request line %q", r.Line)
+	}
+	want := map[string]string{
+		"Title":         "Pi needs permission",
+		"Priority":      "4",
+		"Authorization": "Bearer tok123",
+		"Content-Type":  "text/plain; charset=utf-8",
+	}
+	for k, v := range want {
+		if got := r.Header.Get(k); got != v {
+			t.Errorf("header %s = %q, want %q", k, got, v)
+		}
+	}
+	// The label rule keeps ';' (ntfy is no terminal) and drops the escape.
+	if r.Body != "release; [2J now · my-project" {
+		t.Errorf("body %q", r.Body)
+	}
+
+	// No token, no Authorization header; a server path is kept.
+	ny = &Ntfy{Client: srv.Client(), Server: srv.URL + "/ntfy", Topic: "t", Priority: 3}
+	if err := ny.Send(context.Background(), Message{Title: "Pi finished"}); err != nil {
+		t.Fatal(err)
+	}
+	r = srv.seen()[1]
+	if r.Line != "POST /ntfy/t HTTP/1.1" || r.Header.Get("Authorization") != "" || r.Body != "Pi finished" || r.Header.Get("Priority") != "3" {
+		t.Errorf("second request %+v", r)
+	}
+}
+
+// notifications-and-sentinel.md D2.6: URL building and the plain-text
+// warning.
+func TestNtfyURLAndWarning(t *testing.T) {
+	cases := []struct{ server, topic, want string }{
+		{"https://ntfy.sh/", "topic", "https://ntfy.sh/topic"},
+		{"https://host.example/ntfy", "topic", "https://host.example/ntfy/topic"},
+	}
+	for _, c := range cases {
+		if got, err := (&Ntfy{Server: c.server, Topic: c.topic}).URL(); err != nil || got != c.want {
+			t.Errorf("URL(%q, %q) = %q %v", c.server, c.topic, got, err)
+		}
+	}
+	for _, bad := range []string{"ftp://x.example", "not a url", ""} {
+		if _, err := (&Ntfy{Server: bad, Topic: "t"}).URL(); err == nil || !strings.Contains(err.Error(), "invalid ntfy server url") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	if w := (&Ntfy{Server: "http://x", Token: "k"}).PlainTextWarning(); !strings.Contains(w, "plain text") {
+		t.Error("http with a token must warn")
+	}
+	if (&Ntfy{Server: "http://x"}).PlainTextWarning() != "" || (&Ntfy{Server: "https://x", Token: "k"}).PlainTextWarning() != "" {
+		t.Error("only http with a token warns")
+	}
+}
+
+// Issue 6: a 500 or a timeout is reported once and never retried in a loop;
+// the next success is reported as a recovery.
+func TestNtfyFailuresReportedOnceNoRetry(t *testing.T) {
+	srv := newNtfyServer(t)
+	srv.status = []int{500, 500, 500}
+	var mu sync.Mutex
+	var logs []string
+	logf := func(f string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logs = append(logs, fmt.Sprintf(f, a...))
+	}
+	n := Start(Options{Ntfy: &Ntfy{Client: srv.Client(), Server: srv.URL, Topic: "t", Priority: 3}, Project: "p", Logf: logf})
+	for i := range 3 {
+		n.Notify(Event{Kind: Failed, Key: fmt.Sprint(i)})
+		waitFor(t, func() bool { return len(srv.seen()) == i+1 })
+	}
+	time.Sleep(100 * time.Millisecond) // room for a retry loop to show itself
+	if got := len(srv.seen()); got != 3 {
+		t.Fatalf("%d requests for 3 notifications", got)
+	}
+	n.Notify(Event{Kind: Finished, Key: "ok"})
+	waitFor(t, func() bool { return len(srv.seen()) == 4 })
+	n.Close(context.Background())
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logs) != 2 || logs[0] != "notify: ntfy channel failed: http 500" || logs[1] != "notify: ntfy channel recovered" {
+		t.Fatalf("logs %q", logs)
+	}
+	if st := n.Status()[0]; st.Failed != 3 || st.Sent != 1 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestNtfyTimeout(t *testing.T) {
+	srv := newNtfyServer(t)
+	srv.hang = true
+	ny := &Ntfy{Client: srv.Client(), Server: srv.URL, Topic: "t", Timeout: 150 * time.Millisecond}
+	start := time.Now()
+	err := ny.Send(context.Background(), Message{Title: "x"})
+	if err == nil || err.Error() != "timeout after 150ms" {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	if got := len(srv.seen()); got != 1 {
+		t.Fatalf("%d requests", got)
+	}
+	// A refused connection is a network error, and names no URL (the topic
+	// is a secret on public servers).
+	srv.Close()
+	err = (&Ntfy{Server: srv.URL, Topic: "secret-topic"}).Send(context.Background(), Message{Title: "x"})
+	if err == nil || !strings.HasPrefix(err.Error(), "network error") || strings.Contains(err.Error(), "secret-topic") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

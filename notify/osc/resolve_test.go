@@ -1,0 +1,94 @@
+package osc
+
+import "testing"
+
+// notifications-and-sentinel.md D1.2: the seed's table and its overlay.
+func TestSeedResolutionVectors(t *testing.T) {
+	def := DefaultTable()
+	parsed := def.Overlay(OSC777, map[string]Protocol{"MyTerminal": OSC9, "WezTerm": OSC777})
+	file := def.Overlay(OSC9, map[string]Protocol{"Custom": OSC777})
+	cases := []struct {
+		name  string
+		table Table
+		term  string
+		want  Protocol
+	}{
+		{"defaults ghostty", def, "ghostty", OSC9},
+		{"defaults iTerm.app", def, "iTerm.app", OSC9},
+		{"defaults WezTerm", def, "WezTerm", OSC9},
+		{"defaults kitty", def, "kitty", OSC99},
+		{"defaults vscode", def, "vscode", OSC99},
+		{"defaults WarpTerminal", def, "WarpTerminal", OSC777},
+		{"defaults unknown", def, "unknown", OSC99},
+		{"defaults unset", def, "", OSC99},
+		{"parsed WezTerm", parsed, "WezTerm", OSC777},
+		{"parsed myterminal (case-insensitive)", parsed, "myterminal", OSC9},
+		{"parsed unknown", parsed, "unknown", OSC777},
+		{"parsed kitty", parsed, "kitty", OSC99},
+		{"file Custom", file, "Custom", OSC777},
+		{"file Unknown", file, "Unknown", OSC9},
+		{"trimmed", def, "  WarpTerminal\t", OSC777},
+		{"case-insensitive builtin", def, "warpterminal", OSC777},
+	}
+	for _, c := range cases {
+		if got := c.table.Resolve(c.term, ""); got != c.want {
+			t.Errorf("%s: Resolve(%q) = %s, want %s", c.name, c.term, got, c.want)
+		}
+	}
+}
+
+// notifications-and-sentinel.md D2.1: the newer package's resolution
+// vectors, run through the same algorithm with its table (§5.2).
+func TestNewerResolutionVectors(t *testing.T) {
+	base := Table{Fallback: OSC9, Programs: map[string]Protocol{
+		"ghostty": OSC777, "iTerm.app": OSC9, "WezTerm": OSC777, "WarpTerminal": OSC777, "vscode": OSC99,
+	}}
+	mine := base.Overlay("", map[string]Protocol{"MyTerminal": OSC9})
+	cases := []struct {
+		table       Table
+		term, kitty string
+		want        Protocol
+	}{
+		{base, "ghostty", "123", OSC99},
+		{base, "ghostty", "", OSC777},
+		{base, "WezTerm", "", OSC777},
+		{base, "WarpTerminal", "", OSC777},
+		{base, "iTerm.app", "", OSC9},
+		{base, "vscode", "", OSC99},
+		{mine, "myterminal", "", OSC9},
+		{mine, "MYTERMINAL", "", OSC9},
+		{mine, "kitty", "", OSC9},
+		{base, "unknown", "", OSC9},
+		{base, "", "", OSC9},
+		{base.Overlay(OSC777, nil), "unknown", "", OSC777},
+	}
+	for i, c := range cases {
+		if got := c.table.Resolve(c.term, c.kitty); got != c.want {
+			t.Errorf("case %d: Resolve(%q, kitty %q) = %s, want %s", i, c.term, c.kitty, got, c.want)
+		}
+	}
+}
+
+func TestResolveIsDeterministicAcrossCaseDuplicates(t *testing.T) {
+	table := DefaultTable().Overlay("", map[string]Protocol{"myterm": OSC777, "MyTerm": OSC9, "MYTERM": OSC99})
+	for range 50 {
+		// "MYTERM" < "MyTerm" < "myterm": the alphabetically first key wins.
+		if got := table.Resolve("mYtErM", ""); got != OSC99 {
+			t.Fatalf("got %s", got)
+		}
+	}
+	if got := table.Resolve("MyTerm", ""); got != OSC9 {
+		t.Fatalf("exact match first: got %s", got)
+	}
+}
+
+func TestOverlayDoesNotChangeTheBase(t *testing.T) {
+	def := DefaultTable()
+	_ = def.Overlay(OSC777, map[string]Protocol{" ghostty ": OSC777})
+	if def.Programs["ghostty"] != OSC9 || def.Fallback != OSC99 {
+		t.Fatalf("base changed: %+v", def)
+	}
+	if got := def.Overlay("", map[string]Protocol{" ghostty ": OSC777}).Resolve("ghostty", ""); got != OSC777 {
+		t.Fatalf("overlay key not trimmed: %s", got)
+	}
+}

@@ -1,0 +1,96 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/herdr-pi/herdr-pi/notify/osc"
+	"github.com/herdr-pi/herdr-pi/notify/tmux"
+)
+
+// Terminal writes notifications as OSC sequences to the terminal herdr-pi
+// controls.
+type Terminal struct {
+	// W is the terminal. Each notification is one Write call; when W is
+	// shared with the agent's output, it must not split another writer's
+	// chunk.
+	W io.Writer
+	// Target says which sequence and how much tmux wrapping.
+	Target Target
+}
+
+// Sequence returns the bytes that show m with t's target, or nil when
+// there is nothing to show.
+func (t Target) Sequence(m Message) []byte {
+	n := osc.Notification{Title: m.Title, Body: m.Body, ID: m.ID}
+	// OSC 9 carries a single message and the seed's OSC 99 sends only the
+	// body chunk (notifications-and-sentinel.md §3.2, §23): fold the title
+	// into the body, or the person would read a project name without
+	// knowing what happened.
+	if t.Protocol != osc.OSC777 && strings.TrimSpace(m.Title) != "" && strings.TrimSpace(m.Body) != "" {
+		n.Body = m.Title + " · " + m.Body
+	}
+	return osc.WrapTmux(osc.Encode(t.Protocol, n), t.TmuxLevels)
+}
+
+// Send writes m.
+func (t *Terminal) Send(m Message) error {
+	if err := osc.Emit(t.W, t.Target.Sequence(m)); err != nil {
+		return fmt.Errorf("writing to the terminal: %w", err)
+	}
+	return nil
+}
+
+// Target is where a terminal notification goes: the protocol of the
+// terminal outside and the tmux servers in between.
+type Target struct {
+	Protocol osc.Protocol
+	// TmuxLevels is how many tmux servers the sequence must pass.
+	TmuxLevels int
+	// Tmux lists those servers, innermost first, as far as they were found.
+	Tmux []tmux.Level
+	// TermProgram is the TERM_PROGRAM the protocol was chosen for, and
+	// From says where it came from ("environment", or "tmux global
+	// environment" when tmux hid it).
+	TermProgram, From string
+}
+
+// TmuxProbe is what Target needs to ask tmux.
+type TmuxProbe interface {
+	Levels(ctx context.Context, getenv func(string) string) []tmux.Level
+	OuterTermProgram(ctx context.Context, lvl tmux.Level) string
+}
+
+// LevelsOverride is the environment variable that sets the number of tmux
+// levels when detection cannot see them (see [tmux.Probe.Levels]).
+const LevelsOverride = "HERDR_PI_TMUX_LEVELS"
+
+// ResolveTarget picks the protocol and tmux wrapping for the terminal of a
+// process with environment getenv. Inside tmux, panes see TERM_PROGRAM=tmux,
+// so the outermost server is asked what the real terminal set. probe may be
+// nil outside tmux.
+func ResolveTarget(ctx context.Context, getenv func(string) string, table osc.Table, probe TmuxProbe) Target {
+	t := Target{TermProgram: strings.TrimSpace(getenv("TERM_PROGRAM")), From: "environment"}
+	if lvl, inTmux := tmux.FromEnv(getenv); inTmux {
+		t.Tmux = []tmux.Level{lvl}
+		if probe != nil {
+			if found := probe.Levels(ctx, getenv); len(found) > 0 {
+				t.Tmux = found
+			}
+		}
+		t.TmuxLevels = len(t.Tmux)
+		if probe != nil && (t.TermProgram == "" || t.TermProgram == "tmux") {
+			if outer := probe.OuterTermProgram(ctx, t.Tmux[len(t.Tmux)-1]); outer != "" {
+				t.TermProgram, t.From = outer, "tmux global environment"
+			}
+		}
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(getenv(LevelsOverride))); err == nil && n >= 0 && n <= 8 {
+		t.TmuxLevels = n
+	}
+	t.Protocol = table.Resolve(t.TermProgram, getenv("KITTY_WINDOW_ID"))
+	return t
+}

@@ -1,0 +1,139 @@
+package pty
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+	"unicode/utf8"
+)
+
+// Injector lets other parts of herdr-pi write to the caller's terminal (a
+// desktop-notification sequence, say) without tearing the child's output:
+// the copy loop itself writes injected bytes, between output chunks that end
+// outside any escape sequence or UTF-8 character. Write never blocks.
+type Injector struct {
+	mu      sync.Mutex
+	pending [][]byte
+	size    int
+	wake    func()
+}
+
+// injectLimit bounds what may wait for a clean boundary; notifications are
+// tiny, so hitting it means nothing is draining the queue.
+const injectLimit = 64 << 10
+
+// ErrInjectFull means the injector's queue is full.
+var ErrInjectFull = errors.New("terminal injection queue is full")
+
+// NewInjector returns an Injector to pass in [Options].Inject.
+func NewInjector() *Injector { return &Injector{} }
+
+// Write queues a copy of p for the terminal.
+func (j *Injector) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	j.mu.Lock()
+	if j.size+len(p) > injectLimit {
+		j.mu.Unlock()
+		return 0, ErrInjectFull
+	}
+	j.pending = append(j.pending, bytes.Clone(p))
+	j.size += len(p)
+	wake := j.wake
+	j.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
+	return len(p), nil
+}
+
+func (j *Injector) setWake(f func()) {
+	j.mu.Lock()
+	j.wake = f
+	j.mu.Unlock()
+}
+
+func (j *Injector) take() [][]byte {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	p := j.pending
+	j.pending, j.size = nil, 0
+	return p
+}
+
+func (j *Injector) hasPending() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.pending) > 0
+}
+
+// boundary tracks, cheaply enough for the copy loop, whether the output so far
+// ends outside an escape sequence and a UTF-8 character. It looks only at the
+// text from the last ESC of each chunk (a SIMD byte search), so it costs
+// nanoseconds per chunk rather than per byte. When unsure it says "not clean",
+// which only delays an injection.
+type boundary struct{ clean bool }
+
+func newBoundary() boundary { return boundary{clean: true} }
+
+func (b *boundary) observe(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	if i := bytes.LastIndexByte(p, 0x1b); i >= 0 {
+		b.clean = sequenceComplete(p[i:])
+	}
+	// No ESC in this chunk: the state carries over from the last one,
+	// except that a string sequence (OSC) may have ended with BEL.
+	if b.clean {
+		b.clean = utf8Complete(p)
+	}
+}
+
+// sequenceComplete reports whether the escape sequence that starts s (with
+// no later ESC in s) is finished.
+func sequenceComplete(s []byte) bool {
+	if len(s) < 2 {
+		return false
+	}
+	switch c := s[1]; {
+	case c == '\\': // ST: ends a string sequence
+		return true
+	case c == '[': // CSI: parameters, intermediates, then a final byte
+		for _, b := range s[2:] {
+			if b >= 0x40 && b <= 0x7e {
+				return true
+			}
+		}
+		return false
+	case c == ']': // OSC: ended by BEL here (ST would be a later ESC)
+		return bytes.IndexByte(s[2:], 0x07) >= 0
+	case c == 'P' || c == 'X' || c == '^' || c == '_': // DCS, SOS, PM, APC need ST
+		return false
+	case c >= 0x20 && c <= 0x2f: // ESC with intermediates, e.g. ESC ( B
+		for _, b := range s[2:] {
+			if b >= 0x30 && b <= 0x7e {
+				return true
+			}
+		}
+		return false
+	default: // two-byte escape
+		return true
+	}
+}
+
+// utf8Complete reports whether p does not end inside a multi-byte character.
+func utf8Complete(p []byte) bool {
+	start := max(len(p)-utf8.UTFMax, 0)
+	for i := len(p) - 1; i >= start; i-- {
+		c := p[i]
+		if c < 0x80 {
+			return true
+		}
+		if c >= 0xc0 { // a leading byte: is its character whole?
+			return utf8.FullRune(p[i:])
+		}
+	}
+	return true
+}

@@ -1,0 +1,100 @@
+package pty
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBoundary(t *testing.T) {
+	cases := []struct {
+		chunks []string
+		clean  bool
+	}{
+		{[]string{"plain text"}, true},
+		{[]string{"\x1b[31"}, false},
+		{[]string{"\x1b[31", "m"}, false}, // no ESC in the second chunk: unsure, so not clean
+		{[]string{"\x1b[31", "\x1b[0m"}, true},
+		{[]string{"a\x1b[?2026l"}, true},
+		{[]string{"\x1b]0;title"}, false},
+		{[]string{"\x1b]0;title\x07"}, true},
+		{[]string{"\x1b]0;title\x1b\\"}, true},
+		{[]string{"\x1bP+q"}, false},
+		{[]string{"\x1b(B"}, true},
+		{[]string{"\x1b("}, false},
+		{[]string{"\x1b"}, false},
+		{[]string{"\x1b7"}, true},
+		{[]string{"ok 状"}, true},
+		{[]string{"ok \xe7\x8a"}, false},
+		{[]string{"\x1b[0m😀"}, true},
+		{[]string{"\x1b[0m\xf0\x9f\x98"}, false},
+	}
+	for _, c := range cases {
+		b := newBoundary()
+		for _, ch := range c.chunks {
+			b.observe([]byte(ch))
+		}
+		if b.clean != c.clean {
+			t.Errorf("%q: clean=%v, want %v", c.chunks, b.clean, c.clean)
+		}
+	}
+}
+
+// An injection asked for while the child is in the middle of an escape
+// sequence waits until the sequence is complete.
+func TestInjectWaitsForCleanBoundary(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	inj := NewInjector()
+	_, done := start(t, Options{
+		Argv:  []string{"sh", "-c", `printf 'start\033[3'; sleep 0.03; printf '1mX\033[0m'; sleep 0.2; printf end`},
+		Stdin: o.tty, Stdout: o.tty, Inject: inj,
+	})
+	o.waitFor("start\x1b[3")
+	if _, err := inj.Write([]byte("<INJ>")); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor("end")
+	got := o.output()
+	if !strings.Contains(got, "\x1b[31mX") || strings.Index(got, "<INJ>") < strings.Index(got, "1mX") {
+		t.Fatalf("injection tore the sequence or came early: %q", got)
+	}
+}
+
+// Injections also reach the terminal while the child is silent, and those
+// still pending when the child exits are written before the wrapper returns.
+func TestInjectWhileIdleAndAtExit(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	inj := NewInjector()
+	_, done := start(t, Options{Argv: []string{"sh", "-c", `echo ready; sleep 0.3`}, Stdin: o.tty, Stdout: o.tty, Inject: inj})
+	o.waitFor("ready")
+	begin := time.Now()
+	_, _ = inj.Write([]byte("<idle>"))
+	o.waitFor("<idle>")
+	if d := time.Since(begin); d > 200*time.Millisecond {
+		t.Fatalf("idle injection took %v", d)
+	}
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzBoundary: any chunking of any bytes is classified without panicking,
+// and text ending in plain ASCII after a complete sequence is clean.
+func FuzzBoundary(f *testing.F) {
+	f.Add([]byte("\x1b[31mhello"), 3)
+	f.Add([]byte("\x1b]0;t\x07\xe7\x8a\xb6"), 5)
+	f.Add([]byte("\x1bP\x1b\\"), 1)
+	f.Fuzz(func(t *testing.T, data []byte, split int) {
+		b := newBoundary()
+		split = int(uint(split) % uint(len(data)+1))
+		b.observe(data[:split])
+		b.observe(data[split:])
+		b.observe([]byte("\x1b[0mok"))
+		if !b.clean {
+			t.Fatalf("a complete SGR and ASCII must end clean")
+		}
+	})
+}

@@ -1,0 +1,108 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// Entry is the part of one session line the sentinel rule needs. Texts are
+// not kept: an assistant message is reduced to whether its text ends with
+// the marker, so a long session costs little memory.
+type Entry struct {
+	// Type is the line's type ("message", "model_change", …); the header
+	// line has type "session" and is not an entry of the tree.
+	Type     string
+	ID       string
+	ParentID string // "" for a root
+	// Role, StopReason and Marker are set for type "message".
+	Role       string
+	StopReason string
+	// Marker is true for an assistant message whose text parts, joined
+	// with "\n", end with the marker line.
+	Marker bool
+	// Cwd is set on the header line.
+	Cwd string
+}
+
+// ErrNotEntry is returned for a line that is JSON but not a session line.
+var ErrNotEntry = errors.New("not a session entry")
+
+type line struct {
+	Type     string          `json:"type"`
+	ID       string          `json:"id"`
+	ParentID *string         `json:"parentId"`
+	Cwd      string          `json:"cwd"`
+	Message  json.RawMessage `json:"message"`
+}
+
+type message struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	StopReason string          `json:"stopReason"`
+}
+
+type part struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// ParseLine reads one line of a session file. Pi skips lines it cannot
+// parse, and so does the caller: any error means "skip".
+func ParseLine(b []byte) (Entry, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		return Entry{}, ErrNotEntry
+	}
+	var l line
+	if err := json.Unmarshal(b, &l); err != nil {
+		return Entry{}, err
+	}
+	if l.Type == "" {
+		return Entry{}, ErrNotEntry
+	}
+	e := Entry{Type: l.Type, ID: l.ID, Cwd: l.Cwd}
+	if l.Type == "session" {
+		return e, nil
+	}
+	if l.ID == "" {
+		return Entry{}, ErrNotEntry
+	}
+	if l.ParentID != nil {
+		e.ParentID = *l.ParentID
+	}
+	if l.Type != "message" {
+		return e, nil
+	}
+	var m message
+	if len(l.Message) == 0 || json.Unmarshal(l.Message, &m) != nil || m.Role == "" {
+		return Entry{}, ErrNotEntry
+	}
+	e.Role, e.StopReason = m.Role, m.StopReason
+	if m.Role == "assistant" {
+		e.Marker = HasMarker(assistantText(m.Content))
+	}
+	return e, nil
+}
+
+// assistantText joins the text parts with "\n" (§16); thinking parts and
+// tool calls do not count. A plain string content is taken as it is.
+func assistantText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []json.RawMessage
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var texts []string
+	for _, p := range parts {
+		var pt part
+		if json.Unmarshal(p, &pt) == nil && pt.Type == "text" {
+			texts = append(texts, pt.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}

@@ -1,0 +1,353 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// Reference D3.1 (hasInputNeededMarker), §16 and the JavaScript traps of
+// §27, plus the code-fence cases the acceptance names.
+func TestHasMarker(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"Please choose one.\n\n:input_needed:", true},
+		{"Please choose one.\r\n  :input_needed:  \r\n", true},
+		{"The marker is :input_needed: when input is required.", false},
+		{":input_needed:\nAdditional text", false},
+		{":input_needed:", true},
+		{"\t:input_needed:\t\n\n\n", true},
+		{":INPUT_NEEDED:", false},
+		{":input_needed", false},
+		{"`:input_needed:`", false},
+		{"Question?\n:input_needed:\ufeff", true},  // U+FEFF is JS whitespace
+		{"Question?\n:input_needed:\u0085", false}, // U+0085 is not
+		{"Question?\n:input_needed:\u00a0\u3000", true},
+		{"Question?\r:input_needed:", false}, // a lone CR does not split
+		{"a\n```\n:input_needed:\n```", false},
+		{"a\n```\n:input_needed:\n```\n", false},
+		{"a\n```text\nend with :input_needed:\n```\n:input_needed:", true},
+		{"", false},
+		{"\n\n", false},
+	}
+	for _, tt := range tests {
+		if got := HasMarker(tt.text); got != tt.want {
+			t.Errorf("HasMarker(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+// session lines, written the way Pi writes them.
+func header(cwd string) string {
+	return fmt.Sprintf(`{"type":"session","version":3,"id":"01a22799-ba7b-7032-8994-b66058536b75","timestamp":"2026-11-29T13:58:35.899Z","cwd":%q}`, cwd)
+}
+
+func msg(id, parent, role string, content any, stop string) string {
+	m := map[string]any{"role": role, "content": content}
+	if stop != "" {
+		m["stopReason"] = stop
+	}
+	var p any
+	if parent != "" {
+		p = parent
+	}
+	b, _ := json.Marshal(map[string]any{"type": "message", "id": id, "parentId": p, "timestamp": "2026-11-29T13:58:36.026Z", "message": m})
+	return string(b)
+}
+
+func text(s ...string) []any {
+	var parts []any
+	for _, x := range s {
+		parts = append(parts, map[string]string{"type": "text", "text": x})
+	}
+	return parts
+}
+
+func other(id, parent, typ string) string {
+	return fmt.Sprintf(`{"type":%q,"id":%q,"parentId":%q,"timestamp":"t"}`, typ, id, parent)
+}
+
+func treeOf(t *testing.T, lines ...string) *Tree {
+	t.Helper()
+	tr := NewTree()
+	for _, l := range lines {
+		if e, err := ParseLine([]byte(l)); err == nil {
+			tr.Add(e)
+		}
+	}
+	return tr
+}
+
+func TestBlockedRuleOnBranches(t *testing.T) {
+	const q = "Which runtime should I use?\n\n:input_needed:"
+	base := []string{header("/p"), `{"type":"model_change","id":"m0","parentId":null,"provider":"fake","modelId":"fake-model"}`}
+	tests := []struct {
+		name  string
+		lines []string
+		want  string // blocking entry id, "" for not blocked
+	}{
+		{"marker reply", []string{msg("u1", "m0", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(q), "stop")}, "a1"},
+		{"answered later", []string{msg("u1", "m0", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(q), "stop"), msg("u2", "a1", "user", text("Use Bun."), "")}, ""},
+		{"answered, string content", []string{msg("a1", "m0", "assistant", text(q), "stop"), msg("u2", "a1", "user", "Use Bun.", "")}, ""},
+		{"mentions mid-text", []string{msg("a1", "m0", "assistant", text("The marker is :input_needed: when input is required."), "stop")}, ""},
+		{"inside a closed fence", []string{msg("a1", "m0", "assistant", text("Example:\n```\n:input_needed:\n```"), "stop")}, ""},
+		{"text parts joined with newline", []string{msg("a1", "m0", "assistant", text("Which one?", ":input_needed:"), "stop")}, "a1"},
+		{"thinking does not count", []string{msg("a1", "m0", "assistant", []any{map[string]string{"type": "thinking", "thinking": ":input_needed:"}, map[string]string{"type": "text", "text": "Done."}}, "stop")}, ""},
+		{"string content", []string{msg("a1", "m0", "assistant", "Pick:\n:input_needed:", "stop")}, "a1"},
+		{"aborted reply still counts", []string{msg("a1", "m0", "assistant", text(q), "aborted")}, "a1"},
+		{"error reply has no text", []string{msg("a1", "m0", "assistant", []any{}, "error")}, ""},
+		{"tool results and custom entries are passed over", []string{msg("a1", "m0", "assistant", text(q), "stop"), msg("c1", "a1", "custom", text("x"), ""), other("l1", "c1", "label"), msg("t1", "l1", "toolResult", text("out"), "")}, "a1"},
+		{"a reply that hands over to tools is not final", []string{msg("a1", "m0", "assistant", append(text(q), map[string]any{"type": "toolCall", "id": "c", "name": "bash"}), "toolUse")}, ""},
+		{"latest assistant decides", []string{msg("a1", "m0", "assistant", text(q), "stop"), msg("t1", "a1", "toolResult", text("x"), ""), msg("a2", "t1", "assistant", text("All done."), "stop")}, ""},
+		{"no assistant yet", []string{msg("u1", "m0", "user", text("hi"), "")}, ""},
+		// Two processes on one file (pi-agent.md §5.1): the leaf is the
+		// last line, on the branch that ends there.
+		{"branch of the last line", []string{msg("a1", "m0", "assistant", text(q), "stop"), msg("u2", "a1", "user", text("B answers"), ""), msg("a3", "u2", "assistant", text("ok"), "stop"), msg("a4", "a1", "assistant", text("still?\n:input_needed:"), "stop")}, "a4"},
+		{"unparsable lines are skipped", []string{msg("a1", "m0", "assistant", text(q), "stop"), `{"type":"message","id":"u9","parentId":"a1","message":{"role":"user"`, "garbage"}, "a1"},
+		{"missing parent ends the branch", []string{msg("u1", "m0", "user", text("hi"), ""), msg("a1", "zz", "assistant", text("x"), "stop")}, ""},
+		{"a cycle does not hang", []string{msg("a1", "a2", "assistant", text("x"), "stop"), msg("a2", "a1", "user", text("y"), "")}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			blocked, id := treeOf(t, append(append([]string{}, base...), tt.lines...)...).Blocked()
+			if blocked != (tt.want != "") || id != tt.want {
+				t.Fatalf("Blocked() = %v %q, want %q", blocked, id, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseLine(t *testing.T) {
+	e, err := ParseLine([]byte(header("/home/dev/proj")))
+	if err != nil || e.Type != "session" || e.Cwd != "/home/dev/proj" {
+		t.Fatalf("header: %+v %v", e, err)
+	}
+	e, err = ParseLine([]byte(msg("a1", "u1", "assistant", text("x\n:input_needed:"), "stop") + "\r\n"))
+	if err != nil || e.ID != "a1" || e.ParentID != "u1" || e.Role != "assistant" || !e.Marker || e.StopReason != "stop" {
+		t.Fatalf("assistant: %+v %v", e, err)
+	}
+	for _, bad := range []string{"", "  ", "[]", "null", `{"id":"x"}`, `{"type":"message","id":"x"}`, `{"type":"message","id":"x","message":{}}`, `{"type":"model_change"}`, "{", `{"type":1}`} {
+		if e, err := ParseLine([]byte(bad)); err == nil {
+			t.Errorf("ParseLine(%q) = %+v, want an error", bad, e)
+		}
+	}
+}
+
+// sink records sentinel reports.
+type sink struct {
+	mu  sync.Mutex
+	got []Sentinel
+	ch  chan Sentinel
+}
+
+func newSink() *sink { return &sink{ch: make(chan Sentinel, 64)} }
+
+func (s *sink) SessionSentinel(x Sentinel) {
+	s.mu.Lock()
+	s.got = append(s.got, x)
+	s.mu.Unlock()
+	s.ch <- x
+}
+
+func (s *sink) next(t *testing.T) Sentinel {
+	t.Helper()
+	select {
+	case x := <-s.ch:
+		return x
+	case <-time.After(5 * time.Second):
+		t.Fatal("no sentinel report within 5s")
+		return Sentinel{}
+	}
+}
+
+func (s *sink) none(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case x := <-s.ch:
+		t.Fatalf("unexpected report %+v", x)
+	case <-time.After(d):
+	}
+}
+
+func appendLines(t *testing.T, path string, lines ...string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, l := range lines {
+		if _, err := f.WriteString(l + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const reply = "Which file should I edit?\n:input_needed:"
+
+func TestWatcherFollowsAppendsAndSwitches(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	s := newSink()
+	w := Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond})
+	defer w.Close()
+	w.Follow(a) // named before Pi wrote it (lazy write)
+	s.none(t, 50*time.Millisecond)
+
+	// The first reply ends: Pi writes everything at once.
+	appendLines(t, a, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
+	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a1"}) {
+		t.Fatalf("after the marker reply: %+v", got)
+	}
+	// The user answers: closed.
+	appendLines(t, a, msg("u2", "a1", "user", text("main.go"), ""))
+	if got := s.next(t); got.Open {
+		t.Fatalf("after the answer: %+v", got)
+	}
+	// A half-written line is held until its newline.
+	line := msg("a2", "u2", "assistant", text(reply), "stop")
+	f, _ := os.OpenFile(a, os.O_WRONLY|os.O_APPEND, 0o600)
+	f.WriteString(line[:40])
+	s.none(t, 50*time.Millisecond)
+	f.WriteString(line[40:] + "\n")
+	f.Close()
+	if got := s.next(t); !got.Open || got.EntryID != "a2" {
+		t.Fatalf("after the split line: %+v", got)
+	}
+	// /new: the probe names a fresh file with no marker: closed.
+	appendLines(t, b, header(dir), msg("u1", "", "user", text("new"), ""), msg("a1", "u1", "assistant", text("Hello."), "stop"))
+	w.Follow(b)
+	if got := s.next(t); got.Open || got.File != b {
+		t.Fatalf("after switching files: %+v", got)
+	}
+	// /resume back to the blocked file: open again, nothing new written.
+	w.Follow(a)
+	if got := s.next(t); !got.Open || got.File != a || got.EntryID != "a2" {
+		t.Fatalf("after resuming the blocked file: %+v", got)
+	}
+	// Pi rewrites an invalid file from scratch (§5.3): start over.
+	if err := os.WriteFile(a, []byte(header(dir)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.next(t); got.Open {
+		t.Fatalf("after truncation: %+v", got)
+	}
+}
+
+// Restore after a restart of Pi or of herdr-pi (§20): a watcher that starts
+// on an existing file reports an unanswered marker at once, and nothing when
+// a later user message answered it.
+func TestWatcherRestoresOnStart(t *testing.T) {
+	dir := t.TempDir()
+	blocked := filepath.Join(dir, "blocked.jsonl")
+	answered := filepath.Join(dir, "answered.jsonl")
+	appendLines(t, blocked, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
+	appendLines(t, answered, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"), msg("u2", "a1", "user", text("Use Bun."), ""))
+
+	s := newSink()
+	w := Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond, Locator: Locator{Path: blocked}})
+	if got := s.next(t); !got.Open || got.EntryID != "a1" {
+		t.Fatalf("restore: %+v", got)
+	}
+	w.Close()
+
+	s = newSink()
+	w = Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond, Locator: Locator{Path: answered}})
+	s.none(t, 100*time.Millisecond)
+	w.Close()
+}
+
+func TestSessionDirAndLocate(t *testing.T) {
+	if got := SessionDir("/a", "/home/dev/proj"); got != "/a/sessions/--home-dev-proj--" {
+		t.Errorf("SessionDir = %s", got)
+	}
+	if got := SessionDir("/a", "/w/my.proj:x"); got != "/a/sessions/--w-my.proj-x--" {
+		t.Errorf("SessionDir keeps dots, replaces colons: %s", got)
+	}
+	root := t.TempDir()
+	paths := settings.Paths{Home: "/home/u", PiAgentDir: filepath.Join(root, "agent")}
+	now := time.Now()
+	parse := func(s string) settings.PiArgs { return settings.ParsePiArgs(strings.Fields(s)) }
+
+	l := Locate(parse(""), settings.Env{}, paths, "/proj", now)
+	if l.Dir != filepath.Join(root, "agent/sessions/--proj--") || l.Cwd != "" || !l.Since.Equal(now) {
+		t.Errorf("default: %+v", l)
+	}
+	if l := Locate(parse("-c"), settings.Env{}, paths, "/proj", now); !l.Since.IsZero() {
+		t.Errorf("-c must accept the newest existing file: %+v", l)
+	}
+	if l := Locate(parse("--session rel/s.jsonl"), settings.Env{}, paths, "/proj", now); l.Path != "/proj/rel/s.jsonl" {
+		t.Errorf("--session path: %+v", l)
+	}
+	if l := Locate(parse("--session ~/s.jsonl"), settings.Env{}, paths, "/proj", now); l.Path != "/home/u/s.jsonl" {
+		t.Errorf("--session ~ path: %+v", l)
+	}
+	if l := Locate(parse("--session 01a2"), settings.Env{}, paths, "/proj", now); l.Prefix != "01a2" || !l.Since.IsZero() {
+		t.Errorf("--session id: %+v", l)
+	}
+	if l := Locate(parse("--no-session"), settings.Env{}, paths, "/proj", now); !l.None {
+		t.Errorf("--no-session: %+v", l)
+	}
+	// Overrides: --session-dir > PI_CODING_AGENT_SESSION_DIR > settings.json.
+	os.MkdirAll(paths.PiAgentDir, 0o700)
+	os.WriteFile(filepath.Join(paths.PiAgentDir, "settings.json"), []byte(`{"sessionDir":"~/from-settings"}`), 0o600)
+	env := settings.Env{"PI_CODING_AGENT_SESSION_DIR": "/from-env"}
+	if l := Locate(parse("--session-dir flag"), env, paths, "/proj", now); l.Dir != "/proj/flag" || l.Cwd != "/proj" {
+		t.Errorf("--session-dir: %+v", l)
+	}
+	if l := Locate(parse(""), env, paths, "/proj", now); l.Dir != "/from-env" {
+		t.Errorf("env override: %+v", l)
+	}
+	if l := Locate(parse(""), settings.Env{}, paths, "/proj", now); l.Dir != "/home/u/from-settings" {
+		t.Errorf("settings override: %+v", l)
+	}
+}
+
+func TestLocatorFind(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "2026-01-01T00-00-00-000Z_01aaaaaa-0000-7000-8000-000000000000.jsonl")
+	other := filepath.Join(dir, "2026-01-02T00-00-00-000Z_01bbbbbb-0000-7000-8000-000000000000.jsonl")
+	appendLines(t, old, header("/proj"))
+	appendLines(t, other, header("/elsewhere"))
+	past := time.Now().Add(-time.Hour)
+	os.Chtimes(old, past, past)
+	os.Chtimes(other, past.Add(time.Minute), past.Add(time.Minute))
+
+	if p, ok := (Locator{Dir: dir}).Find(); !ok || p != other {
+		t.Errorf("newest: %s %v", p, ok)
+	}
+	if p, ok := (Locator{Dir: dir, Cwd: "/proj"}).Find(); !ok || p != old {
+		t.Errorf("newest of this project in a flat dir: %s %v", p, ok)
+	}
+	if p, ok := (Locator{Dir: dir, Prefix: "01aa"}).Find(); !ok || p != old {
+		t.Errorf("by id prefix: %s %v", p, ok)
+	}
+	started := time.Now()
+	if p, ok := (Locator{Dir: dir, Since: started}).Find(); ok {
+		t.Errorf("a new run picked an old file: %s", p)
+	}
+	fresh := filepath.Join(dir, "2026-01-03T00-00-00-000Z_01cccccc-0000-7000-8000-000000000000.jsonl")
+	appendLines(t, fresh, header("/proj"))
+	if p, ok := (Locator{Dir: dir, Since: started}).Find(); !ok || p != fresh {
+		t.Errorf("the new run's file: %s %v", p, ok)
+	}
+	if _, ok := (Locator{None: true, Dir: dir}).Find(); ok {
+		t.Error("--no-session found a file")
+	}
+	if _, ok := (Locator{Dir: filepath.Join(dir, "missing")}).Find(); ok {
+		t.Error("a missing dir found a file")
+	}
+}

@@ -1,0 +1,123 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// maxLine bounds one session line kept while waiting for its newline; a
+// longer line (a huge pasted image, say) is skipped, as Pi would skip a
+// line it cannot parse.
+const maxLine = 32 << 20
+
+// tail follows one session file: it reads what was appended since the last
+// poll, starts over when the file was replaced or truncated, and keeps an
+// unfinished last line until its newline arrives.
+type tail struct {
+	path    string
+	tree    *Tree
+	file    os.FileInfo // identity of the file read so far
+	offset  int64
+	partial []byte
+	skip    bool // inside an over-long line, until its newline
+	Skipped int  // unparsable lines so far
+}
+
+func newTail(path string) *tail { return &tail{path: path, tree: NewTree()} }
+
+// poll reads new lines. It reports whether the tree changed; a missing
+// file is not an error (Pi writes lazily).
+func (t *tail) poll() (changed bool, err error) {
+	f, err := os.Open(t.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if t.file != nil { // the file went away: forget it
+			t.reset()
+			return true, nil
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if t.file != nil && (!os.SameFile(t.file, fi) || fi.Size() < t.offset) {
+		t.reset()
+		changed = true
+	}
+	t.file = fi
+	if fi.Size() == t.offset {
+		return changed, nil
+	}
+	if _, err := f.Seek(t.offset, io.SeekStart); err != nil {
+		return changed, err
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, rerr := f.Read(buf)
+		if n > 0 {
+			t.offset += int64(n)
+			if t.feed(buf[:n]) {
+				changed = true
+			}
+		}
+		if rerr == io.EOF {
+			return changed, nil
+		}
+		if rerr != nil {
+			return changed, rerr
+		}
+	}
+}
+
+func (t *tail) reset() {
+	t.tree = NewTree()
+	t.file = nil
+	t.offset = 0
+	t.partial = nil
+	t.skip = false
+}
+
+// feed splits data into lines and adds the parsable ones.
+func (t *tail) feed(data []byte) (changed bool) {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			if !t.skip {
+				t.partial = append(t.partial, data...)
+				if len(t.partial) > maxLine {
+					t.partial, t.skip = nil, true
+					t.Skipped++
+				}
+			}
+			return changed
+		}
+		chunk := data[:i]
+		data = data[i+1:]
+		if t.skip {
+			t.skip = false
+			continue
+		}
+		line := chunk
+		if len(t.partial) > 0 {
+			line = append(t.partial, chunk...)
+			t.partial = nil
+		}
+		e, err := ParseLine(line)
+		if err != nil {
+			if len(bytes.TrimSpace(line)) > 0 {
+				t.Skipped++
+			}
+			continue
+		}
+		t.tree.Add(e)
+		changed = true
+	}
+	return changed
+}
