@@ -90,6 +90,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	if !ok {
 		size = fallbackSize(o.Env)
 	}
+	if o.Tap != nil {
+		// The reader learns the starting size in band, before any output.
+		o.Tap.Resize(size)
+	}
 
 	master, slave, err := creackpty.Open()
 	if err != nil {

@@ -15,6 +15,9 @@ type Size struct {
 type Segment struct {
 	Data   []byte
 	Resize *Size
+	// buf is the whole buffer Data lives in, so dropping bytes from the
+	// front of Data does not lose the buffer's capacity for reuse.
+	buf []byte
 }
 
 // Batch is everything a [Tap] held when it was taken.
@@ -32,9 +35,16 @@ type Batch struct {
 // blocks and never allocates without bound: past Limit bytes the oldest pending
 // output is dropped and counted. The reader waits on Ready and collects
 // everything pending with Take.
+//
+// Output is kept in fixed-size chunks that are dropped and reused whole, so a
+// flood the reader ignores costs the copy loop one copy per byte and no
+// garbage: growing one buffer and slicing its front away would reallocate
+// and copy the whole backlog over and over (measured: 33 MB/s with 4 KiB
+// writes, a third of the pty's speed).
 type Tap struct {
 	mu        sync.Mutex
 	limit     int
+	chunk     int
 	pending   int
 	segs      []Segment
 	lost      uint64
@@ -55,8 +65,11 @@ func NewTap(limit int) *Tap {
 	if limit <= 0 {
 		limit = DefaultTapLimit
 	}
-	return &Tap{limit: limit, ready: make(chan struct{}, 1)}
+	return &Tap{limit: limit, chunk: min(limit, tapChunk), ready: make(chan struct{}, 1)}
 }
+
+// tapChunk is the size of the buffers output is kept in.
+const tapChunk = 32 << 10
 
 // Ready is signalled (level-triggered, capacity one) when data, a resize or
 // the close arrived after the last Take.
@@ -90,14 +103,19 @@ func (t *Tap) Write(p []byte) {
 	if over := t.pending + len(p) - t.limit; over > 0 {
 		t.dropOldestLocked(over)
 	}
-	last := len(t.segs) - 1
-	if last >= 0 && t.segs[last].Resize == nil {
-		t.segs[last].Data = append(t.segs[last].Data, p...)
-	} else {
-		buf := t.newBufLocked()
-		t.segs = append(t.segs, Segment{Data: append(buf, p...)})
-	}
 	t.pending += len(p)
+	for len(p) > 0 {
+		last := len(t.segs) - 1
+		if last < 0 || t.segs[last].Resize != nil || cap(t.segs[last].Data) == len(t.segs[last].Data) {
+			buf := t.newBufLocked()
+			t.segs = append(t.segs, Segment{Data: buf, buf: buf})
+			last++
+		}
+		seg := &t.segs[last]
+		n := min(len(p), cap(seg.Data)-len(seg.Data))
+		seg.Data = append(seg.Data, p[:n]...)
+		p = p[n:]
+	}
 	t.mu.Unlock()
 	t.signal()
 }
@@ -146,9 +164,15 @@ func (t *Tap) Recycle(b Batch) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, s := range b.Segments {
-		if cap(s.Data) > 0 && len(t.spare) < 4 && cap(s.Data) <= t.limit {
-			t.spare = append(t.spare, s.Data[:0])
-		}
+		t.spareLocked(s.buf)
+	}
+}
+
+// spareLocked keeps a buffer for reuse: enough of them to hold a full
+// backlog, and only whole chunks.
+func (t *Tap) spareLocked(buf []byte) {
+	if cap(buf) == t.chunk && len(t.spare) < t.limit/t.chunk+2 {
+		t.spare = append(t.spare, buf[:0])
 	}
 }
 
@@ -165,7 +189,7 @@ func (t *Tap) newBufLocked() []byte {
 		t.spare = t.spare[:n-1]
 		return b
 	}
-	return make([]byte, 0, 32<<10)
+	return make([]byte, 0, t.chunk)
 }
 
 func (t *Tap) loseLocked(n int) {
@@ -194,18 +218,29 @@ func (t *Tap) dropOldestLocked(n int) {
 	t.pruneLocked()
 }
 
-// pruneLocked removes leading segments left empty by drops. Of a run of
-// leading resize-only segments only the newest matters, so a flood of resizes
-// cannot grow the slice either.
+// pruneLocked removes leading segments left empty by drops, keeping their
+// buffers for reuse. The sizes they carried collapse into one resize-only
+// segment in front (the newest), so the reader still learns the size the
+// kept bytes were drawn at, and neither drops nor a flood of resizes can
+// make the slice grow.
 func (t *Tap) pruneLocked() {
 	i := 0
+	var newest *Size
 	for i < len(t.segs) && len(t.segs[i].Data) == 0 {
-		next := i + 1
-		superseded := next < len(t.segs) && len(t.segs[next].Data) == 0 && t.segs[next].Resize != nil
-		if t.segs[i].Resize != nil && !superseded {
-			break
+		if t.segs[i].Resize != nil {
+			newest = t.segs[i].Resize
 		}
+		t.spareLocked(t.segs[i].buf)
 		i++
 	}
-	t.segs = t.segs[i:]
+	if newest != nil {
+		// Keep the last pruned slot for the size.
+		i--
+		t.segs[i] = Segment{Resize: newest}
+	}
+	// Copy down rather than reslice, so the slice of segments does not
+	// creep through memory as the front is dropped.
+	n := copy(t.segs, t.segs[i:])
+	clear(t.segs[n:])
+	t.segs = t.segs[:n]
 }

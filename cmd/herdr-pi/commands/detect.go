@@ -1,21 +1,297 @@
 package commands
 
-import "github.com/urfave/cli/v2"
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/herdr-pi/herdr-pi/pane/detect"
+	"github.com/herdr-pi/herdr-pi/pane/screen"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+type detectOptions struct {
+	Agent    string
+	Manifest string
+	Raw      bool
+	JSON     bool
+	Rows     int
+	Cols     int
+	Title    *string
+	Progress *string
+	File     string
+}
 
 func detectCommand(io IO) *cli.Command {
 	return &cli.Command{
 		Name:      "detect",
 		Usage:     "classify a screen with the detection manifests and say which rule matched",
 		ArgsUsage: "[FILE|-]",
-		Description: "Examples:\n" +
-			"  herdr-pi detect screen.txt\n" +
-			"  herdr-pi detect --agent claude --json - < screen.txt",
+		Description: "Reads a screen — plain text (rows separated by newlines), or raw terminal bytes\n" +
+			"with --raw, which are drawn on a shadow terminal first — and classifies it with\n" +
+			"the agent's detection manifest exactly as herdr-pi wrap does. Prints the state,\n" +
+			"the winning rule and its region, and why the other rules that could have won\n" +
+			"did not match. Reads stdin when FILE is - or missing. See docs/detect.md.\n\n" +
+			"Examples:\n" +
+			"  tmux capture-pane -p | herdr-pi detect\n" +
+			"  herdr-pi detect --agent claude --title '✳ Claude Code' screen.txt\n" +
+			"  herdr-pi detect --manifest ./mine.toml --json screen.txt\n" +
+			"  herdr-pi detect --raw --size 40x120 session.raw",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "agent", Usage: "manifest id", Value: "pi"},
-			&cli.StringFlag{Name: "manifest", Usage: "manifest file to use instead"},
-			&cli.BoolFlag{Name: "raw", Usage: "input is raw terminal bytes"},
-			&cli.BoolFlag{Name: "json", Usage: "print the verdict as JSON"},
+			&cli.StringFlag{Name: "agent", Usage: "manifest id or alias (default: detect.agent from the config, else pi)"},
+			&cli.StringFlag{Name: "manifest", Usage: "manifest `FILE` to use instead of the installed ones"},
+			&cli.BoolFlag{Name: "raw", Usage: "input is raw terminal bytes; draw them on a shadow screen first"},
+			&cli.StringFlag{Name: "size", Value: "24x80", Usage: "shadow screen `ROWSxCOLS` for --raw"},
+			&cli.StringFlag{Name: "title", Usage: "OSC title for osc_title rules (with --raw: overrides the stream's)"},
+			&cli.StringFlag{Name: "progress", Usage: "OSC 9;4 payload for osc_progress rules, e.g. 4;3; (with --raw: overrides)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the verdict as one JSON object"},
 		},
-		Action: func(c *cli.Context) error { return notBuilt(io, "detect", "issue: see what the agent is doing") },
+		Action: func(c *cli.Context) error {
+			opts := &detectOptions{Agent: c.String("agent"), Manifest: c.String("manifest"),
+				Raw: c.Bool("raw"), JSON: c.Bool("json"), File: c.Args().First()}
+			if c.NArg() > 1 {
+				return usagef("detect", "one input at most (got %d)", c.NArg())
+			}
+			if c.IsSet("title") {
+				v := c.String("title")
+				opts.Title = &v
+			}
+			if c.IsSet("progress") {
+				v := c.String("progress")
+				opts.Progress = &v
+			}
+			rows, cols, ok := parseSizeFlag(c.String("size"))
+			if !ok {
+				return usagef("detect", "--size %q: want ROWSxCOLS, e.g. 40x120", c.String("size"))
+			}
+			opts.Rows, opts.Cols = rows, cols
+			if opts.Agent != "" && opts.Manifest != "" {
+				return usagef("detect", "use --agent or --manifest, not both")
+			}
+			return detectRun(io, opts)
+		},
 	}
+}
+
+func parseSizeFlag(s string) (rows, cols int, ok bool) {
+	r, c, found := strings.Cut(s, "x")
+	rows, err1 := strconv.Atoi(r)
+	cols, err2 := strconv.Atoi(c)
+	return rows, cols, found && err1 == nil && err2 == nil && rows > 0 && cols > 0 && rows <= 1000 && cols <= 1000
+}
+
+// detectInputLimit bounds what detect reads: a screen is small, a raw
+// recording of a long session is not, but neither needs more than this.
+const detectInputLimit = 256 << 20
+
+func detectRun(io IO, opts *detectOptions) error {
+	manifest, err := detectManifest(io, opts)
+	if err != nil {
+		return err
+	}
+	data, err := readDetectInput(io, opts.File)
+	if err != nil {
+		return err
+	}
+	in := detect.Input{}
+	if opts.Raw {
+		s := screen.New(opts.Rows, opts.Cols)
+		if err := s.Write(data); err != nil {
+			fmt.Fprintf(io.Err, "herdr-pi detect: %v\n", err)
+		}
+		snap := s.Snapshot()
+		s.Close()
+		in = detect.Input{Text: snap.Text, Title: snap.Title, Progress: snap.Progress}
+	} else {
+		text := strings.ToValidUTF8(string(data), "\uFFFD")
+		// A captured screen saved to a file ends with a newline the screen
+		// itself does not have.
+		text = strings.TrimSuffix(strings.TrimSuffix(text, "\n"), "\r")
+		in.Text = text
+	}
+	if opts.Title != nil {
+		in.Title = *opts.Title
+	}
+	if opts.Progress != nil {
+		in.Progress = *opts.Progress
+	}
+	ex := manifest.Explain(in)
+	if opts.JSON {
+		return printDetectJSON(io.Out, manifest, ex, in, opts.Raw)
+	}
+	printDetectText(io.Out, manifest, ex)
+	return nil
+}
+
+func detectManifest(io IO, opts *detectOptions) (*detect.Manifest, error) {
+	if opts.Manifest != "" {
+		m, err := detect.LoadFile(opts.Manifest)
+		if err != nil {
+			return nil, fmt.Errorf("detect: %w", err)
+		}
+		return m, nil
+	}
+	env := io.env()
+	paths := settings.Resolve(env)
+	agent := opts.Agent
+	if agent == "" {
+		cfg, cfgErr := settings.LoadConfig(paths.ConfigFile, paths.Pretty(paths.ConfigFile))
+		if cfgErr != nil {
+			fmt.Fprintf(io.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
+				strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
+		}
+		agent = cmpOr(cfg.Detect.Agent, "pi")
+	}
+	set, problems := detect.Load(paths.ManifestDir)
+	for _, p := range problems {
+		fmt.Fprintf(io.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
+			strings.ReplaceAll(p.Error(), "\n", "\n  "))
+	}
+	m, ok := set.Lookup(agent)
+	if !ok {
+		return nil, fmt.Errorf("detect: no manifest for agent %q (known: %s; add %s/%s.toml or use --manifest)",
+			agent, strings.Join(set.Names(), ", "), paths.Pretty(paths.ManifestDir), agent)
+	}
+	return m, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func readDetectInput(io IO, file string) ([]byte, error) {
+	var r interface{ Read([]byte) (int, error) } = io.In
+	if file != "" && file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("detect: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := readAllLimited(r, detectInputLimit)
+	if err != nil {
+		return nil, fmt.Errorf("detect: reading %s: %w", cmpOr(file, "stdin"), err)
+	}
+	return data, nil
+}
+
+func readAllLimited(r interface{ Read([]byte) (int, error) }, limit int) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(readerFunc(r.Read), int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > limit {
+		return nil, fmt.Errorf("input larger than %d MiB", limit>>20)
+	}
+	return data, nil
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+// contenders are the rules worth explaining: every rule that could have
+// beaten the winner (priority at least the winner's), or all of them when
+// nothing matched.
+func contenders(ex detect.Explanation) []detect.RuleResult {
+	var out []detect.RuleResult
+	for _, r := range ex.Results {
+		if ex.Rule != nil && (r.Rule == ex.Rule || r.Rule.Priority < ex.Rule.Priority) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func printDetectText(w io.Writer, m *detect.Manifest, ex detect.Explanation) {
+	fmt.Fprintf(w, "state: %s\n", ex.State)
+	if ex.Rule != nil {
+		fmt.Fprintf(w, "rule: %s (priority %d)\nregion: %s\n", ex.Rule.ID, ex.Rule.Priority, ex.Rule.Region)
+		if ex.Skip {
+			fmt.Fprintf(w, "skip_state_update: the previous state is kept\n")
+		}
+	} else {
+		fmt.Fprintf(w, "rule: none (%s)\n", ex.Fallback)
+	}
+	fmt.Fprintf(w, "manifest: %s (%s)\n", m.ID, m.Source)
+	others := contenders(ex)
+	if len(others) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "other rules:\n")
+	for _, r := range others {
+		why := r.Why
+		if r.Matched {
+			why = "matched, but an earlier rule of the same priority wins"
+		}
+		fmt.Fprintf(w, "  %s (%s, priority %d, %s): %s\n", r.Rule.ID, r.Rule.State, r.Rule.Priority, r.Rule.Region, why)
+	}
+}
+
+type detectJSON struct {
+	State          detect.State      `json:"state"`
+	Rule           *string           `json:"rule"`
+	Priority       *int64            `json:"priority"`
+	Region         *string           `json:"region"`
+	Fallback       string            `json:"fallback,omitempty"`
+	Skip           bool              `json:"skip_state_update"`
+	VisibleIdle    bool              `json:"visible_idle"`
+	VisibleBlocker bool              `json:"visible_blocker"`
+	VisibleWorking bool              `json:"visible_working"`
+	Manifest       string            `json:"manifest"`
+	Source         string            `json:"manifest_source"`
+	Others         []detectRuleJSON  `json:"other_rules"`
+	Screen         *detectScreenJSON `json:"screen,omitempty"`
+}
+
+type detectRuleJSON struct {
+	ID       string       `json:"id"`
+	State    detect.State `json:"state"`
+	Priority int64        `json:"priority"`
+	Region   string       `json:"region"`
+	Matched  bool         `json:"matched"`
+	Why      string       `json:"why,omitempty"`
+}
+
+type detectScreenJSON struct {
+	Text     string `json:"text"`
+	Title    string `json:"title"`
+	Progress string `json:"progress"`
+}
+
+func printDetectJSON(w io.Writer, m *detect.Manifest, ex detect.Explanation, in detect.Input, raw bool) error {
+	out := detectJSON{
+		State: ex.State, Fallback: ex.Fallback, Skip: ex.Skip,
+		VisibleIdle: ex.VisibleIdle, VisibleBlocker: ex.VisibleBlocker, VisibleWorking: ex.VisibleWorking,
+		Manifest: m.ID, Source: m.Source, Others: []detectRuleJSON{},
+	}
+	if ex.Rule != nil {
+		id, region, prio := ex.Rule.ID, ex.Rule.Region.String(), ex.Rule.Priority
+		out.Rule, out.Region, out.Priority = &id, &region, &prio
+	}
+	for _, r := range contenders(ex) {
+		why := r.Why
+		if r.Matched {
+			why = "matched, but an earlier rule of the same priority wins"
+		}
+		out.Others = append(out.Others, detectRuleJSON{ID: r.Rule.ID, State: r.Rule.State, Priority: r.Rule.Priority,
+			Region: r.Rule.Region.String(), Matched: r.Matched, Why: why})
+	}
+	if raw {
+		out.Screen = &detectScreenJSON{Text: in.Text, Title: in.Title, Progress: in.Progress}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
 }

@@ -72,12 +72,14 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 		sizeFrom = append(sizeFrom, f)
 	}
 	log.Printf("start %q", opts.Argv)
-	_, stopHerdr := startHerdrReporting(env, cfg, opts.Agent, log.Printf)
+	report, stopHerdr := startHerdrReporting(env, cfg, opts.Agent, log.Printf)
 	defer stopHerdr()
+	det := startDetection(io, env, paths, cfg, opts, log, report)
+	defer det.stop()
 	err := pty.Run(ctx, pty.Options{
 		Argv: opts.Argv, Env: io.Env, Dir: io.Dir,
 		Stdin: stdin, Stdout: stdout, SizeFrom: sizeFrom,
-		Logf: log.Printf,
+		Logf: log.Printf, Tap: det.tap,
 	})
 	log.Printf("end %q: %v", opts.Argv, err)
 	return err

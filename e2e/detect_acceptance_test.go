@@ -1,0 +1,191 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+)
+
+// linkCommands puts herdr-pi and fakeagent (this test binary, re-executed
+// by testscript.Main under those names) in a fresh directory and returns an
+// environment that finds them first and keeps herdr-pi's files inside dir.
+func linkCommands(t *testing.T, dir string, extra ...string) []string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"herdr-pi", "fakeagent"} {
+		if err := os.Symlink(exe, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + dir, "TERM=xterm-256color",
+		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "XDG_STATE_HOME=" + filepath.Join(dir, "state"),
+		"HERDR_PI_LOG=off"}
+	return append(env, extra...)
+}
+
+// traceEvent is one line of a HERDR_PI_TRACE file.
+type traceEvent struct {
+	Kind    string    `json:"kind"`
+	At      time.Time `json:"at"`
+	From    string    `json:"from"`
+	To      string    `json:"to"`
+	Message string    `json:"message"`
+	Cause   string    `json:"cause"`
+}
+
+func readTrace(t *testing.T, path string) []traceEvent {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("trace: %v", err)
+	}
+	defer f.Close()
+	var out []traceEvent
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e traceEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("trace line %q: %v", sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Acceptance (issue 4): the fake agent draws Pi's busy indicator, a new
+// spinner frame every 80 ms, for 2 s, then its idle screen. The state
+// machine's sink and the fake Herdr get exactly working then idle — one
+// working for 25 frames — and idle one debounce (300 ms) after the idle
+// screen reached the terminal, within 100 ms. Both of Pi's indicator styles.
+func TestWrapReportsWorkingThenIdle(t *testing.T) {
+	for _, version := range []string{"0.73", "1.6"} {
+		t.Run(version, func(t *testing.T) {
+			dir := t.TempDir()
+			trace := filepath.Join(dir, "trace.jsonl")
+			fake := herdrfake.Start(t)
+			env := linkCommands(t, dir, append(fake.Env(), "HERDR_PI_TRACE="+trace)...)
+			script := filepath.Join(dir, "agent")
+			body := "pi-working 2s " + version + "\npi-idle " + version + "\nsleep 1s\n"
+			if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+
+			// The idle screen is the frame that redraws the full-width top
+			// border ("\x1b[2K" then a run of "─" longer than any busy row
+			// starts with).
+			var mu sync.Mutex
+			var idleSeen time.Time
+			var tail []byte
+			onBytes := func(p []byte) {
+				now := time.Now()
+				mu.Lock()
+				defer mu.Unlock()
+				tail = append(tail, p...)
+				if idleSeen.IsZero() && bytes.Contains(tail, []byte("\x1b[2K───")) {
+					idleSeen = now
+				}
+				if len(tail) > 4096 {
+					tail = tail[len(tail)-4096:]
+				}
+			}
+			r, err := startOuter(outerOptions{Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", script},
+				Env: env, Rows: 24, Cols: 80, OnBytes: onBytes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			status, err := r.wait(30 * time.Second)
+			if err != nil || status != 0 {
+				t.Fatalf("wrap: status %d, %v", status, err)
+			}
+			events := readTrace(t, trace)
+			var got []string
+			for _, e := range events {
+				got = append(got, e.Kind+":"+e.To)
+			}
+			if strings.Join(got, " ") != "transition:working transition:idle" {
+				t.Fatalf("events %q, want exactly working then idle", got)
+			}
+			mu.Lock()
+			seen := idleSeen
+			mu.Unlock()
+			if seen.IsZero() {
+				t.Fatal("the idle screen never reached the terminal")
+			}
+			lag := events[1].At.Sub(seen)
+			t.Logf("idle reported %v after the idle screen (debounce 300ms)", lag)
+			if lag < 250*time.Millisecond || lag > 400*time.Millisecond {
+				t.Fatalf("idle came %v after the idle screen, want the 300ms debounce (+100ms at most)", lag)
+			}
+			if !strings.HasPrefix(events[0].Cause, "screen:busy_") {
+				t.Fatalf("working caused by %q", events[0].Cause)
+			}
+
+			// Herdr heard the same: the reporter's opening "unknown"
+			// (it claims the pane at start), working, idle — nothing else —
+			// and the pane released at the end.
+			var reports []string
+			var idleAt time.Time
+			for _, c := range fake.Reports(fake.PaneID()) {
+				reports = append(reports, c.State)
+				if c.State == "idle" {
+					idleAt = c.At
+				}
+			}
+			if strings.Join(reports, " ") != "unknown working idle" {
+				t.Fatalf("Herdr got reports %q, want unknown working idle", reports)
+			}
+			if lag := idleAt.Sub(seen); lag > 400*time.Millisecond {
+				t.Fatalf("Herdr got idle %v after the idle screen, want at most 400ms", lag)
+			}
+			if len(fake.Releases(fake.PaneID())) != 1 {
+				t.Fatalf("pane not released once: %+v", fake.AgentCalls(fake.PaneID()))
+			}
+		})
+	}
+}
+
+// A screen that never looks busy reports nothing, and a manifest from the
+// user's directory replaces the embedded one for a command of its name.
+func TestWrapUsesUserManifestByCommandName(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.jsonl")
+	env := linkCommands(t, dir, "HERDR_PI_TRACE="+trace)
+	mdir := filepath.Join(dir, "config", "herdr-pi", "manifests")
+	if err := os.MkdirAll(mdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	manifest := "id = \"fakeagent\"\n[[rules]]\nid = \"thinking\"\nstate = \"working\"\nregion = \"bottom_non_empty_lines(2)\"\ncontains = [\"THINKING\"]\n"
+	if err := os.WriteFile(filepath.Join(mdir, "fakeagent.toml"), []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := startOuter(outerOptions{Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", "-e",
+		`print \e[2J\e[Hthinking hard;sleep 1500ms;print \r\e[2Kdone;sleep 1s`}, Env: env, Rows: 24, Cols: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
+		t.Fatalf("wrap: status %d, %v", status, err)
+	}
+	var got []string
+	for _, e := range readTrace(t, trace) {
+		got = append(got, e.To+"("+e.Cause+")")
+	}
+	if strings.Join(got, " ") != "working(screen:thinking) idle(screen)" {
+		t.Fatalf("events %q", got)
+	}
+}

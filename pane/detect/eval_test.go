@@ -1,0 +1,246 @@
+package detect
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRegions(t *testing.T) {
+	screen := strings.Join([]string{
+		"chat one",     // 0
+		"────────",     // 1 rule
+		"",             // 2
+		"• done thing", // 3 block marker
+		"› old prompt", // 4
+		"───── (x) ─",  // 5 rule (run >= 3)
+		"  body  ",     // 6
+		"─ x",          // 7 not a rule
+		"──",           // 8 rule (only whitespace after)
+		"› current",    // 9 current prompt
+		"footer\r",     // 10
+		"",             // 11
+	}, "\n")
+	l := newLayout(screenLines(screen))
+	get := func(s string) string {
+		r, err := ParseRegion(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(l.selectLines(r), "|")
+	}
+	cases := map[string]string{
+		"whole_recent":                               "chat one|────────||• done thing|› old prompt|───── (x) ─|  body  |─ x|──|› current|footer|",
+		"bottom_lines(2)":                            "footer|",
+		"bottom_lines(99)":                           "chat one|────────||• done thing|› old prompt|───── (x) ─|  body  |─ x|──|› current|footer|",
+		"bottom_non_empty_lines(2)":                  "› current|footer|",
+		"top_non_empty_lines(2)":                     "chat one|────────",
+		"top_non_empty_lines(3)":                     "chat one|────────||• done thing",
+		"after_last_horizontal_rule":                 "› current|footer|",
+		"prompt_box_body":                            "  body  |─ x",
+		"above_prompt_box":                           "chat one|────────||• done thing|› old prompt",
+		"last_non_empty_above_prompt_box":            "› old prompt",
+		"after_last_prompt_marker":                   "footer|",
+		"before_current_prompt_marker":               "chat one|────────||• done thing|› old prompt|───── (x) ─|  body  |─ x|──",
+		"whole_recent_without_current_prompt_marker": "",
+		"current_prompt_block_marker":                "• done thing",
+		"after_current_prompt_block_marker":          "• done thing|› old prompt|───── (x) ─|  body  |─ x|──|› current|footer|",
+	}
+	for region, want := range cases {
+		if got := get(region); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", region, got, want)
+		}
+	}
+
+	// A block marker after the last prompt line means there is no current
+	// prompt; fewer than two rules means no prompt box.
+	l = newLayout(screenLines("› a\n• b\n───\nx"))
+	for region, want := range map[string]string{
+		"before_current_prompt_marker":               "› a|• b|───|x",
+		"whole_recent_without_current_prompt_marker": "› a|• b|───|x",
+		"current_prompt_block_marker":                "",
+		"prompt_box_body":                            "",
+		"above_prompt_box":                           "› a|• b|───|x",
+		"last_non_empty_above_prompt_box":            "x",
+		"after_last_prompt_marker":                   "• b|───|x",
+		"bottom_non_empty_lines(9)":                  "› a|• b|───|x",
+	} {
+		if got := get(region); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", region, got, want)
+		}
+	}
+	l = newLayout(screenLines("\n \n"))
+	if got := get("bottom_non_empty_lines(1)"); got != "" {
+		t.Errorf("no non-blank lines: got %q", got)
+	}
+	if got := get("top_non_empty_lines(1)"); got != "" {
+		t.Errorf("no non-blank lines: got %q", got)
+	}
+}
+
+func TestHorizontalRule(t *testing.T) {
+	for line, want := range map[string]bool{
+		"──────": true,
+		"  ─  ":  true,
+		"──── (bypass permissions on) ─": true,
+		"─── x":            true,
+		"─ x":              false,
+		"── ⠼ Working ───": false,
+		"x ───":            false,
+		"":                 false,
+	} {
+		if got := isHorizontalRule(line); got != want {
+			t.Errorf("isHorizontalRule(%q) = %v", line, got)
+		}
+	}
+}
+
+func mustParse(t *testing.T, src string) *Manifest {
+	t.Helper()
+	m, err := Parse([]byte(src), "t.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestEvaluatePriorityAndGates(t *testing.T) {
+	m := mustParse(t, `id = "t"
+[[rules]]
+id = "first_working"
+state = "working"
+priority = 10
+contains = ["BUSY"]
+
+[[rules]]
+id = "second_working"
+state = "working"
+priority = 10
+contains = ["busy"]
+
+[[rules]]
+id = "blocked"
+state = "blocked"
+priority = 20
+visible_blocker = true
+visible_idle = true
+contains = ["allow?"]
+any = [{ contains = ["yes"] }, { line_regex = ['^\s*1\.'] }]
+not = [{ regex = ['(?m)^›$'] }]
+all = [{ any = [{ contains = ["esc"] }] }]
+
+[[rules]]
+id = "viewer"
+state = "unknown"
+priority = 30
+skip_state_update = true
+region = "osc_title"
+contains = ["viewer"]
+
+[[rules]]
+id = "progress"
+state = "idle"
+priority = 5
+region = "osc_progress"
+regex = ['^4;0']
+`)
+	cases := []struct {
+		in    Input
+		state State
+		rule  string
+	}{
+		{Input{Text: "nothing"}, Idle, ""},
+		{Input{Text: "busy now"}, Working, "first_working"}, // earlier wins the tie
+		{Input{Text: "busy\nallow?\n 1. ok\nesc"}, Blocked, "blocked"},
+		{Input{Text: "busy\nallow?\n 1. ok\nesc\n›"}, Working, "first_working"}, // not gate
+		{Input{Text: "busy\nallow?\n 2. ok\nesc"}, Working, "first_working"},    // no any gate
+		{Input{Text: "busy\nallow? yes"}, Working, "first_working"},             // all gate fails
+		{Input{Text: "busy", Title: "Transcript VIEWER"}, Unknown, "viewer"},
+		{Input{Progress: "4;0;"}, Idle, "progress"},
+	}
+	for _, c := range cases {
+		v := m.Evaluate(c.in)
+		got := ""
+		if v.Rule != nil {
+			got = v.Rule.ID
+		}
+		if v.State != c.state || got != c.rule {
+			t.Errorf("%+v: got %s/%q, want %s/%q", c.in, v.State, got, c.state, c.rule)
+		}
+	}
+	v := m.Evaluate(Input{Text: "busy\nallow?\n 1. ok\nesc"})
+	if !v.VisibleBlocker || v.VisibleIdle || v.VisibleWorking {
+		t.Errorf("visible flags %+v: only visible_blocker applies to a blocked state", v)
+	}
+	if v := m.Evaluate(Input{Title: "viewer"}); !v.Skip {
+		t.Error("skip_state_update lost")
+	}
+	if v := (*Manifest)(nil).Evaluate(Input{Text: "busy"}); v.State != Unknown || v.Fallback != FallbackNoAgent {
+		t.Errorf("no agent: %+v", v)
+	}
+	if v := m.Evaluate(Input{Text: "x"}); v.Fallback != FallbackIdle || v.Rule != nil {
+		t.Errorf("fallback: %+v", v)
+	}
+
+	ex := m.Explain(Input{Text: "busy\nallow?\n 1. ok\nesc\n›"})
+	why := map[string]string{}
+	for _, r := range ex.Results {
+		why[r.Rule.ID] = r.Why
+	}
+	if !strings.Contains(why["blocked"], "not[0] matched") || !strings.Contains(why["viewer"], "osc_title (the region is empty)") {
+		t.Errorf("explanations %q", why)
+	}
+}
+
+// The embedded Pi manifest against screens shaped like Pi's (pi-agent.md
+// §8.5), including what must NOT read as working.
+func TestEmbeddedPi(t *testing.T) {
+	pi := mustLookup(t, Embedded(), "pi")
+	border := strings.Repeat("─", 60)
+	footer := "~/proj (main)\n↑42 ↓7 0.2%/32k (auto)                  (fake) fake-model"
+	idle := func(chat string) string { return chat + "\n\n" + border + "\n\n" + border + "\n" + footer }
+	row := func(chat, status string) string {
+		return chat + "\n\n " + status + "\n\n" + border + "\n\n" + border + "\n" + footer
+	}
+	top := func(chat, status string) string {
+		return chat + "\n\n── " + status + " " + strings.Repeat("─", 40) + "\n\n" + border + "\n" + footer
+	}
+	cases := []struct {
+		name, screen string
+		want         State
+		rule         string
+	}{
+		{"0.73 idle", idle(" hello"), Idle, ""},
+		{"0.73 working", row(" SLOW please\n\n Which", "⠸ Working..."), Working, "busy_row"},
+		{"0.73 retry", row(" Error: Connection error.", "⠸ Retrying (1/3) in 2s... (escape to cancel)"), Working, "busy_row"},
+		{"0.73 compacting", row(" x", "⠋ Compacting context... (escape to cancel)"), Working, "busy_row"},
+		{"0.73 auto-compacting", row(" x", "⠙ Auto-compacting... (escape to cancel)"), Working, "busy_row"},
+		{"0.73 overflow", row(" x", "⠹ Context overflow detected, Auto-compacting... (escape to cancel)"), Working, "busy_row"},
+		{"0.73 summarizing", row(" x", "⠼ Summarizing branch... (escape to cancel)"), Working, "busy_row"},
+		{"0.73 interrupt hint", row(" x", "⠴ Working... (escape to interrupt)"), Working, "busy_row"},
+		{"0.73 steering", row(" Steering: queued\n ↳ Alt+Up to edit all queued messages", "⠙ Working..."), Working, "busy_row"},
+		{"0.73 typed while working", " x\n\n ⠙ Working...\n\n" + border + "\nline one\nline two\n" + border + "\n" + footer, Working, "busy_row"},
+		{"1.6 working", top(" SLOW please\n Let me look", "⠧ Working"), Working, "busy_border"},
+		{"1.6 retry", top(" Error: Connection error.", "⠇ Retrying (1/3) in 2s... (escape to cancel)"), Working, "busy_border"},
+		{"1.6 compacting", top(" x", "⠋ Compacting context... (escape to cancel)"), Working, "busy_border"},
+		{"1.6 narrow, no trailing rule", " x\n\n── ⠋ Retrying (1/3) in 2s... (esc\n\n" + border + "\n" + footer, Working, "busy_border"},
+		{"1.6 typed while working", " x\n── ⠋ Working ─────\nline one\nline two\nline three\n" + border + "\n" + footer, Working, "busy_border"},
+		// Chat and footers are not the busy spot.
+		{"reply mentions Working...", idle(" The row shows Working... while busy"), Idle, ""},
+		{"reply quotes the row mid-chat", idle(" ⠋ Working...\n and then it stops"), Idle, ""},
+		{"reply quotes the border", idle(" ── ⠴ Working ───"), Idle, ""},
+		{"footer with spinner status", idle(" hi") + "\n⠋ Working... (extension status)", Idle, ""},
+		{"retry failed", idle(" Error: Retry failed after 3 attempts: Connection error."), Idle, ""},
+		{"aborted", idle(" Which file\n\n Operation aborted"), Idle, ""},
+		{"sentinel", idle(" Which file should I edit?\n :input_needed:"), Idle, ""},
+	}
+	for _, c := range cases {
+		v := pi.Evaluate(Input{Text: c.screen, Title: "π - proj"})
+		got := ""
+		if v.Rule != nil {
+			got = v.Rule.ID
+		}
+		if v.State != c.want || got != c.rule {
+			t.Errorf("%s: got %s/%q, want %s/%q\n%s", c.name, v.State, got, c.want, c.rule, c.screen)
+		}
+	}
+}

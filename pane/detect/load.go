@@ -1,0 +1,121 @@
+package detect
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+//go:embed manifests/*.toml
+var embeddedFS embed.FS
+
+var (
+	embeddedOnce sync.Once
+	embeddedSet  *Set
+)
+
+// Set is the manifests known to herdr-pi, looked up by agent id, alias or
+// file name.
+type Set struct {
+	byName map[string]*Manifest
+}
+
+// Embedded returns the manifests built into herdr-pi. They are tested;
+// one failing to parse is a bug, so it panics.
+func Embedded() *Set {
+	embeddedOnce.Do(func() {
+		embeddedSet = &Set{byName: map[string]*Manifest{}}
+		entries, err := fs.Glob(embeddedFS, "manifests/*.toml")
+		if err != nil {
+			panic(err)
+		}
+		for _, name := range entries {
+			data, err := embeddedFS.ReadFile(name)
+			if err != nil {
+				panic(err)
+			}
+			m, err := Parse(data, "embedded "+filepath.Base(name))
+			if err != nil {
+				panic(fmt.Sprintf("detect: embedded manifest: %v", err))
+			}
+			embeddedSet.add(strings.TrimSuffix(filepath.Base(name), ".toml"), m)
+		}
+	})
+	return embeddedSet
+}
+
+func (s *Set) add(fileBase string, m *Manifest) {
+	for _, n := range append([]string{fileBase, m.ID}, m.Aliases...) {
+		if n != "" {
+			s.byName[n] = m
+		}
+	}
+}
+
+// Lookup finds the manifest for an agent id, alias or file name.
+func (s *Set) Lookup(agent string) (*Manifest, bool) {
+	m, ok := s.byName[agent]
+	return m, ok
+}
+
+// Names lists every name the set answers to, sorted.
+func (s *Set) Names() []string {
+	names := make([]string, 0, len(s.byName))
+	for n := range s.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Load returns the embedded manifests overlaid with the user's
+// <agent>.toml files from dir. A user manifest replaces the embedded one
+// with the same name; one that does not parse is reported in the returned
+// errors (file, line, reason) and the embedded manifest stays in use. A
+// missing dir is not an error.
+func Load(dir string) (*Set, []error) {
+	base := Embedded()
+	s := &Set{byName: make(map[string]*Manifest, len(base.byName))}
+	for n, m := range base.byName {
+		s.byName[n] = m
+	}
+	if dir == "" {
+		return s, nil
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.toml"))
+	if err != nil {
+		return s, []error{err}
+	}
+	var problems []error
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				problems = append(problems, fmt.Errorf("%s: cannot read: %w", f, err))
+			}
+			continue
+		}
+		m, err := Parse(data, f)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		s.add(strings.TrimSuffix(filepath.Base(f), ".toml"), m)
+	}
+	return s, problems
+}
+
+// LoadFile parses one manifest file.
+func LoadFile(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	return Parse(data, path)
+}

@@ -1,0 +1,174 @@
+package screen
+
+import (
+	"context"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/pane/pty"
+)
+
+// Source is the hand-off Follow drains: a *pty.Tap.
+type Source interface {
+	Ready() <-chan struct{}
+	Take() pty.Batch
+	Recycle(pty.Batch)
+}
+
+// FollowOptions configure Follow.
+type FollowOptions struct {
+	// Rows and Cols are the size the terminal had when output started;
+	// later sizes arrive in band with the output.
+	Rows, Cols int
+	// Publish receives a snapshot each time what the screen shows changed.
+	// It runs on Follow's goroutine; detection is cheap next to emulation,
+	// so it may classify the snapshot right there.
+	Publish func(Snapshot)
+	// Logf receives diagnostics (emulator panics). May be nil.
+	Logf func(format string, args ...any)
+
+	// MaxFeed bounds the bytes emulated per batch: of a larger batch only
+	// the newest MaxFeed bytes are fed (default 16 KiB: more than a full
+	// redraw of a busy agent screen).
+	MaxFeed int
+	// RestFactor makes the consumer rest RestFactor times as long as it
+	// worked after a heavy batch (default 4)...
+	RestFactor int
+	// ...and at least MinRest (default 500 ms), so a flood costs a few
+	// percent of a core: the screen is looked at a few times a second,
+	// which is all a 300 ms debounce needs.
+	MinRest time.Duration
+	// HeavyAfter is how much work on one batch earns rest even without a
+	// flood (default 10 ms).
+	HeavyAfter time.Duration
+}
+
+const (
+	defaultMaxFeed    = 16 << 10
+	defaultRestFactor = 4
+	defaultMinRest    = 500 * time.Millisecond
+	defaultHeavyAfter = 10 * time.Millisecond
+	maxRest           = time.Second
+)
+
+// Follow feeds the screen from src until src reports Closed or ctx ends,
+// publishing snapshots as they change. It runs on the caller's goroutine,
+// which owns it; it starts no timer while output is quiet, so an idle
+// agent costs nothing.
+//
+// The copy loop never waits on Follow: the tap drops the oldest bytes when
+// Follow falls behind, and Follow itself skips to the newest MaxFeed bytes
+// of a big batch and rests after heavy work, so an output flood cannot
+// take a whole core from the agent and the terminal.
+func Follow(ctx context.Context, src Source, o FollowOptions) {
+	if o.MaxFeed <= 0 {
+		o.MaxFeed = defaultMaxFeed
+	}
+	if o.RestFactor <= 0 {
+		o.RestFactor = defaultRestFactor
+	}
+	if o.HeavyAfter <= 0 {
+		o.HeavyAfter = defaultHeavyAfter
+	}
+	if o.MinRest <= 0 {
+		o.MinRest = defaultMinRest
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	s := New(o.Rows, o.Cols)
+	defer s.Close()
+
+	var last Snapshot
+	published := false
+	lossy := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-src.Ready():
+		}
+		start := time.Now()
+		b := src.Take()
+		if b.Lost > 0 {
+			lossy = true
+		}
+		fed, skipped := feed(s, b, o.MaxFeed, o.Logf)
+		if skipped {
+			lossy = true
+		}
+		src.Recycle(b)
+		if fed && !s.Suspect() {
+			snap := s.Snapshot()
+			snap.Lossy = lossy
+			if !published || !snap.same(last) || snap.Lossy != last.Lossy {
+				last, published = snap, true
+				if o.Publish != nil {
+					o.Publish(snap)
+				}
+			}
+			if !skipped && b.Lost == 0 {
+				// A batch taken whole after a lossy stretch still leaves
+				// the screen as it was; only redraws cure it, so the flag
+				// clears once a full batch has been drawn.
+				lossy = false
+			}
+		}
+		if b.Closed {
+			return
+		}
+		// A flood (bytes lost or skipped) is looked at a few times a second
+		// at most; any batch that took long buys proportional rest. An
+		// agent's ordinary redraws do neither, so they are seen at once.
+		work := time.Since(start)
+		switch {
+		case b.Lost > 0 || skipped:
+			rest(ctx, min(max(work*time.Duration(o.RestFactor), o.MinRest), maxRest))
+		case work > o.HeavyAfter:
+			rest(ctx, min(work*time.Duration(o.RestFactor), maxRest))
+		}
+	}
+}
+
+// feed applies a batch: every resize in order, and of the data only the
+// newest maxFeed bytes. It reports whether anything was drawn and whether
+// bytes were skipped.
+func feed(s *Screen, b pty.Batch, maxFeed int, logf func(string, ...any)) (fed, skipped bool) {
+	total := 0
+	for _, seg := range b.Segments {
+		total += len(seg.Data)
+	}
+	skip := max(0, total-maxFeed)
+	skipped = skip > 0
+	for _, seg := range b.Segments {
+		data := seg.Data
+		if skip > 0 {
+			k := min(skip, len(data))
+			data, skip = data[k:], skip-k
+		}
+		if len(data) > 0 {
+			if err := s.Write(data); err != nil {
+				logf("%v", err)
+			}
+			fed = true
+		}
+		if seg.Resize != nil {
+			if err := s.Resize(int(seg.Resize.Rows), int(seg.Resize.Cols)); err != nil {
+				logf("%v", err)
+			}
+			fed = true
+		}
+	}
+	return fed, skipped
+}
+
+func rest(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

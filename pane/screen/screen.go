@@ -1,0 +1,182 @@
+// Package screen keeps a shadow copy of what the wrapped agent draws: a
+// terminal emulator (charmbracelet/x/vt) fed from the pty's observer tap,
+// off the copy path. It publishes snapshots for detection — the visible
+// screen as text, the OSC 0/2 title and the last OSC 9;4 progress payload.
+//
+// It never writes to the child or the terminal, and it never slows output:
+// under a flood the screen lags and skips, and catches up when output stops.
+package screen
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/charmbracelet/x/vt"
+)
+
+// Snapshot is what the shadow screen shows at one moment.
+type Snapshot struct {
+	// Text is the visible screen, rows joined by \n, trailing blanks of
+	// each row removed (so it always has Rows lines).
+	Text string
+	// Title is the last OSC 0/2 title.
+	Title string
+	// Progress is the last OSC 9;4 payload, without the leading "9;"
+	// (e.g. "4;3;"), as Herdr keeps it.
+	Progress   string
+	Rows, Cols int
+	// Lossy reports that output was skipped since the screen was last in
+	// step with the terminal (a flood outran it); the next quiet redraw
+	// by the agent brings it back.
+	Lossy bool
+}
+
+// same reports whether two snapshots show the same thing.
+func (s Snapshot) same(o Snapshot) bool {
+	return s.Text == o.Text && s.Title == o.Title && s.Progress == o.Progress && s.Rows == o.Rows && s.Cols == o.Cols
+}
+
+// Screen is one shadow terminal. It is not safe for concurrent use: one
+// goroutine (the consumer) feeds and reads it.
+type Screen struct {
+	emu        *vt.Emulator
+	drain      sync.WaitGroup
+	rows, cols int
+	title      string
+	progress   string
+	// suspect is set after the emulator panicked and was rebuilt: nothing
+	// screen-derived may be published until fresh output has been drawn.
+	suspect bool
+	panics  int
+}
+
+// New returns a shadow screen of the given size.
+func New(rows, cols int) *Screen {
+	s := &Screen{rows: max(rows, 1), cols: max(cols, 1)}
+	s.build()
+	return s
+}
+
+// build starts a fresh emulator at the current size. Its query replies
+// (DSR, DA, colour queries) go to an internal pipe whose writes block until
+// read: they are drained and dropped, because the real terminal already
+// answers the child (go-toolkit.md §3.3).
+func (s *Screen) build() {
+	emu := vt.NewEmulator(s.cols, s.rows)
+	// Only the visible screen matters: no scrollback, which would cost
+	// memory, and a copy of every line that scrolls off, for nothing. (The
+	// zero Scrollback keeps no lines; x/vt has no other way to turn it off.)
+	if sb := emu.Scrollback(); sb != nil {
+		*sb = vt.Scrollback{}
+	}
+	titleHandler := func(data []byte) bool {
+		if _, name, ok := bytes.Cut(data, []byte{';'}); ok {
+			s.title = string(name)
+		}
+		return true
+	}
+	emu.RegisterOscHandler(0, titleHandler)
+	emu.RegisterOscHandler(2, titleHandler)
+	emu.RegisterOscHandler(9, func(data []byte) bool {
+		payload := bytes.TrimPrefix(data, []byte("9;"))
+		if bytes.Equal(payload, []byte("4")) || bytes.HasPrefix(payload, []byte("4;")) {
+			s.progress = string(payload)
+		}
+		return true
+	})
+	s.emu = emu
+	s.drain.Add(1)
+	go func() {
+		defer s.drain.Done()
+		_, _ = io.Copy(io.Discard, emu)
+	}()
+}
+
+// teardown ends the drain goroutine through the input pipe, not
+// emu.Close, whose unlocked flag races with Read (go-toolkit.md §3.3).
+func (s *Screen) teardown() {
+	_ = s.emu.InputPipe().(io.Closer).Close()
+	s.drain.Wait()
+}
+
+// writeChunk bounds how much of the input one emulator panic can touch.
+const writeChunk = 4 << 10
+
+// minRetry is the smallest piece a failing chunk is split into.
+const minRetry = 1024
+
+// Write feeds output bytes. A panic inside the emulator (it has known
+// out-of-range bugs) is recovered: the emulator is rebuilt empty at the
+// current size and the failing piece is drawn again on it, in halves
+// down to a few bytes, so one bad sequence costs only its neighbourhood
+// and the output after it still lands. The screen is suspect until bytes
+// have been drawn on the new emulator without a panic; the first error is
+// returned.
+func (s *Screen) Write(p []byte) (err error) {
+	for len(p) > 0 {
+		chunk := p[:min(len(p), writeChunk)]
+		p = p[len(chunk):]
+		err = cmp.Or(err, s.writeGuarded(chunk))
+	}
+	return err
+}
+
+func (s *Screen) writeGuarded(p []byte) error {
+	err := s.guard(func() { _, _ = s.emu.Write(p) })
+	if err == nil {
+		s.suspect = false
+		return nil
+	}
+	if len(p) > minRetry {
+		mid := len(p) / 2
+		_ = s.writeGuarded(p[:mid])
+		_ = s.writeGuarded(p[mid:])
+	}
+	return err
+}
+
+// Resize changes the screen size, as the terminal did.
+func (s *Screen) Resize(rows, cols int) error {
+	rows, cols = max(rows, 1), max(cols, 1)
+	if rows == s.rows && cols == s.cols {
+		return nil
+	}
+	s.rows, s.cols = rows, cols
+	return s.guard(func() { s.emu.Resize(cols, rows) })
+}
+
+func (s *Screen) guard(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.panics++
+			err = fmt.Errorf("shadow screen: emulator panic (rebuilt at %dx%d): %v", s.rows, s.cols, r)
+			s.teardown()
+			s.build()
+			s.suspect = true
+		}
+	}()
+	f()
+	return nil
+}
+
+// Suspect reports that the emulator was rebuilt and has not drawn fresh
+// output since: its screen says nothing about the agent.
+func (s *Screen) Suspect() bool { return s.suspect }
+
+// Panics counts the emulator panics recovered so far.
+func (s *Screen) Panics() int { return s.panics }
+
+// Snapshot reads the screen.
+func (s *Screen) Snapshot() Snapshot {
+	var text string
+	if err := s.guard(func() { text = s.emu.String() }); err != nil {
+		text = ""
+	}
+	return Snapshot{Text: text, Title: s.title, Progress: s.progress, Rows: s.rows, Cols: s.cols}
+}
+
+// Close stops the emulator's drain goroutine.
+func (s *Screen) Close() { s.teardown() }

@@ -1,0 +1,591 @@
+// Package state is herdr-pi's one state machine: every signal about the
+// wrapped agent (screen verdicts, the probe's lifecycle events, open
+// reasons to wait for the user) comes in here, and one honest state —
+// idle, working or blocked — goes out, as transitions only.
+//
+// It never reads the screen, a socket or a file itself, and it never
+// decides how a transition is reported; callers feed it and consume its
+// events.
+package state
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// State is what the agent is doing, as reported.
+type State string
+
+// The reported states.
+const (
+	Idle    State = "idle"
+	Working State = "working"
+	Blocked State = "blocked"
+	// Unknown is the state before anything is known (the startup grace),
+	// and a screen verdict with no opinion; the machine never transitions
+	// to it.
+	Unknown State = "unknown"
+)
+
+// Kind says where a reason to wait for the user comes from.
+type Kind string
+
+// The kinds of reasons. Blocked is the OR of all open reasons, whatever
+// their kind.
+const (
+	// KindSentinel: the last reply ended with the :input_needed: marker.
+	// It closes by itself when the next agent run starts.
+	KindSentinel Kind = "sentinel"
+	// KindWait: an announced wait, keyed "source:id"
+	// (pi:waiting-for-user-input, herdr-pi waiting start|stop).
+	KindWait Kind = "wait"
+	// KindHerdrBlocked: a balanced herdr:blocked from another extension.
+	KindHerdrBlocked Kind = "herdr:blocked"
+	// KindAsk: an open @eko24ive/pi-ask flow.
+	KindAsk Kind = "pi-ask"
+	// KindPermission: an open permissions:ui_prompt (by requestId).
+	KindPermission Kind = "permission"
+	// KindUIPrompt: one of Pi's own blocking UI prompts (ui_prompt_start).
+	KindUIPrompt Kind = "ui_prompt"
+	// KindScreen: a detection rule sees a blocking prompt on the screen.
+	KindScreen Kind = "screen"
+)
+
+// SentinelMessage is the blocked message for the sentinel.
+const SentinelMessage = "input needed"
+
+// defaultBlockedMessage is used for a reason opened without a label.
+const defaultBlockedMessage = "waiting for input"
+
+// Reason is one open reason the agent waits for the user.
+type Reason struct {
+	// Key identifies the reason among the open ones; opening a key that is
+	// open already changes nothing.
+	Key   string
+	Kind  Kind
+	Label string
+	// Since is when it was opened (set by the machine).
+	Since time.Time
+}
+
+// Message is what the reason says when it opens the blocked state.
+func (r Reason) Message() string {
+	if r.Kind == KindSentinel {
+		return SentinelMessage
+	}
+	if r.Label == "" {
+		return defaultBlockedMessage
+	}
+	return r.Label
+}
+
+// Outcome is how an agent run ended.
+type Outcome string
+
+// Run outcomes (notifications-and-sentinel.md §7.2, agent run tracker).
+const (
+	Completed Outcome = "completed"
+	Errored   Outcome = "error"
+	Aborted   Outcome = "aborted"
+)
+
+// OutcomeOf classifies a stop reason: error and length are errors, aborted
+// is aborted, anything else (unknown values too) completed.
+func OutcomeOf(stopReason string) Outcome {
+	switch stopReason {
+	case "error", "length":
+		return Errored
+	case "aborted":
+		return Aborted
+	}
+	return Completed
+}
+
+// EventKind tells transitions from finished runs.
+type EventKind string
+
+// Event kinds.
+const (
+	EventTransition  EventKind = "transition"
+	EventRunFinished EventKind = "run_finished"
+)
+
+// Event is one thing the machine tells its sink.
+type Event struct {
+	Kind EventKind `json:"kind"`
+	At   time.Time `json:"at"`
+
+	// Transition.
+	From    State  `json:"from,omitempty"`
+	To      State  `json:"to,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Reason is the reason that opened the blocked state (To == Blocked).
+	Reason *Reason `json:"reason,omitempty"`
+	// Cause names the signal that decided it, e.g. "screen:busy_row",
+	// "probe:agent_start", "open:wait:hook:1".
+	Cause string `json:"cause,omitempty"`
+
+	// Run finished.
+	Outcome    Outcome `json:"outcome,omitempty"`
+	StopReason string  `json:"stop_reason,omitempty"`
+}
+
+// Verdict is what detection says one screen shows.
+type Verdict struct {
+	State State
+	// Rule is the winning rule's id, "" for a fallback.
+	Rule string
+	// Skip: the winning rule asks to keep the previous state.
+	Skip bool
+}
+
+// Clock is the time source; tests run the machine in a synctest bubble or
+// with a fake.
+type Clock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending AfterFunc.
+type Timer interface{ Stop() bool }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                            { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// RealClock is the system clock.
+func RealClock() Clock { return realClock{} }
+
+// Config sets up a Machine.
+type Config struct {
+	// Debounce is how long a screen verdict must hold before it is
+	// reported, and how long the screen must stay unchanged before idle is.
+	Debounce time.Duration
+	// StartupGrace is how long after New screen verdicts are not reported
+	// (the agent is idle meanwhile).
+	StartupGrace time.Duration
+	// Clock defaults to RealClock.
+	Clock Clock
+	// Sink receives events in order, one at a time, without the machine's
+	// lock held. It must not block for long and must not call the
+	// machine's input methods itself (Snapshot is fine).
+	Sink func(Event)
+}
+
+// Machine is the state machine. Its methods are safe for concurrent use.
+type Machine struct {
+	cfg   Config
+	clock Clock
+
+	mu       sync.Mutex
+	stopped  bool
+	graceEnd time.Time
+	timer    Timer
+	timerAt  time.Time
+	timerGen uint64
+	out      []Event
+	emitMu   sync.Mutex
+	reported State
+	since    time.Time
+	message  string
+	opener   *Reason
+	reasons  []Reason
+	// after holds events to queue behind this update's transition.
+	after []Event
+
+	// Screen: the latest raw verdict, when it began and when the screen
+	// last changed; the confirmed activity.
+	rawScreen       Verdict
+	rawSince        time.Time
+	lastChange      time.Time
+	screenSeen      bool
+	screenActivity  State
+	screenBlocked   bool
+	screenBlockRule string
+
+	// Probe: connected, its activity (Idle until the first lifecycle
+	// event), and the run tracker.
+	probe         bool
+	probeActivity State
+	runActive     bool
+	candidate     string
+}
+
+// New starts a machine. Its state is unknown until something is known: the
+// startup grace has ended and the screen held still for the debounce (an
+// agent that draws nothing busy is idle then), or the probe or a reason
+// spoke first. The first transition is from unknown; no transition is ever
+// to unknown.
+func New(cfg Config) *Machine {
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock()
+	}
+	if cfg.Sink == nil {
+		cfg.Sink = func(Event) {}
+	}
+	now := cfg.Clock.Now()
+	m := &Machine{
+		cfg: cfg, clock: cfg.Clock,
+		graceEnd:       now.Add(cfg.StartupGrace),
+		reported:       Unknown,
+		since:          now,
+		screenActivity: Unknown,
+		probeActivity:  Idle,
+		// An empty screen shows nothing busy: the known-agent fallback.
+		rawScreen:  Verdict{State: Idle},
+		rawSince:   now,
+		lastChange: now,
+		screenSeen: true,
+	}
+	m.mu.Lock()
+	m.arm(later(now.Add(cfg.Debounce), m.graceEnd))
+	m.mu.Unlock()
+	return m
+}
+
+// Stop cancels the pending timer; no event is emitted afterwards.
+func (m *Machine) Stop() {
+	m.mu.Lock()
+	m.stopped = true
+	if m.timer != nil {
+		m.timer.Stop()
+		m.timer = nil
+	}
+	m.mu.Unlock()
+}
+
+// update runs f under the lock, recomputes the state, and delivers the
+// events it produced.
+func (m *Machine) update(cause string, f func(now time.Time)) {
+	m.mu.Lock()
+	if m.stopped {
+		m.mu.Unlock()
+		return
+	}
+	now := m.clock.Now()
+	f(now)
+	m.settleScreen(now)
+	m.recompute(now, cause)
+	m.out = append(m.out, m.after...)
+	m.after = nil
+	m.mu.Unlock()
+	m.flush()
+}
+
+// flush delivers queued events in the order they were produced: whoever
+// holds emitMu drains the queue, so two goroutines cannot reorder them.
+func (m *Machine) flush() {
+	m.emitMu.Lock()
+	defer m.emitMu.Unlock()
+	for {
+		m.mu.Lock()
+		evs := m.out
+		m.out = nil
+		m.mu.Unlock()
+		if len(evs) == 0 {
+			return
+		}
+		for _, e := range evs {
+			m.cfg.Sink(e)
+		}
+	}
+}
+
+// Screen takes the verdict on a screen that changed. Verdicts are
+// confirmed only after they held for the debounce (idle: after the screen
+// also stopped changing for the debounce) and not before the startup grace
+// ended, so a spinner, a redraw or a flicker never reaches the sink.
+func (m *Machine) Screen(v Verdict) {
+	m.update("", func(now time.Time) {
+		m.lastChange = now
+		if v.Skip || v.State == Unknown || v.State == "" {
+			// No opinion: the raw verdict stays, but the screen moved.
+			return
+		}
+		if !m.screenSeen || v.State != m.rawScreen.State {
+			m.rawSince = now
+		}
+		m.rawScreen = v
+		m.screenSeen = true
+	})
+}
+
+// settleScreen confirms the raw screen verdict when it is due, or arms the
+// one timer for when it will be. Nothing is armed while nothing is pending.
+func (m *Machine) settleScreen(now time.Time) {
+	if !m.screenSeen {
+		return
+	}
+	v := m.rawScreen
+	if m.screenConfirmed(v) {
+		return
+	}
+	due := m.rawSince.Add(m.cfg.Debounce)
+	if v.State == Idle {
+		due = later(due, m.lastChange.Add(m.cfg.Debounce))
+	}
+	due = later(due, m.graceEnd)
+	if now.Before(due) {
+		m.arm(due)
+		return
+	}
+	switch v.State {
+	case Blocked:
+		m.screenBlocked, m.screenBlockRule = true, v.Rule
+		m.openLocked(now, Reason{Key: "screen", Kind: KindScreen, Label: screenLabel(v.Rule)})
+	case Working, Idle:
+		m.screenActivity = v.State
+		if m.screenBlocked {
+			m.screenBlocked = false
+			m.closeLocked("screen")
+		}
+	}
+}
+
+func screenLabel(rule string) string {
+	if rule == "" {
+		return "blocked on screen"
+	}
+	return "blocked on screen (" + rule + ")"
+}
+
+func (m *Machine) screenConfirmed(v Verdict) bool {
+	switch v.State {
+	case Blocked:
+		return m.screenBlocked
+	case Working, Idle:
+		return m.screenActivity == v.State && !m.screenBlocked
+	}
+	return true
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func (m *Machine) arm(at time.Time) {
+	if m.timer != nil && m.timerAt.Equal(at) {
+		return
+	}
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	m.timerGen++
+	gen := m.timerGen
+	m.timerAt = at
+	m.timer = m.clock.AfterFunc(at.Sub(m.clock.Now()), func() { m.fire(gen) })
+}
+
+func (m *Machine) fire(gen uint64) {
+	m.mu.Lock()
+	if m.stopped || gen != m.timerGen {
+		m.mu.Unlock()
+		return
+	}
+	m.timer = nil
+	m.mu.Unlock()
+	m.update("", func(time.Time) {})
+}
+
+// Open adds a reason to wait for the user. The first open reason turns the
+// state blocked, with that reason's message; more reasons change nothing
+// visible until the last one closes.
+func (m *Machine) Open(r Reason) {
+	m.update("open:"+r.Key, func(now time.Time) { m.openLocked(now, r) })
+}
+
+// Close removes the reason with key; unknown keys are ignored.
+func (m *Machine) Close(key string) {
+	m.update("close:"+key, func(time.Time) { m.closeLocked(key) })
+}
+
+// CloseKind removes every open reason of a kind.
+func (m *Machine) CloseKind(k Kind) {
+	m.update("close:"+string(k), func(time.Time) { m.closeKindLocked(k) })
+}
+
+// ClearReasons removes every open reason.
+func (m *Machine) ClearReasons() {
+	m.update("clear", func(time.Time) { m.clearLocked() })
+}
+
+func (m *Machine) openLocked(now time.Time, r Reason) {
+	if slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == r.Key }) {
+		return
+	}
+	r.Since = now
+	m.reasons = append(m.reasons, r)
+	if len(m.reasons) == 1 {
+		op := r
+		m.opener = &op
+	}
+}
+
+func (m *Machine) closeLocked(key string) {
+	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Key == key })
+	if key == "screen" {
+		m.screenBlocked = false
+	}
+}
+
+func (m *Machine) closeKindLocked(k Kind) {
+	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Kind == k })
+	if k == KindScreen {
+		m.screenBlocked = false
+	}
+}
+
+func (m *Machine) clearLocked() {
+	m.reasons = nil
+	m.screenBlocked = false
+}
+
+// ProbeConnected says whether the in-agent probe is connected. While it is,
+// its lifecycle events decide working and idle; the screen decides
+// otherwise.
+func (m *Machine) ProbeConnected(on bool) {
+	m.update("probe:connected", func(time.Time) {
+		if on && !m.probe {
+			m.probeActivity = Idle
+		}
+		m.probe = on
+	})
+}
+
+// AgentStart: a run began; the agent works now. The sentinel reason from
+// the previous reply closes (the person answered it).
+func (m *Machine) AgentStart() {
+	m.update("probe:agent_start", func(time.Time) {
+		m.probeActivity = Working
+		m.runActive = true
+		m.candidate = ""
+		m.closeKindLocked(KindSentinel)
+	})
+}
+
+// AgentEnd records how the run's last model turn stopped; retries within
+// one run overwrite it, so only the final settle counts.
+func (m *Machine) AgentEnd(stopReason string) {
+	m.update("probe:agent_end", func(time.Time) { m.candidate = stopReason })
+}
+
+// AgentSettled: the run is over; the agent is idle, and when a run was
+// active a run-finished event carries its outcome.
+func (m *Machine) AgentSettled() {
+	m.update("probe:agent_settled", func(now time.Time) {
+		m.probeActivity = Idle
+		if !m.runActive {
+			return
+		}
+		stop := m.candidate
+		if stop == "" {
+			stop = string(Completed)
+		}
+		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: OutcomeOf(stop), StopReason: stop})
+		m.runActive = false
+		m.candidate = ""
+	})
+}
+
+// SessionStart: a new, reloaded or resumed session; every reason and the
+// run tracker start over.
+func (m *Machine) SessionStart() {
+	m.update("probe:session_start", func(time.Time) {
+		m.clearLocked()
+		m.runActive = false
+		m.candidate = ""
+		m.probeActivity = Idle
+	})
+}
+
+// SessionShutdown: the session ends; every reason closes and no run is
+// active.
+func (m *Machine) SessionShutdown() {
+	m.update("probe:session_shutdown", func(time.Time) {
+		m.clearLocked()
+		m.runActive = false
+		m.candidate = ""
+		m.probeActivity = Idle
+	})
+}
+
+// recompute derives the reported state and queues a transition when it
+// changed.
+func (m *Machine) recompute(now time.Time, cause string) {
+	activity, source := m.activityLocked()
+	to := activity
+	if len(m.reasons) > 0 {
+		to = Blocked
+	} else {
+		m.opener = nil
+	}
+	if to == Unknown {
+		if m.reported == Unknown {
+			return
+		}
+		// The last reason closed before the activity was known: nothing
+		// says busy.
+		to = Idle
+	}
+	if to == m.reported {
+		return
+	}
+	e := Event{Kind: EventTransition, At: now, From: m.reported, To: to, Cause: cause}
+	if to == Blocked {
+		op := *m.opener
+		e.Reason = &op
+		e.Message = op.Message()
+		if e.Cause == "" {
+			e.Cause = "open:" + op.Key
+		}
+	}
+	if e.Cause == "" {
+		e.Cause = source
+	}
+	m.reported, m.since, m.message = to, now, e.Message
+	m.out = append(m.out, e)
+}
+
+func (m *Machine) activityLocked() (State, string) {
+	if m.probe {
+		return m.probeActivity, "probe"
+	}
+	if m.rawScreen.Rule != "" && m.screenActivity == m.rawScreen.State {
+		return m.screenActivity, "screen:" + m.rawScreen.Rule
+	}
+	return m.screenActivity, "screen"
+}
+
+// Snapshot is the machine's state for `herdr-pi status`.
+type Snapshot struct {
+	State   State     `json:"state"`
+	Message string    `json:"message,omitempty"`
+	Since   time.Time `json:"since"`
+	// Reasons are the open reasons, oldest first.
+	Reasons []Reason `json:"reasons"`
+	// Activity is working or idle regardless of reasons, and who decided it.
+	Activity       State  `json:"activity"`
+	ActivitySource string `json:"activity_source"`
+	// Screen is the latest screen verdict, confirmed or not.
+	Screen         Verdict `json:"screen"`
+	ProbeConnected bool    `json:"probe_connected"`
+	RunActive      bool    `json:"run_active"`
+}
+
+// Snapshot returns the current state.
+func (m *Machine) Snapshot() Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	activity, source := m.activityLocked()
+	return Snapshot{
+		State: m.reported, Message: m.message, Since: m.since,
+		Reasons:  slices.Clone(m.reasons),
+		Activity: activity, ActivitySource: source,
+		Screen: m.rawScreen, ProbeConnected: m.probe, RunActive: m.runActive,
+	}
+}

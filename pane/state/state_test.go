@@ -1,0 +1,313 @@
+package state
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// recorder collects events with the time they arrived.
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+	start  time.Time
+}
+
+func (r *recorder) sink(e Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder) list() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.events...)
+}
+
+// summary renders events as "to@ms" (transitions) or "run:outcome@ms".
+func (r *recorder) summary() string {
+	var parts []string
+	for _, e := range r.list() {
+		at := e.At.Sub(r.start).Milliseconds()
+		if e.Kind == EventRunFinished {
+			parts = append(parts, fmt.Sprintf("run:%s@%d", e.Outcome, at))
+			continue
+		}
+		s := fmt.Sprintf("%s@%d", e.To, at)
+		if e.Message != "" {
+			s += fmt.Sprintf("(%s)", e.Message)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " ")
+}
+
+func newMachine(debounce, grace time.Duration) (*Machine, *recorder) {
+	r := &recorder{start: time.Now()}
+	m := New(Config{Debounce: debounce, StartupGrace: grace, Sink: r.sink})
+	return m, r
+}
+
+func expect(t *testing.T, r *recorder, want string) {
+	t.Helper()
+	if got := r.summary(); got != want {
+		t.Fatalf("events:\n got %q\nwant %q", got, want)
+	}
+}
+
+// A spinner redrawn every 80 ms for 2 s, then the idle screen: exactly one
+// working, then idle exactly one debounce after the idle screen.
+func TestSpinnerThenIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		for i := 0; i < 25; i++ {
+			m.Screen(Verdict{State: Working, Rule: "busy_row"})
+			time.Sleep(80 * time.Millisecond)
+		}
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(2 * time.Second)
+		expect(t, r, "working@300 idle@2300")
+		if e := r.list()[0]; e.Cause != "screen:busy_row" || e.From != Unknown {
+			t.Fatalf("first event %+v", e)
+		}
+	})
+}
+
+// A verdict that does not hold for the debounce is never reported.
+func TestNoFlicker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		for i := 0; i < 5; i++ {
+			m.Screen(Verdict{State: Working})
+			time.Sleep(200 * time.Millisecond)
+			m.Screen(Verdict{State: Idle})
+			time.Sleep(200 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		// Nothing held until the screen settled on idle at 1800 ms.
+		expect(t, r, "idle@2100")
+	})
+}
+
+// An agent that draws nothing busy is idle once the grace is over.
+func TestQuietAgentTurnsIdleAfterGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, time.Second)
+		defer m.Stop()
+		if s := m.Snapshot(); s.State != Unknown {
+			t.Fatalf("initial state %s", s.State)
+		}
+		time.Sleep(5 * time.Second)
+		expect(t, r, "idle@1000")
+	})
+}
+
+// Idle is confirmed only once the screen stopped changing.
+func TestIdleWaitsForAStableScreen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.Screen(Verdict{State: Working})
+		time.Sleep(400 * time.Millisecond)
+		for i := 0; i < 10; i++ { // output keeps coming, but nothing says busy
+			m.Screen(Verdict{State: Idle})
+			time.Sleep(100 * time.Millisecond)
+		}
+		m.Screen(Verdict{Skip: true, State: Unknown}) // a change without an opinion
+		time.Sleep(time.Second)
+		expect(t, r, "working@300 idle@1700")
+	})
+}
+
+func TestStartupGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, time.Second)
+		defer m.Stop()
+		m.Screen(Verdict{State: Working})
+		time.Sleep(3 * time.Second)
+		expect(t, r, "working@1000")
+	})
+}
+
+// Blocked is the OR of open reasons: one transition in, one out, with the
+// message of the reason that opened it.
+func TestReasons(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.Open(Reason{Key: "wait:hook:1", Kind: KindWait, Label: "review the plan"})
+		m.Open(Reason{Key: "wait:hook:2", Kind: KindWait, Label: "other"})
+		m.Open(Reason{Key: "wait:hook:1", Kind: KindWait, Label: "again"})
+		m.Close("wait:hook:1")
+		m.Close("nope")
+		time.Sleep(time.Second)
+		m.Close("wait:hook:2")
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel, Label: "ignored"})
+		m.Open(Reason{Key: "perm:1", Kind: KindPermission})
+		m.CloseKind(KindPermission)
+		m.ClearReasons()
+		expect(t, r, "blocked@0(review the plan) idle@1000 blocked@1000(input needed) idle@1000")
+		if e := r.list()[0]; e.Reason == nil || e.Reason.Key != "wait:hook:1" || e.Cause != "open:wait:hook:1" {
+			t.Fatalf("opening reason %+v", e)
+		}
+		m.Open(Reason{Key: "x", Kind: KindHerdrBlocked})
+		if s := m.Snapshot(); s.State != Blocked || s.Message != "waiting for input" || len(s.Reasons) != 1 {
+			t.Fatalf("snapshot %+v", s)
+		}
+	})
+}
+
+// While blocked, the activity underneath keeps changing silently and is
+// what the state returns to.
+func TestBlockedOverWorking(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.Screen(Verdict{State: Working})
+		time.Sleep(time.Second)
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(time.Second)
+		m.Close("sentinel")
+		expect(t, r, "working@300 blocked@1000(input needed) idle@2000")
+	})
+}
+
+func TestScreenBlocked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.Screen(Verdict{State: Blocked, Rule: "permission_prompt"})
+		time.Sleep(time.Second)
+		m.Screen(Verdict{State: Working, Rule: "busy"})
+		time.Sleep(time.Second)
+		expect(t, r, "blocked@300(blocked on screen (permission_prompt)) working@1300")
+	})
+}
+
+// With the probe connected its lifecycle decides, at once; the screen is
+// the fallback when it goes away.
+func TestProbeLifecycle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, time.Second)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(2 * time.Second)
+		m.AgentEnd("error")
+		m.AgentEnd("stop") // a retry overwrote the candidate
+		m.AgentSettled()
+		m.AgentSettled() // no run active: nothing
+		m.AgentStart()
+		m.AgentEnd("length")
+		m.AgentSettled()
+		m.AgentStart()
+		m.AgentEnd("aborted")
+		m.AgentSettled()
+		m.AgentStart()
+		m.AgentSettled() // no agent_end: completed
+		m.AgentStart()
+		m.AgentEnd("weird")
+		m.AgentSettled()
+		expect(t, r, "idle@0 working@0 idle@2000 run:completed@2000 working@2000 idle@2000 run:error@2000 "+
+			"working@2000 idle@2000 run:aborted@2000 working@2000 idle@2000 run:completed@2000 "+
+			"working@2000 idle@2000 run:completed@2000")
+
+		// The marker reason closes when the next run starts.
+		r.mu.Lock()
+		r.events = nil
+		r.mu.Unlock()
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.Open(Reason{Key: "ask:1", Kind: KindAsk, Label: "pick one"})
+		m.AgentStart()
+		if s := m.Snapshot(); len(s.Reasons) != 1 || s.Reasons[0].Key != "ask:1" || !s.RunActive || s.Activity != Working {
+			t.Fatalf("snapshot %+v", s)
+		}
+		m.SessionShutdown()
+		expect(t, r, "blocked@2000(input needed) idle@2000")
+
+		// The probe goes away: the screen (idle, confirmed long ago) decides.
+		m.AgentStart()
+		m.ProbeConnected(false)
+		s := m.Snapshot()
+		if s.State != Idle || s.ActivitySource != "screen" {
+			t.Fatalf("after the probe left: %+v", s)
+		}
+	})
+}
+
+// A session start mid-run resets the tracker: its settle is silent.
+func TestSessionStartResetsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(0, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.AgentStart()
+		m.Open(Reason{Key: "w", Kind: KindWait, Label: "w"})
+		m.SessionStart()
+		m.AgentSettled()
+		expect(t, r, "idle@0 working@0 blocked@0(w) idle@0")
+	})
+}
+
+// Many goroutines opening and closing reasons: events always alternate
+// between blocked and not, and the machine ends where the reasons say.
+func TestConcurrentReasons(t *testing.T) {
+	m, r := newMachine(0, 0)
+	defer m.Stop()
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				key := fmt.Sprintf("wait:%d:%d", g, i%3)
+				m.Open(Reason{Key: key, Kind: KindWait, Label: key})
+				m.Close(key)
+			}
+		}()
+	}
+	wg.Wait()
+	prev := Unknown
+	for _, e := range r.list() {
+		if e.From != prev || e.To == e.From {
+			t.Fatalf("event %+v after state %s", e, prev)
+		}
+		prev = e.To
+	}
+	if s := m.Snapshot(); s.State != Idle || prev != Idle {
+		t.Fatalf("ended %s (last event to %s)", s.State, prev)
+	}
+}
+
+func TestStopSilences(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		m.Screen(Verdict{State: Working})
+		m.Stop()
+		time.Sleep(time.Second)
+		m.Open(Reason{Key: "a", Kind: KindWait})
+		expect(t, r, "")
+	})
+}
+
+func TestOutcomeOf(t *testing.T) {
+	for in, want := range map[string]Outcome{"stop": Completed, "toolUse": Completed, "": Completed,
+		"error": Errored, "length": Errored, "aborted": Aborted, "weird": Completed} {
+		if got := OutcomeOf(in); got != want {
+			t.Errorf("OutcomeOf(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
