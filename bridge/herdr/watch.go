@@ -117,6 +117,13 @@ func (w *Watcher) Run(ctx context.Context, handle func(Event)) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+			// The dialer times out at the deadline itself, a moment before
+			// the context's timer marks it done: that is our end, not a
+			// failure of Herdr's.
+			<-ctx.Done()
+			return ctx.Err()
+		}
 		var he *Error
 		if errors.As(err, &he) {
 			return err
