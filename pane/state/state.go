@@ -37,9 +37,15 @@ const (
 	// KindSentinel: the last reply ended with the :input_needed: marker.
 	// It closes by itself when the next agent run starts.
 	KindSentinel Kind = "sentinel"
-	// KindWait: an announced wait, keyed "source:id"
-	// (pi:waiting-for-user-input, herdr-pi waiting start|stop).
+	// KindWait: a wait announced inside the agent, keyed "source:id"
+	// (pi:waiting-for-user-input). Cleared with the session, as the
+	// sentinel integration clears its runtime waits.
 	KindWait Kind = "wait"
+	// KindHook: a wait announced from outside the agent (herdr-pi waiting
+	// start|stop, from a pane hook or a script). Nothing inside the agent
+	// can close it, so it survives session starts and shutdowns; only its
+	// own stop closes it.
+	KindHook Kind = "hook"
 	// KindHerdrBlocked: a balanced herdr:blocked from another extension.
 	KindHerdrBlocked Kind = "herdr:blocked"
 	// KindAsk: an open @eko24ive/pi-ask flow.
@@ -445,6 +451,13 @@ func (m *Machine) clearLocked() {
 	m.screenBlocked = false
 }
 
+// clearSessionLocked closes what belonged to the agent's session: every
+// reason except hook waits.
+func (m *Machine) clearSessionLocked() {
+	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Kind != KindHook })
+	m.screenBlocked = false
+}
+
 // ProbeConnected says whether the in-agent probe is connected. While it is,
 // its lifecycle events decide working and idle; the screen decides
 // otherwise.
@@ -492,22 +505,28 @@ func (m *Machine) AgentSettled() {
 	})
 }
 
-// SessionStart: a new, reloaded or resumed session; every reason and the
-// run tracker start over.
-func (m *Machine) SessionStart() {
-	m.update("probe:session_start", func(time.Time) {
-		m.clearLocked()
+// SessionStart: a new, reloaded or resumed session; every reason but hook
+// waits and the run tracker start over. restore reopens, in the same step,
+// what the new session already waits for (an unanswered sentinel found in
+// its history), so a /reload of a blocked session never reads as a blip of
+// idle.
+func (m *Machine) SessionStart(restore ...Reason) {
+	m.update("probe:session_start", func(now time.Time) {
+		m.clearSessionLocked()
+		for _, r := range restore {
+			m.openLocked(now, r)
+		}
 		m.runActive = false
 		m.candidate = ""
 		m.probeActivity = Idle
 	})
 }
 
-// SessionShutdown: the session ends; every reason closes and no run is
-// active.
+// SessionShutdown: the session ends; every reason but hook waits closes
+// and no run is active.
 func (m *Machine) SessionShutdown() {
 	m.update("probe:session_shutdown", func(time.Time) {
-		m.clearLocked()
+		m.clearSessionLocked()
 		m.runActive = false
 		m.candidate = ""
 		m.probeActivity = Idle

@@ -262,6 +262,33 @@ func TestSessionStartResetsRun(t *testing.T) {
 	})
 }
 
+// A hook wait (herdr-pi waiting) survives the agent's session changes;
+// a restored sentinel reopens in the same step as the session start, so a
+// /reload of a blocked session never reports a blip of idle.
+func TestSessionStartKeepsHooksAndRestores(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(0, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.SessionStart(Reason{Key: "sentinel", Kind: KindSentinel})
+		expect(t, r, "idle@0 blocked@0(input needed)")
+
+		m.Open(Reason{Key: "deploy:42", Kind: KindHook, Label: "approve deploy"})
+		m.Open(Reason{Key: "plan:1", Kind: KindWait, Label: "plan"})
+		m.SessionStart()
+		if s := m.Snapshot(); s.State != Blocked || len(s.Reasons) != 1 || s.Reasons[0].Key != "deploy:42" {
+			t.Fatalf("after session start: %+v", s)
+		}
+		m.SessionShutdown()
+		if s := m.Snapshot(); len(s.Reasons) != 1 {
+			t.Fatalf("after shutdown: %+v", s)
+		}
+		m.Close("deploy:42")
+		expect(t, r, "idle@0 blocked@0(input needed) idle@0")
+	})
+}
+
 // Many goroutines opening and closing reasons: events always alternate
 // between blocked and not, and the machine ends where the reasons say.
 func TestConcurrentReasons(t *testing.T) {
