@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/notify"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
@@ -50,14 +51,18 @@ func systemNotifyDeps() notifyDeps {
 	}
 }
 
-// herdrChannel turns the pane's Herdr environment into the Herdr channel.
-//
-// LEAD: after merging the bridge branch, return an adapter from
-// bridge/herdr's client (ShowNotification with herdr.Notification →
-// herdr.NotificationResult) to notify.Herdr here; wrap can share it. Until
-// then `notify` inside Herdr exits 1 with this error.
+// herdrChannel turns the pane's Herdr environment into the Herdr channel:
+// bridge/herdr's socket client behind notify's small interface.
 func herdrChannel(h settings.Herdr) (notify.Herdr, error) {
-	return nil, errors.New("this build has no Herdr socket client yet")
+	return herdrToasts{herdr.NewClient(h.SocketPath)}, nil
+}
+
+// herdrToasts adapts the socket client to notify.Herdr.
+type herdrToasts struct{ c *herdr.Client }
+
+func (t herdrToasts) ShowNotification(ctx context.Context, n notify.HerdrToast) (notify.HerdrResult, error) {
+	r, err := t.c.ShowNotification(ctx, herdr.Notification{Title: n.Title, Body: n.Body, Sound: n.Sound, Position: n.Position})
+	return notify.HerdrResult{Shown: r.Shown, Reason: r.Reason}, err
 }
 
 func notifyCommand(io IO) *cli.Command {

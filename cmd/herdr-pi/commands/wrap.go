@@ -4,11 +4,19 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/probe"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
+	"github.com/herdr-pi/herdr-pi/pane/session"
+	"github.com/herdr-pi/herdr-pi/pane/state"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -67,20 +75,114 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 	if !okIn || !okOut {
 		return fmt.Errorf("wrap: stdin and stdout %w (a terminal, pipe or file)", errNoFile)
 	}
-	var sizeFrom []*os.File
+	term := pty.Options{Env: io.Env, Dir: io.Dir, Stdin: stdin, Stdout: stdout, Logf: log.Printf}
 	if f, ok := file(io.Err); ok {
-		sizeFrom = append(sizeFrom, f)
+		term.SizeFrom = append(term.SizeFrom, f)
 	}
-	log.Printf("start %q", opts.Argv)
-	report, stopHerdr := startHerdrReporting(env, cfg, opts.Agent, log.Printf)
+	cwd := io.Dir
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+
+	// Pi's print, json and rpc modes are a pure passthrough: no probe, no
+	// prompt change, no reports (the seeds promise as much there).
+	piArgs := opts.Argv[1:]
+	isPi := runsPi(opts)
+	if isPi && !probe.Interactive(piArgs, isTerminal(stdin), isTerminal(stdout)) {
+		log.Printf("start %q: Pi runs non-interactively; passing through", opts.Argv)
+		term.Argv = opts.Argv
+		err := pty.Run(ctx, term)
+		log.Printf("end %q: %v", opts.Argv, err)
+		return err
+	}
+
+	manifest, agent := pickManifest(io, paths, cfg, opts, log)
+	herdrEnv, inHerdr := settings.HerdrEnv(env)
+	report, stopHerdr := startHerdrReporting(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
 	defer stopHerdr()
-	det := startDetection(io, env, paths, cfg, opts, log, report)
-	defer det.stop()
-	err := pty.Run(ctx, pty.Options{
-		Argv: opts.Argv, Env: io.Env, Dir: io.Dir,
-		Stdin: stdin, Stdout: stdout, SizeFrom: sizeFrom,
-		Logf: log.Printf, Tap: det.tap,
+
+	inject := pty.NewInjector()
+	tui := isPi || isTerminal(stdin) && isTerminal(stdout)
+	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, log)
+	defer notes.close()
+
+	var machine *state.Machine
+	var blockedSpells int
+	det := startDetection(env, cfg, manifest, agent, log, reportTransitions(report), func(e state.Event) {
+		if notes.n != nil {
+			notifyStateEvent(notes.n, machine, &blockedSpells, e)
+		}
 	})
+	machine = det.machine
+	defer det.stop()
+
+	signals := &agentSignals{m: det.machine, agent: agent, logf: log.Printf}
+	if notes.n != nil {
+		signals.notes = notes.n
+	}
+	argv := opts.Argv
+	run, err := control.Start(control.RunConfig{
+		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
+		Events: signals, Requests: signals, Logf: log.Printf,
+	})
+	if err != nil {
+		// The agent runs anyway; only what needs the socket is missing.
+		fmt.Fprintf(io.Err, "herdr-pi: no control socket (%v); herdr-pi waiting/status and the Pi probe are off for this run\n", err)
+		log.Printf("control: %v", err)
+	} else {
+		defer run.Close()
+		term.Env = append(slices.Clip(term.Env), run.Env()...)
+	}
+	if isPi {
+		if run != nil {
+			if p, err := probe.Write(run.Dir); err != nil {
+				log.Printf("probe: %v; Pi runs without it", err)
+			} else {
+				argv = append([]string{opts.Argv[0]}, probe.Inject(p, piArgs)...)
+			}
+		}
+		w := session.Watch(session.WatchConfig{
+			Sink:    signals,
+			Locator: session.Locate(settings.ParsePiArgs(piArgs), env, paths, cwd, time.Now()),
+			Logf:    log.Printf,
+		})
+		defer w.Close()
+		signals.setWatcher(w)
+	}
+
+	log.Printf("start %q (agent %s)", argv, agent)
+	term.Argv, term.Tap, term.Inject = argv, det.tap, inject
+	term.Started = func(pid int) { signals.childPID.Store(int64(pid)) }
+	err = pty.Run(ctx, term)
 	log.Printf("end %q: %v", opts.Argv, err)
 	return err
+}
+
+// runsPi reports whether the wrapped command is Pi: its name says so, or
+// --agent pi names it (a Pi under another name). Only Pi gets the probe
+// and its arguments read.
+func runsPi(opts *wrapOptions) bool {
+	if opts.Agent == "pi" {
+		return true
+	}
+	base := filepath.Base(opts.Argv[0])
+	return base == "pi" || base == "pi.js"
+}
+
+// reportLabel is the agent label Herdr shows: --agent, else the detected
+// agent when it is not Pi (wrap -- claude reports as claude), else the
+// configured label.
+func reportLabel(flag, detected string, cfg settings.Config) string {
+	switch {
+	case flag != "":
+		return flag
+	case detected != "" && detected != "pi":
+		return detected
+	}
+	return cfg.Herdr.Agent
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

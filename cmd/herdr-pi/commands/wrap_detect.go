@@ -57,13 +57,10 @@ func chooseAgent(flag, configured string, argv []string, set *detect.Set) string
 	return "pi"
 }
 
-// startDetection builds the pipeline and starts its goroutine, which it
-// owns: stop ends and waits for it. Manifest problems are shown on stderr
-// before the agent starts (like config problems) and the embedded manifest
-// is used instead.
-// report is the Herdr reporter's entry (a no-op outside Herdr); it gets
-// every transition.
-func startDetection(io IO, env settings.Env, paths settings.Paths, cfg settings.Config, opts *wrapOptions, log *logger, report func(st, message string)) *detection {
+// pickManifest loads the manifests and chooses the agent's (chooseAgent).
+// Manifest problems are shown on stderr before the agent starts (like
+// config problems) and the embedded manifest is used instead.
+func pickManifest(io IO, paths settings.Paths, cfg settings.Config, opts *wrapOptions, log *logger) (*detect.Manifest, string) {
 	set, problems := detect.Load(paths.ManifestDir)
 	for _, p := range problems {
 		fmt.Fprintf(io.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
@@ -78,30 +75,30 @@ func startDetection(io IO, env settings.Env, paths settings.Paths, cfg settings.
 		manifest, _ = set.Lookup("pi")
 	}
 	log.Printf("detect: agent %q, manifest %s (%s)", agent, manifest.ID, manifest.Source)
+	return manifest, agent
+}
 
+// startDetection builds the pipeline and starts its goroutine, which it
+// owns: stop ends and waits for it. Every state event goes to the log, to
+// the trace file when HERDR_PI_TRACE names one, then to sinks in order.
+func startDetection(env settings.Env, cfg settings.Config, manifest *detect.Manifest, agent string, log *logger, sinks ...stateSink) *detection {
 	d := &detection{tap: pty.NewTap(0), manifest: manifest, agent: agent, done: make(chan struct{})}
-	sinks := []stateSink{func(e state.Event) { log.Printf("state: %s", describeEvent(e)) }}
-	if report != nil {
-		sinks = append(sinks, func(e state.Event) {
-			if e.Kind == state.EventTransition {
-				report(string(e.To), e.Message)
-			}
-		})
-	}
+	all := []stateSink{func(e state.Event) { log.Printf("state: %s", describeEvent(e)) }}
 	if path := env.Get("HERDR_PI_TRACE"); path != "" {
 		t, err := openTrace(path)
 		if err != nil {
 			log.Printf("trace: %v", err)
 		} else {
 			d.trace = t
-			sinks = append(sinks, t.write)
+			all = append(all, t.write)
 		}
 	}
+	all = append(all, sinks...)
 	d.machine = state.New(state.Config{
 		Debounce:     cfg.Detect.Debounce.D(),
 		StartupGrace: cfg.Detect.StartupGrace.D(),
 		Sink: func(e state.Event) {
-			for _, s := range sinks {
+			for _, s := range all {
 				s(e)
 			}
 		},
@@ -118,6 +115,15 @@ func startDetection(io IO, env settings.Env, paths settings.Paths, cfg settings.
 		})
 	}()
 	return d
+}
+
+// reportTransitions hands every transition to the Herdr reporter.
+func reportTransitions(report func(st, message string)) stateSink {
+	return func(e state.Event) {
+		if e.Kind == state.EventTransition {
+			report(string(e.To), e.Message)
+		}
+	}
 }
 
 // classify turns one screen snapshot into a verdict for the machine.

@@ -52,7 +52,8 @@ func TestDetectionPipeline(t *testing.T) {
 	cfg.Detect.Debounce = settings.Duration(50 * time.Millisecond)
 	cfg.Detect.StartupGrace = 0
 	var stderr strings.Builder
-	d := startDetection(IO{Err: &stderr}, env, settings.Resolve(env), cfg, &wrapOptions{Argv: []string{"pi"}}, &logger{}, nil)
+	manifest, agent := pickManifest(IO{Err: &stderr}, settings.Resolve(env), cfg, &wrapOptions{Argv: []string{"pi"}}, &logger{})
+	d := startDetection(env, cfg, manifest, agent, &logger{})
 	d.tap.Resize(pty.Size{Rows: 10, Cols: 40})
 	border := strings.Repeat("─", 40)
 	for i := 0; i < 10; i++ {

@@ -1,0 +1,61 @@
+package commands
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/notify"
+	"github.com/herdr-pi/herdr-pi/notify/tmux"
+	"github.com/herdr-pi/herdr-pi/pane/pty"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+// notifyDrain bounds how long wrap's exit waits for notifications still
+// queued (Herdr paces toasts one a second).
+const notifyDrain = 1500 * time.Millisecond
+
+// wrapNotifier is wrap's Notifier, or nothing when notifications are off or
+// no channel can reach the person.
+type wrapNotifier struct{ n *notify.Notifier }
+
+// startWrapNotifier picks the channels for this pane: Herdr's toast inside
+// Herdr, the terminal's own sequence outside it (written by the copy loop
+// through inject, so it never lands inside the agent's output, and only
+// when the agent runs its TUI), ntfy when configured. The Notifier's
+// goroutines are owned by it and end in close.
+func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Paths, cfg settings.Config,
+	h settings.Herdr, inHerdr, tui bool, inject *pty.Injector, cwd string, log *logger) wrapNotifier {
+	ncfg, warnings := notifyConfig(cfg, paths)
+	for _, w := range warnings {
+		log.Printf("notify: %s", w)
+	}
+	setup := notify.Setup{Config: ncfg, Getenv: env.Get, InHerdr: inHerdr, TUI: tui, Terminal: inject,
+		Project: filepath.Base(cwd), Logf: log.Printf}
+	if inHerdr {
+		setup.Herdr, _ = herdrChannel(h)
+		setup.Instance = h.PaneID
+	} else {
+		setup.Instance = "pid" + strconv.Itoa(os.Getpid())
+	}
+	if env.Get("TMUX") != "" {
+		setup.Tmux = tmux.Probe{Run: tmux.Exec{}}
+	}
+	o, choice := setup.Options(ctx)
+	log.Printf("notify: %s", choice.Why)
+	if o.Herdr == nil && o.Terminal == nil && o.Ntfy == nil {
+		return wrapNotifier{}
+	}
+	return wrapNotifier{n: notify.Start(o)}
+}
+
+func (w wrapNotifier) close() {
+	if w.n == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), notifyDrain)
+	defer cancel()
+	w.n.Close(ctx)
+}
