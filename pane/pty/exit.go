@@ -41,8 +41,11 @@ func statusOf(ws syscall.WaitStatus) int {
 	}
 }
 
-// resolve finds argv0 the way a shell would, using the PATH the child will
-// see, and explains failures in words a user can act on.
+// Resolve finds argv0 the way a shell would, using the PATH in env (the
+// child's environment), and explains a failure as a [*StartError] in words
+// a user can act on.
+func Resolve(argv0 string, env []string) (string, error) { return resolve(argv0, env) }
+
 func resolve(argv0 string, env []string) (string, error) {
 	if argv0 == "" {
 		return "", &StartError{Command: `""`, Code: 127, Reason: "empty command name"}

@@ -89,11 +89,16 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 	piArgs := opts.Argv[1:]
 	isPi := runsPi(opts)
 	if isPi && !probe.Interactive(piArgs, isTerminal(stdin), isTerminal(stdout)) {
-		log.Printf("start %q: Pi runs non-interactively; passing through", opts.Argv)
-		term.Argv = opts.Argv
-		err := pty.Run(ctx, term)
-		log.Printf("end %q: %v", opts.Argv, err)
-		return err
+		// Not even a pty: under one, Pi's output would gain carriage
+		// returns. herdr-pi becomes Pi, with our stdio, signals and exit
+		// status untouched.
+		path, err := pty.Resolve(opts.Argv[0], io.Env)
+		if err != nil {
+			return err
+		}
+		log.Printf("exec %q: Pi runs non-interactively; herdr-pi steps aside", opts.Argv)
+		log.Close()
+		return execAgent(path, opts.Argv, io.Env, io.Dir)
 	}
 
 	manifest, agent := pickManifest(io, paths, cfg, opts, log)
@@ -156,6 +161,18 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 	err = pty.Run(ctx, term)
 	log.Printf("end %q: %v", opts.Argv, err)
 	return err
+}
+
+// execAgent replaces herdr-pi with the agent (a variable so in-process
+// tests can stand in for it).
+var execAgent = func(path string, argv, env []string, dir string) error {
+	if dir != "" {
+		if err := os.Chdir(dir); err != nil {
+			return err
+		}
+	}
+	err := unix.Exec(path, argv, env)
+	return &pty.StartError{Command: argv[0], Code: 126, Err: err, Reason: "cannot execute: " + err.Error()}
 }
 
 // runsPi reports whether the wrapped command is Pi: its name says so, or

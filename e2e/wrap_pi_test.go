@@ -1,0 +1,356 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/probe"
+	"github.com/herdr-pi/herdr-pi/e2e/fakellm"
+	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/e2e/realpi"
+)
+
+// These tests run the whole product: a real Pi from npm under the real
+// `herdr-pi wrap`, in a real pty, against the Go fake model server and the
+// strict fake Herdr. They skip when Pi is not installed (.ci/install-pi).
+
+const question = "Which file should I edit?"
+
+// piRig is one wrapped-Pi setup.
+type piRig struct {
+	t       *testing.T
+	pi      realpi.Pi
+	llm     *fakellm.Server
+	agent   *realpi.Agent
+	herdr   *herdrfake.Server // nil outside Herdr
+	hp      string
+	private string // XDG_STATE_HOME and XDG_RUNTIME_DIR
+}
+
+func newPiRig(t *testing.T, respond fakellm.Responder, inHerdr bool) *piRig {
+	t.Helper()
+	pi := realpi.Current(t)
+	hp, err := exec.LookPath("herdr-pi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &piRig{t: t, pi: pi, hp: hp, llm: fakellm.Start(respond)}
+	t.Cleanup(r.llm.Close)
+	r.agent = realpi.NewAgent(t, pi, r.llm.BaseURL())
+	if inHerdr {
+		r.herdr = herdrfake.Start(t)
+	}
+	r.private, err = os.MkdirTemp("", "hpe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(r.private) })
+	return r
+}
+
+func (r *piRig) env(extra ...string) []string {
+	env := r.agent.With("XDG_STATE_HOME="+r.private, "XDG_RUNTIME_DIR="+r.private, "HERDR_PI_LOG=debug")
+	if r.herdr != nil {
+		env = append(env, r.herdr.Env()...)
+	}
+	return append(env, extra...)
+}
+
+// wrap starts `herdr-pi wrap pi args…` under a 40x120 pty.
+func (r *piRig) wrap(args ...string) *realpi.Term {
+	argv := append([]string{r.hp, "wrap", r.pi.Bin}, args...)
+	tm := realpi.StartTerm(r.t, argv, r.env(), r.agent.Project, 40, 120)
+	r.t.Cleanup(tm.Close)
+	// Pi draws its editor between two full-width rules once it is ready.
+	tm.WaitFor(r.t, "Pi's editor", 30*time.Second, func(s string) bool {
+		return strings.Count(s, strings.Repeat("─", 100)) >= 2
+	})
+	return tm
+}
+
+// states lists the pane's accepted reports, "state" or "state(message)".
+func (r *piRig) states() []string {
+	var out []string
+	for _, c := range r.herdr.Reports(r.herdr.PaneID()) {
+		if !c.Accepted {
+			continue
+		}
+		s := c.State
+		if c.Message != "" {
+			s += "(" + c.Message + ")"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (r *piRig) waitStates(what string, want ...string) {
+	r.t.Helper()
+	r.herdr.WaitFor(r.t, 20*time.Second, what+": reports "+strings.Join(want, " "), func() bool {
+		return strings.Join(r.states(), " ") == strings.Join(want, " ")
+	})
+}
+
+func (r *piRig) herdrPi(args ...string) (string, error) {
+	cmd := exec.Command(r.hp, args...)
+	cmd.Env = r.env()
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func quit(t *testing.T, tm *realpi.Term) {
+	t.Helper()
+	tm.Type(t, "/quit")
+	if code, err := tm.ExitCode(15 * time.Second); err != nil || code != 0 {
+		t.Fatalf("/quit: exit %d, %v\n%s", code, err, tm.Screen())
+	}
+}
+
+// markerVisible: any line shows the marker or, as its whole text, a
+// beginning of it (":", ":input", …).
+func markerVisible(screen string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.Contains(l, probe.Marker) || l != "" && strings.HasPrefix(probe.Marker, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// answerOr replies to "ANSWER…" without the marker, else asks the
+// question, streaming the marker in pieces so every beginning of it is on
+// its way to the screen at some point.
+func answerOr() fakellm.Responder {
+	return func(req fakellm.Request) fakellm.Reply {
+		if strings.Contains(req.LastUser(), "ANSWER") {
+			return fakellm.Reply{Text: "Editing main.go now. Done.", WordDelay: 80 * time.Millisecond}
+		}
+		return fakellm.Reply{
+			Chunks:    []string{"Which ", "file ", "should ", "I ", "edit?\n", ":", "input", "_need", "ed", ":"},
+			WordDelay: 120 * time.Millisecond,
+		}
+	}
+}
+
+// A reply ending with the marker turns the pane blocked ("input needed"),
+// the marker never shows on Pi's screen, the session file keeps it;
+// answering turns it working, then idle, and nothing stale is left.
+func TestWrapPiSentinelBlocksAndAnswerClears(t *testing.T) {
+	r := newPiRig(t, answerOr(), true)
+	tm := r.wrap()
+	r.waitStates("the probe connected", "unknown", "idle")
+
+	tm.Type(t, "hello")
+	samples := 0
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(strings.Join(r.states(), " "), "blocked"); samples++ {
+		if s := tm.Screen(); markerVisible(s) {
+			t.Fatalf("the marker (or a beginning of it) is on screen:\n%s", s)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never blocked; reports %q\n%s", r.states(), tm.Screen())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tm.WaitText(t, question, 5*time.Second)
+	time.Sleep(400 * time.Millisecond)
+	if s := tm.Screen(); markerVisible(s) {
+		t.Fatalf("the marker is on screen after the reply:\n%s", s)
+	}
+	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
+	t.Logf("%d screen samples while streaming, none showed the marker", samples)
+	files := r.agent.SessionFiles()
+	if len(files) != 1 {
+		t.Fatalf("session files %q", files)
+	}
+	if b, _ := os.ReadFile(files[0]); !bytes.Contains(b, []byte(`edit?\n:input_needed:"`)) {
+		t.Fatalf("the stored session lost the marker:\n%s", b)
+	}
+	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title == "" {
+		t.Fatalf("notifications %+v, want one for the blocked pane", n)
+	}
+
+	tm.Type(t, "ANSWER: use main.go")
+	r.waitStates("the answer", "unknown", "idle", "working", "blocked(input needed)", "working", "idle")
+	tm.WaitText(t, "Done.", 5*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	if got := r.states(); got[len(got)-1] != "idle" {
+		t.Fatalf("stale state after the answer: %q", got)
+	}
+	quit(t, tm)
+	r.herdr.WaitFor(t, 5*time.Second, "the release", func() bool { return len(r.herdr.Releases(r.herdr.PaneID())) == 1 })
+	reps, rel := r.herdr.Reports(r.herdr.PaneID()), r.herdr.Releases(r.herdr.PaneID())
+	if rel[0].Seq <= reps[len(reps)-1].Seq || !rel[0].Accepted {
+		t.Fatalf("release seq %d not above the last report's %d", rel[0].Seq, reps[len(reps)-1].Seq)
+	}
+}
+
+// Quit while blocked and start again on the same session file: blocked
+// again, with no new model call. Once a later user message is in the file,
+// a restart restores nothing.
+func TestWrapPiRestoresUnansweredQuestion(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), true)
+	tm := r.wrap()
+	r.waitStates("the probe connected", "unknown", "idle")
+	tm.Type(t, "hello")
+	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
+	quit(t, tm)
+	files := r.agent.SessionFiles()
+	if len(files) != 1 {
+		t.Fatalf("session files %q", files)
+	}
+	calls := len(r.llm.Requests())
+
+	r.herdr.ClearRecords()
+	tm = r.wrap("--session", files[0])
+	r.waitStates("the restart", "unknown", "blocked(input needed)")
+	time.Sleep(500 * time.Millisecond)
+	if n := len(r.llm.Requests()); n != calls {
+		t.Fatalf("the restore called the model: %d requests, was %d", n, calls)
+	}
+	quit(t, tm)
+
+	// A user message after the question: answered, nothing to restore.
+	appendUserMessage(t, files[0], "use main.go")
+	r.herdr.ClearRecords()
+	tm = r.wrap("--session", files[0])
+	r.waitStates("the restart after an answer", "unknown", "idle")
+	time.Sleep(800 * time.Millisecond)
+	if got := r.states(); strings.Contains(strings.Join(got, " "), "blocked") {
+		t.Fatalf("an answered question was restored: %q", got)
+	}
+	quit(t, tm)
+}
+
+// appendUserMessage adds a user message to a Pi session file, as the next
+// entry of its current branch.
+func appendUserMessage(t *testing.T, file, text string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var last struct{ ID string }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.ID == "" {
+		t.Fatalf("last entry %q: %v", lines[len(lines)-1], err)
+	}
+	entry, _ := json.Marshal(map[string]any{
+		"type": "message", "id": "beefcafe", "parentId": last.ID, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"message": map[string]any{"role": "user", "content": []map[string]any{{"type": "text", "text": text}}, "timestamp": time.Now().UnixMilli()},
+	})
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(entry, '\n')); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Two overlapping waits from `herdr-pi waiting` and one
+// pi:waiting-for-user-input from an extension: one blocked report, one
+// clear, in order, when the last one closes.
+func TestWrapPiWaitsAggregate(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "ok"}), true)
+	waiter, err := filepath.Abs("realpi/testdata/waiter.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := r.wrap("-e", waiter)
+	r.waitStates("the probe connected", "unknown", "idle")
+
+	waiting := func(args ...string) {
+		t.Helper()
+		if out, err := r.herdrPi(append([]string{"waiting"}, args...)...); err != nil {
+			t.Fatalf("herdr-pi waiting %q: %v\n%s", args, err, out)
+		}
+	}
+	waiting("start", "--source", "deploy", "--id", "a", "--label", "approve deploy")
+	r.waitStates("the first wait", "unknown", "idle", "blocked(approve deploy)")
+	waiting("start", "--source", "deploy", "--id", "b")
+	tm.Type(t, "/wait-on")
+	time.Sleep(500 * time.Millisecond)
+	out, err := r.herdrPi("status", "--json")
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	var st struct {
+		State   string
+		Reasons []struct{ Kind, Key string }
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.State != "blocked" || len(st.Reasons) != 3 {
+		t.Fatalf("status %s (%v)", out, err)
+	}
+	waiting("stop", "--source", "deploy", "--id", "a")
+	waiting("stop", "--source", "deploy", "--id", "b")
+	time.Sleep(300 * time.Millisecond)
+	r.waitStates("two waits closed, one open", "unknown", "idle", "blocked(approve deploy)")
+	tm.Type(t, "/wait-off")
+	r.waitStates("the last wait closed", "unknown", "idle", "blocked(approve deploy)", "idle")
+	time.Sleep(300 * time.Millisecond)
+	r.waitStates("nothing more", "unknown", "idle", "blocked(approve deploy)", "idle")
+	quit(t, tm)
+}
+
+// Print mode is a pure passthrough: same stdout and exit code as Pi alone,
+// no probe (no guidance in the prompt), nothing sent to Herdr.
+func TestWrapPiPrintModeIsPassthrough(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "hello back"}), true)
+	run := func(argv ...string) (string, int) {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = r.env()
+		cmd.Dir = r.agent.Project
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		err := cmd.Run()
+		return out.String(), exitStatus(err)
+	}
+	bare, bareCode := run(r.pi.Bin, "-p", "hi")
+	wrapped, wrappedCode := run(r.hp, "wrap", r.pi.Bin, "-p", "hi")
+	if bare != wrapped || bareCode != wrappedCode || bareCode != 0 {
+		t.Fatalf("bare pi -p: %q exit %d; wrapped: %q exit %d", bare, bareCode, wrapped, wrappedCode)
+	}
+	for _, req := range r.llm.Requests() {
+		if strings.Contains(req.System(), "<herdr_integration>") {
+			t.Fatalf("print mode got the guidance:\n%s", req.System())
+		}
+	}
+	if m := r.herdr.Methods(); len(m) != 0 {
+		t.Fatalf("print mode talked to Herdr: %q", m)
+	}
+	t.Logf("both printed %q, exit %d", bare, bareCode)
+}
+
+// Outside a complete Herdr environment: no guidance reaches the model and
+// nothing is reported, yet the sentinel rule still reads the session.
+func TestWrapPiOutsideHerdr(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), false)
+	other := herdrfake.Start(t) // a Herdr that must hear nothing
+	tm := r.wrap()
+	time.Sleep(time.Second) // no report tells when the probe is in
+	tm.Type(t, "hello")
+	tm.WaitText(t, question, 20*time.Second)
+	reqs, err := r.llm.WaitRequests(1, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sys := reqs[0].System(); strings.Contains(sys, "<herdr_integration>") || sys == "" {
+		t.Fatalf("outside Herdr the system prompt must not carry the guidance:\n%s", sys)
+	}
+	out, err := r.herdrPi("status", "--json")
+	if err == nil {
+		t.Fatalf("status outside Herdr and outside the child found a wrapper: %s", out)
+	}
+	quit(t, tm)
+	if m := other.Methods(); len(m) != 0 {
+		t.Fatalf("something reached Herdr: %q", m)
+	}
+}
