@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,8 @@ import (
 //	exit N           stop with status N
 //	kill SIG         send itself a signal (TERM, HUP, INT, KILL)
 //	trap SIG         ignore a signal
+//	run CMD ARGS…    run a command (split on spaces) and wait for it; a
+//	                 failure ends the agent with status 3
 func fakeAgentMain() {
 	var lines []string
 	switch {
@@ -66,6 +69,14 @@ func fakeAgentMain() {
 			killSelf(arg)
 		case "trap":
 			ignoreSignal(arg)
+		case "run":
+			f := strings.Fields(arg)
+			cmd := exec.Command(f[0], f[1:]...)
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				fmt.Fprintf(os.Stderr, "fakeagent: %s: %v\n", arg, err)
+				os.Exit(3)
+			}
 		default:
 			fmt.Fprintf(os.Stderr, "fakeagent: unknown instruction %q\n", line)
 			os.Exit(2)

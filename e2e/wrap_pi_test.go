@@ -354,3 +354,25 @@ func TestWrapPiOutsideHerdr(t *testing.T) {
 		t.Fatalf("something reached Herdr: %q", m)
 	}
 }
+
+// A reply that only mentions the marker, or ends with it inside a closed
+// code fence (the closing fence is then the last line), does not block.
+func TestWrapPiMarkerMentionedDoesNotBlock(t *testing.T) {
+	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+		// Streamed word by word, so each run is long enough for Herdr to
+		// see it working (the reporter coalesces shorter spells).
+		if strings.Contains(req.LastUser(), "FENCE") {
+			return fakellm.Reply{Text: "Put this in the template:\n```\n" + probe.Marker + "\n```", WordDelay: 80 * time.Millisecond}
+		}
+		return fakellm.Reply{Text: "The marker is " + probe.Marker + " when input is required.", WordDelay: 80 * time.Millisecond}
+	}, true)
+	tm := r.wrap()
+	r.waitStates("the probe connected", "unknown", "idle")
+	tm.Type(t, "MID please")
+	r.waitStates("the mid-text reply", "unknown", "idle", "working", "idle")
+	tm.Type(t, "FENCE please")
+	r.waitStates("the fenced reply", "unknown", "idle", "working", "idle", "working", "idle")
+	time.Sleep(500 * time.Millisecond)
+	r.waitStates("nothing more", "unknown", "idle", "working", "idle", "working", "idle")
+	quit(t, tm)
+}
