@@ -16,15 +16,19 @@ type Message struct {
 	ID string
 }
 
-// titles are fixed words: nothing the agent or the person typed reaches a
-// title.
+// titles are fixed words after the agent's name: nothing the agent or the
+// person typed reaches a title.
 var titles = map[Kind]string{
-	Finished:         "Pi finished",
-	Failed:           "Pi stopped with an error",
-	InputNeeded:      "Pi needs your input",
-	PermissionNeeded: "Pi needs permission",
-	AskStarted:       "Pi has a question for you",
+	Finished:         "finished",
+	Failed:           "stopped with an error",
+	InputNeeded:      "needs your input",
+	PermissionNeeded: "needs permission",
+	AskStarted:       "has a question for you",
 }
+
+// DefaultAgentName names the agent in titles when Options.AgentName is
+// empty.
+const DefaultAgentName = "Pi"
 
 // idPrefix gives each kind of notification its own OSC 99 id, so a newer
 // one of the same kind from the same agent replaces the older one instead
@@ -41,11 +45,11 @@ var idPrefix = map[Kind]string{
 // Herdr's 240-code-point body.
 const labelLimit = 60
 
-// compose writes the message for ev. The body names where it happened —
-// the label, then the project (the working directory's base name) — and
-// nothing else. instance is appended to the id so that two agents never
-// replace each other's notification.
-func compose(ev Event, project, instance string) Message {
+// compose writes the message for ev, as said by agent (its display name).
+// The body names where it happened — the label, then the project (the
+// working directory's base name) — and nothing else. instance is appended
+// to the id so that two agents never replace each other's notification.
+func compose(ev Event, agent, project, instance string) Message {
 	var parts []string
 	if l := osc.Truncate(osc.CleanLabel(ev.Label), labelLimit); l != "" {
 		parts = append(parts, l)
@@ -53,9 +57,12 @@ func compose(ev Event, project, instance string) Message {
 	if p := osc.CleanLabel(project); p != "" {
 		parts = append(parts, p)
 	}
-	title, ok := titles[ev.Kind]
-	if !ok {
-		title = "Pi"
+	if agent = osc.CleanLabel(agent); agent == "" {
+		agent = DefaultAgentName
+	}
+	title := agent
+	if words, ok := titles[ev.Kind]; ok {
+		title += " " + words
 	}
 	id := idPrefix[ev.Kind]
 	if id == "" {

@@ -19,6 +19,8 @@ type Options struct {
 	Terminal *Terminal
 	// Ntfy pushes to a phone or another machine.
 	Ntfy *Ntfy
+	// AgentName is how titles name the agent ("Pi" when empty).
+	AgentName string
 	// Project names where it happened (the working directory's base name).
 	Project string
 	// Instance tells this agent's notifications from other agents' (for
@@ -50,8 +52,8 @@ const seenLimit = 1024
 // one not yet sent, so a slow or failing channel delays only itself and
 // always ends up delivering the latest news. Notify never blocks.
 type Notifier struct {
-	project, instance string
-	logf              func(string, ...any)
+	agent, project, instance string
+	logf                     func(string, ...any)
 
 	mu    sync.Mutex
 	seen  map[string]struct{}
@@ -69,7 +71,7 @@ type Notifier struct {
 // Notifier owns them: Close stops them and waits.
 func Start(o Options) *Notifier {
 	n := &Notifier{
-		project: o.Project, instance: o.Instance, logf: o.Logf,
+		agent: o.AgentName, project: o.Project, instance: o.Instance, logf: o.Logf,
 		seen: map[string]struct{}{}, draining: make(chan struct{}),
 	}
 	if n.logf == nil {
@@ -134,7 +136,7 @@ func (n *Notifier) Notify(ev Event) {
 		}
 	}
 	n.mu.Unlock()
-	m := compose(ev, n.project, n.instance)
+	m := compose(ev, n.agent, n.project, n.instance)
 	for _, w := range n.workers {
 		w.offer(m)
 	}

@@ -74,15 +74,18 @@ func TestRunsVectors(t *testing.T) {
 }
 
 func TestComposeUsesOwnWordsAndOnlyLabelAndProject(t *testing.T) {
-	m := compose(Event{Kind: PermissionNeeded, Label: "rel\x1b]0;x\x07ease\u202e"}, "my\nproject", "w1:p2")
+	m := compose(Event{Kind: PermissionNeeded, Label: "rel\x1b]0;x\x07ease\u202e"}, "", "my\nproject", "w1:p2")
 	if m.Title != "Pi needs permission" || m.Body != "rel ]0;x ease · my project" || m.ID != "pi-permission-w1-p2" {
 		t.Fatalf("%+v", m)
 	}
-	m = compose(Event{Kind: Finished}, "", "")
+	if got := compose(Event{Kind: InputNeeded}, "Claude\x1b]", "api", "").Title; got != "Claude ] needs your input" {
+		t.Fatalf("agent name in the title: %q", got)
+	}
+	m = compose(Event{Kind: Finished}, "", "", "")
 	if m.Title != "Pi finished" || m.Body != "" || m.ID != "pi" {
 		t.Fatalf("%+v", m)
 	}
-	m = compose(Event{Kind: AskStarted, Label: strings.Repeat("x", 500)}, "p", "")
+	m = compose(Event{Kind: AskStarted, Label: strings.Repeat("x", 500)}, "", "p", "")
 	if l := utf8.RuneCountInString(strings.TrimSuffix(m.Body, " · p")); l != labelLimit {
 		t.Fatalf("label of %d code points", l)
 	}

@@ -93,15 +93,15 @@ type Setup struct {
 	// Tmux asks tmux about levels and the outer terminal; nil outside tmux.
 	Tmux TmuxProbe
 	// HTTP sends ntfy requests; http.DefaultClient when nil.
-	HTTP              *http.Client
-	Project, Instance string
-	Logf              func(string, ...any)
+	HTTP                         *http.Client
+	AgentName, Project, Instance string
+	Logf                         func(string, ...any)
 }
 
 // Options builds the channels for s.
 func (s Setup) Options(ctx context.Context) (Options, Choice) {
 	c := Choose(s.Config, s.InHerdr)
-	o := Options{Sound: s.Config.Sound, Project: s.Project, Instance: s.Instance, Logf: s.Logf}
+	o := Options{Sound: s.Config.Sound, AgentName: s.AgentName, Project: s.Project, Instance: s.Instance, Logf: s.Logf}
 	switch c.Route {
 	case RouteHerdr:
 		o.Herdr = s.Herdr

@@ -108,7 +108,7 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 
 	inject := pty.NewInjector()
 	tui := isPi || isTerminal(stdin) && isTerminal(stdout)
-	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, log)
+	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, log)
 	defer notes.close()
 
 	var machine *state.Machine

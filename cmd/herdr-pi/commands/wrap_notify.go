@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/notify"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
@@ -27,13 +29,13 @@ type wrapNotifier struct{ n *notify.Notifier }
 // when the agent runs its TUI), ntfy when configured. The Notifier's
 // goroutines are owned by it and end in close.
 func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Paths, cfg settings.Config,
-	h settings.Herdr, inHerdr, tui bool, inject *pty.Injector, cwd string, log *logger) wrapNotifier {
+	h settings.Herdr, inHerdr, tui bool, inject *pty.Injector, cwd, agent string, log *logger) wrapNotifier {
 	ncfg, warnings := notifyConfig(cfg, paths)
 	for _, w := range warnings {
 		log.Printf("notify: %s", w)
 	}
 	setup := notify.Setup{Config: ncfg, Getenv: env.Get, InHerdr: inHerdr, TUI: tui, Terminal: inject,
-		Project: filepath.Base(cwd), Logf: log.Printf}
+		AgentName: displayName(agent), Project: filepath.Base(cwd), Logf: log.Printf}
 	if inHerdr {
 		setup.Herdr, _ = herdrChannel(h)
 		setup.Instance = h.PaneID
@@ -58,4 +60,14 @@ func (w wrapNotifier) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), notifyDrain)
 	defer cancel()
 	w.n.Close(ctx)
+}
+
+// displayName is how notifications name an agent: its id with a capital
+// ("pi" → "Pi", "claude" → "Claude").
+func displayName(agent string) string {
+	if agent == "" {
+		return notify.DefaultAgentName
+	}
+	r, size := utf8.DecodeRuneInString(agent)
+	return string(unicode.ToUpper(r)) + agent[size:]
 }
