@@ -84,6 +84,7 @@ func newApp(io IO) *cli.App {
 			doctorCommand(io),
 			demoCommand(io),
 			completionCommand(io),
+			demoAgentCommand(io),
 		},
 	}
 	for _, c := range app.Commands {

@@ -23,6 +23,9 @@ import (
 type wrapOptions struct {
 	Argv  []string
 	Agent string
+
+	// onState, when set, sees every state event too (the demo's timeline).
+	onState func(state.Event)
 }
 
 func wrapCommand(io IO) *cli.Command {
@@ -116,6 +119,9 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 	det := startDetection(env, cfg, manifest, agent, log, reportTransitions(report), func(e state.Event) {
 		if notes.n != nil {
 			notifyStateEvent(notes.n, machine, &blockedSpells, e)
+		}
+		if opts.onState != nil {
+			opts.onState(e)
 		}
 	})
 	machine = det.machine

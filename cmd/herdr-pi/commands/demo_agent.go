@@ -1,0 +1,277 @@
+package commands
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+// The demo agent stands in for Pi in `herdr-pi demo`: it draws a Pi-like
+// screen (chat, the editor between two rules, the working spinner in the
+// top rule as Pi 1.6 does), reads what is typed, and tells the wrapper
+// what Pi's probe would tell it over the control socket. It has no model
+// and no network: its two replies are scripted.
+
+// demoAgentCommand is hidden: `herdr-pi demo` runs it under `wrap`.
+func demoAgentCommand(io IO) *cli.Command {
+	return &cli.Command{
+		Name:   "demo-agent",
+		Hidden: true,
+		Usage:  "the scripted agent `herdr-pi demo` wraps",
+		Description: "Example:\n" +
+			"  herdr-pi wrap -- herdr-pi demo-agent",
+		Action: func(c *cli.Context) error {
+			in, ok := file(io.In)
+			if !ok {
+				return fmt.Errorf("demo-agent: stdin %w", errNoFile)
+			}
+			return runDemoAgent(c.Context, in, io.Out, io.env())
+		},
+	}
+}
+
+const (
+	demoQuestion = "I found two candidates for the flaky test. Which file should I edit: api_test.go or store_test.go?"
+	demoAnswer   = "Fixed the race in the file you named: the test now waits for the server to listen. All tests pass."
+)
+
+type demoScreen struct {
+	w          io.Writer
+	rows, cols int
+	chat       []string // finished lines
+	partial    string   // the reply while it streams
+	input      string
+	busy       bool
+	frame      int
+	cwd        string
+}
+
+var demoSpinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// draw repaints the whole screen in one synchronized update, as Pi does.
+func (s *demoScreen) draw() {
+	var b strings.Builder
+	b.WriteString("\x1b[?2026h\x1b[?25l")
+	line := func(row int, text string) {
+		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[2K%s", row, text)
+	}
+	line(1, " \x1b[1mpi\x1b[0m demo agent \x1b[2m(scripted: no model, no network)\x1b[0m")
+	chat := s.chat
+	if s.partial != "" {
+		chat = append(slices.Clip(chat), s.wrap("", s.partial)...)
+	}
+	chatTop, chatRows := 3, s.rows-7
+	start := max(0, len(chat)-chatRows)
+	for i := 0; i < chatRows; i++ {
+		text := ""
+		if start+i < len(chat) {
+			text = chat[start+i]
+		}
+		line(chatTop+i, text)
+	}
+	rule := strings.Repeat("─", s.cols)
+	top := rule
+	if s.busy {
+		top = "── " + demoSpinner[s.frame%len(demoSpinner)] + " Working " + strings.Repeat("─", max(s.cols-12, 3))
+	}
+	line(s.rows-3, top)
+	line(s.rows-2, " "+s.input)
+	line(s.rows-1, rule)
+	line(s.rows, "\x1b[2m"+s.cwd+"\x1b[0m")
+	fmt.Fprintf(&b, "\x1b[%d;%dH\x1b[?25h\x1b[?2026l", s.rows-2, 2+len([]rune(s.input)))
+	_, _ = io.WriteString(s.w, b.String())
+}
+
+// say adds a message to the chat and a blank line after it.
+func (s *demoScreen) say(prefix, text string) {
+	s.chat = append(s.chat, s.wrap(prefix, text)...)
+	s.chat = append(s.chat, "")
+}
+
+// wrap breaks text to the width with Pi's one-column indent.
+func (s *demoScreen) wrap(prefix, text string) []string {
+	var lines []string
+	cur := prefix
+	for _, w := range strings.Fields(text) {
+		if len([]rune(cur))+len([]rune(w))+1 > s.cols-2 && strings.TrimSpace(cur) != "" {
+			lines = append(lines, " "+cur)
+			cur = ""
+		}
+		if cur != "" && cur != prefix {
+			cur += " "
+		}
+		cur += w
+	}
+	if cur != "" {
+		lines = append(lines, " "+cur)
+	}
+	return lines
+}
+
+// demoProbe speaks the probe's side of the control protocol.
+type demoProbe struct{ conn net.Conn }
+
+func dialDemoProbe(env interface{ Get(string) string }) *demoProbe {
+	ep, ok := control.EndpointFromEnv(env.Get)
+	if !ok {
+		return &demoProbe{}
+	}
+	conn, err := net.DialTimeout("unix", ep.Socket, time.Second)
+	if err != nil {
+		return &demoProbe{}
+	}
+	p := &demoProbe{conn: conn}
+	p.send(control.Message{Type: control.TypeHello, Token: ep.Token, Role: control.RoleProbe, PID: os.Getpid(), Version: control.ProtocolVersion})
+	_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+	if _, err := bufio.NewReader(conn).ReadString('\n'); err != nil {
+		conn.Close()
+		return &demoProbe{}
+	}
+	return p
+}
+
+func (p *demoProbe) send(m control.Message) {
+	if p.conn == nil {
+		return
+	}
+	if b, err := control.Encode(m); err == nil {
+		_, _ = p.conn.Write(b)
+	}
+}
+
+func (p *demoProbe) event(name string, data any) {
+	raw, _ := json.Marshal(data)
+	p.send(control.Message{Type: control.TypeEvent, Name: name, Data: raw})
+}
+
+func (p *demoProbe) close() {
+	if p.conn != nil {
+		p.conn.Close()
+	}
+}
+
+func runDemoAgent(ctx context.Context, in *os.File, out io.Writer, env interface{ Get(string) string }) error {
+	fd := int(in.Fd())
+	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return fmt.Errorf("demo-agent needs a terminal: %w", err)
+	}
+	raw := *old
+	raw.Lflag &^= unix.ECHO | unix.ICANON | unix.ISIG | unix.IEXTEN
+	raw.Iflag &^= unix.ICRNL | unix.IXON
+	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
+	_ = unix.IoctlSetTermios(fd, unix.TCSETS, &raw)
+	defer unix.IoctlSetTermios(fd, unix.TCSETS, old)
+
+	rows, cols := 16, 72
+	if ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil && ws.Row >= 10 && ws.Col >= 30 {
+		rows, cols = int(ws.Row), int(ws.Col)
+	}
+	cwd, _ := os.Getwd()
+	s := &demoScreen{w: out, rows: rows, cols: cols, cwd: cwd}
+	fmt.Fprint(out, "\x1b]0;π - demo\x07\x1b[2J")
+	s.draw()
+
+	probe := dialDemoProbe(env)
+	defer probe.close()
+	probe.event(control.EvSessionStart, map[string]any{"reason": "startup", "mode": "tui", "hasUI": true, "cwd": cwd})
+
+	keys := make(chan byte, 64)
+	go func() { // ends when the terminal closes under it, at exit
+		buf := make([]byte, 64)
+		for {
+			n, err := in.Read(buf)
+			for _, c := range buf[:n] {
+				keys <- c
+			}
+			if err != nil {
+				close(keys)
+				return
+			}
+		}
+	}()
+	readLine := func() (string, bool) {
+		for {
+			select {
+			case <-ctx.Done():
+				return "", false
+			case c, ok := <-keys:
+				if !ok {
+					return "", false
+				}
+				switch {
+				case c == '\r' || c == '\n':
+					line := s.input
+					s.input = ""
+					s.draw()
+					return line, true
+				case c == 0x7f || c == 0x08:
+					if r := []rune(s.input); len(r) > 0 {
+						s.input = string(r[:len(r)-1])
+					}
+				case c == 0x03 || c == 0x04:
+					return "", false
+				case c >= 0x20:
+					s.input += string(rune(c))
+				}
+				s.draw()
+			}
+		}
+	}
+	work := func(d time.Duration) {
+		s.busy = true
+		for end := time.Now().Add(d); time.Now().Before(end); s.frame++ {
+			s.draw()
+			time.Sleep(80 * time.Millisecond)
+		}
+	}
+	stream := func(text string) {
+		words := strings.Fields(text)
+		for i := range words {
+			s.partial = strings.Join(words[:i+1], " ")
+			s.frame++
+			s.draw()
+			time.Sleep(60 * time.Millisecond)
+		}
+		s.partial = ""
+		s.say("", text)
+	}
+	run := func(prompt, answer string, inputNeeded bool) {
+		s.say("› ", prompt)
+		probe.event(control.EvAgentStart, map[string]any{})
+		work(1800 * time.Millisecond)
+		stream(answer)
+		s.busy = false
+		s.draw()
+		probe.event(control.EvAgentEnd, map[string]any{"stopReason": "stop", "inputNeeded": inputNeeded})
+		probe.event(control.EvAgentSettled, map[string]any{"idle": true, "inputNeeded": inputNeeded})
+	}
+
+	prompt, ok := readLine()
+	if !ok {
+		return nil
+	}
+	// The marker that ends this reply is hidden from the screen, as the
+	// probe hides it in Pi; the probe reports it.
+	run(prompt, demoQuestion, true)
+	answer, ok := readLine()
+	if !ok {
+		return nil
+	}
+	run(answer, demoAnswer, false)
+	time.Sleep(1500 * time.Millisecond)
+	probe.event(control.EvSessionShutdown, map[string]any{"reason": "quit"})
+	return nil
+}

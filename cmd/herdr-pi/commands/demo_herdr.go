@@ -1,0 +1,87 @@
+package commands
+
+import (
+	"bufio"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// herdrStandIn is the demo's Herdr: a unix socket that answers the requests
+// herdr-pi sends (one request per connection, as Herdr does) and hands each
+// one to the timeline. It keeps no state and checks little: the strict fake
+// Herdr of the test suite is what holds herdr-pi to the contract.
+type herdrStandIn struct {
+	dir, socket string
+	ln          net.Listener
+	onRequest   func(method string, params json.RawMessage)
+	wg          sync.WaitGroup
+}
+
+// startHerdrStandIn listens in a new private directory. close stops it,
+// waits for its goroutines (it owns them) and removes the directory.
+func startHerdrStandIn(onRequest func(method string, params json.RawMessage)) (*herdrStandIn, error) {
+	dir, err := os.MkdirTemp("", "hpdemo")
+	if err != nil {
+		return nil, err
+	}
+	h := &herdrStandIn{dir: dir, socket: filepath.Join(dir, "herdr.sock"), onRequest: onRequest}
+	if h.ln, err = net.Listen("unix", h.socket); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	_ = os.Chmod(h.socket, 0o600)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		for {
+			conn, err := h.ln.Accept()
+			if err != nil {
+				return
+			}
+			h.wg.Add(1)
+			go func() {
+				defer h.wg.Done()
+				h.serve(conn)
+			}()
+		}
+	}()
+	return h, nil
+}
+
+func (h *herdrStandIn) serve(conn net.Conn) {
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReaderSize(conn, 64<<10).ReadBytes('\n')
+	if err != nil {
+		return
+	}
+	var req struct {
+		ID     string          `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &req) != nil {
+		return
+	}
+	h.onRequest(req.Method, req.Params)
+	result := map[string]any{"type": "ok"}
+	switch req.Method {
+	case "ping":
+		result = map[string]any{"type": "pong", "version": "0.8.0", "protocol": 20,
+			"capabilities": map[string]any{"live_handoff": false, "detached_server_daemon": false}}
+	case "notification.show":
+		result = map[string]any{"type": "notification_show", "shown": true, "reason": "shown"}
+	}
+	reply, _ := json.Marshal(map[string]any{"id": req.ID, "result": result})
+	_, _ = conn.Write(append(reply, '\n'))
+}
+
+func (h *herdrStandIn) close() {
+	h.ln.Close()
+	h.wg.Wait()
+	os.RemoveAll(h.dir)
+}
