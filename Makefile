@@ -2,7 +2,7 @@
 .PHONY: build test ci bench fuzz
 
 build:
-	go build -o herdr-pi ./cmd/herdr-pi
+	go build -ldflags "-X github.com/herdr-pi/herdr-pi/cmd/herdr-pi/commands.Version=$$(git describe --tags --always --dirty 2>/dev/null || echo devel)" -o herdr-pi ./cmd/herdr-pi
 
 test:
 	go test -race ./...

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
@@ -18,21 +19,39 @@ import (
 var Version = ""
 
 func version() string {
-	if Version != "" {
-		return Version
-	}
+	v, rev, modified, when := Version, "", false, ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		v := bi.Main.Version
+		if v == "" {
+			v = bi.Main.Version
+		}
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " (" + s.Value[:12] + ")"
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			case "vcs.time":
+				when = s.Value
 			}
 		}
-		if v != "" {
-			return v
-		}
 	}
-	return "devel"
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		if modified {
+			rev += "+dirty"
+		}
+		v += " (" + rev
+		if when != "" {
+			v += " " + when
+		}
+		v += ")"
+	}
+	return fmt.Sprintf("%s, %s %s/%s", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // Main runs herdr-pi with args (args[0] is the program name) and returns the
