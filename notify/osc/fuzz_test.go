@@ -3,6 +3,7 @@ package osc
 import (
 	"bytes"
 	"fmt"
+	"github.com/herdr-pi/herdr-pi/internal/jstext"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -137,7 +138,7 @@ func FuzzSanitize(f *testing.F) {
 				t.Fatalf("%s(%q) = %q: invalid UTF-8", name, in, out)
 			}
 			for _, r := range out {
-				if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || (r != ' ' && isJSSpace(r)) {
+				if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || (r != ' ' && jstext.IsSpace(r)) {
 					t.Fatalf("%s(%q) = %q holds U+%04X", name, in, out, r)
 				}
 			}

@@ -1,6 +1,7 @@
 package osc
 
 import (
+	"github.com/herdr-pi/herdr-pi/internal/jstext"
 	"strings"
 	"unicode/utf8"
 )
@@ -61,7 +62,7 @@ func collapse(s string, mapRune func(rune) rune) string {
 	pendingSpace := false
 	for _, r := range s {
 		r = mapRune(r)
-		if isJSSpace(r) {
+		if jstext.IsSpace(r) {
 			pendingSpace = b.Len() > 0
 			continue
 		}
@@ -72,17 +73,6 @@ func collapse(s string, mapRune func(rune) rune) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// isJSSpace is JavaScript's \s (and what String.prototype.trim removes). It
-// is neither Go regexp's \s (ASCII only) nor unicode.IsSpace (which adds
-// U+0085 and lacks U+FEFF): notifications-and-sentinel.md §27 item 1.
-func isJSSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
 }
 
 // truncate keeps at most n code points of s. When it cuts and ellipsis is

@@ -3,6 +3,7 @@ package osc
 import (
 	"encoding/hex"
 	"errors"
+	"github.com/herdr-pi/herdr-pi/internal/jstext"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -142,12 +143,12 @@ func TestSanitizeIdentifier(t *testing.T) {
 func TestJSWhitespace(t *testing.T) {
 	js := []rune{'\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2000, 0x2005, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff}
 	for _, r := range js {
-		if !isJSSpace(r) {
+		if !jstext.IsSpace(r) {
 			t.Errorf("U+%04X is JS whitespace", r)
 		}
 	}
 	for _, r := range []rune{0x85, 0x200b, 0x180e, 'x', 0x1f, 0x2001 - 2} {
-		if isJSSpace(r) {
+		if jstext.IsSpace(r) {
 			t.Errorf("U+%04X is not JS whitespace", r)
 		}
 	}
