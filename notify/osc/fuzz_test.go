@@ -3,10 +3,11 @@ package osc
 import (
 	"bytes"
 	"fmt"
-	"github.com/herdr-pi/herdr-pi/internal/jstext"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/internal/jstext"
 )
 
 // unwrapDCS undoes one level of tmux passthrough the way tmux reads it:

@@ -1,9 +1,10 @@
 package osc
 
 import (
-	"github.com/herdr-pi/herdr-pi/internal/jstext"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/internal/jstext"
 )
 
 // MaxCodePoints is how much of a title or body survives [Sanitize]: the

@@ -3,11 +3,11 @@ package osc
 import (
 	"encoding/hex"
 	"errors"
-	"github.com/herdr-pi/herdr-pi/internal/jstext"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/herdr-pi/herdr-pi/internal/jstext"
 	"go.uber.org/goleak"
 )
 
