@@ -53,6 +53,8 @@ func fakeOf(ts *testscript.TestScript) *fakeHolder {
 //	herdrfake calls                print the pane's agent calls, one a line:
 //	                               "report unknown", "release"
 //	herdrfake requests             print every request's method, one a line
+//	herdrfake notifications        print every notification.show and its answer
+//	herdrfake delivery D           set Herdr's [ui.toast] delivery
 //	herdrfake wait METHOD [N] [TIMEOUT]  until N (default 1) METHOD requests arrived
 //	herdrfake released             the pane's last agent call is a release with
 //	                               a seq above every report, every seq was
@@ -107,6 +109,11 @@ func cmdHerdrFake(ts *testscript.TestScript, neg bool, args []string) {
 		h.s.Crash()
 	case "clear":
 		h.s.ClearRecords()
+	case "delivery":
+		if len(args) != 2 {
+			ts.Fatalf("usage: herdrfake delivery off|herdr|terminal|system")
+		}
+		h.s.SetDelivery(args[1])
 	case "protocol":
 		if len(args) != 2 {
 			ts.Fatalf("usage: herdrfake protocol N")
@@ -125,6 +132,11 @@ func cmdHerdrFake(ts *testscript.TestScript, neg bool, args []string) {
 				line += " " + c.State
 			}
 			fmt.Fprintln(out, line)
+		}
+	case "notifications":
+		out := ts.Stdout()
+		for _, n := range h.s.Notifications() {
+			fmt.Fprintf(out, "title=%q body=%q sound=%q shown=%v reason=%s\n", n.Title, n.Body, n.Sound, n.Shown, n.Reason)
 		}
 	case "requests":
 		out := ts.Stdout()
