@@ -122,8 +122,8 @@ func TestWaitingAndStatusFindTheWrapperOfThePane(t *testing.T) {
 	}
 
 	code, out, _ = run(t, e.env, "status")
-	if code != 0 || !strings.Contains(out, "state:   blocked") || !strings.Contains(out, "wait          deploy-hook:42  approve deploy") ||
-		!strings.Contains(out, "agent:   pi (pid 4242), probe not connected") {
+	if code != 0 || !strings.Contains(out, "state    blocked\n") || !strings.Contains(out, "  wait           approve deploy       deploy-hook:42\n") ||
+		!strings.Contains(out, "agent    pi (pid 4242)\nprobe    not connected") {
 		t.Fatalf("status:\n%s", out)
 	}
 	if strings.ContainsAny(out, "\x1b\x07") {
