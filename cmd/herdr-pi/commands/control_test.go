@@ -113,6 +113,7 @@ func TestWaitingAndStatusFindTheWrapperOfThePane(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status --json: %d %s", code, errOut)
 	}
+	validate(t, compileSchema(t, "status"), out)
 	var st control.Status
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status --json output %q: %v", out, err)

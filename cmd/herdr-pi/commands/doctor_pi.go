@@ -405,15 +405,16 @@ func integrationRow(d doctorEnv) checkRow {
 }
 
 // readHead reads at most n bytes from the start of a regular file.
+// Anything else (a FIFO would block the open) counts as absent.
 func readHead(path string, n int) ([]byte, error) {
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil, fs.ErrNotExist
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fs.ErrInvalid
-	}
 	buf := make([]byte, n)
 	m, _ := f.Read(buf)
 	return buf[:m], nil

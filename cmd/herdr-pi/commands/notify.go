@@ -251,6 +251,10 @@ func NotifyDoctorChecks(ctx context.Context, env settings.Env) []notify.Check {
 // "info" when it only says how things are; doctor's rows are ok, warn or
 // fail, and such a row is ok.
 func notifyChecks(ctx context.Context, d doctorEnv) []checkRow {
+	// tmux answers in milliseconds; a hung server must not hold doctor for
+	// its whole budget.
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
 	checks := NotifyDoctorChecks(ctx, d.Env)
 	rows := make([]checkRow, len(checks))
 	for i, c := range checks {

@@ -105,7 +105,7 @@ func TestDoctorTextGolden(t *testing.T) {
 		}
 		golden(t, b.String())
 	})
-	t.Run("colour, 80 columns", func(t *testing.T) {
+	t.Run("colour at 80 columns", func(t *testing.T) {
 		var b bytes.Buffer
 		if err := writeDoctorText(&b, sampleRows, newLook(true, 80)); err != nil {
 			t.Fatal(err)
@@ -169,6 +169,10 @@ func TestStatusTextGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestStatusDocExampleMatchesTheSchema(t *testing.T) {
+	validate(t, compileSchema(t, "status"), docExample(t, "status"))
 }
 
 func TestAge(t *testing.T) {
