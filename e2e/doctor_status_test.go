@@ -134,8 +134,8 @@ func TestStatusOfARunningWrapper(t *testing.T) {
 		State          string
 		Since          time.Time
 		Agent          string
-		WrapperPID     int `json:"wrapper_pid"`
-		ChildPID       int `json:"child_pid"`
+		WrapperPID     int  `json:"wrapper_pid"`
+		ChildPID       int  `json:"child_pid"`
 		ProbeConnected bool `json:"probe_connected"`
 		Reasons        []struct {
 			Kind, Key, Label string
