@@ -282,11 +282,14 @@ func TestWrapPiWaitsAggregate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
+	validateJSON(t, docSchema(t, "status"), []byte(out))
 	var st struct {
-		State   string
-		Reasons []struct{ Kind, Key string }
+		State          string
+		Reasons        []struct{ Kind, Key string }
+		SessionFile    string `json:"session_file"`
+		ProbeConnected bool   `json:"probe_connected"`
 	}
-	if err := json.Unmarshal([]byte(out), &st); err != nil || st.State != "blocked" || len(st.Reasons) != 3 {
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.State != "blocked" || len(st.Reasons) != 3 || !st.ProbeConnected || st.SessionFile == "" {
 		t.Fatalf("status %s (%v)", out, err)
 	}
 	waiting("stop", "--source", "deploy", "--id", "a")

@@ -59,13 +59,11 @@ func Doctor(ctx context.Context, in DoctorInput) []Check {
 	default:
 		checks = append(checks, Check{Name: "notification channel", Status: CheckOK, Detail: string(c.Route) + ": " + c.Why})
 	}
-	if c.Route == RouteHerdr {
-		checks = append(checks, Check{Name: "Herdr toasts", Status: CheckInfo,
-			Detail: "Herdr shows them only when its [ui.toast] delivery is \"herdr\", \"terminal\" or \"system\"; the default \"off\" hides them",
-			Fix:    "herdr-pi notify --title test   (prints Herdr's answer)"})
-	}
+	// Whether Herdr shows its toasts is for the caller to say: it depends
+	// on Herdr's own config (doctor's Herdr section reads it).
 	for _, w := range in.ConfigWarnings {
-		checks = append(checks, Check{Name: "terminal notification config", Status: CheckWarn, Detail: w + " (the built-in table applies instead)"})
+		checks = append(checks, Check{Name: "terminal notification config", Status: CheckWarn, Detail: w + " (the built-in table applies instead)",
+			Fix: "fix the entry in that file, or set [notify] term_programs in herdr-pi's config.toml"})
 	}
 	if c.Route == RouteTerminal {
 		var probe TmuxProbe
@@ -110,7 +108,8 @@ func TmuxPassthrough(ctx context.Context, probe PassthroughProbe, levels []tmux.
 				Detail: where + ": " + err.Error() + ", so it drops notification sequences and notifications will not show",
 				Fix:    "upgrade tmux to 3.3 or newer"})
 		case err != nil:
-			checks = append(checks, Check{Name: name, Status: CheckWarn, Detail: "could not ask " + where + ": " + err.Error()})
+			checks = append(checks, Check{Name: name, Status: CheckWarn, Detail: "could not ask " + where + ": " + err.Error(),
+				Fix: "check that this tmux server still runs and that tmux is on PATH; then run doctor again"})
 		case v == "off":
 			checks = append(checks, Check{Name: name, Status: CheckFail,
 				Detail: where + ": allow-passthrough is off, so tmux drops the notification sequences and notifications will not show",

@@ -25,23 +25,67 @@ func EnsurePrivateDir(dir string) error {
 	return checkPrivate(dir)
 }
 
+// PrivateDirError says why a directory cannot hold herdr-pi's private
+// files. Problem tells the cases apart, so callers (doctor) can offer the
+// matching way out.
+type PrivateDirError struct {
+	Dir     string
+	Problem PrivateDirProblem
+	// Mode is the directory's permission bits (ProblemMode).
+	Mode fs.FileMode
+	// Owner is the directory's uid (ProblemOwner).
+	Owner int
+	// Err is the underlying error (ProblemUnreadable).
+	Err error
+}
+
+// PrivateDirProblem is what is wrong with a private directory.
+type PrivateDirProblem int
+
+// The problems a private directory can have.
+const (
+	ProblemUnreadable PrivateDirProblem = iota // cannot stat it (missing, permission)
+	ProblemNotDir                              // a symlink or a file is in the way
+	ProblemOwner                               // someone else owns it
+	ProblemMode                                // group or others have access
+)
+
+func (e *PrivateDirError) Error() string {
+	switch e.Problem {
+	case ProblemNotDir:
+		return fmt.Sprintf("private directory %s is not a directory (a symlink or file is in the way; remove it)", e.Dir)
+	case ProblemOwner:
+		return fmt.Sprintf("private directory %s belongs to uid %d, not to us (uid %d): refusing to use it; remove it or set XDG_RUNTIME_DIR", e.Dir, e.Owner, os.Getuid())
+	case ProblemMode:
+		return fmt.Sprintf("private directory %s has mode %04o, want 0700: refusing to use it; run chmod 700 %s", e.Dir, e.Mode, e.Dir)
+	}
+	return fmt.Sprintf("private directory %s: %v", e.Dir, e.Err)
+}
+
+func (e *PrivateDirError) Unwrap() error { return e.Err }
+
+// CheckPrivateDir checks, without creating or repairing anything, that dir
+// is a real directory owned by us and closed to everyone else. The error
+// is a *PrivateDirError; a missing dir matches fs.ErrNotExist.
+func CheckPrivateDir(dir string) error { return checkPrivate(dir) }
+
 func checkPrivate(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("private directory %s: %w", dir, err)
+		return &PrivateDirError{Dir: dir, Problem: ProblemUnreadable, Err: err}
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return fmt.Errorf("private directory %s is not a directory (a symlink or file is in the way; remove it)", dir)
+		return &PrivateDirError{Dir: dir, Problem: ProblemNotDir}
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return fmt.Errorf("private directory %s: cannot read its owner", dir)
+		return &PrivateDirError{Dir: dir, Problem: ProblemUnreadable, Err: errors.New("cannot read its owner")}
 	}
 	if int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("private directory %s belongs to uid %d, not to us (uid %d): refusing to use it; remove it or set XDG_RUNTIME_DIR", dir, st.Uid, os.Getuid())
+		return &PrivateDirError{Dir: dir, Problem: ProblemOwner, Owner: int(st.Uid)}
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("private directory %s has mode %04o, want 0700: refusing to use it; run chmod 700 %s", dir, perm, dir)
+		return &PrivateDirError{Dir: dir, Problem: ProblemMode, Mode: perm}
 	}
 	return nil
 }
@@ -70,11 +114,22 @@ func NewRunDir(base string) (string, error) {
 	return dir, nil
 }
 
-func sweepRunDirs(base string) {
+// RunDir is one per-run directory under the runtime base.
+type RunDir struct {
+	Path string
+	// PID is the wrapper that made it; Alive says whether it still runs.
+	PID   int
+	Alive bool
+}
+
+// RunDirs lists the per-run directories under base (none when base is
+// missing or unreadable).
+func RunDirs(base string) []RunDir {
 	entries, err := os.ReadDir(base)
 	if err != nil {
-		return
+		return nil
 	}
+	var dirs []RunDir
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), runDirPrefix)
 		if !ok || !e.IsDir() {
@@ -82,10 +137,19 @@ func sweepRunDirs(base string) {
 		}
 		pidText, _, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 || processAlive(pid) {
+		if err != nil || pid <= 0 {
 			continue
 		}
-		_ = os.RemoveAll(filepath.Join(base, e.Name()))
+		dirs = append(dirs, RunDir{Path: filepath.Join(base, e.Name()), PID: pid, Alive: processAlive(pid)})
+	}
+	return dirs
+}
+
+func sweepRunDirs(base string) {
+	for _, d := range RunDirs(base) {
+		if !d.Alive {
+			_ = os.RemoveAll(d.Path)
+		}
 	}
 }
 

@@ -69,6 +69,7 @@ func (r Registry) Register(key string, e Endpoint) (unregister func(), err error
 	if err != nil {
 		return nil, err
 	}
+	r.sweep()
 	path := filepath.Join(r.Dir, key)
 	tmp, err := os.CreateTemp(r.Dir, ".tmp-*")
 	if err != nil {
@@ -132,4 +133,50 @@ func (r Registry) Lookup(key string) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("%w (pid %d): %w", ErrStale, e.PID, ErrNoWrapper)
 	}
 	return e, nil
+}
+
+// Entry is one registry file as found on disk.
+type Entry struct {
+	// File is the entry's path.
+	File     string
+	Endpoint Endpoint
+	// Alive says whether the wrapper's process still runs; a dead one's
+	// entry is stale.
+	Alive bool
+	// Err says why the file could not be read; Endpoint is then empty.
+	Err error
+}
+
+// Entries lists every registry file, sorted by name. A missing registry
+// directory has none; one that is not private is an error, as for Lookup.
+func (r Registry) Entries() ([]Entry, error) {
+	if err := checkPrivate(r.Dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	files, err := filepath.Glob(filepath.Join(r.Dir, "pane-*.json"))
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]Entry, 0, len(files))
+	for _, f := range files {
+		e, err := r.read(f)
+		entries = append(entries, Entry{File: f, Endpoint: e, Err: err, Alive: err == nil && e.PID > 0 && processAlive(e.PID)})
+	}
+	return entries, nil
+}
+
+// sweep removes the entries of wrappers that are gone (killed with
+// SIGKILL, say, so they could not unregister). Every wrapper that
+// registers sweeps, so stale entries live until the next wrapper starts in
+// any pane, or until a lookup for their own pane.
+func (r Registry) sweep() {
+	entries, _ := r.Entries()
+	for _, e := range entries {
+		if e.Err == nil && !e.Alive {
+			_ = os.Remove(e.File)
+		}
+	}
 }

@@ -149,3 +149,87 @@ func TestStartAndCloseLeaveNothingBehind(t *testing.T) {
 	}
 	run.Close()
 }
+
+// deadPID is the pid of a child that ran and was reaped: surely gone.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+func TestRegistryEntriesAndTheSweepOnRegister(t *testing.T) {
+	reg := PaneRegistry(filepath.Join(shortDir(t), "rt"))
+	if got, err := reg.Entries(); err != nil || len(got) != 0 {
+		t.Fatalf("missing registry: %v %v", got, err)
+	}
+	live := Endpoint{Socket: "/tmp/a.sock", Token: "a", PID: os.Getpid(), PaneID: "w1:p1"}
+	dead := Endpoint{Socket: "/tmp/b.sock", Token: "b", PID: deadPID(t), PaneID: "w1:p2"}
+	if _, err := reg.Register(PaneKey("/h", "w1:p1"), live); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Register(PaneKey("/h", "w1:p2"), dead); err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(reg.Dir, "pane-garbage.json")
+	if err := os.WriteFile(garbage, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := reg.Entries()
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("entries %+v %v", entries, err)
+	}
+	byPane := map[string]Entry{}
+	for _, e := range entries {
+		byPane[e.Endpoint.PaneID] = e
+	}
+	if e := byPane["w1:p1"]; !e.Alive || e.Err != nil || e.File != filepath.Join(reg.Dir, PaneKey("/h", "w1:p1")) {
+		t.Errorf("live entry %+v", e)
+	}
+	if e := byPane["w1:p2"]; e.Alive || e.Err != nil || e.Endpoint.PID != dead.PID {
+		t.Errorf("dead entry %+v", e)
+	}
+	if e := byPane[""]; e.Err == nil || e.Alive {
+		t.Errorf("unreadable entry %+v", e)
+	}
+
+	// The next wrapper to register, in any pane, removes the dead entry
+	// and leaves the live one and the file it cannot read.
+	if _, err := reg.Register(PaneKey("/h", "w1:p3"), live); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(byPane["w1:p2"].File); !os.IsNotExist(err) {
+		t.Errorf("stale entry survived a registration: %v", err)
+	}
+	for _, f := range []string{byPane["w1:p1"].File, garbage} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+
+	os.Chmod(reg.Dir, 0o755)
+	var pe *PrivateDirError
+	if _, err := reg.Entries(); !errors.As(err, &pe) || pe.Problem != ProblemMode || pe.Mode != 0o755 {
+		t.Errorf("open registry dir: %v", err)
+	}
+}
+
+func TestRunDirsListsLiveAndDeadWrappers(t *testing.T) {
+	base := shortDir(t)
+	dead := deadPID(t)
+	for _, name := range []string{runDirPrefix + strconv.Itoa(dead) + "-1", runDirPrefix + strconv.Itoa(os.Getpid()) + "-2", "panes", runDirPrefix + "x-3"} {
+		if err := os.Mkdir(filepath.Join(base, name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := RunDirs(base)
+	alive := map[int]bool{}
+	for _, d := range got {
+		alive[d.PID] = d.Alive
+	}
+	if len(got) != 2 || alive[dead] || !alive[os.Getpid()] {
+		t.Fatalf("run dirs %+v", got)
+	}
+}

@@ -58,8 +58,12 @@ func Start(cfg RunConfig) (*Run, error) {
 		Socket: srv.Path(), Token: token, PID: os.Getpid(),
 		PaneID: cfg.PaneID, HerdrSocket: cfg.HerdrSocket, Started: time.Now().UTC(),
 	}}
-	if cfg.PaneID != "" {
-		reg := PaneRegistry(cfg.RuntimeBase)
+	reg := PaneRegistry(cfg.RuntimeBase)
+	if cfg.PaneID == "" {
+		// Not registering (outside Herdr), but still the one to clean up
+		// after wrappers that were killed, as NewRunDir does for run dirs.
+		reg.sweep()
+	} else {
 		un, err := reg.Register(PaneKey(cfg.HerdrSocket, cfg.PaneID), r.Endpoint)
 		if err != nil {
 			_ = r.Close()

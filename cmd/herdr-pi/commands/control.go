@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
@@ -23,8 +24,8 @@ func dialWrapper(ctx context.Context, io IO) (*control.Client, error) {
 	if !ok {
 		h, inHerdr := settings.HerdrEnv(env)
 		if !inHerdr {
-			return nil, fmt.Errorf("%w: not inside a wrapped agent (%s is unset) nor a Herdr pane (missing %v); %s",
-				control.ErrNoWrapper, control.EnvSocket, settings.MissingHerdr(env), howToStart)
+			return nil, fmt.Errorf("%w: not inside a wrapped agent (%s is unset) nor a Herdr pane (missing %s); %s",
+				control.ErrNoWrapper, control.EnvSocket, strings.Join(settings.MissingHerdr(env), ", "), howToStart)
 		}
 		reg := control.PaneRegistry(settings.Resolve(env).RuntimeBase)
 		var err error

@@ -113,6 +113,7 @@ func TestWaitingAndStatusFindTheWrapperOfThePane(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status --json: %d %s", code, errOut)
 	}
+	validate(t, compileSchema(t, "status"), out)
 	var st control.Status
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status --json output %q: %v", out, err)
@@ -122,8 +123,8 @@ func TestWaitingAndStatusFindTheWrapperOfThePane(t *testing.T) {
 	}
 
 	code, out, _ = run(t, e.env, "status")
-	if code != 0 || !strings.Contains(out, "state:   blocked") || !strings.Contains(out, "wait          deploy-hook:42  approve deploy") ||
-		!strings.Contains(out, "agent:   pi (pid 4242), probe not connected") {
+	if code != 0 || !strings.Contains(out, "state    blocked\n") || !strings.Contains(out, "  wait           approve deploy       deploy-hook:42\n") ||
+		!strings.Contains(out, "agent    pi (pid 4242)\nprobe    not connected") {
 		t.Fatalf("status:\n%s", out)
 	}
 	if strings.ContainsAny(out, "\x1b\x07") {

@@ -1,100 +1,63 @@
 package commands
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"time"
 
 	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/notify/tmux/tmuxtest"
 )
 
-// docSchema compiles the JSON Schema that docs/doctor.md documents (its
-// last json block), so the documentation is checked against the output.
-func docSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	md, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "doctor.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := strings.Split(string(md), "```json\n")
-	last := blocks[len(blocks)-1]
-	last = last[:strings.Index(last, "```")]
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(last))
-	if err != nil {
-		t.Fatalf("docs/doctor.md schema: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("doctor.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("doctor.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func runDoctor(t *testing.T, env []string, args ...string) (code int, out string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	home := t.TempDir()
-	env = append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/.config", "XDG_STATE_HOME=" + home + "/.state"}, env...)
-	code = Main(context.Background(), append([]string{"herdr-pi", "doctor"}, args...), IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr, Env: env})
-	if stderr.Len() > 0 {
-		t.Errorf("stderr: %s", stderr.String())
-	}
-	return code, stdout.String()
-}
-
 func TestDoctorJSONMatchesItsDocumentedSchema(t *testing.T) {
-	schema := docSchema(t)
+	schema := compileSchema(t, "doctor")
 	s := herdrfake.Start(t)
 	for _, tc := range []struct {
-		name string
-		env  []string
-		code int
-		ok   bool
+		name  string
+		herdr []string
+		code  int
 	}{
-		{"inside the fake", s.Env(), 0, true},
-		{"socket pointing nowhere", append(s.Env(), "HERDR_SOCKET_PATH=/nonexistent/herdr.sock"), 1, false},
-		{"outside Herdr", nil, 0, true},
-		{"incomplete", []string{"HERDR_ENV=1"}, 1, false},
+		{"inside the fake", s.Env(), 0},
+		{"socket pointing nowhere", append(s.Env(), "HERDR_SOCKET_PATH=/nonexistent/herdr.sock"), 1},
+		{"outside Herdr", nil, 0},
+		{"incomplete", []string{"HERDR_ENV=1"}, 1},
 	} {
-		code, out := runDoctor(t, tc.env, "--json")
-		if code != tc.code {
-			t.Errorf("%s: exit %d, want %d\n%s", tc.name, code, tc.code, out)
-		}
-		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", tc.name, err, out)
-		}
-		if err := schema.Validate(inst); err != nil {
-			t.Errorf("%s: output does not match docs/doctor.md: %v\n%s", tc.name, err, out)
-		}
-		var rep doctorReport
-		_ = json.Unmarshal([]byte(out), &rep)
-		if rep.OK != tc.ok || rep.Counts[statusFail] > 0 == tc.ok {
-			t.Errorf("%s: ok=%v counts=%v", tc.name, rep.OK, rep.Counts)
-		}
-		for _, r := range rep.Checks {
-			if r.Status != statusOK && r.Fix == "" {
-				t.Errorf("%s: %s/%s is %s without a fix", tc.name, r.Section, r.Name, r.Status)
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t).healthy().set(tc.herdr...)
+			code, out, errOut := w.doctor("--json")
+			if code != tc.code || errOut != "" {
+				t.Errorf("exit %d, want %d; stderr %q\n%s", code, tc.code, errOut, out)
 			}
-		}
+			validate(t, schema, out)
+			var rep doctorReport
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			counts := countRows(rep.Checks)
+			if rep.OK != (tc.code == 0) || rep.Counts[statusFail] != counts[statusFail] || rep.Counts[statusOK] != counts[statusOK] || rep.Counts[statusWarn] != counts[statusWarn] {
+				t.Errorf("ok=%v counts=%v, rows count %v", rep.OK, rep.Counts, counts)
+			}
+			var sections []string
+			for _, r := range rep.Checks {
+				if len(sections) == 0 || sections[len(sections)-1] != r.Section {
+					sections = append(sections, r.Section)
+				}
+			}
+			if got := strings.Join(sections, " "); got != "herdr pi config notify runtime" {
+				t.Errorf("sections %q, want every section once, in order", got)
+			}
+		})
 	}
 	if n := len(s.Requests()); n == 0 {
 		t.Error("doctor never asked the fake anything")
 	}
+	t.Run("the documented example", func(t *testing.T) { validate(t, schema, docExample(t, "doctor")) })
 }
 
 func TestDoctorNamesTheMissingSocketAndTheFix(t *testing.T) {
-	code, out := runDoctor(t, []string{"HERDR_ENV=1", "HERDR_PANE_ID=w1:p1", "HERDR_SOCKET_PATH=/nonexistent/dir/herdr.sock"})
+	w := newWorld(t).set("HERDR_ENV=1", "HERDR_PANE_ID=w1:p1", "HERDR_SOCKET_PATH=/nonexistent/dir/herdr.sock")
+	code, out, _ := w.doctor("herdr")
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
@@ -103,4 +66,70 @@ func TestDoctorNamesTheMissingSocketAndTheFix(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+func TestDoctorSectionArguments(t *testing.T) {
+	w := newWorld(t).healthy()
+	code, out, _ := w.doctor("runtime", "config")
+	if code != 0 || !strings.HasPrefix(out, "Configuration\n") || !strings.Contains(out, "\nRuntime\n") || strings.Contains(out, "Herdr\n") {
+		t.Errorf("doctor runtime config: exit %d\n%s", code, out)
+	}
+	code, _, errOut := w.doctor("pi", "--json")
+	if code != 2 || !strings.Contains(errOut, "flags go before the sections: herdr-pi doctor --json pi") {
+		t.Errorf("flag after a section: exit %d, %q", code, errOut)
+	}
+	code, _, errOut = w.doctor("plumbing")
+	if code != 2 || !strings.Contains(errOut, `no section "plumbing" (sections: herdr, pi, config, notify, runtime)`) {
+		t.Errorf("unknown section: exit %d, %q", code, errOut)
+	}
+}
+
+// A pi that never answers, and leaves a child holding its output open,
+// costs doctor its deadline and no more.
+func TestDoctorNeverHangsOnAProgram(t *testing.T) {
+	w := newWorld(t)
+	w.fakeNode("v24.22.3")
+	w.script("pi", "/bin/sleep 30 & /bin/sleep 30")
+	start := time.Now()
+	rows := piChecks(t.Context(), w.doctorEnv(300*time.Millisecond))
+	took := time.Since(start)
+	if r := rows[0]; r.Status != statusWarn || !strings.Contains(r.Detail, "did not answer 'pi --version': no answer within 300ms") || r.Fix == "" {
+		t.Errorf("pi row %+v", r)
+	}
+	if took > 2*time.Second {
+		t.Errorf("doctor waited %v for a stuck pi (deadline 300ms)", took)
+	}
+}
+
+// The whole doctor, on a healthy machine with the real node when there is
+// one, stays well inside the budget the issue sets (about 3 s).
+func TestDoctorIsFast(t *testing.T) {
+	w := newWorld(t).healthy()
+	start := time.Now()
+	if code, out, _ := w.doctor(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("doctor took %v", took)
+	} else {
+		t.Logf("doctor took %v", took)
+	}
+}
+
+// Inside tmux, doctor asks the real tmux server whether it lets
+// notification sequences out.
+func TestDoctorTmuxPassthroughRow(t *testing.T) {
+	srv := tmuxtest.New(t, "set -g allow-passthrough off\n")
+	srv.Tmux(t, "new-session", "-d", "-s", "doc", "-x", "80", "-y", "24", "sleep 60")
+	pane := strings.TrimSpace(srv.Tmux(t, "display-message", "-p", "-t", "doc", "#{pane_id}"))
+	pid := strings.TrimSpace(srv.Tmux(t, "display-message", "-p", "-t", "doc", "#{pid}"))
+	w := newWorld(t).set("TMUX="+srv.Socket+","+pid+",0", "TMUX_PANE="+pane)
+	row := func() checkRow {
+		t.Helper()
+		rows := rowsByName(runSections(t.Context(), w.doctorEnv(time.Second), pickSections([]string{"notify"})))
+		return rows["notify/tmux passthrough"]
+	}
+	checkRowWant(t, row(), "fail|tmux server "+srv.Socket+", pane "+pane+": allow-passthrough is off, so tmux drops the notification sequences and notifications will not show|run `tmux set -g allow-passthrough on`")
+	srv.Tmux(t, "set", "-g", "allow-passthrough", "on")
+	checkRowWant(t, row(), "ok|allow-passthrough is on")
 }

@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -31,4 +33,28 @@ func (o IO) env() settings.Env { return settings.EnvFrom(o.Env) }
 func file(v any) (*os.File, bool) {
 	f, ok := v.(*os.File)
 	return f, ok
+}
+
+// Terminal is what a stream standing for a terminal can say about itself.
+// Tests give IO.Out a value with these methods to stand in for one; a real
+// *os.File is asked through the kernel instead.
+type Terminal interface {
+	IsTerminal() bool
+	// Width is the number of columns, 0 when unknown.
+	Width() int
+}
+
+// outTerminal says whether stdout is a terminal, and how wide.
+func (o IO) outTerminal() (isTerminal bool, width int) {
+	if t, ok := o.Out.(Terminal); ok {
+		return t.IsTerminal(), t.Width()
+	}
+	f, ok := file(o.Out)
+	if !ok || !notifyIsTerminal(f) {
+		return false, 0
+	}
+	if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil {
+		width = int(ws.Col)
+	}
+	return true, width
 }

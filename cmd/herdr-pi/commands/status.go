@@ -4,37 +4,55 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
+	"time"
 	"unicode"
 
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/urfave/cli/v2"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
 
+// statusFormat names the shape of `status --json` (docs/status.md,
+// docs/status.schema.json). It changes only when a field's meaning changes.
+const statusFormat = "herdr-pi.status/1"
+
 type statusOptions struct {
 	JSON bool
+	// Now is the clock ages are measured with.
+	Now func() time.Time
 }
 
 func statusCommand(io IO) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show the wrapped agent's state and open reasons in this pane",
-		Description: "Asks the herdr-pi wrapper of this pane (or of the agent running this command).\n" +
-			"--json prints one object: state (idle|working|blocked|unknown), reasons (kind, key,\n" +
-			"label), session_file, child_pid, wrapper_pid, probe_connected.\n\n" +
+		Description: "Asks the herdr-pi wrapper of this pane (or of the agent running this command)\n" +
+			"what it knows: the state (idle, working, blocked or unknown) and for how long, the\n" +
+			"agent, every open reason it is blocked (kind, label, key, age), the session file\n" +
+			"and whether the Pi probe is connected. Exits 1, saying how to start one, when no\n" +
+			"wrapper runs here.\n" +
+			"--json prints one object in the format of docs/status.md. Colour only on a\n" +
+			"terminal, never with NO_COLOR set.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi status\n" +
-			"  herdr-pi status --json",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print as JSON"}},
+			"  herdr-pi status --json | jq -r .state",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print as JSON (format: docs/status.md)"}},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("status", "unexpected argument %q", c.Args().First())
 			}
-			return statusRun(c.Context, io, &statusOptions{JSON: c.Bool("json")})
+			return statusRun(c.Context, io, &statusOptions{JSON: c.Bool("json"), Now: time.Now})
 		},
 	}
+}
+
+// statusReport is `status --json`: the wrapper's answer under a format tag.
+type statusReport struct {
+	Format string `json:"format"`
+	control.Status
 }
 
 func statusRun(ctx context.Context, io IO, opts *statusOptions) error {
@@ -52,57 +70,133 @@ func statusRun(ctx context.Context, io IO, opts *statusOptions) error {
 	if st.Reasons == nil {
 		st.Reasons = []control.Reason{}
 	}
+	if st.State == "" {
+		st.State = "unknown"
+	}
 	if opts.JSON {
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return enc.Encode(statusReport{Format: statusFormat, Status: st})
 	}
-	printStatus(io.Out, st)
-	return nil
+	_, err = fmt.Fprint(io.Out, renderStatus(st, opts.Now(), lookFor(io)))
+	return err
 }
 
-// printStatus writes the human form. Labels come from other programs
-// (extensions, hooks): control characters are made visible-safe before
-// they reach the terminal.
-func printStatus(w io.Writer, st control.Status) {
-	state := st.State
-	if state == "" {
-		state = "unknown"
+// renderStatus is the human form: a column of labelled lines, then the
+// open reasons as a small table. Labels and keys come from other programs
+// (extensions, hooks): control characters are made harmless before they
+// reach the terminal.
+func renderStatus(st control.Status, now time.Time, l look) string {
+	var b strings.Builder
+	line := func(label, value string) {
+		fmt.Fprintf(&b, "%s  %s\n", pad(l.render(l.bold, label), 7), l.hang(value, 9))
 	}
-	fmt.Fprintf(w, "state:   %s", clean(state))
-	if !st.Since.IsZero() {
-		fmt.Fprintf(w, " (since %s)", st.Since.Local().Format("15:04:05"))
-	}
-	fmt.Fprintln(w)
+	line("state", stateLine(st, now, l))
 	agent := clean(st.Agent)
 	if agent == "" {
-		agent = "agent"
-	}
-	probe := "probe not connected"
-	if st.ProbeConnected {
-		probe = "probe connected"
+		agent = l.render(l.faint, "unnamed")
 	}
 	if st.ChildPID > 0 {
-		fmt.Fprintf(w, "agent:   %s (pid %d), %s\n", agent, st.ChildPID, probe)
+		agent += fmt.Sprintf(" (pid %d)", st.ChildPID)
+	}
+	line("agent", agent)
+	if st.ProbeConnected {
+		line("probe", "connected: Pi's own events arrive")
 	} else {
-		fmt.Fprintf(w, "agent:   %s, %s\n", agent, probe)
+		line("probe", "not connected: the state comes from the screen and the session file")
 	}
-	fmt.Fprintf(w, "wrapper: pid %d\n", st.WrapperPID)
+	session := l.render(l.faint, "none yet")
 	if st.SessionFile != "" {
-		fmt.Fprintf(w, "session: %s\n", clean(st.SessionFile))
+		session = clean(st.SessionFile)
 	}
+	line("session", session)
+	line("wrapper", fmt.Sprintf("pid %d", st.WrapperPID))
 	if len(st.Reasons) == 0 {
-		fmt.Fprintln(w, "reasons: none")
-		return
+		line("reasons", "none open")
+		return b.String()
 	}
-	fmt.Fprintln(w, "reasons:")
-	for _, r := range st.Reasons {
-		line := fmt.Sprintf("  %-13s %s", clean(r.Kind), clean(r.Key))
-		if r.Label != "" && r.Label != r.Key {
-			line += "  " + clean(r.Label)
+	line("reasons", fmt.Sprintf("%d open", len(st.Reasons)))
+	b.WriteString(reasonTable(st.Reasons, now, l))
+	return b.String()
+}
+
+// stateLine is "blocked for 2m13s (since 14:02:11)", the state coloured
+// the way Herdr shows it.
+func stateLine(st control.Status, now time.Time, l look) string {
+	state := clean(st.State)
+	styled := l.render(stateStyle(state, l), state)
+	if st.Since.IsZero() {
+		return styled
+	}
+	return fmt.Sprintf("%s for %s %s", styled, age(now.Sub(st.Since)), l.render(l.faint, "(since "+clock(st.Since, now)+")"))
+}
+
+func stateStyle(state string, l look) lipgloss.Style {
+	switch state {
+	case "idle":
+		return l.ok
+	case "working":
+		return l.warn
+	case "blocked":
+		return l.fail
+	}
+	return l.faint
+}
+
+// reasonTable lists open reasons: kind, label, key when it says more than
+// the label, and how long it has been open.
+func reasonTable(reasons []control.Reason, now time.Time, l look) string {
+	type cells struct{ kind, label, key, age string }
+	rows := make([]cells, len(reasons))
+	var wKind, wLabel, wKey int
+	for i, r := range reasons {
+		c := cells{kind: clean(r.Kind), label: clean(r.Label), key: clean(r.Key)}
+		if c.label == "" {
+			c.label = c.key
 		}
-		fmt.Fprintln(w, line)
+		if c.key == c.label {
+			c.key = ""
+		}
+		if !r.Since.IsZero() {
+			c.age = "for " + age(now.Sub(r.Since))
+		}
+		rows[i] = c
+		wKind, wLabel, wKey = max(wKind, ansi.StringWidth(c.kind)), max(wLabel, ansi.StringWidth(c.label)), max(wKey, ansi.StringWidth(c.key))
 	}
+	var b strings.Builder
+	for _, c := range rows {
+		cols := []string{pad(c.kind, wKind), pad(c.label, wLabel)}
+		if wKey > 0 {
+			cols = append(cols, pad(l.render(l.faint, c.key), wKey))
+		}
+		cols = append(cols, c.age)
+		b.WriteString(strings.TrimRight("  "+strings.Join(cols, "  "), " ") + "\n")
+	}
+	return b.String()
+}
+
+// age says a duration the way people read it: 45s, 2m13s, 1h02m, 3d4h.
+func age(d time.Duration) string {
+	d = max(d, 0).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+// clock is the wall time of t in now's zone, with the date once it is not
+// today.
+func clock(t, now time.Time) string {
+	t = t.In(now.Location())
+	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+		return t.Format("15:04:05")
+	}
+	return t.Format("2006-01-02 15:04:05")
 }
 
 // clean replaces control characters (ESC, BEL, C1, newlines) with spaces.

@@ -1,0 +1,107 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/herdr-pi/herdr-pi/pane/detect"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+// configChecks is the doctor's configuration section: herdr-pi's
+// config.toml, the user's detection manifests, and the seed extension's
+// terminal-notification config that herdr-pi also honours. Every problem
+// is named by file and line. A bad file never stops herdr-pi (it falls
+// back to the defaults), so problems are warnings.
+func configChecks(_ context.Context, d doctorEnv) []checkRow {
+	rows := []checkRow{configFileRow(d), manifestsRow(d)}
+	if r, ok := seedConfigRow(d); ok {
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+const configDocs = "docs/configuration.md lists every key"
+
+func configFileRow(d doctorEnv) checkRow {
+	row := func(status, detail, fix string) checkRow {
+		return checkRow{Name: "config.toml", Status: status, Detail: detail, Fix: fix}
+	}
+	shown := d.Paths.Pretty(d.Paths.ConfigFile)
+	if d.ConfigErr != nil {
+		return row(statusWarn, problemList(d.ConfigErr)+": herdr-pi runs with the built-in defaults until this is fixed",
+			fmt.Sprintf("fix the line(s) named in %s (%s)", shown, configDocs))
+	}
+	if _, err := os.Stat(d.Paths.ConfigFile); errors.Is(err, fs.ErrNotExist) {
+		return row(statusOK, fmt.Sprintf("%s does not exist: the built-in defaults apply (%s)", shown, configDocs), "")
+	}
+	return row(statusOK, shown+" is valid", "")
+}
+
+// problemList joins the lines of a multi-problem error into one detail.
+func problemList(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}
+
+func manifestsRow(d doctorEnv) checkRow {
+	row := func(status, detail, fix string) checkRow {
+		return checkRow{Name: "manifests", Status: status, Detail: detail, Fix: fix}
+	}
+	dir := d.Paths.ManifestDir
+	shown := d.Paths.Pretty(dir)
+	_, problems := detect.Load(dir)
+	if len(problems) > 0 {
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = problemList(prettyManifestError(p, d.Paths))
+		}
+		return row(statusWarn, strings.Join(msgs, "; ")+": each of these files is ignored and the built-in manifest of the same name is used",
+			"fix the file(s), then check one with 'herdr-pi detect --manifest FILE SCREEN.txt'")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.toml"))
+	if len(files) == 0 {
+		return row(statusOK, fmt.Sprintf("no user detection manifests in %s: the built-in ones apply", shown), "")
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+	}
+	return row(statusOK, fmt.Sprintf("%s in %s: %s (each replaces the built-in manifest of the same name)",
+		plural(len(files), "user manifest"), shown, strings.Join(names, ", ")), "")
+}
+
+// prettyManifestError shortens the file names detect puts in its errors
+// to ~/… like every other path doctor shows.
+func prettyManifestError(err error, paths settings.Paths) error {
+	var me *detect.ManifestError
+	if errors.As(err, &me) {
+		c := *me
+		c.File = paths.Pretty(c.File)
+		return &c
+	}
+	return err
+}
+
+// seedConfigRow checks the config.json of the seed extension
+// pi-terminal-notifications, whose protocol table herdr-pi reads under its
+// own config.toml. It is left out when the file does not exist.
+func seedConfigRow(d doctorEnv) (checkRow, bool) {
+	path := d.Paths.TerminalNotificationsFile()
+	shown := d.Paths.Pretty(path)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return checkRow{}, false
+	}
+	row := checkRow{Name: "pi-terminal-notifications", Status: statusOK,
+		Detail: shown + " is valid; herdr-pi uses its protocol table under [notify] of its own config.toml"}
+	if _, err := settings.LoadTerminalNotifications(path, shown); err != nil {
+		row.Status = statusWarn
+		row.Detail = problemList(err) + ": the entries named are ignored and the built-in terminal table applies to them"
+		row.Fix = "fix the entries named in " + shown + ", or set [notify] term_programs in herdr-pi's config.toml instead"
+	}
+	return row, true
+}

@@ -1,0 +1,178 @@
+package commands
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+const goodManifest = `id = "mine"
+version = "1"
+min_engine_version = 3
+[[rules]]
+id = "busy"
+state = "working"
+region = "bottom_non_empty_lines(3)"
+contains = ["Busy"]
+`
+
+func TestDoctorConfigRows(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  map[string]string // row name → "status|detail piece|fix piece"
+		none  []string          // rows that must not appear
+	}{
+		{"nothing configured", nil, map[string]string{
+			"config.toml": "ok|~/.config/herdr-pi/config.toml does not exist: the built-in defaults apply",
+			"manifests":   "ok|no user detection manifests in ~/.config/herdr-pi/manifests: the built-in ones apply",
+		}, []string{"pi-terminal-notifications"}},
+		{"valid files", map[string]string{
+			".config/herdr-pi/config.toml":                               "[notify]\nchannel = \"terminal\"\n",
+			".config/herdr-pi/manifests/mine.toml":                       goodManifest,
+			".pi/agent/extensions/pi-terminal-notifications/config.json": `{"fallback": "osc777"}`,
+		}, map[string]string{
+			"config.toml":               "ok|~/.config/herdr-pi/config.toml is valid",
+			"manifests":                 "ok|1 user manifest in ~/.config/herdr-pi/manifests: mine.toml (each replaces the built-in manifest of the same name)",
+			"pi-terminal-notifications": "ok|~/.pi/agent/extensions/pi-terminal-notifications/config.json is valid",
+		}, nil},
+		{"an unknown key and a bad value", map[string]string{
+			".config/herdr-pi/config.toml": "[notify]\n# the colour of toasts\ncolour = \"red\"\n\nchannel = \"pigeon\"\n",
+		}, map[string]string{
+			"config.toml": `warn|~/.config/herdr-pi/config.toml:3: unknown key "colour" in [notify]; ` +
+				`~/.config/herdr-pi/config.toml:5: channel = "pigeon": must be one of auto, herdr, terminal, off: herdr-pi runs with the built-in defaults until this is fixed` +
+				`|fix the line(s) named in ~/.config/herdr-pi/config.toml (docs/configuration.md lists every key)`,
+		}, nil},
+		{"a TOML syntax error", map[string]string{
+			".config/herdr-pi/config.toml": "[herdr]\nagent = \"pi\"\nsource = custom\n",
+		}, map[string]string{
+			"config.toml": `warn|~/.config/herdr-pi/config.toml:3: key "herdr.source": expected value but found "custom" instead: herdr-pi runs with the built-in defaults|fix the line(s) named in ~/.config/herdr-pi/config.toml`,
+		}, nil},
+		{"a broken manifest next to a good one", map[string]string{
+			".config/herdr-pi/manifests/mine.toml": goodManifest,
+			".config/herdr-pi/manifests/pi.toml":   "id = \"pi\"\n[[rules]]\nid = \"x\"\nstate = \"sleepy\"\n",
+		}, map[string]string{
+			"manifests": `warn|~/.config/herdr-pi/manifests/pi.toml:2: rule "x": the rule needs a positive matcher (contains, regex, line_regex, all or any); ` +
+				`~/.config/herdr-pi/manifests/pi.toml:4: rule "x": state = "sleepy": must be idle, working, blocked or unknown: each of these files is ignored|herdr-pi detect --manifest FILE`,
+		}, nil},
+		{"the seed's config.json is broken", map[string]string{
+			".pi/agent/extensions/pi-terminal-notifications/config.json": "{\n oops",
+		}, map[string]string{
+			"pi-terminal-notifications": "warn|~/.pi/agent/extensions/pi-terminal-notifications/config.json:2: invalid JSON|set [notify] term_programs in herdr-pi's config.toml instead",
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			for path, content := range tc.files {
+				w.file(path, content, 0o600)
+			}
+			rows := map[string]checkRow{}
+			for _, r := range configChecks(t.Context(), w.doctorEnv(time.Second)) {
+				rows[r.Name] = r
+			}
+			for name, want := range tc.want {
+				r, ok := rows[name]
+				if !ok {
+					t.Fatalf("no %s row in %+v", name, rows)
+				}
+				checkRowWant(t, r, want)
+			}
+			for _, name := range tc.none {
+				if _, ok := rows[name]; ok {
+					t.Errorf("unexpected row %+v", rows[name])
+				}
+			}
+		})
+	}
+}
+
+func TestDoctorRuntimeRows(t *testing.T) {
+	dead := deadPID(t)
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, base string)
+		want  map[string]string
+	}{
+		{"no runtime directory yet", func(*testing.T, string) {}, map[string]string{
+			"directory": "ok|BASE does not exist yet: the first wrapper creates it, mode 0700",
+			"registry":  "ok|no wrapper is registered for a Herdr pane",
+		}},
+		{"open to others", func(t *testing.T, base string) { mkdir(t, base, 0o755) }, map[string]string{
+			"directory": "fail|private directory BASE has mode 0755, want 0700|chmod 700 BASE",
+		}},
+		{"a symlink in its place", func(t *testing.T, base string) {
+			mkdir(t, base+"-real", 0o700)
+			if err := os.Symlink(base+"-real", base); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{
+			"directory": "fail|private directory BASE is not a directory|remove BASE (a symlink or file is in its place)",
+		}},
+		{"a registry open to others", func(t *testing.T, base string) {
+			mkdir(t, base, 0o700)
+			mkdir(t, filepath.Join(base, "panes"), 0o755)
+		}, map[string]string{
+			"directory": "ok|BASE is ours and 0700",
+			"registry":  "fail|the pane registry private directory BASE/panes has mode 0755|chmod 700 BASE/panes",
+		}},
+		{"a running wrapper, a killed one", func(t *testing.T, base string) {
+			mkdir(t, base, 0o700)
+			mkdir(t, filepath.Join(base, "run-"+strconv.Itoa(os.Getpid())+"-1"), 0o700)
+			mkdir(t, filepath.Join(base, "run-"+strconv.Itoa(dead)+"-2"), 0o700)
+			reg := control.PaneRegistry(base)
+			started := time.Date(2026, 11, 29, 14, 2, 11, 0, time.Local)
+			if _, err := reg.Register(control.PaneKey("/h", "w1:p1"), control.Endpoint{Socket: "/x", Token: "t", PID: os.Getpid(), PaneID: "w1:p1"}); err != nil {
+				t.Fatal(err)
+			}
+			// Written by hand: registering would sweep it.
+			data := `{"socket":"/y","token":"u","pid":` + strconv.Itoa(dead) + `,"pane_id":"w2:p3","started":"` + started.Format(time.RFC3339) + `"}`
+			if err := os.WriteFile(filepath.Join(reg.Dir, control.PaneKey("/h", "w2:p3")), []byte(data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{
+			"directory": "ok|BASE is ours and 0700 (run directories: 1 of running wrappers, 1 left by wrappers that were killed, which the next wrapper removes)",
+			"registry": "warn|1 running wrapper registered: pane w1:p1 (pid " + strconv.Itoa(os.Getpid()) + "); 1 stale entry of wrappers that are gone without cleaning up: pane w2:p3 (pid " + strconv.Itoa(dead) + ", started 2026-11-29 14:02:11); Herdr may still show their last state in those panes" +
+				"|the next 'herdr-pi wrap' removes stale entries (and a pane whose state looks stuck clears when herdr-pi runs there again); to remove them now: rm BASE/panes/" + control.PaneKey("/h", "w2:p3"),
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			base := w.paths().RuntimeBase
+			tc.setup(t, base)
+			rows := map[string]checkRow{}
+			for _, r := range runtimeChecks(t.Context(), w.doctorEnv(time.Second)) {
+				rows[r.Name] = r
+			}
+			for name, want := range tc.want {
+				checkRowWant(t, rows[name], strings.ReplaceAll(want, "BASE", base))
+			}
+		})
+	}
+	if os.Getuid() == 0 {
+		t.Run("someone else's", func(t *testing.T) {
+			w := newWorld(t)
+			base := w.paths().RuntimeBase
+			mkdir(t, base, 0o700)
+			if err := os.Chown(base, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			r := runtimeChecks(t.Context(), w.doctorEnv(time.Second))[0]
+			checkRowWant(t, r, "fail|private directory "+base+" belongs to uid 65534, not to us (uid 0)|remove "+base+" (it belongs to uid 65534: ask its owner or root), or point XDG_RUNTIME_DIR at a directory of your own")
+		})
+	}
+}
+
+func mkdir(t *testing.T, dir string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Mkdir(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, mode); err != nil { // past the umask
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,117 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+// runtimeChecks is the doctor's runtime section: the private directory
+// that holds every wrapper's socket, token and probe, and the pane
+// registry that lets pane hooks find their wrapper.
+func runtimeChecks(_ context.Context, d doctorEnv) []checkRow {
+	return []checkRow{runtimeDirRow(d), registryRow(d)}
+}
+
+func runtimeDirRow(d doctorEnv) checkRow {
+	row := func(status, detail, fix string) checkRow {
+		return checkRow{Name: "directory", Status: status, Detail: detail, Fix: fix}
+	}
+	base := d.Paths.RuntimeBase
+	err := control.CheckPrivateDir(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return row(statusOK, fmt.Sprintf("%s does not exist yet: the first wrapper creates it, mode 0700", base), "")
+	}
+	if err != nil {
+		return row(statusFail, err.Error()+"; until then wrap runs the agent without its control socket: no probe, no 'herdr-pi waiting' or 'status'",
+			privateDirFix(err))
+	}
+	detail := base + " is ours and 0700"
+	var live, dead int
+	for _, r := range control.RunDirs(base) {
+		if r.Alive {
+			live++
+		} else {
+			dead++
+		}
+	}
+	if live+dead > 0 {
+		detail += fmt.Sprintf(" (run directories: %d of running wrappers", live)
+		if dead > 0 {
+			detail += fmt.Sprintf(", %d left by wrappers that were killed, which the next wrapper removes", dead)
+		}
+		detail += ")"
+	}
+	return row(statusOK, detail, "")
+}
+
+// privateDirFix is the way out of each problem a private directory can
+// have.
+func privateDirFix(err error) string {
+	var pe *control.PrivateDirError
+	if !errors.As(err, &pe) {
+		return "check the directory and its permissions"
+	}
+	switch pe.Problem {
+	case control.ProblemMode:
+		return "chmod 700 " + pe.Dir
+	case control.ProblemOwner:
+		return fmt.Sprintf("remove %s (it belongs to uid %d: ask its owner or root), or point XDG_RUNTIME_DIR at a directory of your own", pe.Dir, pe.Owner)
+	case control.ProblemNotDir:
+		return "remove " + pe.Dir + " (a symlink or file is in its place); herdr-pi creates the directory again"
+	}
+	return "check that you can read " + pe.Dir + " and its parent"
+}
+
+func registryRow(d doctorEnv) checkRow {
+	row := func(status, detail, fix string) checkRow {
+		return checkRow{Name: "registry", Status: status, Detail: detail, Fix: fix}
+	}
+	reg := control.PaneRegistry(d.Paths.RuntimeBase)
+	entries, err := reg.Entries()
+	if err != nil {
+		return row(statusFail, "the pane registry "+err.Error()+": pane hooks cannot find their wrapper", privateDirFix(err))
+	}
+	var live, stale, broken []string
+	var files []string
+	for _, e := range entries {
+		switch {
+		case e.Err != nil:
+			broken = append(broken, e.File)
+			files = append(files, e.File)
+		case e.Alive:
+			live = append(live, fmt.Sprintf("pane %s (pid %d)", clean(e.Endpoint.PaneID), e.Endpoint.PID))
+		default:
+			stale = append(stale, fmt.Sprintf("pane %s (pid %d, started %s)", clean(e.Endpoint.PaneID), e.Endpoint.PID, startedAt(e.Endpoint)))
+			files = append(files, e.File)
+		}
+	}
+	summary := "no wrapper is registered for a Herdr pane"
+	if len(live) > 0 {
+		summary = fmt.Sprintf("%s registered: %s", plural(len(live), "running wrapper"), strings.Join(live, ", "))
+	}
+	if len(stale)+len(broken) == 0 {
+		return row(statusOK, summary, "")
+	}
+	var parts []string
+	if len(stale) > 0 {
+		parts = append(parts, fmt.Sprintf("%s of wrappers that are gone without cleaning up: %s; Herdr may still show their last state in those panes",
+			plural(len(stale), "stale entry"), strings.Join(stale, ", ")))
+	}
+	if len(broken) > 0 {
+		parts = append(parts, fmt.Sprintf("%s that cannot be read: %s", plural(len(broken), "entry"), strings.Join(broken, ", ")))
+	}
+	return row(statusWarn, summary+"; "+strings.Join(parts, "; "),
+		"nothing needs doing: the next 'herdr-pi wrap' removes stale entries (and a pane whose state looks stuck clears when herdr-pi runs there again); to remove them now: rm "+strings.Join(files, " "))
+}
+
+func startedAt(e control.Endpoint) string {
+	if e.Started.IsZero() {
+		return "at an unknown time"
+	}
+	return e.Started.Local().Format("2006-01-02 15:04:05")
+}

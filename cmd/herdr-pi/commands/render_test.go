@@ -1,0 +1,232 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// golden compares got with testdata/<test name>.golden; -update rewrites
+// it. The file holds the bytes as printed (cat shows the colours); a
+// difference is shown line by line with control characters escaped.
+func golden(t *testing.T, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", strings.ReplaceAll(t.Name(), "/", "_")+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got == string(want) {
+		return
+	}
+	gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < max(len(gl), len(wl)); i++ {
+		var g, w string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			t.Errorf("%s line %d:\n got  %s\n want %s", path, i+1, strconv.Quote(g), strconv.Quote(w))
+		}
+	}
+}
+
+// fakeTerminal is a buffer that says it is a terminal of some width.
+type fakeTerminal struct {
+	bytes.Buffer
+	width int
+}
+
+func (f *fakeTerminal) IsTerminal() bool { return true }
+func (f *fakeTerminal) Width() int       { return f.width }
+
+func TestLookDecidesColourFromStdoutAndTheEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		out   io.Writer
+		env   []string
+		color bool
+		width int
+	}{
+		{"a pipe or buffer", &bytes.Buffer{}, nil, false, 0},
+		{"a terminal", &fakeTerminal{width: 120}, nil, true, 120},
+		{"NO_COLOR", &fakeTerminal{width: 120}, []string{"NO_COLOR=1"}, false, 120},
+		{"NO_COLOR empty counts as unset", &fakeTerminal{width: 120}, []string{"NO_COLOR="}, true, 120},
+		{"a dumb terminal", &fakeTerminal{width: 80}, []string{"TERM=dumb"}, false, 80},
+	} {
+		l := lookFor(IO{Out: tc.out, Env: tc.env})
+		if l.color != tc.color || l.width != tc.width {
+			t.Errorf("%s: color %v width %d, want %v %d", tc.name, l.color, l.width, tc.color, tc.width)
+		}
+		if !tc.color && l.status(statusFail) != statusFail {
+			t.Errorf("%s: styled without colour: %q", tc.name, l.status(statusFail))
+		}
+	}
+}
+
+// sampleRows has every status, two sections, a long detail and fix.
+var sampleRows = []checkRow{
+	{Section: "herdr", Name: "environment", Status: statusOK, Detail: "inside Herdr pane w1:p1 (HERDR_ENV=1, HERDR_SOCKET_PATH and HERDR_PANE_ID set)"},
+	{Section: "herdr", Name: "toasts", Status: statusWarn, Detail: "Herdr's toasts are off ([ui.toast] delivery is \"off\" in ~/.config/herdr/config.toml): herdr-pi's notifications inside Herdr come back \"disabled\"",
+		Fix: "set [ui.toast] delivery = \"herdr\" (or \"terminal\", \"system\") in ~/.config/herdr/config.toml and run 'herdr server reload-config'"},
+	{Section: "pi", Name: "pi", Status: statusFail, Detail: "no pi on PATH: 'herdr-pi wrap pi' cannot start Pi", Fix: installPi},
+	{Section: "pi", Name: "herdr integration", Status: statusOK, Detail: "Herdr's own Pi integration is not installed"},
+}
+
+func TestDoctorTextGolden(t *testing.T) {
+	t.Run("plain", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := writeDoctorText(&b, sampleRows, newLook(false, 0)); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, b.String())
+	})
+	t.Run("colour at 80 columns", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := writeDoctorText(&b, sampleRows, newLook(true, 80)); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, b.String())
+		for i, line := range strings.Split(b.String(), "\n") {
+			if w := visibleWidth(line); w > 80 {
+				t.Errorf("line %d is %d columns wide: %q", i+1, w, line)
+			}
+		}
+	})
+}
+
+// visibleWidth measures a line as the terminal shows it.
+func visibleWidth(s string) int {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b {
+			for i < len(s) && s[i] != 'm' {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return len([]rune(b.String()))
+}
+
+// sampleStatus is a blocked Pi with three reasons of different ages.
+func sampleStatus(now time.Time) control.Status {
+	return control.Status{
+		Agent: "pi", State: "blocked", Since: now.Add(-133 * time.Second),
+		SessionFile: "/home/me/.pi/agent/sessions/--home-me-api--/2026-11-29T14-00-02-118Z_3f0c9a2e.jsonl",
+		ChildPID:    48211, WrapperPID: 48207, ProbeConnected: true,
+		Reasons: []control.Reason{
+			{Kind: "wait", Key: "deploy-hook:42", Label: "approve deploy", Since: now.Add(-133 * time.Second)},
+			{Kind: "herdr-blocked", Key: "herdr:blocked#1", Label: "evil\x1b]0;title\x07label", Since: now.Add(-2*time.Hour - 5*time.Minute)},
+			{Kind: "sentinel", Key: "sentinel", Label: "input needed", Since: now.Add(-10 * time.Second)},
+		},
+	}
+}
+
+var statusNow = time.Date(2026, 11, 29, 14, 4, 24, 0, time.UTC)
+
+func TestStatusTextGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		st   control.Status
+		l    look
+	}{
+		{"blocked plain", sampleStatus(statusNow), newLook(false, 0)},
+		{"blocked colour", sampleStatus(statusNow), newLook(true, 100)},
+		{"idle without probe or session", control.Status{Agent: "claude", State: "idle", Since: statusNow.Add(-26 * time.Hour), ChildPID: 7, WrapperPID: 6}, newLook(false, 0)},
+		{"unknown at start", control.Status{State: "unknown", WrapperPID: 6}, newLook(true, 80)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := renderStatus(tc.st, statusNow, tc.l)
+			golden(t, got)
+			if strings.ContainsAny(got, "\x07") || strings.Contains(got, "\x1b]") {
+				t.Errorf("a label's control characters reached the output: %q", got)
+			}
+		})
+	}
+}
+
+func TestStatusDocExampleMatchesTheSchema(t *testing.T) {
+	validate(t, compileSchema(t, "status"), docExample(t, "status"))
+}
+
+func TestAge(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-time.Second: "0s", 400 * time.Millisecond: "0s", 45 * time.Second: "45s", 133 * time.Second: "2m13s",
+		time.Hour + 2*time.Minute + 40*time.Second: "1h02m", 76 * time.Hour: "3d4h",
+	} {
+		if got := age(d); got != want {
+			t.Errorf("age(%v) = %q, want %q", d, got, want)
+		}
+	}
+	if got := clock(statusNow.Add(-time.Hour), statusNow); got != "13:04:24" {
+		t.Errorf("clock today: %q", got)
+	}
+	if got := clock(statusNow.Add(-26*time.Hour), statusNow); got != "2026-11-28 12:04:24" {
+		t.Errorf("clock yesterday: %q", got)
+	}
+}
+
+// Through a real terminal: doctor colours its output when stdout is a pty,
+// and not with NO_COLOR; the width comes from the pty.
+func TestDoctorColoursARealTerminal(t *testing.T) {
+	for _, tc := range []struct {
+		env    []string
+		escape bool
+	}{{nil, true}, {[]string{"NO_COLOR=1"}, false}} {
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 90}); err != nil {
+			t.Fatal(err)
+		}
+		w := newWorld(t).healthy().set(tc.env...)
+		if l := lookFor(IO{Out: tty, Env: w.Env()}); l.width != 90 {
+			t.Errorf("width %d from a 90-column pty", l.width)
+		}
+		done := make(chan []byte)
+		go func() {
+			b, _ := io.ReadAll(ptmx)
+			done <- b
+		}()
+		code := Main(context.Background(), []string{"herdr-pi", "doctor", "runtime"}, IO{In: strings.NewReader(""), Out: tty, Err: io.Discard, Env: w.Env()})
+		tty.Close()
+		out := <-done
+		ptmx.Close()
+		if code != 0 {
+			t.Errorf("exit %d: %q", code, out)
+		}
+		if got := bytes.Contains(out, []byte("\x1b[1mRuntime\x1b[0m")); got != tc.escape {
+			t.Errorf("env %q: bold section title %v, want %v: %q", tc.env, got, tc.escape, out)
+		}
+		if got := bytes.Contains(out, []byte("\x1b[")); got != tc.escape {
+			t.Errorf("env %q: escapes %v, want %v: %q", tc.env, got, tc.escape, out)
+		}
+	}
+}
