@@ -14,7 +14,6 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	creackpty "github.com/creack/pty"
-	"github.com/muesli/termenv"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
@@ -352,10 +351,9 @@ func newDemoView(io IO, asJSON bool) *demoView {
 	v := &demoView{out: io.Out, json: asJSON, rows: 40}
 	out, isFile := file(io.Out)
 	tty := isFile && isTerminal(out)
-	v.r = lipgloss.NewRenderer(io.Out)
-	if !tty || io.env().Get("NO_COLOR") != "" {
-		v.r.SetColorProfile(termenv.Ascii)
-	}
+	// Colour as every command decides it (style.go): never queried from
+	// the terminal, off for pipes, NO_COLOR and dumb terminals.
+	v.r = lookFor(io).r
 	v.live = tty && !asJSON
 	if v.live {
 		if ws, err := unix.IoctlGetWinsize(int(out.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 {

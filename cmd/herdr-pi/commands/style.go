@@ -21,6 +21,9 @@ type look struct {
 	header, faint, bold lipgloss.Style
 	ok, warn, fail      lipgloss.Style
 	fixLabel            lipgloss.Style
+
+	// r makes further styles with the same fixed profile (the demo's).
+	r *lipgloss.Renderer
 }
 
 // lookFor decides from stdout and the environment: colour only on a
@@ -50,6 +53,7 @@ func newLook(color bool, width int) look {
 	r.SetHasDarkBackground(true)
 	s := r.NewStyle()
 	return look{
+		r:        r,
 		color:    color,
 		width:    width,
 		header:   s.Bold(true),
