@@ -5,7 +5,6 @@ package e2e
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -14,9 +13,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/commands"
+	"github.com/herdr-pi/herdr-pi/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files and testscript expectations")
 
 // leakCheckedM runs the tests and then fails the run if any goroutine
 // survived them.
@@ -52,7 +50,7 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata",
-		UpdateScripts:       *update,
+		UpdateScripts:       golden.Updating(),
 		RequireExplicitExec: true,
 		Cmds:                scriptCmds(),
 		Setup: func(env *testscript.Env) error {

@@ -1,17 +1,15 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/herdr-pi/herdr-pi/internal/golden"
 	"github.com/herdr-pi/herdr-pi/pane/detect"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/screen"
@@ -58,7 +56,7 @@ func TestPiRecordings(t *testing.T) {
 				t.Fatal(err)
 			}
 			snap := replayWhole(t, raw)
-			checkGolden(t, base+".golden", snap.Text)
+			golden.Check(t, base+".golden", snap.Text)
 			if snap.Title != "π - proj" {
 				t.Errorf("title %q, want Pi's %q", snap.Title, "π - proj")
 			}
@@ -67,7 +65,7 @@ func TestPiRecordings(t *testing.T) {
 			// frame may have advanced between the two captures).
 			if tm, err := os.ReadFile(base + ".tmux.txt"); err == nil {
 				if a, b := normalizeScreen(snap.Text), normalizeScreen(string(tm)); a != b {
-					t.Errorf("shadow screen differs from tmux's capture:\n%s", lineDiff(b, a))
+					t.Errorf("shadow screen differs from tmux's capture:\n%s", golden.Diff(b, a))
 				}
 			}
 
@@ -84,7 +82,7 @@ func TestPiRecordings(t *testing.T) {
 			// and the consumer wrap uses, end on the same screen.
 			for seed := uint64(1); seed <= 3; seed++ {
 				if got := replayFollow(t, raw, seed); got.Text != snap.Text {
-					t.Fatalf("seed %d: chunked replay differs:\n%s", seed, lineDiff(snap.Text, got.Text))
+					t.Fatalf("seed %d: chunked replay differs:\n%s", seed, golden.Diff(snap.Text, got.Text))
 				}
 			}
 		})
@@ -136,44 +134,6 @@ func normalizeScreen(s string) string {
 		lines[i] = strings.TrimRight(l, " ")
 	}
 	return spinnerFrames.Replace(strings.TrimRight(strings.Join(lines, "\n"), "\n"))
-}
-
-// checkGolden compares got with a golden file, rewritten with -update.
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("%s differs (run with -update to accept):\n%s", path, lineDiff(string(want), got))
-	}
-}
-
-// lineDiff shows differing lines quoted, so control characters and
-// trailing spaces are visible.
-func lineDiff(want, got string) string {
-	a, b := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var out bytes.Buffer
-	for i := 0; i < max(len(a), len(b)); i++ {
-		var x, y string
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			fmt.Fprintf(&out, "line %d:\n  want %s\n   got %s\n", i+1, strconv.Quote(x), strconv.Quote(y))
-		}
-	}
-	return out.String()
 }
 
 // Herdr's own pi.toml (contains "Working...") sees Pi 0.73.1 working but

@@ -2,50 +2,13 @@ package osc
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/herdr-pi/herdr-pi/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
-
-// golden compares got with testdata/<test name>.golden, one strconv-quoted
-// line per sequence so control bytes diff readably; -update rewrites it.
-func golden(t *testing.T, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", t.Name()+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < max(len(gl), len(wl)); i++ {
-			g, w := "", ""
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Errorf("%s line %d:\n got  %s\n want %s", path, i+1, g, w)
-			}
-		}
-	}
-}
 
 func TestEncodingsGolden(t *testing.T) {
 	n := Notification{Title: "Pi needs your input", Body: "Pi needs your input · herdr-pi", ID: "pi-ask-w1-p2"}
@@ -55,7 +18,7 @@ func TestEncodingsGolden(t *testing.T) {
 			fmt.Fprintf(&b, "%s tmux=%d %s\n", p, levels, strconv.Quote(string(WrapTmux(Encode(p, n), levels))))
 		}
 	}
-	golden(t, b.String())
+	golden.Check(t, golden.Path(t), b.String())
 }
 
 // The DCS form of notifications-and-sentinel.md §26: the reference's OSC 9

@@ -3,11 +3,7 @@ package commands
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,45 +11,8 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
-
-// golden compares got with testdata/<test name>.golden; -update rewrites
-// it. The file holds the bytes as printed (cat shows the colours); a
-// difference is shown line by line with control characters escaped.
-func golden(t *testing.T, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", strings.ReplaceAll(t.Name(), "/", "_")+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got == string(want) {
-		return
-	}
-	gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < max(len(gl), len(wl)); i++ {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Errorf("%s line %d:\n got  %s\n want %s", path, i+1, strconv.Quote(g), strconv.Quote(w))
-		}
-	}
-}
 
 // fakeTerminal is a buffer that says it is a terminal of some width.
 type fakeTerminal struct {
@@ -103,14 +62,14 @@ func TestDoctorTextGolden(t *testing.T) {
 		if err := writeDoctorText(&b, sampleRows, newLook(false, 0)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, b.String())
+		golden.Check(t, golden.Path(t), b.String())
 	})
 	t.Run("colour at 80 columns", func(t *testing.T) {
 		var b bytes.Buffer
 		if err := writeDoctorText(&b, sampleRows, newLook(true, 80)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, b.String())
+		golden.Check(t, golden.Path(t), b.String())
 		for i, line := range strings.Split(b.String(), "\n") {
 			if w := visibleWidth(line); w > 80 {
 				t.Errorf("line %d is %d columns wide: %q", i+1, w, line)
@@ -163,7 +122,7 @@ func TestStatusTextGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := renderStatus(tc.st, statusNow, tc.l)
-			golden(t, got)
+			golden.Check(t, golden.Path(t), got)
 			if strings.ContainsAny(got, "\x07") || strings.Contains(got, "\x1b]") {
 				t.Errorf("a label's control characters reached the output: %q", got)
 			}
