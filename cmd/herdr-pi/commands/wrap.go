@@ -114,17 +114,21 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, log)
 	defer notes.close()
 
-	var machine *state.Machine
+	// The machine delivers events one at a time, in order, so this sink
+	// can keep its own count of blocked spells and the current state.
 	var blockedSpells int
+	current := state.Unknown
 	det := startDetection(env, cfg, manifest, agent, log, reportTransitions(report), func(e state.Event) {
+		if e.Kind == state.EventTransition {
+			current = e.To
+		}
 		if notes.n != nil {
-			notifyStateEvent(notes.n, machine, &blockedSpells, e)
+			notifyStateEvent(notes.n, current, &blockedSpells, e)
 		}
 		if opts.onState != nil {
 			opts.onState(e)
 		}
 	})
-	machine = det.machine
 	defer det.stop()
 
 	signals := &agentSignals{m: det.machine, agent: agent, logf: log.Printf}

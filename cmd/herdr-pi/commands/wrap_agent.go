@@ -267,7 +267,9 @@ func statusKind(k state.Kind) string {
 // and a run that ended on its own, finished or failed. Aborted runs are
 // silent, and a run that ends waiting for the person is told as blocked,
 // not as finished.
-func notifyStateEvent(n announcer, m *state.Machine, blockedSpells *int, e state.Event) {
+// current is the state after e (the run-finished event follows the
+// transition of the same step).
+func notifyStateEvent(n announcer, current state.State, blockedSpells *int, e state.Event) {
 	switch e.Kind {
 	case state.EventTransition:
 		if e.To != state.Blocked || e.Reason == nil {
@@ -289,7 +291,7 @@ func notifyStateEvent(n announcer, m *state.Machine, blockedSpells *int, e state
 		}
 		n.Notify(notify.Event{Kind: kind, Key: key})
 	case state.EventRunFinished:
-		if m.Snapshot().State == state.Blocked {
+		if current == state.Blocked {
 			return
 		}
 		switch e.Outcome {
