@@ -39,16 +39,46 @@ func startHerdrReporting(env settings.Env, cfg settings.Config, agent string, lo
 	if agent == "" {
 		agent = cfg.Herdr.Agent
 	}
+	client := herdr.NewClient(h.SocketPath)
 	r := herdr.NewReporter(herdr.ReporterConfig{
-		Client: herdr.NewClient(h.SocketPath),
+		Client: client,
 		PaneID: h.PaneID, Source: cfg.Herdr.Source, Agent: agent,
 		Logf: logf,
 	})
 	logf("herdr: reporting pane %s to %s as %s (agent %q)", h.PaneID, h.SocketPath, cfg.Herdr.Source, agent)
 	r.Report(herdr.StateUnknown, "")
+
+	// Herdr keeps a custom source's state only in memory: after a restart or
+	// a live handoff the pane reads unknown until the next change, which may
+	// be long in coming. The event stream ends on both, so when it comes
+	// back the current state is sent again. The watcher's goroutine is
+	// owned here and ends in stop, before the release.
+	watchCtx, cancelWatch := context.WithCancel(context.Background())
+	watchDone := make(chan struct{})
+	w := &herdr.Watcher{
+		Client:        client,
+		Subscriptions: []herdr.Subscription{{Type: "pane.agent_status_changed", PaneID: h.PaneID}},
+		// No Logf: a Herdr that cannot be reached is already logged by the
+		// reporter, once per kind of failure.
+		OnConnect: func(reconnect bool) {
+			if reconnect {
+				logf("herdr: the event stream is back (Herdr restarted or handed off): reporting the state again")
+				r.Resync()
+			}
+		},
+	}
+	go func() {
+		defer close(watchDone)
+		if err := w.Run(watchCtx, func(herdr.Event) {}); err != nil && watchCtx.Err() == nil {
+			logf("herdr: stopped watching pane %s: %v", h.PaneID, err)
+		}
+	}()
+
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
+			cancelWatch()
+			<-watchDone
 			ctx, cancel := context.WithTimeout(context.Background(), releaseBudget)
 			defer cancel()
 			start := time.Now()

@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+)
+
+// Herdr keeps a custom source's state in memory only. When its event
+// stream ends (a live handoff, a restart), wrap reports the current state
+// again as soon as the stream is back, without waiting for a change.
+func TestWrapReportsAgainAfterHerdrHandoff(t *testing.T) {
+	dir := t.TempDir()
+	h := herdrfake.Start(t)
+	env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
+	env = append(env, h.Env()...)
+	r, err := startOuter(outerOptions{Env: env, Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", agentScript(t, "print ready\\r\\n", "sleep 6s")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := func() []string {
+		var out []string
+		for _, c := range h.Reports(h.PaneID()) {
+			out = append(out, c.State)
+		}
+		return out
+	}
+	h.WaitFor(t, 10*time.Second, "unknown then idle", func() bool { return len(states()) == 2 && states()[1] == "idle" })
+	time.Sleep(300 * time.Millisecond) // the watcher is subscribed by now
+	handoff := time.Now()
+	h.DropSubscriptions()
+	h.WaitFor(t, 10*time.Second, "idle reported again", func() bool { return len(states()) == 3 && states()[2] == "idle" })
+	reps := h.Reports(h.PaneID())
+	if !reps[2].Accepted || reps[2].Seq <= reps[1].Seq {
+		t.Fatalf("the repeated report was not accepted: %+v", reps[2])
+	}
+	t.Logf("state reported again %v after the stream ended", reps[2].At.Sub(handoff).Round(time.Millisecond))
+	if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
+		t.Fatalf("status %d, %v", status, err)
+	}
+}
