@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,5 +43,50 @@ func TestWrapReportsAgainAfterHerdrHandoff(t *testing.T) {
 	t.Logf("state reported again %v after the stream ended", reps[2].At.Sub(handoff).Round(time.Millisecond))
 	if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
 		t.Fatalf("status %d, %v", status, err)
+	}
+}
+
+// Herdr answers ok to reports it ignores. After a plain pi exited in the
+// pane, Herdr drops custom reports labelled pi: the wrapper reads its claim
+// back, logs why, and `herdr-pi status` says so.
+func TestWrapNoticesHerdrIgnoringItsReports(t *testing.T) {
+	for _, ignored := range []bool{false, true} {
+		dir := t.TempDir()
+		h := herdrfake.Start(t)
+		if ignored {
+			h.SimulateAgentProcessExit(h.PaneID(), "pi")
+		}
+		env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
+		env = append(env, h.Env()...)
+		r, err := startOuter(outerOptions{Env: env, Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", agentScript(t, "print ready\\r\\n", "sleep 3s")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct{ Herdr string }
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			cmd := exec.Command("herdr-pi", "status", "--json")
+			cmd.Env = env
+			out, err := cmd.Output()
+			if err == nil && json.Unmarshal(out, &st) == nil && (strings.Contains(st.Herdr, "ignores") || !ignored && st.Herdr != "") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("ignored=%v: status never said how Herdr takes the reports: %s (%v)", ignored, out, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if got := strings.Contains(st.Herdr, "ignores"); got != ignored {
+			t.Fatalf("ignored=%v: status says %q", ignored, st.Herdr)
+		}
+		if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
+			t.Fatalf("status %d, %v", status, err)
+		}
+		if ignored {
+			log, _ := os.ReadFile(filepath.Join(dir, "herdr-pi", "herdr-pi.log"))
+			if !strings.Contains(string(log), "Herdr ignores herdr-pi's reports for pane w1:p1: it shows no agent") {
+				t.Fatalf("the log does not say why:\n%s", log)
+			}
+		}
 	}
 }

@@ -95,6 +95,9 @@ type Status struct {
 	ChildPID       int  `json:"child_pid,omitempty"`
 	WrapperPID     int  `json:"wrapper_pid"`
 	ProbeConnected bool `json:"probe_connected"`
+	// Herdr says in a sentence how Herdr takes the wrapper's reports
+	// (empty outside Herdr).
+	Herdr string `json:"herdr,omitempty"`
 }
 
 // Reason is one open reason the agent is blocked.

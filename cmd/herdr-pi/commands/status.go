@@ -111,6 +111,9 @@ func renderStatus(st control.Status, now time.Time, l look) string {
 	}
 	line("session", session)
 	line("wrapper", fmt.Sprintf("pid %d", st.WrapperPID))
+	if st.Herdr != "" {
+		line("herdr", clean(st.Herdr))
+	}
 	if len(st.Reasons) == 0 {
 		line("reasons", "none open")
 		return b.String()

@@ -106,7 +106,7 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 
 	manifest, agent := pickManifest(io, paths, cfg, opts, log)
 	herdrEnv, inHerdr := settings.HerdrEnv(env)
-	report, stopHerdr := startHerdrReporting(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
+	report, stopHerdr, herdrHealth := startHerdrReporting(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
 	defer stopHerdr()
 
 	inject := pty.NewInjector()
@@ -131,7 +131,7 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 	})
 	defer det.stop()
 
-	signals := &agentSignals{m: det.machine, agent: agent, logf: log.Printf}
+	signals := &agentSignals{m: det.machine, agent: agent, logf: log.Printf, herdrHealth: herdrHealth}
 	if notes.n != nil {
 		signals.notes = notes.n
 	}

@@ -36,6 +36,8 @@ type agentSignals struct {
 	agent   string
 	logf    func(string, ...any)
 	watcher *session.Watcher // nil without a Pi session to follow
+	// herdrHealth says how Herdr takes the reports (nil: not in Herdr).
+	herdrHealth func() string
 
 	childPID atomic.Int64
 
@@ -245,6 +247,9 @@ func (a *agentSignals) Status() control.Status {
 	}
 	for _, r := range snap.Reasons {
 		st.Reasons = append(st.Reasons, control.Reason{Kind: statusKind(r.Kind), Key: r.Key, Label: r.Message(), Since: r.Since})
+	}
+	if a.herdrHealth != nil {
+		st.Herdr = a.herdrHealth()
 	}
 	return st
 }

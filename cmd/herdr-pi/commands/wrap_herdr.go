@@ -2,8 +2,10 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
@@ -28,13 +30,16 @@ const releaseBudget = 2500 * time.Millisecond
 // SIGTERM/SIGHUP/SIGINT (pane/pty forwards them and returns once the child
 // is gone), and panics unwinding through wrap. The Reporter's goroutine is
 // owned by it and ends in stop.
-func startHerdrReporting(env settings.Env, cfg settings.Config, agent string, logf func(string, ...any)) (report func(state, message string), stop func()) {
+//
+// health says in a sentence how Herdr takes the reports ("" outside
+// Herdr), for `herdr-pi status`.
+func startHerdrReporting(env settings.Env, cfg settings.Config, agent string, logf func(string, ...any)) (report func(state, message string), stop func(), health func() string) {
 	h, ok := settings.HerdrEnv(env)
 	if !ok {
 		if missing := settings.MissingHerdr(env); env.Get("HERDR_ENV") != "" || env.Get("HERDR_SOCKET_PATH") != "" || env.Get("HERDR_PANE_ID") != "" {
 			logf("herdr: incomplete Herdr environment (missing %s): not reporting", strings.Join(missing, ", "))
 		}
-		return func(string, string) {}, func() {}
+		return func(string, string) {}, func() {}, func() string { return "" }
 	}
 	if agent == "" {
 		agent = cfg.Herdr.Agent
@@ -74,11 +79,27 @@ func startHerdrReporting(env settings.Env, cfg settings.Config, agent string, lo
 		}
 	}()
 
+	// Herdr answers ok even when it ignores a report (another source owns
+	// the pane, or a plain pi exited in it: herdr-socket-api.md §6.2), so
+	// the claim is read back once. The goroutine is owned here too.
+	var healthNote atomic.Value
+	healthNote.Store(fmt.Sprintf("reporting to pane %s as %s (agent %q)", h.PaneID, cfg.Herdr.Source, agent))
+	checkDone := make(chan struct{})
+	go func() {
+		defer close(checkDone)
+		if note := checkClaim(watchCtx, client, r, h.PaneID, agent); note != "" {
+			logf("herdr: %s", note)
+			healthNote.Store(note)
+		}
+	}()
+	health = func() string { return healthNote.Load().(string) }
+
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
 			cancelWatch()
 			<-watchDone
+			<-checkDone
 			ctx, cancel := context.WithTimeout(context.Background(), releaseBudget)
 			defer cancel()
 			start := time.Now()
@@ -88,5 +109,39 @@ func startHerdrReporting(env settings.Env, cfg settings.Config, agent string, lo
 			}
 		})
 	}
-	return r.Report, stop
+	return r.Report, stop, health
+}
+
+// checkClaim waits for Herdr's first answer to a report, then reads the
+// pane back: when Herdr shows another agent (or none) for it, the reports
+// are being dropped silently, and the returned sentence says so and why
+// that happens.
+func checkClaim(ctx context.Context, c *herdr.Client, r *herdr.Reporter, paneID, agent string) string {
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	for r.Stats().Sent == 0 {
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-deadline.C:
+			return "" // Herdr does not answer: the reporter logs that
+		case <-poll.C:
+		}
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	p, err := c.PaneGet(pctx, paneID)
+	if err != nil || strings.EqualFold(strings.TrimSpace(p.Agent), strings.TrimSpace(agent)) {
+		return ""
+	}
+	shown := "no agent"
+	if p.Agent != "" {
+		shown = fmt.Sprintf("agent %q", p.Agent)
+	}
+	return fmt.Sprintf("Herdr ignores herdr-pi's reports for pane %s: it shows %s (status %s), not %q. "+
+		"Another integration may own the pane, or a plain %s exited in it earlier (Herdr then drops reports "+
+		"labelled %q until it sees a new one); open a new pane, or see docs/herdr-setup.md §5",
+		paneID, shown, p.AgentStatus, agent, agent, agent)
 }

@@ -23,7 +23,7 @@ func TestOutsideHerdrNothingIsSent(t *testing.T) {
 		{"HERDR_ENV=true", "HERDR_SOCKET_PATH=" + s.SocketPath(), "HERDR_PANE_ID=w1:p1"},
 	} {
 		var logs []string
-		report, stop := startHerdrReporting(settings.EnvFrom(env), settings.Defaults(), "", func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) })
+		report, stop, _ := startHerdrReporting(settings.EnvFrom(env), settings.Defaults(), "", func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) })
 		report("working", "")
 		stop()
 		if n := len(s.Requests()); n != 0 {
@@ -39,7 +39,7 @@ func TestReportingUsesConfigAndReleases(t *testing.T) {
 	s := herdrfake.Start(t)
 	cfg := settings.Defaults()
 	cfg.Herdr.Source = "custom:team"
-	report, stop := startHerdrReporting(settings.EnvFrom(s.Env()), cfg, "", t.Logf)
+	report, stop, _ := startHerdrReporting(settings.EnvFrom(s.Env()), cfg, "", t.Logf)
 	s.WaitFor(t, time.Second, "the claim", func() bool { return s.Pane(s.PaneID()).Status == "unknown" && len(s.Reports(s.PaneID())) == 1 })
 	report("blocked", "approve")
 	s.WaitFor(t, time.Second, "blocked", func() bool { return s.Pane(s.PaneID()).Status == "blocked" })
@@ -120,7 +120,7 @@ func copyRate(t *testing.T, herdrEnv []string, size int) (mbps float64, bursts i
 		t.Fatal(err)
 	}
 	defer out.Close()
-	report, stop := startHerdrReporting(settings.EnvFrom(herdrEnv), settings.Defaults(), "", func(string, ...any) {})
+	report, stop, _ := startHerdrReporting(settings.EnvFrom(herdrEnv), settings.Defaults(), "", func(string, ...any) {})
 	defer stop()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -168,7 +168,7 @@ func TestReleaseRunsWhenWrapPanics(t *testing.T) {
 				t.Error("no panic")
 			}
 		}()
-		report, stop := startHerdrReporting(settings.EnvFrom(s.Env()), settings.Defaults(), "", t.Logf)
+		report, stop, _ := startHerdrReporting(settings.EnvFrom(s.Env()), settings.Defaults(), "", t.Logf)
 		defer stop()
 		report("blocked", "approve")
 		s.WaitFor(t, time.Second, "blocked", func() bool { return s.Pane(s.PaneID()).Status == "blocked" })
