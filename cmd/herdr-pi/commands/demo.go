@@ -113,6 +113,10 @@ func herdrEvent(method string, params json.RawMessage) demoEvent {
 		}
 	case "pane.release_agent":
 		e.Text = "release the pane"
+	case "pane.get":
+		e.Text = "read the pane back (Herdr answers ok even to reports it ignores)"
+	case "events.subscribe":
+		e.Text = "follow the pane's events (to report again if Herdr restarts)"
 	case "notification.show":
 		e.Text = fmt.Sprintf("toast %q", str("title"))
 		if b := str("body"); b != "" {
@@ -345,6 +349,7 @@ type demoView struct {
 	r        *lipgloss.Renderer
 	rows     int
 	lastDraw string
+	reserve  int // rows kept free below the frame
 }
 
 func newDemoView(io IO, asJSON bool) *demoView {
@@ -408,7 +413,7 @@ func (v *demoView) frame(scr string, events []demoEvent) {
 		v.printed = len(events)
 		return
 	}
-	draw := v.render(scr, events, "")
+	draw := v.render(scr, events, v.reserve)
 	if draw == v.lastDraw {
 		return
 	}
@@ -432,7 +437,9 @@ func (v *demoView) end(scr string, events []demoEvent, wrapErr error) {
 	}
 	summary := v.summary(events, wrapErr)
 	if v.live {
-		v.lastDraw = ""
+		// The last frame leaves room for the summary below it, so the top
+		// of the frame does not scroll away.
+		v.lastDraw, v.reserve = "", strings.Count(summary, "\n")+2
 		v.frame(scr, events)
 		fmt.Fprint(v.out, "\x1b[?25h")
 		fmt.Fprintln(v.out, summary)
@@ -483,7 +490,8 @@ func (v *demoView) box(scr string) string {
 	return v.r.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color("8")).Render(strings.Join(lines, "\n"))
 }
 
-func (v *demoView) render(scr string, events []demoEvent, _ string) string {
+// render draws one frame, leaving reserve rows of the terminal free below it.
+func (v *demoView) render(scr string, events []demoEvent, reserve int) string {
 	title := v.r.NewStyle().Bold(true).Render("herdr-pi demo") +
 		v.r.NewStyle().Faint(true).Render("  a scripted agent under `herdr-pi wrap`, reporting to a Herdr stand-in · q quits")
 	cur := "unknown"
@@ -494,7 +502,7 @@ func (v *demoView) render(scr string, events []demoEvent, _ string) string {
 	}
 	badge := v.r.NewStyle().Bold(true).Reverse(true).Foreground(lipgloss.Color(demoStateColors[cur])).Render(" " + strings.ToUpper(cur) + " ")
 	head := []string{title, v.box(scr), " pane state in Herdr: " + badge, ""}
-	room := max(v.rows-len(strings.Split(strings.Join(head, "\n"), "\n"))-3, 4)
+	room := max(v.rows-len(strings.Split(strings.Join(head, "\n"), "\n"))-2-reserve, 4)
 	if len(events) > room {
 		events = events[len(events)-room:]
 	}

@@ -3,6 +3,7 @@ package commands
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,6 +20,11 @@ type herdrStandIn struct {
 	ln          net.Listener
 	onRequest   func(method string, params json.RawMessage)
 	wg          sync.WaitGroup
+
+	mu    sync.Mutex
+	conns map[net.Conn]bool // event streams held open
+	// agent and status are the pane's, as the last report set them.
+	agent, status string
 }
 
 // startHerdrStandIn listens in a new private directory. close stops it,
@@ -28,7 +34,7 @@ func startHerdrStandIn(onRequest func(method string, params json.RawMessage)) (*
 	if err != nil {
 		return nil, err
 	}
-	h := &herdrStandIn{dir: dir, socket: filepath.Join(dir, "herdr.sock"), onRequest: onRequest}
+	h := &herdrStandIn{dir: dir, socket: filepath.Join(dir, "herdr.sock"), onRequest: onRequest, conns: map[net.Conn]bool{}}
 	if h.ln, err = net.Listen("unix", h.socket); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -69,7 +75,42 @@ func (h *herdrStandIn) serve(conn net.Conn) {
 	}
 	h.onRequest(req.Method, req.Params)
 	result := map[string]any{"type": "ok"}
+	var p struct {
+		Agent string `json:"agent"`
+		State string `json:"state"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
 	switch req.Method {
+	case "pane.report_agent":
+		h.mu.Lock()
+		h.agent, h.status = p.Agent, p.State
+		h.mu.Unlock()
+	case "pane.release_agent":
+		h.mu.Lock()
+		h.agent, h.status = "", "unknown"
+		h.mu.Unlock()
+	case "pane.get":
+		h.mu.Lock()
+		result = map[string]any{"type": "pane_info", "pane": map[string]any{
+			"pane_id": "w1:p1", "terminal_id": "term_demo", "workspace_id": "w1", "tab_id": "w1:t1",
+			"focused": true, "agent_status": h.status, "revision": 0, "agent": h.agent}}
+		h.mu.Unlock()
+	case "events.subscribe":
+		// Acknowledge and hold the stream open, sending nothing, until the
+		// wrapper goes (or the stand-in closes).
+		ack, _ := json.Marshal(map[string]any{"id": req.ID, "result": map[string]any{"type": "subscription_started"}})
+		if _, err := conn.Write(append(ack, '\n')); err != nil {
+			return
+		}
+		_ = conn.SetDeadline(time.Time{})
+		h.mu.Lock()
+		h.conns[conn] = true
+		h.mu.Unlock()
+		_, _ = io.Copy(io.Discard, conn)
+		h.mu.Lock()
+		delete(h.conns, conn)
+		h.mu.Unlock()
+		return
 	case "ping":
 		result = map[string]any{"type": "pong", "version": "0.8.0", "protocol": 20,
 			"capabilities": map[string]any{"live_handoff": false, "detached_server_daemon": false}}
@@ -82,6 +123,11 @@ func (h *herdrStandIn) serve(conn net.Conn) {
 
 func (h *herdrStandIn) close() {
 	h.ln.Close()
+	h.mu.Lock()
+	for c := range h.conns {
+		c.Close()
+	}
+	h.mu.Unlock()
 	h.wg.Wait()
 	os.RemoveAll(h.dir)
 }
