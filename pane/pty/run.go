@@ -383,6 +383,8 @@ func (l *loop) run() (int, error) {
 	var drainStart, lastOut time.Time
 	var killAt time.Time // when set, SIGKILL the child's group at this time
 	bnd := newBoundary()
+	// pollSet is reused by every turn of the loop: no garbage per poll.
+	pollSet := make([]unix.PollFd, 0, 3)
 	var injectBy time.Time // when set, write pending injections by then
 
 	hangup := func(why string) {
@@ -521,8 +523,7 @@ func (l *loop) run() (int, error) {
 			}
 		}
 
-		fds := make([]unix.PollFd, 0, 3)
-		fds = append(fds, unix.PollFd{Fd: int32(l.efd), Events: unix.POLLIN})
+		fds := append(pollSet[:0], unix.PollFd{Fd: int32(l.efd), Events: unix.POLLIN})
 		mi, ii := -1, -1
 		if masterOpen {
 			ev := int16(unix.POLLIN)
