@@ -324,16 +324,9 @@ func (s *Server) dispatch(id, method string, p *params) (map[string]any, *apiErr
 	case "pane.process_info":
 		return s.processInfo(p)
 	case "pane.layout":
-		pid, has := p.optStr("pane_id")
-		if p.err != "" {
-			return nil, nil, nil
-		}
-		pn := s.activePane()
-		if has {
-			pn = s.panes[pid]
-		}
+		pn, aerr := s.targetPane(p)
 		if pn == nil {
-			return nil, errf("pane_not_found", "pane not found"), nil
+			return nil, aerr, nil
 		}
 		return map[string]any{"type": "pane_layout", "layout": s.layout(pn.tab)}, nil, nil
 	case "agent.get":
@@ -739,17 +732,28 @@ func (s *Server) paneClose(p *params) (map[string]any, *apiError, *subscriber) {
 	return ok(), nil, nil
 }
 
-func (s *Server) processInfo(p *params) (map[string]any, *apiError, *subscriber) {
+// targetPane resolves an optional pane_id: the pane named, else the active
+// focused one. A nil pane with a nil error means the params were invalid
+// (p.err says how).
+func (s *Server) targetPane(p *params) (*pane, *apiError) {
 	pid, has := p.optStr("pane_id")
 	if p.err != "" {
-		return nil, nil, nil
+		return nil, nil
 	}
 	pn := s.activePane()
 	if has {
 		pn = s.panes[pid]
 	}
 	if pn == nil {
-		return nil, errf("pane_not_found", "pane not found"), nil
+		return nil, errf("pane_not_found", "pane not found")
+	}
+	return pn, nil
+}
+
+func (s *Server) processInfo(p *params) (map[string]any, *apiError, *subscriber) {
+	pn, aerr := s.targetPane(p)
+	if pn == nil {
+		return nil, aerr, nil
 	}
 	info := map[string]any{"pane_id": pn.id, "shell_pid": nil, "foreground_process_group_id": nil,
 		"tty": nil, "foreground_processes": []any{}}
