@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -13,10 +12,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/charmbracelet/x/vt"
 	creackpty "github.com/creack/pty"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/pane/screen"
 )
 
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
@@ -122,34 +122,21 @@ type ptyResult struct {
 	TermiosChanged string
 }
 
-// shadow is a terminal emulator fed from the pty master, guarded the way
-// go-toolkit.md §3.3 describes (replies drained, closed through its input
-// pipe, panics recovered).
+// shadow is the product's own guarded shadow screen (pane/screen) fed
+// from the pty master, plus the raw bytes.
 type shadow struct {
 	mu  sync.Mutex
-	emu *vt.Emulator
+	scr *screen.Screen
 	raw bytes.Buffer
-	wg  sync.WaitGroup
 }
 
-func newShadow(rows, cols int) *shadow {
-	s := &shadow{emu: vt.NewEmulator(cols, rows)}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		_, _ = io.Copy(io.Discard, s.emu)
-	}()
-	return s
-}
+func newShadow(rows, cols int) *shadow { return &shadow{scr: screen.New(rows, cols)} }
 
 func (s *shadow) write(p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.raw.Write(p)
-	func() {
-		defer func() { _ = recover() }()
-		_, _ = s.emu.Write(p)
-	}()
+	_ = s.scr.Write(p)
 }
 
 func (s *shadow) rawLen() int {
@@ -161,23 +148,16 @@ func (s *shadow) rawLen() int {
 func (s *shadow) resize(rows, cols int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.emu.Resize(cols, rows)
+	_ = s.scr.Resize(rows, cols)
 }
 
 func (s *shadow) screen() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lines := strings.Split(s.emu.String(), "\n")
-	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
-	}
-	return strings.TrimRight(strings.Join(lines, "\n"), "\n") + "\n"
+	return strings.TrimRight(s.scr.Snapshot().Text, "\n") + "\n"
 }
 
-func (s *shadow) close() {
-	_ = s.emu.InputPipe().(io.Closer).Close()
-	s.wg.Wait()
-}
+func (s *shadow) close() { s.scr.Close() }
 
 // openPollablePty opens a pty pair whose master supports deadlines: creack
 // leaves the master in blocking mode, so it is re-made non-blocking and
