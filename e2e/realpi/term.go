@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/vt"
 	creackpty "github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/pane/screen"
 )
 
 // Term is a program under a real pty whose output feeds a shadow terminal
@@ -26,7 +26,7 @@ type Term struct {
 	master *os.File
 
 	mu  sync.Mutex
-	emu *vt.Emulator
+	scr *screen.Screen // the product's guarded shadow screen
 	raw bytes.Buffer
 
 	wg     sync.WaitGroup
@@ -54,12 +54,8 @@ func StartTerm(t testing.TB, argv, env []string, dir string, rows, cols int) *Te
 		t.Fatal(err)
 	}
 	tty.Close()
-	tm := &Term{cmd: cmd, master: master, emu: vt.NewEmulator(cols, rows), exited: make(chan struct{})}
-	tm.wg.Add(3)
-	go func() { // the emulator's replies are drained, never sent to the program
-		defer tm.wg.Done()
-		_, _ = io.Copy(io.Discard, tm.emu)
-	}()
+	tm := &Term{cmd: cmd, master: master, scr: screen.New(rows, cols), exited: make(chan struct{})}
+	tm.wg.Add(2)
 	go func() {
 		defer tm.wg.Done()
 		buf := make([]byte, 32<<10)
@@ -86,19 +82,14 @@ func (tm *Term) feed(p []byte) {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
 	tm.raw.Write(p)
-	defer func() { _ = recover() }() // an emulator panic must not end the test run
-	_, _ = tm.emu.Write(p)
+	_ = tm.scr.Write(p)
 }
 
 // Screen is the visible screen, trailing blanks trimmed.
 func (tm *Term) Screen() string {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
-	lines := strings.Split(tm.emu.String(), "\n")
-	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
-	}
-	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+	return strings.TrimRight(tm.scr.Snapshot().Text, "\n")
 }
 
 // Raw is every byte the program wrote so far.
@@ -195,6 +186,6 @@ func (tm *Term) Close() {
 	}
 	// Unblock the reader: closing the master ends its Read.
 	_ = tm.master.Close()
-	_ = tm.emu.InputPipe().(io.Closer).Close()
 	tm.wg.Wait()
+	tm.scr.Close()
 }
