@@ -106,13 +106,14 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 
 	manifest, agent := pickManifest(io, paths, cfg, opts, log)
 	herdrEnv, inHerdr := settings.HerdrEnv(env)
-	report, stopHerdr, herdrHealth := startHerdrReporting(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
-	defer stopHerdr()
-
 	inject := pty.NewInjector()
 	tui := isPi || isTerminal(stdin) && isTerminal(stdout)
 	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, log)
 	defer notes.close()
+	// Deferred after the notifier: at exit the pane is released first, and
+	// only then do queued notifications get their short drain.
+	report, stopHerdr, herdrHealth := startHerdrReporting(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
+	defer stopHerdr()
 
 	// The machine delivers events one at a time, in order, so this sink
 	// can keep its own count of blocked spells and the current state.
