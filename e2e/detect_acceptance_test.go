@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 // linkCommands puts herdr-pi and fakeagent (this test binary, re-executed
@@ -77,7 +77,7 @@ func TestWrapReportsWorkingThenIdle(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			dir := t.TempDir()
 			trace := filepath.Join(dir, "trace.jsonl")
-			fake := herdrfake.Start(t)
+			fake := herdrtest.Start(t)
 			env := linkCommands(t, dir, append(fake.Env(), "HERDR_PI_TRACE="+trace)...)
 			script := filepath.Join(dir, "agent")
 			body := "pi-working 2s " + version + "\npi-idle " + version + "\nsleep 1s\n"

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/commands"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // Screens built from the rules of every manifest Herdr ships, each with the
@@ -124,10 +125,10 @@ var herdrManifestCases = []struct {
 }
 
 func TestDetectReproducesHerdrVerdicts(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "reference", "herdr", "manifests")
+	dir := testenv.Shared(t, "reference/herdr/manifests")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.toml"))
 	if len(files) == 0 {
-		t.Skipf("Herdr's manifests are not at %s: run from a work tree with ../shared beside it", dir)
+		t.Fatalf("no Herdr manifests in %s", dir)
 	}
 	covered := map[string]bool{}
 	tmp := t.TempDir()

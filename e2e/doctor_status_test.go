@@ -13,7 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 // docSchema compiles docs/<name>.schema.json, the schema the docs link to.
@@ -60,7 +60,7 @@ func TestDoctorJSONValidatesInsideAndOutsideHerdr(t *testing.T) {
 	schema := docSchema(t, "doctor")
 	dir := t.TempDir()
 	base := append(withoutHerdr(os.Environ()), "XDG_CONFIG_HOME="+dir, "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
-	h := herdrfake.Start(t, herdrfake.Options{Delivery: "herdr"})
+	h := herdrtest.Start(t, herdrtest.Options{Delivery: "herdr"})
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -109,7 +109,7 @@ func TestStatusOfARunningWrapper(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	h := herdrfake.Start(t)
+	h := herdrtest.Start(t)
 	env := append(withoutHerdr(os.Environ()), "XDG_CONFIG_HOME="+dir, "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
 	env = append(env, h.Env()...)
 	script := agentScript(t,

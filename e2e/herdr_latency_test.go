@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 // TestKeystrokeEchoWithBrokenHerdr measures, through real ptys, how long a
@@ -32,23 +32,23 @@ func TestKeystrokeEchoWithBrokenHerdr(t *testing.T) {
 	}
 	type mode struct {
 		name  string
-		env   func(s *herdrfake.Server) []string
-		setup func(s *herdrfake.Server)
+		env   func(s *herdrtest.Server) []string
+		setup func(s *herdrtest.Server)
 	}
 	modes := []mode{
-		{name: "no Herdr (baseline)", env: func(*herdrfake.Server) []string { return nil }},
-		{name: "healthy", env: (*herdrfake.Server).Env},
-		{name: "absent socket", env: func(s *herdrfake.Server) []string {
+		{name: "no Herdr (baseline)", env: func(*herdrtest.Server) []string { return nil }},
+		{name: "healthy", env: (*herdrtest.Server).Env},
+		{name: "absent socket", env: func(s *herdrtest.Server) []string {
 			return replaceEnv(s.Env(), "HERDR_SOCKET_PATH", filepath.Join(filepath.Dir(s.SocketPath()), "gone.sock"))
 		}},
-		{name: "dangling socket", env: (*herdrfake.Server).Env, setup: (*herdrfake.Server).Crash},
-		{name: "accepts, never answers", env: (*herdrfake.Server).Env, setup: func(s *herdrfake.Server) { s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultHang}) }},
-		{name: "garbage", env: (*herdrfake.Server).Env, setup: func(s *herdrfake.Server) { s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultGarbage}) }},
-		{name: "closes mid-line", env: (*herdrfake.Server).Env, setup: func(s *herdrfake.Server) { s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultCloseMidLine}) }},
+		{name: "dangling socket", env: (*herdrtest.Server).Env, setup: (*herdrtest.Server).Crash},
+		{name: "accepts, never answers", env: (*herdrtest.Server).Env, setup: func(s *herdrtest.Server) { s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang}) }},
+		{name: "garbage", env: (*herdrtest.Server).Env, setup: func(s *herdrtest.Server) { s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultGarbage}) }},
+		{name: "closes mid-line", env: (*herdrtest.Server).Env, setup: func(s *herdrtest.Server) { s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultCloseMidLine}) }},
 	}
 	var base echoStats
 	for i, m := range modes {
-		s := herdrfake.Start(t)
+		s := herdrtest.Start(t)
 		if m.setup != nil {
 			m.setup(s)
 		}

@@ -9,13 +9,13 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 // fakeKey holds a script's fake Herdr in testscript's Values.
 type fakeKey struct{}
 
-type fakeHolder struct{ s *herdrfake.Server }
+type fakeHolder struct{ s *herdrtest.Server }
 
 // setupHerdrFake gives each script a slot for a fake Herdr and stops it at
 // the end, failing the script when herdr-pi sent a request that breaks
@@ -81,7 +81,7 @@ func cmdHerdrFake(ts *testscript.TestScript, neg bool, args []string) {
 		if h.s != nil {
 			ts.Fatalf("herdrfake start: already started")
 		}
-		s, err := herdrfake.New(herdrfake.Options{Protocol: *protocol, Delivery: *delivery, Logf: ts.Logf})
+		s, err := herdrtest.New(herdrtest.Options{Protocol: *protocol, Delivery: *delivery, Logf: ts.Logf})
 		ts.Check(err)
 		h.s = s
 		if ok, path := s.SchemaChecked(); ok {
@@ -89,15 +89,15 @@ func cmdHerdrFake(ts *testscript.TestScript, neg bool, args []string) {
 		} else {
 			ts.Logf("herdrfake: no Herdr schema found; requests are not schema-checked")
 		}
-		s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultKind(*fault), Delay: *delay})
+		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultKind(*fault), Delay: *delay})
 		for _, kv := range s.Env() {
 			k, v, _ := strings.Cut(kv, "=")
 			ts.Setenv(k, v)
 		}
 	case "fault":
-		f := herdrfake.Fault{}
+		f := herdrtest.Fault{}
 		if len(args) > 1 && args[1] != "none" {
-			f.Kind = herdrfake.FaultKind(args[1])
+			f.Kind = herdrtest.FaultKind(args[1])
 		}
 		if len(args) > 2 {
 			d, err := time.ParseDuration(args[2])
@@ -184,7 +184,7 @@ func cmdHerdrFake(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // checkReleased says why the pane was not properly given back, or nil.
-func checkReleased(s *herdrfake.Server) error {
+func checkReleased(s *herdrtest.Server) error {
 	calls := s.AgentCalls(s.PaneID())
 	if len(calls) == 0 {
 		return fmt.Errorf("no agent calls at all")

@@ -5,32 +5,15 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"go.uber.org/goleak"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/commands"
 	"github.com/herdr-pi/herdr-pi/internal/golden"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
-
-// leakCheckedM runs the tests and then fails the run if any goroutine
-// survived them.
-type leakCheckedM struct{ m *testing.M }
-
-func (l leakCheckedM) Run() int {
-	code := l.m.Run()
-	if code != 0 {
-		return code
-	}
-	if err := goleak.Find(); err != nil {
-		fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-		return 1
-	}
-	return 0
-}
 
 func TestMain(m *testing.M) {
 	// A race-enabled binary sleeps a second before it exits (GORACE
@@ -39,7 +22,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("GORACE") == "" {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
-	testscript.Main(leakCheckedM{m}, map[string]func(){
+	testscript.Main(testenv.Checked(m), map[string]func(){
 		"herdr-pi": func() {
 			os.Exit(commands.Main(context.Background(), os.Args, commands.SystemIO()))
 		},

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/internal/golden"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/pane/detect"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/screen"
@@ -140,10 +141,10 @@ func normalizeScreen(s string) string {
 // misses Pi 1.6.0's border — the upstream bug (herdr#3955) the embedded
 // manifest fixes, shown on the same recordings.
 func TestHerdrPiManifestMissesPi16(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "reference", "herdr", "manifests", "pi.toml")
+	path := testenv.Shared(t, "reference/herdr/manifests/pi.toml")
 	herdrPi, err := detect.LoadFile(path)
 	if err != nil {
-		t.Skipf("Herdr's pi.toml not readable (%v): run from a work tree with ../shared beside it", err)
+		t.Fatalf("Herdr's pi.toml: %v", err)
 	}
 	for version, want := range map[string]detect.State{"0.73.1": detect.Working, "1.6.0": detect.Idle} {
 		raw, err := os.ReadFile(filepath.Join("testdata", "pi", version, "working.raw"))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // tmuxServer is a private tmux server (its own socket) for one test.
@@ -18,7 +20,7 @@ type tmuxServer struct {
 func startTmux(t *testing.T) *tmuxServer {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (apt-get install tmux)")
+		testenv.Missing(t, "tmux", "apt-get install tmux")
 	}
 	dir, err := os.MkdirTemp("", "hpt")
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 // agentScript writes a fakeagent script into dir.
@@ -69,7 +69,7 @@ func withoutHerdr(env []string) []string {
 // arrives.
 func TestWrapNotifiesThroughHerdr(t *testing.T) {
 	dir := t.TempDir()
-	h := herdrfake.Start(t, herdrfake.Options{Delivery: "herdr"})
+	h := herdrtest.Start(t, herdrtest.Options{Delivery: "herdr"})
 	lines := []string{"print ready\\r\\n"}
 	for i := 0; i < 5; i++ {
 		lines = append(lines,

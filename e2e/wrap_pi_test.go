@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
-	"github.com/herdr-pi/herdr-pi/e2e/fakellm"
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
-	"github.com/herdr-pi/herdr-pi/e2e/realpi"
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/internal/pitest"
 )
 
 // These tests run the whole product: a real Pi from npm under the real
@@ -25,26 +25,26 @@ const question = "Which file should I edit?"
 // piRig is one wrapped-Pi setup.
 type piRig struct {
 	t       *testing.T
-	pi      realpi.Pi
+	pi      pitest.Pi
 	llm     *fakellm.Server
-	agent   *realpi.Agent
-	herdr   *herdrfake.Server // nil outside Herdr
+	agent   *pitest.Agent
+	herdr   *herdrtest.Server // nil outside Herdr
 	hp      string
 	private string // XDG_STATE_HOME and XDG_RUNTIME_DIR
 }
 
 func newPiRig(t *testing.T, respond fakellm.Responder, inHerdr bool) *piRig {
 	t.Helper()
-	pi := realpi.Current(t)
+	pi := pitest.Current(t)
 	hp, err := exec.LookPath("herdr-pi")
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &piRig{t: t, pi: pi, hp: hp, llm: fakellm.Start(respond)}
 	t.Cleanup(r.llm.Close)
-	r.agent = realpi.NewAgent(t, pi, r.llm.BaseURL())
+	r.agent = pitest.NewAgent(t, pi, r.llm.BaseURL())
 	if inHerdr {
-		r.herdr = herdrfake.Start(t)
+		r.herdr = herdrtest.Start(t)
 	}
 	r.private, err = os.MkdirTemp("", "hpe")
 	if err != nil {
@@ -63,9 +63,9 @@ func (r *piRig) env(extra ...string) []string {
 }
 
 // wrap starts `herdr-pi wrap pi args…` under a 40x120 pty.
-func (r *piRig) wrap(args ...string) *realpi.Term {
+func (r *piRig) wrap(args ...string) *pitest.Term {
 	argv := append([]string{r.hp, "wrap", r.pi.Bin}, args...)
-	tm := realpi.StartTerm(r.t, argv, r.env(), r.agent.Project, 40, 120)
+	tm := pitest.StartTerm(r.t, argv, r.env(), r.agent.Project, 40, 120)
 	r.t.Cleanup(tm.Close)
 	// Pi draws its editor between two full-width rules once it is ready.
 	tm.WaitFor(r.t, "Pi's editor", 30*time.Second, func(s string) bool {
@@ -104,7 +104,7 @@ func (r *piRig) herdrPi(args ...string) (string, error) {
 	return string(out), err
 }
 
-func quit(t *testing.T, tm *realpi.Term) {
+func quit(t *testing.T, tm *pitest.Term) {
 	t.Helper()
 	tm.Type(t, "/quit")
 	if code, err := tm.ExitCode(15 * time.Second); err != nil || code != 0 {
@@ -336,7 +336,7 @@ func TestWrapPiPrintModeIsPassthrough(t *testing.T) {
 // nothing is reported, yet the sentinel rule still reads the session.
 func TestWrapPiOutsideHerdr(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), false)
-	other := herdrfake.Start(t) // a Herdr that must hear nothing
+	other := herdrtest.Start(t) // a Herdr that must hear nothing
 	tm := r.wrap()
 	time.Sleep(time.Second) // no report tells when the probe is in
 	tm.Type(t, "hello")

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 // Herdr keeps a custom source's state in memory only. When its event
@@ -17,7 +17,7 @@ import (
 // again as soon as the stream is back, without waiting for a change.
 func TestWrapReportsAgainAfterHerdrHandoff(t *testing.T) {
 	dir := t.TempDir()
-	h := herdrfake.Start(t)
+	h := herdrtest.Start(t)
 	env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
 	env = append(env, h.Env()...)
 	r, err := startOuter(outerOptions{Env: env, Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", agentScript(t, "print ready\\r\\n", "sleep 6s")}})
@@ -52,7 +52,7 @@ func TestWrapReportsAgainAfterHerdrHandoff(t *testing.T) {
 func TestWrapNoticesHerdrIgnoringItsReports(t *testing.T) {
 	for _, ignored := range []bool{false, true} {
 		dir := t.TempDir()
-		h := herdrfake.Start(t)
+		h := herdrtest.Start(t)
 		if ignored {
 			h.SimulateAgentProcessExit(h.PaneID(), "pi")
 		}

@@ -12,8 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.uber.org/goleak"
-
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
 )
@@ -437,7 +436,7 @@ func TestMain(m *testing.M) {
 	if tmuxHelper() {
 		return
 	}
-	goleak.VerifyTestMain(m)
+	testenv.Main(m)
 }
 
 func TestDoctorRows(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
 	"github.com/herdr-pi/herdr-pi/notify/tmux/tmuxtest"
@@ -167,7 +168,7 @@ func TestTmuxPassthroughOffDoctorSaysWhy(t *testing.T) {
 // still arrives unwrapped at the outer terminal.
 func TestNestedTmuxWrapsOncePerLevel(t *testing.T) {
 	if os.Getenv("TMUX") != "" {
-		t.Skip("the tests run inside tmux, which would be one more level: run them outside tmux")
+		testenv.Missing(t, "a terminal outside tmux", "the tests run inside tmux, which would be one more level: run them outside tmux")
 	}
 	conf := "set -g allow-passthrough on\n"
 	outer := tmuxtest.New(t, conf)

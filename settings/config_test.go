@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestUnknownKeyNamesFileLineAndTable(t *testing.T) {
 	data := "[herdr]\nagent = \"pi\"\n\n[notify]\ncolour = \"red\"\n"

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv("HERDR_PI_TEST_DIAL"); path != "" {
 		os.Exit(dialAndReport(path, os.Getenv("HERDR_PI_TEST_TOKEN")))
 	}
-	goleak.VerifyTestMain(m)
+	testenv.Main(m)
 }
 
 func dialAndReport(path, token string) int {
@@ -463,7 +463,7 @@ const nobody = 65534
 func runAsNobody(t *testing.T, path, token string) string {
 	t.Helper()
 	if os.Getuid() != 0 {
-		t.Skip("needs root to start a process as another uid (CI runs as root)")
+		testenv.Missing(t, "root", "run the tests as root to start a process as another uid (CI runs as root)")
 	}
 	exe, err := os.Executable()
 	if err != nil {

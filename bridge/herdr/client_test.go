@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 func TestPingAndProtocol(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	c := herdr.NewClient(s.SocketPath())
 	p, err := c.Ping(context.Background())
 	if err != nil || p.Protocol != 20 || p.Version != "0.8.0" || p.Capabilities == nil {
@@ -33,7 +33,7 @@ func TestPingAndProtocol(t *testing.T) {
 }
 
 func TestMethodsAgainstTheFake(t *testing.T) {
-	s := herdrfake.Start(t, herdrfake.Options{Delivery: "herdr"})
+	s := herdrtest.Start(t, herdrtest.Options{Delivery: "herdr"})
 	c := herdr.NewClient(s.SocketPath())
 	ctx := context.Background()
 	pane := s.PaneID()
@@ -96,7 +96,7 @@ func TestMethodsAgainstTheFake(t *testing.T) {
 		t.Errorf("bad key: %v", err)
 	}
 	pid := 4242
-	s.SetProcessInfo(np.PaneID, herdrfake.ProcessInfo{ShellPID: &pid, Processes: []herdrfake.Process{{PID: 4300, Name: "pi", Argv: []string{"pi"}}}})
+	s.SetProcessInfo(np.PaneID, herdrtest.ProcessInfo{ShellPID: &pid, Processes: []herdrtest.Process{{PID: 4300, Name: "pi", Argv: []string{"pi"}}}})
 	proc, err := c.PaneProcessInfo(ctx, np.PaneID)
 	if err != nil || proc.ShellPID == nil || *proc.ShellPID != 4242 || len(proc.ForegroundProcesses) != 1 || proc.ForegroundProcesses[0].Name != "pi" {
 		t.Errorf("PaneProcessInfo: %+v %v", proc, err)
@@ -129,7 +129,7 @@ func isCode(err error, code string) bool {
 }
 
 func TestHerdrErrorsNameSocketAndWayOut(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	c := herdr.NewClient(s.SocketPath())
 	err := c.ReportAgent(context.Background(), herdr.AgentReport{PaneID: "w1:p9", Source: "custom:t", Agent: "pi", State: "idle"})
 	var he *herdr.Error
@@ -151,7 +151,7 @@ func TestHerdrErrorsNameSocketAndWayOut(t *testing.T) {
 // is, that the message names the socket and a way out, and how long the
 // two attempts (500 ms, then 1500 ms) take.
 func TestTransportFailures(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	dir, err := os.MkdirTemp("", "hp")
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestTransportFailures(t *testing.T) {
 	type tc struct {
 		name   string
 		socket string
-		fault  herdrfake.Fault
+		fault  herdrtest.Fault
 		crash  bool
 		kind   herdr.FailureKind
 		words  []string
@@ -174,10 +174,10 @@ func TestTransportFailures(t *testing.T) {
 		{name: "absent", socket: filepath.Join(dir, "nope.sock"), kind: herdr.FailNoSocket, words: []string{"does not exist", "start Herdr"}, maxDur: 200 * time.Millisecond},
 		{name: "not a socket", socket: regular, kind: herdr.FailNotSocket, words: []string{"not a socket", "HERDR_SOCKET_PATH"}, maxDur: 200 * time.Millisecond},
 		{name: "dangling", crash: true, kind: herdr.FailRefused, words: []string{"refuses connections", "restart Herdr"}, maxDur: 200 * time.Millisecond},
-		{name: "hang", fault: herdrfake.Fault{Kind: herdrfake.FaultHang}, kind: herdr.FailTimeout, words: []string{"no reply to pane.report_agent within 1.5s", "doctor"}, minDur: 1900 * time.Millisecond, maxDur: 3 * time.Second},
-		{name: "garbage", fault: herdrfake.Fault{Kind: herdrfake.FaultGarbage}, kind: herdr.FailGarbage, words: []string{"not Herdr's protocol", "<html>"}, maxDur: 300 * time.Millisecond},
-		{name: "close", fault: herdrfake.Fault{Kind: herdrfake.FaultClose}, kind: herdr.FailClosed, words: []string{"closed the connection without answering"}, maxDur: 300 * time.Millisecond},
-		{name: "close mid-line", fault: herdrfake.Fault{Kind: herdrfake.FaultCloseMidLine}, kind: herdr.FailClosed, words: []string{"without answering"}, maxDur: 300 * time.Millisecond},
+		{name: "hang", fault: herdrtest.Fault{Kind: herdrtest.FaultHang}, kind: herdr.FailTimeout, words: []string{"no reply to pane.report_agent within 1.5s", "doctor"}, minDur: 1900 * time.Millisecond, maxDur: 3 * time.Second},
+		{name: "garbage", fault: herdrtest.Fault{Kind: herdrtest.FaultGarbage}, kind: herdr.FailGarbage, words: []string{"not Herdr's protocol", "<html>"}, maxDur: 300 * time.Millisecond},
+		{name: "close", fault: herdrtest.Fault{Kind: herdrtest.FaultClose}, kind: herdr.FailClosed, words: []string{"closed the connection without answering"}, maxDur: 300 * time.Millisecond},
+		{name: "close mid-line", fault: herdrtest.Fault{Kind: herdrtest.FaultCloseMidLine}, kind: herdr.FailClosed, words: []string{"without answering"}, maxDur: 300 * time.Millisecond},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sock := c.socket
@@ -193,7 +193,7 @@ func TestTransportFailures(t *testing.T) {
 			start := time.Now()
 			err := herdr.NewClient(sock).ReportAgent(context.Background(), herdr.AgentReport{PaneID: s.PaneID(), Source: "custom:t", Agent: "pi", State: "working", Seq: uint64(time.Now().UnixMicro())})
 			took := time.Since(start)
-			s.SetFault(herdrfake.Fault{})
+			s.SetFault(herdrtest.Fault{})
 			if herdr.KindOf(err) != c.kind {
 				t.Fatalf("kind %q, want %q (err %v)", herdr.KindOf(err), c.kind, err)
 			}
@@ -217,8 +217,8 @@ func TestTransportFailures(t *testing.T) {
 }
 
 func TestRetryRecoversWithinTheSecondAttempt(t *testing.T) {
-	s := herdrfake.Start(t)
-	s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultHang, Count: 1})
+	s := herdrtest.Start(t)
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang, Count: 1})
 	start := time.Now()
 	err := herdr.NewClient(s.SocketPath()).ReportAgent(context.Background(), herdr.AgentReport{PaneID: s.PaneID(), Source: "custom:t", Agent: "pi", State: "idle", Seq: 1})
 	if err != nil {
@@ -233,8 +233,8 @@ func TestRetryRecoversWithinTheSecondAttempt(t *testing.T) {
 }
 
 func TestCancelEndsACallAtOnce(t *testing.T) {
-	s := herdrfake.Start(t)
-	s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultHang})
+	s := herdrtest.Start(t)
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	start := time.Now()
@@ -245,7 +245,7 @@ func TestCancelEndsACallAtOnce(t *testing.T) {
 }
 
 func TestInMemoryDial(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	c := &herdr.Client{Socket: s.SocketPath(), Dial: s.Dial}
 	if _, err := c.Ping(context.Background()); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 // logSink collects log lines.
@@ -43,7 +43,7 @@ func (l *logSink) all() []string {
 	return slices.Clone(l.lines)
 }
 
-func newReporter(s *herdrfake.Server, log *logSink, tweak func(*herdr.ReporterConfig)) *herdr.Reporter {
+func newReporter(s *herdrtest.Server, log *logSink, tweak func(*herdr.ReporterConfig)) *herdr.Reporter {
 	cfg := herdr.ReporterConfig{
 		Client: herdr.NewClient(s.SocketPath()),
 		PaneID: s.PaneID(), Source: "custom:herdr-pi", Agent: "pi",
@@ -61,7 +61,7 @@ func newReporter(s *herdrfake.Server, log *logSink, tweak func(*herdr.ReporterCo
 // ignored by the seq rules or did not increase. The identical request twice
 // in a row is a retry after a lost reply (a loaded machine can let the
 // 500 ms first attempt time out) and allowed.
-func checkSeqs(t *testing.T, calls []herdrfake.AgentCall) {
+func checkSeqs(t *testing.T, calls []herdrtest.AgentCall) {
 	t.Helper()
 	var last uint64
 	for i, c := range calls {
@@ -77,7 +77,7 @@ func checkSeqs(t *testing.T, calls []herdrfake.AgentCall) {
 }
 
 func TestBurstCollapsesToTheNewestState(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	r := newReporter(s, nil, nil)
 	defer r.Close()
 	states := []string{"working", "idle", "blocked"}
@@ -117,7 +117,7 @@ func TestBurstCollapsesToTheNewestState(t *testing.T) {
 }
 
 func TestOnlyChangesAreReported(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	// A long MinInterval holds changes back, so what happens to a held-back
 	// change can be seen.
 	r := newReporter(s, nil, func(c *herdr.ReporterConfig) { c.MinInterval = 200 * time.Millisecond })
@@ -143,8 +143,8 @@ func TestOnlyChangesAreReported(t *testing.T) {
 }
 
 func TestReportNeverWaitsForAHungHerdr(t *testing.T) {
-	s := herdrfake.Start(t)
-	s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultHang})
+	s := herdrtest.Start(t)
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang})
 	r := newReporter(s, nil, nil)
 	var worst, total time.Duration
 	for i := 0; i < 10000; i++ {
@@ -166,19 +166,19 @@ func TestReportNeverWaitsForAHungHerdr(t *testing.T) {
 }
 
 func TestFailuresAreLoggedOncePerKindAndTheStateIsSentAgain(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	log := &logSink{}
 	r := newReporter(s, log, func(c *herdr.ReporterConfig) {
 		c.RetryMin, c.RetryMax, c.MinInterval = 20*time.Millisecond, 40*time.Millisecond, time.Millisecond
 	})
 	defer r.Close()
-	s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultGarbage})
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultGarbage})
 	r.Report("working", "")
 	s.WaitFor(t, 3*time.Second, "several failed attempts", func() bool { return len(s.Requests()) >= 8 })
-	s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultClose})
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultClose})
 	n := len(s.Requests())
 	s.WaitFor(t, 3*time.Second, "more failed attempts", func() bool { return len(s.Requests()) >= n+6 })
-	s.SetFault(herdrfake.Fault{})
+	s.SetFault(herdrtest.Fault{})
 	s.WaitFor(t, 3*time.Second, "the state after recovery", func() bool { return s.Pane(s.PaneID()).Status == "working" })
 	time.Sleep(100 * time.Millisecond)
 
@@ -207,7 +207,7 @@ func TestFailuresAreLoggedOncePerKindAndTheStateIsSentAgain(t *testing.T) {
 }
 
 func TestRestartedHerdrGetsTheCurrentState(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	log := &logSink{}
 	r := newReporter(s, log, func(c *herdr.ReporterConfig) { c.RetryMin, c.MinInterval = 30*time.Millisecond, time.Millisecond })
 	defer r.Close()
@@ -240,7 +240,7 @@ func TestRestartedHerdrGetsTheCurrentState(t *testing.T) {
 // checkSeqsWithin checks seqs only increase, without requiring acceptance
 // (a Herdr restart forgets what it accepted). The identical request twice
 // in a row is a retry after a lost reply, and allowed.
-func checkSeqsWithin(t *testing.T, calls []herdrfake.AgentCall) {
+func checkSeqsWithin(t *testing.T, calls []herdrtest.AgentCall) {
 	t.Helper()
 	for i := 1; i < len(calls); i++ {
 		a, b := calls[i-1], calls[i]
@@ -252,7 +252,7 @@ func checkSeqsWithin(t *testing.T, calls []herdrfake.AgentCall) {
 }
 
 func TestReleaseComesAfterEveryReport(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	r := newReporter(s, nil, nil)
 	r.Report("unknown", "")
 	r.Report("working", "")
@@ -281,8 +281,8 @@ func TestReleaseComesAfterEveryReport(t *testing.T) {
 }
 
 func TestReleaseWithAReportHungInFlight(t *testing.T) {
-	s := herdrfake.Start(t)
-	s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultHang, Methods: []string{"pane.report_agent"}})
+	s := herdrtest.Start(t)
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang, Methods: []string{"pane.report_agent"}})
 	r := newReporter(s, nil, nil)
 	r.Report("working", "")
 	s.WaitFor(t, time.Second, "the hung report", func() bool { return len(s.Requests()) > 0 })
@@ -318,7 +318,7 @@ func TestReleaseWithAReportHungInFlight(t *testing.T) {
 // never left (an earlier run that died may have left its state on the
 // pane); a run that reported nothing sends nothing.
 func TestReleaseEvenBeforeTheFirstReportLeft(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	// An earlier run died with the pane blocked.
 	c := herdr.NewClient(s.SocketPath())
 	if err := c.ReportAgent(context.Background(), herdr.AgentReport{PaneID: s.PaneID(), Source: "custom:herdr-pi", Agent: "pi", State: "blocked", Seq: uint64(time.Now().UnixMicro())}); err != nil {
@@ -347,7 +347,7 @@ func TestReleaseEvenBeforeTheFirstReportLeft(t *testing.T) {
 		t.Errorf("the dead run's state survived a release: %+v", st)
 	}
 
-	s2 := herdrfake.Start(t)
+	s2 := herdrtest.Start(t)
 	r = newReporter(s2, nil, nil)
 	if err := r.Release(context.Background()); err != nil {
 		t.Fatal(err)
@@ -360,8 +360,8 @@ func TestReleaseEvenBeforeTheFirstReportLeft(t *testing.T) {
 // A Herdr known not to answer gets one short release attempt (500 ms), not
 // the two that take 2 s: exiting must not wait for what cannot land.
 func TestReleaseIsShortWhenHerdrIsKnownToHang(t *testing.T) {
-	s := herdrfake.Start(t)
-	s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultHang})
+	s := herdrtest.Start(t)
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang})
 	r := newReporter(s, nil, nil)
 	r.Report("working", "")
 	time.Sleep(2100 * time.Millisecond) // both attempts time out
@@ -380,11 +380,11 @@ func TestReleaseIsShortWhenHerdrIsKnownToHang(t *testing.T) {
 }
 
 func TestReleaseIsBoundedWhenHerdrHangs(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	r := newReporter(s, nil, nil)
 	r.Report("working", "")
 	s.WaitFor(t, time.Second, "working", func() bool { return s.Pane(s.PaneID()).Status == "working" })
-	s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultHang})
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang})
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -398,7 +398,7 @@ func TestReleaseIsBoundedWhenHerdrHangs(t *testing.T) {
 }
 
 func TestPanicInTheSenderIsRecovered(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	log := &logSink{}
 	var mu sync.Mutex
 	calls := 0

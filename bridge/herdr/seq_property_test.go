@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 // wireLog records every request line in the order herdr-pi wrote it: the
@@ -66,7 +66,7 @@ func TestSeqNeverGoesBack(t *testing.T) {
 	runs, restarts, produced := 0, 0, 0
 	for name, clock := range clocks {
 		for iter := 0; iter < 12; iter++ {
-			s := herdrfake.Start(t)
+			s := herdrtest.Start(t)
 			wl := &wireLog{}
 			newR := func() *herdr.Reporter {
 				runs++
@@ -89,8 +89,8 @@ func TestSeqNeverGoesBack(t *testing.T) {
 				case k == 8:
 					r.Resync()
 				case k == 9:
-					s.SetFault([]herdrfake.Fault{{}, {Kind: herdrfake.FaultGarbage}, {Kind: herdrfake.FaultClose},
-						{Kind: herdrfake.FaultCloseMidLine}, {Kind: herdrfake.FaultClose, Count: 1}}[rng.IntN(5)])
+					s.SetFault([]herdrtest.Fault{{}, {Kind: herdrtest.FaultGarbage}, {Kind: herdrtest.FaultClose},
+						{Kind: herdrtest.FaultCloseMidLine}, {Kind: herdrtest.FaultClose, Count: 1}}[rng.IntN(5)])
 				case k == 10:
 					restarts++
 					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -105,7 +105,7 @@ func TestSeqNeverGoesBack(t *testing.T) {
 					time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond)
 				}
 			}
-			s.SetFault(herdrfake.Fault{})
+			s.SetFault(herdrtest.Fault{})
 			r.Report("blocked", "final")
 			// A request cut off by a crash can reach Herdr after later ones;
 			// its lower seq makes Herdr ignore it, so look for the final

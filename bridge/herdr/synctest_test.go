@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 // TestPacingAndBackOffInFakeTime runs the Reporter with its real defaults
@@ -15,7 +15,7 @@ import (
 // testing/synctest bubble, talking to the fake through in-memory pipes, so
 // minutes of back-off take no wall time.
 func TestPacingAndBackOffInFakeTime(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	synctest.Test(t, func(t *testing.T) {
 		r := herdr.NewReporter(herdr.ReporterConfig{
 			Client: &herdr.Client{Socket: s.SocketPath(), Dial: s.Dial},
@@ -23,7 +23,7 @@ func TestPacingAndBackOffInFakeTime(t *testing.T) {
 		})
 		defer r.Close()
 		start := time.Now()
-		since := func(q herdrfake.Request) time.Duration { return q.At.Sub(start).Round(time.Millisecond) }
+		since := func(q herdrtest.Request) time.Duration { return q.At.Sub(start).Round(time.Millisecond) }
 
 		// Pacing: three changes 10 ms apart leave as two reports, 100 ms apart.
 		r.Report("working", "")
@@ -40,7 +40,7 @@ func TestPacingAndBackOffInFakeTime(t *testing.T) {
 
 		// Back-off: a Herdr answering garbage gets the current state again
 		// after 1 s, 2 s, 4 s, … capped at 30 s, two attempts each.
-		s.SetFault(herdrfake.Fault{Kind: herdrfake.FaultGarbage})
+		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultGarbage})
 		start = time.Now()
 		r.Report("working", "")
 		time.Sleep(2 * time.Minute)
@@ -63,7 +63,7 @@ func TestPacingAndBackOffInFakeTime(t *testing.T) {
 			}
 		}
 		// Herdr answers again: the next retry delivers, then all is quiet.
-		s.SetFault(herdrfake.Fault{})
+		s.SetFault(herdrtest.Fault{})
 		time.Sleep(31 * time.Second)
 		synctest.Wait()
 		if st := s.Pane(s.PaneID()); st.Status != "working" {
@@ -81,7 +81,7 @@ func TestPacingAndBackOffInFakeTime(t *testing.T) {
 	})
 }
 
-func times(reqs []herdrfake.Request, since func(herdrfake.Request) time.Duration) []time.Duration {
+func times(reqs []herdrtest.Request, since func(herdrtest.Request) time.Duration) []time.Duration {
 	var out []time.Duration
 	for _, q := range reqs {
 		out = append(out, since(q))

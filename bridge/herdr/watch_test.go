@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 type eventLog struct {
@@ -45,7 +45,7 @@ func (l *eventLog) names() []string {
 }
 
 func TestWatcherReconnectsAndDeliversOnce(t *testing.T) {
-	s := herdrfake.Start(t, herdrfake.Options{NoEventPacing: true})
+	s := herdrtest.Start(t, herdrtest.Options{NoEventPacing: true})
 	c := herdr.NewClient(s.SocketPath())
 	ctx := context.Background()
 	np, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
@@ -108,7 +108,7 @@ func TestWatcherReconnectsAndDeliversOnce(t *testing.T) {
 }
 
 func TestWatcherStopsWhenThePaneIsGone(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	w := &herdr.Watcher{Client: herdr.NewClient(s.SocketPath()),
 		Subscriptions: []herdr.Subscription{{Type: "pane.agent_status_changed", PaneID: "w1:p9"}}}
 	err := w.Run(context.Background(), func(herdr.Event) {})
@@ -118,7 +118,7 @@ func TestWatcherStopsWhenThePaneIsGone(t *testing.T) {
 }
 
 func TestWatcherLogsOnceWhileHerdrIsAway(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	s.Crash()
 	logs := &logSink{}
 	w := &herdr.Watcher{Client: herdr.NewClient(s.SocketPath()), Logf: logs.Logf, BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond,

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 func prompt(t *testing.T, js string) Prompt {
 	t.Helper()

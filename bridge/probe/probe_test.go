@@ -13,12 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestInstructionIsExact(t *testing.T) {
 	sum := sha256.Sum256([]byte(Instruction))
@@ -148,7 +147,7 @@ func node(t *testing.T) string {
 	}
 	p, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found: install Node (CI installs Node 24 with .ci/install-pi)")
+		testenv.Missing(t, "node", "install Node (CI installs Node 24 with .ci/install-pi)")
 	}
 	return p
 }

@@ -11,7 +11,8 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
-	"github.com/herdr-pi/herdr-pi/e2e/fakellm"
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
+	"github.com/herdr-pi/herdr-pi/internal/pitest"
 	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
@@ -127,7 +128,7 @@ func waitSentinel(t *testing.T, s *sentinels, open bool) session.Sentinel {
 var herdrEnv = []string{"HERDR_ENV=1", "HERDR_SOCKET_PATH=/tmp/x", "HERDR_PANE_ID=w1:p1"}
 
 // startPi runs an interactive Pi with the probe loaded, as wrap would.
-func startPi(t *testing.T, a *Agent, w *wrapper, extraEnv []string, args ...string) *Term {
+func startPi(t *testing.T, a *pitest.Agent, w *wrapper, extraEnv []string, args ...string) *pitest.Term {
 	t.Helper()
 	if !probe.Interactive(args, true, true) {
 		t.Fatalf("test bug: %q is not an interactive Pi command line", args)
@@ -138,11 +139,11 @@ func startPi(t *testing.T, a *Agent, w *wrapper, extraEnv []string, args ...stri
 	}
 	env := a.With(append(w.run.Env(), extraEnv...)...)
 	argv := append([]string{a.Pi.Bin}, probe.Inject(path, args)...)
-	return StartTerm(t, argv, env, a.Project, 30, 100)
+	return pitest.StartTerm(t, argv, env, a.Project, 30, 100)
 }
 
 // editorReady waits for Pi's idle editor (the two border rows).
-func editorReady(t *testing.T, tm *Term) {
+func editorReady(t *testing.T, tm *pitest.Term) {
 	t.Helper()
 	tm.WaitFor(t, "the editor", 20*time.Second, func(s string) bool { return strings.Count(s, "────────") >= 2 })
 }
@@ -162,7 +163,7 @@ func markerShown(screen string) bool {
 const question = "Which file should I edit?"
 
 func TestPiBlockedReplyInsideHerdr(t *testing.T) {
-	pi := Current(t)
+	pi := pitest.Current(t)
 	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{
 		// The marker itself arrives in pieces, so every streaming prefix
 		// of it is on its way to the screen at some point.
@@ -170,7 +171,7 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 		WordDelay: 120 * time.Millisecond,
 	}))
 	defer llm.Close()
-	a := NewAgent(t, pi, llm.BaseURL())
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, herdrEnv)
 	editorReady(t, tm)
@@ -247,10 +248,10 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 // and the redrawn history hides the marker; once a later user message
 // answered, a restart restores nothing.
 func TestPiRestoresAfterRestart(t *testing.T) {
-	pi := Current(t)
+	pi := pitest.Current(t)
 	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
 	defer llm.Close()
-	a := NewAgent(t, pi, llm.BaseURL())
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	// A session that ended blocked (print mode writes the same file).
 	if out, err := a.Command(a.Env, "-p", "hello").CombinedOutput(); err != nil {
 		t.Fatalf("pi -p: %v\n%s", err, out)
@@ -334,10 +335,10 @@ func tail(reqs []fakellm.Request) string {
 // (which also proves the screen check above can fail). The wrapper still
 // hears the lifecycle.
 func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
-	pi := Current(t)
+	pi := pitest.Current(t)
 	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
 	defer llm.Close()
-	a := NewAgent(t, pi, llm.BaseURL())
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, []string{"HERDR_ENV=1", "HERDR_PANE_ID=w1:p1"}) // no HERDR_SOCKET_PATH
 	editorReady(t, tm)
@@ -357,14 +358,14 @@ func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
 // with it inside a closed code fence (the closing ``` is then the final
 // line), does not: neither for the session rule nor for the probe.
 func TestPiMarkerMidTextOrInFenceDoesNotBlock(t *testing.T) {
-	pi := Current(t)
+	pi := pitest.Current(t)
 	replies := map[string]string{
 		"mention": "The marker is " + probe.Marker + " when input is required.",
 		"fence":   "Put this at the end:\n```\n" + probe.Marker + "\n```",
 	}
 	llm := fakellm.Start(func(r fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: replies[r.LastUser()]} })
 	defer llm.Close()
-	a := NewAgent(t, pi, llm.BaseURL())
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, herdrEnv)
 	editorReady(t, tm)
@@ -389,10 +390,10 @@ func TestPiMarkerMidTextOrInFenceDoesNotBlock(t *testing.T) {
 // `pi -p "hi"`: the argv rule keeps the probe out, so Pi runs untouched and
 // never talks to the wrapper, even with the wrapper's environment present.
 func TestPiPrintModeGetsNoProbe(t *testing.T) {
-	pi := Current(t)
+	pi := pitest.Current(t)
 	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: "hello back"}))
 	defer llm.Close()
-	a := NewAgent(t, pi, llm.BaseURL())
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	args := []string{"-p", "hi"}
 	if probe.Interactive(args, true, true) {
@@ -418,10 +419,10 @@ func TestPiPrintModeGetsNoProbe(t *testing.T) {
 // the probe still loads without error, adds the guidance and reports; the
 // marker stays visible there (documented limitation).
 func TestOldPiLoadsTheProbe(t *testing.T) {
-	pi := Old(t)
+	pi := pitest.Old(t)
 	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
 	defer llm.Close()
-	a := NewAgent(t, pi, llm.BaseURL())
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, herdrEnv)
 	editorReady(t, tm)

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
-	"github.com/herdr-pi/herdr-pi/e2e/fakellm"
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
+	"github.com/herdr-pi/herdr-pi/internal/pitest"
 	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
@@ -17,7 +18,7 @@ import (
 // restores the blocked state. Waits from another extension and Pi's own
 // dialogs come through the same socket.
 func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
-	pi := Current(t)
+	pi := pitest.Current(t)
 	llm := fakellm.Start(func(r fakellm.Request) fakellm.Reply {
 		if strings.Contains(r.LastUser(), "block") {
 			return fakellm.Reply{Text: question + "\n:input_needed:"}
@@ -25,7 +26,7 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 		return fakellm.Reply{Text: "Sure."}
 	})
 	defer llm.Close()
-	a := NewAgent(t, pi, llm.BaseURL())
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	ext, err := filepath.Abs("testdata/waiter.mjs")
 	if err != nil {

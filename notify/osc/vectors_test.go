@@ -8,10 +8,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/internal/jstext"
-	"go.uber.org/goleak"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // hexDiff reports a byte mismatch with both sides in hex, so invisible
 // bytes (ESC, U+00B7, a stray space) are plain to see.

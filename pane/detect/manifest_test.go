@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 const okRule = "\n[[rules]]\nid = \"r\"\nstate = \"working\"\ncontains = [\"x\"]\n"
@@ -111,10 +113,10 @@ func TestHerdrManifestsParse(t *testing.T) {
 }
 
 func herdrManifests(t testing.TB) []string {
-	dir := filepath.Join("..", "..", "..", "shared", "reference", "herdr", "manifests")
+	dir := testenv.Shared(t, "reference/herdr/manifests")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.toml"))
 	if len(files) == 0 {
-		t.Skipf("no Herdr manifests at %s: run the tests from a work tree that has ../shared beside it", dir)
+		t.Fatalf("no Herdr manifests in %s", dir)
 	}
 	return files
 }

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	creackpty "github.com/creack/pty"
-	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // outer is a real terminal standing in for the user's: the test holds the
 // master (the "screen and keyboard"), the wrapper gets the tty end.

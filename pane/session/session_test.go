@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // Reference D3.1 (hasInputNeededMarker), §16 and the JavaScript traps of
 // §27, plus the code-fence cases the acceptance names.

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/e2e/realpi"
+	"github.com/herdr-pi/herdr-pi/internal/pitest"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // npmPi installs a fake Pi the way npm does: the package's bin file, and
@@ -154,7 +155,7 @@ func (w *world) realNode() {
 	if dir == "" {
 		var err error
 		if node, err = exec.LookPath("node"); err != nil {
-			w.t.Skip("node not found: install Node (CI installs Node 24 with .ci/install-pi)")
+			testenv.Missing(w.t, "node", "install Node (CI installs Node 24 with .ci/install-pi)")
 		}
 	}
 	if err := os.Symlink(node, filepath.Join(w.Bin, "node")); err != nil {
@@ -178,7 +179,7 @@ func TestDoctorProbeLoadsUnderRealNode(t *testing.T) {
 // Against the Pi releases from npm: 1.6.0 with its Node 24, 0.73.1 with the
 // machine's node, and 1.6.0 with a Node that is too old for it.
 func TestDoctorPiRowsAgainstRealPi(t *testing.T) {
-	run := func(t *testing.T, pi realpi.Pi, nodeDir string) map[string]checkRow {
+	run := func(t *testing.T, pi pitest.Pi, nodeDir string) map[string]checkRow {
 		w := newWorld(t)
 		w.set("PATH=" + w.Bin + ":" + nodeDir)
 		if err := os.Symlink(pi.Bin, filepath.Join(w.Bin, "pi")); err != nil {
@@ -190,28 +191,28 @@ func TestDoctorPiRowsAgainstRealPi(t *testing.T) {
 		return rows
 	}
 	t.Run("1.6.0", func(t *testing.T) {
-		pi := realpi.Current(t)
+		pi := pitest.Current(t)
 		rows := run(t, pi, pi.NodeDir)
 		checkRowWant(t, rows["pi/pi"], "ok|Pi 1.6.0 at ")
 		checkRowWant(t, rows["pi/node"], "ok|(Pi 1.6.0 needs 22.19.0 or newer)")
 		checkRowWant(t, rows["pi/probe"], "ok|the probe loads")
 	})
 	t.Run("0.73.1", func(t *testing.T) {
-		pi := realpi.Old(t)
+		pi := pitest.Old(t)
 		node, _ := exec.LookPath("node")
 		rows := run(t, pi, filepath.Dir(node))
 		checkRowWant(t, rows["pi/pi"], "ok|Pi 0.73.1 at ")
 		checkRowWant(t, rows["pi/node"], "ok|(Pi 0.73.1 needs 20.6.0 or newer)")
 	})
 	t.Run("1.6.0 on an old node", func(t *testing.T) {
-		pi := realpi.Current(t)
+		pi := pitest.Current(t)
 		node, err := exec.LookPath("node")
 		if err != nil {
-			t.Skip("no system node")
+			testenv.Missing(t, "a system node", "apt-get install nodejs")
 		}
 		out, _ := exec.Command(node, "--version").Output()
 		if v, ok := parseVersion(string(out)); !ok || !v.less(nodeForPi1) {
-			t.Skipf("the system node (%s) is not older than 22.19", strings.TrimSpace(string(out)))
+			testenv.Missing(t, "a system node older than 22.19", "this machine's node is "+strings.TrimSpace(string(out))+"; install Node 20 (Debian's nodejs) to run it")
 		}
 		rows := run(t, pi, filepath.Dir(node))
 		checkRowWant(t, rows["pi/pi"], "fail|does not start: it needs Node 22.19.0 or newer and node on PATH is "+strings.TrimSpace(string(out))+" (SyntaxError:|install Node 22.19.0 or newer")

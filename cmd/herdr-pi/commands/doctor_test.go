@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"github.com/herdr-pi/herdr-pi/notify/tmux/tmuxtest"
 )
 
 func TestDoctorJSONMatchesItsDocumentedSchema(t *testing.T) {
 	schema := compileSchema(t, "doctor")
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	for _, tc := range []struct {
 		name  string
 		herdr []string

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/e2e/herdrfake"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 func TestOutsideHerdrNothingIsSent(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	for _, env := range [][]string{
 		nil,
 		{"HERDR_SOCKET_PATH=" + s.SocketPath(), "HERDR_PANE_ID=w1:p1"}, // HERDR_ENV missing
@@ -36,7 +36,7 @@ func TestOutsideHerdrNothingIsSent(t *testing.T) {
 }
 
 func TestReportingUsesConfigAndReleases(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	cfg := settings.Defaults()
 	cfg.Herdr.Source = "custom:team"
 	report, stop, _ := startHerdrReporting(settings.EnvFrom(s.Env()), cfg, "", t.Logf)
@@ -62,9 +62,9 @@ func TestReportingDoesNotSlowTheCopyLoop(t *testing.T) {
 		t.Skip("moves 64 MiB nine times")
 	}
 	const size = 64 << 20
-	healthy := herdrfake.Start(t)
-	hung := herdrfake.Start(t)
-	hung.SetFault(herdrfake.Fault{Kind: herdrfake.FaultHang})
+	healthy := herdrtest.Start(t)
+	hung := herdrtest.Start(t)
+	hung.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang})
 	modes := []struct {
 		name string
 		env  []string
@@ -161,7 +161,7 @@ func copyRate(t *testing.T, herdrEnv []string, size int) (mbps float64, bursts i
 // wrapRun defers stop right after starting, so a panic unwinding through
 // wrap still gives the pane back.
 func TestReleaseRunsWhenWrapPanics(t *testing.T) {
-	s := herdrfake.Start(t)
+	s := herdrtest.Start(t)
 	func() {
 		defer func() {
 			if recover() == nil {

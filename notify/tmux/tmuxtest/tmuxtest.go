@@ -18,14 +18,16 @@ import (
 
 	creackpty "github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-// Require skips the test when tmux is not installed.
+// Require ends the test through testenv.Missing when tmux is not installed.
 func Require(t testing.TB) string {
 	t.Helper()
 	path, err := exec.LookPath("tmux")
 	if err != nil {
-		t.Skip("tmux is not installed (apt-get install tmux; CI installs it in .ci/run)")
+		testenv.Missing(t, "tmux", "apt-get install tmux (CI installs it in .ci/run)")
 	}
 	return path
 }

@@ -1,4 +1,4 @@
-package realpi
+package pitest
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package herdrfake
+package herdrtest
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // Limits of Herdr's request reading (herdr-socket-api.md §1.4).
@@ -183,18 +185,21 @@ func Start(t testing.TB, opts ...Options) *Server {
 	}
 	s, err := New(o)
 	if err != nil {
-		t.Fatalf("herdrfake: %v", err)
+		t.Fatalf("herdrtest: %v", err)
 	}
 	if s.val == nil {
 		if s.valErr != nil {
-			t.Fatalf("herdrfake: the Herdr schema is present but does not compile: %v", s.valErr)
+			t.Fatalf("herdrtest: the Herdr schema is present but does not compile: %v", s.valErr)
 		}
-		t.Logf("herdrfake: %s not found (set %s or check out shared/ beside the repository); requests are not schema-checked", schemaRel, SchemaEnv)
+		// The fake is strict or it is nothing: without the schema it would
+		// let through what Herdr rejects.
+		s.Close()
+		testenv.Missing(t, "Herdr's schema ("+schemaRel+")", "check out shared/ beside the repository or set "+SchemaEnv)
 	}
 	t.Cleanup(func() {
 		s.Close()
 		for _, v := range s.FatalViolations() {
-			t.Errorf("herdrfake: %s", v)
+			t.Errorf("herdrtest: %s", v)
 		}
 	})
 	return s
@@ -417,7 +422,7 @@ func (s *Server) Methods() []string {
 func (s *Server) WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	if !s.Await(timeout, cond) {
-		t.Fatalf("herdrfake: no %s within %v; requests: %s", what, timeout, strings.Join(s.Methods(), " "))
+		t.Fatalf("herdrtest: no %s within %v; requests: %s", what, timeout, strings.Join(s.Methods(), " "))
 	}
 }
 
@@ -437,7 +442,7 @@ func (s *Server) Await(timeout time.Duration, cond func() bool) bool {
 
 func (s *Server) logf(format string, args ...any) {
 	if s.opts.Logf != nil {
-		s.opts.Logf("herdrfake: "+format, args...)
+		s.opts.Logf("herdrtest: "+format, args...)
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package herdrfake is an in-process fake Herdr server for tests: a unix
+// Package herdrtest is an in-process fake Herdr server for tests: a unix
 // socket that speaks protocol 20 as strictly as the real one (see
 // ../shared/reference/herdr-socket-api.md §12), keeps workspaces, tabs and
 // panes with Herdr-shaped ids, records every request for assertions, and can
@@ -12,8 +12,8 @@
 //
 // Typical use:
 //
-//	s := herdrfake.Start(t)
+//	s := herdrtest.Start(t)
 //	cmd.Env = append(os.Environ(), s.Env()...)
 //	…
 //	s.WaitFor(t, 5*time.Second, "a release", func() bool { return len(s.Releases(s.PaneID())) > 0 })
-package herdrfake
+package herdrtest

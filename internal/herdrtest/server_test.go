@@ -1,4 +1,4 @@
-package herdrfake
+package herdrtest
 
 import (
 	"bufio"
@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // send writes raw (a newline is added unless it ends with one) on a fresh
 // connection and returns the reply line, or "" and false when the server
@@ -117,7 +117,7 @@ func TestEnvelopeRejections(t *testing.T) {
 func TestSchemaRejectsWhatDecodingWouldLetThrough(t *testing.T) {
 	s := Start(t)
 	if ok, _ := s.SchemaChecked(); !ok {
-		t.Skip("no schema: " + schemaRel + " not found beside the repository")
+		t.Fatal("Start returned a fake that does not check the schema")
 	}
 	s.ExpectInvalidRequests()
 	// sound may not be null in the schema, though null reads as absent
