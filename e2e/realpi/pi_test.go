@@ -142,10 +142,34 @@ func startPi(t *testing.T, a *pitest.Agent, w *wrapper, extraEnv []string, args 
 	return pitest.StartTerm(t, argv, env, a.Project, 30, 100)
 }
 
-// editorReady waits for Pi's idle editor (the two border rows).
-func editorReady(t *testing.T, tm *pitest.Term) {
+// editorReady waits until Pi takes input: its editor is drawn (the two
+// border rows) and the probe heard session_start. Pi draws the editor
+// before its startup ends and answers a prompt typed before then with
+// "Startup is still in progress"; extensions get session_start only once it
+// accepts prompts. (On a busy machine the gap is seconds long.)
+func editorReady(t *testing.T, tm *pitest.Term, w *wrapper) {
 	t.Helper()
 	tm.WaitFor(t, "the editor", 20*time.Second, func(s string) bool { return strings.Count(s, "────────") >= 2 })
+	deadline := time.Now().Add(20 * time.Second)
+	for !w.seen(control.EvSessionStart) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the probe never heard session_start; events %#v\n%s", w.lifecycle(), tm.Screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// seen reports whether an event of that name arrived, without taking it
+// from the channel waitEvent reads.
+func (w *wrapper) seen(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ev := range w.events {
+		if ev.EventName() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // markerShown is true when any screen line shows the marker or, as its last
@@ -174,7 +198,7 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, herdrEnv)
-	editorReady(t, tm)
+	editorReady(t, tm, w)
 	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
 	if start.Reason != "startup" || start.Mode != "tui" || start.ModeInferred || !start.HasUI || start.SessionFile == "" || start.InputNeeded {
 		t.Fatalf("session_start %+v", start)
@@ -266,7 +290,7 @@ func TestPiRestoresAfterRestart(t *testing.T) {
 	// and the history redraw does not show the marker either.
 	w2 := newWrapper(t)
 	tm2 := startPi(t, a, w2, herdrEnv, "--session", start.SessionFile)
-	editorReady(t, tm2)
+	editorReady(t, tm2, w2)
 	restart := w2.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
 	if !restart.InputNeeded || restart.SessionFile != start.SessionFile {
 		t.Fatalf("restart session_start %+v", restart)
@@ -295,7 +319,7 @@ func TestPiRestoresAfterRestart(t *testing.T) {
 	// Restarting now restores nothing: a later user message answered.
 	w3 := newWrapper(t)
 	tm3 := startPi(t, a, w3, herdrEnv, "--session", start.SessionFile)
-	editorReady(t, tm3)
+	editorReady(t, tm3, w3)
 	if ev := w3.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.InputNeeded {
 		t.Fatalf("answered session restored as blocked: %+v", ev)
 	}
@@ -341,7 +365,7 @@ func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, []string{"HERDR_ENV=1", "HERDR_PANE_ID=w1:p1"}) // no HERDR_SOCKET_PATH
-	editorReady(t, tm)
+	editorReady(t, tm, w)
 	tm.Type(t, "hello")
 	w.waitEvent(t, control.EvAgentSettled, 15*time.Second)
 	tm.WaitFor(t, "the marker on screen", 5*time.Second, markerShown)
@@ -368,7 +392,7 @@ func TestPiMarkerMidTextOrInFenceDoesNotBlock(t *testing.T) {
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, herdrEnv)
-	editorReady(t, tm)
+	editorReady(t, tm, w)
 	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
 	for _, prompt := range []string{"mention", "fence"} {
 		tm.Type(t, prompt)
@@ -425,7 +449,7 @@ func TestOldPiLoadsTheProbe(t *testing.T) {
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, herdrEnv)
-	editorReady(t, tm)
+	editorReady(t, tm, w)
 	start := w.waitEvent(t, control.EvSessionStart, 15*time.Second).(control.SessionStart)
 	if start.Mode != "tui" || !start.ModeInferred || start.Reason != "startup" {
 		t.Fatalf("session_start %+v", start)

@@ -33,7 +33,7 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := startPi(t, a, w, herdrEnv, "-e", ext)
-	editorReady(t, tm)
+	editorReady(t, tm, w)
 	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
 	sink := &sentinels{}
 	watch := session.Watch(session.WatchConfig{Sink: sink, Interval: 20 * time.Millisecond})
