@@ -205,4 +205,3 @@ func measureEcho(t testing.TB, herdrPi string, herdrEnv []string, keys int) echo
 	st.median, st.p95, st.max = lat[len(lat)/2], lat[len(lat)*95/100], lat[len(lat)-1]
 	return st
 }
-
