@@ -51,6 +51,12 @@ type Event struct {
 	// text here: notifications leave the machine (ntfy) and show on screens
 	// other people see.
 	Label string
+	// Question is what the agent asks (the reply that ended with the
+	// sentinel, a pi-ask title, a permission label). Its first line,
+	// sanitised and cut to 120 code points, is shown by the on-screen
+	// channels — Herdr's toast and the terminal — as the best peers do;
+	// ntfy, which leaves the machine, never sends it.
+	Question string
 }
 
 // Settled classifies the stop reason of a run that has settled
