@@ -104,12 +104,11 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		// Pi is gone or lost its socket: nothing it opened can be closed by
 		// it any more. The sentinel stays (the session file says it), and
 		// what the file said during an unsettled run now counts.
-		s.m.ProbeConnected(false)
-		held := s.running && s.heldOpen
-		s.forgetProbeReasons()
-		if held {
+		if s.running && s.heldOpen {
 			s.m.Open(sentinel(""))
 		}
+		s.m.ProbeConnected(false)
+		s.forgetProbeReasons()
 	case control.SessionStart:
 		s.settles = !e.ModeInferred // Pi 0.73.1: no ctx.mode, no agent_settled
 		s.sessionFile = e.SessionFile
