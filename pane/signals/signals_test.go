@@ -44,7 +44,8 @@ func (r *rig) Resolved(notify.Event) {}
 func newRig() *rig {
 	r := &rig{}
 	tr := notify.NewTriggers(r, 0)
-	r.m = state.New(state.Config{Sink: func(e state.Event) {
+	// wrap's defaults: the screen says nothing before a second has passed.
+	r.m = state.New(state.Config{Debounce: 300 * time.Millisecond, StartupGrace: time.Second, Sink: func(e state.Event) {
 		if e.Kind == state.EventTransition {
 			s := string(e.To)
 			if e.Message != "" {
@@ -237,14 +238,16 @@ func TestReloadOrResumeWhileBlockedReportsNothing(t *testing.T) {
 // session start says the same. Blocked is reported, as the pane's first
 // state, but the person is not told again.
 func TestRestartOnUnansweredQuestionIsQuiet(t *testing.T) {
-	r := newRig()
-	defer r.m.Stop()
-	r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a1"})
-	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", InputNeeded: true, Question: q})
-	r.expect(t, "blocked(input needed)", "")
-	// The answer, then a new question: that one is news.
-	r.feed(blockedReply...)
-	r.expect(t, "blocked(input needed) working blocked(input needed)", "input-needed("+q+")")
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig()
+		defer r.m.Stop()
+		r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a1"})
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", InputNeeded: true, Question: q})
+		r.expect(t, "blocked(input needed)", "")
+		// The answer, then a new question: that one is news.
+		r.feed(blockedReply...)
+		r.expect(t, "blocked(input needed) working blocked(input needed)", "input-needed("+q+")")
+	})
 }
 
 // /new from a blocked session: idle once the new session starts, not

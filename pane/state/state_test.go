@@ -443,6 +443,7 @@ func TestReplacedSessionEndsOnStartOrAfterGrace(t *testing.T) {
 			t.Fatalf("before the grace ended: %+v", s)
 		}
 		time.Sleep(time.Millisecond)
+		synctest.Wait() // the timer's goroutine runs at the same instant
 		expect(t, r, "idle@0 blocked@0(input needed) idle@100 blocked@100(input needed) idle@5100")
 
 		// The agent leaving mid-replacement: no session follows, and the
