@@ -18,61 +18,6 @@ import (
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
 )
 
-// notifications-and-sentinel.md D2.4: what a settled run says.
-func TestSettledClassification(t *testing.T) {
-	cases := []struct {
-		reason string
-		kind   Kind
-		ok     bool
-	}{
-		{"stop", Finished, true},
-		{"error", Failed, true},
-		{"length", Failed, true},
-		{"aborted", 0, false},
-		{"", Finished, true},
-		{"strange", Finished, true},
-		{"tool_use", Finished, true},
-	}
-	for _, c := range cases {
-		if k, ok := Settled(c.reason); k != c.kind || ok != c.ok {
-			t.Errorf("Settled(%q) = %v %v, want %v %v", c.reason, k, ok, c.kind, c.ok)
-		}
-	}
-}
-
-// notifications-and-sentinel.md D2.4: the run tracker.
-func TestRunsVectors(t *testing.T) {
-	type step func(r *Runs)
-	start := func(r *Runs) { r.Start() }
-	end := func(s string) step { return func(r *Runs) { r.End(s) } }
-	shutdown := func(r *Runs) { r.Shutdown() }
-	cases := []struct {
-		name  string
-		steps []step
-		kind  Kind
-		ok    bool
-	}{
-		{"retries: last end wins", []step{start, end("error"), end("stop")}, Finished, true},
-		{"error", []step{start, end("error")}, Failed, true},
-		{"settle without a run", nil, 0, false},
-		{"aborted is silent", []step{start, end("aborted")}, 0, false},
-		{"no end is finished", []step{start}, Finished, true},
-		{"shutdown forgets the run", []step{start, shutdown}, 0, false},
-	}
-	for _, c := range cases {
-		var r Runs
-		for _, s := range c.steps {
-			s(&r)
-		}
-		if k, ok := r.Settle(); k != c.kind || ok != c.ok {
-			t.Errorf("%s: %v %v, want %v %v", c.name, k, ok, c.kind, c.ok)
-		}
-		if _, ok := r.Settle(); ok {
-			t.Errorf("%s: a second settle notified again", c.name)
-		}
-	}
-}
-
 func TestComposeUsesOwnWordsAndOnlyLabelAndProject(t *testing.T) {
 	m := compose(Event{Kind: PermissionNeeded, Label: "rel\x1b]0;x\x07ease\u202e"}, "", "my\nproject", "w1:p2")
 	if m.Title != "Pi needs permission" || m.Body != "rel ]0;x ease · my project" || m.ID != "pi-permission-w1-p2" {

@@ -153,3 +153,37 @@ func TestTriggersStayQuietForRestoredReasons(t *testing.T) {
 		expectTold(t, r, "finished input-needed(Next?)")
 	})
 }
+
+// notifications-and-sentinel.md D2.4, the run tracker, through the machine:
+// the last stop reason of a run wins, error and length fail, aborted is
+// silent, an unknown or missing one finished, a settle without a run (or
+// after a shutdown) says nothing, and a second settle nothing more.
+func TestTriggersRunVectors(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(m *state.Machine)
+		want string
+	}{
+		{"retries: last end wins", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("error"); m.AgentEnd("stop") }, "finished"},
+		{"error", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("error") }, "failed"},
+		{"length", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("length") }, "failed"},
+		{"aborted is silent", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("aborted") }, ""},
+		{"unknown is finished", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("tool_use") }, "finished"},
+		{"no end is finished", func(m *state.Machine) { m.AgentStart() }, "finished"},
+		{"settle without a run", func(*state.Machine) {}, ""},
+		{"shutdown forgets the run", func(m *state.Machine) { m.AgentStart(); m.SessionShutdown() }, ""},
+	}
+	for _, c := range cases {
+		synctest.Test(t, func(t *testing.T) {
+			m, r := triggerRig(0)
+			defer m.Stop()
+			m.ProbeConnected(true)
+			c.run(m)
+			m.AgentSettled()
+			m.AgentSettled()
+			if got := r.String(); got != c.want {
+				t.Errorf("%s: told %q, want %q", c.name, got, c.want)
+			}
+		})
+	}
+}
