@@ -30,7 +30,8 @@ type piRig struct {
 	agent   *pitest.Agent
 	herdr   *herdrtest.Server // nil outside Herdr
 	hp      string
-	private string // XDG_STATE_HOME and XDG_RUNTIME_DIR
+	private string   // XDG_STATE_HOME and XDG_RUNTIME_DIR
+	extra   []string // more environment for wrap
 }
 
 func newPiRig(t *testing.T, respond fakellm.Responder, inHerdr bool) *piRig {
@@ -55,7 +56,7 @@ func newPiRig(t *testing.T, respond fakellm.Responder, inHerdr bool) *piRig {
 }
 
 func (r *piRig) env(extra ...string) []string {
-	env := r.agent.With("XDG_STATE_HOME="+r.private, "XDG_RUNTIME_DIR="+r.private, "HERDR_PI_LOG=debug")
+	env := r.agent.With(append([]string{"XDG_STATE_HOME=" + r.private, "XDG_RUNTIME_DIR=" + r.private, "HERDR_PI_LOG=debug"}, r.extra...)...)
 	if r.herdr != nil {
 		env = append(env, r.herdr.Env()...)
 	}
@@ -188,6 +189,42 @@ func TestWrapPiSentinelBlocksAndAnswerClears(t *testing.T) {
 	reps, rel := r.herdr.Reports(r.herdr.PaneID()), r.herdr.Releases(r.herdr.PaneID())
 	if rel[0].Seq <= reps[len(reps)-1].Seq || !rel[0].Accepted {
 		t.Fatalf("release seq %d not above the last report's %d", rel[0].Seq, reps[len(reps)-1].Seq)
+	}
+}
+
+// Issue 10: /reload while blocked. Pi shuts the session down and, about
+// 100 ms later, starts it again with the question restored: the pane stays
+// blocked without a blip of idle — in the state machine (the trace) and in
+// the reports — and the only toast is the first one, which says the
+// question.
+func TestWrapPiReloadWhileBlockedReportsNothing(t *testing.T) {
+	r := newPiRig(t, answerOr(), true)
+	r.herdr.SetDelivery("herdr")
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	r.extra = []string{"HERDR_PI_TRACE=" + trace}
+	tm := r.wrap()
+	r.waitStates("the probe connected", "unknown", "idle")
+	tm.Type(t, "hello")
+	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
+	tm.Type(t, "/reload")
+	tm.WaitText(t, "Reloaded", 15*time.Second)
+	// Reports are delivered in order: any report the reloads caused comes
+	// before the answer's.
+	tm.Type(t, "ANSWER: use main.go")
+	r.waitStates("the answer", "unknown", "idle", "working", "blocked(input needed)", "working", "idle")
+	var transitions []string
+	for _, e := range readTrace(t, trace) {
+		if e.Kind == "transition" {
+			transitions = append(transitions, e.To)
+		}
+	}
+	if got := strings.Join(transitions, " "); got != "idle working blocked working idle" {
+		t.Errorf("state transitions %q: the reload changed the state", got)
+	}
+	quit(t, tm) // wrap drains its queued toasts before it exits
+	notes := r.herdr.Notifications()
+	if len(notes) != 1 || notes[0].Title != "Pi needs your input" || !strings.HasPrefix(notes[0].Body, question+" · ") {
+		t.Fatalf("toasts %+v, want the one for the question (the short answer is under finished_after)", notes)
 	}
 }
 

@@ -114,6 +114,7 @@ type harnessOut struct {
 	AppendEmpty string            `json:"appendEmpty"`
 	Marker      []bool            `json:"marker"`
 	Strip       []string          `json:"strip"`
+	Question    []any             `json:"question"`
 	LoadErrors  []string          `json:"loadErrors"`
 	Prompt      map[string]string `json:"prompt"`
 	PromptAgain map[string]string `json:"promptAgain"`
@@ -207,6 +208,11 @@ func TestProbeFunctionsMatchTheReferenceVectors(t *testing.T) {
 	if !reflect.DeepEqual(out.Marker, []bool{true, true, false, false}) {
 		t.Errorf("hasMarker: %v", out.Marker)
 	}
+	// The question is the first non-empty line of a reply that ends with
+	// the marker, never the marker itself, cut for the wire.
+	if q := []any{"Which file?", "", "", 500.0}; !reflect.DeepEqual(out.Question, q) {
+		t.Errorf("questionOf: %#v, want %#v", out.Question, q)
+	}
 	want := []string{"Please choose one.", "Please choose one.", "Please choose one.\n\n:input_", "The marker is :input_needed: when input is required."}
 	if !reflect.DeepEqual(out.Strip, want) {
 		t.Errorf("stripMarker: %q", out.Strip)
@@ -238,10 +244,11 @@ func TestProbeInTUIInsideHerdr(t *testing.T) {
 		nil, // r2 with its long message cut; checked below
 		control.HerdrBlocked{Active: true, Label: "deploy"},
 		control.UIPromptStart{Kind: "confirm", Title: "Sure?"},
-		control.AgentEnd{StopReason: "stop", InputNeeded: true},
-		control.AgentSettled{Idle: true, InputNeeded: true},
+		control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: "Which runtime should I use?"},
+		control.AgentSettled{Idle: true, InputNeeded: true, Question: "Which runtime should I use?"},
 		control.SessionShutdown{Reason: "reload"},
-		control.SessionStart{Reason: "reload", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj", InputNeeded: true},
+		control.SessionStart{Reason: "reload", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj",
+			InputNeeded: true, Question: "Which runtime should I use?"},
 		control.HerdrBlocked{},
 		control.SessionShutdown{Reason: "quit"},
 	}

@@ -28,6 +28,8 @@ type wrapper struct {
 	events []control.Event
 	conns  int
 	ch     chan control.Event
+	// also hears every event too, as wrap's signals would (nil: none).
+	also control.EventSink
 }
 
 func newWrapper(t *testing.T) *wrapper {
@@ -53,6 +55,9 @@ func (w *wrapper) ProbeEvent(ev control.Event) {
 		w.conns++
 	}
 	w.events = append(w.events, ev)
+	if w.also != nil {
+		w.also.ProbeEvent(ev)
+	}
 	w.ch <- ev
 }
 func (w *wrapper) Wait(control.WaitRequest) error { return nil }
@@ -240,8 +245,8 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 	want := []control.Event{
 		start,
 		control.AgentStart{},
-		control.AgentEnd{StopReason: "stop", InputNeeded: true},
-		control.AgentSettled{Idle: true, InputNeeded: true},
+		control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question},
+		control.AgentSettled{Idle: true, InputNeeded: true, Question: question},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events:\n got %#v\nwant %#v", got, want)
@@ -292,7 +297,7 @@ func TestPiRestoresAfterRestart(t *testing.T) {
 	tm2 := startPi(t, a, w2, herdrEnv, "--session", start.SessionFile)
 	editorReady(t, tm2, w2)
 	restart := w2.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
-	if !restart.InputNeeded || restart.SessionFile != start.SessionFile {
+	if !restart.InputNeeded || restart.Question != question || restart.SessionFile != start.SessionFile {
 		t.Fatalf("restart session_start %+v", restart)
 	}
 	s2 := tm2.WaitText(t, question, 5*time.Second)
@@ -373,7 +378,7 @@ func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].System() == "" || strings.Contains(reqs[0].System(), "herdr_integration") {
 		t.Fatalf("system prompt outside Herdr:\n%q", tail(reqs))
 	}
-	if got := w.lifecycle(); len(got) != 4 || got[2] != (control.AgentEnd{StopReason: "stop", InputNeeded: true}) {
+	if got := w.lifecycle(); len(got) != 4 || got[2] != (control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question}) {
 		t.Fatalf("events %#v", got)
 	}
 }
@@ -456,7 +461,7 @@ func TestOldPiLoadsTheProbe(t *testing.T) {
 	}
 	tm.Type(t, "hello")
 	end := w.waitEvent(t, control.EvAgentEnd, 15*time.Second)
-	if end != (control.AgentEnd{StopReason: "stop", InputNeeded: true}) {
+	if end != (control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question}) {
 		t.Fatalf("agent_end %#v", end)
 	}
 	tm.WaitFor(t, "the marker on screen (0.73.1 cannot hide it)", 5*time.Second, markerShown)

@@ -213,6 +213,8 @@ func notifyConfig(cfg settings.Config, paths settings.Paths) (notify.Config, []s
 		Channel: n.Channel,
 		Sound:   n.Sound,
 		Table:   table,
+		// Only wrap's triggers read it.
+		FinishedAfter: n.FinishedAfter.D(),
 		Ntfy: notify.NtfyConfig{
 			Enabled: n.Ntfy.Enabled, Server: n.Ntfy.Server, Topic: n.Ntfy.Topic, Token: n.Ntfy.Token,
 			Priority: n.Ntfy.Priority, Timeout: n.Ntfy.Timeout.D(),

@@ -16,6 +16,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/session"
+	agentsignals "github.com/herdr-pi/herdr-pi/pane/signals"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
@@ -115,27 +116,19 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 	report, stopHerdr, herdrHealth := startHerdrReporting(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
 	defer stopHerdr()
 
-	// The machine delivers events one at a time, in order, so this sink
-	// can keep its own count of blocked spells and the current state.
-	var blockedSpells int
-	current := state.Unknown
+	// The machine delivers events one at a time, in order: transitions are
+	// reported before the triggers hear of them.
 	det := startDetection(env, cfg, manifest, agent, log, reportTransitions(report), func(e state.Event) {
-		if e.Kind == state.EventTransition {
-			current = e.To
+		if notes.triggers != nil {
+			notes.triggers.StateEvent(e)
 		}
-		if notes.n != nil {
-			notifyStateEvent(notes.n, current, &blockedSpells, e)
-		}
-		if opts.onState != nil {
+		if opts.onState != nil && (e.Kind == state.EventTransition || e.Kind == state.EventRunFinished) {
 			opts.onState(e)
 		}
 	})
 	defer det.stop()
 
-	signals := &agentSignals{m: det.machine, agent: agent, logf: log.Printf, herdrHealth: herdrHealth}
-	if notes.n != nil {
-		signals.notes = notes.n
-	}
+	signals := agentsignals.New(agentsignals.Config{Machine: det.machine, Agent: agent, HerdrHealth: herdrHealth})
 	argv := opts.Argv
 	run, err := control.Start(control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
@@ -163,12 +156,12 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 			Logf:    log.Printf,
 		})
 		defer w.Close()
-		signals.setWatcher(w)
+		signals.SetWatcher(w)
 	}
 
 	log.Printf("start %q (agent %s)", argv, agent)
 	term.Argv, term.Tap, term.Inject = argv, det.tap, inject
-	term.Started = func(pid int) { signals.childPID.Store(int64(pid)) }
+	term.Started = signals.SetChildPID
 	err = pty.Run(ctx, term)
 	log.Printf("end %q: %v", opts.Argv, err)
 	return err
