@@ -39,9 +39,15 @@ type notifyDeps struct {
 	deadline time.Duration
 }
 
-func systemNotifyDeps() notifyDeps {
+func systemNotifyDeps(f *Factory) notifyDeps {
 	return notifyDeps{
-		herdr: herdrChannel,
+		herdr: func(settings.Herdr) (notify.Herdr, error) {
+			_, c, ok := f.Herdr()
+			if !ok {
+				return nil, errors.New("not in a complete Herdr environment")
+			}
+			return herdrToasts{c}, nil
+		},
 		openTTY: func() (io.WriteCloser, error) {
 			return os.OpenFile("/dev/tty", os.O_WRONLY|unix.O_NOCTTY, 0)
 		},
@@ -93,7 +99,7 @@ func notifyCommand(f *Factory) *cli.Command {
 				return usagef("notify", "--title is required (example: herdr-pi notify --title \"Build finished\")")
 			}
 			opts := &notifyOptions{Title: c.String("title"), Body: c.String("body"), Sound: c.String("sound")}
-			return notifyRun(c.Context, f, opts, systemNotifyDeps())
+			return notifyRun(c.Context, f, opts, systemNotifyDeps(f))
 		},
 	}
 }
