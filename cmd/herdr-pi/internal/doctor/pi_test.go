@@ -118,7 +118,7 @@ func TestDoctorPiRows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := doctortest.New(t)
 			tc.setup(w)
-			rows := piChecks(t.Context(), input(w, 5*time.Second))
+			rows := piChecks(t.Context(), input(w, time.Minute))
 			byName := map[string]Row{}
 			for _, r := range rows {
 				byName[r.Name] = r
@@ -170,7 +170,7 @@ func TestDoctorProbeLoadsUnderRealNode(t *testing.T) {
 	w := doctortest.New(t)
 	realNode(w)
 	w.FakePi("1.6.0")
-	rows := rowsByName(Run(t.Context(), input(w, 5*time.Second), Pick([]string{"pi"})))
+	rows := rowsByName(Run(t.Context(), input(w, time.Minute), Pick([]string{"pi"})))
 	checkRowWant(t, rows["pi/probe"], "ok|registers 8 event handlers and 7 bus channels (imported with a stand-in Pi; no model call)")
 	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "herdr-pi-doctor-*")); len(left) > 0 {
 		t.Errorf("probe directories left behind: %v", left)
@@ -186,8 +186,11 @@ func TestDoctorPiRowsAgainstRealPi(t *testing.T) {
 		if err := os.Symlink(pi.Bin, filepath.Join(w.Bin, "pi")); err != nil {
 			t.Fatal(err)
 		}
+		// What the rows say is the subject here, not how fast Pi answers
+		// on a loaded machine (Pi 0.73.1 takes seconds); giving up on a
+		// program is TestDoctorNeverHangsOnAProgram's.
 		start := time.Now()
-		rows := rowsByName(Run(t.Context(), input(w, ProgramTimeout), Pick([]string{"pi"})))
+		rows := rowsByName(Run(t.Context(), input(w, time.Minute), Pick([]string{"pi"})))
 		t.Logf("the pi section took %v", time.Since(start))
 		return rows
 	}
