@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/bridge/probe"
 	"github.com/herdr-pi/herdr-pi/internal/fakellm"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
+	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
 // These tests run the whole product: a real Pi from npm under the real
@@ -118,7 +118,7 @@ func quit(t *testing.T, tm *pitest.Term) {
 func markerVisible(screen string) bool {
 	for _, l := range strings.Split(screen, "\n") {
 		l = strings.TrimSpace(l)
-		if strings.Contains(l, probe.Marker) || l != "" && strings.HasPrefix(probe.Marker, l) {
+		if strings.Contains(l, session.Marker) || l != "" && strings.HasPrefix(session.Marker, l) {
 			return true
 		}
 	}
@@ -232,7 +232,7 @@ func TestWrapPiReloadWhileBlockedReportsNothing(t *testing.T) {
 // again, with no new model call. Once a later user message is in the file,
 // a restart restores nothing.
 func TestWrapPiRestoresUnansweredQuestion(t *testing.T) {
-	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), true)
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), true)
 	tm := r.wrap()
 	r.waitStates("the probe connected", "unknown", "idle")
 	tm.Type(t, "hello")
@@ -372,7 +372,7 @@ func TestWrapPiPrintModeIsPassthrough(t *testing.T) {
 // Outside a complete Herdr environment: no guidance reaches the model and
 // nothing is reported, yet the sentinel rule still reads the session.
 func TestWrapPiOutsideHerdr(t *testing.T) {
-	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), false)
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), false)
 	other := herdrtest.Start(t) // a Herdr that must hear nothing
 	tm := r.wrap()
 	time.Sleep(time.Second) // no report tells when the probe is in
@@ -402,9 +402,9 @@ func TestWrapPiMarkerMentionedDoesNotBlock(t *testing.T) {
 		// Streamed word by word, so each run is long enough for Herdr to
 		// see it working (the reporter coalesces shorter spells).
 		if strings.Contains(req.LastUser(), "FENCE") {
-			return fakellm.Reply{Text: "Put this in the template:\n```\n" + probe.Marker + "\n```", WordDelay: 80 * time.Millisecond}
+			return fakellm.Reply{Text: "Put this in the template:\n```\n" + session.Marker + "\n```", WordDelay: 80 * time.Millisecond}
 		}
-		return fakellm.Reply{Text: "The marker is " + probe.Marker + " when input is required.", WordDelay: 80 * time.Millisecond}
+		return fakellm.Reply{Text: "The marker is " + session.Marker + " when input is required.", WordDelay: 80 * time.Millisecond}
 	}, true)
 	tm := r.wrap()
 	r.waitStates("the probe connected", "unknown", "idle")

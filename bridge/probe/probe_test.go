@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
+	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -23,6 +25,15 @@ func TestInstructionIsExact(t *testing.T) {
 	sum := sha256.Sum256([]byte(Instruction))
 	if len(Instruction) != 291 || hex.EncodeToString(sum[:]) != "be401ed160134cebd55a66ee74b6a3809ca2a9166c0561365b3672a153da29bc" {
 		t.Fatalf("instruction is %d bytes, sha256 %x; reference §15 says 291 bytes, be401ed1…", len(Instruction), sum)
+	}
+}
+
+// The JavaScript cannot import Go's constant: this pins its copy to the one
+// definition of the marker, pane/session's.
+func TestProbeJSMarkerIsTheSessionMarker(t *testing.T) {
+	want := fmt.Sprintf("const MARKER = %q;", session.Marker)
+	if !strings.Contains(string(Source()), want) {
+		t.Fatalf("probe.js does not declare %s", want)
 	}
 }
 

@@ -182,7 +182,7 @@ func (w *wrapper) seen(name string) bool {
 func markerShown(screen string) bool {
 	for _, l := range strings.Split(screen, "\n") {
 		l = strings.TrimSpace(l)
-		if strings.Contains(l, probe.Marker) || (l != "" && strings.HasPrefix(probe.Marker, l)) {
+		if strings.Contains(l, session.Marker) || (l != "" && strings.HasPrefix(session.Marker, l)) {
 			return true
 		}
 	}
@@ -278,7 +278,7 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 // answered, a restart restores nothing.
 func TestPiRestoresAfterRestart(t *testing.T) {
 	pi := pitest.Current(t)
-	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}))
 	defer llm.Close()
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	// A session that ended blocked (print mode writes the same file).
@@ -365,7 +365,7 @@ func tail(reqs []fakellm.Request) string {
 // hears the lifecycle.
 func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
 	pi := pitest.Current(t)
-	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}))
 	defer llm.Close()
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
@@ -389,8 +389,8 @@ func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
 func TestPiMarkerMidTextOrInFenceDoesNotBlock(t *testing.T) {
 	pi := pitest.Current(t)
 	replies := map[string]string{
-		"mention": "The marker is " + probe.Marker + " when input is required.",
-		"fence":   "Put this at the end:\n```\n" + probe.Marker + "\n```",
+		"mention": "The marker is " + session.Marker + " when input is required.",
+		"fence":   "Put this at the end:\n```\n" + session.Marker + "\n```",
 	}
 	llm := fakellm.Start(func(r fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: replies[r.LastUser()]} })
 	defer llm.Close()
@@ -405,7 +405,7 @@ func TestPiMarkerMidTextOrInFenceDoesNotBlock(t *testing.T) {
 		if settled.InputNeeded {
 			t.Errorf("%s: the probe says input needed", prompt)
 		}
-		tm.WaitText(t, probe.Marker, 5*time.Second) // shown: not a final marker
+		tm.WaitText(t, session.Marker, 5*time.Second) // shown: not a final marker
 		if blocked, id := treeFromFile(t, start.SessionFile).Blocked(); blocked {
 			t.Errorf("%s: the session rule says blocked by %s", prompt, id)
 		}
@@ -449,7 +449,7 @@ func TestPiPrintModeGetsNoProbe(t *testing.T) {
 // marker stays visible there (documented limitation).
 func TestOldPiLoadsTheProbe(t *testing.T) {
 	pi := pitest.Old(t)
-	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}))
 	defer llm.Close()
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
@@ -24,12 +23,9 @@ import (
 type wrapOptions struct {
 	Argv  []string
 	Agent string
-
-	// onState, when set, sees every state event too (the demo's timeline).
-	onState func(state.Event)
 }
 
-func wrapCommand(io IO) *cli.Command {
+func wrapCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "wrap",
 		Usage:     "run an agent under a pty, pass the terminal through, report its state",
@@ -53,22 +49,23 @@ func wrapCommand(io IO) *cli.Command {
 			if len(opts.Argv) == 0 {
 				return usagef("wrap", "no command given (example: herdr-pi wrap pi)")
 			}
-			return wrapRun(c.Context, io, opts)
+			return wrapRun(c.Context, f, opts)
 		},
 	}
 }
 
-func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
+func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
+	io := f.IO
 	env := io.env()
-	paths := settings.Resolve(env)
-	cfg, cfgErr := settings.LoadConfig(paths.ConfigFile, paths.Pretty(paths.ConfigFile))
+	paths := f.Paths()
+	cfg, cfgErr := f.Config()
 	if cfgErr != nil {
 		// The agent still starts: a typo in the config must not cost the
 		// user their session.
 		fmt.Fprintf(io.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
 			strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
 	}
-	log := openLog(paths, env, cfg.Log.Level, "wrap")
+	log := f.Log("wrap")
 	defer log.Close()
 	if cfgErr != nil {
 		log.Printf("config: %v", cfgErr)
@@ -102,7 +99,7 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 		}
 		log.Printf("exec %q: Pi runs non-interactively; herdr-pi steps aside", opts.Argv)
 		log.Close()
-		return execAgent(path, opts.Argv, io.Env, io.Dir)
+		return f.Exec(path, opts.Argv, io.Env, io.Dir)
 	}
 
 	manifest, agent := pickManifest(io, paths, cfg, opts, log)
@@ -121,9 +118,6 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 	det := startDetection(env, cfg, manifest, agent, log, reportTransitions(report), func(e state.Event) {
 		if notes.triggers != nil {
 			notes.triggers.StateEvent(e)
-		}
-		if opts.onState != nil && (e.Kind == state.EventTransition || e.Kind == state.EventRunFinished) {
-			opts.onState(e)
 		}
 	})
 	defer det.stop()
@@ -167,18 +161,6 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 	return err
 }
 
-// execAgent replaces herdr-pi with the agent (a variable so in-process
-// tests can stand in for it).
-var execAgent = func(path string, argv, env []string, dir string) error {
-	if dir != "" {
-		if err := os.Chdir(dir); err != nil {
-			return err
-		}
-	}
-	err := unix.Exec(path, argv, env)
-	return &pty.StartError{Command: argv[0], Code: 126, Err: err, Reason: "cannot execute: " + err.Error()}
-}
-
 // runsPi reports whether the wrapped command is Pi: its name says so, or
 // --agent pi names it (a Pi under another name). Only Pi gets the probe
 // and its arguments read.
@@ -201,9 +183,4 @@ func reportLabel(flag, detected string, cfg settings.Config) string {
 		return detected
 	}
 	return cfg.Herdr.Agent
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
