@@ -167,12 +167,16 @@ func realNode(w *doctortest.World) {
 // The probe check runs the embedded probe under the real node: it loads,
 // and registers its handlers, as in Pi.
 func TestDoctorProbeLoadsUnderRealNode(t *testing.T) {
+	// A temp dir of its own: other test processes may be running doctor
+	// in the shared one at the same moment.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	w := doctortest.New(t)
 	realNode(w)
 	w.FakePi("1.6.0")
 	rows := rowsByName(Run(t.Context(), input(w, time.Minute), Pick([]string{"pi"})))
 	checkRowWant(t, rows["pi/probe"], "ok|registers 8 event handlers and 7 bus channels (imported with a stand-in Pi; no model call)")
-	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "herdr-pi-doctor-*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(tmp, "herdr-pi-doctor-*")); len(left) > 0 {
 		t.Errorf("probe directories left behind: %v", left)
 	}
 }
