@@ -153,3 +153,27 @@ func TestStoppingChildOfAnOrphanedWrapperGoesOn(t *testing.T) {
 	}
 	o.waitFor("resumed")
 }
+
+// A signal the wrapper was started with ignored (nohup, a shell's &) stays
+// ignored in the command, leader or not.
+func TestIgnoredSignalsReachTheCommand(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	w := wrapperCommand(t, "grep", "SigIgn", "/proc/self/status")
+	w.Args = append([]string{"sh", "-c", `trap "" INT HUP; exec "$@"`, "sh", w.Path}, w.Args[1:]...)
+	w.Path = "/bin/sh"
+	w.Stdin, w.Stdout, w.Stderr = o.tty, o.tty, o.tty
+	if err := w.Run(); err != nil {
+		t.Fatalf("wrapper: %v; screen: %q", err, o.output())
+	}
+	o.waitFor("SigIgn:")
+	var mask uint64
+	out := o.output()
+	if _, err := fmt.Sscanf(out[strings.Index(out, "SigIgn:"):], "SigIgn: %x", &mask); err != nil {
+		t.Fatalf("no SigIgn in %q: %v", out, err)
+	}
+	for _, s := range []unix.Signal{unix.SIGINT, unix.SIGHUP} {
+		if mask&(1<<(s-1)) == 0 {
+			t.Errorf("%v is not ignored in the command (SigIgn %x)", s, mask)
+		}
+	}
+}

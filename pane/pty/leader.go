@@ -79,8 +79,14 @@ func leaderMain(path string, argv []string) int {
 	// ended) when the call returns.
 	runtime.LockOSThread()
 
+	// A signal the wrapper was started with ignored (nohup) stays ignored
+	// for the child, as it was before a leader stood between them.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwardedByLeader...)
+	for _, s := range forwardedByLeader {
+		if !signal.Ignored(s) {
+			signal.Notify(sigs, s)
+		}
+	}
 
 	cmd := &exec.Cmd{
 		Path: path, Args: argv,

@@ -288,6 +288,26 @@ func TestNotFoundAndNotExecutable(t *testing.T) {
 	}
 }
 
+// A program the kernel refuses although it looks executable (its
+// interpreter is missing) is reported like one that was not found, with the
+// exec error in the reason.
+func TestMissingInterpreter(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	f := t.TempDir() + "/script"
+	if err := os.WriteFile(f, []byte("#!/no/such/interpreter\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var started bool
+	err := Run(context.Background(), Options{Argv: []string{f}, Env: os.Environ(), Stdin: o.tty, Stdout: o.tty, Started: func(int) { started = true }})
+	var se *StartError
+	if !errors.As(err, &se) || se.Code != 127 || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "cannot execute: fork/exec "+f+": no such file or directory") {
+		t.Fatalf("got %v, want a 127 StartError with the exec error", err)
+	}
+	if started {
+		t.Fatal("Started was called for a command that never ran")
+	}
+}
+
 func TestPipedStdinEOF(t *testing.T) {
 	o := newOuter(t, 24, 80)
 	r, w, err := os.Pipe()
