@@ -35,15 +35,24 @@ const wrapperEnv = "HERDR_PI_PTY_TEST_WRAPPER"
 func wrapperMain() int {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, wrapperEnv+"=") })
 	err := Run(context.Background(), Options{Argv: os.Args[1:], Env: env, Stdin: os.Stdin, Stdout: os.Stdout, SizeFrom: []*os.File{os.Stderr}})
-	var es ExitStatus
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &es):
-		return int(es)
+	if code, ok := exitCode(err); ok {
+		return code
 	}
 	fmt.Fprintln(os.Stderr, err)
 	return 1
+}
+
+// exitCode is the child's status in Run's result; ok is false when the
+// result is another error.
+func exitCode(err error) (code int, ok bool) {
+	var es ExitStatus
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.As(err, &es):
+		return int(es), true
+	}
+	return 0, false
 }
 
 // wrapperCommand is this test binary as a wrapper of argv.
@@ -190,12 +199,8 @@ func wait(t *testing.T, done chan result) error {
 
 func statusOfErr(t *testing.T, err error) int {
 	t.Helper()
-	var es ExitStatus
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &es):
-		return int(es)
+	if code, ok := exitCode(err); ok {
+		return code
 	}
 	t.Fatalf("unexpected error: %v", err)
 	return -1
