@@ -3,5 +3,9 @@
 // status. Output reaches the caller's terminal first; observers get a copy
 // through a bounded, non-blocking hand-off ([Tap]) and can never slow the child.
 //
+// The command runs under a small session leader (this binary re-executed,
+// see leader.go) so that job control works as in a shell: a command that
+// stops itself (Ctrl-Z) stops the wrapper too, and fg resumes both.
+//
 // It knows nothing about agents, screens or Herdr.
 package pty

@@ -28,7 +28,9 @@ var ErrInjectFull = errors.New("terminal injection queue is full")
 // NewInjector returns an Injector to pass in [Options].Inject.
 func NewInjector() *Injector { return &Injector{} }
 
-// Write queues a copy of p for the terminal.
+// Write queues a copy of p for the terminal. It may be called from any
+// goroutine, before, during and after a Run: bytes queued while no Run
+// serves the terminal go out once one does.
 func (j *Injector) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -42,16 +44,25 @@ func (j *Injector) Write(p []byte) (int, error) {
 	j.size += len(p)
 	wake := j.wake
 	j.mu.Unlock()
+	// Outside the lock: the copy loop takes it to collect the bytes. The
+	// wake-up may belong to a Run that has just ended; the loop's waker
+	// makes that harmless.
 	if wake != nil {
 		wake()
 	}
 	return len(p), nil
 }
 
+// setWake connects the injector to a Run's copy loop (nil disconnects it).
+// Bytes already queued wake the new loop at once.
 func (j *Injector) setWake(f func()) {
 	j.mu.Lock()
 	j.wake = f
+	pending := len(j.pending) > 0
 	j.mu.Unlock()
+	if f != nil && pending {
+		f()
+	}
 }
 
 func (j *Injector) take() [][]byte {

@@ -81,6 +81,24 @@ func TestInjectWhileIdleAndAtExit(t *testing.T) {
 	}
 }
 
+// Bytes queued before the Run starts (or while none runs) reach the
+// terminal while the child runs, not only when it exits.
+func TestInjectQueuedBeforeRun(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	inj := NewInjector()
+	if _, err := inj.Write([]byte("<early>")); err != nil {
+		t.Fatal(err)
+	}
+	_, done := start(t, Options{Argv: []string{"sh", "-c", `read x; echo done`}, Stdin: o.tty, Stdout: o.tty, Inject: inj})
+	o.waitFor("<early>")
+	if _, err := o.master.Write([]byte("go\r")); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // FuzzBoundary: any chunking of any bytes is classified without panicking,
 // and text ending in plain ASCII after a complete sequence is clean.
 func FuzzBoundary(f *testing.F) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
@@ -52,6 +51,11 @@ type Options struct {
 	// Signals, when set, replaces the process's own signal subscription (for
 	// tests that run several wrappers in one process).
 	Signals <-chan os.Signal
+
+	// Seams for this package's tests: ppoll stands in for unix.Ppoll in
+	// the copy loop, stopSelf for stopping this process on job control.
+	ppoll    func(fds []unix.PollFd, timeout *unix.Timespec, sigmask *unix.Sigset_t) (int, error)
+	stopSelf func()
 }
 
 // forwarded are the signals sent on to the child instead of acting on us.
@@ -117,24 +121,51 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}
 
-	cmd := exec.Command(path, o.Argv[1:]...)
-	cmd.Args[0] = o.Argv[0]
+	// The child runs under a session leader (leader.go) so that job control
+	// works; the leader reports the child's pid or why it could not start.
+	cmd := leaderCommand(path, o.Argv)
 	cmd.Env = o.Env
 	cmd.Dir = o.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	reportR, reportW, err := os.Pipe()
+	if err != nil {
+		_ = slave.Close()
+		return fmt.Errorf("pty: start report pipe: %w", err)
+	}
+	cmd.ExtraFiles = []*os.File{reportW}
 	startErr := cmd.Start()
 	_ = slave.Close()
+	_ = reportW.Close()
 	if startErr != nil {
-		return startFailure(o.Argv[0], startErr)
+		_ = reportR.Close()
+		return fmt.Errorf("pty: start the session leader (%s): %w", selfExe, startErr)
 	}
-	pid := cmd.Process.Pid
+	leader := cmd.Process.Pid
+	child, err := readLeaderReport(reportR, o.Argv[0])
+	_ = reportR.Close()
+	if err != nil {
+		// The leader has nothing to lead; it is on its way out already
+		// when the command could not start.
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		return err
+	}
 	if o.Started != nil {
-		o.Started(pid)
+		o.Started(child)
 	}
 
-	// From here the child runs: every path must reap it. Raw mode is entered
-	// and left only on this goroutine (Run and its copy loop).
+	// From here the child runs: every path must reap it.
+	l, err := newLoop(o, master, inFd, outFd, inTTY, sizeFds, leader, child)
+	if err != nil {
+		killAll(leader, child)
+		_, _ = cmd.Process.Wait()
+		return err
+	}
+	defer l.close()
+
+	// Raw mode is entered and left only on this goroutine (Run and its copy
+	// loop).
 	var saved *unix.Termios
 	raw := func() {
 		if !inTTY || saved != nil {
@@ -159,13 +190,6 @@ func Run(ctx context.Context, o Options) (err error) {
 	raw()
 	defer restore()
 
-	l, err := newLoop(o, master, inFd, outFd, inTTY, sizeFds, pid)
-	if err != nil {
-		_ = unix.Kill(-pid, unix.SIGKILL)
-		_, _ = cmd.Process.Wait()
-		return err
-	}
-	defer l.close()
 	if o.Inject != nil {
 		o.Inject.setWake(func() { l.post(event{kind: evInject}) })
 		defer o.Inject.setWake(nil)
@@ -178,15 +202,16 @@ func Run(ctx context.Context, o Options) (err error) {
 	stopForwarding := make(chan struct{})
 	defer close(stopForwarding)
 
-	// Waiter: the only place the child is reaped. Owned by Run; ends when
-	// the child has exited.
+	// Waiter: the only place the leader is reaped. Owned by Run; ends when
+	// the leader has exited (with the child's status).
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer close(l.exited)
 		defer l.recoverInto("waiter")
 		for {
 			var ws unix.WaitStatus
-			_, err := unix.Wait4(pid, &ws, unix.WUNTRACED, nil)
+			_, err := unix.Wait4(leader, &ws, unix.WUNTRACED, nil)
 			if errors.Is(err, unix.EINTR) {
 				continue
 			}
@@ -232,9 +257,10 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	defer func() {
 		if r := recover(); r != nil {
-			// The copy loop itself failed: kill the child rather than leave it
-			// on a terminal nobody serves, and report the panic as an error.
-			_ = unix.Kill(-pid, unix.SIGKILL)
+			// The copy loop itself failed: give the terminal back and kill
+			// the child rather than leave it on a terminal nobody serves.
+			restore()
+			l.killAll()
 			err = fmt.Errorf("pty: copy loop panic: %v\n%s", r, debug.Stack())
 			l.waitExit(5 * time.Second)
 		}
@@ -278,46 +304,58 @@ type loop struct {
 	mfd, inFd, outFd int
 	inTTY            bool
 	sizeFds          []int
-	pid              int
-	efd              int
+	pid              int // the session leader, our child
+	child            int // the command, the leader's child
+	wake             *waker
+	exited           chan struct{} // closed once the leader was reaped
 
 	mu     sync.Mutex
 	events []event
 
+	ppoll          func([]unix.PollFd, *unix.Timespec, *unix.Sigset_t) (int, error)
+	stopSelf       func()
 	closeMaster    func()
 	onStop, onCont func()
 }
 
-func newLoop(o Options, master *os.File, inFd, outFd int, inTTY bool, sizeFds []int, pid int) (*loop, error) {
-	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+func newLoop(o Options, master *os.File, inFd, outFd int, inTTY bool, sizeFds []int, pid, child int) (*loop, error) {
+	w, err := newWaker()
 	if err != nil {
-		return nil, fmt.Errorf("eventfd: %w", err)
+		return nil, err
 	}
 	l := &loop{o: o, master: master, inFd: inFd, outFd: outFd, inTTY: inTTY,
-		sizeFds: sizeFds, pid: pid, efd: efd}
+		sizeFds: sizeFds, pid: pid, child: child, wake: w, exited: make(chan struct{}),
+		ppoll: o.ppoll, stopSelf: o.stopSelf}
+	if l.ppoll == nil {
+		l.ppoll = unix.Ppoll
+	}
+	if l.stopSelf == nil {
+		l.stopSelf = stopSelf
+	}
 	// creack's Open leaves the master in blocking mode (it calls Fd);
 	// take the raw fd and make it non-blocking for the poll loop.
 	rc, err := master.SyscallConn()
 	if err != nil {
-		_ = unix.Close(efd)
+		w.close()
 		return nil, err
 	}
 	_ = rc.Control(func(fd uintptr) { l.mfd = int(fd) })
 	if err := unix.SetNonblock(l.mfd, true); err != nil {
-		_ = unix.Close(efd)
+		w.close()
 		return nil, err
 	}
 	return l, nil
 }
 
-func (l *loop) close() { _ = unix.Close(l.efd) }
+func (l *loop) close() { l.wake.close() }
 
+// post hands e to the loop. Safe from any goroutine, even after close
+// (an Injector's writer may still hold the wake-up of a finished Run).
 func (l *loop) post(e event) {
 	l.mu.Lock()
 	l.events = append(l.events, e)
 	l.mu.Unlock()
-	var one = [8]byte{1}
-	_, _ = unix.Write(l.efd, one[:])
+	l.wake.wake()
 }
 
 func (l *loop) recoverInto(who string) {
@@ -327,8 +365,7 @@ func (l *loop) recoverInto(who string) {
 }
 
 func (l *loop) takeEvents() []event {
-	var buf [8]byte
-	_, _ = unix.Read(l.efd, buf[:])
+	l.wake.clear()
 	l.mu.Lock()
 	ev := l.events
 	l.events = nil
@@ -336,20 +373,49 @@ func (l *loop) takeEvents() []event {
 	return ev
 }
 
-// waitExit waits, at most d, until the waiter has seen the child exit
-// (after a kill).
-func (l *loop) waitExit(d time.Duration) {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		pfd := []unix.PollFd{{Fd: int32(l.efd), Events: unix.POLLIN}}
-		ts := unix.NsecToTimespec(int64(100 * time.Millisecond))
-		_, _ = unix.Ppoll(pfd, &ts, nil)
-		for _, e := range l.takeEvents() {
-			if e.kind == evExit {
-				return
-			}
-		}
+// waitExit waits, at most d, until the waiter has reaped the leader, and
+// reports whether it has.
+func (l *loop) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-l.exited:
+		return true
+	case <-t.C:
+		return false
 	}
+}
+
+// killAll kills the command's process group and the leader.
+func (l *loop) killAll() { killAll(l.pid, l.child) }
+
+// killAll SIGKILLs the command's process group (the leader made it its
+// own) and the leader. The group's id could only name another group if the
+// leader had reaped the command and the group emptied; the leader exits
+// right after reaping, and the pid space would have to wrap around in
+// between.
+func killAll(leader, child int) {
+	_ = unix.Kill(-child, unix.SIGKILL)
+	_ = unix.Kill(-leader, unix.SIGKILL)
+	_ = unix.Kill(leader, unix.SIGKILL)
+}
+
+// end ends a child the wrapper can no longer serve (the copy loop failed):
+// the caller's terminal gets its mode back at once, then the child is hung
+// up as if its terminal had gone, and killed if it is still there after
+// KillGrace. It returns once the leader was reaped, or a last bounded wait
+// ran out.
+func (l *loop) end(why error) {
+	l.onStop()
+	l.o.Logf("pty: %v; hanging up the child", why)
+	_ = unix.Kill(l.pid, unix.SIGHUP) // the leader passes it on
+	l.closeMaster()
+	if l.waitExit(l.o.KillGrace) {
+		return
+	}
+	l.o.Logf("pty: child %d did not exit within %v; killing it", l.child, l.o.KillGrace)
+	l.killAll()
+	l.waitExit(5 * time.Second)
 }
 
 const (
@@ -359,6 +425,7 @@ const (
 	readChunk   = 64 << 10
 	inputLimit  = 64 << 10
 	burstReads  = 16
+	drainBursts = 4 // at most 4 MiB of output drained before a suspend
 	drainQuiet  = 100 * time.Millisecond
 	drainLimit  = 2 * time.Second
 	pollForever = -1
@@ -429,8 +496,9 @@ func (l *loop) run() (int, error) {
 	}
 
 	// readMaster copies what the master has, up to a burst, and reports
-	// whether the master is finished (EIO: every slave fd is closed).
-	readMaster := func() (eof bool) {
+	// whether the master is finished (EIO: every slave fd is closed) or
+	// had nothing more to read.
+	readMaster := func() (eof, empty bool) {
 		for i := 0; i < burstReads; i++ {
 			n, err := unix.Read(l.mfd, out)
 			if n > 0 {
@@ -445,18 +513,18 @@ func (l *loop) run() (int, error) {
 				continue
 			}
 			if err == nil || errors.Is(err, unix.EIO) {
-				return true
+				return true, true
 			}
 			if errors.Is(err, unix.EINTR) {
 				continue
 			}
 			if errors.Is(err, unix.EAGAIN) {
-				return false
+				return false, true
 			}
 			l.o.Logf("pty: read master: %v", err)
-			return true
+			return true, true
 		}
-		return false
+		return false, false
 	}
 
 	resize := func() {
@@ -523,7 +591,7 @@ func (l *loop) run() (int, error) {
 			}
 		}
 
-		fds := append(pollSet[:0], unix.PollFd{Fd: int32(l.efd), Events: unix.POLLIN})
+		fds := append(pollSet[:0], unix.PollFd{Fd: int32(l.wake.fd), Events: unix.POLLIN})
 		mi, ii := -1, -1
 		if masterOpen {
 			ev := int16(unix.POLLIN)
@@ -554,15 +622,16 @@ func (l *loop) run() (int, error) {
 			ts := unix.NsecToTimespec(int64(wait))
 			timeout = &ts
 		}
-		_, err := unix.Ppoll(fds, timeout, nil)
+		_, err := l.ppoll(fds, timeout, nil)
 		if err != nil && !errors.Is(err, unix.EINTR) {
-			return 1, fmt.Errorf("pty: poll: %w", err)
+			err = fmt.Errorf("pty: poll: %w", err)
+			l.end(err)
+			return 1, err
 		}
 
 		if !killAt.IsZero() && !time.Now().Before(killAt) && !childDone {
-			l.o.Logf("pty: child %d did not exit within %v; killing it", l.pid, l.o.KillGrace)
-			_ = unix.Kill(-l.pid, unix.SIGKILL)
-			_ = unix.Kill(l.pid, unix.SIGKILL)
+			l.o.Logf("pty: child %d did not exit within %v; killing it", l.child, l.o.KillGrace)
+			l.killAll()
 			killAt = time.Time{}
 		}
 
@@ -596,10 +665,23 @@ func (l *loop) run() (int, error) {
 						}
 					}
 				case evStopped:
-					l.suspend()
+					// The child stopped itself (Ctrl-Z): what it wrote on
+					// its way (its terminal modes undone) reaches the
+					// screen before we hand the terminal to the shell.
+					for i := 0; i < drainBursts && masterOpen; i++ {
+						eof, empty := readMaster()
+						if eof {
+							masterOpen = false
+						}
+						if empty {
+							break
+						}
+					}
+					l.suspend(termLost)
 					resize()
 				case evPanic:
-					_ = unix.Kill(-l.pid, unix.SIGKILL)
+					l.onStop()
+					l.killAll()
 					l.waitExit(5 * time.Second)
 					return 1, e.err
 				case evInject:
@@ -614,7 +696,7 @@ func (l *loop) run() (int, error) {
 		if mi >= 0 && masterOpen {
 			re := fds[mi].Revents
 			if re&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0 {
-				eof := readMaster()
+				eof, _ := readMaster()
 				flushInject(false)
 				if eof {
 					// EIO: no slave fd is left, but the child may still be
@@ -656,17 +738,24 @@ func (l *loop) run() (int, error) {
 	}
 }
 
-// suspend follows the child into job-control stop: when it stopped itself
-// (Ctrl-Z in the agent), give the terminal back, stop ourselves so the
-// caller's shell regains control, and continue the child once we are resumed.
-func (l *loop) suspend() {
-	if l.onStop != nil {
+// suspend follows the child into a job-control stop (Ctrl-Z in the
+// agent; the leader stopped with it): give the caller's terminal its mode
+// back, stop ourselves so the caller's shell sees the job stopped, and once
+// we are continued (fg) take raw mode again and continue the leader, which
+// continues the child's process group. When our own process group is
+// orphaned (no shell with job control started us) the kernel discards the
+// stop and we resume the child at once rather than leave it frozen.
+// With the terminal gone there is nobody to return to: just continue.
+func (l *loop) suspend(termLost bool) {
+	if !termLost {
 		l.onStop()
-	}
-	_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
-	// Execution continues here after SIGCONT.
-	if l.onCont != nil {
+		l.stopSelf()
 		l.onCont()
 	}
 	_ = unix.Kill(-l.pid, unix.SIGCONT)
 }
+
+// stopSelf stops this process as Ctrl-Z would. The signal goes to the
+// calling thread (the copy loop's, locked), so the stop has happened and
+// ended, or was discarded, by the time the call returns.
+func stopSelf() { _ = unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGTSTP) }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +20,53 @@ import (
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(wrapperEnv) == "1" {
+		os.Exit(wrapperMain())
+	}
+	testenv.Main(m)
+}
+
+// wrapperEnv makes this test binary a wrapper: it runs its arguments under
+// Run on its own stdin and stdout, for tests that need a wrapper process
+// (one a shell can stop and continue).
+const wrapperEnv = "HERDR_PI_PTY_TEST_WRAPPER"
+
+func wrapperMain() int {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, wrapperEnv+"=") })
+	err := Run(context.Background(), Options{Argv: os.Args[1:], Env: env, Stdin: os.Stdin, Stdout: os.Stdout, SizeFrom: []*os.File{os.Stderr}})
+	if code, ok := exitCode(err); ok {
+		return code
+	}
+	fmt.Fprintln(os.Stderr, err)
+	return 1
+}
+
+// exitCode is the child's status in Run's result; ok is false when the
+// result is another error.
+func exitCode(err error) (code int, ok bool) {
+	var es ExitStatus
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.As(err, &es):
+		return int(es), true
+	}
+	return 0, false
+}
+
+// wrapperCommand is this test binary as a wrapper of argv.
+func wrapperCommand(t *testing.T, argv ...string) *exec.Cmd {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, argv...)
+	// A race-enabled binary sleeps a second on exit unless told not to.
+	cmd.Env = append(os.Environ(), wrapperEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	return cmd
+}
 
 // outer is a real terminal standing in for the user's: the test holds the
 // master (the "screen and keyboard"), the wrapper gets the tty end.
@@ -81,6 +130,19 @@ func (o *outer) waitFor(s string) {
 	o.t.Fatalf("timed out waiting for %q; screen so far: %q", s, o.output())
 }
 
+// waitCount waits until s was written n times.
+func (o *outer) waitCount(s string, n int) {
+	o.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Count(o.output(), s) >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	o.t.Fatalf("timed out waiting for %q written %d times; screen so far: %q", s, n, o.output())
+}
+
 func (o *outer) termios() unix.Termios {
 	t, err := unix.IoctlGetTermios(int(o.tty.Fd()), unix.TCGETS)
 	if err != nil {
@@ -101,7 +163,26 @@ func start(t *testing.T, o Options) (sigs chan os.Signal, done chan result) {
 		o.Env = os.Environ()
 	}
 	done = make(chan result, 1)
-	go func() { done <- result{err: Run(context.Background(), o)} }()
+	finished := make(chan struct{})
+	go func() {
+		done <- result{err: Run(context.Background(), o)}
+		close(finished)
+	}()
+	// A test that failed early leaves the wrapper running: hang it up, so
+	// the outer terminal's cleanup does not wait on it forever.
+	t.Cleanup(func() {
+		select {
+		case <-finished:
+			return
+		default:
+		}
+		sigs <- unix.SIGHUP
+		select {
+		case <-finished:
+		case <-time.After(30 * time.Second):
+			t.Error("the wrapper still runs after a hangup")
+		}
+	})
 	return sigs, done
 }
 
@@ -118,12 +199,8 @@ func wait(t *testing.T, done chan result) error {
 
 func statusOfErr(t *testing.T, err error) int {
 	t.Helper()
-	var es ExitStatus
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &es):
-		return int(es)
+	if code, ok := exitCode(err); ok {
+		return code
 	}
 	t.Fatalf("unexpected error: %v", err)
 	return -1
@@ -213,6 +290,26 @@ func TestNotFoundAndNotExecutable(t *testing.T) {
 	err = Run(context.Background(), Options{Argv: []string{f}, Env: os.Environ(), Stdin: o.tty, Stdout: o.tty})
 	if !errors.As(err, &se) || se.Code != 126 || !strings.Contains(err.Error(), "chmod +x") {
 		t.Fatalf("got %v, want a 126 StartError with a chmod hint", err)
+	}
+}
+
+// A program the kernel refuses although it looks executable (its
+// interpreter is missing) is reported like one that was not found, with the
+// exec error in the reason.
+func TestMissingInterpreter(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	f := t.TempDir() + "/script"
+	if err := os.WriteFile(f, []byte("#!/no/such/interpreter\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var started bool
+	err := Run(context.Background(), Options{Argv: []string{f}, Env: os.Environ(), Stdin: o.tty, Stdout: o.tty, Started: func(int) { started = true }})
+	var se *StartError
+	if !errors.As(err, &se) || se.Code != 127 || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "cannot execute: fork/exec "+f+": no such file or directory") {
+		t.Fatalf("got %v, want a 127 StartError with the exec error", err)
+	}
+	if started {
+		t.Fatal("Started was called for a command that never ran")
 	}
 }
 

@@ -1,0 +1,179 @@
+package pty
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
+)
+
+// procState is the state letter of a live process ('T' when stopped), or
+// 0 when it is gone.
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name in parentheses may hold anything: count from the
+	// last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
+// A child that stops itself with SIGTSTP to its process group (as Pi does on
+// Ctrl-Z) is really stopped, and the wrapper follows: it gives the terminal
+// its mode back, stops itself, and once continued takes raw mode again and
+// continues the child. A child stopped by SIGSTOP is followed the same way.
+func TestChildStoppingItselfStopsTheWrapper(t *testing.T) {
+	for _, stop := range []string{"kill -TSTP 0", "kill -STOP $$"} {
+		t.Run(stop, func(t *testing.T) {
+			o := newOuter(t, 24, 80)
+			cooked := o.termios()
+			var child atomic.Int64
+			var stops atomic.Int32
+			_, done := start(t, Options{
+				Argv:  []string{"sh", "-c", "echo ready; " + stop + "; echo resumed; read x; exit 5"},
+				Stdin: o.tty, Stdout: o.tty,
+				Started: func(pid int) { child.Store(int64(pid)) },
+				stopSelf: func() {
+					stops.Add(1)
+					if st := procState(int(child.Load())); st != 'T' {
+						t.Errorf("the child is in state %q while the wrapper stops, want T (stopped)", st)
+					}
+					if o.termios() != cooked {
+						t.Error("the wrapper stops with the terminal still raw")
+					}
+					if strings.Contains(o.output(), "resumed") {
+						t.Error("the child went on before the wrapper stopped")
+					}
+				},
+			})
+			o.waitFor("resumed")
+			if stops.Load() != 1 {
+				t.Fatalf("the wrapper stopped %d times, want 1", stops.Load())
+			}
+			if after := o.termios(); after.Lflag&unix.ICANON != 0 {
+				t.Fatal("the terminal is not raw again after the wrapper was continued")
+			}
+			if _, err := o.master.Write([]byte("x\r")); err != nil {
+				t.Fatal(err)
+			}
+			if got := statusOfErr(t, wait(t, done)); got != 5 {
+				t.Fatalf("exit status %d, want 5", got)
+			}
+			if o.termios() != cooked {
+				t.Fatal("terminal mode not restored")
+			}
+		})
+	}
+}
+
+// The whole thing under a person's shell, with real signals: the shell
+// reports the wrapper stopped and lists it, fg continues it and the child.
+func TestJobControlUnderAShell(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		testenv.Missing(t, "bash", "apt-get install bash")
+	}
+	o := newOuter(t, 24, 200)
+	sh := exec.Command(bash, "--norc", "--noprofile", "-i")
+	sh.Env = []string{"PATH=" + os.Getenv("PATH"), "PS1=jc$ ", "TERM=dumb"}
+	sh.Stdin, sh.Stdout, sh.Stderr = o.tty, o.tty, o.tty
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = sh.Process.Kill()
+		_ = sh.Wait()
+	})
+	typeLine := func(s string) {
+		t.Helper()
+		if _, err := o.master.Write([]byte(s + "\r")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.waitCount("jc$ ", 1)
+
+	w := wrapperCommand(t, "sh", "-c", `echo ready; kill -TSTP 0; echo resumed-1; kill -STOP $$; echo resumed-2; exit 3`)
+	var line []string
+	for _, kv := range w.Env {
+		if strings.HasPrefix(kv, wrapperEnv+"=") || strings.HasPrefix(kv, "GORACE=") {
+			line = append(line, kv)
+		}
+	}
+	// Quote the arguments for the shell.
+	for _, a := range w.Args {
+		line = append(line, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	w.Args[0] = w.Path
+	typeLine(strings.Join(line, " "))
+
+	o.waitCount("Stopped", 1)
+	if strings.Contains(o.output(), "\nresumed-1") {
+		t.Fatalf("the child went on instead of stopping: %q", o.output())
+	}
+	o.waitCount("jc$ ", 2)
+	typeLine("jobs")
+	o.waitCount("Stopped", 2)
+	typeLine("fg")
+	o.waitFor("\nresumed-1")
+	o.waitCount("Stopped", 3) // SIGSTOP this time
+	if strings.Contains(o.output(), "\nresumed-2") {
+		t.Fatalf("the child went on instead of stopping: %q", o.output())
+	}
+	typeLine("fg")
+	o.waitFor("\nresumed-2")
+	o.waitCount("jc$ ", 5) // the wrapper has exited: typing goes to the shell
+	typeLine("echo EXIT=$?")
+	o.waitFor("\nEXIT=3")
+}
+
+// A wrapper that no shell with job control started (Herdr runs it straight
+// in a pane) is in an orphaned process group: the kernel discards its own
+// stop, so it must continue the child at once instead of leaving it frozen.
+func TestStoppingChildOfAnOrphanedWrapperGoesOn(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	w := wrapperCommand(t, "sh", "-c", `echo ready; kill -TSTP 0; echo resumed; exit 4`)
+	w.Stdin, w.Stdout, w.Stderr = o.tty, o.tty, o.tty
+	w.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := w.Run(); w.ProcessState == nil || w.ProcessState.ExitCode() != 4 {
+		t.Fatalf("wrapper: %v, want exit status 4; screen: %q", err, o.output())
+	}
+	o.waitFor("resumed")
+}
+
+// A signal the wrapper was started with ignored (nohup, a shell's &) stays
+// ignored in the command, leader or not.
+func TestIgnoredSignalsReachTheCommand(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	w := wrapperCommand(t, "grep", "SigIgn", "/proc/self/status")
+	w.Args = append([]string{"sh", "-c", `trap "" INT HUP; exec "$@"`, "sh", w.Path}, w.Args[1:]...)
+	w.Path = "/bin/sh"
+	w.Stdin, w.Stdout, w.Stderr = o.tty, o.tty, o.tty
+	if err := w.Run(); err != nil {
+		t.Fatalf("wrapper: %v; screen: %q", err, o.output())
+	}
+	o.waitFor("SigIgn:")
+	var mask uint64
+	out := o.output()
+	if _, err := fmt.Sscanf(out[strings.Index(out, "SigIgn:"):], "SigIgn: %x", &mask); err != nil {
+		t.Fatalf("no SigIgn in %q: %v", out, err)
+	}
+	for _, s := range []unix.Signal{unix.SIGINT, unix.SIGHUP} {
+		if mask&(1<<(s-1)) == 0 {
+			t.Errorf("%v is not ignored in the command (SigIgn %x)", s, mask)
+		}
+	}
+}
