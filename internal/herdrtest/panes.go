@@ -681,7 +681,8 @@ func (s *Server) WaitForText(t testing.TB, paneID, want string, timeout time.Dur
 	t.Helper()
 	var out string
 	var err error
-	if s.Await(timeout, func() bool {
+	// Each look runs tmux: a gentler pace than Await's on a loaded box.
+	if awaitEvery(timeout, 20*time.Millisecond, func() bool {
 		out, err = s.Output(paneID)
 		return err == nil && strings.Contains(out, want)
 	}) {

@@ -525,7 +525,7 @@ func waitForeground(t *testing.T, c *herdr.Client, paneID, name string) herdr.Pr
 	t.Helper()
 	var info herdr.ProcessInfo
 	var found herdr.Process
-	ok := (&Server{}).Await(paneWait, func() bool {
+	ok := awaitEvery(paneWait, 20*time.Millisecond, func() bool {
 		var err error
 		info, err = c.PaneProcessInfo(context.Background(), paneID)
 		if err != nil {

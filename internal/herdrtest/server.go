@@ -451,6 +451,10 @@ func (s *Server) WaitFor(t testing.TB, timeout time.Duration, what string, cond 
 
 // Await polls cond until it holds or timeout passes, and says which.
 func (s *Server) Await(timeout time.Duration, cond func() bool) bool {
+	return awaitEvery(timeout, 2*time.Millisecond, cond)
+}
+
+func awaitEvery(timeout, every time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for {
 		if cond() {
@@ -459,7 +463,7 @@ func (s *Server) Await(timeout time.Duration, cond func() bool) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(every)
 	}
 }
 
