@@ -16,4 +16,18 @@
 //	cmd.Env = append(os.Environ(), s.Env()...)
 //	…
 //	s.WaitFor(t, 5*time.Second, "a release", func() bool { return len(s.Releases(s.PaneID())) > 0 })
+//
+// With Options.RealPanes every pane is a real shell in a real pty: a
+// private tmux server per fake (workspace → session, tab → window, pane →
+// pane) whose panes get Herdr's pane environment, take pane.send_input as
+// typed input, and end for real (pane.exited with the exit status, or
+// killed by pane.close). A test reads a pane with Screen, Output and
+// WaitForText, and its end with Exited and WaitExited; Close ends the tmux
+// server and everything that ran in it. Without tmux, Start ends the test
+// through testenv.Missing.
+//
+//	s := herdrtest.Start(t, herdrtest.Options{RealPanes: &herdrtest.RealPanes{}})
+//	… a client splits w1:p1 and types a command into the new pane w1:p2 …
+//	s.WaitForText(t, "w1:p2", "ready", 10*time.Second)
+//	ex := s.WaitExited(t, "w1:p2", 10*time.Second) // ex.Code, ex.Screen
 package herdrtest

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -38,8 +39,12 @@ type NotificationCall struct {
 // InputCall is one pane.send_input.
 type InputCall struct {
 	PaneID string
-	Text   string
+	Text   string // as sent
 	Keys   []string
+	// Typed is the part of Text that reaches the pane, Truncated whether
+	// that is less (MaxTypedInput).
+	Typed     string
+	Truncated bool
 }
 
 // ProcessInfo is what pane.process_info answers for a pane.
@@ -150,24 +155,24 @@ func (s *Server) SetProcessInfo(paneID string, pi ProcessInfo) {
 	}
 }
 
-// ExitPane imitates the pane's process dying: pane.exited, then the pane is
-// gone (and layout.updated for its tab, if the tab remains).
+// ExitPane makes the pane's process die: pane.exited, then the pane is
+// gone (and layout.updated for its tab, if the tab remains). A real pane's
+// shell is killed (SIGKILL) and ExitPane returns once the fake has seen it.
 func (s *Server) ExitPane(paneID string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	p := s.panes[paneID]
 	if p == nil {
+		s.mu.Unlock()
 		return
 	}
-	s.emit("pane.exited", map[string]any{"pane_id": p.id, "workspace_id": p.tab.ws.id})
-	t := p.tab
-	tabGone, wsGone := s.removePane(p)
-	if !tabGone {
-		s.emit("layout.updated", map[string]any{"layout": s.layout(t)})
+	if pid := s.shellPID(p); pid > 0 {
+		s.mu.Unlock()
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		s.Await(10*time.Second, func() bool { _, ok := s.Exited(paneID); return ok })
+		return
 	}
-	if wsGone {
-		s.emit("workspace.closed", map[string]any{"workspace_id": t.ws.id})
-	}
+	defer s.mu.Unlock()
+	s.paneExited(p, PaneExit{})
 }
 
 // SimulateAgentProcessExit imitates Herdr seeing the process of agent exit
@@ -328,7 +333,14 @@ func (s *Server) dispatch(id, method string, p *params) (map[string]any, *apiErr
 		if pn == nil {
 			return nil, aerr, nil
 		}
-		return map[string]any{"type": "pane_layout", "layout": s.layout(pn.tab)}, nil, nil
+		if pn.tab.tmux == "" {
+			return map[string]any{"type": "pane_layout", "layout": s.layout(pn.tab)}, nil, nil
+		}
+		l, err := s.realLayout(pn.tab)
+		if err != nil {
+			return nil, errf("pane_layout_unavailable", "pane %s: %v", pn.id, err), nil
+		}
+		return map[string]any{"type": "pane_layout", "layout": l}, nil, nil
 	case "agent.get":
 		target := p.str("target")
 		if p.err != "" {
@@ -552,6 +564,12 @@ func (s *Server) workspaceCreate(p *params) (map[string]any, *apiError, *subscri
 		return nil, e, nil
 	}
 	ws := s.newWorkspace(label, cwd, env)
+	if s.real != nil {
+		if err := s.spawnWorkspace(ws); err != nil {
+			s.removeWorkspace(ws)
+			return nil, errf("workspace_create_failed", "%v", err), nil
+		}
+	}
 	if focus || s.activeWS == nil {
 		s.activeWS = ws
 	}
@@ -571,6 +589,9 @@ func (s *Server) workspaceClose(p *params) (map[string]any, *apiError, *subscrib
 		return nil, errf("workspace_not_found", "workspace %s not found", wid), nil
 	}
 	info := s.workspaceInfo(ws)
+	for _, t := range ws.tabs {
+		s.finishPanes(t)
+	}
 	s.removeWorkspace(ws)
 	s.emit("workspace.closed", map[string]any{"workspace_id": wid, "workspace": info})
 	return ok(), nil, nil
@@ -597,6 +618,15 @@ func (s *Server) tabCreate(p *params) (map[string]any, *apiError, *subscriber) {
 		return nil, e, nil
 	}
 	t := s.newTab(ws, label, cwd, env)
+	if s.real != nil {
+		if cwd == "" {
+			cwd = ws.cwd
+		}
+		if err := s.spawnTab(t, cwd, focus); err != nil {
+			s.removeTab(t)
+			return nil, errf("tab_create_failed", "%v", err), nil
+		}
+	}
 	if focus {
 		ws.active = t
 	}
@@ -628,6 +658,7 @@ func (s *Server) tabClose(p *params) (map[string]any, *apiError, *subscriber) {
 		return nil, errf("tab_not_found", "tab %s not found", tid), nil
 	}
 	ws := t.ws
+	s.finishPanes(t)
 	wsGone := s.removeTab(t)
 	s.emit("tab.closed", map[string]any{"tab_id": tid, "workspace_id": ws.id})
 	if wsGone {
@@ -641,7 +672,7 @@ func (s *Server) paneSplit(p *params) (map[string]any, *apiError, *subscriber) {
 	p.enum("direction", dir, p.err == "", "right", "down")
 	target, hasTarget := p.optStr("target_pane_id")
 	wid, hasWS := p.optStr("workspace_id")
-	p.optF64("ratio")
+	ratio, hasRatio := p.optF64("ratio")
 	cwd, _ := p.optStr("cwd")
 	focus := p.optBool("focus")
 	rc, hasRC := p.optStr("right_click")
@@ -668,11 +699,17 @@ func (s *Server) paneSplit(p *params) (map[string]any, *apiError, *subscriber) {
 		return nil, e, nil
 	}
 	np := s.newPane(at.tab, cwd, env)
+	if s.real != nil {
+		if err := s.spawnSplit(np, at, dir, ratio, hasRatio, cwd, focus); err != nil {
+			s.removePane(np)
+			return nil, errf("pane_split_failed", "%v", err), nil
+		}
+	}
 	if focus {
 		at.tab.focused = np
 	}
 	s.emit("pane.created", map[string]any{"pane": s.paneInfo(np)})
-	s.emit("layout.updated", map[string]any{"layout": s.layout(at.tab)})
+	s.emit("layout.updated", map[string]any{"layout": s.layoutForEvent(at.tab)})
 	return map[string]any{"type": "pane_info", "pane": s.paneInfo(np)}, nil, nil
 }
 
@@ -713,7 +750,13 @@ func (s *Server) sendInput(p *params) (map[string]any, *apiError, *subscriber) {
 			return nil, errf("invalid_key", "unsupported key %s", k), nil
 		}
 	}
-	s.inputs = append(s.inputs, InputCall{PaneID: pid, Text: text, Keys: keys})
+	typed, cut := truncateTyped(text)
+	s.inputs = append(s.inputs, InputCall{PaneID: pid, Text: text, Keys: keys, Typed: typed, Truncated: cut})
+	if s.real != nil {
+		if err := s.typeInto(pn, typed, keys); err != nil {
+			return nil, errf("pane_send_failed", "pane %s: %v", pid, err), nil
+		}
+	}
 	return ok(), nil, nil
 }
 
@@ -723,8 +766,12 @@ func (s *Server) paneClose(p *params) (map[string]any, *apiError, *subscriber) {
 	if pn == nil {
 		return nil, aerr, nil
 	}
-	ws := pn.tab.ws
-	_, wsGone := s.removePane(pn)
+	ws, t := pn.tab.ws, pn.tab
+	s.finishPane(pn, PaneExit{Closed: true, Code: -1})
+	tabGone, wsGone := s.removePane(pn)
+	if !tabGone {
+		s.syncFocus(t)
+	}
 	s.emit("pane.closed", map[string]any{"pane_id": pid, "workspace_id": ws.id})
 	if wsGone {
 		s.emit("workspace.closed", map[string]any{"workspace_id": ws.id})
@@ -757,6 +804,9 @@ func (s *Server) processInfo(p *params) (map[string]any, *apiError, *subscriber)
 	}
 	info := map[string]any{"pane_id": pn.id, "shell_pid": nil, "foreground_process_group_id": nil,
 		"tty": nil, "foreground_processes": []any{}}
+	if pn.process == nil && pn.root > 0 {
+		return map[string]any{"type": "pane_process_info", "process_info": realProcessInfo(pn.id, pn.root, s.shellPID(pn))}, nil, nil
+	}
 	if pi := pn.process; pi != nil {
 		if pi.ShellPID != nil {
 			info["shell_pid"] = *pi.ShellPID

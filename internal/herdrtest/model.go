@@ -22,6 +22,7 @@ func idNumber(n int) string {
 
 type workspace struct {
 	id      string
+	tmux    string // the tmux session ($n) behind it, real-pane mode only
 	label   string
 	cwd     string
 	env     map[string]string
@@ -33,6 +34,7 @@ type workspace struct {
 
 type tab struct {
 	id      string
+	tmux    string // the tmux window (@n) behind it, real-pane mode only
 	ws      *workspace
 	label   string
 	panes   []*pane
@@ -56,6 +58,11 @@ type pane struct {
 	exitedAgents map[string]bool
 	process      *ProcessInfo
 	stateSeq     uint64
+	// tmux is the tmux pane (%n) behind a real pane, root the supervisor
+	// that tmux started in it and shell the shell that runs under it (found
+	// on first use); all empty in data-only mode.
+	tmux        string
+	root, shell int
 }
 
 // world is the fake's topology: workspaces, tabs and panes with Herdr's id

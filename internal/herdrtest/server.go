@@ -46,6 +46,9 @@ type Options struct {
 	Now func() time.Time
 	// Logf receives the fake's own diagnostics; nil discards.
 	Logf func(format string, args ...any)
+	// RealPanes, when set, makes every pane a real shell in a real pty
+	// (a private tmux server); nil keeps panes as data only.
+	RealPanes *RealPanes
 }
 
 // FaultKind is a way the fake misbehaves on purpose.
@@ -128,6 +131,10 @@ type Server struct {
 	closed        bool
 	world
 	hub
+	// real is the tmux side in real-pane mode, nil otherwise; exits says
+	// how each real pane ended.
+	real  *realPanes
+	exits map[string]PaneExit
 }
 
 // New starts a fake on a fresh socket in a private 0700 directory with a
@@ -164,7 +171,15 @@ func New(opts Options) (*Server, error) {
 	}
 	s.val, s.valErr = loadValidator()
 	s.world.init()
+	if opts.RealPanes != nil {
+		if err := s.startRealPanes(); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
 	if err := s.listen(); err != nil {
+		s.stopRealPanes()
+		s.wg.Wait()
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -184,8 +199,14 @@ func Start(t testing.TB, opts ...Options) *Server {
 		o.Logf = t.Logf
 	}
 	s, err := New(o)
+	if errors.Is(err, ErrNoTmux) {
+		testenv.Missing(t, "tmux (for the fake Herdr's real panes)", "apt-get install tmux")
+	}
 	if err != nil {
 		t.Fatalf("herdrtest: %v", err)
+	}
+	if s.real != nil {
+		t.Logf("herdrtest: real panes run in a private tmux server: tmux -S %s attach", s.real.sock)
 	}
 	if s.val == nil {
 		if s.valErr != nil {
@@ -331,7 +352,8 @@ func (s *Server) dropConns() {
 }
 
 // Close stops the fake, waits for all its goroutines and removes its
-// socket and directory.
+// socket and directory. With real panes it first ends the tmux server and
+// every process that ran in its panes.
 func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
@@ -341,6 +363,7 @@ func (s *Server) Close() {
 	s.closed = true
 	close(s.closing)
 	s.mu.Unlock()
+	s.stopRealPanes()
 	s.Crash()
 	s.wg.Wait()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
@@ -428,6 +451,10 @@ func (s *Server) WaitFor(t testing.TB, timeout time.Duration, what string, cond 
 
 // Await polls cond until it holds or timeout passes, and says which.
 func (s *Server) Await(timeout time.Duration, cond func() bool) bool {
+	return awaitEvery(timeout, 2*time.Millisecond, cond)
+}
+
+func awaitEvery(timeout, every time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for {
 		if cond() {
@@ -436,7 +463,7 @@ func (s *Server) Await(timeout time.Duration, cond func() bool) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(every)
 	}
 }
 

@@ -12,7 +12,13 @@ import (
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(reportFromPaneEnv) != "" {
+		// Re-run inside a real pane by TestRealPaneProcessReportsToTheFake.
+		os.Exit(reportFromPane())
+	}
+	testenv.Main(m)
+}
 
 // send writes raw (a newline is added unless it ends with one) on a fresh
 // connection and returns the reply line, or "" and false when the server
