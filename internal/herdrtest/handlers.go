@@ -292,6 +292,8 @@ func (s *Server) dispatch(id, method string, p *params) (map[string]any, *apiErr
 			list = append(list, s.workspaceInfo(ws))
 		}
 		return map[string]any{"type": "workspace_list", "workspaces": list}, nil, nil
+	case "tab.list", "pane.list":
+		return s.listTabsOrPanes(method, p)
 	case "workspace.get":
 		wid := p.str("workspace_id")
 		ws := s.wsByID(wid)
@@ -837,4 +839,37 @@ func (s *Server) ClearRecords() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests, s.agentCalls, s.notifications, s.inputs = nil, nil, nil, nil
+}
+
+// listTabsOrPanes answers tab.list and pane.list: every tab or pane, or
+// those of one workspace (an unknown workspace is workspace_not_found).
+func (s *Server) listTabsOrPanes(method string, p *params) (map[string]any, *apiError, *subscriber) {
+	wid, given := p.optStr("workspace_id")
+	if p.err != "" {
+		return nil, nil, nil
+	}
+	wss := s.workspaces
+	if given && wid != "" {
+		ws := s.wsByID(wid)
+		if ws == nil {
+			return nil, errf("workspace_not_found", "workspace %s not found", wid), nil
+		}
+		wss = []*workspace{ws}
+	}
+	list := []any{}
+	for _, ws := range wss {
+		for _, t := range ws.tabs {
+			if method == "tab.list" {
+				list = append(list, s.tabInfo(t))
+				continue
+			}
+			for _, pn := range t.panes {
+				list = append(list, s.paneInfo(pn))
+			}
+		}
+	}
+	if method == "tab.list" {
+		return map[string]any{"type": "tab_list", "tabs": list}, nil, nil
+	}
+	return map[string]any{"type": "pane_list", "panes": list}, nil, nil
 }
