@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -126,6 +125,19 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s: %s", p.File, p.Msg)
 }
 
+// fileProblem turns an error of [ReadFile] or [CheckNesting] into a
+// Problem of the file shown; then is appended to its message (what herdr-pi
+// does instead).
+func fileProblem(err error, shown, then string) Problem {
+	p := Problem{File: shown, Msg: err.Error()}
+	var fe *FileError
+	if errors.As(err, &fe) {
+		p.Line, p.Msg = fe.Line, fe.Reason
+	}
+	p.Msg += then
+	return p
+}
+
 // ConfigError lists every problem found in a config file.
 type ConfigError struct {
 	Problems []Problem
@@ -144,12 +156,12 @@ func (e *ConfigError) Error() string {
 // file, line and key of every problem, so callers can report it and carry
 // on; shown is the path as it should appear in messages.
 func LoadConfig(path, shown string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, TOML)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Defaults(), nil
 	}
 	if err != nil {
-		return Defaults(), &ConfigError{Problems: []Problem{{File: shown, Msg: "cannot read: " + err.Error()}}}
+		return Defaults(), &ConfigError{Problems: []Problem{fileProblem(err, shown, "")}}
 	}
 	cfg, problems := ParseConfig(data, shown)
 	if len(problems) > 0 {
@@ -160,6 +172,9 @@ func LoadConfig(path, shown string) (Config, error) {
 
 // ParseConfig decodes and validates config text over the defaults.
 func ParseConfig(data []byte, shown string) (Config, []Problem) {
+	if err := CheckNesting(data, TOML); err != nil {
+		return Defaults(), []Problem{fileProblem(err, shown, "")}
+	}
 	cfg := Defaults()
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
