@@ -256,8 +256,15 @@ func (c Config) validate() []invalid {
 	if !sourceRe.MatchString(c.Herdr.Source) {
 		bad(fmt.Sprintf("source = %q: use 1 to 80 characters from A-Z a-z 0-9 : . _ - (e.g. \"custom:herdr-pi\")", c.Herdr.Source), "herdr", "source")
 	}
-	if strings.TrimSpace(c.Herdr.Agent) == "" {
-		bad(`agent must not be empty (Herdr rejects an empty agent label); the default is "pi"`, "herdr", "agent")
+	// The agent id goes into every report and log line: it must be a
+	// short identifier (Herdr also rejects an empty label).
+	if err := CheckAgent(c.Herdr.Agent); err != nil {
+		bad(err.Error()+`; the default is "pi"`, "herdr", "agent")
+	}
+	if c.Detect.Agent != "" {
+		if err := CheckAgent(c.Detect.Agent); err != nil {
+			bad(err.Error()+"; leave it out to pick the manifest from the command", "detect", "agent")
+		}
 	}
 	if d := c.Detect.Debounce.D(); d < 0 || d > 10*time.Second {
 		bad(fmt.Sprintf("debounce = %q: must be between 0s and 10s", d), "detect", "debounce")
