@@ -19,7 +19,7 @@ const AgentRule = `use 1 to 64 characters from A-Z a-z 0-9 . _ - :, starting wit
 // `[detect] agent`). The error quotes the value safely (escaped, clipped)
 // and says what is allowed.
 func CheckAgent(agent string) error {
-	if agentRe.MatchString(agent) {
+	if len(agent) <= 64 && agentRe.MatchString(agent) {
 		return nil
 	}
 	return fmt.Errorf("agent %s is not a valid agent id: %s", QuoteClipped(agent, 40), AgentRule)
