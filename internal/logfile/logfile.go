@@ -164,7 +164,11 @@ func (l *Logger) write(level, format string, args ...any) {
 	line := fmt.Sprintf("%s %s pid=%d %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), level, os.Getpid(),
 		Escape(clip(l.opts.Tag+": "+fmt.Sprintf(format, args...))))
 
-	l.flock(unix.LOCK_SH)
+	// Without the shared lock (another process holds the exclusive one
+	// too long: stopped with Ctrl-Z mid-rotation, say) the line is written
+	// anyway. That is still safe: while that lock is held nobody else can
+	// rotate, so the line lands in a file that is kept.
+	locked := l.flock(unix.LOCK_SH)
 	l.followRotation()
 	var size int64
 	if l.f != nil {
@@ -173,7 +177,9 @@ func (l *Logger) write(level, format string, args ...any) {
 			size = fi.Size()
 		}
 	}
-	l.flock(unix.LOCK_UN)
+	if locked {
+		l.flock(unix.LOCK_UN)
+	}
 	if size > l.opts.MaxBytes {
 		l.rotate()
 	}
@@ -199,7 +205,9 @@ func (l *Logger) followRotation() {
 // oldest beyond Keep dropped) unless another process already did, and
 // starts a new file.
 func (l *Logger) rotate() {
-	l.flock(unix.LOCK_EX)
+	if l.lock != nil && !l.flock(unix.LOCK_EX) {
+		return // busy for too long: the next line over the limit tries again
+	}
 	defer l.flock(unix.LOCK_UN)
 	// Re-check under the exclusive lock: the file over the limit may have
 	// been rotated by another process between our write and now.
@@ -214,17 +222,37 @@ func (l *Logger) rotate() {
 
 func (l *Logger) generation(k int) string { return l.path + "." + strconv.Itoa(k) }
 
-// flock takes or releases the lock file. Without one (it could not be
+// Locking waits at most about lockWait: a process stopped while it holds
+// the lock (Ctrl-Z stops the wrapper with its agent) must not stall the
+// logging of every other wrapper.
+const (
+	lockWait  = 20 * time.Millisecond
+	lockPause = 200 * time.Microsecond
+)
+
+// flock takes (LOCK_SH, LOCK_EX) or releases (LOCK_UN) the lock file and
+// reports whether it holds it now. Without a lock file (it could not be
 // created) this process still rotates correctly on its own.
-func (l *Logger) flock(how int) {
+func (l *Logger) flock(how int) bool {
 	if l.lock == nil {
-		return
+		return false
 	}
-	for {
-		err := unix.Flock(int(l.lock.Fd()), how)
-		if err != syscall.EINTR {
-			return
+	fd := int(l.lock.Fd())
+	if how == unix.LOCK_UN {
+		_ = unix.Flock(fd, how)
+		return false
+	}
+	for waited := time.Duration(0); ; waited += lockPause {
+		err := unix.Flock(fd, how|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true
+		case err == syscall.EINTR:
+			continue
+		case err != unix.EWOULDBLOCK || waited >= lockWait:
+			return false
 		}
+		time.Sleep(lockPause)
 	}
 }
 

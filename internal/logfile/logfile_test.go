@@ -339,3 +339,61 @@ func isPlain(s string) bool {
 	}
 	return strings.ToValidUTF8(s, "") == s
 }
+
+// A process stopped while it holds the lock (Ctrl-Z stops a wrapper with
+// its agent) stalls nobody: lines are still written, and the rotation
+// waits until the lock is free again.
+func TestAStuckLockHolderStallsNoWriter(t *testing.T) {
+	dir := t.TempDir()
+	const max = 1 << 10
+	l := Open(Options{Dir: dir, Tag: "w", MaxBytes: max})
+	defer l.Close()
+	stuck, err := os.OpenFile(l.Path()+".lock", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Close()
+	if err := unix.Flock(int(stuck.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		l.Printf("%s", lineText(0, i))
+	}
+	if _, err := os.Stat(l.Path() + ".1"); !os.IsNotExist(err) {
+		t.Fatalf("rotated while another process held the lock: %v", err)
+	}
+	if err := unix.Flock(int(stuck.Fd()), unix.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	l.Printf("%s", lineText(0, 20))
+	if _, err := os.Stat(l.Path() + ".1"); err != nil {
+		t.Fatalf("no rotation once the lock was free: %v", err)
+	}
+	got, _ := seqs(t, l.Path()+".1", l.Path())
+	if len(got[0]) != 21 {
+		t.Fatalf("%d of 21 lines", len(got[0]))
+	}
+}
+
+// Without a lock file (it could not be created) a lone process still
+// rotates.
+func TestRotationWithoutALockFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, DefaultName+".lock"), 0o700); err != nil {
+		t.Fatal(err) // a directory in its place: the lock file cannot be opened
+	}
+	l := Open(Options{Dir: dir, Tag: "w", MaxBytes: 1 << 10, Keep: 10})
+	for i := range 30 {
+		l.Printf("%s", lineText(0, i))
+	}
+	l.Close()
+	got, _ := seqs(t, l.Path()+".3", l.Path()+".2", l.Path()+".1", l.Path())
+	if _, err := os.Stat(l.Path() + ".3"); err != nil || len(got[0]) != 30 {
+		t.Fatalf("rotation %v, %d of 30 lines", err, len(got[0]))
+	}
+	for i, seq := range got[0] {
+		if seq != i {
+			t.Fatalf("line %d is seq %d", i, seq)
+		}
+	}
+}
