@@ -169,13 +169,10 @@ func (l *Logger) write(level, format string, args ...any) {
 	// anyway. That is still safe: while that lock is held nobody else can
 	// rotate, so the line lands in a file that is kept.
 	locked := l.flock(unix.LOCK_SH)
-	l.followRotation()
-	var size int64
+	size := l.followRotation()
 	if l.f != nil {
-		_, _ = l.f.WriteString(line)
-		if fi, err := l.f.Stat(); err == nil {
-			size = fi.Size()
-		}
+		n, _ := l.f.WriteString(line)
+		size += int64(n) // others may have appended too: the rotation re-checks
 	}
 	if locked {
 		l.flock(unix.LOCK_UN)
@@ -186,19 +183,26 @@ func (l *Logger) write(level, format string, args ...any) {
 }
 
 // followRotation reopens the log when the file at its path is no longer
-// the one we hold (another process rotated it). Called with the lock held
-// (shared or exclusive), so no rotation can happen until the write is done.
-func (l *Logger) followRotation() {
+// the one we hold (another process rotated it), and returns the size of the
+// file it holds then. Called with the lock held (shared or exclusive), so
+// no rotation can happen until the write is done.
+func (l *Logger) followRotation() int64 {
 	cur, err := os.Stat(l.path)
 	if err == nil && l.f != nil {
 		if held, err := l.f.Stat(); err == nil && os.SameFile(cur, held) {
-			return
+			return held.Size()
 		}
 	}
 	if l.f != nil {
 		_ = l.f.Close()
 	}
 	l.f = openLog(l.path)
+	if l.f != nil {
+		if fi, err := l.f.Stat(); err == nil {
+			return fi.Size()
+		}
+	}
+	return 0
 }
 
 // rotate renames the log to name.1 (shifting older generations up, the

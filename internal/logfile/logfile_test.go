@@ -397,3 +397,13 @@ func TestRotationWithoutALockFile(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPrintf is the cost of one line: the lock, the inode check, one
+// write and the size check.
+func BenchmarkPrintf(b *testing.B) {
+	l := Open(Options{Dir: b.TempDir(), Tag: "bench", MaxBytes: 1 << 30})
+	defer l.Close()
+	for b.Loop() {
+		l.Printf("state: working -> idle (%s)", "screen")
+	}
+}
