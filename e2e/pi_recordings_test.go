@@ -64,10 +64,14 @@ func TestPiRecordings(t *testing.T) {
 
 			// What tmux showed at that moment is the same screen (a spinner
 			// frame may have advanced between the two captures).
-			if tm, err := os.ReadFile(base + ".tmux.txt"); err == nil {
-				if a, b := normalizeScreen(snap.Text), normalizeScreen(string(tm)); a != b {
-					t.Errorf("shadow screen differs from tmux's capture:\n%s", golden.Diff(b, a))
-				}
+			// Every recording has its capture: a missing one fails, never
+			// skips the comparison.
+			tm, err := os.ReadFile(base + ".tmux.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := normalizeScreen(snap.Text), normalizeScreen(string(tm)); a != b {
+				t.Errorf("shadow screen differs from tmux's capture:\n%s", golden.Diff(b, a))
 			}
 
 			v := pi.Evaluate(detect.Input{Text: snap.Text, Title: snap.Title, Progress: snap.Progress})

@@ -34,7 +34,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 // ACTIONs run in order while the command runs: wait=TEXT (until the screen
 // shows TEXT), sleep=DUR, resize=RxC, send=TEXT (escapes as in fakeagent),
 // kill=SIG (signal the command). The command must exit with status N
-// (default 0; "! ptyscreen" accepts any non-zero status). The terminal mode
+// (default 0; "! ptyscreen" must name its non-zero N). The terminal mode
 // of the pty after the command exits must equal the mode before it started:
 // a wrapper that leaves the terminal raw fails here.
 func cmdPtyScreen(ts *testscript.TestScript, neg bool, args []string) {
@@ -66,6 +66,11 @@ func cmdPtyScreen(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 2 {
 		ts.Fatalf("usage: ptyscreen [flags] -- cmd args…")
 	}
+	if neg && spec.WantExit <= 0 {
+		// "Any failure" would let a wrapper that dies of the wrong cause
+		// pass: a failing command names its exact status.
+		ts.Fatalf("ptyscreen: ! ptyscreen needs -exit N (N > 0), the exact status expected")
+	}
 	spec.Argv = args[1:]
 	// The script's environment, including what `env` lines set.
 	ts.Check(ts.Exec("env"))
@@ -84,13 +89,12 @@ func cmdPtyScreen(ts *testscript.TestScript, neg bool, args []string) {
 	if res.TermiosChanged != "" {
 		ts.Fatalf("ptyscreen: terminal mode not restored after exit: %s", res.TermiosChanged)
 	}
-	switch {
-	case spec.WantExit >= 0 && res.Exit != spec.WantExit:
-		ts.Fatalf("ptyscreen: exit status %d, want %d\n%s", res.Exit, spec.WantExit, res.Screen)
-	case spec.WantExit < 0 && neg && res.Exit == 0:
-		ts.Fatalf("ptyscreen: unexpected success")
-	case spec.WantExit < 0 && !neg && res.Exit != 0:
-		ts.Fatalf("ptyscreen: exit status %d\n%s", res.Exit, res.Screen)
+	want := spec.WantExit
+	if want < 0 {
+		want = 0
+	}
+	if res.Exit != want {
+		ts.Fatalf("ptyscreen: exit status %d, want %d\n%s", res.Exit, want, res.Screen)
 	}
 }
 

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/bridge/probe"
 	"github.com/herdr-pi/herdr-pi/internal/fakellm"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
+	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
 // These tests run the whole product: a real Pi from npm under the real
@@ -30,7 +30,8 @@ type piRig struct {
 	agent   *pitest.Agent
 	herdr   *herdrtest.Server // nil outside Herdr
 	hp      string
-	private string // XDG_STATE_HOME and XDG_RUNTIME_DIR
+	private string   // XDG_STATE_HOME and XDG_RUNTIME_DIR
+	extra   []string // more environment for wrap
 }
 
 func newPiRig(t *testing.T, respond fakellm.Responder, inHerdr bool) *piRig {
@@ -55,7 +56,7 @@ func newPiRig(t *testing.T, respond fakellm.Responder, inHerdr bool) *piRig {
 }
 
 func (r *piRig) env(extra ...string) []string {
-	env := r.agent.With("XDG_STATE_HOME="+r.private, "XDG_RUNTIME_DIR="+r.private, "HERDR_PI_LOG=debug")
+	env := r.agent.With(append([]string{"XDG_STATE_HOME=" + r.private, "XDG_RUNTIME_DIR=" + r.private, "HERDR_PI_LOG=debug"}, r.extra...)...)
 	if r.herdr != nil {
 		env = append(env, r.herdr.Env()...)
 	}
@@ -117,7 +118,7 @@ func quit(t *testing.T, tm *pitest.Term) {
 func markerVisible(screen string) bool {
 	for _, l := range strings.Split(screen, "\n") {
 		l = strings.TrimSpace(l)
-		if strings.Contains(l, probe.Marker) || l != "" && strings.HasPrefix(probe.Marker, l) {
+		if strings.Contains(l, session.Marker) || l != "" && strings.HasPrefix(session.Marker, l) {
 			return true
 		}
 	}
@@ -191,11 +192,47 @@ func TestWrapPiSentinelBlocksAndAnswerClears(t *testing.T) {
 	}
 }
 
+// Issue 10: /reload while blocked. Pi shuts the session down and, about
+// 100 ms later, starts it again with the question restored: the pane stays
+// blocked without a blip of idle — in the state machine (the trace) and in
+// the reports — and the only toast is the first one, which says the
+// question.
+func TestWrapPiReloadWhileBlockedReportsNothing(t *testing.T) {
+	r := newPiRig(t, answerOr(), true)
+	r.herdr.SetDelivery("herdr")
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	r.extra = []string{"HERDR_PI_TRACE=" + trace}
+	tm := r.wrap()
+	r.waitStates("the probe connected", "unknown", "idle")
+	tm.Type(t, "hello")
+	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
+	tm.Type(t, "/reload")
+	tm.WaitText(t, "Reloaded", 15*time.Second)
+	// Reports are delivered in order: any report the reloads caused comes
+	// before the answer's.
+	tm.Type(t, "ANSWER: use main.go")
+	r.waitStates("the answer", "unknown", "idle", "working", "blocked(input needed)", "working", "idle")
+	var transitions []string
+	for _, e := range readTrace(t, trace) {
+		if e.Kind == "transition" {
+			transitions = append(transitions, e.To)
+		}
+	}
+	if got := strings.Join(transitions, " "); got != "idle working blocked working idle" {
+		t.Errorf("state transitions %q: the reload changed the state", got)
+	}
+	quit(t, tm) // wrap drains its queued toasts before it exits
+	notes := r.herdr.Notifications()
+	if len(notes) != 1 || notes[0].Title != "Pi needs your input" || !strings.HasPrefix(notes[0].Body, question+" · ") {
+		t.Fatalf("toasts %+v, want the one for the question (the short answer is under finished_after)", notes)
+	}
+}
+
 // Quit while blocked and start again on the same session file: blocked
 // again, with no new model call. Once a later user message is in the file,
 // a restart restores nothing.
 func TestWrapPiRestoresUnansweredQuestion(t *testing.T) {
-	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), true)
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), true)
 	tm := r.wrap()
 	r.waitStates("the probe connected", "unknown", "idle")
 	tm.Type(t, "hello")
@@ -335,7 +372,7 @@ func TestWrapPiPrintModeIsPassthrough(t *testing.T) {
 // Outside a complete Herdr environment: no guidance reaches the model and
 // nothing is reported, yet the sentinel rule still reads the session.
 func TestWrapPiOutsideHerdr(t *testing.T) {
-	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), false)
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), false)
 	other := herdrtest.Start(t) // a Herdr that must hear nothing
 	tm := r.wrap()
 	time.Sleep(time.Second) // no report tells when the probe is in
@@ -365,9 +402,9 @@ func TestWrapPiMarkerMentionedDoesNotBlock(t *testing.T) {
 		// Streamed word by word, so each run is long enough for Herdr to
 		// see it working (the reporter coalesces shorter spells).
 		if strings.Contains(req.LastUser(), "FENCE") {
-			return fakellm.Reply{Text: "Put this in the template:\n```\n" + probe.Marker + "\n```", WordDelay: 80 * time.Millisecond}
+			return fakellm.Reply{Text: "Put this in the template:\n```\n" + session.Marker + "\n```", WordDelay: 80 * time.Millisecond}
 		}
-		return fakellm.Reply{Text: "The marker is " + probe.Marker + " when input is required.", WordDelay: 80 * time.Millisecond}
+		return fakellm.Reply{Text: "The marker is " + session.Marker + " when input is required.", WordDelay: 80 * time.Millisecond}
 	}, true)
 	tm := r.wrap()
 	r.waitStates("the probe connected", "unknown", "idle")

@@ -5,9 +5,11 @@
 // needed), and ntfy when configured. Every text is sanitised before it
 // leaves.
 //
-// It owns sanitising, channel choice, de-duplication, Herdr's rate limit and
+// It owns which of the state machine's events are worth telling
+// ([Triggers]), sanitising, channel choice, de-duplication, Herdr's pace and
 // each channel's goroutine; it does not decide when the agent is blocked
 // (pane/state does) and does not speak Herdr's socket protocol itself (the
-// caller hands it a [Herdr]). A failing channel never blocks the caller or
-// another channel.
+// caller hands it a [Herdr], and a [Barrier] that says when the state
+// reached Herdr). A failing channel never blocks the caller or another
+// channel.
 package notify

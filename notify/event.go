@@ -51,46 +51,10 @@ type Event struct {
 	// text here: notifications leave the machine (ntfy) and show on screens
 	// other people see.
 	Label string
+	// Question is what the agent asks (the reply that ended with the
+	// sentinel, a pi-ask title, a permission label). Its first line,
+	// sanitised and cut to 120 code points, is shown by the on-screen
+	// channels — Herdr's toast and the terminal — as the best peers do;
+	// ntfy, which leaves the machine, never sends it.
+	Question string
 }
-
-// Settled classifies the stop reason of a run that has settled
-// (notifications-and-sentinel.md §7.2): "error" and "length" fail,
-// "aborted" stays silent (the person stopped it and knows), and anything
-// else — "stop", an unknown or a missing reason — finished.
-func Settled(stopReason string) (Kind, bool) {
-	switch stopReason {
-	case "error", "length":
-		return Failed, true
-	case "aborted":
-		return 0, false
-	}
-	return Finished, true
-}
-
-// Runs turns a run's start, end and settle into at most one notification per
-// run (notifications-and-sentinel.md §7.2, §10): retries inside a run
-// overwrite its stop reason, so only the final settle counts, and a settle
-// without a run (a double settle, a reload) says nothing. The zero value is
-// ready. It is not safe for concurrent use.
-type Runs struct {
-	active bool
-	reason string
-}
-
-// Start marks a run as active and forgets an earlier stop reason.
-func (r *Runs) Start() { r.active, r.reason = true, "" }
-
-// End records the stop reason of the latest attempt of the run.
-func (r *Runs) End(stopReason string) { r.reason = stopReason }
-
-// Settle ends the active run and says what to notify, if anything.
-func (r *Runs) Settle() (Kind, bool) {
-	if !r.active {
-		return 0, false
-	}
-	r.active = false
-	return Settled(r.reason)
-}
-
-// Shutdown forgets the active run: a settle after it says nothing.
-func (r *Runs) Shutdown() { r.active, r.reason = false, "" }

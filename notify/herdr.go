@@ -24,6 +24,15 @@ type HerdrResult struct {
 	Reason string
 }
 
+// Barrier holds a toast back until Herdr has the pane's state: Reported
+// returns once every state handed to the reporter before the call has been
+// delivered to Herdr (or given up), or ctx ends. Without it a toast saying
+// "needs your input" can reach Herdr before the blocked report, while the
+// pane still shows idle.
+type Barrier interface {
+	Reported(ctx context.Context) error
+}
+
 // Herdr shows a toast through Herdr's socket. The caller adapts its socket
 // client to it; notify never speaks the socket protocol itself.
 type Herdr interface {
@@ -47,7 +56,8 @@ const (
 
 // herdrToast sizes m for Herdr: sanitised as labels are (no control or
 // invisible characters), then cut to Herdr's limits with an ellipsis, so
-// Herdr never has to cut a word in the middle without saying so.
+// Herdr never has to cut a word in the middle without saying so. The body
+// leads with the question and ends with how many toasts were merged.
 func herdrToast(m Message, sound string) HerdrToast {
 	title := osc.Truncate(osc.CleanLabel(m.Title), herdrTitleMax)
 	if title == "" {
@@ -58,7 +68,7 @@ func herdrToast(m Message, sound string) HerdrToast {
 		// Herdr already plays its own sound on state changes.
 		sound = "none"
 	}
-	return HerdrToast{Title: title, Body: osc.Truncate(osc.CleanLabel(m.Body), herdrBodyMax), Sound: sound}
+	return HerdrToast{Title: title, Body: m.screenBody(herdrBodyMax), Sound: sound}
 }
 
 // retryable reasons mean "not now": another notification holds the screen

@@ -1,7 +1,9 @@
 package notify
 
 import (
+	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 )
@@ -11,9 +13,70 @@ import (
 type Message struct {
 	Title string
 	Body  string
+	// Question is the first line of what the agent asks, sanitised and cut
+	// to questionLimit (see [Event.Question]); on-screen channels show it
+	// before the body, ntfy leaves it out.
+	Question string
 	// ID names the notification for terminals that replace one with the
 	// same id (OSC 99).
 	ID string
+	// Merged counts older notifications this one replaced before a channel
+	// could show them (its pace, or "not now" answers); the channel says
+	// "+n more" so none is lost without a trace.
+	Merged int
+}
+
+// questionLimit is how much of a question a notification shows.
+const questionLimit = 120
+
+// QuestionLine is the first non-empty line of q, sanitised for a terminal
+// or Herdr and cut to 120 code points with an ellipsis.
+func QuestionLine(q string) string {
+	for line := range strings.Lines(q) {
+		if l := osc.CleanLabel(line); l != "" {
+			return osc.Truncate(l, questionLimit)
+		}
+	}
+	return ""
+}
+
+// more is what a channel adds for merged notifications.
+func (m Message) more() string {
+	if m.Merged <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("+%d more", m.Merged)
+}
+
+// screenBody is the body on-screen channels show, within limit code points
+// after sanitising: the question, then the body, then how many were
+// merged, which survives any cut.
+func (m Message) screenBody(limit int) string {
+	return fitWithMore(joinParts(m.Question, osc.CleanLabel(m.Body)), m.more(), limit)
+}
+
+// fitWithMore cuts body to fit limit code points together with more.
+func fitWithMore(body, more string, limit int) string {
+	if more == "" {
+		return osc.Truncate(body, limit)
+	}
+	if body == "" {
+		return more
+	}
+	room := limit - utf8.RuneCountInString(partSep+more)
+	return osc.Truncate(body, room) + partSep + more
+}
+
+const partSep = " · "
+
+func joinParts(parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if p != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, partSep)
 }
 
 // titles are fixed words after the agent's name: nothing the agent or the
@@ -71,5 +134,5 @@ func compose(ev Event, agent, project, instance string) Message {
 	if instance != "" {
 		id += "-" + instance
 	}
-	return Message{Title: title, Body: strings.Join(parts, " · "), ID: osc.SanitizeIdentifier(id)}
+	return Message{Title: title, Body: strings.Join(parts, partSep), Question: QuestionLine(ev.Question), ID: osc.SanitizeIdentifier(id)}
 }

@@ -12,6 +12,9 @@ import (
 type Options struct {
 	// Herdr is the channel inside a complete Herdr environment.
 	Herdr Herdr
+	// Barrier, when set, is waited on (for at most barrierWait) before each
+	// Herdr toast, so Herdr shows the state before the toast about it.
+	Barrier Barrier
 	// Sound is Herdr's toast sound: none (the default), done or request.
 	Sound string
 	// Terminal is the channel outside Herdr; set it only when the agent runs
@@ -36,9 +39,15 @@ type Options struct {
 // the last one shown (herdr-socket-api.md §4.6).
 const herdrPace = time.Second
 
-// herdrTries bounds how often one notification is offered to Herdr while it
-// answers "not now" (rate_limited or busy).
-const herdrTries = 3
+// herdrRetryFor bounds how long one notification is offered to Herdr again,
+// one pace apart, while it answers "not now" (rate_limited: another pane's
+// toast took the second; busy: a toast is still on screen). The last news
+// must not be lost to a toast that happens to be showing.
+const herdrRetryFor = 30 * time.Second
+
+// barrierWait bounds how long a toast waits for the state report before
+// it goes anyway: a late toast is better than none.
+const barrierWait = 2 * time.Second
 
 // callTimeout bounds one call to Herdr: the socket is local, and a Herdr
 // that does not answer must not hold the channel.
@@ -78,8 +87,16 @@ func Start(o Options) *Notifier {
 		n.logf = func(string, ...any) {}
 	}
 	if o.Herdr != nil {
-		h, sound := o.Herdr, o.Sound
-		n.workers = append(n.workers, newWorker("herdr", herdrPace, herdrTries, func(ctx context.Context, m Message) (string, bool, error) {
+		h, sound, barrier := o.Herdr, o.Sound, o.Barrier
+		n.workers = append(n.workers, newWorker("herdr", herdrPace, herdrRetryFor, func(ctx context.Context, m Message) (string, bool, error) {
+			if barrier != nil {
+				bctx, cancel := context.WithTimeout(ctx, barrierWait)
+				err := barrier.Reported(bctx)
+				cancel()
+				if err != nil && ctx.Err() == nil {
+					n.logf("notify: the toast goes before the state report reached Herdr: %v", err)
+				}
+			}
 			ctx, cancel := context.WithTimeout(ctx, callTimeout)
 			defer cancel()
 			res, err := h.ShowNotification(ctx, herdrToast(m, sound))
@@ -91,13 +108,13 @@ func Start(o Options) *Notifier {
 	}
 	if o.Terminal != nil {
 		t := o.Terminal
-		n.workers = append(n.workers, newWorker("terminal", 0, 1, func(_ context.Context, m Message) (string, bool, error) {
+		n.workers = append(n.workers, newWorker("terminal", 0, 0, func(_ context.Context, m Message) (string, bool, error) {
 			return "written", false, t.Send(m)
 		}))
 	}
 	if o.Ntfy != nil {
 		ny := o.Ntfy
-		n.workers = append(n.workers, newWorker("ntfy", 0, 1, func(ctx context.Context, m Message) (string, bool, error) {
+		n.workers = append(n.workers, newWorker("ntfy", 0, 0, func(ctx context.Context, m Message) (string, bool, error) {
 			return "posted", false, ny.Send(ctx, m)
 		}))
 	}
@@ -219,16 +236,19 @@ func (n *Notifier) Status() []ChannelStatus {
 type sendFunc func(ctx context.Context, m Message) (outcome string, retry bool, err error)
 
 type pending struct {
-	m     Message
-	tries int
+	m Message
+	// first is when it was first offered to the channel.
+	first time.Time
 }
 
 type worker struct {
-	name  string
-	pace  time.Duration
-	tries int
-	send  sendFunc
-	wake  chan struct{}
+	name string
+	pace time.Duration
+	// retryFor is how long a message answered "not now" is offered again
+	// (0: never).
+	retryFor time.Duration
+	send     sendFunc
+	wake     chan struct{}
 
 	mu      sync.Mutex
 	next    *pending
@@ -236,13 +256,17 @@ type worker struct {
 	failing bool
 }
 
-func newWorker(name string, pace time.Duration, tries int, send sendFunc) *worker {
-	return &worker{name: name, pace: pace, tries: tries, send: send, wake: make(chan struct{}, 1), st: ChannelStatus{Channel: name}}
+func newWorker(name string, pace, retryFor time.Duration, send sendFunc) *worker {
+	return &worker{name: name, pace: pace, retryFor: retryFor, send: send, wake: make(chan struct{}, 1), st: ChannelStatus{Channel: name}}
 }
 
-// offer replaces the unsent message, if any, with m and wakes the worker.
+// offer replaces the unsent message, if any, with m — which then counts it
+// and what it had merged — and wakes the worker.
 func (w *worker) offer(m Message) {
 	w.mu.Lock()
+	if w.next != nil {
+		m.Merged += w.next.m.Merged + 1
+	}
 	w.next = &pending{m: m}
 	w.mu.Unlock()
 	select {
@@ -265,14 +289,16 @@ func (w *worker) waiting() bool {
 	return w.next != nil
 }
 
-// retry puts p back unless something newer arrived meanwhile.
+// retry puts p back, or, when something newer arrived meanwhile, counts
+// it as merged into that.
 func (w *worker) retry(p *pending) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.next == nil {
-		p.tries++
 		w.next = p
+		return
 	}
+	w.next.m.Merged += p.m.Merged + 1
 }
 
 func (w *worker) status() ChannelStatus {
@@ -314,13 +340,20 @@ func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(st
 		if p == nil {
 			continue
 		}
+		if p.first.IsZero() {
+			p.first = time.Now()
+		}
 		outcome, again, err := w.send(ctx, p.m)
 		if w.pace > 0 {
 			earliest = time.Now().Add(w.pace)
 		}
 		w.record(outcome, err, logf)
-		if err == nil && again && p.tries+1 < w.tries {
+		switch {
+		case err != nil || !again:
+		case time.Since(p.first) < w.retryFor:
 			w.retry(p)
+		default:
+			logf("notify: %s gave up on %q after %v of %q", w.name, p.m.Title, w.retryFor, outcome)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,61 +17,6 @@ import (
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
 )
-
-// notifications-and-sentinel.md D2.4: what a settled run says.
-func TestSettledClassification(t *testing.T) {
-	cases := []struct {
-		reason string
-		kind   Kind
-		ok     bool
-	}{
-		{"stop", Finished, true},
-		{"error", Failed, true},
-		{"length", Failed, true},
-		{"aborted", 0, false},
-		{"", Finished, true},
-		{"strange", Finished, true},
-		{"tool_use", Finished, true},
-	}
-	for _, c := range cases {
-		if k, ok := Settled(c.reason); k != c.kind || ok != c.ok {
-			t.Errorf("Settled(%q) = %v %v, want %v %v", c.reason, k, ok, c.kind, c.ok)
-		}
-	}
-}
-
-// notifications-and-sentinel.md D2.4: the run tracker.
-func TestRunsVectors(t *testing.T) {
-	type step func(r *Runs)
-	start := func(r *Runs) { r.Start() }
-	end := func(s string) step { return func(r *Runs) { r.End(s) } }
-	shutdown := func(r *Runs) { r.Shutdown() }
-	cases := []struct {
-		name  string
-		steps []step
-		kind  Kind
-		ok    bool
-	}{
-		{"retries: last end wins", []step{start, end("error"), end("stop")}, Finished, true},
-		{"error", []step{start, end("error")}, Failed, true},
-		{"settle without a run", nil, 0, false},
-		{"aborted is silent", []step{start, end("aborted")}, 0, false},
-		{"no end is finished", []step{start}, Finished, true},
-		{"shutdown forgets the run", []step{start, shutdown}, 0, false},
-	}
-	for _, c := range cases {
-		var r Runs
-		for _, s := range c.steps {
-			s(&r)
-		}
-		if k, ok := r.Settle(); k != c.kind || ok != c.ok {
-			t.Errorf("%s: %v %v, want %v %v", c.name, k, ok, c.kind, c.ok)
-		}
-		if _, ok := r.Settle(); ok {
-			t.Errorf("%s: a second settle notified again", c.name)
-		}
-	}
-}
 
 func TestComposeUsesOwnWordsAndOnlyLabelAndProject(t *testing.T) {
 	m := compose(Event{Kind: PermissionNeeded, Label: "rel\x1b]0;x\x07ease\u202e"}, "", "my\nproject", "w1:p2")
@@ -256,7 +202,9 @@ func TestHerdrCoalescesBurstsAndDeliversTheLast(t *testing.T) {
 		if len(calls) != 2 {
 			t.Fatalf("%d calls for a burst inside one second plus one: %+v", len(calls), calls)
 		}
-		if calls[0].Body != "wait 0 · api" || calls[1].Body != "wait 4 · api" {
+		// The three that waited out the pace behind the last are merged
+		// into it and counted.
+		if calls[0].Body != "wait 0 · api" || calls[1].Body != "wait 4 · api · +3 more" {
 			t.Fatalf("first and last expected, got %q then %q", calls[0].Body, calls[1].Body)
 		}
 		st := n.Status()
@@ -285,13 +233,15 @@ func TestHerdrRetriesNotNowAndGivesUp(t *testing.T) {
 			t.Fatalf("results %+v", results)
 		}
 
+		// A toast on screen for a long while: offered once a pace until
+		// herdrRetryFor has passed, then given up.
 		busy := &pacedHerdr{before: func(int) string { return ReasonBusy }}
 		n = Start(Options{Herdr: busy})
 		n.Notify(Event{Kind: PermissionNeeded})
-		time.Sleep(30 * time.Second)
+		time.Sleep(2 * herdrRetryFor)
 		n.Close(context.Background())
-		if calls, _ := busy.snapshot(); len(calls) != herdrTries {
-			t.Fatalf("%d calls while busy, want %d", len(calls), herdrTries)
+		if calls, _ := busy.snapshot(); len(calls) != int(herdrRetryFor/herdrPace)+1 {
+			t.Fatalf("%d calls while busy, want one a second for %v", len(calls), herdrRetryFor)
 		}
 
 		var logs []string
@@ -349,8 +299,24 @@ func TestHungChannelBlocksNothingElse(t *testing.T) {
 			n.Notify(Event{Kind: Finished, Key: fmt.Sprint(i)})
 		}
 		synctest.Wait()
-		if !strings.Contains(term.String(), "\x1b]777;notify;Pi finished;p\x1b\\") {
-			t.Fatalf("terminal got %q", term.String())
+		// The 100 came faster than the terminal took them: what it wrote
+		// accounts for every one, shown or counted as merged.
+		told := 0
+		for _, seq := range strings.SplitAfter(term.String(), "\x1b\\") {
+			if seq == "" {
+				continue
+			}
+			told++
+			if _, more, ok := strings.Cut(seq, " · +"); ok {
+				n, _ := strconv.Atoi(strings.TrimSuffix(more, " more\x1b\\"))
+				told += n
+			}
+			if !strings.HasPrefix(seq, "\x1b]777;notify;Pi finished;p") {
+				t.Fatalf("terminal got %q", seq)
+			}
+		}
+		if told != 100 {
+			t.Fatalf("terminal accounts for %d of 100: %q", told, term.String())
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -467,4 +433,163 @@ func TestDoctorRows(t *testing.T) {
 	if rows[0].Status != CheckFail || !strings.Contains(rows[0].Detail, "Herdr does not pass OSC") {
 		t.Errorf("terminal inside Herdr: %+v", rows[0])
 	}
+}
+
+// Issue 10: the blocked toast says the question's first line, sanitised
+// and cut to 120 code points, on the on-screen channels; ntfy, which
+// leaves the machine, keeps to the label and project.
+func TestToastsSayTheQuestionOnScreenOnly(t *testing.T) {
+	q := "\n  \nWhich file should I \x1b[31medit\u202e?\nmain.go or util.go\n:input_needed:"
+	m := compose(Event{Kind: InputNeeded, Question: q}, "", "api", "w1")
+	if m.Question != "Which file should I [31medit ?" {
+		t.Fatalf("question %q", m.Question)
+	}
+	if got := herdrToast(m, "").Body; got != "Which file should I [31medit ? · api" {
+		t.Errorf("Herdr body %q", got)
+	}
+	if got := string((Target{Protocol: osc.OSC777}).Sequence(m)); got != "\x1b]777;notify;Pi needs your input;Which file should I [31medit ? · api\x1b\\" {
+		t.Errorf("terminal %q", got)
+	}
+	srv := newNtfyServer(t)
+	ny := &Ntfy{Client: srv.Client(), Server: srv.URL, Topic: "t"}
+	if err := ny.Send(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	if reqs := srv.seen(); len(reqs) != 1 || reqs[0].Body != "api" {
+		t.Errorf("ntfy %+v", reqs)
+	}
+
+	long := compose(Event{Kind: InputNeeded, Question: strings.Repeat("é", 300)}, "", "", "")
+	if n := utf8.RuneCountInString(long.Question); n != questionLimit || !strings.HasSuffix(long.Question, "…") {
+		t.Errorf("long question: %d code points %q", n, long.Question)
+	}
+	// Merged toasts are counted even when the body is cut to Herdr's size.
+	long.Body, long.Merged = strings.Repeat("b", 300), 2
+	if body := herdrToast(long, "").Body; utf8.RuneCountInString(body) != herdrBodyMax || !strings.HasSuffix(body, "… · +2 more") {
+		t.Errorf("cut body %q", body)
+	}
+}
+
+func FuzzQuestionLine(f *testing.F) {
+	for _, s := range []string{"Which file?\n:input_needed:", "\n\n\x1b]0;x\x07 hi", strings.Repeat("ab\u200b", 100), "\r\n\t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q := QuestionLine(s)
+		if utf8.RuneCountInString(q) > questionLimit || !utf8.ValidString(q) && utf8.ValidString(s) {
+			t.Fatalf("QuestionLine(%q) = %q", s, q)
+		}
+		for _, r := range strings.TrimSuffix(q, "…") { // the cut's own mark
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0x200b && r <= 0x206f) {
+				t.Fatalf("QuestionLine(%q) keeps %U", s, r)
+			}
+		}
+	})
+}
+
+// orderLog records what happened, in order.
+type orderLog struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (l *orderLog) add(s string) {
+	l.mu.Lock()
+	l.got = append(l.got, s)
+	l.mu.Unlock()
+}
+
+func (l *orderLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.got, " ")
+}
+
+// fakeBarrier returns from Reported once delivered is closed (the report
+// reached Herdr), or when ctx ends.
+type fakeBarrier struct {
+	log       *orderLog
+	delivered chan struct{}
+}
+
+func (b *fakeBarrier) Reported(ctx context.Context) error {
+	select {
+	case <-b.delivered:
+		b.log.add("reported")
+		return nil
+	case <-ctx.Done():
+		b.log.add("barrier gave up")
+		return ctx.Err()
+	}
+}
+
+type loggingHerdr struct{ log *orderLog }
+
+func (h loggingHerdr) ShowNotification(_ context.Context, t HerdrToast) (HerdrResult, error) {
+	h.log.add("toast:" + t.Title)
+	return HerdrResult{Shown: true, Reason: ReasonShown}, nil
+}
+
+// Issue 10: report first, then toast. The toast waits for the state report
+// to reach Herdr, and goes anyway, a bounded while later, when it never
+// does.
+func TestHerdrToastWaitsForTheStateReport(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := &orderLog{}
+		b := &fakeBarrier{log: log, delivered: make(chan struct{})}
+		n := Start(Options{Herdr: loggingHerdr{log}, Barrier: b})
+		n.Notify(Event{Kind: InputNeeded})
+		time.Sleep(95 * time.Millisecond)
+		log.add("report delivered")
+		close(b.delivered)
+		synctest.Wait()
+		n.Close(context.Background())
+		if got := log.String(); got != "report delivered reported toast:Pi needs your input" {
+			t.Fatalf("order %q", got)
+		}
+
+		log = &orderLog{}
+		var logs []string
+		stuck := &fakeBarrier{log: log, delivered: make(chan struct{})}
+		n = Start(Options{Herdr: loggingHerdr{log}, Barrier: stuck, Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }})
+		start := time.Now()
+		n.Notify(Event{Kind: InputNeeded})
+		time.Sleep(barrierWait - time.Millisecond)
+		if got := log.String(); got != "" {
+			t.Fatalf("before the bound: %q", got)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		n.Close(context.Background())
+		if got := log.String(); got != "barrier gave up toast:Pi needs your input" || time.Since(start) != barrierWait {
+			t.Fatalf("order %q after %v", got, time.Since(start))
+		}
+		if len(logs) != 1 || !strings.Contains(logs[0], "before the state report") {
+			t.Fatalf("logs %q", logs)
+		}
+	})
+}
+
+// Issue 10: a toast Herdr answered "not now" and a newer one that arrives
+// before it is offered again: the newer one goes, counting the other.
+func TestHerdrRetriedToastIsCountedWhenReplaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{before: func(call int) string {
+			if call == 1 {
+				return ReasonBusy
+			}
+			return ""
+		}}
+		n := Start(Options{Herdr: h, Project: "api"})
+		n.Notify(Event{Kind: InputNeeded, Key: "a", Label: "first"})
+		synctest.Wait() // answered busy: offered again after the pace
+		time.Sleep(500 * time.Millisecond)
+		n.Notify(Event{Kind: Finished, Key: "b"})
+		time.Sleep(3 * time.Second)
+		n.Close(context.Background())
+		calls, results := h.snapshot()
+		if len(calls) != 2 || results[1].Reason != ReasonShown || calls[1].Title != "Pi finished" || calls[1].Body != "api · +1 more" {
+			t.Fatalf("calls %+v results %+v", calls, results)
+		}
+	})
 }

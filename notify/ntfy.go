@@ -57,7 +57,8 @@ func (n *Ntfy) Send(ctx context.Context, m Message) error {
 	defer cancel()
 
 	title := osc.Truncate(osc.CleanLabel(m.Title), osc.MaxCodePoints)
-	body := osc.TruncateBytes(osc.CleanLabel(m.Body), ntfyBodyMax)
+	// The question stays on this machine: ntfy sends the body only.
+	body := osc.TruncateBytes(joinParts(osc.CleanLabel(m.Body), m.more()), ntfyBodyMax)
 	if body == "" {
 		body = title
 	}

@@ -17,6 +17,9 @@ type Config struct {
 	Channel string
 	// Sound is Herdr's toast sound.
 	Sound string
+	// FinishedAfter is how long a run must take before its end is told
+	// ("finished"); 0: every run. See [NewTriggers].
+	FinishedAfter time.Duration
 	// Table picks the OSC protocol from TERM_PROGRAM.
 	Table osc.Table
 	Ntfy  NtfyConfig
@@ -83,6 +86,9 @@ type Setup struct {
 	InHerdr bool
 	// Herdr is the socket client; used when the route is Herdr.
 	Herdr Herdr
+	// Barrier holds each Herdr toast until the pane's state reached Herdr
+	// (the pane's presence in Herdr); nil: toasts do not wait.
+	Barrier Barrier
 	// TUI is true when the agent runs its interactive TUI. In its print,
 	// json or rpc modes nothing is written to the terminal (the seed does
 	// the same, notifications-and-sentinel.md §7.1): those bytes would land
@@ -104,7 +110,7 @@ func (s Setup) Options(ctx context.Context) (Options, Choice) {
 	o := Options{Sound: s.Config.Sound, AgentName: s.AgentName, Project: s.Project, Instance: s.Instance, Logf: s.Logf}
 	switch c.Route {
 	case RouteHerdr:
-		o.Herdr = s.Herdr
+		o.Herdr, o.Barrier = s.Herdr, s.Barrier
 	case RouteTerminal:
 		if s.TUI && s.Terminal != nil {
 			o.Terminal = &Terminal{W: s.Terminal, Target: ResolveTarget(ctx, s.Getenv, s.Config.Table, s.Tmux)}

@@ -25,13 +25,13 @@ type Terminal struct {
 // Sequence returns the bytes that show m with t's target, or nil when
 // there is nothing to show.
 func (t Target) Sequence(m Message) []byte {
-	n := osc.Notification{Title: m.Title, Body: m.Body, ID: m.ID}
+	n := osc.Notification{Title: m.Title, Body: m.screenBody(osc.MaxCodePoints), ID: m.ID}
 	// OSC 9 carries a single message and the seed's OSC 99 sends only the
 	// body chunk (notifications-and-sentinel.md §3.2, §23): fold the title
 	// into the body, or the person would read a project name without
 	// knowing what happened.
-	if t.Protocol != osc.OSC777 && strings.TrimSpace(m.Title) != "" && strings.TrimSpace(m.Body) != "" {
-		n.Body = m.Title + " · " + m.Body
+	if t.Protocol != osc.OSC777 && strings.TrimSpace(m.Title) != "" && strings.TrimSpace(n.Body) != "" {
+		n.Body = m.Title + partSep + n.Body
 	}
 	return osc.WrapTmux(osc.Encode(t.Protocol, n), t.TmuxLevels)
 }

@@ -51,6 +51,9 @@ type NotifyConfig struct {
 	Channel string `toml:"channel"`
 	// Sound is the Herdr toast sound: none, done or request.
 	Sound string `toml:"sound"`
+	// FinishedAfter: a run shorter than this ends without a "finished"
+	// notification; 0 tells every run.
+	FinishedAfter Duration `toml:"finished_after"`
 	// Fallback is the OSC protocol for an unknown TERM_PROGRAM. Empty (the
 	// default) leaves it to the seed extension's config.json, else osc99.
 	Fallback string `toml:"fallback"`
@@ -84,7 +87,7 @@ func Defaults() Config {
 		Herdr:  HerdrConfig{Source: "custom:herdr-pi", Agent: "pi"},
 		Detect: DetectConfig{Debounce: Duration(300 * time.Millisecond), StartupGrace: Duration(time.Second)},
 		Notify: NotifyConfig{
-			Channel: "auto", Sound: "none",
+			Channel: "auto", Sound: "none", FinishedAfter: Duration(20 * time.Second),
 			Ntfy: NtfyConfig{Server: "https://ntfy.sh", Priority: 3, Timeout: Duration(5 * time.Second)},
 		},
 		Log: LogConfig{Level: "info"},
@@ -274,6 +277,9 @@ func (c Config) validate() []invalid {
 	}
 	oneOf(c.Notify.Channel, []string{"auto", "herdr", "terminal", "off"}, "notify", "channel")
 	oneOf(c.Notify.Sound, []string{"none", "done", "request"}, "notify", "sound")
+	if d := c.Notify.FinishedAfter.D(); d < 0 || d > 24*time.Hour {
+		bad(fmt.Sprintf("finished_after = %q: must be between 0s (every run) and 24h", d), "notify", "finished_after")
+	}
 	if c.Notify.Fallback != "" {
 		oneOf(c.Notify.Fallback, protocols, "notify", "fallback")
 	}

@@ -184,3 +184,19 @@ func TestAgentIDsAreValidated(t *testing.T) {
 		t.Fatalf("a 50 MiB agent id: %d-byte error %.200q", len(err.Error()), err)
 	}
 }
+
+// Issue 10: notify.finished_after is a duration, 20s by default; 0s tells
+// every run, a negative one is a problem on its line.
+func TestFinishedAfter(t *testing.T) {
+	if d := Defaults().Notify.FinishedAfter.D(); d != 20*time.Second {
+		t.Fatalf("default %v", d)
+	}
+	cfg, problems := ParseConfig([]byte("[notify]\nfinished_after = \"0s\"\n"), "c.toml")
+	if len(problems) != 0 || cfg.Notify.FinishedAfter.D() != 0 {
+		t.Fatalf("0s: %v %v", cfg.Notify.FinishedAfter, problems)
+	}
+	_, problems = ParseConfig([]byte("[notify]\nsound = \"none\"\nfinished_after = \"-1s\"\n"), "c.toml")
+	if len(problems) != 1 || !strings.HasPrefix(problems[0].String(), `c.toml:3: finished_after = "-1s": must be between 0s`) {
+		t.Fatalf("-1s: %v", problems)
+	}
+}

@@ -50,6 +50,9 @@ type SessionStart struct {
 	// sentinel rule (§16/§20). pane/session reads the same from the file;
 	// this one also works with --no-session.
 	InputNeeded bool `json:"inputNeeded"`
+	// Question is, when InputNeeded, the first non-empty line of the reply
+	// that ended with the marker (raw: the consumer sanitises it).
+	Question string `json:"question"`
 }
 
 // SessionShutdown: the session ends (quit, or before a replacement).
@@ -66,6 +69,8 @@ type AgentStart struct{}
 type AgentEnd struct {
 	StopReason  string `json:"stopReason"`
 	InputNeeded bool   `json:"inputNeeded"`
+	// Question: see [SessionStart.Question].
+	Question string `json:"question"`
 }
 
 // AgentSettled: the run fully settled: no retry, compaction or queued
@@ -74,6 +79,8 @@ type AgentSettled struct {
 	Aborted     bool `json:"aborted"`
 	Idle        bool `json:"idle"`
 	InputNeeded bool `json:"inputNeeded"`
+	// Question: see [SessionStart.Question].
+	Question string `json:"question"`
 }
 
 // UIPromptStart: Pi is waiting on one of its own blocking dialogs (select,

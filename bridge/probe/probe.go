@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/herdr-pi/herdr-pi/pane/session"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -23,15 +24,13 @@ var source []byte
 // makes it an ES module to every loader Pi has used.
 const FileName = "herdr-pi-probe.mjs"
 
-// Marker and Instruction are the sentinel integration's fixed texts
-// (reference notifications-and-sentinel.md §15); probe.js carries the same.
-const (
-	Marker      = ":input_needed:"
-	Instruction = "<herdr_integration>\n" +
-		"When you cannot continue until you receive a response, end your final response with :input_needed: on a line by itself.\n" +
-		"Use the marker only when a response is required to continue. Do not use it for optional questions, suggestions, or completed work.\n" +
-		"</herdr_integration>"
-)
+// Instruction is the sentinel integration's system-prompt text (reference
+// notifications-and-sentinel.md §15), around the one marker defined in
+// pane/session; probe.js carries the same text.
+const Instruction = "<herdr_integration>\n" +
+	"When you cannot continue until you receive a response, end your final response with " + session.Marker + " on a line by itself.\n" +
+	"Use the marker only when a response is required to continue. Do not use it for optional questions, suggestions, or completed work.\n" +
+	"</herdr_integration>"
 
 // Source is the probe's JavaScript.
 func Source() []byte { return append([]byte(nil), source...) }

@@ -98,13 +98,28 @@ export function lastUnansweredText(branch) {
 	return "";
 }
 
-function inputNeeded(ctx) {
+// The question a reply that ends with the marker asks: its first non-empty
+// line (never the marker line), cut for the wire. The wrapper sanitises and
+// shortens it again before anyone sees it.
+export function questionOf(text) {
+	if (!hasMarker(text)) return "";
+	const lines = text.trimEnd().split(/\r?\n/);
+	lines.pop();
+	const first = lines.find((l) => l.trim() !== "");
+	return first === undefined ? "" : first.trim().slice(0, 500);
+}
+
+// What the branch waits for: whether its last unanswered reply ends with
+// the marker, and the question that reply asks.
+function waiting(ctx) {
 	try {
 		const sm = ctx && ctx.sessionManager;
-		if (!sm || typeof sm.getBranch !== "function") return false;
-		return hasMarker(lastUnansweredText(sm.getBranch()));
+		if (!sm || typeof sm.getBranch !== "function") return { inputNeeded: false };
+		const text = lastUnansweredText(sm.getBranch());
+		if (!hasMarker(text)) return { inputNeeded: false };
+		return { inputNeeded: true, question: questionOf(text) };
 	} catch {
-		return false;
+		return { inputNeeded: false };
 	}
 }
 
@@ -222,7 +237,7 @@ function setup(pi) {
 			modeInferred: inferred,
 			hasUI: ctx.hasUI === true,
 			cwd: typeof ctx.cwd === "string" ? ctx.cwd : "",
-			inputNeeded: inputNeeded(ctx),
+			...waiting(ctx),
 		});
 	});
 
@@ -235,7 +250,7 @@ function setup(pi) {
 		if (current()) send("agent_start", null);
 	});
 	on("agent_end", (event, ctx) => {
-		if (current()) send("agent_end", { stopReason: stopReasonOf(event), inputNeeded: inputNeeded(ctx) });
+		if (current()) send("agent_end", { stopReason: stopReasonOf(event), ...waiting(ctx) });
 	});
 	on("agent_settled", (event, ctx) => {
 		if (!current()) return;
@@ -243,7 +258,7 @@ function setup(pi) {
 		try {
 			idle = typeof ctx.isIdle === "function" ? ctx.isIdle() === true : false;
 		} catch {}
-		send("agent_settled", { aborted: event.aborted === true, idle, inputNeeded: inputNeeded(ctx) });
+		send("agent_settled", { aborted: event.aborted === true, idle, ...waiting(ctx) });
 	});
 	on("session_shutdown", (event) => {
 		if (!current()) return;

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
+	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -23,6 +25,15 @@ func TestInstructionIsExact(t *testing.T) {
 	sum := sha256.Sum256([]byte(Instruction))
 	if len(Instruction) != 291 || hex.EncodeToString(sum[:]) != "be401ed160134cebd55a66ee74b6a3809ca2a9166c0561365b3672a153da29bc" {
 		t.Fatalf("instruction is %d bytes, sha256 %x; reference §15 says 291 bytes, be401ed1…", len(Instruction), sum)
+	}
+}
+
+// The JavaScript cannot import Go's constant: this pins its copy to the one
+// definition of the marker, pane/session's.
+func TestProbeJSMarkerIsTheSessionMarker(t *testing.T) {
+	want := fmt.Sprintf("const MARKER = %q;", session.Marker)
+	if !strings.Contains(string(Source()), want) {
+		t.Fatalf("probe.js does not declare %s", want)
 	}
 }
 
@@ -114,6 +125,7 @@ type harnessOut struct {
 	AppendEmpty string            `json:"appendEmpty"`
 	Marker      []bool            `json:"marker"`
 	Strip       []string          `json:"strip"`
+	Question    []any             `json:"question"`
 	LoadErrors  []string          `json:"loadErrors"`
 	Prompt      map[string]string `json:"prompt"`
 	PromptAgain map[string]string `json:"promptAgain"`
@@ -207,6 +219,11 @@ func TestProbeFunctionsMatchTheReferenceVectors(t *testing.T) {
 	if !reflect.DeepEqual(out.Marker, []bool{true, true, false, false}) {
 		t.Errorf("hasMarker: %v", out.Marker)
 	}
+	// The question is the first non-empty line of a reply that ends with
+	// the marker, never the marker itself, cut for the wire.
+	if q := []any{"Which file?", "", "", 500.0}; !reflect.DeepEqual(out.Question, q) {
+		t.Errorf("questionOf: %#v, want %#v", out.Question, q)
+	}
 	want := []string{"Please choose one.", "Please choose one.", "Please choose one.\n\n:input_", "The marker is :input_needed: when input is required."}
 	if !reflect.DeepEqual(out.Strip, want) {
 		t.Errorf("stripMarker: %q", out.Strip)
@@ -238,10 +255,11 @@ func TestProbeInTUIInsideHerdr(t *testing.T) {
 		nil, // r2 with its long message cut; checked below
 		control.HerdrBlocked{Active: true, Label: "deploy"},
 		control.UIPromptStart{Kind: "confirm", Title: "Sure?"},
-		control.AgentEnd{StopReason: "stop", InputNeeded: true},
-		control.AgentSettled{Idle: true, InputNeeded: true},
+		control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: "Which runtime should I use?"},
+		control.AgentSettled{Idle: true, InputNeeded: true, Question: "Which runtime should I use?"},
 		control.SessionShutdown{Reason: "reload"},
-		control.SessionStart{Reason: "reload", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj", InputNeeded: true},
+		control.SessionStart{Reason: "reload", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj",
+			InputNeeded: true, Question: "Which runtime should I use?"},
 		control.HerdrBlocked{},
 		control.SessionShutdown{Reason: "quit"},
 	}

@@ -28,6 +28,8 @@ type wrapper struct {
 	events []control.Event
 	conns  int
 	ch     chan control.Event
+	// also hears every event too, as wrap's signals would (nil: none).
+	also control.EventSink
 }
 
 func newWrapper(t *testing.T) *wrapper {
@@ -53,6 +55,9 @@ func (w *wrapper) ProbeEvent(ev control.Event) {
 		w.conns++
 	}
 	w.events = append(w.events, ev)
+	if w.also != nil {
+		w.also.ProbeEvent(ev)
+	}
 	w.ch <- ev
 }
 func (w *wrapper) Wait(control.WaitRequest) error { return nil }
@@ -142,10 +147,34 @@ func startPi(t *testing.T, a *pitest.Agent, w *wrapper, extraEnv []string, args 
 	return pitest.StartTerm(t, argv, env, a.Project, 30, 100)
 }
 
-// editorReady waits for Pi's idle editor (the two border rows).
-func editorReady(t *testing.T, tm *pitest.Term) {
+// editorReady waits until Pi takes input: its editor is drawn (the two
+// border rows) and the probe heard session_start. Pi draws the editor
+// before its startup ends and answers a prompt typed before then with
+// "Startup is still in progress"; extensions get session_start only once it
+// accepts prompts. (On a busy machine the gap is seconds long.)
+func editorReady(t *testing.T, tm *pitest.Term, w *wrapper) {
 	t.Helper()
 	tm.WaitFor(t, "the editor", 20*time.Second, func(s string) bool { return strings.Count(s, "────────") >= 2 })
+	deadline := time.Now().Add(20 * time.Second)
+	for !w.seen(control.EvSessionStart) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the probe never heard session_start; events %#v\n%s", w.lifecycle(), tm.Screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// seen reports whether an event of that name arrived, without taking it
+// from the channel waitEvent reads.
+func (w *wrapper) seen(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ev := range w.events {
+		if ev.EventName() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // markerShown is true when any screen line shows the marker or, as its last
@@ -153,7 +182,7 @@ func editorReady(t *testing.T, tm *pitest.Term) {
 func markerShown(screen string) bool {
 	for _, l := range strings.Split(screen, "\n") {
 		l = strings.TrimSpace(l)
-		if strings.Contains(l, probe.Marker) || (l != "" && strings.HasPrefix(probe.Marker, l)) {
+		if strings.Contains(l, session.Marker) || (l != "" && strings.HasPrefix(session.Marker, l)) {
 			return true
 		}
 	}
@@ -174,7 +203,7 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, herdrEnv)
-	editorReady(t, tm)
+	editorReady(t, tm, w)
 	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
 	if start.Reason != "startup" || start.Mode != "tui" || start.ModeInferred || !start.HasUI || start.SessionFile == "" || start.InputNeeded {
 		t.Fatalf("session_start %+v", start)
@@ -216,8 +245,8 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 	want := []control.Event{
 		start,
 		control.AgentStart{},
-		control.AgentEnd{StopReason: "stop", InputNeeded: true},
-		control.AgentSettled{Idle: true, InputNeeded: true},
+		control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question},
+		control.AgentSettled{Idle: true, InputNeeded: true, Question: question},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events:\n got %#v\nwant %#v", got, want)
@@ -249,7 +278,7 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 // answered, a restart restores nothing.
 func TestPiRestoresAfterRestart(t *testing.T) {
 	pi := pitest.Current(t)
-	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}))
 	defer llm.Close()
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	// A session that ended blocked (print mode writes the same file).
@@ -266,9 +295,9 @@ func TestPiRestoresAfterRestart(t *testing.T) {
 	// and the history redraw does not show the marker either.
 	w2 := newWrapper(t)
 	tm2 := startPi(t, a, w2, herdrEnv, "--session", start.SessionFile)
-	editorReady(t, tm2)
+	editorReady(t, tm2, w2)
 	restart := w2.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
-	if !restart.InputNeeded || restart.SessionFile != start.SessionFile {
+	if !restart.InputNeeded || restart.Question != question || restart.SessionFile != start.SessionFile {
 		t.Fatalf("restart session_start %+v", restart)
 	}
 	s2 := tm2.WaitText(t, question, 5*time.Second)
@@ -295,7 +324,7 @@ func TestPiRestoresAfterRestart(t *testing.T) {
 	// Restarting now restores nothing: a later user message answered.
 	w3 := newWrapper(t)
 	tm3 := startPi(t, a, w3, herdrEnv, "--session", start.SessionFile)
-	editorReady(t, tm3)
+	editorReady(t, tm3, w3)
 	if ev := w3.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.InputNeeded {
 		t.Fatalf("answered session restored as blocked: %+v", ev)
 	}
@@ -336,12 +365,12 @@ func tail(reqs []fakellm.Request) string {
 // hears the lifecycle.
 func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
 	pi := pitest.Current(t)
-	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}))
 	defer llm.Close()
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, []string{"HERDR_ENV=1", "HERDR_PANE_ID=w1:p1"}) // no HERDR_SOCKET_PATH
-	editorReady(t, tm)
+	editorReady(t, tm, w)
 	tm.Type(t, "hello")
 	w.waitEvent(t, control.EvAgentSettled, 15*time.Second)
 	tm.WaitFor(t, "the marker on screen", 5*time.Second, markerShown)
@@ -349,7 +378,7 @@ func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].System() == "" || strings.Contains(reqs[0].System(), "herdr_integration") {
 		t.Fatalf("system prompt outside Herdr:\n%q", tail(reqs))
 	}
-	if got := w.lifecycle(); len(got) != 4 || got[2] != (control.AgentEnd{StopReason: "stop", InputNeeded: true}) {
+	if got := w.lifecycle(); len(got) != 4 || got[2] != (control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question}) {
 		t.Fatalf("events %#v", got)
 	}
 }
@@ -360,15 +389,15 @@ func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
 func TestPiMarkerMidTextOrInFenceDoesNotBlock(t *testing.T) {
 	pi := pitest.Current(t)
 	replies := map[string]string{
-		"mention": "The marker is " + probe.Marker + " when input is required.",
-		"fence":   "Put this at the end:\n```\n" + probe.Marker + "\n```",
+		"mention": "The marker is " + session.Marker + " when input is required.",
+		"fence":   "Put this at the end:\n```\n" + session.Marker + "\n```",
 	}
 	llm := fakellm.Start(func(r fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: replies[r.LastUser()]} })
 	defer llm.Close()
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, herdrEnv)
-	editorReady(t, tm)
+	editorReady(t, tm, w)
 	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
 	for _, prompt := range []string{"mention", "fence"} {
 		tm.Type(t, prompt)
@@ -376,7 +405,7 @@ func TestPiMarkerMidTextOrInFenceDoesNotBlock(t *testing.T) {
 		if settled.InputNeeded {
 			t.Errorf("%s: the probe says input needed", prompt)
 		}
-		tm.WaitText(t, probe.Marker, 5*time.Second) // shown: not a final marker
+		tm.WaitText(t, session.Marker, 5*time.Second) // shown: not a final marker
 		if blocked, id := treeFromFile(t, start.SessionFile).Blocked(); blocked {
 			t.Errorf("%s: the session rule says blocked by %s", prompt, id)
 		}
@@ -420,19 +449,19 @@ func TestPiPrintModeGetsNoProbe(t *testing.T) {
 // marker stays visible there (documented limitation).
 func TestOldPiLoadsTheProbe(t *testing.T) {
 	pi := pitest.Old(t)
-	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}))
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}))
 	defer llm.Close()
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
 	tm := startPi(t, a, w, herdrEnv)
-	editorReady(t, tm)
+	editorReady(t, tm, w)
 	start := w.waitEvent(t, control.EvSessionStart, 15*time.Second).(control.SessionStart)
 	if start.Mode != "tui" || !start.ModeInferred || start.Reason != "startup" {
 		t.Fatalf("session_start %+v", start)
 	}
 	tm.Type(t, "hello")
 	end := w.waitEvent(t, control.EvAgentEnd, 15*time.Second)
-	if end != (control.AgentEnd{StopReason: "stop", InputNeeded: true}) {
+	if end != (control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question}) {
 		t.Fatalf("agent_end %#v", end)
 	}
 	tm.WaitFor(t, "the marker on screen (0.73.1 cannot hide it)", 5*time.Second, markerShown)

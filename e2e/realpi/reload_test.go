@@ -3,13 +3,17 @@ package realpi
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/internal/fakellm"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
+	"github.com/herdr-pi/herdr-pi/notify"
 	"github.com/herdr-pi/herdr-pi/pane/session"
+	"github.com/herdr-pi/herdr-pi/pane/signals"
+	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
 // /reload and a session switch inside one Pi process: the probe reports
@@ -28,12 +32,19 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 	defer llm.Close()
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
+	// What wrap does with the events: the machine's transitions and the
+	// notifications its triggers tell.
+	seen := &stateLog{}
+	tr := notify.NewTriggers(seen, 0)
+	m := state.New(state.Config{Sink: func(e state.Event) { seen.event(e); tr.StateEvent(e) }})
+	defer m.Stop()
+	w.also = signals.New(signals.Config{Machine: m, Agent: "pi"})
 	ext, err := filepath.Abs("testdata/waiter.mjs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tm := startPi(t, a, w, herdrEnv, "-e", ext)
-	editorReady(t, tm)
+	editorReady(t, tm, w)
 	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
 	sink := &sentinels{}
 	watch := session.Watch(session.WatchConfig{Sink: sink, Interval: 20 * time.Millisecond})
@@ -44,6 +55,7 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 	tm.Type(t, "please block")
 	w.waitEvent(t, control.EvAgentSettled, 15*time.Second)
 	waitSentinel(t, sink, true)
+	seen.expect(t, "idle working blocked", "input-needed("+question+")")
 
 	// Another extension's wait, then Pi's own dialog.
 	tm.Type(t, "/wait-on")
@@ -73,9 +85,12 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 		t.Fatalf("reload shutdown: %#v", ev)
 	}
 	re := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
-	if re.Reason != "reload" || !re.InputNeeded || re.SessionFile != start.SessionFile {
+	if re.Reason != "reload" || !re.InputNeeded || re.Question != question || re.SessionFile != start.SessionFile {
 		t.Fatalf("reload session_start: %+v", re)
 	}
+	// Issue 10: the reload changed nothing the person sees: no idle
+	// between shutdown and start, no second toast.
+	seen.expect(t, "idle working blocked", "input-needed("+question+")")
 	// After the reload the bus is served by the new instance only: one
 	// event per emit, not one per instance ever loaded.
 	tm.Type(t, "/wait-on")
@@ -129,6 +144,8 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 	if x.File != start.SessionFile {
 		t.Fatalf("restored from %s", x.File)
 	}
+	// Blocked again, but the question was told before: no toast.
+	seen.expect(t, "idle working blocked idle working idle blocked", "input-needed("+question+"),finished")
 	if got := len(llm.Requests()); got != 2 {
 		t.Fatalf("%d model calls, want 2 (restoring calls nothing)", got)
 	}
@@ -142,4 +159,45 @@ func selected(screen, text string) bool {
 		}
 	}
 	return false
+}
+
+// stateLog records the machine's transitions and what notify's triggers
+// tell.
+type stateLog struct {
+	mu          sync.Mutex
+	transitions []string
+	notes       []string
+}
+
+func (l *stateLog) event(e state.Event) {
+	if e.Kind != state.EventTransition {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.transitions = append(l.transitions, string(e.To))
+}
+
+func (l *stateLog) Notify(ev notify.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := ev.Kind.String()
+	if ev.Question != "" {
+		s += "(" + ev.Question + ")"
+	}
+	l.notes = append(l.notes, s)
+}
+
+func (l *stateLog) Resolved(notify.Event) {}
+
+func (l *stateLog) expect(t *testing.T, transitions, notes string) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if got := strings.Join(l.transitions, " "); got != transitions {
+		t.Fatalf("transitions %q, want %q", got, transitions)
+	}
+	if got := strings.Join(l.notes, ","); got != notes {
+		t.Fatalf("notifications %q, want %q", got, notes)
+	}
 }

@@ -54,18 +54,7 @@ func resolve(argv0 string, env []string) (string, error) {
 		return argv0, checkExecutable(argv0, argv0)
 	}
 	path := envValue(env, "PATH")
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, argv0)
-		fi, err := os.Stat(p)
-		if err != nil || fi.IsDir() {
-			continue
-		}
-		if fi.Mode()&0o111 == 0 {
-			continue
-		}
+	if p, ok := LookPath(argv0, path); ok {
 		return p, nil
 	}
 	shown := path
@@ -76,6 +65,24 @@ func resolve(argv0 string, env []string) (string, error) {
 		Command: argv0, Code: 127, Err: exec.ErrNotFound,
 		Reason: fmt.Sprintf("command not found in PATH=%s; install it or pass its full path", shown),
 	}
+}
+
+// LookPath finds name in the directories of pathList (a PATH value; an
+// empty entry is the current directory) the way a shell does: the first
+// regular file there with an execute bit. It is herdr-pi's one PATH lookup,
+// for wrap's child and doctor's programs alike: both ask about the PATH
+// they were given, not the one herdr-pi runs with.
+func LookPath(name, pathList string) (string, bool) {
+	for _, dir := range filepath.SplitList(pathList) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 func checkExecutable(shown, p string) error {

@@ -81,7 +81,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 
 	inFd, outFd := int(o.Stdin.Fd()), int(o.Stdout.Fd())
-	inTTY := isTerminal(inFd)
+	inTTY := IsTerminal(inFd)
 	sizeFds := []int{inFd, outFd}
 	for _, f := range o.SizeFrom {
 		sizeFds = append(sizeFds, int(f.Fd()))

@@ -7,8 +7,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// isTerminal reports whether fd is a terminal.
-func isTerminal(fd int) bool {
+// IsTerminal reports whether fd is a terminal. It is herdr-pi's one
+// terminal check: every command asks it, through cmd's IO.
+func IsTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	return err == nil
 }

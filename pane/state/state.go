@@ -71,6 +71,16 @@ type Reason struct {
 	Key   string
 	Kind  Kind
 	Label string
+	// Question is what the agent asks, as far as it is known: the reply
+	// that ended with the sentinel, a pi-ask title, a permission label.
+	// Reports never carry it (Message does not use it); notifications may
+	// show its first line.
+	Question string `json:",omitempty"`
+	// Restored is set by the machine for a reason that comes from the
+	// history of a session rather than from something the agent did in this
+	// one: restored by SessionStart, or a sentinel found before the agent
+	// was seen working in the session. The person has been told already.
+	Restored bool `json:",omitempty"`
 	// Since is when it was opened (set by the machine).
 	Since time.Time
 }
@@ -115,6 +125,12 @@ type EventKind string
 const (
 	EventTransition  EventKind = "transition"
 	EventRunFinished EventKind = "run_finished"
+	// EventOpened and EventClosed say that one reason opened or closed,
+	// whether or not the state changed with it (a second reason opening
+	// while blocked changes nothing visible). A reason closed and reopened
+	// in the same step — a reload restoring what it had — is neither.
+	EventOpened EventKind = "reason_opened"
+	EventClosed EventKind = "reason_closed"
 )
 
 // Event is one thing the machine tells its sink.
@@ -126,7 +142,8 @@ type Event struct {
 	From    State  `json:"from,omitempty"`
 	To      State  `json:"to,omitempty"`
 	Message string `json:"message,omitempty"`
-	// Reason is the reason that opened the blocked state (To == Blocked).
+	// Reason is the reason that opened the blocked state (To == Blocked),
+	// or the reason an EventOpened or EventClosed is about.
 	Reason *Reason `json:"reason,omitempty"`
 	// Cause names the signal that decided it, e.g. "screen:busy_row",
 	// "probe:agent_start", "open:wait:hook:1".
@@ -135,6 +152,9 @@ type Event struct {
 	// Run finished.
 	Outcome    Outcome `json:"outcome,omitempty"`
 	StopReason string  `json:"stop_reason,omitempty"`
+	// Duration is how long the run took, from its agent start to its
+	// settle.
+	Duration time.Duration `json:"duration,omitempty"`
 }
 
 // Verdict is what detection says one screen shows.
@@ -172,6 +192,10 @@ type Config struct {
 	// StartupGrace is how long after New screen verdicts are not reported
 	// (the agent is idle meanwhile).
 	StartupGrace time.Duration
+	// ReplaceGrace bounds how long the reasons of a session that is being
+	// replaced (SessionReplaced) wait for the next SessionStart before they
+	// close anyway; DefaultReplaceGrace when zero.
+	ReplaceGrace time.Duration
 	// Clock defaults to RealClock.
 	Clock Clock
 	// Sink receives events in order, one at a time, without the machine's
@@ -179,6 +203,11 @@ type Config struct {
 	// machine's input methods itself (Snapshot is fine).
 	Sink func(Event)
 }
+
+// DefaultReplaceGrace is the default [Config.ReplaceGrace]. Pi loads a
+// reloaded or switched session in a few hundred milliseconds; a session
+// that never comes after this long is taken as gone.
+const DefaultReplaceGrace = 5 * time.Second
 
 // Machine is the state machine. Its methods are safe for concurrent use.
 type Machine struct {
@@ -216,7 +245,16 @@ type Machine struct {
 	probe         bool
 	probeActivity State
 	runActive     bool
+	runStart      time.Time
 	candidate     string
+
+	// worked: the agent was seen working since the session started (or
+	// since New); a sentinel found before that is history, not news.
+	worked bool
+	// replacing: the session ended and the next one is on its way (until
+	// replaceEnd); its reasons stay open until it arrives.
+	replacing  bool
+	replaceEnd time.Time
 }
 
 // New starts a machine. Its state is unknown until something is known: the
@@ -230,6 +268,9 @@ func New(cfg Config) *Machine {
 	}
 	if cfg.Sink == nil {
 		cfg.Sink = func(Event) {}
+	}
+	if cfg.ReplaceGrace <= 0 {
+		cfg.ReplaceGrace = DefaultReplaceGrace
 	}
 	now := cfg.Clock.Now()
 	m := &Machine{
@@ -271,13 +312,55 @@ func (m *Machine) update(cause string, f func(now time.Time)) {
 		return
 	}
 	now := m.clock.Now()
+	before := slices.Clone(m.reasons)
 	f(now)
-	m.settleScreen(now)
+	next := m.settleScreen(now)
+	if m.replacing {
+		if now.Before(m.replaceEnd) {
+			next = earliest(next, m.replaceEnd)
+		} else {
+			// The next session never came: what the old one waited
+			// for is over.
+			m.replacing = false
+			m.clearSessionLocked()
+		}
+	}
+	if !next.IsZero() {
+		m.arm(next)
+	}
+	m.reasonEvents(now, before)
 	m.recompute(now, cause)
 	m.out = append(m.out, m.after...)
 	m.after = nil
 	m.mu.Unlock()
 	m.flush()
+}
+
+// reasonEvents queues one event per reason that opened or closed in this
+// step, closed first. A reason closed and reopened within the step did
+// neither.
+func (m *Machine) reasonEvents(now time.Time, before []Reason) {
+	has := func(rs []Reason, key string) bool {
+		return slices.ContainsFunc(rs, func(o Reason) bool { return o.Key == key })
+	}
+	for _, r := range before {
+		if !has(m.reasons, r.Key) {
+			m.out = append(m.out, Event{Kind: EventClosed, At: now, Reason: &r})
+		}
+	}
+	for _, r := range m.reasons {
+		if !has(before, r.Key) {
+			m.out = append(m.out, Event{Kind: EventOpened, At: now, Reason: &r})
+		}
+	}
+}
+
+// earliest is the earlier of two deadlines; zero means none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // flush delivers queued events in the order they were produced: whoever
@@ -318,15 +401,15 @@ func (m *Machine) Screen(v Verdict) {
 	})
 }
 
-// settleScreen confirms the raw screen verdict when it is due, or arms the
-// one timer for when it will be. Nothing is armed while nothing is pending.
-func (m *Machine) settleScreen(now time.Time) {
+// settleScreen confirms the raw screen verdict when it is due, or returns
+// when it will be (zero while nothing is pending).
+func (m *Machine) settleScreen(now time.Time) time.Time {
 	if !m.screenSeen {
-		return
+		return time.Time{}
 	}
 	v := m.rawScreen
 	if m.screenConfirmed(v) {
-		return
+		return time.Time{}
 	}
 	due := m.rawSince.Add(m.cfg.Debounce)
 	if v.State == Idle {
@@ -334,8 +417,7 @@ func (m *Machine) settleScreen(now time.Time) {
 	}
 	due = later(due, m.graceEnd)
 	if now.Before(due) {
-		m.arm(due)
-		return
+		return due
 	}
 	switch v.State {
 	case Blocked:
@@ -343,11 +425,15 @@ func (m *Machine) settleScreen(now time.Time) {
 		m.openLocked(now, Reason{Key: "screen", Kind: KindScreen, Label: screenLabel(v.Rule)})
 	case Working, Idle:
 		m.screenActivity = v.State
+		if v.State == Working {
+			m.worked = true
+		}
 		if m.screenBlocked {
 			m.screenBlocked = false
 			m.closeLocked("screen")
 		}
 	}
+	return time.Time{}
 }
 
 func screenLabel(rule string) string {
@@ -425,6 +511,9 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 		return
 	}
 	r.Since = now
+	if r.Kind == KindSentinel && !m.worked {
+		r.Restored = true
+	}
 	m.reasons = append(m.reasons, r)
 	if len(m.reasons) == 1 {
 		op := r
@@ -466,6 +555,12 @@ func (m *Machine) ProbeConnected(on bool) {
 		if on && !m.probe {
 			m.probeActivity = Idle
 		}
+		if !on {
+			// The agent is gone mid-replacement: no session follows.
+			// What the file says (the sentinel) stays until it says
+			// otherwise; the caller closes what only the agent could.
+			m.replacing = false
+		}
 		m.probe = on
 	})
 }
@@ -473,9 +568,13 @@ func (m *Machine) ProbeConnected(on bool) {
 // AgentStart: a run began; the agent works now. The sentinel reason from
 // the previous reply closes (the person answered it).
 func (m *Machine) AgentStart() {
-	m.update("probe:agent_start", func(time.Time) {
+	m.update("probe:agent_start", func(now time.Time) {
 		m.probeActivity = Working
+		if !m.runActive {
+			m.runStart = now
+		}
 		m.runActive = true
+		m.worked = true
 		m.candidate = ""
 		m.closeKindLocked(KindSentinel)
 	})
@@ -499,7 +598,8 @@ func (m *Machine) AgentSettled() {
 		if stop == "" {
 			stop = string(Completed)
 		}
-		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: OutcomeOf(stop), StopReason: stop})
+		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: OutcomeOf(stop), StopReason: stop,
+			Duration: now.Sub(m.runStart)})
 		m.runActive = false
 		m.candidate = ""
 	})
@@ -508,29 +608,63 @@ func (m *Machine) AgentSettled() {
 // SessionStart: a new, reloaded or resumed session; every reason but hook
 // waits and the run tracker start over. restore reopens, in the same step,
 // what the new session already waits for (an unanswered sentinel found in
-// its history), so a /reload of a blocked session never reads as a blip of
-// idle.
+// its history); such reasons are Restored. A reason the old session had
+// open and the new one restores stays as it was (same Since, no event), so
+// a /reload of a blocked session, announced by SessionReplaced, reports
+// nothing at all.
 func (m *Machine) SessionStart(restore ...Reason) {
 	m.update("probe:session_start", func(now time.Time) {
+		old := slices.Clone(m.reasons)
+		m.replacing = false
 		m.clearSessionLocked()
 		for _, r := range restore {
+			open := func(o Reason) bool { return o.Key == r.Key }
+			if i := slices.IndexFunc(old, open); i >= 0 && !slices.ContainsFunc(m.reasons, open) {
+				m.reasons = append(m.reasons, old[i])
+				if len(m.reasons) == 1 {
+					op := old[i]
+					m.opener = &op
+				}
+				continue
+			}
+			r.Restored = true
 			m.openLocked(now, r)
 		}
 		m.runActive = false
 		m.candidate = ""
 		m.probeActivity = Idle
+		m.worked = false
 	})
 }
 
-// SessionShutdown: the session ends; every reason but hook waits closes
-// and no run is active.
+// SessionShutdown: the session ends for good (the agent quits); every
+// reason but hook waits closes and no run is active.
 func (m *Machine) SessionShutdown() {
 	m.update("probe:session_shutdown", func(time.Time) {
+		m.replacing = false
+		m.endSessionLocked()
 		m.clearSessionLocked()
-		m.runActive = false
-		m.candidate = ""
-		m.probeActivity = Idle
 	})
+}
+
+// SessionReplaced: the session ends and the agent starts another in the
+// same process right away (Pi's /reload, /new, /resume, /fork). No run is
+// active any more, but the old session's reasons stay open until the next
+// SessionStart decides what the new one waits for, or until
+// Config.ReplaceGrace passes without one: closing them now would report a
+// blip of idle between a blocked session and its own reload.
+func (m *Machine) SessionReplaced() {
+	m.update("probe:session_shutdown", func(now time.Time) {
+		m.endSessionLocked()
+		m.replacing = true
+		m.replaceEnd = now.Add(m.cfg.ReplaceGrace)
+	})
+}
+
+func (m *Machine) endSessionLocked() {
+	m.runActive = false
+	m.candidate = ""
+	m.probeActivity = Idle
 }
 
 // recompute derives the reported state and queues a transition when it

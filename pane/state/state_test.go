@@ -32,12 +32,41 @@ func (r *recorder) list() []Event {
 	return append([]Event(nil), r.events...)
 }
 
-// summary renders events as "to@ms" (transitions) or "run:outcome@ms".
+// states is the events without reason events.
+func (r *recorder) states() []Event {
+	var out []Event
+	for _, e := range r.list() {
+		if e.Kind != EventOpened && e.Kind != EventClosed {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// reasons renders the reason events as "+key" and "-key".
+func (r *recorder) reasons() string {
+	var parts []string
+	for _, e := range r.list() {
+		switch e.Kind {
+		case EventOpened:
+			parts = append(parts, "+"+e.Reason.Key)
+		case EventClosed:
+			parts = append(parts, "-"+e.Reason.Key)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// summary renders events as "to@ms" (transitions) or "run:outcome@ms";
+// reason events are left to reasons.
 func (r *recorder) summary() string {
 	var parts []string
 	for _, e := range r.list() {
 		at := e.At.Sub(r.start).Milliseconds()
-		if e.Kind == EventRunFinished {
+		switch e.Kind {
+		case EventOpened, EventClosed:
+			continue
+		case EventRunFinished:
 			parts = append(parts, fmt.Sprintf("run:%s@%d", e.Outcome, at))
 			continue
 		}
@@ -157,7 +186,12 @@ func TestReasons(t *testing.T) {
 		m.CloseKind(KindPermission)
 		m.ClearReasons()
 		expect(t, r, "blocked@0(review the plan) idle@1000 blocked@1000(input needed) idle@1000")
-		if e := r.list()[0]; e.Reason == nil || e.Reason.Key != "wait:hook:1" || e.Cause != "open:wait:hook:1" {
+		// Every reason that opened or closed is told, whether or not the
+		// state changed with it.
+		if got := r.reasons(); got != "+wait:hook:1 +wait:hook:2 -wait:hook:1 -wait:hook:2 +sentinel +perm:1 -perm:1 -sentinel" {
+			t.Fatalf("reason events %q", got)
+		}
+		if e := r.states()[0]; e.Reason == nil || e.Reason.Key != "wait:hook:1" || e.Cause != "open:wait:hook:1" {
 			t.Fatalf("opening reason %+v", e)
 		}
 		m.Open(Reason{Key: "x", Kind: KindHerdrBlocked})
@@ -309,6 +343,9 @@ func TestConcurrentReasons(t *testing.T) {
 	wg.Wait()
 	prev := Unknown
 	for _, e := range r.list() {
+		if e.Kind != EventTransition {
+			continue
+		}
 		if e.From != prev || e.To == e.From {
 			t.Fatalf("event %+v after state %s", e, prev)
 		}
@@ -337,4 +374,151 @@ func TestOutcomeOf(t *testing.T) {
 			t.Errorf("OutcomeOf(%q) = %s, want %s", in, got, want)
 		}
 	}
+}
+
+// Issue 10: /reload of a blocked session. Pi says session_shutdown, then,
+// about 100 ms later, session_start restoring the unanswered sentinel.
+// Nothing is reported in between or after: no idle, no second blocked, not
+// even a reason event, and the reason keeps its age.
+func TestReloadWhileBlockedReportsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		time.Sleep(time.Second)
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel, Question: "Which file?"})
+		m.AgentSettled()
+		expect(t, r, "idle@0 working@0 blocked@1000(input needed) run:completed@1000")
+		opened := m.Snapshot().Reasons[0]
+		if opened.Restored {
+			t.Fatalf("a sentinel from a run of this session is not restored: %+v", opened)
+		}
+		before := len(r.list())
+
+		time.Sleep(time.Second)
+		m.SessionReplaced()
+		time.Sleep(108 * time.Millisecond)
+		if s := m.Snapshot(); s.State != Blocked {
+			t.Fatalf("between shutdown and start: %+v", s)
+		}
+		m.SessionStart(Reason{Key: "sentinel", Kind: KindSentinel, Question: "Which file?"})
+		time.Sleep(10 * time.Second) // past the replace grace: nothing pending fires
+		if got := r.list()[before:]; len(got) != 0 {
+			t.Fatalf("the reload reported %+v", got)
+		}
+		if s := m.Snapshot(); s.State != Blocked || len(s.Reasons) != 1 || !s.Reasons[0].Since.Equal(opened.Since) || s.Reasons[0].Restored {
+			t.Fatalf("after the reload: %+v", s)
+		}
+	})
+}
+
+// Replacing a blocked session by one that waits for nothing (/new) turns
+// idle when the new session starts, not when the old one shut down; a
+// session that never comes ends the old one's reasons after the grace.
+func TestReplacedSessionEndsOnStartOrAfterGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(0, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.Open(Reason{Key: "hook:a", Kind: KindHook, Label: "approve"})
+		m.SessionReplaced()
+		time.Sleep(100 * time.Millisecond)
+		m.SessionStart()
+		if s := m.Snapshot(); len(s.Reasons) != 1 || s.Reasons[0].Key != "hook:a" {
+			t.Fatalf("after /new: %+v", s)
+		}
+		m.Close("hook:a")
+		expect(t, r, "idle@0 blocked@0(input needed) idle@100")
+		if got := r.reasons(); got != "+sentinel +hook:a -sentinel -hook:a" {
+			t.Fatalf("reason events %q", got)
+		}
+
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.SessionReplaced()
+		time.Sleep(DefaultReplaceGrace - time.Millisecond)
+		if s := m.Snapshot(); s.State != Blocked {
+			t.Fatalf("before the grace ended: %+v", s)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait() // the timer's goroutine runs at the same instant
+		expect(t, r, "idle@0 blocked@0(input needed) idle@100 blocked@100(input needed) idle@5100")
+
+		// The agent leaving mid-replacement: no session follows, and the
+		// sentinel (what the file says) stays.
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.SessionReplaced()
+		m.ProbeConnected(false)
+		time.Sleep(2 * DefaultReplaceGrace)
+		if s := m.Snapshot(); s.State != Blocked {
+			t.Fatalf("after the agent left mid-replacement: %+v", s)
+		}
+	})
+}
+
+// A sentinel found before the agent was seen working in the session (a
+// restart on an unanswered question, the session file read at start) and
+// one restored by a session start are Restored; one after a run is not.
+func TestRestoredSentinels(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.Open(Reason{Key: "hook:a", Kind: KindHook})
+		e := r.states()[0]
+		if e.To != Blocked || !e.Reason.Restored || m.Snapshot().Reasons[1].Restored {
+			t.Fatalf("first sentinel %+v; reasons %+v", e.Reason, m.Snapshot().Reasons)
+		}
+		m.ClearReasons()
+
+		// Working on screen counts as work (an agent without the probe).
+		m.Screen(Verdict{State: Working})
+		time.Sleep(time.Second)
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		if s := m.Snapshot(); s.Reasons[0].Restored {
+			t.Fatalf("after work on screen: %+v", s.Reasons[0])
+		}
+
+		// A new session forgets the work; what it restores is restored.
+		m.ProbeConnected(true)
+		m.SessionStart(Reason{Key: "ask:1", Kind: KindAsk})
+		if s := m.Snapshot(); len(s.Reasons) != 1 || !s.Reasons[0].Restored {
+			t.Fatalf("restored by the session start: %+v", s.Reasons)
+		}
+		m.ClearReasons()
+		m.AgentStart()
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		if s := m.Snapshot(); s.Reasons[0].Restored {
+			t.Fatalf("after a run: %+v", s.Reasons[0])
+		}
+	})
+}
+
+// A run's duration goes from its first agent start to its settle; a retry's
+// second agent start does not restart it.
+func TestRunDuration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(0, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.AgentStart()
+		time.Sleep(20 * time.Second)
+		m.AgentStart()
+		time.Sleep(5 * time.Second)
+		m.AgentSettled()
+		m.AgentStart()
+		time.Sleep(60 * time.Millisecond)
+		m.AgentSettled()
+		var got []time.Duration
+		for _, e := range r.list() {
+			if e.Kind == EventRunFinished {
+				got = append(got, e.Duration)
+			}
+		}
+		if len(got) != 2 || got[0] != 25*time.Second || got[1] != 60*time.Millisecond {
+			t.Fatalf("durations %v", got)
+		}
+	})
 }

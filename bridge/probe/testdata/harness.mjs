@@ -60,6 +60,12 @@ out.marker = [
 	mod.hasMarker("The marker is :input_needed: when input is required."),
 	mod.hasMarker(":input_needed:\nAdditional text"),
 ];
+out.question = [
+	mod.questionOf("\n  \nWhich file?\nmain.go or util.go\n:input_needed:"),
+	mod.questionOf(":input_needed:"),
+	mod.questionOf("Which file?\nno marker"),
+	mod.questionOf("x".repeat(600) + "\n:input_needed:").length,
+];
 out.strip = [
 	mod.stripMarker("Please choose one.\n\n:input_needed:\n"),
 	mod.stripMarker("Please choose one.\n\n:input_", true),

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -58,12 +60,31 @@ func version() string {
 // exit code. Deferred cleanup in every command runs before it returns:
 // urfave/cli's own os.Exit path is switched off.
 func Main(ctx context.Context, args []string, io IO) int {
-	app := newApp(io)
-	err := app.RunContext(ctx, args)
-	return exitCode(err, io.Err)
+	return runWith(ctx, args, NewFactory(io))
 }
 
-func newApp(io IO) *cli.App {
+// runWith is Main with a factory of the caller's making (tests fake parts of
+// it).
+func runWith(ctx context.Context, args []string, f *Factory) int {
+	app := newApp(f)
+	if n := len(args); n >= 3 && args[n-1] == completionFlag {
+		// The word being completed goes to the completers, not to the
+		// parser: a half-typed flag would fail parsing, and a lone -- would
+		// make urfave/cli run the command instead of completing it.
+		cur := args[n-2]
+		args = append(slices.Clip(args[:n-2]), completionFlag)
+		if slices.Contains(args, "--") {
+			// After -- every word is the agent's: nothing of herdr-pi's.
+			return exitOK
+		}
+		app.Metadata = map[string]any{completingKey: cur}
+	}
+	err := app.RunContext(ctx, args)
+	return exitCode(err, f.IO.Err)
+}
+
+func newApp(f *Factory) *cli.App {
+	io := f.IO
 	app := &cli.App{
 		Name:      "herdr-pi",
 		Usage:     "run coding agents in Herdr panes and report what they are doing",
@@ -74,12 +95,16 @@ func newApp(io IO) *cli.App {
 			"Start with:  herdr-pi demo      (see it work, no Herdr or model account needed)\n" +
 			"             herdr-pi doctor    (check this machine)\n" +
 			"             herdr-pi wrap pi   (the real thing, inside a Herdr pane)",
-		Version:              version(),
-		Reader:               io.In,
-		Writer:               io.Out,
-		ErrWriter:            io.Err,
+		Version:   version(),
+		Reader:    io.In,
+		Writer:    io.Out,
+		ErrWriter: io.Err,
+		// help is a command of our own (helpCommand), listed with the rest;
+		// with it there, urfave/cli no longer adds --help by itself.
 		HideHelpCommand:      true,
+		Flags:                []cli.Flag{cli.HelpFlag},
 		EnableBashCompletion: true,
+		BashComplete:         completer(nil, nil),
 		// urfave/cli v2 would call os.Exit inside Run for an ExitCoder,
 		// skipping every deferred terminal restore; exit codes are decided
 		// in exitCode instead.
@@ -94,30 +119,113 @@ func newApp(io IO) *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 		Commands: []*cli.Command{
-			wrapCommand(io),
-			openCommand(io),
-			waitingCommand(io),
-			notifyCommand(io),
-			detectCommand(io),
-			statusCommand(io),
-			doctorCommand(io),
-			demoCommand(io),
-			completionCommand(io),
-			demoAgentCommand(io),
+			wrapCommand(f),
+			openCommand(f),
+			waitingCommand(f),
+			notifyCommand(f),
+			detectCommand(f),
+			statusCommand(f),
+			doctorCommand(f),
+			demoCommand(f),
+			completionCommand(f),
+			helpCommand(),
+			demoAgentCommand(f),
 		},
 	}
-	for _, c := range app.Commands {
-		c.OnUsageError = app.OnUsageError
-		c.HideHelpCommand = true
+	// Every command, at every depth, reports usage errors under its own
+	// name and completes from its own flags.
+	var setup func([]*cli.Command)
+	setup = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			c.OnUsageError = app.OnUsageError
+			c.HideHelpCommand = true
+			if c.BashComplete == nil {
+				c.BashComplete = completer(c, nil)
+			}
+			setup(c.Subcommands)
+		}
 	}
+	setup(app.Commands)
 	return app
 }
 
+// commandName is the command a context runs, as typed after herdr-pi
+// ("waiting start"); "" for herdr-pi itself.
 func commandName(c *cli.Context) string {
-	if c == nil || c.Command == nil {
+	if c == nil || c.Command == nil || c.Command.Name == c.App.Name {
 		return ""
 	}
+	if name, ok := strings.CutPrefix(c.Command.HelpName, c.App.Name+" "); ok {
+		return name
+	}
 	return c.Command.Name
+}
+
+// helpCommand is `herdr-pi help [command [subcommand]]`: the same text as
+// `herdr-pi command --help`.
+func helpCommand() *cli.Command {
+	cmd := &cli.Command{
+		Name:      "help",
+		Usage:     "show the help of a command",
+		ArgsUsage: "[command [subcommand]]",
+		Description: "Examples:\n" +
+			"  herdr-pi help wrap\n" +
+			"  herdr-pi help waiting start",
+		// Its own --help is an argument: urfave/cli would show the app's
+		// help for any command named help.
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			path := c.Args().Slice()
+			switch {
+			case len(path) == 0:
+				return cli.ShowAppHelp(c)
+			case path[0] == "--help" || path[0] == "-h":
+				return cli.ShowCommandHelp(c, "help")
+			}
+			cmds := c.App.VisibleCommands()
+			for i, name := range path {
+				cmd := findCommand(cmds, name)
+				if cmd == nil {
+					where := strings.Join(append([]string{"herdr-pi"}, path[:i]...), " ")
+					if len(cmds) == 0 {
+						return usagef("help", "%s has no subcommands", where)
+					}
+					return usagef("help", "%s has no command %q (commands: %s)", where, name, strings.Join(commandNames(cmds), ", "))
+				}
+				cmds = cmd.VisibleCommands()
+			}
+			return c.App.RunContext(c.Context, append(append([]string{c.App.Name}, path...), "--help"))
+		},
+	}
+	cmd.BashComplete = completer(cmd, func(c *cli.Context, given []string) []string {
+		cmds := c.App.VisibleCommands()
+		for _, name := range given {
+			cmd := findCommand(cmds, name)
+			if cmd == nil {
+				return nil
+			}
+			cmds = cmd.VisibleCommands()
+		}
+		return commandNames(cmds)
+	})
+	return cmd
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+func commandNames(cmds []*cli.Command) []string {
+	names := make([]string, 0, len(cmds))
+	for _, c := range cmds {
+		names = append(names, c.Name)
+	}
+	return names
 }
 
 // errNotBuilt is what a command that does not exist yet says.

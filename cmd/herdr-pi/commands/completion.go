@@ -2,23 +2,32 @@ package commands
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
 
-// The scripts ask herdr-pi itself for candidates through urfave/cli's
-// --generate-bash-completion flag, so they never go stale. None of them needs
-// the bash-completion package.
+// completionFlag is how urfave/cli asks herdr-pi for completions: the
+// scripts run the words typed so far, then the word being completed (even
+// an empty one), then this flag.
+const completionFlag = "--generate-bash-completion"
+
+// completingKey holds, in the app's metadata, the word being completed
+// (runWith takes it out of the arguments). urfave/cli's own completer reads
+// it from os.Args, which an in-process run does not have.
+const completingKey = "completing"
+
+// The scripts ask herdr-pi itself for candidates, so they never go stale.
+// None of them needs the bash-completion package. When herdr-pi offers
+// nothing (the agent's own arguments after `wrap pi`, a FILE), the shell
+// completes file names.
 const bashCompletion = `# herdr-pi completion for bash: source <(herdr-pi completion bash)
 _herdr_pi_complete() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local -a words=("${COMP_WORDS[@]:0:COMP_CWORD}")
   local candidates
-  if [[ $cur == -* ]]; then
-    candidates=$("${words[@]}" "$cur" --generate-bash-completion 2>/dev/null)
-  else
-    candidates=$("${words[@]}" --generate-bash-completion 2>/dev/null)
-  fi
+  candidates=$("${words[@]}" "$cur" --generate-bash-completion 2>/dev/null)
   COMPREPLY=($(compgen -W "$candidates" -- "$cur"))
 }
 complete -o bashdefault -o default -F _herdr_pi_complete herdr-pi
@@ -30,11 +39,7 @@ _herdr_pi_complete() {
   local -a candidates
   local cur=${words[CURRENT]}
   local -a before=(${words[1,CURRENT-1]})
-  if [[ $cur == -* ]]; then
-    candidates=(${(f)"$(${before[@]} $cur --generate-bash-completion 2>/dev/null)"})
-  else
-    candidates=(${(f)"$(${before[@]} --generate-bash-completion 2>/dev/null)"})
-  fi
+  candidates=(${(f)"$(${before[@]} "$cur" --generate-bash-completion 2>/dev/null)"})
   if (( ${#candidates} )); then
     compadd -- ${candidates[@]}
   else
@@ -44,8 +49,25 @@ _herdr_pi_complete() {
 compdef _herdr_pi_complete herdr-pi
 `
 
-func completionCommand(io IO) *cli.Command {
-	return &cli.Command{
+const fishCompletion = `# herdr-pi completion for fish: herdr-pi completion fish > ~/.config/fish/completions/herdr-pi.fish
+function __herdr_pi_complete
+    set -l words (commandline -opc)
+    set -l cur (commandline -ct)
+    set -l candidates ($words $cur --generate-bash-completion 2>/dev/null)
+    if test (count $candidates) -gt 0
+        printf '%s\n' $candidates
+    else
+        __fish_complete_path $cur
+    end
+end
+complete -c herdr-pi -f -a '(__herdr_pi_complete)'
+`
+
+// shells are the shells `completion` writes scripts for.
+var shells = map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}
+
+func completionCommand(f *Factory) *cli.Command {
+	cmd := &cli.Command{
 		Name:      "completion",
 		Usage:     "print a shell completion script (bash, zsh or fish)",
 		ArgsUsage: "bash|zsh|fish",
@@ -54,25 +76,68 @@ func completionCommand(io IO) *cli.Command {
 			"  source <(herdr-pi completion zsh)           # in ~/.zshrc, after compinit\n" +
 			"  herdr-pi completion fish > ~/.config/fish/completions/herdr-pi.fish",
 		Action: func(c *cli.Context) error {
-			switch c.Args().First() {
-			case "bash":
-				_, err := fmt.Fprint(io.Out, bashCompletion)
+			shell := c.Args().First()
+			switch script, ok := shells[shell]; {
+			case c.NArg() > 1:
+				return usagef("completion", "one shell at most (got %d)", c.NArg())
+			case ok:
+				_, err := fmt.Fprint(f.IO.Out, script)
 				return err
-			case "zsh":
-				_, err := fmt.Fprint(io.Out, zshCompletion)
-				return err
-			case "fish":
-				script, err := c.App.ToFishCompletion()
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprint(io.Out, script)
-				return err
-			case "":
+			case shell == "":
 				return usagef("completion", "which shell? (bash, zsh or fish)")
 			default:
-				return usagef("completion", "no completion for %q (bash, zsh or fish)", c.Args().First())
+				return usagef("completion", "no completion for %q (bash, zsh or fish)", shell)
 			}
 		},
+	}
+	cmd.BashComplete = completer(cmd, func(_ *cli.Context, given []string) []string {
+		if len(given) > 0 {
+			return nil
+		}
+		return []string{"bash", "zsh", "fish"}
+	})
+	return cmd
+}
+
+// completer answers a completion request for cmd (nil: herdr-pi itself):
+// its flags while the word starts with a dash and no argument came yet
+// (flags go before arguments), else its subcommands, else what values
+// offers for the arguments given so far.
+func completer(cmd *cli.Command, values func(c *cli.Context, given []string) []string) cli.BashCompleteFunc {
+	return func(c *cli.Context) {
+		cur, _ := c.App.Metadata[completingKey].(string)
+		given := c.Args().Slice()
+		var flags []cli.Flag
+		var subs []*cli.Command
+		if cmd == nil {
+			flags, subs = c.App.VisibleFlags(), c.App.VisibleCommands()
+		} else {
+			flags, subs = cmd.VisibleFlags(), cmd.VisibleCommands()
+		}
+		var out []string
+		switch {
+		case strings.HasPrefix(cur, "-"):
+			if len(given) > 0 {
+				break // after an argument, a flag is an argument too (the agent's, after `wrap pi`)
+			}
+			for _, fl := range flags {
+				for _, name := range fl.Names() {
+					if len(name) > 1 {
+						out = append(out, "--"+name)
+					}
+				}
+			}
+		case len(subs) > 0:
+			if len(given) == 0 {
+				out = commandNames(subs)
+			}
+		case values != nil:
+			out = values(c, given)
+		}
+		for _, s := range out {
+			if strings.HasPrefix(s, cur) && !slices.Contains(given, s) {
+				fmt.Fprintln(c.App.Writer, s)
+			}
+		}
 	}
 }

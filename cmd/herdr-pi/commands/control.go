@@ -16,39 +16,61 @@ const howToStart = "start the agent under herdr-pi in this pane, e.g. 'herdr-pi 
 
 // dialWrapper connects to the wrapper serving this process: the one whose
 // child we are (its environment names the socket), else the one registered
-// for this Herdr pane (pane hooks run outside the child).
-func dialWrapper(ctx context.Context, io IO) (*control.Client, error) {
-	env := io.env()
+// for this Herdr pane (pane hooks run outside the child). Its errors are
+// *wrapperError.
+func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
+	env := f.IO.env()
 	ep, ok := control.EndpointFromEnv(env.Get)
 	where := "the wrapper named by " + control.EnvSocket
 	if !ok {
 		h, inHerdr := settings.HerdrEnv(env)
 		if !inHerdr {
-			return nil, fmt.Errorf("%w: not inside a wrapped agent (%s is unset) nor a Herdr pane (missing %s); %s",
+			return nil, wrapperErrorf(noWrapper, "%w: not inside a wrapped agent (%s is unset) nor a Herdr pane (missing %s); %s",
 				control.ErrNoWrapper, control.EnvSocket, strings.Join(settings.MissingHerdr(env), ", "), howToStart)
 		}
-		reg := control.PaneRegistry(settings.Resolve(env).RuntimeBase)
+		reg := control.PaneRegistry(f.Paths().RuntimeBase)
 		var err error
 		ep, err = reg.Lookup(control.PaneKey(h.SocketPath, h.PaneID))
 		switch {
 		case errors.Is(err, control.ErrStale):
-			return nil, fmt.Errorf("the herdr-pi wrapper registered for Herdr pane %s has exited; %s", clean(h.PaneID), howToStart)
+			return nil, wrapperErrorf(noWrapper, "the herdr-pi wrapper registered for Herdr pane %s has exited; %s", clean(h.PaneID), howToStart)
 		case errors.Is(err, control.ErrNoWrapper):
-			return nil, fmt.Errorf("no herdr-pi wrapper is running in Herdr pane %s; %s", clean(h.PaneID), howToStart)
+			return nil, wrapperErrorf(noWrapper, "no herdr-pi wrapper is running in Herdr pane %s; %s", clean(h.PaneID), howToStart)
 		case err != nil:
-			return nil, fmt.Errorf("cannot read the wrapper registry: %w", err)
+			return nil, wrapperErrorf(unreachable, "cannot read the wrapper registry: %w", err)
 		}
 		where = fmt.Sprintf("the wrapper of Herdr pane %s (pid %d)", clean(h.PaneID), ep.PID)
 	}
 	c, err := control.Dial(ctx, ep.Socket, ep.Token)
 	if errors.Is(err, control.ErrUnauthorized) {
-		return nil, fmt.Errorf("%s refused our token (a stale %s?); %s", where, control.EnvToken, howToStart)
+		return nil, wrapperErrorf(refused, "%s refused our token (a stale %s?); %s", where, control.EnvToken, howToStart)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
+		return nil, wrapperErrorf(unreachable, "cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
 	}
 	return c, nil
 }
+
+// Why a wrapper could not be asked, as `status --json` names it
+// (docs/status.md).
+const (
+	noWrapper   = "no_wrapper"
+	refused     = "refused"
+	unreachable = "unreachable"
+)
+
+// wrapperError is a failure to talk to the wrapper, with its code.
+type wrapperError struct {
+	Code string
+	err  error
+}
+
+func wrapperErrorf(code, format string, args ...any) error {
+	return &wrapperError{Code: code, err: fmt.Errorf(format, args...)}
+}
+
+func (e *wrapperError) Error() string { return e.err.Error() }
+func (e *wrapperError) Unwrap() error { return e.err }
 
 // requestTimeout bounds a whole waiting/status exchange: a hook must never
 // hang on a stuck wrapper.

@@ -200,3 +200,31 @@ func TestWaitingUsage(t *testing.T) {
 		}
 	}
 }
+
+// status --json answers in JSON even when no wrapper does: an error object
+// in the documented schema, with a code per cause, and exit 1.
+func TestStatusJSONWithoutAWrapper(t *testing.T) {
+	schema := compileSchema(t, "status")
+	e := newCmdEnv(t, pane...)
+	check := func(name, code string) {
+		t.Helper()
+		exit, out, errOut := run(t, e.env, "status", "--json")
+		if exit != 1 || errOut != "" {
+			t.Errorf("%s: exit %d, stderr %q", name, exit, errOut)
+		}
+		validate(t, schema, out)
+		var got struct {
+			Format string
+			Error  struct{ Code, Message string }
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil || got.Format != statusFormat || got.Error.Code != code || !strings.Contains(got.Error.Message, "herdr-pi wrap pi") {
+			t.Errorf("%s: %v %+v", name, err, got)
+		}
+	}
+	check("empty pane", noWrapper)
+	reg := control.PaneRegistry(e.runtime)
+	if _, err := reg.Register(control.PaneKey("/tmp/herdr-test.sock", "w1:p1"), control.Endpoint{Socket: "/tmp/hp-nothing-listens.sock", Token: "t", PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	check("socket that does not answer", unreachable)
+}

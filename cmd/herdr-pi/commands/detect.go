@@ -12,7 +12,6 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/pane/detect"
 	"github.com/herdr-pi/herdr-pi/pane/screen"
-	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 type detectOptions struct {
@@ -27,7 +26,7 @@ type detectOptions struct {
 	File     string
 }
 
-func detectCommand(io IO) *cli.Command {
+func detectCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "detect",
 		Usage:     "classify a screen with the detection manifests and say which rule matched",
@@ -73,7 +72,7 @@ func detectCommand(io IO) *cli.Command {
 			if opts.Agent != "" && opts.Manifest != "" {
 				return usagef("detect", "use --agent or --manifest, not both")
 			}
-			return detectRun(io, opts)
+			return detectRun(f, opts)
 		},
 	}
 }
@@ -89,8 +88,9 @@ func parseSizeFlag(s string) (rows, cols int, ok bool) {
 // recording of a long session is not, but neither needs more than this.
 const detectInputLimit = 256 << 20
 
-func detectRun(io IO, opts *detectOptions) error {
-	manifest, err := detectManifest(io, opts)
+func detectRun(f *Factory, opts *detectOptions) error {
+	io := f.IO
+	manifest, err := detectManifest(f, opts)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func detectRun(io IO, opts *detectOptions) error {
 	return nil
 }
 
-func detectManifest(io IO, opts *detectOptions) (*detect.Manifest, error) {
+func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	if opts.Manifest != "" {
 		m, err := detect.LoadFile(opts.Manifest)
 		if err != nil {
@@ -136,20 +136,19 @@ func detectManifest(io IO, opts *detectOptions) (*detect.Manifest, error) {
 		}
 		return m, nil
 	}
-	env := io.env()
-	paths := settings.Resolve(env)
+	paths := f.Paths()
 	agent := opts.Agent
 	if agent == "" {
-		cfg, cfgErr := settings.LoadConfig(paths.ConfigFile, paths.Pretty(paths.ConfigFile))
+		cfg, cfgErr := f.Config()
 		if cfgErr != nil {
-			fmt.Fprintf(io.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
+			fmt.Fprintf(f.IO.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
 				strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
 		}
 		agent = cmpOr(cfg.Detect.Agent, "pi")
 	}
 	set, problems := detect.Load(paths.ManifestDir)
 	for _, p := range problems {
-		fmt.Fprintf(io.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
+		fmt.Fprintf(f.IO.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
 			strings.ReplaceAll(p.Error(), "\n", "\n  "))
 	}
 	m, ok := set.Lookup(agent)

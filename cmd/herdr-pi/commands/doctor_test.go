@@ -1,11 +1,18 @@
 package commands
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor/doctortest"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"github.com/herdr-pi/herdr-pi/notify/tmux/tmuxtest"
 )
@@ -24,18 +31,18 @@ func TestDoctorJSONMatchesItsDocumentedSchema(t *testing.T) {
 		{"incomplete", []string{"HERDR_ENV=1"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t).healthy().set(tc.herdr...)
-			code, out, errOut := w.doctor("--json")
+			w := doctortest.New(t).Healthy().Set(tc.herdr...)
+			code, out, errOut := runDoctor(w, "--json")
 			if code != tc.code || errOut != "" {
 				t.Errorf("exit %d, want %d; stderr %q\n%s", code, tc.code, errOut, out)
 			}
 			validate(t, schema, out)
-			var rep doctorReport
+			var rep doctor.Report
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatal(err)
 			}
-			counts := countRows(rep.Checks)
-			if rep.OK != (tc.code == 0) || rep.Counts[statusFail] != counts[statusFail] || rep.Counts[statusOK] != counts[statusOK] || rep.Counts[statusWarn] != counts[statusWarn] {
+			counts := doctor.Count(rep.Checks)
+			if rep.OK != (tc.code == 0) || rep.Counts[doctor.Fail] != counts[doctor.Fail] || rep.Counts[doctor.OK] != counts[doctor.OK] || rep.Counts[doctor.Warn] != counts[doctor.Warn] {
 				t.Errorf("ok=%v counts=%v, rows count %v", rep.OK, rep.Counts, counts)
 			}
 			var sections []string
@@ -56,8 +63,8 @@ func TestDoctorJSONMatchesItsDocumentedSchema(t *testing.T) {
 }
 
 func TestDoctorNamesTheMissingSocketAndTheFix(t *testing.T) {
-	w := newWorld(t).set("HERDR_ENV=1", "HERDR_PANE_ID=w1:p1", "HERDR_SOCKET_PATH=/nonexistent/dir/herdr.sock")
-	code, out, _ := w.doctor("herdr")
+	w := doctortest.New(t).Set("HERDR_ENV=1", "HERDR_PANE_ID=w1:p1", "HERDR_SOCKET_PATH=/nonexistent/dir/herdr.sock")
+	code, out, _ := runDoctor(w, "herdr")
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
@@ -69,50 +76,29 @@ func TestDoctorNamesTheMissingSocketAndTheFix(t *testing.T) {
 }
 
 func TestDoctorSectionArguments(t *testing.T) {
-	w := newWorld(t).healthy()
-	code, out, _ := w.doctor("runtime", "config")
+	w := doctortest.New(t).Healthy()
+	code, out, _ := runDoctor(w, "runtime", "config")
 	if code != 0 || !strings.HasPrefix(out, "Configuration\n") || !strings.Contains(out, "\nRuntime\n") || strings.Contains(out, "Herdr\n") {
 		t.Errorf("doctor runtime config: exit %d\n%s", code, out)
 	}
-	code, _, errOut := w.doctor("pi", "--json")
+	code, _, errOut := runDoctor(w, "pi", "--json")
 	if code != 2 || !strings.Contains(errOut, "flags go before the sections: herdr-pi doctor --json pi") {
 		t.Errorf("flag after a section: exit %d, %q", code, errOut)
 	}
-	code, _, errOut = w.doctor("plumbing")
+	code, _, errOut = runDoctor(w, "plumbing")
 	if code != 2 || !strings.Contains(errOut, `no section "plumbing" (sections: herdr, pi, config, notify, runtime)`) {
 		t.Errorf("unknown section: exit %d, %q", code, errOut)
 	}
 }
 
-// A pi that never answers, and leaves a child holding its output open,
-// costs doctor its deadline and no more.
-func TestDoctorNeverHangsOnAProgram(t *testing.T) {
-	w := newWorld(t)
-	w.fakeNode("v24.22.3")
-	w.script("pi", "/bin/sleep 30 & /bin/sleep 30")
-	start := time.Now()
-	rows := piChecks(t.Context(), w.doctorEnv(300*time.Millisecond))
-	took := time.Since(start)
-	if r := rows[0]; r.Status != statusWarn || !strings.Contains(r.Detail, "did not answer 'pi --version': no answer within 300ms") || r.Fix == "" {
-		t.Errorf("pi row %+v", r)
-	}
-	if took > 2*time.Second {
-		t.Errorf("doctor waited %v for a stuck pi (deadline 300ms)", took)
-	}
-}
-
-// The whole doctor, on a healthy machine with the real node when there is
-// one, stays well inside the budget the issue sets (about 3 s).
-func TestDoctorIsFast(t *testing.T) {
-	w := newWorld(t).healthy()
-	start := time.Now()
-	if code, out, _ := w.doctor(); code != 0 {
-		t.Fatalf("exit %d\n%s", code, out)
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("doctor took %v", took)
-	} else {
-		t.Logf("doctor took %v", took)
+// BenchmarkDoctor is the whole doctor on a healthy machine (the issue
+// asked for about 3 s; timing belongs here, not in a test's assertion).
+func BenchmarkDoctor(b *testing.B) {
+	w := doctortest.New(b).Healthy()
+	for b.Loop() {
+		if code, out, _ := runDoctor(w); code != 0 {
+			b.Fatalf("exit %d\n%s", code, out)
+		}
 	}
 }
 
@@ -123,13 +109,68 @@ func TestDoctorTmuxPassthroughRow(t *testing.T) {
 	srv.Tmux(t, "new-session", "-d", "-s", "doc", "-x", "80", "-y", "24", "sleep 60")
 	pane := strings.TrimSpace(srv.Tmux(t, "display-message", "-p", "-t", "doc", "#{pane_id}"))
 	pid := strings.TrimSpace(srv.Tmux(t, "display-message", "-p", "-t", "doc", "#{pid}"))
-	w := newWorld(t).set("TMUX="+srv.Socket+","+pid+",0", "TMUX_PANE="+pane)
-	row := func() checkRow {
+	w := doctortest.New(t).Set("TMUX="+srv.Socket+","+pid+",0", "TMUX_PANE="+pane)
+	row := func() doctor.Row {
 		t.Helper()
-		rows := rowsByName(runSections(t.Context(), w.doctorEnv(time.Second), pickSections([]string{"notify"})))
-		return rows["notify/tmux passthrough"]
+		for _, r := range doctor.Run(t.Context(), doctorInput(NewFactory(IO{Env: w.Env()})), doctor.Pick([]string{"notify"})) {
+			if r.Name == "tmux passthrough" {
+				return r
+			}
+		}
+		t.Fatal("no tmux passthrough row")
+		return doctor.Row{}
 	}
-	checkRowWant(t, row(), "fail|tmux server "+srv.Socket+", pane "+pane+": allow-passthrough is off, so tmux drops the notification sequences and notifications will not show|run `tmux set -g allow-passthrough on`")
+	if r := row(); r.Status != doctor.Fail || !strings.Contains(r.Detail, "tmux server "+srv.Socket+", pane "+pane+": allow-passthrough is off, so tmux drops the notification sequences and notifications will not show") || !strings.HasPrefix(r.Fix, "run `tmux set -g allow-passthrough on`") {
+		t.Errorf("passthrough off: %+v", r)
+	}
 	srv.Tmux(t, "set", "-g", "allow-passthrough", "on")
-	checkRowWant(t, row(), "ok|allow-passthrough is on")
+	if r := row(); r.Status != doctor.OK || !strings.Contains(r.Detail, "allow-passthrough is on") {
+		t.Errorf("passthrough on: %+v", r)
+	}
+}
+
+func runDoctor(w *doctortest.World, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Main(context.Background(), append([]string{"herdr-pi", "doctor"}, args...), IO{In: strings.NewReader(""), Out: &out, Err: &errb, Env: w.Env()})
+	return code, out.String(), errb.String()
+}
+
+// compileSchema compiles docs/<name>.schema.json, the file the docs link
+// to, with formats (date-time) asserted.
+func compileSchema(t testing.TB, name string) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	s, err := c.Compile(filepath.Join("..", "..", "..", "docs", name+".schema.json"))
+	if err != nil {
+		t.Fatalf("docs/%s.schema.json: %v", name, err)
+	}
+	return s
+}
+
+// validate checks a JSON document against a schema.
+func validate(t testing.TB, s *jsonschema.Schema, doc string) {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+	if err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, doc)
+	}
+	if err := s.Validate(inst); err != nil {
+		t.Errorf("does not match its schema: %v\n%s", err, doc)
+	}
+}
+
+// docExample is the first ```json block of docs/<page>.md.
+func docExample(t testing.TB, page string) string {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", page+".md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(md), "```json\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatalf("docs/%s.md has no json example", page)
+	}
+	return block
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
@@ -15,6 +14,8 @@ const (
 	exitOK    = 0
 	exitError = 1
 	exitUsage = 2
+	// exitInterrupted is a command stopped by Ctrl-C (128+SIGINT).
+	exitInterrupted = 130
 )
 
 // usageError is a mistake in how a command was called; it exits 2 and points
@@ -61,12 +62,6 @@ func exitCode(err error, stderr io.Writer) int {
 			name += " " + usage.cmd
 		}
 		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, usage.err, name)
-		return exitUsage
-	}
-	if strings.HasPrefix(err.Error(), "Required flag") {
-		// urfave/cli reports missing required flags with an unexported
-		// type; it is a usage mistake like any other.
-		fmt.Fprintf(stderr, "herdr-pi: %v\n", err)
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "herdr-pi: %v\n", err)

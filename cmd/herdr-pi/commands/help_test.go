@@ -20,7 +20,7 @@ func TestEveryHelpHasAnExample(t *testing.T) {
 			walk(p, c.Subcommands)
 		}
 	}
-	walk(nil, newApp(IO{}).Commands)
+	walk(nil, newApp(NewFactory(IO{})).Commands)
 	if len(paths) < 9 {
 		t.Fatalf("only %d commands found", len(paths))
 	}

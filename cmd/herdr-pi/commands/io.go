@@ -6,12 +6,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // IO is everything a command may touch of its process: streams and
 // environment. Commands never reach for os.Stdin, os.Getenv and friends
-// directly, so a test can run any command in-process.
+// directly, so a test can run any command in-process. It is also the one
+// place that knows which streams are terminals and how big they are.
 type IO struct {
 	In  io.Reader
 	Out io.Writer
@@ -35,26 +37,65 @@ func file(v any) (*os.File, bool) {
 	return f, ok
 }
 
-// Terminal is what a stream standing for a terminal can say about itself.
-// Tests give IO.Out a value with these methods to stand in for one; a real
-// *os.File is asked through the kernel instead.
+// Terminal is what a stream standing in for a terminal says about itself.
+// Tests give IO a value with these methods; a real *os.File is asked
+// through the kernel instead.
 type Terminal interface {
 	IsTerminal() bool
-	// Width is the number of columns, 0 when unknown.
-	Width() int
+	// Size is the terminal's rows and columns, 0 when unknown.
+	Size() (rows, cols int)
 }
 
-// outTerminal says whether stdout is a terminal, and how wide.
-func (o IO) outTerminal() (isTerminal bool, width int) {
-	if t, ok := o.Out.(Terminal); ok {
-		return t.IsTerminal(), t.Width()
+// isTerminal says whether a stream is a terminal: a Terminal stand-in says
+// so itself, a file is asked with pane/pty's check, anything else is not.
+func isTerminal(v any) bool {
+	if t, ok := v.(Terminal); ok {
+		return t.IsTerminal()
 	}
-	f, ok := file(o.Out)
-	if !ok || !notifyIsTerminal(f) {
-		return false, 0
+	f, ok := file(v)
+	return ok && pty.IsTerminal(int(f.Fd()))
+}
+
+// terminalSize is the size of a stream that is a terminal; 0, 0 when it is
+// not one or does not say.
+func terminalSize(v any) (rows, cols int) {
+	if t, ok := v.(Terminal); ok {
+		if !t.IsTerminal() {
+			return 0, 0
+		}
+		return t.Size()
 	}
-	if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil {
-		width = int(ws.Col)
+	f, ok := file(v)
+	if !ok || !pty.IsTerminal(int(f.Fd())) {
+		return 0, 0
 	}
-	return true, width
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0, 0
+	}
+	return int(ws.Row), int(ws.Col)
+}
+
+// stdinTerminal is stdin when it is a terminal file (the demo reads keys
+// from it).
+func (o IO) stdinTerminal() (*os.File, bool) {
+	f, ok := file(o.In)
+	return f, ok && isTerminal(f)
+}
+
+// stdoutTerminal says whether stdout is a terminal, and how big.
+func (o IO) stdoutTerminal() (tty bool, rows, cols int) {
+	if !isTerminal(o.Out) {
+		return false, 0, 0
+	}
+	rows, cols = terminalSize(o.Out)
+	return true, rows, cols
+}
+
+// color says whether human output may use colour: only on a terminal, and
+// not when NO_COLOR is set to anything (no-color.org) or the terminal is
+// dumb.
+func (o IO) color() bool {
+	env := o.env()
+	return isTerminal(o.Out) && env.Get("NO_COLOR") == "" && env.Get("TERM") != "dumb"
 }

@@ -39,9 +39,15 @@ type notifyDeps struct {
 	deadline time.Duration
 }
 
-func systemNotifyDeps() notifyDeps {
+func systemNotifyDeps(f *Factory) notifyDeps {
 	return notifyDeps{
-		herdr: herdrChannel,
+		herdr: func(settings.Herdr) (notify.Herdr, error) {
+			_, c, ok := f.Herdr()
+			if !ok {
+				return nil, errors.New("not in a complete Herdr environment")
+			}
+			return herdrToasts{c}, nil
+		},
 		openTTY: func() (io.WriteCloser, error) {
 			return os.OpenFile("/dev/tty", os.O_WRONLY|unix.O_NOCTTY, 0)
 		},
@@ -64,7 +70,7 @@ func (t herdrToasts) ShowNotification(ctx context.Context, n notify.HerdrToast) 
 	return notify.HerdrResult{Shown: r.Shown, Reason: r.Reason}, err
 }
 
-func notifyCommand(io IO) *cli.Command {
+func notifyCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "notify",
 		Usage: "send one notification through the right channel for where it runs",
@@ -81,18 +87,25 @@ func notifyCommand(io IO) *cli.Command {
 			"  herdr-pi notify --title \"Pi needs you\" --body api --sound request\n" +
 			"  make test && herdr-pi notify --title \"Tests passed\" --body \"$(basename \"$PWD\")\"",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "title", Usage: "notification title", Required: true},
+			&cli.StringFlag{Name: "title", Usage: "notification title (required)"},
 			&cli.StringFlag{Name: "body", Usage: "notification body"},
 			&cli.StringFlag{Name: "sound", Usage: "Herdr sound: none, done or request (default: [notify] sound, none)"},
 		},
 		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("notify", "unexpected argument %q (the text goes in --title and --body)", c.Args().First())
+			}
+			if !c.IsSet("title") {
+				return usagef("notify", "--title is required (example: herdr-pi notify --title \"Build finished\")")
+			}
 			opts := &notifyOptions{Title: c.String("title"), Body: c.String("body"), Sound: c.String("sound")}
-			return notifyRun(c.Context, io, opts, systemNotifyDeps())
+			return notifyRun(c.Context, f, opts, systemNotifyDeps(f))
 		},
 	}
 }
 
-func notifyRun(ctx context.Context, io IO, opts *notifyOptions, deps notifyDeps) error {
+func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notifyDeps) error {
+	io := f.IO
 	if osc.CleanLabel(opts.Title) == "" {
 		return usagef("notify", "--title is empty once control characters are removed")
 	}
@@ -102,8 +115,8 @@ func notifyRun(ctx context.Context, io IO, opts *notifyOptions, deps notifyDeps)
 		return usagef("notify", "--sound %q: use none, done or request", opts.Sound)
 	}
 	env := io.env()
-	paths := settings.Resolve(env)
-	cfg, cfgErr := settings.LoadConfig(paths.ConfigFile, paths.Pretty(paths.ConfigFile))
+	paths := f.Paths()
+	cfg, cfgErr := f.Config()
 	if cfgErr != nil {
 		fmt.Fprintf(io.Err, "herdr-pi notify: config problems, using the defaults:\n  %s\n",
 			strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
@@ -175,19 +188,14 @@ func notifyOutcome(io IO, status []notify.ChannelStatus) error {
 // notifyTerminal is the terminal `notify` runs in: stdout when it is one,
 // else the controlling terminal (a hook's stdout is often a pipe).
 func notifyTerminal(io IO, deps notifyDeps) (io.Writer, func(), error) {
-	if f, ok := file(io.Out); ok && notifyIsTerminal(f) {
-		return f, func() {}, nil
+	if isTerminal(io.Out) {
+		return io.Out, func() {}, nil
 	}
 	tty, err := deps.openTTY()
 	if err != nil {
 		return nil, nil, fmt.Errorf("notify: no terminal to show it on: stdout is not a terminal and there is no controlling terminal (%v)", err)
 	}
 	return tty, func() { tty.Close() }, nil
-}
-
-func notifyIsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // notifyConfig merges what decides notifications: herdr-pi's config.toml
@@ -213,6 +221,8 @@ func notifyConfig(cfg settings.Config, paths settings.Paths) (notify.Config, []s
 		Channel: n.Channel,
 		Sound:   n.Sound,
 		Table:   table,
+		// Only wrap's triggers read it.
+		FinishedAfter: n.FinishedAfter.D(),
 		Ntfy: notify.NtfyConfig{
 			Enabled: n.Ntfy.Enabled, Server: n.Ntfy.Server, Topic: n.Ntfy.Topic, Token: n.Ntfy.Token,
 			Priority: n.Ntfy.Priority, Timeout: n.Ntfy.Timeout.D(),
@@ -229,40 +239,4 @@ func protocolMap(m map[string]string) map[string]osc.Protocol {
 		}
 	}
 	return out
-}
-
-// NotifyDoctorChecks are the notification rows of `herdr-pi doctor` for
-// the process environment env: the channel that will be used and why, the
-// terminal protocol, tmux passthrough at every level, ntfy. Problems in the
-// config files themselves are the configuration section's rows.
-func NotifyDoctorChecks(ctx context.Context, env settings.Env) []notify.Check {
-	paths := settings.Resolve(env)
-	cfg, _ := settings.LoadConfig(paths.ConfigFile, paths.Pretty(paths.ConfigFile))
-	ncfg, _ := notifyConfig(cfg, paths)
-	_, inHerdr := settings.HerdrEnv(env)
-	in := notify.DoctorInput{Config: ncfg, Getenv: env.Get, InHerdr: inHerdr}
-	if env.Get("TMUX") != "" {
-		in.Tmux = tmux.Probe{Run: tmux.Exec{}}
-	}
-	return notify.Doctor(ctx, in)
-}
-
-// notifyChecks is the doctor's notification section. notify grades a row
-// "info" when it only says how things are; doctor's rows are ok, warn or
-// fail, and such a row is ok.
-func notifyChecks(ctx context.Context, d doctorEnv) []checkRow {
-	// tmux answers in milliseconds; a hung server must not hold doctor for
-	// its whole budget.
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	checks := NotifyDoctorChecks(ctx, d.Env)
-	rows := make([]checkRow, len(checks))
-	for i, c := range checks {
-		status := string(c.Status)
-		if c.Status == notify.CheckInfo {
-			status = statusOK
-		}
-		rows[i] = checkRow{Name: c.Name, Status: status, Detail: c.Detail, Fix: c.Fix}
-	}
-	return rows
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
 	"github.com/herdr-pi/herdr-pi/notify"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
@@ -62,7 +63,7 @@ func runNotify(t *testing.T, c notifyCase) (int, string, string) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	stdio := IO{Out: &stdout, Err: &stderr, Env: append([]string{"HOME=" + home}, c.env...)}
+	f := NewFactory(IO{Out: &stdout, Err: &stderr, Env: append([]string{"HOME=" + home}, c.env...)})
 	deps := notifyDeps{
 		herdr: func(settings.Herdr) (notify.Herdr, error) {
 			if c.herdr == nil {
@@ -78,7 +79,7 @@ func runNotify(t *testing.T, c notifyCase) (int, string, string) {
 		},
 		deadline: 5 * time.Second,
 	}
-	err := notifyRun(context.Background(), stdio, &c.opts, deps)
+	err := notifyRun(context.Background(), f, &c.opts, deps)
 	code := exitCode(err, &stderr)
 	if stdout.Len() != 0 {
 		t.Errorf("stdout is not a terminal, yet got %q", stdout.String())
@@ -203,23 +204,28 @@ func TestNotifyProtocolFromSeedConfigAndConfigToml(t *testing.T) {
 	}
 }
 
+// notifyDoctorRows are doctor's notification rows in the environment env.
+func notifyDoctorRows(t *testing.T, env ...string) []doctor.Row {
+	return doctor.Run(t.Context(), doctorInput(NewFactory(IO{Env: env})), doctor.Pick([]string{"notify"}))
+}
+
 func TestNotifyDoctorChecks(t *testing.T) {
 	home := t.TempDir()
-	checks := NotifyDoctorChecks(context.Background(), settings.Env{"HOME": home, "TERM_PROGRAM": "WarpTerminal"})
+	checks := notifyDoctorRows(t, "HOME="+home, "TERM_PROGRAM=WarpTerminal")
 	var rows []string
 	for _, c := range checks {
-		rows = append(rows, string(c.Status)+" "+c.Name+": "+c.Detail)
+		rows = append(rows, c.Status+" "+c.Name+": "+c.Detail)
 	}
 	all := strings.Join(rows, "\n")
 	want := strings.Join([]string{
 		"ok notification channel: terminal: outside Herdr, so the OSC sequence your terminal understands",
 		`ok terminal protocol: osc777, for TERM_PROGRAM="WarpTerminal" (environment)`,
-		"info ntfy: off (opt in with [notify.ntfy] enabled = true, server and topic)",
+		"ok ntfy: off (opt in with [notify.ntfy] enabled = true, server and topic)",
 	}, "\n")
 	if all != want {
 		t.Errorf("rows:\n%s\nwant:\n%s", all, want)
 	}
-	checks = NotifyDoctorChecks(context.Background(), settings.Env{"HOME": home, "HERDR_ENV": "1", "HERDR_SOCKET_PATH": "/s", "HERDR_PANE_ID": "w1:p1"})
+	checks = notifyDoctorRows(t, "HOME="+home, "HERDR_ENV=1", "HERDR_SOCKET_PATH=/s", "HERDR_PANE_ID=w1:p1")
 	if checks[0].Name != "notification channel" || !strings.HasPrefix(checks[0].Detail, "herdr") {
 		t.Errorf("inside Herdr: %+v", checks[0])
 	}

@@ -2,12 +2,13 @@ package commands
 
 import "github.com/urfave/cli/v2"
 
-func openCommand(io IO) *cli.Command {
+func openCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "open",
-		Usage:     "open a workflow agent attempt in Herdr (inspect it, or take over a live one)",
+		Usage:     "(coming) open a workflow agent attempt in Herdr (inspect it, or take over a live one)",
 		ArgsUsage: "<run> <attempt>",
-		Description: "Finds the workflow run (id or unique prefix) and the attempt (agent id, name or\n" +
+		Description: "Coming: not built in this release; it says so and exits 1.\n\n" +
+			"Finds the workflow run (id or unique prefix) and the attempt (agent id, name or\n" +
 			"label, optional #n). A finished attempt opens read-only in a split; a live one is\n" +
 			"taken over when its owner asked for a handoff, and handed back when you are done.\n\n" +
 			"Examples:\n" +
@@ -19,7 +20,7 @@ func openCommand(io IO) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			return notBuilt(io, "open", "workflow handoff is not implemented in this release")
+			return notBuilt(f.IO, "open", "workflow handoff is not implemented in this release")
 		},
 	}
 }

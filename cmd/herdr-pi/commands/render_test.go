@@ -11,6 +11,8 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor/doctortest"
 	"github.com/herdr-pi/herdr-pi/internal/golden"
 )
 
@@ -21,7 +23,7 @@ type fakeTerminal struct {
 }
 
 func (f *fakeTerminal) IsTerminal() bool { return true }
-func (f *fakeTerminal) Width() int       { return f.width }
+func (f *fakeTerminal) Size() (int, int) { return 24, f.width }
 
 func TestLookDecidesColourFromStdoutAndTheEnvironment(t *testing.T) {
 	for _, tc := range []struct {
@@ -41,19 +43,19 @@ func TestLookDecidesColourFromStdoutAndTheEnvironment(t *testing.T) {
 		if l.color != tc.color || l.width != tc.width {
 			t.Errorf("%s: color %v width %d, want %v %d", tc.name, l.color, l.width, tc.color, tc.width)
 		}
-		if !tc.color && l.status(statusFail) != statusFail {
-			t.Errorf("%s: styled without colour: %q", tc.name, l.status(statusFail))
+		if !tc.color && l.status(doctor.Fail) != doctor.Fail {
+			t.Errorf("%s: styled without colour: %q", tc.name, l.status(doctor.Fail))
 		}
 	}
 }
 
 // sampleRows has every status, two sections, a long detail and fix.
-var sampleRows = []checkRow{
-	{Section: "herdr", Name: "environment", Status: statusOK, Detail: "inside Herdr pane w1:p1 (HERDR_ENV=1, HERDR_SOCKET_PATH and HERDR_PANE_ID set)"},
-	{Section: "herdr", Name: "toasts", Status: statusWarn, Detail: "Herdr's toasts are off ([ui.toast] delivery is \"off\" in ~/.config/herdr/config.toml): herdr-pi's notifications inside Herdr come back \"disabled\"",
+var sampleRows = []doctor.Row{
+	{Section: "herdr", Name: "environment", Status: doctor.OK, Detail: "inside Herdr pane w1:p1 (HERDR_ENV=1, HERDR_SOCKET_PATH and HERDR_PANE_ID set)"},
+	{Section: "herdr", Name: "toasts", Status: doctor.Warn, Detail: "Herdr's toasts are off ([ui.toast] delivery is \"off\" in ~/.config/herdr/config.toml): herdr-pi's notifications inside Herdr come back \"disabled\"",
 		Fix: "set [ui.toast] delivery = \"herdr\" (or \"terminal\", \"system\") in ~/.config/herdr/config.toml and run 'herdr server reload-config'"},
-	{Section: "pi", Name: "pi", Status: statusFail, Detail: "no pi on PATH: 'herdr-pi wrap pi' cannot start Pi", Fix: installPi},
-	{Section: "pi", Name: "herdr integration", Status: statusOK, Detail: "Herdr's own Pi integration is not installed"},
+	{Section: "pi", Name: "pi", Status: doctor.Fail, Detail: "no pi on PATH: 'herdr-pi wrap pi' cannot start Pi", Fix: "install Pi with 'npm install -g @earendil-works/pi-coding-agent' (it needs Node 22.19 or newer), or put the directory that holds pi on PATH"},
+	{Section: "pi", Name: "herdr integration", Status: doctor.OK, Detail: "Herdr's own Pi integration is not installed"},
 }
 
 func TestDoctorTextGolden(t *testing.T) {
@@ -165,7 +167,7 @@ func TestDoctorColoursARealTerminal(t *testing.T) {
 		if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 90}); err != nil {
 			t.Fatal(err)
 		}
-		w := newWorld(t).healthy().set(tc.env...)
+		w := doctortest.New(t).Healthy().Set(tc.env...)
 		if l := lookFor(IO{Out: tty, Env: w.Env()}); l.width != 90 {
 			t.Errorf("width %d from a 90-column pty", l.width)
 		}

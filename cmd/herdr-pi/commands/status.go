@@ -3,7 +3,9 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 	"unicode"
@@ -25,7 +27,7 @@ type statusOptions struct {
 	Now func() time.Time
 }
 
-func statusCommand(io IO) *cli.Command {
+func statusCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show the wrapped agent's state and open reasons in this pane",
@@ -44,7 +46,7 @@ func statusCommand(io IO) *cli.Command {
 			if c.Args().Present() {
 				return usagef("status", "unexpected argument %q", c.Args().First())
 			}
-			return statusRun(c.Context, io, &statusOptions{JSON: c.Bool("json"), Now: time.Now})
+			return statusRun(c.Context, f, &statusOptions{JSON: c.Bool("json"), Now: time.Now})
 		},
 	}
 }
@@ -55,17 +57,54 @@ type statusReport struct {
 	control.Status
 }
 
-func statusRun(ctx context.Context, io IO, opts *statusOptions) error {
+// statusFailure is `status --json` when no wrapper answered: the same
+// format tag and an error object instead of the state, so a script reading
+// stdout always gets JSON.
+type statusFailure struct {
+	Format string `json:"format"`
+	Error  struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func statusRun(ctx context.Context, f *Factory, opts *statusOptions) error {
+	io := f.IO
+	st, err := askStatus(ctx, f)
+	if err != nil {
+		if !opts.JSON {
+			return fmt.Errorf("status: %w", err)
+		}
+		fail := statusFailure{Format: statusFormat}
+		fail.Error.Code, fail.Error.Message = unreachable, err.Error()
+		var we *wrapperError
+		if errors.As(err, &we) {
+			fail.Error.Code = we.Code
+		}
+		if err := writeJSON(io.Out, fail); err != nil {
+			return err
+		}
+		return silentExit(exitError)
+	}
+	if opts.JSON {
+		return writeJSON(io.Out, statusReport{Format: statusFormat, Status: st})
+	}
+	_, err = fmt.Fprint(io.Out, renderStatus(st, opts.Now(), lookFor(io)))
+	return err
+}
+
+// askStatus asks the wrapper of this pane for its status.
+func askStatus(ctx context.Context, f *Factory) (control.Status, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	c, err := dialWrapper(ctx, io)
+	c, err := dialWrapper(ctx, f)
 	if err != nil {
-		return fmt.Errorf("status: %w", err)
+		return control.Status{}, err
 	}
 	defer c.Close()
 	st, err := c.Status(ctx)
 	if err != nil {
-		return fmt.Errorf("status: %w", err)
+		return control.Status{}, err
 	}
 	if st.Reasons == nil {
 		st.Reasons = []control.Reason{}
@@ -73,13 +112,13 @@ func statusRun(ctx context.Context, io IO, opts *statusOptions) error {
 	if st.State == "" {
 		st.State = "unknown"
 	}
-	if opts.JSON {
-		enc := json.NewEncoder(io.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(statusReport{Format: statusFormat, Status: st})
-	}
-	_, err = fmt.Fprint(io.Out, renderStatus(st, opts.Now(), lookFor(io)))
-	return err
+	return st, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // renderStatus is the human form: a column of labelled lines, then the

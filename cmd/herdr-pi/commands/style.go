@@ -26,17 +26,11 @@ type look struct {
 	r *lipgloss.Renderer
 }
 
-// lookFor decides from stdout and the environment: colour only on a
-// terminal, and not when NO_COLOR is set to anything (no-color.org) or the
-// terminal is dumb.
+// lookFor decides from the IO: colour as IO.color says, and the width of
+// stdout when it is a terminal.
 func lookFor(io IO) look {
-	tty, width := io.outTerminal()
-	env := io.env()
-	color := tty && env.Get("NO_COLOR") == "" && env.Get("TERM") != "dumb"
-	if !tty {
-		width = 0
-	}
-	return newLook(color, width)
+	_, _, width := io.stdoutTerminal()
+	return newLook(io.color(), width)
 }
 
 // newLook builds the styles. The renderer gets a fixed profile, so lipgloss

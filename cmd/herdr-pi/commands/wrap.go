@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/session"
+	agentsignals "github.com/herdr-pi/herdr-pi/pane/signals"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
@@ -23,12 +23,9 @@ import (
 type wrapOptions struct {
 	Argv  []string
 	Agent string
-
-	// onState, when set, sees every state event too (the demo's timeline).
-	onState func(state.Event)
 }
 
-func wrapCommand(io IO) *cli.Command {
+func wrapCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "wrap",
 		Usage:     "run an agent under a pty, pass the terminal through, report its state",
@@ -57,22 +54,23 @@ func wrapCommand(io IO) *cli.Command {
 					return usagef("wrap", "--agent: %v", err)
 				}
 			}
-			return wrapRun(c.Context, io, opts)
+			return wrapRun(c.Context, f, opts)
 		},
 	}
 }
 
-func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
+func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
+	io := f.IO
 	env := io.env()
-	paths := settings.Resolve(env)
-	cfg, cfgErr := settings.LoadConfig(paths.ConfigFile, paths.Pretty(paths.ConfigFile))
+	paths := f.Paths()
+	cfg, cfgErr := f.Config()
 	if cfgErr != nil {
 		// The agent still starts: a typo in the config must not cost the
 		// user their session.
 		fmt.Fprintf(io.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
 			strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
 	}
-	log := openLog(paths, env, cfg.Log.Level, "wrap")
+	log := f.Log("wrap")
 	defer log.Close()
 	if cfgErr != nil {
 		log.Printf("config: %v", cfgErr)
@@ -106,7 +104,7 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 		}
 		log.Printf("exec %q: Pi runs non-interactively; herdr-pi steps aside", opts.Argv)
 		log.Close()
-		return execAgent(path, opts.Argv, io.Env, io.Dir)
+		return f.Exec(path, opts.Argv, io.Env, io.Dir)
 	}
 
 	manifest, agent := pickManifest(io, paths, cfg, opts, log)
@@ -120,27 +118,16 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 	report, stopHerdr, herdrHealth := startHerdrReporting(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
 	defer stopHerdr()
 
-	// The machine delivers events one at a time, in order, so this sink
-	// can keep its own count of blocked spells and the current state.
-	var blockedSpells int
-	current := state.Unknown
+	// The machine delivers events one at a time, in order: transitions are
+	// reported before the triggers hear of them.
 	det := startDetection(env, cfg, manifest, agent, log, reportTransitions(report), func(e state.Event) {
-		if e.Kind == state.EventTransition {
-			current = e.To
-		}
-		if notes.n != nil {
-			notifyStateEvent(notes.n, current, &blockedSpells, e)
-		}
-		if opts.onState != nil {
-			opts.onState(e)
+		if notes.triggers != nil {
+			notes.triggers.StateEvent(e)
 		}
 	})
 	defer det.stop()
 
-	signals := &agentSignals{m: det.machine, agent: agent, logf: log.Printf, herdrHealth: herdrHealth}
-	if notes.n != nil {
-		signals.notes = notes.n
-	}
+	signals := agentsignals.New(agentsignals.Config{Machine: det.machine, Agent: agent, HerdrHealth: herdrHealth})
 	argv := opts.Argv
 	run, err := control.Start(control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
@@ -168,27 +155,15 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 			Logf:    log.Printf,
 		})
 		defer w.Close()
-		signals.setWatcher(w)
+		signals.SetWatcher(w)
 	}
 
 	log.Printf("start %q (agent %s)", argv, agent)
 	term.Argv, term.Tap, term.Inject = argv, det.tap, inject
-	term.Started = func(pid int) { signals.childPID.Store(int64(pid)) }
+	term.Started = signals.SetChildPID
 	err = pty.Run(ctx, term)
 	log.Printf("end %q: %v", opts.Argv, err)
 	return err
-}
-
-// execAgent replaces herdr-pi with the agent (a variable so in-process
-// tests can stand in for it).
-var execAgent = func(path string, argv, env []string, dir string) error {
-	if dir != "" {
-		if err := os.Chdir(dir); err != nil {
-			return err
-		}
-	}
-	err := unix.Exec(path, argv, env)
-	return &pty.StartError{Command: argv[0], Code: 126, Err: err, Reason: "cannot execute: " + err.Error()}
 }
 
 // runsPi reports whether the wrapped command is Pi: its name says so, or
@@ -213,9 +188,4 @@ func reportLabel(flag, detected string, cfg settings.Config) string {
 		return detected
 	}
 	return cfg.Herdr.Agent
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

@@ -151,8 +151,11 @@ func (d *detection) stop() {
 }
 
 func describeEvent(e state.Event) string {
-	if e.Kind == state.EventRunFinished {
-		return fmt.Sprintf("run finished: %s (stop reason %q)", e.Outcome, e.StopReason)
+	switch e.Kind {
+	case state.EventRunFinished:
+		return fmt.Sprintf("run finished: %s (stop reason %q, %v)", e.Outcome, e.StopReason, e.Duration.Round(time.Millisecond))
+	case state.EventOpened, state.EventClosed:
+		return fmt.Sprintf("%s %s (%s)", e.Kind, e.Reason.Key, e.Reason.Kind)
 	}
 	s := fmt.Sprintf("%s → %s (%s)", e.From, e.To, e.Cause)
 	if e.Message != "" {

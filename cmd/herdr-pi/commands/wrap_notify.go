@@ -19,9 +19,13 @@ import (
 // queued (Herdr paces toasts one a second).
 const notifyDrain = 1500 * time.Millisecond
 
-// wrapNotifier is wrap's Notifier, or nothing when notifications are off or
-// no channel can reach the person.
-type wrapNotifier struct{ n *notify.Notifier }
+// wrapNotifier is wrap's Notifier and the triggers that feed it from the
+// state machine, or nothing when notifications are off or no channel can
+// reach the person.
+type wrapNotifier struct {
+	n        *notify.Notifier
+	triggers *notify.Triggers
+}
 
 // startWrapNotifier picks the channels for this pane: Herdr's toast inside
 // Herdr, the terminal's own sequence outside it (written by the copy loop
@@ -50,7 +54,8 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 	if o.Herdr == nil && o.Terminal == nil && o.Ntfy == nil {
 		return wrapNotifier{}
 	}
-	return wrapNotifier{n: notify.Start(o)}
+	n := notify.Start(o)
+	return wrapNotifier{n: n, triggers: notify.NewTriggers(n, ncfg.FinishedAfter)}
 }
 
 func (w wrapNotifier) close() {

@@ -1,4 +1,4 @@
-package commands
+package demo
 
 import (
 	"bufio"
@@ -12,42 +12,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
 
-// The demo agent stands in for Pi in `herdr-pi demo`: it draws a Pi-like
-// screen (chat, the editor between two rules, the working spinner in the
-// top rule as Pi 1.6 does), reads what is typed, and tells the wrapper
-// what Pi's probe would tell it over the control socket. It has no model
-// and no network: its two replies are scripted.
-
-// demoAgentCommand is hidden: `herdr-pi demo` runs it under `wrap`.
-func demoAgentCommand(io IO) *cli.Command {
-	return &cli.Command{
-		Name:   "demo-agent",
-		Hidden: true,
-		Usage:  "the scripted agent `herdr-pi demo` wraps",
-		Description: "Example:\n" +
-			"  herdr-pi wrap -- herdr-pi demo-agent",
-		Action: func(c *cli.Context) error {
-			in, ok := file(io.In)
-			if !ok {
-				return fmt.Errorf("demo-agent: stdin %w", errNoFile)
-			}
-			return runDemoAgent(c.Context, in, io.Out, io.env())
-		},
-	}
-}
-
 const (
-	demoQuestion = "I found two candidates for the flaky test. Which file should I edit: api_test.go or store_test.go?"
-	demoAnswer   = "Fixed the race in the file you named: the test now waits for the server to listen. All tests pass."
+	question   = "I found two candidates for the flaky test. Which file should I edit: api_test.go or store_test.go?"
+	finalReply = "Fixed the race in the file you named: the test now waits for the server to listen. All tests pass."
 )
 
-type demoScreen struct {
+type agentScreen struct {
 	w          io.Writer
 	rows, cols int
 	chat       []string // finished lines
@@ -58,10 +33,10 @@ type demoScreen struct {
 	cwd        string
 }
 
-var demoSpinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
 // draw repaints the whole screen in one synchronized update, as Pi does.
-func (s *demoScreen) draw() {
+func (s *agentScreen) draw() {
 	var b strings.Builder
 	b.WriteString("\x1b[?2026h\x1b[?25l")
 	line := func(row int, text string) {
@@ -84,7 +59,7 @@ func (s *demoScreen) draw() {
 	rule := strings.Repeat("─", s.cols)
 	top := rule
 	if s.busy {
-		top = "── " + demoSpinner[s.frame%len(demoSpinner)] + " Working " + strings.Repeat("─", max(s.cols-12, 3))
+		top = "── " + spinner[s.frame%len(spinner)] + " Working " + strings.Repeat("─", max(s.cols-12, 3))
 	}
 	line(s.rows-3, top)
 	line(s.rows-2, " "+s.input)
@@ -95,13 +70,13 @@ func (s *demoScreen) draw() {
 }
 
 // say adds a message to the chat and a blank line after it.
-func (s *demoScreen) say(prefix, text string) {
+func (s *agentScreen) say(prefix, text string) {
 	s.chat = append(s.chat, s.wrap(prefix, text)...)
 	s.chat = append(s.chat, "")
 }
 
 // wrap breaks text to the width with Pi's one-column indent.
-func (s *demoScreen) wrap(prefix, text string) []string {
+func (s *agentScreen) wrap(prefix, text string) []string {
 	var lines []string
 	cur := prefix
 	for _, w := range strings.Fields(text) {
@@ -120,29 +95,29 @@ func (s *demoScreen) wrap(prefix, text string) []string {
 	return lines
 }
 
-// demoProbe speaks the probe's side of the control protocol.
-type demoProbe struct{ conn net.Conn }
+// fakeProbe speaks the probe's side of the control protocol.
+type fakeProbe struct{ conn net.Conn }
 
-func dialDemoProbe(env interface{ Get(string) string }) *demoProbe {
-	ep, ok := control.EndpointFromEnv(env.Get)
+func dialProbe(getenv func(string) string) *fakeProbe {
+	ep, ok := control.EndpointFromEnv(getenv)
 	if !ok {
-		return &demoProbe{}
+		return &fakeProbe{}
 	}
 	conn, err := net.DialTimeout("unix", ep.Socket, time.Second)
 	if err != nil {
-		return &demoProbe{}
+		return &fakeProbe{}
 	}
-	p := &demoProbe{conn: conn}
+	p := &fakeProbe{conn: conn}
 	p.send(control.Message{Type: control.TypeHello, Token: ep.Token, Role: control.RoleProbe, PID: os.Getpid(), Version: control.ProtocolVersion})
 	_ = conn.SetReadDeadline(time.Now().Add(time.Second))
 	if _, err := bufio.NewReader(conn).ReadString('\n'); err != nil {
 		conn.Close()
-		return &demoProbe{}
+		return &fakeProbe{}
 	}
 	return p
 }
 
-func (p *demoProbe) send(m control.Message) {
+func (p *fakeProbe) send(m control.Message) {
 	if p.conn == nil {
 		return
 	}
@@ -151,18 +126,24 @@ func (p *demoProbe) send(m control.Message) {
 	}
 }
 
-func (p *demoProbe) event(name string, data any) {
+func (p *fakeProbe) event(name string, data any) {
 	raw, _ := json.Marshal(data)
 	p.send(control.Message{Type: control.TypeEvent, Name: name, Data: raw})
 }
 
-func (p *demoProbe) close() {
+func (p *fakeProbe) close() {
 	if p.conn != nil {
 		p.conn.Close()
 	}
 }
 
-func runDemoAgent(ctx context.Context, in *os.File, out io.Writer, env interface{ Get(string) string }) error {
+// RunAgent is the demo agent, standing in for Pi in `herdr-pi demo`: it
+// draws a Pi-like screen on out (chat, the editor between two rules, the
+// working spinner in the top rule as Pi 1.6 does), reads what is typed on
+// the terminal in, and tells the wrapper what Pi's probe would tell it over
+// the control socket named in the environment (getenv). It has no model
+// and no network: its two replies are scripted.
+func RunAgent(ctx context.Context, in *os.File, out io.Writer, getenv func(string) string) error {
 	fd := int(in.Fd())
 	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
@@ -180,11 +161,11 @@ func runDemoAgent(ctx context.Context, in *os.File, out io.Writer, env interface
 		rows, cols = int(ws.Row), int(ws.Col)
 	}
 	cwd, _ := os.Getwd()
-	s := &demoScreen{w: out, rows: rows, cols: cols, cwd: cwd}
+	s := &agentScreen{w: out, rows: rows, cols: cols, cwd: cwd}
 	fmt.Fprint(out, "\x1b]0;π - demo\x07\x1b[2J")
 	s.draw()
 
-	probe := dialDemoProbe(env)
+	probe := dialProbe(getenv)
 	defer probe.close()
 	probe.event(control.EvSessionStart, map[string]any{"reason": "startup", "mode": "tui", "hasUI": true, "cwd": cwd})
 
@@ -265,12 +246,12 @@ func runDemoAgent(ctx context.Context, in *os.File, out io.Writer, env interface
 	}
 	// The marker that ends this reply is hidden from the screen, as the
 	// probe hides it in Pi; the probe reports it.
-	run(prompt, demoQuestion, true)
+	run(prompt, question, true)
 	answer, ok := readLine()
 	if !ok {
 		return nil
 	}
-	run(answer, demoAnswer, false)
+	run(answer, finalReply, false)
 	time.Sleep(1500 * time.Millisecond)
 	probe.event(control.EvSessionShutdown, map[string]any{"reason": "quit"})
 	return nil

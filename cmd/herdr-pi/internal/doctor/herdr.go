@@ -1,4 +1,4 @@
-package commands
+package doctor
 
 import (
 	"context"
@@ -17,23 +17,23 @@ import (
 
 // herdrChecks is the doctor's Herdr section: the pane environment, the
 // socket, the protocol, the pane, and what can be known about toasts.
-func herdrChecks(ctx context.Context, d doctorEnv) []checkRow {
-	row := func(name, status, detail, fix string) checkRow {
-		return checkRow{Section: "herdr", Name: name, Status: status, Detail: detail, Fix: fix}
+func herdrChecks(ctx context.Context, d Input) []Row {
+	row := func(name, status, detail, fix string) Row {
+		return Row{Section: "herdr", Name: name, Status: status, Detail: detail, Fix: fix}
 	}
 	env := d.Env
 	h, complete := settings.HerdrEnv(env)
-	var rows []checkRow
+	var rows []Row
 	switch {
 	case complete:
-		rows = append(rows, row("environment", statusOK,
+		rows = append(rows, row("environment", OK,
 			fmt.Sprintf("inside Herdr pane %s (HERDR_ENV=1, HERDR_SOCKET_PATH and HERDR_PANE_ID set)", h.PaneID), ""))
 	case env.Get("HERDR_ENV") == "" && h.SocketPath == "" && h.PaneID == "":
-		return append(rows, row("environment", statusWarn,
+		return append(rows, row("environment", Warn,
 			"not inside a Herdr pane (HERDR_ENV, HERDR_SOCKET_PATH and HERDR_PANE_ID are unset): wrap runs the agent but reports nothing to Herdr",
 			"run herdr-pi in a Herdr pane to have its state shown there"))
 	default:
-		rows = append(rows, row("environment", statusFail,
+		rows = append(rows, row("environment", Fail,
 			"incomplete Herdr environment, missing "+strings.Join(settings.MissingHerdr(env), ", ")+": herdr-pi sends nothing to Herdr",
 			"open a new Herdr pane (Herdr sets all three), or unset the HERDR_* variables outside Herdr"))
 		if h.SocketPath == "" {
@@ -45,14 +45,14 @@ func herdrChecks(ctx context.Context, d doctorEnv) []checkRow {
 	fi, err := os.Stat(sock)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return append(rows, row("socket", statusFail,
+		return append(rows, row("socket", Fail,
 			fmt.Sprintf("HERDR_SOCKET_PATH=%s does not exist: Herdr is not running, or the variable is left over from an old session", sock),
 			"start Herdr, or open a new pane so the variable is current"))
 	case err != nil:
-		return append(rows, row("socket", statusFail, fmt.Sprintf("HERDR_SOCKET_PATH=%s: %v", sock, err),
+		return append(rows, row("socket", Fail, fmt.Sprintf("HERDR_SOCKET_PATH=%s: %v", sock, err),
 			"check the path and its permissions"))
 	case fi.Mode()&fs.ModeSocket == 0:
-		return append(rows, row("socket", statusFail,
+		return append(rows, row("socket", Fail,
 			fmt.Sprintf("HERDR_SOCKET_PATH=%s is a %s, not a socket", sock, kindOfFile(fi)),
 			"open a new Herdr pane, or point HERDR_SOCKET_PATH at Herdr's socket"))
 	}
@@ -60,15 +60,15 @@ func herdrChecks(ctx context.Context, d doctorEnv) []checkRow {
 	pong, err := client.Ping(ctx)
 	var pm *herdr.ProtocolMismatchError
 	if err != nil && !errors.As(err, &pm) {
-		return append(rows, row("socket", statusFail, err.Error(), socketFix(err)))
+		return append(rows, row("socket", Fail, err.Error(), socketFix(err)))
 	}
 	sockDetail := sock + " answers ping"
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		rows = append(rows, row("socket", statusWarn,
+		rows = append(rows, row("socket", Warn,
 			fmt.Sprintf("%s answers ping, but its mode is %#o: other users can drive this Herdr (Herdr makes it 0600)", sock, perm),
 			"chmod 600 "+sock))
 	} else {
-		rows = append(rows, row("socket", statusOK, sockDetail, ""))
+		rows = append(rows, row("socket", OK, sockDetail, ""))
 	}
 
 	handoff := "no"
@@ -76,14 +76,14 @@ func herdrChecks(ctx context.Context, d doctorEnv) []checkRow {
 		handoff = "yes"
 	}
 	if pm == nil {
-		rows = append(rows, row("protocol", statusOK,
+		rows = append(rows, row("protocol", OK,
 			fmt.Sprintf("Herdr %s speaks protocol %d, the one herdr-pi is built for (live handoff: %s)", pong.Version, pong.Protocol, handoff), ""))
 	} else if pm.Got > pm.Expected {
-		rows = append(rows, row("protocol", statusWarn,
+		rows = append(rows, row("protocol", Warn,
 			fmt.Sprintf("Herdr %s speaks protocol %d, newer than the %d herdr-pi is built for: herdr-pi only uses pane.report_agent, pane.release_agent, pane.get and notification.show, which may have changed", pong.Version, pm.Got, pm.Expected),
 			"upgrade herdr-pi if states or toasts misbehave"))
 	} else {
-		rows = append(rows, row("protocol", statusWarn,
+		rows = append(rows, row("protocol", Warn,
 			fmt.Sprintf("Herdr %s speaks protocol %d, older than the %d herdr-pi is built for: methods herdr-pi relies on may be missing", pong.Version, pm.Got, pm.Expected),
 			"upgrade Herdr"))
 	}
@@ -93,17 +93,17 @@ func herdrChecks(ctx context.Context, d doctorEnv) []checkRow {
 		var he *herdr.Error
 		switch {
 		case errors.As(err, &he) && he.Code == "pane_not_found":
-			rows = append(rows, row("pane", statusFail,
+			rows = append(rows, row("pane", Fail,
 				fmt.Sprintf("Herdr at %s has no pane %s (HERDR_PANE_ID): the pane was closed, or this shell came from another Herdr session", sock, h.PaneID),
 				"open a new Herdr pane and run herdr-pi there"))
 		case err != nil:
-			rows = append(rows, row("pane", statusFail, err.Error(), socketFix(err)))
+			rows = append(rows, row("pane", Fail, err.Error(), socketFix(err)))
 		default:
 			who := "no agent"
 			if pane.Agent != "" {
 				who = "agent " + pane.Agent
 			}
-			rows = append(rows, row("pane", statusOK,
+			rows = append(rows, row("pane", OK,
 				fmt.Sprintf("Herdr knows pane %s in tab %s (%s, status %s)", pane.PaneID, pane.TabID, who, pane.AgentStatus), ""))
 		}
 	}
@@ -113,7 +113,7 @@ func herdrChecks(ctx context.Context, d doctorEnv) []checkRow {
 // toastRow says what can be known about Herdr's toasts. notification.show
 // has no dry run (herdr-socket-api.md §4.6), so the only thing to read is
 // Herdr's [ui.toast] delivery setting, off by default (§10).
-func toastRow(env settings.Env, row func(name, status, detail, fix string) checkRow) checkRow {
+func toastRow(env settings.Env, row func(name, status, detail, fix string) Row) Row {
 	const noProbe = "; whether a given toast shows also depends on focus and Herdr's 1 s rate limit, which only sending one can tell (notification.show has no dry run)"
 	path, shown := herdrConfigPath(env)
 	var cfg struct {
@@ -126,11 +126,11 @@ func toastRow(env settings.Env, row func(name, status, detail, fix string) check
 	_, err := toml.DecodeFile(path, &cfg)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return row("toasts", statusWarn,
+		return row("toasts", Warn,
 			fmt.Sprintf("Herdr shows no toasts by default ([ui.toast] delivery = \"off\", and %s does not exist): herdr-pi's notifications inside Herdr come back \"disabled\"", shown),
 			fmt.Sprintf("add [ui.toast] delivery = \"herdr\" (or \"terminal\", \"system\") to %s and run 'herdr server reload-config'", shown))
 	case err != nil:
-		return row("toasts", statusWarn, fmt.Sprintf("cannot read Herdr's config %s: %v", shown, err),
+		return row("toasts", Warn, fmt.Sprintf("cannot read Herdr's config %s: %v", shown, err),
 			"fix the file; herdr-pi only reads [ui.toast] delivery from it")
 	}
 	d := "off"
@@ -139,13 +139,13 @@ func toastRow(env settings.Env, row func(name, status, detail, fix string) check
 	}
 	switch d {
 	case "herdr", "terminal", "system":
-		return row("toasts", statusOK, fmt.Sprintf("Herdr delivers toasts to %s ([ui.toast] delivery = %q in %s)%s", deliveryWhere(d), d, shown, noProbe), "")
+		return row("toasts", OK, fmt.Sprintf("Herdr delivers toasts to %s ([ui.toast] delivery = %q in %s)%s", deliveryWhere(d), d, shown, noProbe), "")
 	case "off":
-		return row("toasts", statusWarn,
+		return row("toasts", Warn,
 			fmt.Sprintf("Herdr's toasts are off ([ui.toast] delivery is \"off\" in %s): herdr-pi's notifications inside Herdr come back \"disabled\"", shown),
 			fmt.Sprintf("set [ui.toast] delivery = \"herdr\" (or \"terminal\", \"system\") in %s and run 'herdr server reload-config'", shown))
 	}
-	return row("toasts", statusWarn, fmt.Sprintf("[ui.toast] delivery = %q in %s is not one Herdr knows (off, herdr, terminal, system)", d, shown),
+	return row("toasts", Warn, fmt.Sprintf("[ui.toast] delivery = %q in %s is not one Herdr knows (off, herdr, terminal, system)", d, shown),
 		"set it to \"herdr\", \"terminal\" or \"system\"")
 }
 

@@ -1,4 +1,4 @@
-package commands
+package doctor
 
 import (
 	"context"
@@ -8,26 +8,27 @@ import (
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/notify/osc"
 )
 
 // runtimeChecks is the doctor's runtime section: the private directory
 // that holds every wrapper's socket, token and probe, and the pane
 // registry that lets pane hooks find their wrapper.
-func runtimeChecks(_ context.Context, d doctorEnv) []checkRow {
-	return []checkRow{runtimeDirRow(d), registryRow(d)}
+func runtimeChecks(_ context.Context, d Input) []Row {
+	return []Row{runtimeDirRow(d), registryRow(d)}
 }
 
-func runtimeDirRow(d doctorEnv) checkRow {
-	row := func(status, detail, fix string) checkRow {
-		return checkRow{Name: "directory", Status: status, Detail: detail, Fix: fix}
+func runtimeDirRow(d Input) Row {
+	row := func(status, detail, fix string) Row {
+		return Row{Name: "directory", Status: status, Detail: detail, Fix: fix}
 	}
 	base := d.Paths.RuntimeBase
 	err := control.CheckPrivateDir(base)
 	if errors.Is(err, fs.ErrNotExist) {
-		return row(statusOK, fmt.Sprintf("%s does not exist yet: the first wrapper creates it, mode 0700", base), "")
+		return row(OK, fmt.Sprintf("%s does not exist yet: the first wrapper creates it, mode 0700", base), "")
 	}
 	if err != nil {
-		return row(statusFail, err.Error()+"; until then wrap runs the agent without its control socket: no probe, no 'herdr-pi waiting' or 'status'",
+		return row(Fail, err.Error()+"; until then wrap runs the agent without its control socket: no probe, no 'herdr-pi waiting' or 'status'",
 			privateDirFix(err))
 	}
 	detail := base + " is ours and 0700"
@@ -46,7 +47,7 @@ func runtimeDirRow(d doctorEnv) checkRow {
 		}
 		detail += ")"
 	}
-	return row(statusOK, detail, "")
+	return row(OK, detail, "")
 }
 
 // privateDirFix is the way out of each problem a private directory can
@@ -67,14 +68,14 @@ func privateDirFix(err error) string {
 	return "check that you can read " + pe.Dir + " and its parent"
 }
 
-func registryRow(d doctorEnv) checkRow {
-	row := func(status, detail, fix string) checkRow {
-		return checkRow{Name: "registry", Status: status, Detail: detail, Fix: fix}
+func registryRow(d Input) Row {
+	row := func(status, detail, fix string) Row {
+		return Row{Name: "registry", Status: status, Detail: detail, Fix: fix}
 	}
 	reg := control.PaneRegistry(d.Paths.RuntimeBase)
 	entries, err := reg.Entries()
 	if err != nil {
-		return row(statusFail, "the pane registry "+err.Error()+": pane hooks cannot find their wrapper", privateDirFix(err))
+		return row(Fail, "the pane registry "+err.Error()+": pane hooks cannot find their wrapper", privateDirFix(err))
 	}
 	var live, stale, broken []string
 	var files []string
@@ -84,28 +85,28 @@ func registryRow(d doctorEnv) checkRow {
 			broken = append(broken, e.File)
 			files = append(files, e.File)
 		case e.Alive:
-			live = append(live, fmt.Sprintf("pane %s (pid %d)", clean(e.Endpoint.PaneID), e.Endpoint.PID))
+			live = append(live, fmt.Sprintf("pane %s (pid %d)", osc.CleanLabel(e.Endpoint.PaneID), e.Endpoint.PID))
 		default:
-			stale = append(stale, fmt.Sprintf("pane %s (pid %d, started %s)", clean(e.Endpoint.PaneID), e.Endpoint.PID, startedAt(e.Endpoint)))
+			stale = append(stale, fmt.Sprintf("pane %s (pid %d, started %s)", osc.CleanLabel(e.Endpoint.PaneID), e.Endpoint.PID, startedAt(e.Endpoint)))
 			files = append(files, e.File)
 		}
 	}
 	summary := "no wrapper is registered for a Herdr pane"
 	if len(live) > 0 {
-		summary = fmt.Sprintf("%s registered: %s", plural(len(live), "running wrapper"), strings.Join(live, ", "))
+		summary = fmt.Sprintf("%s registered: %s", Plural(len(live), "running wrapper"), strings.Join(live, ", "))
 	}
 	if len(stale)+len(broken) == 0 {
-		return row(statusOK, summary, "")
+		return row(OK, summary, "")
 	}
 	var parts []string
 	if len(stale) > 0 {
 		parts = append(parts, fmt.Sprintf("%s of wrappers that are gone without cleaning up: %s; Herdr may still show their last state in those panes",
-			plural(len(stale), "stale entry"), strings.Join(stale, ", ")))
+			Plural(len(stale), "stale entry"), strings.Join(stale, ", ")))
 	}
 	if len(broken) > 0 {
-		parts = append(parts, fmt.Sprintf("%s that cannot be read: %s", plural(len(broken), "entry"), strings.Join(broken, ", ")))
+		parts = append(parts, fmt.Sprintf("%s that cannot be read: %s", Plural(len(broken), "entry"), strings.Join(broken, ", ")))
 	}
-	return row(statusWarn, summary+"; "+strings.Join(parts, "; "),
+	return row(Warn, summary+"; "+strings.Join(parts, "; "),
 		"nothing needs doing: the next 'herdr-pi wrap' removes stale entries (and a pane whose state looks stuck clears when herdr-pi runs there again); to remove them now: rm "+strings.Join(files, " "))
 }
 

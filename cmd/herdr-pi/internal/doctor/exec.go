@@ -1,13 +1,11 @@
-package commands
+package doctor
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -15,23 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
-
-// lookPathIn finds an executable the way a shell with this PATH would.
-// Doctor asks about the environment it was given, not the one it runs in.
-func lookPathIn(name, pathList string) (string, error) {
-	for _, dir := range filepath.SplitList(pathList) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s: not found on PATH", name)
-}
 
 // programResult is what one program run by doctor did.
 type programResult struct {
@@ -101,7 +85,7 @@ func programEnv(env settings.Env) []string {
 func firstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
-			return clean(l)
+			return osc.CleanLabel(l)
 		}
 	}
 	return ""

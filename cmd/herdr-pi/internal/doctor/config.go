@@ -1,4 +1,4 @@
-package commands
+package doctor
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 // terminal-notification config that herdr-pi also honours. Every problem
 // is named by file and line. A bad file never stops herdr-pi (it falls
 // back to the defaults), so problems are warnings.
-func configChecks(_ context.Context, d doctorEnv) []checkRow {
-	rows := []checkRow{configFileRow(d), manifestsRow(d)}
+func configChecks(_ context.Context, d Input) []Row {
+	rows := []Row{configFileRow(d), manifestsRow(d)}
 	if r, ok := seedConfigRow(d); ok {
 		rows = append(rows, r)
 	}
@@ -28,19 +28,19 @@ func configChecks(_ context.Context, d doctorEnv) []checkRow {
 
 const configDocs = "docs/configuration.md lists every key"
 
-func configFileRow(d doctorEnv) checkRow {
-	row := func(status, detail, fix string) checkRow {
-		return checkRow{Name: "config.toml", Status: status, Detail: detail, Fix: fix}
+func configFileRow(d Input) Row {
+	row := func(status, detail, fix string) Row {
+		return Row{Name: "config.toml", Status: status, Detail: detail, Fix: fix}
 	}
 	shown := d.Paths.Pretty(d.Paths.ConfigFile)
 	if d.ConfigErr != nil {
-		return row(statusWarn, problemList(d.ConfigErr)+": herdr-pi runs with the built-in defaults until this is fixed",
+		return row(Warn, problemList(d.ConfigErr)+": herdr-pi runs with the built-in defaults until this is fixed",
 			fmt.Sprintf("fix the line(s) named in %s (%s)", shown, configDocs))
 	}
 	if _, err := os.Stat(d.Paths.ConfigFile); errors.Is(err, fs.ErrNotExist) {
-		return row(statusOK, fmt.Sprintf("%s does not exist: the built-in defaults apply (%s)", shown, configDocs), "")
+		return row(OK, fmt.Sprintf("%s does not exist: the built-in defaults apply (%s)", shown, configDocs), "")
 	}
-	return row(statusOK, shown+" is valid", "")
+	return row(OK, shown+" is valid", "")
 }
 
 // problemList joins the lines of a multi-problem error into one detail.
@@ -48,9 +48,9 @@ func problemList(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", "; ")
 }
 
-func manifestsRow(d doctorEnv) checkRow {
-	row := func(status, detail, fix string) checkRow {
-		return checkRow{Name: "manifests", Status: status, Detail: detail, Fix: fix}
+func manifestsRow(d Input) Row {
+	row := func(status, detail, fix string) Row {
+		return Row{Name: "manifests", Status: status, Detail: detail, Fix: fix}
 	}
 	dir := d.Paths.ManifestDir
 	shown := d.Paths.Pretty(dir)
@@ -60,19 +60,19 @@ func manifestsRow(d doctorEnv) checkRow {
 		for i, p := range problems {
 			msgs[i] = problemList(prettyManifestError(p, d.Paths))
 		}
-		return row(statusWarn, strings.Join(msgs, "; ")+": each of these files is ignored and the built-in manifest of the same name is used",
+		return row(Warn, strings.Join(msgs, "; ")+": each of these files is ignored and the built-in manifest of the same name is used",
 			"fix the file(s), then check one with 'herdr-pi detect --manifest FILE SCREEN.txt'")
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.toml"))
 	if len(files) == 0 {
-		return row(statusOK, fmt.Sprintf("no user detection manifests in %s: the built-in ones apply", shown), "")
+		return row(OK, fmt.Sprintf("no user detection manifests in %s: the built-in ones apply", shown), "")
 	}
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = filepath.Base(f)
 	}
-	return row(statusOK, fmt.Sprintf("%s in %s: %s (each replaces the built-in manifest of the same name)",
-		plural(len(files), "user manifest"), shown, strings.Join(names, ", ")), "")
+	return row(OK, fmt.Sprintf("%s in %s: %s (each replaces the built-in manifest of the same name)",
+		Plural(len(files), "user manifest"), shown, strings.Join(names, ", ")), "")
 }
 
 // prettyManifestError shortens the file names detect puts in its errors
@@ -90,16 +90,16 @@ func prettyManifestError(err error, paths settings.Paths) error {
 // seedConfigRow checks the config.json of the seed extension
 // pi-terminal-notifications, whose protocol table herdr-pi reads under its
 // own config.toml. It is left out when the file does not exist.
-func seedConfigRow(d doctorEnv) (checkRow, bool) {
+func seedConfigRow(d Input) (Row, bool) {
 	path := d.Paths.TerminalNotificationsFile()
 	shown := d.Paths.Pretty(path)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return checkRow{}, false
+		return Row{}, false
 	}
-	row := checkRow{Name: "pi-terminal-notifications", Status: statusOK,
+	row := Row{Name: "pi-terminal-notifications", Status: OK,
 		Detail: shown + " is valid; herdr-pi uses its protocol table under [notify] of its own config.toml"}
 	if _, err := settings.LoadTerminalNotifications(path, shown); err != nil {
-		row.Status = statusWarn
+		row.Status = Warn
 		row.Detail = problemList(err) + ": the entries named are ignored and the built-in terminal table applies to them"
 		row.Fix = "fix the entries named in " + shown + ", or set [notify] term_programs in herdr-pi's config.toml instead"
 	}

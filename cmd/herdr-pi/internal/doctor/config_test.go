@@ -1,4 +1,4 @@
-package commands
+package doctor
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor/doctortest"
 )
 
 const goodManifest = `id = "mine"
@@ -67,12 +68,12 @@ func TestDoctorConfigRows(t *testing.T) {
 		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t)
+			w := doctortest.New(t)
 			for path, content := range tc.files {
-				w.file(path, content, 0o600)
+				w.File(path, content, 0o600)
 			}
-			rows := map[string]checkRow{}
-			for _, r := range configChecks(t.Context(), w.doctorEnv(time.Second)) {
+			rows := map[string]Row{}
+			for _, r := range configChecks(t.Context(), input(w, time.Second)) {
 				rows[r.Name] = r
 			}
 			for name, want := range tc.want {
@@ -141,11 +142,11 @@ func TestDoctorRuntimeRows(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t)
-			base := w.paths().RuntimeBase
+			w := doctortest.New(t)
+			base := w.Paths().RuntimeBase
 			tc.setup(t, base)
-			rows := map[string]checkRow{}
-			for _, r := range runtimeChecks(t.Context(), w.doctorEnv(time.Second)) {
+			rows := map[string]Row{}
+			for _, r := range runtimeChecks(t.Context(), input(w, time.Second)) {
 				rows[r.Name] = r
 			}
 			for name, want := range tc.want {
@@ -155,13 +156,13 @@ func TestDoctorRuntimeRows(t *testing.T) {
 	}
 	if os.Getuid() == 0 {
 		t.Run("someone else's", func(t *testing.T) {
-			w := newWorld(t)
-			base := w.paths().RuntimeBase
+			w := doctortest.New(t)
+			base := w.Paths().RuntimeBase
 			mkdir(t, base, 0o700)
 			if err := os.Chown(base, 65534, 65534); err != nil {
 				t.Fatal(err)
 			}
-			r := runtimeChecks(t.Context(), w.doctorEnv(time.Second))[0]
+			r := runtimeChecks(t.Context(), input(w, time.Second))[0]
 			checkRowWant(t, r, "fail|private directory "+base+" belongs to uid 65534, not to us (uid 0)|remove "+base+" (it belongs to uid 65534: ask its owner or root), or point XDG_RUNTIME_DIR at a directory of your own")
 		})
 	}

@@ -1,0 +1,318 @@
+// Package demo is `herdr-pi demo`: a scripted agent (RunAgent) runs under
+// the real `herdr-pi wrap`, which reports to a Herdr stand-in, and the
+// demo draws the agent's screen with the timeline of what herdr-pi decided
+// and sent. It needs no Herdr, Pi or network, and touches nothing outside
+// a temporary directory. It sees the wrapper only from outside: the
+// requests reaching the stand-in, and the wrapper's HERDR_PI_TRACE file.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	creackpty "github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/pane/screen"
+	"github.com/herdr-pi/herdr-pi/pane/state"
+)
+
+// Options is how the command wants the demo run.
+type Options struct {
+	// Out is where the demo draws.
+	Out io.Writer
+	// Terminal describes Out when it is a terminal (nil otherwise): the
+	// demo then redraws in place, fitted to its size.
+	Terminal *Terminal
+	// Styles renders the colours, or plain text: the command decides
+	// (never on a pipe, not with NO_COLOR).
+	Styles *lipgloss.Renderer
+	// JSON prints the timeline as JSON at the end instead of drawing it.
+	JSON bool
+	// Wrap is the command line that runs the demo agent under
+	// `herdr-pi wrap`.
+	Wrap []string
+	// Env is the person's environment; whatever in it points at their
+	// real Herdr, wrapper, config or state is left out.
+	Env []string
+}
+
+// Terminal is the person's terminal.
+type Terminal struct {
+	Rows, Cols int
+	// Keys is the terminal to read q from; nil when stdin is not one.
+	Keys *os.File
+}
+
+// Timings: the simulated person reads, then types.
+const (
+	typeDelay   = 25 * time.Millisecond
+	think       = 900 * time.Millisecond
+	answerAfter = 2500 * time.Millisecond
+	timeout     = 45 * time.Second
+	// settle is how long a log line waits for events that sort before it.
+	settle = 0.3
+)
+
+// Format names the shape of `demo --json`.
+const Format = "herdr-pi.demo/1"
+
+// ErrInterrupted is Run's error when a signal (Ctrl-C) stopped the demo;
+// q is a way to end it and not an error.
+var ErrInterrupted = errors.New("demo: interrupted")
+
+// Run runs the demo to its end, or until the person presses q or
+// interrupts it (then the agent is stopped and the demo says so).
+func Run(ctx context.Context, o Options) error {
+	root, err := os.MkdirTemp("", "herdr-pi-demo")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	project := filepath.Join(root, "demo-project")
+	if err := os.Mkdir(project, 0o700); err != nil {
+		return err
+	}
+
+	tl := &timeline{start: time.Now()}
+	herdr, err := startHerdrStandIn(func(m string, p json.RawMessage) { tl.add(herdrEvent(m, p)) })
+	if err != nil {
+		return fmt.Errorf("demo: Herdr stand-in: %w", err)
+	}
+	defer herdr.close()
+
+	lay, live := layout{agentRows: plainRows, agentCols: plainCols}, false
+	if o.Terminal != nil {
+		lay, live = fit(o.Terminal.Rows, o.Terminal.Cols)
+		if !live {
+			lay.agentRows, lay.agentCols = plainRows, plainCols
+		}
+	}
+
+	// The agent's terminal: a pty of our own, whose screen we draw.
+	master, slave, err := creackpty.Open()
+	if err != nil {
+		return err
+	}
+	defer master.Close()
+	_ = creackpty.Setsize(master, &creackpty.Winsize{Rows: uint16(lay.agentRows), Cols: uint16(lay.agentCols)})
+	scr := screen.New(lay.agentRows, lay.agentCols)
+	defer scr.Close()
+	var scrMu sync.Mutex
+	snapshot := func() string {
+		scrMu.Lock()
+		defer scrMu.Unlock()
+		return scr.Snapshot().Text
+	}
+
+	trace := &traceReader{path: filepath.Join(root, "trace.jsonl")}
+	defer trace.close()
+	readTrace := func() { trace.read(func(e state.Event) { tl.add(stateEvent(e)) }) }
+
+	// herdr-pi wrap, as its own process leading its own session on the
+	// pty, as it would in a terminal of its own.
+	wrap := exec.Command(o.Wrap[0], o.Wrap[1:]...)
+	wrap.Env = demoEnv(o.Env, root, herdr.socket, trace.path)
+	wrap.Dir = project
+	wrap.Stdin, wrap.Stdout, wrap.Stderr = slave, slave, slave
+	wrap.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := wrap.Start(); err != nil {
+		slave.Close()
+		return fmt.Errorf("demo: cannot start %s: %w", strings.Join(o.Wrap, " "), err)
+	}
+	slave.Close()
+	wrapDone := make(chan error, 1)
+	go func() { wrapDone <- wrap.Wait() }() // owned here: ends with wrap
+
+	readDone := make(chan struct{})
+	go func() { // owned here: ends when wrap and the agent have closed the pty
+		defer close(readDone)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := master.Read(buf)
+			scrMu.Lock()
+			_ = scr.Write(buf[:n])
+			scrMu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	userCtx, stopUser := context.WithCancel(ctx)
+	defer stopUser()
+	userDone := make(chan struct{})
+	go func() { // owned here: ends with the script or userCtx
+		defer close(userDone)
+		person(userCtx, master, tl)
+	}()
+
+	// Ctrl-C, or the terminal closing, stops the agent like q does.
+	interrupt := make(chan os.Signal, 1)
+	signal.Notify(interrupt, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer signal.Stop(interrupt)
+
+	v := newView(o, lay, live)
+	v.begin()
+	stopped, interrupted := false, false
+	var killAfter <-chan time.Time
+	stop := func() {
+		if !stopped {
+			stopped = true
+			stopUser()
+			_ = wrap.Process.Signal(unix.SIGTERM)
+			killAfter = time.After(5 * time.Second)
+		}
+	}
+	var wrapErr error
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+loop:
+	for {
+		select {
+		case wrapErr = <-wrapDone:
+			break loop
+		case <-interrupt:
+			interrupted = true
+			stop()
+		case <-ctx.Done():
+			stop()
+		case <-killAfter:
+			_ = wrap.Process.Kill()
+		case <-tick.C:
+			if v.quitRequested() {
+				stop()
+			}
+			readTrace()
+			v.frame(snapshot(), tl.events(), time.Since(tl.start).Seconds()-settle)
+		}
+	}
+	<-readDone
+	stopUser()
+	<-userDone
+	readTrace()
+	final, events := snapshot(), tl.events()
+	timedOut := ctx.Err() == context.DeadlineExceeded
+	exit := exitCode(wrapErr)
+	v.end(final, events, summarize(events, stopped && !timedOut, exit))
+
+	if o.JSON {
+		out := struct {
+			Format    string  `json:"format"`
+			Events    []Event `json:"events"`
+			Screen    string  `json:"screen"`
+			AgentExit int     `json:"agent_exit"`
+			Stopped   bool    `json:"stopped"`
+		}{Format, events, final, exit, stopped}
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	}
+	switch {
+	case timedOut:
+		return fmt.Errorf("demo: the scripted agent did not finish within %v", timeout)
+	case interrupted:
+		return ErrInterrupted
+	case wrapErr != nil && !stopped:
+		return fmt.Errorf("demo: the wrapped agent failed: %w", wrapErr)
+	}
+	return nil
+}
+
+// person is the person at the keyboard, scripted: asks for a fix once the
+// agent is idle, answers its question once the pane is blocked.
+func person(ctx context.Context, keyboard io.Writer, tl *timeline) {
+	typeLine := func(text string) {
+		for _, r := range text {
+			if !sleep(ctx, typeDelay) {
+				return
+			}
+			_, _ = io.WriteString(keyboard, string(r))
+		}
+		if !sleep(ctx, 200*time.Millisecond) {
+			return
+		}
+		_, _ = io.WriteString(keyboard, "\r")
+		tl.add(Event{Source: "you", Text: fmt.Sprintf("typed %q, Enter", text)})
+	}
+	if !waitUntil(ctx, func() bool { return tl.reached("idle", 1) }) || !sleep(ctx, think) {
+		return
+	}
+	typeLine("fix the flaky test in the api package")
+	if !waitUntil(ctx, func() bool { return tl.reached("blocked", 1) }) || !sleep(ctx, answerAfter) {
+		return
+	}
+	typeLine("api_test.go")
+}
+
+// exitCode is the wrapper's exit status: the agent's, or 128+n when it
+// died of signal n (wrap passes that on).
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// demoEnv is the wrapper's environment in the demo: the person's own,
+// minus anything pointing at their real Herdr, wrapper, config or state,
+// plus a Herdr pane that is the stand-in and the trace file the demo
+// reads.
+func demoEnv(base []string, root, socket, trace string) []string {
+	var env []string
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "HERDR_") || strings.HasPrefix(k, "XDG_") || k == "PI_CODING_AGENT_DIR" || k == "TMUX" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env,
+		"HERDR_ENV=1", "HERDR_SOCKET_PATH="+socket, "HERDR_PANE_ID=w1:p1", "HERDR_TAB_ID=w1:t1", "HERDR_WORKSPACE_ID=w1",
+		"HERDR_PI_TRACE="+trace,
+		"XDG_CONFIG_HOME="+filepath.Join(root, "config"), "XDG_STATE_HOME="+filepath.Join(root, "state"),
+		"XDG_RUNTIME_DIR="+root, "PI_CODING_AGENT_DIR="+filepath.Join(root, "agent"))
+}
+
+func waitUntil(ctx context.Context, cond func() bool) bool {
+	for !cond() {
+		if !sleep(ctx, 20*time.Millisecond) {
+			return false
+		}
+	}
+	return true
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

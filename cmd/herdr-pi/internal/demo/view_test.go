@@ -1,0 +1,187 @@
+package demo
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+
+	"github.com/herdr-pi/herdr-pi/internal/golden"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
+	"github.com/herdr-pi/herdr-pi/pane/state"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func plainStyles() *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(&bytes.Buffer{}, termenv.WithProfile(termenv.Ascii))
+	r.SetColorProfile(termenv.Ascii)
+	return r
+}
+
+// agentScreen draws the scripted agent at rows×cols after its first
+// question, as the shadow screen sees it.
+func sampleScreen(rows, cols int) string {
+	s := &agentScreen{w: &bytes.Buffer{}, rows: rows, cols: cols, cwd: "/tmp/herdr-pi-demo123/demo-project"}
+	s.say("› ", "fix the flaky test in the api package")
+	s.say("", question)
+	lines := make([]string, rows)
+	lines[0] = " pi demo agent (scripted: no model, no network)"
+	chat := s.chat[max(0, len(s.chat)-(rows-7)):]
+	for i, l := range chat {
+		lines[2+i] = l
+	}
+	lines[rows-4] = strings.Repeat("─", cols)
+	lines[rows-2] = strings.Repeat("─", cols)
+	lines[rows-1] = s.cwd
+	return strings.Join(lines, "\n")
+}
+
+func sampleEvents() []Event {
+	start := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	tl := &timeline{start: start}
+	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+	herdr := func(s float64, method, params string) {
+		e := herdrEvent(method, json.RawMessage(params))
+		e.at = at(s)
+		tl.add(e)
+	}
+	herdr(0.03, "pane.report_agent", `{"state":"unknown","agent":"pi"}`)
+	herdr(0.03, "events.subscribe", `{}`)
+	tl.add(stateEvent(state.Event{Kind: state.EventTransition, At: at(0.06), From: state.Unknown, To: state.Idle, Cause: "probe:connected"}))
+	herdr(0.08, "pane.get", `{}`)
+	herdr(0.13, "pane.report_agent", `{"state":"idle"}`)
+	tl.add(Event{Source: "you", Text: `typed "fix the flaky test in the api package", Enter`, at: at(2.15)})
+	tl.add(stateEvent(state.Event{Kind: state.EventTransition, At: at(2.16), From: state.Idle, To: state.Working, Cause: "probe:agent_start"}))
+	herdr(2.16, "pane.report_agent", `{"state":"working"}`)
+	tl.add(stateEvent(state.Event{Kind: state.EventTransition, At: at(4.98), From: state.Working, To: state.Blocked, Message: "input needed", Cause: "open:sentinel"}))
+	herdr(4.98, "notification.show", `{"title":"Pi needs your input","body":"demo-project"}`)
+	herdr(4.99, "pane.report_agent", `{"state":"blocked","message":"input needed"}`)
+	return tl.events()
+}
+
+// The live view at 80×24, the smallest terminal it promises to fit: every
+// line within 80 columns, the bottom row left free while it runs, and the
+// last frame with its summary leaving room for the shell's next line.
+func TestLiveViewFits80x24(t *testing.T) {
+	lay, ok := fit(24, 80)
+	if !ok {
+		t.Fatalf("80x24 does not fit: %+v", lay)
+	}
+	v := &view{lay: lay, r: plainStyles(), live: true}
+	scr := sampleScreen(lay.agentRows, lay.agentCols)
+	events := sampleEvents()
+	running := v.render(scr, events, 0)
+	golden.Check(t, filepath.Join("testdata", "live-80x24-running.golden"), running)
+	checkFits(t, running, 80, 23)
+	if !strings.Contains(running, "pane state in Herdr:  BLOCKED") || !strings.Contains(running, "report blocked") {
+		t.Errorf("the running frame lacks the badge or the latest event:\n%s", running)
+	}
+
+	last := v.render(scr, events, summaryLines) + "\n" + v.summary(summarize(events, true, 143))
+	golden.Check(t, filepath.Join("testdata", "live-80x24-stopped.golden"), last)
+	checkFits(t, last, 80, 22)
+	if !strings.HasPrefix(last, "herdr-pi demo") {
+		t.Errorf("the title is not the first line:\n%s", last)
+	}
+}
+
+func checkFits(t *testing.T, frame string, cols, rows int) {
+	t.Helper()
+	lines := strings.Split(frame, "\n")
+	if len(lines) > rows {
+		t.Errorf("%d lines, more than %d", len(lines), rows)
+	}
+	for i, l := range lines {
+		if w := ansi.StringWidth(l); w > cols {
+			t.Errorf("line %d is %d columns: %q", i+1, w, l)
+		}
+	}
+}
+
+// Smaller terminals get a running log instead of a frame that cannot fit.
+func TestFit(t *testing.T) {
+	for _, tc := range []struct {
+		rows, cols int
+		ok         bool
+		agentRows  int
+		agentCols  int
+	}{
+		{24, 80, true, 13, 78},
+		{46, 100, true, 16, 98},
+		{60, 200, true, 16, 100},
+		{20, 80, false, 0, 0},
+		{24, 40, false, 0, 0},
+	} {
+		lay, ok := fit(tc.rows, tc.cols)
+		if ok != tc.ok || ok && (lay.agentRows != tc.agentRows || lay.agentCols != tc.agentCols) {
+			t.Errorf("%dx%d: %+v %v", tc.rows, tc.cols, lay, ok)
+		}
+	}
+}
+
+func TestSummary(t *testing.T) {
+	v := &view{r: plainStyles()}
+	events := sampleEvents()
+	events = append(events, Event{Source: "herdr", Method: "pane.release_agent"})
+	if got := v.summary(summarize(events, false, 0)); !strings.HasPrefix(got, "The agent exited 0. herdr-pi sent Herdr 4 state reports and 1 notification,\nthen released the pane.\n") {
+		t.Errorf("finished: %q", got)
+	}
+	got := v.summary(summarize(events, true, 143))
+	if !strings.HasPrefix(got, "Stopped. ") || strings.Contains(got, "143") {
+		t.Errorf("stopped by q: %q", got)
+	}
+}
+
+// A state decision read from the trace file after the report it caused
+// still comes first in the timeline.
+func TestTimelineKeepsTimeOrder(t *testing.T) {
+	start := time.Now()
+	tl := &timeline{start: start}
+	report := herdrEvent("pane.report_agent", json.RawMessage(`{"state":"working"}`))
+	report.at = start.Add(2 * time.Second)
+	tl.add(report)
+	tl.add(stateEvent(state.Event{Kind: state.EventTransition, At: start.Add(1990 * time.Millisecond), From: state.Idle, To: state.Working}))
+	ev := tl.events()
+	if len(ev) != 2 || ev[0].Source != "state" || ev[1].Source != "herdr" || ev[0].T != 1.99 {
+		t.Fatalf("%+v", ev)
+	}
+}
+
+// The trace is read as the wrapper appends it: a line still being written
+// waits for its end.
+func TestTraceReaderTakesWholeLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	r := &traceReader{path: path}
+	defer r.close()
+	var got []state.State
+	add := func(e state.Event) { got = append(got, e.To) }
+	r.read(add) // no file yet
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	line := func(to state.State) string {
+		b, _ := json.Marshal(state.Event{Kind: state.EventTransition, To: to})
+		return string(b) + "\n"
+	}
+	idle, working := line(state.Idle), line(state.Working)
+	f.WriteString(idle + working[:10])
+	r.read(add)
+	if len(got) != 1 || got[0] != state.Idle {
+		t.Fatalf("after one line and a half: %v", got)
+	}
+	f.WriteString(working[10:])
+	r.read(add)
+	if len(got) != 2 || got[1] != state.Working {
+		t.Fatalf("after the rest: %v", got)
+	}
+}

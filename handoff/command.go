@@ -1,0 +1,99 @@
+package handoff
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Launch is a command for a pane: what it runs, with which extra
+// environment, where.
+type Launch struct {
+	Argv []string
+	// Env holds KEY=VALUE pairs set for the command only, in order.
+	Env []string
+	Dir string
+	// Title is a comment line in the command file saying what it is for.
+	Title string
+}
+
+// Quote makes s one word for a POSIX shell (and fish): single quotes, with
+// each ' written as '\''.
+func Quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Line is the launch as one shell command line: env assignments, then the
+// quoted arguments.
+func (l Launch) Line() string {
+	var b strings.Builder
+	for _, kv := range l.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		b.WriteString(k + "=" + Quote(v) + " ")
+	}
+	for i, a := range l.Argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(Quote(a))
+	}
+	return b.String()
+}
+
+// script is the command file's text. It removes itself first (nothing is
+// left behind once the pane runs it), then runs the launch in its
+// directory. A launch that fails keeps the pane open until Enter, so its
+// error can be read; one that ends well ends the pane.
+func (l Launch) script(self string) string {
+	var b strings.Builder
+	b.WriteString("# " + strings.ReplaceAll(l.Title, "\n", " ") + "\n")
+	b.WriteString("# Written by herdr-pi open for one run; it deletes itself when it starts.\n")
+	b.WriteString("rm -f -- " + Quote(self) + "\n")
+	if l.Dir != "" {
+		b.WriteString("cd -- " + Quote(l.Dir) + " || { printf 'herdr-pi open: cannot enter %s\\n' " + Quote(l.Dir) + "; read -r _; exit 1; }\n")
+	}
+	b.WriteString(l.Line() + "\n")
+	b.WriteString("status=$?\n")
+	b.WriteString("if [ \"$status\" -ne 0 ]; then\n")
+	b.WriteString("\tprintf '\\nherdr-pi open: the command ended with status %s; press Enter to close this pane.\\n' \"$status\"\n")
+	b.WriteString("\tread -r _\n")
+	b.WriteString("fi\n")
+	b.WriteString("exit \"$status\"\n")
+	return b.String()
+}
+
+// CommandFile is a launch written to a private file, and the short text to
+// type into a pane to run it. Herdr truncates typed input near 4096 bytes
+// (herdr-socket-api.md), so long command lines never travel as input.
+type CommandFile struct {
+	Path string
+	// Typed replaces the pane's shell with the script: when the launch
+	// ends, so does the pane (and Herdr sends pane.exited).
+	Typed string
+}
+
+// WriteCommandFile writes l as a 0600 script into dir, which must be a
+// private (0700) directory the caller owns and removes.
+func WriteCommandFile(dir string, l Launch) (CommandFile, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return CommandFile{}, err
+	}
+	path := filepath.Join(dir, "open-"+hex.EncodeToString(rnd[:])+".sh")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return CommandFile{}, fmt.Errorf("writing the command file: %w", err)
+	}
+	_, werr := f.WriteString(l.script(path))
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(path)
+		return CommandFile{}, fmt.Errorf("writing the command file %s: %w", path, werr)
+	}
+	return CommandFile{Path: path, Typed: "exec sh " + Quote(path)}, nil
+}

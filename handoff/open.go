@@ -1,0 +1,94 @@
+package handoff
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+// InspectionTools are the only tools an inspection's Pi gets: it reads,
+// it does not change the project.
+const InspectionTools = "read,grep,find,ls"
+
+// Inspection is an attempt to open read-only, as a fork of its session:
+// whatever the person types lands in the fork, never in the attempt's own
+// transcript (upstream reopens the original file; workflows-handoff.md §11).
+type Inspection struct {
+	// Title says what is opened, for the command file and messages.
+	Title       string
+	SessionFile string
+	// Model is the attempt's own, provider/model[:thinking]; "" leaves
+	// Pi's default.
+	Model string
+	Cwd   string
+}
+
+// Opener opens panes that run a command under `herdr-pi wrap`.
+type Opener struct {
+	Herdr Herdr
+	// Self is herdr-pi's own executable: it wraps Pi in the new pane, so
+	// the pane reports its state like every herdr-pi pane.
+	Self string
+	// Pi is how to start Pi (default "pi" from PATH, or [open] pi).
+	Pi []string
+	// PiEnv holds PI_CODING_AGENT_DIR=… and PI_CODING_AGENT_SESSION_DIR=…
+	// when the caller has them, so the pane's Pi sees the same agent.
+	PiEnv []string
+	// FileDir is a private (0700) directory for command files.
+	FileDir string
+}
+
+// InspectLaunch is the command that inspects in: Pi on a fork of the
+// session, with read-only tools and the attempt's model, under wrap.
+func (o Opener) InspectLaunch(in Inspection) Launch {
+	argv := append([]string{o.Self, "wrap", "--agent", "pi", "--"}, o.Pi...)
+	argv = append(argv, "--fork", in.SessionFile, "--tools", InspectionTools)
+	if in.Model != "" {
+		argv = append(argv, "--model", in.Model)
+	}
+	return Launch{Argv: argv, Env: o.PiEnv, Dir: in.Cwd, Title: in.Title}
+}
+
+// Opened is a pane that runs a launch.
+type Opened struct {
+	Placed
+	Command []string `json:"command"`
+	Env     []string `json:"env,omitempty"`
+	Cwd     string   `json:"cwd"`
+}
+
+// undoBudget bounds closing what was opened after a failure, even when the
+// failure was the caller giving up (its context is then done).
+const undoBudget = 3 * time.Second
+
+// Open places a pane and starts l in it through a command file. A failure
+// after something was created closes exactly that, removes the file, and
+// returns the first error. A reused tab (ModeWorkspace, the attempt's tab
+// is still open) starts nothing.
+func (o Opener) Open(ctx context.Context, l Launch, p Placement) (Opened, error) {
+	placed, err := Place(ctx, o.Herdr, p)
+	if err != nil {
+		return Opened{}, err
+	}
+	out := Opened{Placed: placed, Command: l.Argv, Env: l.Env, Cwd: l.Dir}
+	if placed.Reused {
+		return out, nil
+	}
+	cf, err := WriteCommandFile(o.FileDir, l)
+	if err == nil {
+		if err = o.Herdr.PaneSendInput(ctx, placed.PaneID, cf.Typed, "Enter"); err != nil {
+			os.Remove(cf.Path)
+			err = fmt.Errorf("starting the command in pane %s: %w", placed.PaneID, err)
+		}
+	}
+	if err != nil {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoBudget)
+		defer cancel()
+		if uerr := placed.Undo(uctx, o.Herdr); uerr != nil {
+			err = fmt.Errorf("%w (and %v)", err, uerr)
+		}
+		return Opened{}, err
+	}
+	return out, nil
+}

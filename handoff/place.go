@@ -1,0 +1,258 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+)
+
+// Herdr is what placing and closing a pane needs of Herdr's socket;
+// *herdr.Client has these methods.
+type Herdr interface {
+	PaneLayout(ctx context.Context, paneID string) (herdr.Layout, error)
+	PaneSplit(ctx context.Context, s herdr.Split) (herdr.PaneInfo, error)
+	PaneList(ctx context.Context, workspaceID string) ([]herdr.PaneInfo, error)
+	PaneSendInput(ctx context.Context, paneID, text string, keys ...string) error
+	PaneClose(ctx context.Context, paneID string) error
+	WorkspaceList(ctx context.Context) ([]herdr.WorkspaceInfo, error)
+	WorkspaceCreate(ctx context.Context, p herdr.NewPlace) (herdr.WorkspaceCreated, error)
+	WorkspaceClose(ctx context.Context, workspaceID string) error
+	TabList(ctx context.Context, workspaceID string) ([]herdr.TabInfo, error)
+	TabCreate(ctx context.Context, workspaceID string, p herdr.NewPlace) (herdr.TabInfo, herdr.PaneInfo, error)
+	TabRename(ctx context.Context, tabID, label string) (herdr.TabInfo, error)
+	TabClose(ctx context.Context, tabID string) error
+}
+
+// Mode is where a new pane goes.
+type Mode string
+
+const (
+	// ModeSplit splits the caller's pane: right when it is wider than tall,
+	// else down, without taking the focus.
+	ModeSplit Mode = "split"
+	// ModeTab opens a tab in the caller's workspace.
+	ModeTab Mode = "tab"
+	// ModeWorkspace opens (or reuses) the run's labelled workspace and a tab
+	// per attempt in it, as the fully inspectable mode does.
+	ModeWorkspace Mode = "workspace"
+)
+
+// Placement says where to open a pane and how it starts.
+type Placement struct {
+	Mode Mode
+	// CallerPane is HERDR_PANE_ID of the pane `open` runs in: the pane to
+	// split, and the workspace a new tab goes to.
+	CallerPane string
+	// Direction forces "right" or "down" for a split; "" decides by the
+	// caller's geometry.
+	Direction string
+	// WorkspaceLabel names the run's workspace (ModeWorkspace), e.g.
+	// "workflow review".
+	WorkspaceLabel string
+	// TabLabel names the attempt's tab (ModeTab, ModeWorkspace), e.g.
+	// "#2 reviewer".
+	TabLabel string
+	// Cwd and Env are where the pane's shell starts.
+	Cwd string
+	Env map[string]string
+}
+
+// Placed is where a pane was opened, and what was created for it.
+type Placed struct {
+	PaneID      string `json:"pane_id"`
+	TabID       string `json:"tab_id,omitempty"`
+	WorkspaceID string `json:"workspace_id,omitempty"`
+	Direction   string `json:"direction,omitempty"`
+	// Reused is true when the attempt's tab already existed: nothing new
+	// was opened and nothing should be launched in it.
+	Reused bool `json:"reused,omitempty"`
+	// Created lists what this placement opened, in order, as "pane w1:p3",
+	// "tab w2:t2" or "workspace w2".
+	Created []string `json:"created,omitempty"`
+}
+
+// Place opens a pane as p says. On failure it closes what it had opened
+// already and returns the first error.
+func Place(ctx context.Context, h Herdr, p Placement) (Placed, error) {
+	var (
+		out Placed
+		err error
+	)
+	switch p.Mode {
+	case ModeSplit, "":
+		out, err = placeSplit(ctx, h, p)
+	case ModeTab:
+		out, err = placeTab(ctx, h, p)
+	case ModeWorkspace:
+		out, err = placeWorkspace(ctx, h, p)
+	default:
+		return Placed{}, fmt.Errorf("unknown placement %q", p.Mode)
+	}
+	if err != nil {
+		if uerr := out.Undo(ctx, h); uerr != nil {
+			err = fmt.Errorf("%w (and closing what was opened failed: %v)", err, uerr)
+		}
+		return Placed{}, err
+	}
+	return out, nil
+}
+
+// SplitDirection is right when the pane is wider than tall, else down (a
+// square pane splits down).
+func SplitDirection(width, height int) string {
+	if width > height {
+		return "right"
+	}
+	return "down"
+}
+
+func placeSplit(ctx context.Context, h Herdr, p Placement) (Placed, error) {
+	if p.CallerPane == "" {
+		return Placed{}, errors.New("splitting needs the caller's pane (HERDR_PANE_ID); run inside a Herdr pane or use --workspace")
+	}
+	dir := p.Direction
+	if dir == "" {
+		layout, err := h.PaneLayout(ctx, p.CallerPane)
+		if err != nil {
+			return Placed{}, fmt.Errorf("reading the layout of pane %s: %w", p.CallerPane, err)
+		}
+		found := false
+		for _, pn := range layout.Panes {
+			if pn.PaneID == p.CallerPane {
+				dir, found = SplitDirection(pn.Rect.Width, pn.Rect.Height), true
+				break
+			}
+		}
+		if !found {
+			return Placed{}, fmt.Errorf("Herdr's layout of tab %s does not list pane %s", layout.TabID, p.CallerPane)
+		}
+	}
+	pane, err := h.PaneSplit(ctx, herdr.Split{TargetPaneID: p.CallerPane, Direction: dir,
+		NewPlace: herdr.NewPlace{Cwd: p.Cwd, Env: p.Env}})
+	if err != nil {
+		return Placed{}, fmt.Errorf("splitting pane %s %s: %w", p.CallerPane, dir, err)
+	}
+	if pane.PaneID == "" {
+		return Placed{}, errors.New("Herdr split a pane but returned no pane id")
+	}
+	return Placed{PaneID: pane.PaneID, TabID: pane.TabID, WorkspaceID: pane.WorkspaceID, Direction: dir,
+		Created: []string{"pane " + pane.PaneID}}, nil
+}
+
+func placeTab(ctx context.Context, h Herdr, p Placement) (Placed, error) {
+	ws := ""
+	if p.CallerPane != "" {
+		ws = workspaceOf(p.CallerPane)
+	}
+	tab, root, err := h.TabCreate(ctx, ws, herdr.NewPlace{Cwd: p.Cwd, Env: p.Env, Label: p.TabLabel})
+	if err != nil {
+		return Placed{}, fmt.Errorf("opening a tab: %w", err)
+	}
+	out := Placed{PaneID: root.PaneID, TabID: tab.TabID, WorkspaceID: tab.WorkspaceID, Created: []string{"tab " + tab.TabID}}
+	if root.PaneID == "" {
+		return out, fmt.Errorf("Herdr opened tab %s but returned no pane id", tab.TabID)
+	}
+	return out, nil
+}
+
+func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
+	var out Placed
+	wss, err := h.WorkspaceList(ctx)
+	if err != nil {
+		return out, fmt.Errorf("listing workspaces: %w", err)
+	}
+	for _, w := range wss {
+		if w.Label == p.WorkspaceLabel {
+			out.WorkspaceID = w.WorkspaceID
+			break
+		}
+	}
+	if out.WorkspaceID == "" {
+		created, err := h.WorkspaceCreate(ctx, herdr.NewPlace{Cwd: p.Cwd, Label: p.WorkspaceLabel})
+		if err != nil {
+			return out, fmt.Errorf("opening workspace %q: %w", p.WorkspaceLabel, err)
+		}
+		out.WorkspaceID = created.Workspace.WorkspaceID
+		if out.WorkspaceID == "" {
+			return out, fmt.Errorf("Herdr opened workspace %q but returned no workspace id", p.WorkspaceLabel)
+		}
+		out.Created = append(out.Created, "workspace "+out.WorkspaceID)
+		// The root tab carries the run's name too, so the workspace reads
+		// the same whichever tab is shown.
+		if _, err := h.TabRename(ctx, created.Tab.TabID, p.WorkspaceLabel); err != nil {
+			return out, fmt.Errorf("labelling tab %s: %w", created.Tab.TabID, err)
+		}
+	} else {
+		tabs, err := h.TabList(ctx, out.WorkspaceID)
+		if err != nil {
+			return out, fmt.Errorf("listing the tabs of workspace %s: %w", out.WorkspaceID, err)
+		}
+		for _, t := range tabs {
+			if t.Label == p.TabLabel {
+				out.TabID, out.Reused = t.TabID, true
+				out.PaneID, err = firstPaneOf(ctx, h, out.WorkspaceID, t.TabID)
+				return out, err
+			}
+		}
+	}
+	tab, root, err := h.TabCreate(ctx, out.WorkspaceID, herdr.NewPlace{Cwd: p.Cwd, Env: p.Env, Label: p.TabLabel})
+	if err != nil {
+		return out, fmt.Errorf("opening tab %q in workspace %s: %w", p.TabLabel, out.WorkspaceID, err)
+	}
+	out.TabID, out.PaneID = tab.TabID, root.PaneID
+	out.Created = append(out.Created, "tab "+tab.TabID)
+	if root.PaneID == "" {
+		return out, fmt.Errorf("Herdr opened tab %s but returned no pane id", tab.TabID)
+	}
+	return out, nil
+}
+
+func firstPaneOf(ctx context.Context, h Herdr, workspaceID, tabID string) (string, error) {
+	panes, err := h.PaneList(ctx, workspaceID)
+	if err != nil {
+		return "", fmt.Errorf("listing the panes of workspace %s: %w", workspaceID, err)
+	}
+	for _, pn := range panes {
+		if pn.TabID == tabID {
+			return pn.PaneID, nil
+		}
+	}
+	return "", fmt.Errorf("tab %s has no pane", tabID)
+}
+
+// workspaceOf is the workspace part of a pane id ("w1:p3" → "w1"); ""
+// when the id has no such part (Herdr then uses the active workspace).
+func workspaceOf(paneID string) string {
+	ws, _, ok := strings.Cut(paneID, ":")
+	if !ok {
+		return ""
+	}
+	return ws
+}
+
+// Undo closes what the placement created, once. Things were created
+// outermost first (workspace, tab, pane) and a workspace or tab takes what
+// is inside it along, so closing the first is closing all of it.
+func (p *Placed) Undo(ctx context.Context, h Herdr) error {
+	if len(p.Created) == 0 {
+		return nil
+	}
+	kind, id, _ := strings.Cut(p.Created[0], " ")
+	p.Created = nil
+	var err error
+	switch kind {
+	case "workspace":
+		err = h.WorkspaceClose(ctx, id)
+	case "tab":
+		err = h.TabClose(ctx, id)
+	case "pane":
+		err = h.PaneClose(ctx, id)
+	}
+	if err != nil {
+		return fmt.Errorf("closing %s %s: %w", kind, id, err)
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package notify
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/pane/state"
+)
+
+// told records what Triggers tell, as "kind" or "kind(question)", and
+// what they resolve, as "~kind:key".
+type told struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *told) Notify(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := ev.Kind.String()
+	if ev.Question != "" {
+		s += "(" + ev.Question + ")"
+	}
+	r.got = append(r.got, s)
+}
+
+func (r *told) Resolved(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, "~"+ev.Kind.String()+":"+ev.Key)
+}
+
+func (r *told) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.got, " ")
+}
+
+// triggerRig is a real state machine whose events go to Triggers.
+func triggerRig(finishedAfter time.Duration) (*state.Machine, *told) {
+	r := &told{}
+	tr := NewTriggers(r, finishedAfter)
+	m := state.New(state.Config{Sink: tr.StateEvent})
+	return m, r
+}
+
+func expectTold(t *testing.T, r *told, want string) {
+	t.Helper()
+	if got := r.String(); got != want {
+		t.Fatalf("told %q\n want %q", got, want)
+	}
+}
+
+// Blocked is told once per spell, with the question; a run that ends
+// blocked is not also told as finished; aborted runs are silent, errors
+// always told.
+func TestTriggersBlockedOncePerSpellAndRunOutcomes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := triggerRig(0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.AgentStart()
+		m.Open(state.Reason{Key: "sentinel", Kind: state.KindSentinel, Question: "Which file?"})
+		m.Open(state.Reason{Key: "hook:a", Kind: state.KindHook, Label: "approve"}) // same spell
+		m.AgentSettled()
+		m.Close("hook:a")
+		expectTold(t, r, "input-needed(Which file?)")
+
+		m.AgentStart() // the answer closes the sentinel
+		m.AgentEnd("stop")
+		m.AgentSettled()
+		m.AgentStart()
+		m.AgentEnd("aborted")
+		m.AgentSettled()
+		m.AgentStart()
+		m.AgentEnd("error")
+		m.AgentSettled()
+		m.Open(state.Reason{Key: "hook:b", Kind: state.KindHook, Label: "again"})
+		expectTold(t, r, "input-needed(Which file?) finished failed input-needed")
+	})
+}
+
+// Issue 10: "finished" only for a run that took at least finished_after;
+// a 60 ms turn says nothing, and failures are told whatever their length.
+func TestTriggersFinishedOnlyAfterLongRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := triggerRig(20 * time.Second)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		run := func(d time.Duration, stop string) {
+			m.AgentStart()
+			time.Sleep(d)
+			m.AgentEnd(stop)
+			m.AgentSettled()
+		}
+		run(60*time.Millisecond, "stop")
+		run(20*time.Second-time.Millisecond, "stop")
+		run(60*time.Millisecond, "error")
+		run(20*time.Second, "stop")
+		run(5*time.Minute, "stop")
+		expectTold(t, r, "failed finished finished")
+	})
+}
+
+// pi-ask flows and permission prompts are told one by one by their id,
+// also while the agent is blocked already, and again only after they
+// closed.
+func TestTriggersAskAndPermissionByID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := triggerRig(0)
+		defer m.Stop()
+		perm := state.Reason{Key: "permission:r1", Kind: state.KindPermission, Label: "Permission required", Question: "Permission required"}
+		m.Open(perm)
+		m.Open(state.Reason{Key: "ask:f1", Kind: state.KindAsk, Question: "Choose deployment"})
+		m.Open(state.Reason{Key: "sentinel", Kind: state.KindSentinel}) // the same spell: quiet
+		m.Close("permission:r1")
+		m.Open(perm) // reopened: told again
+		m.Close("ask:f1")
+		m.Close("permission:r1")
+		m.Close("sentinel")
+		expectTold(t, r, "permission-needed(Permission required) ask-started(Choose deployment) "+
+			"~permission-needed:permission:r1 permission-needed(Permission required) "+
+			"~ask-started:ask:f1 ~permission-needed:permission:r1")
+	})
+}
+
+// Issue 10: what a session restores (a reload, resume or restart of an
+// unanswered question) is not news: no toast, though the state is blocked.
+func TestTriggersStayQuietForRestoredReasons(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := triggerRig(0)
+		defer m.Stop()
+		// A restart: the session file says blocked before anything ran.
+		m.Open(state.Reason{Key: "sentinel", Kind: state.KindSentinel})
+		m.ProbeConnected(true)
+		m.SessionStart(state.Reason{Key: "sentinel", Kind: state.KindSentinel, Question: "Which file?"})
+		if s := m.Snapshot(); s.State != state.Blocked {
+			t.Fatalf("state %s", s.State)
+		}
+		// /resume of another session that waits, from an idle one.
+		m.AgentStart()
+		m.AgentSettled()
+		m.SessionReplaced()
+		m.SessionStart(state.Reason{Key: "sentinel", Kind: state.KindSentinel, Question: "Other?"})
+		expectTold(t, r, "finished")
+		// A new question in the session is news again.
+		m.AgentStart()
+		m.Open(state.Reason{Key: "sentinel", Kind: state.KindSentinel, Question: "Next?"})
+		m.AgentSettled()
+		expectTold(t, r, "finished input-needed(Next?)")
+	})
+}
+
+// notifications-and-sentinel.md D2.4, the run tracker, through the machine:
+// the last stop reason of a run wins, error and length fail, aborted is
+// silent, an unknown or missing one finished, a settle without a run (or
+// after a shutdown) says nothing, and a second settle nothing more.
+func TestTriggersRunVectors(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(m *state.Machine)
+		want string
+	}{
+		{"retries: last end wins", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("error"); m.AgentEnd("stop") }, "finished"},
+		{"error", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("error") }, "failed"},
+		{"length", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("length") }, "failed"},
+		{"aborted is silent", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("aborted") }, ""},
+		{"unknown is finished", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("tool_use") }, "finished"},
+		{"no end is finished", func(m *state.Machine) { m.AgentStart() }, "finished"},
+		{"settle without a run", func(*state.Machine) {}, ""},
+		{"shutdown forgets the run", func(m *state.Machine) { m.AgentStart(); m.SessionShutdown() }, ""},
+	}
+	for _, c := range cases {
+		synctest.Test(t, func(t *testing.T) {
+			m, r := triggerRig(0)
+			defer m.Stop()
+			m.ProbeConnected(true)
+			c.run(m)
+			m.AgentSettled()
+			m.AgentSettled()
+			if got := r.String(); got != c.want {
+				t.Errorf("%s: told %q, want %q", c.name, got, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,287 @@
+// Package signals translates what the agent's side says — the probe's
+// events and the `herdr-pi waiting` and `status` requests (bridge/control),
+// and the session file (pane/session) — into the inputs of the one state
+// machine (pane/state), and answers `status` from the machine.
+//
+// It decides nothing: it names the reasons, and keeps the counts and
+// correlations their sources need (herdr:blocked and dialog stacks,
+// permission prompts by request id). Signals combine in the machine; this
+// package never reports, notifies or reads a file itself.
+package signals
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/permissions"
+	"github.com/herdr-pi/herdr-pi/pane/session"
+	"github.com/herdr-pi/herdr-pi/pane/state"
+)
+
+// SentinelKey is the key of the one reason the :input_needed: marker opens.
+const SentinelKey = "sentinel"
+
+// Watcher is the part of the session file watcher the signals steer: the
+// probe names the session file, and a run's end asks for a fresh look.
+type Watcher interface {
+	Follow(path string)
+	Poke()
+}
+
+// Config sets up [Signals].
+type Config struct {
+	// Machine receives the signals.
+	Machine *state.Machine
+	// Agent is the agent id `status` shows.
+	Agent string
+	// HerdrHealth says how Herdr takes the reports, for `status`; nil when
+	// not in Herdr.
+	HerdrHealth func() string
+}
+
+// Signals implements control.EventSink, control.Requests and session.Sink.
+// Control calls it one at a time; the session watcher calls from its own
+// goroutine, so its bookkeeping sits behind mu.
+type Signals struct {
+	m           *state.Machine
+	agent       string
+	herdrHealth func() string
+	childPID    atomic.Int64
+
+	mu      sync.Mutex
+	watcher Watcher
+	// settles is false for a Pi without agent_settled (0.73.1): its
+	// agent_end is the end of the run.
+	settles     bool
+	sessionFile string
+	// running: the probe said a run started and it has not settled. The
+	// file's word on the sentinel waits for the settle meanwhile (a reply
+	// read before the run settles may not be its last); heldOpen says the
+	// file said open then.
+	running      bool
+	heldOpen     bool
+	perms        permissions.Tracker
+	herdrBlocked []string // open herdr:blocked reasons, oldest first
+	uiPrompts    []string
+	seq          int
+}
+
+// New returns Signals feeding cfg.Machine.
+func New(cfg Config) *Signals {
+	return &Signals{m: cfg.Machine, agent: cfg.Agent, herdrHealth: cfg.HerdrHealth}
+}
+
+// SetWatcher hands over the session file watcher, once it runs.
+func (s *Signals) SetWatcher(w Watcher) {
+	s.mu.Lock()
+	s.watcher = w
+	s.mu.Unlock()
+}
+
+// SetChildPID records the agent's pid for `status`.
+func (s *Signals) SetChildPID(pid int) { s.childPID.Store(int64(pid)) }
+
+func (s *Signals) next(prefix string) string {
+	s.seq++
+	return fmt.Sprintf("%s#%d", prefix, s.seq)
+}
+
+func sentinel(question string) state.Reason {
+	return state.Reason{Key: SentinelKey, Kind: state.KindSentinel, Question: question}
+}
+
+// ProbeEvent implements control.EventSink.
+func (s *Signals) ProbeEvent(ev control.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch e := ev.(type) {
+	case control.ProbeConnected:
+		s.m.ProbeConnected(true)
+	case control.ProbeDisconnected:
+		// Pi is gone or lost its socket: nothing it opened can be closed by
+		// it any more. The sentinel stays (the session file says it), and
+		// what the file said during an unsettled run now counts.
+		if s.running && s.heldOpen {
+			s.m.Open(sentinel(""))
+		}
+		s.m.ProbeConnected(false)
+		s.forgetProbeReasons()
+	case control.SessionStart:
+		s.settles = !e.ModeInferred // Pi 0.73.1: no ctx.mode, no agent_settled
+		s.sessionFile = e.SessionFile
+		s.resetBookkeeping()
+		var restore []state.Reason
+		if e.InputNeeded {
+			restore = append(restore, sentinel(e.Question))
+		}
+		s.m.SessionStart(restore...)
+		if s.watcher != nil && e.SessionFile != "" {
+			s.watcher.Follow(e.SessionFile)
+		}
+	case control.SessionShutdown:
+		s.resetBookkeeping()
+		if e.Reason == "quit" || e.Reason == "" {
+			s.m.SessionShutdown()
+		} else {
+			// reload, new, resume, fork: a session_start follows in this
+			// Pi; the machine holds the old reasons until it comes.
+			s.m.SessionReplaced()
+		}
+	case control.AgentStart:
+		s.running, s.heldOpen = true, false
+		s.m.AgentStart()
+	case control.AgentEnd:
+		s.m.AgentEnd(e.StopReason)
+		if s.watcher != nil {
+			s.watcher.Poke()
+		}
+		if !s.settles {
+			s.settle(e.InputNeeded, e.Question)
+		}
+	case control.AgentSettled:
+		s.settle(e.InputNeeded, e.Question)
+	case control.UIPromptStart:
+		key := s.next("ui_prompt")
+		s.uiPrompts = append(s.uiPrompts, key)
+		s.m.Open(state.Reason{Key: key, Kind: state.KindUIPrompt, Label: "waiting for your answer", Question: e.Title})
+	case control.UIPromptEnd:
+		if n := len(s.uiPrompts); n > 0 {
+			s.m.Close(s.uiPrompts[n-1])
+			s.uiPrompts = s.uiPrompts[:n-1]
+		}
+	case control.WaitingForInput:
+		key := "wait:" + e.Key()
+		if e.Waiting {
+			s.m.Open(state.Reason{Key: key, Kind: state.KindWait, Label: state.SentinelMessage})
+		} else {
+			s.m.Close(key)
+		}
+	case control.HerdrBlocked:
+		// Herdr's own consumer counts: each active opens one, anything else
+		// closes one (notifications-and-sentinel.md §8, §21).
+		if e.Active {
+			key := s.next("herdr:blocked")
+			s.herdrBlocked = append(s.herdrBlocked, key)
+			s.m.Open(state.Reason{Key: key, Kind: state.KindHerdrBlocked, Label: e.Label})
+		} else if n := len(s.herdrBlocked); n > 0 {
+			s.m.Close(s.herdrBlocked[n-1])
+			s.herdrBlocked = s.herdrBlocked[:n-1]
+		}
+	case control.AskStarted:
+		s.m.Open(state.Reason{Key: "ask:" + e.FlowID, Kind: state.KindAsk, Label: e.Label(), Question: e.Label()})
+	case control.AskCompleted:
+		s.m.Close("ask:" + e.FlowID)
+	case control.PermissionPrompt:
+		if s.perms.Track(e.Prompt) {
+			s.m.Open(state.Reason{Key: "permission:" + e.RequestID, Kind: state.KindPermission, Label: e.Label(), Question: e.Label()})
+		}
+	case control.PermissionDecision:
+		if id, ok := s.perms.ResolveDecision(e.Decision); ok {
+			s.m.Close("permission:" + id)
+		}
+	case control.PermissionForwarded:
+		if id, ok := s.perms.ResolveForwarded(e.ForwardedDecision); ok {
+			s.m.Close("permission:" + id)
+		}
+	}
+}
+
+// settle ends a run; a reply that asks for input opens the sentinel first,
+// so the run's end already finds the agent blocked.
+func (s *Signals) settle(inputNeeded bool, question string) {
+	s.running, s.heldOpen = false, false
+	if inputNeeded {
+		s.m.Open(sentinel(question))
+	}
+	s.m.AgentSettled()
+}
+
+// forgetProbeReasons closes what only the probe could close.
+func (s *Signals) forgetProbeReasons() {
+	for _, k := range []state.Kind{state.KindWait, state.KindHerdrBlocked, state.KindAsk, state.KindPermission, state.KindUIPrompt} {
+		s.m.CloseKind(k)
+	}
+	s.resetBookkeeping()
+}
+
+func (s *Signals) resetBookkeeping() {
+	s.running, s.heldOpen = false, false
+	s.perms.Shutdown()
+	s.perms = permissions.Tracker{}
+	s.herdrBlocked, s.uiPrompts = nil, nil
+}
+
+// SessionSentinel implements session.Sink: the file says whether the last
+// reply still waits for an answer. It agrees with the probe when both
+// speak, and is the only word when Pi runs without the probe. While the
+// probe's run has not settled, an open file waits for the settle, which
+// says the same with the question (or for the probe to leave).
+func (s *Signals) SessionSentinel(x session.Sentinel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x.File != "" && s.sessionFile == "" {
+		s.sessionFile = x.File
+	}
+	switch {
+	case x.Open && s.running:
+		s.heldOpen = true
+	case x.Open:
+		s.m.Open(sentinel(""))
+	default:
+		s.heldOpen = false
+		s.m.Close(SentinelKey)
+	}
+}
+
+// Wait implements control.Requests for `herdr-pi waiting start|stop`.
+func (s *Signals) Wait(w control.WaitRequest) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := "hook:" + w.Key()
+	if w.Action == control.WaitStart {
+		label := w.Label
+		if label == "" {
+			label = "waiting for " + w.Source
+		}
+		s.m.Open(state.Reason{Key: key, Kind: state.KindHook, Label: label})
+		return nil
+	}
+	s.m.Close(key)
+	return nil
+}
+
+// Status implements control.Requests for `herdr-pi status`.
+func (s *Signals) Status() control.Status {
+	snap := s.m.Snapshot()
+	s.mu.Lock()
+	file := s.sessionFile
+	s.mu.Unlock()
+	st := control.Status{
+		Agent: s.agent, State: string(snap.State), Since: snap.Since,
+		SessionFile: file, ChildPID: int(s.childPID.Load()),
+		Reasons: make([]control.Reason, 0, len(snap.Reasons)),
+	}
+	for _, r := range snap.Reasons {
+		st.Reasons = append(st.Reasons, control.Reason{Kind: statusKind(r.Kind), Key: r.Key, Label: r.Message(), Since: r.Since})
+	}
+	if s.herdrHealth != nil {
+		st.Herdr = s.herdrHealth()
+	}
+	return st
+}
+
+// statusKind names reason kinds the way `herdr-pi status` documents them.
+func statusKind(k state.Kind) string {
+	switch k {
+	case state.KindHook:
+		return "wait"
+	case state.KindHerdrBlocked:
+		return "herdr-blocked"
+	case state.KindUIPrompt:
+		return "ui-prompt"
+	}
+	return strings.ReplaceAll(string(k), "_", "-")
+}

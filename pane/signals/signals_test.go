@@ -1,0 +1,272 @@
+package signals
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/permissions"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
+	"github.com/herdr-pi/herdr-pi/notify"
+	"github.com/herdr-pi/herdr-pi/pane/session"
+	"github.com/herdr-pi/herdr-pi/pane/state"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// rig feeds Signals and records what reaches Herdr (the machine's
+// transitions) and the person (what notify's Triggers tell), wired as wrap
+// wires them.
+type rig struct {
+	s *Signals
+	m *state.Machine
+
+	mu          sync.Mutex
+	transitions []string
+	notes       []string
+}
+
+func (r *rig) Notify(ev notify.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := ev.Kind.String()
+	if ev.Question != "" {
+		s += "(" + ev.Question + ")"
+	}
+	r.notes = append(r.notes, s)
+}
+
+func (r *rig) Resolved(notify.Event) {}
+
+func newRig() *rig {
+	r := &rig{}
+	tr := notify.NewTriggers(r, 0)
+	// wrap's defaults: the screen says nothing before a second has passed.
+	r.m = state.New(state.Config{Debounce: 300 * time.Millisecond, StartupGrace: time.Second, Sink: func(e state.Event) {
+		if e.Kind == state.EventTransition {
+			s := string(e.To)
+			if e.Message != "" {
+				s += "(" + e.Message + ")"
+			}
+			r.mu.Lock()
+			r.transitions = append(r.transitions, s)
+			r.mu.Unlock()
+		}
+		tr.StateEvent(e)
+	}})
+	r.s = New(Config{Machine: r.m, Agent: "pi"})
+	return r
+}
+
+func (r *rig) feed(evs ...control.Event) {
+	for _, e := range evs {
+		r.s.ProbeEvent(e)
+	}
+}
+
+func (r *rig) got() (string, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.transitions, " "), strings.Join(r.notes, ",")
+}
+
+func (r *rig) expect(t *testing.T, transitions, notes string) {
+	t.Helper()
+	gt, gn := r.got()
+	if gt != transitions || gn != notes {
+		t.Fatalf("transitions %q, want %q\nnotifications %q, want %q", gt, transitions, gn, notes)
+	}
+}
+
+const q = "Which file should I edit?"
+
+var blockedReply = []control.Event{
+	control.AgentStart{},
+	control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: q},
+	control.AgentSettled{Idle: true, InputNeeded: true, Question: q},
+}
+
+func TestSentinelRunNotifiesBlockedNotFinished(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	r.feed(blockedReply...)
+	r.expect(t, "idle working blocked(input needed)", "input-needed("+q+")")
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "stop"}, control.AgentSettled{Idle: true})
+	r.expect(t, "idle working blocked(input needed) working idle", "input-needed("+q+"),finished")
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "aborted"}, control.AgentSettled{Aborted: true})
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "error"}, control.AgentSettled{})
+	if _, notes := r.got(); !strings.HasSuffix(notes, ",finished,failed") {
+		t.Fatalf("aborted must be silent, error must notify: %q", notes)
+	}
+}
+
+// Pi 0.73.1 has no agent_settled (the probe infers its mode): agent_end
+// ends the run.
+func TestOldPiSettlesOnAgentEnd(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", ModeInferred: true},
+		control.AgentStart{}, control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: q})
+	r.expect(t, "idle working blocked(input needed)", "input-needed("+q+")")
+}
+
+// herdr:blocked is counted as Herdr's own consumer counts it: each active
+// opens one, each other payload closes one; the pane stays blocked until
+// the count is back to zero.
+func TestHerdrBlockedIsBalanced(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup"},
+		control.HerdrBlocked{Active: true, Label: "approve bash"}, control.HerdrBlocked{Active: true, Label: "second"},
+		control.HerdrBlocked{Active: false})
+	r.expect(t, "idle blocked(approve bash)", "input-needed")
+	r.feed(control.HerdrBlocked{Active: false}, control.HerdrBlocked{Active: false})
+	r.expect(t, "idle blocked(approve bash) idle", "input-needed")
+}
+
+// A permission prompt blocks with its label and a permission notification;
+// its decision unblocks. An ask arriving while already blocked is told of
+// its own, with its title.
+func TestPermissionPromptsAndAsks(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	p := permissions.Prompt{RequestID: "r1", AgentName: "Worker", Surface: "bash", Value: "git push"}
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup"}, control.PermissionPrompt{Prompt: p},
+		control.PermissionPrompt{Prompt: p}, // the same id again: tracked once
+		control.AskStarted{FlowID: "f1", Title: "Choose deployment"})
+	if _, notes := r.got(); notes != "permission-needed(Permission required),ask-started(Choose deployment)" {
+		t.Fatalf("notifications %q", notes)
+	}
+	r.feed(control.PermissionDecision{Decision: permissions.Decision{Resolution: "user_approved", Surface: "bash", Value: "git push", AgentName: "Worker"}})
+	if s := r.s.Status(); s.State != "blocked" || len(s.Reasons) != 1 || s.Reasons[0].Kind != "pi-ask" {
+		t.Fatalf("after the decision: %+v", s)
+	}
+	r.feed(control.AskCompleted{FlowID: "f1"})
+	if s := r.s.Status(); s.State != "idle" {
+		t.Fatalf("after the ask: %+v", s)
+	}
+	r.feed(control.AskStarted{FlowID: "f1", Title: "Choose again"}) // closed, so told again
+	if _, notes := r.got(); !strings.HasSuffix(notes, ",ask-started(Choose again)") {
+		t.Fatalf("notifications %q", notes)
+	}
+}
+
+// When Pi goes away without shutting its session down, what only it could
+// close is closed; hook waits and the sentinel from the file stay.
+func TestProbeDisconnectKeepsHooksAndSentinel(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup"},
+		control.WaitingForInput{Source: "plan-md", ID: "1", Waiting: true}, control.UIPromptStart{Kind: "confirm"})
+	if err := r.s.Wait(control.WaitRequest{Action: control.WaitStart, Source: "deploy", ID: "7"}); err != nil {
+		t.Fatal(err)
+	}
+	r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl"})
+	r.feed(control.ProbeDisconnected{PID: 1})
+	s := r.s.Status()
+	var kinds []string
+	for _, reason := range s.Reasons {
+		kinds = append(kinds, reason.Kind)
+	}
+	if s.State != "blocked" || strings.Join(kinds, ",") != "wait,sentinel" || s.SessionFile != "/s.jsonl" {
+		t.Fatalf("after the probe left: %+v (kinds %v)", s, kinds)
+	}
+	// A new Pi session keeps the hook wait too.
+	r.feed(control.ProbeConnected{PID: 2}, control.SessionStart{Reason: "startup"})
+	if s := r.s.Status(); len(s.Reasons) != 1 || s.Reasons[0].Key != "hook:deploy:7" {
+		t.Fatalf("after a new session: %+v", s)
+	}
+}
+
+// The session file read between agent_end and agent_settled already shows
+// the marker: the run has not settled, so it waits for the settle, which
+// blocks with the question. Should Pi leave before settling, the file's
+// word counts.
+func TestFileSentinelWaitsForTheSettle(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"},
+		control.AgentStart{}, control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: q})
+	r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a1"})
+	r.expect(t, "idle working", "")
+	r.feed(control.AgentSettled{Idle: true, InputNeeded: true, Question: q})
+	r.expect(t, "idle working blocked(input needed)", "input-needed("+q+")")
+
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "stop", InputNeeded: true})
+	r.s.SessionSentinel(session.Sentinel{Open: false, File: "/s.jsonl"})
+	r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a2"})
+	r.feed(control.ProbeDisconnected{PID: 1})
+	r.expect(t, "idle working blocked(input needed) working blocked(input needed)", "input-needed("+q+"),input-needed")
+}
+
+// Issue 10: /reload (and /resume of the same session) while blocked. Pi
+// sends session_shutdown, then, about 100 ms later, the new instance's
+// session_start that restores the unanswered question. Nothing is
+// reported (no idle, no second blocked) and no second toast goes out.
+func TestReloadOrResumeWhileBlockedReportsNothing(t *testing.T) {
+	for _, reason := range []string{"reload", "resume", "fork"} {
+		t.Run(reason, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig()
+				defer r.m.Stop()
+				r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl"})
+				r.feed(blockedReply...)
+				r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a1"})
+				want := "idle working blocked(input needed)"
+				r.expect(t, want, "input-needed("+q+")")
+
+				time.Sleep(time.Second)
+				r.feed(control.SessionShutdown{Reason: reason, TargetSessionFile: "/s.jsonl"})
+				time.Sleep(108 * time.Millisecond)
+				r.feed(control.SessionStart{Reason: reason, Mode: "tui", SessionFile: "/s.jsonl", InputNeeded: true, Question: q})
+				time.Sleep(time.Minute)
+				r.expect(t, want, "input-needed("+q+")")
+				if s := r.s.Status(); s.State != "blocked" || len(s.Reasons) != 1 || s.Reasons[0].Kind != "sentinel" {
+					t.Fatalf("after %s: %+v", reason, s)
+				}
+			})
+		})
+	}
+}
+
+// Issue 10: a restart on an unanswered question (a new wrapper, `pi
+// --session`): the file says blocked before Pi is up, and the probe's
+// session start says the same. Blocked is reported, as the pane's first
+// state, but the person is not told again.
+func TestRestartOnUnansweredQuestionIsQuiet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig()
+		defer r.m.Stop()
+		r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a1"})
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", InputNeeded: true, Question: q})
+		r.expect(t, "blocked(input needed)", "")
+		// The answer, then a new question: that one is news.
+		r.feed(blockedReply...)
+		r.expect(t, "blocked(input needed) working blocked(input needed)", "input-needed("+q+")")
+	})
+}
+
+// /new from a blocked session: idle once the new session starts, not
+// before; /quit ends everything at once.
+func TestNewSessionAndQuit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig()
+		defer r.m.Stop()
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+		r.feed(blockedReply...)
+		r.feed(control.SessionShutdown{Reason: "new"})
+		if s := r.s.Status(); s.State != "blocked" {
+			t.Fatalf("between shutdown and start: %+v", s)
+		}
+		time.Sleep(100 * time.Millisecond)
+		r.feed(control.SessionStart{Reason: "new", Mode: "tui"})
+		r.expect(t, "idle working blocked(input needed) idle", "input-needed("+q+")")
+		r.feed(blockedReply...)
+		r.feed(control.SessionShutdown{Reason: "quit"})
+		r.expect(t, "idle working blocked(input needed) idle working blocked(input needed) idle", "input-needed("+q+"),input-needed("+q+")")
+	})
+}
