@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -129,6 +128,19 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s: %s", p.File, p.Msg)
 }
 
+// fileProblem turns an error of [ReadFile] or [CheckNesting] into a
+// Problem of the file shown; then is appended to its message (what herdr-pi
+// does instead).
+func fileProblem(err error, shown, then string) Problem {
+	p := Problem{File: shown, Msg: err.Error()}
+	var fe *FileError
+	if errors.As(err, &fe) {
+		p.Line, p.Msg = fe.Line, fe.Reason
+	}
+	p.Msg += then
+	return p
+}
+
 // ConfigError lists every problem found in a config file.
 type ConfigError struct {
 	Problems []Problem
@@ -147,12 +159,12 @@ func (e *ConfigError) Error() string {
 // file, line and key of every problem, so callers can report it and carry
 // on; shown is the path as it should appear in messages.
 func LoadConfig(path, shown string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, TOML)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Defaults(), nil
 	}
 	if err != nil {
-		return Defaults(), &ConfigError{Problems: []Problem{{File: shown, Msg: "cannot read: " + err.Error()}}}
+		return Defaults(), &ConfigError{Problems: []Problem{fileProblem(err, shown, "")}}
 	}
 	cfg, problems := ParseConfig(data, shown)
 	if len(problems) > 0 {
@@ -163,6 +175,9 @@ func LoadConfig(path, shown string) (Config, error) {
 
 // ParseConfig decodes and validates config text over the defaults.
 func ParseConfig(data []byte, shown string) (Config, []Problem) {
+	if err := CheckNesting(data, TOML); err != nil {
+		return Defaults(), []Problem{fileProblem(err, shown, "")}
+	}
 	cfg := Defaults()
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
@@ -244,8 +259,15 @@ func (c Config) validate() []invalid {
 	if !sourceRe.MatchString(c.Herdr.Source) {
 		bad(fmt.Sprintf("source = %q: use 1 to 80 characters from A-Z a-z 0-9 : . _ - (e.g. \"custom:herdr-pi\")", c.Herdr.Source), "herdr", "source")
 	}
-	if strings.TrimSpace(c.Herdr.Agent) == "" {
-		bad(`agent must not be empty (Herdr rejects an empty agent label); the default is "pi"`, "herdr", "agent")
+	// The agent id goes into every report and log line: it must be a
+	// short identifier (Herdr also rejects an empty label).
+	if err := CheckAgent(c.Herdr.Agent); err != nil {
+		bad(err.Error()+`; the default is "pi"`, "herdr", "agent")
+	}
+	if c.Detect.Agent != "" {
+		if err := CheckAgent(c.Detect.Agent); err != nil {
+			bad(err.Error()+"; leave it out to pick the manifest from the command", "detect", "agent")
+		}
 	}
 	if d := c.Detect.Debounce.D(); d < 0 || d > 10*time.Second {
 		bad(fmt.Sprintf("debounce = %q: must be between 0s and 10s", d), "detect", "debounce")

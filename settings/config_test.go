@@ -155,6 +155,36 @@ func FuzzParseConfig(f *testing.F) {
 	})
 }
 
+// The agent id goes raw into every report, status line and log line: a
+// config that sets it to control characters or megabytes is a problem, and
+// the message says what is allowed without echoing the value whole.
+func TestAgentIDsAreValidated(t *testing.T) {
+	huge := strings.Repeat("a", 50<<20)
+	for _, c := range []struct{ name, toml, want string }{
+		{"escape", "[herdr]\nagent = \"pi\\u001b]0;pwned\\u0007\"\n", `c.toml:2: agent "pi\x1b]0;pwned\a" is not a valid agent id: use 1 to 64 characters from A-Z a-z 0-9 . _ - :`},
+		{"newline", "[herdr]\nagent = \"pi\\nINFO forged\"\n", `c.toml:2: agent "pi\nINFO forged" is not a valid agent id`},
+		{"empty", "[herdr]\nagent = \"\"\n", `c.toml:2: agent "" is not a valid agent id`},
+		{"space", "[detect]\nagent = \"my agent\"\n", `c.toml:2: agent "my agent" is not a valid agent id`},
+		{"65 characters", "[herdr]\nagent = \"" + strings.Repeat("a", 65) + "\"\n", "… (65 bytes) is not a valid agent id"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, problems := ParseConfig([]byte(c.toml), "c.toml")
+			if len(problems) != 1 || !strings.Contains(problems[0].String(), c.want) {
+				t.Fatalf("problems %q, want one containing %q", problems, c.want)
+			}
+		})
+	}
+	for _, ok := range []string{"pi", "claude", "herdr:pi", "pi-coding-agent", "gpt_5.1", strings.Repeat("a", 64)} {
+		if err := CheckAgent(ok); err != nil {
+			t.Errorf("CheckAgent(%q) = %v", ok, err)
+		}
+	}
+	err := CheckAgent(huge)
+	if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), "(52428800 bytes)") {
+		t.Fatalf("a 50 MiB agent id: %d-byte error %.200q", len(err.Error()), err)
+	}
+}
+
 // Issue 10: notify.finished_after is a duration, 20s by default; 0s tells
 // every run, a negative one is a problem on its line.
 func TestFinishedAfter(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,12 +37,12 @@ func (p Paths) TerminalNotificationsFile() string {
 // seed does (§6.1). Unlike the seed, which stays silent, every problem is
 // returned as a *ConfigError so doctor can say why a setting has no effect.
 func LoadTerminalNotifications(path, shown string) (TerminalNotifications, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, JSON)
 	if errors.Is(err, fs.ErrNotExist) {
 		return TerminalNotifications{}, nil
 	}
 	if err != nil {
-		return TerminalNotifications{}, &ConfigError{Problems: []Problem{{File: shown, Msg: "cannot read: " + err.Error() + "; using the built-in terminal table"}}}
+		return TerminalNotifications{}, &ConfigError{Problems: []Problem{fileProblem(err, shown, "; using the built-in terminal table")}}
 	}
 	tn, problems := ParseTerminalNotifications(data, shown)
 	if len(problems) > 0 {
@@ -54,6 +53,9 @@ func LoadTerminalNotifications(path, shown string) (TerminalNotifications, error
 
 // ParseTerminalNotifications decodes the seed's config.json text.
 func ParseTerminalNotifications(data []byte, shown string) (TerminalNotifications, []Problem) {
+	if err := CheckNesting(data, JSON); err != nil {
+		return TerminalNotifications{}, []Problem{fileProblem(err, shown, "; using the built-in terminal table")}
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil || top == nil {
 		p := Problem{File: shown, Msg: "not a JSON object; using the built-in terminal table"}

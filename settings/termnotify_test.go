@@ -76,14 +76,14 @@ func TestLoadTerminalNotifications(t *testing.T) {
 	if tn, err = LoadTerminalNotifications(path, "config.json"); err == nil || tn.Fallback != "" {
 		t.Fatalf("bad file: %+v %v", tn, err)
 	}
-	// A directory where the file should be cannot be read.
+	// A directory where the file should be is refused, and said so.
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(path, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err = LoadTerminalNotifications(path, "config.json"); err == nil || !strings.Contains(err.Error(), "cannot read") {
+	if _, err = LoadTerminalNotifications(path, "config.json"); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Fatalf("unreadable: %v", err)
 	}
 }

@@ -104,8 +104,8 @@ type WaitingForInput struct {
 	Waiting bool
 }
 
-// Key identifies the wait among all open ones: "source:id".
-func (w WaitingForInput) Key() string { return w.Source + ":" + w.ID }
+// Key identifies the wait among all open ones: "source:id" (see [WaitKey]).
+func (w WaitingForInput) Key() string { return WaitKey(w.Source, w.ID) }
 
 // HerdrBlocked is a herdr:blocked payload as Herdr's own consumer reads it
 // (§8, §21): a truthy active opens one, anything else closes one.

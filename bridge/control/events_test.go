@@ -93,3 +93,36 @@ func TestLifecyclePayloads(t *testing.T) {
 		t.Fatalf("unknown event: %v", err)
 	}
 }
+
+// Two different waits never share a key: "a:b"+"c" and "a"+"b:c" used to
+// both be "a:b:c", so stopping one closed the other.
+func TestWaitKeysAreUnambiguous(t *testing.T) {
+	pairs := [][2]string{
+		{"a:b", "c"}, {"a", "b:c"}, {"a", "b%3Ac"}, {"a:b%3A", "c"}, {"a", "b%253Ac"},
+		{"plan-md:request_user_input", "call-1"}, {"plan-md", "request_user_input:call-1"},
+	}
+	seen := map[string][2]string{}
+	for _, p := range pairs {
+		k := WaitRequest{Source: p[0], ID: p[1]}.Key()
+		if k != (WaitingForInput{Source: p[0], ID: p[1]}).Key() {
+			t.Fatalf("the two kinds of wait key %v differently", p)
+		}
+		if other, ok := seen[k]; ok {
+			t.Fatalf("%v and %v share the key %q", p, other, k)
+		}
+		seen[k] = p
+	}
+	if k := WaitKey("plan-md:request_user_input", "call-1"); k != "plan-md:request_user_input:call-1" {
+		t.Fatalf("a usual key changed: %q", k)
+	}
+}
+
+func FuzzWaitKey(f *testing.F) {
+	f.Add("a:b", "c", "a", "b:c")
+	f.Add("a", "b%3Ac", "a", "b:c")
+	f.Fuzz(func(t *testing.T, s1, id1, s2, id2 string) {
+		if (s1 != s2 || id1 != id2) && WaitKey(s1, id1) == WaitKey(s2, id2) {
+			t.Fatalf("(%q, %q) and (%q, %q) share the key %q", s1, id1, s2, id2, WaitKey(s1, id1))
+		}
+	})
+}

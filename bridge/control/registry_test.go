@@ -2,6 +2,8 @@ package control
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -231,5 +233,97 @@ func TestRunDirsListsLiveAndDeadWrappers(t *testing.T) {
 	}
 	if len(got) != 2 || alive[dead] || !alive[os.Getpid()] {
 		t.Fatalf("run dirs %+v", got)
+	}
+}
+
+// A 60-byte XDG_RUNTIME_DIR and a 10-digit uid make a runtime base of 80
+// bytes, under which a socket path is 116 bytes, over the 107 limit: the
+// run then lives in a short private directory instead, the socket works,
+// and the registry under the long base still leads to it.
+func TestStartKeepsTheSocketPathShortWhateverTheRuntimeBase(t *testing.T) {
+	root := shortDir(t)
+	old := shortRoot
+	shortRoot = root
+	t.Cleanup(func() { shortRoot = old })
+
+	xdg := filepath.Join(shortDir(t), "x")
+	xdg += strings.Repeat("x", 60-len(xdg))
+	base := filepath.Join(xdg, "herdr-pi-4294967295")
+	if len(xdg) != 60 || len(base) != 80 {
+		t.Fatalf("setup: %d-byte runtime dir, %d-byte base", len(xdg), len(base))
+	}
+	if err := os.Mkdir(xdg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	run, err := Start(RunConfig{RuntimeBase: base, PaneID: "w1:p1", HerdrSocket: "/tmp/h.sock", Events: rec, Requests: rec})
+	if err != nil {
+		t.Fatalf("Start under an 80-byte runtime base: %v", err)
+	}
+	defer run.Close()
+	sock := run.Endpoint.Socket
+	short := filepath.Join(root, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
+	if len(sock) > 107 || filepath.Dir(filepath.Dir(sock)) != short {
+		t.Fatalf("socket %s (%d bytes), want it under %s", sock, len(sock), short)
+	}
+	for path, want := range map[string]fs.FileMode{short: 0o700, run.Dir: 0o700} {
+		if err := CheckPrivateDir(path); err != nil {
+			t.Fatal(err)
+		}
+		if fi, _ := os.Stat(path); fi.Mode().Perm() != want {
+			t.Fatalf("%s has mode %v", path, fi.Mode())
+		}
+	}
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket %v %v", fi, err)
+	}
+	got, err := PaneRegistry(base).Lookup(PaneKey("/tmp/h.sock", "w1:p1"))
+	if err != nil || got.Socket != sock {
+		t.Fatalf("registry under the long base: %+v %v", got, err)
+	}
+	c, err := Dial(t.Context(), sock, run.Endpoint.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Status(t.Context()); err != nil {
+		t.Fatalf("status over the short socket: %v", err)
+	}
+	c.Close()
+	if err := run.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(run.Dir); !os.IsNotExist(err) {
+		t.Errorf("run dir left behind: %v", err)
+	}
+
+	// A short base is used as it is.
+	if b := filepath.Join(root, "rt"); SocketBase(b) != b {
+		t.Fatalf("SocketBase(%s) = %s", b, SocketBase(b))
+	}
+}
+
+// The fallback lives in a shared directory: one someone put in our way (a
+// symlink, say) is refused, never followed.
+func TestTheShortSocketBaseIsNeverASymlink(t *testing.T) {
+	root := shortDir(t)
+	old := shortRoot
+	shortRoot = root
+	t.Cleanup(func() { shortRoot = old })
+	elsewhere := filepath.Join(root, "elsewhere")
+	if err := os.Mkdir(elsewhere, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(root, fmt.Sprintf("herdr-pi-%d", os.Getuid()))); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	base := filepath.Join(root, strings.Repeat("y", 90))
+	_, err := Start(RunConfig{RuntimeBase: base, Events: rec, Requests: rec})
+	var pe *PrivateDirError
+	if !errors.As(err, &pe) || pe.Problem != ProblemNotDir {
+		t.Fatalf("Start with a symlink as the short base: %v", err)
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Fatalf("something was created through the symlink: %v", entries)
 	}
 }

@@ -30,8 +30,21 @@ const (
 	maxWaitLabel = 200
 )
 
-// Key identifies the wait: "source:id", as for pi:waiting-for-user-input.
-func (w WaitRequest) Key() string { return w.Source + ":" + w.ID }
+// Key identifies the wait: "source:id", as for pi:waiting-for-user-input
+// (see [WaitKey]).
+func (w WaitRequest) Key() string { return WaitKey(w.Source, w.ID) }
+
+// WaitKey names the wait (source, id) unambiguously as "source:id": a colon
+// or percent sign in id is percent-escaped, so the last colon always starts
+// the id and "a:b"+"c" never meets "a"+"b:c". Sources often hold a colon
+// ("plan-md:request_user_input") and ids rarely do, so the usual keys read
+// as they always did.
+func WaitKey(source, id string) string {
+	if strings.ContainsAny(id, ":%") {
+		id = strings.NewReplacer("%", "%25", ":", "%3A").Replace(id)
+	}
+	return source + ":" + id
+}
 
 // Normalize trims the fields and checks them: a known action, a source and
 // an id without control characters, a label that is printable after

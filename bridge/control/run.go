@@ -34,10 +34,38 @@ type Run struct {
 	unregister func()
 }
 
+// Unix socket paths are limited to 107 bytes (sun_path holds 108 with its
+// NUL). A run directory is "<base>/run-<pid>-<random>" and holds
+// control.sock: with pids of at most 7 digits (Linux caps pid_max at 2^22)
+// and MkdirTemp's random part of at most 10, that adds at most
+// runSuffixMax bytes to the base.
+const (
+	maxSocketPath = 107
+	socketName    = "control.sock"
+	runSuffixMax  = len("/"+runDirPrefix) + 7 + len("-") + 10 + len("/"+socketName)
+)
+
+// shortRoot holds the fallback socket base; tests point it elsewhere.
+var shortRoot = "/tmp"
+
+// SocketBase is where the run directories (and so the sockets) of wrappers
+// using runtimeBase live: runtimeBase itself when every socket path under
+// it fits, else /tmp/herdr-pi-<uid>, which always does. A long
+// XDG_RUNTIME_DIR and a 10-digit uid must not turn the control socket off.
+// The fallback is checked like any private directory (ours, 0700, not a
+// symlink) before anything is put in it.
+func SocketBase(runtimeBase string) string {
+	if len(runtimeBase)+runSuffixMax <= maxSocketPath {
+		return runtimeBase
+	}
+	return filepath.Join(shortRoot, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
+}
+
 // Start creates the run directory, listens, and registers the pane. Close
-// undoes all of it; call it on every exit path.
+// undoes all of it; call it on every exit path. The registry stays under
+// cfg.RuntimeBase; only the run directory moves to [SocketBase].
 func Start(cfg RunConfig) (*Run, error) {
-	dir, err := NewRunDir(cfg.RuntimeBase)
+	dir, err := NewRunDir(SocketBase(cfg.RuntimeBase))
 	if err != nil {
 		return nil, fmt.Errorf("control: %w", err)
 	}
@@ -47,7 +75,7 @@ func Start(cfg RunConfig) (*Run, error) {
 		return nil, fmt.Errorf("control: token: %w", err)
 	}
 	srv, err := Listen(Config{
-		Path: filepath.Join(dir, "control.sock"), Token: token,
+		Path: filepath.Join(dir, socketName), Token: token,
 		Events: cfg.Events, Requests: cfg.Requests, Logf: cfg.Logf,
 	})
 	if err != nil {

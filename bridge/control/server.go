@@ -88,7 +88,7 @@ func Listen(cfg Config) (*Server, error) {
 	if cfg.Token == "" || cfg.Events == nil || cfg.Requests == nil {
 		return nil, errors.New("control: Listen needs a token, an event sink and a request handler")
 	}
-	if len(cfg.Path) > 107 {
+	if len(cfg.Path) > maxSocketPath {
 		return nil, fmt.Errorf("control: socket path %s is %d bytes, the limit is 107: use a shorter runtime directory", cfg.Path, len(cfg.Path))
 	}
 	if err := checkPrivate(filepath.Dir(cfg.Path)); err != nil {

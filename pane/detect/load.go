@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 //go:embed manifests/*.toml
@@ -94,10 +95,10 @@ func Load(dir string) (*Set, []error) {
 	}
 	var problems []error
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := settings.ReadFile(f, settings.TOML)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				problems = append(problems, fmt.Errorf("%s: cannot read: %w", f, err))
+				problems = append(problems, fileError(f, err))
 			}
 			continue
 		}
@@ -113,9 +114,21 @@ func Load(dir string) (*Set, []error) {
 
 // LoadFile parses one manifest file.
 func LoadFile(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	data, err := settings.ReadFile(path, settings.TOML)
 	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", path, err)
+		return nil, fileError(path, err)
 	}
 	return Parse(data, path)
+}
+
+// fileError is a manifest that could not be read (a FIFO, too big, too
+// deep: see settings.ReadFile) as a *ManifestError, like one that does
+// not parse.
+func fileError(file string, err error) error {
+	p := Problem{Msg: err.Error()}
+	var fe *settings.FileError
+	if errors.As(err, &fe) {
+		p.Line, p.Msg = fe.Line, fe.Reason
+	}
+	return &ManifestError{File: file, Problems: []Problem{p}, err: err}
 }

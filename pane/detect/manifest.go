@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // EngineVersion is the manifest engine version this package implements
@@ -96,7 +98,12 @@ type Problem struct {
 type ManifestError struct {
 	File     string
 	Problems []Problem
+	err      error // why the file could not be read, if that was it
 }
+
+// Unwrap says why the file could not be read (a missing file matches
+// fs.ErrNotExist), or nil for a file that was read but does not parse.
+func (e *ManifestError) Unwrap() error { return e.err }
 
 func (e *ManifestError) Error() string {
 	var b strings.Builder
@@ -116,6 +123,9 @@ func (e *ManifestError) Error() string {
 // Parse reads a manifest. file names it in errors. A manifest with any
 // problem is rejected whole, with every problem found (file, line, reason).
 func Parse(data []byte, file string) (*Manifest, error) {
+	if err := settings.CheckNesting(data, settings.TOML); err != nil {
+		return nil, fileError(file, err)
+	}
 	p := &parser{file: file, loc: newLocator(data)}
 	var raw map[string]any
 	if _, err := toml.Decode(string(data), &raw); err != nil {

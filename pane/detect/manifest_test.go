@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
@@ -192,4 +194,57 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("empty state")
 		}
 	})
+}
+
+// A user manifest that is not a regular file, too big or nested too deep is
+// a problem of that file (the embedded manifest stays in use); none of them
+// may hang or exhaust the wrapper before the agent starts.
+func TestLoadRefusesManifestsThatAreNotSettingsFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := unix.Mkfifo(filepath.Join(dir, "pi.toml"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.toml")); err != nil {
+		t.Fatal(err)
+	}
+	deep := "id = \"deep\"\n[[rules]]\nid = \"r\"\nstate = \"working\"\ncontains = [\"x\"]\nany = " +
+		strings.Repeat("[{any = ", 8000) + "1" + strings.Repeat("}]", 8000) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "deep.toml"), []byte(deep), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big.toml"), []byte("# "+strings.Repeat("x", 1<<20)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, problems := Load(dir)
+	var got []string
+	for _, p := range problems {
+		var me *ManifestError
+		if !errors.As(p, &me) {
+			t.Fatalf("problem of the wrong shape: %T %v", p, p)
+		}
+		got = append(got, p.Error())
+	}
+	want := []string{
+		filepath.Join(dir, "big.toml") + ": is 1048578 bytes, over the 1048576-byte (1 MiB) limit",
+		filepath.Join(dir, "deep.toml") + ":6: TOML nests deeper than 32 levels",
+		filepath.Join(dir, "pi.toml") + ": is a named pipe (FIFO), not a regular file",
+		filepath.Join(dir, "zero.toml") + ": is a device, not a regular file",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("problems:\n%s", strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("problem %d:\n got %s\nwant %s…", i, got[i], want[i])
+		}
+	}
+	if pi, _ := set.Lookup("pi"); pi != mustLookup(t, Embedded(), "pi") {
+		t.Fatal("the embedded pi manifest is not in use")
+	}
+	if _, err := LoadFile(filepath.Join(dir, "pi.toml")); err == nil || !strings.Contains(err.Error(), "named pipe") {
+		t.Fatalf("LoadFile of a FIFO: %v", err)
+	}
+	if _, err := Parse([]byte(deep), "deep.toml"); err == nil || !strings.Contains(err.Error(), "deep.toml:6: TOML nests deeper") {
+		t.Fatalf("Parse of deep text: %v", err)
+	}
 }

@@ -85,8 +85,10 @@ func expand(p, home, cwd string) string {
 	return filepath.Clean(p)
 }
 
+// settingsSessionDir reads sessionDir from Pi's settings.json; a file that
+// is missing, not a regular file or not JSON says nothing.
 func settingsSessionDir(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := settings.ReadFile(path, settings.JSON)
 	if err != nil {
 		return ""
 	}

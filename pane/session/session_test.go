@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
@@ -348,5 +350,29 @@ func TestLocatorFind(t *testing.T) {
 	}
 	if _, ok := (Locator{Dir: filepath.Join(dir, "missing")}).Find(); ok {
 		t.Error("a missing dir found a file")
+	}
+}
+
+// Pi's settings.json is read like every settings file: a FIFO there (no
+// writer, so a blocking open never returns) or /dev/zero says nothing
+// instead of hanging the wrapper.
+func TestLocateIgnoresASettingsJSONThatIsNotAFile(t *testing.T) {
+	paths := settings.Paths{Home: "/home/u", PiAgentDir: t.TempDir()}
+	path := filepath.Join(paths.PiAgentDir, "settings.json")
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := SessionDir(paths.PiAgentDir, "/proj")
+	if l := Locate(settings.PiArgs{}, settings.Env{}, paths, "/proj", time.Now()); l.Dir != want {
+		t.Fatalf("FIFO settings.json: %+v, want the per-project directory", l)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", path); err != nil {
+		t.Fatal(err)
+	}
+	if l := Locate(settings.PiArgs{}, settings.Env{}, paths, "/proj", time.Now()); l.Dir != want {
+		t.Fatalf("/dev/zero settings.json: %+v, want the per-project directory", l)
 	}
 }

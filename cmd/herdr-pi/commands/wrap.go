@@ -49,6 +49,11 @@ func wrapCommand(f *Factory) *cli.Command {
 			if len(opts.Argv) == 0 {
 				return usagef("wrap", "no command given (example: herdr-pi wrap pi)")
 			}
+			if opts.Agent != "" {
+				if err := settings.CheckAgent(opts.Agent); err != nil {
+					return usagef("wrap", "--agent: %v", err)
+				}
+			}
 			return wrapRun(c.Context, f, opts)
 		},
 	}

@@ -1,0 +1,164 @@
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Limits for every settings file herdr-pi reads. Real files are a few KiB
+// and a handful of levels deep; the caps only keep a hostile or broken file
+// from hanging the wrapper before the agent starts (the TOML decoder takes
+// seconds and gigabytes on a few thousand nested inline tables).
+const (
+	MaxFileBytes = 1 << 20
+	MaxDepth     = 32
+)
+
+// Format is the syntax of a settings file, which decides how nesting is
+// counted before it is parsed.
+type Format int
+
+// The formats herdr-pi reads.
+const (
+	TOML Format = iota
+	JSON
+)
+
+func (f Format) String() string {
+	if f == JSON {
+		return "JSON"
+	}
+	return "TOML"
+}
+
+// FileError says why a settings file was not read. Reason says what is
+// wrong and the way out, without the path, so callers can put it in their
+// own file:line messages. A missing file matches fs.ErrNotExist.
+type FileError struct {
+	Path string
+	// Line is where the problem is (too deep nesting), else 0.
+	Line   int
+	Reason string
+	Err    error
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Reason)
+	}
+	return e.Path + ": " + e.Reason
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// ReadFile reads a settings file safely: only a regular file (after
+// symlinks) of at most [MaxFileBytes], whose arrays, tables and objects
+// nest at most [MaxDepth] deep. Anything else is a *FileError that says
+// what is wrong and how to fix it; nothing is parsed, and a FIFO or a
+// device never blocks the caller or fills its memory.
+//
+// Every reader of a settings file goes through here, so the checks hold for
+// herdr-pi's config, detection manifests, the notification configs and
+// Pi's settings.json alike.
+func ReadFile(path string, format Format) ([]byte, error) {
+	fail := func(reason string, err error) error { return &FileError{Path: path, Reason: reason, Err: err} }
+	// Stat first, so a device is never even opened (opening some has side
+	// effects); fstat after the open closes the race with a swap.
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fail("does not exist", err)
+		}
+		return nil, fail("cannot read: "+unwrapPathError(err), err)
+	}
+	if reason := notRegular(fi.Mode()); reason != "" {
+		return nil, fail(reason, nil)
+	}
+	// O_NONBLOCK: should a FIFO be swapped in after the stat, the open
+	// returns at once instead of waiting for a writer.
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fail("cannot open: "+err.Error(), &fs.PathError{Op: "open", Path: path, Err: err})
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	fi, err = f.Stat()
+	if err != nil {
+		return nil, fail("cannot read: "+unwrapPathError(err), err)
+	}
+	if reason := notRegular(fi.Mode()); reason != "" {
+		return nil, fail(reason, nil)
+	}
+	if fi.Size() > MaxFileBytes {
+		return nil, fail(tooBig(fi.Size()), nil)
+	}
+	// The file may grow after the fstat: read one byte past the cap to see.
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fail("cannot read: "+unwrapPathError(err), err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fail(tooBig(int64(len(data))), nil)
+	}
+	if err := CheckNesting(data, format); err != nil {
+		var fe *FileError
+		errors.As(err, &fe)
+		fe.Path = path
+		return nil, fe
+	}
+	return data, nil
+}
+
+// CheckNesting reports, as a *FileError without a path, text that nests
+// deeper than [MaxDepth] or is larger than [MaxFileBytes]. Parsers that take
+// text rather than a file call it before decoding.
+func CheckNesting(data []byte, format Format) error {
+	if len(data) > MaxFileBytes {
+		return &FileError{Reason: tooBig(int64(len(data)))}
+	}
+	scan := tomlDepth
+	if format == JSON {
+		scan = jsonDepth
+	}
+	if line := scan(data, MaxDepth); line > 0 {
+		return &FileError{Line: line, Reason: fmt.Sprintf(
+			"%s nests deeper than %d levels (tables, arrays, dotted keys): refusing to parse it; flatten it", format, MaxDepth)}
+	}
+	return nil
+}
+
+func notRegular(m fs.FileMode) string {
+	const fix = "; herdr-pi reads settings only from regular files: put a file (or a symlink to one) there, or remove it"
+	switch {
+	case m.IsRegular():
+		return ""
+	case m.IsDir():
+		return "is a directory, not a file" + fix
+	case m&fs.ModeNamedPipe != 0:
+		return "is a named pipe (FIFO), not a regular file" + fix
+	case m&fs.ModeSocket != 0:
+		return "is a socket, not a regular file" + fix
+	case m&fs.ModeDevice != 0:
+		return "is a device, not a regular file" + fix
+	}
+	return "is not a regular file" + fix
+}
+
+func tooBig(n int64) string {
+	return fmt.Sprintf("is %d bytes, over the %d-byte (1 MiB) limit for settings files: refusing to parse it; shorten it", n, MaxFileBytes)
+}
+
+// unwrapPathError drops the path from an *fs.PathError: messages name the
+// file themselves.
+func unwrapPathError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

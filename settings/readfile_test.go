@@ -1,0 +1,145 @@
+package settings
+
+import (
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// mkfifo makes a real named pipe; nobody ever opens its write end, so a
+// reader that opens it blocking would wait forever.
+func mkfifo(t *testing.T, path string) {
+	t.Helper()
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+}
+
+func TestReadFileRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "config.toml")
+	mkfifo(t, fifo)
+	linkToFIFO := filepath.Join(dir, "link.toml")
+	if err := os.Symlink(fifo, linkToFIFO); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, c := range []struct{ name, path, want string }{
+		{"FIFO", fifo, "is a named pipe (FIFO)"},
+		{"symlink to a FIFO", linkToFIFO, "is a named pipe (FIFO)"},
+		{"/dev/zero", "/dev/zero", "is a device"},
+		{"directory", dir, "is a directory"},
+		{"socket", sock, "is a socket"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data, err := ReadFile(c.path, TOML)
+			var fe *FileError
+			if !errors.As(err, &fe) || !strings.Contains(fe.Reason, c.want) || data != nil {
+				t.Fatalf("ReadFile(%s) = %d bytes, %v; want a FileError saying %q", c.path, len(data), err, c.want)
+			}
+			if !strings.Contains(fe.Reason, "regular file") || !strings.HasPrefix(err.Error(), c.path+": ") {
+				t.Fatalf("the error should name the file and the way out: %v", err)
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("%v must not read as a missing file (that one is silently fine)", err)
+			}
+		})
+	}
+}
+
+func TestReadFileFollowsSymlinksToRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.toml")
+	if err := os.WriteFile(real, []byte("a = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "config.toml")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	data, err := ReadFile(link, TOML)
+	if err != nil || string(data) != "a = 1\n" {
+		t.Fatalf("ReadFile via symlink = %q, %v", data, err)
+	}
+	_, err = ReadFile(filepath.Join(dir, "missing.toml"), TOML)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v, want fs.ErrNotExist", err)
+	}
+}
+
+func TestReadFileCapsSizeAndNesting(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	atCap := write("cap.toml", "# "+strings.Repeat("x", MaxFileBytes-3)+"\n")
+	if data, err := ReadFile(atCap, TOML); err != nil || len(data) != MaxFileBytes {
+		t.Fatalf("a file of exactly 1 MiB: %d bytes, %v", len(data), err)
+	}
+	cases := []struct {
+		name, text string
+		format     Format
+		line       int
+		want       string
+	}{
+		{"over 1 MiB", "# " + strings.Repeat("x", MaxFileBytes) + "\n", TOML, 0, "over the 1048576-byte (1 MiB) limit"},
+		{"8000 nested inline tables", "[herdr]\nagent = " + strings.Repeat("{a = ", 8000) + "1" + strings.Repeat("}", 8000), TOML, 2, "nests deeper than 32 levels"},
+		{"50000 nested arrays", "\n\n\na = " + strings.Repeat("[", 50000) + strings.Repeat("]", 50000), TOML, 4, "nests deeper than 32 levels"},
+		{"deep dotted key", strings.Repeat("a.", 5000) + "b = 1", TOML, 1, "nests deeper than 32 levels"},
+		{"deep header", "x = 1\n[" + strings.Repeat("a.", 20) + "b]", TOML, 2, "nests deeper than 32 levels"},
+		{"deep JSON", "{\"a\":" + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "}", JSON, 1, "JSON nests deeper than 32 levels"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := write("f", c.text)
+			data, err := ReadFile(p, c.format)
+			var fe *FileError
+			if !errors.As(err, &fe) || !strings.Contains(fe.Reason, c.want) || fe.Line != c.line || data != nil {
+				t.Fatalf("ReadFile = %d bytes, %v (line %d); want line %d, %q", len(data), err, fe.Line, c.line, c.want)
+			}
+		})
+	}
+}
+
+// The config and the notification config go through ReadFile: a FIFO,
+// /dev/zero or a deep file is a config problem like any other, and the
+// defaults stand in.
+func TestLoadersReportFilesThatAreNotSettings(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	mkfifo(t, fifo)
+	deep := filepath.Join(dir, "deep")
+	if err := os.WriteFile(deep, []byte("[detect]\ndebounce = "+strings.Repeat("{a=", 50000)+"1"+strings.Repeat("}", 50000)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{fifo, "shown: is a named pipe (FIFO), not a regular file"},
+		{"/dev/zero", "shown: is a device, not a regular file"},
+		{deep, "shown:2: TOML nests deeper than 32 levels"},
+	} {
+		cfg, err := LoadConfig(c.path, "shown")
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), c.want) || cfg.Herdr != Defaults().Herdr {
+			t.Errorf("LoadConfig(%s) = %v; want defaults and %q", c.path, err, c.want)
+		}
+		_, err = LoadTerminalNotifications(c.path, "shown")
+		if !errors.As(err, &ce) || !strings.HasSuffix(err.Error(), "using the built-in terminal table") {
+			t.Errorf("LoadTerminalNotifications(%s) = %v", c.path, err)
+		}
+	}
+}
