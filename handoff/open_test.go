@@ -1,0 +1,245 @@
+package handoff
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// params decodes the params of the n-th request of a method.
+func params(t *testing.T, s *herdrtest.Server, method string, n int) map[string]any {
+	t.Helper()
+	for _, r := range s.Requests() {
+		if r.Method != method {
+			continue
+		}
+		if n--; n == 0 {
+			var p map[string]any
+			if err := json.Unmarshal(r.Params, &p); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+	}
+	t.Fatalf("no such %s request; requests: %q", method, s.Methods())
+	return nil
+}
+
+func privateDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func opener(t *testing.T, s *herdrtest.Server) Opener {
+	return Opener{Herdr: herdr.NewClient(s.SocketPath()), Self: "/opt/herdr-pi", Pi: []string{"pi"}, FileDir: privateDir(t)}
+}
+
+func inspection() Inspection {
+	return Inspection{Title: "run 3f0c9a2e review: reviewer#1", SessionFile: "/s/it's a session.jsonl", Model: "fake/fake-model:high", Cwd: "/repo"}
+}
+
+// The caller's pane decides the split: wider than tall goes right, equal
+// or taller goes down, never taking the focus; the command is typed into
+// the new pane and nothing else is called.
+func TestSplitFollowsTheCallersGeometry(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		before int // splits made first: the fake lays panes side by side in 200x50
+		want   string
+	}{
+		{"wide", 0, "right"},
+		{"square", 3, "down"},
+		{"tall", 4, "down"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := herdrtest.Start(t)
+			c0 := herdr.NewClient(s.SocketPath())
+			for range c.before {
+				if _, err := c0.PaneSplit(t.Context(), herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.ClearRecords()
+			o := opener(t, s)
+			l := o.InspectLaunch(inspection())
+			got, err := o.Open(t.Context(), l, Placement{Mode: ModeSplit, CallerPane: s.PaneID(), Cwd: "/repo"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := strings.Join(s.Methods(), " "); m != "pane.layout pane.split pane.send_input" {
+				t.Fatalf("calls %q", m)
+			}
+			if p := params(t, s, "pane.layout", 1); p["pane_id"] != s.PaneID() {
+				t.Fatalf("layout of %v", p)
+			}
+			split := params(t, s, "pane.split", 1)
+			if split["target_pane_id"] != s.PaneID() || split["direction"] != c.want || split["focus"] == true || split["cwd"] != "/repo" {
+				t.Fatalf("split %v, want %s without focus", split, c.want)
+			}
+			in := params(t, s, "pane.send_input", 1)
+			if in["pane_id"] != got.PaneID || !slices.Equal(toStrings(in["keys"]), []string{"Enter"}) {
+				t.Fatalf("input %v into %s", in, got.PaneID)
+			}
+			text := in["text"].(string)
+			file := strings.Trim(strings.TrimPrefix(text, "exec sh "), "'")
+			script, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("typed %q: %v", text, err)
+			}
+			if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o600 {
+				t.Fatalf("command file mode %v", fi.Mode())
+			}
+			want := `'/opt/herdr-pi' 'wrap' '--agent' 'pi' '--' 'pi' '--fork' '/s/it'\''s a session.jsonl' '--tools' 'read,grep,find,ls' '--model' 'fake/fake-model:high'`
+			if !strings.Contains(string(script), "\n"+want+"\n") || !strings.Contains(string(script), "cd -- '/repo'") {
+				t.Fatalf("command file:\n%s\nwant the line\n%s", script, want)
+			}
+			if got.Direction != c.want || len(got.Created) != 1 || got.Created[0] != "pane "+got.PaneID {
+				t.Fatalf("opened %+v", got)
+			}
+		})
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	list, _ := v.([]any)
+	for _, x := range list {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+// A pane that cannot be given its command is closed again, the command
+// file removed, and the first error reported.
+func TestFailedSendInputClosesTheNewPane(t *testing.T) {
+	s := herdrtest.Start(t)
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultClose, Methods: []string{"pane.send_input"}})
+	o := opener(t, s)
+	_, err := o.Open(t.Context(), o.InspectLaunch(inspection()), Placement{CallerPane: s.PaneID()})
+	if err == nil || !strings.Contains(err.Error(), "starting the command in pane w1:p2") {
+		t.Fatalf("error %v", err)
+	}
+	if m := strings.Join(s.Methods(), " "); !strings.HasSuffix(m, "pane.split pane.send_input pane.close") {
+		t.Fatalf("calls %q", m)
+	}
+	if p := params(t, s, "pane.close", 1); p["pane_id"] != "w1:p2" {
+		t.Fatalf("closed %v", p)
+	}
+	if left, _ := os.ReadDir(o.FileDir); len(left) != 0 {
+		t.Fatalf("left in the private dir: %v", left)
+	}
+}
+
+// Fully inspectable placement: one workspace per run, labelled, its root
+// tab renamed to the same label, a tab per attempt; a second open of the
+// same attempt reuses its tab and starts nothing, another attempt gets a
+// tab of its own in the same workspace.
+func TestWorkspacePlacementIsReused(t *testing.T) {
+	s := herdrtest.Start(t)
+	o := opener(t, s)
+	place := func(tab string) Placement {
+		return Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), WorkspaceLabel: "workflow review", TabLabel: tab, Cwd: "/repo"}
+	}
+	first, err := o.Open(t.Context(), o.InspectLaunch(inspection()), place("#1 reviewer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := strings.Join(s.Methods(), " "); m != "workspace.list workspace.create tab.rename tab.create pane.send_input" {
+		t.Fatalf("first open: %q", m)
+	}
+	ws := params(t, s, "workspace.create", 1)
+	if ws["label"] != "workflow review" || ws["cwd"] != "/repo" || ws["focus"] == true {
+		t.Fatalf("workspace.create %v", ws)
+	}
+	if r := params(t, s, "tab.rename", 1); r["label"] != "workflow review" || r["tab_id"] != first.WorkspaceID+":t1" {
+		t.Fatalf("tab.rename %v", r)
+	}
+	if c := params(t, s, "tab.create", 1); c["label"] != "#1 reviewer" || c["workspace_id"] != first.WorkspaceID {
+		t.Fatalf("tab.create %v", c)
+	}
+
+	s.ClearRecords()
+	again, err := o.Open(t.Context(), o.InspectLaunch(inspection()), place("#1 reviewer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := strings.Join(s.Methods(), " "); m != "workspace.list tab.list pane.list" || !again.Reused ||
+		again.TabID != first.TabID || again.PaneID != first.PaneID || len(again.Created) != 0 {
+		t.Fatalf("second open: %q %+v (first %+v)", m, again, first)
+	}
+
+	s.ClearRecords()
+	second, err := o.Open(t.Context(), o.InspectLaunch(inspection()), place("#2 reviewer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := strings.Join(s.Methods(), " "); m != "workspace.list tab.list tab.create pane.send_input" ||
+		second.WorkspaceID != first.WorkspaceID || second.TabID == first.TabID {
+		t.Fatalf("other attempt: %q %+v", m, second)
+	}
+}
+
+// A failure after the workspace was created closes the workspace (and
+// with it what is inside), once.
+func TestFailureClosesExactlyWhatWasCreated(t *testing.T) {
+	s := herdrtest.Start(t)
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultClose, Methods: []string{"tab.create"}})
+	o := opener(t, s)
+	_, err := o.Open(t.Context(), o.InspectLaunch(inspection()),
+		Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer"})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if m := strings.Join(s.Methods(), " "); m != "workspace.list workspace.create tab.rename tab.create workspace.close" {
+		t.Fatalf("calls %q", m)
+	}
+	if p := params(t, s, "workspace.close", 1); p["workspace_id"] != "w2" {
+		t.Fatalf("closed %v", p)
+	}
+}
+
+// In a real pane the command file runs, removes itself, and the pane
+// ends with the command; WaitEnded hears it from Herdr's events.
+func TestCommandRunsInARealPaneAndItsEndIsHeard(t *testing.T) {
+	s := herdrtest.Start(t, herdrtest.Options{RealPanes: &herdrtest.RealPanes{}, NoEventPacing: true})
+	o := opener(t, s)
+	cwd := t.TempDir()
+	l := Launch{Argv: []string{"sh", "-c", `echo "in $(pwd) with $GREETING"`}, Env: []string{"GREETING=it's me"}, Dir: cwd, Title: "test"}
+	opened, err := o.Open(t.Context(), l, Placement{CallerPane: s.PaneID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	c := herdr.NewClient(s.SocketPath())
+	how, err := WaitEnded(ctx, func(ctx context.Context, subs []herdr.Subscription, handle func(herdr.Event)) error {
+		w := &herdr.Watcher{Client: c, Subscriptions: subs}
+		return w.Run(ctx, handle)
+	}, opened.Placed)
+	if err != nil || how != PaneExited {
+		t.Fatalf("ended %q, %v", how, err)
+	}
+	exit := s.WaitExited(t, opened.PaneID, 10*time.Second)
+	if exit.Code != 0 || !strings.Contains(exit.Output, "in "+cwd+" with it's me") {
+		t.Fatalf("exit %+v", exit)
+	}
+	if left, _ := os.ReadDir(o.FileDir); len(left) != 0 {
+		t.Fatalf("the command file is still there: %v", left)
+	}
+}
