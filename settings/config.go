@@ -20,7 +20,40 @@ type Config struct {
 	Herdr  HerdrConfig  `toml:"herdr"`
 	Detect DetectConfig `toml:"detect"`
 	Notify NotifyConfig `toml:"notify"`
+	Open   OpenConfig   `toml:"open"`
 	Log    LogConfig    `toml:"log"`
+}
+
+// OpenConfig is how `herdr-pi open` starts Pi in a pane.
+type OpenConfig struct {
+	// Pi is the Pi command: a program name or path, or a list of words
+	// (["node", "/opt/pi/dist/cli.js"]). Default "pi" from PATH.
+	Pi Command `toml:"pi"`
+}
+
+// Command is a program and its leading arguments: a TOML string (one word,
+// never split) or array of strings.
+type Command []string
+
+// UnmarshalTOML takes a string or an array of strings.
+func (c *Command) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		*c = Command{v}
+		return nil
+	case []any:
+		out := make(Command, 0, len(v))
+		for _, w := range v {
+			s, ok := w.(string)
+			if !ok {
+				return fmt.Errorf("must be a string or a list of strings, not a list holding %T", w)
+			}
+			out = append(out, s)
+		}
+		*c = out
+		return nil
+	}
+	return fmt.Errorf("must be a string or a list of strings, not %T", v)
 }
 
 // HerdrConfig is how herdr-pi names itself to Herdr.
@@ -90,7 +123,8 @@ func Defaults() Config {
 			Channel: "auto", Sound: "none", FinishedAfter: Duration(20 * time.Second),
 			Ntfy: NtfyConfig{Server: "https://ntfy.sh", Priority: 3, Timeout: Duration(5 * time.Second)},
 		},
-		Log: LogConfig{Level: "info"},
+		Open: OpenConfig{Pi: Command{"pi"}},
+		Log:  LogConfig{Level: "info"},
 	}
 }
 
@@ -305,6 +339,9 @@ func (c Config) validate() []invalid {
 	}
 	if d := n.Timeout.D(); d <= 0 || d > time.Minute {
 		bad(fmt.Sprintf("timeout = %q: must be above 0s and at most 1m", d), "notify", "ntfy", "timeout")
+	}
+	if len(c.Open.Pi) == 0 || c.Open.Pi[0] == "" {
+		bad(`pi: name the Pi command, e.g. "pi" or ["node", "/opt/pi/dist/cli.js"]`, "open", "pi")
 	}
 	oneOf(c.Log.Level, []string{"info", "debug"}, "log", "level")
 	return out

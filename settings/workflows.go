@@ -1,0 +1,89 @@
+package settings
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+)
+
+// Workflows is what herdr-pi reads of the workflow engine's global
+// settings (<agent dir>/pi-extensible-workflows/settings.json,
+// workflows-handoff.md §3): only the Herdr extension's part. The project
+// file is never read for it, as upstream's Herdr extension does not.
+type Workflows struct {
+	// FullyInspectable opens every workflow agent in the run's labelled
+	// Herdr workspace (extensionSettings.herdr.enableFullyInspectableMode).
+	FullyInspectable bool
+}
+
+// WorkflowSettingsFile is where the engine keeps its global settings.
+func WorkflowSettingsFile(piAgentDir string) string {
+	return filepath.Join(piAgentDir, "pi-extensible-workflows", "settings.json")
+}
+
+// LoadWorkflows reads the engine's global settings file. A missing file is
+// the defaults. A file the engine itself would reject for the Herdr part —
+// the obsolete extensions.herdr shape, another key under herdr, a value
+// that is not a boolean — is an error that says how to fix it; the rest of
+// the file is the engine's business and is not judged here.
+func LoadWorkflows(path string) (Workflows, error) {
+	data, err := ReadFile(path, JSON)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Workflows{}, nil
+	}
+	if err != nil {
+		return Workflows{}, err
+	}
+	return ParseWorkflows(data, path)
+}
+
+// ParseWorkflows decodes the Herdr part of the engine's settings text;
+// shown names the file in errors.
+func ParseWorkflows(data []byte, shown string) (Workflows, error) {
+	if err := CheckNesting(data, JSON); err != nil {
+		return Workflows{}, fmt.Errorf("%s: %w", shown, err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return Workflows{}, fmt.Errorf("%s: not a JSON object: %v", shown, err)
+	}
+	const key = "extensionSettings.herdr.enableFullyInspectableMode"
+	if raw, ok := top["extensions"]; ok {
+		var old map[string]json.RawMessage
+		if json.Unmarshal(raw, &old) == nil {
+			if _, ok := old["herdr"]; ok {
+				return Workflows{}, fmt.Errorf(`%s: the Herdr setting is in its old place ("extensions": {"herdr": …}), `+
+					`which the engine rejects ("extensions" must be a list); move it to `+
+					`"extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`, shown)
+			}
+		}
+	}
+	var w Workflows
+	raw, ok := top["extensionSettings"]
+	if !ok || string(raw) == "null" {
+		return w, nil
+	}
+	var ext map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &ext); err != nil {
+		return w, fmt.Errorf("%s: extensionSettings must be an object", shown)
+	}
+	raw, ok = ext["herdr"]
+	if !ok {
+		return w, nil
+	}
+	var herdr map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &herdr); err != nil {
+		return w, fmt.Errorf("%s: extensionSettings.herdr must be an object", shown)
+	}
+	for k, v := range herdr {
+		if k != "enableFullyInspectableMode" {
+			return w, fmt.Errorf("%s: extensionSettings.herdr.%s is not a setting (the only one is enableFullyInspectableMode)", shown, k)
+		}
+		if err := json.Unmarshal(v, &w.FullyInspectable); err != nil || string(v) == "null" {
+			return w, fmt.Errorf("%s: %s must be true or false, not %s", shown, key, v)
+		}
+	}
+	return w, nil
+}

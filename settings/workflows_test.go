@@ -1,0 +1,84 @@
+package settings
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWorkflowSettings(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		want       bool
+		err        string
+	}{
+		{"on", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`, true, ""},
+		{"off", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":false}}}`, false, ""},
+		{"other settings only", `{"concurrency":4,"extensions":["a.ts"],"extensionSettings":{"trajectory":{"port":8080}}}`, false, ""},
+		{"empty herdr", `{"extensionSettings":{"herdr":{}}}`, false, ""},
+		{"old shape", `{"extensions":{"herdr":{"enableFullyInspectableMode":true}}}`, false,
+			`move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`},
+		{"unknown herdr key", `{"extensionSettings":{"herdr":{"fully":true}}}`, false, "extensionSettings.herdr.fully is not a setting"},
+		{"not a boolean", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":"yes"}}}`, false, `must be true or false, not "yes"`},
+		{"not JSON", `{`, false, "not a JSON object"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseWorkflows([]byte(c.text), "settings.json")
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.HasPrefix(err.Error(), "settings.json: ") {
+					t.Fatalf("error %v, want one naming the file and saying %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || got.FullyInspectable != c.want {
+				t.Fatalf("got %+v, %v", got, err)
+			}
+		})
+	}
+}
+
+func TestWorkflowSettingsFile(t *testing.T) {
+	dir := t.TempDir()
+	if w, err := LoadWorkflows(WorkflowSettingsFile(dir)); err != nil || w.FullyInspectable {
+		t.Fatalf("missing file: %+v, %v", w, err)
+	}
+	path := WorkflowSettingsFile(dir)
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`), 0o600)
+	if w, err := LoadWorkflows(path); err != nil || !w.FullyInspectable {
+		t.Fatalf("%+v, %v", w, err)
+	}
+	// A FIFO never blocks the caller: it is refused like any file that is
+	// not a settings file.
+	os.Remove(path)
+	mkfifo(t, path)
+	if _, err := LoadWorkflows(path); err == nil {
+		t.Fatal("a FIFO was read as settings")
+	}
+}
+
+func TestOpenPiCommand(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+		bad  string
+	}{
+		{"", []string{"pi"}, ""},
+		{"[open]\npi = \"/opt/pi bin/pi\"\n", []string{"/opt/pi bin/pi"}, ""},
+		{"[open]\npi = [\"node\", \"/opt/pi/dist/cli.js\"]\n", []string{"node", "/opt/pi/dist/cli.js"}, ""},
+		{"[open]\npi = []\n", nil, "name the Pi command"},
+		{"[open]\npi = 3\n", nil, "must be a string or a list of strings"},
+	} {
+		cfg, problems := ParseConfig([]byte(c.text), "config.toml")
+		if c.bad != "" {
+			if len(problems) == 0 || !strings.Contains(problems[0].String(), c.bad) {
+				t.Errorf("%q: problems %v, want %q", c.text, problems, c.bad)
+			}
+			continue
+		}
+		if len(problems) > 0 || strings.Join(cfg.Open.Pi, "|") != strings.Join(c.want, "|") {
+			t.Errorf("%q: %q %v", c.text, cfg.Open.Pi, problems)
+		}
+	}
+}
