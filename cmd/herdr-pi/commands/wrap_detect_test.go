@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/pane/detect"
@@ -44,7 +45,13 @@ func TestChooseAgent(t *testing.T) {
 
 // The pipeline wrap builds: bytes into the tap come out as state events in
 // the trace file, and stop leaves no goroutine behind.
+// It runs in a synctest bubble: the debounce and the frame pacing are
+// virtual time, so a loaded machine cannot reorder them.
 func TestDetectionPipeline(t *testing.T) {
+	synctest.Test(t, testDetectionPipeline)
+}
+
+func testDetectionPipeline(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "trace.jsonl")
 	env := settings.EnvFrom([]string{"HERDR_PI_TRACE=" + trace, "HOME=" + dir})
@@ -59,9 +66,11 @@ func TestDetectionPipeline(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		d.tap.Write([]byte("\x1b[6;1H\x1b[2K── ⠋ Working ────\x1b[9;1H" + border))
 		time.Sleep(20 * time.Millisecond)
+		synctest.Wait()
 	}
 	d.tap.Write([]byte("\x1b[6;1H\x1b[2K" + border))
 	time.Sleep(300 * time.Millisecond)
+	synctest.Wait()
 	d.stop()
 
 	f, err := os.Open(trace)
