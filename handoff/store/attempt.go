@@ -196,11 +196,7 @@ func attemptOrder(ag *AgentRecord) []int {
 	for i := range idx {
 		idx[i] = i
 	}
-	for i := 1; i < len(idx); i++ { // insertion sort: a handful of attempts
-		for j := i; j > 0 && ag.Attempts[idx[j]].N < ag.Attempts[idx[j-1]].N; j-- {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
-		}
-	}
+	slices.SortStableFunc(idx, func(a, b int) int { return ag.Attempts[a].N - ag.Attempts[b].N })
 	return idx
 }
 

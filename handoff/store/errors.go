@@ -68,7 +68,10 @@ type NoAttemptError struct {
 
 func (e *NoAttemptError) Error() string {
 	have := "the run has no attempts yet"
-	if len(e.Attempts) > 0 {
+	switch n := len(e.Attempts); {
+	case n > maxListed:
+		have = fmt.Sprintf("attempts: %s and %d more; see `herdr-pi open --list %s`", strings.Join(e.Attempts[:maxListed], ", "), n-maxListed, e.Run)
+	case n > 0:
 		have = "attempts: " + strings.Join(e.Attempts, ", ")
 	}
 	switch {
@@ -88,7 +91,12 @@ type AmbiguousAgentError struct {
 }
 
 func (e *AmbiguousAgentError) Error() string {
-	return fmt.Sprintf("run %s: %q names %d agents (%s); pick one by its id or number", e.Run, e.Selector.Agent, len(e.Agents), strings.Join(e.Agents, ", "))
+	ids := e.Agents
+	more := ""
+	if len(ids) > maxListed {
+		ids, more = ids[:maxListed], fmt.Sprintf(" and %d more", len(ids)-maxListed)
+	}
+	return fmt.Sprintf("run %s: %q names %d agents (%s%s); pick one by its id or number", e.Run, e.Selector.Agent, len(e.Agents), strings.Join(ids, ", "), more)
 }
 
 // SelectorError: the attempt selector is malformed (a usage error).

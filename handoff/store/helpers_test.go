@@ -10,10 +10,10 @@ import (
 // home is a hand-made store for unit tests; the real engine's stores are
 // in real_test.go.
 type home struct {
-	t    *testing.T
-	dir  string
-	cwd  string // the caller's project
-	now  time.Time
+	t   *testing.T
+	dir string
+	cwd string // the caller's project
+	now time.Time
 }
 
 func newHome(t *testing.T) *home {

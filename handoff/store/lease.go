@@ -51,33 +51,37 @@ func ReadLease(runsDir string) (*Lease, error) {
 // DecodeLease checks a lease the way the engine's decoder does
 // (reference §1.3).
 func DecodeLease(data []byte) (*Lease, error) {
+	// Raw values: json.Number would also take a quoted "7", which the
+	// engine rejects.
 	var raw struct {
-		PID       *json.Number `json:"pid"`
-		Token     *string      `json:"token"`
-		StartedAt *json.Number `json:"startedAt"`
+		PID       json.RawMessage `json:"pid"`
+		Token     *string         `json:"token"`
+		StartedAt json.RawMessage `json:"startedAt"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, describeJSONError(err)
 	}
-	if raw.PID == nil {
+	if isAbsent(raw.PID) {
 		return nil, errors.New("no pid")
 	}
-	pid, err := strconv.Atoi(raw.PID.String())
+	pid, err := strconv.Atoi(string(raw.PID))
 	if err != nil || pid <= 0 {
 		return nil, fmt.Errorf("pid %s is not a positive integer", raw.PID)
 	}
 	if raw.Token == nil || *raw.Token == "" {
 		return nil, errors.New("no token")
 	}
-	if raw.StartedAt == nil {
+	if isAbsent(raw.StartedAt) {
 		return nil, errors.New("no startedAt")
 	}
-	started, err := raw.StartedAt.Float64()
-	if err != nil || math.IsInf(started, 0) || math.IsNaN(started) {
+	started, err := strconv.ParseFloat(string(raw.StartedAt), 64)
+	if raw.StartedAt[0] == '"' || err != nil || math.IsInf(started, 0) || math.IsNaN(started) {
 		return nil, fmt.Errorf("startedAt %s is not a finite number", raw.StartedAt)
 	}
 	return &Lease{PID: pid, Token: *raw.Token, StartedAt: started}, nil
 }
+
+func isAbsent(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
 
 // Alive tests the owner exactly as the engine does (reference §1.3):
 // kill(pid, 0) failing with ESRCH means dead, any other outcome goes on;

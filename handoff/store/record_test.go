@@ -1,6 +1,10 @@
 package store
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,6 +105,47 @@ func TestAgentNumber(t *testing.T) {
 	for id, want := range map[string]int{"3f0c:1": 1, "3f0c:12": 12, "3f0c": 0, "3f0c:x": 0, "3f0c:0": 0, "3f0c:-2": 0, "": 0} {
 		if got := (&AgentRecord{ID: id}).Number(); got != want {
 			t.Errorf("%q: %d, want %d", id, got, want)
+		}
+	}
+}
+
+// TestDecodeEngineRecords decodes state.json files the real engine wrote
+// (storetest's four workflows, system prompts elided), so the decoder
+// meets the real shapes even where Pi is not installed.
+func TestDecodeEngineRecords(t *testing.T) {
+	for file, want := range map[string]string{
+		"fx-complete": "completed: api completed [1:local:ok], docs completed [1:local:ok]",
+		"fx-retry":    "completed: fixer completed [1:local:AGENT_FAILED 2:local:ok]",
+		"fx-fail":     "failed: lint failed [1:local:AGENT_FAILED]",
+		"fx-killed":   "running: api running [1:local:ok]",
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", "engine", file+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := DecodeRun(data)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		var agents []string
+		for _, ag := range r.Agents {
+			var ats []string
+			for _, at := range ag.Attempts {
+				outcome := "ok"
+				if at.Error != nil {
+					outcome = at.Error.Code
+				}
+				if at.Session == nil || at.Session.Locator == nil || !strings.HasSuffix(at.Session.Locator.SessionFile, ".jsonl") ||
+					at.Setup.Cwd != r.Cwd || at.Setup.Model.String() != "fake/fake-model:off" {
+					t.Errorf("%s %s#%d: session %+v setup %+v", file, ag.Name, at.N, at.Session, at.Setup)
+				}
+				ats = append(ats, fmt.Sprintf("%d:%s:%s", at.N, at.Transport, outcome))
+			}
+			agents = append(agents, fmt.Sprintf("%s %s [%s]", ag.Name, ag.State, strings.Join(ats, " ")))
+		}
+		slices.Sort(agents)
+		if got := r.State + ": " + strings.Join(agents, ", "); got != want || r.WorkflowName != file {
+			t.Errorf("%s: %s, want %s", file, got, want)
 		}
 	}
 }

@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf16"
@@ -289,17 +291,32 @@ func (s *Store) Runs() ([]ListedRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []ListedRun
+	var locs []location
+	leases := map[string]*leaseOnce{}
 	for _, p := range projects {
 		for _, runsDir := range s.sessionRunsDirs(p) {
 			ids, _ := readDirNames(runsDir)
-			lease := &leaseOnce{}
+			leases[runsDir] = &leaseOnce{}
 			for _, id := range ids {
-				r, err := s.readRun(location{id: id, dir: filepath.Join(runsDir, id), project: p, runsDir: runsDir}, lease)
-				out = append(out, ListedRun{Run: r, Err: err})
+				locs = append(locs, location{id: id, dir: filepath.Join(runsDir, id), project: p, runsDir: runsDir})
 			}
 		}
 	}
+	// Decoding is the cost of a listing (every agent's system prompt is in
+	// state.json): spread it over the CPUs. Runs owns these workers and
+	// waits for them before it returns.
+	out := make([]ListedRun, len(locs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(locs)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(locs); i = int(next.Add(1)) - 1 {
+				r, err := s.readRun(locs[i], leases[locs[i].runsDir])
+				out[i] = ListedRun{Run: r, Err: err}
+			}
+		})
+	}
+	wg.Wait()
 	slices.SortStableFunc(out, func(a, b ListedRun) int { return compareRecent(a.Run, b.Run) })
 	return out, nil
 }
