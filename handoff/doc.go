@@ -1,4 +1,5 @@
-// Package handoff will hold workflow runs and attempts on disk, the owner
-// lease, pane placement and the handback monitor behind `herdr-pi open`.
-// It is empty in this release.
+// Package handoff will hold pane placement, launching and the handback
+// monitor behind `herdr-pi open`. Its subpackage handoff/store already
+// reads workflow runs, attempts and owner leases from the engine's store
+// (read-only); the rest is not built yet.
 package handoff

@@ -200,6 +200,7 @@ func (e *Env) RunFinished(t testing.TB) map[string]string {
 type Owner struct {
 	PID   int
 	RunID string
+	Env   *Env // the set-up it runs in (Env.Agent.Home holds the store)
 	cmd   *exec.Cmd
 	done  chan struct{}
 }
@@ -219,7 +220,7 @@ func (e *Env) StartOwner(t testing.TB) *Owner {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	o := &Owner{PID: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
+	o := &Owner{PID: cmd.Process.Pid, Env: e, cmd: cmd, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(o.done) }()
 	t.Cleanup(o.Kill)
 
@@ -283,14 +284,19 @@ func (e *Env) heldRun(before map[string]string) (string, bool) {
 }
 
 // MakeReal produces the four real runs in one store (two owner sessions of
-// one project): completed, retried, failed by a Pi that exits cleanly,
-// then killed by a Pi SIGKILLed mid-attempt.
-func MakeReal(t testing.TB) *Real {
+// one project): completed, retried and failed by a Pi that exits cleanly,
+// then killed by a Pi SIGKILLed mid-attempt. whileOwned functions run
+// while that last owner is still alive, before the kill: the one moment a
+// live attempt can be observed.
+func MakeReal(t testing.TB, whileOwned ...func(*Owner)) *Real {
 	t.Helper()
 	start := time.Now()
 	e := NewEnv(t)
 	ids := e.RunFinished(t)
 	o := e.StartOwner(t)
+	for _, f := range whileOwned {
+		f(o)
+	}
 	o.Kill()
 	r := &Real{Agent: e.Agent, Completed: ids[CompletedWorkflow], Retried: ids[RetriedWorkflow], Failed: ids[FailedWorkflow],
 		Killed: o.RunID, KilledPID: o.PID, Took: time.Since(start)}
