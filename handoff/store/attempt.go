@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,11 +112,15 @@ func (a *Attempt) SessionPath() string {
 func (a *Attempt) SessionFile() (string, error) {
 	path := a.SessionPath()
 	e := &SessionFileError{Run: a.Run.Short(), Attempt: a.Name(), Path: path}
-	if path == "" {
+	switch {
+	case path == "" && a.Record.Session == nil:
+		e.Problem = "it never started a session"
+		return "", e
+	case path == "":
 		e.Problem = "the engine wrote none for it"
-		if a.Record.Session == nil {
-			e.Problem = "it never started a session"
-		}
+		return "", e
+	case !filepath.IsAbs(path):
+		e.Problem = "is not an absolute path, so it cannot be found"
 		return "", e
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -139,11 +144,15 @@ func (a *Attempt) SessionFile() (string, error) {
 // inspection action accepts exactly these (reference §4).
 var settledStates = map[string]bool{"completed": true, "failed": true, "cancelled": true, "stopped": true}
 
+// hardTerminal are the run states nothing resumes from (reference §2.1).
+var hardTerminal = map[string]bool{"completed": true, "failed": true, "stopped": true}
+
 // Settled is true when nothing runs in this attempt any more: its agent is
 // settled, or the attempt ended with an error, or a later attempt of the
-// agent exists (a retry starts only after the previous attempt ended).
+// agent exists (a retry starts only after the previous attempt ended), or
+// the whole run is over.
 func (a *Attempt) Settled() bool {
-	if settledStates[a.Agent.State] || a.Record.Error != nil {
+	if settledStates[a.Agent.State] || a.Record.Error != nil || hardTerminal[a.Run.State()] {
 		return true
 	}
 	return a.Agent.Latest().N > a.Record.N
@@ -155,11 +164,13 @@ func (a *Attempt) Settled() bool {
 // change it again. The lease is returned when there is one.
 func (a *Attempt) Live() (bool, *Lease, error) {
 	lease, err := a.Run.Owner()
+	if a.Settled() {
+		// Whatever the lease says, nothing runs here: a broken lease must
+		// not keep a finished attempt from being opened.
+		return false, lease, nil
+	}
 	if err != nil {
 		return false, nil, err
-	}
-	if a.Settled() {
-		return false, lease, nil
 	}
 	return lease.Alive(), lease, nil
 }

@@ -185,7 +185,8 @@ func TestSessionFileRecordsNone(t *testing.T) {
 	h.run(h.cwd, "r1", `{"id":"r1","agents":[
 		{"id":"r1:1","name":"early","state":"failed","attemptDetails":[{"attempt":1,"setup":{}}]},
 		{"id":"r1:2","name":"nolocator","state":"failed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x"},"setup":{}}]},
-		{"id":"r1:3","name":"dir","state":"failed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x","locator":{"sessionFile":"`+h.cwd+`"}},"setup":{}}]}]}`, 0)
+		{"id":"r1:3","name":"dir","state":"failed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x","locator":{"sessionFile":"`+h.cwd+`"}},"setup":{}}]},
+		{"id":"r1:4","name":"relative","state":"failed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x","locator":{"sessionFile":"s.jsonl"}},"setup":{}}]}]}`, 0)
 	r, err := h.store().FindRun("r1")
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +195,7 @@ func TestSessionFileRecordsNone(t *testing.T) {
 		"early":     "run r1: attempt early#1 records no session file (it never started a session); pick another attempt from `herdr-pi open --list r1`",
 		"nolocator": "run r1: attempt nolocator#1 records no session file (the engine wrote none for it); pick another attempt from `herdr-pi open --list r1`",
 		"dir":       "run r1: attempt dir#1: session file " + h.cwd + " is not a regular file; pick another attempt from `herdr-pi open --list r1`",
+		"relative":  "run r1: attempt relative#1: session file s.jsonl is not an absolute path, so it cannot be found; pick another attempt from `herdr-pi open --list r1`",
 	} {
 		a, err := r.PickText(sel)
 		if err != nil {
@@ -201,6 +203,46 @@ func TestSessionFileRecordsNone(t *testing.T) {
 		}
 		if _, err := a.SessionFile(); err == nil || err.Error() != want {
 			t.Errorf("%s:\n got %v\nwant %s", sel, err, want)
+		}
+	}
+}
+
+// TestLiveWithABrokenLease: a corrupt owner.json blocks the judgement of a
+// running attempt (the error names the file), never a settled one.
+func TestLiveWithABrokenLease(t *testing.T) {
+	h, r := reviewStore(t)
+	h.write(filepath.Join(r.RunsDir, LeaseFile), `{"pid":"12"}`, 0)
+	r, err := h.store().FindRun(r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, _ := r.PickText("docs")
+	if live, _, err := docs.Live(); live || err != nil {
+		t.Errorf("settled docs#1: live %v, %v", live, err)
+	}
+	api, _ := r.PickText("api")
+	_, _, err = api.Live()
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Path != filepath.Join(r.RunsDir, LeaseFile) || !strings.Contains(err.Error(), `invalid owner lease (pid "12" is not a positive integer)`) {
+		t.Errorf("running api#2: %v", err)
+	}
+}
+
+// TestSettledByRunState: an agent left "running" in a run that is over
+// (completed, failed, stopped) runs no more; in a paused or interrupted
+// run it may resume, so the lease decides.
+func TestSettledByRunState(t *testing.T) {
+	for state, want := range map[string]bool{"completed": true, "failed": true, "stopped": true, "running": false, "interrupted": false, "paused": false} {
+		rec, err := DecodeRun([]byte(`{"id":"r","state":"` + state + `","agents":[{"id":"r:1","name":"a","state":"running","attemptDetails":[{"attempt":1,"setup":{}}]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := (&Run{ID: "r", Record: rec}).PickText("a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Settled() != want {
+			t.Errorf("run %s: settled %v, want %v", state, a.Settled(), want)
 		}
 	}
 }

@@ -12,20 +12,25 @@ import (
 
 // NoRunError: no run has this id or id prefix.
 type NoRunError struct {
-	Ref    string
-	Root   string // …/.pi/workflows/projects
-	Looked int    // projects searched
-	// Project is the storage key of the caller's cwd ("" when it has no
-	// runs), searched first.
-	Project string
+	Ref      string
+	Root     string   // …/.pi/workflows/projects
+	Projects []string // storage keys searched, the caller's project first
 }
 
 func (e *NoRunError) Error() string {
-	where := fmt.Sprintf("in %d project(s) under %s", e.Looked, e.Root)
-	if e.Looked == 0 {
-		where = "under " + e.Root + " (no workflow runs there yet)"
+	if len(e.Projects) == 0 {
+		return fmt.Sprintf("no workflow run %q: no runs under %s yet; list runs with `herdr-pi open --list`", e.Ref, e.Root)
 	}
-	return fmt.Sprintf("no workflow run %q %s; list runs with `herdr-pi open --list`", e.Ref, where)
+	return fmt.Sprintf("no workflow run %q under %s (searched %d project(s): %s); list runs with `herdr-pi open --list`",
+		e.Ref, e.Root, len(e.Projects), listed(e.Projects, 3))
+}
+
+// listed joins names, at most max of them.
+func listed(names []string, max int) string {
+	if len(names) > max {
+		return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+	}
+	return strings.Join(names, ", ")
 }
 
 // AmbiguousRunError: an id prefix matches more than one run.
@@ -38,16 +43,15 @@ type AmbiguousRunError struct {
 func (e *AmbiguousRunError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "run id prefix %q matches %d runs: ", e.Ref, len(e.Candidates))
-	for i, r := range e.Candidates {
-		if i > 0 {
-			b.WriteString(", ")
+	var each []string
+	for _, r := range e.Candidates {
+		workflow := r.Workflow()
+		if r.Record == nil {
+			workflow = "unreadable"
 		}
-		if i == maxListed {
-			fmt.Fprintf(&b, "and %d more", len(e.Candidates)-i)
-			break
-		}
-		fmt.Fprintf(&b, "%s (%s, %s)", r.ID, r.Workflow(), Age(e.Now, r.Updated))
+		each = append(each, fmt.Sprintf("%s (%s, %s)", r.ID, workflow, Age(e.Now, r.Updated)))
 	}
+	b.WriteString(listed(each, maxListed))
 	b.WriteString("; give more of the id")
 	return b.String()
 }
@@ -70,7 +74,7 @@ func (e *NoAttemptError) Error() string {
 	have := "the run has no attempts yet"
 	switch n := len(e.Attempts); {
 	case n > maxListed:
-		have = fmt.Sprintf("attempts: %s and %d more; see `herdr-pi open --list %s`", strings.Join(e.Attempts[:maxListed], ", "), n-maxListed, e.Run)
+		have = fmt.Sprintf("attempts: %s; see `herdr-pi open --list %s`", listed(e.Attempts, maxListed), e.Run)
 	case n > 0:
 		have = "attempts: " + strings.Join(e.Attempts, ", ")
 	}
@@ -91,12 +95,7 @@ type AmbiguousAgentError struct {
 }
 
 func (e *AmbiguousAgentError) Error() string {
-	ids := e.Agents
-	more := ""
-	if len(ids) > maxListed {
-		ids, more = ids[:maxListed], fmt.Sprintf(" and %d more", len(ids)-maxListed)
-	}
-	return fmt.Sprintf("run %s: %q names %d agents (%s%s); pick one by its id or number", e.Run, e.Selector.Agent, len(e.Agents), strings.Join(ids, ", "), more)
+	return fmt.Sprintf("run %s: %q names %d agents (%s); pick one by its id or number", e.Run, e.Selector.Agent, len(e.Agents), listed(e.Agents, maxListed))
 }
 
 // SelectorError: the attempt selector is malformed (a usage error).

@@ -42,7 +42,7 @@ func ReadLease(runsDir string) (*Lease, error) {
 	}
 	l, err := DecodeLease(data)
 	if err != nil {
-		return nil, &FileError{Path: path, Problem: err.Error()}
+		return nil, &FileError{Path: path, Problem: "invalid owner lease (" + err.Error() + "): cannot tell whether the Pi that owns these runs still runs; `--inspect` opens a fork of the attempt regardless", Err: err}
 	}
 	l.Path = path
 	return l, nil

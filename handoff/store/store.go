@@ -127,7 +127,7 @@ func (r *Run) State() string {
 // Owner reads the lease of the session that owns the run, once per session
 // directory: nil when there is no lease (the owner exited cleanly).
 func (r *Run) Owner() (*Lease, error) {
-	if r.lease == nil {
+	if r.lease == nil { // a Run built by hand
 		r.lease = &leaseOnce{}
 	}
 	return r.lease.read(r.RunsDir)
@@ -219,7 +219,7 @@ func (s *Store) FindRun(ref string) (*Run, error) {
 		for _, runsDir := range s.sessionRunsDirs(p) {
 			dir := filepath.Join(runsDir, id)
 			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-				return s.readRun(location{id: id, dir: dir, project: p, runsDir: runsDir}, nil)
+				return found(s.readRun(location{id: id, dir: dir, project: p, runsDir: runsDir}, nil))
 			}
 		}
 	}
@@ -239,25 +239,35 @@ func (s *Store) FindRun(ref string) (*Run, error) {
 	}
 	switch len(matches) {
 	case 0:
-		return nil, &NoRunError{Ref: ref, Root: s.Root, Looked: len(projects), Project: s.Project}
+		return nil, &NoRunError{Ref: ref, Root: s.Root, Projects: projects}
 	case 1:
-		return s.readRun(matches[0], nil)
+		return found(s.readRun(matches[0], nil))
 	}
 	e := &AmbiguousRunError{Ref: ref, Now: s.now()}
 	for _, m := range matches {
 		// A candidate that cannot be read still counts: it is a run.
-		r, err := s.readRun(m, nil)
-		if err != nil {
-			r = &Run{ID: m.id, Dir: m.dir, Project: m.project, RunsDir: m.runsDir}
-		}
+		r, _ := s.readRun(m, nil)
 		e.Candidates = append(e.Candidates, r)
 	}
 	sortRecentFirst(e.Candidates)
 	return nil, e
 }
 
-// readRun reads a run's state.json.
+// found drops the half-read run that comes with an error.
+func found(r *Run, err error) (*Run, error) {
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// readRun reads a run's state.json. The run comes back even with an error,
+// for listings to show; lease is shared by the runs of one session (nil:
+// a lease of its own).
 func (s *Store) readRun(loc location, lease *leaseOnce) (*Run, error) {
+	if lease == nil {
+		lease = &leaseOnce{}
+	}
 	path := filepath.Join(loc.dir, "state.json")
 	r := &Run{ID: loc.id, Dir: loc.dir, Project: loc.project, RunsDir: loc.runsDir, lease: lease}
 	data, fi, err := readRegularStat(path, maxStateSize)

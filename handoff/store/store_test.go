@@ -97,7 +97,8 @@ func TestFindRunErrors(t *testing.T) {
 
 	_, err = s.FindRun("ffff")
 	var ne *NoRunError
-	if !errors.As(err, &ne) || err.Error() != `no workflow run "ffff" in 2 project(s) under `+root+"; list runs with `herdr-pi open --list`" {
+	shop, blog := ProjectKey(h.cwd), ProjectKey(filepath.Join(h.dir, "src", "blog"))
+	if !errors.As(err, &ne) || err.Error() != `no workflow run "ffff" under `+root+` (searched 2 project(s): `+shop+", "+blog+"); list runs with `herdr-pi open --list`" {
 		t.Errorf("none: %v", err)
 	}
 	for _, ref := range []string{"", ".", "..", "../x", "3f0c/state.json"} {
@@ -107,8 +108,18 @@ func TestFindRunErrors(t *testing.T) {
 	}
 
 	_, err = New(filepath.Join(h.dir, "nobody"), h.cwd).FindRun("3f")
-	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "(no workflow runs there yet)") {
+	if !errors.As(err, &ne) || err.Error() != `no workflow run "3f": no runs under `+filepath.Join(h.dir, "nobody", ".pi", "workflows", "projects")+" yet; list runs with `herdr-pi open --list`" {
 		t.Errorf("empty store: %v", err)
+	}
+}
+
+func TestAmbiguousPrefixNamesUnreadableCandidates(t *testing.T) {
+	h := newHome(t)
+	h.run(h.cwd, "abc1", `{"workflowName":"good"}`, time.Hour)
+	h.run(h.cwd, "abc2", `{`, 2*time.Hour)
+	_, err := h.store().FindRun("abc")
+	if err == nil || err.Error() != `run id prefix "abc" matches 2 runs: abc1 (good, 1h ago), abc2 (unreadable, 2h ago); give more of the id` {
+		t.Fatal(err)
 	}
 }
 
