@@ -123,12 +123,13 @@ func ByKeyword(text string, delay time.Duration, toolCmd string) Responder {
 type Server struct {
 	srv *httptest.Server
 
-	mu       sync.Mutex
-	respond  Responder
-	requests []Request
-	arrived  chan struct{}
-	closing  chan struct{} // closed by Close: releases hanging requests
-	calls    atomic.Int64  // numbers tool call ids, unique per server
+	mu        sync.Mutex
+	respond   Responder
+	requests  []Request
+	arrived   chan struct{}
+	closing   chan struct{} // closed by Close: releases hanging requests
+	closeOnce sync.Once
+	calls     atomic.Int64 // numbers tool call ids, unique per server
 }
 
 // Start listens on 127.0.0.1 on a free port.
@@ -144,7 +145,7 @@ func (s *Server) BaseURL() string { return s.srv.URL + "/v1" }
 // Close stops the server and waits for running streams (which stop early
 // when their client goes away; hanging ones are released first).
 func (s *Server) Close() {
-	close(s.closing)
+	s.closeOnce.Do(func() { close(s.closing) })
 	s.srv.Close()
 }
 

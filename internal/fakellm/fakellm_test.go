@@ -149,4 +149,5 @@ func TestNamedToolCallsErrorsAndHangs(t *testing.T) {
 	}
 	s.Close()
 	<-hung
+	s.Close() // twice is fine (a defer and a cleanup may both close)
 }
