@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,6 +33,19 @@ type Reply struct {
 	// ToolCommand, when set, makes the answer a `bash` tool call running
 	// this command instead of text.
 	ToolCommand string
+	// Tool, when set, makes the answer a call of this tool with Args
+	// (JSON-encoded) instead of text: how a test makes Pi call an
+	// extension's tool, the workflow engine's `workflow` say.
+	Tool string
+	Args any
+	// Status, when ≥ 400, answers with this HTTP status and an
+	// OpenAI-shaped error body instead of a stream (Pi then ends the turn
+	// with a provider error; 4xx other than 429 are not retried by Pi).
+	Status int
+	// Hang sends nothing and holds the request until the client goes away
+	// or the server closes: a model that never answers, so a test can kill
+	// Pi mid-turn at a known point.
+	Hang bool
 }
 
 // Message is one chat message of a request, with its text flattened.
@@ -109,15 +123,18 @@ func ByKeyword(text string, delay time.Duration, toolCmd string) Responder {
 type Server struct {
 	srv *httptest.Server
 
-	mu       sync.Mutex
-	respond  Responder
-	requests []Request
-	arrived  chan struct{}
+	mu        sync.Mutex
+	respond   Responder
+	requests  []Request
+	arrived   chan struct{}
+	closing   chan struct{} // closed by Close: releases hanging requests
+	closeOnce sync.Once
+	calls     atomic.Int64 // numbers tool call ids, unique per server
 }
 
 // Start listens on 127.0.0.1 on a free port.
 func Start(respond Responder) *Server {
-	s := &Server{respond: respond, arrived: make(chan struct{}, 1)}
+	s := &Server{respond: respond, arrived: make(chan struct{}, 1), closing: make(chan struct{})}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
 }
@@ -126,8 +143,11 @@ func Start(respond Responder) *Server {
 func (s *Server) BaseURL() string { return s.srv.URL + "/v1" }
 
 // Close stops the server and waits for running streams (which stop early
-// when their client goes away).
-func (s *Server) Close() { s.srv.Close() }
+// when their client goes away; hanging ones are released first).
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.closing) })
+	s.srv.Close()
+}
 
 // SetResponder replaces how later requests are answered.
 func (s *Server) SetResponder(r Responder) {
@@ -200,6 +220,24 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	reply := respond(req)
+	switch {
+	case reply.Hang:
+		select {
+		case <-r.Context().Done():
+		case <-s.closing:
+		}
+		return
+	case reply.Status >= 400:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(reply.Status)
+		msg := reply.Text
+		if msg == "" {
+			msg = http.StatusText(reply.Status)
+		}
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": nil}})
+		w.Write(b)
+		return
+	}
 	s.stream(w, r, parsed.Model, parsed.StreamOptions.IncludeUsage, reply)
 }
 
@@ -254,10 +292,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, us
 	if !send(delta(map[string]any{"role": "assistant", "content": ""}, nil), nil) {
 		return
 	}
-	if reply.ToolCommand != "" {
-		args, _ := json.Marshal(map[string]string{"command": reply.ToolCommand})
-		send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_fake_1", "type": "function",
-			"function": map[string]any{"name": "bash", "arguments": ""}}}}, nil), nil)
+	if reply.ToolCommand != "" || reply.Tool != "" {
+		name, argv := reply.Tool, reply.Args
+		if reply.ToolCommand != "" {
+			name, argv = "bash", map[string]string{"command": reply.ToolCommand}
+		}
+		args, _ := json.Marshal(argv)
+		send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": fmt.Sprintf("call_fake_%d", s.calls.Add(1)), "type": "function",
+			"function": map[string]any{"name": name, "arguments": ""}}}}, nil), nil)
 		send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": string(args)}}}}, nil), nil)
 		send(delta(map[string]any{}, "tool_calls"), nil)
 	} else {

@@ -98,3 +98,56 @@ func TestStreamsScriptedRepliesAndRecordsRequests(t *testing.T) {
 		t.Fatalf("recorded %+v", reqs[:2])
 	}
 }
+
+func TestNamedToolCallsErrorsAndHangs(t *testing.T) {
+	s := Start(func(req Request) Reply {
+		switch req.LastUser() {
+		case "tool":
+			return Reply{Tool: "workflow", Args: map[string]any{"name": "w", "foreground": true}}
+		case "refuse":
+			return Reply{Status: 400, Text: "no thanks"}
+		}
+		return Reply{Hang: true}
+	})
+	_, tool, _ := post(t, s, `{"messages":[{"role":"user","content":"tool"}]}`)
+	if tool != `{"foreground":true,"name":"w"}` {
+		t.Fatalf("tool arguments %q", tool)
+	}
+
+	resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"refuse"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || body.Error.Message != "no thanks" {
+		t.Fatalf("status %d, error %q", resp.StatusCode, body.Error.Message)
+	}
+
+	// A hanging request is released by Close, which must not wait for it.
+	hung := make(chan error, 1)
+	go func() {
+		resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"wait"}]}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+		hung <- err
+	}()
+	if _, err := s.WaitRequests(3, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// A whole exchange after it: an answered request would have returned
+	// by now.
+	post(t, s, `{"messages":[{"role":"user","content":"tool"}]}`)
+	select {
+	case err := <-hung:
+		t.Fatalf("the hanging request returned early: %v", err)
+	default:
+	}
+	s.Close()
+	<-hung
+	s.Close() // twice is fine (a defer and a cleanup may both close)
+}

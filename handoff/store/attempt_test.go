@@ -1,0 +1,248 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseSelector(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want Selector
+		err  string
+	}{
+		{"api", Selector{"api", 0}, ""},
+		{"api#2", Selector{"api", 2}, ""},
+		{"api#02", Selector{"api", 2}, ""},
+		{"3", Selector{"3", 0}, ""},
+		{"3#1", Selector{"3", 1}, ""},
+		{"run:3#1", Selector{"run:3", 1}, ""},
+		{"fix #12 now", Selector{"fix #12 now", 0}, ""}, // '#' inside a label
+		{"issue#7#2", Selector{"issue#7", 2}, ""},
+		{"api#", Selector{"api#", 0}, ""},
+		{"api#x", Selector{"api#x", 0}, ""},
+		{"", Selector{}, "empty"},
+		{"  ", Selector{}, "empty"},
+		{"#2", Selector{}, "no agent before #2"},
+		{"api#0", Selector{}, "attempt numbers start at 1"},
+		{"api#99999999999999999999", Selector{}, "too large"},
+	} {
+		got, err := ParseSelector(tc.text)
+		if tc.err != "" {
+			var se *SelectorError
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want a SelectorError saying %q", tc.text, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %+v, %v; want %+v", tc.text, got, err, tc.want)
+		}
+	}
+}
+
+func reviewStore(t *testing.T) (*home, *Run) {
+	t.Helper()
+	h := newHome(t)
+	h.run(h.cwd, "3f0c9a2e-5b7d-4a51-9a8e-0d6f2c1b7e44", strings.ReplaceAll(reviewRun, "%CWD%", h.cwd), time.Minute)
+	h.write(filepath.Join(h.cwd, "api-1.jsonl"), "{}\n", 0)
+	h.write(filepath.Join(h.cwd, "api-2.jsonl"), "{}\n", 0)
+	r, err := h.store().FindRun("3f0c9a2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, r
+}
+
+func TestPickMatchesNameLabelNumberAndID(t *testing.T) {
+	_, r := reviewStore(t)
+	for _, tc := range []struct{ sel, want string }{
+		{"api", "api#2"}, // latest by default, whatever the record order
+		{"api#1", "api#1"},
+		{"api-label", "api#2"},
+		{"api-label#1", "api#1"},
+		{"3", "api#2"},
+		{"3#1", "api#1"},
+		{"3f0c9a2e-5b7d-4a51-9a8e-0d6f2c1b7e44:3#1", "api#1"},
+		{"docs", "docs#1"},
+		{"4", "docs#1"},
+	} {
+		a, err := r.PickText(tc.sel)
+		if err != nil {
+			t.Errorf("%s: %v", tc.sel, err)
+			continue
+		}
+		if a.Name() != tc.want {
+			t.Errorf("%s: picked %s, want %s", tc.sel, a.Name(), tc.want)
+		}
+	}
+}
+
+func TestPickErrorsNameTheWayOut(t *testing.T) {
+	_, r := reviewStore(t)
+	for _, tc := range []struct {
+		sel, want string
+		as        any
+	}{
+		{"lint#1", `run 3f0c9a2e: agent "lint" has no attempt #1 (attempts: api#1, api#2, docs#1)`, new(*NoAttemptError)},
+		{"typo", `run 3f0c9a2e: no attempt named "typo" (attempts: api#1, api#2, docs#1)`, new(*NoAttemptError)},
+		{"api#3", `run 3f0c9a2e: agent "api" has no attempt #3 (attempts: api#1, api#2, docs#1)`, new(*NoAttemptError)},
+		{"lint", `run 3f0c9a2e: agent "lint" has not started an attempt yet (attempts: api#1, api#2, docs#1)`, new(*NoAttemptError)},
+		{"9", `run 3f0c9a2e: no attempt named "9" (attempts: api#1, api#2, docs#1)`, new(*NoAttemptError)},
+	} {
+		_, err := r.PickText(tc.sel)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s:\n got %v\nwant %s", tc.sel, err, tc.want)
+		}
+		if !errors.As(err, tc.as) {
+			t.Errorf("%s: %T is not %T", tc.sel, err, tc.as)
+		}
+	}
+}
+
+func TestPickRefusesAnAmbiguousName(t *testing.T) {
+	h := newHome(t)
+	h.run(h.cwd, "loop", `{"id":"loop","agents":[
+		{"id":"loop:1","name":"developer","state":"completed","attemptDetails":[{"attempt":1,"setup":{}}]},
+		{"id":"loop:2","name":"developer","state":"completed","attemptDetails":[{"attempt":1,"setup":{}}]}]}`, 0)
+	r, err := h.store().FindRun("loop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.PickText("developer")
+	var ae *AmbiguousAgentError
+	if !errors.As(err, &ae) || err.Error() != `run loop: "developer" names 2 agents (loop:1, loop:2); pick one by its id or number` {
+		t.Fatalf("%v", err)
+	}
+	if a, err := r.PickText("2"); err != nil || a.Agent.ID != "loop:2" {
+		t.Fatalf("by number: %v %v", a, err)
+	}
+}
+
+func TestAttemptFacts(t *testing.T) {
+	h, r := reviewStore(t)
+	pick := func(sel string) *Attempt {
+		a, err := r.PickText(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	api1, api2, docs := pick("api#1"), pick("api#2"), pick("docs")
+
+	if m := api2.Model(); m != "openai/gpt-5:high" {
+		t.Errorf("api#2 model %q", m)
+	}
+	if m := api1.Model(); m != "openai/gpt-5" {
+		t.Errorf("api#1 model %q (no thinking recorded)", m)
+	}
+	// api#2's worktree is gone: the run's cwd stands in.
+	if cwd, err := api2.Cwd(); err != nil || cwd != h.cwd {
+		t.Errorf("api#2 cwd %q, %v; want the run's %s", cwd, err, h.cwd)
+	}
+	if p, err := api1.SessionFile(); err != nil || p != filepath.Join(h.cwd, "api-1.jsonl") {
+		t.Errorf("api#1 session %q, %v", p, err)
+	}
+	_, err := docs.SessionFile()
+	var se *SessionFileError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "missing.jsonl does not exist: Pi writes it only after the agent's first reply") ||
+		!strings.HasPrefix(err.Error(), "run 3f0c9a2e: attempt docs#1: session file ") {
+		t.Errorf("missing session file: %v", err)
+	}
+	// api#1 failed and was retried: settled though its agent runs; api#2
+	// runs; docs completed.
+	if !api1.Settled() || api2.Settled() || !docs.Settled() {
+		t.Errorf("settled: api#1 %v api#2 %v docs %v", api1.Settled(), api2.Settled(), docs.Settled())
+	}
+	// No owner.json: nothing is live, the running attempt's owner is gone.
+	if live, lease, err := api2.Live(); live || lease != nil || err != nil {
+		t.Errorf("api#2 without a lease: live %v lease %v err %v", live, lease, err)
+	}
+	if gone, _ := api2.OwnerGone(); !gone {
+		t.Error("api#2's owner should be gone")
+	}
+	if gone, _ := api1.OwnerGone(); gone {
+		t.Error("a settled attempt has no owner to lose")
+	}
+
+	// Both cwds gone.
+	if err := os.RemoveAll(h.cwd); err != nil {
+		t.Fatal(err)
+	}
+	_, err = api2.Cwd()
+	var ce *NoCwdError
+	if !errors.As(err, &ce) || err.Error() != "run 3f0c9a2e: attempt api#2: no working directory left (tried "+h.cwd+"/gone-worktree, "+h.cwd+"); restore one of them to open it" {
+		t.Errorf("no cwd: %v", err)
+	}
+}
+
+func TestSessionFileRecordsNone(t *testing.T) {
+	h := newHome(t)
+	h.run(h.cwd, "r1", `{"id":"r1","agents":[
+		{"id":"r1:1","name":"early","state":"failed","attemptDetails":[{"attempt":1,"setup":{}}]},
+		{"id":"r1:2","name":"nolocator","state":"failed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x"},"setup":{}}]},
+		{"id":"r1:3","name":"dir","state":"failed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x","locator":{"sessionFile":"`+h.cwd+`"}},"setup":{}}]},
+		{"id":"r1:4","name":"relative","state":"failed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x","locator":{"sessionFile":"s.jsonl"}},"setup":{}}]}]}`, 0)
+	r, err := h.store().FindRun("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sel, want := range map[string]string{
+		"early":     "run r1: attempt early#1 records no session file (it never started a session); pick another attempt from `herdr-pi open --list r1`",
+		"nolocator": "run r1: attempt nolocator#1 records no session file (the engine wrote none for it); pick another attempt from `herdr-pi open --list r1`",
+		"dir":       "run r1: attempt dir#1: session file " + h.cwd + " is not a regular file; pick another attempt from `herdr-pi open --list r1`",
+		"relative":  "run r1: attempt relative#1: session file s.jsonl is not an absolute path, so it cannot be found; pick another attempt from `herdr-pi open --list r1`",
+	} {
+		a, err := r.PickText(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.SessionFile(); err == nil || err.Error() != want {
+			t.Errorf("%s:\n got %v\nwant %s", sel, err, want)
+		}
+	}
+}
+
+// TestLiveWithABrokenLease: a corrupt owner.json blocks the judgement of a
+// running attempt (the error names the file), never a settled one.
+func TestLiveWithABrokenLease(t *testing.T) {
+	h, r := reviewStore(t)
+	h.write(filepath.Join(r.RunsDir, LeaseFile), `{"pid":"12"}`, 0)
+	r, err := h.store().FindRun(r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, _ := r.PickText("docs")
+	if live, _, err := docs.Live(); live || err != nil {
+		t.Errorf("settled docs#1: live %v, %v", live, err)
+	}
+	api, _ := r.PickText("api")
+	_, _, err = api.Live()
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Path != filepath.Join(r.RunsDir, LeaseFile) || !strings.Contains(err.Error(), `invalid owner lease (pid "12" is not a positive integer)`) {
+		t.Errorf("running api#2: %v", err)
+	}
+}
+
+// TestSettledByRunState: an agent left "running" in a run that is over
+// (completed, failed, stopped) runs no more; in a paused or interrupted
+// run it may resume, so the lease decides.
+func TestSettledByRunState(t *testing.T) {
+	for state, want := range map[string]bool{"completed": true, "failed": true, "stopped": true, "running": false, "interrupted": false, "paused": false} {
+		rec, err := DecodeRun([]byte(`{"id":"r","state":"` + state + `","agents":[{"id":"r:1","name":"a","state":"running","attemptDetails":[{"attempt":1,"setup":{}}]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := (&Run{ID: "r", Record: rec}).PickText("a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Settled() != want {
+			t.Errorf("run %s: settled %v, want %v", state, a.Settled(), want)
+		}
+	}
+}

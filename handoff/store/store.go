@@ -1,0 +1,386 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// File size caps: a state.json holds every agent's system prompt, so it can
+// be large, but nothing the engine writes comes near these.
+const (
+	maxStateSize = 64 << 20
+	maxLeaseSize = 4 << 10
+)
+
+// Store is the workflow store of one home directory, seen from a cwd.
+type Store struct {
+	// Root is <home>/.pi/workflows/projects.
+	Root string
+	// Project is the storage key of the caller's cwd: its runs are
+	// searched first.
+	Project string
+	// Now is the clock for ages (time.Now when nil).
+	Now func() time.Time
+}
+
+// New is the store under home seen from cwd. The engine uses Node's
+// os.homedir() and ignores PI_CODING_AGENT_DIR for run storage.
+func New(home, cwd string) *Store {
+	return &Store{Root: filepath.Join(home, ".pi", "workflows", "projects"), Project: ProjectKey(cwd)}
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// SafePart is the engine's directory-name sanitiser: every character
+// outside [a-zA-Z0-9._-] becomes "_". The engine replaces JavaScript
+// characters, which are UTF-16 code units, so a rune outside the BMP (an
+// emoji) becomes "__".
+func SafePart(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'):
+			b.WriteRune(r)
+		case utf16.RuneLen(r) == 2:
+			b.WriteString("__")
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// ProjectKey is the engine's storage key of a launch cwd (reference §1.1):
+// the sanitised base name (or "root") and the first 12 hex digits of the
+// SHA-256 of the absolute, cleaned path. Symlinks are not resolved: the
+// engine does not resolve them either.
+func ProjectKey(cwd string) string {
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		abs = filepath.Clean(cwd)
+	}
+	base := SafePart(filepath.Base(abs))
+	if abs == "/" || base == "" {
+		base = "root"
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return base + "-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// Run is one run directory and its decoded state.json.
+type Run struct {
+	ID      string // the directory name (the engine's sanitised run id)
+	Dir     string
+	Project string // storage key of the project directory it lives in
+	RunsDir string // <project>/sessions/<session>/runs: where owner.json is
+	Updated time.Time
+	Record  *RunRecord
+
+	lease *leaseOnce // shared by the runs of one session
+}
+
+// Short is the first 8 characters of the run id, as lists show it.
+func (r *Run) Short() string {
+	if len(r.ID) > 8 {
+		return r.ID[:8]
+	}
+	return r.ID
+}
+
+// Workflow is the run's workflow name ("" when unread).
+func (r *Run) Workflow() string {
+	if r.Record == nil {
+		return ""
+	}
+	return r.Record.WorkflowName
+}
+
+// State is the run's state ("" when unread).
+func (r *Run) State() string {
+	if r.Record == nil {
+		return ""
+	}
+	return r.Record.State
+}
+
+// Owner reads the lease of the session that owns the run, once per session
+// directory: nil when there is no lease (the owner exited cleanly).
+func (r *Run) Owner() (*Lease, error) {
+	if r.lease == nil { // a Run built by hand
+		r.lease = &leaseOnce{}
+	}
+	return r.lease.read(r.RunsDir)
+}
+
+type leaseOnce struct {
+	once  sync.Once
+	lease *Lease
+	err   error
+}
+
+func (o *leaseOnce) read(runsDir string) (*Lease, error) {
+	o.once.Do(func() { o.lease, o.err = ReadLease(runsDir) })
+	return o.lease, o.err
+}
+
+// location is a run directory found on disk, not yet read.
+type location struct {
+	id, dir, project, runsDir string
+}
+
+// projects lists the project directories, the caller's first.
+func (s *Store) projects() ([]string, error) {
+	entries, err := readDirNames(s.Root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, &FileError{Path: s.Root, Problem: "cannot list the workflow store: " + err.Error(), Err: err}
+	}
+	if i := slices.Index(entries, s.Project); i > 0 {
+		entries[0], entries[i] = entries[i], entries[0]
+	}
+	return entries, nil
+}
+
+// sessionRunsDirs lists <project>/sessions/*/runs.
+func (s *Store) sessionRunsDirs(project string) []string {
+	sessions, _ := readDirNames(filepath.Join(s.Root, project, "sessions"))
+	dirs := make([]string, 0, len(sessions))
+	for _, sess := range sessions {
+		dirs = append(dirs, filepath.Join(s.Root, project, "sessions", sess, "runs"))
+	}
+	return dirs
+}
+
+// readDirNames lists the directories in dir that the engine counts: no dot
+// entries (the engine's temp directories are ".<id>.<pid>.<uuid>.tmp") and
+// nothing ending in .tmp.
+func readDirNames(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") || strings.HasSuffix(n, ".tmp") {
+			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			// A symlinked directory is followed, as the engine's stat-based
+			// scan would.
+			if fi, err := os.Stat(filepath.Join(dir, n)); err != nil || !fi.IsDir() {
+				continue
+			}
+		} else if !e.IsDir() {
+			continue
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
+// FindRun finds a run by its full id or a unique prefix of it. The caller's
+// project is searched first: an exact id found there, or a prefix with
+// matches there, settles the search without looking at other projects.
+func (s *Store) FindRun(ref string) (*Run, error) {
+	if ref == "" || strings.ContainsAny(ref, "/\x00") || ref == "." || ref == ".." {
+		return nil, &NoRunError{Ref: ref, Root: s.Root}
+	}
+	projects, err := s.projects()
+	if err != nil {
+		return nil, err
+	}
+	// An exact id is a stat per session directory; try it first.
+	id := SafePart(ref)
+	for _, p := range projects {
+		for _, runsDir := range s.sessionRunsDirs(p) {
+			dir := filepath.Join(runsDir, id)
+			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+				return found(s.readRun(location{id: id, dir: dir, project: p, runsDir: runsDir}, nil))
+			}
+		}
+	}
+	var matches []location
+	for i, p := range projects {
+		for _, runsDir := range s.sessionRunsDirs(p) {
+			ids, _ := readDirNames(runsDir)
+			for _, id := range ids {
+				if strings.HasPrefix(id, ref) {
+					matches = append(matches, location{id: id, dir: filepath.Join(runsDir, id), project: p, runsDir: runsDir})
+				}
+			}
+		}
+		if i == 0 && p == s.Project && len(matches) > 0 {
+			break // the caller's project wins
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return nil, &NoRunError{Ref: ref, Root: s.Root, Projects: projects}
+	case 1:
+		return found(s.readRun(matches[0], nil))
+	}
+	e := &AmbiguousRunError{Ref: ref, Now: s.now()}
+	for _, m := range matches {
+		// A candidate that cannot be read still counts: it is a run.
+		r, _ := s.readRun(m, nil)
+		e.Candidates = append(e.Candidates, r)
+	}
+	sortRecentFirst(e.Candidates)
+	return nil, e
+}
+
+// found drops the half-read run that comes with an error.
+func found(r *Run, err error) (*Run, error) {
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// readRun reads a run's state.json. The run comes back even with an error,
+// for listings to show; lease is shared by the runs of one session (nil:
+// a lease of its own).
+func (s *Store) readRun(loc location, lease *leaseOnce) (*Run, error) {
+	if lease == nil {
+		lease = &leaseOnce{}
+	}
+	path := filepath.Join(loc.dir, "state.json")
+	r := &Run{ID: loc.id, Dir: loc.dir, Project: loc.project, RunsDir: loc.runsDir, lease: lease}
+	data, fi, err := readRegularStat(path, maxStateSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, &FileError{Path: path, Problem: "missing: the run directory has no state (the engine is still creating it, or it is not a run); pick another run from `herdr-pi open --list`", Err: err}
+	}
+	if err != nil {
+		return r, err
+	}
+	r.Updated = fi.ModTime()
+	rec, err := DecodeRun(data)
+	if err != nil {
+		return r, &FileError{Path: path, Problem: "corrupt run state: " + err.Error() + " (the engine writes it atomically, so something else changed it); pick another run from `herdr-pi open --list`", Err: err}
+	}
+	r.Record = rec
+	return r, nil
+}
+
+// ListedRun is a run of a listing, with the problem that kept it from
+// being read (Err), if any.
+type ListedRun struct {
+	*Run
+	Err error
+}
+
+// Runs lists every run of the store, most recently updated first. A run
+// whose state.json is unreadable is listed with its error rather than
+// hiding the others.
+func (s *Store) Runs() ([]ListedRun, error) {
+	projects, err := s.projects()
+	if err != nil {
+		return nil, err
+	}
+	var locs []location
+	leases := map[string]*leaseOnce{}
+	for _, p := range projects {
+		for _, runsDir := range s.sessionRunsDirs(p) {
+			ids, _ := readDirNames(runsDir)
+			leases[runsDir] = &leaseOnce{}
+			for _, id := range ids {
+				locs = append(locs, location{id: id, dir: filepath.Join(runsDir, id), project: p, runsDir: runsDir})
+			}
+		}
+	}
+	// Decoding is the cost of a listing (every agent's system prompt is in
+	// state.json): spread it over the CPUs. Runs owns these workers and
+	// waits for them before it returns.
+	out := make([]ListedRun, len(locs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(locs)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(locs); i = int(next.Add(1)) - 1 {
+				r, err := s.readRun(locs[i], leases[locs[i].runsDir])
+				out[i] = ListedRun{Run: r, Err: err}
+			}
+		})
+	}
+	wg.Wait()
+	slices.SortStableFunc(out, func(a, b ListedRun) int { return compareRecent(a.Run, b.Run) })
+	return out, nil
+}
+
+func sortRecentFirst(runs []*Run) { slices.SortStableFunc(runs, compareRecent) }
+
+func compareRecent(a, b *Run) int {
+	if c := b.Updated.Compare(a.Updated); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// readRegular reads a regular file of at most max bytes.
+func readRegular(path string, max int64) ([]byte, error) {
+	data, _, err := readRegularStat(path, max)
+	return data, err
+}
+
+func readRegularStat(path string, max int64) ([]byte, fs.FileInfo, error) {
+	// O_NONBLOCK: a FIFO planted in the store must not hang the open; the
+	// mode check below then refuses it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+		return nil, nil, &FileError{Path: path, Problem: "cannot read: " + unwrapPathError(err), Err: err}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, &FileError{Path: path, Problem: "cannot stat: " + unwrapPathError(err), Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, &FileError{Path: path, Problem: fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())}
+	}
+	if fi.Size() > max {
+		return nil, nil, &FileError{Path: path, Problem: fmt.Sprintf("too large (%d bytes, the limit is %d)", fi.Size(), max)}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, nil, &FileError{Path: path, Problem: "cannot read: " + unwrapPathError(err), Err: err}
+	}
+	if int64(len(data)) > max {
+		return nil, nil, &FileError{Path: path, Problem: fmt.Sprintf("too large (over %d bytes)", max)}
+	}
+	return data, fi, nil
+}
+
+func unwrapPathError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,209 @@
+package store
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestProjectKey(t *testing.T) {
+	for cwd, want := range map[string]string{
+		"/home/alice/src/shop":        "shop-4ab93186ea5d", // the reference's example
+		"/home/alice/src/shop/":       "shop-4ab93186ea5d", // resolved: trailing slash dropped
+		"/home/alice/src/../src/shop": "shop-4ab93186ea5d",
+	} {
+		if got := ProjectKey(cwd); got != want {
+			t.Errorf("%s: %s, want %s", cwd, got, want)
+		}
+	}
+	if got := ProjectKey("/"); !strings.HasPrefix(got, "root-") || len(got) != len("root-")+12 {
+		t.Errorf("/: %s", got)
+	}
+}
+
+func TestSafePartCountsUTF16Units(t *testing.T) {
+	for in, want := range map[string]string{
+		"my project": "my_project",
+		"a.b_c-D9":   "a.b_c-D9",
+		"héllo":      "h_llo",
+		"app🚀":       "app__", // one astral rune is two JavaScript characters
+		"a/b\\c:d":   "a_b_c_d",
+		"\xff":       "_",
+	} {
+		if got := SafePart(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// shopStore has runs in the caller's project (shop) and in another one
+// (blog), two sharing a prefix across projects.
+func shopStore(t *testing.T) *home {
+	h := newHome(t)
+	blog := filepath.Join(h.dir, "src", "blog")
+	h.run(h.cwd, "3f0c9a2e-aaaa", `{"id":"3f0c9a2e-aaaa","workflowName":"review-api","state":"completed"}`, 5*time.Minute)
+	h.run(h.cwd, "3f11b7c0-bbbb", `{"id":"3f11b7c0-bbbb","workflowName":"docs","state":"failed"}`, 3*time.Hour)
+	h.run(blog, "3f0c1111-cccc", `{"id":"3f0c1111-cccc","workflowName":"blog-post","state":"running"}`, time.Minute)
+	h.run(blog, "77aa0000-dddd", `{"id":"77aa0000-dddd","workflowName":"publish","state":"completed"}`, 50*time.Hour)
+	// What the engine leaves around and must not count as runs.
+	runs := h.runsDir(h.cwd, "s1")
+	h.write(filepath.Join(runs, ".3f0c9999.123.abcd.tmp", "state.json"), `{"id":"tmp"}`, 0)
+	h.write(filepath.Join(runs, "3f0c9a2e-aaaa", "state.json.123.abcd.tmp"), `{`, 0)
+	h.write(filepath.Join(runs, "owner.json.abcd.stale"), `{}`, 0)
+	h.write(filepath.Join(runs, "3f0cfile"), `not a run`, 0)
+	return h
+}
+
+func TestFindRun(t *testing.T) {
+	h := shopStore(t)
+	s := h.store()
+	for _, tc := range []struct{ ref, want string }{
+		{"3f0c9a2e-aaaa", "3f0c9a2e-aaaa"},
+		{"3f0c", "3f0c9a2e-aaaa"}, // the caller's project first: blog's 3f0c1111 is not considered
+		{"3f1", "3f11b7c0-bbbb"},
+		{"77", "77aa0000-dddd"},            // found in another project
+		{"3f0c1111-cccc", "3f0c1111-cccc"}, // a full id anywhere
+	} {
+		r, err := s.FindRun(tc.ref)
+		if err != nil {
+			t.Errorf("%s: %v", tc.ref, err)
+			continue
+		}
+		if r.ID != tc.want || r.Record.ID != tc.want {
+			t.Errorf("%s: found %s", tc.ref, r.ID)
+		}
+	}
+	r, _ := s.FindRun("77")
+	if r.Project != ProjectKey(filepath.Join(h.dir, "src", "blog")) || r.RunsDir != filepath.Dir(r.Dir) || r.Short() != "77aa0000" || r.Workflow() != "publish" || r.State() != "completed" {
+		t.Errorf("run facts %+v", r)
+	}
+}
+
+func TestFindRunErrors(t *testing.T) {
+	h := shopStore(t)
+	s := h.store()
+	root := filepath.Join(h.dir, ".pi", "workflows", "projects")
+
+	_, err := s.FindRun("3f")
+	var ae *AmbiguousRunError
+	if !errors.As(err, &ae) || err.Error() != `run id prefix "3f" matches 2 runs: 3f0c9a2e-aaaa (review-api, 5m ago), 3f11b7c0-bbbb (docs, 3h ago); give more of the id` {
+		t.Errorf("ambiguous: %v", err)
+	}
+
+	_, err = s.FindRun("ffff")
+	var ne *NoRunError
+	shop, blog := ProjectKey(h.cwd), ProjectKey(filepath.Join(h.dir, "src", "blog"))
+	if !errors.As(err, &ne) || err.Error() != `no workflow run "ffff" under `+root+` (searched 2 project(s): `+shop+", "+blog+"); list runs with `herdr-pi open --list`" {
+		t.Errorf("none: %v", err)
+	}
+	for _, ref := range []string{"", ".", "..", "../x", "3f0c/state.json"} {
+		if _, err := s.FindRun(ref); !errors.As(err, &ne) {
+			t.Errorf("%q: %v, want NoRunError", ref, err)
+		}
+	}
+
+	_, err = New(filepath.Join(h.dir, "nobody"), h.cwd).FindRun("3f")
+	if !errors.As(err, &ne) || err.Error() != `no workflow run "3f": no runs under `+filepath.Join(h.dir, "nobody", ".pi", "workflows", "projects")+" yet; list runs with `herdr-pi open --list`" {
+		t.Errorf("empty store: %v", err)
+	}
+}
+
+func TestAmbiguousPrefixNamesUnreadableCandidates(t *testing.T) {
+	h := newHome(t)
+	h.run(h.cwd, "abc1", `{"workflowName":"good"}`, time.Hour)
+	h.run(h.cwd, "abc2", `{`, 2*time.Hour)
+	_, err := h.store().FindRun("abc")
+	if err == nil || err.Error() != `run id prefix "abc" matches 2 runs: abc1 (good, 1h ago), abc2 (unreadable, 2h ago); give more of the id` {
+		t.Fatal(err)
+	}
+}
+
+func TestFindRunReportsBrokenState(t *testing.T) {
+	h := newHome(t)
+	h.run(h.cwd, "corrupt", `{"id":"corrupt","agents":[`, 0)
+	h.run(h.cwd, "wrongtype", `{"id":"wrongtype","state":7}`, 0)
+	big := h.run(h.cwd, "big", `{}`, 0)
+	if err := os.Truncate(filepath.Join(big, "state.json"), maxStateSize+1); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(h.runsDir(h.cwd, "s1"), "fifo")
+	if err := os.MkdirAll(fifo, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(fifo, "state.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(h.runsDir(h.cwd, "s1"), "empty"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	unreadable := h.run(h.cwd, "unreadable", `{}`, 0)
+	if err := os.Chmod(filepath.Join(unreadable, "state.json"), 0); err != nil {
+		t.Fatal(err)
+	}
+
+	s := h.store()
+	for id, want := range map[string]string{
+		"corrupt":   "corrupt run state: truncated JSON (unexpected end of input)",
+		"wrongtype": "corrupt run state: field state: want string, got number",
+		"big":       "too large (",
+		"fifo":      "not a regular file (p",
+		"empty":     "missing: the run directory has no state",
+	} {
+		_, err := s.FindRun(id)
+		var fe *FileError
+		if !errors.As(err, &fe) || fe.Path != filepath.Join(h.runsDir(h.cwd, "s1"), id, "state.json") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a FileError on its state.json saying %q", id, err, want)
+		}
+	}
+	if os.Geteuid() != 0 { // root reads anything
+		_, err := s.FindRun("unreadable")
+		var fe *FileError
+		if !errors.As(err, &fe) || !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), "cannot read: permission denied") {
+			t.Errorf("unreadable: %v", err)
+		}
+	}
+}
+
+func TestRunsListsMostRecentFirst(t *testing.T) {
+	h := shopStore(t)
+	h.run(h.cwd, "broken", `{`, 2*time.Minute)
+	runs, err := h.store().Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range runs {
+		line := r.ID + " " + r.Workflow()
+		if r.Err != nil {
+			line += " (broken)"
+		}
+		got = append(got, line)
+	}
+	want := "3f0c1111-cccc blog-post|broken  (broken)|3f0c9a2e-aaaa review-api|3f11b7c0-bbbb docs|77aa0000-dddd publish"
+	if strings.Join(got, "|") != want {
+		t.Errorf("runs:\n got %s\nwant %s", strings.Join(got, "|"), want)
+	}
+	if runs, err := New(filepath.Join(h.dir, "nobody"), h.cwd).Runs(); err != nil || len(runs) != 0 {
+		t.Errorf("empty store: %v %v", runs, err)
+	}
+}
+
+func TestAge(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for d, want := range map[time.Duration]string{
+		0: "0s ago", 59 * time.Second: "59s ago", 5 * time.Minute: "5m ago", 3 * time.Hour: "3h ago",
+		47 * time.Hour: "47h ago", 72 * time.Hour: "3d ago", -time.Minute: "in the future",
+	} {
+		if got := Age(now, now.Add(-d)); got != want {
+			t.Errorf("%v: %q, want %q", d, got, want)
+		}
+	}
+	if got := Age(now, time.Time{}); got != "age unknown" {
+		t.Errorf("zero: %q", got)
+	}
+}
