@@ -56,6 +56,9 @@ type Opened struct {
 	Command []string `json:"command"`
 	Env     []string `json:"env,omitempty"`
 	Cwd     string   `json:"cwd"`
+	// CommandFile is the script typed into the pane; it deletes itself
+	// when the pane starts it ("" for a reused tab).
+	CommandFile string `json:"-"`
 }
 
 // undoBudget bounds closing what was opened after a failure, even when the
@@ -82,6 +85,7 @@ func (o Opener) Open(ctx context.Context, l Launch, p Placement) (Opened, error)
 			err = fmt.Errorf("starting the command in pane %s: %w", placed.PaneID, err)
 		}
 	}
+	out.CommandFile = cf.Path
 	if err != nil {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoBudget)
 		defer cancel()

@@ -1,26 +1,418 @@
 package commands
 
-import "github.com/urfave/cli/v2"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/handoff/store"
+	"github.com/herdr-pi/herdr-pi/pane/pty"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+// openFormat names the shape of `open --json` (docs/open.md).
+const openFormat = "herdr-pi.open/1"
+
+type openOptions struct {
+	Run, Attempt string
+	Inspect      bool
+	Wait         bool
+	JSON         bool
+	List         bool
+	// Place is "" (the setting decides: split, or the run's workspace in
+	// fully inspectable mode), "split", "tab" or "workspace".
+	Place string
+	// StartTimeout bounds how long open waits for the new pane to start
+	// its command; ForkTimeout how long it then waits to learn the fork's
+	// file (only for the report: its absence is not an error).
+	StartTimeout, ForkTimeout time.Duration
+}
 
 func openCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "open",
-		Usage:     "(coming) open a workflow agent attempt in Herdr (inspect it, or take over a live one)",
-		ArgsUsage: "<run> <attempt>",
-		Description: "Coming: not built in this release; it says so and exits 1.\n\n" +
-			"Finds the workflow run (id or unique prefix) and the attempt (agent id, name or\n" +
-			"label, optional #n). A finished attempt opens read-only in a split; a live one is\n" +
-			"taken over when its owner asked for a handoff, and handed back when you are done.\n\n" +
+		Usage:     "open a workflow agent attempt in a Herdr pane",
+		ArgsUsage: "[<run> <attempt>]",
+		Description: "Finds the workflow run (its id or a unique prefix; your project's runs first) and\n" +
+			"the attempt: an agent's name, label, number or full id, with #n for an earlier\n" +
+			"attempt (the latest by default). It opens Pi on a FORK of that attempt's session,\n" +
+			"with read-only tools (read, grep, find, ls) and the attempt's own model, under\n" +
+			"herdr-pi wrap, in the attempt's directory: the attempt's transcript never changes.\n\n" +
+			"The pane splits yours (right when it is wider than tall, else down) without taking\n" +
+			"the focus; in the workflow engine's fully inspectable mode it is a tab \"#n agent\"\n" +
+			"of the run's workspace \"workflow <name>\", opened or reused. --split, --tab and\n" +
+			"--workspace choose for you.\n\n" +
+			"An attempt still running in its owner Pi is live: taking it over is not built\n" +
+			"yet, so open refuses it unless --inspect asks for a fork of what is there so far.\n" +
+			"An attempt whose owner was killed opens like a finished one.\n\n" +
+			"Without arguments on a terminal it offers a picker of recent attempts;\n" +
+			"--list prints runs (or one run's attempts) and what open can do with each.\n\n" +
 			"Examples:\n" +
-			"  herdr-pi open 3f0c api\n" +
-			"  herdr-pi open 3f0c api#2 --inspect --json",
+			"  herdr-pi open 3f0c reviewer\n" +
+			"  herdr-pi open 3f0c9a2e reviewer#1 --tab\n" +
+			"  herdr-pi open 3f0c fixer --inspect --wait --json\n" +
+			"  herdr-pi open --list\n" +
+			"  herdr-pi open --list 3f0c",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "inspect", Usage: "open read-only even when the attempt is live"},
-			&cli.BoolFlag{Name: "wait", Usage: "wait until the pane is handed back"},
-			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
+			&cli.BoolFlag{Name: "inspect", Usage: "open a read-only fork even when the attempt is live"},
+			&cli.BoolFlag{Name: "wait", Usage: "stay until the pane ends, then clean up and say how it ended"},
+			&cli.BoolFlag{Name: "json", Usage: "print what was opened (or listed) as JSON (format: docs/open.md)"},
+			&cli.BoolFlag{Name: "list", Usage: "list runs, or the attempts of <run>, instead of opening"},
+			&cli.BoolFlag{Name: "split", Usage: "split this pane, whatever the settings say"},
+			&cli.BoolFlag{Name: "tab", Usage: "open a tab in this workspace"},
+			&cli.BoolFlag{Name: "workspace", Usage: "open a tab in the run's workspace (created when absent)"},
 		},
 		Action: func(c *cli.Context) error {
-			return notBuilt(f.IO, "open", "workflow handoff is not implemented in this release")
+			opts := &openOptions{Inspect: c.Bool("inspect"), Wait: c.Bool("wait"), JSON: c.Bool("json"), List: c.Bool("list"),
+				StartTimeout: 30 * time.Second, ForkTimeout: 20 * time.Second}
+			for _, p := range []string{"split", "tab", "workspace"} {
+				if c.Bool(p) {
+					if opts.Place != "" {
+						return usagef("open", "--%s and --%s: choose one place", opts.Place, p)
+					}
+					opts.Place = p
+				}
+			}
+			args := c.Args().Slice()
+			switch {
+			case len(args) > 2:
+				return usagef("open", "unexpected argument %q (give a run and an attempt)", args[2])
+			case opts.List && len(args) > 1:
+				return usagef("open", "--list takes at most a run, not an attempt (%q)", args[1])
+			case !opts.List && len(args) == 1:
+				return usagef("open", "name the attempt too (herdr-pi open --list %s shows them)", args[0])
+			}
+			if len(args) > 0 {
+				opts.Run = args[0]
+			}
+			if len(args) > 1 {
+				opts.Attempt = args[1]
+			}
+			return openRun(c.Context, f, opts)
 		},
 	}
+}
+
+// openReport is `open --json`.
+type openReport struct {
+	Format   string `json:"format"`
+	Run      string `json:"run"`
+	Workflow string `json:"workflow,omitempty"`
+	Attempt  string `json:"attempt"`
+	// Session is the attempt's own transcript (left as it is); Fork the new
+	// one the pane's Pi writes, when it was learnt in time.
+	Session   string `json:"session_file"`
+	Fork      string `json:"fork,omitempty"`
+	Model     string `json:"model,omitempty"`
+	OwnerGone bool   `json:"owner_gone,omitempty"`
+	Mode      string `json:"mode"`
+	handoff.Opened
+	// Ended is how the pane ended (with --wait): exited or closed.
+	Ended string `json:"ended,omitempty"`
+}
+
+func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
+	io := f.IO
+	env := io.env()
+	paths := f.Paths()
+	cwd := io.Dir
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	st := store.New(paths.Home, cwd)
+	if opts.List {
+		return openListRun(f, st, opts)
+	}
+	if opts.Run == "" {
+		if _, ok := io.stdinTerminal(); !ok {
+			return usagef("open", "name a run and an attempt (herdr-pi open --list shows them)")
+		}
+		var err error
+		if opts.Run, opts.Attempt, err = openPick(ctx, f, st); err != nil {
+			return err
+		}
+	}
+
+	// Everything is checked before Herdr hears anything.
+	// A malformed selector is a usage mistake, whatever the store holds.
+	sel, err := store.ParseSelector(opts.Attempt)
+	if err != nil {
+		return openError(err)
+	}
+	run, err := st.FindRun(opts.Run)
+	if err != nil {
+		return openError(err)
+	}
+	a, err := run.Pick(sel)
+	if err != nil {
+		return openError(err)
+	}
+	live, lease, err := a.Live()
+	if err != nil {
+		return openError(err)
+	}
+	if live && !opts.Inspect {
+		return fmt.Errorf("open: %s is live: its owner Pi (pid %d) is still running it, and taking it over "+
+			"is not built yet; add --inspect to open a read-only fork of what is there so far", a, lease.PID)
+	}
+	ownerGone, _ := a.OwnerGone()
+	session, err := a.SessionFile()
+	if err != nil {
+		return openError(err)
+	}
+	dir, err := a.Cwd()
+	if err != nil {
+		return openError(err)
+	}
+	h, client, inHerdr := f.Herdr()
+	if !inHerdr {
+		return fmt.Errorf("open: not inside a Herdr pane (missing %s); run it in a Herdr pane",
+			strings.Join(settings.MissingHerdr(env), ", "))
+	}
+	cfg, cfgErr := f.Config()
+	if cfgErr != nil {
+		fmt.Fprintf(io.Err, "herdr-pi: config problems, using defaults:\n  %s\n", strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
+	}
+	place, err := openPlacement(opts, paths, a, h.PaneID, dir)
+	if err != nil {
+		return err
+	}
+	opener, err := newOpener(f, client, cfg.Open.Pi, env)
+	if err != nil {
+		return err
+	}
+	if ownerGone && !opts.JSON {
+		fmt.Fprintf(io.Err, "herdr-pi open: %s never finished: its owner Pi is gone (killed or crashed); opening what it left\n", a)
+	}
+
+	launch := opener.InspectLaunch(handoff.Inspection{
+		Title:       fmt.Sprintf("herdr-pi open: run %s (%s), %s", a.Run.Short(), a.Run.Workflow(), a.Name()),
+		SessionFile: session, Model: a.Model(), Cwd: dir,
+	})
+	// Ctrl-C, SIGTERM or a hangup while open works or waits closes what it
+	// opened: the pane was only ever this command's.
+	ctx, stop := signal.NotifyContext(ctx, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer stop()
+	opened, err := opener.Open(ctx, launch, place)
+	if err != nil {
+		return fmt.Errorf("open: %s: %w", a, err)
+	}
+	rep := openReport{Format: openFormat, Run: a.Run.ID, Workflow: a.Run.Workflow(), Attempt: a.Name(), Session: session,
+		Model: a.Model(), OwnerGone: ownerGone, Mode: string(place.Mode), Opened: opened}
+	if !opened.Reused {
+		if err := waitStarted(ctx, opened, opts.StartTimeout); err != nil {
+			closeOpened(&opened, opener.Herdr)
+			return fmt.Errorf("open: %s: %w", a, err)
+		}
+		rep.Fork = forkOf(ctx, paths, h, opened.PaneID, opts.ForkTimeout)
+	}
+	if !opts.Wait {
+		return printOpen(f, rep, opts.JSON)
+	}
+	if !opts.JSON {
+		printOpenLine(f, rep)
+	}
+	ended, err := handoff.WaitEnded(ctx, watchEvents(client), opened.Placed)
+	if err != nil {
+		closeOpened(&opened, opener.Herdr)
+		if ctx.Err() != nil {
+			fmt.Fprintf(io.Err, "herdr-pi open: interrupted; closed pane %s\n", opened.PaneID)
+			return silentExit(exitInterrupted)
+		}
+		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, err)
+	}
+	rep.Ended = string(ended)
+	if opts.JSON {
+		return printOpen(f, rep, opts.JSON)
+	}
+	fmt.Fprintf(io.Out, "pane %s %s\n", opened.PaneID, ended)
+	return nil
+}
+
+// openError adds the command's name to a store error and makes a
+// malformed selector a usage error.
+func openError(err error) error {
+	var sel *store.SelectorError
+	if errors.As(err, &sel) {
+		return usagef("open", "%v", err)
+	}
+	return fmt.Errorf("open: %w", err)
+}
+
+// openPlacement decides where the pane goes: the flag, else the engine's
+// fully inspectable setting (the run's workspace), else a split.
+func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, callerPane, dir string) (handoff.Placement, error) {
+	p := handoff.Placement{
+		Mode: handoff.Mode(opts.Place), CallerPane: callerPane, Cwd: dir,
+		WorkspaceLabel: "workflow " + a.Run.Workflow(),
+		TabLabel:       fmt.Sprintf("#%d %s", a.Record.N, a.Agent.DisplayName()),
+	}
+	if p.Mode == "" {
+		file := settings.WorkflowSettingsFile(paths.PiAgentDir)
+		w, err := settings.LoadWorkflows(file)
+		if err != nil {
+			return p, fmt.Errorf("open: the workflow settings: %w", err)
+		}
+		p.Mode = handoff.ModeSplit
+		if w.FullyInspectable {
+			p.Mode = handoff.ModeWorkspace
+		}
+	}
+	return p, nil
+}
+
+// newOpener resolves what the pane runs. A bare Pi command is looked up on
+// this PATH now, and the pane gets this PATH: the person's shell found Pi
+// (and its node) there, a fresh pane's might not.
+func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env) (handoff.Opener, error) {
+	self, err := f.Executable()
+	if err != nil {
+		return handoff.Opener{}, fmt.Errorf("open: cannot find herdr-pi's own executable: %w", err)
+	}
+	pi = append([]string(nil), pi...)
+	if !strings.Contains(pi[0], "/") {
+		p, ok := pty.LookPath(pi[0], env.Get("PATH"))
+		if !ok {
+			return handoff.Opener{}, fmt.Errorf("open: %q is not on your PATH; install Pi or set [open] pi in config.toml", pi[0])
+		}
+		pi[0] = p
+	}
+	var piEnv []string
+	for _, k := range []string{"PATH", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"} {
+		if v, ok := env[k]; ok {
+			piEnv = append(piEnv, k+"="+v)
+		}
+	}
+	dir := filepath.Join(f.Paths().RuntimeBase, "open")
+	for _, d := range []string{f.Paths().RuntimeBase, dir} {
+		if err := control.EnsurePrivateDir(d); err != nil {
+			return handoff.Opener{}, fmt.Errorf("open: the private directory for command files: %w", err)
+		}
+	}
+	return handoff.Opener{Herdr: client, Self: self, Pi: pi, PiEnv: piEnv, FileDir: dir}, nil
+}
+
+// waitStarted returns once the pane's shell started the command file
+// (which deletes itself first thing). A pane that never does is an error:
+// the file is removed so nothing is left behind.
+func waitStarted(ctx context.Context, o handoff.Opened, timeout time.Duration) error {
+	file := o.CommandFile
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Lstat(file); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			os.Remove(file)
+			return ctx.Err()
+		case <-deadline.C:
+			os.Remove(file)
+			return fmt.Errorf("pane %s did not start its command within %v", o.PaneID, timeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// forkOf asks the wrapper in the new pane which session file its Pi writes
+// (the fork), waiting up to timeout for it to register and to hear Pi's
+// session_start; "" when it does not say in time.
+func forkOf(ctx context.Context, paths settings.Paths, h settings.Herdr, paneID string, timeout time.Duration) string {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	reg := control.PaneRegistry(paths.RuntimeBase)
+	key := control.PaneKey(h.SocketPath, paneID)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if ep, err := reg.Lookup(key); err == nil {
+			if c, err := control.Dial(ctx, ep.Socket, ep.Token); err == nil {
+				st, err := c.Status(ctx)
+				c.Close()
+				if err == nil && st.SessionFile != "" {
+					return st.SessionFile
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-tick.C:
+		}
+	}
+}
+
+// watchEvents follows Herdr's event stream through the client.
+func watchEvents(c *herdr.Client) handoff.Events {
+	return func(ctx context.Context, subs []herdr.Subscription, handle func(herdr.Event)) error {
+		w := &herdr.Watcher{Client: c, Subscriptions: subs}
+		return w.Run(ctx, handle)
+	}
+}
+
+// closeOpened closes what open created, on its way out after a failure or
+// an interruption (with a short budget of its own).
+func closeOpened(o *handoff.Opened, h handoff.Herdr) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_ = o.Undo(ctx, h)
+}
+
+func printOpen(f *Factory, rep openReport, asJSON bool) error {
+	if asJSON {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = f.IO.Out.Write(append(b, '\n'))
+		return err
+	}
+	printOpenLine(f, rep)
+	return nil
+}
+
+// printOpenLine says in a sentence what was opened and where.
+func printOpenLine(f *Factory, rep openReport) {
+	out := f.IO.Out
+	what := fmt.Sprintf("%s of run %s", rep.Attempt, shortID(rep.Run))
+	if rep.Workflow != "" {
+		what += " (" + rep.Workflow + ")"
+	}
+	if rep.Reused {
+		fmt.Fprintf(out, "%s is already open in tab %s (pane %s)\n", what, rep.TabID, rep.PaneID)
+		return
+	}
+	where := "pane " + rep.PaneID
+	switch rep.Mode {
+	case string(handoff.ModeSplit):
+		where += ", split " + rep.Direction
+	default:
+		where += ", tab " + rep.TabID
+	}
+	fmt.Fprintf(out, "opened %s in %s: a read-only fork of its session\n", what, where)
+	if rep.Fork != "" {
+		fmt.Fprintf(out, "  fork: %s\n", rep.Fork)
+	}
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
 }
