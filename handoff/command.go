@@ -21,7 +21,7 @@ type Launch struct {
 }
 
 // Quote makes s one word for a POSIX shell (and fish): single quotes, with
-// each ' written as '\''.
+// each ' written as '\”.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
