@@ -20,8 +20,8 @@ type Launch struct {
 	Title string
 }
 
-// Quote makes s one word for a POSIX shell (and fish): single quotes, with
-// each ' written as '\”.
+// Quote makes s one word for a POSIX shell (and fish): inside single quotes,
+// with each single quote in s closed, escaped and reopened.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
