@@ -61,8 +61,13 @@ type Reporter struct {
 	cfg    ReporterConfig
 	client *Client
 
-	seqMu sync.Mutex
-	seq   *seqClock
+	// seqMu guards seq, whose next may sleep a few microseconds holding
+	// it; nothing else takes seqMu, so Stats and Report never wait on that
+	// sleep (under testing/synctest a goroutine waiting on a mutex would
+	// also stop the bubble's clock that the sleep waits for).
+	seqMu   sync.Mutex
+	seq     *seqClock
+	lastSeq atomic.Uint64 // the last seq handed out, 0 before the first
 
 	sendCtx    context.Context
 	cancelSend context.CancelCauseFunc
@@ -77,7 +82,6 @@ type Reporter struct {
 	force      bool // send want even if Herdr acknowledged it already
 	acked      stateMsg
 	hasAcked   bool
-	attempted  bool // a report may have reached Herdr
 	claimed    bool // Report was called: this run speaks for the pane
 	failing    bool
 	lastKind   FailureKind // of the last failure
@@ -156,12 +160,7 @@ func (r *Reporter) Stats() ReporterStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.stats
-	r.seqMu.Lock()
-	s.LastSeq = r.seq.floor
-	r.seqMu.Unlock()
-	if !r.attempted {
-		s.LastSeq = 0
-	}
+	s.LastSeq = r.lastSeq.Load()
 	return s
 }
 
@@ -251,7 +250,9 @@ func (r *Reporter) stopLocked() {
 func (r *Reporter) nextSeq() uint64 {
 	r.seqMu.Lock()
 	defer r.seqMu.Unlock()
-	return r.seq.next()
+	seq := r.seq.next()
+	r.lastSeq.Store(seq)
+	return seq
 }
 
 // logf logs through the configured function. A log function that panics
@@ -326,7 +327,6 @@ func (r *Reporter) next() (job stateMsg, wait time.Duration, ok bool) {
 	}
 	r.dirty, r.force = false, false
 	r.lastStart = now
-	r.attempted = true
 	return r.want, 0, true
 }
 
