@@ -15,6 +15,14 @@ import (
 // does not answer makes Close wait that long.
 const ReleaseBudget = 2500 * time.Millisecond
 
+// reconnectMax bounds the wait between two attempts to reopen the event
+// stream. The stream coming back is how a Presence learns that Herdr
+// answers again after an outage, and the state that changed meanwhile goes
+// out then, so this bounds how late it arrives whatever the outage's
+// length (the reporter's own back-off grows to 30 s). An attempt on a dead
+// socket is one failed connect; on a hung Herdr one waits 2 s anyway.
+const reconnectMax = 500 * time.Millisecond
+
 // PresenceConfig says which pane a [Presence] speaks for.
 type PresenceConfig struct {
 	Client *Client
@@ -135,8 +143,11 @@ func (p *Presence) watch(ctx context.Context) {
 			if reconnect {
 				p.logf("herdr: the event stream is back (Herdr restarted or handed off): reporting the state again")
 				p.r.Resync()
+				return
 			}
+			p.r.answered() // Herdr was away when we started, maybe
 		},
+		BackoffMax: reconnectMax,
 	}
 	if err := w.Run(ctx, func(Event) {}); err != nil && ctx.Err() == nil {
 		p.logf("herdr: stopped watching pane %s: %v", p.cfg.PaneID, err)

@@ -30,7 +30,8 @@ type ReporterConfig struct {
 	// at which Herdr itself delivers events (§1.4).
 	MinInterval time.Duration
 	// RetryMin and RetryMax bound the back-off with which the current state
-	// is sent again after a report failed. Defaults 1 s and 30 s.
+	// is sent again after a report failed. Defaults 1 s and 30 s. Resync
+	// ends a back-off at once.
 	RetryMin, RetryMax time.Duration
 	// ReleaseGrace is how long Release lets a report in flight finish, so
 	// the release arrives after it, before cutting it off. Default 250 ms.
@@ -144,7 +145,10 @@ func (r *Reporter) Report(state, message string) {
 }
 
 // Resync sends the current state again even if Herdr acknowledged it, for
-// when Herdr may have lost it (its event stream ended, say).
+// when Herdr answers again and may have lost it (its event stream came
+// back after a restart or a live handoff, say). It goes out at the next
+// pacing slot, cutting short any back-off after failed reports: however
+// long Herdr was away, it gets the state as soon as it is back.
 func (r *Reporter) Resync() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -152,7 +156,26 @@ func (r *Reporter) Resync() {
 		return
 	}
 	r.dirty, r.force = true, true
+	r.retryNowLocked()
 	r.kickLocked()
+}
+
+// answered tells the Reporter that Herdr answered another request: a state
+// waiting out a back-off after failed reports goes now, not seconds later.
+func (r *Reporter) answered() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || !r.failing {
+		return
+	}
+	r.retryNowLocked()
+	r.kickLocked()
+}
+
+// retryNowLocked ends the back-off; should Herdr fail again, the back-off
+// starts over from RetryMin, as for a fresh failure.
+func (r *Reporter) retryNowLocked() {
+	r.retryAt, r.retryDelay = time.Time{}, 0
 }
 
 // Stats returns what the Reporter has done so far.
