@@ -95,6 +95,19 @@ func (p *Presence) Resync() {
 	}
 }
 
+// Reported returns once every state handed to Report before the call has
+// reached Herdr or been given up, or when ctx ends (see
+// [Reporter.Reported]); a nil Presence and one that is closing return nil
+// at once. A notifier calls it before a Herdr toast about the agent's
+// state, so Herdr never says "needs your input" while it still shows the
+// pane idle.
+func (p *Presence) Reported(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	return p.r.Reported(ctx)
+}
+
 // Health says in a sentence how Herdr takes the reports, for `herdr-pi
 // status`; "" for a nil Presence.
 func (p *Presence) Health() string {
@@ -113,8 +126,10 @@ func (p *Presence) Close(ctx context.Context) error {
 		return nil
 	}
 	p.closeOnce.Do(func() {
+		// The release comes first: from here on the Reporter takes no new
+		// state (whatever the other parts say while they close is not the
+		// agent's state), and the watcher and claim check end meanwhile.
 		p.stop()
-		p.wg.Wait()
 		ctx, cancel := context.WithTimeout(ctx, ReleaseBudget)
 		defer cancel()
 		start := time.Now()
@@ -123,6 +138,7 @@ func (p *Presence) Close(ctx context.Context) error {
 			st := p.r.Stats()
 			p.logf("herdr: released pane %s after %d reports (%d failed) in %v", p.cfg.PaneID, st.Sent, st.Failed, time.Since(start).Round(time.Millisecond))
 		}
+		p.wg.Wait()
 	})
 	return p.closeErr
 }
@@ -161,18 +177,11 @@ func (p *Presence) watch(ctx context.Context) {
 // from then on.
 func (p *Presence) checkClaim(ctx context.Context) {
 	defer p.wg.Done()
-	deadline := time.NewTimer(5 * time.Second)
-	defer deadline.Stop()
-	poll := time.NewTicker(50 * time.Millisecond)
-	defer poll.Stop()
-	for p.r.Stats().Sent == 0 {
-		select {
-		case <-ctx.Done():
-			return
-		case <-deadline.C:
-			return // Herdr does not answer: the reporter logs that
-		case <-poll.C:
-		}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := p.r.Reported(wctx)
+	cancel()
+	if err != nil || p.r.Stats().Sent == 0 {
+		return // Herdr does not answer, or refused the claim: the reporter logs that
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()

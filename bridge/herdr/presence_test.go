@@ -102,7 +102,7 @@ func TestNilPresenceDoesNothing(t *testing.T) {
 	if h := p.Health(); h != "" {
 		t.Errorf("health %q", h)
 	}
-	if err := error(nil); err != nil { // TODO Reported
+	if err := p.Reported(context.Background()); err != nil {
 		t.Error(err)
 	}
 	if err := p.Close(context.Background()); err != nil {

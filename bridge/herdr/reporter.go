@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,6 +97,20 @@ type Reporter struct {
 	logged     map[FailureKind]bool
 	recovered  bool
 	stats      ReporterStats
+
+	// Generations for Reported: every Report that changes the wanted
+	// state, and every Resync, asks for one more; a report settles the
+	// generation it was taken at, and so every one before it.
+	reqGen  uint64 // the last generation asked for
+	sendGen uint64 // the generation of the report in flight
+	doneGen uint64 // every generation up to this one is settled
+	waiters []*waiter
+}
+
+// waiter is one Reported call waiting for generation gen to settle.
+type waiter struct {
+	gen  uint64
+	done chan struct{}
 }
 
 var errStopped = errors.New("reporter stopped")
@@ -141,6 +156,7 @@ func (r *Reporter) Report(state, message string) {
 	}
 	r.want, r.hasWant, r.dirty, r.claimed = next, true, true, true
 	r.stats.Requested++
+	r.reqGen++
 	r.kickLocked()
 }
 
@@ -156,6 +172,7 @@ func (r *Reporter) Resync() {
 		return
 	}
 	r.dirty, r.force = true, true
+	r.reqGen++
 	r.retryNowLocked()
 	r.kickLocked()
 }
@@ -176,6 +193,50 @@ func (r *Reporter) answered() {
 // starts over from RetryMin, as for a fresh failure.
 func (r *Reporter) retryNowLocked() {
 	r.retryAt, r.retryDelay = time.Time{}, 0
+}
+
+// Reported returns once every state handed to Report before the call (and
+// every Resync) has been delivered to Herdr or given up — replaced by a
+// newer state that was delivered, refused by Herdr, or dropped because the
+// Reporter stopped — or when ctx ends, with ctx's cause. Any other return
+// is nil. It never holds up Report: whoever must not show something before
+// Herdr shows the state (a toast saying the agent needs input, say) waits
+// here, not the caller of Report. While Herdr does not answer, the state
+// stays pending and only ctx bounds the wait.
+func (r *Reporter) Reported(ctx context.Context) error {
+	r.mu.Lock()
+	if r.doneGen >= r.reqGen {
+		r.mu.Unlock()
+		return nil
+	}
+	w := &waiter{gen: r.reqGen, done: make(chan struct{})}
+	r.waiters = append(r.waiters, w)
+	r.mu.Unlock()
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		r.mu.Lock()
+		r.waiters = slices.DeleteFunc(r.waiters, func(o *waiter) bool { return o == w })
+		r.mu.Unlock()
+		return context.Cause(ctx)
+	}
+}
+
+// settledLocked records that every generation up to gen is settled and
+// wakes the Reported calls waiting for them.
+func (r *Reporter) settledLocked(gen uint64) {
+	if gen <= r.doneGen {
+		return
+	}
+	r.doneGen = gen
+	r.waiters = slices.DeleteFunc(r.waiters, func(w *waiter) bool {
+		if w.gen <= gen {
+			close(w.done)
+			return true
+		}
+		return false
+	})
 }
 
 // Stats returns what the Reporter has done so far.
@@ -267,6 +328,7 @@ func (r *Reporter) stopLocked() {
 	if !r.stopped {
 		r.stopped = true
 		close(r.stopCh)
+		r.settledLocked(r.reqGen) // nothing more will be delivered
 	}
 }
 
@@ -299,6 +361,9 @@ func (r *Reporter) run() {
 			r.mu.Lock()
 			r.running = false
 			r.dirty = true // whatever was being sent may not have arrived
+			// Sent again only with the next change: until then it is
+			// given up, and no Reported call waits for it.
+			r.settledLocked(r.reqGen)
 			r.mu.Unlock()
 			r.logOnce("panic", "herdr: reporter panic, recovered (the next change is sent again): %v\n%s", p, debug.Stack())
 		}
@@ -337,6 +402,8 @@ func (r *Reporter) next() (job stateMsg, wait time.Duration, ok bool) {
 		r.dirty = false // the pending changes ended where Herdr already is
 	}
 	if !r.dirty {
+		// Everything asked for was delivered, undone or given up.
+		r.settledLocked(r.reqGen)
 		r.running = false
 		return job, 0, false
 	}
@@ -349,6 +416,7 @@ func (r *Reporter) next() (job stateMsg, wait time.Duration, ok bool) {
 		return job, d, true
 	}
 	r.dirty, r.force = false, false
+	r.sendGen = r.reqGen
 	r.lastStart = now
 	return r.want, 0, true
 }
@@ -372,6 +440,7 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 	defer r.mu.Unlock()
 	if err == nil {
 		r.stats.Sent++
+		r.settledLocked(r.sendGen)
 		r.acked, r.hasAcked = job, true
 		if r.failing {
 			r.failing, r.retryDelay = false, 0
@@ -388,6 +457,7 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 	}
 	var he *Error
 	if errors.As(err, &he) {
+		r.settledLocked(r.sendGen) // given up: sending it again cannot help
 		// Herdr answered and said no: sending the same again cannot help.
 		return r.onceLocked(KindOf(err), fmt.Sprintf("herdr: Herdr rejected a report: %v (not retried; further failures of this kind are not logged)", err))
 	}
