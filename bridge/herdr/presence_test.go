@@ -45,9 +45,9 @@ func TestPresenceClaimsReportsAndReleases(t *testing.T) {
 	s := herdrtest.Start(t)
 	log := &logSink{}
 	p := herdr.StartPresence(presenceConfig(s, log))
-	s.WaitFor(t, time.Second, "the claim", func() bool { return s.Pane(s.PaneID()).Status == "unknown" && len(s.Reports(s.PaneID())) == 1 })
+	s.WaitFor(t, 10*time.Second, "the claim", func() bool { return s.Pane(s.PaneID()).Status == "unknown" && len(s.Reports(s.PaneID())) == 1 })
 	p.Report("blocked", "approve")
-	s.WaitFor(t, time.Second, "blocked", func() bool { return s.Pane(s.PaneID()).Status == "blocked" })
+	s.WaitFor(t, 10*time.Second, "blocked", func() bool { return s.Pane(s.PaneID()).Status == "blocked" })
 	if st := s.Pane(s.PaneID()); st.Source != "custom:herdr-pi" || st.Agent != "pi" {
 		t.Errorf("pane %+v", st)
 	}
@@ -83,7 +83,7 @@ func TestPresenceReleasesWhenTheCallerPanics(t *testing.T) {
 		p := herdr.StartPresence(presenceConfig(s, nil))
 		defer p.Close(context.Background())
 		p.Report("blocked", "approve")
-		s.WaitFor(t, time.Second, "blocked", func() bool { return s.Pane(s.PaneID()).Status == "blocked" })
+		s.WaitFor(t, 10*time.Second, "blocked", func() bool { return s.Pane(s.PaneID()).Status == "blocked" })
 		panic("wrap broke")
 	}()
 	if rel := s.Releases(s.PaneID()); len(rel) != 1 || !rel[0].Applied {
