@@ -57,8 +57,10 @@ type stateMsg struct{ state, message string }
 // one report per MinInterval, only when (state, message) differs from what
 // Herdr last acknowledged. The sender ends once it has caught up; after a
 // failure it stays to send the current state again with back-off, so Herdr
-// gets it once it answers again (after a restart or a live handoff, §9.1).
-// Release and Close stop the sender and wait for it.
+// gets it once it answers again (after a restart or a live handoff, §9.1);
+// Resync cuts that back-off short. Reported waits, on its caller's
+// goroutine, until Herdr has what was reported. Release and Close stop the
+// sender and wait for it.
 type Reporter struct {
 	cfg    ReporterConfig
 	client *Client
