@@ -94,12 +94,9 @@ func times(reqs []herdrtest.Request, since func(herdrtest.Request) time.Duration
 // waits 30 s between attempts; Resync (Herdr is known to answer again)
 // sends the state at once instead.
 func TestResyncCutsTheBackOffShort(t *testing.T) {
-	s := herdrtest.Start(t)
 	synctest.Test(t, func(t *testing.T) {
-		r := herdr.NewReporter(herdr.ReporterConfig{
-			Client: &herdr.Client{Socket: s.SocketPath(), Dial: s.Dial},
-			PaneID: s.PaneID(), Source: "custom:herdr-pi", Agent: "pi",
-		})
+		s := herdrtest.StartInBubble(t)
+		r := newReporter(s, nil, inBubble(s))
 		defer r.Close()
 		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultGarbage})
 		r.Report("blocked", "")
