@@ -39,7 +39,9 @@ type PresenceConfig struct {
 // Presence is one pane's presence in Herdr for the life of a wrapper: it
 // claims the pane (state "unknown"), keeps Herdr showing the state it is
 // handed (a [Reporter]), sends that state again when Herdr may have lost it
-// (the event stream ends on a restart or a live handoff, §9.1), reads the
+// (the event stream ends on a restart or a live handoff, §9.1) and, after
+// an outage of any length, within a second of Herdr answering again (the
+// stream is retried at least every reconnectMax), reads the
 // claim back once to say when Herdr ignores it (§6.2), and releases the
 // pane at the end.
 //
