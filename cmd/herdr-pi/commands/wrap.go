@@ -112,11 +112,13 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	herdrEnv, inHerdr := settings.HerdrEnv(env)
 	inject := pty.NewInjector()
 	tui := isPi || isTerminal(stdin) && isTerminal(stdout)
-	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, log)
-	defer notes.close()
-	// Deferred after the notifier: at exit the pane is released first, and
-	// only then do queued notifications get their short drain.
 	presence := startPresence(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
+	defer presence.Close(context.Background()) // released on every way out, even a panic below
+	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, presence, log)
+	defer notes.close()
+	// At exit the pane is released first (this runs before the notifier's
+	// close; a second Close does nothing), and only then do queued
+	// notifications get their short drain: they no longer wait for reports.
 	defer presence.Close(context.Background())
 
 	// The machine delivers events one at a time, in order: transitions are
