@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/session"
@@ -111,23 +112,25 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	herdrEnv, inHerdr := settings.HerdrEnv(env)
 	inject := pty.NewInjector()
 	tui := isPi || isTerminal(stdin) && isTerminal(stdout)
-	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, log)
+	presence := startPresence(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
+	defer presence.Close(context.Background()) // released on every way out, even a panic below
+	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, presence, log)
 	defer notes.close()
-	// Deferred after the notifier: at exit the pane is released first, and
-	// only then do queued notifications get their short drain.
-	report, stopHerdr, herdrHealth := startHerdrReporting(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
-	defer stopHerdr()
+	// At exit the pane is released first (this runs before the notifier's
+	// close; a second Close does nothing), and only then do queued
+	// notifications get their short drain: they no longer wait for reports.
+	defer presence.Close(context.Background())
 
 	// The machine delivers events one at a time, in order: transitions are
 	// reported before the triggers hear of them.
-	det := startDetection(env, cfg, manifest, agent, log, reportTransitions(report), func(e state.Event) {
+	det := startDetection(env, cfg, manifest, agent, log, reportTransitions(presence.Report), func(e state.Event) {
 		if notes.triggers != nil {
 			notes.triggers.StateEvent(e)
 		}
 	})
 	defer det.stop()
 
-	signals := agentsignals.New(agentsignals.Config{Machine: det.machine, Agent: agent, HerdrHealth: herdrHealth})
+	signals := agentsignals.New(agentsignals.Config{Machine: det.machine, Agent: agent, HerdrHealth: presence.Health})
 	argv := opts.Argv
 	run, err := control.Start(control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
@@ -175,6 +178,27 @@ func runsPi(opts *wrapOptions) bool {
 	}
 	base := filepath.Base(opts.Argv[0])
 	return base == "pi" || base == "pi.js"
+}
+
+// startPresence claims the pane in Herdr when wrap runs inside a complete
+// Herdr environment (settings.HerdrEnv). Outside one it returns nil, a
+// Presence that sends nothing, and logs what is missing when the
+// environment is half there.
+func startPresence(env settings.Env, cfg settings.Config, agent string, logf func(string, ...any)) *herdr.Presence {
+	h, ok := settings.HerdrEnv(env)
+	if !ok {
+		if env.Get("HERDR_ENV") != "" || env.Get("HERDR_SOCKET_PATH") != "" || env.Get("HERDR_PANE_ID") != "" {
+			logf("herdr: incomplete Herdr environment (missing %s): not reporting", strings.Join(settings.MissingHerdr(env), ", "))
+		}
+		return nil
+	}
+	if agent == "" {
+		agent = cfg.Herdr.Agent
+	}
+	return herdr.StartPresence(herdr.PresenceConfig{
+		Client: herdr.NewClient(h.SocketPath), PaneID: h.PaneID,
+		Source: cfg.Herdr.Source, Agent: agent, Logf: logf,
+	})
 }
 
 // reportLabel is the agent label Herdr shows: --agent, else the detected
