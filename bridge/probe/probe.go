@@ -39,12 +39,15 @@ func Source() []byte { return append([]byte(nil), source...) }
 // Write puts the probe into dir (the wrapper's private 0700 run directory)
 // as a 0600 file and returns its path.
 func Write(dir string) (string, error) {
-	path := filepath.Join(dir, FileName)
+	return writeFile(filepath.Join(dir, FileName), source)
+}
+
+func writeFile(path string, b []byte) (string, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return "", fmt.Errorf("probe: %w", err)
 	}
-	if _, err := f.Write(source); err != nil {
+	if _, err := f.Write(b); err != nil {
 		f.Close()
 		return "", fmt.Errorf("probe: %w", err)
 	}
@@ -54,9 +57,10 @@ func Write(dir string) (string, error) {
 	return path, nil
 }
 
-// Interactive reports whether Pi run with args (without the program name)
-// and these terminals starts its interactive TUI; only then is the probe
-// passed. See [settings.PiArgs.Interactive].
+// Interactive reports whether Pi run with args (Pi's own arguments: after
+// the program, node's script or npx's package) and these terminals starts
+// its interactive TUI; only then is the probe passed. See
+// [settings.PiArgs.Interactive].
 func Interactive(args []string, stdinTTY, stdoutTTY bool) bool {
 	return settings.ParsePiArgs(args).Interactive(stdinTTY, stdoutTTY)
 }
