@@ -238,7 +238,7 @@ func TestWrapPiStartScreenIsPis(t *testing.T) {
 		name   string
 		quiet  bool
 		cmd    func(r *piRig) ([]string, []string) // Pi's command, its env
-		listed bool                                 // the probe goes in with -e
+		listed bool                                // the probe goes in with -e
 	}{
 		{"quiet", true, func(r *piRig) ([]string, []string) { return []string{r.pi.Bin}, r.env() }, false},
 		{"full", false, func(r *piRig) ([]string, []string) { return []string{r.pi.Bin}, r.env() }, false},
