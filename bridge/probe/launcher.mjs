@@ -14,7 +14,7 @@
 // starts.
 
 import { existsSync, readFileSync, realpathSync } from "node:fs";
-import { enableCompileCache } from "node:module";
+import * as nodeModule from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -34,7 +34,7 @@ async function start() {
 		// dist/bundle/cli.js: enable the compile cache, then cli-runtime.js's
 		// setupCli() and main().
 		try {
-			enableCompileCache();
+			nodeModule.enableCompileCache?.(); // Node ≥ 22.1, as Pi 1.x requires
 		} catch {}
 		({ main } = await load("index.js"));
 		if (typeof main !== "function") return false;
