@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,6 +163,61 @@ func TestWrapNpxPi(t *testing.T) {
 	id := r.sessionID()
 	if got := lastLines(tm.Screen(), 1)[0]; got != "herdr-pi wrap npx pi --session "+id {
 		t.Fatalf("resume line %q\n%s", got, tm.Screen())
+	}
+}
+
+// `wrap -- npx pi` follows Pi's session file like `wrap pi`, and that
+// alone turns the pane blocked: here the probe is off (the runtime
+// directory is not private, so wrap opens no control socket). Before, npx
+// was not recognised as Pi and the pane never turned blocked.
+func TestWrapNpxPiFollowsTheSessionFile(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), true)
+	shared := filepath.Join(r.private, "shared")
+	if err := os.MkdirAll(filepath.Join(shared, fmt.Sprintf("herdr-pi-%d", os.Getuid())), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(shared, fmt.Sprintf("herdr-pi-%d", os.Getuid())), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(r.npxProject(), "XDG_RUNTIME_DIR="+shared)
+	tm := r.wrapArgv(env, "--", "npx", "pi")
+	tm.Type(t, "hello")
+	tm.WaitText(t, question, 20*time.Second)
+	// A short turn without the probe may not be reported as working (the
+	// reporter coalesces short spells); blocked is what must arrive.
+	r.herdr.WaitFor(t, 20*time.Second, "the question, from the session file: blocked(input needed)", func() bool {
+		st := r.states()
+		return len(st) > 0 && st[len(st)-1] == "blocked(input needed)"
+	})
+	for _, req := range r.llm.Requests() {
+		if strings.Contains(req.System(), "<herdr_integration>") {
+			t.Fatal("the probe was in Pi; this test needs it off")
+		}
+	}
+	quit(t, tm)
+}
+
+// `wrap -- npx pi -p …` is Pi's print mode: a pure passthrough, with the
+// same output as npx alone (no pty, so no carriage returns). Before, npx
+// was not recognised as Pi and ran under a pty.
+func TestWrapNpxPiPrintIsPassthrough(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "line one\nline two"}), true)
+	env := r.npxProject()
+	run := func(argv ...string) (string, int) {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env, cmd.Dir = env, r.agent.Project
+		var out strings.Builder
+		cmd.Stdout = &out
+		err := cmd.Run()
+		return out.String(), exitStatus(err)
+	}
+	bare, bareCode := run("npx", "pi", "-p", "hi")
+	wrapped, wrappedCode := run(r.hp, "wrap", "--", "npx", "pi", "-p", "hi")
+	if bare != wrapped || bareCode != wrappedCode || bareCode != 0 || !strings.Contains(bare, "line two") {
+		t.Fatalf("bare npx pi -p: %q exit %d; wrapped: %q exit %d", bare, bareCode, wrapped, wrappedCode)
+	}
+	if m := r.herdr.Methods(); len(m) != 0 {
+		t.Fatalf("print mode talked to Herdr: %q", m)
 	}
 }
 
