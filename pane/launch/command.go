@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
 
 // Shape says how a command line starts its agent.
@@ -102,19 +104,32 @@ func (c Command) With(args []string) ([]string, error) {
 }
 
 // NodeEntry splits a command that runs a script with node into node's part
-// and the script: `node [options] <script>`, or a Direct program (say
-// pi, an npm bin run through its `#!/usr/bin/env node` line) with "node"
-// in its place. The caller must make sure the script is one for node; a
-// Direct program is named as given (look it up on PATH when bare).
-func (c Command) NodeEntry() (node []string, script string, ok bool) {
+// and the script: `node [options] <script>`, or a Direct program (say pi,
+// an npm bin run through its `#!/usr/bin/env node` line) with "node" in
+// its place. The script comes back as an absolute path, found the way the
+// command will find it: a bare program name on env's PATH, a relative path
+// from dir. The caller must make sure the script is one for node.
+func (c Command) NodeEntry(env []string, dir string) (node []string, script string, ok bool) {
 	n := len(c.Launch)
 	switch {
 	case c.Shape == Script && c.runtime == "node":
-		return slices.Clip(c.Launch[:n-1]), c.Launch[n-1], true
+		node, script = slices.Clip(c.Launch[:n-1]), c.Launch[n-1]
 	case c.Shape == Direct:
-		return append(slices.Clip(c.Launch[:n-1]), "node"), c.Launch[n-1], true
+		node, script = append(slices.Clip(c.Launch[:n-1]), "node"), c.Launch[n-1]
+		if !strings.Contains(script, "/") {
+			found, err := pty.Resolve(script, env)
+			if err != nil {
+				return nil, "", false
+			}
+			script = found
+		}
+	default:
+		return nil, "", false
 	}
-	return nil, "", false
+	if !filepath.IsAbs(script) {
+		script = filepath.Join(dir, script)
+	}
+	return node, script, true
 }
 
 func opaque(argv []string, why string, args ...any) Command {

@@ -207,19 +207,26 @@ func TestWith(t *testing.T) {
 }
 
 func TestNodeEntry(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "pi"), []byte("#!/usr/bin/env node\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=/nonexistent:" + bin}
 	tests := []struct {
-		argv, node, script string // "|"-separated; node "" means not node
+		argv, node, script string // "|"-separated; node "" means none
 	}{
-		{"pi|-c", "node", "pi"},
+		{"pi|-c", "node", filepath.Join(bin, "pi")}, // found on PATH
 		{"env|A=1|/opt/bin/pi", "env|A=1|node", "/opt/bin/pi"},
+		{"./bin/pi-dev", "node", "/work/proj/bin/pi-dev"}, // from the command's directory
 		{"node|--inspect|/p/cli.js|-c", "node|--inspect", "/p/cli.js"},
-		{"/usr/bin/nodejs|/p/cli.js", "/usr/bin/nodejs", "/p/cli.js"},
+		{"/usr/bin/nodejs|dist/cli.js", "/usr/bin/nodejs", "/work/proj/dist/cli.js"},
+		{"pi-missing", "", ""},
 		{"bun|/p/cli.js", "", ""},
 		{"npx|pi", "", ""},
 		{"node|-e|x", "", ""},
 	}
 	for _, tt := range tests {
-		node, script, ok := Parse(strings.Split(tt.argv, "|"), "").NodeEntry()
+		node, script, ok := Parse(strings.Split(tt.argv, "|"), "").NodeEntry(env, "/work/proj")
 		if ok != (tt.node != "") || strings.Join(node, "|") != tt.node || script != tt.script {
 			t.Errorf("%s: node %q script %q ok %v; want %q %q", tt.argv, node, script, ok, tt.node, tt.script)
 		}

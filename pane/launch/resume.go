@@ -52,7 +52,8 @@ func ResumeHint(output []byte) (Resume, bool) {
 // ResumeCommand is the command line that resumes Pi's session under
 // herdr-pi: prefix (herdr-pi wrap and its flags), then the part of this
 // command that starts Pi (Pi's own program name when the command is
-// Opaque), then Pi's resume arguments. Pi's other arguments are left out,
+// Opaque; after "--" when it starts with a dash), then Pi's resume
+// arguments. Pi's other arguments are left out,
 // as Pi's own hint leaves them out. Words are quoted for a POSIX shell
 // when they need it; ok is false when a word holds characters that have no
 // place on a command line shown in a terminal (control or invisible ones).
@@ -60,6 +61,9 @@ func (c Command) ResumeCommand(prefix []string, r Resume) (string, bool) {
 	launch := c.Launch
 	if c.Shape == Opaque {
 		launch = []string{r.Program}
+	}
+	if strings.HasPrefix(launch[0], "-") {
+		prefix = append(slices.Clip(prefix), "--")
 	}
 	words := slices.Concat(prefix, launch, r.Args)
 	out := make([]string, len(words))

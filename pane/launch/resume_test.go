@@ -75,6 +75,7 @@ func TestResumeCommand(t *testing.T) {
 		{"a session dir", self, []string{"pi"}, Resume{Program: "pi", Args: []string{"--session-dir", "/tmp/it's", "--session", id}},
 			"herdr-pi wrap pi --session-dir '/tmp/it'\\''s' --session " + id},
 		{"opaque: Pi's own program", self, []string{"sh", "-c", "exec pi"}, hint, "herdr-pi wrap pi --session " + id},
+		{"a command starting with a dash", self, []string{"-pi"}, hint, "herdr-pi wrap -- -pi --session " + id},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -189,18 +188,9 @@ func wrapRun(ctx context.Context, io IO, opts *wrapOptions) error {
 // probe's launcher when Pi's entry script allows (the probe then stays out
 // of Pi's start-up listing), else with -e where Pi reads its arguments.
 func probeArgv(c launch.Command, runDir, probePath, cwd string, env []string) ([]string, error) {
-	if node, script, ok := c.NodeEntry(); ok {
-		entry := script
-		if !strings.Contains(script, "/") {
-			entry, _ = pty.Resolve(script, env) // as the shell would find it
-		}
-		if entry != "" && !filepath.IsAbs(entry) {
-			entry = filepath.Join(cwd, entry)
-		}
-		if entry != "" && probe.Launchable(entry) {
-			if l, err := probe.WriteLauncher(runDir); err == nil {
-				return append(node, probe.LauncherArgs(l, entry, c.Args)...), nil
-			}
+	if node, entry, ok := c.NodeEntry(env, cwd); ok && probe.Launchable(entry) {
+		if l, err := probe.WriteLauncher(runDir); err == nil {
+			return append(node, probe.LauncherArgs(l, entry, c.Args)...), nil
 		}
 	}
 	return c.With(probe.Inject(probePath, c.Args))
@@ -223,14 +213,11 @@ func printResumeHint(out *os.File, opts *wrapOptions, c launch.Command, tail *pt
 	if !ok {
 		return
 	}
-	prefix := []string{"herdr-pi", "wrap"}
+	self := []string{"herdr-pi", "wrap"}
 	if opts.Agent != "" {
-		prefix = append(prefix, "--agent", opts.Agent)
+		self = append(self, "--agent", opts.Agent)
 	}
-	if strings.HasPrefix(opts.Argv[0], "-") {
-		prefix = append(prefix, "--")
-	}
-	line, ok := c.ResumeCommand(prefix, hint)
+	line, ok := c.ResumeCommand(self, hint)
 	if !ok {
 		logf("resume: Pi's hint %q has words not fit to show again", hint.Args)
 		return
