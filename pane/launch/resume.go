@@ -31,7 +31,7 @@ func ResumeHint(output []byte) (Resume, bool) {
 		return Resume{}, false
 	}
 	words, ok := shellWords(strings.TrimSpace(lines[len(lines)-1]))
-	if !ok || len(words) < 3 || !safeWord.MatchString(words[0]) {
+	if !ok || len(words) < 3 || !safeWord.MatchString(words[0]) || strings.HasPrefix(words[0], "-") {
 		return Resume{}, false
 	}
 	rest := words[1:]
