@@ -1,8 +1,10 @@
 // Package probe holds the Pi extension that `herdr-pi wrap` injects into an
 // interactive Pi (probe.js, embedded), and the Go side of it: writing it
-// into the wrapper's private run directory, and deciding from Pi's
-// arguments whether Pi will run interactively (the only mode the probe is
-// given to: print, JSON and RPC runs stay a pure passthrough).
+// into the wrapper's private run directory, deciding from Pi's arguments
+// whether Pi will run interactively (the only mode the probe is given to:
+// print, JSON and RPC runs stay a pure passthrough), and how it goes in —
+// through a launcher that registers it as a hidden extension (launcher.mjs,
+// for Pi entry scripts it knows), else with -e.
 //
 // What the probe sends is decoded by bridge/control.
 package probe
