@@ -50,21 +50,27 @@ func waitEditor(t *testing.T, tm *pitest.Term) string {
 	})
 }
 
-// probeConnected asks the wrapper in the pane whether the probe inside Pi
-// reached it.
-func (r *piRig) probeConnected() bool {
+// waitProbe waits until the wrapper in the pane says the probe inside Pi
+// reached it (Pi may draw its idle screen before the probe connects).
+func (r *piRig) waitProbe() {
 	r.t.Helper()
-	out, err := r.herdrPi("status", "--json")
-	if err != nil {
-		r.t.Fatalf("status: %v\n%s", err, out)
+	var out string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		b, err := r.herdrPi("status", "--json")
+		if out = b; err != nil {
+			continue
+		}
+		var st struct {
+			ProbeConnected bool `json:"probe_connected"`
+		}
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			r.t.Fatalf("status %s: %v", out, err)
+		}
+		if st.ProbeConnected {
+			return
+		}
 	}
-	var st struct {
-		ProbeConnected bool `json:"probe_connected"`
-	}
-	if err := json.Unmarshal([]byte(out), &st); err != nil {
-		r.t.Fatalf("status %s: %v", out, err)
-	}
-	return st.ProbeConnected
+	r.t.Fatalf("the probe never connected; status:\n%s", out)
 }
 
 // sessionID is the id of the one session file Pi wrote.
@@ -97,10 +103,8 @@ func TestWrapPiUnderNode(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), true)
 	cli := r.piCLI()
 	tm := r.wrapArgv(r.env(), "--agent", "pi", "--", "node", "--enable-source-maps", cli)
-	r.waitStates("the probe connected", "unknown", "idle")
-	if !r.probeConnected() {
-		t.Fatal("status says the probe is not connected")
-	}
+	r.waitProbe()
+	r.waitStates("the start", "unknown", "idle")
 	tm.Type(t, "hello")
 	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
 	if markerVisible(tm.Screen()) {
@@ -149,10 +153,8 @@ func TestWrapNpxPi(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), true)
 	env := r.npxProject()
 	tm := r.wrapArgv(env, "--", "npx", "pi")
-	r.waitStates("the probe connected", "unknown", "idle")
-	if !r.probeConnected() {
-		t.Fatal("status says the probe is not connected")
-	}
+	r.waitProbe()
+	r.waitStates("the start", "unknown", "idle")
 	tm.Type(t, "hello")
 	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
 	reqs := r.llm.Requests()
