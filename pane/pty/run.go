@@ -34,6 +34,12 @@ type Options struct {
 	// Stdout, and every resize. The copy loop never waits for its reader.
 	Tap *Tap
 
+	// Tail, when set, receives a copy of every output chunk too, and
+	// nothing else. Left unread until Run returns, it then holds the last
+	// bytes the child wrote (as many as its limit): what an agent printed
+	// as it exited.
+	Tail *Tap
+
 	// Inject, when set, carries bytes other parts want on the caller's
 	// terminal; the copy loop writes them between output chunks.
 	Inject *Injector
@@ -505,6 +511,9 @@ func (l *loop) run() (int, error) {
 				writeOut(out[:n])
 				if l.o.Tap != nil {
 					l.o.Tap.Write(out[:n])
+				}
+				if l.o.Tail != nil {
+					l.o.Tail.Write(out[:n])
 				}
 				if l.o.Inject != nil {
 					bnd.observe(out[:n])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
+	"github.com/herdr-pi/herdr-pi/pane/launch"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/session"
 	agentsignals "github.com/herdr-pi/herdr-pi/pane/signals"
@@ -92,9 +92,12 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	}
 
 	// Pi's print, json and rpc modes are a pure passthrough: no probe, no
-	// prompt change, no reports (the seeds promise as much there).
-	piArgs := opts.Argv[1:]
-	isPi := runsPi(opts)
+	// prompt change, no reports (the seeds promise as much there). Pi's
+	// arguments are read where Pi reads them: after node's script, after
+	// npx's package.
+	agentCmd := launch.Parse(opts.Argv, cwd)
+	piArgs := agentCmd.Args
+	isPi := runsPi(opts, agentCmd)
 	if isPi && !probe.Interactive(piArgs, isTerminal(stdin), isTerminal(stdout)) {
 		// Not even a pty: under one, Pi's output would gain carriage
 		// returns. herdr-pi becomes Pi, with our stdio, signals and exit
@@ -145,11 +148,15 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		term.Env = append(slices.Clip(term.Env), run.Env()...)
 	}
 	if isPi {
-		if run != nil {
+		switch {
+		case run == nil:
+		case agentCmd.Shape == launch.Opaque:
+			log.Printf("probe: %s; Pi runs without it (state from its screen and session file)", agentCmd.Why)
+		default:
 			if p, err := probe.Write(run.Dir); err != nil {
 				log.Printf("probe: %v; Pi runs without it", err)
-			} else {
-				argv = append([]string{opts.Argv[0]}, probe.Inject(p, piArgs)...)
+			} else if argv, err = probeArgv(agentCmd, run.Dir, p, cwd, io.Env); err != nil {
+				argv = opts.Argv
 			}
 		}
 		w := session.Watch(session.WatchConfig{
@@ -164,20 +171,61 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	log.Printf("start %q (agent %s)", argv, agent)
 	term.Argv, term.Tap, term.Inject = argv, det.tap, inject
 	term.Started = signals.SetChildPID
+	tail := pty.NewTap(resumeTail)
+	term.Tail = tail
 	err = pty.Run(ctx, term)
 	log.Printf("end %q: %v", opts.Argv, err)
+	printResumeHint(stdout, opts, agentCmd, tail, log.Printf)
 	return err
 }
 
-// runsPi reports whether the wrapped command is Pi: its name says so, or
-// --agent pi names it (a Pi under another name). Only Pi gets the probe
-// and its arguments read.
-func runsPi(opts *wrapOptions) bool {
-	if opts.Agent == "pi" {
-		return true
+// probeArgv is Pi's command line with the probe: started through the
+// probe's launcher when Pi's entry script allows (the probe then stays out
+// of Pi's start-up listing), else with -e where Pi reads its arguments.
+func probeArgv(c launch.Command, runDir, probePath, cwd string, env []string) ([]string, error) {
+	if node, entry, ok := c.NodeEntry(env, cwd); ok && probe.Launchable(entry) {
+		if l, err := probe.WriteLauncher(runDir); err == nil {
+			return append(node, probe.LauncherArgs(l, entry, c.Args)...), nil
+		}
 	}
-	base := filepath.Base(opts.Argv[0])
-	return base == "pi" || base == "pi.js"
+	return c.With(probe.Inject(probePath, c.Args))
+}
+
+// resumeTail is how much of the agent's last output is kept to find Pi's
+// resume hint in: the hint and the terminal resets around it, with room.
+const resumeTail = 4 << 10
+
+// printResumeHint adds, under Pi's "To resume this session:" hint, the
+// herdr-pi command that resumes the same session: herdr-pi wrap, the
+// user's --agent, the part of their command that starts Pi, and Pi's resume
+// arguments. Only when the hint is the last thing the agent printed.
+func printResumeHint(out *os.File, opts *wrapOptions, c launch.Command, tail *pty.Tap, logf func(string, ...any)) {
+	var last []byte
+	for _, s := range tail.Take().Segments {
+		last = append(last, s.Data...)
+	}
+	hint, ok := launch.ResumeHint(last)
+	if !ok {
+		return
+	}
+	self := []string{"herdr-pi", "wrap"}
+	if opts.Agent != "" {
+		self = append(self, "--agent", opts.Agent)
+	}
+	line, ok := c.ResumeCommand(self, hint)
+	if !ok {
+		logf("resume: Pi's hint %q has words not fit to show again", hint.Args)
+		return
+	}
+	fmt.Fprintln(out, line)
+}
+
+// runsPi reports whether the wrapped command is Pi: --agent pi says so (a
+// Pi under another name), or the command names Pi — directly, as a
+// runtime's script or a runner's package (launch.Command.Pi). Only Pi gets
+// the probe and its arguments read.
+func runsPi(opts *wrapOptions, c launch.Command) bool {
+	return opts.Agent == "pi" || c.Pi
 }
 
 // startPresence claims the pane in Herdr when wrap runs inside a complete
