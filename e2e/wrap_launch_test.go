@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/bridge/probe"
 	"github.com/herdr-pi/herdr-pi/internal/fakellm"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
+	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
 // These tests start a real Pi 1.6.0 the ways people start it — through
@@ -100,7 +100,7 @@ func lastLines(screen string, n int) []string {
 // died with a SyntaxError. Pi's resume hint gets its herdr-pi twin, which
 // keeps --agent and the node command.
 func TestWrapPiUnderNode(t *testing.T) {
-	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), true)
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), true)
 	cli := r.piCLI()
 	tm := r.wrapArgv(r.env(), "--agent", "pi", "--", "node", "--enable-source-maps", cli)
 	r.waitProbe()
@@ -150,7 +150,7 @@ func (r *piRig) npxProject() []string {
 // Before, npx was not recognised as Pi: no probe, no session file, never
 // blocked.
 func TestWrapNpxPi(t *testing.T) {
-	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), true)
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), true)
 	env := r.npxProject()
 	tm := r.wrapArgv(env, "--", "npx", "pi")
 	r.waitProbe()
@@ -173,7 +173,7 @@ func TestWrapNpxPi(t *testing.T) {
 // directory is not private, so wrap opens no control socket). Before, npx
 // was not recognised as Pi and the pane never turned blocked.
 func TestWrapNpxPiFollowsTheSessionFile(t *testing.T) {
-	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + probe.Marker}), true)
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), true)
 	shared := filepath.Join(r.private, "shared")
 	if err := os.MkdirAll(filepath.Join(shared, fmt.Sprintf("herdr-pi-%d", os.Getuid())), 0o755); err != nil {
 		t.Fatal(err)
