@@ -115,14 +115,12 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	herdrEnv, inHerdr := settings.HerdrEnv(env)
 	inject := pty.NewInjector()
 	tui := isPi || isTerminal(stdin) && isTerminal(stdout)
+	var down wrapShutdown
+	defer down.run() // every way out, a panic below included
 	presence := startPresence(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
-	defer presence.Close(context.Background()) // released on every way out, even a panic below
+	down.release = func() { presence.Close(context.Background()) }
 	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, presence, log)
-	defer notes.close()
-	// At exit the pane is released first (this runs before the notifier's
-	// close; a second Close does nothing), and only then do queued
-	// notifications get their short drain: they no longer wait for reports.
-	defer presence.Close(context.Background())
+	down.notify = notes.close
 
 	// The machine delivers events one at a time, in order: transitions are
 	// reported before the triggers hear of them.
@@ -131,7 +129,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 			notes.triggers.StateEvent(e)
 		}
 	})
-	defer det.stop()
+	down.detection = det.stop
 
 	signals := agentsignals.New(agentsignals.Config{Machine: det.machine, Agent: agent, HerdrHealth: presence.Health})
 	argv := opts.Argv
@@ -144,7 +142,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		fmt.Fprintf(io.Err, "herdr-pi: no control socket (%v); herdr-pi waiting/status and the Pi probe are off for this run\n", err)
 		log.Printf("control: %v", err)
 	} else {
-		defer run.Close()
+		down.control = func() { run.Close() }
 		term.Env = append(slices.Clip(term.Env), run.Env()...)
 	}
 	if isPi {
@@ -164,7 +162,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 			Locator: session.Locate(settings.ParsePiArgs(piArgs), env, paths, cwd, time.Now()),
 			Logf:    log.Printf,
 		})
-		defer w.Close()
+		down.session = w.Close
 		signals.SetWatcher(w)
 	}
 
@@ -177,6 +175,28 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	log.Printf("end %q: %v", opts.Argv, err)
 	printResumeHint(stdout, opts, agentCmd, tail, log.Printf)
 	return err
+}
+
+// wrapShutdown is wrap's way out, in this order whatever order the parts
+// started in: the pane is released in Herdr first, so nothing said while
+// the rest closes (the control socket's closing reasons, the last screen)
+// reaches Herdr as a state; then the control socket, the session watcher
+// and detection stop; the notifications still queued get their short drain
+// last, when they no longer wait for any report. A part that did not start
+// has no step.
+type wrapShutdown struct {
+	release, control, session, detection, notify func()
+}
+
+// run takes every step once; a second run does nothing.
+func (d *wrapShutdown) run() {
+	steps := []func(){d.release, d.control, d.session, d.detection, d.notify}
+	*d = wrapShutdown{}
+	for _, step := range steps {
+		if step != nil {
+			step()
+		}
+	}
 }
 
 // probeArgv is Pi's command line with the probe: started through the
