@@ -124,14 +124,14 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 
 	// The machine delivers events one at a time, in order: transitions are
 	// reported before the triggers hear of them.
-	det := startDetection(env, cfg, manifest, agent, log, reportTransitions(presence.Report), func(e state.Event) {
+	det, stopDetection := startDetection(env, cfg, manifest, log, reportTransitions(presence.Report), func(e state.Event) {
 		if notes.triggers != nil {
 			notes.triggers.StateEvent(e)
 		}
 	})
-	down.detection = det.stop
+	down.detection = stopDetection
 
-	signals := agentsignals.New(agentsignals.Config{Machine: det.machine, Agent: agent, HerdrHealth: presence.Health})
+	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: agent, HerdrHealth: presence.Health})
 	argv := opts.Argv
 	run, err := control.Start(control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
@@ -167,7 +167,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	}
 
 	log.Printf("start %q (agent %s)", argv, agent)
-	term.Argv, term.Tap, term.Inject = argv, det.tap, inject
+	term.Argv, term.Tap, term.Inject = argv, det.Tap, inject
 	term.Started = signals.SetChildPID
 	tail := pty.NewTap(resumeTail)
 	term.Tail = tail
