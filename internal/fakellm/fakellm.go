@@ -32,6 +32,18 @@ type Reply struct {
 	// ToolCommand, when set, makes the answer a `bash` tool call running
 	// this command instead of text.
 	ToolCommand string
+	// Tool, when set, makes the answer a call of any tool instead of text
+	// (it wins over ToolCommand).
+	Tool *ToolCall
+}
+
+// ToolCall is one tool call the model makes.
+type ToolCall struct {
+	// ID is the call's id ("call_fake_1" when empty).
+	ID   string
+	Name string
+	// Args is marshalled to the call's JSON arguments.
+	Args any
 }
 
 // Message is one chat message of a request, with its text flattened.
@@ -254,10 +266,18 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, us
 	if !send(delta(map[string]any{"role": "assistant", "content": ""}, nil), nil) {
 		return
 	}
-	if reply.ToolCommand != "" {
-		args, _ := json.Marshal(map[string]string{"command": reply.ToolCommand})
-		send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_fake_1", "type": "function",
-			"function": map[string]any{"name": "bash", "arguments": ""}}}}, nil), nil)
+	call := reply.Tool
+	if call == nil && reply.ToolCommand != "" {
+		call = &ToolCall{Name: "bash", Args: map[string]string{"command": reply.ToolCommand}}
+	}
+	if call != nil {
+		id := call.ID
+		if id == "" {
+			id = "call_fake_1"
+		}
+		args, _ := json.Marshal(call.Args)
+		send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": id, "type": "function",
+			"function": map[string]any{"name": call.Name, "arguments": ""}}}}, nil), nil)
 		send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": string(args)}}}}, nil), nil)
 		send(delta(map[string]any{}, "tool_calls"), nil)
 	} else {

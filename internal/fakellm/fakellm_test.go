@@ -98,3 +98,48 @@ func TestStreamsScriptedRepliesAndRecordsRequests(t *testing.T) {
 		t.Fatalf("recorded %+v", reqs[:2])
 	}
 }
+
+func TestAnswersWithAnyToolCall(t *testing.T) {
+	s := Start(Fixed(Reply{Tool: &ToolCall{ID: "call_7", Name: "lookup", Args: map[string]any{"q": "x"}}, ToolCommand: "ignored"}))
+	defer s.Close()
+	resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"go"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var id, name, args, finish string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || line == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					ToolCalls []struct {
+						ID       string `json:"id"`
+						Function struct{ Name, Arguments string } `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+				Finish *string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatalf("chunk %q: %v", line, err)
+		}
+		for _, ch := range c.Choices {
+			for _, tc := range ch.Delta.ToolCalls {
+				id += tc.ID
+				name += tc.Function.Name
+				args += tc.Function.Arguments
+			}
+			if ch.Finish != nil {
+				finish = *ch.Finish
+			}
+		}
+	}
+	if id != "call_7" || name != "lookup" || args != `{"q":"x"}` || finish != "tool_calls" {
+		t.Fatalf("tool call id %q name %q args %q finish %q", id, name, args, finish)
+	}
+}
