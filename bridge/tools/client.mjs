@@ -83,8 +83,19 @@ export function callOwner(socketPath, token, name, toolCallId, params, signal, o
 					onLine(line);
 				}
 			});
+			let connected = false;
+			socket.on("connect", () => {
+				connected = true;
+			});
 			socket.on("error", (err) =>
-				finish(fail(name, `cannot reach the workflow owner (${messageOf(err)}); the handoff may have ended`)),
+				finish(
+					fail(
+						name,
+						connected
+							? `the connection to the workflow owner broke (${messageOf(err)}); the handoff may have ended`
+							: `cannot reach the workflow owner (${messageOf(err)}); the handoff may have ended`,
+					),
+				),
 			);
 			socket.on("close", () => finish(fail(name, "the owner closed the connection before answering; the handoff may have ended")));
 		} catch (err) {
