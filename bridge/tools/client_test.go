@@ -78,7 +78,7 @@ func harnessSpecs() []Spec {
 		{
 			Name: "echo", Label: "Echo", Description: "Echo " + hostile,
 			PromptSnippet: "echo: say it back", PromptGuidelines: []string{"Use echo to test.", hostile},
-			Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"__proto__":{"type":"string"}}}`),
+			Parameters:   json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"__proto__":{"type":"string"}}}`),
 			OutputSchema: json.RawMessage(`{"type":"object"}`),
 			RenderShell:  "self", ExecutionMode: "sequential",
 		},
