@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
@@ -132,7 +133,11 @@ func TestClientExtensionUnderNode(t *testing.T) {
 	}()
 	defer func() { closing.Close(); <-acceptDone }()
 
-	cmd := exec.Command(bin, "testdata/client_harness.mjs", "file://"+client, closing.Addr().String(), filepath.Join(filepath.Dir(f.srv.Path()), "none.sock"))
+	// A hang (a call that never settles keeps node alive) must end as a
+	// failure, not stall the suite.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "testdata/client_harness.mjs", "file://"+client, closing.Addr().String(), filepath.Join(filepath.Dir(f.srv.Path()), "none.sock"))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "BRIDGE_SOCKET=" + f.srv.Path(), "BRIDGE_TOKEN=" + f.srv.Token()}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -78,6 +78,9 @@ type Config struct {
 	// peerUID, when set, replaces our own uid as the one peers must have
 	// (tests only).
 	peerUID *int
+	// awaitingRequest, when set, is called as a connection starts waiting
+	// for its request line (tests only).
+	awaitingRequest func()
 }
 
 // maxSocketPath is the longest unix socket path Linux takes (sun_path is
@@ -212,8 +215,10 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	err := s.ln.Close()
+	// Cancel first: the accept loop reads a closed listener as the end
+	// only once the context says so.
 	s.cancel()
+	err := s.ln.Close()
 	// Wake connections still reading (a request line, or a caller's
 	// abort): they end without waiting for their timeout.
 	for c := range s.conns {
@@ -318,6 +323,9 @@ func (s *Server) serve(c *net.UnixConn) {
 		// Close may have woken this connection before the deadline above
 		// replaced its wake-up.
 		return
+	}
+	if s.cfg.awaitingRequest != nil {
+		s.cfg.awaitingRequest()
 	}
 	r := bufio.NewReader(c)
 	line, err := readLine(r, MaxRequestLine)

@@ -359,8 +359,8 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no %s within 10s", what)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %s within 30s", what)
 		var zero T
 		return zero
 	}
@@ -397,15 +397,22 @@ func TestBytesAfterTheRequestCancelTheCall(t *testing.T) {
 
 func TestCloseCancelsCallsInFlightAndCleansUp(t *testing.T) {
 	b := newBlocker()
-	f := start(t, b.run)
+	// Close must wake a connection still owing its request, not wait out
+	// its timeout: an hour here turns a regression into a hang.
+	awaiting := make(chan struct{}, 4)
+	f := start(t, b.run, func(c *Config) {
+		c.RequestTimeout = time.Hour
+		c.awaitingRequest = func() { awaiting <- struct{}{} }
+	})
 	client, err := f.srv.WriteClient()
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := f.request(t, "slow", `{}`)
 	receive(t, b.started, "call")
-	idle := f.dial(t) // connected, no request yet: Close must not wait for its timeout
-	_ = idle
+	receive(t, awaiting, "the call's connection")
+	f.dial(t) // connected, no request yet: Close must not wait for its timeout
+	receive(t, awaiting, "the idle connection")
 	if err := f.srv.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -425,6 +432,9 @@ func TestCloseCancelsCallsInFlightAndCleansUp(t *testing.T) {
 	}
 	if err := f.srv.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+	if f.logs.has("accept:") {
+		t.Fatal("Close read as an accept failure")
 	}
 }
 
