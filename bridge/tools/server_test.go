@@ -443,7 +443,10 @@ func TestTooManyCallsAreRefusedWithAReason(t *testing.T) {
 	f := start(t, b.run, func(c *Config) { c.MaxConns = 1 })
 	f.request(t, "slow", `{}`)
 	receive(t, b.started, "call")
-	wantLines(t, f.request(t, "echo", `{}`).lines(t), `{"type":"error","error":"busy: 1 tool calls are already open"}`)
+	// Refused at once: the request may not even be written.
+	c := f.dial(t)
+	_, _ = io.WriteString(c, fmt.Sprintf(`{"token":%q,"toolCallId":"c2","name":"echo","params":{}}`+"\n", f.srv.Token()))
+	wantLines(t, c.lines(t), `{"type":"error","error":"busy: 1 tool calls are already open"}`)
 }
 
 func TestSocketIsPrivateWithAShortPath(t *testing.T) {

@@ -118,7 +118,7 @@ func TestAnswersWithAnyToolCall(t *testing.T) {
 			Choices []struct {
 				Delta struct {
 					ToolCalls []struct {
-						ID       string `json:"id"`
+						ID       string                           `json:"id"`
 						Function struct{ Name, Arguments string } `json:"function"`
 					} `json:"tool_calls"`
 				} `json:"delta"`
