@@ -75,9 +75,6 @@ type Config struct {
 	WriteTimeout   time.Duration
 	MaxConns       int
 
-	// peerUID, when set, replaces our own uid as the one peers must have
-	// (tests only).
-	peerUID *int
 	// awaitingRequest, when set, is called as a connection starts waiting
 	// for its request line (tests only).
 	awaitingRequest func()
@@ -92,6 +89,7 @@ const maxSocketPath = 107
 // caller's abort; Close cancels calls in flight and waits for all of them.
 type Server struct {
 	cfg    Config
+	uid    int // callers must be ours
 	token  string
 	path   string // socket
 	client string // client extension, once written
@@ -145,10 +143,6 @@ func Serve(cfg Config) (*Server, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 32
 	}
-	if cfg.peerUID == nil {
-		uid := os.Getuid()
-		cfg.peerUID = &uid
-	}
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		return nil, fmt.Errorf("tools: listen on %s: %w", path, err)
@@ -160,7 +154,7 @@ func Serve(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("tools: chmod socket: %w", err)
 	}
 	ln.SetUnlinkOnClose(true)
-	s := &Server{cfg: cfg, token: token, path: path, tools: map[string]bool{}, ln: ln, conns: map[*net.UnixConn]struct{}{}}
+	s := &Server{cfg: cfg, uid: os.Getuid(), token: token, path: path, tools: map[string]bool{}, ln: ln, conns: map[*net.UnixConn]struct{}{}}
 	for _, t := range specs {
 		s.tools[t.Name] = true
 	}
@@ -300,7 +294,7 @@ func peerCred(c *net.UnixConn) (*unix.Ucred, error) {
 // ours reports whether the peer has the uid callers must have.
 func (s *Server) ours(c *net.UnixConn) bool {
 	cred, err := peerCred(c)
-	return err == nil && int(cred.Uid) == *s.cfg.peerUID
+	return err == nil && int(cred.Uid) == s.uid
 }
 
 // serve owns one connection, from the peer check to its close: it reads
@@ -313,9 +307,9 @@ func (s *Server) serve(c *net.UnixConn) {
 		s.cfg.Logf("tools: rejected a connection: cannot read peer credentials: %v", err)
 		return
 	}
-	if int(cred.Uid) != *s.cfg.peerUID {
+	if int(cred.Uid) != s.uid {
 		// No answer: another user learns nothing, not even the protocol.
-		s.cfg.Logf("tools: rejected a connection from uid %d (pid %d): only uid %d may call tools", cred.Uid, cred.Pid, *s.cfg.peerUID)
+		s.cfg.Logf("tools: rejected a connection from uid %d (pid %d): only uid %d may call tools", cred.Uid, cred.Pid, s.uid)
 		return
 	}
 	_ = c.SetReadDeadline(time.Now().Add(s.cfg.RequestTimeout))
@@ -333,7 +327,7 @@ func (s *Server) serve(c *net.UnixConn) {
 		if errors.Is(err, ErrRequestTooLong) {
 			s.cfg.Logf("tools: pid %d: %v; closing", cred.Pid, err)
 			s.reply(c, message{Type: TypeError, Error: "bad request: " + err.Error()})
-		} else if len(line) > 0 || !isEOF(err) {
+		} else if s.ctx.Err() == nil && (len(line) > 0 || !isEOF(err)) {
 			s.cfg.Logf("tools: pid %d: no request line: %v", cred.Pid, err)
 		}
 		return
