@@ -111,29 +111,29 @@ func (m Message) validate() error {
 		if m.Token == "" && !m.OK {
 			return errors.New("hello without a token")
 		}
-		if len(m.Token) > maxToken || !printable(m.Token) {
+		if len(m.Token) > maxToken || !Printable(m.Token) {
 			return errors.New("hello with a malformed token")
 		}
 		if m.Role != "" && m.Role != RoleProbe && m.Role != RoleClient {
-			return fmt.Errorf("hello with unknown role %q", clip(m.Role))
+			return fmt.Errorf("hello with unknown role %q", Clip(m.Role))
 		}
 	case TypeError:
 		if len(m.Error) > maxError {
 			return errors.New("error text too long")
 		}
 	case TypeEvent:
-		if m.Name == "" || len(m.Name) > maxName || !printable(m.Name) {
+		if m.Name == "" || len(m.Name) > maxName || !Printable(m.Name) {
 			return errors.New("event without a proper name")
 		}
 	case TypeRequest:
-		if len(m.ID) > maxID || !printable(m.ID) {
+		if len(m.ID) > maxID || !Printable(m.ID) {
 			return errors.New("request with a malformed id")
 		}
-		if m.Method == "" || len(m.Method) > maxMethod || !printable(m.Method) {
+		if m.Method == "" || len(m.Method) > maxMethod || !Printable(m.Method) {
 			return errors.New("request without a proper method")
 		}
 	case TypeResponse:
-		if len(m.ID) > maxID || !printable(m.ID) {
+		if len(m.ID) > maxID || !Printable(m.ID) {
 			return errors.New("response with a malformed id")
 		}
 		if len(m.Error) > maxError {
@@ -142,7 +142,7 @@ func (m Message) validate() error {
 	case "":
 		return errors.New("message without a type")
 	default:
-		return fmt.Errorf("unknown message type %q", clip(m.Type))
+		return fmt.Errorf("unknown message type %q", Clip(m.Type))
 	}
 	return nil
 }
@@ -159,9 +159,9 @@ func Encode(m Message) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// printable is true for text without control characters; ids, names and
+// Printable is true for text without control characters; ids, names and
 // tokens end up in logs and error messages.
-func printable(s string) bool {
+func Printable(s string) bool {
 	for _, r := range s {
 		if unicode.IsControl(r) || r == utf8.RuneError {
 			return false
@@ -170,8 +170,8 @@ func printable(s string) bool {
 	return true
 }
 
-// clip shortens untrusted text for a log line and makes it printable.
-func clip(s string) string {
+// Clip shortens untrusted text for a log line and makes it printable.
+func Clip(s string) string {
 	const n = 80
 	if len(s) > n {
 		s = s[:n] + "…"

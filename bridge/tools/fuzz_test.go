@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
 
 // FuzzDecodeRequest: no input makes DecodeRequest panic; whatever it
@@ -34,7 +36,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if r.Token == "" || r.Name == "" || r.ToolCallID == "" || !printable(r.Token) || !printable(r.Name) || !printable(r.ToolCallID) {
+		if r.Token == "" || r.Name == "" || r.ToolCallID == "" || !control.Printable(r.Token) || !control.Printable(r.Name) || !control.Printable(r.ToolCallID) {
 			t.Fatalf("accepted %q with fields %+v", line, r)
 		}
 		var params map[string]json.RawMessage

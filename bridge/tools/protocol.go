@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
 
 // The wire format: NDJSON, one connection per tool call (reference
@@ -78,15 +78,15 @@ func DecodeRequest(line []byte) (Request, error) {
 	switch {
 	case r.Token == "":
 		return Request{}, errors.New("no token")
-	case len(r.Token) > maxToken || !printable(r.Token):
+	case len(r.Token) > maxToken || !control.Printable(r.Token):
 		return Request{}, errors.New("malformed token")
 	case r.Name == "":
 		return Request{}, errors.New("no tool name")
-	case len(r.Name) > maxName || !printable(r.Name):
-		return Request{}, fmt.Errorf("malformed tool name %q", clip(r.Name))
+	case len(r.Name) > maxName || !control.Printable(r.Name):
+		return Request{}, fmt.Errorf("malformed tool name %q", control.Clip(r.Name))
 	case r.ToolCallID == "":
 		return Request{}, errors.New("no toolCallId")
-	case len(r.ToolCallID) > maxToolCallID || !printable(r.ToolCallID):
+	case len(r.ToolCallID) > maxToolCallID || !control.Printable(r.ToolCallID):
 		return Request{}, errors.New("malformed toolCallId")
 	}
 	params := bytes.TrimSpace(r.Params)
@@ -128,30 +128,4 @@ func checkToolResult(v json.RawMessage) error {
 		return errors.New("no content array")
 	}
 	return nil
-}
-
-// printable is true for text without control characters; names and ids
-// end up in logs and error messages.
-func printable(s string) bool {
-	for _, r := range s {
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return false
-		}
-	}
-	return true
-}
-
-// clip shortens untrusted text for a log line or an error and makes it
-// printable.
-func clip(s string) string {
-	const n = 80
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
 }

@@ -274,26 +274,9 @@ func (s *Server) untrack(c *net.UnixConn) {
 	_ = c.Close()
 }
 
-// peerCred returns the credentials the kernel recorded when the peer
-// connected; the peer cannot forge them.
-func peerCred(c *net.UnixConn) (*unix.Ucred, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := rc.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return nil, err
-	}
-	return cred, cerr
-}
-
 // ours reports whether the peer has the uid callers must have.
 func (s *Server) ours(c *net.UnixConn) bool {
-	cred, err := peerCred(c)
+	cred, err := control.PeerCred(c)
 	return err == nil && int(cred.Uid) == s.uid
 }
 
@@ -302,7 +285,7 @@ func (s *Server) ours(c *net.UnixConn) bool {
 func (s *Server) serve(c *net.UnixConn) {
 	defer s.wg.Done()
 	defer s.untrack(c)
-	cred, err := peerCred(c)
+	cred, err := control.PeerCred(c)
 	if err != nil {
 		s.cfg.Logf("tools: rejected a connection: cannot read peer credentials: %v", err)
 		return
@@ -339,13 +322,13 @@ func (s *Server) serve(c *net.UnixConn) {
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
-		s.cfg.Logf("tools: rejected pid %d: wrong token (tool %q not run)", cred.Pid, clip(req.Name))
+		s.cfg.Logf("tools: rejected pid %d: wrong token (tool %q not run)", cred.Pid, control.Clip(req.Name))
 		s.reply(c, message{Type: TypeError, Error: "wrong token"})
 		return
 	}
 	if !s.tools[req.Name] {
-		s.cfg.Logf("tools: pid %d: unknown tool %q", cred.Pid, clip(req.Name))
-		s.reply(c, message{Type: TypeError, Error: fmt.Sprintf("unknown tool: %s (this bridge serves: %s)", clip(req.Name), s.toolNames())})
+		s.cfg.Logf("tools: pid %d: unknown tool %q", cred.Pid, control.Clip(req.Name))
+		s.reply(c, message{Type: TypeError, Error: fmt.Sprintf("unknown tool: %s (this bridge serves: %s)", control.Clip(req.Name), s.toolNames())})
 		return
 	}
 	if r.Buffered() > 0 {
@@ -418,7 +401,7 @@ func (s *Server) run(c *net.UnixConn, call Call) {
 
 	switch {
 	case gone.Load():
-		s.cfg.Logf("tools: %s (%s) aborted by the caller", call.Name, clip(call.ToolCallID))
+		s.cfg.Logf("tools: %s (%s) aborted by the caller", call.Name, control.Clip(call.ToolCallID))
 	case s.ctx.Err() != nil:
 		s.send(c, message{Type: TypeError, Error: fmt.Sprintf("%s was cancelled: the tool bridge closed (the handoff ended)", call.Name)})
 	case err != nil:

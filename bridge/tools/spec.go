@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
 
 // Spec is what the pane's Pi needs to offer one bridged tool to its model:
@@ -37,12 +39,12 @@ var noParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 // normalize checks one spec and fills its defaults (label, parameters).
 func (s Spec) normalize() (Spec, error) {
 	fail := func(format string, args ...any) (Spec, error) {
-		return Spec{}, fmt.Errorf("tool %q: "+format, append([]any{clip(s.Name)}, args...)...)
+		return Spec{}, fmt.Errorf("tool %q: "+format, append([]any{control.Clip(s.Name)}, args...)...)
 	}
 	if s.Name == "" {
 		return Spec{}, errors.New("a bridged tool has no name")
 	}
-	if len(s.Name) > maxName || !printable(s.Name) {
+	if len(s.Name) > maxName || !control.Printable(s.Name) {
 		return fail("the name must be at most %d printable bytes", maxName)
 	}
 	if s.Label == "" {
@@ -60,12 +62,12 @@ func (s Spec) normalize() (Spec, error) {
 	switch s.RenderShell {
 	case "", "default", "self":
 	default:
-		return fail("renderShell %q is not \"default\" or \"self\"", clip(s.RenderShell))
+		return fail("renderShell %q is not \"default\" or \"self\"", control.Clip(s.RenderShell))
 	}
 	switch s.ExecutionMode {
 	case "", "sequential", "parallel":
 	default:
-		return fail("executionMode %q is not \"sequential\" or \"parallel\"", clip(s.ExecutionMode))
+		return fail("executionMode %q is not \"sequential\" or \"parallel\"", control.Clip(s.ExecutionMode))
 	}
 	return s, nil
 }
@@ -84,7 +86,7 @@ func normalizeSpecs(specs []Spec) ([]Spec, error) {
 			return nil, err
 		}
 		if seen[n.Name] {
-			return nil, fmt.Errorf("tool %q is listed twice", clip(n.Name))
+			return nil, fmt.Errorf("tool %q is listed twice", control.Clip(n.Name))
 		}
 		seen[n.Name] = true
 		out = append(out, n)
