@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +76,13 @@ func openCommand(f *Factory) *cli.Command {
 			&cli.BoolFlag{Name: "workspace", Usage: "open a tab in the run's workspace (created when absent)"},
 		},
 		Action: func(c *cli.Context) error {
+			args, err := openArgs(c)
+			if errors.Is(err, errOpenHelp) {
+				return cli.ShowSubcommandHelp(c)
+			}
+			if err != nil {
+				return err
+			}
 			opts := &openOptions{Inspect: c.Bool("inspect"), Wait: c.Bool("wait"), JSON: c.Bool("json"), List: c.Bool("list"),
 				StartTimeout: 30 * time.Second, ForkTimeout: 20 * time.Second}
 			for _, p := range []string{"split", "tab", "workspace"} {
@@ -85,7 +93,6 @@ func openCommand(f *Factory) *cli.Command {
 					opts.Place = p
 				}
 			}
-			args := c.Args().Slice()
 			switch {
 			case len(args) > 2:
 				return usagef("open", "unexpected argument %q (give a run and an attempt)", args[2])
@@ -103,6 +110,42 @@ func openCommand(f *Factory) *cli.Command {
 			return openRun(c.Context, f, opts)
 		},
 	}
+}
+
+// errOpenHelp is openArgs asking for the command's help.
+var errOpenHelp = errors.New("help")
+
+// openArgs returns the run and attempt arguments and sets the flags given
+// among or after them: urfave/cli stops reading flags at the first
+// argument, and people write "herdr-pi open 3f0c fixer --inspect". Every
+// flag of open is a switch; "--" ends the flags.
+func openArgs(c *cli.Context) ([]string, error) {
+	var args []string
+	rest := c.Args().Slice()
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			return append(args, rest[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			args = append(args, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "help" || name == "h" {
+			return nil, errOpenHelp
+		}
+		if !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) }) {
+			return nil, usagef("open", "unknown flag %s", a)
+		}
+		if !hasValue {
+			value = "true"
+		}
+		if err := c.Set(name, value); err != nil {
+			return nil, usagef("open", "%s: %v", a, err)
+		}
+	}
+	return args, nil
 }
 
 // openReport is `open --json`.

@@ -1,0 +1,438 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/internal/pitest"
+)
+
+// These tests run `herdr-pi open` as a process against stores the real
+// workflow engine wrote (storetest.MakeReal: Pi 1.6.0 owners, the engine's
+// embedded Pi 0.84 writing the agents' transcripts), in a fake Herdr whose
+// panes are real shells under tmux: the command file runs there, and so do
+// `herdr-pi wrap` and a real Pi 1.6.0 on a fork of the attempt.
+
+// openRig is the world `herdr-pi open` runs in: the Pi set-up that owns the
+// store, the private directories, and the environment of the person.
+type openRig struct {
+	hp      string
+	agent   *pitest.Agent
+	private string // XDG_RUNTIME_DIR, XDG_STATE_HOME
+	config  string // HERDR_PI_CONFIG: [open] pi names Pi 1.6.0
+}
+
+// newOpenRig prepares the rig for the store of agent. A fake's panes take
+// the test process's environment when the fake starts (as Herdr's panes
+// take Herdr's), so the person's environment is set here, before any fake:
+// everything of the Pi set-up except PATH (no Node 24 on it) and
+// PI_CODING_AGENT_DIR, which reach the pane's Pi only because open carries
+// them.
+func newOpenRig(t *testing.T, agent *pitest.Agent) *openRig {
+	t.Helper()
+	r := &openRig{hp: herdrPiOnPath(t), agent: agent}
+	var err error
+	// Short: the wrapper's control sockets live under XDG_RUNTIME_DIR.
+	if r.private, err = os.MkdirTemp("", "hpo"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(r.private) })
+	for _, kv := range agent.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k != "PATH" && k != "PI_CODING_AGENT_DIR" && k != "TMPDIR" {
+			t.Setenv(k, v)
+		}
+	}
+	t.Setenv("PI_CODING_AGENT_DIR", "")
+	os.Unsetenv("PI_CODING_AGENT_DIR")
+	t.Setenv("XDG_RUNTIME_DIR", r.private)
+	t.Setenv("XDG_STATE_HOME", r.private)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(r.private, "config"))
+	r.config = filepath.Join(r.private, "config.toml")
+	writeFile(t, r.config, "[open]\npi = "+strconvQuote(agent.Pi.Bin)+"\n")
+	return r
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// herdr starts a fake Herdr with real panes for one test; the caller's
+// pane (w1:p1) is cols×rows.
+func (r *openRig) herdr(t *testing.T, cols, rows int) *herdrtest.Server {
+	t.Helper()
+	s := herdrtest.Start(t, herdrtest.Options{RealPanes: &herdrtest.RealPanes{Cols: cols, Rows: rows}, NoEventPacing: true})
+	t.Cleanup(func() {
+		if v := s.FatalViolations(); len(v) > 0 {
+			t.Errorf("fake Herdr: %s", strings.Join(v, "\n"))
+		}
+	})
+	return s
+}
+
+// env is open's environment: the person's Pi set-up (PATH with Node 24),
+// the private directories and s's pane.
+func (r *openRig) env(s *herdrtest.Server) []string {
+	env := r.agent.With("XDG_RUNTIME_DIR="+r.private, "XDG_STATE_HOME="+r.private,
+		"XDG_CONFIG_HOME="+filepath.Join(r.private, "config"), "HERDR_PI_CONFIG="+r.config, "HERDR_PI_LOG=debug")
+	if s != nil {
+		env = append(env, s.Env()...)
+	}
+	return env
+}
+
+type openResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// open runs `herdr-pi open args…` in the project and waits for it.
+func (r *openRig) open(t *testing.T, s *herdrtest.Server, args ...string) openResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.hp, append([]string{"open"}, args...)...)
+	cmd.Env, cmd.Dir = r.env(s), r.agent.Project
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := openResult{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("herdr-pi open: %v", err)
+	}
+	return res
+}
+
+// openReport is the part of `open --json` the tests read.
+type openReport struct {
+	Format      string   `json:"format"`
+	Run         string   `json:"run"`
+	Attempt     string   `json:"attempt"`
+	Session     string   `json:"session_file"`
+	Fork        string   `json:"fork"`
+	Model       string   `json:"model"`
+	OwnerGone   bool     `json:"owner_gone"`
+	Mode        string   `json:"mode"`
+	PaneID      string   `json:"pane_id"`
+	TabID       string   `json:"tab_id"`
+	WorkspaceID string   `json:"workspace_id"`
+	Direction   string   `json:"direction"`
+	Reused      bool     `json:"reused"`
+	Created     []string `json:"created"`
+	Command     []string `json:"command"`
+	Env         []string `json:"env"`
+	Cwd         string   `json:"cwd"`
+	Ended       string   `json:"ended"`
+}
+
+// openJSON runs `herdr-pi open --json args…` and decodes its report; it
+// fails the test unless open succeeded.
+func (r *openRig) openJSON(t *testing.T, s *herdrtest.Server, args ...string) openReport {
+	t.Helper()
+	res := r.open(t, s, append(args, "--json")...)
+	if res.code != 0 {
+		t.Fatalf("herdr-pi open %s: exit %d\n%s%s", strings.Join(args, " "), res.code, res.stdout, res.stderr)
+	}
+	var rep openReport
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+		t.Fatalf("open --json printed %q: %v", res.stdout, err)
+	}
+	return rep
+}
+
+// fileState is a file's bytes and modification time.
+type fileState struct {
+	data  []byte
+	mtime time.Time
+}
+
+// transcripts reads every agent transcript of the store (the flat files
+// under the agent's sessions dir), to prove inspection changes none.
+func (r *openRig) transcripts(t *testing.T) map[string]fileState {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(r.agent.AgentDir, "sessions", "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no agent transcripts in %s (%v)", r.agent.AgentDir, err)
+	}
+	out := map[string]fileState{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f] = fileState{data, fi.ModTime()}
+	}
+	return out
+}
+
+func sameTranscripts(t *testing.T, when string, before, after map[string]fileState) {
+	t.Helper()
+	for f, b := range before {
+		a, ok := after[f]
+		switch {
+		case !ok:
+			t.Errorf("%s: %s is gone", when, f)
+		case !bytes.Equal(a.data, b.data):
+			t.Errorf("%s: %s changed: %d bytes, was %d", when, f, len(a.data), len(b.data))
+		case !a.mtime.Equal(b.mtime):
+			t.Errorf("%s: %s has a new mtime %v, was %v", when, f, a.mtime, b.mtime)
+		}
+	}
+	for f := range after {
+		if _, ok := before[f]; !ok {
+			t.Errorf("%s: a new transcript %s among the agents' (forks belong under the project's session dir)", when, f)
+		}
+	}
+}
+
+// entry is a line of a Pi session file.
+type entry struct {
+	Type          string `json:"type"`
+	ParentSession string `json:"parentSession"`
+	Cwd           string `json:"cwd"`
+	Message       *struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+func readSession(t *testing.T, path string) []entry {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []entry
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var e entry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%s: %v in %q", path, err, sc.Text())
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// messages are the session's messages as "role: text…" (text parts only).
+func messages(es []entry) []string {
+	var out []string
+	for _, e := range es {
+		if e.Type != "message" || e.Message == nil {
+			continue
+		}
+		var text string
+		if json.Unmarshal(e.Message.Content, &text) != nil {
+			var parts []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}
+			json.Unmarshal(e.Message.Content, &parts)
+			for _, p := range parts {
+				text += p.Text
+			}
+		}
+		out = append(out, e.Message.Role+": "+text)
+	}
+	return out
+}
+
+// checkFork reads the fork the pane's Pi writes: its header names the
+// original as its parent and it holds every message of the original.
+func checkFork(t *testing.T, rep openReport) []entry {
+	t.Helper()
+	if rep.Fork == "" || rep.Fork == rep.Session {
+		t.Fatalf("open reported the fork %q (session %s)", rep.Fork, rep.Session)
+	}
+	var fork []entry
+	// Pi writes the fork's file when it starts; give a loaded box a moment.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(rep.Fork); err == nil {
+			fork = readSession(t, rep.Fork)
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the fork %s was never written: %v", rep.Fork, err)
+		}
+	}
+	if len(fork) == 0 || fork[0].Type != "session" || fork[0].ParentSession != rep.Session {
+		t.Fatalf("the fork's header %+v does not name %s as its parent", fork[0], rep.Session)
+	}
+	want := messages(readSession(t, rep.Session))
+	got := messages(fork)
+	if len(want) == 0 {
+		t.Fatalf("the original %s holds no messages", rep.Session)
+	}
+	for _, m := range want {
+		if !slices.Contains(got, m) {
+			t.Fatalf("the fork lacks the attempt's message %.120q; it holds %q", m, got)
+		}
+	}
+	return fork
+}
+
+// states lists the accepted agent reports of a pane ("idle", "working").
+func paneStates(s *herdrtest.Server, pane string) []string {
+	var out []string
+	for _, c := range s.Reports(pane) {
+		if c.Accepted && c.State != "unknown" {
+			out = append(out, c.State)
+		}
+	}
+	return out
+}
+
+func waitStates(t *testing.T, s *herdrtest.Server, pane, what string, want ...string) {
+	t.Helper()
+	if !s.Await(60*time.Second, func() bool { return slices.Equal(paneStates(s, pane), want) }) {
+		screen, _ := s.Screen(pane)
+		t.Fatalf("%s: pane %s reported %q, want %q; it shows:\n%s", what, pane, paneStates(s, pane), want, screen)
+	}
+}
+
+// prompt types a line into the pane's Pi, as the person would.
+func prompt(t *testing.T, s *herdrtest.Server, pane, text string) {
+	t.Helper()
+	c := herdr.NewClient(s.SocketPath())
+	if err := c.PaneSendInput(t.Context(), pane, text, "Enter"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitPiReady waits for Pi's editor in the pane (two full-width rules).
+func waitPiReady(t *testing.T, s *herdrtest.Server, pane string) {
+	t.Helper()
+	var screen string
+	if !s.Await(60*time.Second, func() bool {
+		screen, _ = s.Screen(pane)
+		return strings.Count(screen, strings.Repeat("─", 50)) >= 2
+	}) {
+		t.Fatalf("Pi's editor never showed in pane %s:\n%s", pane, screen)
+	}
+}
+
+// inspect opens an attempt and proves the acceptance: a real Pi on a fork
+// in a real pane, the fork holds the history, the pane's state reaches
+// Herdr, and a prompt answered by the fake model lands in the fork while
+// no transcript of the store changes.
+func (r *openRig) inspect(t *testing.T, run, attempt string, extra ...string) openReport {
+	t.Helper()
+	s := r.herdr(t, 0, 0)
+	before := r.transcripts(t)
+	rep := r.openJSON(t, s, append([]string{run, attempt}, extra...)...)
+	if rep.Format != "herdr-pi.open/1" || rep.Run != run || rep.PaneID == "" || rep.Mode != "split" ||
+		!slices.Equal(rep.Created, []string{"pane " + rep.PaneID}) || rep.Model != "fake/fake-model:off" {
+		t.Fatalf("open --json: %+v", rep)
+	}
+	if _, ok := before[rep.Session]; !ok {
+		t.Fatalf("open names the session %s, not one of the agents' transcripts", rep.Session)
+	}
+	wantArgv := []string{r.hp, "wrap", "--agent", "pi", "--", r.agent.Pi.Bin, "--fork", rep.Session, "--tools", "read,grep,find,ls", "--model", "fake/fake-model:off"}
+	if !slices.Equal(rep.Command, wantArgv) {
+		t.Fatalf("command %q\nwant    %q", rep.Command, wantArgv)
+	}
+	checkFork(t, rep)
+	waitStates(t, s, rep.PaneID, "the inspection's Pi at rest", "idle")
+	sameTranscripts(t, "after open", before, r.transcripts(t))
+
+	waitPiReady(t, s, rep.PaneID)
+	const question = "INSPECT what did you do?"
+	prompt(t, s, rep.PaneID, question)
+	waitStates(t, s, rep.PaneID, "after a prompt", "idle", "working", "idle")
+	s.WaitForText(t, rep.PaneID, "fixture:", 30*time.Second)
+	got := messages(readSession(t, rep.Fork))
+	if i := slices.Index(got, "user: "+question); i < 0 || i == len(got)-1 || !strings.HasPrefix(got[len(got)-1], "assistant: fixture:") {
+		t.Fatalf("the fork after a prompt: %q", got)
+	}
+	sameTranscripts(t, "after a prompt in the inspection", before, r.transcripts(t))
+	return rep
+}
+
+// TestOpenRealStore opens attempts of a store the real engine wrote: a
+// completed attempt, a retried agent's first attempt, an attempt of a
+// failed run, and one whose owner Pi was SIGKILLed mid-attempt — and,
+// while that owner still ran, refuses its live attempt unless --inspect.
+func TestOpenRealStore(t *testing.T) {
+	var r *openRig
+	fx := storetest.MakeReal(t, func(o *storetest.Owner) {
+		r = newOpenRig(t, o.Env.Agent)
+		t.Run("live attempt", func(t *testing.T) { openLive(t, r, o) })
+	})
+	t.Logf("the engine wrote the store in %v", fx.Took.Round(time.Millisecond))
+
+	t.Run("completed", func(t *testing.T) { r.inspect(t, fx.Completed, "api") })
+	t.Run("retried #1", func(t *testing.T) {
+		rep := r.inspect(t, fx.Retried, "fixer#1")
+		if rep.Attempt != "fixer#1" {
+			t.Fatalf("opened %s", rep.Attempt)
+		}
+	})
+	t.Run("failed run", func(t *testing.T) { r.inspect(t, fx.Failed, "lint") })
+	t.Run("killed owner", func(t *testing.T) {
+		s := r.herdr(t, 0, 0)
+		res := r.open(t, s, fx.Killed[:8], "api")
+		if res.code != 0 || !strings.Contains(res.stderr, "its owner Pi is gone") {
+			t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+		}
+		s.Close()
+		rep := r.inspect(t, fx.Killed, "api")
+		if !rep.OwnerGone {
+			t.Fatalf("open --json does not say the owner is gone: %+v", rep)
+		}
+	})
+}
+
+// openLive runs while the owner of the killed workflow is alive: its
+// attempt is live, open refuses it without a single Herdr call and names
+// --inspect, which opens a fork of what is there so far.
+func openLive(t *testing.T, r *openRig, o *storetest.Owner) {
+	s := r.herdr(t, 0, 0)
+	res := r.open(t, s, o.RunID, "api")
+	if res.code != 1 || !strings.Contains(res.stderr, "is live") || !strings.Contains(res.stderr, "--inspect") {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if m := s.Methods(); len(m) != 0 {
+		t.Fatalf("open refused but called Herdr: %q", m)
+	}
+	before := r.transcripts(t)
+	rep := r.openJSON(t, s, o.RunID, "api", "--inspect")
+	checkFork(t, rep)
+	waitStates(t, s, rep.PaneID, "the live attempt's inspection", "idle")
+	sameTranscripts(t, "after inspecting a live attempt", before, r.transcripts(t))
+	// Its Pi goes before the owner does.
+	s.Close()
+}
+
+var _ = fs.ErrNotExist
+var _ = syscall.SIGINT
