@@ -6,12 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -112,22 +112,89 @@ type openResult struct {
 // open runs `herdr-pi open args…` in the project and waits for it.
 func (r *openRig) open(t *testing.T, s *herdrtest.Server, args ...string) openResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, r.hp, append([]string{"open"}, args...)...)
-	cmd.Env, cmd.Dir = r.env(s), r.agent.Project
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	res := openResult{stdout: out.String(), stderr: errb.String()}
+	return r.start(t, s, nil, args...).wait(t)
+}
+
+// runningOpen is a `herdr-pi open` started in the background.
+type runningOpen struct {
+	cmd       *exec.Cmd
+	out, errb syncBuffer
+	done      chan struct{}
+	err       error
+	cancel    context.CancelFunc
+}
+
+// start starts `herdr-pi open args…` in the project with env added to
+// open's own (later entries win).
+func (r *openRig) start(t *testing.T, s *herdrtest.Server, env []string, args ...string) *runningOpen {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ro := &runningOpen{done: make(chan struct{}), cancel: cancel}
+	ro.cmd = exec.CommandContext(ctx, r.hp, append([]string{"open"}, args...)...)
+	ro.cmd.Env, ro.cmd.Dir = append(r.env(s), env...), r.agent.Project
+	ro.cmd.Stdout, ro.cmd.Stderr = &ro.out, &ro.errb
+	if err := ro.cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go func() { ro.err = ro.cmd.Wait(); close(ro.done) }()
+	t.Cleanup(func() { cancel(); <-ro.done })
+	return ro
+}
+
+// syncBuffer is a buffer a test may read while a process writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitOutput waits until open's output holds want.
+func (ro *runningOpen) waitOutput(t *testing.T, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(ro.out.String(), want); time.Sleep(20 * time.Millisecond) {
+		ro.running(t)
+		if time.Now().After(deadline) {
+			t.Fatalf("open never printed %q:\n%s%s", want, ro.out.String(), ro.errb.String())
+		}
+	}
+}
+
+// wait waits for open to end and returns what it said.
+func (ro *runningOpen) wait(t *testing.T) openResult {
+	t.Helper()
+	<-ro.done
+	ro.cancel()
+	res := openResult{stdout: ro.out.String(), stderr: ro.errb.String()}
 	var ee *exec.ExitError
 	switch {
-	case errors.As(err, &ee):
+	case errors.As(ro.err, &ee) && ee.ExitCode() >= 0:
 		res.code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("herdr-pi open: %v", err)
+	case ro.err != nil:
+		t.Fatalf("herdr-pi open: %v\n%s%s", ro.err, res.stdout, res.stderr)
 	}
 	return res
+}
+
+// running fails the test if open has ended.
+func (ro *runningOpen) running(t *testing.T) {
+	t.Helper()
+	select {
+	case <-ro.done:
+		t.Fatalf("herdr-pi open ended early: %v\n%s%s", ro.err, ro.out.String(), ro.errb.String())
+	default:
+	}
 }
 
 // openReport is the part of `open --json` the tests read.
@@ -411,6 +478,8 @@ func TestOpenRealStore(t *testing.T) {
 			t.Fatalf("open --json does not say the owner is gone: %+v", rep)
 		}
 	})
+	t.Run("wait", func(t *testing.T) { openWait(t, r, fx.Completed, "docs") })
+	t.Run("interrupted early", func(t *testing.T) { openInterruptedEarly(t, r, fx.Completed, "docs") })
 }
 
 // openLive runs while the owner of the killed workflow is alive: its
@@ -434,5 +503,104 @@ func openLive(t *testing.T, r *openRig, o *storetest.Owner) {
 	s.Close()
 }
 
-var _ = fs.ErrNotExist
-var _ = syscall.SIGINT
+// newPane waits until open typed into a new pane and returns that pane.
+func newPane(t *testing.T, s *herdrtest.Server, ro *runningOpen) string {
+	t.Helper()
+	var in []herdrtest.InputCall
+	if !s.Await(60*time.Second, func() bool { in = s.Inputs(); return len(in) > 0 }) {
+		ro.running(t)
+		t.Fatalf("open never typed into a pane; calls %q", s.Methods())
+	}
+	return in[0].PaneID
+}
+
+// openWait proves --wait: open stays while the inspection runs and says
+// how the pane ended — "exited" when the person quits Pi, "closed" when the
+// pane is closed; Ctrl-C to open closes the pane it opened.
+func openWait(t *testing.T, r *openRig, run, attempt string) {
+	setup := func(t *testing.T, args ...string) (*herdrtest.Server, *runningOpen, string) {
+		s := r.herdr(t, 0, 0)
+		ro := r.start(t, s, nil, append([]string{run, attempt, "--wait"}, args...)...)
+		pane := newPane(t, s, ro)
+		waitStates(t, s, pane, "the inspection at rest", "idle")
+		waitPiReady(t, s, pane)
+		ro.running(t)
+		return s, ro, pane
+	}
+	// The person may quit before open has learnt the fork: the report
+	// then has none, which is why it is not asked for here.
+	t.Run("exited", func(t *testing.T) {
+		s, ro, pane := setup(t, "--json")
+		prompt(t, s, pane, "/quit")
+		res := ro.wait(t)
+		var rep openReport
+		if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil || res.code != 0 || rep.Ended != "exited" || rep.PaneID != pane {
+			t.Fatalf("exit %d, report %+v (%v)\n%s%s", res.code, rep, err, res.stdout, res.stderr)
+		}
+		if ex := s.WaitExited(t, pane, 10*time.Second); ex.Closed || ex.Code != 0 {
+			t.Fatalf("the pane ended %+v", ex)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		s, ro, pane := setup(t)
+		ro.waitOutput(t, "fork: ")
+		if err := herdr.NewClient(s.SocketPath()).PaneClose(t.Context(), pane); err != nil {
+			t.Fatal(err)
+		}
+		res := ro.wait(t)
+		if res.code != 0 || !strings.HasSuffix(res.stdout, "pane "+pane+" closed\n") || !strings.Contains(res.stdout, "opened "+attempt) {
+			t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+		}
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		s, ro, pane := setup(t)
+		ro.waitOutput(t, "fork: ")
+		if err := ro.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		res := ro.wait(t)
+		if res.code != 130 || !strings.Contains(res.stderr, "interrupted; closed pane "+pane) {
+			t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+		}
+		if ex := s.WaitExited(t, pane, 10*time.Second); !ex.Closed {
+			t.Fatalf("the pane ended %+v, not closed", ex)
+		}
+	})
+}
+
+// openInterruptedEarly: Ctrl-C while open still waits to learn the fork
+// (its Pi has not said which file it writes) closes the pane too, and open
+// says it was interrupted, with or without --wait. The pane's "Pi" here
+// never starts a session, so open is sure to be waiting.
+func openInterruptedEarly(t *testing.T, r *openRig, run, attempt string) {
+	silent := filepath.Join(r.private, "silent-pi")
+	writeFile(t, silent, "#!/bin/sh\nexec sleep 600\n")
+	if err := os.Chmod(silent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(r.private, "silent.toml")
+	writeFile(t, cfg, "[open]\npi = "+strconvQuote(silent)+"\n")
+	for _, args := range [][]string{{run, attempt}, {run, attempt, "--wait"}} {
+		t.Run(strings.TrimPrefix(strings.Join(append([]string{"no wait"}, args[2:]...), " "), "no wait "), func(t *testing.T) {
+			s := r.herdr(t, 0, 0)
+			ro := r.start(t, s, []string{"HERDR_PI_CONFIG=" + cfg}, args...)
+			pane := newPane(t, s, ro)
+			// The wrapper reports once it runs: the command file has been
+			// started and open waits for the session file.
+			if !s.Await(60*time.Second, func() bool { return len(s.Reports(pane)) > 0 }) {
+				t.Fatalf("the pane's wrapper never reported; calls %q", s.Methods())
+			}
+			ro.running(t)
+			if err := ro.cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			res := ro.wait(t)
+			if res.code != 130 || !strings.Contains(res.stderr, "interrupted; closed pane "+pane) {
+				t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+			}
+			if ex := s.WaitExited(t, pane, 10*time.Second); !ex.Closed {
+				t.Fatalf("the pane ended %+v, not closed", ex)
+			}
+		})
+	}
+}

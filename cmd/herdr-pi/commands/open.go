@@ -250,16 +250,40 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	defer stop()
 	opened, err := opener.Open(ctx, launch, place)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Open closed what it had made already.
+			fmt.Fprintln(io.Err, "herdr-pi open: interrupted")
+			return silentExit(exitInterrupted)
+		}
 		return fmt.Errorf("open: %s: %w", a, err)
 	}
+	interrupted := func() error {
+		closeOpened(&opened, opener.Herdr)
+		fmt.Fprintf(io.Err, "herdr-pi open: interrupted; closed pane %s\n", opened.PaneID)
+		return silentExit(exitInterrupted)
+	}
+	// Herdr's events say when the pane ends, from now on: no wait of
+	// open's outlives the pane (the person may quit Pi, or close the
+	// pane, before open has learnt the fork).
+	wctx, stopWatch := context.WithCancel(ctx)
+	end := watchEnd(wctx, client, opened.Placed)
+	defer func() { stopWatch(); <-end.done }()
+
 	rep := openReport{Format: openFormat, Run: a.Run.ID, Workflow: a.Run.Workflow(), Attempt: a.Name(), Session: session,
 		Model: a.Model(), OwnerGone: ownerGone, Mode: string(place.Mode), Opened: opened}
 	if !opened.Reused {
-		if err := waitStarted(ctx, opened, opts.StartTimeout); err != nil {
+		err := waitStarted(ctx, opened, opts.StartTimeout, end.ended)
+		switch {
+		case ctx.Err() != nil:
+			return interrupted()
+		case err != nil:
 			closeOpened(&opened, opener.Herdr)
 			return fmt.Errorf("open: %s: %w", a, err)
 		}
-		rep.Fork = forkOf(ctx, paths, h, opened.PaneID, opts.ForkTimeout)
+		rep.Fork = forkOf(ctx, paths, h, opened.PaneID, opts.ForkTimeout, end.ended)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
 	}
 	if !opts.Wait {
 		return printOpen(f, rep, opts.JSON)
@@ -267,21 +291,45 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if !opts.JSON {
 		printOpenLine(f, rep)
 	}
-	ended, err := handoff.WaitEnded(ctx, watchEvents(client), opened.Placed)
-	if err != nil {
-		closeOpened(&opened, opener.Herdr)
-		if ctx.Err() != nil {
-			fmt.Fprintf(io.Err, "herdr-pi open: interrupted; closed pane %s\n", opened.PaneID)
-			return silentExit(exitInterrupted)
-		}
-		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, err)
+	select {
+	case <-end.done:
+	case <-ctx.Done():
 	}
-	rep.Ended = string(ended)
+	if ctx.Err() != nil {
+		return interrupted()
+	}
+	if end.err != nil {
+		closeOpened(&opened, opener.Herdr)
+		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, end.err)
+	}
+	rep.Ended = string(end.how)
 	if opts.JSON {
 		return printOpen(f, rep, opts.JSON)
 	}
-	fmt.Fprintf(io.Out, "pane %s %s\n", opened.PaneID, ended)
+	fmt.Fprintf(io.Out, "pane %s %s\n", opened.PaneID, end.how)
 	return nil
+}
+
+// paneEnd is how an opened pane ended, as Herdr's events tell it.
+type paneEnd struct {
+	// ended is closed once the pane has ended; done once the watch is
+	// over (the pane ended, the watch failed, or it was stopped).
+	ended, done chan struct{}
+	how         handoff.Ended
+	err         error
+}
+
+// watchEnd follows Herdr's events for the pane until it ends or ctx does.
+func watchEnd(ctx context.Context, c *herdr.Client, at handoff.Placed) *paneEnd {
+	e := &paneEnd{ended: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		e.how, e.err = handoff.WaitEnded(ctx, watchEvents(c), at)
+		if e.err == nil {
+			close(e.ended)
+		}
+	}()
+	return e
 }
 
 // openError adds the command's name to a store error and makes a
@@ -350,7 +398,7 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env) 
 // waitStarted returns once the pane's shell started the command file
 // (which deletes itself first thing). A pane that never does is an error:
 // the file is removed so nothing is left behind.
-func waitStarted(ctx context.Context, o handoff.Opened, timeout time.Duration) error {
+func waitStarted(ctx context.Context, o handoff.Opened, timeout time.Duration, ended <-chan struct{}) error {
 	file := o.CommandFile
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -367,6 +415,9 @@ func waitStarted(ctx context.Context, o handoff.Opened, timeout time.Duration) e
 		case <-deadline.C:
 			os.Remove(file)
 			return fmt.Errorf("pane %s did not start its command within %v", o.PaneID, timeout)
+		case <-ended:
+			os.Remove(file)
+			return fmt.Errorf("pane %s ended before it started its command", o.PaneID)
 		case <-tick.C:
 		}
 	}
@@ -374,8 +425,8 @@ func waitStarted(ctx context.Context, o handoff.Opened, timeout time.Duration) e
 
 // forkOf asks the wrapper in the new pane which session file its Pi writes
 // (the fork), waiting up to timeout for it to register and to hear Pi's
-// session_start; "" when it does not say in time.
-func forkOf(ctx context.Context, paths settings.Paths, h settings.Herdr, paneID string, timeout time.Duration) string {
+// session_start; "" when it does not say in time or the pane ends first.
+func forkOf(ctx context.Context, paths settings.Paths, h settings.Herdr, paneID string, timeout time.Duration, ended <-chan struct{}) string {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	reg := control.PaneRegistry(paths.RuntimeBase)
@@ -394,6 +445,8 @@ func forkOf(ctx context.Context, paths settings.Paths, h settings.Herdr, paneID 
 		}
 		select {
 		case <-ctx.Done():
+			return ""
+		case <-ended:
 			return ""
 		case <-tick.C:
 		}
