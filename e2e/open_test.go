@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -478,6 +479,7 @@ func TestOpenRealStore(t *testing.T) {
 			t.Fatalf("open --json does not say the owner is gone: %+v", rep)
 		}
 	})
+	t.Run("upstream cases", func(t *testing.T) { openUpstreamCases(t, r, fx) })
 	t.Run("wait", func(t *testing.T) { openWait(t, r, fx.Completed, "docs") })
 	t.Run("interrupted early", func(t *testing.T) { openInterruptedEarly(t, r, fx.Completed, "docs") })
 }
@@ -603,4 +605,278 @@ func openInterruptedEarly(t *testing.T, r *openRig, run, attempt string) {
 			}
 		})
 	}
+}
+
+// openCalls are open's own requests among everything the fake saw (the
+// pane's wrapper reports too, and open follows Herdr's events).
+func openCalls(s *herdrtest.Server) []herdrtest.Request {
+	var out []herdrtest.Request
+	for _, q := range s.Requests() {
+		if strings.HasPrefix(q.Method, "workspace.") || strings.HasPrefix(q.Method, "tab.") ||
+			slices.Contains([]string{"pane.layout", "pane.split", "pane.send_input", "pane.list", "pane.close"}, q.Method) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func methodsOf(qs []herdrtest.Request) string {
+	var m []string
+	for _, q := range qs {
+		m = append(m, q.Method)
+	}
+	return strings.Join(m, " ")
+}
+
+func paramsOf(t *testing.T, q herdrtest.Request) map[string]any {
+	t.Helper()
+	var p map[string]any
+	if err := json.Unmarshal(q.Params, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// forgeRun copies run from into a new run id in the same session, with
+// its state changed by edit: the shapes the engine writes, with one fact
+// altered (a removed worktree, a transcript gone).
+func forgeRun(t *testing.T, home, from, id string, edit func(st map[string]any)) {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(home, ".pi", "workflows", "projects", "*", "sessions", "*", "runs", from))
+	if len(dirs) != 1 {
+		t.Fatalf("run %s: %q", from, dirs)
+	}
+	dst := filepath.Join(filepath.Dir(dirs[0]), id)
+	if err := os.CopyFS(dst, os.DirFS(dirs[0])); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dst, "state.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	st["id"] = id
+	edit(st)
+	if data, err = json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eachAttempt calls f with every attempt record of a state.json.
+func eachAttempt(st map[string]any, f func(at map[string]any)) {
+	for _, ag := range st["agents"].([]any) {
+		for _, at := range ag.(map[string]any)["attemptDetails"].([]any) {
+			f(at.(map[string]any))
+		}
+	}
+}
+
+// refused runs open and proves it failed with a message holding each of
+// want, without a single Herdr call.
+func (r *openRig) refused(t *testing.T, env []string, args []string, want ...string) {
+	t.Helper()
+	s := r.herdr(t, 0, 0)
+	res := r.start(t, s, env, args...).wait(t)
+	if res.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(res.stderr, w) {
+			t.Fatalf("the error lacks %q:\n%s", w, res.stderr)
+		}
+	}
+	if m := s.Methods(); len(m) != 0 {
+		t.Fatalf("open failed but called Herdr: %q", m)
+	}
+}
+
+// openUpstreamCases restates the upstream Herdr extension's cases
+// (workflows-handoff.md §10.1, §10.3) for `herdr-pi open`.
+func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
+	project := r.agent.Project
+	t.Run("split", func(t *testing.T) {
+		for _, c := range []struct {
+			name       string
+			cols, rows int
+			want       string
+		}{{"wide", 200, 50, "right"}, {"tall", 60, 100, "down"}, {"equal", 80, 80, "down"}} {
+			t.Run(c.name, func(t *testing.T) {
+				s := r.herdr(t, c.cols, c.rows)
+				rep := r.openJSON(t, s, fx.Completed, "api")
+				calls := openCalls(s)
+				if m := methodsOf(calls); m != "pane.layout pane.split pane.send_input" {
+					t.Fatalf("calls %q", m)
+				}
+				if p := paramsOf(t, calls[0]); p["pane_id"] != s.PaneID() {
+					t.Fatalf("pane.layout %v", p)
+				}
+				split := paramsOf(t, calls[1])
+				if split["target_pane_id"] != s.PaneID() || split["direction"] != c.want || split["focus"] == true || split["cwd"] != project {
+					t.Fatalf("pane.split %v, want %s without focus in %s", split, c.want, project)
+				}
+				in := paramsOf(t, calls[2])
+				text, _ := in["text"].(string)
+				file, ok := strings.CutPrefix(text, "exec sh '")
+				file = strings.TrimSuffix(file, "'")
+				if in["pane_id"] != rep.PaneID || !ok || filepath.Dir(file) != filepath.Join(r.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()), "open") ||
+					len(text) > 200 || toStrings(in["keys"]) != "Enter" {
+					t.Fatalf("pane.send_input %v into %s", in, rep.PaneID)
+				}
+				if _, err := os.Lstat(file); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("the command file %s is still there: %v", file, err)
+				}
+				if rep.Direction != c.want {
+					t.Fatalf("reported %+v", rep)
+				}
+				waitStates(t, s, rep.PaneID, "the inspection", "idle")
+			})
+		}
+	})
+
+	t.Run("fully inspectable", func(t *testing.T) {
+		settings := filepath.Join(r.agent.AgentDir, "pi-extensible-workflows", "settings.json")
+		writeFile(t, settings, `{"concurrency": 4, "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}}`)
+		t.Cleanup(func() { os.RemoveAll(filepath.Dir(settings)) })
+		s := r.herdr(t, 0, 0)
+		first := r.openJSON(t, s, fx.Completed, "api")
+		calls := openCalls(s)
+		if m := methodsOf(calls); m != "workspace.list workspace.create tab.rename tab.create pane.send_input" {
+			t.Fatalf("first open: %q", m)
+		}
+		ws := paramsOf(t, calls[1])
+		if ws["label"] != "workflow fx-complete" || ws["cwd"] != project || ws["focus"] == true {
+			t.Fatalf("workspace.create %v", ws)
+		}
+		if p := paramsOf(t, calls[2]); p["tab_id"] != first.WorkspaceID+":t1" || p["label"] != "workflow fx-complete" {
+			t.Fatalf("tab.rename %v", p)
+		}
+		if p := paramsOf(t, calls[3]); p["workspace_id"] != first.WorkspaceID || p["label"] != "#1 api" || p["cwd"] != project {
+			t.Fatalf("tab.create %v", p)
+		}
+		if first.Mode != "workspace" || first.Reused || paramsOf(t, calls[4])["pane_id"] != first.PaneID {
+			t.Fatalf("first open: %+v", first)
+		}
+		checkFork(t, first)
+		waitStates(t, s, first.PaneID, "the attempt's tab", "idle")
+
+		s.ClearRecords()
+		again := r.openJSON(t, s, fx.Completed, "api")
+		if m := methodsOf(openCalls(s)); m != "workspace.list tab.list pane.list" || !again.Reused ||
+			again.PaneID != first.PaneID || again.TabID != first.TabID || len(again.Created) != 0 {
+			t.Fatalf("second open: %q %+v", m, again)
+		}
+		s.ClearRecords()
+		other := r.openJSON(t, s, fx.Completed, "docs")
+		calls = openCalls(s)
+		if m := methodsOf(calls); m != "workspace.list tab.list tab.create pane.send_input" ||
+			other.WorkspaceID != first.WorkspaceID || other.TabID == first.TabID || paramsOf(t, calls[2])["label"] != "#1 docs" {
+			t.Fatalf("another attempt: %q %+v", m, other)
+		}
+		waitStates(t, s, other.PaneID, "the other attempt's tab", "idle")
+	})
+
+	t.Run("cwd fallback", func(t *testing.T) {
+		const id = "c0ffee00-0000-4000-8000-00000000cafe"
+		gone := filepath.Join(project, "worktree-removed")
+		forgeRun(t, fx.Home(), fx.Completed, id, func(st map[string]any) {
+			eachAttempt(st, func(at map[string]any) { at["setup"].(map[string]any)["cwd"] = gone })
+		})
+		s := r.herdr(t, 0, 0)
+		rep := r.openJSON(t, s, id, "api")
+		if rep.Cwd != project || paramsOf(t, openCalls(s)[1])["cwd"] != project {
+			t.Fatalf("opened in %q, want the run's cwd %s", rep.Cwd, project)
+		}
+		if fork := checkFork(t, rep); fork[0].Cwd != project {
+			t.Fatalf("the fork's Pi runs in %q", fork[0].Cwd)
+		}
+		waitStates(t, s, rep.PaneID, "the inspection", "idle")
+	})
+
+	t.Run("refusals", func(t *testing.T) {
+		t.Run("no such run", func(t *testing.T) {
+			r.refused(t, nil, []string{"deadbeef", "api"}, `no workflow run "deadbeef"`, "--list")
+		})
+		t.Run("no such attempt", func(t *testing.T) {
+			r.refused(t, nil, []string{fx.Completed, "nobody"}, "api#1", "docs#1")
+		})
+		t.Run("session file missing", func(t *testing.T) {
+			const id = "c0ffee00-0000-4000-8000-00000000f11e"
+			missing := filepath.Join(r.agent.AgentDir, "sessions", "never-written.jsonl")
+			forgeRun(t, fx.Home(), fx.Completed, id, func(st map[string]any) {
+				eachAttempt(st, func(at map[string]any) {
+					at["session"].(map[string]any)["locator"].(map[string]any)["sessionFile"] = missing
+				})
+			})
+			r.refused(t, nil, []string{id, "api"}, missing, "does not exist")
+		})
+		t.Run("neither cwd exists", func(t *testing.T) {
+			const id = "c0ffee00-0000-4000-8000-0000000000cd"
+			forgeRun(t, fx.Home(), fx.Completed, id, func(st map[string]any) {
+				st["cwd"] = "/nonexistent/run"
+				eachAttempt(st, func(at map[string]any) { at["setup"].(map[string]any)["cwd"] = "/nonexistent/worktree" })
+			})
+			r.refused(t, nil, []string{id, "api"}, "/nonexistent/run", "/nonexistent/worktree")
+		})
+		t.Run("obsolete settings", func(t *testing.T) {
+			settings := filepath.Join(r.agent.AgentDir, "pi-extensible-workflows", "settings.json")
+			writeFile(t, settings, `{"extensions": {"herdr": {"enableFullyInspectableMode": true}}}`)
+			t.Cleanup(func() { os.RemoveAll(filepath.Dir(settings)) })
+			r.refused(t, nil, []string{fx.Completed, "api"}, settings, `"extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`)
+		})
+		// A Pi command that names a file checks it before Herdr hears
+		// anything (a bare name is looked up on PATH).
+		t.Run("no such Pi", func(t *testing.T) {
+			cfg := filepath.Join(r.private, "nopi.toml")
+			writeFile(t, cfg, "[open]\npi = [\"/nonexistent/bin/pi\", \"--verbose\"]\n")
+			r.refused(t, []string{"HERDR_PI_CONFIG=" + cfg}, []string{fx.Completed, "api"}, "/nonexistent/bin/pi", "[open] pi", cfg)
+		})
+		t.Run("no Pi on PATH", func(t *testing.T) {
+			r.refused(t, []string{"HERDR_PI_CONFIG=" + filepath.Join(r.private, "absent.toml"), "PATH=/usr/bin:/bin"},
+				[]string{fx.Completed, "api"}, `"pi" is not on your PATH`, "[open] pi")
+		})
+		t.Run("not in Herdr", func(t *testing.T) {
+			res := r.start(t, nil, nil, fx.Completed, "api").wait(t)
+			if res.code != 1 || !strings.Contains(res.stderr, "HERDR_PANE_ID") {
+				t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+			}
+		})
+	})
+
+	t.Run("failed send_input closes the pane", func(t *testing.T) {
+		s := r.herdr(t, 0, 0)
+		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultClose, Methods: []string{"pane.send_input"}})
+		res := r.open(t, s, fx.Completed, "api")
+		if res.code != 1 || !strings.Contains(res.stderr, "starting the command in pane w1:p2") {
+			t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+		}
+		if m := strings.Join(s.Methods(), " "); m != "pane.layout pane.split pane.send_input pane.close" {
+			t.Fatalf("calls %q", m)
+		}
+		if p := paramsOf(t, s.Requests()[3]); p["pane_id"] != "w1:p2" {
+			t.Fatalf("closed %v", p)
+		}
+		if ex := s.WaitExited(t, "w1:p2", 10*time.Second); !ex.Closed {
+			t.Fatalf("the pane ended %+v", ex)
+		}
+		if left, _ := os.ReadDir(filepath.Join(r.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()), "open")); len(left) != 0 {
+			t.Fatalf("left behind: %v", left)
+		}
+	})
+}
+
+func toStrings(v any) string {
+	var out []string
+	list, _ := v.([]any)
+	for _, x := range list {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
 }

@@ -232,7 +232,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if err != nil {
 		return err
 	}
-	opener, err := newOpener(f, client, cfg.Open.Pi, env)
+	opener, err := newOpener(f, client, cfg.Open.Pi, env, cwd)
 	if err != nil {
 		return err
 	}
@@ -367,7 +367,8 @@ func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, ca
 // newOpener resolves what the pane runs. A bare Pi command is looked up on
 // this PATH now, and the pane gets this PATH: the person's shell found Pi
 // (and its node) there, a fresh pane's might not.
-func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env) (handoff.Opener, error) {
+// A relative path to Pi is taken from dir, open's own directory.
+func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, dir string) (handoff.Opener, error) {
 	self, err := f.Executable()
 	if err != nil {
 		return handoff.Opener{}, fmt.Errorf("open: cannot find herdr-pi's own executable: %w", err)
@@ -379,6 +380,17 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env) 
 			return handoff.Opener{}, fmt.Errorf("open: %q is not on your PATH; install Pi or set [open] pi in config.toml", pi[0])
 		}
 		pi[0] = p
+	} else {
+		// Checked here, before Herdr hears anything: in the pane a missing
+		// Pi would only show as a failed command, after open said it opened.
+		// The pane starts elsewhere, so a relative path is made absolute.
+		if !filepath.IsAbs(pi[0]) {
+			pi[0] = filepath.Join(dir, pi[0])
+		}
+		if _, err := pty.Resolve(pi[0], nil); err != nil {
+			return handoff.Opener{}, fmt.Errorf("open: [open] pi in %s: %v; set it to Pi's path, or to \"pi\" for the one on your PATH",
+				f.Paths().ConfigFile, err)
+		}
 	}
 	var piEnv []string
 	for _, k := range []string{"PATH", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"} {
@@ -386,13 +398,13 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env) 
 			piEnv = append(piEnv, k+"="+v)
 		}
 	}
-	dir := filepath.Join(f.Paths().RuntimeBase, "open")
-	for _, d := range []string{f.Paths().RuntimeBase, dir} {
+	files := filepath.Join(f.Paths().RuntimeBase, "open")
+	for _, d := range []string{f.Paths().RuntimeBase, files} {
 		if err := control.EnsurePrivateDir(d); err != nil {
 			return handoff.Opener{}, fmt.Errorf("open: the private directory for command files: %w", err)
 		}
 	}
-	return handoff.Opener{Herdr: client, Self: self, Pi: pi, PiEnv: piEnv, FileDir: dir}, nil
+	return handoff.Opener{Herdr: client, Self: self, Pi: pi, PiEnv: piEnv, FileDir: files}, nil
 }
 
 // waitStarted returns once the pane's shell started the command file
