@@ -479,6 +479,21 @@ func TestOpenRealStore(t *testing.T) {
 			t.Fatalf("open --json does not say the owner is gone: %+v", rep)
 		}
 	})
+	// The pane's wrapper tells open the fork through the pane registry in
+	// herdr-pi's runtime directory: it must look where open looks, even
+	// when Herdr's panes start with another XDG_RUNTIME_DIR.
+	t.Run("pane with another runtime dir", func(t *testing.T) {
+		other, err := os.MkdirTemp("", "hpx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(other) })
+		t.Setenv("XDG_RUNTIME_DIR", other)
+		s := r.herdr(t, 0, 0)
+		rep := r.openJSON(t, s, fx.Completed, "api")
+		checkFork(t, rep)
+		waitStates(t, s, rep.PaneID, "the inspection", "idle")
+	})
 	t.Run("upstream cases", func(t *testing.T) { openUpstreamCases(t, r, fx) })
 	t.Run("wait", func(t *testing.T) { openWait(t, r, fx.Completed, "docs") })
 	t.Run("interrupted early", func(t *testing.T) { openInterruptedEarly(t, r, fx.Completed, "docs") })

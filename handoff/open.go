@@ -32,8 +32,11 @@ type Opener struct {
 	Self string
 	// Pi is how to start Pi (default "pi" from PATH, or [open] pi).
 	Pi []string
-	// PiEnv holds PI_CODING_AGENT_DIR=… and PI_CODING_AGENT_SESSION_DIR=…
-	// when the caller has them, so the pane's Pi sees the same agent.
+	// PiEnv is KEY=VALUE pairs for the pane's command on top of the
+	// pane's own environment: PI_CODING_AGENT_DIR and
+	// PI_CODING_AGENT_SESSION_DIR when the caller has them, so the pane's
+	// Pi sees the same agent, and whatever else the caller must share
+	// with the wrapper in the pane.
 	PiEnv []string
 	// FileDir is a private (0700) directory for command files.
 	FileDir string

@@ -398,6 +398,11 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, 
 			piEnv = append(piEnv, k+"="+v)
 		}
 	}
+	// The wrapper in the pane says which fork its Pi writes through the
+	// pane registry under herdr-pi's runtime directory; a pane started
+	// with another XDG_RUNTIME_DIR (or none) would register where open
+	// does not look. This value makes the pane resolve open's directory.
+	piEnv = append(piEnv, "XDG_RUNTIME_DIR="+filepath.Dir(f.Paths().RuntimeBase))
 	files := filepath.Join(f.Paths().RuntimeBase, "open")
 	for _, d := range []string{f.Paths().RuntimeBase, files} {
 		if err := control.EnsurePrivateDir(d); err != nil {
