@@ -787,6 +787,17 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 			again.PaneID != first.PaneID || again.TabID != first.TabID || len(again.Created) != 0 {
 			t.Fatalf("second open: %q %+v", m, again)
 		}
+		// Waiting on the reused tab, Ctrl-C leaves it: open did not open it.
+		ro := r.start(t, s, nil, fx.Completed, "api", "--wait")
+		ro.waitOutput(t, "is already open in tab "+first.TabID)
+		if err := ro.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		if res := ro.wait(t); res.code != 130 || !strings.Contains(res.stderr, "interrupted; closed nothing: pane "+first.PaneID+" was open before and stays") ||
+			!s.Pane(first.PaneID).Exists {
+			t.Fatalf("exit %d, pane %+v\n%s%s", res.code, s.Pane(first.PaneID), res.stdout, res.stderr)
+		}
+
 		s.ClearRecords()
 		other := r.openJSON(t, s, fx.Completed, "docs")
 		calls = openCalls(s)

@@ -258,8 +258,14 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		return fmt.Errorf("open: %s: %w", a, err)
 	}
 	interrupted := func() error {
+		// Only what this command created is closed: a reused tab was the
+		// person's before, and stays.
+		what := "nothing: pane " + opened.PaneID + " was open before and stays"
+		if len(opened.Created) > 0 {
+			what = opened.Created[0]
+		}
 		closeOpened(&opened, opener.Herdr)
-		fmt.Fprintf(io.Err, "herdr-pi open: interrupted; closed pane %s\n", opened.PaneID)
+		fmt.Fprintf(io.Err, "herdr-pi open: interrupted; closed %s\n", what)
 		return silentExit(exitInterrupted)
 	}
 	// Herdr's events say when the pane ends, from now on: no wait of
