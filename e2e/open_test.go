@@ -494,6 +494,21 @@ func TestOpenRealStore(t *testing.T) {
 		checkFork(t, rep)
 		waitStates(t, s, rep.PaneID, "the inspection", "idle")
 	})
+	// Without [open] pi, open runs the "pi" on the person's PATH.
+	t.Run("pi from PATH", func(t *testing.T) {
+		s := r.herdr(t, 0, 0)
+		bin := filepath.Dir(r.agent.Pi.Bin)
+		path := r.agent.Pi.NodeDir + ":" + bin + ":" + os.Getenv("PATH")
+		ro := r.start(t, s, []string{"HERDR_PI_CONFIG=" + filepath.Join(r.private, "absent.toml"), "PATH=" + path},
+			fx.Completed, "api", "--json")
+		res := ro.wait(t)
+		var rep openReport
+		if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil || res.code != 0 || len(rep.Command) < 6 || rep.Command[5] != filepath.Join(bin, "pi") {
+			t.Fatalf("exit %d, report %+v (%v)\n%s%s", res.code, rep, err, res.stdout, res.stderr)
+		}
+		checkFork(t, rep)
+		waitStates(t, s, rep.PaneID, "the inspection", "idle")
+	})
 	t.Run("upstream cases", func(t *testing.T) { openUpstreamCases(t, r, fx) })
 	t.Run("wait", func(t *testing.T) { openWait(t, r, fx.Completed, "docs") })
 	t.Run("interrupted early", func(t *testing.T) { openInterruptedEarly(t, r, fx.Completed, "docs") })
