@@ -890,6 +890,37 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 		})
 	})
 
+	// A command that fails in the pane (here a "Pi" that cannot start)
+	// is an error of open, at once: the pane is left, holding the
+	// failure's words until the person presses Enter.
+	t.Run("command fails in the pane", func(t *testing.T) {
+		broken := filepath.Join(r.private, "broken-pi")
+		writeFile(t, broken, "#!/bin/sh\necho 'broken-pi: cannot start' >&2\nexit 3\n")
+		if err := os.Chmod(broken, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		cfg := filepath.Join(r.private, "broken.toml")
+		writeFile(t, cfg, "[open]\npi = "+strconvQuote(broken)+"\n")
+		for _, wait := range []bool{false, true} {
+			s := r.herdr(t, 0, 0)
+			args := []string{fx.Completed, "api"}
+			if wait {
+				args = append(args, "--wait")
+			}
+			res := r.start(t, s, []string{"HERDR_PI_CONFIG=" + cfg}, args...).wait(t)
+			if res.code != 1 || !strings.Contains(res.stderr, "failed in pane w1:p2") || !strings.Contains(res.stderr, "press Enter") {
+				t.Fatalf("--wait %v: exit %d\n%s%s", wait, res.code, res.stdout, res.stderr)
+			}
+			out := s.WaitForText(t, "w1:p2", "press Enter to close this pane", 10*time.Second)
+			if !strings.Contains(out, "broken-pi: cannot start") || !s.Pane("w1:p2").Exists {
+				t.Fatalf("the pane shows:\n%s", out)
+			}
+			if left, _ := os.ReadDir(filepath.Join(r.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()), "open")); len(left) != 0 {
+				t.Fatalf("left behind: %v", left)
+			}
+		}
+	})
+
 	t.Run("failed send_input closes the pane", func(t *testing.T) {
 		s := r.herdr(t, 0, 0)
 		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultClose, Methods: []string{"pane.send_input"}})

@@ -60,8 +60,11 @@ type Opened struct {
 	Env     []string `json:"env,omitempty"`
 	Cwd     string   `json:"cwd"`
 	// CommandFile is the script typed into the pane; it deletes itself
-	// when the pane starts it ("" for a reused tab).
+	// when the pane starts it ("" for a reused tab). WatchFile goes when
+	// the command fails (CommandFile.Watch); the caller removes it when
+	// done.
 	CommandFile string `json:"-"`
+	WatchFile   string `json:"-"`
 }
 
 // undoBudget bounds closing what was opened after a failure, even when the
@@ -85,10 +88,11 @@ func (o Opener) Open(ctx context.Context, l Launch, p Placement) (Opened, error)
 	if err == nil {
 		if err = o.Herdr.PaneSendInput(ctx, placed.PaneID, cf.Typed, "Enter"); err != nil {
 			os.Remove(cf.Path)
+			os.Remove(cf.Watch)
 			err = fmt.Errorf("starting the command in pane %s: %w", placed.PaneID, err)
 		}
 	}
-	out.CommandFile = cf.Path
+	out.CommandFile, out.WatchFile = cf.Path, cf.Watch
 	if err != nil {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoBudget)
 		defer cancel()

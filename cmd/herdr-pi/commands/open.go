@@ -278,6 +278,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	rep := openReport{Format: openFormat, Run: a.Run.ID, Workflow: a.Run.Workflow(), Attempt: a.Name(), Session: session,
 		Model: a.Model(), OwnerGone: ownerGone, Mode: string(place.Mode), Opened: opened}
 	if !opened.Reused {
+		defer os.Remove(opened.WatchFile)
 		err := waitStarted(ctx, opened, opts.StartTimeout, end.ended)
 		switch {
 		case ctx.Err() != nil:
@@ -286,9 +287,15 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			closeOpened(&opened, opener.Herdr)
 			return fmt.Errorf("open: %s: %w", a, err)
 		}
-		rep.Fork = forkOf(ctx, paths, h, opened.PaneID, opts.ForkTimeout, end.ended)
-		if ctx.Err() != nil {
+		var failed bool
+		rep.Fork, failed = forkOf(ctx, paths, h, opened, opts.ForkTimeout, end.ended)
+		switch {
+		case ctx.Err() != nil:
 			return interrupted()
+		case failed:
+			// The pane stays: it shows why, which open cannot tell.
+			return fmt.Errorf("open: %s: the command failed in pane %s before Pi opened the fork; "+
+				"the pane shows why (press Enter there to close it)", a, opened.PaneID)
 		}
 	}
 	if !opts.Wait {
@@ -449,11 +456,13 @@ func waitStarted(ctx context.Context, o handoff.Opened, timeout time.Duration, e
 // forkOf asks the wrapper in the new pane which session file its Pi writes
 // (the fork), waiting up to timeout for it to register and to hear Pi's
 // session_start; "" when it does not say in time or the pane ends first.
-func forkOf(ctx context.Context, paths settings.Paths, h settings.Herdr, paneID string, timeout time.Duration, ended <-chan struct{}) string {
+// failed is true when the pane's command failed first (its script removed
+// the watch file).
+func forkOf(ctx context.Context, paths settings.Paths, h settings.Herdr, o handoff.Opened, timeout time.Duration, ended <-chan struct{}) (fork string, failed bool) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	reg := control.PaneRegistry(paths.RuntimeBase)
-	key := control.PaneKey(h.SocketPath, paneID)
+	key := control.PaneKey(h.SocketPath, o.PaneID)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -462,15 +471,18 @@ func forkOf(ctx context.Context, paths settings.Paths, h settings.Herdr, paneID 
 				st, err := c.Status(ctx)
 				c.Close()
 				if err == nil && st.SessionFile != "" {
-					return st.SessionFile
+					return st.SessionFile, false
 				}
 			}
 		}
+		if _, err := os.Lstat(o.WatchFile); errors.Is(err, os.ErrNotExist) {
+			return "", true
+		}
 		select {
 		case <-ctx.Done():
-			return ""
+			return "", false
 		case <-ended:
-			return ""
+			return "", false
 		case <-tick.C:
 		}
 	}
