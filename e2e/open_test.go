@@ -587,17 +587,38 @@ func openWait(t *testing.T, r *openRig, run, attempt string) {
 	t.Run("interrupted", func(t *testing.T) {
 		s, ro, pane := setup(t)
 		ro.waitOutput(t, "fork: ")
-		if err := ro.cmd.Process.Signal(syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		res := ro.wait(t)
-		if res.code != 130 || !strings.Contains(res.stderr, "interrupted; closed pane "+pane) {
-			t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
-		}
-		if ex := s.WaitExited(t, pane, 10*time.Second); !ex.Closed {
-			t.Fatalf("the pane ended %+v, not closed", ex)
-		}
+		interrupt(t, s, ro, pane)
 	})
+}
+
+// interrupt sends open SIGINT (Ctrl-C) and proves it closed the pane it
+// opened and said so.
+func interrupt(t *testing.T, s *herdrtest.Server, ro *runningOpen, pane string) {
+	t.Helper()
+	if err := ro.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	res := ro.wait(t)
+	if res.code != 130 || !strings.Contains(res.stderr, "interrupted; closed pane "+pane) {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if ex := s.WaitExited(t, pane, 10*time.Second); !ex.Closed {
+		t.Fatalf("the pane ended %+v, not closed", ex)
+	}
+}
+
+// fakePi writes a shell script standing in for Pi and a config naming it
+// in [open] pi; it returns the config's path.
+func (r *openRig) fakePi(t *testing.T, name, script string) string {
+	t.Helper()
+	bin := filepath.Join(r.private, name)
+	writeFile(t, bin, "#!/bin/sh\n"+script+"\n")
+	if err := os.Chmod(bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(r.private, name+".toml")
+	writeFile(t, cfg, "[open]\npi = "+strconvQuote(bin)+"\n")
+	return cfg
 }
 
 // openInterruptedEarly: Ctrl-C while open still waits to learn the fork
@@ -605,13 +626,7 @@ func openWait(t *testing.T, r *openRig, run, attempt string) {
 // says it was interrupted, with or without --wait. The pane's "Pi" here
 // never starts a session, so open is sure to be waiting.
 func openInterruptedEarly(t *testing.T, r *openRig, run, attempt string) {
-	silent := filepath.Join(r.private, "silent-pi")
-	writeFile(t, silent, "#!/bin/sh\nexec sleep 600\n")
-	if err := os.Chmod(silent, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(r.private, "silent.toml")
-	writeFile(t, cfg, "[open]\npi = "+strconvQuote(silent)+"\n")
+	cfg := r.fakePi(t, "silent-pi", "exec sleep 600")
 	for _, args := range [][]string{{run, attempt}, {run, attempt, "--wait"}} {
 		t.Run(strings.TrimPrefix(strings.Join(append([]string{"no wait"}, args[2:]...), " "), "no wait "), func(t *testing.T) {
 			s := r.herdr(t, 0, 0)
@@ -623,16 +638,7 @@ func openInterruptedEarly(t *testing.T, r *openRig, run, attempt string) {
 				t.Fatalf("the pane's wrapper never reported; calls %q", s.Methods())
 			}
 			ro.running(t)
-			if err := ro.cmd.Process.Signal(syscall.SIGINT); err != nil {
-				t.Fatal(err)
-			}
-			res := ro.wait(t)
-			if res.code != 130 || !strings.Contains(res.stderr, "interrupted; closed pane "+pane) {
-				t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
-			}
-			if ex := s.WaitExited(t, pane, 10*time.Second); !ex.Closed {
-				t.Fatalf("the pane ended %+v, not closed", ex)
-			}
+			interrupt(t, s, ro, pane)
 		})
 	}
 }
@@ -894,13 +900,7 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 	// is an error of open, at once: the pane is left, holding the
 	// failure's words until the person presses Enter.
 	t.Run("command fails in the pane", func(t *testing.T) {
-		broken := filepath.Join(r.private, "broken-pi")
-		writeFile(t, broken, "#!/bin/sh\necho 'broken-pi: cannot start' >&2\nexit 3\n")
-		if err := os.Chmod(broken, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		cfg := filepath.Join(r.private, "broken.toml")
-		writeFile(t, cfg, "[open]\npi = "+strconvQuote(broken)+"\n")
+		cfg := r.fakePi(t, "broken-pi", "echo 'broken-pi: cannot start' >&2\nexit 3")
 		for _, wait := range []bool{false, true} {
 			s := r.herdr(t, 0, 0)
 			args := []string{fx.Completed, "api"}
