@@ -264,7 +264,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		if len(opened.Created) > 0 {
 			what = opened.Created[0]
 		}
-		closeOpened(&opened, opener.Herdr)
+		opened.Close(opener.Herdr)
 		fmt.Fprintf(io.Err, "herdr-pi open: interrupted; closed %s\n", what)
 		return silentExit(exitInterrupted)
 	}
@@ -272,23 +272,23 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	// open's outlives the pane (the person may quit Pi, or close the
 	// pane, before open has learnt the fork).
 	wctx, stopWatch := context.WithCancel(ctx)
-	end := watchEnd(wctx, client, opened.Placed)
-	defer func() { stopWatch(); <-end.done }()
+	end := handoff.WatchEnd(wctx, handoff.WatcherEvents(client), opened.Placed)
+	defer func() { stopWatch(); <-end.Done }()
 
 	rep := openReport{Format: openFormat, Run: a.Run.ID, Workflow: a.Run.Workflow(), Attempt: a.Name(), Session: session,
 		Model: a.Model(), OwnerGone: ownerGone, Mode: string(place.Mode), Opened: opened}
 	if !opened.Reused {
 		defer os.Remove(opened.WatchFile)
-		err := waitStarted(ctx, opened, opts.StartTimeout, end.ended)
+		err := handoff.WaitStarted(ctx, opened, opts.StartTimeout, end.Ended)
 		switch {
 		case ctx.Err() != nil:
 			return interrupted()
 		case err != nil:
-			closeOpened(&opened, opener.Herdr)
+			opened.Close(opener.Herdr)
 			return fmt.Errorf("open: %s: %w", a, err)
 		}
 		var failed bool
-		rep.Fork, failed = forkOf(ctx, paths, h, opened, opts.ForkTimeout, end.ended)
+		rep.Fork, failed = handoff.ForkOf(ctx, paths.RuntimeBase, h.SocketPath, opened, opts.ForkTimeout, end.Ended)
 		switch {
 		case ctx.Err() != nil:
 			return interrupted()
@@ -305,44 +305,22 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		printOpenLine(f, rep)
 	}
 	select {
-	case <-end.done:
+	case <-end.Done:
 	case <-ctx.Done():
 	}
 	if ctx.Err() != nil {
 		return interrupted()
 	}
-	if end.err != nil {
-		closeOpened(&opened, opener.Herdr)
-		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, end.err)
+	if end.Err != nil {
+		opened.Close(opener.Herdr)
+		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, end.Err)
 	}
-	rep.Ended = string(end.how)
+	rep.Ended = string(end.How)
 	if opts.JSON {
 		return printOpen(f, rep, opts.JSON)
 	}
-	fmt.Fprintf(io.Out, "pane %s %s\n", opened.PaneID, end.how)
+	fmt.Fprintf(io.Out, "pane %s %s\n", opened.PaneID, end.How)
 	return nil
-}
-
-// paneEnd is how an opened pane ended, as Herdr's events tell it.
-type paneEnd struct {
-	// ended is closed once the pane has ended; done once the watch is
-	// over (the pane ended, the watch failed, or it was stopped).
-	ended, done chan struct{}
-	how         handoff.Ended
-	err         error
-}
-
-// watchEnd follows Herdr's events for the pane until it ends or ctx does.
-func watchEnd(ctx context.Context, c *herdr.Client, at handoff.Placed) *paneEnd {
-	e := &paneEnd{ended: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(e.done)
-		e.how, e.err = handoff.WaitEnded(ctx, watchEvents(c), at)
-		if e.err == nil {
-			close(e.ended)
-		}
-	}()
-	return e
 }
 
 // openError adds the command's name to a store error and makes a
@@ -423,85 +401,6 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, 
 		}
 	}
 	return handoff.Opener{Herdr: client, Self: self, Pi: pi, PiEnv: piEnv, FileDir: files}, nil
-}
-
-// waitStarted returns once the pane's shell started the command file
-// (which deletes itself first thing). A pane that never does is an error:
-// the file is removed so nothing is left behind.
-func waitStarted(ctx context.Context, o handoff.Opened, timeout time.Duration, ended <-chan struct{}) error {
-	file := o.CommandFile
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if _, err := os.Lstat(file); errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			os.Remove(file)
-			return ctx.Err()
-		case <-deadline.C:
-			os.Remove(file)
-			return fmt.Errorf("pane %s did not start its command within %v", o.PaneID, timeout)
-		case <-ended:
-			os.Remove(file)
-			return fmt.Errorf("pane %s ended before it started its command", o.PaneID)
-		case <-tick.C:
-		}
-	}
-}
-
-// forkOf asks the wrapper in the new pane which session file its Pi writes
-// (the fork), waiting up to timeout for it to register and to hear Pi's
-// session_start; "" when it does not say in time or the pane ends first.
-// failed is true when the pane's command failed first (its script removed
-// the watch file).
-func forkOf(ctx context.Context, paths settings.Paths, h settings.Herdr, o handoff.Opened, timeout time.Duration, ended <-chan struct{}) (fork string, failed bool) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	reg := control.PaneRegistry(paths.RuntimeBase)
-	key := control.PaneKey(h.SocketPath, o.PaneID)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if ep, err := reg.Lookup(key); err == nil {
-			if c, err := control.Dial(ctx, ep.Socket, ep.Token); err == nil {
-				st, err := c.Status(ctx)
-				c.Close()
-				if err == nil && st.SessionFile != "" {
-					return st.SessionFile, false
-				}
-			}
-		}
-		if _, err := os.Lstat(o.WatchFile); errors.Is(err, os.ErrNotExist) {
-			return "", true
-		}
-		select {
-		case <-ctx.Done():
-			return "", false
-		case <-ended:
-			return "", false
-		case <-tick.C:
-		}
-	}
-}
-
-// watchEvents follows Herdr's event stream through the client.
-func watchEvents(c *herdr.Client) handoff.Events {
-	return func(ctx context.Context, subs []herdr.Subscription, handle func(herdr.Event)) error {
-		w := &herdr.Watcher{Client: c, Subscriptions: subs}
-		return w.Run(ctx, handle)
-	}
-}
-
-// closeOpened closes what open created, on its way out after a failure or
-// an interruption (with a short budget of its own).
-func closeOpened(o *handoff.Opened, h handoff.Herdr) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	_ = o.Undo(ctx, h)
 }
 
 func printOpen(f *Factory, rep openReport, asJSON bool) error {
