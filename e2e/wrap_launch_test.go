@@ -184,6 +184,7 @@ func TestWrapNpxPiFollowsTheSessionFile(t *testing.T) {
 	env := append(r.npxProject(), "XDG_RUNTIME_DIR="+shared)
 	tm := r.wrapArgv(env, "--", "npx", "pi")
 	tm.Type(t, "hello")
+	r.submitted(tm)
 	tm.WaitText(t, question, 20*time.Second)
 	// A short turn without the probe may not be reported as working (the
 	// reporter coalesces short spells); blocked is what must arrive.

@@ -66,13 +66,50 @@ func (r *piRig) env(extra ...string) []string {
 // wrap starts `herdr-pi wrap pi args…` under a 40x120 pty.
 func (r *piRig) wrap(args ...string) *pitest.Term {
 	argv := append([]string{r.hp, "wrap", r.pi.Bin}, args...)
+	starts := r.sessionStarts()
 	tm := pitest.StartTerm(r.t, argv, r.env(), r.agent.Project, 40, 120)
 	r.t.Cleanup(tm.Close)
-	// Pi draws its editor between two full-width rules once it is ready.
+	// Pi draws its editor between two full-width rules before its start-up
+	// is over, and answers a prompt typed then with "Startup is still in
+	// progress": it takes input once the probe heard session_start (the
+	// wrapper's log says so).
 	tm.WaitFor(r.t, "Pi's editor", 30*time.Second, func(s string) bool {
 		return strings.Count(s, strings.Repeat("─", 100)) >= 2
 	})
+	deadline := time.Now().Add(30 * time.Second)
+	for r.sessionStarts() == starts {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("the probe never heard session_start:\n%s", tm.Screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	return tm
+}
+
+// submitted makes sure a prompt typed into a Pi without the probe reached
+// the model: Pi keeps a prompt submitted before its start-up is over in
+// the editor ("Startup is still in progress"), so Enter is pressed again
+// until the model is asked. Nothing but the model's request says Pi took
+// it (no probe tells when Pi is ready).
+func (r *piRig) submitted(tm *pitest.Term) {
+	r.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); len(r.llm.Requests()) == 0; {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("the prompt never reached the model:\n%s", tm.Screen())
+		}
+		if strings.Contains(tm.Screen(), "Startup is still in progress") {
+			if err := tm.Send("\r"); err != nil {
+				r.t.Fatal(err)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// sessionStarts counts the session_start lines in the wrappers' log.
+func (r *piRig) sessionStarts() int {
+	b, _ := os.ReadFile(filepath.Join(r.private, "herdr-pi", "herdr-pi.log"))
+	return strings.Count(string(b), "probe: session_start (")
 }
 
 // states lists the pane's accepted reports, "state" or "state(message)".
@@ -375,7 +412,6 @@ func TestWrapPiOutsideHerdr(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), false)
 	other := herdrtest.Start(t) // a Herdr that must hear nothing
 	tm := r.wrap()
-	time.Sleep(time.Second) // no report tells when the probe is in
 	tm.Type(t, "hello")
 	tm.WaitText(t, question, 20*time.Second)
 	reqs, err := r.llm.WaitRequests(1, 5*time.Second)

@@ -40,6 +40,8 @@ type Config struct {
 	// HerdrHealth says how Herdr takes the reports, for `status`; nil when
 	// not in Herdr.
 	HerdrHealth func() string
+	// Logf gets a line for each session Pi starts (nil: none).
+	Logf func(format string, args ...any)
 }
 
 // Signals implements control.EventSink, control.Requests and session.Sink.
@@ -49,6 +51,7 @@ type Signals struct {
 	m           *state.Machine
 	agent       string
 	herdrHealth func() string
+	logf        func(format string, args ...any)
 	childPID    atomic.Int64
 
 	mu      sync.Mutex
@@ -71,7 +74,11 @@ type Signals struct {
 
 // New returns Signals feeding cfg.Machine.
 func New(cfg Config) *Signals {
-	return &Signals{m: cfg.Machine, agent: cfg.Agent, herdrHealth: cfg.HerdrHealth}
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return &Signals{m: cfg.Machine, agent: cfg.Agent, herdrHealth: cfg.HerdrHealth, logf: logf}
 }
 
 // SetWatcher hands over the session file watcher, once it runs.
@@ -110,6 +117,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		s.m.ProbeConnected(false)
 		s.forgetProbeReasons()
 	case control.SessionStart:
+		s.logf("probe: session_start (%s, %s), session file %q, input needed %v", e.Reason, e.Mode, e.SessionFile, e.InputNeeded)
 		s.settles = !e.ModeInferred // Pi 0.73.1: no ctx.mode, no agent_settled
 		s.sessionFile = e.SessionFile
 		s.resetBookkeeping()

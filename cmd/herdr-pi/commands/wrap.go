@@ -131,7 +131,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	})
 	down.detection = stopDetection
 
-	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: agent, HerdrHealth: presence.Health})
+	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: agent, HerdrHealth: presence.Health, Logf: log.Printf})
 	argv := opts.Argv
 	run, err := control.Start(control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
