@@ -44,9 +44,9 @@ const (
 type openListing struct {
 	Format string `json:"format"`
 	// Store is the directory searched; Project the caller's project key.
-	Store   string       `json:"store"`
-	Project string       `json:"project"`
-	Runs    []listedRun  `json:"runs"`
+	Store   string      `json:"store"`
+	Project string      `json:"project"`
+	Runs    []listedRun `json:"runs"`
 	paths   settings.Paths
 	now     time.Time
 }
@@ -130,8 +130,8 @@ func openListRun(f *Factory, st *store.Store, opts *openOptions) error {
 	case opts.Run != "":
 		out = renderRunDetail(listing, &listing.Runs[0], l)
 	case len(listing.Runs) == 0:
-		out = fmt.Sprintf("No workflow runs under %s yet: the workflow engine keeps them there once a Pi session runs a workflow.\n",
-			listing.paths.Pretty(listing.Store))
+		out = l.hang(fmt.Sprintf("No workflow runs under %s yet: the workflow engine keeps them there once a Pi session runs a workflow.",
+			listing.paths.Pretty(listing.Store)), 0) + "\n"
 	default:
 		out = renderRunTable(listing, l)
 	}
@@ -332,13 +332,19 @@ func runState(r *listedRun) string {
 // action when it is not a plain open.
 func (l look) attemptTag(at *listedAttempt) string {
 	name := clean(at.Name)
+	// On a terminal, where cells wrap, a no-break space keeps the action
+	// with its attempt; elsewhere a plain one keeps the output greppable.
+	sp := " "
+	if l.width > 0 {
+		sp = "\u00a0"
+	}
 	switch at.Action {
 	case actionLive:
-		return l.render(l.warn, name+" (live)")
+		return l.render(l.warn, name+sp+"(live)")
 	case actionGone:
-		return name + " (gone)"
+		return name + sp + "(gone)"
 	case actionNone:
-		return l.render(l.faint, name+" (none)")
+		return l.render(l.faint, name+sp+"(none)")
 	}
 	return name
 }
@@ -367,9 +373,10 @@ func renderRunTable(o *openListing, l look) string {
 			o.projectName(r), cell})
 	}
 	var b strings.Builder
-	b.WriteString(l.table([]string{"RUN", "WORKFLOW", "STATE", "UPDATED", "PROJECT", "ATTEMPTS"}, rows, 4, 5))
-	fmt.Fprintf(&b, "\n%s in %s, most recent first. %s\n", plural(len(o.Runs), "run"), o.paths.Pretty(o.Store),
-		l.render(l.faint, "herdr-pi open --list <run> shows what open can do with each attempt."))
+	b.WriteString(l.table([]column{{header: "RUN"}, {header: "WORKFLOW"}, {header: "STATE"}, {header: "UPDATED"},
+		{header: "PROJECT", flex: true, spare: true}, {header: "ATTEMPTS", flex: true}}, rows))
+	b.WriteString("\n" + l.hang(fmt.Sprintf("%s in %s, most recent first. herdr-pi open --list <run> shows what open can do with each attempt.",
+		plural(len(o.Runs), "run"), o.paths.Pretty(o.Store)), 0) + "\n")
 	return b.String()
 }
 
@@ -404,12 +411,14 @@ func renderRunDetail(o *openListing, r *listedRun, l look) string {
 		b.WriteString("\nNo agent has started in this run yet.\n")
 		return b.String()
 	}
-	b.WriteString("\n" + l.table([]string{"ATTEMPT", "STATE", "MODEL", "STATUS", "ACTION", "NOTE"}, rows, 2, 5) + "\n")
-	example := ""
+	b.WriteString("\n" + l.table([]column{{header: "ATTEMPT"}, {header: "STATE"}, {header: "MODEL", flex: true, spare: true},
+		{header: "STATUS"}, {header: "ACTION"}, {header: "NOTE", flex: true}}, rows) + "\n")
+	// Each action once, with a command for its first attempt.
+	example := map[string]string{}
 	for _, ag := range r.Agents {
 		for _, at := range ag.Attempts {
-			if example == "" && (at.Action == actionOpen || at.Action == actionGone) {
-				example = at.Selector
+			if _, ok := example[at.Action]; !ok {
+				example[at.Action] = r.Short + " " + clean(at.Selector)
 			}
 		}
 	}
@@ -420,11 +429,11 @@ func renderRunDetail(o *openListing, r *listedRun, l look) string {
 		var text string
 		switch act {
 		case actionOpen:
-			text = fmt.Sprintf("opens a read-only fork in a new pane: herdr-pi open %s %s", r.Short, clean(example))
+			text = "herdr-pi open " + example[act] + " opens a read-only fork of it in a new pane"
 		case actionGone:
-			text = "its owner Pi was killed mid-attempt; open forks what it left"
+			text = "its owner Pi was killed mid-attempt; herdr-pi open " + example[act] + " forks what it left"
 		case actionLive:
-			text = "a running Pi owns it; open refuses it, herdr-pi open --inspect forks what is there so far"
+			text = "a running Pi owns it: open refuses it, herdr-pi open --inspect " + example[act] + " forks what is there so far"
 		case actionNone:
 			text = "nothing to open (NOTE says why)"
 		}
@@ -494,45 +503,71 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
+// column is a column of a table.
+type column struct {
+	header string
+	// flex columns shrink on a narrow terminal, their cells wrapping;
+	// the others keep their width.
+	flex bool
+	// spare columns are left out when the terminal is too narrow for
+	// the table even with its flexible columns wrapped.
+	spare bool
+}
+
+// minFlex is the narrowest a flexible column gets: wrapping into
+// narrower columns reads worse than the terminal's own line wrap.
+const minFlex = 12
+
 // table lays rows out under bold headers, two spaces between columns, no
 // borders. On a terminal narrower than the table the flexible columns
-// (flex) shrink and their cells wrap, the others keep their width; it is
+// shrink and wrap, and spare columns go when that is not enough; it is
 // never stretched wider than it needs, and elsewhere (width 0) never
 // wrapped, so a row stays one line for grep.
-func (l look) table(headers []string, rows [][]string, flex ...int) string {
-	last := len(headers) - 1
-	natural := make([]int, len(headers))
-	for _, row := range append([][]string{headers}, rows...) {
+func (l look) table(cols []column, rows [][]string) string {
+	keep := make([]bool, len(cols))
+	for c := range keep {
+		keep[c] = true
+	}
+	fits, wrap := l.fit(cols, rows, keep)
+	if !fits && !wrap {
+		narrow := slices.Clone(keep)
+		for c, col := range cols {
+			narrow[c] = !col.spare
+		}
+		if f, w := l.fit(cols, rows, narrow); f || w {
+			keep, wrap = narrow, w
+		}
+	}
+	var headers []string
+	var flex []bool
+	for c, col := range cols {
+		if keep[c] {
+			headers = append(headers, col.header)
+			flex = append(flex, col.flex)
+		}
+	}
+	kept := make([][]string, len(rows))
+	for i, row := range rows {
 		for c, cell := range row {
-			natural[c] = max(natural[c], lipgloss.Width(cell))
+			if keep[c] {
+				kept[i] = append(kept[i], cell)
+			}
 		}
 	}
-	total, rigid := 0, 0
-	for c, w := range natural {
-		if c != last {
-			w += 2
-		}
-		total += w
-		if !slices.Contains(flex, c) {
-			rigid += w
-		}
-	}
-	// Wrapping into columns narrower than this reads worse than the
-	// terminal's own line wrap.
-	const minFlex = 12
-	wrap := l.width > 0 && total > l.width && l.width-rigid >= minFlex*len(flex)
+	natural := naturalWidths(headers, kept)
+	last := len(headers) - 1
 	t := table.New().Border(lipgloss.HiddenBorder()).
 		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
 		BorderHeader(false).BorderColumn(false).BorderRow(false).
 		BorderStyle(l.r.NewStyle()).
-		Headers(headers...).Rows(rows...).
+		Headers(headers...).Rows(kept...).
 		StyleFunc(func(row, col int) lipgloss.Style {
 			s := l.r.NewStyle()
 			if col != last {
 				s = s.PaddingRight(2)
 			}
-			if wrap && !slices.Contains(flex, col) {
-				s = s.Width(lipgloss.Width(s.Render("")) + natural[col])
+			if wrap && !flex[col] {
+				s = s.Width(natural[col])
 			}
 			if row == table.HeaderRow {
 				s = s.Inherit(l.header)
@@ -547,6 +582,62 @@ func (l look) table(headers []string, rows [][]string, flex ...int) string {
 		lines[i] = strings.TrimRight(s, " ")
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// fit says whether the kept columns fit the terminal as they are, and if
+// not whether they would with the flexible ones wrapped.
+func (l look) fit(cols []column, rows [][]string, keep []bool) (fits, wrap bool) {
+	if l.width <= 0 {
+		return true, false
+	}
+	var headers []string
+	for c, col := range cols {
+		if keep[c] {
+			headers = append(headers, col.header)
+		}
+	}
+	kept := make([][]string, len(rows))
+	for i, row := range rows {
+		for c, cell := range row {
+			if keep[c] {
+				kept[i] = append(kept[i], cell)
+			}
+		}
+	}
+	total, rigid, nflex := 0, 0, 0
+	i := 0
+	for c, col := range cols {
+		if !keep[c] {
+			continue
+		}
+		w := naturalWidths(headers, kept)[i]
+		i++
+		total += w
+		if col.flex {
+			nflex++
+		} else {
+			rigid += w
+		}
+	}
+	if total <= l.width {
+		return true, false
+	}
+	return false, nflex > 0 && l.width-rigid >= minFlex*nflex
+}
+
+// naturalWidths is each column's width unwrapped, with the two spaces
+// that follow every column but the last.
+func naturalWidths(headers []string, rows [][]string) []int {
+	w := make([]int, len(headers))
+	for _, row := range append([][]string{headers}, rows...) {
+		for c, cell := range row {
+			w[c] = max(w[c], lipgloss.Width(cell))
+		}
+	}
+	for c := range len(w) - 1 {
+		w[c] += 2
+	}
+	return w
 }
 
 // openPick asks the person, on a terminal, which attempt to open: the

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
+	"golang.org/x/sys/unix"
 )
 
 // ErrCancelled is the person leaving without a choice (Esc, q, Ctrl-C).
@@ -127,6 +128,13 @@ func newModel(o Options) *model {
 	m := &model{o: o, width: 80, height: 24, styles: styles{
 		title: s.Bold(true), heading: s.Bold(true), faint: s.Faint(true), cursor: s.Reverse(true),
 	}}
+	// The first frame already fits the terminal; Bubble Tea tells its
+	// size only after drawing it.
+	if f, ok := o.Out.(interface{ Fd() uintptr }); ok {
+		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 && ws.Row > 0 {
+			m.width, m.height = int(ws.Col), int(ws.Row)
+		}
+	}
 	m.refilter()
 	return m
 }

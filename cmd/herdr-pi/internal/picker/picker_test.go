@@ -93,9 +93,7 @@ func TestPickerCancels(t *testing.T) {
 			if after.Lflag&unix.ICANON == 0 || after.Lflag&unix.ECHO == 0 {
 				t.Errorf("the terminal stays raw after the picker (lflag %#x, was %#x)", after.Lflag, before.Lflag)
 			}
-			if !strings.Contains(tm.Raw(), "\x1b[?1049l") {
-				t.Errorf("the picker did not leave the alternate screen: %q", tm.Raw())
-			}
+			tm.WaitRaw(t, "\x1b[?1049l") // the alternate screen left
 		})
 	}
 }
@@ -194,5 +192,25 @@ func TestPickerWithNothingToChooseDoesNotStart(t *testing.T) {
 	}
 	if tm.Raw() != "" {
 		t.Errorf("drew %q", tm.Raw())
+	}
+}
+
+// The first frame fits the terminal it is drawn on (not a default 80×24
+// until Bubble Tea reports the size).
+func TestPickerFirstFrameFitsTheTerminal(t *testing.T) {
+	long := strings.Repeat("x", 85) + " end"
+	tm, done := start(t, 40, 100, Options{Groups: []Group{{Title: "run", Items: []Item{{Text: long}}}}})
+	s := tm.WaitLine(t, "> xxx")
+	if !strings.Contains(s, "xxx end") {
+		t.Errorf("the first frame cut a line a 100-column terminal holds:\n%s", s)
+	}
+	if n := len(strings.Split(tm.Screen(), "\n")); n != 40 {
+		t.Errorf("the footer is on line %d of a 40-row terminal:\n%s", n, tm.Screen())
+	}
+	tm.Press(t, "q")
+	<-done
+	tm.WaitRaw(t, "\x1b[?1049l")
+	if strings.Contains(tm.Raw(), "…") {
+		t.Errorf("a frame was drawn for a narrower terminal: %q", tm.Raw())
 	}
 }

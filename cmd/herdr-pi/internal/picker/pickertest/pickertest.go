@@ -146,3 +146,15 @@ func (tm *Term) WaitText(t testing.TB, text string) string {
 	t.Helper()
 	return tm.WaitFor(t, fmt.Sprintf("%q on screen", text), func(s string) bool { return strings.Contains(s, text) })
 }
+
+// WaitRaw waits until the bytes drawn so far contain seq: what a program
+// wrote before it returned may still be on its way through the pty.
+func (tm *Term) WaitRaw(t testing.TB, seq string) {
+	t.Helper()
+	const timeout = 20 * time.Second
+	for deadline := time.Now().Add(timeout); !strings.Contains(tm.Raw(), seq); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%q never drawn (within %v): %q", seq, timeout, tm.Raw())
+		}
+	}
+}
