@@ -7,7 +7,6 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -418,7 +417,7 @@ func renderRunDetail(o *openListing, r *listedRun, l look) string {
 	for _, ag := range r.Agents {
 		for _, at := range ag.Attempts {
 			if _, ok := example[at.Action]; !ok {
-				example[at.Action] = r.Short + " " + clean(at.Selector)
+				example[at.Action] = clean(r.Short + " " + at.Selector)
 			}
 		}
 	}
@@ -524,49 +523,32 @@ const minFlex = 12
 // never stretched wider than it needs, and elsewhere (width 0) never
 // wrapped, so a row stays one line for grep.
 func (l look) table(cols []column, rows [][]string) string {
-	keep := make([]bool, len(cols))
-	for c := range keep {
-		keep[c] = true
-	}
-	fits, wrap := l.fit(cols, rows, keep)
+	keep := func(column) bool { return true }
+	fits, wrap := l.fit(only(cols, rows, keep))
 	if !fits && !wrap {
-		narrow := slices.Clone(keep)
-		for c, col := range cols {
-			narrow[c] = !col.spare
-		}
-		if f, w := l.fit(cols, rows, narrow); f || w {
+		narrow := func(c column) bool { return !c.spare }
+		if f, w := l.fit(only(cols, rows, narrow)); f || w {
 			keep, wrap = narrow, w
 		}
 	}
-	var headers []string
-	var flex []bool
+	cols, rows = only(cols, rows, keep)
+	headers := make([]string, len(cols))
 	for c, col := range cols {
-		if keep[c] {
-			headers = append(headers, col.header)
-			flex = append(flex, col.flex)
-		}
+		headers[c] = col.header
 	}
-	kept := make([][]string, len(rows))
-	for i, row := range rows {
-		for c, cell := range row {
-			if keep[c] {
-				kept[i] = append(kept[i], cell)
-			}
-		}
-	}
-	natural := naturalWidths(headers, kept)
-	last := len(headers) - 1
+	natural := naturalWidths(cols, rows)
+	last := len(cols) - 1
 	t := table.New().Border(lipgloss.HiddenBorder()).
 		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
 		BorderHeader(false).BorderColumn(false).BorderRow(false).
 		BorderStyle(l.r.NewStyle()).
-		Headers(headers...).Rows(kept...).
+		Headers(headers...).Rows(rows...).
 		StyleFunc(func(row, col int) lipgloss.Style {
 			s := l.r.NewStyle()
 			if col != last {
 				s = s.PaddingRight(2)
 			}
-			if wrap && !flex[col] {
+			if wrap && !cols[col].flex {
 				s = s.Width(natural[col])
 			}
 			if row == table.HeaderRow {
@@ -584,36 +566,35 @@ func (l look) table(cols []column, rows [][]string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// fit says whether the kept columns fit the terminal as they are, and if
-// not whether they would with the flexible ones wrapped.
-func (l look) fit(cols []column, rows [][]string, keep []bool) (fits, wrap bool) {
+// only is the columns keep keeps, and the rows' cells in them.
+func only(cols []column, rows [][]string, keep func(column) bool) ([]column, [][]string) {
+	var kept []column
+	var idx []int
+	for c, col := range cols {
+		if keep(col) {
+			kept, idx = append(kept, col), append(idx, c)
+		}
+	}
+	out := make([][]string, len(rows))
+	for i, row := range rows {
+		out[i] = make([]string, len(idx))
+		for j, c := range idx {
+			out[i][j] = row[c]
+		}
+	}
+	return kept, out
+}
+
+// fit says whether the columns fit the terminal as they are, and if not
+// whether they would with the flexible ones wrapped.
+func (l look) fit(cols []column, rows [][]string) (fits, wrap bool) {
 	if l.width <= 0 {
 		return true, false
 	}
-	var headers []string
-	for c, col := range cols {
-		if keep[c] {
-			headers = append(headers, col.header)
-		}
-	}
-	kept := make([][]string, len(rows))
-	for i, row := range rows {
-		for c, cell := range row {
-			if keep[c] {
-				kept[i] = append(kept[i], cell)
-			}
-		}
-	}
 	total, rigid, nflex := 0, 0, 0
-	i := 0
-	for c, col := range cols {
-		if !keep[c] {
-			continue
-		}
-		w := naturalWidths(headers, kept)[i]
-		i++
+	for c, w := range naturalWidths(cols, rows) {
 		total += w
-		if col.flex {
+		if cols[c].flex {
 			nflex++
 		} else {
 			rigid += w
@@ -627,9 +608,12 @@ func (l look) fit(cols []column, rows [][]string, keep []bool) (fits, wrap bool)
 
 // naturalWidths is each column's width unwrapped, with the two spaces
 // that follow every column but the last.
-func naturalWidths(headers []string, rows [][]string) []int {
-	w := make([]int, len(headers))
-	for _, row := range append([][]string{headers}, rows...) {
+func naturalWidths(cols []column, rows [][]string) []int {
+	w := make([]int, len(cols))
+	for c, col := range cols {
+		w[c] = lipgloss.Width(col.header)
+	}
+	for _, row := range rows {
 		for c, cell := range row {
 			w[c] = max(w[c], lipgloss.Width(cell))
 		}
@@ -684,7 +668,7 @@ func pickerGroups(o *openListing) ([]picker.Group, map[picker.Choice]pick) {
 	var itemW [3]int
 	for i := range o.Runs {
 		r := &o.Runs[i]
-		for k, s := range []string{r.Short, clean(r.Workflow), runState(r), ageOf(o.now, r.updated)} {
+		for k, s := range []string{clean(r.Short), clean(r.Workflow), runState(r), ageOf(o.now, r.updated)} {
 			headW[k] = max(headW[k], ansi.StringWidth(s))
 		}
 		for _, ag := range r.Agents {
@@ -699,7 +683,7 @@ func pickerGroups(o *openListing) ([]picker.Group, map[picker.Choice]pick) {
 	picks := map[picker.Choice]pick{}
 	for i := range o.Runs {
 		r := &o.Runs[i]
-		title := fmt.Sprintf("%s  %s  %s  %s  %s", pad(r.Short, headW[0]), pad(clean(r.Workflow), headW[1]),
+		title := fmt.Sprintf("%s  %s  %s  %s  %s", pad(clean(r.Short), headW[0]), pad(clean(r.Workflow), headW[1]),
 			pad(runState(r), headW[2]), pad(ageOf(o.now, r.updated), headW[3]), o.projectName(r))
 		if r.Problem != "" {
 			title += "  " + clean(r.note)

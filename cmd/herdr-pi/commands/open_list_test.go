@@ -521,3 +521,38 @@ func TestOpenReportMatchesTheSchema(t *testing.T) {
 		t.Error("an open report under the list's format tag validates")
 	}
 }
+
+// Names in the store come from workflows and from whatever wrote the
+// directories: their control characters never reach the terminal.
+func TestOpenListSanitises(t *testing.T) {
+	home := t.TempDir()
+	g, err := storetest.Generate(home, storetest.Synthetic{Runs: 1, AgentsPerRun: 1, Seed: 3, Now: listNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := store.New(home, g.Cwd).FindRun(g.IDs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(r.Dir, "state.json")
+	data, _ := os.ReadFile(path)
+	data = bytes.Replace(data, []byte(`"workflowName":"review-0"`), []byte(`"workflowName":"evil\u001b]0;title\u0007\u001b[31mred"`), 1)
+	data = bytes.ReplaceAll(data, []byte(`"name":"api"`), []byte(`"name":"a\u001b[2Jpi"`))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(r.Dir, filepath.Join(filepath.Dir(r.Dir), "\x1b]0;x\x07run")); err != nil {
+		t.Fatal(err)
+	}
+	o := listingOf(t, home, g.Cwd, "")
+	if o.Runs[0].Workflow != "evil\x1b]0;title\x07\x1b[31mred" {
+		t.Fatalf("the fixture did not take: %q", o.Runs[0].Workflow)
+	}
+	groups, _ := pickerGroups(o)
+	shown := renderRunTable(o, newLook(true, 100)) + renderRunDetail(o, &o.Runs[0], newLook(true, 100)) + groups[0].Title + groups[0].Items[0].Text
+	for _, bad := range []string{"\x07", "\x1b]", "\x1b[31m", "\x1b[2J"} {
+		if strings.Contains(shown, bad) {
+			t.Errorf("%q reached the output:\n%q", bad, shown)
+		}
+	}
+}
