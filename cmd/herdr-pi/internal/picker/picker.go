@@ -17,7 +17,13 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/picker/quietinit"
 )
+
+// Bubble Tea's own init has run by now (this package imports it), without
+// querying the terminal: quietinit saw to it. Put the environment back.
+func init() { quietinit.Restore() }
 
 // ErrCancelled is the person leaving without a choice (Esc, q, Ctrl-C).
 var ErrCancelled = errors.New("cancelled")

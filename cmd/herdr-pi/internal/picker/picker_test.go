@@ -4,16 +4,71 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/picker/pickertest"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+// probeEnv makes the test binary exit as soon as its packages have
+// initialised: 0 when CI is as it was given, 3 when not.
+const probeEnv = "HERDR_PI_PICKER_INIT_PROBE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(probeEnv) != "" {
+		if _, set := os.LookupEnv("CI"); set {
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	testenv.Main(m)
+}
+
+// A binary that links the picker (and with it Bubble Tea v1, whose init
+// asks the terminal for its background colour) writes nothing to its
+// terminal when it starts, and leaves CI as it found it (unset here).
+func TestStartingWritesNothingToTheTerminal(t *testing.T) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CI=") && !strings.HasPrefix(kv, "TERM=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, probeEnv+"=1", "TERM=xterm-256color")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	// Its own session with the pty as controlling terminal: termenv only
+	// asks a terminal whose foreground it is.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	out := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(master) // ends with EIO once the child is gone
+		out <- b
+	}()
+	werr := cmd.Wait()
+	if b := <-out; len(b) > 0 {
+		t.Errorf("starting wrote %q to the terminal", b)
+	}
+	if werr != nil {
+		t.Errorf("the probe: %v (exit 3: CI was left set)", werr)
+	}
+}
 
 type result struct {
 	choice Choice
