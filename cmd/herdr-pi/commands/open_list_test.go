@@ -1,0 +1,558 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/picker/pickertest"
+	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/handoff/store"
+	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
+	"github.com/herdr-pi/herdr-pi/internal/golden"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+// listNow is the clock of the generated stores: the newest run changed
+// 30 s before it.
+var listNow = time.Date(2026, 11, 29, 14, 4, 24, 0, time.UTC)
+
+// listStore is a small generated store with what a listing must show
+// besides plain runs: two projects, runs whose owner is gone, a run whose
+// state.json is corrupt, an attempt whose transcript is missing.
+type listStore struct {
+	*storetest.Generated
+	corrupt, noTranscript string // run ids
+}
+
+func newListStore(t testing.TB) *listStore {
+	t.Helper()
+	home := t.TempDir()
+	g, err := storetest.Generate(home, storetest.Synthetic{Runs: 8, Projects: 2, RunsPerSession: 2, AgentsPerRun: 3, Seed: 11, Now: listNow.Add(-30 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := &listStore{Generated: g, corrupt: g.IDs[5], noTranscript: g.IDs[0]}
+	st := store.New(home, g.Cwd)
+	r, err := st.FindRun(ls.corrupt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(r.Dir, "state.json")
+	fi, _ := os.Stat(path)
+	if err := os.WriteFile(path, []byte(`{"id": "`+ls.corrupt+`", "agents": 7}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(path, fi.ModTime(), fi.ModTime())
+	r, err = st.FindRun(ls.noTranscript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.PickText("docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(a.SessionPath()); err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
+// runOpen runs `herdr-pi open args…` in-process with HOME at home and the
+// cwd at cwd, stdout going to out.
+func runOpen(t testing.TB, home, cwd string, out *bytes.Buffer, env []string, args ...string) (code int, stderr string) {
+	t.Helper()
+	var errb bytes.Buffer
+	io := IO{In: strings.NewReader(""), Out: out, Err: &errb, Dir: cwd, Env: append(openEnv(home), env...)}
+	code = Main(context.Background(), append([]string{"herdr-pi", "open"}, args...), io)
+	return code, errb.String()
+}
+
+// openEnv is an environment outside Herdr with everything under home.
+func openEnv(home string) []string {
+	return []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/.config", "XDG_STATE_HOME=" + home + "/.state", "XDG_RUNTIME_DIR=" + home + "/run", "TERM=xterm-256color"}
+}
+
+// listingOf reads a store as open --list does, at the fixed clock.
+func listingOf(t testing.TB, home, cwd, ref string) *openListing {
+	t.Helper()
+	st := store.New(home, cwd)
+	st.Now = func() time.Time { return listNow }
+	o, err := listRuns(st, pathsFor(home), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func pathsFor(home string) (p settings.Paths) {
+	p.Home = home
+	return p
+}
+
+// stable replaces the temporary home in output with $HOME.
+func stable(s, home string) string { return strings.ReplaceAll(s, home, "$HOME") }
+
+func TestOpenListGolden(t *testing.T) {
+	ls := newListStore(t)
+	all := listingOf(t, ls.Home, ls.Cwd, "")
+	one := listingOf(t, ls.Home, ls.Cwd, ls.noTranscript[:6])
+	for _, tc := range []struct {
+		name string
+		l    look
+	}{{"plain", newLook(false, 0)}, {"colour at 80 columns", newLook(true, 80)}, {"plain at 60 columns", newLook(false, 60)}} {
+		t.Run("runs "+tc.name, func(t *testing.T) {
+			got := renderRunTable(all, tc.l)
+			golden.Check(t, golden.Path(t), stable(got, ls.Home))
+			checkWidth(t, got, tc.l.width)
+		})
+		t.Run("run "+tc.name, func(t *testing.T) {
+			got := renderRunDetail(one, &one.Runs[0], tc.l)
+			golden.Check(t, golden.Path(t), stable(got, ls.Home))
+			checkWidth(t, got, tc.l.width)
+		})
+	}
+}
+
+// checkWidth fails when a line is wider than a terminal of width columns
+// (0: no limit).
+func checkWidth(t *testing.T, out string, width int) {
+	t.Helper()
+	for i, line := range strings.Split(out, "\n") {
+		if w := visibleWidth(line); width > 0 && w > width {
+			t.Errorf("line %d is %d columns wide (terminal: %d): %q", i+1, w, width, line)
+		}
+	}
+}
+
+// listJSON runs open --list --json [ref] and checks it against the
+// documented schema.
+func listJSON(t *testing.T, home, cwd string, ref ...string) (openListing, string) {
+	t.Helper()
+	var out bytes.Buffer
+	code, stderr := runOpen(t, home, cwd, &out, nil, append([]string{"--list", "--json"}, ref...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	validate(t, compileSchema(t, "open"), out.String())
+	var o openListing
+	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+		t.Fatal(err)
+	}
+	return o, out.String()
+}
+
+func TestOpenListJSON(t *testing.T) {
+	ls := newListStore(t)
+	o, _ := listJSON(t, ls.Home, ls.Cwd)
+	if o.Format != openListFormat || len(o.Runs) != len(ls.IDs) {
+		t.Fatalf("format %q, %d runs; want %d", o.Format, len(o.Runs), len(ls.IDs))
+	}
+	for i, r := range o.Runs {
+		// Most recent first: the generator's order.
+		if r.ID != ls.IDs[i] {
+			t.Errorf("run %d is %s, want %s", i, r.ID, ls.IDs[i])
+		}
+		if r.Here != (i%2 == 0) {
+			t.Errorf("run %d here %v: runs alternate between the two projects, the caller's first", i, r.Here)
+		}
+		if r.ID == ls.corrupt {
+			if !strings.Contains(r.Problem, "state.json") || !strings.Contains(r.Problem, "corrupt") || len(r.Agents) != 0 {
+				t.Errorf("the corrupt run: problem %q, %d agents", r.Problem, len(r.Agents))
+			}
+			continue
+		}
+		if r.Problem != "" || len(r.Agents) != 3 {
+			t.Errorf("run %s: problem %q, %d agents", r.Short, r.Problem, len(r.Agents))
+		}
+	}
+	// The run with a missing transcript: docs#1 cannot be opened, and
+	// says why in open's words.
+	r := o.Runs[0]
+	docs := r.Agents[1].Attempts[0]
+	if docs.Name != "docs#1" || docs.Action != actionNone || !strings.Contains(docs.Problem, "Pi writes it only after") {
+		t.Errorf("docs#1: %+v", docs)
+	}
+	tests := r.Agents[2].Attempts
+	if len(tests) != 2 || tests[0].State != "failed" || tests[0].Error == nil || tests[1].Action != actionOpen || tests[1].Selector != "tests#2" {
+		t.Errorf("tests: %+v", tests)
+	}
+	// A running run without an owner lease: the owner is gone.
+	running := o.Runs[3]
+	if running.State != "running" || running.Owner != nil {
+		t.Fatalf("run 3: %s owner %+v", running.State, running.Owner)
+	}
+	if a := running.Agents[1].Attempts[0]; a.Action != actionGone || !a.OwnerGone || a.Settled || a.Live {
+		t.Errorf("a running attempt whose owner is gone: %+v", a)
+	}
+	if a := running.Agents[0].Attempts[0]; a.Action != actionOpen || !a.Settled {
+		t.Errorf("a completed attempt of a running run: %+v", a)
+	}
+
+	t.Run("one run", func(t *testing.T) {
+		one, _ := listJSON(t, ls.Home, ls.Cwd, ls.IDs[2][:5])
+		if len(one.Runs) != 1 || one.Runs[0].ID != ls.IDs[2] {
+			t.Fatalf("%+v", one.Runs)
+		}
+	})
+}
+
+// Every JSON example in docs/open.md matches the schema.
+func TestOpenDocExamplesMatchTheSchema(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "open.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := compileSchema(t, "open")
+	blocks := strings.Split(string(md), "```json\n")[1:]
+	if len(blocks) < 2 {
+		t.Fatalf("docs/open.md has %d json examples, want one of each format", len(blocks))
+	}
+	for _, b := range blocks {
+		block, _, _ := strings.Cut(b, "```")
+		validate(t, schema, block)
+	}
+}
+
+func TestOpenListEmptyStore(t *testing.T) {
+	home := t.TempDir()
+	var out bytes.Buffer
+	code, stderr := runOpen(t, home, home, &out, nil, "--list")
+	if code != 0 || !strings.Contains(out.String(), "No workflow runs under ~/.pi/workflows/projects yet") {
+		t.Fatalf("exit %d: %q %q", code, out.String(), stderr)
+	}
+	o, raw := listJSON(t, home, home)
+	if len(o.Runs) != 0 || !strings.Contains(raw, `"runs": []`) || o.Store != filepath.Join(home, ".pi", "workflows", "projects") {
+		t.Fatalf("%s", raw)
+	}
+}
+
+func TestOpenListNoSuchRun(t *testing.T) {
+	ls := newListStore(t)
+	var out bytes.Buffer
+	code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list", "zzzz")
+	if code != 1 || out.Len() != 0 || !strings.Contains(stderr, `no workflow run "zzzz" under `+ls.Home) {
+		t.Fatalf("exit %d: %q %q", code, out.String(), stderr)
+	}
+}
+
+// A store of 1,000 runs lists whole, newest first, and validates.
+func TestOpenListThousandRuns(t *testing.T) {
+	home := t.TempDir()
+	g, err := storetest.Generate(home, storetest.Synthetic{Runs: 1000, Projects: 8, RunsPerSession: 5, AgentsPerRun: 3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := listJSON(t, home, g.Cwd)
+	if len(o.Runs) != 1000 {
+		t.Fatalf("%d runs", len(o.Runs))
+	}
+	for i, r := range o.Runs {
+		if r.ID != g.IDs[i] || r.Problem != "" {
+			t.Fatalf("run %d: %s (problem %q), want %s", i, r.ID, r.Problem, g.IDs[i])
+		}
+	}
+	var out bytes.Buffer
+	if code, stderr := runOpen(t, home, g.Cwd, &out, nil, "--list"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if lines := strings.Count(out.String(), "\n"); lines != 1000+3 {
+		t.Errorf("%d lines for 1,000 runs, want a line each, the header and the footer", lines)
+	}
+}
+
+func BenchmarkOpenList1000(b *testing.B) {
+	home := b.TempDir()
+	g, err := storetest.Generate(home, storetest.Synthetic{Runs: 1000, Projects: 8, RunsPerSession: 5, AgentsPerRun: 3, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := store.New(home, g.Cwd)
+	for b.Loop() {
+		o, err := listRuns(st, pathsFor(home), "")
+		if err != nil || len(o.Runs) != 1000 {
+			b.Fatal(err)
+		}
+		renderRunTable(o, newLook(false, 0))
+	}
+}
+
+// The store the real engine writes under a real Pi: a completed, a retried
+// and a failed run of an owner that exited, and a run whose owner was
+// SIGKILLed mid-attempt, listed once while that owner still ran.
+func TestOpenListRealStore(t *testing.T) {
+	var whileOwned openListing
+	fx := storetest.MakeReal(t, func(o *storetest.Owner) {
+		whileOwned, _ = listJSON(t, o.Env.Agent.Home, o.Env.Agent.Project, o.RunID)
+	})
+	home, project := fx.Home(), fx.Agent.Project
+	o, _ := listJSON(t, home, project)
+	byID := map[string]listedRun{}
+	var order []string
+	for _, r := range o.Runs {
+		byID[r.ID] = r
+		order = append(order, r.Workflow)
+		if !r.Here || r.Problem != "" || r.Cwd != project {
+			t.Errorf("run %s (%s): here %v, problem %q, cwd %q", r.Short, r.Workflow, r.Here, r.Problem, r.Cwd)
+		}
+	}
+	// The killed run was written last; the others' order is the engine's
+	// (it may rewrite a finished run after the next one started).
+	if len(o.Runs) != 4 || order[0] != storetest.KilledWorkflow {
+		t.Fatalf("runs %q", order)
+	}
+	type want struct{ name, state, action string }
+	check := func(id string, wants ...want) {
+		t.Helper()
+		r := byID[id]
+		var got []listedAttempt
+		for _, ag := range r.Agents {
+			got = append(got, ag.Attempts...)
+		}
+		if len(got) != len(wants) {
+			t.Fatalf("%s: %d attempts, want %d: %+v", r.Workflow, len(got), len(wants), got)
+		}
+		for i, w := range wants {
+			a := got[i]
+			if a.Name != w.name || a.State != w.state || a.Action != w.action || a.Selector != w.name {
+				t.Errorf("%s attempt %d: %s %s %s (selector %s), want %s %s %s", r.Workflow, i, a.Name, a.State, a.Action, a.Selector, w.name, w.state, w.action)
+			}
+			if a.Model != "fake/fake-model:off" || a.Cwd != project {
+				t.Errorf("%s %s: model %q cwd %q", r.Workflow, a.Name, a.Model, a.Cwd)
+			}
+			if _, err := os.Stat(a.SessionFile); err != nil {
+				t.Errorf("%s %s: %v", r.Workflow, a.Name, err)
+			}
+		}
+	}
+	check(fx.Completed, want{"api#1", "completed", actionOpen}, want{"docs#1", "completed", actionOpen})
+	check(fx.Retried, want{"fixer#1", "failed", actionOpen}, want{"fixer#2", "completed", actionOpen})
+	check(fx.Failed, want{"lint#1", "failed", actionOpen})
+	check(fx.Killed, want{"api#1", "running", actionGone})
+	if r := byID[fx.Retried]; r.Agents[0].Attempts[0].Error == nil || r.Agents[0].Attempts[1].Error != nil {
+		t.Errorf("fixer: the engine's error belongs to #1 only: %+v", r.Agents[0].Attempts)
+	}
+	killed := byID[fx.Killed]
+	if killed.Owner == nil || killed.Owner.PID != fx.KilledPID || killed.Owner.Alive {
+		t.Errorf("the killed run's owner: %+v, want pid %d gone", killed.Owner, fx.KilledPID)
+	}
+	if a := killed.Agents[0].Attempts[0]; !a.OwnerGone || a.Live || a.Settled {
+		t.Errorf("the killed attempt: %+v", a)
+	}
+	for _, id := range []string{fx.Completed, fx.Retried, fx.Failed} {
+		if r := byID[id]; r.Owner != nil {
+			t.Errorf("%s: an owner that exited cleanly leaves no lease: %+v", r.Workflow, r.Owner)
+		}
+	}
+	// While its owner ran, the same attempt was live.
+	if len(whileOwned.Runs) != 1 {
+		t.Fatalf("while owned: %+v", whileOwned.Runs)
+	}
+	if r := whileOwned.Runs[0]; r.Owner == nil || !r.Owner.Alive || r.Agents[0].Attempts[0].Action != actionLive || !r.Agents[0].Attempts[0].Live {
+		t.Errorf("while its owner ran: owner %+v, attempt %+v", r.Owner, r.Agents[0].Attempts)
+	}
+
+	// The human forms name the same things.
+	var out bytes.Buffer
+	if code, stderr := runOpen(t, home, project, &out, nil, "--list"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Logf("open --list:\n%s", stable(out.String(), home))
+	if line := lineWith(out.String(), fx.Killed[:8]); !strings.Contains(line, "api#1 (gone)") || !strings.Contains(line, "(here)") {
+		t.Errorf("the killed run's row: %q", line)
+	}
+	if line := lineWith(out.String(), fx.Retried[:8]); !strings.Contains(line, "fixer#1 fixer#2") {
+		t.Errorf("the retried run's row: %q", line)
+	}
+	for _, id := range []string{fx.Killed, fx.Retried} {
+		out.Reset()
+		if code, stderr := runOpen(t, home, project, &out, nil, "--list", id[:8]); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		t.Logf("open --list %s:\n%s", id[:8], stable(out.String(), home))
+	}
+	if line := lineWith(out.String(), "fixer#1"); !strings.Contains(line, "failed") || !strings.Contains(line, "open") {
+		t.Errorf("fixer#1's row: %q", line)
+	}
+}
+
+func lineWith(s, part string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, part) {
+			return line
+		}
+	}
+	return ""
+}
+
+type picked struct {
+	run, attempt string
+	err          error
+}
+
+// pickOn runs openPick on a real terminal with the store of ls.
+func pickOn(t *testing.T, ls *listStore, env ...string) (*pickertest.Term, <-chan picked) {
+	t.Helper()
+	tm := pickertest.Open(t, 30, 110)
+	f := NewFactory(IO{In: tm.TTY, Out: tm.TTY, Err: io.Discard, Env: append(openEnv(ls.Home), env...), Dir: ls.Cwd})
+	st := store.New(ls.Home, ls.Cwd)
+	st.Now = func() time.Time { return listNow }
+	ctx, cancel := context.WithCancel(context.Background())
+	done, finished := make(chan picked, 1), make(chan struct{})
+	go func() {
+		defer close(finished)
+		run, attempt, err := openPick(ctx, f, st)
+		done <- picked{run, attempt, err}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-finished
+	})
+	return tm, done
+}
+
+// The picker shows runs most recent first with their attempts; Enter on
+// an attempt gives open its run and selector.
+func TestOpenPickChoosesAnAttempt(t *testing.T) {
+	ls := newListStore(t)
+	tm, done := pickOn(t, ls)
+	s := tm.WaitLine(t, "> api#1")
+	t.Logf("the picker:\n%s", stable(s, ls.Home))
+	if !strings.Contains(s, "8 runs in ~/.pi/workflows/projects") {
+		t.Errorf("no title:\n%s", s)
+	}
+	// The newest run comes first, and docs#1 (no transcript) shows why it
+	// cannot be chosen.
+	if h := strings.Index(s, ls.IDs[0][:8]); h < 0 || h > strings.Index(s, ls.IDs[1][:8]) {
+		t.Errorf("runs are not most recent first:\n%s", s)
+	}
+	if line := pickertest.LineWith(s, "docs#1"); !strings.Contains(line, "none: session file") {
+		t.Errorf("docs#1: %q", line)
+	}
+	// Down skips docs#1.
+	tm.Press(t, pickertest.Down)
+	tm.WaitLine(t, "> tests#1")
+	tm.Press(t, pickertest.Enter)
+	p := <-done
+	if p.err != nil || p.run != ls.IDs[0] || p.attempt != "tests#1" {
+		t.Fatalf("picked %+v, want run %s tests#1", p, ls.IDs[0])
+	}
+	// A filter finds an older run's attempt.
+	tm2, done2 := pickOn(t, ls)
+	tm2.WaitLine(t, "> api#1")
+	tm2.Press(t, "/", ls.IDs[3][:8], pickertest.Enter)
+	tm2.WaitLine(t, "> api#1")
+	tm2.Press(t, pickertest.Down, pickertest.Down)
+	tm2.WaitLine(t, "> tests#1")
+	tm2.Press(t, pickertest.Enter)
+	if p := <-done2; p.err != nil || p.run != ls.IDs[3] || p.attempt != "tests#1" {
+		t.Fatalf("picked %+v, want run %s tests#1", p, ls.IDs[3])
+	}
+}
+
+// herdr-pi open without arguments on a terminal: the picker; Esc exits 130
+// saying nothing opened; Enter hands the attempt to open, which checks it
+// and (outside Herdr) says where it must run.
+func TestOpenWithoutArgumentsPicks(t *testing.T) {
+	ls := newListStore(t)
+	for _, tc := range []struct {
+		keys   []string
+		code   int
+		stderr string
+	}{
+		{[]string{pickertest.Esc}, exitInterrupted, "herdr-pi open: cancelled; nothing opened"},
+		{[]string{pickertest.CtrlC}, exitInterrupted, "cancelled"},
+		{[]string{pickertest.Enter}, exitError, "not inside a Herdr pane"},
+	} {
+		tm := pickertest.Open(t, 30, 110)
+		var errb bytes.Buffer
+		code := make(chan int, 1)
+		go func() {
+			code <- Main(context.Background(), []string{"herdr-pi", "open"}, IO{In: tm.TTY, Out: tm.TTY, Err: &errb, Env: openEnv(ls.Home), Dir: ls.Cwd})
+		}()
+		tm.WaitLine(t, "> api#1")
+		tm.Press(t, tc.keys...)
+		if got := <-code; got != tc.code || !strings.Contains(errb.String(), tc.stderr) {
+			t.Errorf("keys %q: exit %d, stderr %q; want %d and %q", tc.keys, got, errb.String(), tc.code, tc.stderr)
+		}
+	}
+	// Not on a terminal: no picker, a usage error.
+	var out bytes.Buffer
+	if code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil); code != exitUsage || !strings.Contains(stderr, "herdr-pi open --list shows them") {
+		t.Errorf("without a terminal: exit %d, %q", code, stderr)
+	}
+}
+
+// open --json's object, as openRun fills it for each place, matches the
+// documented schema.
+func TestOpenReportMatchesTheSchema(t *testing.T) {
+	schema := compileSchema(t, "open")
+	opened := handoff.Opened{Placed: handoff.Placed{PaneID: "w1:p4", Direction: "right", Created: []string{"pane w1:p4"}},
+		Command: []string{"/bin/herdr-pi", "wrap", "--agent", "pi", "--", "/bin/pi", "--fork", "/s.jsonl"}, Env: []string{"PATH=/bin"}, Cwd: "/src/api"}
+	split := openReport{Format: openFormat, Run: "8d443e51-8bad", Workflow: "fx-retry", Attempt: "fixer#1", Session: "/s.jsonl",
+		Fork: "/f.jsonl", Model: "fake/fake-model:off", Mode: string(handoff.ModeSplit), Opened: opened}
+	reused := split
+	reused.Mode, reused.Fork, reused.OwnerGone = string(handoff.ModeWorkspace), "", true
+	reused.Opened.Placed = handoff.Placed{PaneID: "w2:p1", TabID: "w2:t2", WorkspaceID: "w2", Reused: true}
+	waited := split
+	waited.Ended = string(handoff.PaneExited)
+	for _, rep := range []openReport{split, reused, waited} {
+		b, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		validate(t, schema, string(b))
+	}
+	// The schema does tell the two formats apart.
+	b, _ := json.Marshal(struct {
+		openReport
+		Runs []listedRun `json:"runs"`
+	}{openReport: split})
+	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(bytes.Replace(b, []byte(openFormat), []byte(openListFormat), 1)))
+	if schema.Validate(inst) == nil {
+		t.Error("an open report under the list's format tag validates")
+	}
+}
+
+// Names in the store come from workflows and from whatever wrote the
+// directories: their control characters never reach the terminal.
+func TestOpenListSanitises(t *testing.T) {
+	home := t.TempDir()
+	g, err := storetest.Generate(home, storetest.Synthetic{Runs: 1, AgentsPerRun: 1, Seed: 3, Now: listNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := store.New(home, g.Cwd).FindRun(g.IDs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(r.Dir, "state.json")
+	data, _ := os.ReadFile(path)
+	data = bytes.Replace(data, []byte(`"workflowName":"review-0"`), []byte(`"workflowName":"evil\u001b]0;title\u0007\u001b[31mred"`), 1)
+	data = bytes.ReplaceAll(data, []byte(`"name":"api"`), []byte(`"name":"a\u001b[2Jpi"`))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(r.Dir, filepath.Join(filepath.Dir(r.Dir), "\x1b]0;x\x07run")); err != nil {
+		t.Fatal(err)
+	}
+	o := listingOf(t, home, g.Cwd, "")
+	if o.Runs[0].Workflow != "evil\x1b]0;title\x07\x1b[31mred" {
+		t.Fatalf("the fixture did not take: %q", o.Runs[0].Workflow)
+	}
+	groups, _ := pickerGroups(o)
+	shown := renderRunTable(o, newLook(true, 100)) + renderRunDetail(o, &o.Runs[0], newLook(true, 100)) + groups[0].Title + groups[0].Items[0].Text
+	for _, bad := range []string{"\x07", "\x1b]", "\x1b[31m", "\x1b[2J"} {
+		if strings.Contains(shown, bad) {
+			t.Errorf("%q reached the output:\n%q", bad, shown)
+		}
+	}
+}
