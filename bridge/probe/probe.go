@@ -38,6 +38,9 @@ func Source() []byte { return append([]byte(nil), source...) }
 // Write puts the probe into dir (the wrapper's private 0700 run directory)
 // as a 0600 file and returns its path.
 func Write(dir string) (string, error) {
+	if err := writeHandoff(dir); err != nil {
+		return "", err
+	}
 	path := filepath.Join(dir, FileName)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {

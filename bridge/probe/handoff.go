@@ -1,0 +1,36 @@
+package probe
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// handoff.js is the workflow owner's side of live handoff: probe.js
+// imports it (as HandoffFileName, beside itself), and it does anything only
+// when the workflow engine is loaded in that Pi. Its messages are bridge/control's
+// owner link.
+//
+//go:embed handoff.js
+var handoffSource []byte
+
+// HandoffFileName is the handoff module's name in the run directory, where
+// probe.js imports it from.
+const HandoffFileName = "herdr-pi-handoff.mjs"
+
+// HandoffSource is the handoff module's JavaScript.
+func HandoffSource() []byte { return append([]byte(nil), handoffSource...) }
+
+// writeHandoff puts the handoff module beside the probe (0600).
+func writeHandoff(dir string) error {
+	path := filepath.Join(dir, HandoffFileName)
+	if err := os.WriteFile(path, handoffSource, 0o600); err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	// WriteFile keeps the mode of a file that was there already.
+	if err := os.Chmod(path, 0o600); err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	return nil
+}
