@@ -182,6 +182,12 @@ func (l *OwnerLink) Handback(ctx context.Context, id string, hb Handback) (Resum
 	ch := make(chan Resumed, 1)
 	l.mu.Lock()
 	l.resumes[id] = ch
+	// An order still waiting for its launch is withdrawn: its Handoff call
+	// ends now.
+	if w, ok := l.launches[id]; ok {
+		delete(l.launches, id)
+		w <- HandoffCancel{ID: id, Reason: "withdrawn by the wrapper"}
+	}
 	l.mu.Unlock()
 	defer func() {
 		l.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,6 +30,7 @@ type owner struct {
 	tm      *pitest.Term
 	link    *control.OwnerLink
 	attempt control.Attempt
+	engine  control.EngineStatus
 }
 
 func startOwner(t *testing.T, wd *world, env []string) *owner {
@@ -41,8 +43,10 @@ func startOwner(t *testing.T, wd *world, env []string) *owner {
 	tm.WaitFor(t, "the editor", long, func(s string) bool { return strings.Count(s, "────────") >= 2 })
 	tm.Type(t, ownerPrompt)
 	at := wd.w.next(t, "a live attempt", long, func(m control.OwnerMessage) bool { a, ok := m.(control.Attempt); return ok && a.Live }).(control.Attempt)
-	waitFor(t, "the agent's tool call", func() bool { return slices.ContainsFunc(wd.toolLines(), func(l string) bool { return strings.HasPrefix(l, "start alpha") }) })
-	return &owner{wd: wd, tm: tm, link: wd.w.owner(), attempt: at}
+	waitFor(t, "the agent's tool call", func() bool {
+		return slices.ContainsFunc(wd.toolLines(), func(l string) bool { return strings.HasPrefix(l, "start alpha") })
+	})
+	return &owner{wd: wd, tm: tm, link: wd.w.owner(), attempt: at, engine: eng}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -232,7 +236,8 @@ func TestLiveHandoffAtTheTurnBoundary(t *testing.T) {
 		cut = cut[:n-1]
 	}
 	if n := len(cut); n < 2 || cut[n-2].Role != "assistant" || !slices.Contains(cut[n-2].ToolCalls, "herdr_lookup") || cut[n-1].Role != "toolResult" {
-		b, _ := os.ReadFile(l.SessionFile); t.Fatalf("at the launch the transcript should end with the tool call and its result: %s\n%s", roles(before), b)
+		b, _ := os.ReadFile(l.SessionFile)
+		t.Fatalf("at the launch the transcript should end with the tool call and its result: %s\n%s", roles(before), b)
 	}
 	checkLaunch(t, wd, o.attempt, l)
 
@@ -474,4 +479,73 @@ func waitRunResult(t *testing.T, wd *world, runID string) string {
 		t.Fatalf("result.json of run %s (%s): %v\n%s", runID, st.State, err, b)
 	}
 	return s
+}
+
+// A handoff the wrapper withdraws before the turn boundary changes
+// nothing: the turn goes on locally and the agent finishes there. A second
+// order for the same attempt meanwhile is refused as busy (one launch per
+// handoff).
+func TestHandoffWithdrawnBeforeTheBoundary(t *testing.T) {
+	wd := newWorld(t, "gate")
+	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
+	ctx := context.Background()
+	ch := o.order(ctx, "h1")
+	o.tm.WaitText(t, "finder: handing off at the end of this turn", long)
+
+	var refused *control.HandoffRefused
+	if _, err := o.link.Handoff(ctx, control.HandoffOrder{ID: "h2", RunID: o.attempt.RunID, SessionID: o.attempt.SessionID}); !errors.As(err, &refused) || refused.Code != control.HandoffErrBusy {
+		t.Fatalf("a second order for the attempt: %v, want refused as busy", err)
+	}
+	r, err := o.link.Handback(ctx, "h1", control.Handback{Reason: control.HandbackAborted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Transferred || r.Continued {
+		t.Fatalf("resumed %+v after a withdrawn order", r)
+	}
+	var cancelled *control.HandoffCancelled
+	if res := <-ch; !errors.As(res.err, &cancelled) {
+		t.Fatalf("the withdrawn order's Handoff returned %+v", res)
+	}
+	if err := os.WriteFile(wd.gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitRunResult(t, wd, o.attempt.RunID); got != "agent: finished locally" {
+		t.Fatalf("the workflow's result is %q, want the agent's own second turn", got)
+	}
+	o.tm.WaitFor(t, "the status line to clear", long, func(s string) bool { return !strings.Contains(s, "finder: ") })
+}
+
+// A launch that fails (or is cancelled before the pane runs) gives the
+// session back untransferred: the owner resumes it and, since its turn was
+// cut mid-task, continues it locally; the workflow completes there.
+func TestFailedLaunchRestoresLocalOwnership(t *testing.T) {
+	wd := newWorld(t, "gate")
+	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
+	ctx := context.Background()
+	ch := o.order(ctx, "h1")
+	o.tm.WaitText(t, "finder: handing off at the end of this turn", long)
+	if err := os.WriteFile(wd.gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := receive(t, ch)
+	r, err := o.link.Handback(ctx, "h1", control.Handback{Reason: control.HandbackFailed, Error: "the pane did not start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Transferred || !r.Continued || r.Error != "" {
+		t.Fatalf("resumed %+v, want untransferred and continued locally", r)
+	}
+	if got := waitRunResult(t, wd, o.attempt.RunID); got != localReply {
+		t.Fatalf("the workflow's result is %q, want the local continuation %q", got, localReply)
+	}
+	es := transcript(t, l.SessionFile)
+	if last := es[len(es)-1]; last.Text != localReply {
+		t.Fatalf("the session file should end with the local continuation: %s", roles(es))
+	}
+	for _, e := range es {
+		if e.Text == paneReply {
+			t.Fatalf("no pane ran, yet the transcript has its reply: %s", roles(es))
+		}
+	}
 }

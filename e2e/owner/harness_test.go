@@ -49,6 +49,8 @@ type world struct {
 	gate    string
 	// toolMode is the mode the agent's first tool call asks for.
 	toolMode string
+	// extra are more Pi arguments, after the engine's.
+	extra []string
 }
 
 func newWorld(t *testing.T, toolMode string) *world {
@@ -101,12 +103,58 @@ func (wd *world) ownerArgv(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append([]string{wd.agent.Pi.Bin}, probe.Inject(path, []string{"-e", wd.engine, "-e", ext})...)
+	return append([]string{wd.agent.Pi.Bin}, probe.Inject(path, append(append([]string{"-e", wd.engine}, wd.extra...), "-e", ext))...)
 }
 
 func (wd *world) ownerEnv(extra ...string) []string {
 	return wd.agent.With(append(append(wd.w.run.Env(),
 		"HERDR_PI_TEST_TOOL_LOG="+wd.toolLog, "HERDR_PI_TEST_GATE="+wd.gate), extra...)...)
+}
+
+// path is the PATH the owner runs with.
+func (wd *world) path() string {
+	for _, e := range wd.agent.Env {
+		if p, ok := strings.CutPrefix(e, "PATH="); ok {
+			return p
+		}
+	}
+	return ""
+}
+
+// upstreamHerdr is the entry of the engine's own Herdr extension
+// (@piewf/herdr), installed with the engine.
+func upstreamHerdr(t *testing.T, wd *world) string {
+	t.Helper()
+	p := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(wd.engine)))), "extensions", "herdr", "dist", "index.js")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("the engine's Herdr extension: %v", err)
+	}
+	return p
+}
+
+// fakeHerdr puts a `herdr` command on a directory of its own that logs its
+// arguments (one call a line) and answers what the engine's Herdr extension
+// asks for a split pane; `pane run` also keeps a copy of the command file
+// the text names. It returns the log's path (in that directory).
+func fakeHerdr(t *testing.T, wd *world) string {
+	t.Helper()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "herdr.log")
+	script := `#!/bin/sh
+printf '%s
+' "$*" >> ` + log + `
+case "$1 $2" in
+"pane layout") echo '{"result":{"layout":{"panes":[{"pane_id":"w1:p1","rect":{"width":120,"height":40}}]}}}' ;;
+"pane split") echo '{"result":{"pane":{"pane_id":"w1:p2"}}}' ;;
+"pane run") f=$(printf '%s' "$4" | sed -n "s/.* sh '\(.*\)'$//p"); cp "$f" ` + log + `.command; printf '%s' "$4" > ` + log + `.run; echo '{}' ;;
+"pane process-info") echo '{"result":{"process_info":{"foreground_processes":[]}}}' ;;
+*) echo '{}' ;;
+esac
+`
+	if err := os.WriteFile(filepath.Join(dir, "herdr"), []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return log
 }
 
 func (wd *world) toolLines() []string {
