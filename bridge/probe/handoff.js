@@ -745,6 +745,8 @@ async function runHandoff(a, h) {
 // finished the task before the handoff stays the result.
 function afterHandback(a, h, hb, before, out) {
 	if (out.resumeError !== undefined) return {};
+	// Given up by the owner (run stopped, attempt ended): nothing goes on.
+	if (h.cancelled || a.disposed || a.signal?.aborted) return { continue: false };
 	const last = a.inner.getLastAssistant();
 	const result = a.prepared.resultTool;
 	const submitted = a.resultSubmitted || (result !== undefined && calledTool(last, result.name));

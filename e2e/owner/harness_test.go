@@ -146,7 +146,7 @@ printf '%s
 case "$1 $2" in
 "pane layout") echo '{"result":{"layout":{"panes":[{"pane_id":"w1:p1","rect":{"width":120,"height":40}}]}}}' ;;
 "pane split") echo '{"result":{"pane":{"pane_id":"w1:p2"}}}' ;;
-"pane run") f=$(printf '%s' "$4" | sed -n "s/.* sh '\(.*\)'$//p"); cp "$f" ` + log + `.command; printf '%s' "$4" > ` + log + `.run; echo '{}' ;;
+"pane run") f=$(printf '%s' "$4" | sed -n "s/.* sh '\(.*\)'$/\1/p"); cp "$f" ` + log + `.command; printf '%s' "$4" > ` + log + `.run; echo '{}' ;;
 "pane process-info") echo '{"result":{"process_info":{"foreground_processes":[]}}}' ;;
 *) echo '{}' ;;
 esac

@@ -22,8 +22,7 @@ const (
 func agentActions(t *testing.T, tm *pitest.Term) string {
 	t.Helper()
 	tm.Type(t, "/workflow")
-	tm.WaitText(t, "Workflows", long)
-	tm.WaitText(t, flowName, long)
+	tm.WaitText(t, "↑↓ navigate", long)
 	if err := tm.Send(keyEnter); err != nil {
 		t.Fatal(err)
 	}
@@ -200,5 +199,67 @@ func TestMenuHidesTheEnginesHerdrExtension(t *testing.T) {
 	wd.w.next(t, "herdr-pi's handoff request", long, func(m control.OwnerMessage) bool { _, ok := m.(control.HandoffRequest); return ok })
 	if b, _ := os.ReadFile(herdrLog); len(b) != 0 {
 		t.Fatalf("the engine's Herdr extension ran: herdr was called with\n%s", b)
+	}
+}
+
+// Stopping the run while its agent is handed off makes the owner give the
+// handoff up: it tells the wrapper (handoff_cancel), waits for the pane to
+// be closed (the handback), and the run ends stopped.
+func TestStoppedRunCancelsTheHandoff(t *testing.T) {
+	wd := newWorld(t, "gate")
+	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
+	ctx := context.Background()
+	ch := o.order(ctx, "h1")
+	o.tm.WaitText(t, "finder: handing off at the end of this turn", long)
+	if err := os.WriteFile(wd.gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, ch)
+	if err := o.link.PaneState("h1", control.PaneLaunched); err != nil {
+		t.Fatal(err)
+	}
+	o.tm.WaitText(t, "finder: working", long)
+
+	stopRun(t, o.tm)
+	c := wd.w.next(t, "the owner's cancel", long, func(m control.OwnerMessage) bool { _, ok := m.(control.HandoffCancel); return ok }).(control.HandoffCancel)
+	if c.ID != "h1" || c.Reason == "" {
+		t.Fatalf("cancel %+v", c)
+	}
+	r, err := o.link.Handback(ctx, "h1", control.Handback{Reason: control.HandbackAborted, Transferred: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Continued {
+		t.Fatalf("resumed %+v: a stopped run must not continue", r)
+	}
+	waitFor(t, "the run to stop", func() bool {
+		s := readState(t, wd, o.attempt.RunID).State
+		return s == "stopped" || s == "cancelled" || s == "failed"
+	})
+}
+
+// stopRun stops the run through the /workflow menu's run actions.
+func stopRun(t *testing.T, tm *pitest.Term) {
+	t.Helper()
+	tm.Type(t, "/workflow")
+	tm.WaitText(t, "↑↓ navigate", long)
+	if err := tm.Send(keyEnter); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitText(t, "Tree", long)
+	if err := tm.Send(keyEnter); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitText(t, "Run actions", long)
+	if err := tm.Send(keyDown); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitText(t, "→ Stop", long)
+	if err := tm.Send(keyEnter); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitText(t, "Stop workflow?", long)
+	if err := tm.Send(keyEnter); err != nil { // "Yes"
+		t.Fatal(err)
 	}
 }
