@@ -342,8 +342,15 @@ function hideOthers(api) {
 	api[PATCHED] = original;
 }
 
+// linked: the wrapper accepted the owner link, so it can act on requests.
+export function linked() {
+	const l = shared.link;
+	return Boolean(l && l.linked && !l.sock.destroyed);
+}
+
 function extension(env, fully) {
-	const herdr = () => shared.herdr;
+	// The actions show inside Herdr, with a wrapper that takes requests.
+	const herdr = () => shared.herdr && linked();
 	const usableCwd = (ctx) => [ctx.attempt?.setup?.cwd, ctx.run?.cwd].find(isDir);
 	const label = (ctx) => [ctx.agent?.label, ctx.agent?.name].find((x) => typeof x === "string" && x.trim()) ?? "workflow agent";
 

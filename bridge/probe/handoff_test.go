@@ -18,6 +18,7 @@ import (
 type handoffOut struct {
 	Error              string          `json:"error"`
 	RegisteredAtLoad   int             `json:"registeredAtLoad"`
+	Linked             bool            `json:"linked"`
 	Registered         int             `json:"registered"`
 	Keys               []string        `json:"keys"`
 	Labels             []string        `json:"labels"`
@@ -46,6 +47,10 @@ func (s *ownerSink) OwnerEvent(_ *control.OwnerLink, m control.OwnerMessage) {
 // runHandoffHarness runs the handoff module (as Write puts it beside the
 // probe) under node against a real control socket with an owner sink.
 func runHandoffHarness(t *testing.T, scenario string) (handoffOut, []control.OwnerMessage) {
+	return runHandoffHarnessWith(t, scenario, true)
+}
+
+func runHandoffHarnessWith(t *testing.T, scenario string, withOwner bool) (handoffOut, []control.OwnerMessage) {
 	t.Helper()
 	bin := node(t)
 	dir, err := os.MkdirTemp("/tmp", "hph")
@@ -59,12 +64,19 @@ func runHandoffHarness(t *testing.T, scenario string) (handoffOut, []control.Own
 	s := &ownerSink{}
 	tok, _ := control.NewToken()
 	probeSink := &sink{}
-	srv, err := control.Listen(control.Config{Path: filepath.Join(dir, "c.sock"), Token: tok, Events: probeSink, Requests: probeSink, Owner: s, Logf: t.Logf})
+	cfg := control.Config{Path: filepath.Join(dir, "c.sock"), Token: tok, Events: probeSink, Requests: probeSink, Logf: t.Logf}
+	if withOwner {
+		cfg.Owner = s
+	}
+	srv, err := control.Listen(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "testdata/handoff_harness.mjs", "file://"+filepath.Join(dir, HandoffFileName))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "SCENARIO=" + scenario, control.EnvSocket + "=" + srv.Path(), control.EnvToken + "=" + tok}
+	if !withOwner {
+		cmd.Env = append(cmd.Env, "NO_OWNER=1") // the link will not come up: do not wait for it long
+	}
 	b, err := cmd.Output()
 	// The link closes with node; let the server deliver what it read.
 	time.Sleep(100 * time.Millisecond)
@@ -107,6 +119,9 @@ func TestHandoffRegistersWhenTheEngineLoadsFirst(t *testing.T) {
 	if !reflect.DeepEqual(out.Hooks, []string{"herdrPiLiveSessions:1000"}) {
 		t.Errorf("setup hooks %q", out.Hooks)
 	}
+	if !out.Linked {
+		t.Fatal("the wrapper never accepted the owner link")
+	}
 	// settled with the run's cwd; running; no session; no usable cwd; live.
 	if !reflect.DeepEqual(out.InspectVisible, []bool{true, false, false, false, false}) {
 		t.Errorf("inspection visible %v", out.InspectVisible)
@@ -116,6 +131,18 @@ func TestHandoffRegistersWhenTheEngineLoadsFirst(t *testing.T) {
 	}
 	if e := engineStatus(t, msgs); !e.Registered || e.Upstream || e.Error != "" {
 		t.Errorf("engine status %+v", e)
+	}
+}
+
+// A wrapper that takes no owner link gets no requests: the actions stay
+// hidden.
+func TestHandoffActionsNeedAWrapperThatTakesThem(t *testing.T) {
+	out, _ := runHandoffHarnessWith(t, "engine-first", false)
+	if out.Linked || out.Registered != 1 {
+		t.Fatalf("linked %v, registered %d", out.Linked, out.Registered)
+	}
+	if !reflect.DeepEqual(out.InspectVisible, []bool{false, false, false, false, false}) {
+		t.Errorf("inspection visible %v without a wrapper taking requests", out.InspectVisible)
 	}
 }
 

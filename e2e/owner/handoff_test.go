@@ -481,6 +481,23 @@ func waitRunResult(t *testing.T, wd *world, runID string) string {
 	return s
 }
 
+// The probe registers with the engine whichever loads first: loaded after
+// it, the probe finds the registry open while it loads (the engine closes
+// it only in its session_start), and a handoff works the same.
+func TestHandoffWithTheProbeLoadedAfterTheEngine(t *testing.T) {
+	wd := newWorld(t, "gate")
+	wd.probeLast = true
+	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
+	ch := o.order(context.Background(), "h1")
+	o.tm.WaitText(t, "finder: handing off at the end of this turn", long)
+	if err := os.WriteFile(wd.gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if l := receive(t, ch); l.SessionFile != o.attempt.SessionFile {
+		t.Fatalf("launch of %s, want %s", l.SessionFile, o.attempt.SessionFile)
+	}
+}
+
 // A handoff the wrapper withdraws before the turn boundary changes
 // nothing: the turn goes on locally and the agent finishes there. A second
 // order for the same attempt meanwhile is refused as busy (one launch per

@@ -51,6 +51,9 @@ type world struct {
 	toolMode string
 	// extra are more Pi arguments, after the engine's.
 	extra []string
+	// probeLast loads the probe after the engine (as an extension loaded
+	// from settings or Pi's inline extensions may come), not first.
+	probeLast bool
 }
 
 func newWorld(t *testing.T, toolMode string) *world {
@@ -103,7 +106,11 @@ func (wd *world) ownerArgv(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append([]string{wd.agent.Pi.Bin}, probe.Inject(path, append(append([]string{"-e", wd.engine}, wd.extra...), "-e", ext))...)
+	args := append(append([]string{"-e", wd.engine}, wd.extra...), "-e", ext)
+	if wd.probeLast {
+		return append(append([]string{wd.agent.Pi.Bin}, args...), "-e", path)
+	}
+	return append([]string{wd.agent.Pi.Bin}, probe.Inject(path, args)...)
 }
 
 func (wd *world) ownerEnv(extra ...string) []string {

@@ -62,6 +62,9 @@ async function main() {
 		}
 		await pi.start(tui);
 		out.registered = reg.registered.length;
+		// The actions show only once the wrapper has accepted the link.
+		for (let i = 0; i < (process.env.NO_OWNER ? 25 : 500) && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
+		out.linked = m.linked();
 		const ext = reg.registered[0];
 		if (ext) {
 			out.keys = Object.keys(ext).sort();
