@@ -89,6 +89,33 @@ func receive(t *testing.T, ch <-chan launched) control.Launch {
 	return control.Launch{}
 }
 
+// holding is the owner's status line while an order waits for the turn
+// boundary.
+const holding = "finder: handing off at the end of this turn"
+
+// handOff orders a handoff, waits until the owner holds the order while the
+// agent's turn is still open (the gated tool runs), checks no launch came
+// yet, lets the turn end and returns the launch.
+func (o *owner) handOff(t *testing.T, id string) control.Launch {
+	t.Helper()
+	ch := o.order(context.Background(), id)
+	o.tm.WaitText(t, holding, long)
+	select {
+	case r := <-ch:
+		t.Fatalf("the launch came before the turn ended: %+v", r)
+	default:
+	}
+	o.openGate(t)
+	return receive(t, ch)
+}
+
+func (o *owner) openGate(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(o.wd.gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // transcript is the messages of a session file, in order.
 type entry struct {
 	Role       string
@@ -208,20 +235,7 @@ func TestLiveHandoffAtTheTurnBoundary(t *testing.T) {
 	wd := newWorld(t, "gate")
 	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
 	ctx := context.Background()
-
-	ch := o.order(ctx, "h1")
-	// The owner has the order (its status line says so) while the turn is
-	// still open: the tool waits for the gate.
-	o.tm.WaitText(t, "finder: handing off at the end of this turn", long)
-	select {
-	case r := <-ch:
-		t.Fatalf("the launch came before the turn ended: %+v", r)
-	default:
-	}
-	if err := os.WriteFile(wd.gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l := receive(t, ch)
+	l := o.handOff(t, "h1")
 
 	// The turn ended before the launch: the tool returned, its result is in
 	// the transcript, and the local agent started no further turn.
@@ -488,12 +502,7 @@ func TestHandoffWithTheProbeLoadedAfterTheEngine(t *testing.T) {
 	wd := newWorld(t, "gate")
 	wd.probeLast = true
 	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
-	ch := o.order(context.Background(), "h1")
-	o.tm.WaitText(t, "finder: handing off at the end of this turn", long)
-	if err := os.WriteFile(wd.gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if l := receive(t, ch); l.SessionFile != o.attempt.SessionFile {
+	if l := o.handOff(t, "h1"); l.SessionFile != o.attempt.SessionFile {
 		t.Fatalf("launch of %s, want %s", l.SessionFile, o.attempt.SessionFile)
 	}
 }
@@ -507,7 +516,7 @@ func TestHandoffWithdrawnBeforeTheBoundary(t *testing.T) {
 	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
 	ctx := context.Background()
 	ch := o.order(ctx, "h1")
-	o.tm.WaitText(t, "finder: handing off at the end of this turn", long)
+	o.tm.WaitText(t, holding, long)
 
 	var refused *control.HandoffRefused
 	if _, err := o.link.Handoff(ctx, control.HandoffOrder{ID: "h2", RunID: o.attempt.RunID, SessionID: o.attempt.SessionID}); !errors.As(err, &refused) || refused.Code != control.HandoffErrBusy {
@@ -524,9 +533,7 @@ func TestHandoffWithdrawnBeforeTheBoundary(t *testing.T) {
 	if res := <-ch; !errors.As(res.err, &cancelled) {
 		t.Fatalf("the withdrawn order's Handoff returned %+v", res)
 	}
-	if err := os.WriteFile(wd.gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	o.openGate(t)
 	if got := waitRunResult(t, wd, o.attempt.RunID); got != "agent: finished locally" {
 		t.Fatalf("the workflow's result is %q, want the agent's own second turn", got)
 	}
@@ -540,12 +547,7 @@ func TestFailedLaunchRestoresLocalOwnership(t *testing.T) {
 	wd := newWorld(t, "gate")
 	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
 	ctx := context.Background()
-	ch := o.order(ctx, "h1")
-	o.tm.WaitText(t, "finder: handing off at the end of this turn", long)
-	if err := os.WriteFile(wd.gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l := receive(t, ch)
+	l := o.handOff(t, "h1")
 	r, err := o.link.Handback(ctx, "h1", control.Handback{Reason: control.HandbackFailed, Error: "the pane did not start"})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
@@ -17,50 +18,90 @@ const (
 	keyEsc   = "\x1b"
 )
 
-// agentActions opens the /workflow menu on the run's agent and returns the
-// screen with its action list.
+// agentActions goes to the run's agent's action list from wherever Pi is
+// (its editor, or any screen of the /workflow menu, which may reopen by
+// itself after an action) and returns the screen. The run is always
+// entered from the list of runs, so what it shows is read afresh.
 func agentActions(t *testing.T, tm *pitest.Term) string {
 	t.Helper()
-	tm.Type(t, "/workflow")
-	tm.WaitText(t, "↑↓ navigate", long)
-	if err := tm.Send(keyEnter); err != nil {
-		t.Fatal(err)
-	}
-	tm.WaitText(t, "Tree", long)
+	fresh := false // entered the run from the list in this call
 	for i := 0; ; i++ {
+		if i == 20 {
+			t.Fatalf("could not reach the agent's actions:\n%s", tm.Screen())
+		}
 		s := tm.Screen()
-		if selected(s, agentLabel) {
-			break
+		hint := menuHint(s)
+		switch {
+		case !fresh && (strings.HasPrefix(hint, "↑/k/↓/j tree") || strings.HasPrefix(hint, "↑/k/↓/j actions")):
+			send(t, tm, keyEsc) // back towards the list of runs
+		case strings.Contains(s, "Agent actions") && strings.HasPrefix(hint, "↑/k/↓/j actions"):
+			return s
+		case strings.HasPrefix(hint, "↑/k/↓/j actions"): // another action list
+			send(t, tm, keyEsc)
+		case strings.HasPrefix(hint, "↑/k/↓/j tree") && selected(s, agentLabel):
+			send(t, tm, keyEnter)
+		case strings.HasPrefix(hint, "↑/k/↓/j tree"):
+			at := cursor(s)
+			send(t, tm, keyDown)
+			tm.WaitFor(t, "the cursor to move", long, func(x string) bool { return cursor(x) != at })
+			continue
+		case strings.Contains(hint, "↑↓ navigate") && strings.Contains(s, flowName):
+			send(t, tm, keyEnter) // the run, first in the list
+			fresh = true
+		case hint == "" && editorShown(s) && i == 0:
+			tm.Type(t, "/workflow")
+		default: // between screens
+			tm.WaitFor(t, "a menu", long, func(x string) bool { return menuHint(x) != "" })
+			continue
 		}
-		if i == 6 {
-			t.Fatalf("could not select agent %s in the run's tree:\n%s", agentLabel, s)
-		}
-		before := s
-		if err := tm.Send(keyDown); err != nil {
-			t.Fatal(err)
-		}
-		tm.WaitFor(t, "the cursor to move", long, func(s string) bool { return s != before })
+		// Every step leads to another menu screen; the editor may flash
+		// in between.
+		tm.WaitFor(t, "the menu to change", long, func(x string) bool { h := menuHint(x); return h != "" && h != hint })
 	}
-	if err := tm.Send(keyEnter); err != nil {
-		t.Fatal(err)
-	}
-	return tm.WaitText(t, "Agent actions", long)
 }
 
-// closeMenu presses Escape until no menu (with its "escape/ctrl+c" hint)
-// is on screen.
-func closeMenu(t *testing.T, tm *pitest.Term) {
+func send(t *testing.T, tm *pitest.Term, keys string) {
 	t.Helper()
-	for i := 0; strings.Contains(tm.Screen(), "escape/ctrl+c"); i++ {
-		if i == 5 {
-			t.Fatalf("the /workflow menu does not close:\n%s", tm.Screen())
-		}
-		before := tm.Screen()
-		if err := tm.Send(keyEsc); err != nil {
-			t.Fatal(err)
-		}
-		tm.WaitFor(t, "the menu to go back", long, func(s string) bool { return s != before })
+	if err := tm.Send(keys); err != nil {
+		t.Fatal(err)
 	}
+}
+
+// editorShown: Pi's editor (one input line between two rules) is on
+// screen; a menu takes that place with many lines.
+func editorShown(screen string) bool {
+	last := -10
+	for i, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, "────────") {
+			if i-last == 2 {
+				return true
+			}
+			last = i
+		}
+	}
+	return false
+}
+
+// menuHint is the key hint line of the menu on screen ("" when none): the
+// line naming escape/ctrl+c, which no spinner touches.
+func menuHint(screen string) string {
+	hint := ""
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, "escape/ctrl+c") {
+			hint = strings.TrimSpace(l)
+		}
+	}
+	return hint
+}
+
+// cursor is the words of the tree's cursor line (no spinner, no marks).
+func cursor(screen string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if left, _, _ := strings.Cut(l, "|"); strings.HasPrefix(strings.TrimSpace(left), "→") {
+			return strings.Join(strings.FieldsFunc(left, func(r rune) bool { return !unicode.IsLetter(r) }), " ")
+		}
+	}
+	return ""
 }
 
 // selected: the tree's cursor line names label.
@@ -142,19 +183,18 @@ func TestMenuActionsInsideHerdr(t *testing.T) {
 		l, err := o.link.Handoff(ctx, control.HandoffOrder{ID: "h1", RunID: req.RunID, SessionID: req.SessionID, Request: req.ID})
 		ch <- launched{l, err}
 	}()
-	o.tm.WaitText(t, "finder: handing off at the end of this turn", long)
-	if err := os.WriteFile(wd.gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	o.tm.WaitText(t, holding, long)
+	o.openGate(t)
 	receive(t, ch)
 	if _, err := o.link.Handback(ctx, "h1", control.Handback{Reason: control.HandbackFailed, Error: "no Herdr here"}); err != nil {
 		t.Fatal(err)
 	}
 	waitRunResult(t, wd, o.attempt.RunID)
+	// The run's completion reaches the owner as a follow-up it answers;
+	// typing while it works would queue the text as a message.
+	o.tm.WaitText(t, "owner: noted", long)
 
-	// Leave the menu (it stayed open), then open it again on the settled
-	// agent.
-	closeMenu(t, o.tm)
+	// Back to the agent, settled now (the menu may still be open).
 	list = actionList(agentActions(t, o.tm))
 	if count(list, inspectLabel) != 1 || count(list, liveLabel) != 0 {
 		t.Fatalf("a completed agent's actions %q: want %q once and no %q", list, inspectLabel, liveLabel)
@@ -209,12 +249,7 @@ func TestStoppedRunCancelsTheHandoff(t *testing.T) {
 	wd := newWorld(t, "gate")
 	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
 	ctx := context.Background()
-	ch := o.order(ctx, "h1")
-	o.tm.WaitText(t, "finder: handing off at the end of this turn", long)
-	if err := os.WriteFile(wd.gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	receive(t, ch)
+	o.handOff(t, "h1")
 	if err := o.link.PaneState("h1", control.PaneLaunched); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package owner
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,12 +24,7 @@ func TestLaunchMatchesTheEnginesHerdrExtension(t *testing.T) {
 
 	wd := newWorld(t, "gate")
 	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
-	ch := o.order(context.Background(), "h1")
-	o.tm.WaitText(t, "finder: handing off at the end of this turn", long)
-	if err := os.WriteFile(wd.gate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l := receive(t, ch)
+	l := o.handOff(t, "h1")
 	var ours []string
 	for _, a := range l.Argv {
 		switch {
@@ -86,7 +80,9 @@ func upstreamLaunch(t *testing.T) (argv []string, env map[string]string, entry s
 	tm.WaitFor(t, "the editor", long, func(s string) bool { return strings.Count(s, "────────") >= 2 })
 	time.Sleep(500 * time.Millisecond) // no probe tells when Pi takes input; Type retries once anyway
 	tm.Type(t, ownerPrompt)
-	waitFor(t, "the agent's tool call", func() bool { return slices.ContainsFunc(wd.toolLines(), func(l string) bool { return strings.HasPrefix(l, "start alpha") }) })
+	waitFor(t, "the agent's tool call", func() bool {
+		return slices.ContainsFunc(wd.toolLines(), func(l string) bool { return strings.HasPrefix(l, "start alpha") })
+	})
 	list := actionList(agentActions(t, tm))
 	if count(list, liveLabel) != 1 || list[0] != liveLabel {
 		t.Fatalf("the engine's Herdr extension offers %q", list)
