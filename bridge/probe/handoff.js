@@ -371,8 +371,12 @@ function extension(env, fully) {
 		if (!sent) throw new Error("herdr-pi's wrapper cannot be reached");
 	};
 
+	// In fully inspectable mode every agent already runs in a pane, so no
+	// live action is offered — when something runs that mode: herdr-pi does
+	// not yet, the engine's own Herdr extension does through its setup hook.
+	const inPanesAlready = () => fully && safe(() => registryApi().agentSetupHooks().some((h) => h && h.name === "fullyInspectable"), false);
 	const liveVisible = (ctx) => {
-		if (!herdr() || fully || !ctx.liveSession || !ctx.prepared || !ctx.handoff) return false;
+		if (!herdr() || inPanesAlready() || !ctx.liveSession || !ctx.prepared || !ctx.handoff) return false;
 		const a = shared.wrappedSessions.get(ctx.liveSession);
 		return Boolean(a && sessionFileOf(a.inner.reference));
 	};

@@ -31,6 +31,8 @@ type handoffOut struct {
 	InlineRan          []string        `json:"inlineRan"`
 	Native             string          `json:"native"`
 	Continuation       []bool          `json:"continuation"`
+	LiveVisible        bool            `json:"liveVisible"`
+	WrappedID          string          `json:"wrappedId"`
 }
 
 type ownerSink struct {
@@ -46,11 +48,11 @@ func (s *ownerSink) OwnerEvent(_ *control.OwnerLink, m control.OwnerMessage) {
 
 // runHandoffHarness runs the handoff module (as Write puts it beside the
 // probe) under node against a real control socket with an owner sink.
-func runHandoffHarness(t *testing.T, scenario string) (handoffOut, []control.OwnerMessage) {
-	return runHandoffHarnessWith(t, scenario, true)
+func runHandoffHarness(t *testing.T, scenario string, env ...string) (handoffOut, []control.OwnerMessage) {
+	return runHandoffHarnessWith(t, scenario, true, env...)
 }
 
-func runHandoffHarnessWith(t *testing.T, scenario string, withOwner bool) (handoffOut, []control.OwnerMessage) {
+func runHandoffHarnessWith(t *testing.T, scenario string, withOwner bool, env ...string) (handoffOut, []control.OwnerMessage) {
 	t.Helper()
 	bin := node(t)
 	dir, err := os.MkdirTemp("/tmp", "hph")
@@ -77,6 +79,7 @@ func runHandoffHarnessWith(t *testing.T, scenario string, withOwner bool) (hando
 	if !withOwner {
 		cmd.Env = append(cmd.Env, "NO_OWNER=1") // the link will not come up: do not wait for it long
 	}
+	cmd.Env = append(cmd.Env, env...)
 	b, err := cmd.Output()
 	// The link closes with node; let the server deliver what it read.
 	time.Sleep(100 * time.Millisecond)
@@ -143,6 +146,31 @@ func TestHandoffActionsNeedAWrapperThatTakesThem(t *testing.T) {
 	}
 	if !reflect.DeepEqual(out.InspectVisible, []bool{false, false, false, false, false}) {
 		t.Errorf("inspection visible %v without a wrapper taking requests", out.InspectVisible)
+	}
+}
+
+// In fully inspectable mode the live action is hidden only while something
+// runs that mode (the engine's Herdr extension's setup hook): herdr-pi does
+// not yet, so without that extension a live session is still offered. The
+// setup hook wraps the engine's local transport, keeping its id.
+func TestHandoffLiveActionInFullyInspectableMode(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "pi-extensible-workflows"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pi-extensible-workflows", "settings.json"), []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	alone, _ := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir)
+	if !alone.LiveVisible || alone.WrappedID != "local" {
+		t.Errorf("without the engine's Herdr extension: live visible %v, transport %q", alone.LiveVisible, alone.WrappedID)
+	}
+	with, msgs := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir, "UPSTREAM_HOOK=1")
+	if with.LiveVisible {
+		t.Error("the live action shows while the engine's Herdr extension runs fully inspectable mode")
+	}
+	if e := engineStatus(t, msgs); !e.FullyInspectable {
+		t.Errorf("engine status %+v: the setting is on", e)
 	}
 }
 

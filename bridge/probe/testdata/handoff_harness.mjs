@@ -8,7 +8,7 @@ const out = {};
 
 // A stand-in of the engine's registry api: the checks that matter here
 // (frozen, allowed keys, version, headline) and the action list.
-function fakeRegistry({ frozen = false, actions = {} } = {}) {
+function fakeRegistry({ frozen = false, actions = {}, hooks = [] } = {}) {
 	const registered = [];
 	const api = {
 		frozen,
@@ -18,8 +18,10 @@ function fakeRegistry({ frozen = false, actions = {} } = {}) {
 			if (Object.keys(ext).some((k) => !allowed.includes(k)) || !/^\d+\.\d+\.\d+$/.test(ext.version) || !ext.headline.trim()) throw new Error("INVALID_METADATA");
 			registered.push(ext);
 			Object.assign(actions, ext.agentAttemptActions ?? {});
+			for (const [name, h] of Object.entries(ext.agentSetupHooks ?? {})) hooks.push({ name, priority: h.priority ?? 10, setup: h.setup });
 		},
 		agentAttemptActions: () => Object.freeze({ ...actions }),
+		agentSetupHooks: () => [...hooks].sort((a, b) => a.priority - b.priority),
 	};
 	return { host: { api, activeHosts: 0 }, registered };
 }
@@ -90,6 +92,25 @@ async function main() {
 			out.liveVisibleForeign = live.visible({ ...settled, agent: { ...settled.agent, state: "running" }, liveSession: { reference: { locator: { sessionFile: "/f" } } }, prepared: {}, handoff: {} });
 		}
 		await new Promise((r) => setTimeout(r, 200)); // let the link flush
+	} else if (scenario === "fully") {
+		// Fully inspectable mode is set (PI_CODING_AGENT_DIR's settings):
+		// the live action shows unless something runs that mode.
+		const withUpstream = process.env.UPSTREAM_HOOK === "1";
+		const reg = fakeRegistry({ hooks: withUpstream ? [{ name: "fullyInspectable", priority: 10, setup() {} }] : [] });
+		globalThis[REGISTRY_KEY] = reg.host;
+		const m = await load();
+		const pi = fakePi();
+		m.setupHandoff(pi, { herdr: true });
+		await pi.start(tui);
+		for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
+		// A session made through herdr-pi's transport wrapper.
+		const hook = reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions");
+		const agent = { transport: { id: "local", createSession: async () => ({ reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/f.jsonl" } }, subscribe() {}, getLastAssistant() {}, prompt: async () => ({}), abort: async () => {}, dispose: async () => {} }) } };
+		hook.setup(agent, { run: { runId: "r" }, attempt: 1 });
+		const session = await agent.transport.createSession({ cwd: "/p", model: { provider: "p", model: "m" }, tools: [], sessionLabel: "f:a:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "a" });
+		const live = Object.values(reg.host.api.agentAttemptActions()).find((a) => a.label === "Open live session in Herdr pane");
+		out.liveVisible = live.visible({ run: { id: "r" }, agent: { id: "r:1", state: "running" }, attempt: { attempt: 1 }, session: session.reference, liveSession: session, prepared: {}, handoff: {} });
+		out.wrappedId = agent.transport.id;
 	} else if (scenario === "launch") {
 		const m = await load();
 		const named = async function (pi) {
