@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
 )
 
@@ -308,6 +309,38 @@ func TestLiveHandoffAtTheTurnBoundary(t *testing.T) {
 		t.Fatalf("the session file should end with the pane's turn: %s", roles(after))
 	}
 	o.tm.WaitFor(t, "the status line to clear", long, func(s string) bool { return !strings.Contains(s, "finder: ") })
+}
+
+// A turn aborted in the pane (Escape while it works) comes back with needsContinue:
+// the owner continues its local session, and the workflow completes there.
+func TestAbortedPaneTurnContinuesLocally(t *testing.T) {
+	wd := newWorld(t, "gate")
+	wd.paneHangs = true
+	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
+	l := o.handOff(t, "h1")
+	pane := runPane(t, wd, l)
+	waitFor(t, "the pane's model request", func() bool {
+		return slices.ContainsFunc(wd.llm.Requests(), func(r fakellm.Request) bool { return strings.Contains(r.LastUser(), "Carry on with the workflow task") })
+	})
+	pane.WaitText(t, "Working", long)
+	if err := pane.Send(keyEsc); err != nil {
+		t.Fatal(err)
+	}
+	pane.WaitFor(t, "the pane's turn to stop", long, func(s string) bool { return !strings.Contains(s, "Working") })
+	waitFor(t, "the aborted turn in the session file", func() bool {
+		return slices.ContainsFunc(transcript(t, l.SessionFile), func(e entry) bool { return e.Role == "assistant" && e.StopReason == "aborted" })
+	})
+	pane.Close()
+	r, err := o.link.Handback(context.Background(), "h1", control.Handback{Reason: control.HandbackIdle, Transferred: true, NeedsContinue: true, LastStopReason: "aborted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Transferred || !r.Continued {
+		t.Fatalf("resumed %+v, want transferred and continued", r)
+	}
+	if got := waitRunResult(t, wd, o.attempt.RunID); got != localReply {
+		t.Fatalf("the workflow's result is %q, want the local continuation %q", got, localReply)
+	}
 }
 
 // checkLaunch compares the launch with what the engine prepared, as far as

@@ -51,6 +51,9 @@ type world struct {
 	toolMode string
 	// extra are more Pi arguments, after the engine's.
 	extra []string
+	// paneHangs makes the model never answer the pane's Pi (so a test can
+	// abort its turn).
+	paneHangs bool
 	// probeLast loads the probe after the engine (as an extension loaded
 	// from settings or Pi's inline extensions may come), not first.
 	probeLast bool
@@ -86,7 +89,7 @@ func (wd *world) respond(req fakellm.Request) fakellm.Reply {
 		// The agent's second turn: only when no handoff cut it.
 		return fakellm.Reply{Text: "agent: finished locally"}
 	case strings.Contains(u, "Carry on with the workflow task from where this session stopped"):
-		return fakellm.Reply{Text: paneReply}
+		return fakellm.Reply{Text: paneReply, Hang: wd.paneHangs}
 	case strings.Contains(u, "Carry on with the task from where the session now stands"):
 		return fakellm.Reply{Text: localReply}
 	}
