@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
 
 // fakeAgentMain is a scripted agent. It runs the instructions in the file
@@ -22,6 +26,8 @@ import (
 //	exit N           stop with status N
 //	kill SIG         send itself a signal (TERM, HUP, INT, KILL)
 //	trap SIG         ignore a signal
+//	probe            connect to the wrapper's control socket as Pi's probe does
+//	event NAME JSON  send one probe event (e.g. event herdr:blocked {"active":true})
 //	run CMD ARGS…    run a command (split on spaces) and wait for it; a
 //	                 failure ends the agent with status 3
 func fakeAgentMain() {
@@ -77,6 +83,11 @@ func fakeAgentMain() {
 				fmt.Fprintf(os.Stderr, "fakeagent: %s: %v\n", arg, err)
 				os.Exit(3)
 			}
+		case "probe":
+			probeConnect()
+		case "event":
+			name, data, _ := strings.Cut(arg, " ")
+			probeEvent(name, data)
 		default:
 			fmt.Fprintf(os.Stderr, "fakeagent: unknown instruction %q\n", line)
 			os.Exit(2)
@@ -137,4 +148,47 @@ func piIdle(ver string) {
 	border := strings.Repeat("─", cols)
 	fmt.Printf("\x1b[?2026h\x1b[%d;1H\x1b[2K%s\x1b[%d;1H\x1b[2K\x1b[%d;1H\x1b[2K%s\x1b[?2026l", rows-2, border, rows-1, rows, border)
 	_ = ver
+}
+
+// probeConn is the fake agent's connection to its wrapper's control
+// socket, speaking as the Pi probe does; it stays open until the process
+// ends.
+var probeConn net.Conn
+
+// probeConnect dials the control socket named in the environment and says
+// hello as the probe.
+func probeConnect() {
+	ep, ok := control.EndpointFromEnv(os.Getenv)
+	if !ok {
+		fmt.Fprintln(os.Stderr, "fakeagent: probe: no control socket in the environment")
+		os.Exit(3)
+	}
+	c, err := net.Dial("unix", ep.Socket)
+	if err == nil {
+		var b []byte
+		b, err = control.Encode(control.Message{Type: control.TypeHello, Token: ep.Token, Role: control.RoleProbe, PID: os.Getpid(), Version: control.ProtocolVersion})
+		if err == nil {
+			_, err = c.Write(b)
+		}
+		if err == nil {
+			_, err = bufio.NewReader(c).ReadString('\n')
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent: probe:", err)
+		os.Exit(3)
+	}
+	probeConn = c
+}
+
+// probeEvent sends one event (data is its JSON) on the probe connection.
+func probeEvent(name, data string) {
+	b, err := control.Encode(control.Message{Type: control.TypeEvent, Name: name, Data: json.RawMessage(data)})
+	if err == nil && probeConn != nil {
+		_, err = probeConn.Write(b)
+	}
+	if err != nil || probeConn == nil {
+		fmt.Fprintln(os.Stderr, "fakeagent: event: no probe connection or", err)
+		os.Exit(3)
+	}
 }

@@ -20,8 +20,8 @@ type Launch struct {
 	Title string
 }
 
-// Quote makes s one word for a POSIX shell (and fish): single quotes, with
-// each ' written as '\''.
+// Quote makes s one word for a POSIX shell (and fish): inside single quotes,
+// with each single quote in s closed, escaped and reopened.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
@@ -45,19 +45,22 @@ func (l Launch) Line() string {
 
 // script is the command file's text. It removes itself first (nothing is
 // left behind once the pane runs it), then runs the launch in its
-// directory. A launch that fails keeps the pane open until Enter, so its
-// error can be read; one that ends well ends the pane.
-func (l Launch) script(self string) string {
+// directory. A launch that fails removes the watch file (telling whoever
+// opened the pane) and keeps the pane open until Enter, so its error can
+// be read; one that ends well ends the pane.
+func (l Launch) script(self, watch string) string {
 	var b strings.Builder
 	b.WriteString("# " + strings.ReplaceAll(l.Title, "\n", " ") + "\n")
 	b.WriteString("# Written by herdr-pi open for one run; it deletes itself when it starts.\n")
 	b.WriteString("rm -f -- " + Quote(self) + "\n")
 	if l.Dir != "" {
-		b.WriteString("cd -- " + Quote(l.Dir) + " || { printf 'herdr-pi open: cannot enter %s\\n' " + Quote(l.Dir) + "; read -r _; exit 1; }\n")
+		b.WriteString("cd -- " + Quote(l.Dir) + " || { rm -f -- " + Quote(watch) +
+			"; printf 'herdr-pi open: cannot enter %s; press Enter to close this pane.\\n' " + Quote(l.Dir) + "; read -r _; exit 1; }\n")
 	}
 	b.WriteString(l.Line() + "\n")
 	b.WriteString("status=$?\n")
 	b.WriteString("if [ \"$status\" -ne 0 ]; then\n")
+	b.WriteString("\trm -f -- " + Quote(watch) + "\n")
 	b.WriteString("\tprintf '\\nherdr-pi open: the command ended with status %s; press Enter to close this pane.\\n' \"$status\"\n")
 	b.WriteString("\tread -r _\n")
 	b.WriteString("fi\n")
@@ -70,6 +73,11 @@ func (l Launch) script(self string) string {
 // (herdr-socket-api.md), so long command lines never travel as input.
 type CommandFile struct {
 	Path string
+	// Watch is an empty file beside it that the script removes when the
+	// launch fails: its absence tells the opener at once, where the pane
+	// itself stays open to show the failure. The opener removes it when
+	// it is done watching.
+	Watch string
 	// Typed replaces the pane's shell with the script: when the launch
 	// ends, so does the pane (and Herdr sends pane.exited).
 	Typed string
@@ -83,17 +91,25 @@ func WriteCommandFile(dir string, l Launch) (CommandFile, error) {
 		return CommandFile{}, err
 	}
 	path := filepath.Join(dir, "open-"+hex.EncodeToString(rnd[:])+".sh")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	watch := strings.TrimSuffix(path, ".sh") + ".watch"
+	w, err := os.OpenFile(watch, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return CommandFile{}, fmt.Errorf("writing the command file: %w", err)
 	}
-	_, werr := f.WriteString(l.script(path))
+	w.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		os.Remove(watch)
+		return CommandFile{}, fmt.Errorf("writing the command file: %w", err)
+	}
+	_, werr := f.WriteString(l.script(path, watch))
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {
 		os.Remove(path)
+		os.Remove(watch)
 		return CommandFile{}, fmt.Errorf("writing the command file %s: %w", path, werr)
 	}
-	return CommandFile{Path: path, Typed: "exec sh " + Quote(path)}, nil
+	return CommandFile{Path: path, Watch: watch, Typed: "exec sh " + Quote(path)}, nil
 }

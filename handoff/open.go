@@ -32,8 +32,11 @@ type Opener struct {
 	Self string
 	// Pi is how to start Pi (default "pi" from PATH, or [open] pi).
 	Pi []string
-	// PiEnv holds PI_CODING_AGENT_DIR=… and PI_CODING_AGENT_SESSION_DIR=…
-	// when the caller has them, so the pane's Pi sees the same agent.
+	// PiEnv is KEY=VALUE pairs for the pane's command on top of the
+	// pane's own environment: PI_CODING_AGENT_DIR and
+	// PI_CODING_AGENT_SESSION_DIR when the caller has them, so the pane's
+	// Pi sees the same agent, and whatever else the caller must share
+	// with the wrapper in the pane.
 	PiEnv []string
 	// FileDir is a private (0700) directory for command files.
 	FileDir string
@@ -57,8 +60,11 @@ type Opened struct {
 	Env     []string `json:"env,omitempty"`
 	Cwd     string   `json:"cwd"`
 	// CommandFile is the script typed into the pane; it deletes itself
-	// when the pane starts it ("" for a reused tab).
+	// when the pane starts it ("" for a reused tab). WatchFile goes when
+	// the command fails (CommandFile.Watch); the caller removes it when
+	// done.
 	CommandFile string `json:"-"`
+	WatchFile   string `json:"-"`
 }
 
 // undoBudget bounds closing what was opened after a failure, even when the
@@ -82,10 +88,11 @@ func (o Opener) Open(ctx context.Context, l Launch, p Placement) (Opened, error)
 	if err == nil {
 		if err = o.Herdr.PaneSendInput(ctx, placed.PaneID, cf.Typed, "Enter"); err != nil {
 			os.Remove(cf.Path)
+			os.Remove(cf.Watch)
 			err = fmt.Errorf("starting the command in pane %s: %w", placed.PaneID, err)
 		}
 	}
-	out.CommandFile = cf.Path
+	out.CommandFile, out.WatchFile = cf.Path, cf.Watch
 	if err != nil {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoBudget)
 		defer cancel()

@@ -239,7 +239,51 @@ func TestCommandRunsInARealPaneAndItsEndIsHeard(t *testing.T) {
 	if exit.Code != 0 || !strings.Contains(exit.Output, "in "+cwd+" with it's me") {
 		t.Fatalf("exit %+v", exit)
 	}
-	if left, _ := os.ReadDir(o.FileDir); len(left) != 0 {
-		t.Fatalf("the command file is still there: %v", left)
+	if _, err := os.Lstat(opened.CommandFile); !os.IsNotExist(err) {
+		t.Fatalf("the command file is still there: %v", err)
+	}
+	// The command ended well: the watch file is the caller's to remove.
+	if _, err := os.Lstat(opened.WatchFile); err != nil {
+		t.Fatalf("the watch file after a command that ended well: %v", err)
+	}
+}
+
+// A command that fails removes the watch file and holds the pane with its
+// error until Enter; then the pane ends with the command's status.
+func TestFailedCommandRemovesTheWatchFileAndHoldsThePane(t *testing.T) {
+	s := herdrtest.Start(t, herdrtest.Options{RealPanes: &herdrtest.RealPanes{}, NoEventPacing: true})
+	o := opener(t, s)
+	for _, c := range []struct {
+		name   string
+		launch Launch
+		says   string
+		code   int
+	}{
+		{"status", Launch{Argv: []string{"sh", "-c", "echo broken >&2; exit 3"}, Title: "test"}, "the command ended with status 3", 3},
+		{"cwd gone", Launch{Argv: []string{"true"}, Dir: "/nonexistent/dir", Title: "test"}, "cannot enter /nonexistent/dir", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opened, err := o.Open(t.Context(), c.launch, Placement{CallerPane: s.PaneID()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.Await(30*time.Second, func() bool { _, err := os.Lstat(opened.WatchFile); return os.IsNotExist(err) }) {
+				t.Fatalf("the watch file stays after a failed command")
+			}
+			s.WaitForText(t, opened.PaneID, c.says, 10*time.Second)
+			s.WaitForText(t, opened.PaneID, "press Enter to close this pane", 10*time.Second)
+			if _, ended := s.Exited(opened.PaneID); ended {
+				t.Fatal("the pane did not wait for Enter")
+			}
+			if err := herdr.NewClient(s.SocketPath()).PaneSendInput(t.Context(), opened.PaneID, "", "Enter"); err != nil {
+				t.Fatal(err)
+			}
+			if ex := s.WaitExited(t, opened.PaneID, 10*time.Second); ex.Closed || ex.Code != c.code {
+				t.Fatalf("the pane ended %+v, want status %d", ex, c.code)
+			}
+			if left, _ := os.ReadDir(o.FileDir); len(left) != 0 {
+				t.Fatalf("left behind: %v", left)
+			}
+		})
 	}
 }

@@ -162,13 +162,9 @@ func TestNtfyTimeout(t *testing.T) {
 	srv := newNtfyServer(t)
 	srv.hang = true
 	ny := &Ntfy{Client: srv.Client(), Server: srv.URL, Topic: "t", Timeout: 150 * time.Millisecond}
-	start := time.Now()
 	err := ny.Send(context.Background(), Message{Title: "x"})
 	if err == nil || err.Error() != "timeout after 150ms" {
 		t.Fatalf("got %v", err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("took %v", d)
 	}
 	if got := len(srv.seen()); got != 1 {
 		t.Fatalf("%d requests", got)

@@ -228,7 +228,7 @@ func ParseEvent(name string, data json.RawMessage) (Event, error) {
 		}
 		return PermissionForwarded{d}, nil
 	}
-	return nil, fmt.Errorf("unknown event %q", clip(name))
+	return nil, fmt.Errorf("unknown event %q", Clip(name))
 }
 
 // lifecycle decodes the probe's own payload shapes; null means all zero.

@@ -442,7 +442,7 @@ func ParseOwnerMessage(m Message) (OwnerMessage, error) {
 	case TypeHandoffError:
 		return parseData[HandoffError](m, func(e *HandoffError) error {
 			e.ID = m.ID
-			if e.Code == "" || len(e.Code) > maxName || !printable(e.Code) {
+			if e.Code == "" || len(e.Code) > maxName || !Printable(e.Code) {
 				return errors.New("handoff_error without a proper code")
 			}
 			return checkText("error", e.Error, maxError)
@@ -458,7 +458,7 @@ func ParseOwnerMessage(m Message) (OwnerMessage, error) {
 	case TypeToolError:
 		return parseData[ToolError](m, func(e *ToolError) error { e.ID = m.ID; return checkText("error", e.Error, maxError) })
 	}
-	return nil, fmt.Errorf("%q is not an owner → wrapper message", clip(m.Type))
+	return nil, fmt.Errorf("%q is not an owner → wrapper message", Clip(m.Type))
 }
 
 func parseData[T OwnerMessage](m Message, check func(*T) error) (OwnerMessage, error) {
@@ -500,7 +500,7 @@ func checkID(name, v string, required bool) error {
 	switch {
 	case v == "" && required:
 		return fmt.Errorf("%s is empty", name)
-	case len(v) > maxName || !printable(v):
+	case len(v) > maxName || !Printable(v):
 		return fmt.Errorf("%s must be at most %d printable bytes", name, maxName)
 	}
 	return nil
@@ -516,7 +516,7 @@ func checkAttemptIDs(runID, agentID, sessionID, label string, standalone bool) e
 	if err := checkID("sessionId", sessionID, true); err != nil {
 		return err
 	}
-	if len(label) > maxLabel || !printable(label) {
+	if len(label) > maxLabel || !Printable(label) {
 		return fmt.Errorf("label must be at most %d printable bytes", maxLabel)
 	}
 	return nil
@@ -531,7 +531,7 @@ func checkPath(name, p string) error {
 	case strings.ContainsRune(p, 0):
 		return fmt.Errorf("%s contains a NUL byte", name)
 	case !filepath.IsAbs(p):
-		return fmt.Errorf("%s %q is not absolute", name, clip(p))
+		return fmt.Errorf("%s %q is not absolute", name, Clip(p))
 	}
 	return nil
 }
@@ -564,7 +564,7 @@ func (l *Launch) check() error {
 	if err := checkID("workflow", l.Workflow, false); err != nil {
 		return err
 	}
-	if len(l.SessionLabel) > maxLabel || !printable(l.SessionLabel) {
+	if len(l.SessionLabel) > maxLabel || !Printable(l.SessionLabel) {
 		return errors.New("sessionLabel is not printable")
 	}
 	for _, p := range []struct{ name, v string }{{"sessionFile", l.SessionFile}, {"cwd", l.Cwd}, {"executable", l.Executable}} {
@@ -577,7 +577,7 @@ func (l *Launch) check() error {
 			return err
 		}
 	}
-	if l.Model == "" || len(l.Model) > maxLabel || !printable(l.Model) {
+	if l.Model == "" || len(l.Model) > maxLabel || !Printable(l.Model) {
 		return errors.New("model must be provider/model[:thinking]")
 	}
 	for _, n := range l.ToolNames {
@@ -591,7 +591,7 @@ func (l *Launch) check() error {
 	}
 	for _, f := range l.Files {
 		if len(f.Name) > maxFileName || !fileNameRE.MatchString(f.Name) {
-			return fmt.Errorf("file name %q is not a plain name ([A-Za-z0-9._-], at most %d bytes)", clip(f.Name), maxFileName)
+			return fmt.Errorf("file name %q is not a plain name ([A-Za-z0-9._-], at most %d bytes)", Clip(f.Name), maxFileName)
 		}
 		if files[f.Name] {
 			return fmt.Errorf("file %q is listed twice", f.Name)
@@ -631,10 +631,10 @@ func (l *Launch) check() error {
 			bridge++
 		case a.File != "":
 			if !files[a.File] {
-				return fmt.Errorf("argv[%d] names file %q, which the launch does not carry", i, clip(a.File))
+				return fmt.Errorf("argv[%d] names file %q, which the launch does not carry", i, Clip(a.File))
 			}
-			if len(a.Prefix) > 8 || !printable(a.Prefix) {
-				return fmt.Errorf("argv[%d]: prefix %q", i, clip(a.Prefix))
+			if len(a.Prefix) > 8 || !Printable(a.Prefix) {
+				return fmt.Errorf("argv[%d]: prefix %q", i, Clip(a.Prefix))
 			}
 			used[a.File] = true
 		default:
@@ -656,7 +656,7 @@ func (l *Launch) check() error {
 	}
 	for k, v := range l.Env {
 		if !envNameRE.MatchString(k) || strings.ContainsRune(v, 0) || len(v) > maxPath {
-			return fmt.Errorf("environment variable %q is not NAME=value", clip(k))
+			return fmt.Errorf("environment variable %q is not NAME=value", Clip(k))
 		}
 	}
 	return nil

@@ -97,7 +97,7 @@ func DecodeOwner(line []byte) (Message, error) {
 		return Message{}, err
 	}
 	if _, ok := ownerTypes[m.Type]; !ok {
-		return Message{}, fmt.Errorf("%q is not an owner link message", clip(m.Type))
+		return Message{}, fmt.Errorf("%q is not an owner link message", Clip(m.Type))
 	}
 	return m, nil
 }
@@ -130,29 +130,29 @@ func (m Message) validate() error {
 		if m.Token == "" && !m.OK {
 			return errors.New("hello without a token")
 		}
-		if len(m.Token) > maxToken || !printable(m.Token) {
+		if len(m.Token) > maxToken || !Printable(m.Token) {
 			return errors.New("hello with a malformed token")
 		}
 		if m.Role != "" && m.Role != RoleProbe && m.Role != RoleClient && m.Role != RoleOwner {
-			return fmt.Errorf("hello with unknown role %q", clip(m.Role))
+			return fmt.Errorf("hello with unknown role %q", Clip(m.Role))
 		}
 	case TypeError:
 		if len(m.Error) > maxError {
 			return errors.New("error text too long")
 		}
 	case TypeEvent:
-		if m.Name == "" || len(m.Name) > maxName || !printable(m.Name) {
+		if m.Name == "" || len(m.Name) > maxName || !Printable(m.Name) {
 			return errors.New("event without a proper name")
 		}
 	case TypeRequest:
-		if len(m.ID) > maxID || !printable(m.ID) {
+		if len(m.ID) > maxID || !Printable(m.ID) {
 			return errors.New("request with a malformed id")
 		}
-		if m.Method == "" || len(m.Method) > maxMethod || !printable(m.Method) {
+		if m.Method == "" || len(m.Method) > maxMethod || !Printable(m.Method) {
 			return errors.New("request without a proper method")
 		}
 	case TypeResponse:
-		if len(m.ID) > maxID || !printable(m.ID) {
+		if len(m.ID) > maxID || !Printable(m.ID) {
 			return errors.New("response with a malformed id")
 		}
 		if len(m.Error) > maxError {
@@ -163,7 +163,7 @@ func (m Message) validate() error {
 	default:
 		t, ok := ownerTypes[m.Type]
 		if !ok {
-			return fmt.Errorf("unknown message type %q", clip(m.Type))
+			return fmt.Errorf("unknown message type %q", Clip(m.Type))
 		}
 		return m.validateOwner(t.needsID)
 	}
@@ -174,7 +174,7 @@ func (m Message) validate() error {
 // needs one, a payload that is a JSON object, and nothing of the other
 // message kinds. ParseOwnerMessage checks the payload itself.
 func (m Message) validateOwner(needsID bool) error {
-	if (needsID && m.ID == "") || len(m.ID) > maxID || !printable(m.ID) {
+	if (needsID && m.ID == "") || len(m.ID) > maxID || !Printable(m.ID) {
 		return fmt.Errorf("%s with a malformed id", m.Type)
 	}
 	if len(m.Data) > 0 && !isJSONObject(m.Data) {
@@ -203,9 +203,9 @@ func encode(m Message, limit int) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// printable is true for text without control characters; ids, names and
+// Printable is true for text without control characters; ids, names and
 // tokens end up in logs and error messages.
-func printable(s string) bool {
+func Printable(s string) bool {
 	for _, r := range s {
 		if unicode.IsControl(r) || r == utf8.RuneError {
 			return false
@@ -214,8 +214,8 @@ func printable(s string) bool {
 	return true
 }
 
-// clip shortens untrusted text for a log line and makes it printable.
-func clip(s string) string {
+// Clip shortens untrusted text for a log line and makes it printable.
+func Clip(s string) string {
 	const n = 80
 	if len(s) > n {
 		s = s[:n] + "…"

@@ -54,7 +54,7 @@ func (w WaitRequest) Normalize() (WaitRequest, error) {
 	w.Source = strings.TrimSpace(w.Source)
 	w.ID = strings.TrimSpace(w.ID)
 	if w.Action != WaitStart && w.Action != WaitStop {
-		return w, fmt.Errorf("waiting: action %q is neither start nor stop", clip(w.Action))
+		return w, fmt.Errorf("waiting: action %q is neither start nor stop", Clip(w.Action))
 	}
 	for _, f := range []struct{ name, v string }{{"--source", w.Source}, {"--id", w.ID}} {
 		switch {
@@ -62,7 +62,7 @@ func (w WaitRequest) Normalize() (WaitRequest, error) {
 			return w, fmt.Errorf("waiting: %s is empty", f.name)
 		case len(f.v) > maxWaitKey:
 			return w, fmt.Errorf("waiting: %s is longer than %d bytes", f.name, maxWaitKey)
-		case !utf8.ValidString(f.v) || !printable(f.v):
+		case !utf8.ValidString(f.v) || !Printable(f.v):
 			return w, fmt.Errorf("waiting: %s contains control characters", f.name)
 		}
 	}

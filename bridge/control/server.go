@@ -201,9 +201,9 @@ func (s *Server) untrack(c net.Conn) {
 	_ = c.Close()
 }
 
-// peer returns the credentials the kernel recorded when the peer
+// PeerCred returns the credentials the kernel recorded when the peer
 // connected; they cannot be forged by the peer.
-func peer(c *net.UnixConn) (*unix.Ucred, error) {
+func PeerCred(c *net.UnixConn) (*unix.Ucred, error) {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return nil, err
@@ -222,7 +222,7 @@ func peer(c *net.UnixConn) (*unix.Ucred, error) {
 func (s *Server) serve(c *net.UnixConn) {
 	defer s.wg.Done()
 	defer s.untrack(c)
-	cred, err := peer(c)
+	cred, err := PeerCred(c)
 	if err != nil {
 		s.cfg.Logf("control: rejected a connection: cannot read peer credentials: %v", err)
 		return
@@ -341,7 +341,7 @@ func (s *Server) write(c net.Conn, m Message) bool {
 func (s *Server) answer(m Message) Message {
 	reply := Message{Type: TypeResponse, ID: m.ID}
 	fail := func(err error) Message {
-		reply.Error = clip(err.Error())
+		reply.Error = Clip(err.Error())
 		return reply
 	}
 	var result any
@@ -370,7 +370,7 @@ func (s *Server) answer(m Message) Message {
 		}
 		result = struct{}{}
 	default:
-		return fail(fmt.Errorf("unknown method %q", clip(m.Method)))
+		return fail(fmt.Errorf("unknown method %q", Clip(m.Method)))
 	}
 	b, err := json.Marshal(result)
 	if err != nil {

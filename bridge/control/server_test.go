@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -20,27 +19,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	// Re-executed as another user by TestOtherUID: dial and tell.
-	if path := os.Getenv("HERDR_PI_TEST_DIAL"); path != "" {
-		os.Exit(dialAndReport(path, os.Getenv("HERDR_PI_TEST_TOKEN")))
-	}
-	testenv.Main(m)
-}
-
-func dialAndReport(path, token string) int {
-	c, err := net.DialTimeout("unix", path, 2*time.Second)
-	if err != nil {
-		fmt.Printf("dial: %v\n", err)
-		return 0
-	}
-	defer c.Close()
-	fmt.Fprintf(c, `{"type":"hello","token":%q,"role":"client"}`+"\n", token)
-	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-	line, err := bufio.NewReader(c).ReadString('\n')
-	fmt.Printf("reply: %q err: %v\n", line, err)
-	return 0
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // recorder is the wrapper side in these tests: it records events and
 // answers requests from a canned status.
@@ -457,40 +436,12 @@ func TestListenRefusesAnOpenDirectoryAndLongPaths(t *testing.T) {
 	}
 }
 
-const nobody = 65534
+const nobody = testenv.Nobody
 
-// runAsNobody runs this test binary as uid/gid 65534 to dial path.
+// runAsNobody dials path as uid 65534 with the first line a client sends.
 func runAsNobody(t *testing.T, path, token string) string {
 	t.Helper()
-	if os.Getuid() != 0 {
-		testenv.Missing(t, "root", "run the tests as root to start a process as another uid (CI runs as root)")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The test binary sits in a private build directory; nobody needs a
-	// copy it can execute.
-	binDir := shortDir(t)
-	if err := os.Chmod(binDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(binDir, "dialer")
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin)
-	cmd.Env = []string{"HERDR_PI_TEST_DIAL=" + path, "HERDR_PI_TEST_TOKEN=" + token}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("dialer as uid %d: %v\n%s", nobody, err, out)
-	}
-	return string(out)
+	return testenv.DialAsNobody(t, path, `{"type":"hello","token":"`+token+`","role":"client"}`)
 }
 
 // Another user cannot reach the socket: the 0700 directory stops it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,7 +31,8 @@ type ReporterConfig struct {
 	// at which Herdr itself delivers events (§1.4).
 	MinInterval time.Duration
 	// RetryMin and RetryMax bound the back-off with which the current state
-	// is sent again after a report failed. Defaults 1 s and 30 s.
+	// is sent again after a report failed. Defaults 1 s and 30 s. Resync
+	// ends a back-off at once.
 	RetryMin, RetryMax time.Duration
 	// ReleaseGrace is how long Release lets a report in flight finish, so
 	// the release arrives after it, before cutting it off. Default 250 ms.
@@ -55,14 +57,21 @@ type stateMsg struct{ state, message string }
 // one report per MinInterval, only when (state, message) differs from what
 // Herdr last acknowledged. The sender ends once it has caught up; after a
 // failure it stays to send the current state again with back-off, so Herdr
-// gets it once it answers again (after a restart or a live handoff, §9.1).
-// Release and Close stop the sender and wait for it.
+// gets it once it answers again (after a restart or a live handoff, §9.1);
+// Resync cuts that back-off short. Reported waits, on its caller's
+// goroutine, until Herdr has what was reported. Release and Close stop the
+// sender and wait for it.
 type Reporter struct {
 	cfg    ReporterConfig
 	client *Client
 
-	seqMu sync.Mutex
-	seq   *seqClock
+	// seqMu guards seq, whose next may sleep a few microseconds holding
+	// it; nothing else takes seqMu, so Stats and Report never wait on that
+	// sleep (under testing/synctest a goroutine waiting on a mutex would
+	// also stop the bubble's clock that the sleep waits for).
+	seqMu   sync.Mutex
+	seq     *seqClock
+	lastSeq atomic.Uint64 // the last seq handed out, 0 before the first
 
 	sendCtx    context.Context
 	cancelSend context.CancelCauseFunc
@@ -77,7 +86,6 @@ type Reporter struct {
 	force      bool // send want even if Herdr acknowledged it already
 	acked      stateMsg
 	hasAcked   bool
-	attempted  bool // a report may have reached Herdr
 	claimed    bool // Report was called: this run speaks for the pane
 	failing    bool
 	lastKind   FailureKind // of the last failure
@@ -91,6 +99,20 @@ type Reporter struct {
 	logged     map[FailureKind]bool
 	recovered  bool
 	stats      ReporterStats
+
+	// Generations for Reported: every Report that changes the wanted
+	// state, and every Resync, asks for one more; a report settles the
+	// generation it was taken at, and so every one before it.
+	reqGen  uint64 // the last generation asked for
+	sendGen uint64 // the generation of the report in flight
+	doneGen uint64 // every generation up to this one is settled
+	waiters []*waiter
+}
+
+// waiter is one Reported call waiting for generation gen to settle.
+type waiter struct {
+	gen  uint64
+	done chan struct{}
 }
 
 var errStopped = errors.New("reporter stopped")
@@ -136,11 +158,15 @@ func (r *Reporter) Report(state, message string) {
 	}
 	r.want, r.hasWant, r.dirty, r.claimed = next, true, true, true
 	r.stats.Requested++
+	r.reqGen++
 	r.kickLocked()
 }
 
 // Resync sends the current state again even if Herdr acknowledged it, for
-// when Herdr may have lost it (its event stream ended, say).
+// when Herdr answers again and may have lost it (its event stream came
+// back after a restart or a live handoff, say). It goes out at the next
+// pacing slot, cutting short any back-off after failed reports: however
+// long Herdr was away, it gets the state as soon as it is back.
 func (r *Reporter) Resync() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -148,7 +174,71 @@ func (r *Reporter) Resync() {
 		return
 	}
 	r.dirty, r.force = true, true
+	r.reqGen++
+	r.retryNowLocked()
 	r.kickLocked()
+}
+
+// answered tells the Reporter that Herdr answered another request: a state
+// waiting out a back-off after failed reports goes now, not seconds later.
+func (r *Reporter) answered() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || !r.failing {
+		return
+	}
+	r.retryNowLocked()
+	r.kickLocked()
+}
+
+// retryNowLocked ends the back-off; should Herdr fail again, the back-off
+// starts over from RetryMin, as for a fresh failure.
+func (r *Reporter) retryNowLocked() {
+	r.retryAt, r.retryDelay = time.Time{}, 0
+}
+
+// Reported returns once every state handed to Report before the call (and
+// every Resync) has been delivered to Herdr or given up — replaced by a
+// newer state that was delivered, refused by Herdr, or dropped because the
+// Reporter stopped — or when ctx ends, with ctx's cause. Any other return
+// is nil. It never holds up Report: whoever must not show something before
+// Herdr shows the state (a toast saying the agent needs input, say) waits
+// here, not the caller of Report. While Herdr does not answer, the state
+// stays pending and only ctx bounds the wait.
+func (r *Reporter) Reported(ctx context.Context) error {
+	r.mu.Lock()
+	if r.doneGen >= r.reqGen {
+		r.mu.Unlock()
+		return nil
+	}
+	w := &waiter{gen: r.reqGen, done: make(chan struct{})}
+	r.waiters = append(r.waiters, w)
+	r.mu.Unlock()
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		r.mu.Lock()
+		r.waiters = slices.DeleteFunc(r.waiters, func(o *waiter) bool { return o == w })
+		r.mu.Unlock()
+		return context.Cause(ctx)
+	}
+}
+
+// settledLocked records that every generation up to gen is settled and
+// wakes the Reported calls waiting for them.
+func (r *Reporter) settledLocked(gen uint64) {
+	if gen <= r.doneGen {
+		return
+	}
+	r.doneGen = gen
+	r.waiters = slices.DeleteFunc(r.waiters, func(w *waiter) bool {
+		if w.gen <= gen {
+			close(w.done)
+			return true
+		}
+		return false
+	})
 }
 
 // Stats returns what the Reporter has done so far.
@@ -156,12 +246,7 @@ func (r *Reporter) Stats() ReporterStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.stats
-	r.seqMu.Lock()
-	s.LastSeq = r.seq.floor
-	r.seqMu.Unlock()
-	if !r.attempted {
-		s.LastSeq = 0
-	}
+	s.LastSeq = r.lastSeq.Load()
 	return s
 }
 
@@ -245,13 +330,16 @@ func (r *Reporter) stopLocked() {
 	if !r.stopped {
 		r.stopped = true
 		close(r.stopCh)
+		r.settledLocked(r.reqGen) // nothing more will be delivered
 	}
 }
 
 func (r *Reporter) nextSeq() uint64 {
 	r.seqMu.Lock()
 	defer r.seqMu.Unlock()
-	return r.seq.next()
+	seq := r.seq.next()
+	r.lastSeq.Store(seq)
+	return seq
 }
 
 // logf logs through the configured function. A log function that panics
@@ -275,6 +363,9 @@ func (r *Reporter) run() {
 			r.mu.Lock()
 			r.running = false
 			r.dirty = true // whatever was being sent may not have arrived
+			// Sent again only with the next change: until then it is
+			// given up, and no Reported call waits for it.
+			r.settledLocked(r.reqGen)
 			r.mu.Unlock()
 			r.logOnce("panic", "herdr: reporter panic, recovered (the next change is sent again): %v\n%s", p, debug.Stack())
 		}
@@ -313,6 +404,8 @@ func (r *Reporter) next() (job stateMsg, wait time.Duration, ok bool) {
 		r.dirty = false // the pending changes ended where Herdr already is
 	}
 	if !r.dirty {
+		// Everything asked for was delivered, undone or given up.
+		r.settledLocked(r.reqGen)
 		r.running = false
 		return job, 0, false
 	}
@@ -325,8 +418,8 @@ func (r *Reporter) next() (job stateMsg, wait time.Duration, ok bool) {
 		return job, d, true
 	}
 	r.dirty, r.force = false, false
+	r.sendGen = r.reqGen
 	r.lastStart = now
-	r.attempted = true
 	return r.want, 0, true
 }
 
@@ -349,6 +442,7 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 	defer r.mu.Unlock()
 	if err == nil {
 		r.stats.Sent++
+		r.settledLocked(r.sendGen)
 		r.acked, r.hasAcked = job, true
 		if r.failing {
 			r.failing, r.retryDelay = false, 0
@@ -365,6 +459,7 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 	}
 	var he *Error
 	if errors.As(err, &he) {
+		r.settledLocked(r.sendGen) // given up: sending it again cannot help
 		// Herdr answered and said no: sending the same again cannot help.
 		return r.onceLocked(KindOf(err), fmt.Sprintf("herdr: Herdr rejected a report: %v (not retried; further failures of this kind are not logged)", err))
 	}

@@ -2,6 +2,7 @@ package herdr_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -87,4 +88,52 @@ func times(reqs []herdrtest.Request, since func(herdrtest.Request) time.Duration
 		out = append(out, since(q))
 	}
 	return out
+}
+
+// TestResyncCutsTheBackOffShort: after minutes of failures the Reporter
+// waits 30 s between attempts; Resync (Herdr is known to answer again)
+// sends the state at once instead.
+func TestResyncCutsTheBackOffShort(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		r := newReporter(s, nil, inBubble(s))
+		defer r.Close()
+		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultGarbage})
+		r.Report("blocked", "")
+		// Attempts at 0, 1, 3, 7, 15, 31, 61, 91, 121 and 151 s: the
+		// back-off is at its 30 s cap.
+		time.Sleep(125 * time.Second)
+		synctest.Wait()
+		s.SetFault(herdrtest.Fault{})
+		time.Sleep(time.Second) // inside the back-off: nothing is sent
+		synctest.Wait()
+		if st := s.Pane(s.PaneID()).Status; st == "blocked" {
+			t.Fatalf("the state went out inside the back-off; the test proves nothing")
+		}
+		resynced := time.Now()
+		r.Resync()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		reps := s.Reports(s.PaneID())
+		if len(reps) == 0 {
+			t.Fatal("nothing reported in the second after Resync")
+		}
+		if last := reps[len(reps)-1]; last.State != "blocked" || !last.Accepted || last.At.Sub(resynced) > 100*time.Millisecond {
+			t.Errorf("last report %+v at +%v after Resync, want blocked at once (at the next pacing slot)", last, last.At.Sub(resynced))
+		}
+		// A new failure starts the back-off over from 1 s.
+		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultGarbage})
+		r.Report("idle", "")
+		time.Sleep(1500 * time.Millisecond)
+		synctest.Wait()
+		var idle []time.Duration
+		for _, q := range s.Requests() {
+			if q.At.After(resynced) && strings.Contains(q.Line, `"idle"`) {
+				idle = append(idle, q.At.Sub(resynced))
+			}
+		}
+		if len(idle) != 4 { // two attempts at once, two more 1 s later
+			t.Errorf("idle attempts at %v, want two at once and two 1s later", idle)
+		}
+	})
 }

@@ -2,8 +2,6 @@ package probe
 
 import (
 	_ "embed"
-	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -24,13 +22,6 @@ func HandoffSource() []byte { return append([]byte(nil), handoffSource...) }
 
 // writeHandoff puts the handoff module beside the probe (0600).
 func writeHandoff(dir string) error {
-	path := filepath.Join(dir, HandoffFileName)
-	if err := os.WriteFile(path, handoffSource, 0o600); err != nil {
-		return fmt.Errorf("probe: %w", err)
-	}
-	// WriteFile keeps the mode of a file that was there already.
-	if err := os.Chmod(path, 0o600); err != nil {
-		return fmt.Errorf("probe: %w", err)
-	}
-	return nil
+	_, err := writeFile(filepath.Join(dir, HandoffFileName), handoffSource)
+	return err
 }

@@ -1,8 +1,10 @@
 // Package probe holds the Pi extension that `herdr-pi wrap` injects into an
 // interactive Pi (probe.js, embedded), and the Go side of it: writing it
-// into the wrapper's private run directory, and deciding from Pi's
-// arguments whether Pi will run interactively (the only mode the probe is
-// given to: print, JSON and RPC runs stay a pure passthrough).
+// into the wrapper's private run directory, deciding from Pi's arguments
+// whether Pi will run interactively (the only mode the probe is given to:
+// print, JSON and RPC runs stay a pure passthrough), and how it goes in —
+// through a launcher that registers it as a hidden extension (launcher.mjs,
+// for Pi entry scripts it knows), else with -e.
 //
 // What the probe sends is decoded by bridge/control.
 package probe
@@ -41,12 +43,15 @@ func Write(dir string) (string, error) {
 	if err := writeHandoff(dir); err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, FileName)
+	return writeFile(filepath.Join(dir, FileName), source)
+}
+
+func writeFile(path string, b []byte) (string, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return "", fmt.Errorf("probe: %w", err)
 	}
-	if _, err := f.Write(source); err != nil {
+	if _, err := f.Write(b); err != nil {
 		f.Close()
 		return "", fmt.Errorf("probe: %w", err)
 	}
@@ -56,9 +61,10 @@ func Write(dir string) (string, error) {
 	return path, nil
 }
 
-// Interactive reports whether Pi run with args (without the program name)
-// and these terminals starts its interactive TUI; only then is the probe
-// passed. See [settings.PiArgs.Interactive].
+// Interactive reports whether Pi run with args (Pi's own arguments: after
+// the program, node's script or npx's package) and these terminals starts
+// its interactive TUI; only then is the probe passed. See
+// [settings.PiArgs.Interactive].
 func Interactive(args []string, stdinTTY, stdoutTTY bool) bool {
 	return settings.ParsePiArgs(args).Interactive(stdinTTY, stdoutTTY)
 }

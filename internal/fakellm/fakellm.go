@@ -33,11 +33,10 @@ type Reply struct {
 	// ToolCommand, when set, makes the answer a `bash` tool call running
 	// this command instead of text.
 	ToolCommand string
-	// Tool, when set, makes the answer a call of this tool with Args
-	// (JSON-encoded) instead of text: how a test makes Pi call an
-	// extension's tool, the workflow engine's `workflow` say.
-	Tool string
-	Args any
+	// Tool, when set, makes the answer a call of any tool instead of text
+	// (it wins over ToolCommand): how a test makes Pi call an extension's
+	// tool, the workflow engine's `workflow` say.
+	Tool *ToolCall
 	// Status, when ≥ 400, answers with this HTTP status and an
 	// OpenAI-shaped error body instead of a stream (Pi then ends the turn
 	// with a provider error; 4xx other than 429 are not retried by Pi).
@@ -46,6 +45,16 @@ type Reply struct {
 	// or the server closes: a model that never answers, so a test can kill
 	// Pi mid-turn at a known point.
 	Hang bool
+}
+
+// ToolCall is one tool call the model makes.
+type ToolCall struct {
+	// ID is the call's id (a fresh "call_fake_<n>" of this server when
+	// empty).
+	ID   string
+	Name string
+	// Args is marshalled to the call's JSON arguments.
+	Args any
 }
 
 // Message is one chat message of a request, with its text flattened.
@@ -292,14 +301,18 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, us
 	if !send(delta(map[string]any{"role": "assistant", "content": ""}, nil), nil) {
 		return
 	}
-	if reply.ToolCommand != "" || reply.Tool != "" {
-		name, argv := reply.Tool, reply.Args
-		if reply.ToolCommand != "" {
-			name, argv = "bash", map[string]string{"command": reply.ToolCommand}
+	call := reply.Tool
+	if call == nil && reply.ToolCommand != "" {
+		call = &ToolCall{Name: "bash", Args: map[string]string{"command": reply.ToolCommand}}
+	}
+	if call != nil {
+		id := call.ID
+		if id == "" {
+			id = fmt.Sprintf("call_fake_%d", s.calls.Add(1))
 		}
-		args, _ := json.Marshal(argv)
-		send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": fmt.Sprintf("call_fake_%d", s.calls.Add(1)), "type": "function",
-			"function": map[string]any{"name": name, "arguments": ""}}}}, nil), nil)
+		args, _ := json.Marshal(call.Args)
+		send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": id, "type": "function",
+			"function": map[string]any{"name": call.Name, "arguments": ""}}}}, nil), nil)
 		send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": string(args)}}}}, nil), nil)
 		send(delta(map[string]any{}, "tool_calls"), nil)
 	} else {

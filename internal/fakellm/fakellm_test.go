@@ -103,7 +103,7 @@ func TestNamedToolCallsErrorsAndHangs(t *testing.T) {
 	s := Start(func(req Request) Reply {
 		switch req.LastUser() {
 		case "tool":
-			return Reply{Tool: "workflow", Args: map[string]any{"name": "w", "foreground": true}}
+			return Reply{Tool: &ToolCall{Name: "workflow", Args: map[string]any{"name": "w", "foreground": true}}}
 		case "refuse":
 			return Reply{Status: 400, Text: "no thanks"}
 		}
@@ -150,4 +150,49 @@ func TestNamedToolCallsErrorsAndHangs(t *testing.T) {
 	s.Close()
 	<-hung
 	s.Close() // twice is fine (a defer and a cleanup may both close)
+}
+
+func TestAnswersWithAnyToolCall(t *testing.T) {
+	s := Start(Fixed(Reply{Tool: &ToolCall{ID: "call_7", Name: "lookup", Args: map[string]any{"q": "x"}}, ToolCommand: "ignored"}))
+	defer s.Close()
+	resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"go"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var id, name, args, finish string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || line == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					ToolCalls []struct {
+						ID       string                           `json:"id"`
+						Function struct{ Name, Arguments string } `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+				Finish *string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatalf("chunk %q: %v", line, err)
+		}
+		for _, ch := range c.Choices {
+			for _, tc := range ch.Delta.ToolCalls {
+				id += tc.ID
+				name += tc.Function.Name
+				args += tc.Function.Arguments
+			}
+			if ch.Finish != nil {
+				finish = *ch.Finish
+			}
+		}
+	}
+	if id != "call_7" || name != "lookup" || args != `{"q":"x"}` || finish != "tool_calls" {
+		t.Fatalf("tool call id %q name %q args %q finish %q", id, name, args, finish)
+	}
 }

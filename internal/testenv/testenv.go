@@ -83,7 +83,10 @@ func Main(m *testing.M) { os.Exit(Checked(m).Run()) }
 
 // Checked is m with Main's checks after its run, for a TestMain that hands
 // m to something else (testscript.Main).
-func Checked(m *testing.M) interface{ Run() int } { return checked{m} }
+func Checked(m *testing.M) interface{ Run() int } {
+	dialMode() // started by DialAsNobody: dial, tell and exit
+	return checked{m}
+}
 
 type checked struct{ m *testing.M }
 

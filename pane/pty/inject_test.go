@@ -45,12 +45,17 @@ func TestBoundary(t *testing.T) {
 func TestInjectWaitsForCleanBoundary(t *testing.T) {
 	o := newOuter(t, 24, 80)
 	inj := NewInjector()
+	// The child finishes its sequence only when told (a line on stdin,
+	// not echoed), and the bound on waiting is far away: no clock decides.
 	_, done := start(t, Options{
-		Argv:  []string{"sh", "-c", `printf 'start\033[3'; sleep 0.03; printf '1mX\033[0m'; sleep 0.2; printf end`},
-		Stdin: o.tty, Stdout: o.tty, Inject: inj,
+		Argv:  []string{"sh", "-c", `stty -echo; printf 'start\033[3'; read x; printf '1mX\033[0m'; sleep 0.2; printf end`},
+		Stdin: o.tty, Stdout: o.tty, Inject: inj, injectWait: time.Hour,
 	})
 	o.waitFor("start\x1b[3")
 	if _, err := inj.Write([]byte("<INJ>")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.master.Write([]byte("go\r")); err != nil {
 		t.Fatal(err)
 	}
 	if err := wait(t, done); err != nil {
@@ -63,18 +68,18 @@ func TestInjectWaitsForCleanBoundary(t *testing.T) {
 	}
 }
 
-// Injections also reach the terminal while the child is silent, and those
-// still pending when the child exits are written before the wrapper returns.
+// Injections also reach the terminal while the child is silent.
 func TestInjectWhileIdleAndAtExit(t *testing.T) {
 	o := newOuter(t, 24, 80)
 	inj := NewInjector()
-	_, done := start(t, Options{Argv: []string{"sh", "-c", `echo ready; sleep 0.3`}, Stdin: o.tty, Stdout: o.tty, Inject: inj})
+	// The child waits for a line: it stays silent (and alive) until the
+	// injection has reached the terminal.
+	_, done := start(t, Options{Argv: []string{"sh", "-c", `stty -echo; echo ready; read x`}, Stdin: o.tty, Stdout: o.tty, Inject: inj})
 	o.waitFor("ready")
-	begin := time.Now()
 	_, _ = inj.Write([]byte("<idle>"))
 	o.waitFor("<idle>")
-	if d := time.Since(begin); d > 200*time.Millisecond {
-		t.Fatalf("idle injection took %v", d)
+	if _, err := o.master.Write([]byte("\r")); err != nil {
+		t.Fatal(err)
 	}
 	if err := wait(t, done); err != nil {
 		t.Fatal(err)

@@ -34,6 +34,12 @@ type Options struct {
 	// Stdout, and every resize. The copy loop never waits for its reader.
 	Tap *Tap
 
+	// Tail, when set, receives a copy of every output chunk too, and
+	// nothing else. Left unread until Run returns, it then holds the last
+	// bytes the child wrote (as many as its limit): what an agent printed
+	// as it exited.
+	Tail *Tap
+
 	// Inject, when set, carries bytes other parts want on the caller's
 	// terminal; the copy loop writes them between output chunks.
 	Inject *Injector
@@ -53,9 +59,11 @@ type Options struct {
 	Signals <-chan os.Signal
 
 	// Seams for this package's tests: ppoll stands in for unix.Ppoll in
-	// the copy loop, stopSelf for stopping this process on job control.
-	ppoll    func(fds []unix.PollFd, timeout *unix.Timespec, sigmask *unix.Sigset_t) (int, error)
-	stopSelf func()
+	// the copy loop, stopSelf for stopping this process on job control,
+	// injectWait for the bound on waiting for a clean boundary.
+	ppoll      func(fds []unix.PollFd, timeout *unix.Timespec, sigmask *unix.Sigset_t) (int, error)
+	stopSelf   func()
+	injectWait time.Duration
 }
 
 // forwarded are the signals sent on to the child instead of acting on us.
@@ -314,6 +322,7 @@ type loop struct {
 
 	ppoll          func([]unix.PollFd, *unix.Timespec, *unix.Sigset_t) (int, error)
 	stopSelf       func()
+	injectWait     time.Duration
 	closeMaster    func()
 	onStop, onCont func()
 }
@@ -325,7 +334,10 @@ func newLoop(o Options, master *os.File, inFd, outFd int, inTTY bool, sizeFds []
 	}
 	l := &loop{o: o, master: master, inFd: inFd, outFd: outFd, inTTY: inTTY,
 		sizeFds: sizeFds, pid: pid, child: child, wake: w, exited: make(chan struct{}),
-		ppoll: o.ppoll, stopSelf: o.stopSelf}
+		ppoll: o.ppoll, stopSelf: o.stopSelf, injectWait: o.injectWait}
+	if l.injectWait == 0 {
+		l.injectWait = injectWait
+	}
 	if l.ppoll == nil {
 		l.ppoll = unix.Ppoll
 	}
@@ -506,6 +518,9 @@ func (l *loop) run() (int, error) {
 				if l.o.Tap != nil {
 					l.o.Tap.Write(out[:n])
 				}
+				if l.o.Tail != nil {
+					l.o.Tail.Write(out[:n])
+				}
 				if l.o.Inject != nil {
 					bnd.observe(out[:n])
 				}
@@ -552,7 +567,7 @@ func (l *loop) run() (int, error) {
 		}
 		if !bnd.clean && !force {
 			if injectBy.IsZero() {
-				injectBy = time.Now().Add(injectWait)
+				injectBy = time.Now().Add(l.injectWait)
 			}
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +76,13 @@ func openCommand(f *Factory) *cli.Command {
 			&cli.BoolFlag{Name: "workspace", Usage: "open a tab in the run's workspace (created when absent)"},
 		},
 		Action: func(c *cli.Context) error {
+			args, err := openArgs(c)
+			if errors.Is(err, errOpenHelp) {
+				return cli.ShowSubcommandHelp(c)
+			}
+			if err != nil {
+				return err
+			}
 			opts := &openOptions{Inspect: c.Bool("inspect"), Wait: c.Bool("wait"), JSON: c.Bool("json"), List: c.Bool("list"),
 				StartTimeout: 30 * time.Second, ForkTimeout: 20 * time.Second}
 			for _, p := range []string{"split", "tab", "workspace"} {
@@ -85,7 +93,6 @@ func openCommand(f *Factory) *cli.Command {
 					opts.Place = p
 				}
 			}
-			args := c.Args().Slice()
 			switch {
 			case len(args) > 2:
 				return usagef("open", "unexpected argument %q (give a run and an attempt)", args[2])
@@ -103,6 +110,42 @@ func openCommand(f *Factory) *cli.Command {
 			return openRun(c.Context, f, opts)
 		},
 	}
+}
+
+// errOpenHelp is openArgs asking for the command's help.
+var errOpenHelp = errors.New("help")
+
+// openArgs returns the run and attempt arguments and sets the flags given
+// among or after them: urfave/cli stops reading flags at the first
+// argument, and people write "herdr-pi open 3f0c fixer --inspect". Every
+// flag of open is a switch; "--" ends the flags.
+func openArgs(c *cli.Context) ([]string, error) {
+	var args []string
+	rest := c.Args().Slice()
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			return append(args, rest[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			args = append(args, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "help" || name == "h" {
+			return nil, errOpenHelp
+		}
+		if !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) }) {
+			return nil, usagef("open", "unknown flag %s", a)
+		}
+		if !hasValue {
+			value = "true"
+		}
+		if err := c.Set(name, value); err != nil {
+			return nil, usagef("open", "%s: %v", a, err)
+		}
+	}
+	return args, nil
 }
 
 // openReport is `open --json`.
@@ -189,7 +232,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if err != nil {
 		return err
 	}
-	opener, err := newOpener(f, client, cfg.Open.Pi, env)
+	opener, err := newOpener(f, client, cfg.Open.Pi, env, cwd)
 	if err != nil {
 		return err
 	}
@@ -207,16 +250,53 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	defer stop()
 	opened, err := opener.Open(ctx, launch, place)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Open closed what it had made already.
+			fmt.Fprintln(io.Err, "herdr-pi open: interrupted")
+			return silentExit(exitInterrupted)
+		}
 		return fmt.Errorf("open: %s: %w", a, err)
 	}
+	interrupted := func() error {
+		// Only what this command created is closed: a reused tab was the
+		// person's before, and stays.
+		what := "nothing: pane " + opened.PaneID + " was open before and stays"
+		if len(opened.Created) > 0 {
+			what = opened.Created[0]
+		}
+		opened.Close(opener.Herdr)
+		fmt.Fprintf(io.Err, "herdr-pi open: interrupted; closed %s\n", what)
+		return silentExit(exitInterrupted)
+	}
+	// Herdr's events say when the pane ends, from now on: no wait of
+	// open's outlives the pane (the person may quit Pi, or close the
+	// pane, before open has learnt the fork).
+	wctx, stopWatch := context.WithCancel(ctx)
+	end := handoff.WatchEnd(wctx, handoff.WatcherEvents(client), opened.Placed)
+	defer func() { stopWatch(); <-end.Done }()
+
 	rep := openReport{Format: openFormat, Run: a.Run.ID, Workflow: a.Run.Workflow(), Attempt: a.Name(), Session: session,
 		Model: a.Model(), OwnerGone: ownerGone, Mode: string(place.Mode), Opened: opened}
 	if !opened.Reused {
-		if err := waitStarted(ctx, opened, opts.StartTimeout); err != nil {
-			closeOpened(&opened, opener.Herdr)
+		defer os.Remove(opened.WatchFile)
+		err := handoff.WaitStarted(ctx, opened, opts.StartTimeout, end.Ended)
+		switch {
+		case ctx.Err() != nil:
+			return interrupted()
+		case err != nil:
+			opened.Close(opener.Herdr)
 			return fmt.Errorf("open: %s: %w", a, err)
 		}
-		rep.Fork = forkOf(ctx, paths, h, opened.PaneID, opts.ForkTimeout)
+		var failed bool
+		rep.Fork, failed = handoff.ForkOf(ctx, paths.RuntimeBase, h.SocketPath, opened, opts.ForkTimeout, end.Ended)
+		switch {
+		case ctx.Err() != nil:
+			return interrupted()
+		case failed:
+			// The pane stays: it shows why, which open cannot tell.
+			return fmt.Errorf("open: %s: the command failed in pane %s before Pi opened the fork; "+
+				"the pane shows why (press Enter there to close it)", a, opened.PaneID)
+		}
 	}
 	if !opts.Wait {
 		return printOpen(f, rep, opts.JSON)
@@ -224,20 +304,22 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if !opts.JSON {
 		printOpenLine(f, rep)
 	}
-	ended, err := handoff.WaitEnded(ctx, watchEvents(client), opened.Placed)
-	if err != nil {
-		closeOpened(&opened, opener.Herdr)
-		if ctx.Err() != nil {
-			fmt.Fprintf(io.Err, "herdr-pi open: interrupted; closed pane %s\n", opened.PaneID)
-			return silentExit(exitInterrupted)
-		}
-		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, err)
+	select {
+	case <-end.Done:
+	case <-ctx.Done():
 	}
-	rep.Ended = string(ended)
+	if ctx.Err() != nil {
+		return interrupted()
+	}
+	if end.Err != nil {
+		opened.Close(opener.Herdr)
+		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, end.Err)
+	}
+	rep.Ended = string(end.How)
 	if opts.JSON {
 		return printOpen(f, rep, opts.JSON)
 	}
-	fmt.Fprintf(io.Out, "pane %s %s\n", opened.PaneID, ended)
+	fmt.Fprintf(io.Out, "pane %s %s\n", opened.PaneID, end.How)
 	return nil
 }
 
@@ -276,7 +358,8 @@ func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, ca
 // newOpener resolves what the pane runs. A bare Pi command is looked up on
 // this PATH now, and the pane gets this PATH: the person's shell found Pi
 // (and its node) there, a fresh pane's might not.
-func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env) (handoff.Opener, error) {
+// A relative path to Pi is taken from dir, open's own directory.
+func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, dir string) (handoff.Opener, error) {
 	self, err := f.Executable()
 	if err != nil {
 		return handoff.Opener{}, fmt.Errorf("open: cannot find herdr-pi's own executable: %w", err)
@@ -288,6 +371,17 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env) 
 			return handoff.Opener{}, fmt.Errorf("open: %q is not on your PATH; install Pi or set [open] pi in config.toml", pi[0])
 		}
 		pi[0] = p
+	} else {
+		// Checked here, before Herdr hears anything: in the pane a missing
+		// Pi would only show as a failed command, after open said it opened.
+		// The pane starts elsewhere, so a relative path is made absolute.
+		if !filepath.IsAbs(pi[0]) {
+			pi[0] = filepath.Join(dir, pi[0])
+		}
+		if _, err := pty.Resolve(pi[0], nil); err != nil {
+			return handoff.Opener{}, fmt.Errorf("open: [open] pi in %s: %v; set it to Pi's path, or to \"pi\" for the one on your PATH",
+				f.Paths().ConfigFile, err)
+		}
 	}
 	var piEnv []string
 	for _, k := range []string{"PATH", "PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR"} {
@@ -295,82 +389,18 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env) 
 			piEnv = append(piEnv, k+"="+v)
 		}
 	}
-	dir := filepath.Join(f.Paths().RuntimeBase, "open")
-	for _, d := range []string{f.Paths().RuntimeBase, dir} {
+	// The wrapper in the pane says which fork its Pi writes through the
+	// pane registry under herdr-pi's runtime directory; a pane started
+	// with another XDG_RUNTIME_DIR (or none) would register where open
+	// does not look. This value makes the pane resolve open's directory.
+	piEnv = append(piEnv, "XDG_RUNTIME_DIR="+filepath.Dir(f.Paths().RuntimeBase))
+	files := filepath.Join(f.Paths().RuntimeBase, "open")
+	for _, d := range []string{f.Paths().RuntimeBase, files} {
 		if err := control.EnsurePrivateDir(d); err != nil {
 			return handoff.Opener{}, fmt.Errorf("open: the private directory for command files: %w", err)
 		}
 	}
-	return handoff.Opener{Herdr: client, Self: self, Pi: pi, PiEnv: piEnv, FileDir: dir}, nil
-}
-
-// waitStarted returns once the pane's shell started the command file
-// (which deletes itself first thing). A pane that never does is an error:
-// the file is removed so nothing is left behind.
-func waitStarted(ctx context.Context, o handoff.Opened, timeout time.Duration) error {
-	file := o.CommandFile
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if _, err := os.Lstat(file); errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			os.Remove(file)
-			return ctx.Err()
-		case <-deadline.C:
-			os.Remove(file)
-			return fmt.Errorf("pane %s did not start its command within %v", o.PaneID, timeout)
-		case <-tick.C:
-		}
-	}
-}
-
-// forkOf asks the wrapper in the new pane which session file its Pi writes
-// (the fork), waiting up to timeout for it to register and to hear Pi's
-// session_start; "" when it does not say in time.
-func forkOf(ctx context.Context, paths settings.Paths, h settings.Herdr, paneID string, timeout time.Duration) string {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	reg := control.PaneRegistry(paths.RuntimeBase)
-	key := control.PaneKey(h.SocketPath, paneID)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if ep, err := reg.Lookup(key); err == nil {
-			if c, err := control.Dial(ctx, ep.Socket, ep.Token); err == nil {
-				st, err := c.Status(ctx)
-				c.Close()
-				if err == nil && st.SessionFile != "" {
-					return st.SessionFile
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ""
-		case <-tick.C:
-		}
-	}
-}
-
-// watchEvents follows Herdr's event stream through the client.
-func watchEvents(c *herdr.Client) handoff.Events {
-	return func(ctx context.Context, subs []herdr.Subscription, handle func(herdr.Event)) error {
-		w := &herdr.Watcher{Client: c, Subscriptions: subs}
-		return w.Run(ctx, handle)
-	}
-}
-
-// closeOpened closes what open created, on its way out after a failure or
-// an interruption (with a short budget of its own).
-func closeOpened(o *handoff.Opened, h handoff.Herdr) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	_ = o.Undo(ctx, h)
+	return handoff.Opener{Herdr: client, Self: self, Pi: pi, PiEnv: piEnv, FileDir: files}, nil
 }
 
 func printOpen(f *Factory, rep openReport, asJSON bool) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -12,7 +11,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
+	"github.com/herdr-pi/herdr-pi/pane/launch"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/session"
 	agentsignals "github.com/herdr-pi/herdr-pi/pane/signals"
@@ -91,9 +92,12 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	}
 
 	// Pi's print, json and rpc modes are a pure passthrough: no probe, no
-	// prompt change, no reports (the seeds promise as much there).
-	piArgs := opts.Argv[1:]
-	isPi := runsPi(opts)
+	// prompt change, no reports (the seeds promise as much there). Pi's
+	// arguments are read where Pi reads them: after node's script, after
+	// npx's package.
+	agentCmd := launch.Parse(opts.Argv, cwd)
+	piArgs := agentCmd.Args
+	isPi := runsPi(opts, agentCmd)
 	if isPi && !probe.Interactive(piArgs, isTerminal(stdin), isTerminal(stdout)) {
 		// Not even a pty: under one, Pi's output would gain carriage
 		// returns. herdr-pi becomes Pi, with our stdio, signals and exit
@@ -111,23 +115,23 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	herdrEnv, inHerdr := settings.HerdrEnv(env)
 	inject := pty.NewInjector()
 	tui := isPi || isTerminal(stdin) && isTerminal(stdout)
-	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, log)
-	defer notes.close()
-	// Deferred after the notifier: at exit the pane is released first, and
-	// only then do queued notifications get their short drain.
-	report, stopHerdr, herdrHealth := startHerdrReporting(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
-	defer stopHerdr()
+	var down wrapShutdown
+	defer down.run() // every way out, a panic below included
+	presence := startPresence(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
+	down.release = func() { presence.Close(context.Background()) }
+	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, presence, log)
+	down.notify = notes.close
 
 	// The machine delivers events one at a time, in order: transitions are
 	// reported before the triggers hear of them.
-	det := startDetection(env, cfg, manifest, agent, log, reportTransitions(report), func(e state.Event) {
+	det, stopDetection := startDetection(env, cfg, manifest, log, reportTransitions(presence.Report), func(e state.Event) {
 		if notes.triggers != nil {
 			notes.triggers.StateEvent(e)
 		}
 	})
-	defer det.stop()
+	down.detection = stopDetection
 
-	signals := agentsignals.New(agentsignals.Config{Machine: det.machine, Agent: agent, HerdrHealth: herdrHealth})
+	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: agent, HerdrHealth: presence.Health})
 	argv := opts.Argv
 	run, err := control.Start(control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
@@ -138,15 +142,19 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		fmt.Fprintf(io.Err, "herdr-pi: no control socket (%v); herdr-pi waiting/status and the Pi probe are off for this run\n", err)
 		log.Printf("control: %v", err)
 	} else {
-		defer run.Close()
+		down.control = func() { run.Close() }
 		term.Env = append(slices.Clip(term.Env), run.Env()...)
 	}
 	if isPi {
-		if run != nil {
+		switch {
+		case run == nil:
+		case agentCmd.Shape == launch.Opaque:
+			log.Printf("probe: %s; Pi runs without it (state from its screen and session file)", agentCmd.Why)
+		default:
 			if p, err := probe.Write(run.Dir); err != nil {
 				log.Printf("probe: %v; Pi runs without it", err)
-			} else {
-				argv = append([]string{opts.Argv[0]}, probe.Inject(p, piArgs)...)
+			} else if argv, err = probeArgv(agentCmd, run.Dir, p, cwd, io.Env); err != nil {
+				argv = opts.Argv
 			}
 		}
 		w := session.Watch(session.WatchConfig{
@@ -154,27 +162,111 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 			Locator: session.Locate(settings.ParsePiArgs(piArgs), env, paths, cwd, time.Now()),
 			Logf:    log.Printf,
 		})
-		defer w.Close()
+		down.session = w.Close
 		signals.SetWatcher(w)
 	}
 
 	log.Printf("start %q (agent %s)", argv, agent)
-	term.Argv, term.Tap, term.Inject = argv, det.tap, inject
+	term.Argv, term.Tap, term.Inject = argv, det.Tap, inject
 	term.Started = signals.SetChildPID
+	tail := pty.NewTap(resumeTail)
+	term.Tail = tail
 	err = pty.Run(ctx, term)
 	log.Printf("end %q: %v", opts.Argv, err)
+	printResumeHint(stdout, opts, agentCmd, tail, log.Printf)
 	return err
 }
 
-// runsPi reports whether the wrapped command is Pi: its name says so, or
-// --agent pi names it (a Pi under another name). Only Pi gets the probe
-// and its arguments read.
-func runsPi(opts *wrapOptions) bool {
-	if opts.Agent == "pi" {
-		return true
+// wrapShutdown is wrap's way out, in this order whatever order the parts
+// started in: the pane is released in Herdr first, so nothing said while
+// the rest closes (the control socket's closing reasons, the last screen)
+// reaches Herdr as a state; then the control socket, the session watcher
+// and detection stop; the notifications still queued get their short drain
+// last, when they no longer wait for any report. A part that did not start
+// has no step.
+type wrapShutdown struct {
+	release, control, session, detection, notify func()
+}
+
+// run takes every step once; a second run does nothing.
+func (d *wrapShutdown) run() {
+	steps := []func(){d.release, d.control, d.session, d.detection, d.notify}
+	*d = wrapShutdown{}
+	for _, step := range steps {
+		if step != nil {
+			step()
+		}
 	}
-	base := filepath.Base(opts.Argv[0])
-	return base == "pi" || base == "pi.js"
+}
+
+// probeArgv is Pi's command line with the probe: started through the
+// probe's launcher when Pi's entry script allows (the probe then stays out
+// of Pi's start-up listing), else with -e where Pi reads its arguments.
+func probeArgv(c launch.Command, runDir, probePath, cwd string, env []string) ([]string, error) {
+	if node, entry, ok := c.NodeEntry(env, cwd); ok && probe.Launchable(entry) {
+		if l, err := probe.WriteLauncher(runDir); err == nil {
+			return append(node, probe.LauncherArgs(l, entry, c.Args)...), nil
+		}
+	}
+	return c.With(probe.Inject(probePath, c.Args))
+}
+
+// resumeTail is how much of the agent's last output is kept to find Pi's
+// resume hint in: the hint and the terminal resets around it, with room.
+const resumeTail = 4 << 10
+
+// printResumeHint adds, under Pi's "To resume this session:" hint, the
+// herdr-pi command that resumes the same session: herdr-pi wrap, the
+// user's --agent, the part of their command that starts Pi, and Pi's resume
+// arguments. Only when the hint is the last thing the agent printed.
+func printResumeHint(out *os.File, opts *wrapOptions, c launch.Command, tail *pty.Tap, logf func(string, ...any)) {
+	var last []byte
+	for _, s := range tail.Take().Segments {
+		last = append(last, s.Data...)
+	}
+	hint, ok := launch.ResumeHint(last)
+	if !ok {
+		return
+	}
+	self := []string{"herdr-pi", "wrap"}
+	if opts.Agent != "" {
+		self = append(self, "--agent", opts.Agent)
+	}
+	line, ok := c.ResumeCommand(self, hint)
+	if !ok {
+		logf("resume: Pi's hint %q has words not fit to show again", hint.Args)
+		return
+	}
+	fmt.Fprintln(out, line)
+}
+
+// runsPi reports whether the wrapped command is Pi: --agent pi says so (a
+// Pi under another name), or the command names Pi — directly, as a
+// runtime's script or a runner's package (launch.Command.Pi). Only Pi gets
+// the probe and its arguments read.
+func runsPi(opts *wrapOptions, c launch.Command) bool {
+	return opts.Agent == "pi" || c.Pi
+}
+
+// startPresence claims the pane in Herdr when wrap runs inside a complete
+// Herdr environment (settings.HerdrEnv). Outside one it returns nil, a
+// Presence that sends nothing, and logs what is missing when the
+// environment is half there.
+func startPresence(env settings.Env, cfg settings.Config, agent string, logf func(string, ...any)) *herdr.Presence {
+	h, ok := settings.HerdrEnv(env)
+	if !ok {
+		if env.Get("HERDR_ENV") != "" || env.Get("HERDR_SOCKET_PATH") != "" || env.Get("HERDR_PANE_ID") != "" {
+			logf("herdr: incomplete Herdr environment (missing %s): not reporting", strings.Join(settings.MissingHerdr(env), ", "))
+		}
+		return nil
+	}
+	if agent == "" {
+		agent = cfg.Herdr.Agent
+	}
+	return herdr.StartPresence(herdr.PresenceConfig{
+		Client: herdr.NewClient(h.SocketPath), PaneID: h.PaneID,
+		Source: cfg.Herdr.Source, Agent: agent, Logf: logf,
+	})
 }
 
 // reportLabel is the agent label Herdr shows: --agent, else the detected

@@ -33,7 +33,7 @@ type wrapNotifier struct {
 // when the agent runs its TUI), ntfy when configured. The Notifier's
 // goroutines are owned by it and end in close.
 func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Paths, cfg settings.Config,
-	h settings.Herdr, inHerdr, tui bool, inject *pty.Injector, cwd, agent string, log *logger) wrapNotifier {
+	h settings.Herdr, inHerdr, tui bool, inject *pty.Injector, cwd, agent string, barrier notify.Barrier, log *logger) wrapNotifier {
 	ncfg, warnings := notifyConfig(cfg, paths)
 	for _, w := range warnings {
 		log.Printf("notify: %s", w)
@@ -42,6 +42,7 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 		AgentName: displayName(agent), Project: filepath.Base(cwd), Logf: log.Printf}
 	if inHerdr {
 		setup.Herdr, _ = herdrChannel(h)
+		setup.Barrier = barrier // each toast waits for the state it is about to reach Herdr
 		setup.Instance = h.PaneID
 	} else {
 		setup.Instance = "pid" + strconv.Itoa(os.Getpid())

@@ -142,7 +142,7 @@ func (e *Env) respond(req fakellm.Request) fakellm.Reply {
 	u := req.LastUser()
 	if plan, ok := plans[u]; ok {
 		if i := count(req, "tool"); i < len(plan) {
-			return fakellm.Reply{Tool: "workflow", Args: map[string]any{"name": plan[i].name, "script": plan[i].script, "foreground": true}}
+			return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow", Args: map[string]any{"name": plan[i].name, "script": plan[i].script, "foreground": true}}}
 		}
 		return fakellm.Reply{Text: "fixtures done"}
 	}

@@ -1,0 +1,214 @@
+package herdr
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ReleaseBudget bounds how long [Presence.Close] waits to give the pane
+// back: a report in flight gets its grace, then the release its two
+// attempts (500 ms and 1500 ms, herdr-socket-api.md §1.4). Only a Herdr that
+// does not answer makes Close wait that long.
+const ReleaseBudget = 2500 * time.Millisecond
+
+// reconnectMax bounds the wait between two attempts to reopen the event
+// stream. The stream coming back is how a Presence learns that Herdr
+// answers again after an outage, and the state that changed meanwhile goes
+// out then, so this bounds how late it arrives whatever the outage's
+// length (the reporter's own back-off grows to 30 s). An attempt on a dead
+// socket is one failed connect; on a hung Herdr one waits 2 s anyway.
+const reconnectMax = 500 * time.Millisecond
+
+// PresenceConfig says which pane a [Presence] speaks for.
+type PresenceConfig struct {
+	Client *Client
+	PaneID string
+	// Source is the reporting source, e.g. "custom:herdr-pi".
+	Source string
+	// Agent is the agent label Herdr shows for the pane, e.g. "pi".
+	Agent string
+	// Logf receives diagnostics; it must not write to the agent's
+	// terminal. Nil discards.
+	Logf func(format string, args ...any)
+}
+
+// Presence is one pane's presence in Herdr for the life of a wrapper: it
+// claims the pane (state "unknown"), keeps Herdr showing the state it is
+// handed (a [Reporter]), sends that state again when Herdr may have lost it
+// (the event stream ends on a restart or a live handoff, §9.1) and, after
+// an outage of any length, within a second of Herdr answering again (the
+// stream is retried at least every reconnectMax), reads the
+// claim back once to say when Herdr ignores it (§6.2), and releases the
+// pane at the end.
+//
+// Every method may be called from any goroutine and none of them waits for
+// Herdr, except Close (bounded by ReleaseBudget) and Reported (bounded by
+// its ctx). A nil *Presence stands for a pane outside Herdr: its methods do
+// nothing.
+type Presence struct {
+	cfg  PresenceConfig
+	r    *Reporter
+	note atomic.Value // string: what Health says
+
+	// stop ends the watcher and the claim check; wg waits for them. Both
+	// goroutines are started by StartPresence and owned by the Presence.
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// StartPresence claims the pane and starts following Herdr. The caller
+// owns the returned Presence and must Close it on every way out (defer it
+// right away: a panic unwinding through the caller then still releases).
+func StartPresence(cfg PresenceConfig) *Presence {
+	p := &Presence{cfg: cfg}
+	p.r = NewReporter(ReporterConfig{
+		Client: cfg.Client, PaneID: cfg.PaneID, Source: cfg.Source, Agent: cfg.Agent, Logf: cfg.Logf,
+	})
+	p.note.Store(fmt.Sprintf("reporting to pane %s as %s (agent %q)", cfg.PaneID, cfg.Source, cfg.Agent))
+	p.logf("herdr: reporting pane %s to %s as %s (agent %q)", cfg.PaneID, cfg.Client.Socket, cfg.Source, cfg.Agent)
+	p.r.Report(StateUnknown, "")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stop = cancel
+	p.wg.Add(2)
+	go p.watch(ctx)
+	go p.checkClaim(ctx)
+	return p
+}
+
+// Report hands Herdr a new state (see [Reporter.Report]); it never waits.
+func (p *Presence) Report(state, message string) {
+	if p != nil {
+		p.r.Report(state, message)
+	}
+}
+
+// Resync sends the current state again (see [Reporter.Resync]).
+func (p *Presence) Resync() {
+	if p != nil {
+		p.r.Resync()
+	}
+}
+
+// Reported returns once every state handed to Report before the call has
+// reached Herdr or been given up, or when ctx ends (see
+// [Reporter.Reported]); a nil Presence and one that is closing return nil
+// at once. A notifier calls it before a Herdr toast about the agent's
+// state, so Herdr never says "needs your input" while it still shows the
+// pane idle.
+func (p *Presence) Reported(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	return p.r.Reported(ctx)
+}
+
+// Health says in a sentence how Herdr takes the reports, for `herdr-pi
+// status`; "" for a nil Presence.
+func (p *Presence) Health() string {
+	if p == nil {
+		return ""
+	}
+	return p.note.Load().(string)
+}
+
+// Close releases the pane, bounded by ctx and by ReleaseBudget, and stops
+// following Herdr. States reported after Close has begun are dropped. It
+// may be called more than once, from any goroutine: every call returns
+// once the first has finished, with its result.
+func (p *Presence) Close(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	p.closeOnce.Do(func() {
+		// The release comes first: from here on the Reporter takes no new
+		// state (whatever the other parts say while they close is not the
+		// agent's state), and the watcher and claim check end meanwhile.
+		p.stop()
+		ctx, cancel := context.WithTimeout(ctx, ReleaseBudget)
+		defer cancel()
+		start := time.Now()
+		p.closeErr = p.r.Release(ctx)
+		if p.closeErr == nil {
+			st := p.r.Stats()
+			p.logf("herdr: released pane %s after %d reports (%d failed) in %v", p.cfg.PaneID, st.Sent, st.Failed, time.Since(start).Round(time.Millisecond))
+		}
+		p.wg.Wait()
+	})
+	return p.closeErr
+}
+
+// watch follows the pane's event stream until ctx ends. Herdr keeps a
+// custom source's state only in memory: after a restart or a live handoff
+// the pane reads unknown until the next change, which may be long in
+// coming. The stream ends on both, so when it is back the state is sent
+// again.
+func (p *Presence) watch(ctx context.Context) {
+	defer p.wg.Done()
+	w := &Watcher{
+		Client:        p.cfg.Client,
+		Subscriptions: []Subscription{{Type: "pane.agent_status_changed", PaneID: p.cfg.PaneID}},
+		// No Logf: a Herdr that cannot be reached is already logged by the
+		// reporter, once per kind of failure.
+		OnConnect: func(reconnect bool) {
+			if reconnect {
+				p.logf("herdr: the event stream is back (Herdr restarted or handed off): reporting the state again")
+				p.r.Resync()
+				return
+			}
+			p.r.answered() // Herdr was away when we started, maybe
+		},
+		BackoffMax: reconnectMax,
+	}
+	if err := w.Run(ctx, func(Event) {}); err != nil && ctx.Err() == nil {
+		p.logf("herdr: stopped watching pane %s: %v", p.cfg.PaneID, err)
+	}
+}
+
+// checkClaim waits for Herdr's first answer to a report, then reads the
+// pane back once: Herdr answers ok even when it ignores a report (another
+// source owns the pane, or a plain agent of the same name exited in it,
+// §6.2), and then the reports are being dropped silently. Health says so
+// from then on.
+func (p *Presence) checkClaim(ctx context.Context) {
+	defer p.wg.Done()
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := p.r.Reported(wctx)
+	cancel()
+	if err != nil || p.r.Stats().Sent == 0 {
+		return // Herdr does not answer, or refused the claim: the reporter logs that
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	pane, err := p.cfg.Client.PaneGet(pctx, p.cfg.PaneID)
+	if err != nil || strings.EqualFold(strings.TrimSpace(pane.Agent), strings.TrimSpace(p.cfg.Agent)) {
+		return
+	}
+	shown := "no agent"
+	if pane.Agent != "" {
+		shown = fmt.Sprintf("agent %q", pane.Agent)
+	}
+	note := fmt.Sprintf("Herdr ignores herdr-pi's reports for pane %s: it shows %s (status %s), not %q. "+
+		"Another integration may own the pane, or a plain %s exited in it earlier (Herdr then drops reports "+
+		"labelled %q until it sees a new one); open a new pane, or see docs/herdr-setup.md §5",
+		p.cfg.PaneID, shown, pane.AgentStatus, p.cfg.Agent, p.cfg.Agent, p.cfg.Agent)
+	p.logf("herdr: %s", note)
+	p.note.Store(note)
+}
+
+// logf logs through the configured function; one that panics loses its
+// line, never the Presence.
+func (p *Presence) logf(format string, args ...any) {
+	if p.cfg.Logf == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	p.cfg.Logf(format, args...)
+}

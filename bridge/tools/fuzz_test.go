@@ -1,0 +1,63 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+// FuzzDecodeRequest: no input makes DecodeRequest panic; whatever it
+// accepts has every field the server relies on, and survives an
+// encode/decode round trip unchanged.
+func FuzzDecodeRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"token":"abc","toolCallId":"call_1","name":"echo","params":{"text":"hi"}}`,
+		`{"token":"abc","toolCallId":"call_1","name":"echo","params":{}}` + "\n",
+		`{"token":"abc","toolCallId":"call_1","name":"echo","params": {"a":[1,2,{"b":null}]} }`,
+		`{"token":"abc","toolCallId":"call_1","name":"echo","params":[]}`,
+		`{"token":"abc","toolCallId":"call_1","name":"echo","params":null}`,
+		`{"token":"abc","toolCallId":"call_1","name":"echo"}`,
+		`{"token":"abc","toolCallId":"call_1","name":"echo","params":{},"extra":1}`,
+		`{"token":"abc","toolCallId":"call_1","name":"echo","params":{}}{}`,
+		`{"Token":"abc","TOOLCALLID":"call_1","Name":"echo","params":{}}`,
+		`{"token":"a\u0000c","toolCallId":"call_1","name":"echo","params":{}}`,
+		`{"token":"abc","toolCallId":"call_1","name":"\u2028","params":{}}`,
+		`{"token":"abc","toolCallId":"call_1","name":"e","params":{"\ud800":"\udfff"}}`,
+		"{\"token\":\"abc\",\"toolCallId\":\"c\",\"name\":\"e\",\"params\":{}}\r\n",
+		`null`, `[]`, `""`, `{}`, "\xff\xfe", `{"token":7}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r, err := DecodeRequest(line)
+		if err != nil {
+			return
+		}
+		if r.Token == "" || r.Name == "" || r.ToolCallID == "" || !control.Printable(r.Token) || !control.Printable(r.Name) || !control.Printable(r.ToolCallID) {
+			t.Fatalf("accepted %q with fields %+v", line, r)
+		}
+		var params map[string]json.RawMessage
+		if err := json.Unmarshal(r.Params, &params); err != nil || params == nil {
+			t.Fatalf("accepted params %q that are not an object: %v", r.Params, err)
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("accepted request does not encode: %v", err)
+		}
+		r2, err := DecodeRequest(b)
+		if err != nil {
+			t.Fatalf("re-encoded %q does not decode: %v", b, err)
+		}
+		// json.Marshal compacts raw values; compare params compacted.
+		var c1, c2 bytes.Buffer
+		_ = json.Compact(&c1, r.Params)
+		_ = json.Compact(&c2, r2.Params)
+		r.Params, r2.Params = c1.Bytes(), c2.Bytes()
+		if !reflect.DeepEqual(r, r2) {
+			t.Fatalf("round trip changed the request:\n%+v\n%+v", r, r2)
+		}
+	})
+}

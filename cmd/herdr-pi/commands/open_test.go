@@ -1,0 +1,73 @@
+package commands
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+)
+
+// openWorld is a generated store, a fake Herdr with real panes, and a
+// factory whose herdr-pi (the program the pane runs) is a script.
+func openWorld(t *testing.T, self string) (*Factory, *herdrtest.Server, string, *strings.Builder, *strings.Builder) {
+	t.Helper()
+	home := t.TempDir()
+	g, err := storetest.Generate(home, storetest.Synthetic{Runs: 3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime, err := os.MkdirTemp("", "hpo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runtime) })
+	script := filepath.Join(home, "herdr-pi")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"+self+"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := herdrtest.Start(t, herdrtest.Options{RealPanes: &herdrtest.RealPanes{}, NoEventPacing: true})
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { devnull.Close() })
+	var out, errb strings.Builder
+	env := append([]string{"HOME=" + home, "PATH=/usr/bin:/bin", "XDG_RUNTIME_DIR=" + runtime, "XDG_STATE_HOME=" + home,
+		"XDG_CONFIG_HOME=" + home, "HERDR_PI_CONFIG=" + filepath.Join(home, "none.toml"), "HERDR_PI_LOG=off"}, s.Env()...)
+	// Pi itself never runs: the pane's "herdr-pi" is the script. Any
+	// program on PATH will do as the Pi command.
+	if err := os.WriteFile(filepath.Join(home, "none.toml"), []byte("[open]\npi = \"sh\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFactory(IO{In: devnull, Out: &out, Err: &errb, Env: env, Dir: g.Cwd})
+	f.Executable = func() (string, error) { return script, nil }
+	return f, s, g.IDs[0], &out, &errb
+}
+
+// A pane that ends before its Pi said which file it writes ends open's
+// wait for the fork at once, however long that wait may be: the person
+// quit (or closed the pane) early, and --wait says how it ended.
+func TestOpenStopsWaitingForTheForkWhenThePaneEnds(t *testing.T) {
+	f, s, run, out, errb := openWorld(t, "exit 0")
+	opts := &openOptions{Run: run, Attempt: "api", Wait: true, StartTimeout: time.Hour, ForkTimeout: time.Hour}
+	done := make(chan error, 1)
+	go func() { done <- openRun(t.Context(), f, opts) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("open: %v\n%s", err, errb)
+		}
+	case <-time.After(2 * time.Minute): // a guard against the hang under test, not a measurement
+		t.Fatalf("open still waits for the fork of pane w1:p2, which ended: %v\n%s%s", s.Methods(), out, errb)
+	}
+	if !strings.HasSuffix(out.String(), "pane w1:p2 exited\n") || strings.Contains(out.String(), "fork:") {
+		t.Fatalf("open said:\n%s%s", out, errb)
+	}
+	if ex, ok := s.Exited("w1:p2"); !ok || ex.Closed {
+		t.Fatalf("the pane: %+v %v", ex, ok)
+	}
+}

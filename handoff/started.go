@@ -1,0 +1,119 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+)
+
+// WatcherEvents follows Herdr's event stream through c (a herdr.Watcher).
+func WatcherEvents(c *herdr.Client) Events {
+	return func(ctx context.Context, subs []herdr.Subscription, handle func(herdr.Event)) error {
+		w := &herdr.Watcher{Client: c, Subscriptions: subs}
+		return w.Run(ctx, handle)
+	}
+}
+
+// PaneEnd is how an opened pane ended, as Herdr's events tell it.
+type PaneEnd struct {
+	// Ended is closed once the pane has ended; Done once the watch is
+	// over (the pane ended, the watch failed, or it was stopped). How and
+	// Err are set when Done is closed.
+	Ended, Done chan struct{}
+	How         Ended
+	Err         error
+}
+
+// WatchEnd follows Herdr's events for the pane, on a goroutine of its own
+// that ends when the pane ends or ctx does (Done): from the moment a pane
+// is opened, no wait for it outlives it.
+func WatchEnd(ctx context.Context, events Events, at Placed) *PaneEnd {
+	e := &PaneEnd{Ended: make(chan struct{}), Done: make(chan struct{})}
+	go func() {
+		defer close(e.Done)
+		e.How, e.Err = WaitEnded(ctx, events, at)
+		if e.Err == nil {
+			close(e.Ended)
+		}
+	}()
+	return e
+}
+
+// WaitStarted returns once the pane's shell started the command file
+// (which deletes itself first thing). A pane that never does, or ends
+// first, is an error: the file is removed so nothing is left behind.
+func WaitStarted(ctx context.Context, o Opened, timeout time.Duration, ended <-chan struct{}) error {
+	file := o.CommandFile
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Lstat(file); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			os.Remove(file)
+			return ctx.Err()
+		case <-deadline.C:
+			os.Remove(file)
+			return fmt.Errorf("pane %s did not start its command within %v", o.PaneID, timeout)
+		case <-ended:
+			os.Remove(file)
+			return fmt.Errorf("pane %s ended before it started its command", o.PaneID)
+		case <-tick.C:
+		}
+	}
+}
+
+// ForkOf asks the herdr-pi wrapper in the new pane which session file its
+// Pi writes (the fork), through the pane registry under runtimeBase,
+// waiting up to timeout for it to register and to hear Pi's session_start;
+// "" when it does not say in time or the pane ends first. failed is true
+// when the pane's command failed first (its script removed the watch file).
+func ForkOf(ctx context.Context, runtimeBase, herdrSocket string, o Opened, timeout time.Duration, ended <-chan struct{}) (fork string, failed bool) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	reg := control.PaneRegistry(runtimeBase)
+	key := control.PaneKey(herdrSocket, o.PaneID)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if ep, err := reg.Lookup(key); err == nil {
+			if c, err := control.Dial(ctx, ep.Socket, ep.Token); err == nil {
+				st, err := c.Status(ctx)
+				c.Close()
+				if err == nil && st.SessionFile != "" {
+					return st.SessionFile, false
+				}
+			}
+		}
+		if _, err := os.Lstat(o.WatchFile); errors.Is(err, os.ErrNotExist) {
+			return "", true
+		}
+		select {
+		case <-ctx.Done():
+			return "", false
+		case <-ended:
+			return "", false
+		case <-tick.C:
+		}
+	}
+}
+
+// CloseBudget bounds closing what was opened on the way out (after a
+// failure or an interruption, when the caller's context is done).
+const CloseBudget = 3 * time.Second
+
+// Close closes what Open created, with a budget of its own.
+func (o *Opened) Close(h Herdr) error {
+	ctx, cancel := context.WithTimeout(context.Background(), CloseBudget)
+	defer cancel()
+	return o.Undo(ctx, h)
+}

@@ -1,0 +1,125 @@
+// Package observe is the watching half of one wrapped run: the bytes the
+// agent draws go from the pty's tap into a shadow screen, every screen is
+// classified by the agent's detection manifest, and the verdicts feed the
+// state machine, whose events go to the sinks one at a time, in order.
+//
+// The copy loop only writes into the tap: a slow screen or manifest delays
+// the state, never the agent's output. observe decides nothing itself; the
+// machine (pane/state) does.
+package observe
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/pane/detect"
+	"github.com/herdr-pi/herdr-pi/pane/pty"
+	"github.com/herdr-pi/herdr-pi/pane/screen"
+	"github.com/herdr-pi/herdr-pi/pane/state"
+)
+
+// Config is what one run is watched with.
+type Config struct {
+	Manifest *detect.Manifest
+	// Debounce and StartupGrace tune the state machine (see state.Config).
+	Debounce, StartupGrace time.Duration
+	// Sinks get every state event, in order.
+	Sinks []func(state.Event)
+	Logf  func(format string, args ...any)
+}
+
+// Observer watches one run. Tap is where the copy loop hands it the
+// output; Machine is the run's state machine, which other signals (the
+// probe, the session file, waits) feed too.
+type Observer struct {
+	Tap     *pty.Tap
+	Machine *state.Machine
+
+	manifest *detect.Manifest
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// Start builds the pipeline and starts its goroutine, which the Observer
+// owns: Stop ends it and waits for it.
+func Start(cfg Config) *Observer {
+	o := &Observer{Tap: pty.NewTap(0), manifest: cfg.Manifest, done: make(chan struct{})}
+	sinks := cfg.Sinks
+	o.Machine = state.New(state.Config{
+		Debounce:     cfg.Debounce,
+		StartupGrace: cfg.StartupGrace,
+		Sink: func(e state.Event) {
+			for _, s := range sinks {
+				s(e)
+			}
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	o.cancel = cancel
+	go func() {
+		defer close(o.done)
+		screen.Follow(ctx, o.Tap, screen.FollowOptions{
+			Rows: 24, Cols: 80, // replaced by the size the tap carries first
+			Logf:    cfg.Logf,
+			Publish: o.classify,
+		})
+	}()
+	return o
+}
+
+// classify turns one screen snapshot into a verdict for the machine.
+func (o *Observer) classify(s screen.Snapshot) {
+	v := o.manifest.Evaluate(detect.Input{Text: s.Text, Title: s.Title, Progress: s.Progress})
+	sv := state.Verdict{State: state.State(v.State), Skip: v.Skip}
+	if v.Rule != nil {
+		sv.Rule = v.Rule.ID
+	}
+	o.Machine.Screen(sv)
+}
+
+// Stop ends the watching once the child is gone. Nothing is left to see:
+// the screen consumer is cancelled rather than drained (it may be resting
+// after a flood, and the wrapper's exit must not wait for it), then waited
+// for, and the machine stops its timers.
+func (o *Observer) Stop() {
+	o.Tap.Close()
+	o.cancel()
+	<-o.done
+	o.Machine.Stop()
+}
+
+// ChooseAgent picks the manifest's agent: the flag, else the configured
+// one, else the command's base name when a manifest has that name, else pi.
+func ChooseAgent(flag, configured string, argv []string, set *detect.Set) string {
+	if flag != "" {
+		return flag
+	}
+	if configured != "" {
+		return configured
+	}
+	if len(argv) > 0 {
+		if base := filepath.Base(argv[0]); base != "" {
+			if _, ok := set.Lookup(base); ok {
+				return base
+			}
+		}
+	}
+	return "pi"
+}
+
+// Describe is one state event as a log line.
+func Describe(e state.Event) string {
+	switch e.Kind {
+	case state.EventRunFinished:
+		return fmt.Sprintf("run finished: %s (stop reason %q, %v)", e.Outcome, e.StopReason, e.Duration.Round(time.Millisecond))
+	case state.EventOpened, state.EventClosed:
+		return fmt.Sprintf("%s %s (%s)", e.Kind, e.Reason.Key, e.Reason.Kind)
+	}
+	s := fmt.Sprintf("%s → %s (%s)", e.From, e.To, e.Cause)
+	if e.Message != "" {
+		s += fmt.Sprintf(": %q", e.Message)
+	}
+	return s
+}
