@@ -80,11 +80,11 @@ func (wd *world) respond(req fakellm.Request) fakellm.Reply {
 	u := req.LastUser()
 	switch {
 	case u == ownerPrompt && !req.AnsweredTool():
-		return fakellm.Reply{Tool: "workflow", Args: map[string]any{"name": flowName, "script": flowScript}}
+		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow", Args: map[string]any{"name": flowName, "script": flowScript}}}
 	case u == ownerPrompt:
 		return fakellm.Reply{Text: "owner: the flow runs"}
 	case strings.Contains(u, agentTask) && !req.AnsweredTool():
-		return fakellm.Reply{Tool: "herdr_lookup", Args: map[string]any{"query": "alpha", "mode": wd.toolMode}}
+		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "herdr_lookup", Args: map[string]any{"query": "alpha", "mode": wd.toolMode}}}
 	case strings.Contains(u, agentTask):
 		// The agent's second turn: only when no handoff cut it.
 		return fakellm.Reply{Text: "agent: finished locally"}
