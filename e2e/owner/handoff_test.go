@@ -540,6 +540,20 @@ func TestHandoffWithTheProbeLoadedAfterTheEngine(t *testing.T) {
 	}
 }
 
+// Started the way wrap starts Pi when it can (the probe a hidden inline
+// extension of the launcher), the probe registers and hands off the same,
+// and the launch names the Pi entry the owner runs.
+func TestHandoffThroughTheLauncher(t *testing.T) {
+	wd := newWorld(t, "gate")
+	wd.viaLauncher = true
+	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
+	l := o.handOff(t, "h1")
+	entry, _ := filepath.EvalSymlinks(wd.agent.Pi.Bin)
+	if l.SessionFile != o.attempt.SessionFile || l.Entrypoint != entry {
+		t.Fatalf("launch of %s with entrypoint %s, want %s and %s", l.SessionFile, l.Entrypoint, o.attempt.SessionFile, entry)
+	}
+}
+
 // A handoff the wrapper withdraws before the turn boundary changes
 // nothing: the turn goes on locally and the agent finishes there. A second
 // order for the same attempt meanwhile is refused as busy (one launch per

@@ -54,6 +54,9 @@ type world struct {
 	// paneHangs makes the model never answer the pane's Pi (so a test can
 	// abort its turn).
 	paneHangs bool
+	// viaLauncher starts Pi the way wrap does when it can: through the
+	// probe's launcher, the probe a hidden inline extension.
+	viaLauncher bool
 	// probeLast loads the probe after the engine (as an extension loaded
 	// from settings or Pi's inline extensions may come), not first.
 	probeLast bool
@@ -110,6 +113,16 @@ func (wd *world) ownerArgv(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	args := append(append([]string{"-e", wd.engine}, wd.extra...), "-e", ext)
+	if wd.viaLauncher {
+		if !probe.Launchable(wd.agent.Pi.Bin) {
+			t.Fatalf("the launcher cannot start %s", wd.agent.Pi.Bin)
+		}
+		l, err := probe.WriteLauncher(wd.w.run.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]string{filepath.Join(wd.agent.Pi.NodeDir, "node")}, probe.LauncherArgs(l, wd.agent.Pi.Bin, args)...)
+	}
 	if wd.probeLast {
 		return append(append([]string{wd.agent.Pi.Bin}, args...), "-e", path)
 	}
