@@ -5,6 +5,11 @@
 // both arrive decoded into typed Go values at small interfaces the wrapper
 // implements ([EventSink], [Requests]).
 //
+// In a workflow owner (a Pi running the workflow engine) the probe also
+// opens the owner link (owner.go): the live handoff's conversation, both
+// ways — orders, the launch description, bridged tool calls, handback —
+// with [OwnerLink] the wrapper's end and [OwnerSink] what it hears unasked.
+//
 // A per-pane registry file lets commands run by Herdr pane hooks, outside
 // the wrapped child's environment, find the wrapper of their pane.
 //

@@ -18,6 +18,10 @@ import (
 //	client → server  {"type":"request","id":"1","method":"status"|"waiting","params":{…}}
 //	server → client  {"type":"response","id":"1","ok":true,"result":{…}}  or  "ok":false,"error":"…"
 //
+// A probe that finds the workflow engine in its Pi opens a third kind of
+// connection, the owner link (role "owner", version 2): both sides speak on
+// it, with the message types and payloads described in owner.go.
+//
 // The first line of a connection must be a hello carrying the run's token.
 // A line that does not decode, or is longer than MaxLine, ends the
 // connection; the server keeps serving everyone else.
@@ -83,9 +87,24 @@ const (
 // Decode parses one protocol line (without or with its trailing newline)
 // and checks the fields its type requires. It never panics, whatever the
 // bytes (FuzzDecode).
-func Decode(line []byte) (Message, error) {
+func Decode(line []byte) (Message, error) { return decode(line, MaxLine) }
+
+// DecodeOwner is [Decode] for the owner link: longer lines (up to
+// [MaxOwnerLine]) and only the owner link's message types.
+func DecodeOwner(line []byte) (Message, error) {
+	m, err := decode(line, MaxOwnerLine)
+	if err != nil {
+		return Message{}, err
+	}
+	if _, ok := ownerTypes[m.Type]; !ok {
+		return Message{}, fmt.Errorf("%q is not an owner link message", Clip(m.Type))
+	}
+	return m, nil
+}
+
+func decode(line []byte, limit int) (Message, error) {
 	line = bytes.TrimRight(line, "\r\n")
-	if len(line) >= MaxLine {
+	if len(line) >= limit {
 		return Message{}, ErrLineTooLong
 	}
 	if !utf8.Valid(line) {
@@ -114,7 +133,7 @@ func (m Message) validate() error {
 		if len(m.Token) > maxToken || !Printable(m.Token) {
 			return errors.New("hello with a malformed token")
 		}
-		if m.Role != "" && m.Role != RoleProbe && m.Role != RoleClient {
+		if m.Role != "" && m.Role != RoleProbe && m.Role != RoleClient && m.Role != RoleOwner {
 			return fmt.Errorf("hello with unknown role %q", Clip(m.Role))
 		}
 	case TypeError:
@@ -142,18 +161,43 @@ func (m Message) validate() error {
 	case "":
 		return errors.New("message without a type")
 	default:
-		return fmt.Errorf("unknown message type %q", Clip(m.Type))
+		t, ok := ownerTypes[m.Type]
+		if !ok {
+			return fmt.Errorf("unknown message type %q", Clip(m.Type))
+		}
+		return m.validateOwner(t.needsID)
+	}
+	return nil
+}
+
+// validateOwner checks an owner link line's frame: an id where the type
+// needs one, a payload that is a JSON object, and nothing of the other
+// message kinds. ParseOwnerMessage checks the payload itself.
+func (m Message) validateOwner(needsID bool) error {
+	if (needsID && m.ID == "") || len(m.ID) > maxID || !Printable(m.ID) {
+		return fmt.Errorf("%s with a malformed id", m.Type)
+	}
+	if len(m.Data) > 0 && !isJSONObject(m.Data) {
+		return fmt.Errorf("%s: data is not a JSON object", m.Type)
+	}
+	if m.Token != "" || m.Role != "" || m.Name != "" || m.Method != "" || len(m.Params) > 0 || len(m.Result) > 0 || m.OK || m.Error != "" || m.PID != 0 || m.Version != 0 {
+		return fmt.Errorf("%s carries fields of another message kind", m.Type)
 	}
 	return nil
 }
 
 // Encode renders m as one protocol line, newline included.
-func Encode(m Message) ([]byte, error) {
+func Encode(m Message) ([]byte, error) { return encode(m, MaxLine) }
+
+// EncodeOwner is [Encode] for the owner link's longer lines.
+func EncodeOwner(m Message) ([]byte, error) { return encode(m, MaxOwnerLine) }
+
+func encode(m Message, limit int) ([]byte, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
-	if len(b)+1 > MaxLine {
+	if len(b)+1 > limit {
 		return nil, ErrLineTooLong
 	}
 	return append(b, '\n'), nil

@@ -20,6 +20,7 @@ type RunConfig struct {
 	HerdrSocket string
 	Events      EventSink
 	Requests    Requests
+	Owner       OwnerSink // optional
 	Logf        func(format string, args ...any)
 }
 
@@ -76,7 +77,7 @@ func Start(cfg RunConfig) (*Run, error) {
 	}
 	srv, err := Listen(Config{
 		Path: filepath.Join(dir, socketName), Token: token,
-		Events: cfg.Events, Requests: cfg.Requests, Logf: cfg.Logf,
+		Events: cfg.Events, Requests: cfg.Requests, Owner: cfg.Owner, Logf: cfg.Logf,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)

@@ -42,6 +42,9 @@ type Config struct {
 	Token    string
 	Events   EventSink
 	Requests Requests
+	// Owner receives what owner links say (optional: without it, owner
+	// hellos are refused).
+	Owner OwnerSink
 	// Logf receives diagnostics (rejected peers, bad lines). Never the
 	// terminal.
 	Logf func(format string, args ...any)
@@ -241,6 +244,10 @@ func (s *Server) serve(c *net.UnixConn) {
 	if subtle.ConstantTimeCompare([]byte(hello.Token), []byte(s.cfg.Token)) != 1 {
 		s.cfg.Logf("control: rejected pid %d: wrong token", cred.Pid)
 		s.write(c, Message{Type: TypeError, Error: "wrong token"})
+		return
+	}
+	if hello.Role == RoleOwner {
+		s.serveOwner(c, r, hello, cred)
 		return
 	}
 	if !s.write(c, Message{Type: TypeHello, OK: true, Version: ProtocolVersion}) {

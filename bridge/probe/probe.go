@@ -40,6 +40,9 @@ func Source() []byte { return append([]byte(nil), source...) }
 // Write puts the probe into dir (the wrapper's private 0700 run directory)
 // as a 0600 file and returns its path.
 func Write(dir string) (string, error) {
+	if err := writeHandoff(dir); err != nil {
+		return "", err
+	}
 	return writeFile(filepath.Join(dir, FileName), source)
 }
 

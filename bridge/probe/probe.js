@@ -19,6 +19,8 @@
 
 import { createConnection } from "node:net";
 
+import { setupHandoff } from "./herdr-pi-handoff.mjs";
+
 const MARKER = ":input_needed:";
 // The exact guidance of the sentinel integration (291 bytes; its SHA-256 is
 // checked by the Go tests).
@@ -304,6 +306,7 @@ function setup(pi) {
 export default function herdrPiProbe(pi) {
 	try {
 		setup(pi);
+		setupHandoff(pi, { herdr: isHerdrEnv(process.env) });
 	} catch {
 		// Never fail Pi's start-up.
 	}

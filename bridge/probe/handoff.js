@@ -1,0 +1,994 @@
+// herdr-pi handoff: the workflow owner's side of herdr-pi's live handoff.
+// The probe loads it in every Pi that `herdr-pi wrap` starts; it does
+// anything only when the workflow engine (pi-extensible-workflows) is loaded
+// in the same Pi. Then it
+// - registers herdr-pi's attempt actions ("Open session in Herdr pane",
+//   "Open live session in Herdr pane") and an agent setup hook with the
+//   engine's registry (found on globalThis; nothing is imported), and hides
+//   the same actions of the engine's own Herdr extension when that is
+//   loaded too, so one set shows;
+// - wraps each local agent session the engine creates (the setup hook puts
+//   a transport of ours around the engine's), so that any live attempt can
+//   be handed off, whoever asks: the menu, or `herdr-pi open` from another
+//   pane through the wrapper;
+// - speaks the owner link of the wrapper's control socket (role "owner",
+//   described in bridge/control/owner.go): at the turn boundary it cuts the
+//   local turn, suspends the session and describes the launch as data; it
+//   runs bridged tool calls; on handback it resumes the session and
+//   continues it when the turn was cut.
+// Every Herdr call, file, socket and pane is the wrapper's business.
+//
+// Like the probe it never throws into Pi and never makes Pi wait on the
+// wrapper, except where ownership must not be doubled: a suspended session
+// waits for its handback (bounded when the wrapper is gone).
+
+import { createConnection } from "node:net";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+
+const REGISTRY_KEY = Symbol.for("pi-extensible-workflows.workflow-registry");
+const SHARED_KEY = Symbol.for("herdr-pi.handoff.v1");
+const WRAPPED = Symbol.for("herdr-pi.handoff.transport");
+const PATCHED = Symbol.for("herdr-pi.handoff.registry-patched");
+
+export const INSPECT_LABEL = "Open session in Herdr pane";
+export const LIVE_LABEL = "Open live session in Herdr pane";
+// What the pane's Pi is told when it takes over a cut turn, and what the
+// owner's session is told when it gets a cut turn back.
+export const CONTINUE_IN_PANE = "You now run in a Herdr pane. Carry on with the workflow task from where this session stopped.";
+export const CONTINUE_LOCALLY = "You are back in the workflow. Carry on with the task from where the session now stands.";
+
+const VERSION = 2; // the owner link's protocol version (bridge/control OwnerVersion)
+const MAX_LINE = 16 * 1024 * 1024 - 1024; // below the wrapper's owner-line limit
+const MAX_ERROR = 1000;
+const CANCEL_GRACE_MS = 10000; // how long a cancelled handoff waits for the wrapper to close the pane
+const SETTLED = new Set(["completed", "failed", "cancelled", "stopped"]);
+
+// State shared by every instance of this module in the process (Pi
+// re-imports extensions on /reload; live attempts and the link outlive it).
+const shared = (globalThis[SHARED_KEY] ??= {
+	link: null, // { sock, buf, linked }
+	retryAt: 0,
+	attempts: new Map(), // `${runId}\n${sessionId}` → attempt
+	wrappedSessions: new WeakMap(), // the session object the engine holds → attempt
+	apis: new WeakSet(), // registry apis we registered with
+	ours: new WeakSet(), // our action objects (the registry freezes, never copies them)
+	calls: new Map(), // tool call id → AbortController
+	ui: null, // the root session's UI: status lines and notices
+	sessionManager: null, // the root session's manager (its class opens transcripts)
+	nextRequest: 0,
+	herdr: false,
+	engine: null, // how registering with the current registry went
+});
+
+// ---- small helpers ---------------------------------------------------------
+
+const errorText = (e) => String(e && typeof e === "object" && "message" in e ? e.message : e).slice(0, MAX_ERROR);
+
+function isObject(v) {
+	return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+export function hasToolCall(message) {
+	return isObject(message) && Array.isArray(message.content) && message.content.some((p) => isObject(p) && p.type === "toolCall");
+}
+
+function calledTool(message, name) {
+	return isObject(message) && Array.isArray(message.content) && message.content.some((p) => isObject(p) && p.type === "toolCall" && p.name === name);
+}
+
+// A turn needs continuing when it has no reply, was aborted, or ended on a
+// tool call (reference §5.3, §5.10). Cutting a turn at its boundary often
+// catches the next model request just started: Pi then records an empty
+// reply with stop reason "error" ("This operation was aborted"), which
+// counts as cut too.
+export function needsContinuation(message) {
+	if (!message || message.stopReason === "aborted" || hasToolCall(message)) return true;
+	return message.stopReason === "error" && (!Array.isArray(message.content) || message.content.length === 0);
+}
+
+export function sessionFileOf(reference) {
+	const locator = reference && reference.locator;
+	return isObject(locator) && typeof locator.sessionFile === "string" && locator.sessionFile !== "" ? locator.sessionFile : "";
+}
+
+function isDir(path) {
+	try {
+		return typeof path === "string" && path.trim() !== "" && statSync(path).isDirectory();
+	} catch {
+		return false;
+	}
+}
+
+function agentDir(env) {
+	return env.PI_CODING_AGENT_DIR || join(homedir(), ".pi", "agent");
+}
+
+// The engine's fully inspectable mode (global settings file only; an
+// unreadable file means off, as for the engine's own Herdr extension).
+export function fullyInspectable(env) {
+	try {
+		const s = JSON.parse(readFileSync(join(agentDir(env), "pi-extensible-workflows", "settings.json"), "utf8"));
+		return s?.extensionSettings?.herdr?.enableFullyInspectableMode === true;
+	} catch {
+		return false;
+	}
+}
+
+// The Pi this process runs: its executable and the CLI script of the Pi
+// package that process loaded (never the engine's own copy of Pi, never a
+// bare `pi` from PATH). A single-file binary (Bun) is the executable alone.
+let runtimeCache;
+export function piRuntime() {
+	if (runtimeCache) return runtimeCache;
+	const executable = process.execPath;
+	if (process.versions && process.versions.bun) return (runtimeCache = { executable });
+	try {
+		const script = realpathSync(process.argv[1]);
+		for (let dir = dirname(script); ; dir = dirname(dir)) {
+			const pkgPath = join(dir, "package.json");
+			if (existsSync(pkgPath)) {
+				const pkg = JSON.parse(readFileSync(pkgPath, "utf8"));
+				const bin = typeof pkg.bin === "string" ? pkg.bin : pkg.bin && pkg.bin.pi;
+				if (typeof bin === "string" && /pi-coding-agent$/.test(pkg.name || "")) {
+					const entrypoint = resolve(dir, bin);
+					if (existsSync(entrypoint)) return (runtimeCache = { executable, entrypoint: realpathSync(entrypoint) });
+				}
+			}
+			if (dirname(dir) === dir) break;
+		}
+		return (runtimeCache = { executable, entrypoint: script });
+	} catch (e) {
+		return { error: `cannot tell which Pi this process runs (${errorText(e)})` };
+	}
+}
+
+// ---- the owner link ----------------------------------------------------------
+
+function link() {
+	const l = shared.link;
+	if (l && !l.sock.destroyed) return l;
+	if (Date.now() < shared.retryAt) return null;
+	const path = process.env.HERDR_PI_CONTROL;
+	const token = process.env.HERDR_PI_CONTROL_TOKEN;
+	if (!path || !token) return null;
+	shared.retryAt = Date.now() + 1000;
+	const sock = createConnection({ path });
+	const next = { sock, buf: "", linked: false };
+	sock.setEncoding("utf8");
+	sock.on("error", () => {});
+	sock.on("close", () => {
+		if (shared.link === next) shared.link = null;
+		linkLost();
+	});
+	sock.on("data", (chunk) => {
+		next.buf += chunk;
+		if (next.buf.length > MAX_LINE + 1024) {
+			sock.destroy(); // the wrapper never sends lines this long
+			return;
+		}
+		let nl;
+		while ((nl = next.buf.indexOf("\n")) >= 0) {
+			const line = next.buf.slice(0, nl);
+			next.buf = next.buf.slice(nl + 1);
+			if (line === "") continue;
+			let m;
+			try {
+				m = JSON.parse(line);
+			} catch {
+				continue;
+			}
+			try {
+				receive(next, m);
+			} catch {}
+		}
+	});
+	if (typeof sock.unref === "function") sock.unref(); // never keeps Pi alive
+	sock.write(JSON.stringify({ type: "hello", token, role: "owner", pid: process.pid, version: VERSION }) + "\n");
+	shared.link = next;
+	return next;
+}
+
+// send writes one owner → wrapper line; false when it could not (no
+// wrapper, or a line too long for the link).
+function send(type, id, data) {
+	try {
+		const l = link();
+		if (!l) return false;
+		const m = { type };
+		if (id) m.id = id;
+		if (data !== undefined) m.data = data;
+		const line = JSON.stringify(m);
+		if (line.length > MAX_LINE) return false;
+		l.sock.write(line + "\n");
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+function fits(type, id, data) {
+	try {
+		return JSON.stringify({ type, id, data }).length <= MAX_LINE;
+	} catch {
+		return false;
+	}
+}
+
+function receive(l, m) {
+	if (!isObject(m)) return;
+	const data = isObject(m.data) ? m.data : {};
+	switch (m.type) {
+		case "hello":
+			if (m.ok === true) l.linked = true;
+			return;
+		case "error":
+			l.sock.destroy();
+			return;
+		case "handoff":
+			return onHandoffOrder(m.id, data);
+		case "handback":
+			return onHandback(m.id, data);
+		case "pane_state":
+			return onPaneState(m.id, data);
+		case "request_refused":
+			return notify(`herdr-pi: ${typeof data.error === "string" ? data.error : "the request was refused"}`, "error");
+		case "tool_call":
+			return void runTool(m.id, data);
+		case "tool_abort": {
+			const c = shared.calls.get(m.id);
+			if (c) c.abort();
+			return;
+		}
+	}
+}
+
+// The wrapper is gone: nothing can close the panes any more, so every
+// handoff comes back now.
+function linkLost() {
+	for (const a of shared.attempts.values()) {
+		const h = a.handoff;
+		if (h) h.finish({ reason: "aborted", transferred: h.launched, needsContinue: false, error: "the wrapper's link closed" });
+	}
+	for (const c of shared.calls.values()) c.abort();
+}
+
+function notify(text, level) {
+	try {
+		shared.ui?.notify(text, level);
+	} catch {}
+}
+
+function status(a, text) {
+	try {
+		shared.ui?.setStatus(`herdr-pi-handoff:${a.sessionId}`, text === undefined ? undefined : `${a.label}: ${text}`);
+	} catch {}
+}
+
+// ---- registration with the engine ---------------------------------------------
+
+function registryApi() {
+	const host = globalThis[REGISTRY_KEY];
+	const api = host && host.api;
+	return api && typeof api.register === "function" ? api : undefined;
+}
+
+// register puts herdr-pi's extension into the engine's current registry
+// once. It is called when the module loads (the engine loaded first: its
+// registry exists and is open) and from session_start (the engine loads
+// after us: our handler runs before the engine's, which closes the
+// registry). The registry object is the engine's; we never create it.
+function register(env) {
+	const api = registryApi();
+	if (!api || shared.apis.has(api)) return;
+	shared.apis.add(api); // one try per registry
+	const fully = fullyInspectable(env);
+	const outcome = { api, registered: false, error: "", fullyInspectable: fully };
+	shared.engine = outcome;
+	if (api.frozen) {
+		outcome.error = "the workflow engine closed its registry before herdr-pi's probe could register (the probe loaded after the engine started its session)";
+		return;
+	}
+	try {
+		api.register(extension(env, fully));
+		outcome.registered = true;
+		hideOthers(api);
+	} catch (e) {
+		outcome.error = errorText(e);
+	}
+}
+
+// reportEngine tells the wrapper how registration went and whether the
+// engine's own Herdr extension is loaded (and hidden), once every session
+// start: by then every extension has registered.
+function reportEngine() {
+	const o = shared.engine;
+	if (!o || o.api !== registryApi()) return;
+	const original = typeof o.api[PATCHED] === "function" ? o.api[PATCHED] : o.api.agentAttemptActions;
+	const theirs = Object.entries(safe(() => original.call(o.api), {})).filter(([, x]) => x && (x.label === LIVE_LABEL || x.label === INSPECT_LABEL) && !shared.ours.has(x));
+	send("engine", undefined, {
+		registered: o.registered,
+		...(o.error ? { error: o.error } : {}),
+		upstream: theirs.length > 0,
+		...(o.registered && theirs.length ? { hidden: theirs.map(([name]) => name) } : {}),
+		fullyInspectable: o.fullyInspectable,
+	});
+}
+
+function safe(f, fallback) {
+	try {
+		return f();
+	} catch {
+		return fallback;
+	}
+}
+
+// hideOthers makes the registry's action list leave out any other action
+// labelled like ours (the engine's Herdr extension registers the same two
+// labels), so the /workflow menu shows exactly one set: ours. The engine
+// reads the list through this api object each time it builds the menu, so
+// an extension that registers after us is hidden as well.
+function hideOthers(api) {
+	if (api[PATCHED] || typeof api.agentAttemptActions !== "function") return;
+	const original = api.agentAttemptActions;
+	api.agentAttemptActions = function () {
+		const all = original.call(this);
+		const drop = Object.entries(all).filter(([, x]) => x && (x.label === LIVE_LABEL || x.label === INSPECT_LABEL) && !shared.ours.has(x));
+		if (drop.length === 0) return all;
+		const names = new Set(drop.map(([name]) => name));
+		return Object.freeze(Object.fromEntries(Object.entries(all).filter(([name]) => !names.has(name))));
+	};
+	api[PATCHED] = original;
+}
+
+// linked: the wrapper accepted the owner link, so it can act on requests.
+export function linked() {
+	const l = shared.link;
+	return Boolean(l && l.linked && !l.sock.destroyed);
+}
+
+function extension(env, fully) {
+	// The actions show inside Herdr, with a wrapper that takes requests.
+	const herdr = () => shared.herdr && linked();
+	const usableCwd = (ctx) => [ctx.attempt?.setup?.cwd, ctx.run?.cwd].find(isDir);
+	const label = (ctx) => [ctx.agent?.label, ctx.agent?.name].find((x) => typeof x === "string" && x.trim()) ?? "workflow agent";
+
+	const inspectVisible = (ctx) =>
+		herdr() && !ctx.liveSession && SETTLED.has(ctx.agent?.state) && Boolean(ctx.session?.sessionId) && usableCwd(ctx) !== undefined;
+	const inspect = (ctx) => {
+		const id = `r${++shared.nextRequest}`;
+		const sessionFile = sessionFileOf(ctx.session);
+		const sent = send("inspect_request", id, {
+			runId: ctx.run?.id ?? "",
+			agentId: ctx.agent?.id ?? "",
+			attempt: ctx.attempt?.attempt ?? 0,
+			sessionId: ctx.session?.sessionId ?? "",
+			...(sessionFile ? { sessionFile } : {}),
+			cwd: usableCwd(ctx) ?? "",
+			...(ctx.run ? {} : { standalone: true }),
+		});
+		if (!sent) throw new Error("herdr-pi's wrapper cannot be reached");
+	};
+
+	// In fully inspectable mode every agent already runs in a pane, so no
+	// live action is offered — when something runs that mode: herdr-pi does
+	// not yet, the engine's own Herdr extension does through its setup hook.
+	const inPanesAlready = () => fully && safe(() => registryApi().agentSetupHooks().some((h) => h && h.name === "fullyInspectable"), false);
+	const liveVisible = (ctx) => {
+		if (!herdr() || inPanesAlready() || !ctx.liveSession || !ctx.prepared || !ctx.handoff) return false;
+		const a = shared.wrappedSessions.get(ctx.liveSession);
+		return Boolean(a && sessionFileOf(a.inner.reference));
+	};
+	const live = (ctx) => {
+		const a = shared.wrappedSessions.get(ctx.liveSession);
+		if (!a) throw new Error("herdr-pi does not hold this live session");
+		if (!sessionFileOf(a.inner.reference)) throw new Error("the session has no transcript file yet to hand off");
+		const sent = send("handoff_request", `r${++shared.nextRequest}`, {
+			runId: ctx.run?.id ?? a.runId,
+			agentId: ctx.agent?.id ?? "",
+			attempt: ctx.attempt?.attempt ?? a.attempt,
+			sessionId: a.sessionId,
+			label: label(ctx),
+			...(ctx.run ? {} : { standalone: true }),
+		});
+		if (!sent) throw new Error("herdr-pi's wrapper cannot be reached");
+		status(a, "handoff requested");
+	};
+	const actions = {
+		herdrPiOpenSession: { label: INSPECT_LABEL, visible: inspectVisible, run: inspect, visibleStandalone: inspectVisible, runStandalone: inspect },
+		herdrPiOpenLiveSession: { label: LIVE_LABEL, visible: liveVisible, run: live, visibleStandalone: liveVisible, runStandalone: live },
+	};
+	for (const x of Object.values(actions)) shared.ours.add(x);
+	return {
+		version: "1.0.0",
+		headline: "herdr-pi: workflow agents in Herdr panes",
+		description: "Opens workflow agent sessions in Herdr panes and hands live ones over and back (herdr-pi open).",
+		agentAttemptActions: actions,
+		agentSetupHooks: {
+			// Last, so it wraps whatever transport the other hooks chose;
+			// only the engine's local sessions are wrapped.
+			herdrPiLiveSessions: { priority: 1000, setup: wrapTransport },
+		},
+	};
+}
+
+function wrapTransport(agent, context) {
+	if (context && context.mode === "inspection") return;
+	const inner = agent.transport;
+	if (!inner || inner.id !== "local" || inner[WRAPPED] || typeof inner.createSession !== "function") return;
+	agent.transport = Object.freeze({
+		id: inner.id,
+		[WRAPPED]: true,
+		async createSession(prepared, sessionContext) {
+			const session = await inner.createSession(prepared, sessionContext);
+			try {
+				return wrapSession(session, prepared, sessionContext || context);
+			} catch {
+				return session;
+			}
+		},
+	});
+}
+
+// ---- live attempts -------------------------------------------------------------
+
+// wrapSession returns the session the engine will hold: the engine's own
+// local session with prompt, abort and dispose of ours, which can cut a
+// turn, hand the session off and take it back.
+function wrapSession(inner, prepared, sctx) {
+	const a = {
+		inner,
+		prepared,
+		runId: sctx?.run?.runId ?? "",
+		workflow: sctx?.run?.workflow?.name ?? "",
+		sessionId: inner.reference.sessionId,
+		attempt: sctx?.attempt ?? 0,
+		tuiIndex: sctx?.tuiIndex ?? 0,
+		label: [sctx?.tuiLabel, sctx?.identity?.callSite, prepared.sessionLabel].find((x) => typeof x === "string" && x.trim()) ?? "workflow agent",
+		signal: sctx?.signal,
+		prompting: false,
+		turnActive: false,
+		handoff: null, // the handoff under way
+		idle: null, // a handoff started while no prompt ran
+		sticky: undefined, // the reply that stays the result (see afterHandback)
+		resultSubmitted: false,
+		disposed: false,
+	};
+	a.key = `${a.runId}\n${a.sessionId}`;
+	inner.subscribe((event) => observe(a, event));
+	const onAbort = () => {
+		if (a.handoff) cancelHandoff(a, "the workflow run was cancelled");
+	};
+	a.signal?.addEventListener?.("abort", onAbort, { once: true });
+
+	const wrapped = {
+		...inner,
+		getLastAssistant() {
+			return a.sticky ?? inner.getLastAssistant();
+		},
+		async prompt(text) {
+			if (a.idle) await a.idle;
+			a.sticky = undefined;
+			let message = text;
+			for (;;) {
+				let result;
+				let failure;
+				a.prompting = true;
+				try {
+					result = await inner.prompt(message);
+				} catch (e) {
+					failure = e;
+				} finally {
+					a.prompting = false;
+				}
+				const h = a.handoff;
+				if (!h) {
+					if (failure !== undefined) throw failure;
+					return result;
+				}
+				h.cut = true; // the prompt ended: its turn is over either way
+				const after = await runHandoff(a, h);
+				if (after.resumeError !== undefined) throw after.resumeError;
+				if (after.continue && !a.disposed) {
+					message = CONTINUE_LOCALLY;
+					continue;
+				}
+				if (failure !== undefined && !after.transferred) throw failure;
+				const last = wrapped.getLastAssistant();
+				return last ? { assistant: last } : {};
+			}
+		},
+		async abort() {
+			const h = a.handoff;
+			// A handed-off session has no local turn to abort; a handoff
+			// still waiting for its boundary ends with the turn it waited on.
+			if (h && h.cut) return;
+			if (h) refuse(a, h, "stopped", "the attempt stopped before its turn ended");
+			await inner.abort();
+		},
+		async dispose() {
+			a.disposed = true;
+			if (a.handoff) {
+				cancelHandoff(a, "the attempt ended");
+				await a.handoff?.done;
+			}
+			if (a.idle) await a.idle;
+			shared.attempts.delete(a.key);
+			a.signal?.removeEventListener?.("abort", onAbort);
+			send("attempt", undefined, attemptData(a, false));
+			status(a, undefined);
+			await inner.dispose();
+		},
+	};
+	a.wrapped = wrapped;
+	shared.attempts.set(a.key, a);
+	shared.wrappedSessions.set(wrapped, a);
+	send("attempt", undefined, attemptData(a, true));
+	return wrapped;
+}
+
+function attemptData(a, live) {
+	const sessionFile = sessionFileOf(a.inner.reference);
+	return {
+		runId: a.runId,
+		sessionId: a.sessionId,
+		...(sessionFile ? { sessionFile } : {}),
+		...(a.workflow ? { workflow: a.workflow } : {}),
+		label: a.label,
+		attempt: a.attempt,
+		live,
+	};
+}
+
+const TURN_STARTS = new Set(["turn_start", "turn_started", "turnStarted", "agent_start"]);
+const TURN_ENDS = new Set(["turn_end", "turnEnded", "agent_end", "agent_settled"]);
+
+function observe(a, event) {
+	const type = event && event.type;
+	if (TURN_STARTS.has(type)) a.turnActive = true;
+	if (TURN_ENDS.has(type)) {
+		a.turnActive = false;
+		// The turn boundary: a waiting handoff cuts here, so the local
+		// agent never starts its next turn.
+		const h = a.handoff;
+		if (h && !h.cut && a.prompting) cut(a, h);
+	}
+	if (type === "tool_execution_end" && event.toolName && event.toolName === a.prepared.resultTool?.name && event.isError !== true) a.resultSubmitted = true;
+}
+
+function cut(a, h) {
+	h.cut = true;
+	void Promise.resolve()
+		.then(() => a.inner.abort())
+		.catch(() => {});
+}
+
+function findAttempt(runId, sessionId) {
+	const exact = shared.attempts.get(`${runId}\n${sessionId}`);
+	if (exact) return exact;
+	for (const a of shared.attempts.values()) if (a.sessionId === sessionId && (!runId || a.runId === runId)) return a;
+	return undefined;
+}
+
+// onHandoffOrder: the wrapper asks for a handoff (from our menu action or
+// from `herdr-pi open`). The launch goes out only once the local turn has
+// ended and the session is suspended.
+function onHandoffOrder(id, order) {
+	if (typeof id !== "string" || id === "") return;
+	const a = findAttempt(typeof order.runId === "string" ? order.runId : "", order.sessionId);
+	if (!a || a.disposed) {
+		send("handoff_error", id, { code: "not_live", error: `no live attempt with session ${String(order.sessionId)} in this workflow owner (pid ${process.pid})` });
+		return;
+	}
+	if (a.handoff || a.idle) {
+		send("handoff_error", id, { code: "busy", error: `a handoff of ${a.label} is under way already` });
+		return;
+	}
+	if (!sessionFileOf(a.inner.reference)) {
+		send("handoff_error", id, { code: "not_transferable", error: "the attempt has no session file to hand off" });
+		return;
+	}
+	const h = newHandoff(id);
+	a.handoff = h;
+	status(a, "handing off at the end of this turn");
+	if (a.prompting) {
+		// Cut at the next turn boundary, or now if no turn runs yet.
+		if (!a.turnActive) cut(a, h);
+		return;
+	}
+	// Nothing runs locally: hand off now; a prompt that comes meanwhile
+	// waits for the handback.
+	h.cut = true;
+	a.idle = runHandoff(a, h)
+		.catch(() => {})
+		.finally(() => {
+			a.idle = null;
+		});
+}
+
+function newHandoff(id) {
+	let finish;
+	const handback = new Promise((resolve) => {
+		finish = resolve;
+	});
+	const h = { id, cut: false, launched: false, suspended: false, cancelled: false, finished: false, paneState: "", handback };
+	h.finish = (hb) => {
+		if (h.finished) return;
+		h.finished = true;
+		finish(hb);
+	};
+	h.done = new Promise((resolve) => {
+		h.markDone = resolve;
+	});
+	return h;
+}
+
+// refuse ends a handoff that never cut its turn.
+function refuse(a, h, code, error) {
+	if (a.handoff === h) a.handoff = null;
+	send("handoff_error", h.id, { code, error });
+	status(a, undefined);
+	h.markDone();
+}
+
+// cancelHandoff: the owner gives up (run cancelled, attempt disposed). A
+// handoff that has not cut its turn just ends; one that has asks the
+// wrapper to close the pane and waits for the handback, for a while.
+function cancelHandoff(a, reason) {
+	const h = a.handoff;
+	if (!h || h.cancelled) return;
+	h.cancelled = true;
+	if (!h.cut) {
+		a.handoff = null;
+		send("handoff_cancel", h.id, { reason });
+		status(a, undefined);
+		h.markDone();
+		return;
+	}
+	if (!send("handoff_cancel", h.id, { reason })) {
+		h.finish({ reason: "aborted", transferred: h.launched, needsContinue: false, error: reason });
+		return;
+	}
+	const timer = setTimeout(() => h.finish({ reason: "aborted", transferred: h.launched, needsContinue: false, error: `${reason}; the wrapper did not answer` }), CANCEL_GRACE_MS);
+	timer.unref?.();
+}
+
+function onHandback(id, hb) {
+	for (const a of shared.attempts.values()) {
+		const h = a.handoff;
+		if (!h || h.id !== id) continue;
+		if (!h.cut) {
+			// Withdrawn before the turn ended: nothing was suspended.
+			a.handoff = null;
+			status(a, undefined);
+			send("resumed", id, { transferred: false, continued: false });
+			h.markDone();
+			return;
+		}
+		h.finish({
+			reason: typeof hb.reason === "string" ? hb.reason : "aborted",
+			transferred: hb.transferred === true,
+			needsContinue: hb.needsContinue === true,
+			error: typeof hb.error === "string" ? hb.error : "",
+		});
+		return;
+	}
+	// Unknown (already over): say so, so a waiting wrapper is not stuck.
+	send("resumed", id, { transferred: false, continued: false, error: "no such handoff in this owner" });
+}
+
+function onPaneState(id, data) {
+	for (const a of shared.attempts.values()) {
+		const h = a.handoff;
+		if (!h || h.id !== id || typeof data.state !== "string") continue;
+		h.paneState = data.state;
+		if (data.state === "launched") h.launched = true;
+		status(a, data.state === "launched" ? "working" : data.state);
+	}
+}
+
+// runHandoff: the turn is cut (or none ran). Suspend, describe the launch,
+// wait for the handback, resume, and say what the prompt must do next.
+async function runHandoff(a, h) {
+	const out = { transferred: false, continue: false, resumeError: undefined };
+	const before = a.inner.getLastAssistant();
+	let hb = { reason: "aborted", transferred: false, needsContinue: false };
+	try {
+		if (h.cancelled || a.disposed) return out;
+		if (typeof a.inner.suspendForHandoff !== "function") {
+			refuse(a, h, "internal", "this engine's sessions cannot be suspended");
+			return out;
+		}
+		await a.inner.suspendForHandoff();
+		h.suspended = true;
+		if (h.cancelled || h.finished) {
+			// Given up or withdrawn while the session was being suspended:
+			// no launch; wait for the wrapper's word (or the grace period).
+			hb = await h.handback;
+			return out;
+		}
+		let launch;
+		try {
+			launch = describeLaunch(a, needsContinuation(before), before);
+		} catch (e) {
+			send("handoff_error", h.id, { code: e.code || "internal", error: errorText(e) });
+			return out;
+		}
+		if (!fits("launch", h.id, launch)) {
+			send("handoff_error", h.id, { code: "too_large", error: "the launch description does not fit in one line of the owner link" });
+			return out;
+		}
+		if (!send("launch", h.id, launch)) return out; // the link is gone: linkLost ends the handoff
+		status(a, "opening a Herdr pane");
+		hb = await h.handback;
+		out.transferred = hb.transferred === true;
+	} catch (e) {
+		send("handoff_error", h.id, { code: "internal", error: errorText(e) });
+	} finally {
+		if (h.suspended) {
+			try {
+				await a.inner.resumeFromHandoff();
+			} catch (e) {
+				out.resumeError = e;
+			}
+		}
+		if (a.handoff === h) a.handoff = null;
+		if (h.suspended || h.finished) {
+			Object.assign(out, afterHandback(a, h, hb, before, out));
+			send("resumed", h.id, {
+				transferred: out.transferred,
+				continued: out.continue,
+				...(out.resumeError !== undefined ? { error: errorText(out.resumeError) } : {}),
+			});
+		}
+		const shown = h.paneState === "done" ? "completed" : "idle";
+		status(a, out.transferred ? shown : undefined);
+		if (out.transferred) setTimeout(() => status(a, undefined), 50).unref?.();
+		h.markDone();
+	}
+	return out;
+}
+
+// afterHandback decides how the local session goes on (reference §5.10):
+// it continues when the turn was cut mid-task, whether in the pane or here,
+// unless the structured result was submitted; a reply that had already
+// finished the task before the handoff stays the result.
+function afterHandback(a, h, hb, before, out) {
+	if (out.resumeError !== undefined) return {};
+	// Given up by the owner (run stopped, attempt ended): nothing goes on.
+	if (h.cancelled || a.disposed || a.signal?.aborted) return { continue: false };
+	const last = a.inner.getLastAssistant();
+	const result = a.prepared.resultTool;
+	const submitted = a.resultSubmitted || (result !== undefined && calledTool(last, result.name));
+	if (submitted) return { continue: false };
+	if (hb.needsContinue === true || needsContinuation(last)) return { continue: true };
+	if (out.transferred && before && !needsContinuation(before)) a.sticky = before;
+	return { continue: false };
+}
+
+// ---- the launch description --------------------------------------------------
+
+class LaunchError extends Error {
+	constructor(code, message) {
+		super(message);
+		this.code = code;
+	}
+}
+
+// describeLaunch is everything the pane's Pi needs to continue this session
+// as the engine prepared it, as data: the wrapper writes the files,
+// substitutes their paths and starts the command under `herdr-pi wrap`.
+export function describeLaunch(a, continueTask, before) {
+	const p = a.prepared;
+	const s = a.inner;
+	const runtime = piRuntime();
+	if (runtime.error) throw new LaunchError("runtime", runtime.error);
+	const sessionFile = sessionFileOf(s.reference);
+	if (!sessionFile) throw new LaunchError("not_transferable", "the attempt has no session file to hand off");
+	const files = [];
+	const file = (name, content) => {
+		files.push({ name, content });
+		return { file: name };
+	};
+	const model = `${p.model.provider}/${p.model.model}${p.model.thinking ? `:${p.model.thinking}` : ""}`;
+	const bridged = [...(p.customTools ?? []), ...(p.resultTool ? [p.resultTool] : [])];
+	const toolNames = [...new Set([...(p.tools ?? []), ...bridged.map((t) => t.name)])];
+
+	const argv = [runtime.executable];
+	if (runtime.entrypoint) argv.push(runtime.entrypoint);
+	argv.push("--session", sessionFile, "--model", model);
+	if (toolNames.length) argv.push("--tools", toolNames.join(","));
+	else argv.push("--no-tools");
+	if (p.systemPrompt !== undefined) argv.push("--system-prompt", file("system-prompt.md", p.systemPrompt));
+	else if (p.systemPromptPath) argv.push("--system-prompt", p.systemPromptPath);
+	if (p.systemPromptAppend) argv.push("--append-system-prompt", file("append-system-prompt.md", p.systemPromptAppend));
+	if (p.contextFiles !== undefined) {
+		const text = contextPrompt(safe(() => s.getHerdrContextFiles?.(), undefined) ?? []);
+		if (text) argv.push("--append-system-prompt", file("context.md", text));
+		argv.push("--no-context-files");
+	}
+	const loaded = safe(() => s.getHerdrResourcePaths?.(), undefined) ?? {};
+	const strings = (v) => (Array.isArray(v) ? v.filter((x) => typeof x === "string" && x !== "") : []);
+	const skills = [...new Set([...strings(p.additionalSkillPaths), ...strings(loaded.skills)])];
+	if (p.resourcePolicy) argv.push("--no-skills");
+	for (const path of skills) argv.push("--skill", path);
+	if (p.resourcePolicy) {
+		argv.push("--no-extensions");
+		for (const path of new Set(strings(loaded.extensions))) argv.push("--extension", path);
+	}
+	if (bridged.length) argv.push("--extension", { toolBridge: true });
+	const inline = inlineExtensions(p.extensionFactories);
+	if (inline) argv.push("--extension", file("inline-extensions.mjs", inline));
+	if (p.resourcePolicy?.projectTrusted === false) argv.push("--no-approve");
+	else if (p.resourcePolicy?.projectTrusted === true) argv.push("--approve");
+	if (continueTask) argv.push(CONTINUE_IN_PANE);
+
+	const env = {};
+	const dir = p.agentDir ?? process.env.PI_CODING_AGENT_DIR;
+	if (dir) env.PI_CODING_AGENT_DIR = dir;
+	if (process.env.PI_CODING_AGENT_SESSION_DIR) env.PI_CODING_AGENT_SESSION_DIR = process.env.PI_CODING_AGENT_SESSION_DIR;
+
+	return {
+		runId: a.runId,
+		sessionId: a.sessionId,
+		sessionFile,
+		...(a.workflow ? { workflow: a.workflow } : {}),
+		label: a.label,
+		...(p.sessionLabel ? { sessionLabel: p.sessionLabel } : {}),
+		...(a.attempt ? { attempt: a.attempt } : {}),
+		...(a.tuiIndex ? { tuiIndex: a.tuiIndex } : {}),
+		model,
+		toolNames,
+		executable: runtime.executable,
+		...(runtime.entrypoint ? { entrypoint: runtime.entrypoint } : {}),
+		argv,
+		env,
+		cwd: p.cwd,
+		files,
+		tools: bridged.map(toolSpec),
+		needsContinue: Boolean(continueTask),
+		...(before && typeof before.stopReason === "string" ? { lastStopReason: before.stopReason } : {}),
+	};
+}
+
+// contextPrompt renders the project context files the local session loaded
+// (the pane runs with --no-context-files and gets exactly these).
+export function contextPrompt(files) {
+	const usable = (Array.isArray(files) ? files : []).filter((f) => isObject(f) && typeof f.path === "string" && typeof f.content === "string");
+	if (!usable.length) return "";
+	return (
+		"# Project context\n\nInstructions for this project, from its context files:\n\n" +
+		usable.map((f) => `## ${f.path}\n\n${f.content.trimEnd()}\n`).join("\n")
+	);
+}
+
+// inlineExtensions materialises the engine's inline extension factories as
+// one module. A factory travels as its source text, so it must not depend
+// on variables it closed over; native ones cannot travel at all.
+export function inlineExtensions(factories) {
+	if (!Array.isArray(factories) || factories.length === 0) return "";
+	const sources = factories.map((x) => {
+		const f = typeof x === "function" ? x : isObject(x) && typeof x.factory === "function" ? x.factory : undefined;
+		if (!f) throw new LaunchError("internal", "an inline extension of this agent is not a function");
+		const src = Function.prototype.toString.call(f);
+		if (src.includes("[native code]")) throw new LaunchError("internal", "an inline extension of this agent is native code and cannot move to a pane");
+		return src;
+	});
+	return `// Inline extensions of a workflow agent, moved to its Herdr pane by herdr-pi.\nconst factories = [\n${sources.join(",\n")}\n];\nexport default async function (pi) {\n\tfor (const factory of factories) await factory(pi);\n}\n`;
+}
+
+export function toolSpec(t) {
+	const spec = { name: t.name, label: typeof t.label === "string" && t.label ? t.label : t.name, description: typeof t.description === "string" ? t.description : "" };
+	if (typeof t.promptSnippet === "string") spec.promptSnippet = t.promptSnippet;
+	if (Array.isArray(t.promptGuidelines)) spec.promptGuidelines = t.promptGuidelines.filter((g) => typeof g === "string");
+	if (isObject(t.parameters)) spec.parameters = JSON.parse(JSON.stringify(t.parameters));
+	if (typeof t.renderShell === "string") spec.renderShell = t.renderShell;
+	if (typeof t.executionMode === "string") spec.executionMode = t.executionMode;
+	return spec;
+}
+
+// ---- bridged tool calls ---------------------------------------------------------
+
+async function runTool(id, call) {
+	if (typeof id !== "string" || id === "") return;
+	let a;
+	for (const x of shared.attempts.values()) if (x.handoff && x.handoff.id === call.handoff) a = x;
+	if (!a) {
+		send("tool_error", id, { error: `no handoff ${String(call.handoff)} is under way in this owner` });
+		return;
+	}
+	const p = a.prepared;
+	const def = [...(p.customTools ?? []), ...(p.resultTool ? [p.resultTool] : [])].find((t) => t.name === call.name);
+	if (!def || typeof def.execute !== "function") {
+		send("tool_error", id, { error: `unknown tool ${String(call.name)}` });
+		return;
+	}
+	const controller = new AbortController();
+	shared.calls.set(id, controller);
+	try {
+		const result = await def.execute(
+			typeof call.toolCallId === "string" ? call.toolCallId : id,
+			isObject(call.params) ? call.params : {},
+			controller.signal,
+			(partial) => {
+				if (!send("tool_update", id, { value: jsonValue(partial) })) controller.abort();
+			},
+			toolContext(a, controller),
+		);
+		if (def === p.resultTool && !(isObject(result) && result.isError === true)) a.resultSubmitted = true;
+		const value = jsonValue(result);
+		if (fits("tool_result", id, { value })) send("tool_result", id, { value });
+		else send("tool_error", id, { error: "the tool's result does not fit in one line of the owner link" });
+	} catch (e) {
+		send("tool_error", id, { error: errorText(e) || "the tool failed" });
+	} finally {
+		shared.calls.delete(id);
+	}
+}
+
+function jsonValue(v) {
+	if (v === undefined) return null;
+	return JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? Number(x) : x)) ?? "null");
+}
+
+// toolContext is what a bridged tool gets as its context: the agent's model
+// and registry, its cwd and trust, its transcript (read-only), and the
+// call's signal. It has no UI: the person is in the pane.
+function toolContext(a, controller) {
+	const p = a.prepared;
+	const models = safe(() => a.inner.getHerdrModelContext?.(), undefined) ?? {};
+	let manager;
+	return {
+		ui: { notify() {}, setStatus() {}, setWorkingMessage() {}, confirm: async () => false, select: async () => undefined, input: async () => undefined },
+		mode: "print",
+		hasUI: false,
+		cwd: p.cwd,
+		get sessionManager() {
+			if (manager === undefined) {
+				manager = null;
+				const file = sessionFileOf(a.inner.reference);
+				const SessionManager = shared.sessionManager?.constructor;
+				if (file && existsSync(file) && SessionManager && typeof SessionManager.open === "function") manager = safe(() => SessionManager.open(file, undefined, p.cwd), null);
+			}
+			return manager ?? undefined;
+		},
+		modelRegistry: models.modelRegistry,
+		model: models.model,
+		scopedModels: [],
+		thinkingLevel: p.model.thinking,
+		isIdle: () => false,
+		isProjectTrusted: () => p.resourcePolicy?.projectTrusted ?? true,
+		signal: controller.signal,
+		abort: () => controller.abort(),
+		hasPendingMessages: () => false,
+		shutdown() {},
+		getContextUsage: () => undefined,
+		compact() {},
+		getSystemPrompt: () => (typeof p.systemPrompt === "string" ? p.systemPrompt : ""),
+	};
+}
+
+// ---- entry -------------------------------------------------------------------------
+
+// setupHandoff is called by the probe for every load of the probe module.
+// herdr says whether Pi runs inside a complete Herdr environment (the
+// attempt actions show only there).
+export function setupHandoff(pi, { herdr }) {
+	if (!pi || typeof pi.on !== "function") return;
+	shared.herdr = herdr === true;
+	const env = process.env;
+	// The engine loaded before us: its registry is open until its
+	// session_start.
+	safe(() => register(env));
+	pi.on("session_start", (_event, ctx) => {
+		try {
+			const tui = ctx && (ctx.mode === "tui" || (ctx.mode === undefined && ctx.hasUI === true));
+			if (!tui) return;
+			shared.ui = ctx.ui;
+			shared.sessionManager = ctx.sessionManager;
+			register(env);
+			reportEngine();
+		} catch {}
+	});
+}

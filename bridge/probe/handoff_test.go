@@ -1,0 +1,291 @@
+package probe
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+// handoffOut is what testdata/handoff_harness.mjs prints.
+type handoffOut struct {
+	Error              string          `json:"error"`
+	RegisteredAtLoad   int             `json:"registeredAtLoad"`
+	Linked             bool            `json:"linked"`
+	Registered         int             `json:"registered"`
+	Keys               []string        `json:"keys"`
+	Labels             []string        `json:"labels"`
+	Hooks              []string        `json:"hooks"`
+	Shown              []string        `json:"shown"`
+	InspectVisible     []bool          `json:"inspectVisible"`
+	LiveVisibleForeign bool            `json:"liveVisibleForeign"`
+	Launch             json.RawMessage `json:"launch"`
+	Quiet              []control.Arg   `json:"quiet"`
+	InlineRan          []string        `json:"inlineRan"`
+	Native             string          `json:"native"`
+	Continuation       []bool          `json:"continuation"`
+	LiveVisible        bool            `json:"liveVisible"`
+	WrappedID          string          `json:"wrappedId"`
+}
+
+type ownerSink struct {
+	mu   sync.Mutex
+	msgs []control.OwnerMessage
+}
+
+func (s *ownerSink) OwnerEvent(_ *control.OwnerLink, m control.OwnerMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.msgs = append(s.msgs, m)
+}
+
+// runHandoffHarness runs the handoff module (as Write puts it beside the
+// probe) under node against a real control socket with an owner sink.
+func runHandoffHarness(t *testing.T, scenario string, env ...string) (handoffOut, []control.OwnerMessage) {
+	return runHandoffHarnessWith(t, scenario, true, env...)
+}
+
+func runHandoffHarnessWith(t *testing.T, scenario string, withOwner bool, env ...string) (handoffOut, []control.OwnerMessage) {
+	t.Helper()
+	bin := node(t)
+	dir, err := os.MkdirTemp("/tmp", "hph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if _, err := Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	s := &ownerSink{}
+	tok, _ := control.NewToken()
+	probeSink := &sink{}
+	cfg := control.Config{Path: filepath.Join(dir, "c.sock"), Token: tok, Events: probeSink, Requests: probeSink, Logf: t.Logf}
+	if withOwner {
+		cfg.Owner = s
+	}
+	srv, err := control.Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "testdata/handoff_harness.mjs", "file://"+filepath.Join(dir, HandoffFileName))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "SCENARIO=" + scenario, control.EnvSocket + "=" + srv.Path(), control.EnvToken + "=" + tok}
+	if !withOwner {
+		cmd.Env = append(cmd.Env, "NO_OWNER=1") // the link will not come up: do not wait for it long
+	}
+	cmd.Env = append(cmd.Env, env...)
+	b, err := cmd.Output()
+	// The link closes with node; let the server deliver what it read.
+	time.Sleep(100 * time.Millisecond)
+	srv.Close()
+	var out handoffOut
+	if jerr := json.Unmarshal(b, &out); jerr != nil || err != nil || out.Error != "" {
+		t.Fatalf("harness: %v %v %s\n%s", err, jerr, out.Error, b)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return out, s.msgs
+}
+
+func engineStatus(t *testing.T, msgs []control.OwnerMessage) control.EngineStatus {
+	t.Helper()
+	for _, m := range msgs {
+		if e, ok := m.(control.EngineStatus); ok {
+			return e
+		}
+	}
+	t.Fatalf("no engine status among %#v", msgs)
+	return control.EngineStatus{}
+}
+
+// When the engine loads first its registry is open while the probe loads:
+// the probe registers right then, with a valid extension (the engine's
+// checks: allowed keys, semver, headline), two actions and its setup hook
+// last. The inspection action's visibility follows the reference's rules.
+func TestHandoffRegistersWhenTheEngineLoadsFirst(t *testing.T) {
+	out, msgs := runHandoffHarness(t, "engine-first")
+	if out.RegisteredAtLoad != 1 || out.Registered != 1 {
+		t.Fatalf("registered %d at load, %d after session_start; want once, at load", out.RegisteredAtLoad, out.Registered)
+	}
+	if !reflect.DeepEqual(out.Keys, []string{"agentAttemptActions", "agentSetupHooks", "description", "headline", "version"}) {
+		t.Errorf("extension keys %q", out.Keys)
+	}
+	if !reflect.DeepEqual(out.Labels, []string{"Open session in Herdr pane", "Open live session in Herdr pane"}) {
+		t.Errorf("action labels %q", out.Labels)
+	}
+	if !reflect.DeepEqual(out.Hooks, []string{"herdrPiLiveSessions:1000"}) {
+		t.Errorf("setup hooks %q", out.Hooks)
+	}
+	if !out.Linked {
+		t.Fatal("the wrapper never accepted the owner link")
+	}
+	// settled with the run's cwd; running; no session; no usable cwd; live.
+	if !reflect.DeepEqual(out.InspectVisible, []bool{true, false, false, false, false}) {
+		t.Errorf("inspection visible %v", out.InspectVisible)
+	}
+	if out.LiveVisibleForeign {
+		t.Error("the live action shows for a session the probe does not hold")
+	}
+	if e := engineStatus(t, msgs); !e.Registered || e.Upstream || e.Error != "" {
+		t.Errorf("engine status %+v", e)
+	}
+}
+
+// A wrapper that takes no owner link gets no requests: the actions stay
+// hidden.
+func TestHandoffActionsNeedAWrapperThatTakesThem(t *testing.T) {
+	out, _ := runHandoffHarnessWith(t, "engine-first", false)
+	if out.Linked || out.Registered != 1 {
+		t.Fatalf("linked %v, registered %d", out.Linked, out.Registered)
+	}
+	if !reflect.DeepEqual(out.InspectVisible, []bool{false, false, false, false, false}) {
+		t.Errorf("inspection visible %v without a wrapper taking requests", out.InspectVisible)
+	}
+}
+
+// In fully inspectable mode the live action is hidden only while something
+// runs that mode (the engine's Herdr extension's setup hook): herdr-pi does
+// not yet, so without that extension a live session is still offered. The
+// setup hook wraps the engine's local transport, keeping its id.
+func TestHandoffLiveActionInFullyInspectableMode(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "pi-extensible-workflows"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pi-extensible-workflows", "settings.json"), []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	alone, _ := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir)
+	if !alone.LiveVisible || alone.WrappedID != "local" {
+		t.Errorf("without the engine's Herdr extension: live visible %v, transport %q", alone.LiveVisible, alone.WrappedID)
+	}
+	with, msgs := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir, "UPSTREAM_HOOK=1")
+	if with.LiveVisible {
+		t.Error("the live action shows while the engine's Herdr extension runs fully inspectable mode")
+	}
+	if e := engineStatus(t, msgs); !e.FullyInspectable {
+		t.Errorf("engine status %+v: the setting is on", e)
+	}
+}
+
+// Too late: the engine closed its registry before the probe could register
+// (it cannot happen with Pi's own load order, which runs every extension's
+// factory before any session_start; the probe says so if it ever does).
+func TestHandoffSaysWhenItIsTooLate(t *testing.T) {
+	out, msgs := runHandoffHarness(t, "frozen")
+	if out.Registered != 0 {
+		t.Fatalf("registered %d times with a closed registry", out.Registered)
+	}
+	e := engineStatus(t, msgs)
+	if e.Registered || !strings.Contains(e.Error, "closed its registry") {
+		t.Errorf("engine status %+v", e)
+	}
+}
+
+// With the engine's own Herdr extension registered too, the registry's
+// action list shows herdr-pi's two actions only, and the wrapper is told
+// which were hidden.
+func TestHandoffHidesTheEnginesHerdrActions(t *testing.T) {
+	out, msgs := runHandoffHarness(t, "upstream")
+	want := []string{"herdrPiOpenLiveSession=Open live session in Herdr pane", "herdrPiOpenSession=Open session in Herdr pane"}
+	if !reflect.DeepEqual(out.Shown, want) {
+		t.Errorf("actions shown %q, want %q", out.Shown, want)
+	}
+	if e := engineStatus(t, msgs); !e.Registered || !e.Upstream || !reflect.DeepEqual(e.Hidden, []string{"openSession", "openLiveSession"}) {
+		t.Errorf("engine status %+v", e)
+	}
+}
+
+// The launch of a richly prepared session: every part the engine prepared
+// is carried, in the order Pi reads it, and the wrapper's decoder accepts
+// it as it stands.
+func TestHandoffDescribesTheWholeLaunch(t *testing.T) {
+	out, _ := runHandoffHarness(t, "launch")
+	msg, err := control.ParseOwnerMessage(control.Message{Type: control.TypeLaunch, ID: "h1", Data: out.Launch})
+	if err != nil {
+		t.Fatalf("the wrapper refuses the launch: %v\n%s", err, out.Launch)
+	}
+	l := msg.(control.Launch)
+	var words []string
+	for _, a := range l.Argv[2:] {
+		switch {
+		case a.ToolBridge:
+			words = append(words, "<bridge>")
+		case a.File != "":
+			words = append(words, "<"+a.File+">")
+		default:
+			words = append(words, a.Text)
+		}
+	}
+	want := []string{
+		"--session", "/agent/sessions/s1.jsonl", "--model", "openai/gpt:high", "--tools", "read,bash,lookup,workflow_result",
+		"--system-prompt", "<system-prompt.md>", "--append-system-prompt", "<append-system-prompt.md>",
+		"--append-system-prompt", "<context.md>", "--no-context-files",
+		"--no-skills", "--skill", "/skills/a", "--skill", "/skills/shared", "--skill", "/skills/b",
+		"--no-extensions", "--extension", "/ext/one.ts", "--extension", "/ext/two.ts", "--extension", "<bridge>",
+		"--extension", "<inline-extensions.mjs>", "--no-approve",
+		"You now run in a Herdr pane. Carry on with the workflow task from where this session stopped.",
+	}
+	if !reflect.DeepEqual(words, want) {
+		t.Errorf("argv\n got %q\nwant %q", words, want)
+	}
+	files := map[string]string{}
+	for _, f := range l.Files {
+		files[f.Name] = f.Content
+	}
+	if files["system-prompt.md"] != "You review." || files["append-system-prompt.md"] != "Be brief." ||
+		!strings.Contains(files["context.md"], "/work/proj/AGENTS.md") || !strings.Contains(files["context.md"], "Use tabs.") {
+		t.Errorf("files %q", files)
+	}
+	if l.Cwd != "/work/proj" || l.Env["PI_CODING_AGENT_DIR"] != "/agent" || l.Label != "reviewer" || l.SessionLabel != "flow:reviewer:attempt-2" ||
+		l.Attempt != 2 || l.TUIIndex != 3 || !l.NeedsContinue || l.LastStopReason != "toolUse" || l.Model != "openai/gpt:high" {
+		t.Errorf("launch %+v", l)
+	}
+	if len(l.Tools) != 2 || l.Tools[0].Name != "lookup" || l.Tools[0].PromptSnippet != "lookup: a word" || len(l.Tools[0].PromptGuidelines) != 1 || l.Tools[1].Name != "workflow_result" {
+		t.Errorf("tools %+v", l.Tools)
+	}
+	// Without a policy, prompts or tools: a system prompt path, no files,
+	// no bridge, --no-tools, no continue message; the skills the session
+	// loaded still go along (without --no-skills).
+	var quiet []string
+	for _, a := range out.Quiet[2:] {
+		quiet = append(quiet, a.Text)
+	}
+	if want := []string{"--session", "/agent/sessions/s1.jsonl", "--model", "openai/gpt:high", "--no-tools", "--system-prompt", "/agent/SYSTEM.md", "--skill", "/skills/shared", "--skill", "/skills/b"}; !reflect.DeepEqual(quiet, want) {
+		t.Errorf("quiet argv %q, want %q", quiet, want)
+	}
+	if !reflect.DeepEqual(out.InlineRan, []string{"session_start", "agent_start"}) {
+		t.Errorf("the inline extensions module ran %q", out.InlineRan)
+	}
+	if !strings.Contains(out.Native, "native code") {
+		t.Errorf("a native inline extension: %q", out.Native)
+	}
+	// none, finished, aborted, tool call, cut request, provider error with text
+	if !reflect.DeepEqual(out.Continuation, []bool{true, false, true, true, true, false}) {
+		t.Errorf("needsContinuation %v", out.Continuation)
+	}
+}
+
+func TestWriteAlsoPutsTheHandoffModuleBesideTheProbe(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, HandoffFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, HandoffFileName))
+	if string(b) != string(HandoffSource()) || !strings.Contains(string(Source()), `from "./`+HandoffFileName+`"`) {
+		t.Error("the probe does not import the module Write puts beside it")
+	}
+}

@@ -1,0 +1,170 @@
+// Runs herdr-pi's handoff module under node with a stand-in workflow
+// engine registry and a stand-in Pi, and prints what it observed as JSON.
+// SCENARIO picks the case; argv[2] is the module's file URL.
+
+const REGISTRY_KEY = Symbol.for("pi-extensible-workflows.workflow-registry");
+const scenario = process.env.SCENARIO;
+const out = {};
+
+// A stand-in of the engine's registry api: the checks that matter here
+// (frozen, allowed keys, version, headline) and the action list.
+function fakeRegistry({ frozen = false, actions = {}, hooks = [] } = {}) {
+	const registered = [];
+	const api = {
+		frozen,
+		register(ext) {
+			if (this.frozen) throw Object.assign(new Error("Workflow extension registration is closed after session_start"), { code: "REGISTRY_FROZEN" });
+			const allowed = ["version", "headline", "description", "functions", "modelAliases", "agentSetupHooks", "agentAttemptActions", "roleDirectories"];
+			if (Object.keys(ext).some((k) => !allowed.includes(k)) || !/^\d+\.\d+\.\d+$/.test(ext.version) || !ext.headline.trim()) throw new Error("INVALID_METADATA");
+			registered.push(ext);
+			Object.assign(actions, ext.agentAttemptActions ?? {});
+			for (const [name, h] of Object.entries(ext.agentSetupHooks ?? {})) hooks.push({ name, priority: h.priority ?? 10, setup: h.setup });
+		},
+		agentAttemptActions: () => Object.freeze({ ...actions }),
+		agentSetupHooks: () => [...hooks].sort((a, b) => a.priority - b.priority),
+	};
+	return { host: { api, activeHosts: 0 }, registered };
+}
+
+function fakePi() {
+	const handlers = {};
+	return {
+		handlers,
+		on(name, f) {
+			(handlers[name] ??= []).push(f);
+		},
+		async start(ctx) {
+			for (const f of handlers.session_start ?? []) await f({ reason: "startup" }, ctx);
+		},
+	};
+}
+
+const statuses = [];
+const ui = { setStatus: (k, v) => statuses.push([k, v]), notify() {} };
+const tui = { mode: "tui", hasUI: true, ui, sessionManager: {} };
+
+async function main() {
+	const load = () => import(process.argv[2]);
+	if (scenario === "engine-first" || scenario === "frozen" || scenario === "upstream") {
+		const upstreamActions = {
+			openSession: { label: "Open session in Herdr pane", visible: () => true, run() {} },
+			openLiveSession: { label: "Open live session in Herdr pane", visible: () => true, run() {} },
+		};
+		const reg = fakeRegistry({ actions: scenario === "upstream" ? { ...upstreamActions } : {} });
+		if (scenario !== "frozen") globalThis[REGISTRY_KEY] = reg.host;
+		const m = await load();
+		const pi = fakePi();
+		m.setupHandoff(pi, { herdr: true });
+		out.registeredAtLoad = reg.registered.length;
+		if (scenario === "frozen") {
+			// The engine loaded after us and closed its registry before our
+			// session_start ran: too late.
+			globalThis[REGISTRY_KEY] = reg.host;
+			reg.host.api.frozen = true;
+		}
+		await pi.start(tui);
+		out.registered = reg.registered.length;
+		// The actions show only once the wrapper has accepted the link.
+		for (let i = 0; i < (process.env.NO_OWNER ? 25 : 500) && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
+		out.linked = m.linked();
+		const ext = reg.registered[0];
+		if (ext) {
+			out.keys = Object.keys(ext).sort();
+			out.labels = Object.values(ext.agentAttemptActions).map((a) => a.label);
+			out.hooks = Object.entries(ext.agentSetupHooks).map(([name, h]) => `${name}:${h.priority}`);
+		}
+		out.shown = Object.entries(reg.host.api.agentAttemptActions()).map(([name, a]) => `${name}=${a.label}`).sort();
+		// Visibility on contexts the navigator would build.
+		const actions = reg.host.api.agentAttemptActions();
+		const inspect = Object.values(actions).find((a) => a.label === "Open session in Herdr pane");
+		const live = Object.values(actions).find((a) => a.label === "Open live session in Herdr pane");
+		if (inspect && live && scenario !== "upstream") {
+			const settled = { run: { id: "r", cwd: process.cwd() }, agent: { id: "r:1", state: "completed", label: "x" }, attempt: { attempt: 1, setup: { cwd: "/nonexistent" } }, session: { sessionId: "s" } };
+			out.inspectVisible = [
+				inspect.visible(settled),
+				inspect.visible({ ...settled, agent: { ...settled.agent, state: "running" } }),
+				inspect.visible({ ...settled, session: undefined }),
+				inspect.visible({ ...settled, run: { id: "r", cwd: "/nonexistent" } }),
+				inspect.visible({ ...settled, liveSession: {} }),
+			];
+			// A live session the module does not hold (not made by its
+			// transport) is not offered.
+			out.liveVisibleForeign = live.visible({ ...settled, agent: { ...settled.agent, state: "running" }, liveSession: { reference: { locator: { sessionFile: "/f" } } }, prepared: {}, handoff: {} });
+		}
+		await new Promise((r) => setTimeout(r, 200)); // let the link flush
+	} else if (scenario === "fully") {
+		// Fully inspectable mode is set (PI_CODING_AGENT_DIR's settings):
+		// the live action shows unless something runs that mode.
+		const withUpstream = process.env.UPSTREAM_HOOK === "1";
+		const reg = fakeRegistry({ hooks: withUpstream ? [{ name: "fullyInspectable", priority: 10, setup() {} }] : [] });
+		globalThis[REGISTRY_KEY] = reg.host;
+		const m = await load();
+		const pi = fakePi();
+		m.setupHandoff(pi, { herdr: true });
+		await pi.start(tui);
+		for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
+		// A session made through herdr-pi's transport wrapper.
+		const hook = reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions");
+		const agent = { transport: { id: "local", createSession: async () => ({ reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/f.jsonl" } }, subscribe() {}, getLastAssistant() {}, prompt: async () => ({}), abort: async () => {}, dispose: async () => {} }) } };
+		hook.setup(agent, { run: { runId: "r" }, attempt: 1 });
+		const session = await agent.transport.createSession({ cwd: "/p", model: { provider: "p", model: "m" }, tools: [], sessionLabel: "f:a:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "a" });
+		const live = Object.values(reg.host.api.agentAttemptActions()).find((a) => a.label === "Open live session in Herdr pane");
+		out.liveVisible = live.visible({ run: { id: "r" }, agent: { id: "r:1", state: "running" }, attempt: { attempt: 1 }, session: session.reference, liveSession: session, prepared: {}, handoff: {} });
+		out.wrappedId = agent.transport.id;
+	} else if (scenario === "launch") {
+		const m = await load();
+		const named = async function (pi) {
+			pi.on("session_start", () => {});
+		};
+		const prepared = {
+			cwd: "/work/proj",
+			model: { provider: "openai", model: "gpt", thinking: "high" },
+			tools: ["read", "bash"],
+			sessionLabel: "flow:reviewer:attempt-2",
+			agentDir: "/agent",
+			systemPrompt: "You review.",
+			systemPromptAppend: "Be brief.",
+			contextFiles: [{ scope: "project" }],
+			additionalSkillPaths: ["/skills/a", "/skills/shared"],
+			extensionFactories: [named, { factory: (pi) => pi.on("agent_start", () => {}) }],
+			resourcePolicy: { projectTrusted: false },
+			customTools: [{ name: "lookup", label: "Lookup", description: "Looks up.", promptSnippet: "lookup: a word", promptGuidelines: ["once"], parameters: { type: "object", properties: { q: { type: "string" } } }, execute() {} }],
+			resultTool: { name: "workflow_result", label: "Workflow Result", description: "Submit.", parameters: { type: "object" }, execute() {} },
+		};
+		const inner = {
+			reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/agent/sessions/s1.jsonl" } },
+			getHerdrContextFiles: () => [{ path: "/work/proj/AGENTS.md", content: "Use tabs.\n" }],
+			getHerdrResourcePaths: () => ({ extensions: ["/ext/one.ts", "/ext/two.ts", "/ext/one.ts"], skills: ["/skills/shared", "/skills/b"] }),
+		};
+		const a = { inner, prepared, runId: "run-1", sessionId: "s1", workflow: "flow", label: "reviewer", attempt: 2, tuiIndex: 3 };
+		out.launch = m.describeLaunch(a, true, { role: "assistant", stopReason: "toolUse", content: [{ type: "toolCall", name: "bash" }] });
+		out.quiet = m.describeLaunch({ ...a, prepared: { ...prepared, systemPrompt: undefined, systemPromptPath: "/agent/SYSTEM.md", systemPromptAppend: "", contextFiles: undefined, resourcePolicy: undefined, extensionFactories: undefined, customTools: undefined, resultTool: undefined, tools: [], additionalSkillPaths: undefined } }, false).argv;
+		// The inline extensions travel as a module that runs each factory.
+		const src = out.launch.files.find((f) => f.name === "inline-extensions.mjs").content;
+		const mod = await import("data:text/javascript," + encodeURIComponent(src));
+		const seen = [];
+		await mod.default({ on: (name) => seen.push(name) });
+		out.inlineRan = seen;
+		try {
+			m.inlineExtensions([Math.max]);
+			out.native = "accepted";
+		} catch (e) {
+			out.native = e.message;
+		}
+		out.continuation = [
+			m.needsContinuation(undefined),
+			m.needsContinuation({ stopReason: "stop", content: [{ type: "text", text: "done" }] }),
+			m.needsContinuation({ stopReason: "aborted", content: [{ type: "text", text: "part" }] }),
+			m.needsContinuation({ stopReason: "toolUse", content: [{ type: "toolCall", name: "x" }] }),
+			m.needsContinuation({ stopReason: "error", content: [] }),
+			m.needsContinuation({ stopReason: "error", content: [{ type: "text", text: "rate limited" }] }),
+		];
+	}
+	process.stdout.write(JSON.stringify(out));
+	process.exit(0);
+}
+
+main().catch((e) => {
+	process.stdout.write(JSON.stringify({ error: String(e && e.stack) }));
+	process.exit(1);
+});
