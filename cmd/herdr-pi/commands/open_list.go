@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -15,108 +14,13 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/picker"
+	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
-	"github.com/herdr-pi/herdr-pi/settings"
 )
-
-// openListFormat names the shape of `open --list --json` (docs/open.md).
-const openListFormat = "herdr-pi.open-list/1"
-
-// What open can do with an attempt (docs/open.md). The listing decides it
-// with the checks open makes, in the same order of importance.
-const (
-	// actionOpen: open inspects it, a read-only fork of its transcript.
-	actionOpen = "open"
-	// actionLive: its owner Pi still runs it; open refuses it, and
-	// --inspect forks what is there so far.
-	actionLive = "live"
-	// actionGone: it never finished because its owner Pi is gone; open
-	// inspects what it left.
-	actionGone = "gone"
-	// actionNone: nothing can be opened (no session file yet, no
-	// directory left, an unreadable owner lease); problem says why.
-	actionNone = "none"
-)
-
-// openListing is `open --list --json`: the runs looked at, most recent
-// first, each with its agents and their attempts.
-type openListing struct {
-	Format string `json:"format"`
-	// Store is the directory searched; Project the caller's project key.
-	Store   string      `json:"store"`
-	Project string      `json:"project"`
-	Runs    []listedRun `json:"runs"`
-	paths   settings.Paths
-	now     time.Time
-}
-
-type listedRun struct {
-	ID       string `json:"id"`
-	Short    string `json:"short"`
-	Workflow string `json:"workflow,omitempty"`
-	State    string `json:"state,omitempty"`
-	// Updated is state.json's modification time: the run's last change.
-	Updated string `json:"updated,omitempty"`
-	Project string `json:"project"`
-	Here    bool   `json:"here"`
-	Cwd     string `json:"cwd,omitempty"`
-	Dir     string `json:"dir"`
-	// Owner is the lease of the Pi session that owns the run; absent when
-	// there is none (that Pi exited cleanly).
-	Owner *listedOwner `json:"owner,omitempty"`
-	// Error is the engine's own error for the run; Problem why herdr-pi
-	// could not read the run at all.
-	Error   *listedError  `json:"error,omitempty"`
-	Problem string        `json:"problem,omitempty"`
-	Agents  []listedAgent `json:"agents"`
-
-	updated time.Time
-	note    string // Problem, short, for tables
-}
-
-type listedOwner struct {
-	PID     int    `json:"pid,omitempty"`
-	Alive   bool   `json:"alive"`
-	Problem string `json:"problem,omitempty"`
-}
-
-type listedError struct {
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
-}
-
-type listedAgent struct {
-	ID       string          `json:"id,omitempty"`
-	Name     string          `json:"name"`
-	Label    string          `json:"label,omitempty"`
-	State    string          `json:"state,omitempty"`
-	Attempts []listedAttempt `json:"attempts"`
-}
-
-type listedAttempt struct {
-	N    int    `json:"n"`
-	Name string `json:"name"`
-	// Selector is what to give open for this attempt: name#n, or the
-	// agent's id#n when the name does not single the agent out.
-	Selector    string       `json:"selector"`
-	State       string       `json:"state"`
-	Model       string       `json:"model,omitempty"`
-	Settled     bool         `json:"settled"`
-	Live        bool         `json:"live"`
-	OwnerGone   bool         `json:"owner_gone"`
-	SessionFile string       `json:"session_file,omitempty"`
-	Cwd         string       `json:"cwd,omitempty"`
-	Action      string       `json:"action"`
-	Problem     string       `json:"problem,omitempty"`
-	Error       *listedError `json:"error,omitempty"`
-
-	ownerPID int
-	note     string // Problem, short, for tables
-}
 
 // openListRun is `open --list [<run>]`.
 func openListRun(f *Factory, st *store.Store, opts *openOptions) error {
-	listing, err := listRuns(st, f.Paths(), opts.Run)
+	listing, err := handoff.List(st, f.Paths(), opts.Run)
 	if err != nil {
 		return openError(err)
 	}
@@ -130,7 +34,7 @@ func openListRun(f *Factory, st *store.Store, opts *openOptions) error {
 		out = renderRunDetail(listing, &listing.Runs[0], l)
 	case len(listing.Runs) == 0:
 		out = l.hang(fmt.Sprintf("No workflow runs under %s yet: the workflow engine keeps them there once a Pi session runs a workflow.",
-			listing.paths.Pretty(listing.Store)), 0) + "\n"
+			listing.Paths.Pretty(listing.Store)), 0) + "\n"
 	default:
 		out = renderRunTable(listing, l)
 	}
@@ -138,172 +42,12 @@ func openListRun(f *Factory, st *store.Store, opts *openOptions) error {
 	return err
 }
 
-// listRuns reads every run of the store, or the one ref names.
-func listRuns(st *store.Store, paths settings.Paths, ref string) (*openListing, error) {
-	now := time.Now()
-	if st.Now != nil {
-		now = st.Now()
-	}
-	listing := &openListing{Format: openListFormat, Store: st.Root, Project: st.Project, Runs: []listedRun{}, paths: paths, now: now}
-	if ref != "" {
-		r, err := st.FindRun(ref)
-		if err != nil {
-			return nil, err
-		}
-		listing.Runs = append(listing.Runs, listRun(st, paths, r, nil))
-		return listing, nil
-	}
-	runs, err := st.Runs()
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range runs {
-		listing.Runs = append(listing.Runs, listRun(st, paths, r.Run, r.Err))
-	}
-	return listing, nil
-}
-
-func listRun(st *store.Store, paths settings.Paths, r *store.Run, readErr error) listedRun {
-	lr := listedRun{ID: r.ID, Short: r.Short(), Workflow: r.Workflow(), State: r.State(), Project: r.Project,
-		Here: r.Project == st.Project, Dir: r.Dir, Agents: []listedAgent{}, updated: r.Updated}
-	if !r.Updated.IsZero() {
-		lr.Updated = r.Updated.UTC().Format(time.RFC3339Nano)
-	}
-	if readErr != nil {
-		lr.Problem, lr.note = readErr.Error(), shortProblem(readErr, paths)
-	}
-	if r.Record == nil {
-		return lr
-	}
-	lr.Cwd = r.Record.Cwd
-	lr.Error = engineError(r.Record.Error)
-	lease, err := r.Owner()
-	switch {
-	case err != nil:
-		lr.Owner = &listedOwner{Problem: err.Error()}
-	case lease != nil:
-		lr.Owner = &listedOwner{PID: lease.PID, Alive: lease.Alive()}
-	}
-	byAgent := map[*store.AgentRecord]int{}
-	for i := range r.Record.Agents {
-		ag := &r.Record.Agents[i]
-		byAgent[ag] = len(lr.Agents)
-		lr.Agents = append(lr.Agents, listedAgent{ID: ag.ID, Name: ag.DisplayName(), Label: ag.Label, State: ag.State, Attempts: []listedAttempt{}})
-	}
-	for _, a := range r.Attempts() {
-		la := &lr.Agents[byAgent[a.Agent]]
-		la.Attempts = append(la.Attempts, listAttempt(a, paths))
-	}
-	return lr
-}
-
-// listAttempt describes an attempt and decides its action with the checks
-// open makes before it opens anything (open.go: Live, SessionFile, Cwd).
-func listAttempt(a *store.Attempt, paths settings.Paths) listedAttempt {
-	at := listedAttempt{N: a.Record.N, Name: a.Name(), Selector: selectorOf(a), State: attemptState(a), Model: a.Model(),
-		Settled: a.Settled(), SessionFile: a.SessionPath(), Error: engineError(a.Record.Error)}
-	live, lease, leaseErr := a.Live()
-	if lease != nil {
-		at.ownerPID = lease.PID
-	}
-	at.Live = live
-	at.OwnerGone = leaseErr == nil && !at.Settled && !live
-	dir, cwdErr := a.Cwd()
-	at.Cwd = dir
-	if at.Cwd == "" {
-		at.Cwd = a.Record.Setup.Cwd
-	}
-	_, sessionErr := a.SessionFile()
-	switch err := firstError(leaseErr, sessionErr, cwdErr); {
-	case err != nil:
-		at.Action, at.Problem, at.note = actionNone, err.Error(), shortProblem(err, paths)
-	case live:
-		at.Action = actionLive
-	case at.OwnerGone:
-		at.Action = actionGone
-	default:
-		at.Action = actionOpen
-	}
-	return at
-}
-
-// shortProblem says what is wrong in a table cell's few words: the
-// store's errors also name the run and attempt, which the table shows
-// already, and the way out, which the legend gives.
-func shortProblem(err error, paths settings.Paths) string {
-	var (
-		sess *store.SessionFileError
-		cwd  *store.NoCwdError
-		file *store.FileError
-	)
-	switch {
-	case errors.As(err, &sess) && sess.Path == "":
-		return "no session file: " + sess.Problem
-	case errors.As(err, &sess):
-		return "session file " + paths.Pretty(sess.Path) + " " + sess.Problem
-	case errors.As(err, &cwd):
-		tried := make([]string, len(cwd.Tried))
-		for i, d := range cwd.Tried {
-			tried[i] = paths.Pretty(d)
-		}
-		return "no working directory left (tried " + strings.Join(tried, ", ") + ")"
-	case errors.As(err, &file):
-		problem := file.Problem
-		if i := strings.Index(problem, " ("); i > 0 {
-			problem = problem[:i]
-		}
-		return filepath.Base(file.Path) + ": " + strings.TrimSuffix(problem, ":")
-	}
-	return err.Error()
-}
-
-func firstError(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// selectorOf is what open needs to find this attempt again: name#n when
-// the name picks this agent, else the agent's full id#n (two agents of a
-// run can share a label).
-func selectorOf(a *store.Attempt) string {
-	if got, err := a.Run.PickText(a.Name()); err == nil && got.Record == a.Record {
-		return a.Name()
-	}
-	return fmt.Sprintf("%s#%d", a.Agent.ID, a.Record.N)
-}
-
-// attemptState is the agent's state for its latest attempt; an earlier
-// attempt either failed or was followed by another.
-func attemptState(a *store.Attempt) string {
-	switch {
-	case a.Agent.Latest() == a.Record:
-		if a.Agent.State == "" {
-			return "unknown"
-		}
-		return a.Agent.State
-	case a.Record.Error != nil:
-		return "failed"
-	}
-	return "retried"
-}
-
-func engineError(e *store.ErrorRecord) *listedError {
-	if e == nil {
-		return nil
-	}
-	return &listedError{Code: e.Code, Message: e.Message}
-}
-
 // projectName is the run's project as a person knows it: its directory
 // (home as ~), else the storage key without its hash.
-func (o *openListing) projectName(r *listedRun) string {
+func projectName(o *handoff.Listing, r *handoff.ListedRun) string {
 	name := ""
 	if r.Cwd != "" {
-		name = o.paths.Pretty(r.Cwd)
+		name = o.Paths.Pretty(r.Cwd)
 	} else {
 		name = projectHash.ReplaceAllString(r.Project, "")
 	}
@@ -317,7 +61,7 @@ func (o *openListing) projectName(r *listedRun) string {
 var projectHash = regexp.MustCompile(`-[0-9a-f]{12}$`)
 
 // runState is the run's state, or why it has none.
-func runState(r *listedRun) string {
+func runState(r *handoff.ListedRun) string {
 	switch {
 	case r.Problem != "":
 		return "unreadable"
@@ -329,7 +73,7 @@ func runState(r *listedRun) string {
 
 // attemptTag is an attempt as the runs table shows it: name#n, with the
 // action when it is not a plain open.
-func (l look) attemptTag(at *listedAttempt) string {
+func (l look) attemptTag(at *handoff.ListedAttempt) string {
 	name := clean(at.Name)
 	// On a terminal, where cells wrap, a no-break space keeps the action
 	// with its attempt; elsewhere a plain one keeps the output greppable.
@@ -338,11 +82,11 @@ func (l look) attemptTag(at *listedAttempt) string {
 		sp = "\u00a0"
 	}
 	switch at.Action {
-	case actionLive:
+	case handoff.ActionLive:
 		return l.render(l.warn, name+sp+"(live)")
-	case actionGone:
+	case handoff.ActionGone:
 		return name + sp + "(gone)"
-	case actionNone:
+	case handoff.ActionNone:
 		return l.render(l.faint, name+sp+"(none)")
 	}
 	return name
@@ -351,7 +95,7 @@ func (l look) attemptTag(at *listedAttempt) string {
 // renderRunTable is `open --list`: a run a row, most recent first, with
 // its attempts. On a terminal the table fits the width (the widest cells
 // wrap); elsewhere a row stays one line, for grep.
-func renderRunTable(o *openListing, l look) string {
+func renderRunTable(o *handoff.Listing, l look) string {
 	rows := make([][]string, 0, len(o.Runs))
 	for i := range o.Runs {
 		r := &o.Runs[i]
@@ -364,32 +108,32 @@ func renderRunTable(o *openListing, l look) string {
 		cell := strings.Join(attempts, " ")
 		switch {
 		case r.Problem != "":
-			cell = l.render(l.fail, clean(r.note))
+			cell = l.render(l.fail, clean(r.Note))
 		case cell == "":
 			cell = l.render(l.faint, "no attempt yet")
 		}
-		rows = append(rows, []string{clean(r.Short), clean(r.Workflow), l.runState(r), ageOf(o.now, r.updated),
-			o.projectName(r), cell})
+		rows = append(rows, []string{clean(r.Short), clean(r.Workflow), l.runState(r), ageOf(o.Now, r.UpdatedAt),
+			projectName(o, r), cell})
 	}
 	var b strings.Builder
 	b.WriteString(l.table([]column{{header: "RUN"}, {header: "WORKFLOW"}, {header: "STATE"}, {header: "UPDATED"},
 		{header: "PROJECT", flex: true, spare: true}, {header: "ATTEMPTS", flex: true}}, rows))
 	b.WriteString("\n" + l.hang(fmt.Sprintf("%s in %s, most recent first. herdr-pi open --list <run> shows what open can do with each attempt.",
-		plural(len(o.Runs), "run"), o.paths.Pretty(o.Store)), 0) + "\n")
+		plural(len(o.Runs), "run"), o.Paths.Pretty(o.Store)), 0) + "\n")
 	return b.String()
 }
 
 // renderRunDetail is `open --list <run>`: the run, then every attempt of
 // its agents with what open can do with it.
-func renderRunDetail(o *openListing, r *listedRun, l look) string {
+func renderRunDetail(o *handoff.Listing, r *handoff.ListedRun, l look) string {
 	var b strings.Builder
 	line := func(label, value string) {
 		fmt.Fprintf(&b, "%s  %s\n", pad(l.render(l.bold, label), 8), l.hang(value, 10))
 	}
 	line("run", clean(r.ID))
 	line("workflow", clean(r.Workflow))
-	line("state", fmt.Sprintf("%s, updated %s", l.runState(r), ageOf(o.now, r.updated)))
-	line("project", o.projectName(r))
+	line("state", fmt.Sprintf("%s, updated %s", l.runState(r), ageOf(o.Now, r.UpdatedAt)))
+	line("project", projectName(o, r))
 	line("owner", ownerLine(r, l))
 	if r.Error != nil {
 		line("error", clean(strings.TrimPrefix(r.Error.Code+": "+r.Error.Message, ": ")))
@@ -398,12 +142,12 @@ func renderRunDetail(o *openListing, r *listedRun, l look) string {
 	seen := map[string]bool{}
 	for _, ag := range r.Agents {
 		if len(ag.Attempts) == 0 {
-			rows = append(rows, []string{clean(ag.Name), clean(ag.State), "", "", l.render(l.faint, actionNone), "no attempt yet"})
+			rows = append(rows, []string{clean(ag.Name), clean(ag.State), "", "", l.render(l.faint, handoff.ActionNone), "no attempt yet"})
 		}
 		for j := range ag.Attempts {
 			at := &ag.Attempts[j]
 			seen[at.Action] = true
-			rows = append(rows, []string{clean(at.Name), clean(at.State), clean(at.Model), statusOf(at), l.action(at.Action), clean(at.note)})
+			rows = append(rows, []string{clean(at.Name), clean(at.State), clean(at.Model), statusOf(at), l.action(at.Action), clean(at.Note)})
 		}
 	}
 	if len(rows) == 0 {
@@ -421,19 +165,19 @@ func renderRunDetail(o *openListing, r *listedRun, l look) string {
 			}
 		}
 	}
-	for _, act := range []string{actionOpen, actionGone, actionLive, actionNone} {
+	for _, act := range []string{handoff.ActionOpen, handoff.ActionGone, handoff.ActionLive, handoff.ActionNone} {
 		if !seen[act] {
 			continue
 		}
 		var text string
 		switch act {
-		case actionOpen:
+		case handoff.ActionOpen:
 			text = "herdr-pi open " + example[act] + " opens a read-only fork of it in a new pane"
-		case actionGone:
+		case handoff.ActionGone:
 			text = "its owner Pi was killed mid-attempt; herdr-pi open " + example[act] + " forks what it left"
-		case actionLive:
+		case handoff.ActionLive:
 			text = "a running Pi owns it: open refuses it, herdr-pi open --inspect " + example[act] + " forks what is there so far"
-		case actionNone:
+		case handoff.ActionNone:
 			text = "nothing to open (NOTE says why)"
 		}
 		fmt.Fprintf(&b, "%s  %s\n", pad(l.action(act), 4), l.hang(text, 6))
@@ -441,7 +185,7 @@ func renderRunDetail(o *openListing, r *listedRun, l look) string {
 	return b.String()
 }
 
-func (l look) runState(r *listedRun) string {
+func (l look) runState(r *handoff.ListedRun) string {
 	s := runState(r)
 	if s == "unreadable" {
 		return l.render(l.fail, s)
@@ -451,32 +195,32 @@ func (l look) runState(r *listedRun) string {
 
 func (l look) action(a string) string {
 	switch a {
-	case actionOpen:
+	case handoff.ActionOpen:
 		return l.render(l.ok, a)
-	case actionLive:
+	case handoff.ActionLive:
 		return l.render(l.warn, a)
-	case actionNone:
+	case handoff.ActionNone:
 		return l.render(l.faint, a)
 	}
 	return a
 }
 
 // statusOf says whether anything still runs in the attempt.
-func statusOf(at *listedAttempt) string {
+func statusOf(at *handoff.ListedAttempt) string {
 	switch {
 	case at.Settled:
 		return "settled"
 	case at.Live:
-		return fmt.Sprintf("live (pid %d)", at.ownerPID)
-	case at.OwnerGone && at.ownerPID > 0:
-		return fmt.Sprintf("owner gone (pid %d)", at.ownerPID)
+		return fmt.Sprintf("live (pid %d)", at.OwnerPID)
+	case at.OwnerGone && at.OwnerPID > 0:
+		return fmt.Sprintf("owner gone (pid %d)", at.OwnerPID)
 	case at.OwnerGone:
 		return "owner gone"
 	}
 	return "unknown"
 }
 
-func ownerLine(r *listedRun, l look) string {
+func ownerLine(r *handoff.ListedRun, l look) string {
 	switch {
 	case r.Owner == nil:
 		return "none: the Pi session that ran it has exited"
@@ -632,12 +376,12 @@ func openPick(ctx context.Context, f *Factory, st *store.Store) (run, attempt st
 	if tty, _, _ := f.IO.stdoutTerminal(); !tty {
 		return "", "", usagef("open", "name a run and an attempt (herdr-pi open --list shows them)")
 	}
-	listing, err := listRuns(st, f.Paths(), "")
+	listing, err := handoff.List(st, f.Paths(), "")
 	if err != nil {
 		return "", "", openError(err)
 	}
 	if len(listing.Runs) == 0 {
-		return "", "", fmt.Errorf("open: nothing to open: no workflow runs under %s yet", listing.paths.Pretty(listing.Store))
+		return "", "", fmt.Errorf("open: nothing to open: no workflow runs under %s yet", listing.Paths.Pretty(listing.Store))
 	}
 	groups, picks := pickerGroups(listing)
 	if len(picks) == 0 {
@@ -645,7 +389,7 @@ func openPick(ctx context.Context, f *Factory, st *store.Store) (run, attempt st
 	}
 	choice, err := picker.Run(ctx, picker.Options{
 		In: f.IO.In, Out: f.IO.Out, Env: f.IO.Env, Color: f.IO.color(), Groups: groups,
-		Title: fmt.Sprintf("Open a workflow attempt (%s in %s, most recent first)", plural(len(listing.Runs), "run"), listing.paths.Pretty(listing.Store)),
+		Title: fmt.Sprintf("Open a workflow attempt (%s in %s, most recent first)", plural(len(listing.Runs), "run"), listing.Paths.Pretty(listing.Store)),
 	})
 	if errors.Is(err, picker.ErrCancelled) {
 		fmt.Fprintln(f.IO.Err, "herdr-pi open: cancelled; nothing opened")
@@ -663,12 +407,12 @@ type pick struct{ run, selector string }
 // pickerGroups makes a group per run and an item per attempt, columns
 // aligned across the whole list. Attempts open cannot open are shown
 // but cannot be chosen.
-func pickerGroups(o *openListing) ([]picker.Group, map[picker.Choice]pick) {
+func pickerGroups(o *handoff.Listing) ([]picker.Group, map[picker.Choice]pick) {
 	var headW [4]int
 	var itemW [3]int
 	for i := range o.Runs {
 		r := &o.Runs[i]
-		for k, s := range []string{clean(r.Short), clean(r.Workflow), runState(r), ageOf(o.now, r.updated)} {
+		for k, s := range []string{clean(r.Short), clean(r.Workflow), runState(r), ageOf(o.Now, r.UpdatedAt)} {
 			headW[k] = max(headW[k], ansi.StringWidth(s))
 		}
 		for _, ag := range r.Agents {
@@ -684,9 +428,9 @@ func pickerGroups(o *openListing) ([]picker.Group, map[picker.Choice]pick) {
 	for i := range o.Runs {
 		r := &o.Runs[i]
 		title := fmt.Sprintf("%s  %s  %s  %s  %s", pad(clean(r.Short), headW[0]), pad(clean(r.Workflow), headW[1]),
-			pad(runState(r), headW[2]), pad(ageOf(o.now, r.updated), headW[3]), o.projectName(r))
+			pad(runState(r), headW[2]), pad(ageOf(o.Now, r.UpdatedAt), headW[3]), projectName(o, r))
 		if r.Problem != "" {
-			title += "  " + clean(r.note)
+			title += "  " + clean(r.Note)
 		}
 		groups[i].Title = title
 		for _, ag := range r.Agents {
@@ -694,9 +438,9 @@ func pickerGroups(o *openListing) ([]picker.Group, map[picker.Choice]pick) {
 				text := fmt.Sprintf("%s  %s  %s  %s", pad(clean(at.Name), itemW[0]), pad(clean(at.State), itemW[1]),
 					pad(clean(at.Model), itemW[2]), at.Action)
 				it := picker.Item{Text: text, Hint: pickHint(&at)}
-				if at.Action == actionNone {
+				if at.Action == handoff.ActionNone {
 					it.Disabled = true
-					it.Text += ": " + clean(at.note)
+					it.Text += ": " + clean(at.Note)
 				} else {
 					picks[picker.Choice{Group: i, Item: len(groups[i].Items)}] = pick{run: r.ID, selector: at.Selector}
 				}
@@ -707,11 +451,11 @@ func pickerGroups(o *openListing) ([]picker.Group, map[picker.Choice]pick) {
 	return groups, picks
 }
 
-func pickHint(at *listedAttempt) string {
+func pickHint(at *handoff.ListedAttempt) string {
 	switch at.Action {
-	case actionLive:
+	case handoff.ActionLive:
 		return "live: a running Pi owns it; only --inspect opens it (a fork of what is there so far)"
-	case actionGone:
+	case handoff.ActionGone:
 		return "gone: its owner Pi was killed mid-attempt; opens a fork of what it left"
 	}
 	return "opens a read-only fork of its session"

@@ -82,11 +82,11 @@ func openEnv(home string) []string {
 }
 
 // listingOf reads a store as open --list does, at the fixed clock.
-func listingOf(t testing.TB, home, cwd, ref string) *openListing {
+func listingOf(t testing.TB, home, cwd, ref string) *handoff.Listing {
 	t.Helper()
 	st := store.New(home, cwd)
 	st.Now = func() time.Time { return listNow }
-	o, err := listRuns(st, pathsFor(home), ref)
+	o, err := handoff.List(st, pathsFor(home), ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func checkWidth(t *testing.T, out string, width int) {
 
 // listJSON runs open --list --json [ref] and checks it against the
 // documented schema.
-func listJSON(t *testing.T, home, cwd string, ref ...string) (openListing, string) {
+func listJSON(t *testing.T, home, cwd string, ref ...string) (handoff.Listing, string) {
 	t.Helper()
 	var out bytes.Buffer
 	code, stderr := runOpen(t, home, cwd, &out, nil, append([]string{"--list", "--json"}, ref...)...)
@@ -143,7 +143,7 @@ func listJSON(t *testing.T, home, cwd string, ref ...string) (openListing, strin
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	validate(t, compileSchema(t, "open"), out.String())
-	var o openListing
+	var o handoff.Listing
 	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func listJSON(t *testing.T, home, cwd string, ref ...string) (openListing, strin
 func TestOpenListJSON(t *testing.T) {
 	ls := newListStore(t)
 	o, _ := listJSON(t, ls.Home, ls.Cwd)
-	if o.Format != openListFormat || len(o.Runs) != len(ls.IDs) {
+	if o.Format != handoff.ListFormat || len(o.Runs) != len(ls.IDs) {
 		t.Fatalf("format %q, %d runs; want %d", o.Format, len(o.Runs), len(ls.IDs))
 	}
 	for i, r := range o.Runs {
@@ -178,11 +178,11 @@ func TestOpenListJSON(t *testing.T) {
 	// says why in open's words.
 	r := o.Runs[0]
 	docs := r.Agents[1].Attempts[0]
-	if docs.Name != "docs#1" || docs.Action != actionNone || !strings.Contains(docs.Problem, "Pi writes it only after") {
+	if docs.Name != "docs#1" || docs.Action != handoff.ActionNone || !strings.Contains(docs.Problem, "Pi writes it only after") {
 		t.Errorf("docs#1: %+v", docs)
 	}
 	tests := r.Agents[2].Attempts
-	if len(tests) != 2 || tests[0].State != "failed" || tests[0].Error == nil || tests[1].Action != actionOpen || tests[1].Selector != "tests#2" {
+	if len(tests) != 2 || tests[0].State != "failed" || tests[0].Error == nil || tests[1].Action != handoff.ActionOpen || tests[1].Selector != "tests#2" {
 		t.Errorf("tests: %+v", tests)
 	}
 	// A running run without an owner lease: the owner is gone.
@@ -190,10 +190,10 @@ func TestOpenListJSON(t *testing.T) {
 	if running.State != "running" || running.Owner != nil {
 		t.Fatalf("run 3: %s owner %+v", running.State, running.Owner)
 	}
-	if a := running.Agents[1].Attempts[0]; a.Action != actionGone || !a.OwnerGone || a.Settled || a.Live {
+	if a := running.Agents[1].Attempts[0]; a.Action != handoff.ActionGone || !a.OwnerGone || a.Settled || a.Live {
 		t.Errorf("a running attempt whose owner is gone: %+v", a)
 	}
-	if a := running.Agents[0].Attempts[0]; a.Action != actionOpen || !a.Settled {
+	if a := running.Agents[0].Attempts[0]; a.Action != handoff.ActionOpen || !a.Settled {
 		t.Errorf("a completed attempt of a running run: %+v", a)
 	}
 
@@ -277,7 +277,7 @@ func BenchmarkOpenList1000(b *testing.B) {
 	}
 	st := store.New(home, g.Cwd)
 	for b.Loop() {
-		o, err := listRuns(st, pathsFor(home), "")
+		o, err := handoff.List(st, pathsFor(home), "")
 		if err != nil || len(o.Runs) != 1000 {
 			b.Fatal(err)
 		}
@@ -289,13 +289,13 @@ func BenchmarkOpenList1000(b *testing.B) {
 // and a failed run of an owner that exited, and a run whose owner was
 // SIGKILLed mid-attempt, listed once while that owner still ran.
 func TestOpenListRealStore(t *testing.T) {
-	var whileOwned openListing
+	var whileOwned handoff.Listing
 	fx := storetest.MakeReal(t, func(o *storetest.Owner) {
 		whileOwned, _ = listJSON(t, o.Env.Agent.Home, o.Env.Agent.Project, o.RunID)
 	})
 	home, project := fx.Home(), fx.Agent.Project
 	o, _ := listJSON(t, home, project)
-	byID := map[string]listedRun{}
+	byID := map[string]handoff.ListedRun{}
 	var order []string
 	for _, r := range o.Runs {
 		byID[r.ID] = r
@@ -313,7 +313,7 @@ func TestOpenListRealStore(t *testing.T) {
 	check := func(id string, wants ...want) {
 		t.Helper()
 		r := byID[id]
-		var got []listedAttempt
+		var got []handoff.ListedAttempt
 		for _, ag := range r.Agents {
 			got = append(got, ag.Attempts...)
 		}
@@ -333,10 +333,10 @@ func TestOpenListRealStore(t *testing.T) {
 			}
 		}
 	}
-	check(fx.Completed, want{"api#1", "completed", actionOpen}, want{"docs#1", "completed", actionOpen})
-	check(fx.Retried, want{"fixer#1", "failed", actionOpen}, want{"fixer#2", "completed", actionOpen})
-	check(fx.Failed, want{"lint#1", "failed", actionOpen})
-	check(fx.Killed, want{"api#1", "running", actionGone})
+	check(fx.Completed, want{"api#1", "completed", handoff.ActionOpen}, want{"docs#1", "completed", handoff.ActionOpen})
+	check(fx.Retried, want{"fixer#1", "failed", handoff.ActionOpen}, want{"fixer#2", "completed", handoff.ActionOpen})
+	check(fx.Failed, want{"lint#1", "failed", handoff.ActionOpen})
+	check(fx.Killed, want{"api#1", "running", handoff.ActionGone})
 	if r := byID[fx.Retried]; r.Agents[0].Attempts[0].Error == nil || r.Agents[0].Attempts[1].Error != nil {
 		t.Errorf("fixer: the engine's error belongs to #1 only: %+v", r.Agents[0].Attempts)
 	}
@@ -356,7 +356,7 @@ func TestOpenListRealStore(t *testing.T) {
 	if len(whileOwned.Runs) != 1 {
 		t.Fatalf("while owned: %+v", whileOwned.Runs)
 	}
-	if r := whileOwned.Runs[0]; r.Owner == nil || !r.Owner.Alive || r.Agents[0].Attempts[0].Action != actionLive || !r.Agents[0].Attempts[0].Live {
+	if r := whileOwned.Runs[0]; r.Owner == nil || !r.Owner.Alive || r.Agents[0].Attempts[0].Action != handoff.ActionLive || !r.Agents[0].Attempts[0].Live {
 		t.Errorf("while its owner ran: owner %+v, attempt %+v", r.Owner, r.Agents[0].Attempts)
 	}
 
@@ -514,9 +514,9 @@ func TestOpenReportMatchesTheSchema(t *testing.T) {
 	// The schema does tell the two formats apart.
 	b, _ := json.Marshal(struct {
 		openReport
-		Runs []listedRun `json:"runs"`
+		Runs []handoff.ListedRun `json:"runs"`
 	}{openReport: split})
-	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(bytes.Replace(b, []byte(openFormat), []byte(openListFormat), 1)))
+	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(bytes.Replace(b, []byte(openFormat), []byte(handoff.ListFormat), 1)))
 	if schema.Validate(inst) == nil {
 		t.Error("an open report under the list's format tag validates")
 	}

@@ -1,0 +1,269 @@
+package handoff
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/handoff/store"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+// ListFormat names the shape of `open --list --json` (docs/open.md).
+const ListFormat = "herdr-pi.open-list/1"
+
+// What open can do with an attempt (docs/open.md). The listing decides it
+// with the checks open makes, in the same order of importance.
+const (
+	// ActionOpen: open inspects it, a read-only fork of its transcript.
+	ActionOpen = "open"
+	// ActionLive: its owner Pi still runs it; open refuses it, and
+	// --inspect forks what is there so far.
+	ActionLive = "live"
+	// ActionGone: it never finished because its owner Pi is gone; open
+	// inspects what it left.
+	ActionGone = "gone"
+	// ActionNone: nothing can be opened (no session file yet, no
+	// directory left, an unreadable owner lease); problem says why.
+	ActionNone = "none"
+)
+
+// Listing is `open --list --json`: the runs looked at, most recent
+// first, each with its agents and their attempts.
+type Listing struct {
+	Format string `json:"format"`
+	// Store is the directory searched; Project the caller's project key.
+	Store   string      `json:"store"`
+	Project string      `json:"project"`
+	Runs    []ListedRun `json:"runs"`
+	// Paths and Now are what the listing was made with (for showing it).
+	Paths settings.Paths `json:"-"`
+	Now   time.Time      `json:"-"`
+}
+
+type ListedRun struct {
+	ID       string `json:"id"`
+	Short    string `json:"short"`
+	Workflow string `json:"workflow,omitempty"`
+	State    string `json:"state,omitempty"`
+	// Updated is state.json's modification time: the run's last change.
+	Updated string `json:"updated,omitempty"`
+	Project string `json:"project"`
+	Here    bool   `json:"here"`
+	Cwd     string `json:"cwd,omitempty"`
+	Dir     string `json:"dir"`
+	// Owner is the lease of the Pi session that owns the run; absent when
+	// there is none (that Pi exited cleanly).
+	Owner *ListedOwner `json:"owner,omitempty"`
+	// Error is the engine's own error for the run; Problem why herdr-pi
+	// could not read the run at all.
+	Error   *ListedError  `json:"error,omitempty"`
+	Problem string        `json:"problem,omitempty"`
+	Agents  []ListedAgent `json:"agents"`
+
+	UpdatedAt time.Time `json:"-"`
+	Note      string    `json:"-"` // Problem, short, for tables
+}
+
+type ListedOwner struct {
+	PID     int    `json:"pid,omitempty"`
+	Alive   bool   `json:"alive"`
+	Problem string `json:"problem,omitempty"`
+}
+
+type ListedError struct {
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+type ListedAgent struct {
+	ID       string          `json:"id,omitempty"`
+	Name     string          `json:"name"`
+	Label    string          `json:"label,omitempty"`
+	State    string          `json:"state,omitempty"`
+	Attempts []ListedAttempt `json:"attempts"`
+}
+
+type ListedAttempt struct {
+	N    int    `json:"n"`
+	Name string `json:"name"`
+	// Selector is what to give open for this attempt: name#n, or the
+	// agent's id#n when the name does not single the agent out.
+	Selector    string       `json:"selector"`
+	State       string       `json:"state"`
+	Model       string       `json:"model,omitempty"`
+	Settled     bool         `json:"settled"`
+	Live        bool         `json:"live"`
+	OwnerGone   bool         `json:"owner_gone"`
+	SessionFile string       `json:"session_file,omitempty"`
+	Cwd         string       `json:"cwd,omitempty"`
+	Action      string       `json:"action"`
+	Problem     string       `json:"problem,omitempty"`
+	Error       *ListedError `json:"error,omitempty"`
+
+	OwnerPID int    `json:"-"`
+	Note     string `json:"-"` // Problem, short, for tables
+}
+
+// List reads every run of the store, or the one ref names, and what open
+// can do with each attempt.
+func List(st *store.Store, paths settings.Paths, ref string) (*Listing, error) {
+	now := time.Now()
+	if st.Now != nil {
+		now = st.Now()
+	}
+	listing := &Listing{Format: ListFormat, Store: st.Root, Project: st.Project, Runs: []ListedRun{}, Paths: paths, Now: now}
+	if ref != "" {
+		r, err := st.FindRun(ref)
+		if err != nil {
+			return nil, err
+		}
+		listing.Runs = append(listing.Runs, listRun(st, paths, r, nil))
+		return listing, nil
+	}
+	runs, err := st.Runs()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		listing.Runs = append(listing.Runs, listRun(st, paths, r.Run, r.Err))
+	}
+	return listing, nil
+}
+
+func listRun(st *store.Store, paths settings.Paths, r *store.Run, readErr error) ListedRun {
+	lr := ListedRun{ID: r.ID, Short: r.Short(), Workflow: r.Workflow(), State: r.State(), Project: r.Project,
+		Here: r.Project == st.Project, Dir: r.Dir, Agents: []ListedAgent{}, UpdatedAt: r.Updated}
+	if !r.Updated.IsZero() {
+		lr.Updated = r.Updated.UTC().Format(time.RFC3339Nano)
+	}
+	if readErr != nil {
+		lr.Problem, lr.Note = readErr.Error(), shortProblem(readErr, paths)
+	}
+	if r.Record == nil {
+		return lr
+	}
+	lr.Cwd = r.Record.Cwd
+	lr.Error = engineError(r.Record.Error)
+	lease, err := r.Owner()
+	switch {
+	case err != nil:
+		lr.Owner = &ListedOwner{Problem: err.Error()}
+	case lease != nil:
+		lr.Owner = &ListedOwner{PID: lease.PID, Alive: lease.Alive()}
+	}
+	byAgent := map[*store.AgentRecord]int{}
+	for i := range r.Record.Agents {
+		ag := &r.Record.Agents[i]
+		byAgent[ag] = len(lr.Agents)
+		lr.Agents = append(lr.Agents, ListedAgent{ID: ag.ID, Name: ag.DisplayName(), Label: ag.Label, State: ag.State, Attempts: []ListedAttempt{}})
+	}
+	for _, a := range r.Attempts() {
+		la := &lr.Agents[byAgent[a.Agent]]
+		la.Attempts = append(la.Attempts, listAttempt(a, paths))
+	}
+	return lr
+}
+
+// listAttempt describes an attempt and decides its action with the checks
+// open makes before it opens anything (open.go: Live, SessionFile, Cwd).
+func listAttempt(a *store.Attempt, paths settings.Paths) ListedAttempt {
+	at := ListedAttempt{N: a.Record.N, Name: a.Name(), Selector: selectorOf(a), State: attemptState(a), Model: a.Model(),
+		Settled: a.Settled(), SessionFile: a.SessionPath(), Error: engineError(a.Record.Error)}
+	live, lease, leaseErr := a.Live()
+	if lease != nil {
+		at.OwnerPID = lease.PID
+	}
+	at.Live = live
+	at.OwnerGone = leaseErr == nil && !at.Settled && !live
+	dir, cwdErr := a.Cwd()
+	at.Cwd = dir
+	if at.Cwd == "" {
+		at.Cwd = a.Record.Setup.Cwd
+	}
+	_, sessionErr := a.SessionFile()
+	switch err := firstError(leaseErr, sessionErr, cwdErr); {
+	case err != nil:
+		at.Action, at.Problem, at.Note = ActionNone, err.Error(), shortProblem(err, paths)
+	case live:
+		at.Action = ActionLive
+	case at.OwnerGone:
+		at.Action = ActionGone
+	default:
+		at.Action = ActionOpen
+	}
+	return at
+}
+
+// shortProblem says what is wrong in a table cell's few words: the
+// store's errors also name the run and attempt, which the table shows
+// already, and the way out, which the legend gives.
+func shortProblem(err error, paths settings.Paths) string {
+	var (
+		sess *store.SessionFileError
+		cwd  *store.NoCwdError
+		file *store.FileError
+	)
+	switch {
+	case errors.As(err, &sess) && sess.Path == "":
+		return "no session file: " + sess.Problem
+	case errors.As(err, &sess):
+		return "session file " + paths.Pretty(sess.Path) + " " + sess.Problem
+	case errors.As(err, &cwd):
+		tried := make([]string, len(cwd.Tried))
+		for i, d := range cwd.Tried {
+			tried[i] = paths.Pretty(d)
+		}
+		return "no working directory left (tried " + strings.Join(tried, ", ") + ")"
+	case errors.As(err, &file):
+		problem := file.Problem
+		if i := strings.Index(problem, " ("); i > 0 {
+			problem = problem[:i]
+		}
+		return filepath.Base(file.Path) + ": " + strings.TrimSuffix(problem, ":")
+	}
+	return err.Error()
+}
+
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectorOf is what open needs to find this attempt again: name#n when
+// the name picks this agent, else the agent's full id#n (two agents of a
+// run can share a label).
+func selectorOf(a *store.Attempt) string {
+	if got, err := a.Run.PickText(a.Name()); err == nil && got.Record == a.Record {
+		return a.Name()
+	}
+	return fmt.Sprintf("%s#%d", a.Agent.ID, a.Record.N)
+}
+
+// attemptState is the agent's state for its latest attempt; an earlier
+// attempt either failed or was followed by another.
+func attemptState(a *store.Attempt) string {
+	switch {
+	case a.Agent.Latest() == a.Record:
+		if a.Agent.State == "" {
+			return "unknown"
+		}
+		return a.Agent.State
+	case a.Record.Error != nil:
+		return "failed"
+	}
+	return "retried"
+}
+
+func engineError(e *store.ErrorRecord) *ListedError {
+	if e == nil {
+		return nil
+	}
+	return &ListedError{Code: e.Code, Message: e.Message}
+}
