@@ -201,7 +201,7 @@ func TestWaitingUsage(t *testing.T) {
 	}
 }
 
-// status --json answers in JSON even when no wrapper does: an error object
+// drawStatus --json answers in JSON even when no wrapper does: an error object
 // in the documented schema, with a code per cause, and exit 1.
 func TestStatusJSONWithoutAWrapper(t *testing.T) {
 	schema := compileSchema(t, "status")

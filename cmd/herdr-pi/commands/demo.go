@@ -44,7 +44,7 @@ func demoRun(ctx context.Context, f *Factory, opts *demoOptions) error {
 		return fmt.Errorf("demo: cannot find my own executable to run the demo agent: %w", err)
 	}
 	o := demo.Options{
-		Out: f.IO.Out, Styles: lookFor(f.IO).r, JSON: opts.JSON, Env: f.IO.Env,
+		Out: f.IO.Out, Styles: lookFor(f.IO).R, JSON: opts.JSON, Env: f.IO.Env,
 		Wrap: []string{exe, "wrap", "--", exe, "demo-agent"},
 	}
 	if tty, rows, cols := f.IO.stdoutTerminal(); tty {

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/notify"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
 	"github.com/herdr-pi/herdr-pi/settings"
@@ -110,21 +111,21 @@ func writeDoctorText(w io.Writer, rows []doctor.Row, l look) error {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(l.render(l.header, doctor.Title(sec[0].Section)) + "\n")
+		b.WriteString(l.Render(l.Header, doctor.Title(sec[0].Section)) + "\n")
 		width := 0
 		for _, r := range sec {
 			width = max(width, ansi.StringWidth(r.Name))
 		}
 		indent := 2 + 4 + 2 + width + 2
 		for _, r := range sec {
-			fmt.Fprintf(&b, "  %s  %s  %s\n", pad(l.status(r.Status), 4), pad(r.Name, width), l.hang(r.Detail, indent))
+			fmt.Fprintf(&b, "  %s  %s  %s\n", render.Pad(drawStatus(l, r.Status), 4), render.Pad(r.Name, width), l.Hang(r.Detail, indent))
 			if r.Fix != "" {
-				fmt.Fprintf(&b, "%s%s %s\n", strings.Repeat(" ", indent), l.render(l.fixLabel, "fix:"), l.hang(r.Fix, indent+5))
+				fmt.Fprintf(&b, "%s%s %s\n", strings.Repeat(" ", indent), l.Render(l.FixLabel, "fix:"), l.Hang(r.Fix, indent+5))
 			}
 		}
 	}
 	c := doctor.Count(rows)
-	fmt.Fprintf(&b, "\n%s, %s.\n", l.count(c[doctor.Warn], "warning", l.warn), l.count(c[doctor.Fail], "failure", l.fail))
+	fmt.Fprintf(&b, "\n%s, %s.\n", drawCount(l, c[doctor.Warn], "warning", l.Warn), drawCount(l, c[doctor.Fail], "failure", l.Fail))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -142,22 +143,22 @@ func groupBySection(rows []doctor.Row) [][]doctor.Row {
 	return groups
 }
 
-// status colours a row status word.
-func (l look) status(s string) string {
+// drawStatus colours a row status word.
+func drawStatus(l look, s string) string {
 	switch s {
 	case doctor.OK:
-		return l.render(l.ok, s)
+		return l.Render(l.OK, s)
 	case doctor.Warn:
-		return l.render(l.warn, s)
+		return l.Render(l.Warn, s)
 	}
-	return l.render(l.fail, s)
+	return l.Render(l.Fail, s)
 }
 
-// count says "n words", coloured when there is at least one.
-func (l look) count(n int, word string, st lipgloss.Style) string {
+// drawCount says "n words", coloured when there is at least one.
+func drawCount(l look, n int, word string, st lipgloss.Style) string {
 	text := doctor.Plural(n, word)
 	if n == 0 {
 		return text
 	}
-	return l.render(st, text)
+	return l.Render(st, text)
 }

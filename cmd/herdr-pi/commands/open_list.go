@@ -9,11 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/picker"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
 )
@@ -33,7 +32,7 @@ func openListRun(f *Factory, st *store.Store, opts *openOptions) error {
 	case opts.Run != "":
 		out = renderRunDetail(listing, &listing.Runs[0], l)
 	case len(listing.Runs) == 0:
-		out = l.hang(fmt.Sprintf("No workflow runs under %s yet: the workflow engine keeps them there once a Pi session runs a workflow.",
+		out = l.Hang(fmt.Sprintf("No workflow runs under %s yet: the workflow engine keeps them there once a Pi session runs a workflow.",
 			listing.Paths.Pretty(listing.Store)), 0) + "\n"
 	default:
 		out = renderRunTable(listing, l)
@@ -60,7 +59,7 @@ func projectName(o *handoff.Listing, r *handoff.ListedRun) string {
 // projectHash is the "-<12 hex digits>" a project key ends with.
 var projectHash = regexp.MustCompile(`-[0-9a-f]{12}$`)
 
-// runState is the run's state, or why it has none.
+// drawRunState is the run's state, or why it has none.
 func runState(r *handoff.ListedRun) string {
 	switch {
 	case r.Problem != "":
@@ -71,23 +70,23 @@ func runState(r *handoff.ListedRun) string {
 	return clean(r.State)
 }
 
-// attemptTag is an attempt as the runs table shows it: name#n, with the
-// action when it is not a plain open.
-func (l look) attemptTag(at *handoff.ListedAttempt) string {
+// drawAttemptTag is an attempt as the runs table shows it: name#n, with the
+// drawAction when it is not a plain open.
+func drawAttemptTag(l look, at *handoff.ListedAttempt) string {
 	name := clean(at.Name)
 	// On a terminal, where cells wrap, a no-break space keeps the action
 	// with its attempt; elsewhere a plain one keeps the output greppable.
 	sp := " "
-	if l.width > 0 {
+	if l.Width > 0 {
 		sp = "\u00a0"
 	}
 	switch at.Action {
 	case handoff.ActionLive:
-		return l.render(l.warn, name+sp+"(live)")
+		return l.Render(l.Warn, name+sp+"(live)")
 	case handoff.ActionGone:
 		return name + sp + "(gone)"
 	case handoff.ActionNone:
-		return l.render(l.faint, name+sp+"(none)")
+		return l.Render(l.Faint, name+sp+"(none)")
 	}
 	return name
 }
@@ -102,23 +101,23 @@ func renderRunTable(o *handoff.Listing, l look) string {
 		var attempts []string
 		for _, ag := range r.Agents {
 			for j := range ag.Attempts {
-				attempts = append(attempts, l.attemptTag(&ag.Attempts[j]))
+				attempts = append(attempts, drawAttemptTag(l, &ag.Attempts[j]))
 			}
 		}
 		cell := strings.Join(attempts, " ")
 		switch {
 		case r.Problem != "":
-			cell = l.render(l.fail, clean(r.Note))
+			cell = l.Render(l.Fail, clean(r.Note))
 		case cell == "":
-			cell = l.render(l.faint, "no attempt yet")
+			cell = l.Render(l.Faint, "no attempt yet")
 		}
-		rows = append(rows, []string{clean(r.Short), clean(r.Workflow), l.runState(r), ageOf(o.Now, r.UpdatedAt),
+		rows = append(rows, []string{clean(r.Short), clean(r.Workflow), drawRunState(l, r), ageOf(o.Now, r.UpdatedAt),
 			projectName(o, r), cell})
 	}
 	var b strings.Builder
-	b.WriteString(l.table([]column{{header: "RUN"}, {header: "WORKFLOW"}, {header: "STATE"}, {header: "UPDATED"},
-		{header: "PROJECT", flex: true, spare: true}, {header: "ATTEMPTS", flex: true}}, rows))
-	b.WriteString("\n" + l.hang(fmt.Sprintf("%s in %s, most recent first. herdr-pi open --list <run> shows what open can do with each attempt.",
+	b.WriteString(l.Table([]render.Column{{Header: "RUN"}, {Header: "WORKFLOW"}, {Header: "STATE"}, {Header: "UPDATED"},
+		{Header: "PROJECT", Flex: true, Spare: true}, {Header: "ATTEMPTS", Flex: true}}, rows))
+	b.WriteString("\n" + l.Hang(fmt.Sprintf("%s in %s, most recent first. herdr-pi open --list <run> shows what open can do with each attempt.",
 		plural(len(o.Runs), "run"), o.Paths.Pretty(o.Store)), 0) + "\n")
 	return b.String()
 }
@@ -128,11 +127,11 @@ func renderRunTable(o *handoff.Listing, l look) string {
 func renderRunDetail(o *handoff.Listing, r *handoff.ListedRun, l look) string {
 	var b strings.Builder
 	line := func(label, value string) {
-		fmt.Fprintf(&b, "%s  %s\n", pad(l.render(l.bold, label), 8), l.hang(value, 10))
+		fmt.Fprintf(&b, "%s  %s\n", render.Pad(l.Render(l.Bold, label), 8), l.Hang(value, 10))
 	}
 	line("run", clean(r.ID))
 	line("workflow", clean(r.Workflow))
-	line("state", fmt.Sprintf("%s, updated %s", l.runState(r), ageOf(o.Now, r.UpdatedAt)))
+	line("state", fmt.Sprintf("%s, updated %s", drawRunState(l, r), ageOf(o.Now, r.UpdatedAt)))
 	line("project", projectName(o, r))
 	line("owner", ownerLine(r, l))
 	if r.Error != nil {
@@ -142,20 +141,20 @@ func renderRunDetail(o *handoff.Listing, r *handoff.ListedRun, l look) string {
 	seen := map[string]bool{}
 	for _, ag := range r.Agents {
 		if len(ag.Attempts) == 0 {
-			rows = append(rows, []string{clean(ag.Name), clean(ag.State), "", "", l.render(l.faint, handoff.ActionNone), "no attempt yet"})
+			rows = append(rows, []string{clean(ag.Name), clean(ag.State), "", "", l.Render(l.Faint, handoff.ActionNone), "no attempt yet"})
 		}
 		for j := range ag.Attempts {
 			at := &ag.Attempts[j]
 			seen[at.Action] = true
-			rows = append(rows, []string{clean(at.Name), clean(at.State), clean(at.Model), statusOf(at), l.action(at.Action), clean(at.Note)})
+			rows = append(rows, []string{clean(at.Name), clean(at.State), clean(at.Model), statusOf(at), drawAction(l, at.Action), clean(at.Note)})
 		}
 	}
 	if len(rows) == 0 {
 		b.WriteString("\nNo agent has started in this run yet.\n")
 		return b.String()
 	}
-	b.WriteString("\n" + l.table([]column{{header: "ATTEMPT"}, {header: "STATE"}, {header: "MODEL", flex: true, spare: true},
-		{header: "STATUS"}, {header: "ACTION"}, {header: "NOTE", flex: true}}, rows) + "\n")
+	b.WriteString("\n" + l.Table([]render.Column{{Header: "ATTEMPT"}, {Header: "STATE"}, {Header: "MODEL", Flex: true, Spare: true},
+		{Header: "STATUS"}, {Header: "ACTION"}, {Header: "NOTE", Flex: true}}, rows) + "\n")
 	// Each action once, with a command for its first attempt.
 	example := map[string]string{}
 	for _, ag := range r.Agents {
@@ -180,27 +179,27 @@ func renderRunDetail(o *handoff.Listing, r *handoff.ListedRun, l look) string {
 		case handoff.ActionNone:
 			text = "nothing to open (NOTE says why)"
 		}
-		fmt.Fprintf(&b, "%s  %s\n", pad(l.action(act), 4), l.hang(text, 6))
+		fmt.Fprintf(&b, "%s  %s\n", render.Pad(drawAction(l, act), 4), l.Hang(text, 6))
 	}
 	return b.String()
 }
 
-func (l look) runState(r *handoff.ListedRun) string {
+func drawRunState(l look, r *handoff.ListedRun) string {
 	s := runState(r)
 	if s == "unreadable" {
-		return l.render(l.fail, s)
+		return l.Render(l.Fail, s)
 	}
 	return s
 }
 
-func (l look) action(a string) string {
+func drawAction(l look, a string) string {
 	switch a {
 	case handoff.ActionOpen:
-		return l.render(l.ok, a)
+		return l.Render(l.OK, a)
 	case handoff.ActionLive:
-		return l.render(l.warn, a)
+		return l.Render(l.Warn, a)
 	case handoff.ActionNone:
-		return l.render(l.faint, a)
+		return l.Render(l.Faint, a)
 	}
 	return a
 }
@@ -225,7 +224,7 @@ func ownerLine(r *handoff.ListedRun, l look) string {
 	case r.Owner == nil:
 		return "none: the Pi session that ran it has exited"
 	case r.Owner.Problem != "":
-		return l.render(l.fail, clean(r.Owner.Problem))
+		return l.Render(l.Fail, clean(r.Owner.Problem))
 	case r.Owner.Alive:
 		return fmt.Sprintf("pid %d, running", r.Owner.PID)
 	}
@@ -244,128 +243,6 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// column is a column of a table.
-type column struct {
-	header string
-	// flex columns shrink on a narrow terminal, their cells wrapping;
-	// the others keep their width.
-	flex bool
-	// spare columns are left out when the terminal is too narrow for
-	// the table even with its flexible columns wrapped.
-	spare bool
-}
-
-// minFlex is the narrowest a flexible column gets: wrapping into
-// narrower columns reads worse than the terminal's own line wrap.
-const minFlex = 12
-
-// table lays rows out under bold headers, two spaces between columns, no
-// borders. On a terminal narrower than the table the flexible columns
-// shrink and wrap, and spare columns go when that is not enough; it is
-// never stretched wider than it needs, and elsewhere (width 0) never
-// wrapped, so a row stays one line for grep.
-func (l look) table(cols []column, rows [][]string) string {
-	keep := func(column) bool { return true }
-	fits, wrap := l.fit(only(cols, rows, keep))
-	if !fits && !wrap {
-		narrow := func(c column) bool { return !c.spare }
-		if f, w := l.fit(only(cols, rows, narrow)); f || w {
-			keep, wrap = narrow, w
-		}
-	}
-	cols, rows = only(cols, rows, keep)
-	headers := make([]string, len(cols))
-	for c, col := range cols {
-		headers[c] = col.header
-	}
-	natural := naturalWidths(cols, rows)
-	last := len(cols) - 1
-	t := table.New().Border(lipgloss.HiddenBorder()).
-		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
-		BorderHeader(false).BorderColumn(false).BorderRow(false).
-		BorderStyle(l.r.NewStyle()).
-		Headers(headers...).Rows(rows...).
-		StyleFunc(func(row, col int) lipgloss.Style {
-			s := l.r.NewStyle()
-			if col != last {
-				s = s.PaddingRight(2)
-			}
-			if wrap && !cols[col].flex {
-				s = s.Width(natural[col])
-			}
-			if row == table.HeaderRow {
-				s = s.Inherit(l.header)
-			}
-			return s
-		})
-	if wrap {
-		t = t.Width(l.width)
-	}
-	lines := strings.Split(t.String(), "\n")
-	for i, s := range lines {
-		lines[i] = strings.TrimRight(s, " ")
-	}
-	return strings.Join(lines, "\n") + "\n"
-}
-
-// only is the columns keep keeps, and the rows' cells in them.
-func only(cols []column, rows [][]string, keep func(column) bool) ([]column, [][]string) {
-	var kept []column
-	var idx []int
-	for c, col := range cols {
-		if keep(col) {
-			kept, idx = append(kept, col), append(idx, c)
-		}
-	}
-	out := make([][]string, len(rows))
-	for i, row := range rows {
-		out[i] = make([]string, len(idx))
-		for j, c := range idx {
-			out[i][j] = row[c]
-		}
-	}
-	return kept, out
-}
-
-// fit says whether the columns fit the terminal as they are, and if not
-// whether they would with the flexible ones wrapped.
-func (l look) fit(cols []column, rows [][]string) (fits, wrap bool) {
-	if l.width <= 0 {
-		return true, false
-	}
-	total, rigid, nflex := 0, 0, 0
-	for c, w := range naturalWidths(cols, rows) {
-		total += w
-		if cols[c].flex {
-			nflex++
-		} else {
-			rigid += w
-		}
-	}
-	if total <= l.width {
-		return true, false
-	}
-	return false, nflex > 0 && l.width-rigid >= minFlex*nflex
-}
-
-// naturalWidths is each column's width unwrapped, with the two spaces
-// that follow every column but the last.
-func naturalWidths(cols []column, rows [][]string) []int {
-	w := make([]int, len(cols))
-	for c, col := range cols {
-		w[c] = lipgloss.Width(col.header)
-	}
-	for _, row := range rows {
-		for c, cell := range row {
-			w[c] = max(w[c], lipgloss.Width(cell))
-		}
-	}
-	for c := range len(w) - 1 {
-		w[c] += 2
-	}
-	return w
 }
 
 // openPick asks the person, on a terminal, which attempt to open: the
@@ -427,16 +304,16 @@ func pickerGroups(o *handoff.Listing) ([]picker.Group, map[picker.Choice]pick) {
 	picks := map[picker.Choice]pick{}
 	for i := range o.Runs {
 		r := &o.Runs[i]
-		title := fmt.Sprintf("%s  %s  %s  %s  %s", pad(clean(r.Short), headW[0]), pad(clean(r.Workflow), headW[1]),
-			pad(runState(r), headW[2]), pad(ageOf(o.Now, r.UpdatedAt), headW[3]), projectName(o, r))
+		title := fmt.Sprintf("%s  %s  %s  %s  %s", render.Pad(clean(r.Short), headW[0]), render.Pad(clean(r.Workflow), headW[1]),
+			render.Pad(runState(r), headW[2]), render.Pad(ageOf(o.Now, r.UpdatedAt), headW[3]), projectName(o, r))
 		if r.Problem != "" {
 			title += "  " + clean(r.Note)
 		}
 		groups[i].Title = title
 		for _, ag := range r.Agents {
 			for _, at := range ag.Attempts {
-				text := fmt.Sprintf("%s  %s  %s  %s", pad(clean(at.Name), itemW[0]), pad(clean(at.State), itemW[1]),
-					pad(clean(at.Model), itemW[2]), at.Action)
+				text := fmt.Sprintf("%s  %s  %s  %s", render.Pad(clean(at.Name), itemW[0]), render.Pad(clean(at.State), itemW[1]),
+					render.Pad(clean(at.Model), itemW[2]), at.Action)
 				it := picker.Item{Text: text, Hint: pickHint(&at)}
 				if at.Action == handoff.ActionNone {
 					it.Disabled = true

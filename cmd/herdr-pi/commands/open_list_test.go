@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/picker/pickertest"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
 	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
@@ -108,16 +109,16 @@ func TestOpenListGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		l    look
-	}{{"plain", newLook(false, 0)}, {"colour at 80 columns", newLook(true, 80)}, {"plain at 60 columns", newLook(false, 60)}} {
+	}{{"plain", render.New(false, 0)}, {"colour at 80 columns", render.New(true, 80)}, {"plain at 60 columns", render.New(false, 60)}} {
 		t.Run("runs "+tc.name, func(t *testing.T) {
 			got := renderRunTable(all, tc.l)
 			golden.Check(t, golden.Path(t), stable(got, ls.Home))
-			checkWidth(t, got, tc.l.width)
+			checkWidth(t, got, tc.l.Width)
 		})
 		t.Run("run "+tc.name, func(t *testing.T) {
 			got := renderRunDetail(one, &one.Runs[0], tc.l)
 			golden.Check(t, golden.Path(t), stable(got, ls.Home))
-			checkWidth(t, got, tc.l.width)
+			checkWidth(t, got, tc.l.Width)
 		})
 	}
 }
@@ -281,7 +282,7 @@ func BenchmarkOpenList1000(b *testing.B) {
 		if err != nil || len(o.Runs) != 1000 {
 			b.Fatal(err)
 		}
-		renderRunTable(o, newLook(false, 0))
+		renderRunTable(o, render.New(false, 0))
 	}
 }
 
@@ -549,7 +550,7 @@ func TestOpenListSanitises(t *testing.T) {
 		t.Fatalf("the fixture did not take: %q", o.Runs[0].Workflow)
 	}
 	groups, _ := pickerGroups(o)
-	shown := renderRunTable(o, newLook(true, 100)) + renderRunDetail(o, &o.Runs[0], newLook(true, 100)) + groups[0].Title + groups[0].Items[0].Text
+	shown := renderRunTable(o, render.New(true, 100)) + renderRunDetail(o, &o.Runs[0], render.New(true, 100)) + groups[0].Title + groups[0].Items[0].Text
 	for _, bad := range []string{"\x07", "\x1b]", "\x1b[31m", "\x1b[2J"} {
 		if strings.Contains(shown, bad) {
 			t.Errorf("%q reached the output:\n%q", bad, shown)

@@ -13,6 +13,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor/doctortest"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/internal/golden"
 )
 
@@ -40,11 +41,11 @@ func TestLookDecidesColourFromStdoutAndTheEnvironment(t *testing.T) {
 		{"a dumb terminal", &fakeTerminal{width: 80}, []string{"TERM=dumb"}, false, 80},
 	} {
 		l := lookFor(IO{Out: tc.out, Env: tc.env})
-		if l.color != tc.color || l.width != tc.width {
-			t.Errorf("%s: color %v width %d, want %v %d", tc.name, l.color, l.width, tc.color, tc.width)
+		if l.Color != tc.color || l.Width != tc.width {
+			t.Errorf("%s: color %v width %d, want %v %d", tc.name, l.Color, l.Width, tc.color, tc.width)
 		}
-		if !tc.color && l.status(doctor.Fail) != doctor.Fail {
-			t.Errorf("%s: styled without colour: %q", tc.name, l.status(doctor.Fail))
+		if !tc.color && drawStatus(l, doctor.Fail) != doctor.Fail {
+			t.Errorf("%s: styled without colour: %q", tc.name, drawStatus(l, doctor.Fail))
 		}
 	}
 }
@@ -61,14 +62,14 @@ var sampleRows = []doctor.Row{
 func TestDoctorTextGolden(t *testing.T) {
 	t.Run("plain", func(t *testing.T) {
 		var b bytes.Buffer
-		if err := writeDoctorText(&b, sampleRows, newLook(false, 0)); err != nil {
+		if err := writeDoctorText(&b, sampleRows, render.New(false, 0)); err != nil {
 			t.Fatal(err)
 		}
 		golden.Check(t, golden.Path(t), b.String())
 	})
 	t.Run("colour at 80 columns", func(t *testing.T) {
 		var b bytes.Buffer
-		if err := writeDoctorText(&b, sampleRows, newLook(true, 80)); err != nil {
+		if err := writeDoctorText(&b, sampleRows, render.New(true, 80)); err != nil {
 			t.Fatal(err)
 		}
 		golden.Check(t, golden.Path(t), b.String())
@@ -117,10 +118,10 @@ func TestStatusTextGolden(t *testing.T) {
 		st   control.Status
 		l    look
 	}{
-		{"blocked plain", sampleStatus(statusNow), newLook(false, 0)},
-		{"blocked colour", sampleStatus(statusNow), newLook(true, 100)},
-		{"idle without probe or session", control.Status{Agent: "claude", State: "idle", Since: statusNow.Add(-26 * time.Hour), ChildPID: 7, WrapperPID: 6}, newLook(false, 0)},
-		{"unknown at start", control.Status{State: "unknown", WrapperPID: 6}, newLook(true, 80)},
+		{"blocked plain", sampleStatus(statusNow), render.New(false, 0)},
+		{"blocked colour", sampleStatus(statusNow), render.New(true, 100)},
+		{"idle without probe or session", control.Status{Agent: "claude", State: "idle", Since: statusNow.Add(-26 * time.Hour), ChildPID: 7, WrapperPID: 6}, render.New(false, 0)},
+		{"unknown at start", control.Status{State: "unknown", WrapperPID: 6}, render.New(true, 80)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := renderStatus(tc.st, statusNow, tc.l)
@@ -168,8 +169,8 @@ func TestDoctorColoursARealTerminal(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := doctortest.New(t).Healthy().Set(tc.env...)
-		if l := lookFor(IO{Out: tty, Env: w.Env()}); l.width != 90 {
-			t.Errorf("width %d from a 90-column pty", l.width)
+		if l := lookFor(IO{Out: tty, Env: w.Env()}); l.Width != 90 {
+			t.Errorf("width %d from a 90-column pty", l.Width)
 		}
 		done := make(chan []byte)
 		go func() {

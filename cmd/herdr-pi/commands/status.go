@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 )
 
 // statusFormat names the shape of `status --json` (docs/status.md,
@@ -128,12 +129,12 @@ func writeJSON(w io.Writer, v any) error {
 func renderStatus(st control.Status, now time.Time, l look) string {
 	var b strings.Builder
 	line := func(label, value string) {
-		fmt.Fprintf(&b, "%s  %s\n", pad(l.render(l.bold, label), 7), l.hang(value, 9))
+		fmt.Fprintf(&b, "%s  %s\n", render.Pad(l.Render(l.Bold, label), 7), l.Hang(value, 9))
 	}
 	line("state", stateLine(st, now, l))
 	agent := clean(st.Agent)
 	if agent == "" {
-		agent = l.render(l.faint, "unnamed")
+		agent = l.Render(l.Faint, "unnamed")
 	}
 	if st.ChildPID > 0 {
 		agent += fmt.Sprintf(" (pid %d)", st.ChildPID)
@@ -144,7 +145,7 @@ func renderStatus(st control.Status, now time.Time, l look) string {
 	} else {
 		line("probe", "not connected: the state comes from the screen and the session file")
 	}
-	session := l.render(l.faint, "none yet")
+	session := l.Render(l.Faint, "none yet")
 	if st.SessionFile != "" {
 		session = clean(st.SessionFile)
 	}
@@ -166,23 +167,23 @@ func renderStatus(st control.Status, now time.Time, l look) string {
 // the way Herdr shows it.
 func stateLine(st control.Status, now time.Time, l look) string {
 	state := clean(st.State)
-	styled := l.render(stateStyle(state, l), state)
+	styled := l.Render(stateStyle(state, l), state)
 	if st.Since.IsZero() {
 		return styled
 	}
-	return fmt.Sprintf("%s for %s %s", styled, age(now.Sub(st.Since)), l.render(l.faint, "(since "+clock(st.Since, now)+")"))
+	return fmt.Sprintf("%s for %s %s", styled, age(now.Sub(st.Since)), l.Render(l.Faint, "(since "+clock(st.Since, now)+")"))
 }
 
 func stateStyle(state string, l look) lipgloss.Style {
 	switch state {
 	case "idle":
-		return l.ok
+		return l.OK
 	case "working":
-		return l.warn
+		return l.Warn
 	case "blocked":
-		return l.fail
+		return l.Fail
 	}
-	return l.faint
+	return l.Faint
 }
 
 // reasonTable lists open reasons: kind, label, key when it says more than
@@ -207,9 +208,9 @@ func reasonTable(reasons []control.Reason, now time.Time, l look) string {
 	}
 	var b strings.Builder
 	for _, c := range rows {
-		cols := []string{pad(c.kind, wKind), pad(c.label, wLabel)}
+		cols := []string{render.Pad(c.kind, wKind), render.Pad(c.label, wLabel)}
 		if wKey > 0 {
-			cols = append(cols, pad(l.render(l.faint, c.key), wKey))
+			cols = append(cols, render.Pad(l.Render(l.Faint, c.key), wKey))
 		}
 		cols = append(cols, c.age)
 		b.WriteString(strings.TrimRight("  "+strings.Join(cols, "  "), " ") + "\n")

@@ -101,7 +101,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	if isPi && !probe.Interactive(piArgs, isTerminal(stdin), isTerminal(stdout)) {
 		// Not even a pty: under one, Pi's output would gain carriage
 		// returns. herdr-pi becomes Pi, with our stdio, signals and exit
-		// status untouched.
+		// drawStatus untouched.
 		path, err := pty.Resolve(opts.Argv[0], io.Env)
 		if err != nil {
 			return err
