@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -321,6 +322,9 @@ func TestOpenListRealStore(t *testing.T) {
 		if len(got) != len(wants) {
 			t.Fatalf("%s: %d attempts, want %d: %+v", r.Workflow, len(got), len(wants), got)
 		}
+		// Parallel agents are recorded in the order they started, which the
+		// engine does not fix: compare by name.
+		slices.SortStableFunc(got, func(x, y handoff.ListedAttempt) int { return strings.Compare(x.Name, y.Name) })
 		for i, w := range wants {
 			a := got[i]
 			if a.Name != w.name || a.State != w.state || a.Action != w.action || a.Selector != w.name {
