@@ -105,9 +105,16 @@ type Status struct {
 	Reasons     []Reason  `json:"reasons"`
 	SessionFile string    `json:"session_file,omitempty"`
 	// ChildPID is the wrapped agent's pid.
-	ChildPID       int  `json:"child_pid,omitempty"`
-	WrapperPID     int  `json:"wrapper_pid"`
-	ProbeConnected bool `json:"probe_connected"`
+	ChildPID int `json:"child_pid,omitempty"`
+	// LastStopReason is how the agent's last reply ended (stop, length,
+	// toolUse, error, aborted), and LastAborted whether its last run was
+	// aborted (Escape), as the probe heard them; both clear when a run
+	// starts. A live handoff reads them to tell the owner whether the
+	// pane's turn was cut.
+	LastStopReason string `json:"last_stop_reason,omitempty"`
+	LastAborted    bool   `json:"last_aborted,omitempty"`
+	WrapperPID     int    `json:"wrapper_pid"`
+	ProbeConnected bool   `json:"probe_connected"`
 	// Herdr says in a sentence how Herdr takes the wrapper's reports
 	// (empty outside Herdr).
 	Herdr string `json:"herdr,omitempty"`

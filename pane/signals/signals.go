@@ -70,6 +70,10 @@ type Signals struct {
 	herdrBlocked []string // open herdr:blocked reasons, oldest first
 	uiPrompts    []string
 	seq          int
+	// lastStop and lastAborted say how the last run ended, for `status`
+	// (a live handoff asks the pane's wrapper whether its turn was cut).
+	lastStop    string
+	lastAborted bool
 }
 
 // New returns Signals feeding cfg.Machine.
@@ -140,8 +144,11 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		}
 	case control.AgentStart:
 		s.running, s.heldOpen = true, false
+		s.lastStop, s.lastAborted = "", false
 		s.m.AgentStart()
 	case control.AgentEnd:
+		s.lastStop = e.StopReason
+		s.lastAborted = s.lastAborted || e.StopReason == "aborted"
 		s.m.AgentEnd(e.StopReason)
 		if s.watcher != nil {
 			s.watcher.Poke()
@@ -150,6 +157,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			s.settle(e.InputNeeded, e.Question)
 		}
 	case control.AgentSettled:
+		s.lastAborted = s.lastAborted || e.Aborted
 		s.settle(e.InputNeeded, e.Question)
 	case control.UIPromptStart:
 		key := s.next("ui_prompt")
@@ -265,11 +273,12 @@ func (s *Signals) Wait(w control.WaitRequest) error {
 func (s *Signals) Status() control.Status {
 	snap := s.m.Snapshot()
 	s.mu.Lock()
-	file := s.sessionFile
+	file, lastStop, lastAborted := s.sessionFile, s.lastStop, s.lastAborted
 	s.mu.Unlock()
 	st := control.Status{
 		Agent: s.agent, State: string(snap.State), Since: snap.Since,
 		SessionFile: file, ChildPID: int(s.childPID.Load()),
+		LastStopReason: lastStop, LastAborted: lastAborted,
 		Reasons: make([]control.Reason, 0, len(snap.Reasons)),
 	}
 	for _, r := range snap.Reasons {
