@@ -32,8 +32,8 @@ type openOptions struct {
 	Wait         bool
 	// Hold keeps a live attempt's pane across turns until it exits.
 	Hold bool
-	JSON         bool
-	List         bool
+	JSON bool
+	List bool
 	// Place is "" (the setting decides: split, or the run's workspace in
 	// fully inspectable mode), "split", "tab" or "workspace".
 	Place string
