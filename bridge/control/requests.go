@@ -113,6 +113,10 @@ type Status struct {
 	// pane's turn was cut.
 	LastStopReason string `json:"last_stop_reason,omitempty"`
 	LastAborted    bool   `json:"last_aborted,omitempty"`
+	// Runs counts the agent runs that settled since the wrapper started:
+	// a run shorter than Herdr's report pacing never shows as working
+	// there, and a live handoff still knows the pane's Pi worked.
+	Runs int `json:"runs,omitempty"`
 	WrapperPID     int    `json:"wrapper_pid"`
 	ProbeConnected bool   `json:"probe_connected"`
 	// Herdr says in a sentence how Herdr takes the wrapper's reports

@@ -196,15 +196,24 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 				relay(control.PaneWorking)
 			case ev.status == "blocked" || ev.status == "idle" || ev.status == "done":
 				// How the turn ended is the pane's wrapper's to say, now:
-				// after an exit there is nobody left to ask.
+				// after an exit there is nobody left to ask. A run that
+				// settled since launch worked, even when it was too short
+				// for Herdr to see it working (reports are paced).
 				if st, ok := paneStatus(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened.PaneID); ok {
 					last = st
+					if st.Runs > 0 && !sawWorking { // the pane's wrapper is new: every run is the pane's
+						sawWorking = true
+						relay(control.PaneWorking)
+					}
 				}
 				if ev.status == "blocked" {
 					relay(control.PaneBlocked)
 					continue
 				}
-				relay(control.PaneIdle)
+				// At rest before its first turn, the pane is just launched.
+				if sawWorking {
+					relay(control.PaneIdle)
+				}
 				if sawWorking && !r.opts.hold {
 					hb.Reason = control.HandbackIdle
 				}

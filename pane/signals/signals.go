@@ -74,6 +74,7 @@ type Signals struct {
 	// (a live handoff asks the pane's wrapper whether its turn was cut).
 	lastStop    string
 	lastAborted bool
+	runs        int
 }
 
 // New returns Signals feeding cfg.Machine.
@@ -209,6 +210,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 // so the run's end already finds the agent blocked.
 func (s *Signals) settle(inputNeeded bool, question string) {
 	s.running, s.heldOpen = false, false
+	s.runs++
 	if inputNeeded {
 		s.m.Open(sentinel(question))
 	}
@@ -273,12 +275,12 @@ func (s *Signals) Wait(w control.WaitRequest) error {
 func (s *Signals) Status() control.Status {
 	snap := s.m.Snapshot()
 	s.mu.Lock()
-	file, lastStop, lastAborted := s.sessionFile, s.lastStop, s.lastAborted
+	file, lastStop, lastAborted, runs := s.sessionFile, s.lastStop, s.lastAborted, s.runs
 	s.mu.Unlock()
 	st := control.Status{
 		Agent: s.agent, State: string(snap.State), Since: snap.Since,
 		SessionFile: file, ChildPID: int(s.childPID.Load()),
-		LastStopReason: lastStop, LastAborted: lastAborted,
+		LastStopReason: lastStop, LastAborted: lastAborted, Runs: runs,
 		Reasons: make([]control.Reason, 0, len(snap.Reasons)),
 	}
 	for _, r := range snap.Reasons {

@@ -278,8 +278,8 @@ func TestStatusSaysHowTheLastRunEnded(t *testing.T) {
 	defer r.m.Stop()
 	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
 	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "stop"}, control.AgentSettled{Idle: true})
-	if st := r.s.Status(); st.LastStopReason != "stop" || st.LastAborted {
-		t.Fatalf("after a finished run: %q aborted %v", st.LastStopReason, st.LastAborted)
+	if st := r.s.Status(); st.LastStopReason != "stop" || st.LastAborted || st.Runs != 1 {
+		t.Fatalf("after a finished run: %q aborted %v, %d runs", st.LastStopReason, st.LastAborted, st.Runs)
 	}
 	// Escape before the model said anything: no aborted reply, but the
 	// settle says the run was aborted.
@@ -293,7 +293,7 @@ func TestStatusSaysHowTheLastRunEnded(t *testing.T) {
 	}
 	// Pi 0.73.1 (no settle): the aborted reply says it.
 	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "aborted"})
-	if st := r.s.Status(); st.LastStopReason != "aborted" || !st.LastAborted {
-		t.Fatalf("after an aborted reply: %q aborted %v", st.LastStopReason, st.LastAborted)
+	if st := r.s.Status(); st.LastStopReason != "aborted" || !st.LastAborted || st.Runs != 2 {
+		t.Fatalf("after an aborted reply: %q aborted %v, %d runs", st.LastStopReason, st.LastAborted, st.Runs)
 	}
 }
