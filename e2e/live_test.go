@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,6 +76,9 @@ func newLiveRig(t *testing.T, configure ...func(*liveRig)) *liveRig {
 	lr.llm = fakellm.Start(lr.respond)
 	t.Cleanup(lr.llm.Close)
 	agent := pitest.NewAgent(t, pi, lr.llm.BaseURL())
+	// Node writes its compile cache into the test's temporary directory
+	// when a Pi exits, which may be while the directory is removed.
+	t.Setenv("NODE_DISABLE_COMPILE_CACHE", "1")
 	lr.openRig = newOpenRig(t, agent)
 	lr.toolLog = filepath.Join(agent.Home, "tool.log")
 	lr.gate = filepath.Join(agent.Home, "gate")
@@ -150,7 +154,11 @@ func (lr *liveRig) startOwner() {
 	}
 	argv := []string{lr.hp, "wrap", lr.agent.Pi.Bin, "-e", lr.engine, "-e", tool}
 	env := append(lr.env(lr.s), "HERDR_PI_TEST_TOOL_LOG="+lr.toolLog, "HERDR_PI_TEST_GATE="+lr.gate)
+	env = append(env, "NODE_DISABLE_COMPILE_CACHE=1")
 	starts := lr.sessionStarts()
+	// After the owner's wrapper is closed (below), its Pi goes too, before
+	// the test's directories are removed.
+	t.Cleanup(lr.killOwnerPi)
 	lr.owner = pitest.StartTerm(t, argv, env, lr.agent.Project, 40, 120)
 	t.Cleanup(lr.owner.Close)
 	lr.owner.WaitFor(t, "the owner's editor", lvLong, func(s string) bool { return strings.Count(s, "────────") >= 2 })
@@ -544,11 +552,19 @@ func checkLaunched(t *testing.T, lr *liveRig, st *lvState, launched lvLine) {
 	t.Helper()
 	var setup = st.Agents[0].AttemptDetails[0].Setup
 	session := st.sessionFile(t, lvLabel)
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", launched.AgentPID))
+	// Pi sets its process title over its argv; the small session leader
+	// that herdr-pi wrap runs it under holds the argv and environment it
+	// started Pi with ("herdr-pi-leader <path> <argv…>").
+	leader := lvParent(t, launched.AgentPID)
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", leader))
 	if err != nil {
-		t.Fatalf("the pane's Pi (pid %d): %v", launched.AgentPID, err)
+		t.Fatalf("the pane's Pi's leader (pid %d): %v", leader, err)
 	}
 	argv := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	if len(argv) < 3 || argv[0] != "herdr-pi-leader" {
+		t.Fatalf("pid %d is not the session leader: %q", leader, argv)
+	}
+	argv = argv[2:]
 	node, _ := filepath.EvalSymlinks(filepath.Join(lr.agent.Pi.NodeDir, "node"))
 	entry, _ := filepath.EvalSymlinks(lr.agent.Pi.Bin)
 	model := setup.Model.Provider + "/" + setup.Model.Model
@@ -573,7 +589,7 @@ func checkLaunched(t *testing.T, lr *liveRig, st *lvState, launched lvLine) {
 		!slices.Equal(launched.Command[i+3:], argv[len(argv)-len(launched.Command[i+3:]):]) {
 		t.Fatalf("launched %q, the pane's Pi runs %q", launched.Command, argv)
 	}
-	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", launched.AgentPID))
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", leader))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,6 +600,21 @@ func checkLaunched(t *testing.T, lr *liveRig, st *lvState, launched lvLine) {
 	if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", launched.AgentPID)); err != nil || cwd != setup.Cwd || launched.Cwd != setup.Cwd {
 		t.Fatalf("the pane's Pi runs in %q (%v), launched in %q, the engine prepared %q", cwd, err, launched.Cwd, setup.Cwd)
 	}
+}
+
+// lvParent is a process's parent.
+func lvParent(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ppid
 }
 
 func sameSet(a, b []string) bool {
@@ -636,6 +667,22 @@ func TestLiveHandoffOwnerKilled(t *testing.T) {
 	}
 	if ex := lr.s.WaitExited(t, launched.PaneID, 30*time.Second); !ex.Closed {
 		t.Fatalf("the pane ended %+v, not closed", ex)
+	}
+}
+
+// killOwnerPi SIGKILLs the owner's Pi if it still runs and waits for it
+// to be gone.
+func (lr *liveRig) killOwnerPi() {
+	paths, _ := filepath.Glob(filepath.Join(lr.agent.Home, ".pi", "workflows", "projects", "*", "sessions", "*", "runs", "owner.json"))
+	for _, p := range paths {
+		var l struct{ PID int }
+		if b, err := os.ReadFile(p); err != nil || json.Unmarshal(b, &l) != nil || l.PID <= 0 {
+			continue
+		}
+		_ = syscall.Kill(l.PID, syscall.SIGKILL)
+		for i := 0; i < 500 && syscall.Kill(l.PID, 0) == nil; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
 

@@ -116,9 +116,9 @@ type Status struct {
 	// Runs counts the agent runs that settled since the wrapper started:
 	// a run shorter than Herdr's report pacing never shows as working
 	// there, and a live handoff still knows the pane's Pi worked.
-	Runs int `json:"runs,omitempty"`
-	WrapperPID     int    `json:"wrapper_pid"`
-	ProbeConnected bool   `json:"probe_connected"`
+	Runs           int  `json:"runs,omitempty"`
+	WrapperPID     int  `json:"wrapper_pid"`
+	ProbeConnected bool `json:"probe_connected"`
 	// Herdr says in a sentence how Herdr takes the wrapper's reports
 	// (empty outside Herdr).
 	Herdr string `json:"herdr,omitempty"`
