@@ -123,7 +123,11 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	}
 	h := s.cfg.Herdr(r.opts.socket)
 	opener := handoff.Opener{Herdr: h, FileDir: dir}
+	// One placement at a time: two handoffs of a run in fully inspectable
+	// mode must find (not both create) the run's workspace.
+	s.placing.Lock()
 	opened, err := opener.Open(r.ctx, cmd, s.placement(r, l))
+	s.placing.Unlock()
 	if err != nil {
 		return fail(fmt.Errorf("opening a pane: %w", err))
 	}

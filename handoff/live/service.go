@@ -67,6 +67,8 @@ type Service struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
+	placing sync.Mutex // held while a pane is placed
+
 	mu      sync.Mutex
 	link    Owner
 	engine  control.EngineStatus

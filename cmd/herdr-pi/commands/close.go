@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -41,10 +42,17 @@ func closeCommand(f *Factory) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print what was closed as JSON (format: docs/open.md)"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
+			args, err := interleavedArgs(c, "close")
+			if errors.Is(err, errOpenHelp) {
+				return cli.ShowSubcommandHelp(c)
+			}
+			if err != nil {
+				return err
+			}
+			if len(args) != 1 || args[0] == "" {
 				return usagef("close", "name one run (herdr-pi open --list shows them)")
 			}
-			return closeRun(c.Context, f, &closeOptions{Run: c.Args().First(), JSON: c.Bool("json"), Wait: 30 * time.Second})
+			return closeRun(c.Context, f, &closeOptions{Run: args[0], JSON: c.Bool("json"), Wait: 30 * time.Second})
 		},
 	}
 }

@@ -86,7 +86,7 @@ func openCommand(f *Factory) *cli.Command {
 			&cli.BoolFlag{Name: "workspace", Usage: "open a tab in the run's workspace (created when absent)"},
 		},
 		Action: func(c *cli.Context) error {
-			args, err := openArgs(c)
+			args, err := interleavedArgs(c, "open")
 			if errors.Is(err, errOpenHelp) {
 				return cli.ShowSubcommandHelp(c)
 			}
@@ -122,14 +122,14 @@ func openCommand(f *Factory) *cli.Command {
 	}
 }
 
-// errOpenHelp is openArgs asking for the command's help.
+// errOpenHelp is interleavedArgs asking for the command's help.
 var errOpenHelp = errors.New("help")
 
-// openArgs returns the run and attempt arguments and sets the flags given
+// interleavedArgs returns a command's arguments and sets the flags given
 // among or after them: urfave/cli stops reading flags at the first
 // argument, and people write "herdr-pi open 3f0c fixer --inspect". Every
-// flag of open is a switch; "--" ends the flags.
-func openArgs(c *cli.Context) ([]string, error) {
+// flag of open and close is a switch; "--" ends the flags.
+func interleavedArgs(c *cli.Context, cmd string) ([]string, error) {
 	var args []string
 	rest := c.Args().Slice()
 	for i := 0; i < len(rest); i++ {
@@ -146,13 +146,13 @@ func openArgs(c *cli.Context) ([]string, error) {
 			return nil, errOpenHelp
 		}
 		if !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) }) {
-			return nil, usagef("open", "unknown flag %s", a)
+			return nil, usagef(cmd, "unknown flag %s", a)
 		}
 		if !hasValue {
 			value = "true"
 		}
 		if err := c.Set(name, value); err != nil {
-			return nil, usagef("open", "%s: %v", a, err)
+			return nil, usagef(cmd, "%s: %v", a, err)
 		}
 	}
 	return args, nil
