@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
@@ -427,6 +428,24 @@ func (lr *liveRig) runtimeFiles() []string {
 // quitOwner quits the owner's Pi and waits for its wrapper to end.
 func (lr *liveRig) quitOwner() {
 	lr.t.Helper()
+	// The /workflow menu may still be open (it reopens after an action);
+	// the editor flashes between its screens, so it must stay a moment.
+	for i := 0; ; i++ {
+		if i == 20 {
+			lr.t.Fatalf("the menu does not close:\n%s", lr.owner.Screen())
+		}
+		if s := lr.owner.Screen(); lvMenuHint(s) == "" && lvEditorShown(s) {
+			time.Sleep(300 * time.Millisecond)
+			if s := lr.owner.Screen(); lvMenuHint(s) == "" && lvEditorShown(s) {
+				break
+			}
+			continue
+		}
+		if lvMenuHint(lr.owner.Screen()) != "" {
+			lvSend(lr.t, lr.owner, lvEsc)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
 	lr.owner.Type(lr.t, "/quit")
 	if code, err := lr.owner.ExitCode(lvLong); err != nil || code != 0 {
 		lr.t.Fatalf("the owner ended %d (%v):\n%s", code, err, lr.owner.Screen())
@@ -813,4 +832,177 @@ func (lr *liveRig) herdrPi(t *testing.T, args ...string) (string, int) {
 		t.Logf("herdr-pi %s: exit %d, stderr:\n%s", strings.Join(args, " "), code, errb.String())
 	}
 	return out.String(), code
+}
+
+const (
+	lvDown  = "\x1b[B"
+	lvEnter = "\r"
+	lvEsc   = "\x1b"
+)
+
+// The same as TestLiveHandoffFromOpen, asked from the owner's /workflow
+// menu ("Open live session in Herdr pane", driven with keys): the wrapper
+// runs the handoff itself; the owner's status line follows the pane; the
+// workflow completes with the pane's reply; nothing is left behind.
+func TestLiveHandoffFromTheMenu(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	list := lvActionList(lvAgentActions(t, lr.owner))
+	if lvCount(list, "Open live session in Herdr pane") != 1 || list[0] != "Open live session in Herdr pane" {
+		t.Fatalf("the running agent's actions: %q", list)
+	}
+	lvSend(t, lr.owner, lvEnter)
+	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	if m := lr.s.Methods(); slices.Contains(m, "pane.split") {
+		t.Fatalf("a pane opened before the turn ended: %q", m)
+	}
+	lr.openGate()
+	lr.s.WaitFor(t, lvLong, "the handoff's pane", func() bool { return len(lr.s.Inputs()) > 0 })
+	pane := lr.s.Inputs()[0].PaneID
+	if got := lr.result(); got != lvPaneReply {
+		t.Fatalf("the workflow's result is %q, want the pane's reply %q", got, lvPaneReply)
+	}
+	if ex := lr.s.WaitExited(t, pane, 30*time.Second); !ex.Closed {
+		t.Fatalf("the pane ended %+v", ex)
+	}
+	if lines := lr.toolLines(); strings.Count(strings.Join(lines, "\n"), "start beta") != 1 || !slices.Contains(lines, "end beta") {
+		t.Fatalf("tool log %q", lines)
+	}
+	lr.owner.WaitFor(t, "the status line to clear", lvLong, func(s string) bool { return !strings.Contains(s, lvLabel+": ") })
+	lvWait(t, "the owner's answer to the run's end", func() bool { return strings.Contains(lr.owner.Screen(), "owner: noted") })
+	lr.quitOwner()
+	if left := lr.runtimeFiles(); len(left) != 0 {
+		t.Fatalf("left in the runtime directory: %q", left)
+	}
+}
+
+// agentActions goes to the run's agent's action list from wherever Pi is
+// (its editor, or any screen of the /workflow menu, which may reopen by
+// itself after an action) and returns the screen. The run is always
+// entered from the list of runs, so what it shows is read afresh.
+func lvAgentActions(t *testing.T, tm *pitest.Term) string {
+	t.Helper()
+	fresh := false // entered the run from the list in this call
+	for i := 0; ; i++ {
+		if i == 20 {
+			t.Fatalf("could not reach the agent's actions:\n%s", tm.Screen())
+		}
+		s := tm.Screen()
+		hint := lvMenuHint(s)
+		switch {
+		case !fresh && (strings.HasPrefix(hint, "↑/k/↓/j tree") || strings.HasPrefix(hint, "↑/k/↓/j actions")):
+			lvSend(t, tm, lvEsc) // back towards the list of runs
+		case strings.Contains(s, "Agent actions") && strings.HasPrefix(hint, "↑/k/↓/j actions"):
+			return s
+		case strings.HasPrefix(hint, "↑/k/↓/j actions"): // another action list
+			lvSend(t, tm, lvEsc)
+		case strings.HasPrefix(hint, "↑/k/↓/j tree") && lvSelected(s, lvLabel):
+			lvSend(t, tm, lvEnter)
+		case strings.HasPrefix(hint, "↑/k/↓/j tree"):
+			at := lvCursor(s)
+			lvSend(t, tm, lvDown)
+			tm.WaitFor(t, "the cursor to move", lvLong, func(x string) bool { return lvCursor(x) != at })
+			continue
+		case strings.Contains(hint, "↑↓ navigate") && strings.Contains(s, lvFlow):
+			lvSend(t, tm, lvEnter) // the run, first in the list
+			fresh = true
+		case hint == "" && lvEditorShown(s) && i == 0:
+			tm.Type(t, "/workflow")
+		default: // between screens
+			tm.WaitFor(t, "a menu", lvLong, func(x string) bool { return lvMenuHint(x) != "" })
+			continue
+		}
+		// Every step leads to another menu screen; the editor may flash
+		// in between.
+		tm.WaitFor(t, "the menu to change", lvLong, func(x string) bool { h := lvMenuHint(x); return h != "" && h != hint })
+	}
+}
+
+func lvSend(t *testing.T, tm *pitest.Term, keys string) {
+	t.Helper()
+	if err := tm.Send(keys); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editorShown: Pi's editor (one input line between two rules) is on
+// screen; a menu takes that place with many lines.
+func lvEditorShown(screen string) bool {
+	last := -10
+	for i, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, "────────") {
+			if i-last == 2 {
+				return true
+			}
+			last = i
+		}
+	}
+	return false
+}
+
+// menuHint is the key hint line of the menu on screen ("" when none): the
+// line naming escape/ctrl+c, which no spinner touches.
+func lvMenuHint(screen string) string {
+	hint := ""
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, "escape/ctrl+c") {
+			hint = strings.TrimSpace(l)
+		}
+	}
+	return hint
+}
+
+// cursor is the words of the tree's cursor line (no spinner, no marks).
+func lvCursor(screen string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if left, _, _ := strings.Cut(l, "|"); strings.HasPrefix(strings.TrimSpace(left), "→") {
+			return strings.Join(strings.FieldsFunc(left, func(r rune) bool { return !unicode.IsLetter(r) }), " ")
+		}
+	}
+	return ""
+}
+
+// selected: the tree's cursor line names label.
+func lvSelected(screen, label string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "→") && strings.Contains(strings.SplitN(l, "|", 2)[0], label) {
+			return true
+		}
+	}
+	return false
+}
+
+// actionList is the agent action list on the screen (the lines after
+// "Agent actions", right of the tree).
+func lvActionList(screen string) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(screen, "\n") {
+		_, right, ok := strings.Cut(l, "|")
+		if !ok {
+			if in {
+				break
+			}
+			continue
+		}
+		right = strings.TrimSpace(right)
+		if right == "Agent actions" {
+			in = true
+			continue
+		}
+		if in && right != "" {
+			out = append(out, strings.TrimSpace(strings.TrimPrefix(right, "→")))
+		}
+	}
+	return out
+}
+
+func lvCount(list []string, label string) int {
+	n := 0
+	for _, x := range list {
+		if x == label {
+			n++
+		}
+	}
+	return n
 }
