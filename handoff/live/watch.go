@@ -16,7 +16,7 @@ import (
 type Herdr interface {
 	handoff.Herdr
 	AgentGet(ctx context.Context, target string) (herdr.AgentInfo, error)
-	PaneProcessInfo(ctx context.Context, paneID string) (herdr.ProcessInfo, error)
+	PaneGet(ctx context.Context, paneID string) (herdr.PaneInfo, error)
 	// Watch follows Herdr's event stream for subs across reconnects,
 	// calling connected each time the subscription starts and handle for
 	// each event, until ctx ends or Herdr rejects the subscription (a
@@ -48,8 +48,8 @@ const pollEvery = 500 * time.Millisecond
 // it. It listens to Herdr's
 // events (pane.agent_status_changed for the pane, its exit or close, the
 // close of its tab or workspace, the release of its agent); only when
-// Herdr refuses the subscription does it fall back to asking
-// (pane.process_info, agent.get) every pollEvery. It returns when the pane
+// Herdr refuses the subscription does it fall back to asking (pane.get,
+// agent.get) every pollEvery. It returns when the pane
 // ended (nil) or ctx did.
 func watchPane(ctx context.Context, h Herdr, at handoff.Placed, out chan<- paneEvent, endedCh chan<- struct{}, logf func(string, ...any)) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -141,7 +141,7 @@ func pollPane(ctx context.Context, h Herdr, at handoff.Placed, send func(paneEve
 	defer tick.Stop()
 	last, seen := "", false
 	for {
-		if _, err := h.PaneProcessInfo(ctx, at.PaneID); notFound(err) {
+		if _, err := h.PaneGet(ctx, at.PaneID); notFound(err) {
 			send(paneEvent{end: string(handoff.PaneClosed)})
 			return nil
 		}
@@ -153,9 +153,6 @@ func pollPane(ctx context.Context, h Herdr, at handoff.Placed, send func(paneEve
 			}
 			seen = seen || last != "unknown"
 			send(paneEvent{status: last})
-		} else if notFound(err) {
-			send(paneEvent{end: string(handoff.PaneClosed)})
-			return nil
 		}
 		select {
 		case <-ctx.Done():
