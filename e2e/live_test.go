@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
 	"github.com/herdr-pi/herdr-pi/internal/fakellm"
@@ -520,6 +521,73 @@ func TestLiveHandoffFromOpen(t *testing.T) {
 	lr.quitOwner()
 	if left := lr.runtimeFiles(); len(left) != 0 {
 		t.Fatalf("left in the runtime directory: %q", left)
+	}
+}
+
+// Ctrl-C to open while the pane works gives the attempt back at once: the
+// pane closes, open says so and exits 130, and the owner continues its
+// cut turn locally, where the workflow completes.
+func TestLiveHandoffInterruptedOpen(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel)
+	ro.waitEvent(t, "working")
+	if err := ro.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	if res.code != 130 || hb.Event != "handback" || hb.Reason != "aborted" || !hb.Transferred || !strings.Contains(res.stderr, "interrupted") {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	if ex := lr.s.WaitExited(t, launched.PaneID, 30*time.Second); !ex.Closed {
+		t.Fatalf("the pane ended %+v", ex)
+	}
+	if got := lr.result(); got != lvLocalReply {
+		t.Fatalf("the workflow's result is %q, want the local continuation %q", got, lvLocalReply)
+	}
+}
+
+// The owner's menu on a settled agent offers "Open session in Herdr pane":
+// the wrapper opens a read-only fork of its session in a split of the
+// owner's pane, as herdr-pi open does.
+func TestMenuInspectionOpensAFork(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	lr.openGate()
+	if got := lr.result(); got != "agent: finished locally" {
+		t.Fatalf("the workflow's result is %q", got)
+	}
+	lr.owner.WaitText(t, "owner: noted", lvLong)
+	list := lvActionList(lvAgentActions(t, lr.owner))
+	if lvCount(list, "Open session in Herdr pane") != 1 || lvCount(list, "Open live session in Herdr pane") != 0 {
+		t.Fatalf("the settled agent's actions: %q", list)
+	}
+	lvSend(t, lr.owner, lvEnter)
+	lr.s.WaitFor(t, lvLong, "the inspection's pane", func() bool { return len(lr.s.Inputs()) > 0 })
+	pane := lr.s.Inputs()[0].PaneID
+	waitStates(t, lr.s, pane, "the inspection's Pi at rest", "idle")
+	split := lvCalls(lr.s, "pane.split")
+	if len(split) != 1 || paramsOf(t, split[0])["target_pane_id"] != "w1:p1" {
+		t.Fatalf("pane.split %v", split)
+	}
+	ep, err := control.PaneRegistry(filepath.Join(lr.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()))).Lookup(control.PaneKey(lr.s.SocketPath(), pane))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := control.Dial(t.Context(), ep.Socket, ep.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st, err := c.Status(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := lr.run().sessionFile(t, lvLabel)
+	if st.SessionFile == "" || st.SessionFile == session {
+		t.Fatalf("the inspection's Pi writes %q; want a fork of %s", st.SessionFile, session)
 	}
 }
 
