@@ -350,14 +350,17 @@ type lvLine struct {
 	Error          string   `json:"error"`
 }
 
-// lines decodes what a running open has printed so far.
+// lines decodes what a running open has printed so far, each line
+// checked against docs/open.schema.json.
 func (ro *runningOpen) lines(t *testing.T) []lvLine {
 	t.Helper()
 	var out []lvLine
+	schema := docSchema(t, "open")
 	for _, l := range strings.Split(strings.TrimSpace(ro.out.String()), "\n") {
 		if l == "" {
 			continue
 		}
+		validateJSON(t, schema, []byte(l))
 		var x lvLine
 		if err := json.Unmarshal([]byte(l), &x); err != nil {
 			t.Fatalf("open --json printed %q: %v", l, err)
@@ -842,6 +845,7 @@ func TestCloseAfterTwoHandoffs(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
 		t.Fatalf("close: exit %d (%v)\n%s", code, err, out)
 	}
+	validateJSON(t, docSchema(t, "open"), []byte(out))
 	var got []string
 	for _, c := range rep.Closed {
 		got = append(got, c.Kind+" "+c.ID+" "+c.How)
