@@ -101,7 +101,11 @@ var ErrClosing = errors.New("the owner's herdr-pi wrap is quitting")
 // Close gives every handoff back (closing its pane) and waits for them.
 // Safe to call more than once.
 func (s *Service) Close() {
+	// Under mu: every goroutine is added under mu after checking ctx, so
+	// none is added once Wait may run.
+	s.mu.Lock()
 	s.cancel(ErrClosing)
+	s.mu.Unlock()
 	s.wg.Wait()
 }
 
@@ -129,6 +133,10 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 	case control.EngineStatus:
 		s.engine = m
 	case control.HandoffRequest:
+		if s.ctx.Err() != nil {
+			_ = l.Refuse(m.ID, ErrClosing)
+			return
+		}
 		if _, busy := s.running[m.SessionID]; busy {
 			return // one launch per attempt: this request shares it
 		}
@@ -139,6 +147,10 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 		}
 		s.startLocked(l, control.HandoffOrder{RunID: m.RunID, SessionID: m.SessionID, Request: m.ID}, m.Label, opts)
 	case control.InspectRequest:
+		if s.ctx.Err() != nil {
+			_ = l.Refuse(m.ID, ErrClosing)
+			return
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -203,7 +215,9 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 		return control.Progress{}, fmt.Errorf("this herdr-pi wrap's workflow owner is pid %d, not the run's owner pid %d", l.PID(), ask.OwnerPID)
 	}
 	if r := s.running[ask.SessionID]; r != nil {
-		r.subscribe(progress)
+		// Shared: this asker follows; leaving gives nothing up.
+		unsubscribe := r.subscribe(progress)
+		defer unsubscribe()
 		s.mu.Unlock()
 		select {
 		case <-r.done:
@@ -285,17 +299,24 @@ type run struct {
 	err     error            // the order was refused: nothing was handed off
 }
 
-// subscribe adds a follower; it hears what happened so far first.
-func (r *run) subscribe(f func(control.Progress)) {
+// subscribe adds a follower, which hears what happened so far first, and
+// returns what removes it.
+func (r *run) subscribe(f func(control.Progress)) (unsubscribe func()) {
 	if f == nil {
-		return
+		return func() {}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, p := range r.history {
 		f(p)
 	}
+	id := len(r.subs)
 	r.subs = append(r.subs, f)
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.subs[id] = nil
+	}
 }
 
 // stamp names the handoff in p.
@@ -318,6 +339,8 @@ func (r *run) emit(p control.Progress) {
 	defer r.mu.Unlock()
 	r.history = append(r.history, p)
 	for _, f := range r.subs {
-		f(p)
+		if f != nil {
+			f(p)
+		}
 	}
 }
