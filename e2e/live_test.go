@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
@@ -282,51 +280,7 @@ func (lr *liveRig) result() string {
 	return s
 }
 
-// lvEntry is one message of a session file.
-type lvEntry struct {
-	Role, StopReason, Text string
-	ToolCalls              []string
-}
-
-func lvTranscript(t *testing.T, path string) []lvEntry {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []lvEntry
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var e struct {
-			Type    string `json:"type"`
-			Message struct {
-				Role       string          `json:"role"`
-				StopReason string          `json:"stopReason"`
-				Content    json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "message" {
-			continue
-		}
-		x := lvEntry{Role: e.Message.Role, StopReason: e.Message.StopReason}
-		var parts []struct{ Type, Text, Name string }
-		if json.Unmarshal(e.Message.Content, &parts) == nil {
-			for _, p := range parts {
-				switch p.Type {
-				case "text":
-					x.Text += p.Text
-				case "toolCall":
-					x.ToolCalls = append(x.ToolCalls, p.Name)
-				}
-			}
-		} else {
-			_ = json.Unmarshal(e.Message.Content, &x.Text)
-		}
-		out = append(out, x)
-	}
-	return out
-}
+func lvTranscript(t *testing.T, path string) []pitest.Message { return pitest.Transcript(t, path) }
 
 // lvLine is one line of `open --json` on a live attempt.
 type lvLine struct {
@@ -510,7 +464,7 @@ func TestLiveHandoffFromOpen(t *testing.T) {
 	}
 	after := lvTranscript(t, lr.run().sessionFile(t, lvLabel))
 	if len(after) <= len(before) || after[len(after)-1].Text != lvPaneReply ||
-		!slices.ContainsFunc(after[len(before):], func(e lvEntry) bool { return slices.Contains(e.ToolCalls, "herdr_lookup") }) {
+		!slices.ContainsFunc(after[len(before):], func(e pitest.Message) bool { return slices.Contains(e.ToolCalls, "herdr_lookup") }) {
 		t.Fatalf("the session file should hold the pane's turn: %+v", after[len(before):])
 	}
 	// The pane was closed once (idle handback), and everything is gone.
@@ -907,9 +861,36 @@ func (lr *liveRig) herdrPi(t *testing.T, args ...string) (string, int) {
 }
 
 const (
-	lvDown  = "\x1b[B"
-	lvEnter = "\r"
-	lvEsc   = "\x1b"
+	lvEnter = pitest.KeyEnter
+	lvEsc   = pitest.KeyEsc
+)
+
+func lvAgentActions(t *testing.T, tm *pitest.Term) string {
+	t.Helper()
+	return pitest.AgentActions(t, tm, lvFlow, lvLabel, lvLong)
+}
+
+func lvSend(t *testing.T, tm *pitest.Term, keys string) {
+	t.Helper()
+	if err := tm.Send(keys); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lvCount(list []string, label string) int {
+	n := 0
+	for _, x := range list {
+		if x == label {
+			n++
+		}
+	}
+	return n
+}
+
+var (
+	lvActionList  = pitest.ActionList
+	lvMenuHint    = pitest.MenuHint
+	lvEditorShown = pitest.EditorShown
 )
 
 // The same as TestLiveHandoffFromOpen, asked from the owner's /workflow
@@ -946,135 +927,4 @@ func TestLiveHandoffFromTheMenu(t *testing.T) {
 	if left := lr.runtimeFiles(); len(left) != 0 {
 		t.Fatalf("left in the runtime directory: %q", left)
 	}
-}
-
-// agentActions goes to the run's agent's action list from wherever Pi is
-// (its editor, or any screen of the /workflow menu, which may reopen by
-// itself after an action) and returns the screen. The run is always
-// entered from the list of runs, so what it shows is read afresh.
-func lvAgentActions(t *testing.T, tm *pitest.Term) string {
-	t.Helper()
-	fresh := false // entered the run from the list in this call
-	for i := 0; ; i++ {
-		if i == 20 {
-			t.Fatalf("could not reach the agent's actions:\n%s", tm.Screen())
-		}
-		s := tm.Screen()
-		hint := lvMenuHint(s)
-		switch {
-		case !fresh && (strings.HasPrefix(hint, "↑/k/↓/j tree") || strings.HasPrefix(hint, "↑/k/↓/j actions")):
-			lvSend(t, tm, lvEsc) // back towards the list of runs
-		case strings.Contains(s, "Agent actions") && strings.HasPrefix(hint, "↑/k/↓/j actions"):
-			return s
-		case strings.HasPrefix(hint, "↑/k/↓/j actions"): // another action list
-			lvSend(t, tm, lvEsc)
-		case strings.HasPrefix(hint, "↑/k/↓/j tree") && lvSelected(s, lvLabel):
-			lvSend(t, tm, lvEnter)
-		case strings.HasPrefix(hint, "↑/k/↓/j tree"):
-			at := lvCursor(s)
-			lvSend(t, tm, lvDown)
-			tm.WaitFor(t, "the cursor to move", lvLong, func(x string) bool { return lvCursor(x) != at })
-			continue
-		case strings.Contains(hint, "↑↓ navigate") && strings.Contains(s, lvFlow):
-			lvSend(t, tm, lvEnter) // the run, first in the list
-			fresh = true
-		case hint == "" && lvEditorShown(s) && i == 0:
-			tm.Type(t, "/workflow")
-		default: // between screens
-			tm.WaitFor(t, "a menu", lvLong, func(x string) bool { return lvMenuHint(x) != "" })
-			continue
-		}
-		// Every step leads to another menu screen; the editor may flash
-		// in between.
-		tm.WaitFor(t, "the menu to change", lvLong, func(x string) bool { h := lvMenuHint(x); return h != "" && h != hint })
-	}
-}
-
-func lvSend(t *testing.T, tm *pitest.Term, keys string) {
-	t.Helper()
-	if err := tm.Send(keys); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// editorShown: Pi's editor (one input line between two rules) is on
-// screen; a menu takes that place with many lines.
-func lvEditorShown(screen string) bool {
-	last := -10
-	for i, l := range strings.Split(screen, "\n") {
-		if strings.HasPrefix(l, "────────") {
-			if i-last == 2 {
-				return true
-			}
-			last = i
-		}
-	}
-	return false
-}
-
-// menuHint is the key hint line of the menu on screen ("" when none): the
-// line naming escape/ctrl+c, which no spinner touches.
-func lvMenuHint(screen string) string {
-	hint := ""
-	for _, l := range strings.Split(screen, "\n") {
-		if strings.Contains(l, "escape/ctrl+c") {
-			hint = strings.TrimSpace(l)
-		}
-	}
-	return hint
-}
-
-// cursor is the words of the tree's cursor line (no spinner, no marks).
-func lvCursor(screen string) string {
-	for _, l := range strings.Split(screen, "\n") {
-		if left, _, _ := strings.Cut(l, "|"); strings.HasPrefix(strings.TrimSpace(left), "→") {
-			return strings.Join(strings.FieldsFunc(left, func(r rune) bool { return !unicode.IsLetter(r) }), " ")
-		}
-	}
-	return ""
-}
-
-// selected: the tree's cursor line names label.
-func lvSelected(screen, label string) bool {
-	for _, l := range strings.Split(screen, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "→") && strings.Contains(strings.SplitN(l, "|", 2)[0], label) {
-			return true
-		}
-	}
-	return false
-}
-
-// actionList is the agent action list on the screen (the lines after
-// "Agent actions", right of the tree).
-func lvActionList(screen string) []string {
-	var out []string
-	in := false
-	for _, l := range strings.Split(screen, "\n") {
-		_, right, ok := strings.Cut(l, "|")
-		if !ok {
-			if in {
-				break
-			}
-			continue
-		}
-		right = strings.TrimSpace(right)
-		if right == "Agent actions" {
-			in = true
-			continue
-		}
-		if in && right != "" {
-			out = append(out, strings.TrimSpace(strings.TrimPrefix(right, "→")))
-		}
-	}
-	return out
-}
-
-func lvCount(list []string, label string) int {
-	n := 0
-	for _, x := range list {
-		if x == label {
-			n++
-		}
-	}
-	return n
 }
