@@ -529,19 +529,22 @@ func TestMenuInspectionOpensAFork(t *testing.T) {
 	if len(split) != 1 || paramsOf(t, split[0])["target_pane_id"] != "w1:p1" {
 		t.Fatalf("pane.split %v", split)
 	}
-	ep, err := control.PaneRegistry(filepath.Join(lr.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()))).Lookup(control.PaneKey(lr.s.SocketPath(), pane))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := control.Dial(t.Context(), ep.Socket, ep.Token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	st, err := c.Status(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The pane's wrapper says which session its Pi writes once Pi started
+	// one (its probe's session_start may follow its first report).
+	var st control.Status
+	lvWait(t, "the inspection's session", func() bool {
+		ep, err := control.PaneRegistry(filepath.Join(lr.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()))).Lookup(control.PaneKey(lr.s.SocketPath(), pane))
+		if err != nil {
+			return false
+		}
+		c, err := control.Dial(t.Context(), ep.Socket, ep.Token)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		st, err = c.Status(t.Context())
+		return err == nil && st.SessionFile != ""
+	})
 	session := lr.run().sessionFile(t, lvLabel)
 	if st.SessionFile == "" || st.SessionFile == session {
 		t.Fatalf("the inspection's Pi writes %q; want a fork of %s", st.SessionFile, session)
