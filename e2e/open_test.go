@@ -515,12 +515,15 @@ func TestOpenRealStore(t *testing.T) {
 }
 
 // openLive runs while the owner of the killed workflow is alive: its
-// attempt is live, open refuses it without a single Herdr call and names
-// --inspect, which opens a fork of what is there so far.
+// attempt is live, but its owner Pi does not run under herdr-pi wrap, so
+// nothing can hand it off: open says so without a single Herdr call, names
+// the fix (herdr-pi wrap pi) and --inspect, which opens a fork of what is
+// there so far.
 func openLive(t *testing.T, r *openRig, o *storetest.Owner) {
 	s := r.herdr(t, 0, 0)
 	res := r.open(t, s, o.RunID, "api")
-	if res.code != 1 || !strings.Contains(res.stderr, "is live") || !strings.Contains(res.stderr, "--inspect") {
+	if res.code != 1 || !strings.Contains(res.stderr, "is live") || !strings.Contains(res.stderr, "does not run under herdr-pi wrap") ||
+		!strings.Contains(res.stderr, "'herdr-pi wrap pi'") || !strings.Contains(res.stderr, "--inspect") {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if m := s.Methods(); len(m) != 0 {

@@ -58,6 +58,10 @@ type Placement struct {
 	// Cwd and Env are where the pane's shell starts.
 	Cwd string
 	Env map[string]string
+	// Fresh opens a new tab in the run's workspace even when the
+	// attempt's tab is open already (a live handoff must start its own
+	// command; an inspection reuses the tab).
+	Fresh bool
 }
 
 // Placed is where a pane was opened, and what was created for it.
@@ -191,7 +195,7 @@ func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 			return out, fmt.Errorf("listing the tabs of workspace %s: %w", out.WorkspaceID, err)
 		}
 		for _, t := range tabs {
-			if t.Label == p.TabLabel {
+			if t.Label == p.TabLabel && !p.Fresh {
 				out.TabID, out.Reused = t.TabID, true
 				out.PaneID, err = firstPaneOf(ctx, h, out.WorkspaceID, t.TabID)
 				return out, err

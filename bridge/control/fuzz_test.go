@@ -18,6 +18,8 @@ func FuzzDecode(f *testing.F) {
 		`{"type":"event","name":"permissions:forwarded_decision","data":{"forwarding":{},"requestId":"r","responderSessionId":"p","respondedAt":1e308,"resolution":"x","result":"allow"}}`,
 		`{"type":"request","id":"1","method":"waiting","params":{"action":"start","source":"s","id":"i"}}`,
 		`{"type":"response","id":"1","ok":true,"result":{"state":"idle"}}`,
+		`{"type":"progress","id":"1","data":{"event":"launched","pane_id":"w1:p2"}}`,
+		`{"type":"cancel","id":"1"}`, `{"type":"cancel","id":"1","data":{}}`, `{"type":"progress","id":"","data":{}}`,
 		`{"type":"hello","token":"\u0000"}`,
 		`{"type":"event"}{"type":"event"}`,
 		`null`, `[]`, `{"type":7}`, "\xff\xfe", `{"type":"hello","token":"t","role":"root"}`,

@@ -18,6 +18,9 @@ import (
 //	client → server  {"type":"request","id":"1","method":"status"|"waiting","params":{…}}
 //	server → client  {"type":"response","id":"1","ok":true,"result":{…}}  or  "ok":false,"error":"…"
 //
+// The handoff request's answer streams ("progress" lines before its
+// response, a "cancel" from the client): see handoff_stream.go.
+//
 // A probe that finds the workflow engine in its Pi opens a third kind of
 // connection, the owner link (role "owner", version 2): both sides speak on
 // it, with the message types and payloads described in owner.go.
@@ -157,6 +160,13 @@ func (m Message) validate() error {
 		}
 		if len(m.Error) > maxError {
 			return errors.New("error text too long")
+		}
+	case TypeProgress, TypeCancel:
+		if m.ID == "" || len(m.ID) > maxID || !Printable(m.ID) {
+			return fmt.Errorf("%s with a malformed id", m.Type)
+		}
+		if (m.Type == TypeProgress) != (len(m.Data) > 0) || (len(m.Data) > 0 && !isJSONObject(m.Data)) {
+			return fmt.Errorf("%s: data must be a JSON object exactly for progress", m.Type)
 		}
 	case "":
 		return errors.New("message without a type")

@@ -105,7 +105,18 @@ type Status struct {
 	Reasons     []Reason  `json:"reasons"`
 	SessionFile string    `json:"session_file,omitempty"`
 	// ChildPID is the wrapped agent's pid.
-	ChildPID       int  `json:"child_pid,omitempty"`
+	ChildPID int `json:"child_pid,omitempty"`
+	// LastStopReason is how the agent's last reply ended (stop, length,
+	// toolUse, error, aborted), and LastAborted whether its last run was
+	// aborted (Escape), as the probe heard them; both clear when a run
+	// starts. A live handoff reads them to tell the owner whether the
+	// pane's turn was cut.
+	LastStopReason string `json:"last_stop_reason,omitempty"`
+	LastAborted    bool   `json:"last_aborted,omitempty"`
+	// Runs counts the agent runs that settled since the wrapper started:
+	// a run shorter than Herdr's report pacing never shows as working
+	// there, and a live handoff still knows the pane's Pi worked.
+	Runs           int  `json:"runs,omitempty"`
 	WrapperPID     int  `json:"wrapper_pid"`
 	ProbeConnected bool `json:"probe_connected"`
 	// Herdr says in a sentence how Herdr takes the wrapper's reports

@@ -21,6 +21,7 @@ type RunConfig struct {
 	Events      EventSink
 	Requests    Requests
 	Owner       OwnerSink // optional
+	Handoffs    Handoffs  // optional
 	Logf        func(format string, args ...any)
 }
 
@@ -77,7 +78,7 @@ func Start(cfg RunConfig) (*Run, error) {
 	}
 	srv, err := Listen(Config{
 		Path: filepath.Join(dir, socketName), Token: token,
-		Events: cfg.Events, Requests: cfg.Requests, Owner: cfg.Owner, Logf: cfg.Logf,
+		Events: cfg.Events, Requests: cfg.Requests, Owner: cfg.Owner, Handoffs: cfg.Handoffs, Logf: cfg.Logf,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)

@@ -45,6 +45,9 @@ type Config struct {
 	// Owner receives what owner links say (optional: without it, owner
 	// hellos are refused).
 	Owner OwnerSink
+	// Handoffs carries out `herdr-pi open`'s handoff requests (optional:
+	// without it they are refused).
+	Handoffs Handoffs
 	// Logf receives diagnostics (rejected peers, bad lines). Never the
 	// terminal.
 	Logf func(format string, args ...any)
@@ -287,6 +290,11 @@ func (s *Server) serve(c *net.UnixConn) {
 			}
 			s.deliverEvent(ev)
 		case TypeRequest:
+			if m.Method == MethodHandoff && !probe {
+				// One stream per connection: it ends with the handback.
+				s.streamHandoff(c, func() (Message, error) { return s.readStreamed(r, cred.Pid) }, m)
+				return
+			}
 			if !s.write(c, s.answer(m)) {
 				return
 			}
@@ -317,6 +325,23 @@ func (s *Server) readMessage(r *bufio.Reader, pid int32) (Message, error) {
 		return Message{}, err
 	}
 	return m, nil
+}
+
+// readStreamed is readMessage for a handoff stream's watcher, whose read
+// ends by a deadline the server sets itself: that end is not logged.
+func (s *Server) readStreamed(r *bufio.Reader, pid int32) (Message, error) {
+	line, err := r.ReadSlice('\n')
+	if err != nil {
+		if errors.Is(err, bufio.ErrBufferFull) {
+			s.cfg.Logf("control: pid %d: line longer than %d bytes during a handoff; cancelling it", pid, MaxLine)
+		}
+		return Message{}, err
+	}
+	m, err := Decode(line)
+	if err != nil {
+		s.cfg.Logf("control: pid %d: bad line during a handoff (%v); cancelling it", pid, err)
+	}
+	return m, err
 }
 
 // isEOF is true for the ways a peer ends a connection: a plain close, or

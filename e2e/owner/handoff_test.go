@@ -1,7 +1,6 @@
 package owner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -117,57 +116,12 @@ func (o *owner) openGate(t *testing.T) {
 	}
 }
 
-// transcript is the messages of a session file, in order.
-type entry struct {
-	Role       string
-	StopReason string
-	Text       string
-	ToolCalls  []string
-}
+// entry is one message of a session file; transcript reads them in order.
+type entry = pitest.Message
 
 func transcript(t *testing.T, path string) []entry {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []entry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var e struct {
-			Type    string `json:"type"`
-			Message struct {
-				Role       string          `json:"role"`
-				StopReason string          `json:"stopReason"`
-				Content    json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "message" {
-			continue
-		}
-		x := entry{Role: e.Message.Role, StopReason: e.Message.StopReason}
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(e.Message.Content, &parts) == nil {
-			for _, p := range parts {
-				switch p.Type {
-				case "text":
-					x.Text += p.Text
-				case "toolCall":
-					x.ToolCalls = append(x.ToolCalls, p.Name)
-				}
-			}
-		} else {
-			_ = json.Unmarshal(e.Message.Content, &x.Text)
-		}
-		out = append(out, x)
-	}
-	return out
+	return pitest.Transcript(t, path)
 }
 
 func roles(es []entry) string {

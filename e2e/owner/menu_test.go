@@ -6,138 +6,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
 )
 
 const (
-	keyDown  = "\x1b[B"
-	keyEnter = "\r"
-	keyEsc   = "\x1b"
+	keyDown  = pitest.KeyDown
+	keyEnter = pitest.KeyEnter
+	keyEsc   = pitest.KeyEsc
 )
 
-// agentActions goes to the run's agent's action list from wherever Pi is
-// (its editor, or any screen of the /workflow menu, which may reopen by
-// itself after an action) and returns the screen. The run is always
-// entered from the list of runs, so what it shows is read afresh.
+// agentActions goes to the run's agent's action list (pitest.AgentActions).
 func agentActions(t *testing.T, tm *pitest.Term) string {
 	t.Helper()
-	fresh := false // entered the run from the list in this call
-	for i := 0; ; i++ {
-		if i == 20 {
-			t.Fatalf("could not reach the agent's actions:\n%s", tm.Screen())
-		}
-		s := tm.Screen()
-		hint := menuHint(s)
-		switch {
-		case !fresh && (strings.HasPrefix(hint, "↑/k/↓/j tree") || strings.HasPrefix(hint, "↑/k/↓/j actions")):
-			send(t, tm, keyEsc) // back towards the list of runs
-		case strings.Contains(s, "Agent actions") && strings.HasPrefix(hint, "↑/k/↓/j actions"):
-			return s
-		case strings.HasPrefix(hint, "↑/k/↓/j actions"): // another action list
-			send(t, tm, keyEsc)
-		case strings.HasPrefix(hint, "↑/k/↓/j tree") && selected(s, agentLabel):
-			send(t, tm, keyEnter)
-		case strings.HasPrefix(hint, "↑/k/↓/j tree"):
-			at := cursor(s)
-			send(t, tm, keyDown)
-			tm.WaitFor(t, "the cursor to move", long, func(x string) bool { return cursor(x) != at })
-			continue
-		case strings.Contains(hint, "↑↓ navigate") && strings.Contains(s, flowName):
-			send(t, tm, keyEnter) // the run, first in the list
-			fresh = true
-		case hint == "" && editorShown(s) && i == 0:
-			tm.Type(t, "/workflow")
-		default: // between screens
-			tm.WaitFor(t, "a menu", long, func(x string) bool { return menuHint(x) != "" })
-			continue
-		}
-		// Every step leads to another menu screen; the editor may flash
-		// in between.
-		tm.WaitFor(t, "the menu to change", long, func(x string) bool { h := menuHint(x); return h != "" && h != hint })
-	}
+	return pitest.AgentActions(t, tm, flowName, agentLabel, long)
 }
 
-func send(t *testing.T, tm *pitest.Term, keys string) {
-	t.Helper()
-	if err := tm.Send(keys); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// editorShown: Pi's editor (one input line between two rules) is on
-// screen; a menu takes that place with many lines.
-func editorShown(screen string) bool {
-	last := -10
-	for i, l := range strings.Split(screen, "\n") {
-		if strings.HasPrefix(l, "────────") {
-			if i-last == 2 {
-				return true
-			}
-			last = i
-		}
-	}
-	return false
-}
-
-// menuHint is the key hint line of the menu on screen ("" when none): the
-// line naming escape/ctrl+c, which no spinner touches.
-func menuHint(screen string) string {
-	hint := ""
-	for _, l := range strings.Split(screen, "\n") {
-		if strings.Contains(l, "escape/ctrl+c") {
-			hint = strings.TrimSpace(l)
-		}
-	}
-	return hint
-}
-
-// cursor is the words of the tree's cursor line (no spinner, no marks).
-func cursor(screen string) string {
-	for _, l := range strings.Split(screen, "\n") {
-		if left, _, _ := strings.Cut(l, "|"); strings.HasPrefix(strings.TrimSpace(left), "→") {
-			return strings.Join(strings.FieldsFunc(left, func(r rune) bool { return !unicode.IsLetter(r) }), " ")
-		}
-	}
-	return ""
-}
-
-// selected: the tree's cursor line names label.
-func selected(screen, label string) bool {
-	for _, l := range strings.Split(screen, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "→") && strings.Contains(strings.SplitN(l, "|", 2)[0], label) {
-			return true
-		}
-	}
-	return false
-}
-
-// actionList is the agent action list on the screen (the lines after
-// "Agent actions", right of the tree).
-func actionList(screen string) []string {
-	var out []string
-	in := false
-	for _, l := range strings.Split(screen, "\n") {
-		_, right, ok := strings.Cut(l, "|")
-		if !ok {
-			if in {
-				break
-			}
-			continue
-		}
-		right = strings.TrimSpace(right)
-		if right == "Agent actions" {
-			in = true
-			continue
-		}
-		if in && right != "" {
-			out = append(out, strings.TrimSpace(strings.TrimPrefix(right, "→")))
-		}
-	}
-	return out
-}
+var actionList = pitest.ActionList
 
 func count(list []string, label string) int {
 	n := 0

@@ -637,7 +637,9 @@ func (s *Server) write(c net.Conn, n int, line []byte, kind string) bool {
 	}
 	s.mu.Unlock()
 	if kind != "" && !bytes.HasSuffix(line, []byte("\n")) {
-		line = append(line, '\n')
+		// A copy: one event's line is queued to every subscriber, and
+		// appending in place would write into the others' bytes.
+		line = append(line[:len(line):len(line)], '\n')
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(writeTimeout))
 	_, err := c.Write(line)

@@ -3,6 +3,7 @@ package herdrtest
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -473,5 +474,28 @@ func TestAgentProcessExitResetsSeqAndDropsThatLabel(t *testing.T) {
 	}
 	if st := s.Pane("w1:p1"); st.Agent != "herdr-pi" || st.Status != "blocked" {
 		t.Errorf("pane %+v", st)
+	}
+}
+
+// Two subscribers of one pane's status both get each change; the line the
+// fake builds once is theirs to write each (under -race: without a data
+// race on the shared line).
+func TestOneStatusEventReachesEverySubscriber(t *testing.T) {
+	s := Start(t, Options{NoEventPacing: true})
+	var subs []*streamReader
+	for i := 0; i < 4; i++ {
+		sub := subscribeRaw(t, s, `[{"type":"pane.agent_status_changed","pane_id":"w1:p1"}]`)
+		if l := sub.next(t, time.Second); !strings.Contains(l, "subscription_started") {
+			t.Fatalf("ack %q", l)
+		}
+		subs = append(subs, sub)
+	}
+	for seq, state := range []string{"working", "idle", "working", "idle"} {
+		call(t, s, fmt.Sprintf(`{"id":"r","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"custom:t","agent":"pi","state":%q,"seq":%d}}`, state, seq+1))
+		for _, sub := range subs {
+			if l := sub.next(t, time.Second); !strings.Contains(l, `"agent_status":"`+state+`"`) {
+				t.Fatalf("status event %q, want %s", l, state)
+			}
+		}
 	}
 }

@@ -70,6 +70,11 @@ type Signals struct {
 	herdrBlocked []string // open herdr:blocked reasons, oldest first
 	uiPrompts    []string
 	seq          int
+	// lastStop and lastAborted say how the last run ended, for `status`
+	// (a live handoff asks the pane's wrapper whether its turn was cut).
+	lastStop    string
+	lastAborted bool
+	runs        int
 }
 
 // New returns Signals feeding cfg.Machine.
@@ -140,8 +145,11 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		}
 	case control.AgentStart:
 		s.running, s.heldOpen = true, false
+		s.lastStop, s.lastAborted = "", false
 		s.m.AgentStart()
 	case control.AgentEnd:
+		s.lastStop = e.StopReason
+		s.lastAborted = s.lastAborted || e.StopReason == "aborted"
 		s.m.AgentEnd(e.StopReason)
 		if s.watcher != nil {
 			s.watcher.Poke()
@@ -150,6 +158,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			s.settle(e.InputNeeded, e.Question)
 		}
 	case control.AgentSettled:
+		s.lastAborted = s.lastAborted || e.Aborted
 		s.settle(e.InputNeeded, e.Question)
 	case control.UIPromptStart:
 		key := s.next("ui_prompt")
@@ -201,6 +210,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 // so the run's end already finds the agent blocked.
 func (s *Signals) settle(inputNeeded bool, question string) {
 	s.running, s.heldOpen = false, false
+	s.runs++
 	if inputNeeded {
 		s.m.Open(sentinel(question))
 	}
@@ -265,11 +275,12 @@ func (s *Signals) Wait(w control.WaitRequest) error {
 func (s *Signals) Status() control.Status {
 	snap := s.m.Snapshot()
 	s.mu.Lock()
-	file := s.sessionFile
+	file, lastStop, lastAborted, runs := s.sessionFile, s.lastStop, s.lastAborted, s.runs
 	s.mu.Unlock()
 	st := control.Status{
 		Agent: s.agent, State: string(snap.State), Since: snap.Since,
 		SessionFile: file, ChildPID: int(s.childPID.Load()),
+		LastStopReason: lastStop, LastAborted: lastAborted, Runs: runs,
 		Reasons: make([]control.Reason, 0, len(snap.Reasons)),
 	}
 	for _, r := range snap.Reasons {

@@ -270,3 +270,30 @@ func TestNewSessionAndQuit(t *testing.T) {
 		r.expect(t, "idle working blocked(input needed) idle working blocked(input needed) idle", "input-needed("+q+"),input-needed("+q+")")
 	})
 }
+
+// status says how the last run ended (a live handoff asks the pane's
+// wrapper whether its turn was cut), and forgets it when a run starts.
+func TestStatusSaysHowTheLastRunEnded(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "stop"}, control.AgentSettled{Idle: true})
+	if st := r.s.Status(); st.LastStopReason != "stop" || st.LastAborted || st.Runs != 1 {
+		t.Fatalf("after a finished run: %q aborted %v, %d runs", st.LastStopReason, st.LastAborted, st.Runs)
+	}
+	// Escape before the model said anything: no aborted reply, but the
+	// settle says the run was aborted.
+	r.feed(control.AgentStart{})
+	if st := r.s.Status(); st.LastStopReason != "" || st.LastAborted {
+		t.Fatalf("while a run works: %q aborted %v", st.LastStopReason, st.LastAborted)
+	}
+	r.feed(control.AgentEnd{StopReason: "toolUse"}, control.AgentSettled{Aborted: true})
+	if st := r.s.Status(); st.LastStopReason != "toolUse" || !st.LastAborted {
+		t.Fatalf("after an aborted run: %q aborted %v", st.LastStopReason, st.LastAborted)
+	}
+	// Pi 0.73.1 (no settle): the aborted reply says it.
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "aborted"})
+	if st := r.s.Status(); st.LastStopReason != "aborted" || !st.LastAborted || st.Runs != 2 {
+		t.Fatalf("after an aborted reply: %q aborted %v, %d runs", st.LastStopReason, st.LastAborted, st.Runs)
+	}
+}

@@ -121,6 +121,7 @@ func newApp(f *Factory) *cli.App {
 		Commands: []*cli.Command{
 			wrapCommand(f),
 			openCommand(f),
+			closeCommand(f),
 			waitingCommand(f),
 			notifyCommand(f),
 			detectCommand(f),

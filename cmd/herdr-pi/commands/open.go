@@ -30,8 +30,10 @@ type openOptions struct {
 	Run, Attempt string
 	Inspect      bool
 	Wait         bool
-	JSON         bool
-	List         bool
+	// Hold keeps a live attempt's pane across turns until it exits.
+	Hold bool
+	JSON bool
+	List bool
 	// Place is "" (the setting decides: split, or the run's workspace in
 	// fully inspectable mode), "split", "tab" or "workspace".
 	Place string
@@ -55,8 +57,14 @@ func openCommand(f *Factory) *cli.Command {
 			"the focus; in the workflow engine's fully inspectable mode it is a tab \"#n agent\"\n" +
 			"of the run's workspace \"workflow <name>\", opened or reused. --split, --tab and\n" +
 			"--workspace choose for you.\n\n" +
-			"An attempt still running in its owner Pi is live: taking it over is not built\n" +
-			"yet, so open refuses it unless --inspect asks for a fork of what is there so far.\n" +
+			"An attempt still running in its owner Pi is live: when that Pi runs under\n" +
+			"herdr-pi wrap, open asks it to hand the attempt off at the end of its current\n" +
+			"turn; the same session then continues in a pane (a split of the owner's pane, or\n" +
+			"the run's workspace) with everything the engine prepared, its custom tools still\n" +
+			"running in the owner. open follows the pane and says each change until the\n" +
+			"attempt is handed back: when its Pi exits (/quit), the pane closes, or the Pi goes\n" +
+			"idle after working (--hold keeps the pane across turns until it exits). Ctrl-C\n" +
+			"gives the attempt back at once. --inspect opens a read-only fork instead.\n" +
 			"An attempt whose owner was killed opens like a finished one.\n\n" +
 			"Without arguments on a terminal it offers a picker of recent attempts;\n" +
 			"--list prints runs (or one run's attempts) and what open can do with each.\n\n" +
@@ -64,11 +72,13 @@ func openCommand(f *Factory) *cli.Command {
 			"  herdr-pi open 3f0c reviewer\n" +
 			"  herdr-pi open 3f0c9a2e reviewer#1 --tab\n" +
 			"  herdr-pi open 3f0c fixer --inspect --wait --json\n" +
+			"  herdr-pi open 3f0c fixer --hold\n" +
 			"  herdr-pi open --list\n" +
 			"  herdr-pi open --list 3f0c",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "inspect", Usage: "open a read-only fork even when the attempt is live"},
 			&cli.BoolFlag{Name: "wait", Usage: "stay until the pane ends, then clean up and say how it ended"},
+			&cli.BoolFlag{Name: "hold", Usage: "a live attempt's pane stays across turns until its Pi exits or it is closed"},
 			&cli.BoolFlag{Name: "json", Usage: "print what was opened (or listed) as JSON (format: docs/open.md)"},
 			&cli.BoolFlag{Name: "list", Usage: "list runs, or the attempts of <run>, instead of opening"},
 			&cli.BoolFlag{Name: "split", Usage: "split this pane, whatever the settings say"},
@@ -76,14 +86,14 @@ func openCommand(f *Factory) *cli.Command {
 			&cli.BoolFlag{Name: "workspace", Usage: "open a tab in the run's workspace (created when absent)"},
 		},
 		Action: func(c *cli.Context) error {
-			args, err := openArgs(c)
+			args, err := interleavedArgs(c, "open")
 			if errors.Is(err, errOpenHelp) {
 				return cli.ShowSubcommandHelp(c)
 			}
 			if err != nil {
 				return err
 			}
-			opts := &openOptions{Inspect: c.Bool("inspect"), Wait: c.Bool("wait"), JSON: c.Bool("json"), List: c.Bool("list"),
+			opts := &openOptions{Inspect: c.Bool("inspect"), Wait: c.Bool("wait"), Hold: c.Bool("hold"), JSON: c.Bool("json"), List: c.Bool("list"),
 				StartTimeout: 30 * time.Second, ForkTimeout: 20 * time.Second}
 			for _, p := range []string{"split", "tab", "workspace"} {
 				if c.Bool(p) {
@@ -112,14 +122,14 @@ func openCommand(f *Factory) *cli.Command {
 	}
 }
 
-// errOpenHelp is openArgs asking for the command's help.
+// errOpenHelp is interleavedArgs asking for the command's help.
 var errOpenHelp = errors.New("help")
 
-// openArgs returns the run and attempt arguments and sets the flags given
+// interleavedArgs returns a command's arguments and sets the flags given
 // among or after them: urfave/cli stops reading flags at the first
 // argument, and people write "herdr-pi open 3f0c fixer --inspect". Every
-// flag of open is a switch; "--" ends the flags.
-func openArgs(c *cli.Context) ([]string, error) {
+// flag of open and close is a switch; "--" ends the flags.
+func interleavedArgs(c *cli.Context, cmd string) ([]string, error) {
 	var args []string
 	rest := c.Args().Slice()
 	for i := 0; i < len(rest); i++ {
@@ -136,13 +146,13 @@ func openArgs(c *cli.Context) ([]string, error) {
 			return nil, errOpenHelp
 		}
 		if !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) }) {
-			return nil, usagef("open", "unknown flag %s", a)
+			return nil, usagef(cmd, "unknown flag %s", a)
 		}
 		if !hasValue {
 			value = "true"
 		}
 		if err := c.Set(name, value); err != nil {
-			return nil, usagef("open", "%s: %v", a, err)
+			return nil, usagef(cmd, "%s: %v", a, err)
 		}
 	}
 	return args, nil
@@ -207,8 +217,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		return openError(err)
 	}
 	if live && !opts.Inspect {
-		return fmt.Errorf("open: %s is live: its owner Pi (pid %d) is still running it, and taking it over "+
-			"is not built yet; add --inspect to open a read-only fork of what is there so far", a, lease.PID)
+		return openLive(ctx, f, opts, a, lease)
 	}
 	ownerGone, _ := a.OwnerGone()
 	session, err := a.SessionFile()

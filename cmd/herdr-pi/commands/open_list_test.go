@@ -222,6 +222,13 @@ func TestOpenDocExamplesMatchTheSchema(t *testing.T) {
 		block, _, _ := strings.Cut(b, "```")
 		validate(t, schema, block)
 	}
+	// JSON lines (open --json on a live attempt): each line.
+	for _, b := range strings.Split(string(md), "```jsonl\n")[1:] {
+		block, _, _ := strings.Cut(b, "```")
+		for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+			validate(t, schema, line)
+		}
+	}
 }
 
 func TestOpenListEmptyStore(t *testing.T) {

@@ -133,10 +133,19 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 
 	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: agent, HerdrHealth: presence.Health, Logf: log.Printf})
 	argv := opts.Argv
-	run, err := control.Start(control.RunConfig{
+	rc := control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
 		Events: signals, Requests: signals, Logf: log.Printf,
-	})
+	}
+	if isPi {
+		// Any Pi may load the workflow engine: its probe then links up as
+		// the owner, and live handoffs run here.
+		if handoffs := startHandoffs(f, paths, herdrEnv, inHerdr, cwd, log.Printf); handoffs != nil {
+			rc.Owner, rc.Handoffs = handoffs, handoffs
+			down.handoffs = handoffs.Close
+		}
+	}
+	run, err := control.Start(rc)
 	if err != nil {
 		// The agent runs anyway; only what needs the socket is missing.
 		fmt.Fprintf(io.Err, "herdr-pi: no control socket (%v); herdr-pi waiting/status and the Pi probe are off for this run\n", err)
@@ -178,19 +187,20 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 }
 
 // wrapShutdown is wrap's way out, in this order whatever order the parts
-// started in: the pane is released in Herdr first, so nothing said while
+// started in: live handoffs end first (their panes close while Herdr and
+// the owner can still hear of it); the pane is released in Herdr next, so nothing said while
 // the rest closes (the control socket's closing reasons, the last screen)
 // reaches Herdr as a state; then the control socket, the session watcher
 // and detection stop; the notifications still queued get their short drain
 // last, when they no longer wait for any report. A part that did not start
 // has no step.
 type wrapShutdown struct {
-	release, control, session, detection, notify func()
+	handoffs, release, control, session, detection, notify func()
 }
 
 // run takes every step once; a second run does nothing.
 func (d *wrapShutdown) run() {
-	steps := []func(){d.release, d.control, d.session, d.detection, d.notify}
+	steps := []func(){d.handoffs, d.release, d.control, d.session, d.detection, d.notify}
 	*d = wrapShutdown{}
 	for _, step := range steps {
 		if step != nil {

@@ -1,0 +1,79 @@
+package control
+
+import (
+	"reflect"
+	"testing"
+)
+
+// FuzzParseHandoffAsk: no parameters make the decoder panic; what it
+// accepts survives a round trip and holds its limits.
+func FuzzParseHandoffAsk(f *testing.F) {
+	for _, s := range []string{
+		`{"version":1,"run_id":"r","session_id":"s","owner_pid":3}`,
+		`{"version":1,"run_id":"r","session_id":"s","owner_pid":3,"hold":true,"place":"workspace","caller_pane":"w1:p1","herdr_socket":"/tmp/h.sock","label":"open"}`,
+		`{"version":1,"run_id":"r","session_id":"s","owner_pid":-1}`,
+		`{"version":1,"run_id":"\u0007","session_id":"s","owner_pid":3}`,
+		`{"version":1,"run_id":"r","session_id":"s","owner_pid":3}{}`,
+		`null`, `[]`, `{"version":"1"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		a, err := ParseHandoffAsk(params)
+		if err != nil {
+			return
+		}
+		if a.OwnerPID <= 0 || a.RunID == "" || a.SessionID == "" || !Printable(a.CallerPane) {
+			t.Fatalf("accepted %+v", a)
+		}
+		b, err := jsonData(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a2, err := ParseHandoffAsk(b)
+		if err != nil || a2 != a {
+			t.Fatalf("round trip: %+v → %s → %+v (%v)", a, b, a2, err)
+		}
+	})
+}
+
+// FuzzParseProgress: no payload makes the client's decoder panic; what it
+// accepts survives a round trip.
+func FuzzParseProgress(f *testing.F) {
+	for _, s := range []string{
+		`{"event":"ordered","run":"r","label":"finder","handoff":"h1","needs_continue":false}`,
+		`{"event":"launched","pane_id":"w1:p2","command":["a","b"],"env":["A=b"],"cwd":"/p","agent_pid":7,"needs_continue":false}`,
+		`{"event":"handback","reason":"idle","transferred":true,"last_stop_reason":"stop","needs_continue":true,"continued":true,"error":"x"}`,
+		`{"event":"launched","cwd":"relative"}`, `{"event":"nope"}`, `{"event":"idle","agent_pid":-1}`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParseProgress(data)
+		if err != nil {
+			return
+		}
+		if !progressEvents[p.Event] || p.AgentPID < 0 || !Printable(p.Label) {
+			t.Fatalf("accepted %+v", p)
+		}
+		b, err := jsonData(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p2, err := ParseProgress(b)
+		if err != nil || !reflect.DeepEqual(normalizeProgress(p), normalizeProgress(p2)) {
+			t.Fatalf("round trip: %+v → %s → %+v (%v)", p, b, p2, err)
+		}
+	})
+}
+
+// normalizeProgress: an empty list and none encode alike.
+func normalizeProgress(p Progress) Progress {
+	if len(p.Command) == 0 {
+		p.Command = nil
+	}
+	if len(p.Env) == 0 {
+		p.Env = nil
+	}
+	return p
+}

@@ -1,0 +1,377 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+)
+
+// The live handoff as `herdr-pi open` asks for it from another pane: one
+// request on a client connection, whose answer streams until the handback.
+//
+//	client → server  {"type":"request","id":"1","method":"handoff","params":HandoffAsk}
+//	server → client  {"type":"progress","id":"1","data":Progress}            0..n, one per change
+//	server → client  {"type":"response","id":"1","ok":true,"result":Progress} the handback
+//	                 or {"type":"response","id":"1","error":"…"}              nothing was handed off
+//	client → server  {"type":"cancel","id":"1"}                              at most once: give it up
+//
+// While the stream runs the client sends nothing but its cancel; closing
+// the connection cancels too (the person interrupted `open`). The server
+// closes the connection after the response. HandoffAsk carries its own
+// version, so a wrapper and an `open` from different builds refuse each
+// other in words instead of misreading a field.
+
+// MethodHandoff asks the wrapper for a live handoff of its owner's attempt.
+const MethodHandoff = "handoff"
+
+// Stream message types.
+const (
+	TypeProgress = "progress"
+	TypeCancel   = "cancel"
+)
+
+// HandoffVersion is the version a HandoffAsk must carry.
+const HandoffVersion = 1
+
+// HandoffAsk asks a wrapper whose Pi owns a workflow run to hand one live
+// attempt of it off to a Herdr pane.
+type HandoffAsk struct {
+	Version   int    `json:"version"`
+	RunID     string `json:"run_id"`
+	SessionID string `json:"session_id"`
+	// OwnerPID is the pid of the run's owner lease: the wrapper checks its
+	// own owner link comes from that process.
+	OwnerPID int `json:"owner_pid"`
+	// Hold keeps the pane across turns until it exits or is closed; by
+	// default the pane hands back when it goes idle after working.
+	Hold bool `json:"hold,omitempty"`
+	// Place is "", "split", "tab" or "workspace" ("" lets the wrapper
+	// decide: the run's workspace in fully inspectable mode, else a split
+	// of the owner's pane).
+	Place string `json:"place,omitempty"`
+	// CallerPane and HerdrSocket are the asking `open`'s Herdr pane: the
+	// pane to split when the owner's wrapper is not in Herdr itself.
+	CallerPane  string `json:"caller_pane,omitempty"`
+	HerdrSocket string `json:"herdr_socket,omitempty"`
+	// Label says who asks, for the wrapper's log ("herdr-pi open, pid 42").
+	Label string `json:"label,omitempty"`
+}
+
+// Progress events, in the order they can come.
+const (
+	// ProgressOrdered: the owner holds the order and hands off at the end
+	// of the attempt's current turn.
+	ProgressOrdered  = "ordered"
+	ProgressLaunched = "launched"
+	ProgressWorking  = "working"
+	ProgressIdle     = "idle"
+	ProgressBlocked  = "blocked"
+	// ProgressHandback is the last: ownership is back with the owner.
+	ProgressHandback = "handback"
+)
+
+var progressEvents = map[string]bool{ProgressOrdered: true, ProgressLaunched: true, ProgressWorking: true,
+	ProgressIdle: true, ProgressBlocked: true, ProgressHandback: true}
+
+// Progress is one change of a live handoff, as `open --json` prints it.
+type Progress struct {
+	Event   string `json:"event"`
+	RunID   string `json:"run,omitempty"`
+	Label   string `json:"label,omitempty"`
+	Handoff string `json:"handoff,omitempty"`
+	// Where the pane is (from launched on).
+	PaneID      string `json:"pane_id,omitempty"`
+	TabID       string `json:"tab_id,omitempty"`
+	WorkspaceID string `json:"workspace_id,omitempty"`
+	// What it runs (launched): the whole command, herdr-pi wrap first, the
+	// environment added to the pane's, and the directory. CommandOmitted
+	// says they did not fit in a line and were left out.
+	Command        []string `json:"command,omitempty"`
+	Env            []string `json:"env,omitempty"`
+	Cwd            string   `json:"cwd,omitempty"`
+	CommandOmitted bool     `json:"command_omitted,omitempty"`
+	// AgentPID is the pane's Pi (launched).
+	AgentPID int `json:"agent_pid,omitempty"`
+	// The handback (handback only): why, whether the pane's Pi ran, how
+	// its last turn ended, whether the owner must continue, and whether it
+	// did.
+	Reason         string `json:"reason,omitempty"`
+	Transferred    bool   `json:"transferred,omitempty"`
+	LastStopReason string `json:"last_stop_reason,omitempty"`
+	NeedsContinue  bool   `json:"needs_continue"`
+	Continued      bool   `json:"continued,omitempty"`
+	Error          string `json:"error,omitempty"`
+}
+
+// Handoffs carries out `herdr-pi open`'s handoff requests. Unlike the other
+// consumers its calls are not serialised: each lasts as long as its
+// handoff, and runs on its own connection's goroutine. progress may be
+// called from any goroutine until Handoff returns. ctx ends when the asker
+// cancels or goes away; Handoff then gives the attempt back and returns.
+type Handoffs interface {
+	Handoff(ctx context.Context, ask HandoffAsk, progress func(Progress)) (Progress, error)
+}
+
+// ErrAskerGone is the cause of a handoff's context when its `open` cancelled
+// or went away.
+var ErrAskerGone = errors.New("herdr-pi open, which asked for the handoff, cancelled it or went away")
+
+const maxPlaceWord = 16
+
+// ParseHandoffAsk decodes and checks a handoff request's parameters. It
+// never panics, whatever the bytes (FuzzParseHandoffAsk).
+func ParseHandoffAsk(params []byte) (HandoffAsk, error) {
+	var a HandoffAsk
+	if err := strictUnmarshal(params, &a); err != nil {
+		return HandoffAsk{}, fmt.Errorf("handoff: bad parameters: %w", err)
+	}
+	if a.Version != HandoffVersion {
+		return HandoffAsk{}, fmt.Errorf("handoff: request version %d, this wrapper speaks %d: herdr-pi open and the owner's herdr-pi wrap are different builds; restart the owner under this herdr-pi", a.Version, HandoffVersion)
+	}
+	if err := checkAttemptIDs(a.RunID, "", a.SessionID, a.Label, false); err != nil {
+		return HandoffAsk{}, fmt.Errorf("handoff: %w", err)
+	}
+	if a.OwnerPID <= 0 {
+		return HandoffAsk{}, errors.New("handoff: owner_pid must be a pid")
+	}
+	switch a.Place {
+	case "", "split", "tab", "workspace":
+	default:
+		return HandoffAsk{}, fmt.Errorf("handoff: place %q is none of split, tab, workspace", Clip(a.Place))
+	}
+	if err := checkID("caller_pane", a.CallerPane, false); err != nil {
+		return HandoffAsk{}, fmt.Errorf("handoff: %w", err)
+	}
+	if a.HerdrSocket != "" {
+		if err := checkPath("herdr_socket", a.HerdrSocket); err != nil {
+			return HandoffAsk{}, fmt.Errorf("handoff: %w", err)
+		}
+	}
+	return a, nil
+}
+
+// ParseProgress decodes and checks one progress payload (a progress line's
+// data, or the final response's result). It never panics
+// (FuzzParseProgress).
+func ParseProgress(data []byte) (Progress, error) {
+	var p Progress
+	if err := strictUnmarshal(data, &p); err != nil {
+		return Progress{}, fmt.Errorf("handoff progress: %w", err)
+	}
+	if !progressEvents[p.Event] {
+		return Progress{}, fmt.Errorf("handoff progress: unknown event %q", Clip(p.Event))
+	}
+	for _, f := range []struct{ name, v string }{{"run", p.RunID}, {"handoff", p.Handoff}, {"pane_id", p.PaneID},
+		{"tab_id", p.TabID}, {"workspace_id", p.WorkspaceID}, {"reason", p.Reason}, {"last_stop_reason", p.LastStopReason}} {
+		if err := checkID(f.name, f.v, false); err != nil {
+			return Progress{}, fmt.Errorf("handoff progress: %w", err)
+		}
+	}
+	if len(p.Label) > maxLabel || !Printable(p.Label) {
+		return Progress{}, errors.New("handoff progress: label is not printable")
+	}
+	if len(p.Error) > maxError {
+		return Progress{}, errors.New("handoff progress: error text too long")
+	}
+	if len(p.Command) > maxArgs || len(p.Env) > maxEnv+8 {
+		return Progress{}, errors.New("handoff progress: command or environment too long")
+	}
+	if p.Cwd != "" {
+		if err := checkPath("cwd", p.Cwd); err != nil {
+			return Progress{}, fmt.Errorf("handoff progress: %w", err)
+		}
+	}
+	if p.AgentPID < 0 {
+		return Progress{}, errors.New("handoff progress: negative agent_pid")
+	}
+	return p, nil
+}
+
+// streamHandoff serves one handoff request to its end: progress lines, the
+// response, then the connection closes. It owns the goroutine that watches
+// the client for a cancel (or its going away) and waits for it.
+func (s *Server) streamHandoff(c net.Conn, read func() (Message, error), m Message) {
+	var wmu sync.Mutex
+	emit := func(msg Message) bool {
+		wmu.Lock()
+		defer wmu.Unlock()
+		return s.write(c, msg)
+	}
+	// Whole sentences: a refusal says what to do about it.
+	fail := func(err error) { emit(Message{Type: TypeResponse, ID: m.ID, Error: printableLong(err.Error())}) }
+	if s.cfg.Handoffs == nil {
+		fail(errors.New("handoff: this wrapper takes no handoff requests (it was started without the live handoff)"))
+		return
+	}
+	ask, err := ParseHandoffAsk(m.Params)
+	if err != nil {
+		fail(err)
+		return
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	_ = c.SetReadDeadline(time.Time{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			msg, err := read()
+			if err != nil {
+				cancel(ErrAskerGone)
+				return
+			}
+			if msg.Type != TypeCancel || msg.ID != m.ID {
+				s.cfg.Logf("control: a %q line during handoff %s: cancelling it", msg.Type, Clip(m.ID))
+			}
+			cancel(ErrAskerGone)
+		}
+	}()
+	progress := func(p Progress) {
+		b, err := jsonData(p)
+		if err != nil {
+			return
+		}
+		msg := Message{Type: TypeProgress, ID: m.ID, Data: b}
+		if _, err := Encode(msg); errors.Is(err, ErrLineTooLong) {
+			p.Command, p.Env, p.CommandOmitted = nil, nil, true
+			if msg.Data, err = jsonData(p); err != nil {
+				return
+			}
+		}
+		emit(msg)
+	}
+	final, err := s.cfg.Handoffs.Handoff(ctx, ask, progress)
+	if err != nil {
+		fail(err)
+	} else if b, jerr := jsonData(final); jerr != nil {
+		fail(jerr)
+	} else {
+		emit(Message{Type: TypeResponse, ID: m.ID, OK: true, Result: b})
+	}
+	// Unblock the watcher's read and wait for it.
+	_ = c.SetReadDeadline(time.Now())
+	<-watched
+}
+
+// printableLong is s cut to maxError bytes with control characters
+// replaced.
+func printableLong(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(clipLong(s, maxError), "?"))
+}
+
+func jsonData(v any) (json.RawMessage, error) { return json.Marshal(v) }
+
+// Handoff asks the wrapper for a live handoff and follows it: progress
+// receives every change, and the handback is returned. When ctx ends first
+// the handoff is cancelled (the wrapper closes the pane and gives the
+// attempt back) and Handoff still waits, up to cancelGrace, for the
+// handback that says so.
+func (c *Client) Handoff(ctx context.Context, ask HandoffAsk, progress func(Progress)) (Progress, error) {
+	ask.Version = HandoffVersion
+	b, err := jsonData(ask)
+	if err != nil {
+		return Progress{}, err
+	}
+	_ = c.conn.SetDeadline(time.Time{})
+	c.next++
+	id := fmt.Sprintf("%d", c.next)
+	if err := c.send(Message{Type: TypeRequest, ID: id, Method: MethodHandoff, Params: b}); err != nil {
+		return Progress{}, err
+	}
+	stop, watched := make(chan struct{}), make(chan struct{})
+	defer func() { close(stop); <-watched }()
+	go func() {
+		defer close(watched)
+		select {
+		case <-ctx.Done():
+			_ = c.send(Message{Type: TypeCancel, ID: id})
+			_ = c.conn.SetReadDeadline(time.Now().Add(cancelGrace))
+		case <-stop:
+		}
+	}()
+	for {
+		m, err := c.recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return Progress{}, fmt.Errorf("%w (and the wrapper did not confirm the handback: %v)", context.Cause(ctx), err)
+			}
+			return Progress{}, err
+		}
+		switch {
+		case m.ID != id:
+			return Progress{}, fmt.Errorf("the wrapper answered request %q, not %q", Clip(m.ID), id)
+		case m.Type == TypeProgress:
+			p, err := ParseProgress(m.Data)
+			if err != nil {
+				return Progress{}, err
+			}
+			if progress != nil {
+				progress(p)
+			}
+		case m.Type == TypeResponse && !m.OK:
+			return Progress{}, errors.New(m.Error)
+		case m.Type == TypeResponse:
+			return ParseProgress(m.Result)
+		default:
+			return Progress{}, fmt.Errorf("unexpected %q during a handoff", Clip(m.Type))
+		}
+	}
+}
+
+// cancelGrace bounds how long a cancelled handoff's asker waits for the
+// wrapper's word that the pane is closed and the attempt given back.
+const cancelGrace = 30 * time.Second
+
+// Words for people: what each progress event means.
+func (p Progress) String() string {
+	switch p.Event {
+	case ProgressOrdered:
+		return "handing off at the end of its current turn"
+	case ProgressLaunched:
+		return "launched in pane " + p.PaneID
+	case ProgressHandback:
+		var b strings.Builder
+		b.WriteString("handed back: " + handbackWords(p.Reason))
+		if p.LastStopReason != "" {
+			b.WriteString("; the last reply stopped with " + p.LastStopReason)
+		}
+		switch {
+		case p.Continued:
+			b.WriteString("; the owner continues the turn")
+		case p.NeedsContinue:
+			b.WriteString("; the turn was cut")
+		}
+		if p.Error != "" {
+			b.WriteString(" (" + p.Error + ")")
+		}
+		return b.String()
+	}
+	return p.Event
+}
+
+func handbackWords(reason string) string {
+	switch reason {
+	case HandbackExited:
+		return "the pane's Pi exited"
+	case HandbackClosed:
+		return "the pane was closed"
+	case HandbackIdle:
+		return "the pane's Pi went idle after working"
+	case HandbackAborted:
+		return "the handoff was given up"
+	case HandbackFailed:
+		return "the launch failed"
+	}
+	return reason
+}

@@ -1,0 +1,124 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/handoff"
+)
+
+// closeFormat names the shape of `close --json` (docs/open.md).
+const closeFormat = "herdr-pi.close/1"
+
+type closeOptions struct {
+	Run  string
+	JSON bool
+	// Wait bounds how long close waits for live handoffs to be handed back
+	// once their panes are closed.
+	Wait time.Duration
+}
+
+func closeCommand(f *Factory) *cli.Command {
+	return &cli.Command{
+		Name:      "close",
+		Usage:     "close every pane, tab and workspace herdr-pi opened for a workflow run",
+		ArgsUsage: "<run>",
+		Description: "Closes what herdr-pi opened in Herdr for the run (its id or a unique prefix): the\n" +
+			"panes and tabs of its live handoffs and the run's workspace, each once. A live\n" +
+			"handoff whose pane closes is handed back to its owner, which goes on locally;\n" +
+			"close waits for that and for the handoff's tool bridge to close.\n\n" +
+			"Examples:\n" +
+			"  herdr-pi close 3f0c\n" +
+			"  herdr-pi close 3f0c9a2e --json",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print what was closed as JSON (format: docs/open.md)"},
+		},
+		Action: func(c *cli.Context) error {
+			args, err := interleavedArgs(c, "close")
+			if errors.Is(err, errOpenHelp) {
+				return cli.ShowSubcommandHelp(c)
+			}
+			if err != nil {
+				return err
+			}
+			if len(args) != 1 || args[0] == "" {
+				return usagef("close", "name one run (herdr-pi open --list shows them)")
+			}
+			return closeRun(c.Context, f, &closeOptions{Run: args[0], JSON: c.Bool("json"), Wait: 30 * time.Second})
+		},
+	}
+}
+
+type closeReport struct {
+	Format string           `json:"format"`
+	Run    string           `json:"run"`
+	Closed []handoff.Closed `json:"closed"`
+}
+
+func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
+	ledger := handoff.LedgerAt(f.Paths().RuntimeBase)
+	all, listErr := ledger.List()
+	var records []handoff.Record
+	var runs []string
+	for _, r := range all {
+		if strings.HasPrefix(r.Run, opts.Run) {
+			records = append(records, r)
+			if !slices.Contains(runs, r.Run) {
+				runs = append(runs, r.Run)
+			}
+		}
+	}
+	if len(runs) > 1 {
+		return usagef("close", "%q names several runs with open panes (%s): give more of the id", opts.Run, strings.Join(runs, ", "))
+	}
+	rep := closeReport{Format: closeFormat, Run: opts.Run, Closed: []handoff.Closed{}}
+	if len(runs) == 1 {
+		rep.Run = runs[0]
+		closed, err := handoff.CloseRun(ctx, ledger, func(socket string) handoff.Herdr { return herdr.NewClient(socket) }, records, opts.Wait)
+		rep.Closed = append(rep.Closed, closed...)
+		if err != nil {
+			printClose(f, rep, opts.JSON)
+			return fmt.Errorf("close: run %s: %w", rep.Run, err)
+		}
+	}
+	if listErr != nil {
+		fmt.Fprintf(f.IO.Err, "herdr-pi close: %v\n", listErr)
+	}
+	return printClose(f, rep, opts.JSON)
+}
+
+func printClose(f *Factory, rep closeReport, asJSON bool) error {
+	if asJSON {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = f.IO.Out.Write(append(b, '\n'))
+		return err
+	}
+	if len(rep.Closed) == 0 {
+		fmt.Fprintf(f.IO.Out, "nothing herdr-pi opened for run %s is open\n", rep.Run)
+		return nil
+	}
+	for _, c := range rep.Closed {
+		switch c.How {
+		case "closed":
+			fmt.Fprintf(f.IO.Out, "closed %s %s\n", c.Kind, c.ID)
+		case "gone":
+			fmt.Fprintf(f.IO.Out, "%s %s was closed already\n", c.Kind, c.ID)
+		case "removed":
+			fmt.Fprintf(f.IO.Out, "removed the leftovers of %s %s (its wrapper is gone)\n", c.Kind, c.ID)
+		default:
+			fmt.Fprintf(f.IO.Out, "closed %s %s %s\n", c.Kind, c.ID, c.How)
+		}
+	}
+	return nil
+}

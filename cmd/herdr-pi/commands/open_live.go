@@ -1,0 +1,108 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/handoff/store"
+)
+
+// openLiveFormat names the lines of `open --json` on a live attempt
+// (docs/open.md): one JSON object per change.
+const openLiveFormat = "herdr-pi.open-live/1"
+
+// openLiveLine is one line of `open --json` on a live attempt.
+type openLiveLine struct {
+	Format  string `json:"format"`
+	Attempt string `json:"attempt"`
+	control.Progress
+}
+
+// openLive takes a live attempt over: it finds the herdr-pi wrap of the
+// owner Pi (lease pid → the wrapper above it), asks it for the handoff and
+// follows it to the handback, saying each change. Ctrl-C, SIGTERM or a
+// hangup give the attempt back at once (the wrapper closes the pane).
+func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attempt, lease *store.Lease) error {
+	io := f.IO
+	paths := f.Paths()
+	if a.Record.Session == nil || a.Record.Session.SessionID == "" {
+		return fmt.Errorf("open: %s is live but the store names no session for it yet; try again in a moment, or add --inspect", a)
+	}
+	ep, err := handoff.OwnerWrapper(paths.RuntimeBase, lease.PID)
+	if errors.Is(err, handoff.ErrNotWrapped) {
+		return fmt.Errorf("open: %s is live in its owner Pi (pid %d), which does not run under herdr-pi wrap, so nothing can ask "+
+			"it to hand the attempt over; start the owner with 'herdr-pi wrap pi' (its /workflow menu then offers the handoff too), "+
+			"or add --inspect to open a read-only fork of what is there so far", a, lease.PID)
+	}
+	if err != nil {
+		return fmt.Errorf("open: %s: %w; add --inspect to open a read-only fork of what is there so far", a, err)
+	}
+	ask := control.HandoffAsk{RunID: a.Run.ID, SessionID: a.Record.Session.SessionID, OwnerPID: lease.PID,
+		Hold: opts.Hold, Place: opts.Place, Label: fmt.Sprintf("herdr-pi open (pid %d)", os.Getpid())}
+	if a.Run.Record != nil && a.Run.Record.ID != "" {
+		ask.RunID = a.Run.Record.ID
+	}
+	if h, _, ok := f.Herdr(); ok {
+		ask.CallerPane, ask.HerdrSocket = h.PaneID, h.SocketPath
+	}
+	dctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	c, err := control.Dial(dctx, ep.Socket, ep.Token)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("open: cannot reach the herdr-pi wrap (pid %d) of %s's owner at %s: %v; add --inspect to open a read-only fork instead", ep.PID, a, ep.Socket, err)
+	}
+	defer c.Close()
+
+	sctx, stop := signal.NotifyContext(ctx, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer stop()
+	say := func(p control.Progress) {
+		if opts.JSON {
+			b, _ := json.Marshal(openLiveLine{Format: openLiveFormat, Attempt: a.Name(), Progress: p})
+			fmt.Fprintf(io.Out, "%s\n", b)
+			return
+		}
+		fmt.Fprintln(io.Out, liveWords(a, p))
+	}
+	final, err := c.Handoff(sctx, ask, say)
+	if err != nil {
+		if sctx.Err() != nil && ctx.Err() == nil {
+			fmt.Fprintf(io.Err, "herdr-pi open: interrupted; %v\n", err)
+			return silentExit(exitInterrupted)
+		}
+		return fmt.Errorf("open: %s: %w", a, err)
+	}
+	say(final)
+	if sctx.Err() != nil {
+		fmt.Fprintln(io.Err, "herdr-pi open: interrupted; the pane is closed and the attempt is back with its owner")
+		return silentExit(exitInterrupted)
+	}
+	if final.Reason == control.HandbackFailed {
+		return silentExit(exitError)
+	}
+	return nil
+}
+
+// liveWords is one change of a live handoff in words.
+func liveWords(a *store.Attempt, p control.Progress) string {
+	switch p.Event {
+	case control.ProgressOrdered:
+		what := fmt.Sprintf("%s of run %s", a.Name(), a.Run.Short())
+		if wf := a.Run.Workflow(); wf != "" {
+			what += " (" + wf + ")"
+		}
+		return "handing off " + what + " at the end of its current turn…"
+	case control.ProgressLaunched:
+		return fmt.Sprintf("%s runs in pane %s, under herdr-pi wrap", a.Name(), p.PaneID)
+	case control.ProgressHandback:
+		return p.String()
+	}
+	return fmt.Sprintf("pane %s: %s", p.PaneID, p.Event)
+}

@@ -1,0 +1,110 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/handoff/live"
+	"github.com/herdr-pi/herdr-pi/handoff/store"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+// startHandoffs is the live handoff service of a wrapper whose agent is Pi:
+// any Pi may load the workflow engine and so become a workflow owner. It
+// answers the owner link (the /workflow menu's actions) and `herdr-pi open`
+// from other panes. nil when herdr-pi cannot find its own executable.
+func startHandoffs(f *Factory, paths settings.Paths, h settings.Herdr, inHerdr bool, cwd string, logf func(string, ...any)) *live.Service {
+	self, err := f.Executable()
+	if err != nil {
+		logf("live handoff: cannot find herdr-pi's own executable (%v); this owner cannot hand attempts off", err)
+		return nil
+	}
+	cfg := live.Config{
+		Self: self, RunBase: control.SocketBase(paths.RuntimeBase), RuntimeBase: paths.RuntimeBase,
+		// The pane's wrapper registers where this one looks for it (as
+		// open's inspections do).
+		PaneEnv: []string{"XDG_RUNTIME_DIR=" + filepath.Dir(paths.RuntimeBase)},
+		Ledger:  handoff.LedgerAt(paths.RuntimeBase), Logf: logf,
+	}
+	if inHerdr {
+		cfg.HerdrSocket, cfg.OwnerPane = h.SocketPath, h.PaneID
+	}
+	cfg.Inspect = func(ctx context.Context, req control.InspectRequest) error {
+		return inspectFromMenu(ctx, f, h, inHerdr, cwd, req)
+	}
+	return live.New(cfg)
+}
+
+// inspectFromMenu opens a settled attempt the owner's /workflow menu chose
+// ("Open session in Herdr pane") the way `herdr-pi open` inspects: a
+// read-only fork under herdr-pi wrap, in a split of the owner's pane or
+// the run's workspace.
+func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr bool, cwd string, req control.InspectRequest) error {
+	if !inHerdr {
+		return errors.New("the owner's herdr-pi wrap does not run in a Herdr pane")
+	}
+	paths := f.Paths()
+	var a *store.Attempt
+	if run, err := store.New(paths.Home, cwd).FindRun(req.RunID); err == nil {
+		for _, at := range run.Attempts() {
+			if at.Record.Session != nil && at.Record.Session.SessionID == req.SessionID {
+				a = at
+			}
+		}
+	}
+	if a == nil {
+		return fmt.Errorf("run %s has no attempt with session %s in the store", req.RunID, req.SessionID)
+	}
+	session := req.SessionFile
+	if session == "" {
+		var err error
+		if session, err = a.SessionFile(); err != nil {
+			return err
+		}
+	}
+	dir := req.Cwd
+	if dir == "" {
+		var err error
+		if dir, err = a.Cwd(); err != nil {
+			return err
+		}
+	}
+	cfg, _ := f.Config()
+	client := herdr.NewClient(h.SocketPath)
+	opener, err := newOpener(f, client, cfg.Open.Pi, f.IO.env(), cwd)
+	if err != nil {
+		return err
+	}
+	place, err := openPlacement(&openOptions{}, paths, a, h.PaneID, dir)
+	if err != nil {
+		return err
+	}
+	launch := opener.InspectLaunch(handoff.Inspection{
+		Title:       fmt.Sprintf("herdr-pi: inspection of run %s (%s), %s", a.Run.Short(), a.Run.Workflow(), a.Name()),
+		SessionFile: session, Model: a.Model(), Cwd: dir,
+	})
+	opened, err := opener.Open(ctx, launch, place)
+	if err != nil || opened.Reused {
+		return err
+	}
+	// Wait for the pane to start its command (or end), so no command file
+	// is left and a pane that cannot start is the menu's error.
+	wctx, stop := context.WithCancel(ctx)
+	end := handoff.WatchEnd(wctx, handoff.WatcherEvents(client), opened.Placed)
+	err = handoff.WaitStarted(wctx, opened, 30*time.Second, end.Ended)
+	stop()
+	<-end.Done
+	_ = os.Remove(opened.WatchFile)
+	if err != nil && ctx.Err() == nil {
+		opened.Close(client)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,933 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/internal/pitest"
+)
+
+// These tests run the live handoff whole: a real workflow owner (Pi 1.6.0
+// with the real engine, pi-extensible-workflows 5.7.0) under the real
+// `herdr-pi wrap` in a pty, whose workflow agent has an owner-only custom
+// tool; `herdr-pi open` as a process, or the owner's /workflow menu,
+// asks for the handoff; the attempt continues in a real pane of the fake
+// Herdr (a tmux pane) under `herdr-pi wrap` with a real Pi 1.6.0, the fake
+// model scripting every turn.
+
+// The texts the fake model keys on.
+const (
+	lvOwnerPrompt = "RUN-FLOW"
+	lvTask        = "TASK-LOOKUP find the word"
+	lvTask2       = "TASK-SEEK find another word"
+	lvFlow        = "live-flow"
+	lvLabel       = "finder"
+	lvLabel2      = "seeker"
+	lvPaneReply   = "pane: the word is beta"
+	lvLocalReply  = "local: finished after the handback"
+	lvInPane      = "Carry on with the workflow task from where this session stopped"
+	lvBackHome    = "Carry on with the task from where the session now stands"
+)
+
+// A guard against hangs on a loaded machine, not a measurement.
+const lvLong = 120 * time.Second
+
+// liveRig is one owner set-up: the fake model and Herdr, the person's
+// private directories, the owner under herdr-pi wrap.
+type liveRig struct {
+	*openRig
+	t      *testing.T
+	engine string
+	llm    *fakellm.Server
+	s      *herdrtest.Server
+	owner  *pitest.Term
+
+	toolLog, gate string
+	// paneHangs makes the model never answer the pane's Pi; paneTool makes
+	// the pane's Pi call the bridged tool first.
+	paneHangs, paneTool bool
+	// two runs a flow of two agents in parallel, both gated.
+	two bool
+}
+
+func newLiveRig(t *testing.T, configure ...func(*liveRig)) *liveRig {
+	t.Helper()
+	pi := pitest.Current(t)
+	lr := &liveRig{t: t, engine: storetest.Engine(t), paneTool: true}
+	for _, c := range configure {
+		c(lr)
+	}
+	lr.llm = fakellm.Start(lr.respond)
+	t.Cleanup(lr.llm.Close)
+	agent := pitest.NewAgent(t, pi, lr.llm.BaseURL())
+	// Node writes its compile cache into the test's temporary directory
+	// when a Pi exits, which may be while the directory is removed.
+	t.Setenv("NODE_DISABLE_COMPILE_CACHE", "1")
+	lr.openRig = newOpenRig(t, agent)
+	lr.toolLog = filepath.Join(agent.Home, "tool.log")
+	lr.gate = filepath.Join(agent.Home, "gate")
+	return lr
+}
+
+func (lr *liveRig) flowScript() string {
+	if lr.two {
+		return fmt.Sprintf(`const [a, b] = await Promise.all([agent(%q, { label: %q }), agent(%q, { label: %q })]); return a + " | " + b;`,
+			lvTask, lvLabel, lvTask2, lvLabel2)
+	}
+	return fmt.Sprintf(`return await agent(%q, { label: %q });`, lvTask, lvLabel)
+}
+
+// respond plays the model for the owner, the workflow agents, the pane's
+// Pi and the owner's local continuation, by their last user message.
+func (lr *liveRig) respond(req fakellm.Request) fakellm.Reply {
+	u := req.LastUser()
+	switch {
+	case u == lvOwnerPrompt && !req.AnsweredTool():
+		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow", Args: map[string]any{"name": lvFlow, "script": lr.flowScript()}}}
+	case u == lvOwnerPrompt:
+		return fakellm.Reply{Text: "owner: the flow runs"}
+	case (strings.Contains(u, lvTask) || strings.Contains(u, lvTask2)) && !req.AnsweredTool():
+		q := "alpha"
+		if strings.Contains(u, lvTask2) {
+			q = "gamma"
+		}
+		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "herdr_lookup", Args: map[string]any{"query": q, "mode": "gate"}}}
+	case strings.Contains(u, lvTask) || strings.Contains(u, lvTask2):
+		return fakellm.Reply{Text: "agent: finished locally"}
+	case strings.Contains(u, lvInPane) && lr.paneHangs:
+		return fakellm.Reply{Hang: true}
+	case strings.Contains(u, lvInPane) && lr.paneTool && !req.AnsweredTool():
+		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "herdr_lookup", Args: map[string]any{"query": "beta"}}}
+	case strings.Contains(u, lvInPane):
+		// Streamed a word at a time, as a model does: the pane's Pi works
+		// long enough for its reports to say so.
+		return fakellm.Reply{Text: lvPaneReply, WordDelay: 40 * time.Millisecond}
+	case strings.Contains(u, lvBackHome):
+		return fakellm.Reply{Text: lvLocalReply}
+	}
+	return fakellm.Reply{Text: "owner: noted"}
+}
+
+// startOwner starts the fake Herdr (the owner's pane is w1:p1, wider than
+// tall) and the owner under herdr-pi wrap, runs the flow and returns once
+// every agent's first tool call holds its turn open at the gate.
+func (lr *liveRig) startOwner() {
+	t := lr.t
+	t.Helper()
+	lr.s = lr.herdr(t, 200, 50)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, p := range []string{"w1:p2", "w1:p3", "w2:p1", "w2:p2"} {
+			if calls := lr.s.Reports(p); len(calls) > 0 {
+				var st []string
+				for _, c := range calls {
+					st = append(st, fmt.Sprintf("%s(%v)", c.State, c.Accepted))
+				}
+				t.Logf("pane %s reported %s", p, strings.Join(st, " "))
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(lr.private, "herdr-pi", "herdr-pi.log")); err == nil {
+			t.Logf("herdr-pi.log:\n%s", b)
+		}
+	})
+	tool, err := filepath.Abs(filepath.Join("owner", "testdata", "owner-tool.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{lr.hp, "wrap", lr.agent.Pi.Bin, "-e", lr.engine, "-e", tool}
+	env := append(lr.env(lr.s), "HERDR_PI_TEST_TOOL_LOG="+lr.toolLog, "HERDR_PI_TEST_GATE="+lr.gate)
+	env = append(env, "NODE_DISABLE_COMPILE_CACHE=1")
+	starts := lr.sessionStarts()
+	// After the owner's wrapper is closed (below), its Pi goes too, before
+	// the test's directories are removed.
+	t.Cleanup(lr.killOwnerPi)
+	lr.owner = pitest.StartTerm(t, argv, env, lr.agent.Project, 40, 120)
+	t.Cleanup(lr.owner.Close)
+	lr.owner.WaitFor(t, "the owner's editor", lvLong, func(s string) bool { return strings.Count(s, "────────") >= 2 })
+	lvWait(t, "the owner's probe to hear session_start", func() bool { return lr.sessionStarts() > starts })
+	lr.owner.Type(t, lvOwnerPrompt)
+	want := []string{"start alpha gate"}
+	if lr.two {
+		want = append(want, "start gamma gate")
+	}
+	lvWait(t, "the agents' tool calls", func() bool {
+		lines := lr.toolLines()
+		return !slices.ContainsFunc(want, func(w string) bool {
+			return !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, w) })
+		})
+	})
+}
+
+func (lr *liveRig) sessionStarts() int {
+	b, _ := os.ReadFile(filepath.Join(lr.private, "herdr-pi", "herdr-pi.log"))
+	return strings.Count(string(b), "probe: session_start (")
+}
+
+func (lr *liveRig) toolLines() []string {
+	b, _ := os.ReadFile(lr.toolLog)
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+func (lr *liveRig) openGate() {
+	lr.t.Helper()
+	if err := os.WriteFile(lr.gate, nil, 0o600); err != nil {
+		lr.t.Fatal(err)
+	}
+}
+
+func lvWait(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(lvLong)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: not within %v", what, lvLong)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lvState is the part of the engine's state.json these tests read.
+type lvState struct {
+	ID     string `json:"id"`
+	State  string `json:"state"`
+	Agents []struct {
+		Label          string `json:"label"`
+		AttemptDetails []struct {
+			Session struct {
+				SessionID string `json:"sessionId"`
+				Locator   struct {
+					SessionFile string `json:"sessionFile"`
+				} `json:"locator"`
+			} `json:"session"`
+			Setup struct {
+				Model struct {
+					Provider string `json:"provider"`
+					Model    string `json:"model"`
+					Thinking string `json:"thinking"`
+				} `json:"model"`
+				Tools []string `json:"tools"`
+				Cwd   string   `json:"cwd"`
+			} `json:"setup"`
+		} `json:"attemptDetails"`
+	} `json:"agents"`
+	dir string
+}
+
+// run reads the one run of the store.
+func (lr *liveRig) run() *lvState {
+	lr.t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(lr.agent.Home, ".pi", "workflows", "projects", "*", "sessions", "*", "runs", "*", "state.json"))
+	if len(paths) != 1 {
+		lr.t.Fatalf("state.json: found %q", paths)
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		lr.t.Fatal(err)
+	}
+	st := &lvState{dir: filepath.Dir(paths[0])}
+	if err := json.Unmarshal(b, st); err != nil {
+		lr.t.Fatal(err)
+	}
+	return st
+}
+
+// sessionFile is the transcript of the agent labelled label.
+func (st *lvState) sessionFile(t *testing.T, label string) string {
+	t.Helper()
+	for _, a := range st.Agents {
+		if a.Label == label && len(a.AttemptDetails) > 0 {
+			return a.AttemptDetails[len(a.AttemptDetails)-1].Session.Locator.SessionFile
+		}
+	}
+	t.Fatalf("run %s has no agent %s", st.ID, label)
+	return ""
+}
+
+// result waits until the run completed and returns its result.
+func (lr *liveRig) result() string {
+	lr.t.Helper()
+	var st *lvState
+	lvWait(lr.t, "the run to end", func() bool {
+		st = lr.run()
+		return st.State == "completed" || st.State == "failed" || st.State == "stopped"
+	})
+	b, err := os.ReadFile(filepath.Join(st.dir, "result.json"))
+	if err != nil {
+		lr.t.Fatalf("run %s ended %s without a result: %v", st.ID, st.State, err)
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		lr.t.Fatalf("result.json (%s): %v\n%s", st.State, err, b)
+	}
+	return s
+}
+
+func lvTranscript(t *testing.T, path string) []pitest.Message { return pitest.Transcript(t, path) }
+
+// lvLine is one line of `open --json` on a live attempt.
+type lvLine struct {
+	Format         string   `json:"format"`
+	Attempt        string   `json:"attempt"`
+	Event          string   `json:"event"`
+	Run            string   `json:"run"`
+	Handoff        string   `json:"handoff"`
+	PaneID         string   `json:"pane_id"`
+	TabID          string   `json:"tab_id"`
+	WorkspaceID    string   `json:"workspace_id"`
+	Command        []string `json:"command"`
+	Env            []string `json:"env"`
+	Cwd            string   `json:"cwd"`
+	AgentPID       int      `json:"agent_pid"`
+	Reason         string   `json:"reason"`
+	Transferred    bool     `json:"transferred"`
+	LastStopReason string   `json:"last_stop_reason"`
+	NeedsContinue  bool     `json:"needs_continue"`
+	Continued      bool     `json:"continued"`
+	Error          string   `json:"error"`
+}
+
+// lines decodes what a running open has printed so far, each line
+// checked against docs/open.schema.json.
+func (ro *runningOpen) lines(t *testing.T) []lvLine {
+	t.Helper()
+	var out []lvLine
+	schema := docSchema(t, "open")
+	for _, l := range strings.Split(strings.TrimSpace(ro.out.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		validateJSON(t, schema, []byte(l))
+		var x lvLine
+		if err := json.Unmarshal([]byte(l), &x); err != nil {
+			t.Fatalf("open --json printed %q: %v", l, err)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func events(ls []lvLine) string {
+	var e []string
+	for _, l := range ls {
+		e = append(e, l.Event)
+	}
+	return strings.Join(e, " ")
+}
+
+// waitEvent waits until open printed a line with event.
+func (ro *runningOpen) waitEvent(t *testing.T, event string) lvLine {
+	t.Helper()
+	var found lvLine
+	lvWait(t, "open's "+event+" line", func() bool {
+		ro.running(t)
+		for _, l := range ro.lines(t) {
+			if l.Event == event {
+				found = l
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// handOff starts `herdr-pi open <run> <attempt> --json args…`, checks the
+// order is held while the turn still runs (no pane yet), opens the gate
+// and returns open with its launched line.
+func (lr *liveRig) handOff(attempt string, args ...string) (*runningOpen, lvLine) {
+	t := lr.t
+	t.Helper()
+	st := lr.run()
+	ro := lr.start(t, lr.s, nil, append([]string{st.ID, attempt, "--json"}, args...)...)
+	ordered := ro.waitEvent(t, "ordered")
+	if ordered.Format != "herdr-pi.open-live/1" || ordered.Run != st.ID || ordered.Handoff == "" {
+		t.Fatalf("the ordered line: %+v", ordered)
+	}
+	lr.owner.WaitText(t, attempt+": handing off at the end of this turn", lvLong)
+	if m := lr.s.Methods(); slices.Contains(m, "pane.split") || slices.Contains(m, "tab.create") {
+		t.Fatalf("a pane opened before the turn ended: %q", m)
+	}
+	lr.openGate()
+	return ro, ro.waitEvent(t, "launched")
+}
+
+// runtimeFiles lists what is left under the private runtime directory
+// other than directories.
+func (lr *liveRig) runtimeFiles() []string {
+	var left []string
+	root := filepath.Join(lr.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, p)
+		}
+		return nil
+	})
+	return left
+}
+
+// quitOwner quits the owner's Pi and waits for its wrapper to end.
+func (lr *liveRig) quitOwner() {
+	lr.t.Helper()
+	// The /workflow menu may still be open (it reopens after an action);
+	// the editor flashes between its screens, so it must stay a moment.
+	for i := 0; ; i++ {
+		if i == 20 {
+			lr.t.Fatalf("the menu does not close:\n%s", lr.owner.Screen())
+		}
+		if s := lr.owner.Screen(); lvMenuHint(s) == "" && lvEditorShown(s) {
+			time.Sleep(300 * time.Millisecond)
+			if s := lr.owner.Screen(); lvMenuHint(s) == "" && lvEditorShown(s) {
+				break
+			}
+			continue
+		}
+		if lvMenuHint(lr.owner.Screen()) != "" {
+			lvSend(lr.t, lr.owner, lvEsc)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	lr.owner.Type(lr.t, "/quit")
+	if code, err := lr.owner.ExitCode(lvLong); err != nil || code != 0 {
+		lr.t.Fatalf("the owner ended %d (%v):\n%s", code, err, lr.owner.Screen())
+	}
+}
+
+// TestLiveHandoffFromOpen is the acceptance: `herdr-pi open` from another
+// pane hands the live attempt off at its turn boundary; the pane's Pi
+// calls the owner-only tool, which runs in the owner (one update, one
+// result) and answers the pane's Pi; after the reply the pane goes idle
+// after working, the owner resumes the same session file with the pane's
+// turn in it and the workflow completes with the pane's reply; nothing is
+// left in the runtime directory.
+func TestLiveHandoffFromOpen(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	before := lvTranscript(t, lr.run().sessionFile(t, lvLabel))
+	ro, launched := lr.handOff(lvLabel)
+	if launched.PaneID != "w1:p2" || launched.Cwd != lr.agent.Project || launched.AgentPID == 0 ||
+		len(launched.Command) < 6 || launched.Command[0] != lr.hp || launched.Command[1] != "wrap" {
+		t.Fatalf("launched %+v", launched)
+	}
+	split := lvCalls(lr.s, "pane.split")
+	if len(split) != 1 || paramsOf(t, split[0])["target_pane_id"] != "w1:p1" || paramsOf(t, split[0])["direction"] != "right" {
+		t.Fatalf("pane.split %v", split)
+	}
+	in := lr.s.Inputs()
+	if len(in) != 1 || len(in[0].Text) > 200 || !strings.HasPrefix(in[0].Text, "exec sh '") {
+		t.Fatalf("typed into the pane: %+v", in)
+	}
+
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	if res.code != 0 || events(ls) != "ordered launched working idle handback" {
+		t.Fatalf("exit %d, events %q\n%s%s", res.code, events(ls), res.stdout, res.stderr)
+	}
+	hb := ls[len(ls)-1]
+	if hb.Reason != "idle" || !hb.Transferred || hb.NeedsContinue || hb.Continued || hb.LastStopReason != "stop" || hb.Error != "" {
+		t.Fatalf("handback %+v", hb)
+	}
+	// The bridged tool ran once in the owner, with one update, and its
+	// result reached the pane's Pi (it went on to the reply).
+	lines := lr.toolLines()
+	if strings.Count(strings.Join(lines, "\n"), "start beta") != 1 || !slices.Contains(lines, "end beta") {
+		t.Fatalf("tool log %q", lines)
+	}
+	if !slices.ContainsFunc(lr.llm.Requests(), func(r fakellm.Request) bool {
+		return strings.Contains(r.LastUser(), lvInPane) && r.AnsweredTool() && slices.ContainsFunc(r.Messages, func(m fakellm.Message) bool {
+			return strings.Contains(m.Text, "answer for beta")
+		})
+	}) {
+		t.Fatal("the pane's Pi never sent the bridged tool's result to its model")
+	}
+	// The owner resumed the same file, with the pane's turn in it, and the
+	// workflow completed with the pane's reply.
+	if got := lr.result(); got != lvPaneReply {
+		t.Fatalf("the workflow's result is %q, want the pane's reply %q", got, lvPaneReply)
+	}
+	after := lvTranscript(t, lr.run().sessionFile(t, lvLabel))
+	if len(after) <= len(before) || after[len(after)-1].Text != lvPaneReply ||
+		!slices.ContainsFunc(after[len(before):], func(e pitest.Message) bool { return slices.Contains(e.ToolCalls, "herdr_lookup") }) {
+		t.Fatalf("the session file should hold the pane's turn: %+v", after[len(before):])
+	}
+	// The pane was closed once (idle handback), and everything is gone.
+	if ex := lr.s.WaitExited(t, "w1:p2", 30*time.Second); !ex.Closed {
+		t.Fatalf("the pane ended %+v", ex)
+	}
+	if c := lvCalls(lr.s, "pane.close"); len(c) != 1 {
+		t.Fatalf("pane.close calls %d", len(c))
+	}
+	lr.owner.WaitFor(t, "the status line to clear", lvLong, func(s string) bool { return !strings.Contains(s, lvLabel+": ") })
+	lr.quitOwner()
+	if left := lr.runtimeFiles(); len(left) != 0 {
+		t.Fatalf("left in the runtime directory: %q", left)
+	}
+}
+
+// Ctrl-C to open while the pane works gives the attempt back at once: the
+// pane closes, open says so and exits 130, and the owner continues its
+// cut turn locally, where the workflow completes.
+func TestLiveHandoffInterruptedOpen(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel)
+	ro.waitEvent(t, "working")
+	if err := ro.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	if res.code != 130 || hb.Event != "handback" || hb.Reason != "aborted" || !hb.Transferred || !strings.Contains(res.stderr, "interrupted") {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	if ex := lr.s.WaitExited(t, launched.PaneID, 30*time.Second); !ex.Closed {
+		t.Fatalf("the pane ended %+v", ex)
+	}
+	if got := lr.result(); got != lvLocalReply {
+		t.Fatalf("the workflow's result is %q, want the local continuation %q", got, lvLocalReply)
+	}
+}
+
+// The owner's menu on a settled agent offers "Open session in Herdr pane":
+// the wrapper opens a read-only fork of its session in a split of the
+// owner's pane, as herdr-pi open does.
+func TestMenuInspectionOpensAFork(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	lr.openGate()
+	if got := lr.result(); got != "agent: finished locally" {
+		t.Fatalf("the workflow's result is %q", got)
+	}
+	lr.owner.WaitText(t, "owner: noted", lvLong)
+	list := lvActionList(lvAgentActions(t, lr.owner))
+	if lvCount(list, "Open session in Herdr pane") != 1 || lvCount(list, "Open live session in Herdr pane") != 0 {
+		t.Fatalf("the settled agent's actions: %q", list)
+	}
+	lvSend(t, lr.owner, lvEnter)
+	lr.s.WaitFor(t, lvLong, "the inspection's pane", func() bool { return len(lr.s.Inputs()) > 0 })
+	pane := lr.s.Inputs()[0].PaneID
+	waitStates(t, lr.s, pane, "the inspection's Pi at rest", "idle")
+	split := lvCalls(lr.s, "pane.split")
+	if len(split) != 1 || paramsOf(t, split[0])["target_pane_id"] != "w1:p1" {
+		t.Fatalf("pane.split %v", split)
+	}
+	// The pane's wrapper says which session its Pi writes once Pi started
+	// one (its probe's session_start may follow its first report).
+	var st control.Status
+	lvWait(t, "the inspection's session", func() bool {
+		ep, err := control.PaneRegistry(filepath.Join(lr.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()))).Lookup(control.PaneKey(lr.s.SocketPath(), pane))
+		if err != nil {
+			return false
+		}
+		c, err := control.Dial(t.Context(), ep.Socket, ep.Token)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		st, err = c.Status(t.Context())
+		return err == nil && st.SessionFile != ""
+	})
+	session := lr.run().sessionFile(t, lvLabel)
+	if st.SessionFile == "" || st.SessionFile == session {
+		t.Fatalf("the inspection's Pi writes %q; want a fork of %s", st.SessionFile, session)
+	}
+}
+
+// lvCalls are the fake's requests of one method.
+func lvCalls(s *herdrtest.Server, method string) []herdrtest.Request {
+	var out []herdrtest.Request
+	for _, q := range s.Requests() {
+		if q.Method == method {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// With --hold the pane stays after its turn; what it runs is what the
+// engine prepared (the Pi the owner runs, the session, model, tools and
+// the continue message; the agent dir; the worktree cwd); /quit in the
+// pane hands back as exited.
+func TestLiveHandoffQuitInThePane(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel, "--hold")
+	st := lr.run()
+	checkLaunched(t, lr, st, launched)
+	// Held: idle after working does not hand back.
+	lvWait(t, "the pane's reply", func() bool {
+		es := lvTranscript(t, st.sessionFile(t, lvLabel))
+		return es[len(es)-1].Text == lvPaneReply
+	})
+	lvWait(t, "the pane at rest", func() bool { return strings.HasSuffix(events(ro.lines(t)), "working idle") })
+	ro.running(t)
+	waitPiReady(t, lr.s, launched.PaneID)
+	prompt(t, lr.s, launched.PaneID, "/quit")
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	if res.code != 0 || hb.Event != "handback" || hb.Reason != "exited" || !hb.Transferred || hb.NeedsContinue {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	if got := lr.result(); got != lvPaneReply {
+		t.Fatalf("the workflow's result is %q", got)
+	}
+}
+
+// checkLaunched compares the pane's Pi process with what the engine
+// prepared (state.json) and the owner runs, word for word where the engine
+// decides.
+func checkLaunched(t *testing.T, lr *liveRig, st *lvState, launched lvLine) {
+	t.Helper()
+	var setup = st.Agents[0].AttemptDetails[0].Setup
+	session := st.sessionFile(t, lvLabel)
+	// Pi sets its process title over its argv; the small session leader
+	// that herdr-pi wrap runs it under holds the argv and environment it
+	// started Pi with ("herdr-pi-leader <path> <argv…>").
+	leader := lvParent(t, launched.AgentPID)
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", leader))
+	if err != nil {
+		t.Fatalf("the pane's Pi's leader (pid %d): %v", leader, err)
+	}
+	argv := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	if len(argv) < 3 || argv[0] != "herdr-pi-leader" {
+		t.Fatalf("pid %d is not the session leader: %q", leader, argv)
+	}
+	argv = argv[2:]
+	node, _ := filepath.EvalSymlinks(filepath.Join(lr.agent.Pi.NodeDir, "node"))
+	entry, _ := filepath.EvalSymlinks(lr.agent.Pi.Bin)
+	model := setup.Model.Provider + "/" + setup.Model.Model
+	if setup.Model.Thinking != "" {
+		model += ":" + setup.Model.Thinking
+	}
+	tools := append(slices.Clone(setup.Tools), "herdr_lookup")
+	after := func(flag string) string {
+		for i := 0; i+1 < len(argv); i++ {
+			if argv[i] == flag {
+				return argv[i+1]
+			}
+		}
+		return ""
+	}
+	if argv[0] != node || !slices.Contains(argv, entry) || after("--session") != session || after("--model") != model ||
+		!sameSet(strings.Split(after("--tools"), ","), tools) || !strings.Contains(argv[len(argv)-1], lvInPane) {
+		t.Fatalf("the pane's Pi runs %q\nwant %s %s --session %s --model %s --tools %v … %q", argv, node, entry, session, model, tools, lvInPane)
+	}
+	// The launched command is herdr-pi wrap around the same words.
+	if i := slices.Index(launched.Command, "--"); i < 0 || !slices.Equal(launched.Command[i+1:i+3], []string{node, entry}) ||
+		!slices.Equal(launched.Command[i+3:], argv[len(argv)-len(launched.Command[i+3:]):]) {
+		t.Fatalf("launched %q, the pane's Pi runs %q", launched.Command, argv)
+	}
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", leader))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(strings.Split(string(environ), "\x00"), "PI_CODING_AGENT_DIR="+lr.agent.AgentDir) ||
+		!slices.Contains(launched.Env, "PI_CODING_AGENT_DIR="+lr.agent.AgentDir) {
+		t.Fatalf("the pane's Pi lacks PI_CODING_AGENT_DIR=%s (launched env %q)", lr.agent.AgentDir, launched.Env)
+	}
+	if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", launched.AgentPID)); err != nil || cwd != setup.Cwd || launched.Cwd != setup.Cwd {
+		t.Fatalf("the pane's Pi runs in %q (%v), launched in %q, the engine prepared %q", cwd, err, launched.Cwd, setup.Cwd)
+	}
+}
+
+// lvParent is a process's parent.
+func lvParent(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ppid
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// Closing the pane hands back as closed; the owner goes on (the pane's
+// turn had ended) and the workflow completes.
+func TestLiveHandoffPaneClosed(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel, "--hold")
+	lvWait(t, "the pane at rest", func() bool { return strings.HasSuffix(events(ro.lines(t)), "working idle") })
+	if err := herdr.NewClient(lr.s.SocketPath()).PaneClose(t.Context(), launched.PaneID); err != nil {
+		t.Fatal(err)
+	}
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	if res.code != 0 || hb.Reason != "closed" || !hb.Transferred {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	if c := lvCalls(lr.s, "pane.close"); len(c) != 1 {
+		t.Fatalf("pane.close calls %d: the wrapper closed a closed pane", len(c))
+	}
+	if got := lr.result(); got != lvPaneReply {
+		t.Fatalf("the workflow's result is %q", got)
+	}
+}
+
+// Killing the owner's Pi ends the handoff: the wrapper closes the pane
+// and open says aborted.
+func TestLiveHandoffOwnerKilled(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel)
+	ro.waitEvent(t, "working")
+	owner := lr.ownerPID()
+	if err := syscall.Kill(owner, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	if hb.Event != "handback" || hb.Reason != "aborted" || !hb.Transferred {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	if ex := lr.s.WaitExited(t, launched.PaneID, 30*time.Second); !ex.Closed {
+		t.Fatalf("the pane ended %+v, not closed", ex)
+	}
+}
+
+// killOwnerPi SIGKILLs the owner's Pi if it still runs and waits for it
+// to be gone.
+func (lr *liveRig) killOwnerPi() {
+	paths, _ := filepath.Glob(filepath.Join(lr.agent.Home, ".pi", "workflows", "projects", "*", "sessions", "*", "runs", "owner.json"))
+	for _, p := range paths {
+		var l struct{ PID int }
+		if b, err := os.ReadFile(p); err != nil || json.Unmarshal(b, &l) != nil || l.PID <= 0 {
+			continue
+		}
+		_ = syscall.Kill(l.PID, syscall.SIGKILL)
+		for i := 0; i < 500 && syscall.Kill(l.PID, 0) == nil; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// ownerPID is the owner Pi's pid, from its lease.
+func (lr *liveRig) ownerPID() int {
+	lr.t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(lr.agent.Home, ".pi", "workflows", "projects", "*", "sessions", "*", "runs", "owner.json"))
+	if len(paths) != 1 {
+		lr.t.Fatalf("owner.json: %q", paths)
+	}
+	var l struct{ PID int }
+	b, _ := os.ReadFile(paths[0])
+	if err := json.Unmarshal(b, &l); err != nil || l.PID <= 0 {
+		lr.t.Fatalf("owner.json %s: %v", b, err)
+	}
+	return l.PID
+}
+
+// Escape in the pane aborts its turn: the handback says needs_continue
+// and the owner continues its local session, where the workflow completes.
+func TestLiveHandoffAbortedTurnContinuesLocally(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel)
+	ro.waitEvent(t, "working")
+	lr.s.WaitForText(t, launched.PaneID, "Working", lvLong)
+	if err := herdr.NewClient(lr.s.SocketPath()).PaneSendInput(t.Context(), launched.PaneID, "", "Escape"); err != nil {
+		t.Fatal(err)
+	}
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	if res.code != 0 || hb.Reason != "idle" || !hb.NeedsContinue || !hb.Continued {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	if got := lr.result(); got != lvLocalReply {
+		t.Fatalf("the workflow's result is %q, want the local continuation %q", got, lvLocalReply)
+	}
+}
+
+// `herdr-pi close <run>` after two handoffs of one run in fully inspectable
+// mode (the run's workspace, a tab per attempt) closes the workspace once
+// — its tabs go with it — and each handoff is handed back as closed, its
+// bridge closed by its wrapper.
+func TestCloseAfterTwoHandoffs(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.two = true })
+	writeFile(t, filepath.Join(lr.agent.AgentDir, "pi-extensible-workflows", "settings.json"),
+		`{"extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}}`)
+	lr.startOwner()
+	st := lr.run()
+	first := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json", "--hold")
+	first.waitEvent(t, "ordered")
+	second := lr.start(t, lr.s, nil, st.ID, lvLabel2, "--json", "--hold")
+	second.waitEvent(t, "ordered")
+	lr.openGate()
+	a, b := first.waitEvent(t, "launched"), second.waitEvent(t, "launched")
+	if a.WorkspaceID == "" || a.WorkspaceID != b.WorkspaceID || a.TabID == b.TabID {
+		t.Fatalf("launched %+v and %+v: want two tabs of one workspace", a, b)
+	}
+	lvWait(t, "both panes at rest", func() bool {
+		return strings.HasSuffix(events(first.lines(t)), "idle") && strings.HasSuffix(events(second.lines(t)), "idle")
+	})
+	lr.s.ClearRecords()
+	out, code := lr.herdrPi(t, "close", st.ID[:8], "--json")
+	var rep struct {
+		Format string `json:"format"`
+		Run    string `json:"run"`
+		Closed []struct{ Kind, ID, How string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("close: exit %d (%v)\n%s", code, err, out)
+	}
+	validateJSON(t, docSchema(t, "open"), []byte(out))
+	var got []string
+	for _, c := range rep.Closed {
+		got = append(got, c.Kind+" "+c.ID+" "+c.How)
+	}
+	ws := "workspace " + a.WorkspaceID + " closed"
+	want := []string{ws, "tab " + a.TabID + " with workspace " + a.WorkspaceID, "tab " + b.TabID + " with workspace " + a.WorkspaceID}
+	if len(got) == 5 {
+		// The two handoffs' records are in the order they were written.
+		slices.Sort(got[1:3])
+		slices.Sort(want[1:3])
+	}
+	if rep.Format != "herdr-pi.close/1" || rep.Run != st.ID || len(got) != 5 || !slices.Equal(got[:3], want) ||
+		!strings.HasPrefix(got[3], "bridge ") || !strings.HasPrefix(got[4], "bridge ") || got[3] == got[4] {
+		t.Fatalf("close reported %q (format %q, run %q, want %q)", got, rep.Format, rep.Run, st.ID)
+	}
+	for _, ro := range []*runningOpen{first, second} {
+		res := ro.wait(t)
+		ls := ro.lines(t)
+		if hb := ls[len(ls)-1]; res.code != 0 || hb.Reason != "closed" || !hb.Transferred {
+			t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+		}
+	}
+	// Each thing once: one workspace.close, nothing else closed.
+	var closes []string
+	for _, q := range lr.s.Requests() {
+		if strings.HasSuffix(q.Method, ".close") {
+			closes = append(closes, q.Method)
+		}
+	}
+	if !slices.Equal(closes, []string{"workspace.close"}) {
+		t.Fatalf("close calls %q", closes)
+	}
+	// Nothing is left to close.
+	out, code = lr.herdrPi(t, "close", st.ID)
+	if code != 0 || !strings.Contains(out, "nothing herdr-pi opened for run") {
+		t.Fatalf("close again: exit %d\n%s", code, out)
+	}
+}
+
+// herdrPi runs a herdr-pi command in the person's environment and returns
+// its stdout and exit code (its stderr goes to the test log).
+func (lr *liveRig) herdrPi(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(lr.hp, args...)
+	cmd.Env, cmd.Dir = lr.env(lr.s), lr.agent.Project
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || errb.Len() > 0 {
+		t.Logf("herdr-pi %s: exit %d, stderr:\n%s", strings.Join(args, " "), code, errb.String())
+	}
+	return out.String(), code
+}
+
+const (
+	lvEnter = pitest.KeyEnter
+	lvEsc   = pitest.KeyEsc
+)
+
+func lvAgentActions(t *testing.T, tm *pitest.Term) string {
+	t.Helper()
+	return pitest.AgentActions(t, tm, lvFlow, lvLabel, lvLong)
+}
+
+func lvSend(t *testing.T, tm *pitest.Term, keys string) {
+	t.Helper()
+	if err := tm.Send(keys); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lvCount(list []string, label string) int {
+	n := 0
+	for _, x := range list {
+		if x == label {
+			n++
+		}
+	}
+	return n
+}
+
+var (
+	lvActionList  = pitest.ActionList
+	lvMenuHint    = pitest.MenuHint
+	lvEditorShown = pitest.EditorShown
+)
+
+// The same as TestLiveHandoffFromOpen, asked from the owner's /workflow
+// menu ("Open live session in Herdr pane", driven with keys): the wrapper
+// runs the handoff itself; the owner's status line follows the pane; the
+// workflow completes with the pane's reply; nothing is left behind.
+func TestLiveHandoffFromTheMenu(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	list := lvActionList(lvAgentActions(t, lr.owner))
+	if lvCount(list, "Open live session in Herdr pane") != 1 || list[0] != "Open live session in Herdr pane" {
+		t.Fatalf("the running agent's actions: %q", list)
+	}
+	lvSend(t, lr.owner, lvEnter)
+	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	if m := lr.s.Methods(); slices.Contains(m, "pane.split") {
+		t.Fatalf("a pane opened before the turn ended: %q", m)
+	}
+	lr.openGate()
+	lr.s.WaitFor(t, lvLong, "the handoff's pane", func() bool { return len(lr.s.Inputs()) > 0 })
+	pane := lr.s.Inputs()[0].PaneID
+	if got := lr.result(); got != lvPaneReply {
+		t.Fatalf("the workflow's result is %q, want the pane's reply %q", got, lvPaneReply)
+	}
+	if ex := lr.s.WaitExited(t, pane, 30*time.Second); !ex.Closed {
+		t.Fatalf("the pane ended %+v", ex)
+	}
+	if lines := lr.toolLines(); strings.Count(strings.Join(lines, "\n"), "start beta") != 1 || !slices.Contains(lines, "end beta") {
+		t.Fatalf("tool log %q", lines)
+	}
+	lr.owner.WaitFor(t, "the status line to clear", lvLong, func(s string) bool { return !strings.Contains(s, lvLabel+": ") })
+	lvWait(t, "the owner's answer to the run's end", func() bool { return strings.Contains(lr.owner.Screen(), "owner: noted") })
+	lr.quitOwner()
+	if left := lr.runtimeFiles(); len(left) != 0 {
+		t.Fatalf("left in the runtime directory: %q", left)
+	}
+}

@@ -1,0 +1,124 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+)
+
+// Closed is one thing `herdr-pi close` closed (or found closed).
+type Closed struct {
+	// Kind is pane, tab, workspace or bridge; ID the Herdr id, or the
+	// bridge's socket.
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	// How: "closed"; "gone" (closed before, by someone else); "with
+	// workspace w2" (closed with what held it). A bridge is "closed" by
+	// the wrapper whose handoff it served, or its leftover files "removed"
+	// when that wrapper was dead.
+	How string `json:"how"`
+}
+
+// CloseRun closes what records name, each once: workspaces first, then
+// tabs and panes outside them (a workspace takes its tabs and panes along,
+// and closing them again would close something else or fail). A record
+// with a live handoff's wrapper is then waited for, up to wait: the
+// wrapper sees its pane close, hands the attempt back, closes the bridge
+// and removes the record. Records of dead wrappers have their leftover
+// bridge files removed. Every record handled is removed from the ledger.
+func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) Herdr, records []Record, wait time.Duration) ([]Closed, error) {
+	type key struct{ socket, thing string }
+	var out []Closed
+	var errs []error
+	done := map[key]string{} // what was closed → how
+	workspaces := map[string]string{}
+	for _, r := range records {
+		if r.Kind == "workspace" {
+			workspaces[r.HerdrSocket+"\x00"+r.ID] = r.ID
+		}
+	}
+	order := func(kind string) int { return map[string]int{"workspace": 0, "tab": 1, "pane": 2}[kind] }
+	sorted := append([]Record(nil), records...)
+	// Stable: records keep their age within a kind.
+	for i := 1; i < len(sorted); i++ {
+		for j := i; j > 0 && order(sorted[j].Kind) < order(sorted[j-1].Kind); j-- {
+			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
+		}
+	}
+	for _, r := range sorted {
+		k := key{r.HerdrSocket, r.Thing()}
+		if _, seen := done[k]; seen {
+			continue
+		}
+		how := "closed"
+		if ws, ok := workspaces[r.HerdrSocket+"\x00"+workspaceOf(r.ID)]; ok && r.Kind != "workspace" {
+			how = "with workspace " + ws
+		} else if err := closeThing(ctx, herdrAt(r.HerdrSocket), r.Kind, r.ID); err != nil {
+			var he *herdr.Error
+			if errors.As(err, &he) && strings.HasSuffix(he.Code, "_not_found") {
+				how = "gone"
+			} else {
+				errs = append(errs, fmt.Errorf("closing %s: %w", r.Thing(), err))
+				continue
+			}
+		}
+		done[k] = how
+		out = append(out, Closed{Kind: r.Kind, ID: r.ID, How: how})
+	}
+	deadline := time.Now().Add(wait)
+	for _, r := range records {
+		if r.WrapperPID > 0 && processAlive(r.WrapperPID) {
+			if !waitGone(ctx, r.File, deadline) {
+				errs = append(errs, fmt.Errorf("the wrapper (pid %d) of handoff %s did not hand the attempt back within %v after its %s closed", r.WrapperPID, r.Handoff, wait, r.Thing()))
+				continue
+			}
+			if r.Bridge != "" {
+				out = append(out, Closed{Kind: "bridge", ID: r.Bridge, How: "closed"})
+			}
+			continue
+		}
+		if r.Bridge != "" {
+			os.Remove(r.Bridge)
+			os.Remove(strings.TrimSuffix(r.Bridge, ".sock") + ".mjs")
+			out = append(out, Closed{Kind: "bridge", ID: r.Bridge, How: "removed"})
+		}
+		if err := ledger.Remove(r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func closeThing(ctx context.Context, h Herdr, kind, id string) error {
+	switch kind {
+	case "workspace":
+		return h.WorkspaceClose(ctx, id)
+	case "tab":
+		return h.TabClose(ctx, id)
+	}
+	return h.PaneClose(ctx, id)
+}
+
+// waitGone waits until file no longer exists, or the deadline.
+func waitGone(ctx context.Context, file string, deadline time.Time) bool {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Lstat(file); errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,253 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+)
+
+func ledger(t *testing.T) Ledger {
+	t.Helper()
+	return LedgerAt(filepath.Join(t.TempDir(), "rt"))
+}
+
+// Records are 0600 files in a 0700 directory; Remove forgets one; a file
+// that is not a record is named, not trusted.
+func TestLedgerRecordsAreSmallPrivateFiles(t *testing.T) {
+	l := ledger(t)
+	if rs, err := l.List(); err != nil || len(rs) != 0 {
+		t.Fatalf("an absent ledger lists %v, %v", rs, err)
+	}
+	a, err := l.Add(Record{Run: "r1", Kind: "pane", ID: "w1:p2", HerdrSocket: "/h.sock", WrapperPID: 7, Handoff: "h1", Bridge: "/b.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Add(Record{Run: "r1", Kind: "workspace", ID: "w2", HerdrSocket: "/h.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{l.Dir, a.File} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := os.FileMode(0o600); fi.IsDir() {
+			want = 0o700
+			if fi.Mode().Perm() != want {
+				t.Fatalf("%s has mode %v", p, fi.Mode())
+			}
+		} else if fi.Mode().Perm() != want {
+			t.Fatalf("%s has mode %v", p, fi.Mode())
+		}
+	}
+	if err := os.WriteFile(filepath.Join(l.Dir, "rec-bad.json"), []byte(`{"run":"r","kind":"root","id":"x"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := l.List()
+	if err == nil || !strings.Contains(err.Error(), "rec-bad.json") {
+		t.Fatalf("a bad record: %v", err)
+	}
+	if len(rs) != 2 || rs[0].Thing() != "pane w1:p2" || rs[0].Bridge != "/b.sock" || rs[1].File != b.File {
+		t.Fatalf("records %+v", rs)
+	}
+	if err := l.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Remove(a); err != nil {
+		t.Fatalf("removing a removed record: %v", err)
+	}
+	os.Remove(filepath.Join(l.Dir, "rec-bad.json"))
+	if rs, err := l.List(); err != nil || len(rs) != 1 || rs[0].Kind != "workspace" {
+		t.Fatalf("after Remove: %+v %v", rs, err)
+	}
+}
+
+// CloseRun closes a workspace once and what is inside it not at all,
+// counts what someone closed before as gone, removes the leftovers of a
+// dead wrapper's bridge, and forgets every record it handled.
+func TestCloseRunClosesEachThingOnce(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	ws, err := c.WorkspaceCreate(ctx, herdr.NewPlace{Label: "workflow review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, _, err := c.TabCreate(ctx, ws.Workspace.WorkspaceID, herdr.NewPlace{Label: "#2 docs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "down"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PaneClose(ctx, gone.PaneID); err != nil {
+		t.Fatal(err)
+	}
+	dead := deadPID(t)
+	dir := t.TempDir()
+	bridge := filepath.Join(dir, "tools-1.sock")
+	for _, f := range []string{bridge, filepath.Join(dir, "tools-1.mjs")} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := ledger(t)
+	sock := s.SocketPath()
+	var recs []Record
+	for _, r := range []Record{
+		{Run: "r1", Kind: "tab", ID: tab.TabID, HerdrSocket: sock, WrapperPID: dead, Handoff: "h2"},
+		{Run: "r1", Kind: "workspace", ID: ws.Workspace.WorkspaceID, HerdrSocket: sock},
+		{Run: "r1", Kind: "pane", ID: split.PaneID, HerdrSocket: sock, WrapperPID: dead, Handoff: "h1", Bridge: bridge},
+		{Run: "r1", Kind: "pane", ID: gone.PaneID, HerdrSocket: sock},
+		{Run: "r1", Kind: "pane", ID: split.PaneID, HerdrSocket: sock}, // recorded twice
+	} {
+		rec, err := l.Add(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+	}
+	s.ClearRecords()
+	closed, err := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range closed {
+		got = append(got, x.Kind+" "+x.ID+" "+x.How)
+	}
+	want := []string{
+		"workspace " + ws.Workspace.WorkspaceID + " closed",
+		"tab " + tab.TabID + " with workspace " + ws.Workspace.WorkspaceID,
+		"pane " + split.PaneID + " closed",
+		"pane " + gone.PaneID + " gone",
+		"bridge " + bridge + " removed",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("closed %q\nwant   %q", got, want)
+	}
+	if m := strings.Join(s.Methods(), " "); m != "workspace.close pane.close pane.close" {
+		t.Fatalf("calls %q", m)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("the dead wrapper's bridge files are left: %v", left)
+	}
+	if rs, _ := l.List(); len(rs) != 0 {
+		t.Fatalf("records left: %+v", rs)
+	}
+}
+
+// A live wrapper's handoff is waited for: its record goes when it hands
+// back; one that never does is an error naming it.
+func TestCloseRunWaitsForLiveWrappers(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	p, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledger(t)
+	rec, err := l.Add(Record{Run: "r1", Kind: "pane", ID: p.PaneID, HerdrSocket: s.SocketPath(), WrapperPID: os.Getpid(), Handoff: "h1", Bridge: "/x/tools.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The "wrapper" (this process) hands back once the pane is closed.
+	go func() {
+		for !slices.Contains(s.Methods(), "pane.close") {
+			time.Sleep(5 * time.Millisecond)
+		}
+		l.Remove(rec)
+	}()
+	closed, err := CloseRun(ctx, l, func(string) Herdr { return c }, []Record{rec}, time.Minute)
+	if err != nil || len(closed) != 2 || closed[1] != (Closed{Kind: "bridge", ID: "/x/tools.sock", How: "closed"}) {
+		t.Fatalf("closed %+v, %v", closed, err)
+	}
+	stuck, err := l.Add(Record{Run: "r1", Kind: "pane", ID: "w1:p9", HerdrSocket: s.SocketPath(), WrapperPID: os.Getpid(), Handoff: "h2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CloseRun(ctx, l, func(string) Herdr { return c }, []Record{stuck}, 0); err == nil || !strings.Contains(err.Error(), "handoff h2") {
+		t.Fatalf("a wrapper that never hands back: %v", err)
+	}
+}
+
+// deadPID is a pid no process has any more.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// OwnerWrapper finds the wrapper above the owner's Pi: through the pane
+// registry, else through the Pi's own environment when its socket is in
+// an ancestor's run directory; a Pi under none is ErrNotWrapped.
+func TestOwnerWrapperWalksUpFromTheLeasePID(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "rt")
+	if err := os.Mkdir(base, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// This test process plays the wrapper; a shell is its leader and a
+	// sleep the owner's Pi, two levels down as under wrap.
+	runDir := filepath.Join(base, fmt.Sprintf("run-%d-1", os.Getpid()))
+	ep := control.Endpoint{Socket: filepath.Join(runDir, "control.sock"), Token: "t0k", PID: os.Getpid()}
+	start := func(env ...string) int {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", "sleep 60 & wait")
+		cmd.Env = append(os.Environ(), env...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Process.Kill(); cmd.Wait() })
+		for {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
+			if f := strings.Fields(string(b)); len(f) > 0 {
+				var pid int
+				fmt.Sscan(f[0], &pid)
+				return pid
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	viaEnv := start(ep.Env()...)
+	got, err := OwnerWrapper(base, viaEnv)
+	if err != nil || got != ep {
+		t.Fatalf("through the environment: %+v, %v", got, err)
+	}
+	bare := start()
+	if _, err := OwnerWrapper(base, bare); !errors.Is(err, ErrNotWrapped) {
+		t.Fatalf("a Pi under no wrapper: %v", err)
+	}
+	reg := control.PaneRegistry(base)
+	ep2 := ep
+	ep2.Token, ep2.PaneID = "registered", "w1:p1"
+	if _, err := reg.Register(control.PaneKey("/h.sock", "w1:p1"), ep2); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := OwnerWrapper(base, bare); err != nil || got.Token != "registered" {
+		t.Fatalf("through the registry: %+v, %v", got, err)
+	}
+	if _, err := OwnerWrapper(base, deadPID(t)); err == nil || !strings.Contains(err.Error(), "is gone") {
+		t.Fatalf("a dead owner: %v", err)
+	}
+}

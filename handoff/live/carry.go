@@ -1,0 +1,337 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/tools"
+	"github.com/herdr-pi/herdr-pi/handoff"
+)
+
+// carry runs one handoff from the order to the handback and sets r.final,
+// or r.err when the owner refused and nothing was handed off.
+func (s *Service) carry(r *run) {
+	r.emit(control.Progress{Event: control.ProgressOrdered})
+	l, err := r.link.Handoff(r.ctx, r.order)
+	var refused *control.HandoffRefused
+	var cancelled *control.HandoffCancelled
+	switch {
+	case err == nil:
+	case errors.As(err, &refused):
+		r.err = fmt.Errorf("the workflow owner refused the handoff: %s", refused.Message)
+		return
+	case errors.As(err, &cancelled), errors.Is(err, control.ErrOwnerGone):
+		// The owner gave the order up (or is gone) before its turn ended:
+		// nothing was suspended, nothing is to be handed back.
+		r.final = r.stamp(control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Error: err.Error()})
+		return
+	default:
+		// Our side gave up while the owner still held the order: withdraw
+		// it (the owner's turn goes on locally).
+		s.handBack(r, control.Handback{Reason: control.HandbackAborted, Error: causeText(r.ctx, err)})
+		return
+	}
+	if r.label == "" {
+		r.label = l.Label
+	}
+	s.handBack(r, s.runPane(r, l))
+}
+
+// handBack returns the attempt to the owner, waits for it to resume, and
+// records the outcome.
+func (s *Service) handBack(r *run, hb control.Handback) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.HandbackTimeout)
+	defer cancel()
+	res, err := r.link.Handback(ctx, r.id, hb)
+	p := control.Progress{Event: control.ProgressHandback, Reason: hb.Reason, Transferred: hb.Transferred,
+		LastStopReason: hb.LastStopReason, NeedsContinue: hb.NeedsContinue, Continued: res.Continued, Error: hb.Error}
+	switch {
+	case err != nil:
+		p.Error = joinText(p.Error, "the owner did not confirm it has its session back: "+err.Error())
+	case res.Error != "":
+		p.Error = joinText(p.Error, "the owner could not reopen its session: "+res.Error)
+	}
+	s.cfg.Logf("live: handoff %s handed back: %s (transferred %v, needs continue %v, continued %v) %s", r.id, hb.Reason, hb.Transferred, hb.NeedsContinue, res.Continued, p.Error)
+	r.final = r.stamp(p)
+}
+
+func joinText(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func causeText(ctx context.Context, err error) string {
+	if c := context.Cause(ctx); c != nil {
+		return c.Error()
+	}
+	return err.Error()
+}
+
+// runPane carries the launch through the pane, from its files to the end of
+// the pane, and says how to hand back. Whatever happens, on the way out it
+// cleans up in the reference order (workflows-handoff.md §5.9): the
+// remote pane first (so two Pis never share the session file), then the
+// tool bridge, then the files; the pane's wrapper releases its own agent.
+func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
+	hb = control.Handback{Reason: control.HandbackFailed}
+	fail := func(err error) control.Handback {
+		if r.ctx.Err() != nil {
+			hb.Reason, hb.Error = control.HandbackAborted, causeText(r.ctx, err)
+		} else {
+			hb.Reason, hb.Error = control.HandbackFailed, err.Error()
+		}
+		return hb
+	}
+	// A run directory of its own (named for this process, so a wrapper
+	// killed meanwhile has it swept by the next), short enough for the
+	// bridge's socket.
+	dir, err := control.NewRunDir(s.cfg.RunBase)
+	if err != nil {
+		return fail(fmt.Errorf("a private directory for the launch: %w", err))
+	}
+	defer os.RemoveAll(dir) // last: files, command file, watch file
+	files, err := writeFiles(dir, l.Files)
+	if err != nil {
+		return fail(err)
+	}
+	var bridge *tools.Server
+	client := ""
+	if len(l.Tools) > 0 {
+		bridge, err = tools.Serve(tools.Config{Dir: dir, Tools: toolSpecs(l.Tools), Logf: s.cfg.Logf,
+			Executor: tools.ExecutorFunc(func(ctx context.Context, c tools.Call, update func(json.RawMessage)) (json.RawMessage, error) {
+				return r.link.CallTool(ctx, r.id, control.ToolCall{ToolCallID: c.ToolCallID, Name: c.Name, Params: c.Params}, update)
+			})})
+		if err != nil {
+			return fail(fmt.Errorf("the tool bridge: %w", err))
+		}
+		defer bridge.Close() // after the pane, before the files
+		if client, err = bridge.WriteClient(); err != nil {
+			return fail(fmt.Errorf("the tool bridge: %w", err))
+		}
+	}
+	cmd, err := paneCommand(s.cfg.Self, l, files, client, s.cfg.PaneEnv)
+	if err != nil {
+		return fail(err)
+	}
+	h := s.cfg.Herdr(r.opts.socket)
+	opener := handoff.Opener{Herdr: h, FileDir: dir}
+	// One placement at a time: two handoffs of a run in fully inspectable
+	// mode must find (not both create) the run's workspace.
+	s.placing.Lock()
+	opened, err := opener.Open(r.ctx, cmd, s.placement(r, l))
+	s.placing.Unlock()
+	if err != nil {
+		return fail(fmt.Errorf("opening a pane: %w", err))
+	}
+	bridgePath := ""
+	if bridge != nil {
+		bridgePath = bridge.Path()
+	}
+	records := s.record(r, opened, bridgePath)
+	launched, ended := false, ""
+	defer func() {
+		s.closeRemote(h, &opened, launched, ended)
+		s.forget(records, launched)
+	}()
+
+	// Herdr's events, from now on (the pane may end at any point).
+	events := make(chan paneEvent, 64)
+	endedCh := make(chan struct{})
+	wctx, stopWatch := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		_ = watchPane(wctx, h, opened.Placed, events, endedCh, s.cfg.Logf)
+	}()
+	defer func() { stopWatch(); <-watched }() // before the pane is closed
+
+	if err := handoff.WaitStarted(r.ctx, opened, s.cfg.StartTimeout, endedCh); err != nil {
+		return fail(err)
+	}
+	session, failed := handoff.ForkOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened, s.cfg.StartTimeout, endedCh)
+	switch {
+	case r.ctx.Err() != nil:
+		return fail(r.ctx.Err())
+	case failed:
+		return fail(fmt.Errorf("the command failed in pane %s before Pi started", opened.PaneID))
+	case session == "":
+		return fail(fmt.Errorf("Pi did not start in pane %s within %v", opened.PaneID, s.cfg.StartTimeout))
+	}
+	if session != l.SessionFile {
+		s.cfg.Logf("live: handoff %s: the pane's Pi writes %s, not the attempt's %s", r.id, session, l.SessionFile)
+	}
+	launched, hb.Transferred = true, true
+	st, _ := paneStatus(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened.PaneID)
+	if err := r.link.PaneState(r.id, control.PaneLaunched); err != nil {
+		s.cfg.Logf("live: handoff %s: pane state: %v", r.id, err)
+	}
+	r.emit(control.Progress{Event: control.ProgressLaunched, PaneID: opened.PaneID, TabID: opened.TabID, WorkspaceID: opened.WorkspaceID,
+		Command: cmd.Argv, Env: cmd.Env, Cwd: cmd.Dir, AgentPID: st.ChildPID})
+
+	// The pane runs: relay its states; hand back at its end, or when it
+	// goes idle after working (unless held).
+	last, sawWorking, relayed := st, false, control.PaneLaunched
+	relay := func(state string) {
+		if state == relayed {
+			return
+		}
+		relayed = state
+		if err := r.link.PaneState(r.id, state); err != nil {
+			s.cfg.Logf("live: handoff %s: pane state: %v", r.id, err)
+		}
+		r.emit(control.Progress{Event: state, PaneID: opened.PaneID})
+	}
+	for hb.Reason == control.HandbackFailed {
+		select {
+		case ev := <-events:
+			switch {
+			case ev.end != "":
+				ended, hb.Reason = ev.end, ev.end
+			case ev.status == "working":
+				sawWorking = true
+				relay(control.PaneWorking)
+			case ev.status == "blocked" || ev.status == "idle" || ev.status == "done":
+				// How the turn ended is the pane's wrapper's to say, now:
+				// after an exit there is nobody left to ask. A run that
+				// settled since launch worked, even when it was too short
+				// for Herdr to see it working (reports are paced).
+				if st, ok := paneStatus(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened.PaneID); ok {
+					last = st
+					if st.Runs > 0 && !sawWorking { // the pane's wrapper is new: every run is the pane's
+						sawWorking = true
+						relay(control.PaneWorking)
+					}
+				}
+				if ev.status == "blocked" {
+					relay(control.PaneBlocked)
+					continue
+				}
+				// At rest before its first turn, the pane is just launched.
+				if sawWorking {
+					relay(control.PaneIdle)
+				}
+				if sawWorking && !r.opts.hold {
+					hb.Reason = control.HandbackIdle
+				}
+			}
+		case <-r.ctx.Done():
+			hb.Reason, hb.Error = control.HandbackAborted, causeText(r.ctx, r.ctx.Err())
+		}
+	}
+	hb.LastStopReason = last.LastStopReason
+	// The owner continues when the pane's turn was cut, or when the pane
+	// never took up the cut turn it was given.
+	hb.NeedsContinue = last.LastAborted || (l.NeedsContinue && !sawWorking)
+	return hb
+}
+
+// placement is where the handoff's pane goes.
+func (s *Service) placement(r *run, l control.Launch) handoff.Placement {
+	wf := l.Workflow
+	if wf == "" {
+		wf = shortID(l.RunID)
+	}
+	n := l.TUIIndex
+	if n == 0 {
+		n = l.Attempt
+	}
+	return handoff.Placement{Mode: r.opts.mode, CallerPane: r.opts.pane, Cwd: l.Cwd, Fresh: true,
+		WorkspaceLabel: "workflow " + wf, TabLabel: fmt.Sprintf("#%d %s", n, l.Label)}
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// record writes what the placement opened to the ledger: the innermost
+// thing (the handoff's pane or tab) as this wrapper's, with its bridge;
+// what holds it (the run's workspace) as the run's, which outlives the
+// handoff until `herdr-pi close`.
+func (s *Service) record(r *run, o handoff.Opened, bridge string) []handoff.Record {
+	var out []handoff.Record
+	for i, c := range o.Created {
+		kind, id, _ := strings.Cut(c, " ")
+		rec := handoff.Record{Run: r.order.RunID, Kind: kind, ID: id, HerdrSocket: r.opts.socket}
+		if i == len(o.Created)-1 {
+			rec.WrapperPID, rec.Handoff, rec.Bridge = os.Getpid(), r.id, bridge
+		}
+		rec, err := s.cfg.Ledger.Add(rec)
+		if err != nil {
+			s.cfg.Logf("live: handoff %s: %v", r.id, err)
+			continue
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// forget removes the handoff's own records, and the run's too when nothing
+// was launched (the placement was undone whole).
+func (s *Service) forget(records []handoff.Record, launched bool) {
+	for _, rec := range records {
+		if rec.Handoff != "" || !launched {
+			if err := s.cfg.Ledger.Remove(rec); err != nil {
+				s.cfg.Logf("live: %v", err)
+			}
+		}
+	}
+}
+
+// closeRemote closes the handoff's pane (its tab in a workspace) unless it
+// was closed already; before the launch it undoes the whole placement.
+func (s *Service) closeRemote(h Herdr, o *handoff.Opened, launched bool, ended string) {
+	if ended == string(handoff.PaneClosed) && launched {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), handoff.CloseBudget)
+	defer cancel()
+	var err error
+	if !launched {
+		err = o.Undo(ctx, h)
+	} else if n := len(o.Created); n > 0 {
+		kind, id, _ := strings.Cut(o.Created[n-1], " ")
+		err = closeThing(ctx, h, kind, id)
+	}
+	if err != nil && !notFound(err) {
+		s.cfg.Logf("live: closing the handoff's pane: %v", err)
+	}
+}
+
+func closeThing(ctx context.Context, h Herdr, kind, id string) error {
+	switch kind {
+	case "workspace":
+		return h.WorkspaceClose(ctx, id)
+	case "tab":
+		return h.TabClose(ctx, id)
+	}
+	return h.PaneClose(ctx, id)
+}
+
+// paneStatus asks the herdr-pi wrapper in a pane for its status, through
+// the pane registry.
+func paneStatus(ctx context.Context, runtimeBase, herdrSocket, pane string) (control.Status, bool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	ep, err := control.PaneRegistry(runtimeBase).Lookup(control.PaneKey(herdrSocket, pane))
+	if err != nil {
+		return control.Status{}, false
+	}
+	c, err := control.Dial(ctx, ep.Socket, ep.Token)
+	if err != nil {
+		return control.Status{}, false
+	}
+	defer c.Close()
+	st, err := c.Status(ctx)
+	return st, err == nil
+}

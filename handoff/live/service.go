@@ -1,0 +1,346 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/handoff"
+)
+
+// Owner is the owner link as a handoff uses it; *control.OwnerLink is one.
+type Owner interface {
+	PID() int
+	Done() <-chan struct{}
+	Handoff(ctx context.Context, order control.HandoffOrder) (control.Launch, error)
+	CallTool(ctx context.Context, handoffID string, call control.ToolCall, update func(json.RawMessage)) (json.RawMessage, error)
+	PaneState(id, state string) error
+	Handback(ctx context.Context, id string, hb control.Handback) (control.Resumed, error)
+	Refuse(requestID string, err error) error
+}
+
+// Config is what a wrapper's Service needs.
+type Config struct {
+	// Self is herdr-pi's own executable: the pane runs the attempt under
+	// its wrap.
+	Self string
+	// RunBase is where private run directories go (control.SocketBase of
+	// the runtime directory, short enough for sockets): each handoff
+	// writes its launch files, command file and tool bridge socket into
+	// one of its own, removed when it ends.
+	RunBase string
+	// RuntimeBase is where the pane's wrapper registers (its pane
+	// registry); PaneEnv goes into the pane's command so it registers
+	// there (XDG_RUNTIME_DIR), after the launch's own environment.
+	RuntimeBase string
+	PaneEnv     []string
+	// HerdrSocket and OwnerPane are the wrapper's own Herdr pane ("" when
+	// the wrapper does not run in Herdr: then only `open` can ask, and its
+	// pane is used).
+	HerdrSocket string
+	OwnerPane   string
+	// Herdr returns a client for a Herdr socket (default: Client).
+	Herdr func(socket string) Herdr
+	// Ledger records what is opened, for `herdr-pi close`.
+	Ledger handoff.Ledger
+	// Inspect opens a settled attempt for inspection (the menu's "Open
+	// session in Herdr pane"); nil refuses it.
+	Inspect func(ctx context.Context, req control.InspectRequest) error
+	// StartTimeout bounds how long a pane may take to start Pi (default
+	// 60s); HandbackTimeout how long the owner may take to resume its
+	// session (default 60s).
+	StartTimeout, HandbackTimeout time.Duration
+	Logf                          func(format string, args ...any)
+}
+
+// Service is a wrapper's live handoffs: it implements control.OwnerSink
+// (menu requests, cancellations, the owner's going away) and
+// control.Handoffs (`herdr-pi open`). It owns one goroutine per handoff
+// and per inspection; Close ends them and waits.
+type Service struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	placing sync.Mutex // held while a pane is placed
+
+	mu      sync.Mutex
+	link    Owner
+	engine  control.EngineStatus
+	running map[string]*run // by session id
+	next    int
+	wg      sync.WaitGroup
+}
+
+// New returns a Service with nothing running.
+func New(cfg Config) *Service {
+	if cfg.Herdr == nil {
+		cfg.Herdr = func(socket string) Herdr { return Client{herdr.NewClient(socket)} }
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 60 * time.Second
+	}
+	if cfg.HandbackTimeout <= 0 {
+		cfg.HandbackTimeout = 60 * time.Second
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &Service{cfg: cfg, ctx: ctx, cancel: cancel, running: map[string]*run{}}
+}
+
+// ErrClosing is the cause of every handoff's end when the wrapper quits.
+var ErrClosing = errors.New("the owner's herdr-pi wrap is quitting")
+
+// Close gives every handoff back (closing its pane) and waits for them.
+// Safe to call more than once.
+func (s *Service) Close() {
+	// Under mu: every goroutine is added under mu after checking ctx, so
+	// none is added once Wait may run.
+	s.mu.Lock()
+	s.cancel(ErrClosing)
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// OwnerEvent implements control.OwnerSink. It returns at once: anything
+// that waits runs on a goroutine of the Service.
+func (s *Service) OwnerEvent(l *control.OwnerLink, m control.OwnerMessage) { s.ownerEvent(l, m) }
+
+func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch m := m.(type) {
+	case control.OwnerConnected:
+		s.link = l
+	case control.OwnerDisconnected:
+		if s.link == l {
+			s.link = nil
+		}
+		// Every handoff of that owner is over: their panes close. (Each
+		// run also watches its link's Done.)
+		for _, r := range s.running {
+			if r.link == l {
+				r.cancel(control.ErrOwnerGone)
+			}
+		}
+	case control.EngineStatus:
+		s.engine = m
+	case control.HandoffRequest:
+		if s.ctx.Err() != nil {
+			_ = l.Refuse(m.ID, ErrClosing)
+			return
+		}
+		if _, busy := s.running[m.SessionID]; busy {
+			return // one launch per attempt: this request shares it
+		}
+		opts, err := s.optionsLocked(control.HandoffAsk{})
+		if err != nil {
+			_ = l.Refuse(m.ID, err)
+			return
+		}
+		s.startLocked(l, control.HandoffOrder{RunID: m.RunID, SessionID: m.SessionID, Request: m.ID}, m.Label, opts)
+	case control.InspectRequest:
+		if s.ctx.Err() != nil {
+			_ = l.Refuse(m.ID, ErrClosing)
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			err := errors.New("this wrapper cannot open inspections")
+			if s.cfg.Inspect != nil {
+				err = s.cfg.Inspect(s.ctx, m)
+			}
+			if err != nil {
+				s.cfg.Logf("live: inspection of run %s, session %s: %v", m.RunID, m.SessionID, err)
+				_ = l.Refuse(m.ID, err)
+			}
+		}()
+	case control.HandoffCancel:
+		for _, r := range s.running {
+			if r.id == m.ID && r.link == l {
+				r.cancel(&control.HandoffCancelled{Reason: m.Reason})
+			}
+		}
+	}
+}
+
+// options is how one handoff places and watches its pane.
+type options struct {
+	hold   bool
+	mode   handoff.Mode
+	socket string // Herdr's socket
+	pane   string // the pane to split, and whose workspace a tab joins
+}
+
+func (s *Service) optionsLocked(ask control.HandoffAsk) (options, error) {
+	o := options{hold: ask.Hold, mode: handoff.Mode(ask.Place), socket: s.cfg.HerdrSocket, pane: s.cfg.OwnerPane}
+	if o.socket == "" {
+		o.socket, o.pane = ask.HerdrSocket, ask.CallerPane
+	}
+	if o.socket == "" {
+		return o, errors.New("neither the owner's herdr-pi wrap nor herdr-pi open runs inside a Herdr pane: there is no Herdr to open a pane in")
+	}
+	if o.mode == "" {
+		o.mode = handoff.ModeSplit
+		if s.engine.FullyInspectable {
+			o.mode = handoff.ModeWorkspace
+		}
+	}
+	return o, nil
+}
+
+// Handoff implements control.Handoffs: `herdr-pi open` asks for a handoff
+// of a live attempt of this wrapper's owner and follows it to the
+// handback. A second ask for an attempt under way shares its launch.
+func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress func(control.Progress)) (control.Progress, error) {
+	s.mu.Lock()
+	l := s.link
+	switch {
+	case s.ctx.Err() != nil:
+		s.mu.Unlock()
+		return control.Progress{}, ErrClosing
+	case l == nil:
+		s.mu.Unlock()
+		return control.Progress{}, fmt.Errorf("this herdr-pi wrap has no workflow owner link: its Pi has not loaded the workflow engine with herdr-pi's probe, or the probe could not register with it (herdr-pi doctor says why); add --inspect to open a read-only fork instead")
+	case l.PID() != ask.OwnerPID:
+		s.mu.Unlock()
+		return control.Progress{}, fmt.Errorf("this herdr-pi wrap's workflow owner is pid %d, not the run's owner pid %d", l.PID(), ask.OwnerPID)
+	}
+	if r := s.running[ask.SessionID]; r != nil {
+		// Shared: this asker follows; leaving gives nothing up.
+		unsubscribe := r.subscribe(progress)
+		defer unsubscribe()
+		s.mu.Unlock()
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return control.Progress{}, context.Cause(ctx)
+		}
+		return r.final, r.err
+	}
+	opts, err := s.optionsLocked(ask)
+	if err != nil {
+		s.mu.Unlock()
+		return control.Progress{}, err
+	}
+	r := s.startLocked(l, control.HandoffOrder{RunID: ask.RunID, SessionID: ask.SessionID}, "", opts, progress)
+	s.mu.Unlock()
+	// The asker going away gives the attempt back: the pane was its.
+	stop := context.AfterFunc(ctx, func() { r.cancel(context.Cause(ctx)) })
+	defer stop()
+	<-r.done
+	return r.final, r.err
+}
+
+// startLocked starts one handoff on its own goroutine.
+func (s *Service) startLocked(l Owner, order control.HandoffOrder, label string, opts options, subs ...func(control.Progress)) *run {
+	s.next++
+	order.ID = fmt.Sprintf("h%d", s.next)
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	r := &run{id: order.ID, order: order, label: label, opts: opts, link: l, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	for _, f := range subs {
+		r.subscribe(f)
+	}
+	s.running[order.SessionID] = r
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		// The owner's going away ends the handoff even before the sink
+		// hears of it.
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case <-l.Done():
+				r.cancel(control.ErrOwnerGone)
+			case <-ctx.Done():
+			}
+		}()
+		s.carry(r)
+		cancel(nil)
+		<-watched
+		if r.err != nil && order.Request != "" {
+			// Asked from the menu: the owner shows why.
+			_ = l.Refuse(order.Request, r.err)
+		}
+		s.mu.Lock()
+		if s.running[order.SessionID] == r {
+			delete(s.running, order.SessionID)
+		}
+		s.mu.Unlock()
+		close(r.done)
+	}()
+	return r
+}
+
+// run is one handoff: its order, who follows it, and how it ended.
+type run struct {
+	id     string
+	order  control.HandoffOrder
+	label  string
+	opts   options
+	link   Owner
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	subs    []func(control.Progress)
+	history []control.Progress
+	done    chan struct{}
+	final   control.Progress // set before done closes
+	err     error            // the order was refused: nothing was handed off
+}
+
+// subscribe adds a follower, which hears what happened so far first, and
+// returns what removes it.
+func (r *run) subscribe(f func(control.Progress)) (unsubscribe func()) {
+	if f == nil {
+		return func() {}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.history {
+		f(p)
+	}
+	id := len(r.subs)
+	r.subs = append(r.subs, f)
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.subs[id] = nil
+	}
+}
+
+// stamp names the handoff in p.
+func (r *run) stamp(p control.Progress) control.Progress {
+	p.Handoff = r.id
+	if p.RunID == "" {
+		p.RunID = r.order.RunID
+	}
+	if p.Label == "" {
+		p.Label = r.label
+	}
+	return p
+}
+
+// emit tells every follower of a change (the handback is not one: it is
+// the answer, r.final).
+func (r *run) emit(p control.Progress) {
+	p = r.stamp(p)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.history = append(r.history, p)
+	for _, f := range r.subs {
+		if f != nil {
+			f(p)
+		}
+	}
+}

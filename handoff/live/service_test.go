@@ -1,0 +1,532 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// These tests run a Service against the fake Herdr with real panes. The
+// owner link is played by fakeOwner; the pane's command is a stand-in for
+// herdr-pi wrap that only sleeps, and the test plays the pane's wrapper:
+// it registers a control endpoint for the pane (as wrap does) whose status
+// names the session, and reports the pane's states to Herdr.
+
+// A guard against hangs on a loaded machine, not a measurement.
+const long = 60 * time.Second
+
+type fakeOwner struct {
+	pid  int
+	done chan struct{}
+	// launch answers every order, unless orderErr is set; waitBoundary
+	// holds the order until the test releases it.
+	launch       control.Launch
+	orderErr     error
+	boundary     chan struct{}
+	waitBoundary bool
+
+	mu        sync.Mutex
+	states    []string
+	handbacks []control.Handback
+	refused   []string
+	withdrawn bool
+}
+
+func (o *fakeOwner) PID() int              { return o.pid }
+func (o *fakeOwner) Done() <-chan struct{} { return o.done }
+
+func (o *fakeOwner) Handoff(ctx context.Context, order control.HandoffOrder) (control.Launch, error) {
+	if o.waitBoundary {
+		select {
+		case <-o.boundary:
+		case <-ctx.Done():
+			return control.Launch{}, ctx.Err()
+		case <-o.done:
+			return control.Launch{}, control.ErrOwnerGone
+		}
+	}
+	if o.orderErr != nil {
+		return control.Launch{}, o.orderErr
+	}
+	l := o.launch
+	l.ID = order.ID
+	return l, nil
+}
+
+func (o *fakeOwner) CallTool(ctx context.Context, id string, call control.ToolCall, update func(json.RawMessage)) (json.RawMessage, error) {
+	update(json.RawMessage(`{"content":[{"type":"text","text":"looking"}]}`))
+	return json.RawMessage(`{"content":[{"type":"text","text":"answer"}]}`), nil
+}
+
+func (o *fakeOwner) PaneState(id, state string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.states = append(o.states, state)
+	return nil
+}
+
+func (o *fakeOwner) Handback(ctx context.Context, id string, hb control.Handback) (control.Resumed, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.handbacks = append(o.handbacks, hb)
+	select {
+	case <-o.done:
+		return control.Resumed{}, control.ErrOwnerGone
+	default:
+	}
+	return control.Resumed{Transferred: hb.Transferred, Continued: hb.NeedsContinue}, nil
+}
+
+func (o *fakeOwner) Refuse(id string, err error) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.refused = append(o.refused, id+": "+err.Error())
+	return nil
+}
+
+func (o *fakeOwner) handbacksSoFar() []control.Handback {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.handbacks)
+}
+
+type rig struct {
+	t       *testing.T
+	s       *herdrtest.Server
+	svc     *Service
+	o       *fakeOwner
+	runtime string
+	client  *herdr.Client
+	seq     uint64
+}
+
+const sessionFile = "/tmp/attempt-session.jsonl"
+
+func newRig(t *testing.T, mut ...func(*Config)) *rig {
+	t.Helper()
+	s := herdrtest.Start(t, herdrtest.Options{RealPanes: &herdrtest.RealPanes{}, NoEventPacing: true})
+	base, err := os.MkdirTemp("/tmp", "hpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	rt := filepath.Join(base, "rt")
+	self := filepath.Join(base, "fake-herdr-pi")
+	// Stands in for herdr-pi wrap: it stays until the pane closes.
+	if err := os.WriteFile(self, []byte("#!/bin/sh\nexec sleep 600\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	o := &fakeOwner{pid: 4242, done: make(chan struct{}), boundary: make(chan struct{}), launch: control.Launch{
+		RunID: "r1", SessionID: "s1", SessionFile: sessionFile, Workflow: "review", Label: "finder", Attempt: 1,
+		Model: "fake/m", ToolNames: []string{"read", "lookup"}, Executable: "/bin/pi",
+		Argv: []control.Arg{{Text: "/bin/pi"}, {Text: "--system-prompt"}, {File: "system.md"}, {Text: "--extension"}, {ToolBridge: true}, {Text: "it's a message"}},
+		Env:  map[string]string{"PI_CODING_AGENT_DIR": "/agent"}, Cwd: base,
+		Files: []control.LaunchFile{{Name: "system.md", Content: "be brief"}},
+		Tools: []control.ToolSpec{{Name: "lookup", Description: "looks up", Parameters: json.RawMessage(`{"type":"object"}`)}},
+	}}
+	cfg := Config{Self: self, RunBase: rt, RuntimeBase: rt, HerdrSocket: s.SocketPath(), OwnerPane: s.PaneID(),
+		Ledger: handoff.LedgerAt(rt), StartTimeout: long, Logf: t.Logf}
+	for _, m := range mut {
+		m(&cfg)
+	}
+	svc := New(cfg)
+	t.Cleanup(svc.Close)
+	svc.ownerEvent(o, control.OwnerConnected{PID: o.pid})
+	return &rig{t: t, s: s, svc: svc, o: o, runtime: rt, client: herdr.NewClient(s.SocketPath())}
+}
+
+// paneWrapper plays the herdr-pi wrap in the pane: registered for it, with
+// a status the test sets.
+type paneWrapper struct {
+	mu sync.Mutex
+	st control.Status
+}
+
+func (p *paneWrapper) ProbeEvent(control.Event)       {}
+func (p *paneWrapper) Wait(control.WaitRequest) error { return nil }
+func (p *paneWrapper) Status() control.Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.st
+}
+
+func (p *paneWrapper) set(f func(*control.Status)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(&p.st)
+}
+
+func (r *rig) startPaneWrapper(pane string) *paneWrapper {
+	r.t.Helper()
+	w := &paneWrapper{st: control.Status{State: "idle", SessionFile: sessionFile, ChildPID: 777}}
+	run, err := control.Start(control.RunConfig{RuntimeBase: r.runtime, PaneID: pane, HerdrSocket: r.s.SocketPath(), Events: w, Requests: w})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { run.Close() })
+	return w
+}
+
+func (r *rig) report(pane, state string) {
+	r.t.Helper()
+	r.seq++
+	if err := r.client.ReportAgent(context.Background(), herdr.AgentReport{PaneID: pane, Source: "custom:herdr-pi", Agent: "pi", State: state, Seq: r.seq}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// handoff starts an ask and returns where its progress and result go.
+type asked struct {
+	progress chan control.Progress
+	done     chan struct{}
+	final    control.Progress
+	err      error
+	cancel   context.CancelFunc
+}
+
+func (r *rig) ask(a control.HandoffAsk) *asked {
+	ctx, cancel := context.WithCancel(context.Background())
+	x := &asked{progress: make(chan control.Progress, 32), done: make(chan struct{}), cancel: cancel}
+	if a.RunID == "" {
+		a.RunID, a.SessionID, a.OwnerPID = "r1", "s1", r.o.pid
+	}
+	go func() {
+		defer close(x.done)
+		x.final, x.err = r.svc.Handoff(ctx, a, func(p control.Progress) { x.progress <- p })
+	}()
+	r.t.Cleanup(func() { cancel(); <-x.done })
+	return x
+}
+
+func (x *asked) next(t *testing.T, event string) control.Progress {
+	t.Helper()
+	for {
+		select {
+		case p := <-x.progress:
+			if p.Event == event {
+				return p
+			}
+		case <-x.done:
+			t.Fatalf("the handoff ended (%+v, %v) before %s", x.final, x.err, event)
+		case <-time.After(long):
+			t.Fatalf("no %s within %v", event, long)
+		}
+	}
+}
+
+func (x *asked) wait(t *testing.T) control.Progress {
+	t.Helper()
+	select {
+	case <-x.done:
+	case <-time.After(long):
+		t.Fatalf("the handoff did not end within %v", long)
+	}
+	if x.err != nil {
+		t.Fatalf("handoff: %v", x.err)
+	}
+	return x.final
+}
+
+// nothingLeft: no run directory, file or record of the handoff remains.
+func (r *rig) nothingLeft() {
+	r.t.Helper()
+	var left []string
+	filepath.WalkDir(r.runtime, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.Contains(p, "/panes/") && !strings.HasSuffix(p, "/control.sock") {
+			left = append(left, p)
+		}
+		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), "run-") {
+			if entries, _ := os.ReadDir(p); !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == "control.sock" }) {
+				left = append(left, p)
+			}
+		}
+		return nil
+	})
+	if len(left) != 0 {
+		r.t.Fatalf("left behind: %q", left)
+	}
+}
+
+// The pane's Pi works and goes idle: the handoff relays launched, working
+// and idle to the owner and the asker, hands back idle (transferred, how
+// the last reply ended), closes the pane once and leaves nothing behind.
+// The pane runs herdr-pi wrap around the launch's words, with its files
+// and the bridge's client put in, in its cwd with its environment.
+func TestIdleAfterWorkingHandsBack(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{})
+	if p := x.next(t, control.ProgressOrdered); p.Handoff != "h1" || p.RunID != "r1" {
+		t.Fatalf("ordered %+v", p)
+	}
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	w := r.startPaneWrapper(pane)
+	l := x.next(t, control.ProgressLaunched)
+	if l.PaneID != pane || l.AgentPID != 777 || l.Cwd != r.o.launch.Cwd || !slices.Equal(l.Env, []string{"PI_CODING_AGENT_DIR=/agent"}) {
+		t.Fatalf("launched %+v", l)
+	}
+	cmd := l.Command
+	if len(cmd) != 11 || !slices.Equal(cmd[1:7], []string{"wrap", "--agent", "pi", "--", "/bin/pi", "--system-prompt"}) ||
+		cmd[8] != "--extension" || !strings.HasSuffix(cmd[9], ".mjs") || cmd[10] != "it's a message" {
+		t.Fatalf("command %q", cmd)
+	}
+	if b, err := os.ReadFile(cmd[7]); err != nil || string(b) != "be brief" {
+		t.Fatalf("the launch's file %s: %q %v", cmd[7], b, err)
+	}
+	if fi, err := os.Stat(cmd[9]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the bridge client %s: %v %v", cmd[9], fi, err)
+	}
+	r.report(pane, "working")
+	x.next(t, control.ProgressWorking)
+	w.set(func(st *control.Status) { st.Runs, st.LastStopReason = 1, "stop" })
+	r.report(pane, "idle")
+	x.next(t, control.ProgressIdle)
+	hb := x.wait(t)
+	if hb.Event != control.ProgressHandback || hb.Reason != control.HandbackIdle || !hb.Transferred || hb.LastStopReason != "stop" || hb.NeedsContinue {
+		t.Fatalf("handback %+v", hb)
+	}
+	if got := r.o.handbacksSoFar(); len(got) != 1 || got[0].Reason != control.HandbackIdle {
+		t.Fatalf("the owner got %+v", got)
+	}
+	r.o.mu.Lock()
+	states := strings.Join(r.o.states, " ")
+	r.o.mu.Unlock()
+	if states != "launched working idle" {
+		t.Fatalf("pane states to the owner: %q", states)
+	}
+	if ex := r.s.WaitExited(t, pane, long); !ex.Closed {
+		t.Fatalf("the pane ended %+v", ex)
+	}
+	if n := len(slices.DeleteFunc(r.s.Methods(), func(m string) bool { return m != "pane.close" })); n != 1 {
+		t.Fatalf("pane.close %d times", n)
+	}
+	r.nothingLeft()
+	if _, err := os.Stat(cmd[9]); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the bridge client is left: %v", err)
+	}
+}
+
+// A turn too short for Herdr to show working still counts, from the pane
+// wrapper's settled runs; an aborted turn asks the owner to continue.
+func TestAShortAbortedTurnCountsAndNeedsContinue(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	w := r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	w.set(func(st *control.Status) { st.Runs, st.LastStopReason, st.LastAborted = 1, "aborted", true })
+	r.report(pane, "idle")
+	x.next(t, control.ProgressWorking)
+	x.next(t, control.ProgressIdle)
+	if hb := x.wait(t); hb.Reason != control.HandbackIdle || !hb.NeedsContinue || !hb.Continued || hb.LastStopReason != "aborted" {
+		t.Fatalf("handback %+v", hb)
+	}
+}
+
+// --hold: idle does not hand back; the release of the pane's agent (its
+// Pi exited) does, as exited.
+func TestHoldKeepsThePaneUntilItsPiExits(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{Hold: true})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	w := r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	r.report(pane, "working")
+	x.next(t, control.ProgressWorking)
+	w.set(func(st *control.Status) { st.Runs = 1 })
+	r.report(pane, "idle")
+	x.next(t, control.ProgressIdle)
+	r.report(pane, "blocked")
+	x.next(t, control.ProgressBlocked)
+	r.seq++
+	if err := r.client.ReleaseAgent(context.Background(), herdr.AgentRelease{PaneID: pane, Source: "custom:herdr-pi", Agent: "pi", Seq: r.seq}); err != nil {
+		t.Fatal(err)
+	}
+	if hb := x.wait(t); hb.Reason != control.HandbackExited || !hb.Transferred {
+		t.Fatalf("handback %+v", hb)
+	}
+	if ex := r.s.WaitExited(t, pane, long); !ex.Closed {
+		t.Fatalf("an exited handoff's pane is closed too: %+v", ex)
+	}
+	r.nothingLeft()
+}
+
+// Cancelled during the launch (the pane runs, its Pi has not started):
+// the pane is closed, the attempt goes back untransferred, and nothing is
+// left — files, bridge, records.
+func TestCancelDuringLaunchRestoresLocalOwnership(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	file := strings.TrimSuffix(strings.TrimPrefix(r.s.Inputs()[0].Text, "exec sh '"), "'")
+	r.s.WaitFor(t, long, "the pane to start its command", func() bool { _, err := os.Lstat(file); return errors.Is(err, fs.ErrNotExist) })
+	if recs, _ := handoff.LedgerAt(r.runtime).List(); len(recs) != 1 || recs[0].Thing() != "pane "+pane || recs[0].Bridge == "" {
+		t.Fatalf("records while launching: %+v", recs)
+	}
+	x.cancel()
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackAborted || hb.Transferred {
+		t.Fatalf("handback %+v", hb)
+	}
+	if ex := r.s.WaitExited(t, pane, long); !ex.Closed {
+		t.Fatalf("the pane ended %+v", ex)
+	}
+	r.nothingLeft()
+	if recs, _ := handoff.LedgerAt(r.runtime).List(); len(recs) != 0 {
+		t.Fatalf("records left: %+v", recs)
+	}
+}
+
+// The owner going away ends a handoff under way: its pane closes.
+func TestOwnerGoneClosesThePane(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	close(r.o.done)
+	r.svc.ownerEvent(r.o, control.OwnerDisconnected{PID: r.o.pid})
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackAborted || !hb.Transferred || !strings.Contains(hb.Error, "gone") {
+		t.Fatalf("handback %+v", hb)
+	}
+	if ex := r.s.WaitExited(t, pane, long); !ex.Closed {
+		t.Fatalf("the pane ended %+v", ex)
+	}
+}
+
+// Withdrawn before the turn boundary (the asker gave up): nothing opens
+// and the owner is told, untransferred.
+func TestAskerGoneBeforeTheBoundaryWithdrawsTheOrder(t *testing.T) {
+	r := newRig(t)
+	r.o.waitBoundary = true
+	x := r.ask(control.HandoffAsk{})
+	x.next(t, control.ProgressOrdered)
+	x.cancel()
+	if hb := x.wait(t); hb.Reason != control.HandbackAborted || hb.Transferred {
+		t.Fatalf("handback %+v", hb)
+	}
+	if got := r.o.handbacksSoFar(); len(got) != 1 || got[0].Reason != control.HandbackAborted {
+		t.Fatalf("the owner got %+v", got)
+	}
+	if m := r.s.Methods(); slices.Contains(m, "pane.split") {
+		t.Fatalf("a pane opened: %q", m)
+	}
+}
+
+// Asks the wrapper cannot serve are refused in words; a second ask for an
+// attempt under way shares its launch; a refusal from the owner is the
+// asker's error, and the menu's requester hears it.
+func TestRefusalsAndSharedLaunches(t *testing.T) {
+	r := newRig(t)
+	if _, err := r.svc.Handoff(context.Background(), control.HandoffAsk{RunID: "r1", SessionID: "s1", OwnerPID: 1}, nil); err == nil || !strings.Contains(err.Error(), "not the run's owner pid 1") {
+		t.Fatalf("another owner's pid: %v", err)
+	}
+	r.o.waitBoundary = true
+	first := r.ask(control.HandoffAsk{})
+	first.next(t, control.ProgressOrdered)
+	second := r.ask(control.HandoffAsk{})
+	second.next(t, control.ProgressOrdered) // replayed: the same handoff
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r9", RunID: "r1", SessionID: "s1"})
+	first.cancel()
+	a, b := first.wait(t), second.wait(t)
+	if a.Handoff != "h1" || b.Handoff != "h1" || len(r.o.handbacksSoFar()) != 1 {
+		t.Fatalf("two asks: %+v and %+v; the owner got %+v", a, b, r.o.handbacksSoFar())
+	}
+
+	r.o.waitBoundary = false
+	r.o.orderErr = &control.HandoffRefused{Code: control.HandoffErrNotLive, Message: "no live attempt with session s1"}
+	if _, err := r.svc.Handoff(context.Background(), control.HandoffAsk{RunID: "r1", SessionID: "s1", OwnerPID: r.o.pid}, nil); err == nil || !strings.Contains(err.Error(), "no live attempt") {
+		t.Fatalf("refused: %v", err)
+	}
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r10", RunID: "r1", SessionID: "s1"})
+	deadline := time.Now().Add(long)
+	for {
+		r.o.mu.Lock()
+		refused := slices.Clone(r.o.refused)
+		r.o.mu.Unlock()
+		if len(refused) == 1 && strings.HasPrefix(refused[0], "r10: ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the menu's request was not refused: %q", refused)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	r.svc.ownerEvent(r.o, control.OwnerDisconnected{PID: r.o.pid})
+	if _, err := r.svc.Handoff(context.Background(), control.HandoffAsk{RunID: "r1", SessionID: "s1", OwnerPID: r.o.pid}, nil); err == nil || !strings.Contains(err.Error(), "no workflow owner link") {
+		t.Fatalf("no owner: %v", err)
+	}
+}
+
+// noEvents is a Herdr whose event stream is refused (an older Herdr, say).
+type noEvents struct{ Client }
+
+func (noEvents) Watch(context.Context, []herdr.Subscription, func(bool), func(herdr.Event)) error {
+	return &herdr.Error{Code: "invalid_request", Message: "events.subscribe is not supported"}
+}
+
+// Without Herdr's events the handoff asks Herdr instead (process info,
+// agent status): a closed pane hands back as closed.
+func TestWithoutEventsThePaneIsAskedAfter(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Herdr = func(s string) Herdr { return noEvents{Client{herdr.NewClient(s)}} } })
+	x := r.ask(control.HandoffAsk{Hold: true})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	r.report(pane, "working")
+	x.next(t, control.ProgressWorking)
+	if err := r.client.PaneClose(context.Background(), pane); err != nil {
+		t.Fatal(err)
+	}
+	if hb := x.wait(t); hb.Reason != control.HandbackClosed {
+		t.Fatalf("handback %+v", hb)
+	}
+	if n := len(slices.DeleteFunc(r.s.Methods(), func(m string) bool { return m != "pane.close" })); n != 1 {
+		t.Fatalf("pane.close %d times: the handoff closed a closed pane", n)
+	}
+}
+
+// paneCommand puts the files' paths (with their prefix) and the bridge's
+// client where the launch names them, the environment in a stable order.
+func TestPaneCommand(t *testing.T) {
+	l := control.Launch{RunID: "r", Label: "x", Cwd: "/w",
+		Argv: []control.Arg{{Text: "/n"}, {File: "p.md", Prefix: "@"}, {ToolBridge: true}},
+		Env:  map[string]string{"B": "2", "A": "1"}}
+	got, err := paneCommand("/hp", l, map[string]string{"p.md": "/d/p.md"}, "/d/t.mjs", []string{"X=3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Argv, []string{"/hp", "wrap", "--agent", "pi", "--", "/n", "@/d/p.md", "/d/t.mjs"}) ||
+		!slices.Equal(got.Env, []string{"A=1", "B=2", "X=3"}) || got.Dir != "/w" {
+		t.Fatalf("%+v", got)
+	}
+	if _, err := paneCommand("/hp", l, nil, "/d/t.mjs", nil); err == nil {
+		t.Fatal("a file that was not written")
+	}
+	if _, err := paneCommand("/hp", l, map[string]string{"p.md": "/d/p.md"}, "", nil); err == nil {
+		t.Fatal("no bridge client")
+	}
+}

@@ -1,0 +1,107 @@
+package handoff
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+// ErrNotWrapped says the Pi that owns a live attempt does not run under
+// `herdr-pi wrap`, so nothing can ask it to hand the attempt off.
+var ErrNotWrapped = errors.New("the owner Pi does not run under herdr-pi wrap")
+
+// OwnerWrapper finds the herdr-pi wrapper whose agent is the Pi with pid
+// (a run's owner, by its lease): a wrapper process among pid's ancestors
+// (wrap runs its agent under a small leader process, so the wrapper is a
+// grandparent), as the pane registry lists it; else the endpoint in that
+// Pi's own environment, when the socket it names lies in the run directory
+// of one of those ancestors (a wrapper outside Herdr registers no pane).
+// A Pi under none is ErrNotWrapped.
+func OwnerWrapper(runtimeBase string, pid int) (control.Endpoint, error) {
+	ancestors := map[int]bool{}
+	for p, n := pid, 0; n < 64; n++ {
+		parent, err := parentOf(p)
+		if err != nil || parent <= 1 {
+			break
+		}
+		ancestors[parent] = true
+		p = parent
+	}
+	if !processAlive(pid) {
+		return control.Endpoint{}, fmt.Errorf("the owner Pi (pid %d) is gone", pid)
+	}
+	entries, _ := control.PaneRegistry(runtimeBase).Entries()
+	for _, e := range entries {
+		if e.Err == nil && e.Alive && ancestors[e.Endpoint.PID] {
+			return e.Endpoint, nil
+		}
+	}
+	if ep, ok := endpointFromEnviron(pid); ok {
+		if wrapper := runDirPID(filepath.Dir(ep.Socket)); ancestors[wrapper] {
+			ep.PID = wrapper
+			return ep, nil
+		}
+	}
+	return control.Endpoint{}, fmt.Errorf("%w (pid %d has no herdr-pi wrapper above it)", ErrNotWrapped, pid)
+}
+
+// parentOf reads a process's parent from /proc/<pid>/stat; the command
+// name in parentheses may hold spaces and parentheses, so the fields are
+// read after the last ')'.
+func parentOf(pid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("malformed stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0, errors.New("malformed stat")
+	}
+	return strconv.Atoi(f[1])
+}
+
+// endpointFromEnviron reads the control endpoint a wrapper put into its
+// child's environment.
+func endpointFromEnviron(pid int) (control.Endpoint, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return control.Endpoint{}, false
+	}
+	env := map[string]string{}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if k, v, ok := strings.Cut(string(kv), "="); ok {
+			env[k] = v
+		}
+	}
+	return control.EndpointFromEnv(func(k string) string { return env[k] })
+}
+
+// runDirPID is the wrapper pid in a run directory's name ("run-<pid>-…"),
+// 0 when dir is not one.
+func runDirPID(dir string) int {
+	rest, ok := strings.CutPrefix(filepath.Base(dir), "run-")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+	return n
+}
+
+// processAlive reports whether pid names a running process (EPERM: someone
+// else's, alive).
+func processAlive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
