@@ -9,7 +9,7 @@ build:
 # CI=true; the skips are summed up in one line at the end.
 test:
 	@skips=$$(mktemp); status=0; \
-	HERDR_PI_SKIP_LOG=$$skips go test -race -count=1 ./... || status=$$?; \
+	HERDR_PI_SKIP_LOG=$$skips go test -race -count=1 -timeout 45m ./... || status=$$?; \
 	if [ -s $$skips ]; then \
 		printf 'skipped %d test(s): ' $$(wc -l < $$skips); \
 		cut -f2 $$skips | sort | uniq -c | awk '{n=$$1; $$1=""; printf "%s%s (%d)", sep, substr($$0,2), n; sep="; "} END {print ""}'; \

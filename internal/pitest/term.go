@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -184,8 +185,26 @@ func (tm *Term) Close() {
 		_ = unix.Kill(-tm.cmd.Process.Pid, unix.SIGKILL)
 		<-tm.exited
 	}
+	// Whatever else of the program's session still runs holds the
+	// terminal open (npx starts Pi in a process group of its own): it goes
+	// too, or the reader would wait for an end of file that never comes.
+	killSession(tm.cmd.Process.Pid)
 	// Unblock the reader: closing the master ends its Read.
 	_ = tm.master.Close()
 	tm.wg.Wait()
 	tm.scr.Close()
+}
+
+// killSession SIGKILLs every process of the session sid leads.
+func killSession(sid int) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if s, err := unix.Getsid(pid); err == nil && s == sid {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
 }
