@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -33,13 +34,13 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		ep, err = reg.Lookup(control.PaneKey(h.SocketPath, h.PaneID))
 		switch {
 		case errors.Is(err, control.ErrStale):
-			return nil, wrapperErrorf(noWrapper, "the herdr-pi wrapper registered for Herdr pane %s has exited; %s", clean(h.PaneID), howToStart)
+			return nil, wrapperErrorf(noWrapper, "the herdr-pi wrapper registered for Herdr pane %s has exited; %s", render.Clean(h.PaneID), howToStart)
 		case errors.Is(err, control.ErrNoWrapper):
-			return nil, wrapperErrorf(noWrapper, "no herdr-pi wrapper is running in Herdr pane %s; %s", clean(h.PaneID), howToStart)
+			return nil, wrapperErrorf(noWrapper, "no herdr-pi wrapper is running in Herdr pane %s; %s", render.Clean(h.PaneID), howToStart)
 		case err != nil:
 			return nil, wrapperErrorf(unreachable, "cannot read the wrapper registry: %w", err)
 		}
-		where = fmt.Sprintf("the wrapper of Herdr pane %s (pid %d)", clean(h.PaneID), ep.PID)
+		where = fmt.Sprintf("the wrapper of Herdr pane %s (pid %d)", render.Clean(h.PaneID), ep.PID)
 	}
 	c, err := control.Dial(ctx, ep.Socket, ep.Token)
 	if errors.Is(err, control.ErrUnauthorized) {

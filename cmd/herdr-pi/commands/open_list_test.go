@@ -112,12 +112,12 @@ func TestOpenListGolden(t *testing.T) {
 		l    look
 	}{{"plain", render.New(false, 0)}, {"colour at 80 columns", render.New(true, 80)}, {"plain at 60 columns", render.New(false, 60)}} {
 		t.Run("runs "+tc.name, func(t *testing.T) {
-			got := renderRunTable(all, tc.l)
+			got := render.RunTable(all, tc.l)
 			golden.Check(t, golden.Path(t), stable(got, ls.Home))
 			checkWidth(t, got, tc.l.Width)
 		})
 		t.Run("run "+tc.name, func(t *testing.T) {
-			got := renderRunDetail(one, &one.Runs[0], tc.l)
+			got := render.RunDetail(one, &one.Runs[0], tc.l)
 			golden.Check(t, golden.Path(t), stable(got, ls.Home))
 			checkWidth(t, got, tc.l.Width)
 		})
@@ -290,7 +290,7 @@ func BenchmarkOpenList1000(b *testing.B) {
 		if err != nil || len(o.Runs) != 1000 {
 			b.Fatal(err)
 		}
-		renderRunTable(o, render.New(false, 0))
+		render.RunTable(o, render.New(false, 0))
 	}
 }
 
@@ -561,7 +561,7 @@ func TestOpenListSanitises(t *testing.T) {
 		t.Fatalf("the fixture did not take: %q", o.Runs[0].Workflow)
 	}
 	groups, _ := pickerGroups(o)
-	shown := renderRunTable(o, render.New(true, 100)) + renderRunDetail(o, &o.Runs[0], render.New(true, 100)) + groups[0].Title + groups[0].Items[0].Text
+	shown := render.RunTable(o, render.New(true, 100)) + render.RunDetail(o, &o.Runs[0], render.New(true, 100)) + groups[0].Title + groups[0].Items[0].Text
 	for _, bad := range []string{"\x07", "\x1b]", "\x1b[31m", "\x1b[2J"} {
 		if strings.Contains(shown, bad) {
 			t.Errorf("%q reached the output:\n%q", bad, shown)

@@ -124,7 +124,7 @@ func TestStatusTextGolden(t *testing.T) {
 		{"unknown at start", control.Status{State: "unknown", WrapperPID: 6}, render.New(true, 80)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := renderStatus(tc.st, statusNow, tc.l)
+			got := render.Status(tc.st, statusNow, tc.l)
 			golden.Check(t, golden.Path(t), got)
 			if strings.ContainsAny(got, "\x07") || strings.Contains(got, "\x1b]") {
 				t.Errorf("a label's control characters reached the output: %q", got)
@@ -142,14 +142,14 @@ func TestAge(t *testing.T) {
 		-time.Second: "0s", 400 * time.Millisecond: "0s", 45 * time.Second: "45s", 133 * time.Second: "2m13s",
 		time.Hour + 2*time.Minute + 40*time.Second: "1h02m", 76 * time.Hour: "3d4h",
 	} {
-		if got := age(d); got != want {
-			t.Errorf("age(%v) = %q, want %q", d, got, want)
+		if got := render.Age(d); got != want {
+			t.Errorf("render.Age(%v) = %q, want %q", d, got, want)
 		}
 	}
-	if got := clock(statusNow.Add(-time.Hour), statusNow); got != "13:04:24" {
+	if got := render.Clock(statusNow.Add(-time.Hour), statusNow); got != "13:04:24" {
 		t.Errorf("clock today: %q", got)
 	}
-	if got := clock(statusNow.Add(-26*time.Hour), statusNow); got != "2026-11-28 12:04:24" {
+	if got := render.Clock(statusNow.Add(-26*time.Hour), statusNow); got != "2026-11-28 12:04:24" {
 		t.Errorf("clock yesterday: %q", got)
 	}
 }

@@ -1,7 +1,9 @@
 // Package render draws herdr-pi's human output: colour or none (decided
 // by the caller from its IO, never by looking at the process's stdout),
-// words wrapped at the terminal's width, width-aware tables. It knows
-// nothing of any command's data.
+// words wrapped at the terminal's width, width-aware tables, and the
+// person's view of what commands found (a wrapper's status, the workflow
+// runs). Text that came from other programs is made harmless (Clean)
+// before it reaches the terminal. It decides nothing and reads nothing.
 package render
 
 import (

@@ -1,0 +1,215 @@
+package render
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/handoff/store"
+)
+
+// ProjectName is the run's project as a person knows it: its directory
+// (home as ~), else the storage key without its hash.
+func ProjectName(o *handoff.Listing, r *handoff.ListedRun) string {
+	name := ""
+	if r.Cwd != "" {
+		name = o.Paths.Pretty(r.Cwd)
+	} else {
+		name = projectHash.ReplaceAllString(r.Project, "")
+	}
+	if r.Here {
+		name += " (here)"
+	}
+	return Clean(name)
+}
+
+// drawRunState is the run's state, or why it has none.
+func RunState(r *handoff.ListedRun) string {
+	switch {
+	case r.Problem != "":
+		return "unreadable"
+	case r.State == "":
+		return "unknown"
+	}
+	return Clean(r.State)
+}
+
+// drawAttemptTag is an attempt as the runs table shows it: name#n, with the
+// drawAction when it is not a plain open.
+func drawAttemptTag(l Look, at *handoff.ListedAttempt) string {
+	name := Clean(at.Name)
+	// On a terminal, where cells wrap, a no-break space keeps the action
+	// with its attempt; elsewhere a plain one keeps the output greppable.
+	sp := " "
+	if l.Width > 0 {
+		sp = "\u00a0"
+	}
+	switch at.Action {
+	case handoff.ActionLive:
+		return l.Render(l.Warn, name+sp+"(live)")
+	case handoff.ActionGone:
+		return name + sp + "(gone)"
+	case handoff.ActionNone:
+		return l.Render(l.Faint, name+sp+"(none)")
+	}
+	return name
+}
+
+// RunTable is `open --list`: a run a row, most recent first, with
+// its attempts. On a terminal the table fits the width (the widest cells
+// wrap); elsewhere a row stays one line, for grep.
+func RunTable(o *handoff.Listing, l Look) string {
+	rows := make([][]string, 0, len(o.Runs))
+	for i := range o.Runs {
+		r := &o.Runs[i]
+		var attempts []string
+		for _, ag := range r.Agents {
+			for j := range ag.Attempts {
+				attempts = append(attempts, drawAttemptTag(l, &ag.Attempts[j]))
+			}
+		}
+		cell := strings.Join(attempts, " ")
+		switch {
+		case r.Problem != "":
+			cell = l.Render(l.Fail, Clean(r.Note))
+		case cell == "":
+			cell = l.Render(l.Faint, "no attempt yet")
+		}
+		rows = append(rows, []string{Clean(r.Short), Clean(r.Workflow), drawRunState(l, r), AgeOf(o.Now, r.UpdatedAt),
+			ProjectName(o, r), cell})
+	}
+	var b strings.Builder
+	b.WriteString(l.Table([]Column{{Header: "RUN"}, {Header: "WORKFLOW"}, {Header: "STATE"}, {Header: "UPDATED"},
+		{Header: "PROJECT", Flex: true, Spare: true}, {Header: "ATTEMPTS", Flex: true}}, rows))
+	b.WriteString("\n" + l.Hang(fmt.Sprintf("%s in %s, most recent first. herdr-pi open --list <run> shows what open can do with each attempt.",
+		Plural(len(o.Runs), "run"), o.Paths.Pretty(o.Store)), 0) + "\n")
+	return b.String()
+}
+
+// RunDetail is `open --list <run>`: the run, then every attempt of
+// its agents with what open can do with it.
+func RunDetail(o *handoff.Listing, r *handoff.ListedRun, l Look) string {
+	var b strings.Builder
+	line := func(label, value string) {
+		fmt.Fprintf(&b, "%s  %s\n", Pad(l.Render(l.Bold, label), 8), l.Hang(value, 10))
+	}
+	line("run", Clean(r.ID))
+	line("workflow", Clean(r.Workflow))
+	line("state", fmt.Sprintf("%s, updated %s", drawRunState(l, r), AgeOf(o.Now, r.UpdatedAt)))
+	line("project", ProjectName(o, r))
+	line("owner", ownerLine(r, l))
+	if r.Error != nil {
+		line("error", Clean(strings.TrimPrefix(r.Error.Code+": "+r.Error.Message, ": ")))
+	}
+	var rows [][]string
+	seen := map[string]bool{}
+	for _, ag := range r.Agents {
+		if len(ag.Attempts) == 0 {
+			rows = append(rows, []string{Clean(ag.Name), Clean(ag.State), "", "", l.Render(l.Faint, handoff.ActionNone), "no attempt yet"})
+		}
+		for j := range ag.Attempts {
+			at := &ag.Attempts[j]
+			seen[at.Action] = true
+			rows = append(rows, []string{Clean(at.Name), Clean(at.State), Clean(at.Model), AttemptStatus(at), drawAction(l, at.Action), Clean(at.Note)})
+		}
+	}
+	if len(rows) == 0 {
+		b.WriteString("\nNo agent has started in this run yet.\n")
+		return b.String()
+	}
+	b.WriteString("\n" + l.Table([]Column{{Header: "ATTEMPT"}, {Header: "STATE"}, {Header: "MODEL", Flex: true, Spare: true},
+		{Header: "STATUS"}, {Header: "ACTION"}, {Header: "NOTE", Flex: true}}, rows) + "\n")
+	// Each action once, with a command for its first attempt.
+	example := map[string]string{}
+	for _, ag := range r.Agents {
+		for _, at := range ag.Attempts {
+			if _, ok := example[at.Action]; !ok {
+				example[at.Action] = Clean(r.Short + " " + at.Selector)
+			}
+		}
+	}
+	for _, act := range []string{handoff.ActionOpen, handoff.ActionGone, handoff.ActionLive, handoff.ActionNone} {
+		if !seen[act] {
+			continue
+		}
+		var text string
+		switch act {
+		case handoff.ActionOpen:
+			text = "herdr-pi open " + example[act] + " opens a read-only fork of it in a new pane"
+		case handoff.ActionGone:
+			text = "its owner Pi was killed mid-attempt; herdr-pi open " + example[act] + " forks what it left"
+		case handoff.ActionLive:
+			text = "a running Pi owns it: open refuses it, herdr-pi open --inspect " + example[act] + " forks what is there so far"
+		case handoff.ActionNone:
+			text = "nothing to open (NOTE says why)"
+		}
+		fmt.Fprintf(&b, "%s  %s\n", Pad(drawAction(l, act), 4), l.Hang(text, 6))
+	}
+	return b.String()
+}
+
+func drawRunState(l Look, r *handoff.ListedRun) string {
+	s := RunState(r)
+	if s == "unreadable" {
+		return l.Render(l.Fail, s)
+	}
+	return s
+}
+
+func drawAction(l Look, a string) string {
+	switch a {
+	case handoff.ActionOpen:
+		return l.Render(l.OK, a)
+	case handoff.ActionLive:
+		return l.Render(l.Warn, a)
+	case handoff.ActionNone:
+		return l.Render(l.Faint, a)
+	}
+	return a
+}
+
+// AttemptStatus says whether anything still runs in the attempt.
+func AttemptStatus(at *handoff.ListedAttempt) string {
+	switch {
+	case at.Settled:
+		return "settled"
+	case at.Live:
+		return fmt.Sprintf("live (pid %d)", at.OwnerPID)
+	case at.OwnerGone && at.OwnerPID > 0:
+		return fmt.Sprintf("owner gone (pid %d)", at.OwnerPID)
+	case at.OwnerGone:
+		return "owner gone"
+	}
+	return "unknown"
+}
+
+func ownerLine(r *handoff.ListedRun, l Look) string {
+	switch {
+	case r.Owner == nil:
+		return "none: the Pi session that ran it has exited"
+	case r.Owner.Problem != "":
+		return l.Render(l.Fail, Clean(r.Owner.Problem))
+	case r.Owner.Alive:
+		return fmt.Sprintf("pid %d, running", r.Owner.PID)
+	}
+	return fmt.Sprintf("pid %d, gone (killed or crashed: its lease is left)", r.Owner.PID)
+}
+
+func AgeOf(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return store.Age(now, t)
+}
+
+func Plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// projectHash is the "-<12 hex digits>" a project key ends with.
+var projectHash = regexp.MustCompile(`-[0-9a-f]{12}$`)

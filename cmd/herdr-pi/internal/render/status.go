@@ -1,0 +1,108 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+// Status is the human form: a column of labelled lines, then the
+// open reasons as a small table. Labels and keys come from other programs
+// (extensions, hooks): control characters are made harmless before they
+// reach the terminal.
+func Status(st control.Status, now time.Time, l Look) string {
+	var b strings.Builder
+	line := func(label, value string) {
+		fmt.Fprintf(&b, "%s  %s\n", Pad(l.Render(l.Bold, label), 7), l.Hang(value, 9))
+	}
+	line("state", stateLine(st, now, l))
+	agent := Clean(st.Agent)
+	if agent == "" {
+		agent = l.Render(l.Faint, "unnamed")
+	}
+	if st.ChildPID > 0 {
+		agent += fmt.Sprintf(" (pid %d)", st.ChildPID)
+	}
+	line("agent", agent)
+	if st.ProbeConnected {
+		line("probe", "connected: Pi's own events arrive")
+	} else {
+		line("probe", "not connected: the state comes from the screen and the session file")
+	}
+	session := l.Render(l.Faint, "none yet")
+	if st.SessionFile != "" {
+		session = Clean(st.SessionFile)
+	}
+	line("session", session)
+	line("wrapper", fmt.Sprintf("pid %d", st.WrapperPID))
+	if st.Herdr != "" {
+		line("herdr", Clean(st.Herdr))
+	}
+	if len(st.Reasons) == 0 {
+		line("reasons", "none open")
+		return b.String()
+	}
+	line("reasons", fmt.Sprintf("%d open", len(st.Reasons)))
+	b.WriteString(reasonTable(st.Reasons, now, l))
+	return b.String()
+}
+
+// stateLine is "blocked for 2m13s (since 14:02:11)", the state coloured
+// the way Herdr shows it.
+func stateLine(st control.Status, now time.Time, l Look) string {
+	state := Clean(st.State)
+	styled := l.Render(stateStyle(state, l), state)
+	if st.Since.IsZero() {
+		return styled
+	}
+	return fmt.Sprintf("%s for %s %s", styled, Age(now.Sub(st.Since)), l.Render(l.Faint, "(since "+Clock(st.Since, now)+")"))
+}
+
+func stateStyle(state string, l Look) lipgloss.Style {
+	switch state {
+	case "idle":
+		return l.OK
+	case "working":
+		return l.Warn
+	case "blocked":
+		return l.Fail
+	}
+	return l.Faint
+}
+
+// reasonTable lists open reasons: kind, label, key when it says more than
+// the label, and how long it has been open.
+func reasonTable(reasons []control.Reason, now time.Time, l Look) string {
+	type cells struct{ kind, label, key, age string }
+	rows := make([]cells, len(reasons))
+	var wKind, wLabel, wKey int
+	for i, r := range reasons {
+		c := cells{kind: Clean(r.Kind), label: Clean(r.Label), key: Clean(r.Key)}
+		if c.label == "" {
+			c.label = c.key
+		}
+		if c.key == c.label {
+			c.key = ""
+		}
+		if !r.Since.IsZero() {
+			c.age = "for " + Age(now.Sub(r.Since))
+		}
+		rows[i] = c
+		wKind, wLabel, wKey = max(wKind, ansi.StringWidth(c.kind)), max(wLabel, ansi.StringWidth(c.label)), max(wKey, ansi.StringWidth(c.key))
+	}
+	var b strings.Builder
+	for _, c := range rows {
+		cols := []string{Pad(c.kind, wKind), Pad(c.label, wLabel)}
+		if wKey > 0 {
+			cols = append(cols, Pad(l.Render(l.Faint, c.key), wKey))
+		}
+		cols = append(cols, c.age)
+		b.WriteString(strings.TrimRight("  "+strings.Join(cols, "  "), " ") + "\n")
+	}
+	return b.String()
+}
