@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/pane/detect"
 	"github.com/herdr-pi/herdr-pi/pane/screen"
 )
@@ -122,9 +122,9 @@ func detectRun(f *Factory, opts *detectOptions) error {
 	}
 	ex := manifest.Explain(in)
 	if opts.JSON {
-		return printDetectJSON(io.Out, manifest, ex, in, opts.Raw)
+		return render.DetectJSON(io.Out, manifest, ex, in, opts.Raw)
 	}
-	printDetectText(io.Out, manifest, ex)
+	render.DetectText(io.Out, manifest, ex)
 	return nil
 }
 
@@ -197,100 +197,3 @@ func readAllLimited(r interface{ Read([]byte) (int, error) }, limit int) ([]byte
 type readerFunc func([]byte) (int, error)
 
 func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
-
-// contenders are the rules worth explaining: every rule that could have
-// beaten the winner (priority at least the winner's), or all of them when
-// nothing matched.
-func contenders(ex detect.Explanation) []detect.RuleResult {
-	var out []detect.RuleResult
-	for _, r := range ex.Results {
-		if ex.Rule != nil && (r.Rule == ex.Rule || r.Rule.Priority < ex.Rule.Priority) {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-func printDetectText(w io.Writer, m *detect.Manifest, ex detect.Explanation) {
-	fmt.Fprintf(w, "state: %s\n", ex.State)
-	if ex.Rule != nil {
-		fmt.Fprintf(w, "rule: %s (priority %d)\nregion: %s\n", ex.Rule.ID, ex.Rule.Priority, ex.Rule.Region)
-		if ex.Skip {
-			fmt.Fprintf(w, "skip_state_update: the previous state is kept\n")
-		}
-	} else {
-		fmt.Fprintf(w, "rule: none (%s)\n", ex.Fallback)
-	}
-	fmt.Fprintf(w, "manifest: %s (%s)\n", m.ID, m.Source)
-	others := contenders(ex)
-	if len(others) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "other rules:\n")
-	for _, r := range others {
-		why := r.Why
-		if r.Matched {
-			why = "matched, but an earlier rule of the same priority wins"
-		}
-		fmt.Fprintf(w, "  %s (%s, priority %d, %s): %s\n", r.Rule.ID, r.Rule.State, r.Rule.Priority, r.Rule.Region, why)
-	}
-}
-
-type detectJSON struct {
-	State          detect.State      `json:"state"`
-	Rule           *string           `json:"rule"`
-	Priority       *int64            `json:"priority"`
-	Region         *string           `json:"region"`
-	Fallback       string            `json:"fallback,omitempty"`
-	Skip           bool              `json:"skip_state_update"`
-	VisibleIdle    bool              `json:"visible_idle"`
-	VisibleBlocker bool              `json:"visible_blocker"`
-	VisibleWorking bool              `json:"visible_working"`
-	Manifest       string            `json:"manifest"`
-	Source         string            `json:"manifest_source"`
-	Others         []detectRuleJSON  `json:"other_rules"`
-	Screen         *detectScreenJSON `json:"screen,omitempty"`
-}
-
-type detectRuleJSON struct {
-	ID       string       `json:"id"`
-	State    detect.State `json:"state"`
-	Priority int64        `json:"priority"`
-	Region   string       `json:"region"`
-	Matched  bool         `json:"matched"`
-	Why      string       `json:"why,omitempty"`
-}
-
-type detectScreenJSON struct {
-	Text     string `json:"text"`
-	Title    string `json:"title"`
-	Progress string `json:"progress"`
-}
-
-func printDetectJSON(w io.Writer, m *detect.Manifest, ex detect.Explanation, in detect.Input, raw bool) error {
-	out := detectJSON{
-		State: ex.State, Fallback: ex.Fallback, Skip: ex.Skip,
-		VisibleIdle: ex.VisibleIdle, VisibleBlocker: ex.VisibleBlocker, VisibleWorking: ex.VisibleWorking,
-		Manifest: m.ID, Source: m.Source, Others: []detectRuleJSON{},
-	}
-	if ex.Rule != nil {
-		id, region, prio := ex.Rule.ID, ex.Rule.Region.String(), ex.Rule.Priority
-		out.Rule, out.Region, out.Priority = &id, &region, &prio
-	}
-	for _, r := range contenders(ex) {
-		why := r.Why
-		if r.Matched {
-			why = "matched, but an earlier rule of the same priority wins"
-		}
-		out.Others = append(out.Others, detectRuleJSON{ID: r.Rule.ID, State: r.Rule.State, Priority: r.Rule.Priority,
-			Region: r.Rule.Region.String(), Matched: r.Matched, Why: why})
-	}
-	if raw {
-		out.Screen = &detectScreenJSON{Text: in.Text, Title: in.Title, Progress: in.Progress}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
-}

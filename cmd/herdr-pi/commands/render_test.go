@@ -44,8 +44,8 @@ func TestLookDecidesColourFromStdoutAndTheEnvironment(t *testing.T) {
 		if l.Color != tc.color || l.Width != tc.width {
 			t.Errorf("%s: color %v width %d, want %v %d", tc.name, l.Color, l.Width, tc.color, tc.width)
 		}
-		if !tc.color && drawStatus(l, doctor.Fail) != doctor.Fail {
-			t.Errorf("%s: styled without colour: %q", tc.name, drawStatus(l, doctor.Fail))
+		if !tc.color && render.DoctorStatus(l, doctor.Fail) != doctor.Fail {
+			t.Errorf("%s: styled without colour: %q", tc.name, render.DoctorStatus(l, doctor.Fail))
 		}
 	}
 }
@@ -62,14 +62,14 @@ var sampleRows = []doctor.Row{
 func TestDoctorTextGolden(t *testing.T) {
 	t.Run("plain", func(t *testing.T) {
 		var b bytes.Buffer
-		if err := writeDoctorText(&b, sampleRows, render.New(false, 0)); err != nil {
+		if err := render.DoctorText(&b, sampleRows, render.New(false, 0)); err != nil {
 			t.Fatal(err)
 		}
 		golden.Check(t, golden.Path(t), b.String())
 	})
 	t.Run("colour at 80 columns", func(t *testing.T) {
 		var b bytes.Buffer
-		if err := writeDoctorText(&b, sampleRows, render.New(true, 80)); err != nil {
+		if err := render.DoctorText(&b, sampleRows, render.New(true, 80)); err != nil {
 			t.Fatal(err)
 		}
 		golden.Check(t, golden.Path(t), b.String())
