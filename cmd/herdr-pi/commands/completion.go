@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"embed"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,53 +19,25 @@ const completionFlag = "--generate-bash-completion"
 // it from os.Args, which an in-process run does not have.
 const completingKey = "completing"
 
-// The scripts ask herdr-pi itself for candidates, so they never go stale.
-// None of them needs the bash-completion package. When herdr-pi offers
-// nothing (the agent's own arguments after `wrap pi`, a FILE), the shell
-// completes file names.
-const bashCompletion = `# herdr-pi completion for bash: source <(herdr-pi completion bash)
-_herdr_pi_complete() {
-  local cur=${COMP_WORDS[COMP_CWORD]}
-  local -a words=("${COMP_WORDS[@]:0:COMP_CWORD}")
-  local candidates
-  candidates=$("${words[@]}" "$cur" --generate-bash-completion 2>/dev/null)
-  COMPREPLY=($(compgen -W "$candidates" -- "$cur"))
-}
-complete -o bashdefault -o default -F _herdr_pi_complete herdr-pi
-`
-
-const zshCompletion = `#compdef herdr-pi
-# herdr-pi completion for zsh: source <(herdr-pi completion zsh)
-_herdr_pi_complete() {
-  local -a candidates
-  local cur=${words[CURRENT]}
-  local -a before=(${words[1,CURRENT-1]})
-  candidates=(${(f)"$(${before[@]} "$cur" --generate-bash-completion 2>/dev/null)"})
-  if (( ${#candidates} )); then
-    compadd -- ${candidates[@]}
-  else
-    _files
-  fi
-}
-compdef _herdr_pi_complete herdr-pi
-`
-
-const fishCompletion = `# herdr-pi completion for fish: herdr-pi completion fish > ~/.config/fish/completions/herdr-pi.fish
-function __herdr_pi_complete
-    set -l words (commandline -opc)
-    set -l cur (commandline -ct)
-    set -l candidates ($words $cur --generate-bash-completion 2>/dev/null)
-    if test (count $candidates) -gt 0
-        printf '%s\n' $candidates
-    else
-        __fish_complete_path $cur
-    end
-end
-complete -c herdr-pi -f -a '(__herdr_pi_complete)'
-`
+// scripts are the completion scripts, one per shell (completion/*). They
+// ask herdr-pi itself for candidates, so they never go stale, and none
+// needs the bash-completion package. When herdr-pi offers nothing (the
+// agent's own arguments after `wrap pi`, a FILE), the shell completes file
+// names.
+//
+//go:embed completion
+var scripts embed.FS
 
 // shells are the shells `completion` writes scripts for.
-var shells = map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}
+var shells = map[string]string{"bash": script("bash"), "zsh": script("zsh"), "fish": script("fish")}
+
+func script(shell string) string {
+	b, err := scripts.ReadFile("completion/herdr-pi." + shell)
+	if err != nil {
+		panic(err) // embedded: cannot fail
+	}
+	return string(b)
+}
 
 func completionCommand(f *Factory) *cli.Command {
 	cmd := &cli.Command{
