@@ -379,7 +379,11 @@ func TestCancelDuringLaunchRestoresLocalOwnership(t *testing.T) {
 	pane := r.s.Inputs()[0].PaneID
 	file := strings.TrimSuffix(strings.TrimPrefix(r.s.Inputs()[0].Text, "exec sh '"), "'")
 	r.s.WaitFor(t, long, "the pane to start its command", func() bool { _, err := os.Lstat(file); return errors.Is(err, fs.ErrNotExist) })
-	if recs, _ := handoff.LedgerAt(r.runtime).List(); len(recs) != 1 || recs[0].Thing() != "pane "+pane || recs[0].Bridge == "" {
+	// The record is written once Open returns, which can be a moment after
+	// the pane has already started its command.
+	var recs []handoff.Record
+	r.s.WaitFor(t, long, "the pane's record", func() bool { recs, _ = handoff.LedgerAt(r.runtime).List(); return len(recs) == 1 })
+	if recs[0].Thing() != "pane "+pane || recs[0].Bridge == "" {
 		t.Fatalf("records while launching: %+v", recs)
 	}
 	x.cancel()
