@@ -161,11 +161,11 @@ func (s *Server) subscribe(id string, p *params) (map[string]any, *apiError, *su
 	}
 	sub := &subscriber{entries: entries, wake: make(chan struct{}, 1)}
 	oldest := s.nextSeq + 1
-	if len(s.ring) > 0 {
-		oldest = s.ring[0].seq
+	if len(s.ring) > 0 && s.protocol < Protocol22 {
+		oldest = s.ring[0].seq // protocol 22 starts at the live edge
 	}
 	for _, e := range entries {
-		e.cursor = oldest // generic subscriptions replay the retained ring
+		e.cursor = oldest // protocol 20's generic subscriptions replay the retained ring
 		if e.typ == "pane.agent_status_changed" && e.hasStatus {
 			if pn := s.panes[e.paneID]; pn.status() == e.status {
 				sub.queue = append(sub.queue, outLine{s.statusLine(pn), "subscription_event"})

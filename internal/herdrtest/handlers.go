@@ -21,6 +21,9 @@ type AgentCall struct {
 	Message string
 	Seq     uint64
 	HasSeq  bool
+	// ResumeArgv is report_agent's resume_argv as a protocol-22 fake read
+	// it; nil when absent and always under protocol 20, which ignores it.
+	ResumeArgv []string
 	// Accepted means the seq rules let it through (§6.3); Herdr answers ok
 	// either way. Applied means it changed the pane's authority.
 	Accepted bool
@@ -125,8 +128,8 @@ func (s *Server) Pane(id string) PaneState {
 		return PaneState{}
 	}
 	st := PaneState{Exists: true, Status: p.status(), Agent: p.agent()}
-	if p.auth != nil {
-		st.Source = p.auth.source
+	if a := p.effective(); a != nil {
+		st.Source = a.source
 	}
 	return st
 }
@@ -209,8 +212,18 @@ func ok() map[string]any { return map[string]any{"type": "ok"} }
 // Herdr's typed decoding rejects what the schema rejects, so the fake does
 // too.
 func (s *Server) handle(line []byte, invalid string) (out []byte, kind string, sub *subscriber) {
+	// Protocol 20 answers a request it cannot read under the id "";
+	// protocol 22 keeps the id when there is one to keep.
+	var badID string
+	if s.newer() {
+		var head struct {
+			ID any `json:"id"`
+		}
+		_ = json.Unmarshal(line, &head)
+		badID, _ = head.ID.(string)
+	}
 	bad := func(msg string) ([]byte, string, *subscriber) {
-		return s.errorLine("", "invalid_request", "invalid request: "+msg), "error", nil
+		return s.errorLine(badID, "invalid_request", "invalid request: "+msg), "error", nil
 	}
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(line, &env); err != nil || env == nil {
@@ -259,6 +272,9 @@ func (s *Server) handle(line []byte, invalid string) (out []byte, kind string, s
 	if err != nil {
 		return s.errorLine(id, "internal_error", err.Error()), "error", nil
 	}
+	if method == "ping" && s.opts.Capabilities != nil {
+		return b, kindUnchecked, nil // a test's own capabilities, on purpose off the schema
+	}
 	return b, "success", sub
 }
 
@@ -273,7 +289,7 @@ func (s *Server) dispatch(id, method string, p *params) (map[string]any, *apiErr
 	switch method {
 	case "ping":
 		return map[string]any{"type": "pong", "version": s.opts.Version, "protocol": s.protocol,
-			"capabilities": map[string]any{"live_handoff": false, "detached_server_daemon": false}}, nil, nil
+			"capabilities": s.capabilities()}, nil, nil
 	case "pane.report_agent":
 		return s.reportAgent(p)
 	case "pane.release_agent":
@@ -349,7 +365,7 @@ func (s *Server) dispatch(id, method string, p *params) (map[string]any, *apiErr
 			return nil, nil, nil
 		}
 		pn := s.panes[target]
-		if pn == nil || pn.auth == nil {
+		if pn == nil || pn.effective() == nil {
 			return nil, errf("agent_not_found", "agent target %s not found", target), nil
 		}
 		return map[string]any{"type": "agent_info", "agent": s.agentInfo(pn)}, nil, nil
@@ -382,6 +398,7 @@ func (s *Server) reportAgent(p *params) (map[string]any, *apiError, *subscriber)
 	seq, hasSeq := p.optU64("seq")
 	p.optStr("agent_session_id")
 	p.optStr("agent_session_path")
+	resume := s.resumeArgv(p)
 	pn, aerr := s.paneFor(p, pid)
 	if pn == nil {
 		return nil, aerr, nil
@@ -391,9 +408,9 @@ func (s *Server) reportAgent(p *params) (map[string]any, *apiError, *subscriber)
 		return nil, errf("invalid_agent", "agent label must not be empty"), nil
 	}
 	call := AgentCall{Method: "pane.report_agent", PaneID: pid, Source: source, Agent: label, State: state,
-		Message: msg, Seq: seq, HasSeq: hasSeq, At: time.Now()}
+		Message: msg, Seq: seq, HasSeq: hasSeq, ResumeArgv: resume, At: time.Now()}
 	call.Accepted = pn.acceptSeq(source, seq, hasSeq)
-	if call.Accepted && !official(source) && !pn.exitedAgents[label] {
+	if call.Accepted && !official(source) && !pn.exitedAgents[label] && !pn.heldByDetection(label) {
 		s.setAuthority(pn, &authority{source: source, agent: label, state: state, message: msg})
 		call.Applied = true
 	}
@@ -448,6 +465,12 @@ func (s *Server) clearAuthority(p *params) (map[string]any, *apiError, *subscrib
 func (s *Server) setAuthority(pn *pane, a *authority) {
 	before := pn.status() + "\x00" + pn.agent()
 	pn.auth = a
+	s.changed(pn, before)
+}
+
+// changed tells status subscribers when the pane's effective status or
+// label differs from before (status NUL agent). Called with s.mu held.
+func (s *Server) changed(pn *pane, before string) {
 	if pn.status()+"\x00"+pn.agent() != before {
 		pn.stateSeq++
 		pn.revision++

@@ -51,6 +51,9 @@ type pane struct {
 	env      map[string]string
 	revision uint64
 	auth     *authority
+	// detected is Herdr's own detection holding the pane (LocalDetection);
+	// it wins over auth while set.
+	detected *authority
 	// seqs is the last accepted seq per source (§6.3).
 	seqs map[string]uint64
 	// exitedAgents are agent labels whose process "exited" in this pane;
@@ -122,7 +125,7 @@ func (w *world) newPane(t *tab, cwd string, env map[string]string) *pane {
 // memory (§9.1).
 func (w *world) forgetAuthority() {
 	for _, p := range w.panes {
-		p.auth = nil
+		p.auth, p.detected = nil, nil
 		p.seqs = map[string]uint64{}
 	}
 }
@@ -212,17 +215,26 @@ func remove[T comparable](s []T, v T) []T {
 }
 
 func (p *pane) status() string {
-	if p.auth == nil {
-		return "unknown"
+	if a := p.effective(); a != nil {
+		return a.state
 	}
-	return p.auth.state
+	return "unknown"
 }
 
 func (p *pane) agent() string {
-	if p.auth == nil {
-		return ""
+	if a := p.effective(); a != nil {
+		return a.agent
 	}
-	return p.auth.agent
+	return ""
+}
+
+// effective is what decides the pane's agent and status: Herdr's own
+// detection while it holds the pane, else the hook authority.
+func (p *pane) effective() *authority {
+	if p.detected != nil {
+		return p.detected
+	}
+	return p.auth
 }
 
 // acceptSeq applies Herdr's seq rule for one source (§6.3): with a seq it

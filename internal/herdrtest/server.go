@@ -31,9 +31,15 @@ const (
 // Options tune a fake. The zero value is a protocol-20 Herdr 0.8.0 with
 // toasts off (Herdr's default), paced event delivery and the real clock.
 type Options struct {
-	// Protocol and Version are what ping answers (default 20 and "0.8.0").
+	// Protocol and Version are what ping answers (default 20 and "0.8.0";
+	// "0.9.3" for protocol 22). The protocol also picks the rules: from
+	// Protocol22 on, the fake behaves as Herdr 0.9 does (see [Protocol22]).
 	Protocol int
 	Version  string
+	// Capabilities replaces what ping answers under "capabilities", for
+	// tests of a client's tolerance (a number where a boolean was, say).
+	// Such a pong is not checked against the protocol-20 schema.
+	Capabilities map[string]any
 	// Delivery is Herdr's [ui.toast] delivery: off (default), herdr,
 	// terminal or system (§4.6).
 	Delivery string
@@ -145,6 +151,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Version == "" {
 		opts.Version = "0.8.0"
+		if opts.Protocol >= Protocol22 {
+			opts.Version = "0.9.3"
+		}
 	}
 	if opts.Delivery == "" {
 		opts.Delivery = "off"
@@ -384,11 +393,19 @@ func (s *Server) SetFault(f Fault) {
 	s.mu.Unlock()
 }
 
-// SetProtocol changes the protocol ping reports.
+// SetProtocol changes the protocol ping reports and the rules the fake
+// follows from now on (a Restart after it imitates an upgrade of Herdr).
 func (s *Server) SetProtocol(n int) {
 	s.mu.Lock()
 	s.protocol = n
 	s.mu.Unlock()
+}
+
+// newer reports whether the fake follows protocol 22's rules now.
+func (s *Server) newer() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.protocol >= Protocol22
 }
 
 // ExpectInvalidRequests is for tests of the fake itself that send broken
@@ -647,10 +664,16 @@ func (s *Server) write(c net.Conn, n int, line []byte, kind string) bool {
 }
 
 func (s *Server) checkOutput(kind string, line []byte) {
-	if s.val == nil {
+	var msg string
+	switch {
+	case kind == kindEventsLost:
+		msg = checkEventsLost(line)
+	case kind == kindUnchecked || s.val == nil:
 		return
+	default:
+		msg = s.val.checkOutput(kind, line)
 	}
-	if msg := s.val.checkOutput(kind, line); msg != "" {
+	if msg != "" {
 		s.mu.Lock()
 		s.violations = append(s.violations, fmt.Sprintf("fake wrote a %s line that breaks the schema (a bug in herdrfake): %s\n  line: %s", kind, msg, clip(line)))
 		s.mu.Unlock()
