@@ -22,14 +22,23 @@ func TestPingAndProtocol(t *testing.T) {
 	if err != nil || p.Protocol != 20 || p.Version != "0.8.0" || p.Capabilities == nil {
 		t.Fatalf("ping: %+v, %v", p, err)
 	}
+	// Herdr 0.9's protocol 22 is known too.
 	s.SetProtocol(22)
+	if p, err = c.Ping(context.Background()); err != nil || p.Protocol != 22 {
+		t.Fatalf("protocol 22: %+v, %v", p, err)
+	}
+	s.SetProtocol(23)
 	p, err = c.Ping(context.Background())
 	var pm *herdr.ProtocolMismatchError
-	if !errors.As(err, &pm) || pm.Got != 22 || p.Protocol != 22 {
+	if !errors.As(err, &pm) || pm.Got != 23 || pm.Expected != 22 || p.Protocol != 23 {
 		t.Fatalf("mismatch: %+v, %v", p, err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, s.SocketPath()) || !strings.Contains(msg, "protocol 22") || !strings.Contains(msg, "upgrade herdr-pi") {
+	if msg := err.Error(); !strings.Contains(msg, s.SocketPath()) || !strings.Contains(msg, "protocol 23") || !strings.Contains(msg, "upgrade herdr-pi") {
 		t.Errorf("mismatch message %q", msg)
+	}
+	s.SetProtocol(21)
+	if _, err = c.Ping(context.Background()); !errors.As(err, &pm) || pm.Expected != 20 && pm.Expected != 22 {
+		t.Fatalf("protocol 21: %v", err)
 	}
 }
 

@@ -21,21 +21,20 @@ type Pong struct {
 	Capabilities *Capabilities `json:"capabilities"`
 }
 
-// Capabilities are the optional server features ping announces.
-type Capabilities struct {
-	LiveHandoff          bool `json:"live_handoff"`
-	DetachedServerDaemon bool `json:"detached_server_daemon"`
-}
-
-// Ping asks Herdr for its version. When Herdr speaks another protocol than
-// [Protocol] it returns the Pong together with a *ProtocolMismatchError.
+// Ping asks Herdr for its version. When Herdr speaks a protocol herdr-pi
+// does not know (see [KnownProtocol]) it returns the Pong together with a
+// *ProtocolMismatchError.
 func (c *Client) Ping(ctx context.Context) (Pong, error) {
 	var p Pong
 	if err := c.call(ctx, "ping", nil, "pong", &p, retryOnce); err != nil {
 		return Pong{}, err
 	}
-	if p.Protocol != Protocol {
-		return p, &ProtocolMismatchError{Socket: c.Socket, Got: p.Protocol, Version: p.Version, Expected: Protocol}
+	if !KnownProtocol(p.Protocol) {
+		want := Protocol
+		if p.Protocol > Protocol {
+			want = ProtocolResume
+		}
+		return p, &ProtocolMismatchError{Socket: c.Socket, Got: p.Protocol, Version: p.Version, Expected: want}
 	}
 	return p, nil
 }
@@ -50,6 +49,10 @@ type AgentReport struct {
 	// Seq orders reports from one source on one pane; Herdr ignores one
 	// that is not above the last it accepted (§6.3). Zero sends none.
 	Seq uint64 `json:"seq,omitempty"`
+	// ResumeArgv is the command that restores the agent after Herdr
+	// restarts (protocol 22 on, landscape.md §9). Only for a Herdr that
+	// speaks [ProtocolResume]; nil sends none.
+	ResumeArgv []string `json:"resume_argv,omitempty"`
 }
 
 // ReportAgent sets the pane's agent state. Herdr answers ok even when it

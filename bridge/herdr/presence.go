@@ -2,8 +2,7 @@ package herdr
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,9 +40,15 @@ type PresenceConfig struct {
 // handed (a [Reporter]), sends that state again when Herdr may have lost it
 // (the event stream ends on a restart or a live handoff, §9.1) and, after
 // an outage of any length, within a second of Herdr answering again (the
-// stream is retried at least every reconnectMax), reads the
-// claim back once to say when Herdr ignores it (§6.2), and releases the
-// pane at the end.
+// stream is retried at least every reconnectMax). It asks Herdr's protocol
+// each time the stream starts, and from protocol 22 on sends the resume
+// command with every report. It reads the pane back whenever what Herdr
+// shows disagrees with what it acknowledged, and at each start of the
+// stream (events may have been missed): when Herdr ignores the claim
+// (§6.2) Health says so, and when Herdr's own detection dropped or cleared
+// the report (herdr#4020) the state is reported again once the pane shows
+// no other agent, and Health and Reasserts say so. It releases the pane at
+// the end.
 //
 // Every method may be called from any goroutine and none of them waits for
 // Herdr, except Close (bounded by ReleaseBudget) and Reported (bounded by
@@ -54,10 +59,18 @@ type Presence struct {
 	r    *Reporter
 	note atomic.Value // string: what Health says
 
-	// stop ends the watcher and the claim check; wg waits for them. Both
-	// goroutines are started by StartPresence and owned by the Presence.
+	// ctx ends with stop, when Close begins; wg waits for the watcher and
+	// for a delayed re-assert, both owned by the Presence.
+	ctx  context.Context
 	stop context.CancelFunc
 	wg   sync.WaitGroup
+
+	// reviewMu makes reviews of the pane one at a time (the watcher's and
+	// a delayed re-assert's).
+	reviewMu sync.Mutex
+	mu       sync.Mutex
+	claim    claimState
+	closed   bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -71,16 +84,23 @@ func StartPresence(cfg PresenceConfig) *Presence {
 	p.r = NewReporter(ReporterConfig{
 		Client: cfg.Client, PaneID: cfg.PaneID, Source: cfg.Source, Agent: cfg.Agent, Logf: cfg.Logf,
 	})
-	p.note.Store(fmt.Sprintf("reporting to pane %s as %s (agent %q)", cfg.PaneID, cfg.Source, cfg.Agent))
+	p.note.Store(p.baseNote())
 	p.logf("herdr: reporting pane %s to %s as %s (agent %q)", cfg.PaneID, cfg.Client.Socket, cfg.Source, cfg.Agent)
 	p.r.Report(StateUnknown, "")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	p.stop = cancel
-	p.wg.Add(2)
-	go p.watch(ctx)
-	go p.checkClaim(ctx)
+	p.ctx, p.stop = context.WithCancel(context.Background())
+	p.wg.Add(1)
+	go p.watch(p.ctx)
 	return p
+}
+
+// SetResumeArgv sets the command that restores the agent after Herdr
+// restarts, e.g. herdr-pi wrap pi --session <file> (see
+// [Reporter.SetResumeArgv]); it never waits.
+func (p *Presence) SetResumeArgv(argv []string) {
+	if p != nil {
+		p.r.SetResumeArgv(argv)
+	}
 }
 
 // Report hands Herdr a new state (see [Reporter.Report]); it never waits.
@@ -130,7 +150,13 @@ func (p *Presence) Close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
 		// The release comes first: from here on the Reporter takes no new
 		// state (whatever the other parts say while they close is not the
-		// agent's state), and the watcher and claim check end meanwhile.
+		// agent's state), and the watcher and any re-assert end meanwhile.
+		p.mu.Lock()
+		p.closed = true
+		if p.claim.retry != nil {
+			p.claim.retry.Stop()
+		}
+		p.mu.Unlock()
 		p.stop()
 		ctx, cancel := context.WithTimeout(ctx, ReleaseBudget)
 		defer cancel()
@@ -149,7 +175,8 @@ func (p *Presence) Close(ctx context.Context) error {
 // custom source's state only in memory: after a restart or a live handoff
 // the pane reads unknown until the next change, which may be long in
 // coming. The stream ends on both, so when it is back the state is sent
-// again.
+// again. Each start of the stream also asks Herdr's protocol (an upgrade
+// may come with a restart) and reads the pane back.
 func (p *Presence) watch(ctx context.Context) {
 	defer p.wg.Done()
 	w := &Watcher{
@@ -157,50 +184,43 @@ func (p *Presence) watch(ctx context.Context) {
 		Subscriptions: []Subscription{{Type: "pane.agent_status_changed", PaneID: p.cfg.PaneID}},
 		// No Logf: a Herdr that cannot be reached is already logged by the
 		// reporter, once per kind of failure.
-		OnConnect: func(reconnect bool) {
-			if reconnect {
+		OnConnect: func(again bool) {
+			p.learnProtocol(ctx)
+			if again {
 				p.logf("herdr: the event stream is back (Herdr restarted or handed off): reporting the state again")
 				p.r.Resync()
-				return
+			} else {
+				p.r.answered() // Herdr was away when we started, maybe
 			}
-			p.r.answered() // Herdr was away when we started, maybe
+			p.review(ctx)
 		},
+		// Herdr still has the state; only what it showed meanwhile went
+		// unseen, so the pane is read back.
+		OnLost:     func() { p.review(ctx) },
 		BackoffMax: reconnectMax,
 	}
-	if err := w.Run(ctx, func(Event) {}); err != nil && ctx.Err() == nil {
+	if err := w.Run(ctx, func(ev Event) { p.onEvent(ctx, ev) }); err != nil && ctx.Err() == nil {
 		p.logf("herdr: stopped watching pane %s: %v", p.cfg.PaneID, err)
 	}
 }
 
-// checkClaim waits for Herdr's first answer to a report, then reads the
-// pane back once: Herdr answers ok even when it ignores a report (another
-// source owns the pane, or a plain agent of the same name exited in it,
-// §6.2), and then the reports are being dropped silently. Health says so
-// from then on.
-func (p *Presence) checkClaim(ctx context.Context) {
-	defer p.wg.Done()
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	err := p.r.Reported(wctx)
-	cancel()
-	if err != nil || p.r.Stats().Sent == 0 {
-		return // Herdr does not answer, or refused the claim: the reporter logs that
-	}
-	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+// learnProtocol asks Herdr's protocol for the reports' resume command.
+func (p *Presence) learnProtocol(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	pane, err := p.cfg.Client.PaneGet(pctx, p.cfg.PaneID)
-	if err != nil || strings.EqualFold(strings.TrimSpace(pane.Agent), strings.TrimSpace(p.cfg.Agent)) {
+	pong, err := p.cfg.Client.Ping(ctx)
+	var pm *ProtocolMismatchError
+	if err != nil && !errors.As(err, &pm) {
 		return
 	}
-	shown := "no agent"
-	if pane.Agent != "" {
-		shown = fmt.Sprintf("agent %q", pane.Agent)
+	p.mu.Lock()
+	changed := p.claim.protocol != pong.Protocol
+	p.claim.protocol = pong.Protocol
+	p.mu.Unlock()
+	if changed {
+		p.logf("herdr: Herdr %s speaks protocol %d", pong.Version, pong.Protocol)
 	}
-	note := fmt.Sprintf("Herdr ignores herdr-pi's reports for pane %s: it shows %s (status %s), not %q. "+
-		"Another integration may own the pane, or a plain %s exited in it earlier (Herdr then drops reports "+
-		"labelled %q until it sees a new one); open a new pane, or see docs/herdr-setup.md §5",
-		p.cfg.PaneID, shown, pane.AgentStatus, p.cfg.Agent, p.cfg.Agent, p.cfg.Agent)
-	p.logf("herdr: %s", note)
-	p.note.Store(note)
+	p.r.SetProtocol(pong.Protocol)
 }
 
 // logf logs through the configured function; one that panics loses its

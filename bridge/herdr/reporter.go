@@ -99,6 +99,11 @@ type Reporter struct {
 	logged     map[FailureKind]bool
 	recovered  bool
 	stats      ReporterStats
+	// resume is the command Herdr may restore the agent with, sent with
+	// every report while protocol (as ping last said; 0 before) is
+	// ProtocolResume or newer.
+	resume   []string
+	protocol int
 
 	// Generations for Reported: every Report that changes the wanted
 	// state, and every Resync, asks for one more; a report settles the
@@ -162,6 +167,41 @@ func (r *Reporter) Report(state, message string) {
 	r.kickLocked()
 }
 
+// SetResumeArgv sets the command Herdr may restore the agent with after a
+// restart (resume_argv, landscape.md §9). It goes with every report to a
+// Herdr that speaks [ProtocolResume]; a change goes out with the current
+// state at once.
+func (r *Reporter) SetResumeArgv(argv []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	before := r.resumeLocked()
+	r.resume = slices.Clone(argv)
+	if !slices.Equal(before, r.resumeLocked()) {
+		r.resyncLocked()
+	}
+}
+
+// SetProtocol records the protocol Herdr answered ping with. A Herdr that
+// starts speaking [ProtocolResume] (an upgrade across a restart) gets the
+// resume command with the current state at once.
+func (r *Reporter) SetProtocol(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	before := r.resumeLocked()
+	r.protocol = n
+	if !slices.Equal(before, r.resumeLocked()) && r.resumeLocked() != nil {
+		r.resyncLocked()
+	}
+}
+
+// resumeLocked is the resume_argv the next report carries, nil for none.
+func (r *Reporter) resumeLocked() []string {
+	if r.protocol < ProtocolResume || len(r.resume) == 0 {
+		return nil
+	}
+	return r.resume
+}
+
 // Resync sends the current state again even if Herdr acknowledged it, for
 // when Herdr answers again and may have lost it (its event stream came
 // back after a restart or a live handoff, say). It goes out at the next
@@ -170,6 +210,10 @@ func (r *Reporter) Report(state, message string) {
 func (r *Reporter) Resync() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.resyncLocked()
+}
+
+func (r *Reporter) resyncLocked() {
 	if r.stopped || !r.hasWant {
 		return
 	}
@@ -239,6 +283,14 @@ func (r *Reporter) settledLocked(gen uint64) {
 		}
 		return false
 	})
+}
+
+// acknowledged returns the state Herdr last acknowledged; ok is false
+// before the first.
+func (r *Reporter) acknowledged() (state string, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.acked.state, r.hasAcked
 }
 
 // Stats returns what the Reporter has done so far.
@@ -424,10 +476,13 @@ func (r *Reporter) next() (job stateMsg, wait time.Duration, ok bool) {
 }
 
 func (r *Reporter) send(job stateMsg) {
+	r.mu.Lock()
+	resume := slices.Clone(r.resumeLocked())
+	r.mu.Unlock()
 	seq := r.nextSeq()
 	err := r.client.ReportAgent(r.sendCtx, AgentReport{
 		PaneID: r.cfg.PaneID, Source: r.cfg.Source, Agent: r.cfg.Agent,
-		State: job.state, Message: job.message, Seq: seq,
+		State: job.state, Message: job.message, Seq: seq, ResumeArgv: resume,
 	})
 	// Log after unlocking: a slow log file must not hold up Report.
 	if line := r.settle(job, err); line != "" {

@@ -30,12 +30,21 @@ type Event struct {
 	WorkspaceID string
 	AgentStatus string // pane.agent_status_changed only
 	Agent       string // the agent label, when the event carries one
+	// Dropped is how many events Herdr says it dropped, for events_lost
+	// (0 when it does not say).
+	Dropped int
 	// Data is the event's data object as received.
 	Data json.RawMessage
 }
 
+// EventsLost is the event Herdr 0.9 sends a subscriber that fell behind,
+// in place of the events it dropped (landscape.md §9). Its data is not
+// documented: [Event.Dropped] is read from it when it says.
+const EventsLost = "events_lost"
+
 // parseEvent decodes one stream line. Both shapes of §5.2 are accepted;
-// fields an event does not carry stay empty.
+// fields an event does not carry stay empty. events_lost is accepted with
+// any data or none, since its shape is not known.
 func parseEvent(line []byte) (Event, error) {
 	var env struct {
 		Event *string         `json:"event"`
@@ -43,6 +52,9 @@ func parseEvent(line []byte) (Event, error) {
 	}
 	if err := json.Unmarshal(bytes.TrimSpace(line), &env); err != nil {
 		return Event{}, fmt.Errorf("%w: %s", errGarbage, quoteStart(line))
+	}
+	if env.Event != nil && (*env.Event == EventsLost || *env.Event == "events.lost") {
+		return eventsLost(env.Data), nil
 	}
 	if env.Event == nil || *env.Event == "" || len(env.Data) == 0 || env.Data[0] != '{' {
 		return Event{}, fmt.Errorf("%w: want {\"event\",\"data\":{…}}: %s", errGarbage, quoteStart(line))
@@ -63,6 +75,26 @@ func parseEvent(line []byte) (Event, error) {
 	return ev, nil
 }
 
+// eventsLost reads an events_lost line's data: an object, maybe with a
+// count under one of the names a count might have; anything else counts
+// as an object without one.
+func eventsLost(data json.RawMessage) Event {
+	ev := Event{Name: EventsLost, Data: json.RawMessage(`{}`)}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil || m == nil {
+		return ev
+	}
+	ev.Data = data
+	for _, k := range []string{"dropped", "lost", "count"} {
+		var n uint64
+		if json.Unmarshal(m[k], &n) == nil && n > 0 {
+			ev.Dropped = int(min(n, 1<<31-1))
+			break
+		}
+	}
+	return ev
+}
+
 // Watcher follows Herdr's event stream for a set of subscriptions, across
 // disconnects: the stream ends on a live handoff or a restart and must be
 // opened again (§5.1, §9.1).
@@ -72,13 +104,34 @@ type Watcher struct {
 	// Logf receives one line per kind of failure. Nil discards.
 	Logf func(format string, args ...any)
 	// OnConnect, when set, is called each time Herdr acknowledges the
-	// subscription; reconnect is false the first time. Events that
-	// happened while disconnected are lost for per-pane subscriptions, so
-	// a caller re-reads what it needs (PaneGet) on reconnect.
+	// subscription; reconnect is false the first time. Unless OnLost is
+	// set, it is called with true again when Herdr says it dropped events
+	// for this stream (events_lost, protocol 22). Either way events were
+	// missed: those of
+	// per-pane subscriptions while disconnected always, generic ones too
+	// from protocol 22 on (a subscription starts at the live edge, nothing
+	// is replayed), so a caller re-reads what it needs (PaneGet) here and
+	// never counts on a replay.
 	OnConnect func(reconnect bool)
+	// OnLost, when set, is called instead when Herdr dropped events for
+	// this stream, for a caller that tells the two apart.
+	OnLost func()
 	// BackoffMin and BackoffMax bound the wait between reconnects.
 	// Defaults 100 ms and 5 s.
 	BackoffMin, BackoffMax time.Duration
+}
+
+// lostKind keys the one log line about events_lost.
+const lostKind FailureKind = "events-lost"
+
+func droppedWords(n int) string {
+	switch n {
+	case 0:
+		return "events"
+	case 1:
+		return "1 event"
+	}
+	return fmt.Sprintf("%d events", n)
 }
 
 // subscribeDeadline bounds connecting and getting the acknowledgement.
@@ -110,6 +163,19 @@ func (w *Watcher) Run(ctx context.Context, handle func(Event)) error {
 			}
 			connects++
 		}, func(ev Event) {
+			if ev.Name == EventsLost {
+				if !logged[lostKind] && w.Logf != nil {
+					logged[lostKind] = true
+					w.Logf("herdr: event stream: Herdr dropped %s for a slow reader (re-reading; further losses are not logged)", droppedWords(ev.Dropped))
+				}
+				switch {
+				case w.OnLost != nil:
+					w.OnLost()
+				case w.OnConnect != nil:
+					w.OnConnect(true)
+				}
+				return
+			}
 			if d.fresh(ev) {
 				handle(ev)
 			}

@@ -12,6 +12,16 @@ import (
 // (herdr-socket-api.md §2.4: ping answers with "protocol":20).
 const Protocol = 20
 
+// ProtocolResume is Herdr 0.9's protocol (landscape.md §9): reports may
+// carry resume_argv, new subscriptions start at the live edge, a slow
+// subscriber is told events_lost, and ping's capabilities hold a number.
+// herdr-pi speaks it too.
+const ProtocolResume = 22
+
+// KnownProtocol reports whether herdr-pi knows protocol n: 20 (Herdr 0.8)
+// or 22 (Herdr 0.9).
+func KnownProtocol(n int) bool { return n == Protocol || n == ProtocolResume }
+
 // request is one line sent to Herdr. Params is always present, "{}" when a
 // method takes none: Herdr rejects a request without it (§2.1).
 type request struct {
