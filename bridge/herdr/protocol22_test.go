@@ -78,7 +78,9 @@ func TestWatcherTakesEventsLost(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx, func(ev herdr.Event) { mu.Lock(); events = append(events, ev.Name+":"+ev.AgentStatus); mu.Unlock() }) }()
+	go func() {
+		done <- w.Run(ctx, func(ev herdr.Event) { mu.Lock(); events = append(events, ev.Name+":"+ev.AgentStatus); mu.Unlock() })
+	}()
 	defer func() { cancel(); <-done }()
 	seen := func(want ...string) func() bool {
 		return func() bool {

@@ -223,6 +223,9 @@ func (s *Server) stream(c net.Conn, sub *subscriber) {
 func (s *Server) pending(sub *subscriber, ticked bool) []outLine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stalled {
+		return nil
+	}
 	out := sub.queue
 	sub.queue = nil
 	paced := !s.opts.NoEventPacing

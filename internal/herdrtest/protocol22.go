@@ -42,10 +42,19 @@ func (s *Server) capabilities() map[string]any {
 	return c
 }
 
+// StallEvents stops delivering events to every subscriber, as to readers
+// too slow to take them: they wait until LoseEvents.
+func (s *Server) StallEvents() {
+	s.mu.Lock()
+	s.stalled = true
+	s.mu.Unlock()
+}
+
 // LoseEvents imitates subscribers too slow for Herdr: whatever waits to be
-// sent to them is dropped, and they skip to the live edge. Under protocol
-// 22 each then gets one events_lost line; under protocol 20 nothing says
-// so (the ring simply moved on).
+// sent to them is dropped, they skip to the live edge, and delivery goes
+// on (after StallEvents too). Under protocol 22 each first gets one
+// events_lost line; under protocol 20 nothing says so (the ring simply
+// moved on).
 func (s *Server) LoseEvents() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -53,6 +62,7 @@ func (s *Server) LoseEvents() {
 }
 
 func (s *Server) loseEventsLocked() {
+	s.stalled = false
 	for sub := range s.subs {
 		dropped := len(sub.queue)
 		sub.queue = nil

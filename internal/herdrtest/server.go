@@ -132,6 +132,7 @@ type Server struct {
 	inputs        []InputCall
 	violations    []string
 	allowInvalid  bool
+	stalled       bool // StallEvents: nothing is delivered until LoseEvents
 	conns         map[net.Conn]bool
 	subs          map[*subscriber]bool
 	closed        bool
