@@ -122,6 +122,10 @@ type Status struct {
 	// Herdr says in a sentence how Herdr takes the wrapper's reports
 	// (empty outside Herdr).
 	Herdr string `json:"herdr,omitempty"`
+	// HerdrReasserts counts the times Herdr dropped or cleared the
+	// wrapper's report (its own detection, herdr#4020) and the wrapper
+	// claimed the pane again.
+	HerdrReasserts int `json:"herdr_reasserts,omitempty"`
 }
 
 // Reason is one open reason the agent is blocked.

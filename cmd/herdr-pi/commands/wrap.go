@@ -135,7 +135,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	argv := opts.Argv
 	rc := control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
-		Events: signals, Requests: signals, Logf: log.Printf,
+		Events: signals, Requests: herdrStatus{signals, presence}, Logf: log.Printf,
 	}
 	if isPi {
 		// Any Pi may load the workflow engine: its probe then links up as
@@ -172,7 +172,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 			Logf:    log.Printf,
 		})
 		down.session = w.Close
-		signals.SetWatcher(w)
+		signals.SetWatcher(resumeFollower{w, presence, opts, agentCmd})
 	}
 
 	log.Printf("start %q (agent %s)", argv, agent)

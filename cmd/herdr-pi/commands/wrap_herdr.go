@@ -1,0 +1,63 @@
+package commands
+
+import (
+	"strings"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/pane/launch"
+	"github.com/herdr-pi/herdr-pi/pane/session"
+	agentsignals "github.com/herdr-pi/herdr-pi/pane/signals"
+)
+
+// resumeFollower is the session watcher as the signals steer it, telling
+// the Presence each session file Pi names (its start, /new, /resume,
+// /fork), so Herdr 0.9 can restore the agent after a restart with
+// `herdr-pi wrap <pi> --session <file>`.
+type resumeFollower struct {
+	*session.Watcher
+	presence *herdr.Presence
+	opts     *wrapOptions
+	cmd      launch.Command
+}
+
+func (f resumeFollower) Follow(path string) {
+	f.presence.SetResumeArgv(resumeArgv(f.opts, f.cmd, path))
+	f.Watcher.Follow(path)
+}
+
+// resumeArgv is the command that resumes Pi's session file under
+// herdr-pi: herdr-pi wrap, the user's --agent, the part of their command
+// that starts Pi, and --session with the file (Pi's other arguments are
+// left out, as Pi's own resume hint leaves them out). nil without a file.
+func resumeArgv(opts *wrapOptions, c launch.Command, file string) []string {
+	if file == "" {
+		return nil
+	}
+	argv := []string{"herdr-pi", "wrap"}
+	if opts.Agent != "" {
+		argv = append(argv, "--agent", opts.Agent)
+	}
+	start := c.Launch
+	if c.Shape == launch.Opaque || len(start) == 0 {
+		start = []string{"pi"}
+	}
+	if strings.HasPrefix(start[0], "-") {
+		argv = append(argv, "--")
+	}
+	argv = append(argv, start...)
+	return append(argv, "--session", file)
+}
+
+// herdrStatus is the signals' answer to `status` with what the Presence
+// knows beside the sentence: how often it re-asserted the pane.
+type herdrStatus struct {
+	*agentsignals.Signals
+	presence *herdr.Presence
+}
+
+func (s herdrStatus) Status() control.Status {
+	st := s.Signals.Status()
+	st.HerdrReasserts, _ = s.presence.Reasserts()
+	return st
+}
