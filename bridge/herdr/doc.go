@@ -1,5 +1,6 @@
 // Package herdr speaks Herdr's socket protocol (protocol 20, see
-// ../shared/reference/herdr-socket-api.md): a [Client] that sends one NDJSON
+// ../shared/reference/herdr-socket-api.md, and Herdr 0.9's protocol 22,
+// ../shared/reference/landscape.md §9): a [Client] that sends one NDJSON
 // request per connection under a client-side deadline, a [Reporter] that
 // keeps one pane's agent state in Herdr without ever blocking its caller, a
 // [Watcher] that follows Herdr's event stream across reconnects, and a

@@ -1,6 +1,7 @@
 // Package herdrtest is an in-process fake Herdr server for tests: a unix
 // socket that speaks protocol 20 as strictly as the real one (see
-// ../shared/reference/herdr-socket-api.md §12), keeps workspaces, tabs and
+// ../shared/reference/herdr-socket-api.md §12), or protocol 22 (Herdr 0.9,
+// Options.Protocol; see [Protocol22] for what differs), keeps workspaces, tabs and
 // panes with Herdr-shaped ids, records every request for assertions, and can
 // be told to be slow, hang, drop connections or answer garbage.
 //
