@@ -176,29 +176,26 @@ func (p *Presence) delayedReview() {
 
 // heldBy: Herdr shows another agent, or its own idea of the state.
 func (p *Presence) heldBy(pane PaneInfo) {
-	p.mu.Lock()
-	was := p.claim.held
-	p.claim.held = true
-	p.mu.Unlock()
-	note := fmt.Sprintf("Herdr shows pane %s as %s (status %s), not herdr-pi's report: its own detection (herdr#4020) "+
+	p.flag(&p.claim.held, fmt.Sprintf("Herdr shows pane %s as %s (status %s), not herdr-pi's report: its own detection (herdr#4020) "+
 		"or another integration holds the pane; herdr-pi reports again once the pane shows no agent",
-		p.cfg.PaneID, shownAgent(pane), pane.AgentStatus)
-	if !was {
-		p.logf("herdr: %s", note)
-	}
-	p.note.Store(note)
+		p.cfg.PaneID, shownAgent(pane), pane.AgentStatus))
 }
 
 // ignoredBy: the claim does not take even on a clear pane.
 func (p *Presence) ignoredBy(pane PaneInfo) {
-	p.mu.Lock()
-	was := p.claim.ignored
-	p.claim.ignored = true
-	p.mu.Unlock()
-	note := fmt.Sprintf("Herdr ignores herdr-pi's reports for pane %s: it shows %s (status %s), not %q. "+
+	p.flag(&p.claim.ignored, fmt.Sprintf("Herdr ignores herdr-pi's reports for pane %s: it shows %s (status %s), not %q. "+
 		"Another integration may own the pane, or a plain %s exited in it earlier (Herdr then drops reports "+
 		"labelled %q until it sees a new one); open a new pane, or see docs/herdr-setup.md §5",
-		p.cfg.PaneID, shownAgent(pane), pane.AgentStatus, p.cfg.Agent, p.cfg.Agent, p.cfg.Agent)
+		p.cfg.PaneID, shownAgent(pane), pane.AgentStatus, p.cfg.Agent, p.cfg.Agent, p.cfg.Agent))
+}
+
+// flag sets one of the claim's flags (f points into p.claim) and makes
+// Health say note, logging it the first time the flag goes up.
+func (p *Presence) flag(f *bool, note string) {
+	p.mu.Lock()
+	was := *f
+	*f = true
+	p.mu.Unlock()
 	if !was {
 		p.logf("herdr: %s", note)
 	}
