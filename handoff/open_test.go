@@ -3,6 +3,7 @@ package handoff
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -215,36 +216,42 @@ func TestFailureClosesExactlyWhatWasCreated(t *testing.T) {
 }
 
 // In a real pane the command file runs, removes itself, and the pane
-// ends with the command; WaitEnded hears it from Herdr's events.
+// ends with the command; WaitEnded hears it from Herdr's events. The
+// command is over before the wait subscribes: Herdr 0.8 replays the
+// pane's end, Herdr 0.9 replays nothing and the pane is read back.
 func TestCommandRunsInARealPaneAndItsEndIsHeard(t *testing.T) {
-	s := herdrtest.Start(t, herdrtest.Options{RealPanes: &herdrtest.RealPanes{}, NoEventPacing: true})
-	o := opener(t, s)
-	cwd := t.TempDir()
-	l := Launch{Argv: []string{"sh", "-c", `echo "in $(pwd) with $GREETING"`}, Env: []string{"GREETING=it's me"}, Dir: cwd, Title: "test"}
-	opened, err := o.Open(t.Context(), l, Placement{CallerPane: s.PaneID()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	c := herdr.NewClient(s.SocketPath())
-	how, err := WaitEnded(ctx, func(ctx context.Context, subs []herdr.Subscription, handle func(herdr.Event)) error {
-		w := &herdr.Watcher{Client: c, Subscriptions: subs}
-		return w.Run(ctx, handle)
-	}, opened.Placed)
-	if err != nil || how != PaneExited {
-		t.Fatalf("ended %q, %v", how, err)
-	}
-	exit := s.WaitExited(t, opened.PaneID, 10*time.Second)
-	if exit.Code != 0 || !strings.Contains(exit.Output, "in "+cwd+" with it's me") {
-		t.Fatalf("exit %+v", exit)
-	}
-	if _, err := os.Lstat(opened.CommandFile); !os.IsNotExist(err) {
-		t.Fatalf("the command file is still there: %v", err)
-	}
-	// The command ended well: the watch file is the caller's to remove.
-	if _, err := os.Lstat(opened.WatchFile); err != nil {
-		t.Fatalf("the watch file after a command that ended well: %v", err)
+	for _, c := range []struct {
+		protocol int
+		want     Ended
+	}{{20, PaneExited}, {herdrtest.Protocol22, PaneClosed}} {
+		t.Run(fmt.Sprint("protocol ", c.protocol), func(t *testing.T) {
+			s := herdrtest.Start(t, herdrtest.Options{RealPanes: &herdrtest.RealPanes{}, NoEventPacing: true, Protocol: c.protocol})
+			o := opener(t, s)
+			cwd := t.TempDir()
+			l := Launch{Argv: []string{"sh", "-c", `echo "in $(pwd) with $GREETING"`}, Env: []string{"GREETING=it's me"}, Dir: cwd, Title: "test"}
+			opened, err := o.Open(t.Context(), l, Placement{CallerPane: s.PaneID()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			exit := s.WaitExited(t, opened.PaneID, 10*time.Second)
+			if exit.Code != 0 || !strings.Contains(exit.Output, "in "+cwd+" with it's me") {
+				t.Fatalf("exit %+v", exit)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			c0 := herdr.NewClient(s.SocketPath())
+			how, err := WaitEnded(ctx, WatcherEvents(c0), c0.PaneGet, opened.Placed)
+			if err != nil || how != c.want {
+				t.Fatalf("ended %q, %v; want %q", how, err, c.want)
+			}
+			if _, err := os.Lstat(opened.CommandFile); !os.IsNotExist(err) {
+				t.Fatalf("the command file is still there: %v", err)
+			}
+			// The command ended well: the watch file is the caller's to remove.
+			if _, err := os.Lstat(opened.WatchFile); err != nil {
+				t.Fatalf("the watch file after a command that ended well: %v", err)
+			}
+		})
 	}
 }
 

@@ -12,9 +12,20 @@ import (
 )
 
 // WatcherEvents follows Herdr's event stream through c (a herdr.Watcher).
+// It hands over a Subscribed event whenever events may have been missed:
+// at each (re)connection to a Herdr that replays nothing on subscribe
+// (protocol 22, Herdr 0.9 — an older one replays its recent events, which
+// say more than a read-back), and whenever Herdr says it lost events.
 func WatcherEvents(c *herdr.Client) Events {
 	return func(ctx context.Context, subs []herdr.Subscription, handle func(herdr.Event)) error {
-		w := &herdr.Watcher{Client: c, Subscriptions: subs}
+		subscribed := func() { handle(herdr.Event{Name: Subscribed}) }
+		w := &herdr.Watcher{Client: c, Subscriptions: subs, OnLost: subscribed,
+			OnConnect: func(bool) {
+				// A failed ping says nothing of replay: read back anyway.
+				if p, _ := c.Ping(ctx); p.Protocol == 0 || p.Protocol >= herdr.ProtocolResume {
+					subscribed()
+				}
+			}}
 		return w.Run(ctx, handle)
 	}
 }
@@ -32,11 +43,11 @@ type PaneEnd struct {
 // WatchEnd follows Herdr's events for the pane, on a goroutine of its own
 // that ends when the pane ends or ctx does (Done): from the moment a pane
 // is opened, no wait for it outlives it.
-func WatchEnd(ctx context.Context, events Events, at Placed) *PaneEnd {
+func WatchEnd(ctx context.Context, events Events, look PaneLookup, at Placed) *PaneEnd {
 	e := &PaneEnd{Ended: make(chan struct{}), Done: make(chan struct{})}
 	go func() {
 		defer close(e.Done)
-		e.How, e.Err = WaitEnded(ctx, events, at)
+		e.How, e.Err = WaitEnded(ctx, events, look, at)
 		if e.Err == nil {
 			close(e.Ended)
 		}

@@ -281,7 +281,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	// open's outlives the pane (the person may quit Pi, or close the
 	// pane, before open has learnt the fork).
 	wctx, stopWatch := context.WithCancel(ctx)
-	end := handoff.WatchEnd(wctx, handoff.WatcherEvents(client), opened.Placed)
+	end := handoff.WatchEnd(wctx, handoff.WatcherEvents(client), client.PaneGet, opened.Placed)
 	defer func() { stopWatch(); <-end.Done }()
 
 	rep := openReport{Format: openFormat, Run: a.Run.ID, Workflow: a.Run.Workflow(), Attempt: a.Name(), Session: session,

@@ -97,7 +97,7 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 	// Wait for the pane to start its command (or end), so no command file
 	// is left and a pane that cannot start is the menu's error.
 	wctx, stop := context.WithCancel(ctx)
-	end := handoff.WatchEnd(wctx, handoff.WatcherEvents(client), opened.Placed)
+	end := handoff.WatchEnd(wctx, handoff.WatcherEvents(client), client.PaneGet, opened.Placed)
 	err = handoff.WaitStarted(wctx, opened, 30*time.Second, end.Ended)
 	stop()
 	<-end.Done
