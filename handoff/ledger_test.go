@@ -219,12 +219,16 @@ func TestOwnerWrapperWalksUpFromTheLeasePID(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Process.Kill(); cmd.Wait() })
+		// The child counts once it is sleep: before, it is a fork of the
+		// shell, and in the middle of its exec its environment reads empty.
 		for {
 			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
 			if f := strings.Fields(string(b)); len(f) > 0 {
 				var pid int
 				fmt.Sscan(f[0], &pid)
-				return pid
+				if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "sleep" {
+					return pid
+				}
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
