@@ -45,7 +45,7 @@ func (r *piRig) wrapArgv(env []string, args ...string) *pitest.Term {
 
 func waitEditor(t *testing.T, tm *pitest.Term) string {
 	t.Helper()
-	return tm.WaitFor(t, "Pi's editor", 30*time.Second, func(s string) bool {
+	return tm.WaitFor(t, "Pi's editor", 2*time.Minute, func(s string) bool {
 		return strings.Count(s, strings.Repeat("─", 100)) >= 2
 	})
 }
@@ -232,7 +232,7 @@ func TestWrapPiResumeHint(t *testing.T) {
 	tm := r.wrap()
 	tm.Type(t, "remember the colour teal")
 	tm.WaitText(t, "Noted, nothing to do.", 20*time.Second)
-	tm.WaitFor(t, "the run to end", 20*time.Second, func(s string) bool { return len(r.agent.SessionFiles()) == 1 })
+	tm.WaitFor(t, "the run to end", 2*time.Minute, func(s string) bool { return len(r.agent.SessionFiles()) == 1 })
 	if err := tm.Send("\x04"); err != nil { // Ctrl-D on the empty editor quits
 		t.Fatal(err)
 	}
@@ -323,8 +323,8 @@ func TestWrapPiStartScreenIsPis(t *testing.T) {
 			started := func(s string) bool {
 				return strings.Contains(s, "started") && (tt.quiet || strings.Contains(s, "ready.mjs"))
 			}
-			b := bare.WaitFor(t, "bare Pi started", 30*time.Second, started)
-			w := wrapped.WaitFor(t, "wrapped Pi started", 30*time.Second, started)
+			b := bare.WaitFor(t, "bare Pi started", 2*time.Minute, started)
+			w := wrapped.WaitFor(t, "wrapped Pi started", 2*time.Minute, started)
 			if tt.listed {
 				// The only difference: the probe in the compact list.
 				w = strings.Replace(w, "\n  herdr-pi-probe.mjs, ready.mjs\n", "\n  ready.mjs\n", 1)

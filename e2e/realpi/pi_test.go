@@ -154,7 +154,7 @@ func startPi(t *testing.T, a *pitest.Agent, w *wrapper, extraEnv []string, args 
 // accepts prompts. (On a busy machine the gap is seconds long.)
 func editorReady(t *testing.T, tm *pitest.Term, w *wrapper) {
 	t.Helper()
-	tm.WaitFor(t, "the editor", 20*time.Second, func(s string) bool { return strings.Count(s, "────────") >= 2 })
+	tm.WaitFor(t, "the editor", 2*time.Minute, func(s string) bool { return strings.Count(s, "────────") >= 2 })
 	deadline := time.Now().Add(20 * time.Second)
 	for !w.seen(control.EvSessionStart) {
 		if time.Now().After(deadline) {
