@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
@@ -398,16 +399,44 @@ func prompt(t *testing.T, s *herdrtest.Server, pane, text string) {
 	}
 }
 
-// waitPiReady waits for Pi's editor in the pane (two full-width rules).
-func waitPiReady(t *testing.T, s *herdrtest.Server, pane string) {
+// waitPiReady waits for Pi's editor in the pane (two full-width rules) and
+// for the end of Pi's startup, which its wrapper learns from the probe's
+// session_start: a line typed earlier may be dropped ("Startup is still
+// in progress"), which a loaded machine makes likely. private is the
+// XDG_RUNTIME_DIR the pane's wrapper runs with.
+func waitPiReady(t *testing.T, private string, s *herdrtest.Server, pane string) {
 	t.Helper()
 	var screen string
-	if !s.Await(60*time.Second, func() bool {
+	if !s.Await(2*time.Minute, func() bool {
 		screen, _ = s.Screen(pane)
 		return strings.Count(screen, strings.Repeat("─", 50)) >= 2
 	}) {
 		t.Fatalf("Pi's editor never showed in pane %s:\n%s", pane, screen)
 	}
+	if !s.Await(2*time.Minute, func() bool { return paneSession(t, private, s, pane) != "" }) {
+		screen, _ = s.Screen(pane)
+		t.Fatalf("Pi in pane %s never said its startup was over (session_start):\n%s", pane, screen)
+	}
+}
+
+// paneSession is the session file the wrapper in pane says its Pi writes
+// ("" until the probe's session_start, or while it cannot be asked).
+func paneSession(t *testing.T, private string, s *herdrtest.Server, pane string) string {
+	base := filepath.Join(private, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
+	ep, err := control.PaneRegistry(base).Lookup(control.PaneKey(s.SocketPath(), pane))
+	if err != nil {
+		return ""
+	}
+	c, err := control.Dial(t.Context(), ep.Socket, ep.Token)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	st, err := c.Status(t.Context())
+	if err != nil {
+		return ""
+	}
+	return st.SessionFile
 }
 
 // inspect opens an attempt and proves the acceptance: a real Pi on a fork
@@ -434,7 +463,7 @@ func (r *openRig) inspect(t *testing.T, run, attempt string, extra ...string) op
 	waitStates(t, s, rep.PaneID, "the inspection's Pi at rest", "idle")
 	sameTranscripts(t, "after open", before, r.transcripts(t))
 
-	waitPiReady(t, s, rep.PaneID)
+	waitPiReady(t, r.private, s, rep.PaneID)
 	const question = "INSPECT what did you do?"
 	prompt(t, s, rep.PaneID, question)
 	waitStates(t, s, rep.PaneID, "after a prompt", "idle", "working", "idle")
@@ -558,7 +587,7 @@ func openWait(t *testing.T, r *openRig, run, attempt string) {
 		ro := r.start(t, s, nil, append([]string{run, attempt, "--wait"}, args...)...)
 		pane := newPane(t, s, ro)
 		waitStates(t, s, pane, "the inspection at rest", "idle")
-		waitPiReady(t, s, pane)
+		waitPiReady(t, r.private, s, pane)
 		ro.running(t)
 		return s, ro, pane
 	}

@@ -30,6 +30,7 @@ const (
 func AgentActions(t testing.TB, tm *Term, flow, label string, timeout time.Duration) string {
 	t.Helper()
 	fresh := false // entered the run from the list in this call
+	typed := 0     // times /workflow was typed
 	for i := 0; ; i++ {
 		if i == 20 {
 			t.Fatalf("could not reach the agent's actions:\n%s", tm.Screen())
@@ -53,8 +54,14 @@ func AgentActions(t testing.TB, tm *Term, flow, label string, timeout time.Durat
 		case strings.Contains(hint, "↑↓ navigate") && strings.Contains(s, flow):
 			tm.send(t, KeyEnter) // the run, first in the list
 			fresh = true
-		case hint == "" && EditorShown(s) && i == 0:
+		case hint == "" && EditorShown(s) && typed < 3:
+			// The command is typed again when no menu followed while the
+			// editor stayed (a loaded machine has lost the Enter).
 			tm.Type(t, "/workflow")
+			typed++
+			if !tm.await(15*time.Second, func(x string) bool { return MenuHint(x) != "" || !EditorShown(x) }) {
+				continue
+			}
 		default: // between screens
 			tm.WaitFor(t, "a menu", timeout, func(x string) bool { return MenuHint(x) != "" })
 			continue
@@ -62,6 +69,19 @@ func AgentActions(t testing.TB, tm *Term, flow, label string, timeout time.Durat
 		// Every step leads to another menu screen; the editor may flash
 		// in between.
 		tm.WaitFor(t, "the menu to change", timeout, func(x string) bool { h := MenuHint(x); return h != "" && h != hint })
+	}
+}
+
+// await polls the screen every 20 ms until cond holds (true) or timeout
+// passes (false).
+func (tm *Term) await(timeout time.Duration, cond func(screen string) bool) bool {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(20 * time.Millisecond) {
+		if cond(tm.Screen()) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
 	}
 }
 
