@@ -1,7 +1,9 @@
 // Package observe is the watching half of one wrapped run: the bytes the
 // agent draws go from the pty's tap into a shadow screen, every screen is
 // classified by the agent's detection manifest, and the verdicts feed the
-// state machine, whose events go to the sinks one at a time, in order.
+// state machine, whose events go to the sinks one at a time, in order. On
+// the way to the screen the bytes are read for the agent's own status
+// reports (OSC 7501), which feed the machine too.
 //
 // The copy loop only writes into the tap: a slow screen or manifest delays
 // the state, never the agent's output. observe decides nothing itself; the
@@ -58,9 +60,10 @@ func Start(cfg Config) *Observer {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	o.cancel = cancel
+	src := &statusTap{Tap: o.Tap, report: o.Machine.ProgramStatus, lost: o.Machine.ProgramStatusLost}
 	go func() {
 		defer close(o.done)
-		screen.Follow(ctx, o.Tap, screen.FollowOptions{
+		screen.Follow(ctx, src, screen.FollowOptions{
 			Rows: 24, Cols: 80, // replaced by the size the tap carries first
 			Logf:    cfg.Logf,
 			Publish: o.classify,
