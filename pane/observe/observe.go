@@ -40,6 +40,7 @@ type Observer struct {
 	Machine *state.Machine
 
 	manifest *detect.Manifest
+	status   *statusTap
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -60,16 +61,25 @@ func Start(cfg Config) *Observer {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	o.cancel = cancel
-	src := &statusTap{Tap: o.Tap, report: o.Machine.ProgramStatus, lost: o.Machine.ProgramStatusLost}
+	o.status = &statusTap{Tap: o.Tap, lost: o.Machine.ProgramStatusLost}
+	o.ReportProgramStatus(o.Machine.ProgramStatus)
 	go func() {
 		defer close(o.done)
-		screen.Follow(ctx, src, screen.FollowOptions{
+		screen.Follow(ctx, o.status, screen.FollowOptions{
 			Rows: 24, Cols: 80, // replaced by the size the tap carries first
 			Logf:    cfg.Logf,
 			Publish: o.classify,
 		})
 	}()
 	return o
+}
+
+// ReportProgramStatus sends the agent's status reports (OSC 7501) to f
+// rather than straight to the machine: pane/signals takes them first, to
+// have the session file read when a run ends. f runs on the screen's
+// goroutine, one report at a time, and must pass each to the machine.
+func (o *Observer) ReportProgramStatus(f func(state.ProgramStatus)) {
+	o.status.report.Store(&f)
 }
 
 // classify turns one screen snapshot into a verdict for the machine.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"strings"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -239,7 +240,7 @@ func decodeStatusMessage(v string) string {
 type statusTap struct {
 	*pty.Tap
 	scan   statusScanner
-	report func(state.ProgramStatus)
+	report atomic.Pointer[func(state.ProgramStatus)]
 	lost   func()
 }
 
@@ -252,8 +253,9 @@ func (t *statusTap) Take() pty.Batch {
 		t.scan.reset()
 		t.lost()
 	}
+	report := *t.report.Load()
 	for _, seg := range b.Segments {
-		t.scan.scan(seg.Data, t.report)
+		t.scan.scan(seg.Data, report)
 	}
 	return b
 }

@@ -212,14 +212,16 @@ func TestPipelineReadsStatusReports(t *testing.T) {
 		step(working[5:] + "\x1b[2J")
 		time.Sleep(time.Second) // the idle-looking screen is not heard
 		step(report("blocked", "question", "Which file?"))
+		step(report("working", "", "my session")) // the dialog closed; the run goes on
 		step(report("done", "", "my session")[:len(report("done", "", "my session"))-1])
 		step("\\")
+		time.Sleep(time.Second)
 		// A flood bigger than the tap: the tap keeps its tail only.
 		step(report("working", "", "") + strings.Repeat("x", 2<<20))
 		time.Sleep(time.Second)
 		mu.Lock()
 		defer mu.Unlock()
-		want := "working(program-status:working) blocked(program-status:blocked) idle(program-status:done)"
+		want := "working(program-status:working) blocked(program-status:blocked) working(program-status:working) idle(program-status:done)"
 		if s := strings.Join(got, " "); s != want {
 			t.Fatalf("transitions\n got %s\nwant %s", s, want)
 		}

@@ -253,9 +253,11 @@ type Machine struct {
 
 	// Program status (the agent's own OSC 7501 reports): the activity the
 	// last report gave — Unknown before the first and after the channel was
-	// forgotten — and that report.
+	// forgotten — and that report. programIdleAt: a run ended, and its idle
+	// counts from then on (zero: nothing pending).
 	programActivity State
 	program         ProgramStatus
+	programIdleAt   time.Time
 
 	// worked: the agent was seen working since the session started (or
 	// since New); a sentinel found before that is history, not news.
@@ -324,7 +326,7 @@ func (m *Machine) update(cause string, f func(now time.Time)) {
 	now := m.clock.Now()
 	before := slices.Clone(m.reasons)
 	f(now)
-	next := m.settleScreen(now)
+	next := earliest(m.settleScreen(now), m.settleProgram(now))
 	if m.replacing {
 		if now.Before(m.replaceEnd) {
 			next = earliest(next, m.replaceEnd)
@@ -698,7 +700,9 @@ const programStatusKey = "program-status"
 
 // ProgramStatus takes a report of the agent's status channel. working,
 // done, error and idle decide the activity while the probe is away (see
-// activityLocked) and close what the channel opened; blocked opens one
+// activityLocked) and close what the channel opened — the end of a run
+// (working, then done, error or idle) only after the debounce, while the
+// session file may still say the reply waits for an answer; blocked opens one
 // reason — while the probe is connected only for a login (kind auth),
 // because the probe reports Pi's dialogs itself (ui_prompt) and one dialog
 // must not open two reasons that race to name it; clear forgets the
@@ -708,10 +712,22 @@ func (m *Machine) ProgramStatus(p ProgramStatus) {
 		switch p.State {
 		case "working":
 			m.programActivity = Working
+			m.programIdleAt = time.Time{}
 			m.worked = true
 			m.closeLocked(programStatusKey)
 		case "done", "error", "idle":
-			m.programActivity = Idle
+			if m.programActivity == Working {
+				// A run ended. Its reply is in the session file already
+				// (Pi writes it before it settles), but the file is read
+				// apart from the output: a reply that asks for input must
+				// get the debounce to open its reason, or the pane would
+				// show idle between working and blocked.
+				if m.programIdleAt.IsZero() {
+					m.programIdleAt = now.Add(m.cfg.Debounce)
+				}
+			} else {
+				m.programActivity = Idle
+			}
 			m.closeLocked(programStatusKey)
 		case "blocked":
 			if !m.probe || p.Kind == "auth" {
@@ -740,8 +756,23 @@ func (m *Machine) ProgramStatusLost() {
 
 func (m *Machine) forgetProgramLocked() {
 	m.programActivity = Unknown
+	m.programIdleAt = time.Time{}
 	m.program = ProgramStatus{}
 	m.closeLocked(programStatusKey)
+}
+
+// settleProgram lets a run's end count once its hold is over, or returns
+// when it will (zero while nothing is pending).
+func (m *Machine) settleProgram(now time.Time) time.Time {
+	if m.programIdleAt.IsZero() {
+		return time.Time{}
+	}
+	if now.Before(m.programIdleAt) {
+		return m.programIdleAt
+	}
+	m.programActivity = Idle
+	m.programIdleAt = time.Time{}
+	return time.Time{}
 }
 
 // programStatusLabel is the blocked message for what the agent waits for;
@@ -807,8 +838,9 @@ func (m *Machine) recompute(now time.Time, cause string) {
 //     racing over the same edge (the probe speaks over a socket, the
 //     reports through the pty);
 //   - Pi's own status channel (OSC 7501), once it reported: an explicit
-//     event from the agent, immediate (no debounce) and independent of how
-//     the screen is drawn, so it beats guessing from the screen. It sends
+//     event from the agent, immediate (a run's end alone waits for the
+//     debounce, see ProgramStatus) and independent of how the screen is
+//     drawn, so it beats guessing from the screen. It sends
 //     reports only on change and some may be lost under an output flood,
 //     so it is forgotten when bytes were dropped or Pi stopped reporting;
 //   - the screen, always there as the fallback.
@@ -821,7 +853,7 @@ func (m *Machine) activityLocked() (State, string) {
 		return m.probeActivity, "probe"
 	}
 	if m.programActivity != Unknown {
-		return m.programActivity, "program-status"
+		return m.programActivity, "program-status:" + m.program.State
 	}
 	if m.rawScreen.Rule != "" && m.screenActivity == m.rawScreen.State {
 		return m.screenActivity, "screen:" + m.rawScreen.Rule

@@ -135,6 +135,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	down.detection = stopDetection
 
 	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: agent, HerdrHealth: presence.Health, Logf: log.Printf})
+	det.ReportProgramStatus(signals.ProgramStatus)
 	argv := opts.Argv
 	rc := control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
