@@ -91,9 +91,7 @@ func TestWrapPiStatusChannelWithoutProbe(t *testing.T) {
 	// The sentinel: blocked.
 	tm.Type(t, "which file?")
 	r.waitStates("the question", "unknown", "idle", "working", "idle", "working", "blocked(input needed)")
-	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title == "" {
-		t.Fatalf("notifications %+v, want one for the question", n)
-	}
+	r.herdr.WaitFor(t, 10*time.Second, "a notification for the question", func() bool { return len(r.herdr.Notifications()) == 1 })
 	tm.Type(t, "ANSWER: use main.go")
 	r.waitStates("the answer", "unknown", "idle", "working", "idle", "working", "blocked(input needed)", "working", "idle")
 
@@ -108,7 +106,14 @@ func TestWrapPiStatusChannelWithoutProbe(t *testing.T) {
 	r.waitStates("the dialog's end", "unknown", "idle", "working", "idle", "working", "blocked(input needed)", "working", "idle",
 		"blocked(waiting for your permission)", "idle")
 	r.noGuidance()
+	// The dialog's title, from Pi's report, is what the person is asked
+	// (without the probe the sentinel's question is not known).
+	if n := r.herdr.Notifications(); len(n) != 2 || !strings.HasPrefix(n[1].Body, "Deploy now? · ") {
+		t.Fatalf("notifications %+v, want the question's and the dialog's", n)
+	}
 
+	// The first idle comes from the screen when Pi takes longer to start
+	// than the startup grace, else from Pi's first report.
 	want := []string{
 		"idle<-program-status:idle",
 		"working<-program-status:working", "idle<-program-status:done",
@@ -116,12 +121,16 @@ func TestWrapPiStatusChannelWithoutProbe(t *testing.T) {
 		"working<-close:sentinel", "idle<-program-status:done",
 		"blocked<-program-status:blocked", "idle<-program-status:done",
 	}
-	if got := transitionCauses(t, trace); strings.Join(got, " ") != strings.Join(want, " ") {
+	got := transitionCauses(t, trace)
+	if len(got) > 0 && got[0] == "idle<-screen" {
+		want[0] = got[0]
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("transitions\n got %q\nwant %q", got, want)
 	}
 	// Every report reached the outer terminal as Pi wrote it.
 	raw := tm.Raw()
-	if bytes.Count(raw, []byte(piStatusWorking)) != 3 || bytes.Count(raw, []byte(piStatusDone)) < 3 ||
+	if bytes.Count(raw, []byte(piStatusWorking)) != 3 || !bytes.Contains(raw, []byte("\x1b]7501;state=idle:app=pi\x1b\\")) || bytes.Count(raw, []byte(piStatusDone)) < 3 ||
 		!bytes.Contains(raw, []byte("\x1b]7501;state=blocked:app=pi:kind=permission:msg=RGVwbG95IG5vdz8=\x1b\\")) {
 		t.Fatalf("the outer terminal did not get Pi's reports:\n%q", statusSequences(raw))
 	}
