@@ -182,6 +182,10 @@ func TestWrapPassesPiStatusQueryThrough(t *testing.T) {
 		t.Fatalf("the outer terminal did not get Pi's reports:\n%q", statusSequences(raw))
 	}
 	quit(t, tm)
+	// The resume line keeps --no-probe.
+	if line := "herdr-pi wrap --no-probe " + r.pi.Bin + " --session " + r.sessionID(); !bytes.Contains(tm.Raw(), []byte(line)) {
+		t.Fatalf("no resume line %q:\n%s", line, tm.Screen())
+	}
 }
 
 // statusSequences picks the OSC 7501 sequences out of raw output, for
