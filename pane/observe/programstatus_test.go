@@ -3,16 +3,13 @@ package observe
 import (
 	"bytes"
 	"encoding/base64"
-	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/pane/detect"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
@@ -192,16 +189,7 @@ func validUTF8(s string) bool { return strings.ToValidUTF8(s, "") == s }
 // again.
 func TestPipelineReadsStatusReports(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pi, _ := detect.Embedded().Lookup("pi")
-		var mu sync.Mutex
-		var got []string
-		o := Start(Config{Manifest: pi, Debounce: 50 * time.Millisecond, Sinks: []func(state.Event){func(e state.Event) {
-			if e.Kind == state.EventTransition {
-				mu.Lock()
-				got = append(got, fmt.Sprintf("%s(%s)", e.To, e.Cause))
-				mu.Unlock()
-			}
-		}}})
+		o, transitions := startRecorded()
 		defer o.Stop()
 		step := func(s string) {
 			o.Tap.Write([]byte(s))
@@ -219,10 +207,8 @@ func TestPipelineReadsStatusReports(t *testing.T) {
 		// A flood bigger than the tap: the tap keeps its tail only.
 		step(report("working", "", "") + strings.Repeat("x", 2<<20))
 		time.Sleep(time.Second)
-		mu.Lock()
-		defer mu.Unlock()
 		want := "working(program-status:working) blocked(program-status:blocked) working(program-status:working) idle(program-status:done)"
-		if s := strings.Join(got, " "); s != want {
+		if s := transitions(); s != want {
 			t.Fatalf("transitions\n got %s\nwant %s", s, want)
 		}
 		if s := o.Machine.Snapshot(); s.ProgramStatus != nil || !strings.HasPrefix(s.ActivitySource, "screen") {
