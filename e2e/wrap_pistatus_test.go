@@ -50,6 +50,17 @@ func transitionCauses(t *testing.T, trace string) []string {
 	return out
 }
 
+// waitTraced is waitStates that says, when it fails, what the pane
+// reported and why (the trace).
+func (r *piRig) waitTraced(trace, what string, want ...string) {
+	r.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); strings.Join(r.states(), " ") != strings.Join(want, " "); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%s: reports\n got %q\nwant %q\ntransitions %q", what, r.states(), want, transitionCauses(r.t, trace))
+		}
+	}
+}
+
 func (r *piRig) noGuidance() {
 	r.t.Helper()
 	for _, req := range r.llm.Requests() {
@@ -81,29 +92,29 @@ func TestWrapPiStatusChannelWithoutProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"}, "-e", ext)
-	r.waitStates("the start", "unknown", "idle")
+	r.waitTraced(trace, "the start", "unknown", "idle")
 
 	// A turn: working, then idle.
 	tm.Type(t, "hello")
 	r.submitted(tm)
-	r.waitStates("the turn", "unknown", "idle", "working", "idle")
+	r.waitTraced(trace, "the turn", "unknown", "idle", "working", "idle")
 
 	// The sentinel: blocked.
 	tm.Type(t, "which file?")
-	r.waitStates("the question", "unknown", "idle", "working", "idle", "working", "blocked(input needed)")
+	r.waitTraced(trace, "the question", "unknown", "idle", "working", "idle", "working", "blocked(input needed)")
 	r.herdr.WaitFor(t, 10*time.Second, "a notification for the question", func() bool { return len(r.herdr.Notifications()) == 1 })
 	tm.Type(t, "ANSWER: use main.go")
-	r.waitStates("the answer", "unknown", "idle", "working", "idle", "working", "blocked(input needed)", "working", "idle")
+	r.waitTraced(trace, "the answer", "unknown", "idle", "working", "idle", "working", "blocked(input needed)", "working", "idle")
 
 	// Pi's own dialog: blocked; Escape cancels it: idle.
 	tm.Type(t, "/ask-confirm")
 	tm.WaitText(t, "Deploy now?", 10*time.Second)
-	r.waitStates("the dialog", "unknown", "idle", "working", "idle", "working", "blocked(input needed)", "working", "idle",
+	r.waitTraced(trace, "the dialog", "unknown", "idle", "working", "idle", "working", "blocked(input needed)", "working", "idle",
 		"blocked(waiting for your permission)")
 	if err := tm.Send("\x1b"); err != nil {
 		t.Fatal(err)
 	}
-	r.waitStates("the dialog's end", "unknown", "idle", "working", "idle", "working", "blocked(input needed)", "working", "idle",
+	r.waitTraced(trace, "the dialog's end", "unknown", "idle", "working", "idle", "working", "blocked(input needed)", "working", "idle",
 		"blocked(waiting for your permission)", "idle")
 	r.noGuidance()
 	// The dialog's title, from Pi's report, is what the person is asked

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"strings"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
@@ -232,30 +230,4 @@ func decodeStatusMessage(v string) string {
 		return r
 	}, strings.ToValidUTF8(string(b), "\uFFFD"))
 	return strings.TrimSpace(msg)
-}
-
-// statusTap is the tap as the screen drains it, with every batch read for
-// status reports on the way — all of it, also what the screen skips under a
-// flood — so reports reach the machine before the screen drawn with them.
-type statusTap struct {
-	*pty.Tap
-	scan   statusScanner
-	report atomic.Pointer[func(state.ProgramStatus)]
-	lost   func()
-}
-
-// Take implements screen.Source.
-func (t *statusTap) Take() pty.Batch {
-	b := t.Tap.Take()
-	if b.Lost > 0 {
-		// The tap dropped the oldest bytes: a sequence begun before them
-		// cannot be finished, and a report may have been among them.
-		t.scan.reset()
-		t.lost()
-	}
-	report := *t.report.Load()
-	for _, seg := range b.Segments {
-		t.scan.scan(seg.Data, report)
-	}
-	return b
 }

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"math/rand/v2"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
@@ -274,4 +276,57 @@ func TestPiLikeOutputIsLikePi(t *testing.T) {
 	if esc < 8 || esc > 20 || br < 150 || br > 400 {
 		t.Fatalf("one ESC in %d bytes, one ] in %d", esc, br)
 	}
+}
+
+// A report is read as it arrives, also while the screen rests after a
+// flood: the screen skips most of 100 KiB and rests half a second; the
+// report does not wait for it.
+func TestReportsDoNotWaitForTheScreen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o, transitions := startRecorded()
+		defer o.Stop()
+		o.Tap.Write(bytes.Repeat([]byte("x"), 100<<10))
+		synctest.Wait()
+		o.Tap.Write([]byte(report("working", "", "")))
+		synctest.Wait()
+		if got := transitions(); got != "working(program-status:working)" {
+			t.Fatalf("transitions %q while the screen rests", got)
+		}
+	})
+}
+
+// What the screen has not taken yet is held like the tap holds it: the
+// oldest dropped past the limit and counted as lost, the last size kept,
+// the buffers back to the tap.
+func TestReaderHoldsABoundedBacklog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := pty.NewTap(0)
+		lost := 0
+		r := newReader(src, func() { lost++ })
+		r.limit = 64 << 10
+		r.ReportTo(func(state.ProgramStatus) {})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go r.run(ctx)
+		src.Resize(pty.Size{Rows: 30, Cols: 100})
+		for i := range 10 {
+			src.Write(bytes.Repeat([]byte{byte('a' + i)}, 32<<10))
+			synctest.Wait()
+		}
+		b := r.Take()
+		held := 0
+		for _, s := range b.Segments {
+			held += len(s.Data)
+		}
+		if held != 64<<10 || b.Lost != 8*32<<10 || b.Segments[0].Resize == nil || *b.Segments[0].Resize != (pty.Size{Rows: 30, Cols: 100}) ||
+			b.Segments[len(b.Segments)-1].Data[0] != 'j' || lost != 0 {
+			t.Fatalf("held %d bytes, lost %d (the tap lost %d times), first segment %+v", held, b.Lost, lost, b.Segments[0].Resize)
+		}
+		r.Recycle(b)
+		src.Close()
+		synctest.Wait()
+		if b := r.Take(); !b.Closed {
+			t.Fatal("the close did not pass")
+		}
+	})
 }
