@@ -1,7 +1,9 @@
 // Package observe is the watching half of one wrapped run: the bytes the
 // agent draws go from the pty's tap into a shadow screen, every screen is
 // classified by the agent's detection manifest, and the verdicts feed the
-// state machine, whose events go to the sinks one at a time, in order.
+// state machine, whose events go to the sinks one at a time, in order. On
+// the way to the screen the bytes are read for the agent's own status
+// reports (OSC 7501), which feed the machine too.
 //
 // The copy loop only writes into the tap: a slow screen or manifest delays
 // the state, never the agent's output. observe decides nothing itself; the
@@ -12,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/pane/detect"
@@ -38,14 +41,16 @@ type Observer struct {
 	Machine *state.Machine
 
 	manifest *detect.Manifest
+	reader   *reader
 	cancel   context.CancelFunc
-	done     chan struct{}
+	running  sync.WaitGroup
 }
 
-// Start builds the pipeline and starts its goroutine, which the Observer
-// owns: Stop ends it and waits for it.
+// Start builds the pipeline and starts its goroutines — the reader of the
+// tap and the screen — which the Observer owns: Stop ends them and waits
+// for them.
 func Start(cfg Config) *Observer {
-	o := &Observer{Tap: pty.NewTap(0), manifest: cfg.Manifest, done: make(chan struct{})}
+	o := &Observer{Tap: pty.NewTap(0), manifest: cfg.Manifest}
 	sinks := cfg.Sinks
 	o.Machine = state.New(state.Config{
 		Debounce:     cfg.Debounce,
@@ -58,15 +63,25 @@ func Start(cfg Config) *Observer {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	o.cancel = cancel
-	go func() {
-		defer close(o.done)
-		screen.Follow(ctx, o.Tap, screen.FollowOptions{
+	o.reader = newReader(o.Tap, o.Machine.ProgramStatusLost)
+	o.ReportProgramStatus(o.Machine.ProgramStatus)
+	o.running.Go(func() { o.reader.run(ctx) })
+	o.running.Go(func() {
+		screen.Follow(ctx, o.reader, screen.FollowOptions{
 			Rows: 24, Cols: 80, // replaced by the size the tap carries first
 			Logf:    cfg.Logf,
 			Publish: o.classify,
 		})
-	}()
+	})
 	return o
+}
+
+// ReportProgramStatus sends the agent's status reports (OSC 7501) to f
+// rather than straight to the machine: pane/signals takes them first, to
+// have the session file read when a run ends. f runs on the reader's
+// goroutine, one report at a time, and must pass each to the machine.
+func (o *Observer) ReportProgramStatus(f func(state.ProgramStatus)) {
+	o.reader.ReportTo(f)
 }
 
 // classify turns one screen snapshot into a verdict for the machine.
@@ -86,7 +101,7 @@ func (o *Observer) classify(s screen.Snapshot) {
 func (o *Observer) Stop() {
 	o.Tap.Close()
 	o.cancel()
-	<-o.done
+	o.running.Wait()
 	o.Machine.Stop()
 }
 

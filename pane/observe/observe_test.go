@@ -51,16 +51,7 @@ func TestChooseAgent(t *testing.T) {
 // cannot reorder them.
 func TestPipeline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pi, _ := detect.Embedded().Lookup("pi")
-		var mu sync.Mutex
-		var got []string
-		o := Start(Config{Manifest: pi, Debounce: 50 * time.Millisecond, Sinks: []func(state.Event){func(e state.Event) {
-			if e.Kind == state.EventTransition {
-				mu.Lock()
-				got = append(got, string(e.To)+"("+e.Cause+")")
-				mu.Unlock()
-			}
-		}}})
+		o, transitions := startRecorded()
 		o.Tap.Resize(pty.Size{Rows: 10, Cols: 40})
 		border := strings.Repeat("─", 40)
 		for range 10 {
@@ -72,12 +63,30 @@ func TestPipeline(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		synctest.Wait()
 		o.Stop()
-		mu.Lock()
-		defer mu.Unlock()
-		if strings.Join(got, " ") != "working(screen:busy_border) idle(screen)" {
+		if got := transitions(); got != "working(screen:busy_border) idle(screen)" {
 			t.Fatalf("transitions %q", got)
 		}
 	})
+}
+
+// startRecorded starts an Observer with Pi's manifest and a 50 ms debounce;
+// transitions says the transitions so far as "to(cause) …".
+func startRecorded() (o *Observer, transitions func() string) {
+	pi, _ := detect.Embedded().Lookup("pi")
+	var mu sync.Mutex
+	var got []string
+	o = Start(Config{Manifest: pi, Debounce: 50 * time.Millisecond, Sinks: []func(state.Event){func(e state.Event) {
+		if e.Kind == state.EventTransition {
+			mu.Lock()
+			got = append(got, string(e.To)+"("+e.Cause+")")
+			mu.Unlock()
+		}
+	}}})
+	return o, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(got, " ")
+	}
 }
 
 // The trace has one JSON line per event with its time since the trace

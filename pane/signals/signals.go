@@ -1,7 +1,8 @@
 // Package signals translates what the agent's side says — the probe's
 // events and the `herdr-pi waiting` and `status` requests (bridge/control),
-// and the session file (pane/session) — into the inputs of the one state
-// machine (pane/state), and answers `status` from the machine.
+// the session file (pane/session) and Pi's own status reports (read off the
+// output by pane/observe) — into the inputs of the one state machine
+// (pane/state), and answers `status` from the machine.
 //
 // It decides nothing: it names the reasons, and keeps the counts and
 // correlations their sources need (herdr:blocked and dialog stacks,
@@ -251,6 +252,26 @@ func (s *Signals) SessionSentinel(x session.Sentinel) {
 	default:
 		s.heldOpen = false
 		s.m.Close(SentinelKey)
+	}
+}
+
+// ProgramStatus takes a report of Pi's own status channel (OSC 7501). How
+// it ranks among the other signals is the machine's business (state's
+// activityLocked); here, a report that may end a run — done, error, idle —
+// also asks the session watcher for a look now: Pi wrote the reply before
+// it settled, and the machine holds the run's idle for the debounce only,
+// so a reply that asks for input must not wait for the watcher's next
+// poll to turn the pane blocked.
+func (s *Signals) ProgramStatus(p state.ProgramStatus) {
+	s.m.ProgramStatus(p)
+	switch p.State {
+	case "done", "error", "idle":
+		s.mu.Lock()
+		w := s.watcher
+		s.mu.Unlock()
+		if w != nil {
+			w.Poke()
+		}
 	}
 }
 

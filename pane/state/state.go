@@ -56,6 +56,9 @@ const (
 	KindUIPrompt Kind = "ui_prompt"
 	// KindScreen: a detection rule sees a blocking prompt on the screen.
 	KindScreen Kind = "screen"
+	// KindProgramStatus: the agent's own status channel (OSC 7501) says it
+	// waits for the person: a dialog, a confirmation, a login.
+	KindProgramStatus Kind = "program_status"
 )
 
 // SentinelMessage is the blocked message for the sentinel.
@@ -248,6 +251,14 @@ type Machine struct {
 	runStart      time.Time
 	candidate     string
 
+	// Program status (the agent's own OSC 7501 reports): the activity the
+	// last report gave — Unknown before the first and after the channel was
+	// forgotten — and that report. programIdleAt: a run ended, and its idle
+	// counts from then on (zero: nothing pending).
+	programActivity State
+	program         ProgramStatus
+	programIdleAt   time.Time
+
 	// worked: the agent was seen working since the session started (or
 	// since New); a sentinel found before that is history, not news.
 	worked bool
@@ -275,11 +286,12 @@ func New(cfg Config) *Machine {
 	now := cfg.Clock.Now()
 	m := &Machine{
 		cfg: cfg, clock: cfg.Clock,
-		graceEnd:       now.Add(cfg.StartupGrace),
-		reported:       Unknown,
-		since:          now,
-		screenActivity: Unknown,
-		probeActivity:  Idle,
+		graceEnd:        now.Add(cfg.StartupGrace),
+		reported:        Unknown,
+		since:           now,
+		screenActivity:  Unknown,
+		probeActivity:   Idle,
+		programActivity: Unknown,
 		// An empty screen shows nothing busy: the known-agent fallback.
 		rawScreen:  Verdict{State: Idle},
 		rawSince:   now,
@@ -314,7 +326,7 @@ func (m *Machine) update(cause string, f func(now time.Time)) {
 	now := m.clock.Now()
 	before := slices.Clone(m.reasons)
 	f(now)
-	next := m.settleScreen(now)
+	next := earliest(m.settleScreen(now), m.settleProgram(now))
 	if m.replacing {
 		if now.Before(m.replaceEnd) {
 			next = earliest(next, m.replaceEnd)
@@ -667,6 +679,117 @@ func (m *Machine) endSessionLocked() {
 	m.probeActivity = Idle
 }
 
+// ProgramStatus is one report of the agent's own status channel: Pi ≥ 1.1
+// writes OSC 7501 reports into its output (pi-agent.md §10), and
+// pane/observe reads them off the output stream.
+type ProgramStatus struct {
+	// State is working, blocked, done, error or idle, or clear: the agent
+	// stopped reporting (it exits or is suspended).
+	State string `json:"state"`
+	// App names the program (Pi says "pi").
+	App string `json:"app,omitempty"`
+	// Kind is what a blocked agent waits for: permission, question or auth.
+	Kind string `json:"kind,omitempty"`
+	// Message is the report's text (a dialog's title, the session name, an
+	// error's first line), control characters replaced.
+	Message string `json:"message,omitempty"`
+}
+
+// programStatusKey is the key of the one reason the status channel opens.
+const programStatusKey = "program-status"
+
+// ProgramStatus takes a report of the agent's status channel. working,
+// done, error and idle decide the activity while the probe is away (see
+// activityLocked) and close what the channel opened — the end of a run
+// (working, then done, error or idle) only after the debounce, while the
+// session file may still say the reply waits for an answer; blocked opens one
+// reason — while the probe is connected only for a login (kind auth),
+// because the probe reports Pi's dialogs itself (ui_prompt) and one dialog
+// must not open two reasons that race to name it; clear forgets the
+// channel. Unknown states (a later revision of the protocol) are ignored.
+func (m *Machine) ProgramStatus(p ProgramStatus) {
+	m.update("program-status:"+p.State, func(now time.Time) {
+		switch p.State {
+		case "working":
+			m.programActivity = Working
+			m.programIdleAt = time.Time{}
+			m.worked = true
+			m.closeLocked(programStatusKey)
+		case "done", "error", "idle":
+			if m.programActivity == Working {
+				// A run ended. Its reply is in the session file already
+				// (Pi writes it before it settles), but the file is read
+				// apart from the output: a reply that asks for input must
+				// get the debounce to open its reason, or the pane would
+				// show idle between working and blocked.
+				if m.programIdleAt.IsZero() {
+					m.programIdleAt = now.Add(m.cfg.Debounce)
+				}
+			} else {
+				m.programActivity = Idle
+			}
+			m.closeLocked(programStatusKey)
+		case "blocked":
+			if !m.probe || p.Kind == "auth" {
+				m.openLocked(now, Reason{Key: programStatusKey, Kind: KindProgramStatus,
+					Label: programStatusLabel(p.Kind), Question: p.Message})
+			}
+		case "clear":
+			m.forgetProgramLocked()
+		default:
+			return
+		}
+		m.program = p
+	})
+}
+
+// ProgramStatusLost says output was dropped before it was read, so a
+// report may be among the lost bytes: what the channel said last may be
+// out of date, and the screen decides until the next report.
+func (m *Machine) ProgramStatusLost() {
+	m.update("program-status:lost", func(time.Time) {
+		if m.programActivity != Unknown || m.program.State != "" {
+			m.forgetProgramLocked()
+		}
+	})
+}
+
+func (m *Machine) forgetProgramLocked() {
+	m.programActivity = Unknown
+	m.programIdleAt = time.Time{}
+	m.program = ProgramStatus{}
+	m.closeLocked(programStatusKey)
+}
+
+// settleProgram lets a run's end count once its hold is over, or returns
+// when it will (zero while nothing is pending).
+func (m *Machine) settleProgram(now time.Time) time.Time {
+	if m.programIdleAt.IsZero() {
+		return time.Time{}
+	}
+	if now.Before(m.programIdleAt) {
+		return m.programIdleAt
+	}
+	m.programActivity = Idle
+	m.programIdleAt = time.Time{}
+	return time.Time{}
+}
+
+// programStatusLabel is the blocked message for what the agent waits for;
+// the report's own text (an extension's dialog title) goes to Question,
+// like the probe's dialogs, so reports to Herdr stay short and ours.
+func programStatusLabel(kind string) string {
+	switch kind {
+	case "permission":
+		return "waiting for your permission"
+	case "question":
+		return "waiting for your answer"
+	case "auth":
+		return "waiting for you to log in"
+	}
+	return defaultBlockedMessage
+}
+
 // recompute derives the reported state and queues a transition when it
 // changed.
 func (m *Machine) recompute(now time.Time, cause string) {
@@ -704,9 +827,33 @@ func (m *Machine) recompute(now time.Time, cause string) {
 	m.out = append(m.out, e)
 }
 
+// activityLocked ranks the signals that say working or idle; the first
+// that knows decides, and the others only wait their turn:
+//
+//   - the probe, while connected: it is ours, it hears the agent's
+//     lifecycle events themselves (Pi 0.73 too), and it knows what the
+//     screen and the status channel cannot — the run's stop reason and the
+//     sentinel's question. Pi derives its OSC 7501 reports from the same
+//     events, so the two agree; letting one decide avoids two sources
+//     racing over the same edge (the probe speaks over a socket, the
+//     reports through the pty);
+//   - Pi's own status channel (OSC 7501), once it reported: an explicit
+//     event from the agent, immediate (a run's end alone waits for the
+//     debounce, see ProgramStatus) and independent of how the screen is
+//     drawn, so it beats guessing from the screen. It sends
+//     reports only on change and some may be lost under an output flood,
+//     so it is forgotten when bytes were dropped or Pi stopped reporting;
+//   - the screen, always there as the fallback.
+//
+// The session file and the other reasons do not rank here: they open and
+// close reasons, and any open reason makes the state blocked whatever the
+// activity (a sentinel reply reads "done" on Pi's channel, and is blocked).
 func (m *Machine) activityLocked() (State, string) {
 	if m.probe {
 		return m.probeActivity, "probe"
+	}
+	if m.programActivity != Unknown {
+		return m.programActivity, "program-status:" + m.program.State
 	}
 	if m.rawScreen.Rule != "" && m.screenActivity == m.rawScreen.State {
 		return m.screenActivity, "screen:" + m.rawScreen.Rule
@@ -728,6 +875,9 @@ type Snapshot struct {
 	Screen         Verdict `json:"screen"`
 	ProbeConnected bool    `json:"probe_connected"`
 	RunActive      bool    `json:"run_active"`
+	// ProgramStatus is the agent's last report on its status channel, while
+	// it counts.
+	ProgramStatus *ProgramStatus `json:"program_status,omitempty"`
 }
 
 // Snapshot returns the current state.
@@ -735,10 +885,15 @@ func (m *Machine) Snapshot() Snapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	activity, source := m.activityLocked()
-	return Snapshot{
+	snap := Snapshot{
 		State: m.reported, Message: m.message, Since: m.since,
 		Reasons:  slices.Clone(m.reasons),
 		Activity: activity, ActivitySource: source,
 		Screen: m.rawScreen, ProbeConnected: m.probe, RunActive: m.runActive,
 	}
+	if m.program.State != "" {
+		p := m.program
+		snap.ProgramStatus = &p
+	}
+	return snap
 }

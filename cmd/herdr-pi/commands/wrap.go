@@ -24,6 +24,8 @@ import (
 type wrapOptions struct {
 	Argv  []string
 	Agent string
+	// NoProbe keeps herdr-pi's extension out of Pi.
+	NoProbe bool
 }
 
 func wrapCommand(f *Factory) *cli.Command {
@@ -44,9 +46,10 @@ func wrapCommand(f *Factory) *cli.Command {
 			"  herdr-pi wrap --agent pi -- ./bin/pi-dev --verbose",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "agent", Usage: "agent id for detection and reports (default: from the command name, else config)"},
+			&cli.BoolFlag{Name: "no-probe", Usage: "start Pi without herdr-pi's extension: its state then comes from its screen, its session file and its own status reports"},
 		},
 		Action: func(c *cli.Context) error {
-			opts := &wrapOptions{Argv: c.Args().Slice(), Agent: c.String("agent")}
+			opts := &wrapOptions{Argv: c.Args().Slice(), Agent: c.String("agent"), NoProbe: c.Bool("no-probe")}
 			if len(opts.Argv) == 0 {
 				return usagef("wrap", "no command given (example: herdr-pi wrap pi)")
 			}
@@ -132,6 +135,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	down.detection = stopDetection
 
 	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: agent, HerdrHealth: presence.Health, Logf: log.Printf})
+	det.ReportProgramStatus(signals.ProgramStatus)
 	argv := opts.Argv
 	rc := control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
@@ -157,6 +161,8 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	if isPi {
 		switch {
 		case run == nil:
+		case opts.NoProbe:
+			log.Printf("probe: off (--no-probe); Pi runs without it (state from its screen, session file and status reports)")
 		case agentCmd.Shape == launch.Opaque:
 			log.Printf("probe: %s; Pi runs without it (state from its screen and session file)", agentCmd.Why)
 		default:
@@ -227,7 +233,7 @@ const resumeTail = 4 << 10
 
 // printResumeHint adds, under Pi's "To resume this session:" hint, the
 // herdr-pi command that resumes the same session: herdr-pi wrap, the
-// user's --agent, the part of their command that starts Pi, and Pi's resume
+// user's --agent and --no-probe, the part of their command that starts Pi, and Pi's resume
 // arguments. Only when the hint is the last thing the agent printed.
 func printResumeHint(out *os.File, opts *wrapOptions, c launch.Command, tail *pty.Tap, logf func(string, ...any)) {
 	var last []byte
@@ -241,6 +247,9 @@ func printResumeHint(out *os.File, opts *wrapOptions, c launch.Command, tail *pt
 	self := []string{"herdr-pi", "wrap"}
 	if opts.Agent != "" {
 		self = append(self, "--agent", opts.Agent)
+	}
+	if opts.NoProbe {
+		self = append(self, "--no-probe")
 	}
 	line, ok := c.ResumeCommand(self, hint)
 	if !ok {

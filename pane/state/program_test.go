@@ -1,0 +1,159 @@
+package state
+
+import (
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// causes lists the transitions as "to<-cause".
+func (r *recorder) causes() []string {
+	var out []string
+	for _, e := range r.states() {
+		if e.Kind == EventTransition {
+			out = append(out, string(e.To)+"<-"+e.Cause)
+		}
+	}
+	return out
+}
+
+// Without the probe, Pi's reports decide at once (no startup grace; a
+// run's end after the debounce), and a screen that disagrees is not heard
+// while they count. A run that ends and starts again within the debounce
+// (a retry) stays working.
+func TestProgramStatusDecidesWithoutProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, time.Second)
+		defer m.Stop()
+		m.ProgramStatus(ProgramStatus{State: "idle", App: "pi"})
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi", Message: "my session"})
+		// The screen still shows the idle editor; it is not heard.
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(2 * time.Second)
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		m.Screen(Verdict{State: Working, Rule: "busy_border"}) // a stale frame
+		time.Sleep(2 * time.Second)
+		m.ProgramStatus(ProgramStatus{State: "working"})
+		m.ProgramStatus(ProgramStatus{State: "error", Message: "boom"})
+		time.Sleep(100 * time.Millisecond)
+		m.ProgramStatus(ProgramStatus{State: "working"}) // a retry
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "idle"}) // cancelled
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 working@0 idle@2300 working@4000 idle@5400")
+		want := []string{"idle<-program-status:idle", "working<-program-status:working", "idle<-program-status:done",
+			"working<-program-status:working", "idle<-program-status:idle"}
+		if got := r.causes(); !slices.Equal(got, want) {
+			t.Fatalf("causes\n got %q\nwant %q", got, want)
+		}
+		if s := m.Snapshot(); s.ActivitySource != "program-status:idle" || s.ProgramStatus == nil || s.ProgramStatus.State != "idle" {
+			t.Fatalf("snapshot %+v", s)
+		}
+	})
+}
+
+// blocked opens one reason, labelled by its kind, with Pi's text as the
+// question; the next report of another state closes it. Pi reports blocked
+// during a run (a confirmation inside a tool call): the run goes on after.
+func TestProgramStatusBlocked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProgramStatus(ProgramStatus{State: "working"})
+		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "permission", Message: "Delete main.go?"})
+		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "question", Message: "A nested dialog"})
+		s := m.Snapshot()
+		if s.State != Blocked || len(s.Reasons) != 1 || s.Reasons[0].Kind != KindProgramStatus ||
+			s.Reasons[0].Question != "Delete main.go?" || s.Activity != Working {
+			t.Fatalf("snapshot %+v", s)
+		}
+		m.ProgramStatus(ProgramStatus{State: "working"})
+		m.ProgramStatus(ProgramStatus{State: "done"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "blocked"})
+		m.ProgramStatus(ProgramStatus{State: "idle"})
+		expect(t, r, "working@0 blocked@0(waiting for your permission) working@0 idle@300 blocked@1000(waiting for input) idle@1000")
+		if got, want := r.reasons(), "+program-status -program-status +program-status -program-status"; got != want {
+			t.Fatalf("reasons %q, want %q", got, want)
+		}
+		if e := r.states()[1]; e.Reason == nil || e.Reason.Restored || e.Cause != "program-status:blocked" {
+			t.Fatalf("blocked event %+v", e)
+		}
+	})
+}
+
+// A run's end waits the debounce for the session file: a sentinel it
+// opens meanwhile makes working turn blocked without idle between. Work
+// reported on the channel is work: that sentinel is news, not history (it
+// notifies).
+func TestProgramStatusRunEndWaitsForTheSessionFile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProgramStatus(ProgramStatus{State: "working"})
+		m.ProgramStatus(ProgramStatus{State: "done"})
+		time.Sleep(250 * time.Millisecond)
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		time.Sleep(time.Second)
+		if s := m.Snapshot(); s.State != Blocked || s.Reasons[0].Restored || s.Activity != Idle {
+			t.Fatalf("snapshot %+v", s)
+		}
+		m.Close("sentinel") // answered: the file has the person's message
+		m.ProgramStatus(ProgramStatus{State: "working"})
+		expect(t, r, "working@0 blocked@250(input needed) idle@1250 working@1250")
+	})
+}
+
+// While the probe is connected it decides the activity; the channel's
+// blocked opens a reason only for a login, which the probe cannot see.
+func TestProgramStatusUnderTheProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.ProgramStatus(ProgramStatus{State: "working"})
+		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "question", Message: "Pick one"})
+		if s := m.Snapshot(); s.State != Idle || len(s.Reasons) != 0 || s.ActivitySource != "probe" {
+			t.Fatalf("under the probe: %+v", s)
+		}
+		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "auth", Message: "Log in to Anthropic"})
+		m.ProgramStatus(ProgramStatus{State: "idle"})
+		expect(t, r, "idle@0 blocked@0(waiting for you to log in) idle@0")
+
+		// The probe leaves: the channel's last word decides.
+		m.ProgramStatus(ProgramStatus{State: "working"})
+		m.ProbeConnected(false)
+		if s := m.Snapshot(); s.State != Working || s.ActivitySource != "program-status:working" {
+			t.Fatalf("after the probe left: %+v", s)
+		}
+	})
+}
+
+// Lost output may have held a report: the channel is forgotten (its reason
+// closes) and the screen decides until the next report. clear, which Pi
+// sends when it stops, forgets it too; unknown states change nothing.
+func TestProgramStatusLostAndCleared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.Screen(Verdict{State: Working, Rule: "busy_border"})
+		time.Sleep(time.Second) // the screen confirms working, unheard
+		m.ProgramStatus(ProgramStatus{State: "done"})
+		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "question"})
+		m.ProgramStatusLost()
+		if s := m.Snapshot(); s.State != Working || s.ActivitySource != "screen:busy_border" || s.ProgramStatus != nil {
+			t.Fatalf("after a loss: %+v", s)
+		}
+		m.ProgramStatusLost() // nothing left to forget: no event
+		m.ProgramStatus(ProgramStatus{State: "idle"})
+		m.ProgramStatus(ProgramStatus{State: "sleeping"})
+		m.ProgramStatus(ProgramStatus{State: "clear"})
+		want := []string{"working<-screen:busy_border", "idle<-program-status:done", "blocked<-program-status:blocked",
+			"working<-program-status:lost", "idle<-program-status:idle", "working<-program-status:clear"}
+		if got := r.causes(); !slices.Equal(got, want) {
+			t.Fatalf("causes\n got %q\nwant %q", got, want)
+		}
+	})
+}
