@@ -244,6 +244,17 @@ func printResumeHint(out *os.File, opts *wrapOptions, c launch.Command, tail *pt
 	if !ok {
 		return
 	}
+	line, ok := c.ResumeCommand(wrapSelf(opts), hint)
+	if !ok {
+		logf("resume: Pi's hint %q has words not fit to show again", hint.Args)
+		return
+	}
+	fmt.Fprintln(out, line)
+}
+
+// wrapSelf is the start of a command line that wraps the same agent the
+// same way again: herdr-pi wrap with the user's --agent and --no-probe.
+func wrapSelf(opts *wrapOptions) []string {
 	self := []string{"herdr-pi", "wrap"}
 	if opts.Agent != "" {
 		self = append(self, "--agent", opts.Agent)
@@ -251,12 +262,7 @@ func printResumeHint(out *os.File, opts *wrapOptions, c launch.Command, tail *pt
 	if opts.NoProbe {
 		self = append(self, "--no-probe")
 	}
-	line, ok := c.ResumeCommand(self, hint)
-	if !ok {
-		logf("resume: Pi's hint %q has words not fit to show again", hint.Args)
-		return
-	}
-	fmt.Fprintln(out, line)
+	return self
 }
 
 // runsPi reports whether the wrapped command is Pi: --agent pi says so (a

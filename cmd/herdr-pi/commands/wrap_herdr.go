@@ -27,17 +27,14 @@ func (f resumeFollower) Follow(path string) {
 }
 
 // resumeArgv is the command that resumes Pi's session file under
-// herdr-pi: herdr-pi wrap, the user's --agent, the part of their command
+// herdr-pi: herdr-pi wrap, the user's --agent and --no-probe, the part of their command
 // that starts Pi, and --session with the file (Pi's other arguments are
 // left out, as Pi's own resume hint leaves them out). nil without a file.
 func resumeArgv(opts *wrapOptions, c launch.Command, file string) []string {
 	if file == "" {
 		return nil
 	}
-	argv := []string{"herdr-pi", "wrap"}
-	if opts.Agent != "" {
-		argv = append(argv, "--agent", opts.Agent)
-	}
+	argv := wrapSelf(opts)
 	start := c.Launch
 	if c.Shape == launch.Opaque || len(start) == 0 {
 		start = []string{"pi"}
