@@ -188,7 +188,7 @@ func TestWrapNpxPiFollowsTheSessionFile(t *testing.T) {
 	tm.WaitText(t, question, 20*time.Second)
 	// A short turn without the probe may not be reported as working (the
 	// reporter coalesces short spells); blocked is what must arrive.
-	r.herdr.WaitFor(t, 20*time.Second, "the question, from the session file: blocked(input needed)", func() bool {
+	r.herdr.WaitFor(t, 2*time.Minute, "the question, from the session file: blocked(input needed)", func() bool {
 		st := r.states()
 		return len(st) > 0 && st[len(st)-1] == "blocked(input needed)"
 	})

@@ -130,7 +130,7 @@ func (r *piRig) states() []string {
 
 func (r *piRig) waitStates(what string, want ...string) {
 	r.t.Helper()
-	r.herdr.WaitFor(r.t, 20*time.Second, what+": reports "+strings.Join(want, " "), func() bool {
+	r.herdr.WaitFor(r.t, 2*time.Minute, what+": reports "+strings.Join(want, " "), func() bool {
 		return strings.Join(r.states(), " ") == strings.Join(want, " ")
 	})
 }
@@ -145,7 +145,7 @@ func (r *piRig) herdrPi(args ...string) (string, error) {
 func quit(t *testing.T, tm *pitest.Term) {
 	t.Helper()
 	tm.Type(t, "/quit")
-	if code, err := tm.ExitCode(15 * time.Second); err != nil || code != 0 {
+	if code, err := tm.ExitCode(time.Minute); err != nil || code != 0 {
 		t.Fatalf("/quit: exit %d, %v\n%s", code, err, tm.Screen())
 	}
 }
@@ -222,7 +222,7 @@ func TestWrapPiSentinelBlocksAndAnswerClears(t *testing.T) {
 		t.Fatalf("stale state after the answer: %q", got)
 	}
 	quit(t, tm)
-	r.herdr.WaitFor(t, 5*time.Second, "the release", func() bool { return len(r.herdr.Releases(r.herdr.PaneID())) == 1 })
+	r.herdr.WaitFor(t, 2*time.Minute, "the release", func() bool { return len(r.herdr.Releases(r.herdr.PaneID())) == 1 })
 	reps, rel := r.herdr.Reports(r.herdr.PaneID()), r.herdr.Releases(r.herdr.PaneID())
 	if rel[0].Seq <= reps[len(reps)-1].Seq || !rel[0].Accepted {
 		t.Fatalf("release seq %d not above the last report's %d", rel[0].Seq, reps[len(reps)-1].Seq)

@@ -102,7 +102,7 @@ func TestWrapPiStatusChannelWithoutProbe(t *testing.T) {
 	// The sentinel: blocked.
 	tm.Type(t, "which file?")
 	r.waitTraced(trace, "the question", "unknown", "idle", "working", "idle", "working", "blocked(input needed)")
-	r.herdr.WaitFor(t, 10*time.Second, "a notification for the question", func() bool { return len(r.herdr.Notifications()) == 1 })
+	r.herdr.WaitFor(t, 2*time.Minute, "a notification for the question", func() bool { return len(r.herdr.Notifications()) == 1 })
 	tm.Type(t, "ANSWER: use main.go")
 	r.waitTraced(trace, "the answer", "unknown", "idle", "working", "idle", "working", "blocked(input needed)", "working", "idle")
 
@@ -164,7 +164,7 @@ func TestWrapPassesPiStatusQueryThrough(t *testing.T) {
 	tm.Type(t, "hello")
 	r.submitted(tm)
 	tm.WaitText(t, "all is well today.", 20*time.Second)
-	r.herdr.WaitFor(t, 20*time.Second, "idle after the turn", func() bool {
+	r.herdr.WaitFor(t, 2*time.Minute, "idle after the turn", func() bool {
 		st := r.states()
 		return len(st) > 1 && st[len(st)-1] == "idle"
 	})
@@ -185,7 +185,7 @@ func TestWrapPassesPiStatusQueryThrough(t *testing.T) {
 	tm.WaitFor(t, "Pi's first report", 10*time.Second, func(string) bool { return bytes.Contains(tm.Raw(), []byte(piStatusDone)) })
 	n := len(transitionCauses(t, trace))
 	tm.Type(t, "hello again")
-	r.herdr.WaitFor(t, 20*time.Second, "the second turn, from Pi's reports", func() bool {
+	r.herdr.WaitFor(t, 2*time.Minute, "the second turn, from Pi's reports", func() bool {
 		got := transitionCauses(t, trace)
 		return strings.Join(got[n:], " ") == "working<-program-status:working idle<-program-status:done"
 	})

@@ -38,14 +38,14 @@ func TestWrapPiOnProtocol22ResumesAndReasserts(t *testing.T) {
 		t.Fatalf("no session file after session_start: %+v", st)
 	}
 	want := []string{"herdr-pi", "wrap", r.pi.Bin, "--session", st.SessionFile}
-	h.WaitFor(t, 20*time.Second, "a report with the resume command", func() bool {
+	h.WaitFor(t, 2*time.Minute, "a report with the resume command", func() bool {
 		reps := h.Reports(pane)
 		return len(reps) > 0 && slices.Equal(reps[len(reps)-1].ResumeArgv, want) && reps[len(reps)-1].Applied
 	})
 	shown := h.Pane(pane).Status
 
 	h.LocalDetection(pane, "pi", "")
-	h.WaitFor(t, 20*time.Second, "the report re-asserted", func() bool {
+	h.WaitFor(t, 2*time.Minute, "the report re-asserted", func() bool {
 		p := h.Pane(pane)
 		return p.Source == "custom:herdr-pi" && p.Status == shown
 	})

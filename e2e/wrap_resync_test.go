@@ -31,11 +31,11 @@ func TestWrapReportsAgainAfterHerdrHandoff(t *testing.T) {
 		}
 		return out
 	}
-	h.WaitFor(t, 10*time.Second, "unknown then idle", func() bool { return len(states()) == 2 && states()[1] == "idle" })
+	h.WaitFor(t, 2*time.Minute, "unknown then idle", func() bool { return len(states()) == 2 && states()[1] == "idle" })
 	time.Sleep(300 * time.Millisecond) // the watcher is subscribed by now
 	handoff := time.Now()
 	h.DropSubscriptions()
-	h.WaitFor(t, 10*time.Second, "idle reported again", func() bool { return len(states()) == 3 && states()[2] == "idle" })
+	h.WaitFor(t, 2*time.Minute, "idle reported again", func() bool { return len(states()) == 3 && states()[2] == "idle" })
 	reps := h.Reports(h.PaneID())
 	if !reps[2].Accepted || reps[2].Seq <= reps[1].Seq {
 		t.Fatalf("the repeated report was not accepted: %+v", reps[2])

@@ -26,7 +26,7 @@ func TestReleaseComesBeforeTheControlSocketCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The agent ends only once Herdr shows it blocked.
-	fake.WaitFor(t, 30*time.Second, "the blocked report", func() bool {
+	fake.WaitFor(t, 2*time.Minute, "the blocked report", func() bool {
 		for _, c := range fake.Reports(fake.PaneID()) {
 			if c.State == "blocked" {
 				return true
