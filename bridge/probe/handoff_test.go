@@ -106,8 +106,8 @@ func engineStatus(t *testing.T, msgs []control.OwnerMessage) control.EngineStatu
 
 // When the engine loads first its registry is open while the probe loads:
 // the probe registers right then, with a valid extension (the engine's
-// checks: allowed keys, semver, headline), two actions and its setup hook
-// last. The inspection action's visibility follows the reference's rules.
+// checks: allowed keys, semver, headline), two actions and its setup hooks
+// (fully inspectable at 10, live sessions last). The inspection action's visibility follows the reference's rules.
 func TestHandoffRegistersWhenTheEngineLoadsFirst(t *testing.T) {
 	out, msgs := runHandoffHarness(t, "engine-first")
 	if out.RegisteredAtLoad != 1 || out.Registered != 1 {
@@ -119,7 +119,7 @@ func TestHandoffRegistersWhenTheEngineLoadsFirst(t *testing.T) {
 	if !reflect.DeepEqual(out.Labels, []string{"Open session in Herdr pane", "Open live session in Herdr pane"}) {
 		t.Errorf("action labels %q", out.Labels)
 	}
-	if !reflect.DeepEqual(out.Hooks, []string{"herdrPiLiveSessions:1000"}) {
+	if !reflect.DeepEqual(out.Hooks, []string{"herdrPiFullyInspectable:10", "herdrPiLiveSessions:1000"}) {
 		t.Errorf("setup hooks %q", out.Hooks)
 	}
 	if !out.Linked {
