@@ -1,0 +1,308 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
+	"github.com/herdr-pi/herdr-pi/internal/pitest"
+)
+
+// These tests run fully inspectable mode whole: the engine's global
+// settings turn it on; a real workflow owner (Pi 1.6.0, the real engine)
+// runs under the real `herdr-pi wrap` in a pty; every prompt of every
+// workflow agent runs in a tab of the run's workspace in the fake Herdr
+// (real tmux panes), each under `herdr-pi wrap` with a real Pi 1.6.0; the
+// fake model scripts every turn.
+
+const (
+	fiOwnerPrompt = "RUN-FI"
+	fiFlow        = "fi-flow"
+	fiTask1       = "TASK-FIND find the word"
+	fiTask2       = "TASK-SEEK seek the other word"
+	fiReply1      = "finder: the word is alpha"
+	fiReply2      = "seeker: the word is gamma"
+)
+
+// fiRig is a liveRig whose model plays fully inspectable turns.
+type fiRig struct {
+	*liveRig
+	script string
+	// longTask pads the seeker's task to this many characters.
+	longTask int
+}
+
+func newFIRig(t *testing.T, script string) *fiRig {
+	t.Helper()
+	pi := pitest.Current(t)
+	fi := &fiRig{liveRig: &liveRig{t: t, engine: storetest.Engine(t)}, script: script}
+	fi.llm = fakellm.Start(fi.respond)
+	t.Cleanup(fi.llm.Close)
+	agent := pitest.NewAgent(t, pi, fi.llm.BaseURL())
+	t.Setenv("NODE_DISABLE_COMPILE_CACHE", "1")
+	fi.openRig = newOpenRig(t, agent)
+	fi.toolLog = filepath.Join(agent.Home, "tool.log")
+	fi.gate = filepath.Join(agent.Home, "gate")
+	fi.settings(`{"extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}}`)
+	return fi
+}
+
+// settings writes the engine's global settings file.
+func (fi *fiRig) settings(text string) {
+	fi.t.Helper()
+	p := filepath.Join(fi.agent.AgentDir, "pi-extensible-workflows", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		fi.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		fi.t.Fatal(err)
+	}
+}
+
+func (fi *fiRig) task2() string {
+	if fi.longTask <= len(fiTask2) {
+		return fiTask2
+	}
+	return fiTask2 + " " + strings.Repeat("x", fi.longTask-len(fiTask2)-1)
+}
+
+// respond: the owner runs the flow; in the panes, the finder's first
+// attempt never gets an answer (its timeout retries it), its retry and
+// the seeker answer, a word at a time.
+func (fi *fiRig) respond(req fakellm.Request) fakellm.Reply {
+	u := req.LastUser()
+	switch {
+	case u == fiOwnerPrompt && !req.AnsweredTool():
+		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow", Args: map[string]any{"name": fiFlow, "script": fi.script}}}
+	case u == fiOwnerPrompt:
+		return fakellm.Reply{Text: "owner: the flow runs"}
+	case strings.Contains(u, fiTask1) && strings.Contains(u, "Retry attempt 2"):
+		return fakellm.Reply{Text: fiReply1, WordDelay: 40 * time.Millisecond}
+	case strings.Contains(u, fiTask1):
+		return fakellm.Reply{Hang: true}
+	case strings.Contains(u, fiTask2):
+		return fakellm.Reply{Text: fiReply2, WordDelay: 40 * time.Millisecond}
+	}
+	return fakellm.Reply{Text: "owner: noted"}
+}
+
+// start starts the fake Herdr and the owner under herdr-pi wrap, and asks
+// for the flow.
+func (fi *fiRig) start() {
+	t := fi.t
+	t.Helper()
+	fi.s = fi.herdr(t, 200, 50)
+	t.Cleanup(func() {
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(fi.private, "herdr-pi", "herdr-pi.log")); err == nil {
+				t.Logf("herdr-pi.log:\n%s", b)
+			}
+			t.Logf("Herdr calls: %q", fi.s.Methods())
+		}
+	})
+	tool, err := filepath.Abs(filepath.Join("owner", "testdata", "owner-tool.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{fi.hp, "wrap", fi.agent.Pi.Bin, "-e", fi.engine, "-e", tool}
+	env := append(fi.env(fi.s), "HERDR_PI_TEST_TOOL_LOG="+fi.toolLog, "HERDR_PI_TEST_GATE="+fi.gate, "NODE_DISABLE_COMPILE_CACHE=1")
+	starts := fi.sessionStarts()
+	t.Cleanup(fi.killOwnerPi)
+	fi.owner = pitest.StartTerm(t, argv, env, fi.agent.Project, 40, 120)
+	t.Cleanup(fi.owner.Close)
+	fi.owner.WaitFor(t, "the owner's editor", lvLong, func(s string) bool { return strings.Count(s, "────────") >= 2 })
+	lvWait(t, "the owner's probe to hear session_start", func() bool { return fi.sessionStarts() > starts })
+	fi.owner.Type(t, fiOwnerPrompt)
+	lvWait(t, "the run's state.json", func() bool {
+		paths, _ := filepath.Glob(filepath.Join(fi.agent.Home, ".pi", "workflows", "projects", "*", "sessions", "*", "runs", "*", "state.json"))
+		return len(paths) == 1
+	})
+}
+
+// tabs are the tab.create calls so far: label → how many, and the root
+// pane each opened (from the fake Herdr's replies).
+func (fi *fiRig) tabs(t *testing.T) (labels []string, panes []string, workspaces []string) {
+	t.Helper()
+	for _, q := range lvCalls(fi.s, "tab.create") {
+		p := paramsOf(t, q)
+		labels = append(labels, fmt.Sprint(p["label"]))
+		workspaces = append(workspaces, fmt.Sprint(p["workspace_id"]))
+		var reply struct {
+			Result struct {
+				RootPane struct {
+					PaneID string `json:"pane_id"`
+				} `json:"root_pane"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal([]byte(q.Reply), &reply)
+		panes = append(panes, reply.Result.RootPane.PaneID)
+	}
+	return
+}
+
+// firstUser is the first user message the model got from the Pi whose
+// messages contain marker, and whether there was one.
+func (fi *fiRig) firstUser(marker string) (string, bool) {
+	for _, r := range fi.llm.Requests() {
+		for _, m := range r.Messages {
+			if m.Role == "user" && strings.Contains(m.Text, marker) {
+				return m.Text, true
+			}
+		}
+	}
+	return "", false
+}
+
+// The acceptance: a workflow of two agents, one of them retried, runs in
+// one workspace "workflow fi-flow" (its root tab renamed alike), one tab
+// per prompt — "#1 finder", "#2 seeker" and the finder's retry, "#1
+// finder" again — each running a real Pi under herdr-pi wrap that reports
+// to Herdr. Each pane's Pi gets the prompt the engine framed for the local
+// session (Workflow/Agent/Task, the retry's state), through a prompt file;
+// the seeker's 5,000-character prompt leaves the typed command short. The
+// run completes with both results, the workspace closes once, and nothing
+// is left behind.
+func TestFullyInspectableTwoAgentsWithARetry(t *testing.T) {
+	script := fmt.Sprintf(`const [a, b] = await Promise.all([agent(%q, { label: "finder", retries: 1, timeoutMs: 45000 }), agent(TASK2, { label: "seeker" })]); return a + " | " + b;`, fiTask1)
+	fi := newFIRig(t, "")
+	fi.longTask = 5000
+	fi.script = "const TASK2 = " + jsString(fi.task2()) + "; " + script
+	fi.start()
+
+	if got := fi.result(); got != fiReply1+" | "+fiReply2 {
+		t.Fatalf("the run's result is %q", got)
+	}
+	// One workspace, labelled for the flow, its root tab renamed alike.
+	creates := lvCalls(fi.s, "workspace.create")
+	if len(creates) != 1 || paramsOf(t, creates[0])["label"] != "workflow "+fiFlow {
+		t.Fatalf("workspace.create calls %v", creates)
+	}
+	var created struct {
+		Result struct {
+			Workspace struct {
+				WorkspaceID string `json:"workspace_id"`
+			} `json:"workspace"`
+			Tab struct {
+				TabID string `json:"tab_id"`
+			} `json:"tab"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(creates[0].Reply), &created); err != nil || created.Result.Workspace.WorkspaceID == "" {
+		t.Fatalf("workspace.create reply %q: %v", creates[0].Reply, err)
+	}
+	ws := created.Result.Workspace.WorkspaceID
+	renames := lvCalls(fi.s, "tab.rename")
+	if len(renames) != 1 || paramsOf(t, renames[0])["tab_id"] != created.Result.Tab.TabID || paramsOf(t, renames[0])["label"] != "workflow "+fiFlow {
+		t.Fatalf("tab.rename calls %v", renames)
+	}
+	// Three tabs there: the finder's two attempts and the seeker.
+	labels, panes, wss := fi.tabs(t)
+	sorted := slices.Clone(labels)
+	sort.Strings(sorted)
+	if len(labels) != 3 || sorted[0] != sorted[1] || !strings.HasSuffix(sorted[0], " finder") || !strings.HasSuffix(sorted[2], " seeker") ||
+		!strings.HasPrefix(sorted[0], "#") || !strings.HasPrefix(sorted[2], "#") || sorted[0] == sorted[2] {
+		t.Fatalf("tab labels %q", labels)
+	}
+	for i, w := range wss {
+		if w != ws {
+			t.Fatalf("tab %d (%s) opened in workspace %s, not the run's %s", i, labels[i], w, ws)
+		}
+	}
+	// Each tab ran a real Pi under herdr-pi wrap, which reported to Herdr.
+	for i, p := range panes {
+		if len(fi.s.Reports(p)) == 0 {
+			t.Errorf("pane %s (%s) never reported an agent state", p, labels[i])
+		}
+	}
+	// Typed into each pane: the short command that runs its command file.
+	in := fi.s.Inputs()
+	if len(in) != 3 {
+		t.Fatalf("typed into %d panes, want 3: %+v", len(in), in)
+	}
+	for _, x := range in {
+		if len(x.Text) >= 4096 || !strings.HasPrefix(x.Text, "exec sh '") {
+			t.Fatalf("typed %d characters into pane %s: %.200q", len(x.Text), x.PaneID, x.Text)
+		}
+	}
+	// The panes' Pis got the engine's framed prompts, in a prompt file.
+	first, ok := fi.firstUser(fiTask1)
+	if !ok || !strings.Contains(first, "Workflow: "+fiFlow) || !strings.Contains(first, "Agent: finder") || !strings.Contains(first, "Task:\n"+fiTask1) ||
+		!strings.Contains(first, "<file name=") || !strings.Contains(first, "prompt.md") {
+		t.Fatalf("the finder's pane got %q", first)
+	}
+	retry, ok := fi.firstUser("Retry attempt 2")
+	if !ok || !strings.Contains(retry, fiTask1) {
+		t.Fatalf("the finder's retry got %q", retry)
+	}
+	long, ok := fi.firstUser(fiTask2)
+	if !ok || !strings.Contains(long, fi.task2()) || !strings.Contains(long, "prompt.md") {
+		t.Fatalf("the seeker's pane did not get its %d-character task whole (%d characters)", len(fi.task2()), len(long))
+	}
+	// The attempts ran on the Herdr transport; the owner's transcripts
+	// hold the panes' turns.
+	st := fi.run()
+	if got := fi.transports(t); !slices.Equal(got, []string{"herdr", "herdr", "herdr"}) {
+		t.Fatalf("attempt transports %q", got)
+	}
+	if ts := lvTranscript(t, st.sessionFile(t, "seeker")); len(ts) == 0 || ts[len(ts)-1].Text != fiReply2 {
+		t.Fatalf("the seeker's transcript %+v", ts)
+	}
+	// The workspace closes once, when the run completed; every tab was
+	// closed after its turn.
+	lvWait(t, "the run's workspace to close", func() bool { return len(lvCalls(fi.s, "workspace.close")) > 0 })
+	closes := lvCalls(fi.s, "workspace.close")
+	if len(closes) != 1 || paramsOf(t, closes[0])["workspace_id"] != ws {
+		t.Fatalf("workspace.close calls %v", closes)
+	}
+	if c := lvCalls(fi.s, "tab.close"); len(c) != 3 {
+		t.Fatalf("tab.close calls %d, want one per turn", len(c))
+	}
+	fi.owner.WaitFor(t, "the status lines to clear", lvLong, func(s string) bool { return !strings.Contains(s, "finder: ") && !strings.Contains(s, "seeker: ") })
+	fi.quitOwner()
+	if c := lvCalls(fi.s, "workspace.close"); len(c) != 1 {
+		t.Fatalf("workspace.close calls after /quit: %d", len(c))
+	}
+	if left := fi.runtimeFiles(); len(left) != 0 {
+		t.Fatalf("left in the runtime directory: %q", left)
+	}
+}
+
+// transports are the transports of every attempt of the run, in order.
+func (fi *fiRig) transports(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fi.run().dir, "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Agents []struct {
+			AttemptDetails []struct {
+				Transport string `json:"transport"`
+			} `json:"attemptDetails"`
+		} `json:"agents"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, a := range st.Agents {
+		for _, d := range a.AttemptDetails {
+			out = append(out, d.Transport)
+		}
+	}
+	return out
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
