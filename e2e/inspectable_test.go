@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,10 @@ const (
 	fiTask2       = "TASK-SEEK seek the other word"
 	fiReply1      = "finder: the word is alpha"
 	fiReply2      = "seeker: the word is gamma"
+	fiTaskReport  = "TASK-REPORT report the word"
+	fiTaskHang    = "TASK-HANG wait forever"
+	fiStop        = "STOP-RUN"
+	fiSubmit      = "Submit the final result now"
 )
 
 // fiRig is a liveRig whose model plays fully inspectable turns.
@@ -38,6 +43,8 @@ type fiRig struct {
 	script string
 	// longTask pads the seeker's task to this many characters.
 	longTask int
+	// stopRun is the run the owner's model stops when asked to (fiStop).
+	stopRun atomic.Value
 }
 
 func newFIRig(t *testing.T, script string) *fiRig {
@@ -90,6 +97,21 @@ func (fi *fiRig) respond(req fakellm.Request) fakellm.Reply {
 		return fakellm.Reply{Hang: true}
 	case strings.Contains(u, fiTask2):
 		return fakellm.Reply{Text: fiReply2, WordDelay: 40 * time.Millisecond}
+	case u == fiStop && !req.AnsweredTool():
+		id, _ := fi.stopRun.Load().(string)
+		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow_stop", Args: map[string]any{"runId": id}}}
+	case u == fiStop:
+		return fakellm.Reply{Text: "owner: stopped"}
+	case strings.Contains(u, fiTaskReport):
+		// The first turn answers in prose: the engine asks again for
+		// the structured result, in a second prompt.
+		return fakellm.Reply{Text: "reporter: I believe the word is delta", WordDelay: 40 * time.Millisecond}
+	case strings.Contains(u, fiSubmit) && !req.AnsweredTool():
+		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow_result", Args: map[string]any{"word": "delta"}}}
+	case strings.Contains(u, fiSubmit):
+		return fakellm.Reply{Text: "reporter: submitted", WordDelay: 40 * time.Millisecond}
+	case strings.Contains(u, fiTaskHang):
+		return fakellm.Reply{Hang: true}
 	}
 	return fakellm.Reply{Text: "owner: noted"}
 }
@@ -304,4 +326,160 @@ func (fi *fiRig) transports(t *testing.T) []string {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// sequence is the Herdr requests that open and close tabs and
+// workspaces, in order, with their main parameter.
+func (fi *fiRig) sequence(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, q := range fi.s.Requests() {
+		p := map[string]any{}
+		_ = json.Unmarshal(q.Params, &p)
+		switch q.Method {
+		case "workspace.create":
+			out = append(out, "workspace.create "+fmt.Sprint(p["label"]))
+		case "tab.create":
+			out = append(out, "tab.create "+fmt.Sprint(p["label"]))
+		case "tab.close":
+			out = append(out, "tab.close "+fmt.Sprint(p["tab_id"]))
+		case "workspace.close":
+			out = append(out, "workspace.close "+fmt.Sprint(p["workspace_id"]))
+		}
+	}
+	return out
+}
+
+// waitPaneAsked waits until the model was asked by a pane's Pi for a task.
+func (fi *fiRig) waitPaneAsked(marker string) {
+	fi.t.Helper()
+	lvWait(fi.t, "a pane's Pi to ask the model about "+marker, func() bool { _, ok := fi.firstUser(marker); return ok })
+}
+
+// §10.3, sequential prompts: an agent with an output schema that answers
+// its first prompt in prose gets a second prompt from the engine; each
+// prompt runs in a tab of its own, opened only once the one before was
+// closed (its session suspended for the turn and resumed after it), the
+// second pane's Pi continuing the same transcript; the structured result
+// comes through the bridged workflow_result tool; then the workspace
+// closes.
+func TestFullyInspectableSequentialPrompts(t *testing.T) {
+	fi := newFIRig(t, fmt.Sprintf(`const r = await agent(%q, { label: "reporter", outputSchema: { type: "object", properties: { word: { type: "string" } }, required: ["word"] } }); return r.word;`, fiTaskReport))
+	fi.start()
+	if got := fi.result(); got != "delta" {
+		t.Fatalf("the run's result is %q", got)
+	}
+	lvWait(t, "the run's workspace to close", func() bool { return len(lvCalls(fi.s, "workspace.close")) > 0 })
+	labels, _, _ := fi.tabs(t)
+	tabs := lvCalls(fi.s, "tab.create")
+	var ids []string
+	for _, q := range tabs {
+		var r struct {
+			Result struct {
+				Tab struct {
+					TabID string `json:"tab_id"`
+				} `json:"tab"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal([]byte(q.Reply), &r)
+		ids = append(ids, r.Result.Tab.TabID)
+	}
+	ws := lvCalls(fi.s, "workspace.create")
+	if len(tabs) != 2 || len(ws) != 1 || labels[0] != "#1 reporter" || labels[1] != "#1 reporter" {
+		t.Fatalf("tabs %q, workspaces %d", labels, len(ws))
+	}
+	var wsID struct {
+		Result struct {
+			Workspace struct {
+				WorkspaceID string `json:"workspace_id"`
+			} `json:"workspace"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal([]byte(ws[0].Reply), &wsID)
+	want := []string{"workspace.create workflow " + fiFlow, "tab.create #1 reporter", "tab.close " + ids[0], "tab.create #1 reporter", "tab.close " + ids[1],
+		"workspace.close " + wsID.Result.Workspace.WorkspaceID}
+	if got := fi.sequence(t); !slices.Equal(got, want) {
+		t.Fatalf("Herdr saw %q\nwant %q", got, want)
+	}
+	// The second pane's Pi went on from the first turn's transcript.
+	second, ok := fi.firstUser(fiSubmit)
+	if !ok {
+		t.Fatal("no pane's Pi was asked for the structured result")
+	}
+	if !slices.ContainsFunc(fi.llm.Requests(), func(r fakellm.Request) bool {
+		return strings.Contains(r.LastUser(), fiSubmit) && slices.ContainsFunc(r.Messages, func(m fakellm.Message) bool {
+			return m.Role == "assistant" && strings.Contains(m.Text, "I believe the word is delta")
+		})
+	}) {
+		t.Fatalf("the second turn's Pi did not see the first turn (%q)", second)
+	}
+	fi.quitOwner()
+	if left := fi.runtimeFiles(); len(left) != 0 {
+		t.Fatalf("left in the runtime directory: %q", left)
+	}
+}
+
+// A stopped run closes its workspace: the owner stops the run while its
+// agent's turn runs in a tab; the tab closes (the turn is aborted and the
+// session comes back), then the workspace; the run ends stopped.
+func TestFullyInspectableStoppedRunClosesItsWorkspace(t *testing.T) {
+	fi := newFIRig(t, fmt.Sprintf(`return await agent(%q, { label: "waiter" });`, fiTaskHang))
+	fi.start()
+	fi.waitPaneAsked(fiTaskHang)
+	fi.stopRun.Store(fi.run().ID)
+	fi.owner.Type(t, fiStop)
+	lvWait(t, "the run to stop", func() bool { return fi.run().State == "stopped" })
+	lvWait(t, "the run's workspace to close", func() bool { return len(lvCalls(fi.s, "workspace.close")) > 0 })
+	got := fi.sequence(t)
+	if len(got) != 4 || !strings.HasPrefix(got[1], "tab.create #1 waiter") || !strings.HasPrefix(got[2], "tab.close ") || !strings.HasPrefix(got[3], "workspace.close ") {
+		t.Fatalf("Herdr saw %q", got)
+	}
+	_, panes, _ := fi.tabs(t)
+	if ex := fi.s.WaitExited(t, panes[0], 30*time.Second); !ex.Closed {
+		t.Fatalf("the turn's pane ended %+v", ex)
+	}
+	fi.quitOwner()
+	if c := lvCalls(fi.s, "workspace.close"); len(c) != 1 {
+		t.Fatalf("workspace.close calls %d", len(c))
+	}
+	if left := fi.runtimeFiles(); len(left) != 0 {
+		t.Fatalf("left in the runtime directory: %q", left)
+	}
+}
+
+// A failed run closes its workspace too.
+func TestFullyInspectableFailedRunClosesItsWorkspace(t *testing.T) {
+	fi := newFIRig(t, fmt.Sprintf(`await agent(%q, { label: "seeker" }); throw new Error("the flow broke");`, fiTask2))
+	fi.start()
+	lvWait(t, "the run to fail", func() bool { return fi.run().State == "failed" })
+	lvWait(t, "the run's workspace to close", func() bool { return len(lvCalls(fi.s, "workspace.close")) > 0 })
+	got := fi.sequence(t)
+	if len(got) != 4 || got[1] != "tab.create #1 seeker" || !strings.HasPrefix(got[2], "tab.close ") || !strings.HasPrefix(got[3], "workspace.close ") {
+		t.Fatalf("Herdr saw %q", got)
+	}
+	fi.quitOwner()
+	if left := fi.runtimeFiles(); len(left) != 0 {
+		t.Fatalf("left in the runtime directory: %q", left)
+	}
+}
+
+// The owner's /quit while an agent's turn runs in a tab closes everything:
+// the tab, the workspace; nothing is left behind.
+func TestFullyInspectableQuitClosesEverything(t *testing.T) {
+	fi := newFIRig(t, fmt.Sprintf(`return await agent(%q, { label: "waiter" });`, fiTaskHang))
+	fi.start()
+	fi.waitPaneAsked(fiTaskHang)
+	_, panes, _ := fi.tabs(t)
+	fi.quitOwner()
+	if ex := fi.s.WaitExited(t, panes[0], 30*time.Second); !ex.Closed {
+		t.Fatalf("the turn's pane ended %+v", ex)
+	}
+	lvWait(t, "the run's workspace to close", func() bool { return len(lvCalls(fi.s, "workspace.close")) > 0 })
+	got := fi.sequence(t)
+	if len(got) != 4 || !strings.HasPrefix(got[2], "tab.close ") || !strings.HasPrefix(got[3], "workspace.close ") {
+		t.Fatalf("Herdr saw %q", got)
+	}
+	if left := fi.runtimeFiles(); len(left) != 0 {
+		t.Fatalf("left in the runtime directory: %q", left)
+	}
 }
