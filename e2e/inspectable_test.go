@@ -121,6 +121,18 @@ func (fi *fiRig) respond(req fakellm.Request) fakellm.Reply {
 func (fi *fiRig) start() {
 	t := fi.t
 	t.Helper()
+	fi.startOwner()
+	fi.owner.Type(t, fiOwnerPrompt)
+	lvWait(t, "the run's state.json", func() bool {
+		paths, _ := filepath.Glob(filepath.Join(fi.agent.Home, ".pi", "workflows", "projects", "*", "sessions", "*", "runs", "*", "state.json"))
+		return len(paths) == 1
+	})
+}
+
+// startOwner starts the fake Herdr and the owner under herdr-pi wrap.
+func (fi *fiRig) startOwner() {
+	t := fi.t
+	t.Helper()
 	fi.s = fi.herdr(t, 200, 50)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -142,11 +154,6 @@ func (fi *fiRig) start() {
 	t.Cleanup(fi.owner.Close)
 	fi.owner.WaitFor(t, "the owner's editor", lvLong, func(s string) bool { return strings.Count(s, "────────") >= 2 })
 	lvWait(t, "the owner's probe to hear session_start", func() bool { return fi.sessionStarts() > starts })
-	fi.owner.Type(t, fiOwnerPrompt)
-	lvWait(t, "the run's state.json", func() bool {
-		paths, _ := filepath.Glob(filepath.Join(fi.agent.Home, ".pi", "workflows", "projects", "*", "sessions", "*", "runs", "*", "state.json"))
-		return len(paths) == 1
-	})
 }
 
 // tabs are the tab.create calls so far: label → how many, and the root
@@ -482,4 +489,33 @@ func TestFullyInspectableQuitClosesEverything(t *testing.T) {
 	if left := fi.runtimeFiles(); len(left) != 0 {
 		t.Fatalf("left in the runtime directory: %q", left)
 	}
+}
+
+// A settings file fully inspectable mode cannot use is shown in the
+// owner's TUI, naming the file and the key: the obsolete extensions.herdr
+// shape with its migration when the owner starts, an unknown key when a
+// workflow is asked for. Nothing opens in Herdr.
+func TestFullyInspectableBadSettingsAreShown(t *testing.T) {
+	fi := newFIRig(t, fmt.Sprintf(`return await agent(%q, { label: "seeker" });`, fiTask2))
+	fi.settings(`{"extensions": {"herdr": {"enableFullyInspectableMode": true}}}`)
+	fi.startOwner()
+	file := filepath.Join(fi.agent.AgentDir, "pi-extensible-workflows", "settings.json")
+	fi.owner.WaitFor(t, "the migration notice", lvLong, func(s string) bool {
+		return screenSays(s, file) && screenSays(s, "old place") && screenSays(s, `move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`)
+	})
+	fi.settings(`{"extensionSettings": {"herdr": {"enableFullyInspectableMode": true, "tabs": 2}}}`)
+	fi.owner.Type(t, fiOwnerPrompt)
+	fi.owner.WaitFor(t, "the unknown key's notice", lvLong, func(s string) bool {
+		return screenSays(s, `unknown key "extensionSettings.herdr.tabs"`)
+	})
+	if m := fi.s.Methods(); slices.Contains(m, "workspace.create") || slices.Contains(m, "tab.create") {
+		t.Fatalf("Herdr was asked %q", m)
+	}
+}
+
+// screenSays reports whether the screen holds text, however the TUI
+// wrapped it.
+func screenSays(screen, text string) bool {
+	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	return strings.Contains(squeeze(screen), squeeze(text))
 }

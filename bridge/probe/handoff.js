@@ -1296,6 +1296,23 @@ export function setupHandoff(pi, { herdr }) {
 			shared.sessionManager = ctx.sessionManager;
 			register(env);
 			reportEngine();
+			checkSettings(env);
 		} catch {}
 	});
+	// A workflow is about to start: a settings file the engine (and
+	// fully inspectable mode) cannot use is said now, naming the file and
+	// the key, not hidden behind the mode being off.
+	pi.on("tool_call", (event) => {
+		try {
+			if (event && event.toolName === "workflow" && shared.ui) checkSettings(env);
+		} catch {}
+		return undefined;
+	});
+}
+
+// checkSettings shows the person what in the engine's settings file keeps
+// fully inspectable mode from being read.
+function checkSettings(env) {
+	const { error } = readInspectable(env);
+	if (error) notify(`herdr-pi: ${error}. Fully inspectable mode stays off until it is fixed (herdr-pi doctor checks the file).`, "error");
 }
