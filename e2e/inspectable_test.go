@@ -131,29 +131,13 @@ func (fi *fiRig) start() {
 
 // startOwner starts the fake Herdr and the owner under herdr-pi wrap.
 func (fi *fiRig) startOwner() {
-	t := fi.t
-	t.Helper()
-	fi.s = fi.herdr(t, 200, 50)
-	t.Cleanup(func() {
-		if t.Failed() {
-			if b, err := os.ReadFile(filepath.Join(fi.private, "herdr-pi", "herdr-pi.log")); err == nil {
-				t.Logf("herdr-pi.log:\n%s", b)
-			}
-			t.Logf("Herdr calls: %q", fi.s.Methods())
+	fi.t.Helper()
+	fi.launchOwner()
+	fi.t.Cleanup(func() {
+		if fi.t.Failed() {
+			fi.t.Logf("Herdr calls: %q", fi.s.Methods())
 		}
 	})
-	tool, err := filepath.Abs(filepath.Join("owner", "testdata", "owner-tool.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	argv := []string{fi.hp, "wrap", fi.agent.Pi.Bin, "-e", fi.engine, "-e", tool}
-	env := append(fi.env(fi.s), "HERDR_PI_TEST_TOOL_LOG="+fi.toolLog, "HERDR_PI_TEST_GATE="+fi.gate, "NODE_DISABLE_COMPILE_CACHE=1")
-	starts := fi.sessionStarts()
-	t.Cleanup(fi.killOwnerPi)
-	fi.owner = pitest.StartTerm(t, argv, env, fi.agent.Project, 40, 120)
-	t.Cleanup(fi.owner.Close)
-	fi.owner.WaitFor(t, "the owner's editor", lvLong, func(s string) bool { return strings.Count(s, "────────") >= 2 })
-	lvWait(t, "the owner's probe to hear session_start", func() bool { return fi.sessionStarts() > starts })
 }
 
 // tabs are the tab.create calls so far: label → how many, and the root
