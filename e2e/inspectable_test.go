@@ -161,6 +161,24 @@ func (fi *fiRig) tabs(t *testing.T) (labels []string, panes []string, workspaces
 	return
 }
 
+// tabIDs are the tabs tab.create opened, in order.
+func (fi *fiRig) tabIDs(t *testing.T) []string {
+	t.Helper()
+	var ids []string
+	for _, q := range lvCalls(fi.s, "tab.create") {
+		var r struct {
+			Result struct {
+				Tab struct {
+					TabID string `json:"tab_id"`
+				} `json:"tab"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal([]byte(q.Reply), &r)
+		ids = append(ids, r.Result.Tab.TabID)
+	}
+	return ids
+}
+
 // firstUser is the first user message the model got from the Pi whose
 // messages contain marker, and whether there was one.
 func (fi *fiRig) firstUser(marker string) (string, bool) {
@@ -363,18 +381,7 @@ func TestFullyInspectableSequentialPrompts(t *testing.T) {
 	lvWait(t, "the run's workspace to close", func() bool { return len(lvCalls(fi.s, "workspace.close")) > 0 })
 	labels, _, _ := fi.tabs(t)
 	tabs := lvCalls(fi.s, "tab.create")
-	var ids []string
-	for _, q := range tabs {
-		var r struct {
-			Result struct {
-				Tab struct {
-					TabID string `json:"tab_id"`
-				} `json:"tab"`
-			} `json:"result"`
-		}
-		_ = json.Unmarshal([]byte(q.Reply), &r)
-		ids = append(ids, r.Result.Tab.TabID)
-	}
+	ids := fi.tabIDs(t)
 	ws := lvCalls(fi.s, "workspace.create")
 	if len(tabs) != 2 || len(ws) != 1 || labels[0] != "#1 reporter" || labels[1] != "#1 reporter" {
 		t.Fatalf("tabs %q, workspaces %d", labels, len(ws))
@@ -417,6 +424,21 @@ func TestFullyInspectableStoppedRunClosesItsWorkspace(t *testing.T) {
 	fi := newFIRig(t, fmt.Sprintf(`return await agent(%q, { label: "waiter" });`, fiTaskHang))
 	fi.start()
 	fi.waitPaneAsked(fiTaskHang)
+	// herdr-pi open on the working agent focuses its tab.
+	out, code := fi.herdrPi(t, "open", fi.run().ID[:8], "waiter", "--json")
+	var line lvLine
+	if err := json.Unmarshal([]byte(out), &line); err != nil || code != 0 {
+		t.Fatalf("open: exit %d (%v)\n%s", code, err, out)
+	}
+	validateJSON(t, docSchema(t, "open"), []byte(out))
+	_, opened, _ := fi.tabs(t)
+	tabIDs := fi.tabIDs(t)
+	if line.Event != "focused" || line.PaneID != opened[0] || line.TabID != tabIDs[0] {
+		t.Fatalf("open printed %+v", line)
+	}
+	if f := lvCalls(fi.s, "tab.focus"); len(f) != 1 || paramsOf(t, f[0])["tab_id"] != tabIDs[0] {
+		t.Fatalf("tab.focus calls %v", f)
+	}
 	fi.stopRun.Store(fi.run().ID)
 	fi.owner.Type(t, fiStop)
 	lvWait(t, "the run to stop", func() bool { return fi.run().State == "stopped" })

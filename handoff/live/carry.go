@@ -141,6 +141,9 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		if r.opts.turn {
 			s.keepSpace(r, opened, records)
 		}
+		r.mu.Lock()
+		r.placed = opened.Placed
+		r.mu.Unlock()
 	}
 	s.placing.Unlock()
 	if err != nil {

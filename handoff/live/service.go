@@ -271,6 +271,11 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 		return control.Progress{}, fmt.Errorf("this herdr-pi wrap's workflow owner is pid %d, not the run's owner pid %d", l.PID(), ask.OwnerPID)
 	}
 	if r := s.running[ask.SessionID]; r != nil {
+		if at, ok := r.tab(); ok && r.opts.turn {
+			// Fully inspectable mode: the attempt works in its tab.
+			s.mu.Unlock()
+			return s.focus(ctx, r, at)
+		}
 		// Shared: this asker follows; leaving gives nothing up.
 		unsubscribe := r.subscribe(progress)
 		defer unsubscribe()
@@ -348,11 +353,29 @@ type run struct {
 	cancel context.CancelCauseFunc
 
 	mu      sync.Mutex
+	placed  handoff.Placed // where its pane is, once placed
 	subs    []func(control.Progress)
 	history []control.Progress
 	done    chan struct{}
 	final   control.Progress // set before done closes
 	err     error            // the order was refused: nothing was handed off
+}
+
+// tab is where the handoff's pane was placed, once it was.
+func (r *run) tab() (handoff.Placed, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.placed, r.placed.TabID != ""
+}
+
+// focus brings a turn's tab to the front for `herdr-pi open`.
+func (s *Service) focus(ctx context.Context, r *run, at handoff.Placed) (control.Progress, error) {
+	ctx, cancel := context.WithTimeout(ctx, handoff.CloseBudget)
+	defer cancel()
+	if _, err := s.cfg.Herdr(r.opts.socket).TabFocus(ctx, at.TabID); err != nil {
+		return control.Progress{}, fmt.Errorf("%s runs in tab %s of its run's workspace (fully inspectable mode), which could not be focused: %w", r.label, at.TabID, err)
+	}
+	return r.stamp(control.Progress{Event: control.ProgressFocused, PaneID: at.PaneID, TabID: at.TabID, WorkspaceID: at.WorkspaceID}), nil
 }
 
 // subscribe adds a follower, which hears what happened so far first, and

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -187,5 +188,34 @@ func TestTabLabel(t *testing.T) {
 		if got := TabLabel(c.l); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.l, got, c.want)
 		}
+	}
+}
+
+// `herdr-pi open` on an attempt whose turn runs in its tab focuses that tab
+// and hands nothing off.
+func TestOpenFocusesATurnsTab(t *testing.T) {
+	r := newRig(t)
+	pane, _ := r.turn("r1", "s1")
+	r.waitFor("the turn to launch", func() bool {
+		r.o.mu.Lock()
+		defer r.o.mu.Unlock()
+		return slices.Contains(r.o.states, control.PaneLaunched)
+	})
+	p, err := r.svc.Handoff(context.Background(), control.HandoffAsk{RunID: "r1", SessionID: "s1", OwnerPID: r.o.pid}, nil)
+	tab := tabIDs(r.s)[0]
+	if err != nil || p.Event != control.ProgressFocused || p.TabID != tab || p.PaneID != pane || p.Handoff != "h1" {
+		t.Fatalf("open got %+v, %v", p, err)
+	}
+	var focused []string
+	for _, q := range r.s.Requests() {
+		if q.Method == "tab.focus" {
+			focused = append(focused, string(q.Params))
+		}
+	}
+	if len(focused) != 1 || !strings.Contains(focused[0], tab) {
+		t.Fatalf("tab.focus calls %q", focused)
+	}
+	if hb := r.o.handbacksSoFar(); len(hb) != 0 {
+		t.Fatalf("handed back %+v", hb)
 	}
 }
