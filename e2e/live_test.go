@@ -129,6 +129,26 @@ func (lr *liveRig) respond(req fakellm.Request) fakellm.Reply {
 func (lr *liveRig) startOwner() {
 	t := lr.t
 	t.Helper()
+	lr.launchOwner()
+	lr.owner.Type(t, lvOwnerPrompt)
+	want := []string{"start alpha gate"}
+	if lr.two {
+		want = append(want, "start gamma gate")
+	}
+	lvWait(t, "the agents' tool calls", func() bool {
+		lines := lr.toolLines()
+		return !slices.ContainsFunc(want, func(w string) bool {
+			return !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, w) })
+		})
+	})
+}
+
+// launchOwner starts the fake Herdr (the owner's pane is w1:p1, wider than
+// tall) and the owner under herdr-pi wrap, and returns once its probe has
+// heard the session start.
+func (lr *liveRig) launchOwner() {
+	t := lr.t
+	t.Helper()
 	lr.s = lr.herdr(t, 200, 50)
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -162,17 +182,6 @@ func (lr *liveRig) startOwner() {
 	t.Cleanup(lr.owner.Close)
 	lr.owner.WaitFor(t, "the owner's editor", lvLong, func(s string) bool { return strings.Count(s, "────────") >= 2 })
 	lvWait(t, "the owner's probe to hear session_start", func() bool { return lr.sessionStarts() > starts })
-	lr.owner.Type(t, lvOwnerPrompt)
-	want := []string{"start alpha gate"}
-	if lr.two {
-		want = append(want, "start gamma gate")
-	}
-	lvWait(t, "the agents' tool calls", func() bool {
-		lines := lr.toolLines()
-		return !slices.ContainsFunc(want, func(w string) bool {
-			return !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, w) })
-		})
-	})
 }
 
 func (lr *liveRig) sessionStarts() int {
@@ -757,19 +766,17 @@ func TestLiveHandoffAbortedTurnContinuesLocally(t *testing.T) {
 	}
 }
 
-// `herdr-pi close <run>` after two handoffs of one run in fully inspectable
-// mode (the run's workspace, a tab per attempt) closes the workspace once
-// — its tabs go with it — and each handoff is handed back as closed, its
+// `herdr-pi close <run>` after two handoffs of one run placed in the run's
+// workspace (--workspace: a tab per attempt) closes the workspace once —
+// its tabs go with it — and each handoff is handed back as closed, its
 // bridge closed by its wrapper.
 func TestCloseAfterTwoHandoffs(t *testing.T) {
 	lr := newLiveRig(t, func(lr *liveRig) { lr.two = true })
-	writeFile(t, filepath.Join(lr.agent.AgentDir, "pi-extensible-workflows", "settings.json"),
-		`{"extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}}`)
 	lr.startOwner()
 	st := lr.run()
-	first := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json", "--hold")
+	first := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json", "--hold", "--workspace")
 	first.waitEvent(t, "ordered")
-	second := lr.start(t, lr.s, nil, st.ID, lvLabel2, "--json", "--hold")
+	second := lr.start(t, lr.s, nil, st.ID, lvLabel2, "--json", "--hold", "--workspace")
 	second.waitEvent(t, "ordered")
 	lr.openGate()
 	a, b := first.waitEvent(t, "launched"), second.waitEvent(t, "launched")

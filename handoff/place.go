@@ -52,6 +52,12 @@ type Placement struct {
 	// WorkspaceLabel names the run's workspace (ModeWorkspace), e.g.
 	// "workflow review".
 	WorkspaceLabel string
+	// WorkspaceID, with ModeWorkspace, is the run's workspace when the
+	// caller knows it; Dedicated opens a workspace of its own when there
+	// is none (never one found by its label, which another run of the same
+	// workflow may carry). Fully inspectable mode places this way.
+	WorkspaceID string
+	Dedicated   bool
 	// TabLabel names the attempt's tab (ModeTab, ModeWorkspace), e.g.
 	// "#2 reviewer".
 	TabLabel string
@@ -164,14 +170,16 @@ func placeTab(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 
 func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 	var out Placed
-	wss, err := h.WorkspaceList(ctx)
-	if err != nil {
-		return out, fmt.Errorf("listing workspaces: %w", err)
-	}
-	for _, w := range wss {
-		if w.Label == p.WorkspaceLabel {
-			out.WorkspaceID = w.WorkspaceID
-			break
+	if p.WorkspaceID != "" || !p.Dedicated {
+		wss, err := h.WorkspaceList(ctx)
+		if err != nil {
+			return out, fmt.Errorf("listing workspaces: %w", err)
+		}
+		for _, w := range wss {
+			if (p.WorkspaceID != "" && w.WorkspaceID == p.WorkspaceID) || (p.WorkspaceID == "" && w.Label == p.WorkspaceLabel) {
+				out.WorkspaceID = w.WorkspaceID
+				break
+			}
 		}
 	}
 	if out.WorkspaceID == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sort"
 )
 
 // Workflows is what herdr-pi reads of the workflow engine's global
@@ -23,11 +24,22 @@ func WorkflowSettingsFile(piAgentDir string) string {
 	return filepath.Join(piAgentDir, "pi-extensible-workflows", "settings.json")
 }
 
+// workflowKeys are the engine's settings keys (workflows-handoff.md §3),
+// and those it allows under extensionSettings: it rejects a file with any
+// other, so every run would fail on it.
+var (
+	workflowKeys          = map[string]bool{"concurrency": true, "backgroundWidget": true, "modelAliases": true, "skills": true, "extensions": true, "tools": true, "extensionSettings": true, "retention": true}
+	workflowExtensionKeys = map[string]bool{"herdr": true, "trajectory": true}
+)
+
 // LoadWorkflows reads the engine's global settings file. A missing file is
-// the defaults. A file the engine itself would reject for the Herdr part —
-// the obsolete extensions.herdr shape, another key under herdr, a value
-// that is not a boolean — is an error that says how to fix it; the rest of
-// the file is the engine's business and is not judged here.
+// the defaults. A file the engine itself would reject for its keys or the
+// Herdr part — text that is not JSON, a key it does not know, the obsolete
+// extensions.herdr shape, another key under herdr, a value that is not a
+// boolean — is an error that names the file and the key and says how to
+// fix it; the values of the engine's other settings are its business and
+// are not judged here. The owner's probe reads the file by the same rules
+// (bridge/probe/handoff.js readInspectable) each time a run starts.
 func LoadWorkflows(path string) (Workflows, error) {
 	data, err := ReadFile(path, JSON)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -47,7 +59,7 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return Workflows{}, fmt.Errorf("%s: not a JSON object: %v", shown, err)
+		return Workflows{}, fmt.Errorf("%s: not valid JSON, or not a JSON object: %v", shown, err)
 	}
 	const key = "extensionSettings.herdr.enableFullyInspectableMode"
 	if raw, ok := top["extensions"]; ok {
@@ -60,6 +72,11 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 			}
 		}
 	}
+	for _, k := range sortedKeys(top) {
+		if !workflowKeys[k] {
+			return Workflows{}, fmt.Errorf("%s: unknown key %q (the engine rejects the file)", shown, k)
+		}
+	}
 	var w Workflows
 	raw, ok := top["extensionSettings"]
 	if !ok || string(raw) == "null" {
@@ -69,6 +86,11 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	if err := json.Unmarshal(raw, &ext); err != nil {
 		return w, fmt.Errorf("%s: extensionSettings must be an object", shown)
 	}
+	for _, k := range sortedKeys(ext) {
+		if !workflowExtensionKeys[k] {
+			return w, fmt.Errorf("%s: unknown key \"extensionSettings.%s\" (the engine knows herdr and trajectory)", shown, k)
+		}
+	}
 	raw, ok = ext["herdr"]
 	if !ok {
 		return w, nil
@@ -77,7 +99,8 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	if err := json.Unmarshal(raw, &herdr); err != nil {
 		return w, fmt.Errorf("%s: extensionSettings.herdr must be an object", shown)
 	}
-	for k, v := range herdr {
+	for _, k := range sortedKeys(herdr) {
+		v := herdr[k]
 		if k != "enableFullyInspectableMode" {
 			return w, fmt.Errorf("%s: extensionSettings.herdr.%s is not a setting (the only one is enableFullyInspectableMode)", shown, k)
 		}
@@ -86,4 +109,13 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 		}
 	}
 	return w, nil
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -21,7 +21,9 @@ func TestWorkflowSettings(t *testing.T) {
 			`move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`},
 		{"unknown herdr key", `{"extensionSettings":{"herdr":{"fully":true}}}`, false, "extensionSettings.herdr.fully is not a setting"},
 		{"not a boolean", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":"yes"}}}`, false, `must be true or false, not "yes"`},
-		{"not JSON", `{`, false, "not a JSON object"},
+		{"not JSON", `{`, false, "not valid JSON"},
+		{"unknown top-level key", `{"concurrency":2,"fullyInspectable":true}`, false, `unknown key "fullyInspectable"`},
+		{"unknown extension", `{"extensionSettings":{"herdr":{},"tmux":{}}}`, false, `unknown key "extensionSettings.tmux"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := ParseWorkflows([]byte(c.text), "settings.json")

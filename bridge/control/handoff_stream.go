@@ -74,10 +74,14 @@ const (
 	ProgressBlocked  = "blocked"
 	// ProgressHandback is the last: ownership is back with the owner.
 	ProgressHandback = "handback"
+	// ProgressFocused is the only answer when the attempt already runs in
+	// a tab of its run's workspace (fully inspectable mode): that tab was
+	// focused, nothing was handed off.
+	ProgressFocused = "focused"
 )
 
 var progressEvents = map[string]bool{ProgressOrdered: true, ProgressLaunched: true, ProgressWorking: true,
-	ProgressIdle: true, ProgressBlocked: true, ProgressHandback: true}
+	ProgressIdle: true, ProgressBlocked: true, ProgressHandback: true, ProgressFocused: true}
 
 // Progress is one change of a live handoff, as `open --json` prints it.
 type Progress struct {

@@ -23,6 +23,9 @@ import (
 //	owner → wrapper  engine           {registered, error, upstream, fullyInspectable}     no id
 //	owner → wrapper  attempt          {runId, sessionId, sessionFile, label, …, live}     no id
 //	owner → wrapper  handoff_request  id=r…  {runId, agentId, attempt, sessionId, label}  (menu: live)
+//	                                         with turn true: a prompt of the attempt runs in Herdr
+//	                                         (fully inspectable mode)
+//	owner → wrapper  run_ended        {runId, state}: a run with such turns reached a terminal state     no id
 //	owner → wrapper  inspect_request  id=r…  {runId, agentId, attempt, sessionId, …}      (menu: inspect)
 //	wrapper → owner  request_refused  id=r…  {error}
 //
@@ -75,6 +78,7 @@ const (
 	TypeHandoffCancel  = "handoff_cancel"
 	TypeHandback       = "handback"
 	TypeResumed        = "resumed"
+	TypeRunEnded       = "run_ended"
 )
 
 // ownerTypes: which owner-link types need an id, and which direction they
@@ -97,6 +101,7 @@ var ownerTypes = map[string]struct{ needsID, fromOwner bool }{
 	TypeHandoffCancel:  {true, true},
 	TypeHandback:       {true, false},
 	TypeResumed:        {true, true},
+	TypeRunEnded:       {false, true},
 }
 
 // OwnerMessage is one decoded owner → wrapper message. The concrete types
@@ -146,6 +151,18 @@ type HandoffRequest struct {
 	Label     string `json:"label,omitempty"`
 	// Standalone is true for a standalone subagent (no run).
 	Standalone bool `json:"standalone,omitempty"`
+	// Turn is true when no person asked: in the engine's fully inspectable
+	// mode the owner hands each prompt of the attempt to Herdr as it comes
+	// (the launch carries the prompt). Its pane goes to the run's
+	// workspace, and the workspace is closed when the run ends.
+	Turn bool `json:"turn,omitempty"`
+}
+
+// RunEnded: a run whose turns ran in Herdr (HandoffRequest.Turn) reached a
+// terminal state; what was opened for it can close.
+type RunEnded struct {
+	RunID string `json:"runId"`
+	State string `json:"state,omitempty"`
 }
 
 // InspectRequest: the person chose "Open session in Herdr pane" for a
@@ -190,6 +207,10 @@ type Launch struct {
 	Attempt      int    `json:"attempt,omitempty"`
 	// TUIIndex is the agent's number in the run's dashboard (0: unknown).
 	TUIIndex int `json:"tuiIndex,omitempty"`
+	// Breadcrumb is the attempt's place in the run when TUIIndex is
+	// unknown ("review > nested > reviewLoop > function:agent/foo #3"):
+	// the label of its tab in fully inspectable mode.
+	Breadcrumb string `json:"breadcrumb,omitempty"`
 	// Model is provider/model[:thinking]; Tools the names the pane's Pi is
 	// allowed (built-in and bridged).
 	Model      string   `json:"model"`
@@ -389,6 +410,7 @@ func (Resumed) ownerType() string        { return TypeResumed }
 func (ToolUpdate) ownerType() string     { return TypeToolUpdate }
 func (ToolResult) ownerType() string     { return TypeToolResult }
 func (ToolError) ownerType() string      { return TypeToolError }
+func (RunEnded) ownerType() string       { return TypeRunEnded }
 
 // Limits of owner-link fields.
 const (
@@ -457,6 +479,13 @@ func ParseOwnerMessage(m Message) (OwnerMessage, error) {
 		return parseData[ToolResult](m, func(r *ToolResult) error { r.ID = m.ID; return checkValue(r.Value) })
 	case TypeToolError:
 		return parseData[ToolError](m, func(e *ToolError) error { e.ID = m.ID; return checkText("error", e.Error, maxError) })
+	case TypeRunEnded:
+		return parseData[RunEnded](m, func(e *RunEnded) error {
+			if err := checkID("runId", e.RunID, true); err != nil {
+				return err
+			}
+			return checkID("state", e.State, false)
+		})
 	}
 	return nil, fmt.Errorf("%q is not an owner → wrapper message", Clip(m.Type))
 }
@@ -566,6 +595,9 @@ func (l *Launch) check() error {
 	}
 	if len(l.SessionLabel) > maxLabel || !Printable(l.SessionLabel) {
 		return errors.New("sessionLabel is not printable")
+	}
+	if len(l.Breadcrumb) > maxLabel || !Printable(l.Breadcrumb) {
+		return fmt.Errorf("breadcrumb must be at most %d printable bytes", maxLabel)
 	}
 	for _, p := range []struct{ name, v string }{{"sessionFile", l.SessionFile}, {"cwd", l.Cwd}, {"executable", l.Executable}} {
 		if err := checkPath(p.name, p.v); err != nil {

@@ -17,6 +17,8 @@ func FuzzDecodeOwner(f *testing.F) {
 		`{"type":"engine","data":{"registered":false,"error":"frozen","upstream":true,"fullyInspectable":true}}`,
 		`{"type":"attempt","data":{"runId":"r","sessionId":"s","sessionFile":"/f","live":true}}`,
 		`{"type":"handoff_request","id":"r1","data":{"runId":"r","agentId":"r:1","attempt":1,"sessionId":"s","label":"l"}}`,
+		`{"type":"handoff_request","id":"r3","data":{"runId":"r","attempt":2,"sessionId":"s","label":"l","turn":true}}`,
+		`{"type":"run_ended","data":{"runId":"r","state":"completed"}}`,
 		`{"type":"inspect_request","id":"r2","data":{"sessionId":"s","sessionFile":"/f","cwd":"/p","standalone":true}}`,
 		`{"type":"handoff_error","id":"h1","data":{"code":"busy","error":"x"}}`,
 		`{"type":"handoff_cancel","id":"h1","data":{"reason":"stopped"}}`,

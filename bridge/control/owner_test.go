@@ -193,6 +193,17 @@ func TestOwnerLinkCarriesAHandoff(t *testing.T) {
 	if m := frame(t, c); m.Type != TypeRequestRefused || m.ID != "r8" || string(m.Data) != `{"error":"not inside Herdr"}` {
 		t.Fatalf("refusal line %+v", m)
 	}
+
+	// Fully inspectable mode: a prompt's turn asked to run in Herdr, and
+	// the end of its run.
+	c.line(t, `{"type":"handoff_request","id":"r9","data":{"runId":"r1","attempt":1,"sessionId":"s1","label":"finder","turn":true}}`)
+	if r, ok := rec.next(t).(HandoffRequest); !ok || r.ID != "r9" || !r.Turn {
+		t.Fatalf("turn request %+v", r)
+	}
+	c.line(t, `{"type":"run_ended","data":{"runId":"r1","state":"completed"}}`)
+	if e, ok := rec.next(t).(RunEnded); !ok || e.RunID != "r1" || e.State != "completed" {
+		t.Fatalf("run ended %+v", e)
+	}
 }
 
 func TestOwnerLinkEndsWaitsOnRefusalCancelAndGoneOwner(t *testing.T) {
@@ -280,6 +291,7 @@ func TestOwnerLinkRefusesWhatItMustNot(t *testing.T) {
 		{"launch naming a missing file", `{"type":"launch","id":"h1","data":` + strings.Replace(okLaunch, `"files":[{"name":"system-prompt.md","content":"be brief"}]`, `"files":[]`, 1) + `}`, "does not carry"},
 		{"event on the owner link", `{"type":"event","name":"agent_start"}`, "not an owner link message"},
 		{"no id", `{"type":"tool_result","data":{"value":1}}`, "malformed id"},
+		{"run end without a run", `{"type":"run_ended","data":{"state":"completed"}}`, "runId is empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, rec, c, _ := ownerFixture(t)

@@ -231,6 +231,16 @@ func (c *Client) TabRename(ctx context.Context, tabID, label string) (TabInfo, e
 	return r.Tab, err
 }
 
+// TabFocus makes a tab the active one (of its workspace, which becomes
+// the active workspace).
+func (c *Client) TabFocus(ctx context.Context, tabID string) (TabInfo, error) {
+	var r struct {
+		Tab TabInfo `json:"tab"`
+	}
+	err := c.call(ctx, "tab.focus", map[string]string{"tab_id": tabID}, "tab_info", &r, retryOnce)
+	return r.Tab, err
+}
+
 // TabClose closes a tab; closing a workspace's last tab closes the workspace.
 func (c *Client) TabClose(ctx context.Context, tabID string) error {
 	return c.call(ctx, "tab.close", map[string]string{"tab_id": tabID}, "ok", nil, single)

@@ -11,6 +11,11 @@
 //   a transport of ours around the engine's), so that any live attempt can
 //   be handed off, whoever asks: the menu, or `herdr-pi open` from another
 //   pane through the wrapper;
+// - in the engine's fully inspectable mode (read from its global settings
+//   file each time a run starts), puts a transport of ours in place of the
+//   engine's local one: every prompt of every agent then runs in a tab of
+//   the run's Herdr workspace, which the wrapper opens, watches and closes
+//   (see "fully inspectable mode" below);
 // - speaks the owner link of the wrapper's control socket (role "owner",
 //   described in bridge/control/owner.go): at the turn boundary it cuts the
 //   local turn, suspends the session and describes the launch as data; it
@@ -60,6 +65,9 @@ const shared = (globalThis[SHARED_KEY] ??= {
 	nextRequest: 0,
 	herdr: false,
 	engine: null, // how registering with the current registry went
+	runModes: new Map(), // run id → fully inspectable (read when the run's first agent starts)
+	inspectableRuns: new Set(), // runs whose agents run in Herdr: their end is told to the wrapper
+	buses: new WeakSet(), // event buses we listen to for the end of runs
 });
 
 // ---- small helpers ---------------------------------------------------------
@@ -105,15 +113,66 @@ function agentDir(env) {
 	return env.PI_CODING_AGENT_DIR || join(homedir(), ".pi", "agent");
 }
 
-// The engine's fully inspectable mode (global settings file only; an
-// unreadable file means off, as for the engine's own Herdr extension).
-export function fullyInspectable(env) {
+// The engine's settings keys (workflows-handoff.md §3): it rejects any
+// other, so a file that has one would fail every run anyway.
+const SETTINGS_KEYS = new Set(["concurrency", "backgroundWidget", "modelAliases", "skills", "extensions", "tools", "extensionSettings", "retention"]);
+const EXTENSION_SETTINGS_KEYS = new Set(["herdr", "trajectory"]);
+export const MODE_KEY = "extensionSettings.herdr.enableFullyInspectableMode";
+
+export function settingsFile(env) {
+	return join(agentDir(env), "pi-extensible-workflows", "settings.json");
+}
+
+// readInspectable reads the engine's fully inspectable mode from its
+// global settings file (the project file is never read for it): { on }, or
+// { on: false, error } naming the file and the key when the file cannot
+// say. A missing file is the default, off.
+export function readInspectable(env) {
+	const file = settingsFile(env);
+	const bad = (what) => ({ on: false, error: `${file}: ${what}` });
+	let text;
 	try {
-		const s = JSON.parse(readFileSync(join(agentDir(env), "pi-extensible-workflows", "settings.json"), "utf8"));
-		return s?.extensionSettings?.herdr?.enableFullyInspectableMode === true;
-	} catch {
-		return false;
+		text = readFileSync(file, "utf8");
+	} catch (e) {
+		return e && e.code === "ENOENT" ? { on: false } : bad(`cannot be read (${errorText(e)})`);
 	}
+	let s;
+	try {
+		s = JSON.parse(text);
+	} catch (e) {
+		return bad(`is not valid JSON (${errorText(e)})`);
+	}
+	if (!isObject(s)) return bad("must hold a JSON object");
+	if (isObject(s.extensions) && "herdr" in s.extensions)
+		return bad(`the Herdr setting is in its old place, "extensions": {"herdr": …}, which the engine rejects ("extensions" is a list); move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`);
+	for (const k of Object.keys(s)) if (!SETTINGS_KEYS.has(k)) return bad(`unknown key "${k}"`);
+	const ext = s.extensionSettings;
+	if (ext === undefined) return { on: false };
+	if (!isObject(ext)) return bad(`"extensionSettings" must be an object`);
+	for (const k of Object.keys(ext)) if (!EXTENSION_SETTINGS_KEYS.has(k)) return bad(`unknown key "extensionSettings.${k}"`);
+	const h = ext.herdr;
+	if (h === undefined) return { on: false };
+	if (!isObject(h)) return bad(`"extensionSettings.herdr" must be an object`);
+	for (const k of Object.keys(h)) if (k !== "enableFullyInspectableMode") return bad(`unknown key "extensionSettings.herdr.${k}" (the only one is enableFullyInspectableMode)`);
+	const v = h.enableFullyInspectableMode;
+	if (v !== undefined && typeof v !== "boolean") return bad(`"${MODE_KEY}" must be true or false`);
+	return { on: v === true };
+}
+
+// fullyInspectable is whether the mode is on; a bad file is off.
+export function fullyInspectable(env) {
+	return readInspectable(env).on;
+}
+
+// runInspectable decides the mode for a run when its first agent starts
+// (the file is read again for every run, so a change needs no restart),
+// and shows the person a file that cannot say, once per run.
+function runInspectable(env, runId) {
+	if (shared.runModes.has(runId)) return shared.runModes.get(runId);
+	const { on, error } = readInspectable(env);
+	if (runId) shared.runModes.set(runId, on);
+	if (error) notify(`herdr-pi: ${error}. Fully inspectable mode is off for this run.`, "error");
+	return on;
 }
 
 // The Pi this process runs: its executable and the CLI script of the Pi
@@ -232,8 +291,11 @@ function receive(l, m) {
 			return onHandback(m.id, data);
 		case "pane_state":
 			return onPaneState(m.id, data);
-		case "request_refused":
-			return notify(`herdr-pi: ${typeof data.error === "string" ? data.error : "the request was refused"}`, "error");
+		case "request_refused": {
+			const error = typeof data.error === "string" ? data.error : "the request was refused";
+			if (turnRefused(m.id, error)) return;
+			return notify(`herdr-pi: ${error}`, "error");
+		}
 		case "tool_call":
 			return void runTool(m.id, data);
 		case "tool_abort": {
@@ -250,6 +312,7 @@ function linkLost() {
 	for (const a of shared.attempts.values()) {
 		const h = a.handoff;
 		if (h) h.finish({ reason: "aborted", transferred: h.launched, needsContinue: false, error: "the wrapper's link closed" });
+		dropTurn(a, "herdr-pi's wrapper went away");
 	}
 	for (const c of shared.calls.values()) c.abort();
 }
@@ -372,13 +435,13 @@ function extension(env, fully) {
 	};
 
 	// In fully inspectable mode every agent already runs in a pane, so no
-	// live action is offered — when something runs that mode: herdr-pi does
-	// not yet, the engine's own Herdr extension does through its setup hook.
+	// live action is offered: not for an agent of our Herdr transport, nor
+	// when the engine's own Herdr extension runs the mode.
 	const inPanesAlready = () => fully && safe(() => registryApi().agentSetupHooks().some((h) => h && h.name === "fullyInspectable"), false);
 	const liveVisible = (ctx) => {
 		if (!herdr() || inPanesAlready() || !ctx.liveSession || !ctx.prepared || !ctx.handoff) return false;
 		const a = shared.wrappedSessions.get(ctx.liveSession);
-		return Boolean(a && sessionFileOf(a.inner.reference));
+		return Boolean(a && !a.inspectable && sessionFileOf(a.inner.reference));
 	};
 	const live = (ctx) => {
 		const a = shared.wrappedSessions.get(ctx.liveSession);
@@ -406,6 +469,10 @@ function extension(env, fully) {
 		description: "Opens workflow agent sessions in Herdr panes and hands live ones over and back (herdr-pi open).",
 		agentAttemptActions: actions,
 		agentSetupHooks: {
+			// Fully inspectable mode, at the engine's usual priority: it
+			// replaces the local transport with ours, which runs every
+			// prompt in Herdr.
+			herdrPiFullyInspectable: { priority: 10, setup: (agent, context) => inspectableTransport(env, agent, context) },
 			// Last, so it wraps whatever transport the other hooks chose;
 			// only the engine's local sessions are wrapped.
 			herdrPiLiveSessions: { priority: 1000, setup: wrapTransport },
@@ -437,26 +504,7 @@ function wrapTransport(agent, context) {
 // local session with prompt, abort and dispose of ours, which can cut a
 // turn, hand the session off and take it back.
 function wrapSession(inner, prepared, sctx) {
-	const a = {
-		inner,
-		prepared,
-		runId: sctx?.run?.runId ?? "",
-		workflow: sctx?.run?.workflow?.name ?? "",
-		sessionId: inner.reference.sessionId,
-		attempt: sctx?.attempt ?? 0,
-		tuiIndex: sctx?.tuiIndex ?? 0,
-		label: [sctx?.tuiLabel, sctx?.identity?.callSite, prepared.sessionLabel].find((x) => typeof x === "string" && x.trim()) ?? "workflow agent",
-		signal: sctx?.signal,
-		prompting: false,
-		turnActive: false,
-		handoff: null, // the handoff under way
-		idle: null, // a handoff started while no prompt ran
-		sticky: undefined, // the reply that stays the result (see afterHandback)
-		resultSubmitted: false,
-		disposed: false,
-	};
-	a.key = `${a.runId}\n${a.sessionId}`;
-	inner.subscribe((event) => observe(a, event));
+	const a = newAttempt(inner, prepared, sctx);
 	const onAbort = () => {
 		if (a.handoff) cancelHandoff(a, "the workflow run was cancelled");
 	};
@@ -514,18 +562,54 @@ function wrapSession(inner, prepared, sctx) {
 				await a.handoff?.done;
 			}
 			if (a.idle) await a.idle;
-			shared.attempts.delete(a.key);
-			a.signal?.removeEventListener?.("abort", onAbort);
-			send("attempt", undefined, attemptData(a, false));
-			status(a, undefined);
+			forgetAttempt(a, onAbort);
 			await inner.dispose();
 		},
 	};
+	return holdAttempt(a, wrapped);
+}
+
+// newAttempt is herdr-pi's record of one agent attempt of the engine.
+function newAttempt(inner, prepared, sctx) {
+	const a = {
+		inner,
+		prepared,
+		runId: sctx?.run?.runId ?? "",
+		workflow: sctx?.run?.workflow?.name ?? "",
+		sessionId: inner.reference.sessionId,
+		attempt: sctx?.attempt ?? 0,
+		tuiIndex: sctx?.tuiIndex ?? 0,
+		label: [sctx?.tuiLabel, sctx?.identity?.callSite, prepared.sessionLabel].find((x) => typeof x === "string" && x.trim()) ?? "workflow agent",
+		signal: sctx?.signal,
+		prompting: false,
+		turnActive: false,
+		handoff: null, // the handoff under way
+		idle: null, // a handoff started while no prompt ran
+		sticky: undefined, // the reply that stays the result (see afterHandback)
+		resultSubmitted: false,
+		disposed: false,
+	};
+	a.key = `${a.runId}\n${a.sessionId}`;
+	inner.subscribe((event) => observe(a, event));
+	return a;
+}
+
+// holdAttempt makes wrapped the session the engine holds for a, and tells
+// the wrapper the attempt is live.
+function holdAttempt(a, wrapped) {
 	a.wrapped = wrapped;
 	shared.attempts.set(a.key, a);
 	shared.wrappedSessions.set(wrapped, a);
 	send("attempt", undefined, attemptData(a, true));
 	return wrapped;
+}
+
+// forgetAttempt: the engine disposes the attempt's session.
+function forgetAttempt(a, onAbort) {
+	shared.attempts.delete(a.key);
+	a.signal?.removeEventListener?.("abort", onAbort);
+	send("attempt", undefined, attemptData(a, false));
+	status(a, undefined);
 }
 
 function attemptData(a, live) {
@@ -577,6 +661,11 @@ function findAttempt(runId, sessionId) {
 function onHandoffOrder(id, order) {
 	if (typeof id !== "string" || id === "") return;
 	const a = findAttempt(typeof order.runId === "string" ? order.runId : "", order.sessionId);
+	if (a && a.pending && typeof order.request === "string" && order.request === a.pending.request) return startTurn(a, id);
+	if (a && a.inspectable) {
+		send("handoff_error", id, { code: "busy", error: `${a.label} runs in Herdr already (fully inspectable mode)` });
+		return;
+	}
 	if (!a || a.disposed) {
 		send("handoff_error", id, { code: "not_live", error: `no live attempt with session ${String(order.sessionId)} in this workflow owner (pid ${process.pid})` });
 		return;
@@ -710,7 +799,7 @@ async function runHandoff(a, h) {
 		}
 		let launch;
 		try {
-			launch = describeLaunch(a, needsContinuation(before), before);
+			launch = h.turn !== undefined ? describeLaunch(a, false, before, h.turn) : describeLaunch(a, needsContinuation(before), before);
 		} catch (e) {
 			send("handoff_error", h.id, { code: e.code || "internal", error: errorText(e) });
 			return out;
@@ -762,9 +851,221 @@ function afterHandback(a, h, hb, before, out) {
 	const result = a.prepared.resultTool;
 	const submitted = a.resultSubmitted || (result !== undefined && calledTool(last, result.name));
 	if (submitted) return { continue: false };
+	if (h.turn !== undefined) {
+		// A turn that ran in Herdr: nothing was cut, so only a reply that
+		// is missing, aborted or ends on a tool call goes on (a provider
+		// error stays one, for the engine to judge); a turn that never
+		// launched is the prompt's to retry.
+		const unfinished = !last || last.stopReason === "aborted" || hasToolCall(last);
+		return { continue: out.transferred && (hb.needsContinue === true || unfinished) };
+	}
 	if (hb.needsContinue === true || needsContinuation(last)) return { continue: true };
 	if (out.transferred && before && !needsContinuation(before)) a.sticky = before;
 	return { continue: false };
+}
+
+// ---- fully inspectable mode ------------------------------------------------------
+
+// inspectableTransport is the fully inspectable setup hook: with the mode
+// on for this run (and a wrapper in Herdr to ask), the engine's local
+// transport gives way to ours, "herdr", whose sessions run every prompt
+// in a tab of the run's Herdr workspace. Inspections (mode "inspection")
+// keep theirs, as the engine's own Herdr extension does.
+function inspectableTransport(env, agent, context) {
+	if (!context || context.mode === "inspection") return;
+	const inner = agent.transport;
+	if (!inner || inner.id !== "local" || typeof inner.createSession !== "function") return;
+	if (!(shared.herdr && linked())) return;
+	if (!runInspectable(env, context.run?.runId ?? "")) return;
+	agent.transport = Object.freeze({
+		id: "herdr",
+		[WRAPPED]: true,
+		async createSession(prepared, sessionContext) {
+			const sctx = sessionContext || context;
+			// The local session first (it owns the transcript file), then
+			// suspended: until a prompt's tab gives it back, the pane's Pi
+			// is the only writer of that file.
+			const session = await inner.createSession(prepared, sctx);
+			try {
+				if (typeof session.suspendForHandoff === "function") await session.suspendForHandoff();
+				else await session.abort();
+			} catch (e) {
+				await Promise.resolve()
+					.then(() => session.dispose())
+					.catch(() => {});
+				throw e;
+			}
+			if (sctx?.run?.runId) shared.inspectableRuns.add(sctx.run.runId);
+			return turnSession(session, prepared, sctx, context);
+		},
+	});
+}
+
+// breadcrumb names an attempt by its place in the run, for the tab label
+// when the run's dashboard gives it no number.
+export function breadcrumb(identity, attempt) {
+	const parts = [
+		...(Array.isArray(identity?.structuralPath) ? identity.structuralPath : []),
+		identity?.parentBreadcrumb,
+		identity?.worktreeOwner ? `worktree:${identity.worktreeOwner}` : "",
+		identity?.callSite,
+	].filter((p) => typeof p === "string" && p.trim());
+	return `${parts.join(" > ")} #${attempt || 1}`;
+}
+
+// turnSession is the session the engine holds in fully inspectable mode:
+// each prompt is one turn in a new tab (the first opens the run's
+// workspace); concurrent prompts share the turn under way. After each
+// turn the local session is resumed, and continued here when the pane's
+// reply is missing, aborted or ends on a tool call.
+function turnSession(inner, prepared, sctx, hookContext) {
+	const a = newAttempt(inner, prepared, sctx);
+	a.inspectable = true;
+	a.pending = null; // { request, text, resolve }: asked, no order yet
+	a.requests = new Set(); // this attempt's turn requests (their refusals are the prompt's to report)
+	a.turn = null; // the turn under way
+	// The tab is "#<n> <label>" only when the dashboard gives both.
+	const tuiLabel = sctx?.tuiLabel ?? hookContext?.tuiLabel;
+	if (!(typeof tuiLabel === "string" && tuiLabel.trim())) a.tuiIndex = 0;
+	a.breadcrumb = breadcrumb(sctx?.identity ?? hookContext?.identity, a.attempt);
+	const onAbort = () => {
+		if (a.handoff) cancelHandoff(a, "the workflow run was cancelled");
+		dropTurn(a, "the workflow run was cancelled");
+	};
+	a.signal?.addEventListener?.("abort", onAbort, { once: true });
+	let disposal;
+	const wrapped = {
+		...inner,
+		reference: { ...inner.reference, transport: "herdr" },
+		getLastAssistant() {
+			return inner.getLastAssistant();
+		},
+		prompt(text) {
+			if (a.disposed) return Promise.reject(new Error(`${a.label}: its Herdr session is disposed`));
+			if (a.turn) return a.turn;
+			const t = runTurn(a, text).finally(() => {
+				if (a.turn === t) a.turn = null;
+			});
+			a.turn = t;
+			return t;
+		},
+		async abort() {
+			// The turn's tab closes; the session comes back.
+			if (a.handoff) cancelHandoff(a, "the agent's turn was aborted");
+			dropTurn(a, "the agent's turn was aborted");
+			await inner.abort();
+		},
+		dispose() {
+			disposal ??= (async () => {
+				a.disposed = true;
+				dropTurn(a, "the attempt ended");
+				if (a.handoff) cancelHandoff(a, "the attempt ended");
+				if (a.turn) await a.turn.catch(() => {});
+				if (a.handoff) await a.handoff.done;
+				forgetAttempt(a, onAbort);
+				await inner.dispose();
+			})();
+			return disposal;
+		},
+	};
+	return holdAttempt(a, wrapped);
+}
+
+// runTurn runs one prompt in Herdr; a turn that could not launch is tried
+// once more (not after dispose or cancellation), then fails with its
+// error.
+async function runTurn(a, text) {
+	let out;
+	for (let tries = 0; ; tries++) {
+		out = await turnOnce(a, text);
+		if (out.resumeError !== undefined) throw out.resumeError;
+		if (out.transferred || out.cancelled) break;
+		if (tries > 0 || a.disposed || a.signal?.aborted) throw new Error(`${a.label}: ${out.error || "the Herdr tab did not start Pi"}`);
+	}
+	if (out.continue && !a.disposed && !a.signal?.aborted) await a.inner.prompt(CONTINUE_LOCALLY);
+	const last = a.inner.getLastAssistant();
+	return last ? { assistant: last } : {};
+}
+
+// turnOnce asks the wrapper for a turn in Herdr and waits for it: the
+// wrapper answers with a handoff order (startTurn), or refuses.
+function turnOnce(a, text) {
+	return new Promise((resolve) => {
+		const request = `r${++shared.nextRequest}`;
+		a.pending = { request, text, resolve };
+		a.requests.add(request);
+		status(a, "opening a Herdr tab");
+		const sent = send("handoff_request", request, {
+			runId: a.runId,
+			attempt: a.attempt,
+			sessionId: a.sessionId,
+			label: a.label,
+			turn: true,
+			...(a.runId ? {} : { standalone: true }),
+		});
+		if (!sent) dropTurn(a, "herdr-pi's wrapper cannot be reached");
+	});
+}
+
+// startTurn: the wrapper's order for the pending turn. Nothing runs
+// locally (the session is suspended), so the launch goes out at once.
+function startTurn(a, id) {
+	const t = a.pending;
+	a.pending = null;
+	const h = newHandoff(id);
+	h.turn = t.text;
+	h.cut = true;
+	a.handoff = h;
+	const finish = h.finish;
+	h.finish = (hb) => {
+		if (!h.finished && hb && hb.error) h.error = hb.error; // why the turn did not run, for the prompt
+		finish(hb);
+	};
+	runHandoff(a, h).then(
+		(out) => t.resolve({ ...out, cancelled: h.cancelled, error: h.error }),
+		(e) => t.resolve({ transferred: false, error: errorText(e) }),
+	);
+}
+
+// dropTurn ends a turn asked for but not yet ordered.
+function dropTurn(a, error) {
+	const t = a.pending;
+	if (!t) return;
+	a.pending = null;
+	status(a, undefined);
+	t.resolve({ transferred: false, cancelled: a.disposed || Boolean(a.signal?.aborted), error });
+}
+
+// turnRefused: the wrapper refused a turn request (no Herdr, quitting,
+// the launch failed before it started). The prompt reports it.
+function turnRefused(request, error) {
+	for (const a of shared.attempts.values()) {
+		if (!a.requests?.has(request)) continue;
+		if (a.pending?.request === request) dropTurn(a, error);
+		return true;
+	}
+	return false;
+}
+
+// watchRuns tells the wrapper when a run whose agents ran in Herdr ends
+// (completed, or a terminal state), so it closes the run's workspace.
+const TERMINAL_RUN_STATES = new Set(["failed", "stopped", "interrupted", "budget_exhausted"]);
+function watchRuns(pi) {
+	const bus = pi.events;
+	if (!bus || typeof bus.on !== "function" || shared.buses.has(bus)) return;
+	shared.buses.add(bus);
+	bus.on("workflow:run-completed", (e) => runEnded(e, "completed"));
+	bus.on("workflow:run-state-changed", (e) => {
+		if (isObject(e) && TERMINAL_RUN_STATES.has(e.state)) runEnded(e, e.state);
+	});
+}
+
+function runEnded(e, state) {
+	const runId = isObject(e) ? e.runId : undefined;
+	if (typeof runId !== "string") return;
+	shared.runModes.delete(runId);
+	if (!shared.inspectableRuns.delete(runId)) return;
+	send("run_ended", undefined, { runId, state });
 }
 
 // ---- the launch description --------------------------------------------------
@@ -779,7 +1080,7 @@ class LaunchError extends Error {
 // describeLaunch is everything the pane's Pi needs to continue this session
 // as the engine prepared it, as data: the wrapper writes the files,
 // substitutes their paths and starts the command under `herdr-pi wrap`.
-export function describeLaunch(a, continueTask, before) {
+export function describeLaunch(a, continueTask, before, prompt) {
 	const p = a.prepared;
 	const s = a.inner;
 	const runtime = piRuntime();
@@ -787,9 +1088,9 @@ export function describeLaunch(a, continueTask, before) {
 	const sessionFile = sessionFileOf(s.reference);
 	if (!sessionFile) throw new LaunchError("not_transferable", "the attempt has no session file to hand off");
 	const files = [];
-	const file = (name, content) => {
+	const file = (name, content, prefix) => {
 		files.push({ name, content });
-		return { file: name };
+		return prefix ? { file: name, prefix } : { file: name };
 	};
 	const model = `${p.model.provider}/${p.model.model}${p.model.thinking ? `:${p.model.thinking}` : ""}`;
 	const bridged = [...(p.customTools ?? []), ...(p.resultTool ? [p.resultTool] : [])];
@@ -823,6 +1124,10 @@ export function describeLaunch(a, continueTask, before) {
 	if (p.resourcePolicy?.projectTrusted === false) argv.push("--no-approve");
 	else if (p.resourcePolicy?.projectTrusted === true) argv.push("--approve");
 	if (continueTask) argv.push(CONTINUE_IN_PANE);
+	// A turn's prompt, exactly as the engine framed it for the local
+	// session, goes in a file (Pi's @file): a long prompt never makes the
+	// command long.
+	if (typeof prompt === "string") argv.push(file("prompt.md", prompt, "@"));
 
 	const env = {};
 	const dir = p.agentDir ?? process.env.PI_CODING_AGENT_DIR;
@@ -838,6 +1143,7 @@ export function describeLaunch(a, continueTask, before) {
 		...(p.sessionLabel ? { sessionLabel: p.sessionLabel } : {}),
 		...(a.attempt ? { attempt: a.attempt } : {}),
 		...(a.tuiIndex ? { tuiIndex: a.tuiIndex } : {}),
+		...(a.breadcrumb ? { breadcrumb: a.breadcrumb } : {}),
 		model,
 		toolNames,
 		executable: runtime.executable,
@@ -981,6 +1287,7 @@ export function setupHandoff(pi, { herdr }) {
 	// The engine loaded before us: its registry is open until its
 	// session_start.
 	safe(() => register(env));
+	safe(() => watchRuns(pi));
 	pi.on("session_start", (_event, ctx) => {
 		try {
 			const tui = ctx && (ctx.mode === "tui" || (ctx.mode === undefined && ctx.hasUI === true));
@@ -989,6 +1296,23 @@ export function setupHandoff(pi, { herdr }) {
 			shared.sessionManager = ctx.sessionManager;
 			register(env);
 			reportEngine();
+			checkSettings(env);
 		} catch {}
 	});
+	// A workflow is about to start: a settings file the engine (and
+	// fully inspectable mode) cannot use is said now, naming the file and
+	// the key, not hidden behind the mode being off.
+	pi.on("tool_call", (event) => {
+		try {
+			if (event && event.toolName === "workflow" && shared.ui) checkSettings(env);
+		} catch {}
+		return undefined;
+	});
+}
+
+// checkSettings shows the person what in the engine's settings file keeps
+// fully inspectable mode from being read.
+function checkSettings(env) {
+	const { error } = readInspectable(env);
+	if (error) notify(`herdr-pi: ${error}. Fully inspectable mode stays off until it is fixed (herdr-pi doctor checks the file).`, "error");
 }

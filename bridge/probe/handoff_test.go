@@ -33,17 +33,30 @@ type handoffOut struct {
 	Continuation       []bool          `json:"continuation"`
 	LiveVisible        bool            `json:"liveVisible"`
 	WrappedID          string          `json:"wrappedId"`
+	Settings           []struct {
+		On    bool   `json:"on"`
+		Error string `json:"error"`
+	} `json:"settings"`
+	InspectionID string   `json:"inspectionId"`
+	Reference    string   `json:"reference"`
+	Results      []string `json:"results"`
+	Log          []string `json:"log"`
 }
 
 type ownerSink struct {
 	mu   sync.Mutex
 	msgs []control.OwnerMessage
+	// react, when set, plays the wrapper's part for each message.
+	react func(l *control.OwnerLink, m control.OwnerMessage)
 }
 
-func (s *ownerSink) OwnerEvent(_ *control.OwnerLink, m control.OwnerMessage) {
+func (s *ownerSink) OwnerEvent(l *control.OwnerLink, m control.OwnerMessage) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.msgs = append(s.msgs, m)
+	s.mu.Unlock()
+	if s.react != nil {
+		s.react(l, m)
+	}
 }
 
 // runHandoffHarness runs the handoff module (as Write puts it beside the
@@ -54,6 +67,18 @@ func runHandoffHarness(t *testing.T, scenario string, env ...string) (handoffOut
 
 func runHandoffHarnessWith(t *testing.T, scenario string, withOwner bool, env ...string) (handoffOut, []control.OwnerMessage) {
 	t.Helper()
+	var s *ownerSink
+	if withOwner {
+		s = &ownerSink{}
+	}
+	return runHandoffHarnessSink(t, scenario, s, env...)
+}
+
+// runHandoffHarnessSink runs the harness with s as the wrapper's owner
+// sink (nil: the wrapper takes no owner link).
+func runHandoffHarnessSink(t *testing.T, scenario string, s *ownerSink, env ...string) (handoffOut, []control.OwnerMessage) {
+	t.Helper()
+	withOwner := s != nil
 	bin := node(t)
 	dir, err := os.MkdirTemp("/tmp", "hph")
 	if err != nil {
@@ -63,7 +88,9 @@ func runHandoffHarnessWith(t *testing.T, scenario string, withOwner bool, env ..
 	if _, err := Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	s := &ownerSink{}
+	if s == nil {
+		s = &ownerSink{}
+	}
 	tok, _ := control.NewToken()
 	probeSink := &sink{}
 	cfg := control.Config{Path: filepath.Join(dir, "c.sock"), Token: tok, Events: probeSink, Requests: probeSink, Logf: t.Logf}
@@ -106,8 +133,8 @@ func engineStatus(t *testing.T, msgs []control.OwnerMessage) control.EngineStatu
 
 // When the engine loads first its registry is open while the probe loads:
 // the probe registers right then, with a valid extension (the engine's
-// checks: allowed keys, semver, headline), two actions and its setup hook
-// last. The inspection action's visibility follows the reference's rules.
+// checks: allowed keys, semver, headline), two actions and its setup hooks
+// (fully inspectable at 10, live sessions last). The inspection action's visibility follows the reference's rules.
 func TestHandoffRegistersWhenTheEngineLoadsFirst(t *testing.T) {
 	out, msgs := runHandoffHarness(t, "engine-first")
 	if out.RegisteredAtLoad != 1 || out.Registered != 1 {
@@ -119,7 +146,7 @@ func TestHandoffRegistersWhenTheEngineLoadsFirst(t *testing.T) {
 	if !reflect.DeepEqual(out.Labels, []string{"Open session in Herdr pane", "Open live session in Herdr pane"}) {
 		t.Errorf("action labels %q", out.Labels)
 	}
-	if !reflect.DeepEqual(out.Hooks, []string{"herdrPiLiveSessions:1000"}) {
+	if !reflect.DeepEqual(out.Hooks, []string{"herdrPiFullyInspectable:10", "herdrPiLiveSessions:1000"}) {
 		t.Errorf("setup hooks %q", out.Hooks)
 	}
 	if !out.Linked {

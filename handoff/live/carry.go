@@ -126,20 +126,33 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	// One placement at a time: two handoffs of a run in fully inspectable
 	// mode must find (not both create) the run's workspace.
 	s.placing.Lock()
-	opened, err := opener.Open(r.ctx, cmd, s.placement(r, l))
+	place := s.placement(r, l)
+	if r.opts.turn {
+		place = s.turnPlacement(r, l)
+	}
+	opened, err := opener.Open(r.ctx, cmd, place)
+	var records []handoff.Record
+	if err == nil {
+		bridgePath := ""
+		if bridge != nil {
+			bridgePath = bridge.Path()
+		}
+		records = s.record(r, opened, bridgePath)
+		if r.opts.turn {
+			s.keepSpace(r, opened, records)
+		}
+		r.mu.Lock()
+		r.placed = opened.Placed
+		r.mu.Unlock()
+	}
 	s.placing.Unlock()
 	if err != nil {
 		return fail(fmt.Errorf("opening a pane: %w", err))
 	}
-	bridgePath := ""
-	if bridge != nil {
-		bridgePath = bridge.Path()
-	}
-	records := s.record(r, opened, bridgePath)
 	launched, ended := false, ""
 	defer func() {
-		s.closeRemote(h, &opened, launched, ended)
-		s.forget(records, launched)
+		s.closeRemote(h, &opened, launched || r.opts.turn, ended)
+		s.forget(records, launched || r.opts.turn)
 	}()
 
 	// Herdr's events, from now on (the pane may end at any point).
@@ -189,8 +202,24 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		}
 		r.emit(control.Progress{Event: state, PaneID: opened.PaneID})
 	}
+	// A turn (fully inspectable mode) starts working at once, and may be
+	// over before Herdr's paced reports ever show it working: then no
+	// status changes, and only the pane's wrapper can tell. Ask it now and
+	// then until a run settled there.
+	var asking <-chan time.Time
+	if r.opts.turn {
+		tick := time.NewTicker(turnAskEvery)
+		defer tick.Stop()
+		asking = tick.C
+	}
 	for hb.Reason == control.HandbackFailed {
 		select {
+		case <-asking:
+			if st, ok := paneStatus(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened.PaneID); ok && st.Runs > 0 && st.State == "idle" {
+				last, sawWorking = st, true
+				relay(control.PaneIdle)
+				hb.Reason = control.HandbackIdle
+			}
 		case ev := <-events:
 			switch {
 			case ev.end != "":
@@ -232,6 +261,9 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	hb.NeedsContinue = last.LastAborted || (l.NeedsContinue && !sawWorking)
 	return hb
 }
+
+// turnAskEvery paces asking a turn's pane wrapper whether its run settled.
+const turnAskEvery = time.Second
 
 // placement is where the handoff's pane goes.
 func (s *Service) placement(r *run, l control.Launch) handoff.Placement {

@@ -73,8 +73,21 @@ type Service struct {
 	link    Owner
 	engine  control.EngineStatus
 	running map[string]*run // by session id
-	next    int
-	wg      sync.WaitGroup
+	// spaces are the workspaces of fully inspectable runs, by run id: a
+	// run's turns open their tabs there, and the workspace is closed when
+	// the run ends, its owner goes, or the wrapper quits.
+	spaces map[string]*space
+	next   int
+	wg     sync.WaitGroup
+}
+
+// space is the workspace of a fully inspectable run.
+type space struct {
+	run         string
+	socket      string
+	workspaceID string
+	link        Owner
+	record      handoff.Record // its ledger record (zero when writing it failed)
 }
 
 // New returns a Service with nothing running.
@@ -92,14 +105,15 @@ func New(cfg Config) *Service {
 		cfg.HandbackTimeout = 60 * time.Second
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Service{cfg: cfg, ctx: ctx, cancel: cancel, running: map[string]*run{}}
+	return &Service{cfg: cfg, ctx: ctx, cancel: cancel, running: map[string]*run{}, spaces: map[string]*space{}}
 }
 
 // ErrClosing is the cause of every handoff's end when the wrapper quits.
 var ErrClosing = errors.New("the owner's herdr-pi wrap is quitting")
 
-// Close gives every handoff back (closing its pane) and waits for them.
-// Safe to call more than once.
+// Close gives every handoff back (closing its pane), waits for them, and
+// closes the workspaces of fully inspectable runs. Safe to call more than
+// once.
 func (s *Service) Close() {
 	// Under mu: every goroutine is added under mu after checking ctx, so
 	// none is added once Wait may run.
@@ -107,6 +121,16 @@ func (s *Service) Close() {
 	s.cancel(ErrClosing)
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.mu.Lock()
+	left := make([]*space, 0, len(s.spaces))
+	for id, sp := range s.spaces {
+		left = append(left, sp)
+		delete(s.spaces, id)
+	}
+	s.mu.Unlock()
+	for _, sp := range left {
+		s.closeSpace(sp)
+	}
 }
 
 // OwnerEvent implements control.OwnerSink. It returns at once: anything
@@ -124,11 +148,21 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 			s.link = nil
 		}
 		// Every handoff of that owner is over: their panes close. (Each
-		// run also watches its link's Done.)
+		// run also watches its link's Done.) So are its fully inspectable
+		// runs: their workspaces close.
 		for _, r := range s.running {
 			if r.link == l {
 				r.cancel(control.ErrOwnerGone)
 			}
+		}
+		for id, sp := range s.spaces {
+			if sp.link == l {
+				s.endSpaceLocked(id, control.ErrOwnerGone)
+			}
+		}
+	case control.RunEnded:
+		if sp := s.spaces[m.RunID]; sp != nil && sp.link == l {
+			s.endSpaceLocked(m.RunID, fmt.Errorf("workflow run %s ended (%s)", m.RunID, m.State))
 		}
 	case control.EngineStatus:
 		s.engine = m
@@ -137,14 +171,33 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 			_ = l.Refuse(m.ID, ErrClosing)
 			return
 		}
-		if _, busy := s.running[m.SessionID]; busy {
+		if old, busy := s.running[m.SessionID]; busy {
+			if m.Turn {
+				// The attempt's previous turn is still being handed back:
+				// this one starts when that is over.
+				s.wg.Add(1)
+				go func() {
+					defer s.wg.Done()
+					select {
+					case <-old.done:
+						s.ownerEvent(l, m)
+					case <-s.ctx.Done():
+						_ = l.Refuse(m.ID, ErrClosing)
+					}
+				}()
+			}
 			return // one launch per attempt: this request shares it
 		}
-		opts, err := s.optionsLocked(control.HandoffAsk{})
+		ask := control.HandoffAsk{}
+		if m.Turn {
+			ask.Place = string(handoff.ModeWorkspace)
+		}
+		opts, err := s.optionsLocked(ask)
 		if err != nil {
 			_ = l.Refuse(m.ID, err)
 			return
 		}
+		opts.turn = m.Turn
 		s.startLocked(l, control.HandoffOrder{RunID: m.RunID, SessionID: m.SessionID, Request: m.ID}, m.Label, opts)
 	case control.InspectRequest:
 		if s.ctx.Err() != nil {
@@ -178,6 +231,9 @@ type options struct {
 	mode   handoff.Mode
 	socket string // Herdr's socket
 	pane   string // the pane to split, and whose workspace a tab joins
+	// turn: a prompt of a fully inspectable attempt, which runs in a tab
+	// of its run's workspace (the workspace is the run's, not the turn's).
+	turn bool
 }
 
 func (s *Service) optionsLocked(ask control.HandoffAsk) (options, error) {
@@ -215,6 +271,11 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 		return control.Progress{}, fmt.Errorf("this herdr-pi wrap's workflow owner is pid %d, not the run's owner pid %d", l.PID(), ask.OwnerPID)
 	}
 	if r := s.running[ask.SessionID]; r != nil {
+		if at, ok := r.tab(); ok && r.opts.turn {
+			// Fully inspectable mode: the attempt works in its tab.
+			s.mu.Unlock()
+			return s.focus(ctx, r, at)
+		}
 		// Shared: this asker follows; leaving gives nothing up.
 		unsubscribe := r.subscribe(progress)
 		defer unsubscribe()
@@ -292,11 +353,29 @@ type run struct {
 	cancel context.CancelCauseFunc
 
 	mu      sync.Mutex
+	placed  handoff.Placed // where its pane is, once placed
 	subs    []func(control.Progress)
 	history []control.Progress
 	done    chan struct{}
 	final   control.Progress // set before done closes
 	err     error            // the order was refused: nothing was handed off
+}
+
+// tab is where the handoff's pane was placed, once it was.
+func (r *run) tab() (handoff.Placed, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.placed, r.placed.TabID != ""
+}
+
+// focus brings a turn's tab to the front for `herdr-pi open`.
+func (s *Service) focus(ctx context.Context, r *run, at handoff.Placed) (control.Progress, error) {
+	ctx, cancel := context.WithTimeout(ctx, handoff.CloseBudget)
+	defer cancel()
+	if _, err := s.cfg.Herdr(r.opts.socket).TabFocus(ctx, at.TabID); err != nil {
+		return control.Progress{}, fmt.Errorf("%s runs in tab %s of its run's workspace (fully inspectable mode), which could not be focused: %w", r.label, at.TabID, err)
+	}
+	return r.stamp(control.Progress{Event: control.ProgressFocused, PaneID: at.PaneID, TabID: at.TabID, WorkspaceID: at.WorkspaceID}), nil
 }
 
 // subscribe adds a follower, which hears what happened so far first, and

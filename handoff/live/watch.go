@@ -15,6 +15,7 @@ import (
 // closing panes, and following a pane. Client adapts *herdr.Client.
 type Herdr interface {
 	handoff.Herdr
+	TabFocus(ctx context.Context, tabID string) (herdr.TabInfo, error)
 	AgentGet(ctx context.Context, target string) (herdr.AgentInfo, error)
 	PaneGet(ctx context.Context, paneID string) (herdr.PaneInfo, error)
 	// Watch follows Herdr's event stream for subs across reconnects,

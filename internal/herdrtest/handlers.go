@@ -326,6 +326,8 @@ func (s *Server) dispatch(id, method string, p *params) (map[string]any, *apiErr
 		return s.tabCreate(p)
 	case "tab.rename":
 		return s.tabRename(p)
+	case "tab.focus":
+		return s.tabFocus(p)
 	case "tab.close":
 		return s.tabClose(p)
 	case "pane.split":
@@ -670,6 +672,22 @@ func (s *Server) tabRename(p *params) (map[string]any, *apiError, *subscriber) {
 	}
 	t.label = label
 	s.emit("tab.renamed", map[string]any{"tab_id": t.id, "workspace_id": t.ws.id, "label": label})
+	return map[string]any{"type": "tab_info", "tab": s.tabInfo(t)}, nil, nil
+}
+
+// tabFocus makes the tab its workspace's active tab and the workspace the
+// active one.
+func (s *Server) tabFocus(p *params) (map[string]any, *apiError, *subscriber) {
+	tid := p.str("tab_id")
+	if p.err != "" {
+		return nil, nil, nil
+	}
+	t := s.tabByID(tid)
+	if t == nil {
+		return nil, errf("tab_not_found", "tab %s not found", tid), nil
+	}
+	t.ws.active, s.activeWS = t, t.ws
+	s.emit("tab.focused", map[string]any{"tab_id": t.id, "workspace_id": t.ws.id})
 	return map[string]any{"type": "tab_info", "tab": s.tabInfo(t)}, nil, nil
 }
 

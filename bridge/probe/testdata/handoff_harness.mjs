@@ -40,6 +40,15 @@ function fakePi() {
 }
 
 const statuses = [];
+// waitStatus waits until the last status line shown ends with text.
+async function waitStatus(text) {
+	for (let i = 0; i < 1500; i++) {
+		const last = statuses.at(-1)?.[1];
+		if (typeof last === "string" && last.endsWith(text)) return;
+		await new Promise((r) => setTimeout(r, 20));
+	}
+	throw new Error(`no status ending ${text}: ${JSON.stringify(statuses)}`);
+}
 const ui = { setStatus: (k, v) => statuses.push([k, v]), notify() {} };
 const tui = { mode: "tui", hasUI: true, ui, sessionManager: {} };
 
@@ -111,6 +120,77 @@ async function main() {
 		const live = Object.values(reg.host.api.agentAttemptActions()).find((a) => a.label === "Open live session in Herdr pane");
 		out.liveVisible = live.visible({ run: { id: "r" }, agent: { id: "r:1", state: "running" }, attempt: { attempt: 1 }, session: session.reference, liveSession: session, prepared: {}, handoff: {} });
 		out.wrappedId = agent.transport.id;
+	} else if (scenario === "settings") {
+		// The engine's settings file as the mode reads it, case by case
+		// (a null case: no file).
+		const { mkdirSync, writeFileSync, rmSync } = await import("node:fs");
+		const m = await load();
+		const dir = process.env.PI_CODING_AGENT_DIR;
+		const file = `${dir}/pi-extensible-workflows/settings.json`;
+		mkdirSync(`${dir}/pi-extensible-workflows`, { recursive: true });
+		out.settings = [];
+		for (const text of JSON.parse(process.env.CASES)) {
+			rmSync(file, { force: true });
+			if (text !== null) writeFileSync(file, text);
+			out.settings.push(m.readInspectable(process.env));
+		}
+	} else if (scenario === "turns") {
+		// Fully inspectable mode on: the engine's local transport gives
+		// way to herdr-pi's; each prompt is a turn the wrapper (the Go
+		// test) launches and hands back.
+		const reg = fakeRegistry();
+		globalThis[REGISTRY_KEY] = reg.host;
+		const m = await load();
+		const pi = fakePi();
+		m.setupHandoff(pi, { herdr: true });
+		await pi.start(tui);
+		for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
+		const log = [];
+		const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
+		const local = {
+			id: "local",
+			async createSession() {
+				log.push("create");
+				return {
+					reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/tmp/s1.jsonl" } },
+					subscribe() {},
+					getLastAssistant: () => reply,
+					getState: () => ({ tools: [] }),
+					suspendForHandoff: async () => log.push("suspend"),
+					resumeFromHandoff: async () => log.push("resume"),
+					prompt: async (text) => log.push(`local:${text}`),
+					abort: async () => log.push("abort"),
+					dispose: async () => log.push("dispose"),
+				};
+			},
+		};
+		const agent = { transport: local };
+		const context = { run: { runId: "r", workflow: { name: "flow" } }, identity: { structuralPath: ["review", "nested"], callSite: "function:agent/foo" }, attempt: 3, signal: new AbortController().signal };
+		const inspection = { transport: local };
+		reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiFullyInspectable").setup(inspection, { ...context, mode: "inspection" });
+		out.inspectionId = inspection.transport.id;
+		reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiFullyInspectable").setup(agent, context);
+		out.wrappedId = agent.transport.id;
+		const prepared = { cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "flow:foo:attempt-3" };
+		const session = await agent.transport.createSession(prepared, context);
+		out.reference = session.reference.transport;
+		const results = [];
+		// The owner link's socket never keeps node alive: this does, until
+		// the scenario ends.
+		const alive = setInterval(() => {}, 1000);
+		results.push(await session.prompt("FIRST " + "y".repeat(5000)));
+		results.push(await session.prompt("SECOND"));
+		results.push(...(await Promise.all([session.prompt("THIRD"), session.prompt("FOURTH")])));
+		out.results = results.map((r) => r.assistant?.content?.[0]?.text ?? "");
+		// A turn the engine aborts: its tab is asked to close.
+		const held = session.prompt("HOLD");
+		await waitStatus("working");
+		await session.abort();
+		await held;
+		await session.dispose();
+		clearInterval(alive);
+		out.log = log;
+		await new Promise((r) => setTimeout(r, 200)); // let the link flush
 	} else if (scenario === "launch") {
 		const m = await load();
 		const named = async function (pi) {

@@ -103,6 +103,8 @@ func liveWords(a *store.Attempt, p control.Progress) string {
 		return fmt.Sprintf("%s runs in pane %s, under herdr-pi wrap", a.Name(), p.PaneID)
 	case control.ProgressHandback:
 		return p.String()
+	case control.ProgressFocused:
+		return fmt.Sprintf("%s works in tab %s of its run's workspace (fully inspectable mode): focused it", a.Name(), p.TabID)
 	}
 	return fmt.Sprintf("pane %s: %s", p.PaneID, p.Event)
 }

@@ -40,6 +40,7 @@ func piChecks(ctx context.Context, d Input) []Row {
 		probeCheck,
 		integrationRow(d),
 		workflowsRow(d),
+		workflowSettingsRow(d),
 	}
 }
 

@@ -73,3 +73,23 @@ func workflowsRow(d Input) Row {
 	return row(Warn, fmt.Sprintf("both herdr-pi and @piewf/herdr can own workflow panes (%s lists @piewf/herdr): under 'herdr-pi wrap pi' herdr-pi's actions replace @piewf/herdr's, which it hides; a Pi started without herdr-pi uses @piewf/herdr's (it polls Herdr, and other panes cannot take its attempts over)", shown),
 		"start workflow owners with 'herdr-pi wrap pi'; 'pi remove npm:@piewf/herdr' leaves one integration")
 }
+
+// workflowSettingsRow reads the workflow engine's global settings file as
+// the owner's probe does when a run starts: whether fully inspectable mode
+// is on, or what in the file keeps it from saying (text that is not JSON,
+// a key the engine does not know, the obsolete extensions.herdr shape),
+// naming the file and the key. Such a file fails every run the engine
+// starts, so it is a failure here too.
+func workflowSettingsRow(d Input) Row {
+	file := settings.WorkflowSettingsFile(d.Paths.PiAgentDir)
+	shown := d.Paths.Pretty(file)
+	w, err := settings.LoadWorkflows(file)
+	switch {
+	case err != nil:
+		return Row{Name: "workflow settings", Status: Fail, Detail: err.Error(),
+			Fix: fmt.Sprintf("edit %s as the message says; until then fully inspectable mode is off and the engine refuses to start runs", shown)}
+	case w.FullyInspectable:
+		return Row{Name: "workflow settings", Status: OK, Detail: fmt.Sprintf("fully inspectable mode is on (%s): under 'herdr-pi wrap pi' every workflow agent runs in a tab of its run's Herdr workspace", shown)}
+	}
+	return Row{Name: "workflow settings", Status: OK, Detail: fmt.Sprintf("fully inspectable mode is off (%s sets no extensionSettings.herdr.enableFullyInspectableMode)", shown)}
+}

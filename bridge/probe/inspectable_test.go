@@ -1,0 +1,197 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+// The owner's probe reads the engine's settings file by the same rules as
+// herdr-pi's Go reader (doctor): the same files are errors, and the errors
+// name the file and the key.
+func TestInspectableSettingsAsTheGoReaderSees(t *testing.T) {
+	cases := []*string{nil}
+	for _, text := range []string{
+		`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`,
+		`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":false}},"concurrency":2}`,
+		`{"extensionSettings":{"trajectory":{"port":1}}}`,
+		`{"extensions":{"herdr":{"enableFullyInspectableMode":true}}}`,
+		`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true,"tabs":1}}}`,
+		`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":"yes"}}}`,
+		`{"extensionSettings":{"tmux":{}}}`,
+		`{"fullyInspectable":true}`,
+		`{"extensionSettings":`,
+		`[]`,
+	} {
+		cases = append(cases, &text)
+	}
+	b, _ := json.Marshal(cases)
+	dir := t.TempDir()
+	out, _ := runHandoffHarness(t, "settings", "PI_CODING_AGENT_DIR="+dir, "CASES="+string(b))
+	file := settings.WorkflowSettingsFile(dir)
+	if len(out.Settings) != len(cases) {
+		t.Fatalf("%d answers for %d cases", len(out.Settings), len(cases))
+	}
+	for i, c := range cases {
+		got := out.Settings[i]
+		var want settings.Workflows
+		var werr error
+		if c != nil {
+			want, werr = settings.ParseWorkflows([]byte(*c), file)
+		}
+		switch {
+		case (werr != nil) != (got.Error != ""):
+			t.Errorf("case %d: the probe says %+v, Go says %v", i, got, werr)
+		case werr == nil && got.On != want.FullyInspectable:
+			t.Errorf("case %d: the probe says on=%v, Go %v", i, got.On, want.FullyInspectable)
+		case got.Error != "" && (!strings.HasPrefix(got.Error, file+": ") || got.On):
+			t.Errorf("case %d: %+v does not name the file", i, got)
+		}
+	}
+	if e := out.Settings[4].Error; !strings.Contains(e, `move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`) {
+		t.Errorf("the old shape: %q", e)
+	}
+	if e := out.Settings[5].Error; !strings.Contains(e, `"extensionSettings.herdr.tabs"`) {
+		t.Errorf("an unknown key: %q", e)
+	}
+}
+
+// turnWrapper plays the owner's wrapper for turns: each turn request gets
+// an order, its launch is recorded, the pane is "launched", and the turn
+// is handed back idle — except a turn whose prompt says HOLD, which is
+// handed back aborted once the owner cancels it.
+type turnWrapper struct {
+	mu       sync.Mutex
+	requests []control.HandoffRequest
+	launches []control.Launch
+	cancels  []string
+	held     chan string // the held turn's handoff id
+	cancel   chan string
+	n        int
+}
+
+func (w *turnWrapper) react(l *control.OwnerLink, m control.OwnerMessage) {
+	switch m := m.(type) {
+	case control.HandoffRequest:
+		w.mu.Lock()
+		w.n++
+		id := "h" + string(rune('0'+w.n))
+		w.requests = append(w.requests, m)
+		w.mu.Unlock()
+		go w.turn(l, control.HandoffOrder{ID: id, RunID: m.RunID, SessionID: m.SessionID, Request: m.ID})
+	case control.HandoffCancel:
+		w.mu.Lock()
+		w.cancels = append(w.cancels, m.ID)
+		w.mu.Unlock()
+		w.cancel <- m.ID
+	}
+}
+
+func (w *turnWrapper) turn(l *control.OwnerLink, order control.HandoffOrder) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	launch, err := l.Handoff(ctx, order)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	w.launches = append(w.launches, launch)
+	w.mu.Unlock()
+	_ = l.PaneState(order.ID, control.PaneLaunched)
+	hb := control.Handback{Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop"}
+	if prompt := promptOf(launch); strings.Contains(prompt, "HOLD") {
+		select {
+		case <-w.cancel:
+			hb = control.Handback{Reason: control.HandbackAborted, Transferred: true, Error: "cancelled"}
+		case <-ctx.Done():
+			return
+		}
+	}
+	_, _ = l.Handback(ctx, order.ID, hb)
+}
+
+// promptOf is the text of the launch's @prompt file.
+func promptOf(l control.Launch) string {
+	for _, a := range l.Argv {
+		if a.File != "" && a.Prefix == "@" {
+			for _, f := range l.Files {
+				if f.Name == a.File {
+					return f.Content
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// §10.3 on fully inspectable mode, at the probe: with the mode on the
+// engine's local transport gives way to "herdr" (not for inspections);
+// each prompt is one turn the wrapper launches, its text in a prompt file
+// (a 5,000-character one too), the tab named by the dashboard or the
+// breadcrumb; sequential prompts each suspend then resume the local
+// session; concurrent prompts share one turn; an abort cancels the turn
+// under way (its tab closes); dispose comes last.
+func TestInspectableTurns(t *testing.T) {
+	dir := t.TempDir()
+	file := settings.WorkflowSettingsFile(dir)
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := &turnWrapper{cancel: make(chan string, 1)}
+	out, msgs := runHandoffHarnessSink(t, "turns", &ownerSink{react: w.react}, "PI_CODING_AGENT_DIR="+dir)
+	if out.InspectionID != "local" || out.WrappedID != "herdr" || out.Reference != "herdr" {
+		t.Fatalf("transports: inspection %q, agent %q, session reference %q", out.InspectionID, out.WrappedID, out.Reference)
+	}
+	want := []string{"create", "suspend", "suspend", "resume", "suspend", "resume", "suspend", "resume", "suspend", "abort", "resume", "dispose"}
+	if !slices.Equal(out.Log, want) {
+		t.Fatalf("the local session saw %q\nwant %q", out.Log, want)
+	}
+	if !slices.Equal(out.Results, []string{"done", "done", "done", "done"}) {
+		t.Fatalf("prompt results %q", out.Results)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var prompts []string
+	for _, l := range w.launches {
+		p := promptOf(l)
+		prompts = append(prompts, strings.Fields(p)[0])
+		if l.Breadcrumb != "review > nested > function:agent/foo #3" || l.TUIIndex != 0 || l.NeedsContinue {
+			t.Errorf("launch %+v: tab label and continuation", l)
+		}
+	}
+	if !slices.Equal(prompts, []string{"FIRST", "SECOND", "THIRD", "HOLD"}) {
+		t.Fatalf("turns launched for %q (one for two concurrent prompts)", prompts)
+	}
+	if len(promptOf(w.launches[0])) != len("FIRST ")+5000 {
+		t.Errorf("the long prompt arrived with %d characters", len(promptOf(w.launches[0])))
+	}
+	for _, r := range w.requests {
+		if !r.Turn || r.RunID != "r" || r.SessionID != "s1" {
+			t.Errorf("request %+v", r)
+		}
+	}
+	if len(w.cancels) != 1 {
+		t.Errorf("cancels %q: the aborted turn's tab should be closed", w.cancels)
+	}
+	var live []bool
+	for _, m := range msgs {
+		if a, ok := m.(control.Attempt); ok {
+			live = append(live, a.Live)
+		}
+	}
+	if !slices.Equal(live, []bool{true, false}) {
+		t.Errorf("attempt announcements %v", live)
+	}
+}

@@ -1,0 +1,107 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/handoff"
+)
+
+// The workspace of a fully inspectable run. Its first turn opens it (one
+// placement at a time, so the run's turns find it rather than each
+// opening one); every turn of the run then opens a tab in it. It belongs
+// to the run, not to a turn: a turn that fails closes only its tab, and
+// the workspace closes when the run reaches a terminal state (the owner's
+// run_ended), when its owner goes, or when the wrapper quits — after the
+// run's turns have given their attempts back.
+
+// turnPlacement is where a turn's tab goes: the run's workspace, labelled
+// "workflow <name>", and a tab "#<n> <label>" (the breadcrumb when the
+// dashboard index is unknown).
+func (s *Service) turnPlacement(r *run, l control.Launch) handoff.Placement {
+	p := s.placement(r, l)
+	p.Dedicated = true
+	s.mu.Lock()
+	if sp := s.spaces[l.RunID]; sp != nil && sp.socket == r.opts.socket {
+		p.WorkspaceID = sp.workspaceID
+	}
+	s.mu.Unlock()
+	p.TabLabel = TabLabel(l)
+	return p
+}
+
+// TabLabel is a fully inspectable attempt's tab label: "#1 reviewer" when
+// the run's dashboard numbers the agent, else its breadcrumb, else its
+// label and attempt.
+func TabLabel(l control.Launch) string {
+	switch {
+	case l.TUIIndex > 0 && strings.TrimSpace(l.Label) != "":
+		return fmt.Sprintf("#%d %s", l.TUIIndex, l.Label)
+	case strings.TrimSpace(l.Breadcrumb) != "":
+		return l.Breadcrumb
+	case l.Attempt > 0:
+		return fmt.Sprintf("%s #%d", l.Label, l.Attempt)
+	}
+	return l.Label
+}
+
+// keepSpace remembers the workspace a turn's placement opened as its
+// run's, with its ledger record.
+func (s *Service) keepSpace(r *run, o handoff.Opened, records []handoff.Record) {
+	if len(o.Created) == 0 || !strings.HasPrefix(o.Created[0], "workspace ") {
+		return
+	}
+	sp := &space{run: r.order.RunID, socket: r.opts.socket, workspaceID: o.WorkspaceID, link: r.link}
+	for _, rec := range records {
+		if rec.Kind == "workspace" && rec.ID == o.WorkspaceID {
+			sp.record = rec
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.spaces[r.order.RunID] = sp
+}
+
+// endSpaceLocked ends a fully inspectable run: its turns are given back
+// (each closes its tab), then its workspace closes. Called with s.mu held.
+func (s *Service) endSpaceLocked(runID string, cause error) {
+	sp := s.spaces[runID]
+	if sp == nil {
+		return
+	}
+	delete(s.spaces, runID)
+	var turns []*run
+	for _, r := range s.running {
+		if r.opts.turn && r.order.RunID == runID {
+			r.cancel(cause)
+			turns = append(turns, r)
+		}
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for _, r := range turns {
+			<-r.done
+		}
+		s.cfg.Logf("live: closing workspace %s of run %s: %v", sp.workspaceID, runID, cause)
+		s.closeSpace(sp)
+	}()
+}
+
+// closeSpace closes a run's workspace (once: the caller took it out of
+// s.spaces) and removes its ledger record.
+func (s *Service) closeSpace(sp *space) {
+	ctx, cancel := context.WithTimeout(context.Background(), handoff.CloseBudget)
+	defer cancel()
+	if err := s.cfg.Herdr(sp.socket).WorkspaceClose(ctx, sp.workspaceID); err != nil && !notFound(err) {
+		s.cfg.Logf("live: closing workspace %s of run %s: %v", sp.workspaceID, sp.run, err)
+		return // the record stays: herdr-pi close can try again
+	}
+	if sp.record.File != "" {
+		if err := s.cfg.Ledger.Remove(sp.record); err != nil {
+			s.cfg.Logf("live: %v", err)
+		}
+	}
+}

@@ -1,0 +1,221 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+)
+
+// sequence is what the fake Herdr was asked that opens or closes tabs and
+// workspaces, in order.
+func (r *rig) sequence() []string {
+	var out []string
+	for _, q := range r.s.Requests() {
+		p := map[string]any{}
+		_ = json.Unmarshal(q.Params, &p)
+		switch q.Method {
+		case "workspace.create", "tab.create":
+			out = append(out, fmt.Sprintf("%s %v", q.Method, p["label"]))
+		case "tab.rename":
+			out = append(out, fmt.Sprintf("%s %v", q.Method, p["label"]))
+		case "tab.close":
+			out = append(out, fmt.Sprintf("%s %v", q.Method, p["tab_id"]))
+		case "workspace.close":
+			out = append(out, fmt.Sprintf("%s %v", q.Method, p["workspace_id"]))
+		case "pane.close":
+			out = append(out, q.Method)
+		}
+	}
+	return out
+}
+
+func (r *rig) waitFor(what string, cond func() bool) {
+	r.t.Helper()
+	deadline := time.Now().Add(long)
+	for !cond() {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("no %s within %v; Herdr saw %q", what, long, r.sequence())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// turn asks for a turn as the owner's fully inspectable transport does and
+// returns the pane it runs in, its wrapper started.
+func (r *rig) turn(request, session string) (string, *paneWrapper) {
+	r.t.Helper()
+	n := len(r.s.Inputs())
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: request, RunID: "r1", SessionID: session, Label: "finder", Turn: true})
+	r.s.WaitFor(r.t, long, "the turn's command", func() bool { return len(r.s.Inputs()) == n+1 })
+	pane := r.s.Inputs()[n].PaneID
+	return pane, r.startPaneWrapper(pane)
+}
+
+func tabIDs(s *herdrtest.Server) []string {
+	var ids []string
+	for _, q := range s.Requests() {
+		if q.Method != "tab.create" {
+			continue
+		}
+		var rep struct {
+			Result struct {
+				Tab struct {
+					TabID string `json:"tab_id"`
+				} `json:"tab"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal([]byte(q.Reply), &rep)
+		ids = append(ids, rep.Result.Tab.TabID)
+	}
+	return ids
+}
+
+// A run's turns share its workspace: the first opens "workflow review"
+// (its root tab renamed alike) with a tab "#1 finder"; a turn whose run
+// settled too fast for Herdr to see it working still hands back (the pane
+// wrapper says it ran); a second turn opens a tab in the same workspace;
+// the run's end gives that turn back, closes its tab, then the workspace,
+// once; nothing is left behind.
+func TestTurnsShareTheRunsWorkspaceUntilTheRunEnds(t *testing.T) {
+	r := newRig(t)
+	r.o.launch.TUIIndex = 1
+	_, w := r.turn("r1", "s1")
+	w.set(func(st *control.Status) { st.Runs, st.LastStopReason = 1, "stop" })
+	r.waitFor("the first turn's handback", func() bool { return len(r.o.handbacksSoFar()) == 1 })
+	if hb := r.o.handbacksSoFar()[0]; hb.Reason != control.HandbackIdle || !hb.Transferred {
+		t.Fatalf("first handback %+v", hb)
+	}
+	r.turn("r2", "s2")
+	r.waitFor("the second turn to launch", func() bool {
+		r.o.mu.Lock()
+		defer r.o.mu.Unlock()
+		return strings.Count(strings.Join(r.o.states, " "), "launched") == 2
+	})
+	r.svc.ownerEvent(r.o, control.RunEnded{RunID: "r1", State: "completed"})
+	r.waitFor("the workspace to close", func() bool { return slices.Contains(r.s.Methods(), "workspace.close") })
+	if hb := r.o.handbacksSoFar(); len(hb) != 2 || hb[1].Reason != control.HandbackAborted || !strings.Contains(hb[1].Error, "run r1 ended (completed)") {
+		t.Fatalf("handbacks %+v", hb)
+	}
+	tabs := tabIDs(r.s)
+	var ws struct {
+		Result struct {
+			Workspace struct {
+				WorkspaceID string `json:"workspace_id"`
+			} `json:"workspace"`
+		} `json:"result"`
+	}
+	for _, q := range r.s.Requests() {
+		if q.Method == "workspace.create" {
+			_ = json.Unmarshal([]byte(q.Reply), &ws)
+		}
+	}
+	want := []string{"workspace.create workflow review", "tab.rename workflow review", "tab.create #1 finder", "tab.close " + tabs[0],
+		"tab.create #1 finder", "tab.close " + tabs[1], "workspace.close " + ws.Result.Workspace.WorkspaceID}
+	if got := r.sequence(); !slices.Equal(got, want) {
+		t.Fatalf("Herdr saw %q\nwant %q", got, want)
+	}
+	// Both tabs in the run's workspace.
+	for _, q := range r.s.Requests() {
+		if q.Method == "tab.create" && !strings.Contains(string(q.Params), ws.Result.Workspace.WorkspaceID) {
+			t.Fatalf("a tab outside the run's workspace: %s", q.Params)
+		}
+	}
+	r.svc.Close()
+	if n := len(slices.DeleteFunc(r.s.Methods(), func(m string) bool { return m != "workspace.close" })); n != 1 {
+		t.Fatalf("workspace.close %d times", n)
+	}
+	r.nothingLeft()
+}
+
+// The owner going away, or the wrapper quitting, closes the workspaces of
+// its runs.
+func TestTheOwnersEndClosesItsRunsWorkspaces(t *testing.T) {
+	for _, how := range []string{"owner gone", "wrapper quits"} {
+		t.Run(how, func(t *testing.T) {
+			r := newRig(t)
+			r.turn("r1", "s1")
+			r.waitFor("the turn to launch", func() bool {
+				r.o.mu.Lock()
+				defer r.o.mu.Unlock()
+				return slices.Contains(r.o.states, control.PaneLaunched)
+			})
+			if how == "owner gone" {
+				close(r.o.done)
+				r.svc.ownerEvent(r.o, control.OwnerDisconnected{PID: r.o.pid})
+				r.waitFor("the workspace to close", func() bool { return slices.Contains(r.s.Methods(), "workspace.close") })
+			} else {
+				r.svc.Close()
+			}
+			got := r.sequence()
+			if len(got) != 5 || got[3] != "tab.close "+tabIDs(r.s)[0] || !strings.HasPrefix(got[4], "workspace.close ") {
+				t.Fatalf("Herdr saw %q", got)
+			}
+			r.svc.Close()
+			r.nothingLeft()
+		})
+	}
+}
+
+// A turn asked while the attempt's previous turn is still being handed
+// back starts once that one is over (it is not dropped).
+func TestATurnWaitsForThePreviousOne(t *testing.T) {
+	r := newRig(t)
+	_, w := r.turn("r1", "s1")
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r2", RunID: "r1", SessionID: "s1", Label: "finder", Turn: true})
+	w.set(func(st *control.Status) { st.Runs = 1 })
+	r.s.WaitFor(t, long, "the second turn's command", func() bool { return len(r.s.Inputs()) == 2 })
+	if hb := r.o.handbacksSoFar(); len(hb) != 1 {
+		t.Fatalf("handbacks before the second turn %+v", hb)
+	}
+}
+
+func TestTabLabel(t *testing.T) {
+	for _, c := range []struct {
+		l    control.Launch
+		want string
+	}{
+		{control.Launch{Label: "reviewer", TUIIndex: 2, Attempt: 3, Breadcrumb: "a > b #3"}, "#2 reviewer"},
+		{control.Launch{Label: "reviewer", Attempt: 3, Breadcrumb: "review > nested > reviewLoop > function:agent/foo #3"}, "review > nested > reviewLoop > function:agent/foo #3"},
+		{control.Launch{Label: "reviewer", Attempt: 2}, "reviewer #2"},
+	} {
+		if got := TabLabel(c.l); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.l, got, c.want)
+		}
+	}
+}
+
+// `herdr-pi open` on an attempt whose turn runs in its tab focuses that tab
+// and hands nothing off.
+func TestOpenFocusesATurnsTab(t *testing.T) {
+	r := newRig(t)
+	pane, _ := r.turn("r1", "s1")
+	r.waitFor("the turn to launch", func() bool {
+		r.o.mu.Lock()
+		defer r.o.mu.Unlock()
+		return slices.Contains(r.o.states, control.PaneLaunched)
+	})
+	p, err := r.svc.Handoff(context.Background(), control.HandoffAsk{RunID: "r1", SessionID: "s1", OwnerPID: r.o.pid}, nil)
+	tab := tabIDs(r.s)[0]
+	if err != nil || p.Event != control.ProgressFocused || p.TabID != tab || p.PaneID != pane || p.Handoff != "h1" {
+		t.Fatalf("open got %+v, %v", p, err)
+	}
+	var focused []string
+	for _, q := range r.s.Requests() {
+		if q.Method == "tab.focus" {
+			focused = append(focused, string(q.Params))
+		}
+	}
+	if len(focused) != 1 || !strings.Contains(focused[0], tab) {
+		t.Fatalf("tab.focus calls %q", focused)
+	}
+	if hb := r.o.handbacksSoFar(); len(hb) != 0 {
+		t.Fatalf("handed back %+v", hb)
+	}
+}
