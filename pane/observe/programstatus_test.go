@@ -326,6 +326,7 @@ func TestReaderHoldsABoundedBacklog(t *testing.T) {
 		}
 		r.Recycle(b)
 		src.Close()
+		time.Sleep(readGap) // the reader may be resting after its last look
 		synctest.Wait()
 		if b := r.Take(); !b.Closed {
 			t.Fatal("the close did not pass")
