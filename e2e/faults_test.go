@@ -63,8 +63,9 @@ func (e *faultEnv) runtimeBase() string {
 // faultRun is one wrap run under an outer pty.
 type faultRun struct {
 	*outerRun
-	e      *faultEnv
-	before unix.Termios
+	e        *faultEnv
+	before   unix.Termios
+	finished bool
 }
 
 // wrap starts `herdr-pi wrap -- fakeagent SCRIPT` with the script's lines.
@@ -85,7 +86,16 @@ func (e *faultEnv) start(o outerOptions) *faultRun {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return &faultRun{outerRun: r, e: e, before: *before}
+	fr := &faultRun{outerRun: r, e: e, before: *before}
+	e.t.Cleanup(func() {
+		if !fr.finished {
+			// The test failed before finish: end the run, leave nothing.
+			_ = unix.Kill(-r.cmd.Process.Pid, unix.SIGKILL)
+			<-r.exited
+			r.master.Close()
+		}
+	})
+	return fr
 }
 
 // waitScreen waits until the output so far contains s.
@@ -112,6 +122,7 @@ func (r *faultRun) send(s string) {
 func (r *faultRun) finish(wantExit int, released bool) {
 	t := r.e.t
 	t.Helper()
+	r.finished = true
 	var werr error
 	select {
 	case werr = <-r.exited:
@@ -411,20 +422,37 @@ func TestFaultControlSocketHeldBySilentClients(t *testing.T) {
 // statusJSON runs `herdr-pi status --json` in env.
 func statusJSON(t *testing.T, env []string) control.Status {
 	t.Helper()
-	cmd := exec.Command("herdr-pi", "status", "--json")
-	cmd.Env = env
-	if p, err := lookPathIn("herdr-pi", env); err == nil {
-		cmd.Path = p
+	st, err := askStatusJSON(env)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return st
+}
+
+// tryStatus is statusJSON for a sampler, to which a failed look is no
+// failure.
+func tryStatus(env []string) (control.Status, bool) {
+	st, err := askStatusJSON(env)
+	return st, err == nil
+}
+
+func askStatusJSON(env []string) (control.Status, error) {
+	path, err := lookPathIn("herdr-pi", env)
+	if err != nil {
+		return control.Status{}, err
+	}
+	cmd := exec.Command(path, "status", "--json")
+	cmd.Args[0] = "herdr-pi"
+	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("herdr-pi status --json: %v\n%s", err, out)
+		return control.Status{}, fmt.Errorf("herdr-pi status --json: %v\n%s", err, out)
 	}
 	var st control.Status
 	if err := json.Unmarshal(out, &st); err != nil {
-		t.Fatalf("status --json: %v\n%s", err, out)
+		return control.Status{}, fmt.Errorf("status --json: %v\n%s", err, out)
 	}
-	return st
+	return st, nil
 }
 
 // Herdr's notification channel hangs (notification.show never answers):
