@@ -18,6 +18,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
+	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
 // The fault tests (RELIABILITY.md lists them with their guarantees). Each
@@ -480,4 +481,61 @@ func TestFaultNotificationChannelHangs(t *testing.T) {
 	})
 	r.send("\r")
 	r.finish(10, true)
+}
+
+// The session file is truncated, and rewritten from scratch by another Pi
+// (a new file renamed over it), while the agent runs: the wrapper follows
+// what the file says now — a sentinel that is gone no longer blocks, one
+// written after the truncation does — and the run ends as always.
+func TestFaultSessionFileTruncatedAndRewritten(t *testing.T) {
+	h := herdrtest.Start(t)
+	e := newFaultEnv(t, h)
+	agentDir := filepath.Join(e.dir, "pi-agent")
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.SessionDir(agentDir, cwd)
+	if err := os.MkdirAll(sessions, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(sessions, "2026-12-01T10-00-00-000Z_soak.jsonl")
+	head := fmt.Sprintf(`{"type":"session","version":3,"id":"01a22799-ba7b-7032-8994-b66058536b75","timestamp":"2026-12-01T10:00:00.000Z","cwd":%q}`, cwd)
+	message := func(id, parent, role, text string) string {
+		b, _ := json.Marshal(map[string]any{"type": "message", "id": id, "parentId": parent, "timestamp": "2026-12-01T10:00:01.000Z",
+			"message": map[string]any{"role": role, "content": []any{map[string]string{"type": "text", "text": text}}, "stopReason": "stop"}})
+		return string(b)
+	}
+	write := func(name string, lines ...string) string {
+		p := filepath.Join(e.dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	blocked := write("blocked.jsonl", head, message("u1", "", "user", "hi"), message("a1", "u1", "assistant", "Which file?\n:input_needed:"))
+	plain := write("plain.jsonl", head, message("u1", "", "user", "hi"), message("a1", "u1", "assistant", "Done."))
+	e.env = append(e.env, "PI_CODING_AGENT_DIR="+agentDir)
+	// A shell in front keeps the probe out (the fake agent is not Pi);
+	// --agent pi still watches Pi's session directory.
+	r := e.start(outerOptions{Keep: true, Argv: []string{"herdr-pi", "wrap", "--agent", "pi", "--", "sh", "-c", "exec fakeagent " + agentScript(t,
+		"print ready\\r\\n",
+		"run cp "+blocked+" "+file, "print step1\\r\\n", "readline",
+		"run cp /dev/null "+file, "print step2\\r\\n", "readline",
+		"run cp "+blocked+" "+file, "print step3\\r\\n", "readline",
+		"run cp "+plain+" "+file+".new", "run mv "+file+".new "+file, "print step4\\r\\n", "readline",
+		"exit 12")}})
+	last := func() string {
+		s := reportsSince(h, time.Time{})
+		if len(s) == 0 {
+			return ""
+		}
+		return s[len(s)-1]
+	}
+	for i, want := range []string{"blocked", "idle", "blocked", "idle"} {
+		r.waitScreen(fmt.Sprintf("step%d", i+1))
+		h.WaitFor(t, 30*time.Second, fmt.Sprintf("step %d: %s", i+1, want), func() bool { return last() == want })
+		r.send("\r")
+	}
+	r.finish(12, true)
 }

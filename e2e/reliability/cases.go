@@ -109,8 +109,9 @@ var cases = []faultCase{
 	},
 	{
 		Fault:     "the session file is truncated, or rewritten from scratch by another Pi",
-		Guarantee: "the watcher starts over on the new content: a sentinel that is gone no longer blocks (watcher level; no wrap-level test yet)",
+		Guarantee: "the wrapper follows what the file says now: a sentinel that is gone no longer blocks, one written after the truncation does",
 		Tests: []testRef{
+			{"e2e", "TestFaultSessionFileTruncatedAndRewritten"},
 			{"pane/session", "TestWatcherFollowsAppendsAndSwitches"},
 		},
 	},
