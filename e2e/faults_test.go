@@ -222,6 +222,15 @@ func reportsSince(h *herdrtest.Server, at time.Time) []string {
 	return out
 }
 
+// lastReport is the pane's last accepted report after t ("" when none).
+func lastReport(h *herdrtest.Server, at time.Time) string {
+	s := reportsSince(h, at)
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1]
+}
+
 // Herdr restarts while the agent runs, after a short outage and after one
 // longer than the reporter's longest back-off (30 s). Once Herdr answers
 // again (with no memory of the pane's agent, as after a real restart) the
@@ -235,20 +244,14 @@ func TestFaultHerdrRestartsMidRun(t *testing.T) {
 			e := newFaultEnv(t, h)
 			r := e.wrap("pi-working 600ms", "pi-idle", "print ready\\r\\n", "readline", "exit 4")
 			r.waitScreen("ready")
-			h.WaitFor(t, 30*time.Second, "idle reported", func() bool {
-				s := reportsSince(h, time.Time{})
-				return len(s) > 0 && s[len(s)-1] == "idle"
-			})
+			h.WaitFor(t, 30*time.Second, "idle reported", func() bool { return lastReport(h, time.Time{}) == "idle" })
 			h.Crash()
 			time.Sleep(outage)
 			back := time.Now()
 			if err := h.Restart(); err != nil {
 				t.Fatal(err)
 			}
-			h.WaitFor(t, 30*time.Second, "idle reported again after the restart", func() bool {
-				s := reportsSince(h, back)
-				return len(s) > 0 && s[len(s)-1] == "idle"
-			})
+			h.WaitFor(t, 30*time.Second, "idle reported again after the restart", func() bool { return lastReport(h, back) == "idle" })
 			r.send("\r")
 			r.finish(4, true)
 		})
@@ -353,9 +356,7 @@ func TestFaultRuntimeDirUnusable(t *testing.T) {
 			e.env = append(e.env, "XDG_RUNTIME_DIR="+rt)
 			r := e.wrap("pi-working 300ms", "pi-idle", "print ready\\r\\n", "readline", "exit 8")
 			r.waitScreen("ready")
-			h.WaitFor(t, 30*time.Second, "idle reported", func() bool {
-				return strings.HasSuffix(strings.Join(reportsSince(h, time.Time{}), " "), "idle")
-			})
+			h.WaitFor(t, 30*time.Second, "idle reported", func() bool { return lastReport(h, time.Time{}) == "idle" })
 			r.send("\r")
 			r.finish(8, true)
 			if out := r.bytes(); bytes.Count(out, []byte("no control socket")) != 1 {
@@ -476,8 +477,8 @@ func TestFaultNotificationChannelHangs(t *testing.T) {
 	r.send("\r")
 	r.waitScreen("answered")
 	h.WaitFor(t, 30*time.Second, "unblocked", func() bool {
-		s := reportsSince(h, time.Time{})
-		return len(s) > 0 && s[len(s)-1] != "blocked"
+		last := lastReport(h, time.Time{})
+		return last != "" && last != "blocked"
 	})
 	r.send("\r")
 	r.finish(10, true)
@@ -525,16 +526,9 @@ func TestFaultSessionFileTruncatedAndRewritten(t *testing.T) {
 		"run cp "+blocked+" "+file, "print step3\\r\\n", "readline",
 		"run cp "+plain+" "+file+".new", "run mv "+file+".new "+file, "print step4\\r\\n", "readline",
 		"exit 12")}})
-	last := func() string {
-		s := reportsSince(h, time.Time{})
-		if len(s) == 0 {
-			return ""
-		}
-		return s[len(s)-1]
-	}
 	for i, want := range []string{"blocked", "idle", "blocked", "idle"} {
 		r.waitScreen(fmt.Sprintf("step%d", i+1))
-		h.WaitFor(t, 30*time.Second, fmt.Sprintf("step %d: %s", i+1, want), func() bool { return last() == want })
+		h.WaitFor(t, 30*time.Second, fmt.Sprintf("step %d: %s", i+1, want), func() bool { return lastReport(h, time.Time{}) == want })
 		r.send("\r")
 	}
 	r.finish(12, true)
