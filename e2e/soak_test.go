@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -62,11 +63,15 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	const cycleLen = 3500 * time.Millisecond // nominal, without load
-	cycles := max(int(d/cycleLen), 3)
+	// The agent cycles until the test leaves a stop file, checked at the
+	// start of each cycle: a loaded machine makes cycles longer, not the
+	// soak. The script holds more cycles than can run (each takes 3.5 s).
+	stop := filepath.Join(e.dir, "stop")
 	lines := []string{"print ready\\r\\n"}
-	for i := 0; i < cycles; i++ {
+	for i := 0; i < int(d/time.Second)+10; i++ {
 		lines = append(lines,
+			"exit-if "+stop+" 11",
+			"print cycle\\r\\n",
 			"pi-working 1s",
 			fmt.Sprintf("run herdr-pi waiting start --source soak --id c%d", i),
 			"sleep 1s",
@@ -74,7 +79,7 @@ func TestSoak(t *testing.T) {
 			"pi-idle",
 			"sleep 1500ms")
 	}
-	lines = append(lines, "exit 11")
+	lines = append(lines, "exit 12") // ran out of cycles: fails the exit check
 
 	start := time.Now()
 	r := e.wrap(lines...)
@@ -83,12 +88,18 @@ func TestSoak(t *testing.T) {
 	var samples []soakSample
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	end := time.After(d)
 sampling:
 	for {
 		select {
 		case err := <-r.exited:
 			r.exited <- err
 			break sampling
+		case <-end:
+			if err := os.WriteFile(stop, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			continue
 		case <-tick.C:
 		}
 		s := soakSample{At: time.Since(start).Seconds(), RSSKiB: procStatusKiB(pid, "VmRSS:")}
@@ -104,6 +115,7 @@ sampling:
 		samples = append(samples, s)
 	}
 	r.finish(11, true)
+	cycles := bytes.Count(r.bytes(), []byte("cycle\r")) // the pty adds its own \r before \n
 
 	res := soakResult{Command: fmt.Sprintf("HERDR_PI_SOAK=%v go test -count=1 -run '^TestSoak$' ./e2e/", d), Date: start.UTC().Format(time.RFC3339), Machine: machine(),
 		Duration: time.Since(start).Seconds(), Cycles: cycles, Reported: reportedCycles(h.Reports(h.PaneID())), Samples: samples}
