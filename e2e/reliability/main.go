@@ -183,7 +183,7 @@ func readEvents(r io.Reader) map[string]result {
 func quoteArgs(args []string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
-		if strings.ContainsAny(a, "^$|()/ *") {
+		if strings.ContainsAny(a, "^$|()* ") {
 			a = "'" + a + "'"
 		}
 		q[i] = a
