@@ -43,7 +43,7 @@ func main() {
 		}
 		sk = r
 	}
-	doc := render(results, runs, sk)
+	doc := render(results, runs, sk, *soakResult != "")
 	if *out == "-" {
 		fmt.Print(doc)
 	} else if err := os.WriteFile(*out, []byte(doc), 0o644); err != nil {

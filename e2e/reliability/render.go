@@ -8,7 +8,8 @@ import (
 )
 
 // render writes RELIABILITY.md.
-func render(results map[testRef]result, runs []testRun, sk *soakReport) string {
+// reused says the soak's figures come from an earlier run (-soak-result).
+func render(results map[testRef]result, runs []testRun, sk *soakReport, reused bool) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Reliability\n\n")
@@ -56,6 +57,10 @@ func render(results map[testRef]result, runs []testRun, sk *soakReport) string {
 	w("without the race detector, against the fake Herdr. Sampled from /proc (resident memory,\n")
 	w("open descriptors) and `herdr-pi status --json` (goroutines).\n\n")
 	w("Command: `%s`. Machine: %s. Date: %s.\n\n", sk.Command, sk.Machine, sk.Date)
+	if reused {
+		w("(This file was written with `-soak-result`: the figures are that run's, made on its own,\n")
+		w("not by the `make reliability` that wrote the table above.)\n\n")
+	}
 	verdict := "flat"
 	if !sk.Flat {
 		verdict = "**NOT FLAT**"
