@@ -1,5 +1,5 @@
 # Everything here is plain go commands; the Makefile only names them.
-.PHONY: build test ci bench fuzz
+.PHONY: build test ci bench fuzz faults soak reliability
 
 build:
 	go build -ldflags "-X github.com/herdr-pi/herdr-pi/cmd/herdr-pi/commands.Version=$$(git describe --tags --always --dirty 2>/dev/null || echo devel)" -o herdr-pi ./cmd/herdr-pi
@@ -24,3 +24,16 @@ bench:
 
 fuzz:
 	.ci/fuzz
+
+# RELIABILITY.md: every fault test it lists (with -race), then the
+# 30-minute soak; writes the file with machine, date and commands.
+reliability:
+	go run ./e2e/reliability -soak 30m -out RELIABILITY.md
+
+# The fault tests alone; prints the table, writes nothing.
+faults:
+	go run ./e2e/reliability -soak 0 -out -
+
+# The soak alone, 30 minutes (CI runs one minute of it in make test).
+soak:
+	HERDR_PI_SOAK=30m go test -count=1 -timeout 70m -run '^TestSoak$$' -v ./e2e/

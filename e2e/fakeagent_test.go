@@ -24,6 +24,7 @@ import (
 //	pi-working DUR [0.73|1.6]   draw Pi's spinner row for DUR, 80 ms a frame
 //	pi-idle [0.73|1.6]          draw Pi's idle editor
 //	exit N           stop with status N
+//	exit-if FILE N   stop with status N when FILE exists
 //	kill SIG         send itself a signal (TERM, HUP, INT, KILL)
 //	trap SIG         ignore a signal
 //	probe            connect to the wrapper's control socket as Pi's probe does
@@ -71,6 +72,12 @@ func fakeAgentMain() {
 		case "exit":
 			n, _ := strconv.Atoi(arg)
 			os.Exit(n)
+		case "exit-if":
+			file, code, _ := strings.Cut(arg, " ")
+			if _, err := os.Stat(file); err == nil {
+				n, _ := strconv.Atoi(code)
+				os.Exit(n)
+			}
 		case "kill":
 			killSelf(arg)
 		case "trap":

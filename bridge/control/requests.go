@@ -97,7 +97,8 @@ func cleanLabel(label string) string {
 }
 
 // Status is what `herdr-pi status` shows. The wrapper's state machine fills
-// State and Reasons; the server adds WrapperPID and ProbeConnected.
+// State and Reasons; the server adds WrapperPID, ProbeConnected and
+// Goroutines.
 type Status struct {
 	Agent       string    `json:"agent,omitempty"`
 	State       string    `json:"state"` // idle | working | blocked | unknown
@@ -119,6 +120,9 @@ type Status struct {
 	Runs           int  `json:"runs,omitempty"`
 	WrapperPID     int  `json:"wrapper_pid"`
 	ProbeConnected bool `json:"probe_connected"`
+	// Goroutines is how many goroutines the wrapper runs: flat over a
+	// long run (the soak test watches it), growing means a leak.
+	Goroutines int `json:"goroutines,omitempty"`
 	// Herdr says in a sentence how Herdr takes the wrapper's reports
 	// (empty outside Herdr).
 	Herdr string `json:"herdr,omitempty"`

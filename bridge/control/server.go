@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -55,10 +56,16 @@ type Config struct {
 	// HelloTimeout bounds how long a new connection may take to
 	// authenticate (default 2s); IdleTimeout closes a client (not probe)
 	// connection that sends nothing (default 30s). MaxConns bounds open
-	// connections (default 32).
+	// connections (default 32): when they are all open, a newcomer takes
+	// the place of the connection silent the longest (one that never said
+	// hello first, then a client between requests) once it has been silent
+	// for Grace (default 500ms: a real client speaks at once); probes,
+	// owner links and requests in progress keep theirs. Until a place is
+	// free, newcomers wait in the kernel's listen queue.
 	HelloTimeout time.Duration
 	IdleTimeout  time.Duration
 	MaxConns     int
+	Grace        time.Duration
 
 	// peerUID, when set, replaces our own uid as the one peers must have
 	// (tests only).
@@ -74,10 +81,31 @@ type Server struct {
 	deliver sync.Mutex // serialises calls into Events and Requests
 
 	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
+	conns  map[net.Conn]*connState
+	room   *sync.Cond // signalled (under mu) when a connection ends or may be dropped
 	probes int
 	closed bool
 	wg     sync.WaitGroup
+}
+
+// connPhase is what a connection is doing, for choosing whom to drop when
+// every place is taken.
+type connPhase int
+
+const (
+	// phaseHello: accepted, no hello read yet. A real client sends its
+	// hello at once, so one silent here is the first to go.
+	phaseHello connPhase = iota
+	// phaseIdle: an authenticated client between requests.
+	phaseIdle
+	// phaseHeld: a probe, an owner link, or a request being answered;
+	// never dropped to make room.
+	phaseHeld
+)
+
+type connState struct {
+	phase connPhase
+	since time.Time // of the last phase change
 }
 
 // NewToken returns a fresh random token (256 bits, hex).
@@ -112,6 +140,9 @@ func Listen(cfg Config) (*Server, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 32
 	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 500 * time.Millisecond
+	}
 	if cfg.peerUID == nil {
 		uid := os.Getuid()
 		cfg.peerUID = &uid
@@ -127,7 +158,8 @@ func Listen(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("control: chmod socket: %w", err)
 	}
 	ln.SetUnlinkOnClose(true)
-	s := &Server{cfg: cfg, ln: ln, conns: map[net.Conn]struct{}{}}
+	s := &Server{cfg: cfg, ln: ln, conns: map[net.Conn]*connState{}}
+	s.room = sync.NewCond(&s.mu)
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -145,6 +177,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.room.Broadcast()
 	err := s.ln.Close()
 	for c := range s.conns {
 		_ = c.Close()
@@ -183,23 +216,109 @@ func (s *Server) isClosed() bool {
 	return s.closed
 }
 
+// track gives c a place among the open connections. When all MaxConns
+// are taken it drops the connection silent the longest, once that one has
+// been silent for Grace, or waits (under mu) until one ends or may be
+// dropped: meanwhile newcomers queue in the kernel's listen backlog rather
+// than being turned away, so that silent or stuck clients cannot lock
+// `herdr-pi status` out.
 func (s *Server) track(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	waited := false
+	for !s.closed && len(s.conns) >= s.cfg.MaxConns {
+		victim, st, wake := s.silentest(time.Now())
+		if victim != nil {
+			what := "a connection that never said hello"
+			if st.phase == phaseIdle {
+				what = "an idle client"
+			}
+			s.cfg.Logf("control: %d connections open; closed %s to make room", len(s.conns), what)
+			delete(s.conns, victim)
+			_ = victim.Close()
+			break
+		}
+		if !waited {
+			s.cfg.Logf("control: all %d connections are busy; a newcomer waits for a place", len(s.conns))
+			waited = true
+		}
+		if wake > 0 {
+			// Someone will have been silent long enough by then.
+			t := time.AfterFunc(wake, func() {
+				s.mu.Lock()
+				s.room.Broadcast()
+				s.mu.Unlock()
+			})
+			s.room.Wait()
+			t.Stop()
+		} else {
+			s.room.Wait()
+		}
+	}
 	if s.closed {
 		return false
 	}
-	if len(s.conns) >= s.cfg.MaxConns {
-		s.cfg.Logf("control: rejected a connection: %d already open", len(s.conns))
+	s.conns[c] = &connState{phase: phaseHello, since: time.Now()}
+	return true
+}
+
+// silentest is the connection to drop for a newcomer: the oldest one
+// without a hello, else the client idle the longest, among those silent
+// for Grace by now. Without one, wake is how soon the next may be (zero
+// when every connection is held). Called under mu.
+func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wake time.Duration) {
+	for c, st := range s.conns {
+		if st.phase == phaseHeld || st.phase == phaseHello && pending(c) {
+			// Bytes waiting unread: a hello is on its way, not silence.
+			continue
+		}
+		if left := st.since.Add(s.cfg.Grace).Sub(now); left > 0 {
+			if wake == 0 || left < wake {
+				wake = left
+			}
+			continue
+		}
+		if best == nil || st.phase < best.phase || st.phase == best.phase && st.since.Before(best.since) {
+			victim, best = c, st
+		}
+	}
+	return victim, best, wake
+}
+
+// mark records c's phase; a connection that may now be dropped may let a
+// waiting newcomer in.
+func (s *Server) mark(c net.Conn, phase connPhase) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.conns[c]
+	if !ok || st.phase == phase {
+		return
+	}
+	st.phase, st.since = phase, time.Now()
+	if phase != phaseHeld {
+		s.room.Broadcast()
+	}
+}
+
+// pending reports whether c has bytes the server has not read yet.
+func pending(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
 		return false
 	}
-	s.conns[c] = struct{}{}
-	return true
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n := 0
+	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
+	return n > 0
 }
 
 func (s *Server) untrack(c net.Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
+	s.room.Broadcast()
 	s.mu.Unlock()
 	_ = c.Close()
 }
@@ -240,6 +359,7 @@ func (s *Server) serve(c *net.UnixConn) {
 	if err != nil {
 		return
 	}
+	s.mark(c, phaseHeld) // it spoke: no longer a silent one to drop
 	if hello.Type != TypeHello || hello.Token == "" {
 		s.cfg.Logf("control: rejected pid %d: first line is %q, not a hello", cred.Pid, hello.Type)
 		return
@@ -250,6 +370,7 @@ func (s *Server) serve(c *net.UnixConn) {
 		return
 	}
 	if hello.Role == RoleOwner {
+		s.mark(c, phaseHeld)
 		s.serveOwner(c, r, hello, cred)
 		return
 	}
@@ -258,6 +379,7 @@ func (s *Server) serve(c *net.UnixConn) {
 	}
 	probe := hello.Role == RoleProbe
 	if probe {
+		s.mark(c, phaseHeld)
 		s.mu.Lock()
 		s.probes++
 		s.mu.Unlock()
@@ -275,11 +397,15 @@ func (s *Server) serve(c *net.UnixConn) {
 		deadline := time.Time{}
 		if !probe {
 			deadline = time.Now().Add(s.cfg.IdleTimeout)
+			s.mark(c, phaseIdle)
 		}
 		_ = c.SetReadDeadline(deadline)
 		m, err := s.readMessage(r, cred.Pid)
 		if err != nil {
 			return
+		}
+		if !probe {
+			s.mark(c, phaseHeld)
 		}
 		switch m.Type {
 		case TypeEvent:
@@ -378,6 +504,7 @@ func (s *Server) answer(m Message) Message {
 		st.ProbeConnected = s.probes > 0
 		s.mu.Unlock()
 		st.WrapperPID = os.Getpid()
+		st.Goroutines = runtime.NumGoroutine()
 		result = st
 	case MethodWaiting:
 		var w WaitRequest

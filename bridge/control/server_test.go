@@ -371,14 +371,23 @@ func TestBadInputIsRejectedAndLogged(t *testing.T) {
 	}
 }
 
-func TestTooManyConnectionsAreRefused(t *testing.T) {
+// With every place taken, a newcomer takes the place of the client idle
+// the longest; the others keep theirs.
+func TestTheLongestIdleClientMakesRoom(t *testing.T) {
 	f := start(t, func(c *Config) { c.MaxConns = 2 })
 	a, b := f.raw(t), f.raw(t)
 	a.hello(t, f.tok, RoleClient)
 	b.hello(t, f.tok, RoleClient)
 	c := f.raw(t)
-	c.closed(t)
-	f.logs.waitFor(t, "2 already open")
+	c.hello(t, f.tok, RoleClient)
+	a.closed(t)
+	f.logs.waitFor(t, "2 connections open; closed an idle client to make room")
+	for _, k := range []*raw{b, c} {
+		k.line(t, `{"type":"request","id":"1","method":"status"}`)
+		if got := k.read(t); !strings.Contains(got, `"ok":true`) {
+			t.Fatalf("status on a kept connection: %q", got)
+		}
+	}
 }
 
 func TestAPanickingConsumerDoesNotStopTheServer(t *testing.T) {

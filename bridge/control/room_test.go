@@ -1,0 +1,150 @@
+package control
+
+import (
+	"context"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// silent opens n connections that never send a byte; they are closed when
+// the test ends.
+func (f *fixture) silent(t *testing.T, n int) []net.Conn {
+	t.Helper()
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.Dial("unix", f.path)
+		if err != nil {
+			t.Fatalf("silent client %d: %v", i, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i] = c
+	}
+	return conns
+}
+
+// askStatus dials, authenticates and asks for the status once.
+func (f *fixture) askStatus(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, f.path, f.tok)
+	if err != nil {
+		f.logs.mu.Lock()
+		t.Logf("server log:\n%s", strings.Join(f.logs.lines, "\n"))
+		f.logs.mu.Unlock()
+		t.Fatalf("dial while the socket is crowded: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Status(ctx); err != nil {
+		t.Fatalf("status while the socket is crowded: %v", err)
+	}
+}
+
+// 64 clients that connect and say nothing hold twice the places there are.
+// `herdr-pi status` still gets through, at once: the timeouts are an hour
+// here, so only dropping the silent ones for a newcomer can let it in.
+func TestStatusGetsThroughSixtyFourSilentClients(t *testing.T) {
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
+	f.silent(t, 64)
+	f.askStatus(t)
+	f.askStatus(t)
+	f.logs.waitFor(t, "closed a connection that never said hello to make room")
+}
+
+// The same with 64 clients that authenticated and then went quiet.
+func TestStatusGetsThroughSixtyFourIdleClients(t *testing.T) {
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
+	idle := make([]*raw, 64)
+	for i := range idle {
+		idle[i] = f.raw(t)
+		if i < 32 {
+			// Only those with a place get an answer; the rest wait their
+			// turn in the backlog behind these.
+			idle[i].hello(t, f.tok, RoleClient)
+		}
+	}
+	f.askStatus(t)
+	f.logs.waitFor(t, "closed an idle client to make room")
+}
+
+// Probes are never dropped for a newcomer: with every place held by one, a
+// client waits in the listen queue and is served once a probe leaves.
+func TestAClientQueuesBehindProbesHoldingEveryPlace(t *testing.T) {
+	f := start(t, func(c *Config) { c.MaxConns = 2 })
+	a, b := f.raw(t), f.raw(t)
+	a.hello(t, f.tok, RoleProbe)
+	b.hello(t, f.tok, RoleProbe)
+	f.rec.next(t)
+	f.rec.next(t)
+
+	served := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := Dial(ctx, f.path, f.tok)
+		if err == nil {
+			_, err = c.Status(ctx)
+			c.Close()
+		}
+		served <- err
+	}()
+	f.logs.waitFor(t, "a newcomer waits for a place")
+	a.Close()
+	if ev := f.rec.next(t); ev != (ProbeDisconnected{PID: os.Getpid()}) {
+		t.Fatalf("event %#v, want the probe we closed to leave", ev)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("the queued client: %v", err)
+	}
+	// b kept its place all along.
+	b.line(t, `{"type":"request","id":"1","method":"status"}`)
+	if got := b.read(t); got == "" {
+		t.Fatal("the other probe lost its connection")
+	}
+	select {
+	case ev := <-f.rec.ch:
+		t.Fatalf("unexpected event %#v: a probe was dropped", ev)
+	default:
+	}
+}
+
+// A flood of connections that open and vanish, or open and stay silent,
+// does not disturb the probe, and status answers throughout.
+func TestAFloodOfConnectionsLeavesTheProbeAndStatusAlone(t *testing.T) {
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
+	p := f.raw(t)
+	p.hello(t, f.tok, RoleProbe)
+	f.rec.next(t)
+
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 250; i++ {
+				c, err := net.Dial("unix", f.path)
+				if err != nil {
+					continue // a full backlog refuses; that is the flood's problem
+				}
+				if i%2 == 0 {
+					c.Write([]byte("garbage\n"))
+				}
+				c.Close()
+			}
+		}()
+	}
+	f.silent(t, 100)
+	for i := 0; i < 5; i++ {
+		f.askStatus(t)
+	}
+	wg.Wait()
+	f.askStatus(t)
+	p.line(t, `{"type":"event","name":"agent_start"}`)
+	if ev := f.rec.next(t); ev != (AgentStart{}) {
+		t.Fatalf("after the flood the probe delivered %#v, want agent_start", ev)
+	}
+}

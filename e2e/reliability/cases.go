@@ -1,0 +1,140 @@
+package main
+
+// faultCase is one fault RELIABILITY.md promises to survive: what happens,
+// what herdr-pi guarantees then, and the tests that fail when that
+// guarantee breaks.
+type faultCase struct {
+	Fault     string
+	Guarantee string
+	Tests     []testRef
+}
+
+// testRef names a test: its package (relative to the module root) and its
+// name as `go test -run` and -json name it (Top/sub for a subtest).
+type testRef struct {
+	Pkg  string
+	Name string
+}
+
+// Every end-to-end fault test (e2e) runs the real binary under an outer
+// pty and checks, besides what its case promises, the agent's exit code,
+// the terminal mode afterwards, Herdr's release and what is left in the
+// runtime directory and the process table.
+var cases = []faultCase{
+	{
+		Fault:     "Herdr missing: no socket, or a socket nobody listens on",
+		Guarantee: "the agent runs and exits with its own code; nothing about Herdr on its screen; one log line per kind of failure; terminal restored",
+		Tests: []testRef{
+			{"e2e", "TestScripts/herdr_broken"},
+			{"e2e", "TestKeystrokeEchoWithBrokenHerdr"},
+			{"bridge/herdr", "TestTransportFailures"},
+		},
+	},
+	{
+		Fault:     "Herdr slow: every answer late (within the client's deadlines)",
+		Guarantee: "every state and the release still arrive in order; the agent is not slowed; toasts wait for their state report",
+		Tests: []testRef{
+			{"e2e", "TestFaultHerdrSlow"},
+			{"e2e", "TestWrapToastsOnlyAfterTheBlockedReport"},
+			{"bridge/herdr", "TestReportedReturnsOnceHerdrAnswered"},
+		},
+	},
+	{
+		Fault:     "Herdr hung: accepts and never answers",
+		Guarantee: "no keystroke or output waits for it; each call ends at its deadline; the run ends in bounded time with the agent's code",
+		Tests: []testRef{
+			{"e2e", "TestScripts/herdr_broken"},
+			{"e2e", "TestKeystrokeEchoWithBrokenHerdr"},
+			{"bridge/herdr", "TestAHungHerdrHoldsACallForBothDeadlines"},
+			{"bridge/herdr", "TestCloseDoesNotWaitForAHungHerdr"},
+			{"bridge/herdr", "TestReleaseIsBoundedWhenHerdrHangs"},
+			{"bridge/herdr", "TestReportNeverWaitsWhileARequestIsStuck"},
+		},
+	},
+	{
+		Fault:     "Herdr answers garbage, or closes mid-line",
+		Guarantee: "treated as a failed call: logged once, retried, never shown to the agent; the agent's code comes back",
+		Tests: []testRef{
+			{"e2e", "TestScripts/herdr_broken"},
+			{"bridge/herdr", "TestTransportFailures"},
+		},
+	},
+	{
+		Fault:     "Herdr restarts mid-run, after a short (1 s) and a long (35 s, past the 30 s back-off) outage",
+		Guarantee: "the current state is reported again once Herdr answers, without waiting for a change; the pane is released at the end",
+		Tests: []testRef{
+			{"e2e", "TestFaultHerdrRestartsMidRun"},
+			{"e2e", "TestWrapReportsAgainAfterHerdrHandoff"},
+			{"bridge/herdr", "TestPresenceReportsWithinASecondOfHerdrComingBack"},
+			{"bridge/herdr", "TestRestartedHerdrGetsTheCurrentState"},
+			{"bridge/herdr", "TestWatcherReconnectsAndDeliversOnce"},
+		},
+	},
+	{
+		Fault:     "the agent crashes (killed by a signal, or gone at once)",
+		Guarantee: "wrap exits 128+n (127 when not found); the terminal is restored; the pane is released with a seq above every report",
+		Tests: []testRef{
+			{"e2e", "TestScripts/herdr_release"},
+			{"e2e", "TestScripts/wrap_signals"},
+		},
+	},
+	{
+		Fault:     "the agent ignores signals",
+		Guarantee: "a signal to wrap is forwarded and the agent decides; when the terminal hangs up, an agent ignoring SIGHUP is killed after the grace",
+		Tests: []testRef{
+			{"e2e", "TestScripts/wrap_signals"},
+		},
+	},
+	{
+		Fault:     "the agent floods the terminal",
+		Guarantee: "every byte arrives unchanged; the agent's code comes back; the pane is released",
+		Tests: []testRef{
+			{"e2e", "TestFaultChildFloods"},
+			{"e2e", "TestPassthroughIsByteIdentical"},
+		},
+	},
+	{
+		Fault:     "the terminal is resized 100 times a second",
+		Guarantee: "the agent runs on and ends up with the last size",
+		Tests: []testRef{
+			{"e2e", "TestFaultResizeStorm"},
+		},
+	},
+	{
+		Fault:     "the runtime directory is read-only, or full (no block, no inode)",
+		Guarantee: "the agent runs without the control socket, said once on stderr; reports to Herdr go on; nothing is written there",
+		Tests: []testRef{
+			{"e2e", "TestFaultRuntimeDirUnusable"},
+		},
+	},
+	{
+		Fault:     "the session file is truncated, or rewritten from scratch by another Pi",
+		Guarantee: "the wrapper follows what the file says now: a sentinel that is gone no longer blocks, one written after the truncation does",
+		Tests: []testRef{
+			{"e2e", "TestFaultSessionFileTruncatedAndRewritten"},
+			{"pane/session", "TestWatcherFollowsAppendsAndSwitches"},
+		},
+	},
+	{
+		Fault:     "the control socket is flooded, or held open by 64 silent clients",
+		Guarantee: "`herdr-pi status` still answers: a newcomer takes the place of the longest-silent connection, else queues; the probe is never dropped; bad input ends only its own connection",
+		Tests: []testRef{
+			{"e2e", "TestFaultControlSocketHeldBySilentClients"},
+			{"bridge/control", "TestStatusGetsThroughSixtyFourSilentClients"},
+			{"bridge/control", "TestStatusGetsThroughSixtyFourIdleClients"},
+			{"bridge/control", "TestAClientQueuesBehindProbesHoldingEveryPlace"},
+			{"bridge/control", "TestAFloodOfConnectionsLeavesTheProbeAndStatusAlone"},
+			{"bridge/control", "TestBadInputIsRejectedAndLogged"},
+		},
+	},
+	{
+		Fault:     "a notification channel fails or hangs",
+		Guarantee: "the state is still reported; nothing else waits for the channel; the agent's code comes back and the pane is released",
+		Tests: []testRef{
+			{"e2e", "TestFaultNotificationChannelHangs"},
+			{"notify", "TestHungChannelBlocksNothingElse"},
+			{"notify", "TestHerdrRetriesNotNowAndGivesUp"},
+			{"notify", "TestNtfyFailuresReportedOnceNoRetry"},
+		},
+	},
+}

@@ -1,0 +1,234 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+)
+
+// soakSample is one look at the wrapper during the soak.
+type soakSample struct {
+	At         float64 `json:"at_s"` // since the start
+	RSSKiB     int64   `json:"rss_kib"`
+	FDs        int     `json:"fds"`
+	Goroutines int     `json:"goroutines"`
+}
+
+// soakResult is what the soak writes to HERDR_PI_SOAK_OUT (RELIABILITY.md
+// is made from it).
+type soakResult struct {
+	Command  string       `json:"command"`
+	Date     string       `json:"date"`
+	Machine  string       `json:"machine"`
+	Duration float64      `json:"duration_s"`
+	Cycles   int          `json:"cycles"`
+	Reported int          `json:"reported"` // cycles Herdr saw whole
+	Samples  []soakSample `json:"samples"`
+	// Flat: every cycle reported, nothing climbed (the test passed).
+	Flat bool `json:"flat"`
+}
+
+// TestSoak runs a scripted agent under wrap (built without the race
+// detector, as users run it) against the fake Herdr for HERDR_PI_SOAK
+// (default one minute; `make soak` runs 30), cycling working → blocked →
+// answered → idle every few seconds. Every cycle must reach Herdr, and the
+// wrapper's resident memory, descriptors and goroutines must stay flat.
+func TestSoak(t *testing.T) {
+	d := time.Minute
+	if v := os.Getenv("HERDR_PI_SOAK"); v != "" {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			t.Fatalf("HERDR_PI_SOAK=%q: %v", v, err)
+		}
+	}
+	h := herdrtest.Start(t)
+	e := newFaultEnv(t, h)
+	// herdr-pi as users run it; fakeagent stays this test binary.
+	link := filepath.Join(e.dir, "bin", "herdr-pi")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(buildHerdrPi(t), link); err != nil {
+		t.Fatal(err)
+	}
+
+	// The agent cycles until the test leaves a stop file, checked at the
+	// start of each cycle: a loaded machine makes cycles longer, not the
+	// soak. The script holds more cycles than can run (each takes 3.5 s).
+	stop := filepath.Join(e.dir, "stop")
+	lines := []string{"print ready\\r\\n"}
+	for i := 0; i < int(d/time.Second)+10; i++ {
+		lines = append(lines,
+			"exit-if "+stop+" 11",
+			"print cycle\\r\\n",
+			"pi-working 1s",
+			fmt.Sprintf("run herdr-pi waiting start --source soak --id c%d", i),
+			"sleep 1s",
+			fmt.Sprintf("run herdr-pi waiting stop --source soak --id c%d", i),
+			"pi-idle",
+			"sleep 1500ms")
+	}
+	lines = append(lines, "exit 12") // ran out of cycles: fails the exit check
+
+	start := time.Now()
+	r := e.wrap(lines...)
+	pid := r.cmd.Process.Pid
+	every := max(2*time.Second, d/180)
+	var samples []soakSample
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	end := time.After(d)
+sampling:
+	for {
+		select {
+		case err := <-r.exited:
+			r.exited <- err
+			break sampling
+		case <-end:
+			if err := os.WriteFile(stop, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		case <-tick.C:
+		}
+		s := soakSample{At: time.Since(start).Seconds(), RSSKiB: procStatusKiB(pid, "VmRSS:")}
+		if fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
+			s.FDs = len(fds)
+		}
+		if st, ok := tryStatus(e.env); ok {
+			s.Goroutines = st.Goroutines
+		}
+		if s.RSSKiB == 0 || s.FDs == 0 || s.Goroutines == 0 {
+			continue // exiting
+		}
+		samples = append(samples, s)
+	}
+	r.finish(11, true)
+	cycles := bytes.Count(r.bytes(), []byte("cycle\r")) // the pty adds its own \r before \n
+
+	res := soakResult{Command: fmt.Sprintf("HERDR_PI_SOAK=%v go test -count=1 -run '^TestSoak$' ./e2e/", d), Date: start.UTC().Format(time.RFC3339), Machine: machine(),
+		Duration: time.Since(start).Seconds(), Cycles: cycles, Reported: reportedCycles(h.Reports(h.PaneID())), Samples: samples}
+	problems := flatness(samples)
+	res.Flat = res.Reported == cycles && len(problems) == 0
+	if out := os.Getenv("HERDR_PI_SOAK_OUT"); out != "" {
+		b, _ := json.MarshalIndent(res, "", " ")
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("soak: %d cycles in %.0f s, %d reported; %d samples", res.Cycles, res.Duration, res.Reported, len(samples))
+	if res.Reported != cycles {
+		var states []string
+		for _, c := range h.Reports(h.PaneID()) {
+			states = append(states, c.State)
+		}
+		t.Errorf("Herdr saw %d whole cycles of %d: %s", res.Reported, cycles, strings.Join(states, " "))
+	}
+	if len(problems) > 0 {
+		t.Errorf("not flat: %s\nsamples: %+v", strings.Join(problems, "; "), samples)
+	}
+}
+
+// reportedCycles counts working → blocked → … → idle runs in the reports.
+func reportedCycles(reports []herdrtest.AgentCall) int {
+	n, phase := 0, 0 // 0 before working, 1 working seen, 2 blocked seen
+	for _, c := range reports {
+		if !c.Accepted {
+			continue
+		}
+		switch {
+		case c.State == "working" && phase == 0:
+			phase = 1
+		case c.State == "blocked" && phase == 1:
+			phase = 2
+		case c.State == "idle" && phase == 2:
+			n, phase = n+1, 0
+		case c.State == "idle":
+			phase = 0 // a cycle that skipped a state is not counted
+		}
+	}
+	return n
+}
+
+// flatness compares the second half of the samples after warm-up (the
+// first tenth) with the first half: descriptors and goroutines may not
+// climb beyond what a request in flight opens, resident memory not by more
+// than a fifth and a MiB.
+func flatness(samples []soakSample) []string {
+	warm := max(len(samples)/10, 1)
+	if len(samples)-warm < 4 {
+		return []string{fmt.Sprintf("only %d samples", len(samples))}
+	}
+	rest := samples[warm:]
+	a, b := rest[:len(rest)/2], rest[len(rest)/2:]
+	var problems []string
+	pick := func(ss []soakSample, f func(soakSample) int64) []int64 {
+		var out []int64
+		for _, s := range ss {
+			out = append(out, f(s))
+		}
+		slices.Sort(out)
+		return out
+	}
+	fds := func(s soakSample) int64 { return int64(s.FDs) }
+	gs := func(s soakSample) int64 { return int64(s.Goroutines) }
+	rss := func(s soakSample) int64 { return s.RSSKiB }
+	const inFlight = 4 // a Herdr call, a `waiting`, our status: each a socket and a goroutine or two
+	if x, y := slices.Max(pick(a, fds)), slices.Max(pick(b, fds)); y > x+inFlight {
+		problems = append(problems, fmt.Sprintf("descriptors rose from at most %d to %d", x, y))
+	}
+	if x, y := slices.Max(pick(a, gs)), slices.Max(pick(b, gs)); y > x+inFlight {
+		problems = append(problems, fmt.Sprintf("goroutines rose from at most %d to %d", x, y))
+	}
+	ra, rb := pick(a, rss), pick(b, rss)
+	if x, y := ra[len(ra)/2], rb[len(rb)/2]; y > x+x/5+1024 {
+		problems = append(problems, fmt.Sprintf("median RSS rose from %d KiB to %d KiB", x, y))
+	}
+	return problems
+}
+
+// procStatusKiB reads one "Key: N kB" line of /proc/PID/status.
+func procStatusKiB(pid int, key string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			var kib int64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kib)
+			return kib
+		}
+	}
+	return 0
+}
+
+// machine names this machine in a line: CPU model, cores, kernel, Go.
+func machine() string {
+	model := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	var u unix.Utsname
+	kernel := "?"
+	if unix.Uname(&u) == nil {
+		kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	return fmt.Sprintf("%s, %d cores, Linux %s, %s", model, runtime.NumCPU(), kernel, runtime.Version())
+}
