@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -85,7 +87,19 @@ func Main(m *testing.M) { os.Exit(Checked(m).Run()) }
 // m to something else (testscript.Main).
 func Checked(m *testing.M) interface{ Run() int } {
 	dialMode() // started by DialAsNobody: dial, tell and exit
+	hangupsAsUsual()
 	return checked{m}
+}
+
+// hangupsAsUsual gives the processes the tests start SIGHUP's default
+// action even when the tests were started with it ignored (under nohup,
+// or a CI runner that ignores it): an ignored signal stays ignored across
+// exec, and the tests prove that a hung-up child ends. Handling it here
+// is enough — a handled signal reverts to its default on exec.
+func hangupsAsUsual() {
+	if signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	}
 }
 
 type checked struct{ m *testing.M }
