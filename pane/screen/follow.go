@@ -12,6 +12,9 @@ type Source interface {
 	Ready() <-chan struct{}
 	Take() pty.Batch
 	Recycle(pty.Batch)
+	// Stats reports the bytes offered (and dropped) so far: Follow
+	// watches the count, without taking, to see a flood pause.
+	Stats() (total, lost uint64)
 }
 
 // FollowOptions configure Follow.
@@ -40,6 +43,15 @@ type FollowOptions struct {
 	// HeavyAfter is how much work on one batch earns rest even without a
 	// flood (default 10 ms).
 	HeavyAfter time.Duration
+	// FloodBytes is how much output within a quarter of a second makes a
+	// flood even when every batch was small enough to draw whole (default
+	// 256 KiB: far above what an agent's TUI draws, far below what `cat`
+	// of a big file does).
+	FloodBytes int
+	// Quiet is how long output must pause for a resting consumer to look
+	// at once (default 20 ms): the screen a flood ends on is drawn right
+	// away, not after the rest.
+	Quiet time.Duration
 }
 
 const (
@@ -47,6 +59,9 @@ const (
 	defaultRestFactor = 4
 	defaultMinRest    = 500 * time.Millisecond
 	defaultHeavyAfter = 10 * time.Millisecond
+	defaultFloodBytes = 256 << 10
+	defaultQuiet      = 20 * time.Millisecond
+	floodWindow       = 250 * time.Millisecond
 	maxRest           = time.Second
 )
 
@@ -58,7 +73,12 @@ const (
 // The copy loop never waits on Follow: the tap drops the oldest bytes when
 // Follow falls behind, and Follow itself skips to the newest MaxFeed bytes
 // of a big batch and rests after heavy work, so an output flood cannot
-// take a whole core from the agent and the terminal.
+// take a whole core from the agent and the terminal. A flood — bytes
+// dropped or skipped, or more than FloodBytes in a quarter second even in
+// batches small enough to draw — is looked at a few times a second at
+// most, and once more as soon as it pauses for Quiet: the emulator sees a
+// bounded window of the newest output, not every byte, while the screen
+// the flood ends on is drawn at once.
 func Follow(ctx context.Context, src Source, o FollowOptions) {
 	if o.MaxFeed <= 0 {
 		o.MaxFeed = defaultMaxFeed
@@ -72,6 +92,12 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 	if o.MinRest <= 0 {
 		o.MinRest = defaultMinRest
 	}
+	if o.FloodBytes <= 0 {
+		o.FloodBytes = defaultFloodBytes
+	}
+	if o.Quiet <= 0 {
+		o.Quiet = defaultQuiet
+	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
@@ -81,6 +107,8 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 	var last Snapshot
 	published := false
 	lossy := false
+	var window time.Time // start of the current flood-rate window
+	windowBytes := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -92,6 +120,10 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 		if b.Lost > 0 {
 			lossy = true
 		}
+		if start.Sub(window) > floodWindow {
+			window, windowBytes = start, 0
+		}
+		windowBytes += batchBytes(b)
 		fed, skipped := feed(s, b, o.MaxFeed, o.Logf)
 		if skipped {
 			lossy = true
@@ -116,16 +148,51 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 		if b.Closed {
 			return
 		}
-		// A flood (bytes lost or skipped) is looked at a few times a second
-		// at most; any batch that took long buys proportional rest. An
+		// A flood (bytes lost or skipped, or too many bytes too fast) is
+		// looked at a few times a second at most, and again once it
+		// pauses; any batch that took long buys proportional rest. An
 		// agent's ordinary redraws do neither, so they are seen at once.
 		work := time.Since(start)
 		switch {
-		case b.Lost > 0 || skipped:
-			rest(ctx, min(max(work*time.Duration(o.RestFactor), o.MinRest), maxRest))
+		case b.Lost > 0 || skipped || windowBytes > o.FloodBytes:
+			settle(ctx, src, o.Quiet, min(max(work*time.Duration(o.RestFactor), o.MinRest), maxRest))
+			window, windowBytes = time.Time{}, 0
 		case work > o.HeavyAfter:
 			rest(ctx, min(work*time.Duration(o.RestFactor), maxRest))
 		}
+	}
+}
+
+// batchBytes counts the output a batch stood for, dropped bytes included.
+func batchBytes(b pty.Batch) int {
+	n := int(min(b.Lost, 1<<30))
+	for _, seg := range b.Segments {
+		n += len(seg.Data)
+	}
+	return n
+}
+
+// settle rests up to limit while output keeps coming, and ends early once
+// none arrived for quiet. It watches the source's byte count rather than
+// Ready, which stays signalled while nobody takes.
+func settle(ctx context.Context, src Source, quiet, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	seen, _ := src.Stats()
+	t := time.NewTimer(min(quiet, limit))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		total, _ := src.Stats()
+		left := time.Until(deadline)
+		if total == seen || left <= 0 {
+			return
+		}
+		seen = total
+		t.Reset(min(quiet, left))
 	}
 }
 
