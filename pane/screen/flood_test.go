@@ -62,3 +62,40 @@ func TestFollowThrottlesAFloodOfSmallBatches(t *testing.T) {
 		<-f.done
 	})
 }
+
+// lastLines keeps the last n line feeds and what follows them, across
+// segments, never more than the limit.
+func TestLastLines(t *testing.T) {
+	segs := func(parts ...string) []pty.Segment {
+		var s []pty.Segment
+		for _, p := range parts {
+			s = append(s, pty.Segment{Data: []byte(p)})
+		}
+		return s
+	}
+	cases := []struct {
+		segs     []pty.Segment
+		n, limit int
+		want     string
+	}{
+		{segs("a\nb\nc\nd"), 1, 100, "c\nd"},
+		{segs("a\nb\nc\nd"), 2, 100, "b\nc\nd"},
+		{segs("a\nb\n", "c\nd"), 2, 100, "b\nc\nd"},
+		{segs("a\nb\n", "", "c\nd\n"), 2, 100, "c\nd\n"},
+		{segs("a\nb\n", "", "c\nd\n"), 3, 100, "b\nc\nd\n"},
+		{segs("a\nb\nc\nd"), 9, 100, "a\nb\nc\nd"},
+		{segs("a\nb\nc\nd"), 9, 3, "c\nd"},
+		{segs("xxxx", "yy\nzz"), 5, 4, "y\nzz"},
+		{segs("no line feeds"), 2, 5, "feeds"},
+	}
+	for _, c := range cases {
+		var all []byte
+		for _, s := range c.segs {
+			all = append(all, s.Data...)
+		}
+		got := lastLines(c.segs, c.n, c.limit)
+		if string(all[len(all)-got:]) != c.want {
+			t.Errorf("lastLines(%q, %d, %d) keeps %q, want %q", all, c.n, c.limit, all[len(all)-got:], c.want)
+		}
+	}
+}
