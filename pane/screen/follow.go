@@ -102,8 +102,16 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	s := New(o.Rows, o.Cols)
-	defer s.Close()
+	// The screen is built with the first batch, at the size that batch
+	// starts with when it starts with one (the tap's first segment is the
+	// terminal's size): building at the default and resizing costs a
+	// quarter of the wrapper's start-up CPU (x/vt reallocates every cell).
+	var s *Screen
+	defer func() {
+		if s != nil {
+			s.Close()
+		}
+	}()
 
 	var last Snapshot
 	published := false
@@ -125,6 +133,13 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			window, windowBytes = start, 0
 		}
 		windowBytes += batchBytes(b)
+		if s == nil {
+			rows, cols := o.Rows, o.Cols
+			if len(b.Segments) > 0 && len(b.Segments[0].Data) == 0 && b.Segments[0].Resize != nil {
+				rows, cols = int(b.Segments[0].Resize.Rows), int(b.Segments[0].Resize.Cols)
+			}
+			s = New(rows, cols)
+		}
 		fed, skipped := feed(s, b, o.MaxFeed, o.Logf)
 		if skipped {
 			lossy = true
