@@ -16,14 +16,7 @@ func TestWrapScreenEndsRightAfterAFlood(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "trace.jsonl")
 	env := linkCommands(t, dir, "HERDR_PI_TRACE="+trace)
-	mdir := filepath.Join(dir, "config", "herdr-pi", "manifests")
-	if err := os.MkdirAll(mdir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	manifest := "id = \"fakeagent\"\n[[rules]]\nid = \"thinking\"\nstate = \"working\"\nregion = \"bottom_non_empty_lines(2)\"\ncontains = [\"THINKING\"]\n"
-	if err := os.WriteFile(filepath.Join(mdir, "fakeagent.toml"), []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeThinkingManifest(t, dir)
 	flood := filepath.Join(dir, "flood.txt")
 	if err := os.WriteFile(flood, base64Lines(16<<20), 0o600); err != nil {
 		t.Fatal(err)
