@@ -543,12 +543,18 @@ func machine() string {
 		runtime.Version(), strings.TrimSpace(string(sv)), strings.TrimSpace(string(pv)))
 }
 
+// commit names the tree measured; "dirty" when files other than
+// BENCHMARKS.md itself differ from the commit.
 func commit() string {
-	out, err := exec.Command("git", "describe", "--always", "--dirty").Output()
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	if err != nil {
 		return "?"
 	}
-	return strings.TrimSpace(string(out))
+	rev := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--", "..", ":!../BENCHMARKS.md").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		rev += "-dirty"
+	}
+	return rev
 }
 
 // pairedRatio is the median of the per-round ratios a/b: each round's two
