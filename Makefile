@@ -18,9 +18,11 @@ test:
 ci:
 	.ci/run
 
-# Wrapper overhead against util-linux script and a bare pty (see BENCHMARKS.md).
+# Regenerates BENCHMARKS.md: every figure measured in one run against its
+# baseline (util-linux script, a bare pty), interleaved. About 15 minutes;
+# knobs in e2e/benchdoc_test.go.
 bench:
-	go test -run '^$$' -bench '^BenchmarkOverhead$$' -benchtime 1x -v -count=1 -timeout 30m ./e2e/
+	HERDR_PI_BENCH_DOC=$(CURDIR)/BENCHMARKS.md go test -run '^$$' -bench '^BenchmarkDoc$$' -benchtime 1x -v -count=1 -timeout 90m ./e2e/
 
 fuzz:
 	.ci/fuzz

@@ -17,7 +17,7 @@ import (
 // linkCommands puts herdr-pi and fakeagent (this test binary, re-executed
 // by testscript.Main under those names) in a fresh directory and returns an
 // environment that finds them first and keeps herdr-pi's files inside dir.
-func linkCommands(t *testing.T, dir string, extra ...string) []string {
+func linkCommands(t testing.TB, dir string, extra ...string) []string {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -161,14 +161,7 @@ func TestWrapUsesUserManifestByCommandName(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "trace.jsonl")
 	env := linkCommands(t, dir, "HERDR_PI_TRACE="+trace)
-	mdir := filepath.Join(dir, "config", "herdr-pi", "manifests")
-	if err := os.MkdirAll(mdir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	manifest := "id = \"fakeagent\"\n[[rules]]\nid = \"thinking\"\nstate = \"working\"\nregion = \"bottom_non_empty_lines(2)\"\ncontains = [\"THINKING\"]\n"
-	if err := os.WriteFile(filepath.Join(mdir, "fakeagent.toml"), []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeThinkingManifest(t, dir)
 	r, err := startOuter(outerOptions{Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", "-e",
 		`print \e[2J\e[Hthinking hard;sleep 1500ms;print \r\e[2Kdone;sleep 1s`}, Env: env, Rows: 24, Cols: 80})
 	if err != nil {
@@ -183,5 +176,20 @@ func TestWrapUsesUserManifestByCommandName(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "working(screen:thinking) idle(screen)" {
 		t.Fatalf("events %q", got)
+	}
+}
+
+// writeThinkingManifest gives the fake agent a user manifest (in dir's
+// config, as linkCommands sets it) that calls a screen whose last lines
+// say THINKING working.
+func writeThinkingManifest(t *testing.T, dir string) {
+	t.Helper()
+	mdir := filepath.Join(dir, "config", "herdr-pi", "manifests")
+	if err := os.MkdirAll(mdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	manifest := "id = \"fakeagent\"\n[[rules]]\nid = \"thinking\"\nstate = \"working\"\nregion = \"bottom_non_empty_lines(2)\"\ncontains = [\"THINKING\"]\n"
+	if err := os.WriteFile(filepath.Join(mdir, "fakeagent.toml"), []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

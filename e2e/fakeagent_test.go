@@ -33,6 +33,11 @@ import (
 //	                 failure ends the agent with status 3
 func fakeAgentMain() {
 	var lines []string
+	if len(os.Args) >= 4 && os.Args[1] == "-e" && strings.HasSuffix(os.Args[2], ".mjs") {
+		// Run as Pi (wrap --agent pi): the probe extension herdr-pi adds
+		// is not ours to load.
+		os.Args = append(os.Args[:1], os.Args[3:]...)
+	}
 	switch {
 	case len(os.Args) >= 3 && os.Args[1] == "-e":
 		lines = strings.Split(os.Args[2], ";")

@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
@@ -212,23 +209,4 @@ func procStatusKiB(pid int, key string) int64 {
 		}
 	}
 	return 0
-}
-
-// machine names this machine in a line: CPU model, cores, kernel, Go.
-func machine() string {
-	model := "unknown CPU"
-	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(line, "model name"); ok {
-				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-				break
-			}
-		}
-	}
-	var u unix.Utsname
-	kernel := "?"
-	if unix.Uname(&u) == nil {
-		kernel = unix.ByteSliceToString(u.Release[:])
-	}
-	return fmt.Sprintf("%s, %d cores, Linux %s, %s", model, runtime.NumCPU(), kernel, runtime.Version())
 }

@@ -30,6 +30,7 @@ type reader struct {
 	mu      sync.Mutex
 	pending pty.Batch
 	size    int
+	dropped uint64 // bytes dropped here over the reader's life
 	ready   chan struct{}
 }
 
@@ -104,6 +105,7 @@ func (r *reader) hold(b pty.Batch, n int) {
 		dropped = append(dropped, seg)
 		r.size -= len(seg.Data)
 		r.pending.Lost += uint64(len(seg.Data))
+		r.dropped += uint64(len(seg.Data))
 		if seg.Resize != nil {
 			segs[i] = pty.Segment{Resize: seg.Resize}
 		} else {
@@ -137,6 +139,16 @@ func (r *reader) Take() pty.Batch {
 	b := r.pending
 	r.pending, r.size = pty.Batch{Closed: b.Closed}, 0
 	return b
+}
+
+// Stats implements screen.Source: the bytes the agent wrote (the tap's
+// count — the screen watches it to see a flood pause) and those lost on
+// the way, in the tap or here.
+func (r *reader) Stats() (total, lost uint64) {
+	total, lost = r.src.Stats()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return total, lost + r.dropped
 }
 
 // Recycle implements screen.Source: the buffers go back to the tap.

@@ -81,9 +81,9 @@ func (j *Injector) hasPending() bool {
 
 // boundary tracks, cheaply enough for the copy loop, whether the output so far
 // ends outside an escape sequence and a UTF-8 character. It looks only at the
-// text from the last ESC of each chunk (a SIMD byte search), so it costs
-// nanoseconds per chunk rather than per byte. When unsure it says "not clean",
-// which only delays an injection.
+// text from the last ESC of each chunk (found by vector search, lastESC), so
+// it costs nanoseconds per chunk rather than per byte. When unsure it says
+// "not clean", which only delays an injection.
 type boundary struct{ clean bool }
 
 func newBoundary() boundary { return boundary{clean: true} }
@@ -92,13 +92,36 @@ func (b *boundary) observe(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	if i := bytes.LastIndexByte(p, 0x1b); i >= 0 {
+	if i := lastESC(p); i >= 0 {
 		b.clean = sequenceComplete(p[i:])
 	}
 	// No ESC in this chunk: the state carries over from the last one,
 	// except that a string sequence (OSC) may have ended with BEL.
 	if b.clean {
 		b.clean = utf8Complete(p)
+	}
+}
+
+// lastESC is bytes.LastIndexByte(p, ESC) without its byte-by-byte walk
+// (measured: 1.3% of all CPU under a flood of plain text, which has no ESC
+// to stop it). An ESC, when there is one, is usually near the end of a
+// chunk: the tail is walked, the rest searched forward with IndexByte's
+// vector search, ESC to ESC.
+func lastESC(p []byte) int {
+	const tail = 64
+	if len(p) <= tail {
+		return bytes.LastIndexByte(p, 0x1b)
+	}
+	if i := bytes.LastIndexByte(p[len(p)-tail:], 0x1b); i >= 0 {
+		return len(p) - tail + i
+	}
+	head, last := p[:len(p)-tail], -1
+	for {
+		i := bytes.IndexByte(head[last+1:], 0x1b)
+		if i < 0 {
+			return last
+		}
+		last += 1 + i
 	}
 }
 

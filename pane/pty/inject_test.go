@@ -1,6 +1,8 @@
 package pty
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -120,4 +122,21 @@ func FuzzBoundary(f *testing.F) {
 			t.Fatalf("a complete SGR and ASCII must end clean")
 		}
 	})
+}
+
+// lastESC finds what bytes.LastIndexByte finds, wherever the ESCs are.
+func TestLastESC(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		p := make([]byte, rng.IntN(600))
+		for i := range p {
+			p[i] = 'a'
+			if rng.IntN(1+rng.IntN(200)) == 0 {
+				p[i] = 0x1b
+			}
+		}
+		if got, want := lastESC(p), bytes.LastIndexByte(p, 0x1b); got != want {
+			t.Fatalf("lastESC(%q) = %d, want %d", p, got, want)
+		}
+	}
 }

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	creackpty "github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
@@ -107,7 +106,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		o.Tap.Resize(size)
 	}
 
-	master, slave, err := creackpty.Open()
+	master, slave, err := openPty()
 	if err != nil {
 		return fmt.Errorf("open pty: %w", err)
 	}
@@ -115,7 +114,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	closeMaster := func() {
 		if !masterClosed {
 			masterClosed = true
-			_ = master.Close()
+			_ = unix.Close(master)
 		}
 	}
 	defer closeMaster()
@@ -308,8 +307,7 @@ type event struct {
 // most scheduler wake-ups (go-toolkit.md §4.x).
 type loop struct {
 	o                Options
-	master           *os.File
-	mfd, inFd, outFd int
+	mfd, inFd, outFd int // mfd: the pty master, raw and non-blocking
 	inTTY            bool
 	sizeFds          []int
 	pid              int // the session leader, our child
@@ -327,12 +325,12 @@ type loop struct {
 	onStop, onCont func()
 }
 
-func newLoop(o Options, master *os.File, inFd, outFd int, inTTY bool, sizeFds []int, pid, child int) (*loop, error) {
+func newLoop(o Options, master, inFd, outFd int, inTTY bool, sizeFds []int, pid, child int) (*loop, error) {
 	w, err := newWaker()
 	if err != nil {
 		return nil, err
 	}
-	l := &loop{o: o, master: master, inFd: inFd, outFd: outFd, inTTY: inTTY,
+	l := &loop{o: o, mfd: master, inFd: inFd, outFd: outFd, inTTY: inTTY,
 		sizeFds: sizeFds, pid: pid, child: child, wake: w, exited: make(chan struct{}),
 		ppoll: o.ppoll, stopSelf: o.stopSelf, injectWait: o.injectWait}
 	if l.injectWait == 0 {
@@ -343,18 +341,6 @@ func newLoop(o Options, master *os.File, inFd, outFd int, inTTY bool, sizeFds []
 	}
 	if l.stopSelf == nil {
 		l.stopSelf = stopSelf
-	}
-	// creack's Open leaves the master in blocking mode (it calls Fd);
-	// take the raw fd and make it non-blocking for the poll loop.
-	rc, err := master.SyscallConn()
-	if err != nil {
-		w.close()
-		return nil, err
-	}
-	_ = rc.Control(func(fd uintptr) { l.mfd = int(fd) })
-	if err := unix.SetNonblock(l.mfd, true); err != nil {
-		w.close()
-		return nil, err
 	}
 	return l, nil
 }
@@ -547,8 +533,6 @@ func (l *loop) run() (int, error) {
 		if !ok || !masterOpen {
 			return
 		}
-		// Not creackpty.Setsize: it goes through (*os.File).Fd, which would
-		// switch the master back to blocking mode under the copy loop.
 		if err := setWinsize(l.mfd, s); err != nil {
 			l.o.Logf("pty: resize: %v", err)
 			return

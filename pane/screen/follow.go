@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"bytes"
 	"context"
 	"time"
 
@@ -12,6 +13,9 @@ type Source interface {
 	Ready() <-chan struct{}
 	Take() pty.Batch
 	Recycle(pty.Batch)
+	// Stats reports the bytes offered (and dropped) so far: Follow
+	// watches the count, without taking, to see a flood pause.
+	Stats() (total, lost uint64)
 }
 
 // FollowOptions configure Follow.
@@ -40,6 +44,15 @@ type FollowOptions struct {
 	// HeavyAfter is how much work on one batch earns rest even without a
 	// flood (default 10 ms).
 	HeavyAfter time.Duration
+	// FloodBytes is how much output within a quarter of a second makes a
+	// flood even when every batch was small enough to draw whole (default
+	// 64 KiB: well above what an agent's TUI draws between two pauses of
+	// Quiet, far below what `cat` of a big file does).
+	FloodBytes int
+	// Quiet is how long output must pause for a resting consumer to look
+	// at once (default 20 ms): the screen a flood ends on is drawn right
+	// away, not after the rest.
+	Quiet time.Duration
 }
 
 const (
@@ -47,6 +60,9 @@ const (
 	defaultRestFactor = 4
 	defaultMinRest    = 500 * time.Millisecond
 	defaultHeavyAfter = 10 * time.Millisecond
+	defaultFloodBytes = 64 << 10
+	defaultQuiet      = 20 * time.Millisecond
+	floodWindow       = 250 * time.Millisecond
 	maxRest           = time.Second
 )
 
@@ -58,7 +74,12 @@ const (
 // The copy loop never waits on Follow: the tap drops the oldest bytes when
 // Follow falls behind, and Follow itself skips to the newest MaxFeed bytes
 // of a big batch and rests after heavy work, so an output flood cannot
-// take a whole core from the agent and the terminal.
+// take a whole core from the agent and the terminal. A flood — bytes
+// dropped or skipped, or more than FloodBytes in a quarter second even in
+// batches small enough to draw — is looked at a few times a second at
+// most, and once more as soon as it pauses for Quiet: the emulator sees a
+// bounded window of the newest output, not every byte, while the screen
+// the flood ends on is drawn at once.
 func Follow(ctx context.Context, src Source, o FollowOptions) {
 	if o.MaxFeed <= 0 {
 		o.MaxFeed = defaultMaxFeed
@@ -72,15 +93,31 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 	if o.MinRest <= 0 {
 		o.MinRest = defaultMinRest
 	}
+	if o.FloodBytes <= 0 {
+		o.FloodBytes = defaultFloodBytes
+	}
+	if o.Quiet <= 0 {
+		o.Quiet = defaultQuiet
+	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	s := New(o.Rows, o.Cols)
-	defer s.Close()
+	// The screen is built with the first batch, at the size that batch
+	// starts with when it starts with one (the tap's first segment is the
+	// terminal's size): building at the default and resizing costs a
+	// quarter of the wrapper's start-up CPU (x/vt reallocates every cell).
+	var s *Screen
+	defer func() {
+		if s != nil {
+			s.Close()
+		}
+	}()
 
 	var last Snapshot
 	published := false
 	lossy := false
+	var window time.Time // start of the current flood-rate window
+	windowBytes := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -91,6 +128,17 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 		b := src.Take()
 		if b.Lost > 0 {
 			lossy = true
+		}
+		if start.Sub(window) > floodWindow {
+			window, windowBytes = start, 0
+		}
+		windowBytes += batchBytes(b)
+		if s == nil {
+			rows, cols := o.Rows, o.Cols
+			if len(b.Segments) > 0 && len(b.Segments[0].Data) == 0 && b.Segments[0].Resize != nil {
+				rows, cols = int(b.Segments[0].Resize.Rows), int(b.Segments[0].Resize.Cols)
+			}
+			s = New(rows, cols)
 		}
 		fed, skipped := feed(s, b, o.MaxFeed, o.Logf)
 		if skipped {
@@ -116,16 +164,51 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 		if b.Closed {
 			return
 		}
-		// A flood (bytes lost or skipped) is looked at a few times a second
-		// at most; any batch that took long buys proportional rest. An
+		// A flood (bytes lost or skipped, or too many bytes too fast) is
+		// looked at a few times a second at most, and again once it
+		// pauses; any batch that took long buys proportional rest. An
 		// agent's ordinary redraws do neither, so they are seen at once.
 		work := time.Since(start)
 		switch {
-		case b.Lost > 0 || skipped:
-			rest(ctx, min(max(work*time.Duration(o.RestFactor), o.MinRest), maxRest))
+		case b.Lost > 0 || skipped || windowBytes > o.FloodBytes:
+			settle(ctx, src, o.Quiet, min(max(work*time.Duration(o.RestFactor), o.MinRest), maxRest))
+			window, windowBytes = time.Time{}, 0
 		case work > o.HeavyAfter:
 			rest(ctx, min(work*time.Duration(o.RestFactor), maxRest))
 		}
+	}
+}
+
+// batchBytes counts the output a batch stood for, dropped bytes included.
+func batchBytes(b pty.Batch) int {
+	n := int(min(b.Lost, 1<<30))
+	for _, seg := range b.Segments {
+		n += len(seg.Data)
+	}
+	return n
+}
+
+// settle rests up to limit while output keeps coming, and ends early once
+// none arrived for quiet. It watches the source's byte count rather than
+// Ready, which stays signalled while nobody takes.
+func settle(ctx context.Context, src Source, quiet, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	seen, _ := src.Stats()
+	t := time.NewTimer(min(quiet, limit))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		total, _ := src.Stats()
+		left := time.Until(deadline)
+		if total == seen || left <= 0 {
+			return
+		}
+		seen = total
+		t.Reset(min(quiet, left))
 	}
 }
 
@@ -138,6 +221,9 @@ func feed(s *Screen, b pty.Batch, maxFeed int, logf func(string, ...any)) (fed, 
 		total += len(seg.Data)
 	}
 	skip := max(0, total-maxFeed)
+	if skip > 0 {
+		skip = total - lastLines(b.Segments, s.rows+1, maxFeed)
+	}
 	skipped = skip > 0
 	for _, seg := range b.Segments {
 		data := seg.Data
@@ -159,6 +245,32 @@ func feed(s *Screen, b pty.Batch, maxFeed int, logf func(string, ...any)) (fed, 
 		}
 	}
 	return fed, skipped
+}
+
+// lastLines is how many of the newest bytes hold the last n line feeds and
+// what follows them, at most limit. A flood already skips: of its newest
+// bytes only the last screenful of lines matters, and every line feed
+// the emulator draws scrolls the whole screen (x/vt moves each cell:
+// ~0.4 ms a line on a 200x50 screen, 39 ms for 16 KiB of 160-column
+// lines).
+func lastLines(segs []pty.Segment, n, limit int) int {
+	keep := 0
+	for i := len(segs) - 1; i >= 0 && keep < limit; i-- {
+		d := segs[i].Data
+		d = d[max(0, len(d)-(limit-keep)):]
+		for end := len(d); ; {
+			j := bytes.LastIndexByte(d[:end], '\n')
+			if j < 0 {
+				break
+			}
+			if n--; n < 0 {
+				return keep + len(d) - j - 1
+			}
+			end = j
+		}
+		keep += len(d)
+	}
+	return min(keep, limit)
 }
 
 func rest(ctx context.Context, d time.Duration) {
