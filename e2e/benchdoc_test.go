@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/internal/hostinfo"
 )
 
 // BenchmarkDoc measures everything BENCHMARKS.md states and writes the file:
@@ -520,27 +520,11 @@ func uptime() string {
 	return strings.TrimSpace(string(out))
 }
 
+// machine names this machine and the tools measured against.
 func machine() string {
-	model := "?"
-	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(l, "model name"); ok {
-				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-				break
-			}
-		}
-	}
-	mem := ""
-	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
-		var kib int64
-		fmt.Sscanf(strings.SplitN(string(data), "\n", 2)[0], "MemTotal: %d kB", &kib)
-		mem = fmt.Sprintf(", %.0f GiB", float64(kib)/(1<<20))
-	}
-	kernel, _ := exec.Command("uname", "-r").Output()
 	sv, _ := exec.Command("script", "--version").Output()
 	pv, _ := exec.Command("python3", "--version").Output()
-	return fmt.Sprintf("%s, %d CPUs%s; Linux %s; %s; %s; %s", model, runtime.NumCPU(), mem, strings.TrimSpace(string(kernel)),
-		runtime.Version(), strings.TrimSpace(string(sv)), strings.TrimSpace(string(pv)))
+	return fmt.Sprintf("%s; %s; %s", hostinfo.Machine(), strings.TrimSpace(string(sv)), strings.TrimSpace(string(pv)))
 }
 
 // commit names the tree measured; "dirty" when files other than

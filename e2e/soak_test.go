@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/internal/hostinfo"
 )
 
 // soakSample is one look at the wrapper during the soak.
@@ -114,7 +115,7 @@ sampling:
 	r.finish(11, true)
 	cycles := bytes.Count(r.bytes(), []byte("cycle\r")) // the pty adds its own \r before \n
 
-	res := soakResult{Command: fmt.Sprintf("HERDR_PI_SOAK=%v go test -count=1 -run '^TestSoak$' ./e2e/", d), Date: start.UTC().Format(time.RFC3339), Machine: machine(),
+	res := soakResult{Command: fmt.Sprintf("HERDR_PI_SOAK=%v go test -count=1 -run '^TestSoak$' ./e2e/", d), Date: start.UTC().Format(time.RFC3339), Machine: hostinfo.Machine(),
 		Duration: time.Since(start).Seconds(), Cycles: cycles, Reported: reportedCycles(h.Reports(h.PaneID())), Samples: samples}
 	problems := flatness(samples)
 	res.Flat = res.Reported == cycles && len(problems) == 0

@@ -14,7 +14,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -246,22 +245,4 @@ func readSoak(path string) (*soakReport, error) {
 		return nil, fmt.Errorf("%s: no samples", path)
 	}
 	return &r, nil
-}
-
-// machine names this machine in a line, as TestSoak does.
-func machine() string {
-	model := "unknown CPU"
-	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(line, "model name"); ok {
-				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-				break
-			}
-		}
-	}
-	kernel := "?"
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		kernel = strings.TrimSpace(string(b))
-	}
-	return fmt.Sprintf("%s, %d cores, Linux %s, %s", model, runtime.NumCPU(), kernel, runtime.Version())
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/hostinfo"
 )
 
 // render writes RELIABILITY.md.
@@ -25,7 +27,7 @@ func render(results map[testRef]result, runs []testRun, sk *soakReport, reused b
 
 	w("## Fault cases\n\n")
 	if len(runs) > 0 {
-		w("Machine: %s. Date: %s.\n\n", machine(), runs[0].Date.UTC().Format("2006-01-02 15:04 MST"))
+		w("Machine: %s. Date: %s.\n\n", hostinfo.Machine(), runs[0].Date.UTC().Format("2006-01-02 15:04 MST"))
 	}
 	w("| fault | guarantee | tests (package: test, result, seconds) |\n|---|---|---|\n")
 	for _, c := range cases {
