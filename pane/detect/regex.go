@@ -246,17 +246,20 @@ func (t *translator) class() error {
 			return nil
 		case '[':
 			if t.peek() == ':' {
-				end := strings.Index(t.src[t.pos:], ":]")
+				// [:name:] — the name runs from after this ':' to the
+				// next ":]" (searched past the ':', so "[:]" has none).
+				rest := t.src[t.pos+1:]
+				end := strings.Index(rest, ":]")
 				if end < 0 {
 					return t.errorf("nested classes are not supported")
 				}
-				name := strings.TrimPrefix(t.src[t.pos+1:t.pos+end], "^")
+				name := strings.TrimPrefix(rest[:end], "^")
 				if !posixClasses[name] {
 					return t.errorf("unknown ASCII class [:%s:]", name)
 				}
 				t.out.WriteByte('[')
-				t.out.WriteString(t.src[t.pos : t.pos+end+2])
-				t.pos += end + 2
+				t.out.WriteString(t.src[t.pos : t.pos+1+end+2])
+				t.pos += 1 + end + 2
 				continue
 			}
 			return t.errorf("nested classes are not supported; escape a literal bracket as \\[")
