@@ -210,6 +210,8 @@ func TestWrapPiSentinelBlocksAndAnswerClears(t *testing.T) {
 	if b, _ := os.ReadFile(files[0]); !bytes.Contains(b, []byte(`edit?\n:input_needed:"`)) {
 		t.Fatalf("the stored session lost the marker:\n%s", b)
 	}
+	// The toast follows the report on its own goroutine.
+	r.herdr.WaitFor(t, 2*time.Minute, "the toast", func() bool { return len(r.herdr.Notifications()) >= 1 })
 	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title == "" {
 		t.Fatalf("notifications %+v, want one for the blocked pane", n)
 	}

@@ -118,7 +118,10 @@ func TestWrapPiStatusChannelWithoutProbe(t *testing.T) {
 		"blocked(waiting for your permission)", "idle")
 	r.noGuidance()
 	// The dialog's title, from Pi's report, is what the person is asked
-	// (without the probe the sentinel's question is not known).
+	// (without the probe the sentinel's question is not known). The toast
+	// follows the report on its own goroutine, so it may land after the
+	// dialog is gone: wait for it.
+	r.herdr.WaitFor(t, 2*time.Minute, "a notification for the dialog", func() bool { return len(r.herdr.Notifications()) >= 2 })
 	if n := r.herdr.Notifications(); len(n) != 2 || !strings.HasPrefix(n[1].Body, "Deploy now? · ") {
 		t.Fatalf("notifications %+v, want the question's and the dialog's", n)
 	}
