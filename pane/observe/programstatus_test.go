@@ -278,9 +278,10 @@ func TestPiLikeOutputIsLikePi(t *testing.T) {
 	}
 }
 
-// A report is read as it arrives (within the reader's gap), also while the
-// screen rests after a flood: the screen skips most of 100 KiB and rests
-// half a second; the report does not wait for it.
+// A report is read as it arrives (within the reader's gap, the longer one
+// after a flood), also while the screen rests after a flood: the screen
+// skips most of 100 KiB and rests half a second; the report does not wait
+// for it.
 func TestReportsDoNotWaitForTheScreen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o, transitions := startRecorded()
@@ -288,10 +289,27 @@ func TestReportsDoNotWaitForTheScreen(t *testing.T) {
 		o.Tap.Write(bytes.Repeat([]byte("x"), 100<<10))
 		synctest.Wait()
 		o.Tap.Write([]byte(report("working", "", "")))
-		time.Sleep(readGap)
+		time.Sleep(floodGap)
 		synctest.Wait()
 		if got := transitions(); got != "working(program-status:working)" {
 			t.Fatalf("transitions %q while the screen rests", got)
+		}
+	})
+}
+
+// Between an agent's ordinary frames the reader looks every readGap: a
+// report after a frame waits no longer than that, not the flood gap.
+func TestReportsAfterAFrameWaitOnlyTheShortGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o, transitions := startRecorded()
+		defer o.Stop()
+		o.Tap.Write(piLikeOutput(4 << 10))
+		synctest.Wait()
+		o.Tap.Write([]byte(report("working", "", "")))
+		time.Sleep(readGap)
+		synctest.Wait()
+		if got := transitions(); !strings.Contains(got, "working(program-status:working)") {
+			t.Fatalf("transitions %q %v after the report", got, readGap)
 		}
 	})
 }
@@ -312,7 +330,7 @@ func TestReaderHoldsABoundedBacklog(t *testing.T) {
 		src.Resize(pty.Size{Rows: 30, Cols: 100})
 		for i := range 10 {
 			src.Write(bytes.Repeat([]byte{byte('a' + i)}, 32<<10))
-			time.Sleep(readGap)
+			time.Sleep(floodGap)
 			synctest.Wait()
 		}
 		b := r.Take()
@@ -326,7 +344,7 @@ func TestReaderHoldsABoundedBacklog(t *testing.T) {
 		}
 		r.Recycle(b)
 		src.Close()
-		time.Sleep(readGap) // the reader may be resting after its last look
+		time.Sleep(floodGap) // the reader may be resting after its last look
 		synctest.Wait()
 		if b := r.Take(); !b.Closed {
 			t.Fatal("the close did not pass")

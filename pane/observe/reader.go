@@ -51,7 +51,18 @@ const screenHold = 64 << 10
 // before the reader, in noisy runs on a loaded 2-core box; with it, within
 // the noise), and a report waits 2 ms at most — Pi draws a frame every
 // 16 ms or more. An idle agent costs nothing: no timer runs between reads.
-const readGap = 2 * time.Millisecond
+//
+// After a batch of floodBatch bytes or more the gap is floodGap: a flood
+// is looked at 100 times a second, not 500 (each look is a timer, a wake-up
+// of an idle thread and a hand-off from the copy loop's core; at 500 a
+// second they were a third of the wrapper's context switches), and the
+// tap's megabyte still holds 10 ms of any output a pty can carry here, so
+// the scanner loses nothing.
+const (
+	readGap    = 2 * time.Millisecond
+	floodGap   = 10 * time.Millisecond
+	floodBatch = 32 << 10
+)
 
 // ReportTo sends the reports to f (the Observer's ReportProgramStatus).
 func (r *reader) ReportTo(f func(state.ProgramStatus)) { r.report.Store(&f) }
@@ -82,7 +93,11 @@ func (r *reader) run(ctx context.Context) {
 		if b.Closed {
 			return
 		}
-		rest(ctx, readGap)
+		if n >= floodBatch {
+			rest(ctx, floodGap)
+		} else {
+			rest(ctx, readGap)
+		}
 	}
 }
 

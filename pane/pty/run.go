@@ -163,7 +163,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 
 	// From here the child runs: every path must reap it.
-	l, err := newLoop(o, master, inFd, outFd, inTTY, sizeFds, leader, child)
+	out, why := openOut(outFd)
+	if why != "" {
+		o.Logf("pty: %s", why)
+	}
+	defer out.close()
+	l, err := newLoop(o, master, inFd, out, inTTY, sizeFds, leader, child)
 	if err != nil {
 		killAll(leader, child)
 		_, _ = cmd.Process.Wait()
@@ -300,20 +305,25 @@ type event struct {
 	err    error
 }
 
-// loop is the copy loop: one goroutine, locked to its thread, polling the
-// pty master, the caller's stdin and an eventfd that other goroutines use to
-// hand it signals and the child's exit. Reads and writes are plain syscalls on
-// the raw descriptors: measured against two io.Copy goroutines this avoids
-// most scheduler wake-ups (go-toolkit.md §4.x).
+// loop is the copy loop: one goroutine polling the pty master, the
+// caller's stdin and an eventfd that other goroutines use to hand it
+// signals and the child's exit. Output is read and written with raw system
+// calls on non-blocking descriptors (rawio.go): measured against two
+// io.Copy goroutines, and then against ordinary syscalls, this avoids most
+// scheduler wake-ups (go-toolkit.md §4.x). The goroutine is not locked to
+// its thread: preempted under a flood, it resumes on the same thread
+// rather than handing its P over (stopSelf locks it for the one call that
+// needs its thread).
 type loop struct {
-	o                Options
-	mfd, inFd, outFd int // mfd: the pty master, raw and non-blocking
-	inTTY            bool
-	sizeFds          []int
-	pid              int // the session leader, our child
-	child            int // the command, the leader's child
-	wake             *waker
-	exited           chan struct{} // closed once the leader was reaped
+	o         Options
+	mfd, inFd int // mfd: the pty master, raw and non-blocking
+	out       outHandle
+	inTTY     bool
+	sizeFds   []int
+	pid       int // the session leader, our child
+	child     int // the command, the leader's child
+	wake      *waker
+	exited    chan struct{} // closed once the leader was reaped
 
 	mu     sync.Mutex
 	events []event
@@ -325,12 +335,12 @@ type loop struct {
 	onStop, onCont func()
 }
 
-func newLoop(o Options, master, inFd, outFd int, inTTY bool, sizeFds []int, pid, child int) (*loop, error) {
+func newLoop(o Options, master, inFd int, out outHandle, inTTY bool, sizeFds []int, pid, child int) (*loop, error) {
 	w, err := newWaker()
 	if err != nil {
 		return nil, err
 	}
-	l := &loop{o: o, mfd: master, inFd: inFd, outFd: outFd, inTTY: inTTY,
+	l := &loop{o: o, mfd: master, inFd: inFd, out: out, inTTY: inTTY,
 		sizeFds: sizeFds, pid: pid, child: child, wake: w, exited: make(chan struct{}),
 		ppoll: o.ppoll, stopSelf: o.stopSelf, injectWait: o.injectWait}
 	if l.injectWait == 0 {
@@ -432,8 +442,6 @@ const (
 // run is the copy loop. It returns the child's status once the child has
 // exited and its last output has been copied.
 func (l *loop) run() (int, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 
 	out := make([]byte, readChunk)
 	var in []byte        // input read from stdin, not yet accepted by the master
@@ -471,25 +479,8 @@ func (l *loop) run() (int, error) {
 		if termLost {
 			return
 		}
-		for len(p) > 0 {
-			n, err := unix.Write(l.outFd, p)
-			if n > 0 {
-				p = p[n:]
-			}
-			if err != nil {
-				if errors.Is(err, unix.EINTR) {
-					continue
-				}
-				if errors.Is(err, unix.EAGAIN) {
-					// A stdout someone else made non-blocking: wait until
-					// it can take more, as a blocking write would.
-					pfd := []unix.PollFd{{Fd: int32(l.outFd), Events: unix.POLLOUT}}
-					_, _ = unix.Ppoll(pfd, nil, nil)
-					continue
-				}
-				hangup("stdout: " + err.Error())
-				return
-			}
+		if err := l.out.write(p); err != nil {
+			hangup("stdout: " + err.Error())
 		}
 	}
 
@@ -498,7 +489,7 @@ func (l *loop) run() (int, error) {
 	// had nothing more to read.
 	readMaster := func() (eof, empty bool) {
 		for i := 0; i < burstReads; i++ {
-			n, err := unix.Read(l.mfd, out)
+			n, err := rawRead(l.mfd, out) // non-blocking; see rawio.go
 			if n > 0 {
 				writeOut(out[:n])
 				if l.o.Tap != nil {
@@ -755,6 +746,11 @@ func (l *loop) suspend(termLost bool) {
 }
 
 // stopSelf stops this process as Ctrl-Z would. The signal goes to the
-// calling thread (the copy loop's, locked), so the stop has happened and
-// ended, or was discarded, by the time the call returns.
-func stopSelf() { _ = unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGTSTP) }
+// calling thread (locked to the goroutine for the call, so the thread
+// asked for is the one that calls), so the stop has happened and ended, or
+// was discarded, by the time the call returns.
+func stopSelf() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_ = unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGTSTP)
+}
