@@ -376,3 +376,71 @@ func TestLocateIgnoresASettingsJSONThatIsNotAFile(t *testing.T) {
 		t.Fatalf("/dev/zero settings.json: %+v, want the per-project directory", l)
 	}
 }
+
+// With a tick that never comes, the directory watch alone reads what Pi
+// appends: the marker reply, the answer, a replacement of the file, and —
+// while no file is named — a new session file the locator then finds.
+func TestWatcherReadsAppendsWithoutWaitingForItsTick(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	s := newSink()
+	w := Watch(WatchConfig{Sink: s, Interval: time.Hour, Locator: Locator{Dir: dir}})
+	defer w.Close()
+	if w.dir == nil {
+		t.Fatal("no inotify here: the watcher would wait for its tick")
+	}
+	// The locator finds the first session file Pi creates.
+	appendLines(t, a, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
+	if got := s.next(t); !got.Open || got.File != a {
+		t.Fatalf("after the marker reply in a new file: %+v", got)
+	}
+	// The probe names it; the answer is read at once.
+	w.Follow(a)
+	appendLines(t, a, msg("u2", "a1", "user", text("main.go"), ""))
+	if got := s.next(t); got.Open {
+		t.Fatalf("after the answer: %+v", got)
+	}
+	// Another session file in the same directory changes nothing.
+	appendLines(t, filepath.Join(dir, "other.jsonl"), header(dir), msg("u1", "", "user", text("x"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
+	s.none(t, 100*time.Millisecond)
+	// Pi replaces the file (write to a temporary name, rename over it).
+	tmp := filepath.Join(dir, ".a.tmp")
+	appendLines(t, tmp, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a9", "u1", "assistant", text(reply), "stop"))
+	if err := os.Rename(tmp, a); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.next(t); !got.Open || got.EntryID != "a9" {
+		t.Fatalf("after the file was replaced: %+v", got)
+	}
+}
+
+// A directory that does not exist yet (Pi makes it with the first session)
+// is watched from the first tick that finds it.
+func TestWatcherWatchesADirectoryCreatedLater(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sessions", "--proj--")
+	a := filepath.Join(dir, "a.jsonl")
+	s := newSink()
+	w := Watch(WatchConfig{Sink: s, Interval: 20 * time.Millisecond})
+	defer w.Close()
+	w.Follow(a)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	appendLines(t, a, header(dir), msg("u1", "", "user", text("hi"), ""))
+	// Wait until a tick has put the watch on the new directory.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		w.dir.mu.Lock()
+		watching := w.dir.dir == dir && w.dir.wd >= 0
+		w.dir.mu.Unlock()
+		if watching {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the new directory was never watched")
+		}
+	}
+	appendLines(t, a, msg("a1", "u1", "assistant", text(reply), "stop"))
+	if got := s.next(t); !got.Open {
+		t.Fatalf("after the marker reply: %+v", got)
+	}
+}

@@ -1,7 +1,12 @@
 package session
 
 import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,8 +33,10 @@ type WatchConfig struct {
 	Sink Sink
 	// Locator finds the file until Follow names one.
 	Locator Locator
-	// Interval between polls (default 250 ms). Pi appends whole lines, so
-	// polling a stat is cheap and needs no file-notification dependency.
+	// Interval between polls (default 250 ms). Between them, inotify on
+	// the file's directory asks for a poll as soon as something there is
+	// written (dirwatch.go); the interval is what remains where inotify
+	// says nothing.
 	Interval time.Duration
 	Logf     func(format string, args ...any)
 }
@@ -44,10 +51,17 @@ type Watcher struct {
 	stop chan struct{}
 	done chan struct{}
 
+	// dir pokes the goroutine when the watched directory changes; nil
+	// without inotify. want is the file name its events must be about
+	// ("" while the locator searches: any session file).
+	dir  *dirWatch
+	want atomic.Pointer[string]
+
 	// owned by the goroutine
-	cur  *tail
-	last Sentinel
-	sent bool
+	cur    *tail
+	last   Sentinel
+	sent   bool
+	dirErr string // the last error watching the directory, logged once
 }
 
 // Watch starts watching.
@@ -59,8 +73,24 @@ func Watch(cfg WatchConfig) *Watcher {
 		cfg.Logf = func(string, ...any) {}
 	}
 	w := &Watcher{cfg: cfg, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	none := ""
+	w.want.Store(&none)
+	if d, err := newDirWatch(w.dirEvent); err != nil {
+		cfg.Logf("session: no inotify (%v); polling every %v", err, cfg.Interval)
+	} else {
+		w.dir = d
+	}
 	go w.run()
 	return w
+}
+
+// dirEvent pokes the goroutine for an event about the file it follows, or
+// about any session file while it searches.
+func (w *Watcher) dirEvent(name string) {
+	want := *w.want.Load()
+	if name == "" || name == want || (want == "" && strings.HasSuffix(name, ".jsonl")) {
+		w.Poke()
+	}
 }
 
 // Follow switches to path (the probe's session_start names it, also for
@@ -90,6 +120,10 @@ func (w *Watcher) Close() {
 		close(w.stop)
 	}
 	<-w.done
+	if w.dir != nil {
+		w.dir.close()
+		w.dir = nil
+	}
 }
 
 func (w *Watcher) run() {
@@ -119,6 +153,7 @@ func (w *Watcher) target() (string, bool) {
 
 func (w *Watcher) poll() {
 	path, ok := w.target()
+	w.watchDir(path)
 	if !ok {
 		return
 	}
@@ -144,4 +179,31 @@ func (w *Watcher) poll() {
 		w.cfg.Sink.SessionSentinel(s)
 	}
 	w.last, w.sent = s, true
+}
+
+// watchDir points the directory watch at the file's directory, or at the
+// one the locator searches while no file is known.
+func (w *Watcher) watchDir(path string) {
+	if w.dir == nil {
+		return
+	}
+	name := ""
+	if path != "" {
+		name = filepath.Base(path)
+	}
+	w.want.Store(&name)
+	dir := watchedDir(path, w.cfg.Locator)
+	if dir == "" {
+		return
+	}
+	err := w.dir.follow(dir)
+	switch {
+	case err == nil:
+		w.dirErr = ""
+	case errors.Is(err, fs.ErrNotExist):
+		// Pi creates it with the first session file; the tick looks.
+	case err.Error() != w.dirErr:
+		w.dirErr = err.Error()
+		w.cfg.Logf("session: cannot watch %s (%v); polling every %v", dir, err, w.cfg.Interval)
+	}
 }
