@@ -415,7 +415,7 @@ func TestFaultControlSocketHeldBySilentClients(t *testing.T) {
 		defer c.Close()
 	}
 	st := statusJSON(t, e.env)
-	if st.WrapperPID != r.cmd.Process.Pid || st.Goroutines < 1 {
+	if st.WrapperPID != r.cmd.Process.Pid || st.Goroutines < 1 || st.HeapLiveKiB < 1 {
 		t.Fatalf("status while 64 clients hold the socket: %+v", st)
 	}
 	r.send("\r")

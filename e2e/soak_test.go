@@ -17,10 +17,11 @@ import (
 
 // soakSample is one look at the wrapper during the soak.
 type soakSample struct {
-	At         float64 `json:"at_s"` // since the start
-	RSSKiB     int64   `json:"rss_kib"`
-	FDs        int     `json:"fds"`
-	Goroutines int     `json:"goroutines"`
+	At          float64 `json:"at_s"` // since the start
+	RSSKiB      int64   `json:"rss_kib"`
+	FDs         int     `json:"fds"`
+	Goroutines  int     `json:"goroutines"`
+	HeapLiveKiB int64   `json:"heap_live_kib,omitempty"`
 }
 
 // soakResult is what the soak writes to HERDR_PI_SOAK_OUT (RELIABILITY.md
@@ -105,7 +106,7 @@ sampling:
 			s.FDs = len(fds)
 		}
 		if st, ok := tryStatus(e.env); ok {
-			s.Goroutines = st.Goroutines
+			s.Goroutines, s.HeapLiveKiB = st.Goroutines, st.HeapLiveKiB
 		}
 		if s.RSSKiB == 0 || s.FDs == 0 || s.Goroutines == 0 {
 			continue // exiting
@@ -162,7 +163,8 @@ func reportedCycles(reports []herdrtest.AgentCall) int {
 // flatness compares the second half of the samples after warm-up (the
 // first tenth) with the first half: descriptors and goroutines may not
 // climb beyond what a request in flight opens, resident memory not by more
-// than a fifth and a MiB.
+// than a fifth and a MiB, the live Go heap not by more than a fifth and
+// half a MiB.
 func flatness(samples []soakSample) []string {
 	warm := max(len(samples)/10, 1)
 	if len(samples)-warm < 4 {
@@ -193,6 +195,13 @@ func flatness(samples []soakSample) []string {
 	if x, y := ra[len(ra)/2], rb[len(rb)/2]; y > x+x/5+1024 {
 		problems = append(problems, fmt.Sprintf("median RSS rose from %d KiB to %d KiB", x, y))
 	}
+	// The live heap is what a leak grows: resident memory can rise to the
+	// heap's peak and stay there while nothing leaks.
+	heap := func(s soakSample) int64 { return s.HeapLiveKiB }
+	ha, hb := pick(a, heap), pick(b, heap)
+	if x, y := ha[len(ha)/2], hb[len(hb)/2]; y > x+x/5+512 {
+		problems = append(problems, fmt.Sprintf("median live heap rose from %d KiB to %d KiB", x, y))
+	}
 	return problems
 }
 
@@ -210,4 +219,33 @@ func procStatusKiB(pid int, key string) int64 {
 		}
 	}
 	return 0
+}
+
+// The verdict: flat samples pass; descriptors, goroutines, resident memory
+// or the live heap climbing past their allowance each fail it.
+func TestSoakFlatness(t *testing.T) {
+	flat := func() []soakSample {
+		var ss []soakSample
+		for i := range 40 {
+			ss = append(ss, soakSample{At: float64(i), RSSKiB: 20 << 10, FDs: 17, Goroutines: 10, HeapLiveKiB: 3 << 10})
+		}
+		return ss
+	}
+	if p := flatness(flat()); len(p) != 0 {
+		t.Fatalf("flat samples judged not flat: %q", p)
+	}
+	for what, grow := range map[string]func(*soakSample, int){
+		"descriptors": func(s *soakSample, i int) { s.FDs += i },
+		"goroutines":  func(s *soakSample, i int) { s.Goroutines += i },
+		"RSS":         func(s *soakSample, i int) { s.RSSKiB += int64(i) << 9 },
+		"live heap":   func(s *soakSample, i int) { s.HeapLiveKiB += int64(i) << 7 },
+	} {
+		ss := flat()
+		for i := range ss {
+			grow(&ss[i], i)
+		}
+		if p := flatness(ss); len(p) != 1 || !strings.Contains(p[0], what) {
+			t.Errorf("%s growing: %q", what, p)
+		}
+	}
 }

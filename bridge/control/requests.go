@@ -123,6 +123,10 @@ type Status struct {
 	// Goroutines is how many goroutines the wrapper runs: flat over a
 	// long run (the soak test watches it), growing means a leak.
 	Goroutines int `json:"goroutines,omitempty"`
+	// HeapLiveKiB is the Go heap the last GC found reachable: with
+	// Goroutines, what tells a leak from the runtime keeping memory it
+	// freed (resident memory rises to the heap's peak and falls slowly).
+	HeapLiveKiB int64 `json:"heap_live_kib,omitempty"`
 	// Herdr says in a sentence how Herdr takes the wrapper's reports
 	// (empty outside Herdr).
 	Herdr string `json:"herdr,omitempty"`

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"syscall"
 	"time"
@@ -505,6 +506,7 @@ func (s *Server) answer(m Message) Message {
 		s.mu.Unlock()
 		st.WrapperPID = os.Getpid()
 		st.Goroutines = runtime.NumGoroutine()
+		st.HeapLiveKiB = heapLiveKiB()
 		result = st
 	case MethodWaiting:
 		var w WaitRequest
@@ -547,4 +549,15 @@ func (s *Server) call(f func()) {
 		}
 	}()
 	f()
+}
+
+// heapLiveKiB reads the live heap as of the last GC (runtime/metrics: no
+// stop-the-world, unlike runtime.ReadMemStats).
+func heapLiveKiB() int64 {
+	m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(m)
+	if m[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(m[0].Value.Uint64() / 1024)
 }

@@ -192,10 +192,11 @@ func quoteArgs(args []string) string {
 
 // soakSample and soakReport mirror what e2e's TestSoak writes.
 type soakSample struct {
-	At         float64 `json:"at_s"`
-	RSSKiB     int64   `json:"rss_kib"`
-	FDs        int     `json:"fds"`
-	Goroutines int     `json:"goroutines"`
+	At          float64 `json:"at_s"`
+	RSSKiB      int64   `json:"rss_kib"`
+	FDs         int     `json:"fds"`
+	Goroutines  int     `json:"goroutines"`
+	HeapLiveKiB int64   `json:"heap_live_kib,omitempty"`
 }
 
 type soakReport struct {

@@ -57,7 +57,7 @@ func render(results map[testRef]result, runs []testRun, sk *soakReport, reused b
 	w("A scripted agent (e2e's fakeagent) cycles working → blocked (`herdr-pi waiting start`) →\n")
 	w("answered (`waiting stop`) → idle, about one cycle every 3.5 s, under `herdr-pi wrap` built\n")
 	w("without the race detector, against the fake Herdr. Sampled from /proc (resident memory,\n")
-	w("open descriptors) and `herdr-pi status --json` (goroutines).\n\n")
+	w("open descriptors) and `herdr-pi status --json` (goroutines, the live Go heap).\n\n")
 	w("Command: `%s`. Machine: %s. Date: %s.\n\n", sk.Command, sk.Machine, sk.Date)
 	if reused {
 		w("(This file was written with `-soak-result`: the figures are that run's, made on its own,\n")
@@ -73,18 +73,20 @@ func render(results map[testRef]result, runs []testRun, sk *soakReport, reused b
 	rss := func(s soakSample) int64 { return s.RSSKiB }
 	fds := func(s soakSample) int64 { return int64(s.FDs) }
 	gs := func(s soakSample) int64 { return int64(s.Goroutines) }
+	heap := func(s soakSample) int64 { return s.HeapLiveKiB }
 	w("| resident memory, MiB (first sample / min / max / last) | %s |\n", span(sk.Samples, rss, 1024))
 	w("| open descriptors (first / min / max / last) | %s |\n", span(sk.Samples, fds, 1))
 	w("| goroutines (first / min / max / last) | %s |\n", span(sk.Samples, gs, 1))
-	w("| verdict (TestSoak's check: after a tenth of warm-up, the second half's descriptors and goroutines at most 4 above the first half's, median RSS at most a fifth + 1 MiB above) | %s |\n", verdict)
+	w("| live Go heap after the last GC, MiB (first / min / max / last) | %s |\n", span(sk.Samples, heap, 1024))
+	w("| verdict (TestSoak's check: after a tenth of warm-up, the second half's descriptors and goroutines at most 4 above the first half's, median RSS at most a fifth + 1 MiB above, median live heap at most a fifth + 0.5 MiB above) | %s |\n", verdict)
 	w("\nSamples (every %d-th of %d):\n\n", step(len(sk.Samples)), len(sk.Samples))
-	w("| at | RSS MiB | fds | goroutines |\n|---|---|---|---|\n")
+	w("| at | RSS MiB | live heap MiB | fds | goroutines |\n|---|---|---|---|---|\n")
 	for i := 0; i < len(sk.Samples); i += step(len(sk.Samples)) {
 		s := sk.Samples[i]
-		w("| %s | %.1f | %d | %d |\n", (time.Duration(s.At) * time.Second).Round(time.Second), float64(s.RSSKiB)/1024, s.FDs, s.Goroutines)
+		w("| %s | %.1f | %.1f | %d | %d |\n", (time.Duration(s.At) * time.Second).Round(time.Second), float64(s.RSSKiB)/1024, float64(s.HeapLiveKiB)/1024, s.FDs, s.Goroutines)
 	}
 	if last := sk.Samples[len(sk.Samples)-1]; len(sk.Samples)%step(len(sk.Samples)) != 1 {
-		w("| %s | %.1f | %d | %d |\n", (time.Duration(last.At) * time.Second).Round(time.Second), float64(last.RSSKiB)/1024, last.FDs, last.Goroutines)
+		w("| %s | %.1f | %.1f | %d | %d |\n", (time.Duration(last.At) * time.Second).Round(time.Second), float64(last.RSSKiB)/1024, float64(last.HeapLiveKiB)/1024, last.FDs, last.Goroutines)
 	}
 	return b.String()
 }
