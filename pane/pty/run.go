@@ -442,7 +442,6 @@ const (
 // run is the copy loop. It returns the child's status once the child has
 // exited and its last output has been copied.
 func (l *loop) run() (int, error) {
-
 	out := make([]byte, readChunk)
 	var in []byte        // input read from stdin, not yet accepted by the master
 	lastIn := byte('\n') // last byte the child was given
