@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -58,12 +59,25 @@ func normalize(m Message) Message {
 		if len(*p) == 0 {
 			continue
 		}
-		var v any
-		if json.Unmarshal(*p, &v) == nil {
-			*p, _ = json.Marshal(v)
-		}
+		*p = sameJSON(*p)
 	}
 	return m
+}
+
+// sameJSON writes raw JSON one way for whatever means the same: through a
+// value when it decodes into one, else (a number beyond float64, say) as
+// json.Marshal writes a RawMessage — compacted, with <, >, & and the line
+// separators in strings escaped.
+func sameJSON(raw json.RawMessage) json.RawMessage {
+	var v any
+	if json.Unmarshal(raw, &v) == nil {
+		b, _ := json.Marshal(v)
+		return b
+	}
+	var c, h bytes.Buffer
+	_ = json.Compact(&c, raw)
+	json.HTMLEscape(&h, c.Bytes())
+	return h.Bytes()
 }
 
 // FuzzParseEvent: payloads of any shape never panic the event decoder.

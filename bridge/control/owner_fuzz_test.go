@@ -90,10 +90,7 @@ func FuzzDecodeOwner(f *testing.F) {
 // normalizeLaunch compacts the raw JSON inside a launch.
 func normalizeLaunch(l Launch) Launch {
 	for i := range l.Tools {
-		var v any
-		if json.Unmarshal(l.Tools[i].Parameters, &v) == nil {
-			l.Tools[i].Parameters, _ = json.Marshal(v)
-		}
+		l.Tools[i].Parameters = sameJSON(l.Tools[i].Parameters)
 	}
 	if len(l.Env) == 0 {
 		l.Env = nil
