@@ -375,10 +375,20 @@ func (s *Server) serve(c *net.UnixConn) {
 		s.serveOwner(c, r, hello, cred)
 		return
 	}
-	if !s.write(c, Message{Type: TypeHello, OK: true, Version: ProtocolVersion}) {
+	probe := hello.Role == RoleProbe
+	// reply answers the peer. A client is idle from the moment its answer
+	// is ready, not from when the goroutine gets round to marking it after
+	// the write: by the time a client reads its answer it already counts as
+	// idle, so "the longest idle" follows the order clients were served.
+	reply := func(m Message) bool {
+		if !probe {
+			s.mark(c, phaseIdle)
+		}
+		return s.write(c, m)
+	}
+	if !reply(Message{Type: TypeHello, OK: true, Version: ProtocolVersion}) {
 		return
 	}
-	probe := hello.Role == RoleProbe
 	if probe {
 		s.mark(c, phaseHeld)
 		s.mu.Lock()
@@ -422,7 +432,7 @@ func (s *Server) serve(c *net.UnixConn) {
 				s.streamHandoff(c, func() (Message, error) { return s.readStreamed(r, cred.Pid) }, m)
 				return
 			}
-			if !s.write(c, s.answer(m)) {
+			if !reply(s.answer(m)) {
 				return
 			}
 		default:
