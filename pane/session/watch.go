@@ -191,7 +191,9 @@ func (w *Watcher) watchDir(path string) {
 	if path != "" {
 		name = filepath.Base(path)
 	}
-	w.want.Store(&name)
+	if *w.want.Load() != name { // every tick asks; only a change is stored
+		w.want.Store(&name)
+	}
 	dir := watchedDir(path, w.cfg.Locator)
 	if dir == "" {
 		return
