@@ -128,11 +128,22 @@ func (r *piRig) states() []string {
 	return out
 }
 
+// waitStates waits until the accepted reports are exactly want. Reports
+// only ever append, so once they stop being a beginning of want the wait
+// is over: it fails at once and says what was reported instead.
 func (r *piRig) waitStates(what string, want ...string) {
 	r.t.Helper()
-	r.herdr.WaitFor(r.t, 2*time.Minute, what+": reports "+strings.Join(want, " "), func() bool {
-		return strings.Join(r.states(), " ") == strings.Join(want, " ")
+	wanted := strings.Join(want, " ")
+	var got string
+	diverged := false
+	r.herdr.Await(2*time.Minute, func() bool {
+		got = strings.Join(r.states(), " ")
+		diverged = !strings.HasPrefix(wanted, got)
+		return got == wanted || diverged
 	})
+	if got != wanted {
+		r.t.Fatalf("%s: reports %q, want %q (diverged: %v); requests: %s", what, got, wanted, diverged, strings.Join(r.herdr.Methods(), " "))
+	}
 }
 
 func (r *piRig) herdrPi(args ...string) (string, error) {
@@ -241,6 +252,12 @@ func TestWrapPiReloadWhileBlockedReportsNothing(t *testing.T) {
 	r.herdr.SetDelivery("herdr")
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	r.extra = []string{"HERDR_PI_TRACE=" + trace}
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(trace)
+			t.Logf("the wrapper's trace:\n%s", b)
+		}
+	})
 	tm := r.wrap()
 	r.waitStates("the probe connected", "unknown", "idle")
 	tm.Type(t, "hello")

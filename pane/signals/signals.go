@@ -250,8 +250,12 @@ func (s *Signals) SessionSentinel(x session.Sentinel) {
 	case x.Open:
 		s.m.Open(sentinel(""))
 	default:
+		// The reply was answered (or the session moved to another
+		// branch): the machine closes the sentinel when the agent is seen
+		// working on the answer, so the pane goes from blocked straight to
+		// working whichever of the file and the probe speaks first.
 		s.heldOpen = false
-		s.m.Close(SentinelKey)
+		s.m.Answered(SentinelKey)
 	}
 }
 

@@ -104,6 +104,33 @@ func TestSentinelRunNotifiesBlockedNotFinished(t *testing.T) {
 	}
 }
 
+// The answer reaches the session file and the probe's agent_start at the
+// same moment, through different channels; when the file is read first
+// the pane still goes from blocked straight to working (the CI run of
+// stop 16 saw blocked, idle, working here). A branch move that answers
+// nothing and starts no run closes the question after the grace.
+func TestAnswerReadFromTheFileFirstGoesStraightToWorking(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig()
+		defer r.m.Stop()
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+		r.feed(blockedReply...)
+		r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a1"})
+		r.s.SessionSentinel(session.Sentinel{Open: false, File: "/s.jsonl"})
+		time.Sleep(time.Millisecond)
+		r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "stop"}, control.AgentSettled{Idle: true})
+		r.expect(t, "idle working blocked(input needed) working idle", "input-needed("+q+"),finished")
+
+		r.feed(blockedReply...)
+		r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a2"})
+		r.s.SessionSentinel(session.Sentinel{Open: false, File: "/s.jsonl"})
+		r.expect(t, "idle working blocked(input needed) working idle working blocked(input needed)", "input-needed("+q+"),finished,input-needed("+q+")")
+		time.Sleep(state.AnswerGrace)
+		synctest.Wait()
+		r.expect(t, "idle working blocked(input needed) working idle working blocked(input needed) idle", "input-needed("+q+"),finished,input-needed("+q+")")
+	})
+}
+
 // Pi 0.73.1 has no agent_settled (the probe infers its mode): agent_end
 // ends the run.
 func TestOldPiSettlesOnAgentEnd(t *testing.T) {

@@ -266,6 +266,9 @@ type Machine struct {
 	// replaceEnd); its reasons stay open until it arrives.
 	replacing  bool
 	replaceEnd time.Time
+	// answered: reasons the person answered, by key, with when they close
+	// at the latest; they close as soon as the agent is seen working.
+	answered map[string]time.Time
 }
 
 // New starts a machine. Its state is unknown until something is known: the
@@ -327,6 +330,7 @@ func (m *Machine) update(cause string, f func(now time.Time)) {
 	before := slices.Clone(m.reasons)
 	f(now)
 	next := earliest(m.settleScreen(now), m.settleProgram(now))
+	next = earliest(next, m.settleAnswered(now))
 	if m.replacing {
 		if now.Before(m.replaceEnd) {
 			next = earliest(next, m.replaceEnd)
@@ -508,6 +512,55 @@ func (m *Machine) Close(key string) {
 	m.update("close:"+key, func(time.Time) { m.closeLocked(key) })
 }
 
+// AnswerGrace bounds how long a reason the person answered (see
+// [Machine.Answered]) waits for the agent to be seen working. Pi starts the
+// run in the same moment it stores the answer; the screen needs the
+// debounce to confirm it, so this leaves room for that on a loaded machine.
+const AnswerGrace = time.Second
+
+// Answered says the person answered what the reason waited for, as the
+// session file tells (a user message after the sentinel's reply). The
+// agent starts working on the answer at the same moment, but the file and
+// the signals that say "working" (the probe's socket, the pty) travel
+// apart and either may arrive first; closing the reason at once could
+// report a blip of idle between blocked and working. So the reason closes
+// as soon as the agent is seen working, or after AnswerGrace when it never
+// is (the person moved the session to another branch without a run).
+// Unknown keys are ignored.
+func (m *Machine) Answered(key string) {
+	m.update("answered:"+key, func(now time.Time) {
+		if !slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == key }) {
+			return
+		}
+		if m.answered == nil {
+			m.answered = map[string]time.Time{}
+		}
+		if _, ok := m.answered[key]; !ok {
+			m.answered[key] = now.Add(AnswerGrace)
+		}
+	})
+}
+
+// settleAnswered closes the answered reasons once the agent works or their
+// grace is over, and returns when the next grace ends (zero: none left).
+// The activity it reads is the one settled in this same step, so the
+// reason and the idle underneath it go in one transition, to working.
+func (m *Machine) settleAnswered(now time.Time) time.Time {
+	var next time.Time
+	for key, due := range m.answered {
+		open := slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == key })
+		if activity, _ := m.activityLocked(); !open || activity == Working || !now.Before(due) {
+			delete(m.answered, key)
+			if open {
+				m.closeLocked(key)
+			}
+			continue
+		}
+		next = earliest(next, due)
+	}
+	return next
+}
+
 // CloseKind removes every open reason of a kind.
 func (m *Machine) CloseKind(k Kind) {
 	m.update("close:"+string(k), func(time.Time) { m.closeKindLocked(k) })
@@ -557,6 +610,7 @@ func (m *Machine) clearLocked() {
 func (m *Machine) clearSessionLocked() {
 	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Kind != KindHook })
 	m.screenBlocked = false
+	m.answered = nil // what a restored reason waits for is not answered yet
 }
 
 // ProbeConnected says whether the in-agent probe is connected. While it is,

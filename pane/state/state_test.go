@@ -522,3 +522,92 @@ func TestRunDuration(t *testing.T) {
 		}
 	})
 }
+
+// The session file says the question was answered (a user message after
+// it) a moment before the signal that says the agent works on the answer —
+// or the other way round: the pane goes from blocked straight to working,
+// whichever source decides the activity. Nothing working it: the answer
+// closes the reason after AnswerGrace.
+func TestAnsweredClosesWhenTheAgentWorks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		work func(m *Machine) // the agent starts on the answer, 50 ms after the file said so
+		want string
+	}{
+		{"probe", func(m *Machine) { m.AgentStart() },
+			"idle@0 working@0 blocked@1000(input needed) run:completed@1000 working@2050 idle@3050 run:completed@3050"},
+		{"program status", func(m *Machine) { m.ProgramStatus(ProgramStatus{State: "working"}) },
+			"working@0 blocked@1000(input needed) working@2050 idle@3350"},
+		{"screen", func(m *Machine) { m.Screen(Verdict{State: Working, Rule: "busy"}) },
+			"working@300 blocked@1000(input needed) working@2350 idle@3350"},
+		{"nothing", func(*Machine) {},
+			"working@300 blocked@1000(input needed) idle@3000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m, r := newMachine(300*time.Millisecond, 0)
+				defer m.Stop()
+				switch tc.name {
+				case "probe":
+					m.ProbeConnected(true)
+					m.AgentStart()
+				case "program status":
+					m.ProgramStatus(ProgramStatus{State: "working"})
+				default:
+					m.Screen(Verdict{State: Working, Rule: "busy"})
+				}
+				time.Sleep(time.Second)
+				// The reply asks; the run ends under it.
+				m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+				switch tc.name {
+				case "probe":
+					m.AgentSettled()
+				case "program status":
+					m.ProgramStatus(ProgramStatus{State: "done"})
+				default:
+					m.Screen(Verdict{State: Idle})
+				}
+				time.Sleep(time.Second) // the person reads the question
+				m.Answered("sentinel")
+				m.Answered("nope") // not open: ignored
+				time.Sleep(50 * time.Millisecond)
+				if s := m.Snapshot(); s.State != Blocked || len(s.Reasons) != 1 {
+					t.Fatalf("answered but nothing works yet: %+v", s)
+				}
+				tc.work(m)
+				time.Sleep(time.Second)
+				switch tc.name {
+				case "probe":
+					m.AgentSettled()
+				case "program status":
+					m.ProgramStatus(ProgramStatus{State: "done"})
+				default:
+					m.Screen(Verdict{State: Idle})
+				}
+				time.Sleep(2 * time.Second)
+				expect(t, r, tc.want)
+				if got := r.reasons(); got != "+sentinel -sentinel" {
+					t.Fatalf("reason events %q", got)
+				}
+			})
+		})
+	}
+}
+
+// A session that starts over (a reload) forgets what was answered in the
+// old one: the new session's restored question waits for its own answer.
+func TestAnsweredIsForgottenWithTheSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.AgentStart()
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.AgentSettled()
+		m.Answered("sentinel")
+		m.SessionReplaced()
+		m.SessionStart(Reason{Key: "sentinel", Kind: KindSentinel})
+		time.Sleep(5 * time.Second)
+		expect(t, r, "idle@0 working@0 blocked@0(input needed) run:completed@0")
+	})
+}
