@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -74,4 +75,38 @@ func TestWrapPiOnProtocol22ResumesAndReasserts(t *testing.T) {
 	if rel := h.Releases(pane); len(rel) != 1 || !rel[0].Applied {
 		t.Errorf("releases %+v", rel)
 	}
+}
+
+// Without the probe (--no-probe here; an npx or unknown launcher alike)
+// the session file the locator finds is the one Herdr may resume, and the
+// one `status` shows.
+func TestWrapPiWithoutProbeOnProtocol22Resumes(t *testing.T) {
+	r := newPiRig(t, answerOr(), false)
+	r.herdr = herdrtest.Start(t, herdrtest.Options{Protocol: herdrtest.Protocol22})
+	h, pane := r.herdr, r.herdr.PaneID()
+	tm := r.wrapNoProbe(filepath.Join(t.TempDir(), "trace.jsonl"), nil)
+	tm.Type(t, "hello")
+	r.submitted(tm)
+	tm.WaitText(t, question, 30*time.Second)
+	var file string
+	h.WaitFor(t, 2*time.Minute, "the session file", func() bool {
+		files := r.agent.SessionFiles()
+		if len(files) == 1 {
+			file = files[0]
+		}
+		return file != ""
+	})
+	want := []string{"herdr-pi", "wrap", "--no-probe", r.pi.Bin, "--session", file}
+	h.WaitFor(t, 2*time.Minute, "a report with the resume command "+strings.Join(want, " "), func() bool {
+		reps := h.Reports(pane)
+		return len(reps) > 0 && slices.Equal(reps[len(reps)-1].ResumeArgv, want) && reps[len(reps)-1].Applied
+	})
+	out, err := r.herdrPi("status", "--json")
+	var st struct {
+		SessionFile string `json:"session_file"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.SessionFile != file {
+		t.Fatalf("status --json: %v, session_file %q, want %q\n%s", err, st.SessionFile, file, out)
+	}
+	quit(t, tm)
 }

@@ -271,6 +271,41 @@ func TestWatcherRestoresOnStart(t *testing.T) {
 	w.Close()
 }
 
+// OnFile hears each file the watcher starts reading — found by the
+// locator or named by Follow — once, and before anything read from it
+// reaches the sink (wrap sets Herdr's resume command and `status` from it,
+// also without the probe).
+func TestWatcherNamesEachFileItReads(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	appendLines(t, a, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
+	appendLines(t, b, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
+	var mu sync.Mutex
+	var seen []string
+	note := func(s string) {
+		mu.Lock()
+		seen = append(seen, s)
+		mu.Unlock()
+	}
+	s := newSink()
+	w := Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond, Locator: Locator{Path: a},
+		OnFile: func(p string) { note("file " + filepath.Base(p)) }})
+	defer w.Close()
+	report := func() { note("open " + filepath.Base(s.next(t).File)) }
+	report() // the locator's file
+	w.Follow(b)
+	report()
+	w.Follow(b) // the same file again: nothing new
+	s.none(t, 50*time.Millisecond)
+	w.Follow(a)
+	report()
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(seen, ", "); got != "file a.jsonl, open a.jsonl, file b.jsonl, open b.jsonl, file a.jsonl, open a.jsonl" {
+		t.Fatalf("OnFile and the sink heard: %s", got)
+	}
+}
+
 func TestSessionDirAndLocate(t *testing.T) {
 	if got := SessionDir("/a", "/home/dev/proj"); got != "/a/sessions/--home-dev-proj--" {
 		t.Errorf("SessionDir = %s", got)

@@ -38,7 +38,11 @@ type WatchConfig struct {
 	// written (dirwatch.go); the interval is what remains where inotify
 	// says nothing.
 	Interval time.Duration
-	Logf     func(format string, args ...any)
+	// OnFile, when set, hears each file the watcher starts reading — the
+	// one Follow named or the one the locator found — from the watcher's
+	// goroutine, before anything read from it reaches Sink.
+	OnFile func(path string)
+	Logf   func(format string, args ...any)
 }
 
 // Watcher follows the session file of one Pi run and reports the sentinel.
@@ -160,6 +164,9 @@ func (w *Watcher) poll() {
 	if w.cur == nil || w.cur.path != path {
 		w.cur = newTail(path)
 		w.sent = false // a new file: its first report is fresh
+		if w.cfg.OnFile != nil {
+			w.cfg.OnFile(path)
+		}
 	}
 	changed, err := w.cur.poll()
 	if err != nil {

@@ -233,6 +233,15 @@ func (s *Signals) resetBookkeeping() {
 	s.herdrBlocked, s.uiPrompts = nil, nil
 }
 
+// SessionFileRead records the session file the watcher reads, for
+// `status`: the one the probe named, or without the probe the one the
+// locator found.
+func (s *Signals) SessionFileRead(path string) {
+	s.mu.Lock()
+	s.sessionFile = path
+	s.mu.Unlock()
+}
+
 // SessionSentinel implements session.Sink: the file says whether the last
 // reply still waits for an answer. It agrees with the probe when both
 // speak, and is the only word when Pi runs without the probe. While the
@@ -241,9 +250,6 @@ func (s *Signals) resetBookkeeping() {
 func (s *Signals) SessionSentinel(x session.Sentinel) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if x.File != "" && s.sessionFile == "" {
-		s.sessionFile = x.File
-	}
 	switch {
 	case x.Open && s.running:
 		s.heldOpen = true

@@ -192,6 +192,7 @@ func TestProbeDisconnectKeepsHooksAndSentinel(t *testing.T) {
 	if err := r.s.Wait(control.WaitRequest{Action: control.WaitStart, Source: "deploy", ID: "7"}); err != nil {
 		t.Fatal(err)
 	}
+	r.s.SessionFileRead("/s.jsonl") // the watcher names the file before it reports from it
 	r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl"})
 	r.feed(control.ProbeDisconnected{PID: 1})
 	s := r.s.Status()

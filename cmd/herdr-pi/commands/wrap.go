@@ -175,10 +175,17 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		w := session.Watch(session.WatchConfig{
 			Sink:    signals,
 			Locator: session.Locate(settings.ParsePiArgs(piArgs), env, paths, cwd, time.Now()),
-			Logf:    log.Printf,
+			// `status` shows the file the watcher reads, and Herdr 0.9
+			// restores the agent after a restart with it — whether the
+			// probe named it or, without the probe, the locator found it.
+			OnFile: func(file string) {
+				signals.SessionFileRead(file)
+				presence.SetResumeArgv(resumeArgv(opts, agentCmd, file))
+			},
+			Logf: log.Printf,
 		})
 		down.session = w.Close
-		signals.SetWatcher(resumeFollower{w, presence, opts, agentCmd})
+		signals.SetWatcher(w)
 	}
 
 	log.Printf("start %q (agent %s)", argv, agent)

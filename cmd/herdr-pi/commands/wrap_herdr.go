@@ -6,25 +6,8 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/pane/launch"
-	"github.com/herdr-pi/herdr-pi/pane/session"
 	agentsignals "github.com/herdr-pi/herdr-pi/pane/signals"
 )
-
-// resumeFollower is the session watcher as the signals steer it, telling
-// the Presence each session file Pi names (its start, /new, /resume,
-// /fork), so Herdr 0.9 can restore the agent after a restart with
-// `herdr-pi wrap <pi> --session <file>`.
-type resumeFollower struct {
-	*session.Watcher
-	presence *herdr.Presence
-	opts     *wrapOptions
-	cmd      launch.Command
-}
-
-func (f resumeFollower) Follow(path string) {
-	f.presence.SetResumeArgv(resumeArgv(f.opts, f.cmd, path))
-	f.Watcher.Follow(path)
-}
 
 // resumeArgv is the command that resumes Pi's session file under
 // herdr-pi: herdr-pi wrap, the user's --agent and --no-probe, the part of their command
