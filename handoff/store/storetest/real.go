@@ -122,6 +122,12 @@ const (
 	ReplyOK      = "fixture: task done"
 	ReplyRetried = "fixture: done on the retry"
 	refusal      = "fixture: the fake model refuses this request"
+	// InspectMarker in a prompt asks for ReplyInspected, streamed a word
+	// every 150 ms: a turn long enough that its working reaches Herdr,
+	// whose reports keep only the latest state a loaded wrapper had no
+	// time to send.
+	InspectMarker  = "INSPECT"
+	ReplyInspected = "fixture: I looked around and fixed the bug, nothing else"
 )
 
 func count(req fakellm.Request, role string) int {
@@ -153,6 +159,8 @@ func (e *Env) respond(req fakellm.Request) fakellm.Reply {
 		return then
 	}
 	switch {
+	case strings.Contains(u, InspectMarker):
+		return fakellm.Reply{Text: ReplyInspected, WordDelay: 150 * time.Millisecond}
 	case strings.Contains(u, "TASK-OK"):
 		return fakellm.Reply{Text: ReplyOK}
 	case strings.Contains(u, "TASK-RETRY") && strings.Contains(u, "Retry attempt"):
