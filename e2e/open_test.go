@@ -464,12 +464,12 @@ func (r *openRig) inspect(t *testing.T, run, attempt string, extra ...string) op
 	sameTranscripts(t, "after open", before, r.transcripts(t))
 
 	waitPiReady(t, r.private, s, rep.PaneID)
-	const question = "INSPECT what did you do?"
+	const question = storetest.InspectMarker + " what did you do?"
 	prompt(t, s, rep.PaneID, question)
 	waitStates(t, s, rep.PaneID, "after a prompt", "idle", "working", "idle")
-	s.WaitForText(t, rep.PaneID, "fixture:", 30*time.Second)
+	s.WaitForText(t, rep.PaneID, "nothing else", 30*time.Second)
 	got := messages(readSession(t, rep.Fork))
-	if i := slices.Index(got, "user: "+question); i < 0 || i == len(got)-1 || !strings.HasPrefix(got[len(got)-1], "assistant: fixture:") {
+	if i := slices.Index(got, "user: "+question); i < 0 || i == len(got)-1 || got[len(got)-1] != "assistant: "+storetest.ReplyInspected {
 		t.Fatalf("the fork after a prompt: %q", got)
 	}
 	sameTranscripts(t, "after a prompt in the inspection", before, r.transcripts(t))
@@ -538,9 +538,64 @@ func TestOpenRealStore(t *testing.T) {
 		checkFork(t, rep)
 		waitStates(t, s, rep.PaneID, "the inspection", "idle")
 	})
+	t.Run("close", func(t *testing.T) { closeInspection(t, r, fx.Completed, "api") })
 	t.Run("upstream cases", func(t *testing.T) { openUpstreamCases(t, r, fx) })
 	t.Run("wait", func(t *testing.T) { openWait(t, r, fx.Completed, "docs") })
 	t.Run("interrupted early", func(t *testing.T) { openInterruptedEarly(t, r, fx.Completed, "docs") })
+}
+
+// closeInspection: `herdr-pi close <run>` closes the pane of an inspection
+// open started (its Pi still running there), once, and then has nothing
+// left for the run. Its own runtime directory keeps the other subtests'
+// ledger records out of it.
+func closeInspection(t *testing.T, r *openRig, run, attempt string) {
+	own, err := os.MkdirTemp("", "hpc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(own) })
+	env := []string{"XDG_RUNTIME_DIR=" + own}
+	s := r.herdr(t, 0, 0)
+	res := r.start(t, s, env, run, attempt, "--json").wait(t)
+	var rep openReport
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil || res.code != 0 {
+		t.Fatalf("open: exit %d (%v)\n%s%s", res.code, err, res.stdout, res.stderr)
+	}
+	waitStates(t, s, rep.PaneID, "the inspection", "idle")
+	closeRun := func(flags ...string) (string, int) {
+		cmd := exec.Command(r.hp, append([]string{"close", run[:8]}, flags...)...)
+		cmd.Env, cmd.Dir = append(r.env(s), env...), r.agent.Project
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		t.Logf("close: %v\n%s", err, errb.String())
+		return out.String(), cmd.ProcessState.ExitCode()
+	}
+	s.ClearRecords()
+	out, code := closeRun("--json")
+	var got struct {
+		Closed []struct{ Kind, ID, How string }
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 || len(got.Closed) != 1 ||
+		got.Closed[0].Kind != "pane" || got.Closed[0].ID != rep.PaneID || got.Closed[0].How != "closed" {
+		t.Fatalf("close: exit %d (%v), want pane %s closed\n%s", code, err, rep.PaneID, out)
+	}
+	if ex := s.WaitExited(t, rep.PaneID, 10*time.Second); !ex.Closed {
+		t.Fatalf("the inspection's pane ended %+v, not closed", ex)
+	}
+	// The pane's wrapper talks to Herdr too; of closes, there was one.
+	var closes []string
+	for _, m := range s.Methods() {
+		if strings.HasSuffix(m, ".close") {
+			closes = append(closes, m)
+		}
+	}
+	if !slices.Equal(closes, []string{"pane.close"}) {
+		t.Fatalf("close calls %q", closes)
+	}
+	if out, code := closeRun(); code != 0 || !strings.Contains(out, "nothing herdr-pi opened for run") {
+		t.Fatalf("close again: exit %d\n%s", code, out)
+	}
 }
 
 // openLive runs while the owner of the killed workflow is alive: its

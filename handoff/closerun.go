@@ -58,6 +58,10 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 		how := "closed"
 		if ws, ok := workspaces[r.HerdrSocket+"\x00"+workspaceOf(r.ID)]; ok && r.Kind != "workspace" {
 			how = "with workspace " + ws
+		} else if r.PaneWrapperPID > 0 && !processAlive(r.PaneWrapperPID) {
+			// The inspection ended and its pane with it; whatever has the
+			// id now is not ours to close.
+			how = "gone"
 		} else if err := closeThing(ctx, herdrAt(r.HerdrSocket), r.Kind, r.ID); err != nil {
 			var he *herdr.Error
 			if errors.As(err, &he) && strings.HasSuffix(he.Code, "_not_found") {

@@ -30,8 +30,13 @@ type Record struct {
 	WrapperPID int    `json:"wrapper_pid,omitempty"`
 	Handoff    string `json:"handoff,omitempty"`
 	// Bridge is that handoff's tool bridge socket ("" without tools).
-	Bridge string    `json:"bridge,omitempty"`
-	Opened time.Time `json:"opened"`
+	Bridge string `json:"bridge,omitempty"`
+	// PaneWrapperPID is the herdr-pi wrap running in an inspection's pane
+	// (`herdr-pi open` on a finished attempt): the pane is ours while it
+	// runs. Once it is gone so is the pane (its command ended), and the id
+	// may name someone else's pane after Herdr restarted: close leaves it.
+	PaneWrapperPID int       `json:"pane_wrapper_pid,omitempty"`
+	Opened         time.Time `json:"opened"`
 
 	// File is the record's own file.
 	File string `json:"-"`
@@ -40,6 +45,17 @@ type Record struct {
 // Thing is the record's Herdr object as Placed.Created names it
 // ("pane w1:p2").
 func (r Record) Thing() string { return r.Kind + " " + r.ID }
+
+// CreatedRecords are the records of what a placement created
+// (Placed.Created, outermost first) for run in the Herdr at socket.
+func CreatedRecords(run, socket string, created []string) []Record {
+	out := make([]Record, 0, len(created))
+	for _, c := range created {
+		kind, id, _ := strings.Cut(c, " ")
+		out = append(out, Record{Run: run, Kind: kind, ID: id, HerdrSocket: socket})
+	}
+	return out
+}
 
 // Ledger is the directory of records (one 0600 file each, in the private
 // runtime directory): each writer adds and removes its own files, so
@@ -82,6 +98,22 @@ func (l Ledger) Add(r Record) (Record, error) {
 		return r, fmt.Errorf("the ledger of what herdr-pi opened: %w", err)
 	}
 	return r, nil
+}
+
+// AddAll adds recs in order and returns those written; one that cannot be
+// written is left out, and the error says why.
+func (l Ledger) AddAll(recs []Record) ([]Record, error) {
+	var out []Record
+	var errs []error
+	for _, r := range recs {
+		r, err := l.Add(r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, errors.Join(errs...)
 }
 
 // Remove deletes r's file (gone already is fine).

@@ -189,6 +189,46 @@ func TestCloseRunWaitsForLiveWrappers(t *testing.T) {
 	}
 }
 
+// An inspection's pane is closed while the wrapper in it runs; once that
+// wrapper is gone the pane went with its command, and the id is left
+// alone — after a Herdr restart it may name someone else's pane.
+func TestCloseRunLeavesAnEndedInspectionAlone(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	var panes []string
+	for range 2 {
+		p, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		panes = append(panes, p.PaneID)
+	}
+	l := ledger(t)
+	recs, err := l.AddAll([]Record{
+		{Run: "r1", Kind: "pane", ID: panes[0], HerdrSocket: s.SocketPath(), PaneWrapperPID: os.Getpid()},
+		{Run: "r1", Kind: "pane", ID: panes[1], HerdrSocket: s.SocketPath(), PaneWrapperPID: deadPID(t)},
+	})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("AddAll: %d records, %v", len(recs), err)
+	}
+	s.ClearRecords()
+	closed, err := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Closed{{Kind: "pane", ID: panes[0], How: "closed"}, {Kind: "pane", ID: panes[1], How: "gone"}}
+	if !slices.Equal(closed, want) {
+		t.Fatalf("closed %+v\nwant   %+v", closed, want)
+	}
+	if q := s.Requests(); len(q) != 1 || q[0].Method != "pane.close" || !strings.Contains(string(q[0].Params), panes[0]) {
+		t.Fatalf("Herdr heard %+v, want one pane.close of %s", q, panes[0])
+	}
+	if rs, _ := l.List(); len(rs) != 0 {
+		t.Fatalf("records left: %+v", rs)
+	}
+}
+
 // deadPID is a pid no process has any more.
 func deadPID(t *testing.T) int {
 	t.Helper()

@@ -118,6 +118,16 @@ func ForkOf(ctx context.Context, runtimeBase, herdrSocket string, o Opened, time
 	}
 }
 
+// PaneWrapper is the pid of the herdr-pi wrapper registered for a Herdr
+// pane under runtimeBase, or 0 when none is.
+func PaneWrapper(runtimeBase, herdrSocket, paneID string) int {
+	ep, err := control.PaneRegistry(runtimeBase).Lookup(control.PaneKey(herdrSocket, paneID))
+	if err != nil {
+		return 0
+	}
+	return ep.PID
+}
+
 // CloseBudget bounds closing what was opened on the way out (after a
 // failure or an interruption, when the caller's context is done).
 const CloseBudget = 3 * time.Second

@@ -291,19 +291,13 @@ func shortID(id string) string {
 // what holds it (the run's workspace) as the run's, which outlives the
 // handoff until `herdr-pi close`.
 func (s *Service) record(r *run, o handoff.Opened, bridge string) []handoff.Record {
-	var out []handoff.Record
-	for i, c := range o.Created {
-		kind, id, _ := strings.Cut(c, " ")
-		rec := handoff.Record{Run: r.order.RunID, Kind: kind, ID: id, HerdrSocket: r.opts.socket}
-		if i == len(o.Created)-1 {
-			rec.WrapperPID, rec.Handoff, rec.Bridge = os.Getpid(), r.id, bridge
-		}
-		rec, err := s.cfg.Ledger.Add(rec)
-		if err != nil {
-			s.cfg.Logf("live: handoff %s: %v", r.id, err)
-			continue
-		}
-		out = append(out, rec)
+	recs := handoff.CreatedRecords(r.order.RunID, r.opts.socket, o.Created)
+	if n := len(recs); n > 0 {
+		recs[n-1].WrapperPID, recs[n-1].Handoff, recs[n-1].Bridge = os.Getpid(), r.id, bridge
+	}
+	out, err := s.cfg.Ledger.AddAll(recs)
+	if err != nil {
+		s.cfg.Logf("live: handoff %s: %v", r.id, err)
 	}
 	return out
 }

@@ -32,9 +32,10 @@ func closeCommand(f *Factory) *cli.Command {
 		Usage:     "close every pane, tab and workspace herdr-pi opened for a workflow run",
 		ArgsUsage: "<run>",
 		Description: "Closes what herdr-pi opened in Herdr for the run (its id or a unique prefix): the\n" +
-			"panes and tabs of its live handoffs and the run's workspace, each once. A live\n" +
-			"handoff whose pane closes is handed back to its owner, which goes on locally;\n" +
-			"close waits for that and for the handoff's tool bridge to close.\n\n" +
+			"panes and tabs of its live handoffs and of its inspections (herdr-pi open), and the\n" +
+			"run's workspace, each once. A live handoff whose pane closes is handed back to\n" +
+			"its owner, which goes on locally; close waits for that and for the handoff's tool\n" +
+			"bridge to close. An inspection whose Pi has quit is reported gone, untouched.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi close 3f0c\n" +
 			"  herdr-pi close 3f0c9a2e --json",

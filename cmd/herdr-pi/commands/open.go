@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -266,6 +267,17 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		}
 		return fmt.Errorf("open: %s: %w", a, err)
 	}
+	// What open created goes to the ledger once its Pi runs, so
+	// `herdr-pi close <run>` closes it too.
+	ledger := handoff.LedgerAt(paths.RuntimeBase)
+	var records []handoff.Record
+	forget := func(all bool) {
+		for _, r := range records {
+			if all || r.Kind != "workspace" {
+				_ = ledger.Remove(r)
+			}
+		}
+	}
 	interrupted := func() error {
 		// Only what this command created is closed: a reused tab was the
 		// person's before, and stays.
@@ -274,6 +286,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			what = opened.Created[0]
 		}
 		opened.Close(opener.Herdr)
+		forget(true)
 		fmt.Fprintf(io.Err, "herdr-pi open: interrupted; closed %s\n", what)
 		return silentExit(exitInterrupted)
 	}
@@ -306,6 +319,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			return fmt.Errorf("open: %s: the command failed in pane %s before Pi opened the fork; "+
 				"the pane shows why (press Enter there to close it)", a, opened.PaneID)
 		}
+		records = inspectionRecords(ledger, paths.RuntimeBase, a.Run.ID, h.SocketPath, opened.Placed, io.Err)
 	}
 	if !opts.Wait {
 		return printOpen(f, rep, opts.JSON)
@@ -322,14 +336,34 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	}
 	if end.Err != nil {
 		opened.Close(opener.Herdr)
+		forget(true)
 		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, end.Err)
 	}
+	// The pane is gone; a workspace open created for it may hold more.
+	forget(false)
 	rep.Ended = string(end.How)
 	if opts.JSON {
 		return printOpen(f, rep, opts.JSON)
 	}
 	fmt.Fprintf(io.Out, "pane %s %s\n", opened.PaneID, end.How)
 	return nil
+}
+
+// inspectionRecords writes what an inspection's placement created to the
+// ledger; its innermost thing (the pane, or its tab) names the wrapper
+// running there, which close checks before it closes anything (see
+// handoff.Record). A record that cannot be written is only a warning: the
+// inspection runs, and close will not know of it.
+func inspectionRecords(ledger handoff.Ledger, runtimeBase, run, socket string, placed handoff.Placed, stderr io.Writer) []handoff.Record {
+	recs := handoff.CreatedRecords(run, socket, placed.Created)
+	if n := len(recs); n > 0 {
+		recs[n-1].PaneWrapperPID = handoff.PaneWrapper(runtimeBase, socket, placed.PaneID)
+	}
+	out, err := ledger.AddAll(recs)
+	if err != nil {
+		fmt.Fprintf(stderr, "herdr-pi open: herdr-pi close will not know of %s: %v\n", placed.PaneID, err)
+	}
+	return out
 }
 
 // openError adds the command's name to a store error and makes a
