@@ -159,6 +159,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		term.Env = append(slices.Clip(term.Env), run.Env()...)
 	}
 	if isPi {
+		probed := false
 		switch {
 		case run == nil:
 		case opts.NoProbe:
@@ -170,16 +171,24 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 				log.Printf("probe: %v; Pi runs without it", err)
 			} else if argv, err = probeArgv(agentCmd, run.Dir, p, cwd, io.Env); err != nil {
 				argv = opts.Argv
+			} else {
+				probed = true
 			}
 		}
 		w := session.Watch(session.WatchConfig{
 			Sink:    signals,
 			Locator: session.Locate(settings.ParsePiArgs(piArgs), env, paths, cwd, time.Now()),
-			// `status` shows the file the watcher reads, and Herdr 0.9
-			// restores the agent after a restart with it — whether the
-			// probe named it or, without the probe, the locator found it.
+			// Herdr 0.9 restores the agent after a restart with the file
+			// the watcher reads, whether the probe named it or, without
+			// the probe, the locator found it. `status` shows it too —
+			// with the probe, only once Pi named it: its session_file
+			// then means Pi runs and writes there (open and live
+			// handoffs wait for that), while the locator may find a
+			// --session file before Pi has even started.
 			OnFile: func(file string) {
-				signals.SessionFileRead(file)
+				if !probed {
+					signals.SessionFileRead(file)
+				}
 				presence.SetResumeArgv(resumeArgv(opts, agentCmd, file))
 			},
 			Logf: log.Printf,
