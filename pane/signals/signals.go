@@ -233,9 +233,9 @@ func (s *Signals) resetBookkeeping() {
 	s.herdrBlocked, s.uiPrompts = nil, nil
 }
 
-// SessionFileRead records the session file the watcher reads, for
-// `status`: the one the probe named, or without the probe the one the
-// locator found.
+// SessionFileRead records, for `status`, the session file the watcher
+// found Pi writing when Pi runs without the probe (with the probe, its
+// session_start names the file, and says Pi runs).
 func (s *Signals) SessionFileRead(path string) {
 	s.mu.Lock()
 	s.sessionFile = path
