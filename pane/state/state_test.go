@@ -529,44 +529,42 @@ func TestRunDuration(t *testing.T) {
 // whichever source decides the activity. Nothing working it: the answer
 // closes the reason after AnswerGrace.
 func TestAnsweredClosesWhenTheAgentWorks(t *testing.T) {
+	probe := func(m *Machine) { m.ProbeConnected(true) }
+	probeStart, probeEnd := func(m *Machine) { m.AgentStart() }, func(m *Machine) { m.AgentSettled() }
+	programStart := func(m *Machine) { m.ProgramStatus(ProgramStatus{State: "working"}) }
+	programEnd := func(m *Machine) { m.ProgramStatus(ProgramStatus{State: "done"}) }
+	screenStart := func(m *Machine) { m.Screen(Verdict{State: Working, Rule: "busy"}) }
+	screenEnd := func(m *Machine) { m.Screen(Verdict{State: Idle}) }
 	for _, tc := range []struct {
-		name string
-		work func(m *Machine) // the agent starts on the answer, 50 ms after the file said so
-		want string
+		name       string
+		connect    func(m *Machine) // nil: nothing to connect
+		start, end func(m *Machine) // a run starts and ends, as this source says
+		// startsOnAnswer: the agent starts on the answer, 50 ms after the
+		// file said so ("nothing": it never does).
+		startsOnAnswer bool
+		want           string
 	}{
-		{"probe", func(m *Machine) { m.AgentStart() },
+		{"probe", probe, probeStart, probeEnd, true,
 			"idle@0 working@0 blocked@1000(input needed) run:completed@1000 working@2050 idle@3050 run:completed@3050"},
-		{"program status", func(m *Machine) { m.ProgramStatus(ProgramStatus{State: "working"}) },
+		{"program status", nil, programStart, programEnd, true,
 			"working@0 blocked@1000(input needed) working@2050 idle@3350"},
-		{"screen", func(m *Machine) { m.Screen(Verdict{State: Working, Rule: "busy"}) },
+		{"screen", nil, screenStart, screenEnd, true,
 			"working@300 blocked@1000(input needed) working@2350 idle@3350"},
-		{"nothing", func(*Machine) {},
+		{"nothing", nil, screenStart, screenEnd, false,
 			"working@300 blocked@1000(input needed) idle@3000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				m, r := newMachine(300*time.Millisecond, 0)
 				defer m.Stop()
-				switch tc.name {
-				case "probe":
-					m.ProbeConnected(true)
-					m.AgentStart()
-				case "program status":
-					m.ProgramStatus(ProgramStatus{State: "working"})
-				default:
-					m.Screen(Verdict{State: Working, Rule: "busy"})
+				if tc.connect != nil {
+					tc.connect(m)
 				}
+				tc.start(m)
 				time.Sleep(time.Second)
 				// The reply asks; the run ends under it.
 				m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
-				switch tc.name {
-				case "probe":
-					m.AgentSettled()
-				case "program status":
-					m.ProgramStatus(ProgramStatus{State: "done"})
-				default:
-					m.Screen(Verdict{State: Idle})
-				}
+				tc.end(m)
 				time.Sleep(time.Second) // the person reads the question
 				m.Answered("sentinel")
 				m.Answered("nope") // not open: ignored
@@ -574,16 +572,11 @@ func TestAnsweredClosesWhenTheAgentWorks(t *testing.T) {
 				if s := m.Snapshot(); s.State != Blocked || len(s.Reasons) != 1 {
 					t.Fatalf("answered but nothing works yet: %+v", s)
 				}
-				tc.work(m)
-				time.Sleep(time.Second)
-				switch tc.name {
-				case "probe":
-					m.AgentSettled()
-				case "program status":
-					m.ProgramStatus(ProgramStatus{State: "done"})
-				default:
-					m.Screen(Verdict{State: Idle})
+				if tc.startsOnAnswer {
+					tc.start(m)
 				}
+				time.Sleep(time.Second)
+				tc.end(m)
 				time.Sleep(2 * time.Second)
 				expect(t, r, tc.want)
 				if got := r.reasons(); got != "+sentinel -sentinel" {
