@@ -1,7 +1,9 @@
 package screen
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -96,6 +98,107 @@ func TestLastLines(t *testing.T) {
 		got := lastLines(c.segs, c.n, c.limit)
 		if string(all[len(all)-got:]) != c.want {
 			t.Errorf("lastLines(%q, %d, %d) keeps %q, want %q", all, c.n, c.limit, all[len(all)-got:], c.want)
+		}
+	}
+}
+
+// floodLines is n cooked lines ("\r\n") of mixed shapes: short, tabbed,
+// wide characters, and longer than the screen is wide (they wrap).
+func floodLines(n, cols int) []byte {
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(&b, "line %d", i)
+		case 1:
+			fmt.Fprintf(&b, "tab\there %d\tend", i)
+		case 2:
+			fmt.Fprintf(&b, "宽字符 %d é", i)
+		case 3:
+			fmt.Fprintf(&b, "%d %s", i, strings.Repeat("w", cols+cols/2))
+		}
+		b.WriteString("\r\n")
+	}
+	return b.Bytes()
+}
+
+// A flood of plain lines too big to draw whole ends on the screen a
+// terminal that saw every byte shows, whatever was on the screen before —
+// and it is drawn on a cleared screen instead of scrolling once per line.
+// With margins set, nothing is cleared: the rows outside them stay, as on
+// a terminal. Output with escapes in it is never drawn that way.
+func TestAFloodOfPlainLinesEndsOnTheTerminalsScreen(t *testing.T) {
+	const rows, cols, maxFeed = 10, 40, 2 << 10
+	flood := floodLines(400, cols)
+	before := map[string]string{
+		"blank":             "",
+		"full, cursor high": "\x1b[2J\x1b[H" + strings.Repeat("old old old old old old old old old\r\n", rows-1) + "\x1b[3;5H",
+		"alternate screen":  "\x1b[?1049h\x1b[2J\x1b[5;1Hstale tui frame",
+		"margins":           "\x1b[2J\x1b[1;8r\x1b[9;1Hstatus one\x1b[10;1Hstatus two\x1b[8;1H",
+		"margins reset":     "\x1b[1;8r\x1b[r\x1b[10;1Hgone",
+	}
+	for name, prior := range before {
+		t.Run(name, func(t *testing.T) {
+			want := New(rows, cols)
+			defer want.Close()
+			_ = want.Write([]byte(prior))
+			_ = want.Write(flood)
+
+			got := New(rows, cols)
+			defer got.Close()
+			_ = got.Write([]byte(prior))
+			// In pieces, as the tap hands them over.
+			var b pty.Batch
+			for p := flood; len(p) > 0; {
+				n := min(len(p), 1000)
+				b.Segments = append(b.Segments, pty.Segment{Data: p[:n]})
+				p = p[n:]
+			}
+			fed, skipped := feed(got, b, maxFeed, t.Logf)
+			if !fed || !skipped {
+				t.Fatalf("feed: fed %v skipped %v, want a skipping draw", fed, skipped)
+			}
+			if g, w := got.Snapshot().Text, want.Snapshot().Text; g != w {
+				t.Fatalf("screen after the flood:\n%s\n\nwant (every byte drawn):\n%s", g, w)
+			}
+			restarted := name != "margins"
+			if (got.restarts == 1) != restarted {
+				t.Fatalf("drawn on a cleared screen %d times, want %v", got.restarts, restarted)
+			}
+		})
+	}
+	t.Run("escapes", func(t *testing.T) {
+		s := New(rows, cols)
+		defer s.Close()
+		colored := bytes.ReplaceAll(flood, []byte("line"), []byte("\x1b[1mline\x1b[m"))
+		if _, skipped := feed(s, pty.Batch{Segments: []pty.Segment{{Data: colored}}}, maxFeed, t.Logf); !skipped || s.restarts != 0 {
+			t.Fatalf("skipped %v, restarts %d: output with escapes must be drawn over the old screen", skipped, s.restarts)
+		}
+	})
+}
+
+// plainLines accepts text and C0 controls, refuses escapes, C1 controls,
+// invalid UTF-8, resizes and too few lines.
+func TestPlainLines(t *testing.T) {
+	seg := func(s string) pty.Segment { return pty.Segment{Data: []byte(s)} }
+	cases := []struct {
+		name string
+		segs []pty.Segment
+		skip int
+		want bool
+	}{
+		{"lines", []pty.Segment{seg("a\r\nb\tc\r\n\bd\r\n")}, 0, true},
+		{"too few", []pty.Segment{seg("a\r\nb\r\n")}, 0, false},
+		{"escape after the skip", []pty.Segment{seg("a\r\nb\r\nc\x1b[m\r\n")}, 0, false},
+		{"escape skipped", []pty.Segment{seg("\x1b[31mred\r\n"), seg("a\r\nb\r\nc\r\n")}, 10, true},
+		{"C1 CSI", []pty.Segment{seg("a\r\nb\r\n\u009b31mc\r\n")}, 0, false},
+		{"latin text", []pty.Segment{seg("à\r\né\r\nü\u00a0\r\n")}, 0, true},
+		{"invalid UTF-8", []pty.Segment{seg("a\r\nb\r\n\x9bc\r\n")}, 0, false},
+		{"resize", []pty.Segment{{Resize: &pty.Size{Rows: 5, Cols: 5}}, seg("a\r\nb\r\nc\r\n")}, 0, false},
+	}
+	for _, c := range cases {
+		if got := plainLines(c.segs, c.skip, 3); got != c.want {
+			t.Errorf("%s: plainLines = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
@@ -225,6 +226,9 @@ func feed(s *Screen, b pty.Batch, maxFeed int, logf func(string, ...any)) (fed, 
 		skip = total - lastLines(b.Segments, s.rows+1, maxFeed)
 	}
 	skipped = skip > 0
+	if skipped && plainLines(b.Segments, skip, s.rows+1) {
+		s.restartFlood()
+	}
 	for _, seg := range b.Segments {
 		data := seg.Data
 		if skip > 0 {
@@ -271,6 +275,46 @@ func lastLines(segs []pty.Segment, n, limit int) int {
 		keep += len(d)
 	}
 	return min(keep, limit)
+}
+
+// plainLines reports whether the segments' bytes after the first skip hold
+// at least n line feeds and nothing but printable UTF-8 and C0 controls
+// other than ESC, and the batch no resize: text that moves the cursor only
+// by writing, line feeds, returns, tabs and backspaces, whose last
+// screenful is drawn the same on a cleared screen as over an old one
+// (Screen.restartFlood).
+func plainLines(segs []pty.Segment, skip, n int) bool {
+	lines := 0
+	for _, seg := range segs {
+		if seg.Resize != nil {
+			return false
+		}
+		data := seg.Data
+		k := min(skip, len(data))
+		data, skip = data[k:], skip-k
+		if len(data) > 0 {
+			if bytes.IndexByte(data, 0x1b) >= 0 || !utf8.Valid(data) || hasC1(data) {
+				return false
+			}
+			lines += bytes.Count(data, []byte{'\n'})
+		}
+	}
+	return lines >= n
+}
+
+// hasC1 reports whether UTF-8 text holds a C1 control (U+0080–U+009F, two
+// bytes starting 0xC2), which a terminal may act on like an escape.
+func hasC1(p []byte) bool {
+	for {
+		i := bytes.IndexByte(p, 0xc2)
+		if i < 0 || i+1 >= len(p) {
+			return false
+		}
+		if p[i+1] < 0xa0 {
+			return true
+		}
+		p = p[i+1:]
+	}
 }
 
 func rest(ctx context.Context, d time.Duration) {
