@@ -33,11 +33,9 @@ type Options struct {
 	// Stdout, and every resize. The copy loop never waits for its reader.
 	Tap *Tap
 
-	// Tail, when set, receives a copy of every output chunk too, and
-	// nothing else. Left unread until Run returns, it then holds the last
-	// bytes the child wrote (as many as its limit): what an agent printed
-	// as it exited.
-	Tail *Tap
+	// Tail, when set, holds the last Tail.Size bytes the child wrote once
+	// Run returns: what an agent printed as it exited.
+	Tail *Tail
 
 	// Inject, when set, carries bytes other parts want on the caller's
 	// terminal; the copy loop writes them between output chunks.
@@ -442,7 +440,16 @@ const (
 // run is the copy loop. It returns the child's status once the child has
 // exited and its last output has been copied.
 func (l *loop) run() (int, error) {
-	out := make([]byte, readChunk)
+	// Output is read into one buffer, or into two in turn when a Tail is
+	// wanted (readBuffers keeps it without copying the output).
+	var rb *readBuffers
+	var out []byte
+	if l.o.Tail != nil {
+		rb = newReadBuffers(readChunk, l.o.Tail.Size)
+		defer func() { l.o.Tail.data = rb.tail() }()
+	} else {
+		out = make([]byte, readChunk)
+	}
 	var in []byte        // input read from stdin, not yet accepted by the master
 	lastIn := byte('\n') // last byte the child was given
 	inBuf := make([]byte, 4096)
@@ -488,19 +495,27 @@ func (l *loop) run() (int, error) {
 	// had nothing more to read.
 	readMaster := func() (eof, empty bool) {
 		for i := 0; i < burstReads; i++ {
-			n, err := rawRead(l.mfd, out) // non-blocking; see rawio.go
+			buf := out
+			if rb != nil {
+				buf = rb.take()
+			}
+			n, err := rawRead(l.mfd, buf) // non-blocking; see rawio.go
 			if n > 0 {
-				writeOut(out[:n])
-				if l.o.Tap != nil {
-					l.o.Tap.Write(out[:n])
+				if rb != nil {
+					rb.got(n)
 				}
-				if l.o.Tail != nil {
-					l.o.Tail.Write(out[:n])
+				writeOut(buf[:n])
+				if l.o.Tap != nil {
+					l.o.Tap.Write(buf[:n])
 				}
 				if l.o.Inject != nil {
-					bnd.observe(out[:n])
+					bnd.observe(buf[:n])
 				}
-				lastOut = time.Now()
+				if childDone {
+					// Only the drain after the child's exit asks when
+					// output last came: no clock read per chunk before.
+					lastOut = time.Now()
+				}
 				continue
 			}
 			if err == nil || errors.Is(err, unix.EIO) {

@@ -1,6 +1,8 @@
 package pty
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -8,17 +10,65 @@ import (
 // the child wrote, after they reached the terminal.
 func TestTailKeepsTheLastOutput(t *testing.T) {
 	o := newOuter(t, 24, 80)
-	tail := NewTap(16)
+	tail := &Tail{Size: 16}
 	_, done := start(t, Options{Argv: []string{"sh", "-c", `printf 'a long beginning, then the end'`}, Stdin: o.tty, Stdout: o.tty, Tail: tail})
 	if err := wait(t, done); err != nil {
 		t.Fatal(err)
 	}
 	o.waitFor("then the end")
-	var got []byte
-	for _, s := range tail.Take().Segments {
-		got = append(got, s.Data...)
+	if got := tail.Bytes(); string(got) != "ng, then the end" {
+		t.Fatalf("tail %q", got)
 	}
-	if string(got) != "ng, then the end" {
+}
+
+// The read buffers' tail is the newest Size bytes of everything read,
+// whatever the sizes of the reads (empty ones included), and folding a
+// read aside copies only what can still be among them.
+func TestReadBuffersKeepTheNewestBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, size := range []int{1, 16, 4096} {
+		for _, maxRead := range []int{3, size - 1, size, size + 1, 3 * size} {
+			if maxRead < 1 {
+				continue
+			}
+			rb := newReadBuffers(max(maxRead, 1), size)
+			var all []byte
+			next := byte(0)
+			for i := 0; i < 500; i++ {
+				buf := rb.take()
+				n := rng.IntN(maxRead + 1)
+				if rng.IntN(8) == 0 {
+					n = 0 // EAGAIN: nothing read into the buffer taken
+				}
+				for j := 0; j < n; j++ {
+					buf[j] = next
+					all = append(all, next)
+					next++
+				}
+				rb.got(n)
+				want := all[max(0, len(all)-size):]
+				if got := rb.tail(); !bytes.Equal(got, want) {
+					t.Fatalf("size %d, reads up to %d, after %d reads: tail %v, want %v", size, maxRead, i+1, got, want)
+				}
+				if len(rb.older) > size {
+					t.Fatalf("older holds %d bytes, more than %d", len(rb.older), size)
+				}
+			}
+		}
+	}
+}
+
+// Reads as big as the tail need no copy at all: nothing is kept aside.
+func TestReadBuffersCopyNothingForFullReads(t *testing.T) {
+	rb := newReadBuffers(64, 16)
+	for i := 0; i < 10; i++ {
+		copy(rb.take(), bytes.Repeat([]byte{byte('a' + i)}, 16))
+		rb.got(16)
+		if len(rb.older) != 0 {
+			t.Fatalf("read %d: %d bytes kept aside", i, len(rb.older))
+		}
+	}
+	if got := string(rb.tail()); got != "jjjjjjjjjjjjjjjj" {
 		t.Fatalf("tail %q", got)
 	}
 }

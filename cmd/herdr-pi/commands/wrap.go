@@ -200,7 +200,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	log.Printf("start %q (agent %s)", argv, agent)
 	term.Argv, term.Tap, term.Inject = argv, det.Tap, inject
 	term.Started = signals.SetChildPID
-	tail := pty.NewTap(resumeTail)
+	tail := &pty.Tail{Size: resumeTail}
 	term.Tail = tail
 	err = pty.Run(ctx, term)
 	log.Printf("end %q: %v", opts.Argv, err)
@@ -251,12 +251,8 @@ const resumeTail = 4 << 10
 // herdr-pi command that resumes the same session: herdr-pi wrap, the
 // user's --agent and --no-probe, the part of their command that starts Pi, and Pi's resume
 // arguments. Only when the hint is the last thing the agent printed.
-func printResumeHint(out *os.File, opts *wrapOptions, c launch.Command, tail *pty.Tap, logf func(string, ...any)) {
-	var last []byte
-	for _, s := range tail.Take().Segments {
-		last = append(last, s.Data...)
-	}
-	hint, ok := launch.ResumeHint(last)
+func printResumeHint(out *os.File, opts *wrapOptions, c launch.Command, tail *pty.Tail, logf func(string, ...any)) {
+	hint, ok := launch.ResumeHint(tail.Bytes())
 	if !ok {
 		return
 	}
