@@ -156,7 +156,21 @@ func (r *piRig) herdrPi(args ...string) (string, error) {
 func quit(t *testing.T, tm *pitest.Term) {
 	t.Helper()
 	tm.Type(t, "/quit")
-	if code, err := tm.ExitCode(time.Minute); err != nil || code != 0 {
+	var code int
+	var err error
+	for try := 0; try < 4; try++ {
+		if code, err = tm.ExitCode(15 * time.Second); err == nil {
+			break
+		}
+		// Pi opens its command suggestions a moment after "/quit" is
+		// typed; an Enter that lands just then picks the suggestion
+		// instead of sending it, and "/quit" stays in the editor (seen
+		// once in four starts on a busy machine). Enter again sends it.
+		if strings.Contains(tm.Screen(), "/quit") {
+			_ = tm.Send("\r")
+		}
+	}
+	if err != nil || code != 0 {
 		t.Fatalf("/quit: exit %d, %v\n%s", code, err, tm.Screen())
 	}
 }
