@@ -721,10 +721,11 @@ signals and the child's exit arrive through the eventfd.
   and once more as soon as output pauses for 20 ms, so the screen a flood ends on is drawn at once.
   x/vt scrolls by moving every cell: 16 KiB of 160-column lines cost 39 ms to draw on a 200x50
   screen, and drawing every byte of the base64 payload was 9 % of all CPU. When the newest lines
-  are plain text (no escapes, more line feeds than rows, no margins set) the screen is cleared
-  first and the lines fill it from the top instead of scrolling it once each: the same text a
-  terminal that drew every byte shows, at 1.0 ms a look instead of 3.7 (BenchmarkFeedFlood); the
-  screen's share of the wrapper's user time under the base64 flood fell from 28 % to 10 %.
+  are plain text (no escapes, more line feeds than rows, no margins set, no sequence left open)
+  the screen is cleared first and the lines fill it from the top instead of scrolling it once
+  each: the same text a terminal that drew every byte shows, at 1.0 ms a look instead of 3.7
+  (BenchmarkFeedFlood); the screen's share of the wrapper's user time under the base64 flood
+  fell from 28 % to 10 %.
 - What the agent printed last (for Pi's resume hint) costs no copy: the loop reads into two
   buffers in turn and sets aside only what of the older read can still be among the newest 4 KiB
   — about one byte a read under a flood. A 4 KiB tap fed every chunk was a second copy of every

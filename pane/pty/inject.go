@@ -79,16 +79,23 @@ func (j *Injector) hasPending() bool {
 	return len(j.pending) > 0
 }
 
-// boundary tracks, cheaply enough for the copy loop, whether the output so far
-// ends outside an escape sequence and a UTF-8 character. It looks only at the
-// text from the last ESC of each chunk (found by vector search, lastESC), so
-// it costs nanoseconds per chunk rather than per byte. When unsure it says
-// "not clean", which only delays an injection.
-type boundary struct{ clean bool }
+// Boundary tracks, cheaply enough for the copy loop, whether the output so
+// far ends outside an escape sequence and a UTF-8 character — where a
+// terminal's parser is back in its ground state. It looks only at the text
+// from the last ESC of each chunk (found by vector search, lastESC), so it
+// costs nanoseconds per chunk rather than per byte. When unsure it says
+// "not clean", which only delays an injection (and keeps the shadow screen
+// from clearing itself for a flood: screen.Screen).
+type Boundary struct{ clean bool }
 
-func newBoundary() boundary { return boundary{clean: true} }
+// NewBoundary starts at a clean boundary: nothing was output yet.
+func NewBoundary() Boundary { return Boundary{clean: true} }
 
-func (b *boundary) observe(p []byte) {
+// Clean reports whether the output observed so far ends at a clean boundary.
+func (b *Boundary) Clean() bool { return b.clean }
+
+// Observe takes the next chunk of output.
+func (b *Boundary) Observe(p []byte) {
 	if len(p) == 0 {
 		return
 	}
@@ -126,36 +133,47 @@ func lastESC(p []byte) int {
 }
 
 // sequenceComplete reports whether the escape sequence that starts s (with
-// no later ESC in s) is finished.
+// no later ESC in s) is finished. A C0 control inside a sequence is carried
+// out without ending it — ESC BS 7 is still DECSC — except CAN and SUB,
+// which cancel it (ECMA-48; what xterm and x/vt's parser do).
 func sequenceComplete(s []byte) bool {
-	if len(s) < 2 {
+	k := 1
+	for k < len(s) && s[k] < 0x20 {
+		if cancels(s[k]) {
+			return true
+		}
+		k++
+	}
+	if k >= len(s) {
 		return false
 	}
-	switch c := s[1]; {
+	c, rest := s[k], s[k+1:]
+	ends := func(final func(byte) bool) bool {
+		for _, b := range rest {
+			if cancels(b) || final(b) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
 	case c == '\\': // ST: ends a string sequence
 		return true
 	case c == '[': // CSI: parameters, intermediates, then a final byte
-		for _, b := range s[2:] {
-			if b >= 0x40 && b <= 0x7e {
-				return true
-			}
-		}
-		return false
+		return ends(func(b byte) bool { return b >= 0x40 && b <= 0x7e })
 	case c == ']': // OSC: ended by BEL here (ST would be a later ESC)
-		return bytes.IndexByte(s[2:], 0x07) >= 0
+		return ends(func(b byte) bool { return b == 0x07 })
 	case c == 'P' || c == 'X' || c == '^' || c == '_': // DCS, SOS, PM, APC need ST
-		return false
+		return ends(func(byte) bool { return false })
 	case c >= 0x20 && c <= 0x2f: // ESC with intermediates, e.g. ESC ( B
-		for _, b := range s[2:] {
-			if b >= 0x30 && b <= 0x7e {
-				return true
-			}
-		}
-		return false
+		return ends(func(b byte) bool { return b >= 0x30 && b <= 0x7e })
 	default: // two-byte escape
 		return true
 	}
 }
+
+// cancels reports whether b (CAN, SUB) cancels a sequence in progress.
+func cancels(b byte) bool { return b == 0x18 || b == 0x1a }
 
 // utf8Complete reports whether p does not end inside a multi-byte character.
 func utf8Complete(p []byte) bool {

@@ -30,11 +30,20 @@ func TestBoundary(t *testing.T) {
 		{[]string{"ok \xe7\x8a"}, false},
 		{[]string{"\x1b[0m😀"}, true},
 		{[]string{"\x1b[0m\xf0\x9f\x98"}, false},
+		// C0 controls inside a sequence do not end it; CAN and SUB do.
+		{[]string{"\x1b\b"}, false},
+		{[]string{"\x1b\b7"}, true},
+		{[]string{"\x1b[1\n"}, false},
+		{[]string{"\x1b[1\nm"}, true},
+		{[]string{"\x1b(\r"}, false},
+		{[]string{"\x1b]0;t\x18"}, true},
+		{[]string{"\x1bPq#0\x1a"}, true},
+		{[]string{"\x1b\x18"}, true},
 	}
 	for _, c := range cases {
-		b := newBoundary()
+		b := NewBoundary()
 		for _, ch := range c.chunks {
-			b.observe([]byte(ch))
+			b.Observe([]byte(ch))
 		}
 		if b.clean != c.clean {
 			t.Errorf("%q: clean=%v, want %v", c.chunks, b.clean, c.clean)
@@ -113,11 +122,11 @@ func FuzzBoundary(f *testing.F) {
 	f.Add([]byte("\x1b]0;t\x07\xe7\x8a\xb6"), 5)
 	f.Add([]byte("\x1bP\x1b\\"), 1)
 	f.Fuzz(func(t *testing.T, data []byte, split int) {
-		b := newBoundary()
+		b := NewBoundary()
 		split = int(uint(split) % uint(len(data)+1))
-		b.observe(data[:split])
-		b.observe(data[split:])
-		b.observe([]byte("\x1b[0mok"))
+		b.Observe(data[:split])
+		b.Observe(data[split:])
+		b.Observe([]byte("\x1b[0mok"))
 		if !b.clean {
 			t.Fatalf("a complete SGR and ASCII must end clean")
 		}

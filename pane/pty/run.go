@@ -461,7 +461,7 @@ func (l *loop) run() (int, error) {
 	status := 0
 	var drainStart, lastOut time.Time
 	var killAt time.Time // when set, SIGKILL the child's group at this time
-	bnd := newBoundary()
+	bnd := NewBoundary()
 	// pollSet is reused by every turn of the loop: no garbage per poll.
 	pollSet := make([]unix.PollFd, 0, 3)
 	var injectBy time.Time // when set, write pending injections by then
@@ -509,7 +509,7 @@ func (l *loop) run() (int, error) {
 					l.o.Tap.Write(buf[:n])
 				}
 				if l.o.Inject != nil {
-					bnd.observe(buf[:n])
+					bnd.Observe(buf[:n])
 				}
 				if childDone {
 					// Only the drain after the child's exit asks when

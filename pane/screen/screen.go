@@ -13,9 +13,12 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
+
+	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
 
 // Snapshot is what the shadow screen shows at one moment.
@@ -58,12 +61,24 @@ type Screen struct {
 	// not be drawn on a cleared screen (restartFlood): rows outside the
 	// margins would be wiped, where a terminal keeps them.
 	margined [2]bool
-	restarts int // floods drawn on a cleared screen, for tests
+	// ground tracks whether the bytes drawn so far end where the
+	// emulator's parser is in its ground state. Inside an unfinished
+	// sequence (an OSC, a DCS or SOS string waiting for its end) a flood's
+	// lines are part of that sequence on a terminal, and the escape that
+	// clears the screen would end it: restartFlood does nothing then.
+	ground pty.Boundary
+	// rawC1 records that bytes after the last ESC drawn may hold a raw C1
+	// control (invalid UTF-8 such as a lone 0x9D, which x/vt takes for an
+	// OSC): the parser may be inside a string the ESC-based ground check
+	// cannot see. An ESC drawn later ends any such string.
+	rawC1    bool
+	midRune  bool // the bytes drawn so far end inside a UTF-8 character
+	restarts int  // floods drawn on a cleared screen, for tests
 }
 
 // New returns a shadow screen of the given size.
 func New(rows, cols int) *Screen {
-	s := &Screen{rows: max(rows, 1), cols: max(cols, 1)}
+	s := &Screen{rows: max(rows, 1), cols: max(cols, 1), ground: pty.NewBoundary()}
 	s.build()
 	return s
 }
@@ -141,6 +156,13 @@ const minRetry = 1024
 // have been drawn on the new emulator without a panic; the first error is
 // returned.
 func (s *Screen) Write(p []byte) (err error) {
+	s.ground.Observe(p)
+	if i := bytes.LastIndexByte(p, 0x1b); i >= 0 {
+		s.rawC1, s.midRune = scanC1(p[i+1:], false)
+	} else {
+		c1, mid := scanC1(p, s.midRune)
+		s.rawC1, s.midRune = s.rawC1 || c1, mid
+	}
 	for len(p) > 0 {
 		chunk := p[:min(len(p), writeChunk)]
 		p = p[len(chunk):]
@@ -203,6 +225,25 @@ func (s *Screen) Snapshot() Snapshot {
 	return Snapshot{Text: text, Title: s.title, Progress: s.progress, Rows: s.rows, Cols: s.cols}
 }
 
+// scanC1 reports whether p, a piece of the output, holds a C1 control — as
+// a raw byte (invalid UTF-8) or encoded (hasC1) — and whether it ends inside
+// a UTF-8 character. cont says the piece before it did, so p may begin
+// with the rest of that character.
+func scanC1(p []byte, cont bool) (c1, midRune bool) {
+	for i := 0; cont && i < utf8.UTFMax-1 && len(p) > 0 && !utf8.RuneStart(p[0]); i++ {
+		p = p[1:]
+	}
+	for i := 1; i < utf8.UTFMax && i <= len(p); i++ {
+		if r := p[len(p)-i]; utf8.RuneStart(r) {
+			if r >= 0xc0 && !utf8.FullRune(p[len(p)-i:]) {
+				p, midRune = p[:len(p)-i], true
+			}
+			break
+		}
+	}
+	return !utf8.Valid(p) || hasC1(p), midRune
+}
+
 func altIndex(emu *vt.Emulator) int {
 	if emu.IsAltScreen() {
 		return 1
@@ -219,9 +260,10 @@ func altIndex(emu *vt.Emulator) int {
 // than the screen has rows, which on a terminal pushes every earlier row
 // out: the screen ends as a terminal that drew every byte shows it, more
 // exactly than when the lines are drawn over rows the flood skipped. With
-// margins set it does nothing, as rows outside them would be wiped.
+// margins set, or inside an unfinished escape sequence, it does nothing:
+// rows outside the margins would be wiped, and the sequence ended.
 func (s *Screen) restartFlood() bool {
-	if s.margined[altIndex(s.emu)] {
+	if s.margined[altIndex(s.emu)] || !s.ground.Clean() || s.rawC1 {
 		return false
 	}
 	s.restarts++
