@@ -692,9 +692,9 @@ func (d *doc) markdown() string {
 const copyLoopNotes = `## How the copy loop is built (pane/pty, pane/screen)
 
 One goroutine polls the pty master, stdin and an eventfd with ` + "`ppoll`" + `, reads the master until
-it would block (bursts of up to 16 reads of 64 KiB; the tty layer hands out about 4 KiB a read),
-writes each chunk to the terminal first and only then copies it into the observers' bounded taps;
-signals and the child's exit arrive through the eventfd.
+it would block (bursts of up to 16 reads; the tty layer hands out about 4 KiB a read), reading each
+chunk straight into the observers' bounded tap, writes it to the terminal and only then hands it
+to the tap; signals and the child's exit arrive through the eventfd.
 
 - The hot reads and writes are raw system calls (pane/pty/rawio.go) on non-blocking descriptors:
   the master, and a private open file description of the caller's terminal (the caller's own stays
@@ -712,8 +712,10 @@ signals and the child's exit arrive through the eventfd.
   idle runtime thread that had nothing to do with it.
 - The escape-boundary check for injected bytes (notifications) finds the last ESC of a chunk by
   vector search; a byte-by-byte ` + "`LastIndexByte`" + ` walked every byte of plain text (1.3 % of all CPU).
-- The tap copies each chunk into fixed 32 KiB buffers reused whole: one copy per byte, no garbage.
-  Its reader (Pi's status reports) looks every 2 ms, every 10 ms after a batch of 32 KiB or more: a
+- The output is not copied for the observers: the loop reads into the tap's own 64 KiB chunks
+  (at least 4 KiB of room a read), the tap hands the reader the very bytes read, and a chunk is
+  reused once nothing points into it — no garbage, and the wrapper's user time under the base64
+  flood fell by a quarter (copying every chunk into the tap was 6 % of it). Its reader (Pi's status reports) looks every 2 ms, every 10 ms after a batch of 32 KiB or more: a
   flood's looks, each a timer and a wake-up, were a third of the wrapper's context switches.
 - The shadow screen (x/vt) never sees every byte of a flood. A flood is bytes dropped by the tap,
   a batch over 16 KiB, or more than 64 KiB within a quarter second in batches of any size; then
@@ -726,11 +728,12 @@ signals and the child's exit arrive through the eventfd.
   each: the same text a terminal that drew every byte shows, at 1.0 ms a look instead of 3.7
   (BenchmarkFeedFlood); the screen's share of the wrapper's user time under the base64 flood
   fell from 28 % to 10 %.
-- What the agent printed last (for Pi's resume hint) costs no copy: the loop reads into two
-  buffers in turn and sets aside only what of the older read can still be among the newest 4 KiB
-  — about one byte a read under a flood. A 4 KiB tap fed every chunk was a second copy of every
-  byte, with its bookkeeping (2 % of the wrapper's user time). The clock is read per chunk only
-  while the output drains after the child exited.
+- What the agent printed last (for Pi's resume hint) costs no copy either: the tap keeps the chunk
+  it filled before the current one, so the newest 4 KiB are always still there (without a tap the
+  loop reads into two buffers in turn and sets aside only what of the older read can still be
+  among them). A 4 KiB tap fed every chunk was a second copy of every byte, with its bookkeeping
+  (2 % of the wrapper's user time). The clock is read per chunk only while the output drains
+  after the child exited.
 - The shadow terminal keeps no scrollback; when the child exits the screen is cancelled, not drained.
 - Nothing runs while the agent is quiet: the screen goroutine waits on the tap, the state machine
   arms a timer only while a verdict is pending.

@@ -29,8 +29,9 @@ type Options struct {
 	// nor Stdout is a terminal (typically stderr). May be empty.
 	SizeFrom []*os.File
 
-	// Tap, when set, receives a copy of every output chunk after it reached
-	// Stdout, and every resize. The copy loop never waits for its reader.
+	// Tap, when set, receives every output chunk after it reached Stdout
+	// (read into the tap's own memory: no copy), and every resize. The
+	// copy loop never waits for its reader.
 	Tap *Tap
 
 	// Tail, when set, holds the last Tail.Size bytes the child wrote once
@@ -440,14 +441,20 @@ const (
 // run is the copy loop. It returns the child's status once the child has
 // exited and its last output has been copied.
 func (l *loop) run() (int, error) {
-	// Output is read into one buffer, or into two in turn when a Tail is
-	// wanted (readBuffers keeps it without copying the output).
+	// Output is read straight into the tap's memory when there is a tap
+	// (it also keeps what a Tail wants), else into one buffer, or two in
+	// turn when a Tail is wanted (readBuffers keeps it without a copy).
 	var rb *readBuffers
 	var out []byte
-	if l.o.Tail != nil {
+	switch {
+	case l.o.Tap != nil:
+		if l.o.Tail != nil {
+			defer func() { l.o.Tail.data = l.o.Tap.Last(l.o.Tail.Size) }()
+		}
+	case l.o.Tail != nil:
 		rb = newReadBuffers(readChunk, l.o.Tail.Size)
 		defer func() { l.o.Tail.data = rb.tail() }()
-	} else {
+	default:
 		out = make([]byte, readChunk)
 	}
 	var in []byte        // input read from stdin, not yet accepted by the master
@@ -496,7 +503,10 @@ func (l *loop) run() (int, error) {
 	readMaster := func() (eof, empty bool) {
 		for i := 0; i < burstReads; i++ {
 			buf := out
-			if rb != nil {
+			switch {
+			case l.o.Tap != nil:
+				buf = l.o.Tap.Space()
+			case rb != nil:
 				buf = rb.take()
 			}
 			n, err := rawRead(l.mfd, buf) // non-blocking; see rawio.go
@@ -506,7 +516,7 @@ func (l *loop) run() (int, error) {
 				}
 				writeOut(buf[:n])
 				if l.o.Tap != nil {
-					l.o.Tap.Write(buf[:n])
+					l.o.Tap.Commit(n)
 				}
 				if l.o.Inject != nil {
 					bnd.Observe(buf[:n])

@@ -1,6 +1,7 @@
 package pty
 
 import (
+	"bytes"
 	"sync"
 )
 
@@ -15,9 +16,19 @@ type Size struct {
 type Segment struct {
 	Data   []byte
 	Resize *Size
-	// buf is the whole buffer Data lives in, so dropping bytes from the
-	// front of Data does not lose the buffer's capacity for reuse.
-	buf []byte
+	// c is the tap memory Data lives in (nil for a resize alone, or a
+	// segment made elsewhere), Data being c.mem[lo:hi].
+	c      *chunk
+	lo, hi int
+}
+
+// chunk is a piece of tap memory the copy loop reads output into. It goes
+// back to the spares once nothing points into it: no segment, pending or
+// taken, and not the producer, which holds the chunk it fills and the one
+// before (for Last).
+type chunk struct {
+	mem  []byte
+	refs int
 }
 
 // Batch is everything a [Tap] held when it was taken.
@@ -31,20 +42,25 @@ type Batch struct {
 	Closed bool
 }
 
-// Tap is the hand-off between the copy loop and one slow reader. Write never
-// blocks and never allocates without bound: past Limit bytes the oldest pending
-// output is dropped and counted. The reader waits on Ready and collects
-// everything pending with Take.
+// Tap is the hand-off between the copy loop and one slow reader. The copy
+// loop reads output straight into the tap's memory (Space, then Commit once
+// the bytes reached the terminal): the reader gets the very bytes read, and
+// the output is not copied again. Nothing on the producer's side ever
+// waits for the reader or allocates without bound: past Limit pending
+// bytes the oldest are dropped and counted. The reader waits on Ready,
+// collects everything pending with Take and hands the segments back with
+// Recycle.
 //
-// Output is kept in fixed-size chunks that are dropped and reused whole, so a
-// flood the reader ignores costs the copy loop one copy per byte and no
-// garbage: growing one buffer and slicing its front away would reallocate
-// and copy the whole backlog over and over (measured: 33 MB/s with 4 KiB
-// writes, a third of the pty's speed).
+// Output is kept in fixed-size chunks reused whole, so a flood the reader
+// ignores costs no garbage: growing one buffer and slicing its front away
+// would reallocate and copy the whole backlog over and over (measured: 33
+// MB/s with 4 KiB writes, a third of the pty's speed). Copying every chunk
+// of output into the tap, as Write does, was 6 % of the wrapper's user time
+// under a flood.
 type Tap struct {
 	mu        sync.Mutex
 	limit     int
-	chunk     int
+	chunkSize int
 	pending   int
 	segs      []Segment
 	lost      uint64
@@ -52,7 +68,12 @@ type Tap struct {
 	total     uint64
 	closed    bool
 	ready     chan struct{}
-	spare     [][]byte
+	spare     []*chunk
+
+	// The producer's side: the chunk being filled and how far, and the
+	// one filled before it, kept for Last.
+	cur, prev   *chunk
+	off, prevHi int
 }
 
 // DefaultTapLimit bounds the bytes a Tap holds for a reader that fell behind:
@@ -65,11 +86,17 @@ func NewTap(limit int) *Tap {
 	if limit <= 0 {
 		limit = DefaultTapLimit
 	}
-	return &Tap{limit: limit, chunk: min(limit, tapChunk), ready: make(chan struct{}, 1)}
+	return &Tap{limit: limit, chunkSize: min(limit, tapChunk), ready: make(chan struct{}, 1)}
 }
 
-// tapChunk is the size of the buffers output is kept in.
-const tapChunk = 32 << 10
+// tapChunk is the size of the chunks output is kept in, and tapMinRead
+// the least room a read gets (the tty layer hands out about 4 KiB a read;
+// when more is there, the next read takes it): a chunk is filled to at
+// least tapChunk-tapMinRead.
+const (
+	tapChunk   = 64 << 10
+	tapMinRead = 4 << 10
+)
 
 // Ready is signalled (level-triggered, capacity one) when data, a resize or
 // the close arrived after the last Take.
@@ -82,9 +109,38 @@ func (t *Tap) signal() {
 	}
 }
 
-// Write copies p into the tap. It never blocks on the reader.
-func (t *Tap) Write(p []byte) {
-	if len(p) == 0 {
+// Space returns room to read the next output into. Only the producer (the
+// copy loop) calls it, and Commit after it; what it returns stays the
+// producer's until committed.
+func (t *Tap) Space() []byte {
+	if t.cur == nil || len(t.cur.mem)-t.off < min(tapMinRead, t.chunkSize) {
+		t.mu.Lock()
+		t.nextChunkLocked()
+		t.mu.Unlock()
+	}
+	return t.cur.mem[t.off:]
+}
+
+// nextChunkLocked starts filling a fresh chunk; the one filled so far
+// becomes prev, and the prev before it is let go.
+func (t *Tap) nextChunkLocked() {
+	if t.prev != nil {
+		t.releaseLocked(t.prev)
+	}
+	t.prev, t.prevHi = t.cur, t.off
+	var c *chunk
+	if n := len(t.spare); n > 0 {
+		c, t.spare = t.spare[n-1], t.spare[:n-1]
+	} else {
+		c = &chunk{mem: make([]byte, t.chunkSize)}
+	}
+	c.refs = 1
+	t.cur, t.off = c, 0
+}
+
+// Commit publishes n bytes the producer read into the slice Space returned.
+func (t *Tap) Commit(n int) {
+	if n <= 0 {
 		return
 	}
 	t.mu.Lock()
@@ -92,32 +148,62 @@ func (t *Tap) Write(p []byte) {
 		t.mu.Unlock()
 		return
 	}
-	t.total += uint64(len(p))
-	if len(p) >= t.limit {
-		// One write larger than the whole budget: keep its tail only.
-		t.dropAllLocked()
-		t.lost += uint64(len(p) - t.limit)
-		t.lostTotal += uint64(len(p) - t.limit)
-		p = p[len(p)-t.limit:]
-	}
-	if over := t.pending + len(p) - t.limit; over > 0 {
-		t.dropOldestLocked(over)
-	}
-	t.pending += len(p)
-	for len(p) > 0 {
-		last := len(t.segs) - 1
-		if last < 0 || t.segs[last].Resize != nil || cap(t.segs[last].Data) == len(t.segs[last].Data) {
-			buf := t.newBufLocked()
-			t.segs = append(t.segs, Segment{Data: buf, buf: buf})
-			last++
-		}
+	t.total += uint64(n)
+	lo, hi := t.off, t.off+n
+	t.off = hi
+	if last := len(t.segs) - 1; last >= 0 && t.segs[last].c == t.cur && t.segs[last].hi == lo && t.segs[last].Resize == nil {
 		seg := &t.segs[last]
-		n := min(len(p), cap(seg.Data)-len(seg.Data))
-		seg.Data = append(seg.Data, p[:n]...)
-		p = p[n:]
+		seg.hi = hi
+		seg.Data = t.cur.mem[seg.lo:hi:hi]
+	} else {
+		t.cur.refs++
+		t.segs = append(t.segs, Segment{Data: t.cur.mem[lo:hi:hi], c: t.cur, lo: lo, hi: hi})
+	}
+	t.pending += n
+	if over := t.pending - t.limit; over > 0 {
+		t.dropOldestLocked(over)
 	}
 	t.mu.Unlock()
 	t.signal()
+}
+
+// Write copies p into the tap, for producers that did not read into Space.
+// It never blocks on the reader.
+func (t *Tap) Write(p []byte) {
+	if skip := len(p) - t.limit; skip > 0 {
+		// More than the whole budget at once: only its tail can be kept,
+		// and nothing pending before it.
+		t.mu.Lock()
+		if !t.closed {
+			t.total += uint64(skip)
+			t.lost += uint64(skip)
+			t.lostTotal += uint64(skip)
+			t.dropOldestLocked(t.pending)
+		}
+		t.mu.Unlock()
+		p = p[skip:]
+	}
+	for len(p) > 0 {
+		n := copy(t.Space(), p)
+		t.Commit(n)
+		p = p[n:]
+	}
+}
+
+// Last returns a copy of the newest n bytes written, up to
+// tapChunk-tapMinRead, whatever the reader took. It is for after the producer is
+// done (what an agent printed as it exited).
+func (t *Tap) Last(n int) []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []byte
+	if t.cur != nil {
+		out = t.cur.mem[max(0, t.off-n):t.off]
+	}
+	if need := n - len(out); need > 0 && t.prev != nil {
+		out = append(append([]byte(nil), t.prev.mem[max(0, t.prevHi-need):t.prevHi]...), out...)
+	}
+	return bytes.Clone(out)
 }
 
 // Resize records a size change after the bytes written so far.
@@ -146,8 +232,8 @@ func (t *Tap) Close() {
 	t.signal()
 }
 
-// Take removes and returns everything pending. The returned slices belong to
-// the caller until it hands them back with Recycle.
+// Take removes and returns everything pending. The returned segments
+// belong to the caller until it hands them back with Recycle.
 func (t *Tap) Take() Batch {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -158,21 +244,23 @@ func (t *Tap) Take() Batch {
 	return b
 }
 
-// Recycle returns a taken batch's buffers for reuse, so a steady stream does
-// not allocate.
+// Recycle hands taken segments back, each once, so their memory is reused
+// and a steady stream does not allocate.
 func (t *Tap) Recycle(b Batch) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, s := range b.Segments {
-		t.spareLocked(s.buf)
+		if s.c != nil {
+			t.releaseLocked(s.c)
+		}
 	}
 }
 
-// spareLocked keeps a buffer for reuse: enough of them to hold a full
-// backlog, and only whole chunks.
-func (t *Tap) spareLocked(buf []byte) {
-	if cap(buf) == t.chunk && len(t.spare) < t.limit/t.chunk+2 {
-		t.spare = append(t.spare, buf[:0])
+// releaseLocked drops one reference to c; unreferenced, it is kept for
+// reuse, as many chunks as a full backlog needs.
+func (t *Tap) releaseLocked(c *chunk) {
+	if c.refs--; c.refs == 0 && len(t.spare) < t.limit/t.chunkSize+2 {
+		t.spare = append(t.spare, c)
 	}
 }
 
@@ -183,43 +271,27 @@ func (t *Tap) Stats() (total, lost uint64) {
 	return t.total, t.lostTotal
 }
 
-func (t *Tap) newBufLocked() []byte {
-	if n := len(t.spare); n > 0 {
-		b := t.spare[n-1]
-		t.spare = t.spare[:n-1]
-		return b
-	}
-	return make([]byte, 0, t.chunk)
-}
-
 func (t *Tap) loseLocked(n int) {
 	t.pending -= n
 	t.lost += uint64(n)
 	t.lostTotal += uint64(n)
 }
 
-func (t *Tap) dropAllLocked() {
-	for i := range t.segs {
-		t.loseLocked(len(t.segs[i].Data))
-		t.segs[i].Data = t.segs[i].Data[:0]
-	}
-	t.pruneLocked()
-}
-
 // dropOldestLocked drops n bytes from the front of the pending output.
 func (t *Tap) dropOldestLocked(n int) {
 	for i := 0; n > 0 && i < len(t.segs); i++ {
-		d := t.segs[i].Data
-		k := min(n, len(d))
-		t.segs[i].Data = d[k:]
+		seg := &t.segs[i]
+		k := min(n, len(seg.Data))
+		seg.Data = seg.Data[k:]
+		seg.lo += k
 		t.loseLocked(k)
 		n -= k
 	}
 	t.pruneLocked()
 }
 
-// pruneLocked removes leading segments left empty by drops, keeping their
-// buffers for reuse. The sizes they carried collapse into one resize-only
+// pruneLocked removes leading segments left empty by drops, letting go of
+// their memory. The sizes they carried collapse into one resize-only
 // segment in front (the newest), so the reader still learns the size the
 // kept bytes were drawn at, and neither drops nor a flood of resizes can
 // make the slice grow.
@@ -230,7 +302,9 @@ func (t *Tap) pruneLocked() {
 		if t.segs[i].Resize != nil {
 			newest = t.segs[i].Resize
 		}
-		t.spareLocked(t.segs[i].buf)
+		if c := t.segs[i].c; c != nil {
+			t.releaseLocked(c)
+		}
 		i++
 	}
 	if newest != nil {

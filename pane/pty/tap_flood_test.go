@@ -75,7 +75,7 @@ func TestTapLeadingResizeDoesNotPinDrops(t *testing.T) {
 	tap.mu.Lock()
 	n := len(tap.segs)
 	tap.mu.Unlock()
-	if n > DefaultTapLimit/tapChunk+3 {
+	if n > DefaultTapLimit/(tapChunk-tapMinRead)+3 {
 		t.Fatalf("%d segments pending for a %d-byte backlog", n, DefaultTapLimit)
 	}
 	if a := testing.AllocsPerRun(2000, func() { tap.Write(p) }); a != 0 {

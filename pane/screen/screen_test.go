@@ -250,8 +250,12 @@ func TestFollowSurvivesGarbageFlood(t *testing.T) {
 			tap.Resize(pty.Size{Rows: uint16(1 + rng.IntN(80)), Cols: uint16(1 + rng.IntN(250))})
 		}
 		if i%100 == 0 {
+			// The live heap, not what the collector has yet to free:
+			// resizes churn through megabytes of cells, and on a loaded
+			// machine the heap in use ran to 187 MiB with nothing kept.
+			runtime.GC()
 			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapInuse)
+			peak = max(peak, ms.HeapAlloc)
 		}
 	}
 	// Once the flood has been taken, the agent draws a calm screen. It
@@ -266,8 +270,9 @@ func TestFollowSurvivesGarbageFlood(t *testing.T) {
 	if !strings.Contains(f.last().Text, "calm") {
 		t.Fatalf("did not catch up after the flood: %q", f.last().Text)
 	}
-	if peak > 128<<20 {
-		t.Fatalf("heap in use peaked at %d MiB", peak>>20)
+	t.Logf("live heap peak %d KiB", peak>>10)
+	if peak > 64<<20 {
+		t.Fatalf("the live heap peaked at %d MiB", peak>>20)
 	}
 }
 
