@@ -729,11 +729,9 @@ to the tap; signals and the child's exit arrive through the eventfd.
   (BenchmarkFeedFlood); the screen's share of the wrapper's user time under the base64 flood
   fell from 28 % to 10 %.
 - What the agent printed last (for Pi's resume hint) costs no copy either: the tap keeps the chunk
-  it filled before the current one, so the newest 4 KiB are always still there (without a tap the
-  loop reads into two buffers in turn and sets aside only what of the older read can still be
-  among them). A 4 KiB tap fed every chunk was a second copy of every byte, with its bookkeeping
-  (2 % of the wrapper's user time). The clock is read per chunk only while the output drains
-  after the child exited.
+  it filled before the current one, so the newest 4 KiB are always still there. A second, 4 KiB
+  tap fed every chunk was one more copy of every byte, with its bookkeeping (2 % of the wrapper's
+  user time). The clock is read per chunk only while the output drains after the child exited.
 - The shadow terminal keeps no scrollback; when the child exits the screen is cancelled, not drained.
 - Nothing runs while the agent is quiet: the screen goroutine waits on the tap, the state machine
   arms a timer only while a verdict is pending.

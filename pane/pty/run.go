@@ -441,21 +441,19 @@ const (
 // run is the copy loop. It returns the child's status once the child has
 // exited and its last output has been copied.
 func (l *loop) run() (int, error) {
-	// Output is read straight into the tap's memory when there is a tap
-	// (it also keeps what a Tail wants), else into one buffer, or two in
-	// turn when a Tail is wanted (readBuffers keeps it without a copy).
-	var rb *readBuffers
+	// Output is read straight into the tap's memory when there is a tap,
+	// else into one buffer. The tap also keeps what a Tail wants; without
+	// one, a tap nobody reads keeps it.
+	tap := l.o.Tap
+	if tap == nil && l.o.Tail != nil {
+		tap = NewTap(2 * tapChunk)
+	}
 	var out []byte
-	switch {
-	case l.o.Tap != nil:
-		if l.o.Tail != nil {
-			defer func() { l.o.Tail.data = l.o.Tap.Last(l.o.Tail.Size) }()
-		}
-	case l.o.Tail != nil:
-		rb = newReadBuffers(readChunk, l.o.Tail.Size)
-		defer func() { l.o.Tail.data = rb.tail() }()
-	default:
+	if tap == nil {
 		out = make([]byte, readChunk)
+	}
+	if l.o.Tail != nil {
+		defer func() { l.o.Tail.data = tap.Last(l.o.Tail.Size) }()
 	}
 	var in []byte        // input read from stdin, not yet accepted by the master
 	lastIn := byte('\n') // last byte the child was given
@@ -503,20 +501,14 @@ func (l *loop) run() (int, error) {
 	readMaster := func() (eof, empty bool) {
 		for i := 0; i < burstReads; i++ {
 			buf := out
-			switch {
-			case l.o.Tap != nil:
-				buf = l.o.Tap.Space()
-			case rb != nil:
-				buf = rb.take()
+			if tap != nil {
+				buf = tap.Space()
 			}
 			n, err := rawRead(l.mfd, buf) // non-blocking; see rawio.go
 			if n > 0 {
-				if rb != nil {
-					rb.got(n)
-				}
 				writeOut(buf[:n])
-				if l.o.Tap != nil {
-					l.o.Tap.Commit(n)
+				if tap != nil {
+					tap.Commit(n)
 				}
 				if l.o.Inject != nil {
 					bnd.Observe(buf[:n])

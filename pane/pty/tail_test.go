@@ -1,8 +1,6 @@
 package pty
 
 import (
-	"bytes"
-	"math/rand/v2"
 	"testing"
 )
 
@@ -48,57 +46,5 @@ func TestTailKeepsTheLastOutput(t *testing.T) {
 		if withTap && string(taken) != "a long beginning, then the end" {
 			t.Fatalf("the tap's reader took %q", taken)
 		}
-	}
-}
-
-// The read buffers' tail is the newest Size bytes of everything read,
-// whatever the sizes of the reads (empty ones included), and folding a
-// read aside copies only what can still be among them.
-func TestReadBuffersKeepTheNewestBytes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 7))
-	for _, size := range []int{1, 16, 4096} {
-		for _, maxRead := range []int{3, size - 1, size, size + 1, 3 * size} {
-			if maxRead < 1 {
-				continue
-			}
-			rb := newReadBuffers(max(maxRead, 1), size)
-			var all []byte
-			next := byte(0)
-			for i := 0; i < 500; i++ {
-				buf := rb.take()
-				n := rng.IntN(maxRead + 1)
-				if rng.IntN(8) == 0 {
-					n = 0 // EAGAIN: nothing read into the buffer taken
-				}
-				for j := 0; j < n; j++ {
-					buf[j] = next
-					all = append(all, next)
-					next++
-				}
-				rb.got(n)
-				want := all[max(0, len(all)-size):]
-				if got := rb.tail(); !bytes.Equal(got, want) {
-					t.Fatalf("size %d, reads up to %d, after %d reads: tail %v, want %v", size, maxRead, i+1, got, want)
-				}
-				if len(rb.older) > size {
-					t.Fatalf("older holds %d bytes, more than %d", len(rb.older), size)
-				}
-			}
-		}
-	}
-}
-
-// Reads as big as the tail need no copy at all: nothing is kept aside.
-func TestReadBuffersCopyNothingForFullReads(t *testing.T) {
-	rb := newReadBuffers(64, 16)
-	for i := 0; i < 10; i++ {
-		copy(rb.take(), bytes.Repeat([]byte{byte('a' + i)}, 16))
-		rb.got(16)
-		if len(rb.older) != 0 {
-			t.Fatalf("read %d: %d bytes kept aside", i, len(rb.older))
-		}
-	}
-	if got := string(rb.tail()); got != "jjjjjjjjjjjjjjjj" {
-		t.Fatalf("tail %q", got)
 	}
 }
