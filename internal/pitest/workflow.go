@@ -1,6 +1,7 @@
 package pitest
 
 import (
+	"fmt"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -62,8 +63,13 @@ func AgentActions(t testing.TB, tm *Term, flow, label string, timeout time.Durat
 			if !tm.await(15*time.Second, func(x string) bool { return MenuHint(x) != "" || !EditorShown(x) }) {
 				continue
 			}
-		default: // between screens
-			tm.WaitFor(t, "a menu", timeout, func(x string) bool { return MenuHint(x) != "" })
+		default:
+			// Between screens — or caught mid-redraw, the editor not yet
+			// drawn: wait for a menu, or for the editor to type at (a CI
+			// run waited three minutes for a menu nobody had asked for).
+			tm.WaitFor(t, fmt.Sprintf("a menu or the editor (/workflow typed %d times)", typed), timeout, func(x string) bool {
+				return MenuHint(x) != "" || EditorShown(x) && typed < 3
+			})
 			continue
 		}
 		// Every step leads to another menu screen; the editor may flash
