@@ -1,10 +1,10 @@
 package pitest
 
 import (
-	"fmt"
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
