@@ -280,9 +280,9 @@ func lastLines(segs []pty.Segment, n, limit int) int {
 // plainLines reports whether the segments' bytes after the first skip hold
 // at least n line feeds and nothing but printable UTF-8 and C0 controls
 // other than ESC, and the batch no resize: text that moves the cursor only
-// by writing, line feeds, returns, tabs and backspaces, whose last
-// screenful is drawn the same on a cleared screen as over an old one
-// (Screen.restartFlood).
+// by writing, line feeds, returns, tabs and backspaces, and pushes every
+// earlier row off a terminal's screen, so its last screenful may be drawn
+// on a cleared one (Screen.restartFlood).
 func plainLines(segs []pty.Segment, skip, n int) bool {
 	lines := 0
 	for _, seg := range segs {
