@@ -94,12 +94,14 @@ func NewBoundary() Boundary { return Boundary{clean: true} }
 // Clean reports whether the output observed so far ends at a clean boundary.
 func (b *Boundary) Clean() bool { return b.clean }
 
-// Observe takes the next chunk of output.
-func (b *Boundary) Observe(p []byte) {
+// Observe takes the next chunk of output. It returns where in p the last
+// ESC is (-1 for none), found on the way, for callers that look after it.
+func (b *Boundary) Observe(p []byte) (lastESCAt int) {
 	if len(p) == 0 {
-		return
+		return -1
 	}
-	if i := lastESC(p); i >= 0 {
+	i := lastESC(p)
+	if i >= 0 {
 		b.clean = sequenceComplete(p[i:])
 	}
 	// No ESC in this chunk: the state carries over from the last one,
@@ -107,6 +109,7 @@ func (b *Boundary) Observe(p []byte) {
 	if b.clean {
 		b.clean = utf8Complete(p)
 	}
+	return i
 }
 
 // lastESC is bytes.LastIndexByte(p, ESC) without its byte-by-byte walk

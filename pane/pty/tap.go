@@ -1,7 +1,6 @@
 package pty
 
 import (
-	"bytes"
 	"sync"
 )
 
@@ -17,9 +16,9 @@ type Segment struct {
 	Data   []byte
 	Resize *Size
 	// c is the tap memory Data lives in (nil for a resize alone, or a
-	// segment made elsewhere), Data being c.mem[lo:hi].
-	c      *chunk
-	lo, hi int
+	// segment made elsewhere), Data starting at c.mem[lo].
+	c  *chunk
+	lo int
 }
 
 // chunk is a piece of tap memory the copy loop reads output into. It goes
@@ -151,13 +150,13 @@ func (t *Tap) Commit(n int) {
 	t.total += uint64(n)
 	lo, hi := t.off, t.off+n
 	t.off = hi
-	if last := len(t.segs) - 1; last >= 0 && t.segs[last].c == t.cur && t.segs[last].hi == lo && t.segs[last].Resize == nil {
+	if last := len(t.segs) - 1; last >= 0 && t.segs[last].c == t.cur && t.segs[last].lo+len(t.segs[last].Data) == lo && t.segs[last].Resize == nil {
+		// The bytes follow the pending segment's: it grows.
 		seg := &t.segs[last]
-		seg.hi = hi
 		seg.Data = t.cur.mem[seg.lo:hi:hi]
 	} else {
 		t.cur.refs++
-		t.segs = append(t.segs, Segment{Data: t.cur.mem[lo:hi:hi], c: t.cur, lo: lo, hi: hi})
+		t.segs = append(t.segs, Segment{Data: t.cur.mem[lo:hi:hi], c: t.cur, lo: lo})
 	}
 	t.pending += n
 	if over := t.pending - t.limit; over > 0 {
@@ -191,19 +190,20 @@ func (t *Tap) Write(p []byte) {
 }
 
 // Last returns a copy of the newest n bytes written, up to
-// tapChunk-tapMinRead, whatever the reader took. It is for after the producer is
-// done (what an agent printed as it exited).
+// tapChunk-tapMinRead, whatever the reader took. It is for after the
+// producer is done (what an agent printed as it exited).
 func (t *Tap) Last(n int) []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var out []byte
-	if t.cur != nil {
-		out = t.cur.mem[max(0, t.off-n):t.off]
+	if t.cur == nil {
+		return nil
 	}
-	if need := n - len(out); need > 0 && t.prev != nil {
-		out = append(append([]byte(nil), t.prev.mem[max(0, t.prevHi-need):t.prevHi]...), out...)
+	newest := t.cur.mem[max(0, t.off-n):t.off]
+	var older []byte
+	if need := n - len(newest); need > 0 && t.prev != nil {
+		older = t.prev.mem[max(0, t.prevHi-need):t.prevHi]
 	}
-	return bytes.Clone(out)
+	return append(append(make([]byte, 0, len(older)+len(newest)), older...), newest...)
 }
 
 // Resize records a size change after the bytes written so far.

@@ -156,8 +156,7 @@ const minRetry = 1024
 // have been drawn on the new emulator without a panic; the first error is
 // returned.
 func (s *Screen) Write(p []byte) (err error) {
-	s.ground.Observe(p)
-	if i := bytes.LastIndexByte(p, 0x1b); i >= 0 {
+	if i := s.ground.Observe(p); i >= 0 {
 		s.rawC1, s.midRune = scanC1(p[i+1:], false)
 	} else {
 		c1, mid := scanC1(p, s.midRune)
@@ -255,19 +254,19 @@ func altIndex(emu *vt.Emulator) int {
 // cursor home and the screen cleared, so drawing the lines fills it from
 // the top instead of scrolling every cell once per line (x/vt moves each
 // cell on every scroll; a look at a flood of base64 lines on a 200x50
-// screen took 3.7 ms, 1.0 ms this way: BenchmarkFeedFlood). It reports
-// whether it did. Callers use it only for plain text with more line feeds
-// than the screen has rows, which on a terminal pushes every earlier row
-// out: the screen ends as a terminal that drew every byte shows it, more
-// exactly than when the lines are drawn over rows the flood skipped. With
-// margins set, or inside an unfinished escape sequence, it does nothing:
-// rows outside the margins would be wiped, and the sequence ended.
-func (s *Screen) restartFlood() bool {
+// screen took 3.7 ms, 1.0 ms this way: BenchmarkFeedFlood). Callers use it
+// only for plain text with more line feeds than the screen has rows, which
+// on a terminal pushes every earlier row out: the screen ends as a
+// terminal that drew every byte shows it, more exactly than when the
+// lines are drawn over rows the flood skipped. With margins set, or inside
+// an unfinished escape sequence, it does nothing: rows outside the margins
+// would be wiped, and the sequence ended.
+func (s *Screen) restartFlood() {
 	if s.margined[altIndex(s.emu)] || !s.ground.Clean() || s.rawC1 {
-		return false
+		return
 	}
 	s.restarts++
-	return s.Write([]byte("\x1b[H\x1b[2J")) == nil
+	_ = s.Write([]byte("\x1b[H\x1b[2J"))
 }
 
 // Close stops the emulator's drain goroutine.
