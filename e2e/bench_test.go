@@ -28,11 +28,20 @@ func buildHerdrPi(t testing.TB) string {
 	return bin
 }
 
+// outerTiming is what timeOuter measured of one run.
+type outerTiming struct {
+	took   time.Duration // wall time until every byte was read and the process exited
+	hwmKiB int64         // the process's peak resident set
+	cpu    time.Duration // user and system time of the process and every descendant it waited for
+}
+
 // timeOuter runs argv under an outer pty and returns the wall time until all
-// of want bytes were read and the process exited, and the process's peak
-// resident set in KiB. The peak is sampled from /proc (VmHWM): wait4's
-// ru_maxrss would include the pages the forked harness had before exec.
-func timeOuter(t testing.TB, argv, env []string, want int64) (time.Duration, int64) {
+// of want bytes were read and the process exited, the process's peak
+// resident set in KiB and the CPU its tree used. The peak is sampled from
+// /proc (VmHWM): wait4's ru_maxrss would include the pages the forked
+// harness had before exec. The CPU is wait4's: the process's own and that
+// of the children it reaped (a wrapper's leader and the command under it).
+func timeOuter(t testing.TB, argv, env []string, want int64) outerTiming {
 	t.Helper()
 	start := time.Now()
 	r, err := startOuter(outerOptions{Argv: argv, Env: env})
@@ -65,7 +74,8 @@ func timeOuter(t testing.TB, argv, env []string, want int64) (time.Duration, int
 	if got := r.count(); got < want {
 		t.Fatalf("%q delivered %d bytes, want at least %d", argv, got, want)
 	}
-	return d, peak
+	st := r.cmd.ProcessState
+	return outerTiming{took: d, hwmKiB: peak, cpu: st.UserTime() + st.SystemTime()}
 }
 
 // vmHWM reads a live process's peak resident set in KiB (0 once it is gone).

@@ -108,6 +108,7 @@ type payload struct {
 type tcase struct {
 	payload, reader string
 	wall            map[string][]time.Duration // variant → runs, in round order
+	cpu             map[string][]time.Duration // variant → its process tree's CPU per run, in round order
 }
 
 type doc struct {
@@ -156,7 +157,7 @@ func benchEnv() []string { return append(os.Environ(), "HERDR_PI_LOG=off") }
 func (d *doc) throughput(b *testing.B) {
 	for _, p := range d.payloads {
 		for _, r := range []string{"go", "python"} {
-			d.cases = append(d.cases, &tcase{payload: p.name, reader: r, wall: map[string][]time.Duration{}})
+			d.cases = append(d.cases, &tcase{payload: p.name, reader: r, wall: map[string][]time.Duration{}, cpu: map[string][]time.Duration{}})
 		}
 	}
 	env := benchEnv()
@@ -167,38 +168,40 @@ func (d *doc) throughput(b *testing.B) {
 			for j := range variants {
 				v := variants[(round+ci+j)%len(variants)]
 				argv := d.argv(v, "cat", file)
-				var took time.Duration
+				var took, cpu time.Duration
 				if c.reader == "go" {
-					var hwm int64
-					took, hwm = timeOuter(b, argv, env, want)
+					m := timeOuter(b, argv, env, want)
+					took, cpu = m.took, m.cpu
 					if v == "wrap" {
-						d.wrapRSSKiB = max(d.wrapRSSKiB, hwm)
+						d.wrapRSSKiB = max(d.wrapRSSKiB, m.hwmKiB)
 					}
 				} else {
-					took = d.pyRead(b, argv, want)
+					took, cpu = d.pyRead(b, argv, want)
 				}
 				c.wall[v] = append(c.wall[v], took)
+				c.cpu[v] = append(c.cpu[v], cpu)
 			}
 		}
 		b.Logf("throughput round %d/%d done", round+1, d.cfg.runs)
 	}
 }
 
-// pyRead runs argv under the Python reader and returns the time it measured.
-func (d *doc) pyRead(b *testing.B, argv []string, want int64) time.Duration {
+// pyRead runs argv under the Python reader and returns the time it measured
+// and the CPU argv's process tree used.
+func (d *doc) pyRead(b *testing.B, argv []string, want int64) (took, cpu time.Duration) {
 	cmd := exec.Command(d.py, append([]string{"testdata/bench/ptyread.py"}, argv...)...)
 	cmd.Env = benchEnv()
 	out, err := cmd.Output()
 	if err != nil {
 		b.Fatalf("python reader %q: %v\n%s", argv, err, out)
 	}
-	var secs float64
+	var secs, cpuSecs float64
 	var n int64
 	var status int
-	if _, err := fmt.Sscan(string(out), &secs, &n, &status); err != nil || status != 0 || n < want {
-		b.Fatalf("python reader %q: %q (want %d bytes, status 0)", argv, out, want)
+	if _, err := fmt.Sscan(string(out), &secs, &n, &status, &cpuSecs); err != nil || status != 0 || n < want {
+		b.Fatalf("python reader %q: %q (want %d bytes, status 0, then the CPU seconds)", argv, out, want)
 	}
-	return time.Duration(secs * float64(time.Second))
+	return time.Duration(secs * float64(time.Second)), time.Duration(cpuSecs * float64(time.Second))
 }
 
 // keystrokes: the keys in four blocks per variant, the variants alternating.
@@ -230,7 +233,7 @@ func (d *doc) startups(b *testing.B) {
 	for i := 0; i < d.cfg.starts; i++ {
 		for j := range variants {
 			v := variants[(i+j)%len(variants)]
-			took, _ := timeOuter(b, d.argv(v, "true"), env, 0)
+			took := timeOuter(b, d.argv(v, "true"), env, 0).took
 			d.start[v] = append(d.start[v], took)
 		}
 	}
@@ -553,19 +556,51 @@ func commit() string {
 
 // pairedRatio is the median of the per-round ratios a/b: each round's two
 // runs shared the machine's load of that moment.
-func pairedRatio(a, b []time.Duration) float64 {
+func pairedRatio(a, b []time.Duration) float64 { return medianOf(roundRatios(a, b)) }
+
+// roundRatios is each round's a/b.
+func roundRatios(a, b []time.Duration) []float64 {
 	var rs []float64
 	for i := range min(len(a), len(b)) {
 		rs = append(rs, a[i].Seconds()/b[i].Seconds())
 	}
-	slices.Sort(rs)
-	if len(rs) == 0 {
+	return rs
+}
+
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
 		return 0
 	}
-	if len(rs)%2 == 1 {
-		return rs[len(rs)/2]
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
 	}
-	return (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// medianInterval is a 95 % percentile-bootstrap interval for the median of
+// rs: the rounds are drawn again with replacement 10,000 times and the
+// middle 95 % of the resampled medians kept. It says how far the median
+// could move were rounds like these run again — whether a ratio near 1.00
+// is below it or only as likely to be as above. The seed is fixed, so the
+// same runs give the same interval.
+func medianInterval(rs []float64) (lo, hi float64) {
+	if len(rs) == 0 {
+		return 0, 0
+	}
+	const resamples = 10000
+	rng := rand.New(rand.NewPCG(1, 2))
+	meds := make([]float64, resamples)
+	draw := make([]float64, len(rs))
+	for i := range meds {
+		for j := range draw {
+			draw[j] = rs[rng.IntN(len(rs))]
+		}
+		meds[i] = medianOf(draw)
+	}
+	slices.Sort(meds)
+	return meds[resamples*25/1000], meds[resamples*975/1000-1]
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
@@ -600,13 +635,33 @@ func (d *doc) markdown() string {
 	f("Go harness (e2e/outerpty_test.go, 256 KiB reads) and an independent Python reader\n")
 	f("(`python3 e2e/testdata/bench/ptyread.py ARGV`: `pty.fork`, 64 KiB `os.read`s). Payloads: %s; %s.\n\n",
 		d.payloads[0].what, d.payloads[1].what)
-	f("| payload | reader | bare | script | wrap | **wrap/script** (paired) | wrap/script (of medians) | wrap/bare | bound |\n")
+	f("The paired ratio is the median of the rounds' own ratios; beside it, a 95 %% bootstrap interval for\n")
+	f("that median (the rounds drawn again with replacement 10,000 times): where it straddles 1.00 the\n")
+	f("two wrappers are not told apart by this run.\n\n")
+	f("| payload | reader | bare | script | wrap | **wrap/script** (paired) | 95 %% interval | wrap/bare | bound |\n")
 	f("|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range d.cases {
-		ws, wb := pairedRatio(c.wall["wrap"], c.wall["script"]), pairedRatio(c.wall["wrap"], c.wall["bare"])
-		f("| %s | %s | %s | %s | %s | **%.3f** | %.3f | %.3f | ≤ 1.00: %s; ≤ 1.25: %s |\n", c.payload, c.reader,
+		rs := roundRatios(c.wall["wrap"], c.wall["script"])
+		ws, wb := medianOf(rs), pairedRatio(c.wall["wrap"], c.wall["bare"])
+		lo, hi := medianInterval(rs)
+		f("| %s | %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %.3f | ≤ 1.00: %s; ≤ 1.25: %s |\n", c.payload, c.reader,
 			ms(median(c.wall["bare"])), ms(median(c.wall["script"])), ms(median(c.wall["wrap"])), ws,
-			median(c.wall["wrap"]).Seconds()/median(c.wall["script"]).Seconds(), wb, verdict(ws <= 1.0), verdict(wb <= 1.25))
+			lo, hi, wb, verdict(ws <= 1.0), verdict(wb <= 1.25))
+	}
+	f("\nCPU (user + system) of each variant's process tree in the same runs, from wait4: herdr-pi, its\n")
+	f("session leader and cat; script, its shell and cat; cat alone. With both cores busy, CPU one stage\n")
+	f("uses is taken from the others.\n\n")
+	f("| payload | reader | bare | script | wrap | **wrap/script** (paired) | 95 %% interval | wrap − script (median) |\n")
+	f("|---|---|---|---|---|---|---|---|\n")
+	for _, c := range d.cases {
+		rs := roundRatios(c.cpu["wrap"], c.cpu["script"])
+		lo, hi := medianInterval(rs)
+		var diffs []time.Duration
+		for i := range min(len(c.cpu["wrap"]), len(c.cpu["script"])) {
+			diffs = append(diffs, c.cpu["wrap"][i]-c.cpu["script"][i])
+		}
+		f("| %s | %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %s |\n", c.payload, c.reader,
+			ms(median(c.cpu["bare"])), ms(median(c.cpu["script"])), ms(median(c.cpu["wrap"])), medianOf(rs), lo, hi, ms(median(diffs)))
 	}
 	f("\nAll runs (ms, round order):\n\n```\n")
 	for _, c := range d.cases {
