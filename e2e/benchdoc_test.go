@@ -558,6 +558,15 @@ func commit() string {
 // runs shared the machine's load of that moment.
 func pairedRatio(a, b []time.Duration) float64 { return medianOf(roundRatios(a, b)) }
 
+// pairedSummary is a paired ratio and its 95 % interval.
+type pairedSummary struct{ median, lo, hi float64 }
+
+func pairedWithInterval(a, b []time.Duration) pairedSummary {
+	rs := roundRatios(a, b)
+	lo, hi := medianInterval(rs)
+	return pairedSummary{median: medianOf(rs), lo: lo, hi: hi}
+}
+
 // roundRatios is each round's a/b.
 func roundRatios(a, b []time.Duration) []float64 {
 	var rs []float64
@@ -641,12 +650,10 @@ func (d *doc) markdown() string {
 	f("| payload | reader | bare | script | wrap | **wrap/script** (paired) | 95 %% interval | wrap/bare | bound |\n")
 	f("|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range d.cases {
-		rs := roundRatios(c.wall["wrap"], c.wall["script"])
-		ws, wb := medianOf(rs), pairedRatio(c.wall["wrap"], c.wall["bare"])
-		lo, hi := medianInterval(rs)
+		ws, wb := pairedWithInterval(c.wall["wrap"], c.wall["script"]), pairedRatio(c.wall["wrap"], c.wall["bare"])
 		f("| %s | %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %.3f | ≤ 1.00: %s; ≤ 1.25: %s |\n", c.payload, c.reader,
-			ms(median(c.wall["bare"])), ms(median(c.wall["script"])), ms(median(c.wall["wrap"])), ws,
-			lo, hi, wb, verdict(ws <= 1.0), verdict(wb <= 1.25))
+			ms(median(c.wall["bare"])), ms(median(c.wall["script"])), ms(median(c.wall["wrap"])), ws.median,
+			ws.lo, ws.hi, wb, verdict(ws.median <= 1.0), verdict(wb <= 1.25))
 	}
 	f("\nCPU (user + system) of each variant's process tree in the same runs, from wait4: herdr-pi, its\n")
 	f("session leader and cat; script, its shell and cat; cat alone. With both cores busy, CPU one stage\n")
@@ -654,14 +661,13 @@ func (d *doc) markdown() string {
 	f("| payload | reader | bare | script | wrap | **wrap/script** (paired) | 95 %% interval | wrap − script (median) |\n")
 	f("|---|---|---|---|---|---|---|---|\n")
 	for _, c := range d.cases {
-		rs := roundRatios(c.cpu["wrap"], c.cpu["script"])
-		lo, hi := medianInterval(rs)
-		var diffs []time.Duration
+		cs := pairedWithInterval(c.cpu["wrap"], c.cpu["script"])
+		var diffs []float64 // ms, each round's wrap − script
 		for i := range min(len(c.cpu["wrap"]), len(c.cpu["script"])) {
-			diffs = append(diffs, c.cpu["wrap"][i]-c.cpu["script"][i])
+			diffs = append(diffs, float64((c.cpu["wrap"][i]-c.cpu["script"][i]).Microseconds())/1000)
 		}
-		f("| %s | %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %s |\n", c.payload, c.reader,
-			ms(median(c.cpu["bare"])), ms(median(c.cpu["script"])), ms(median(c.cpu["wrap"])), medianOf(rs), lo, hi, ms(median(diffs)))
+		f("| %s | %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %.1f ms |\n", c.payload, c.reader,
+			ms(median(c.cpu["bare"])), ms(median(c.cpu["script"])), ms(median(c.cpu["wrap"])), cs.median, cs.lo, cs.hi, medianOf(diffs))
 	}
 	f("\nAll runs (ms, round order):\n\n```\n")
 	for _, c := range d.cases {
