@@ -591,9 +591,9 @@ func medianOf(xs []float64) float64 {
 // medianInterval is a 95 % percentile-bootstrap interval for the median of
 // rs: the rounds are drawn again with replacement 10,000 times and the
 // middle 95 % of the resampled medians kept. It says how far the median
-// could move were rounds like these run again — whether a ratio near 1.00
-// is below it or only as likely to be as above. The seed is fixed, so the
-// same runs give the same interval.
+// could move were rounds like these run again: whether a median just under
+// 1.00 is a result, or could as well have come out above. The seed is
+// fixed, so the same runs give the same interval.
 func medianInterval(rs []float64) (lo, hi float64) {
 	if len(rs) == 0 {
 		return 0, 0
