@@ -3,6 +3,7 @@ package pty
 import (
 	"errors"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -18,11 +19,25 @@ import (
 // core from the child or the terminal: a bare Go copy loop was 1.17× slower
 // than util-linux script, the same loop with raw calls 0.96×.
 //
-// A raw call must never block: the goroutine keeps its P throughout, so a
-// stop-the-world (a GC) would wait for it. Both descriptors are therefore
-// non-blocking — the pty master always, the terminal through a private
-// open file description (outHandle) — and every wait goes through ppoll,
-// which is an ordinary (scheduler-aware) system call.
+// A raw read or write must never block: the goroutine keeps its P
+// throughout, so a stop-the-world (a GC) would wait for it — a tty read is
+// restarted after the runtime's preemption signal. Both descriptors are
+// therefore non-blocking — the pty master always, the terminal through a
+// private open file description (outHandle).
+//
+// Waits are the exception, and only short ones. Under a flood the loop
+// waits often and briefly (the terminal full, the child between writes):
+// each such wait made through the scheduler let sysmon take the P away and
+// then poll every 20 µs for a millisecond or more — ~6,500 of its sleeps per
+// 200 MiB, the largest share of the runtime's cost in the wrapper. So a wait
+// first spends up to rawWaitCap in a raw ppoll, which keeps the P (1,400
+// sleeps per 200 MiB, same machine, same run); only a wait that outlasts it
+// goes on in an ordinary ppoll, which gives the P up. A raw ppoll cannot
+// hold up a stop-the-world: unlike a tty read, ppoll is never restarted
+// after a signal, so the runtime's preemption signal ends it with EINTR. What
+// the cap bounds is how long a goroutine queued on this P waits when no
+// other P steals it (GOMAXPROCS=1), and it keeps an idle wrapper asleep in
+// the ordinary wait rather than woken by sysmon's preemption every 10 ms.
 
 // rawRead reads from a non-blocking descriptor without telling the
 // scheduler.
@@ -48,6 +63,46 @@ func rawWrite(fd int, p []byte) (int, error) {
 		return 0, e
 	}
 	return int(n), nil
+}
+
+// rawWaitCap bounds a raw ppoll (see above). Output that comes in
+// bursts waits a few hundred microseconds between them; an idle child
+// waits for seconds.
+const rawWaitCap = 2 * time.Millisecond
+
+// rawPoll is ppoll for at most d without telling the scheduler. It returns
+// the number of ready descriptors, 0 when d passed, or the error (EINTR
+// when a signal came).
+func rawPoll(fds []unix.PollFd, d time.Duration) (int, error) {
+	ts := unix.NsecToTimespec(int64(d))
+	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// waitFor waits as ppoll(fds, timeout) would, for at most wait (negative:
+// for ever): up to rawWaitCap of it in a raw ppoll, and what is left, if
+// nothing came, in ppoll, the ordinary call the caller passes.
+func waitFor(fds []unix.PollFd, wait time.Duration, ppoll func([]unix.PollFd, *unix.Timespec, *unix.Sigset_t) (int, error)) (int, error) {
+	first := rawWaitCap
+	if wait >= 0 && wait < first {
+		first = wait
+	}
+	n, err := rawPoll(fds, first)
+	if n > 0 || (err != nil && !errors.Is(err, unix.EINTR)) {
+		return n, err
+	}
+	var timeout *unix.Timespec
+	if wait >= 0 {
+		if err == nil && wait <= first {
+			return 0, nil // the whole wait has passed
+		}
+		ts := unix.NsecToTimespec(int64(max(wait-first, 0)))
+		timeout = &ts
+	}
+	return ppoll(fds, timeout, nil)
 }
 
 // outHandle is how the copy loop writes to the caller's terminal: through
@@ -111,7 +166,7 @@ func (h outHandle) write(p []byte) error {
 			// non-blocking: wait until it takes more, as a blocking
 			// write would.
 			pfd := []unix.PollFd{{Fd: int32(h.fd), Events: unix.POLLOUT}}
-			if _, perr := unix.Ppoll(pfd, nil, nil); perr != nil && !errors.Is(perr, unix.EINTR) {
+			if _, perr := waitFor(pfd, pollForever, unix.Ppoll); perr != nil && !errors.Is(perr, unix.EINTR) {
 				return perr
 			}
 		case err == nil, errors.Is(err, unix.EINTR):

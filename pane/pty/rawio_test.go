@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -176,5 +177,114 @@ func TestRawReadAndWrite(t *testing.T) {
 	}
 	if _, err := rawWrite(-1, []byte("x")); !errors.Is(err, unix.EBADF) {
 		t.Fatalf("raw write to a bad descriptor: %v, want EBADF", err)
+	}
+}
+
+// recordingPoll is an ordinary ppoll that notes how it was called.
+type recordingPoll struct {
+	calls   int
+	timeout *unix.Timespec
+}
+
+func (r *recordingPoll) ppoll(fds []unix.PollFd, ts *unix.Timespec, sm *unix.Sigset_t) (int, error) {
+	r.calls++
+	if ts != nil {
+		c := *ts
+		r.timeout = &c
+	}
+	return unix.Ppoll(fds, ts, sm)
+}
+
+func pipeFds(t *testing.T) (r, w int) {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
+	return p[0], p[1]
+}
+
+// A descriptor that is ready is reported by the raw wait alone; one that
+// stays quiet past the raw wait's cap is waited for in the ordinary call,
+// for what is left of the wait, or for ever.
+func TestWaitForRawFirstThenOrdinary(t *testing.T) {
+	r, w := pipeFds(t)
+	if _, err := unix.Write(w, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	var rec recordingPoll
+	fds := []unix.PollFd{{Fd: int32(r), Events: unix.POLLIN}}
+	if n, err := waitFor(fds, pollForever, rec.ppoll); n != 1 || err != nil || fds[0].Revents&unix.POLLIN == 0 {
+		t.Fatalf("ready pipe: waitFor = %d, %v, revents %#x", n, err, fds[0].Revents)
+	}
+	if rec.calls != 0 {
+		t.Fatalf("a ready descriptor reached the ordinary ppoll (%d calls)", rec.calls)
+	}
+
+	var buf [1]byte
+	_, _ = unix.Read(r, buf[:])
+	fds[0].Revents = 0
+	if n, err := waitFor(fds, rawWaitCap+50*time.Millisecond, rec.ppoll); n != 0 || err != nil {
+		t.Fatalf("quiet pipe: waitFor = %d, %v", n, err)
+	}
+	if rec.calls != 1 || rec.timeout == nil || time.Duration(rec.timeout.Nano()) != 50*time.Millisecond {
+		t.Fatalf("the ordinary ppoll got %d calls, timeout %v; want one call for the 50ms left", rec.calls, rec.timeout)
+	}
+
+	// A wait within the cap is the raw wait's alone; were the raw wait cut
+	// short by a signal, the ordinary call would not wait longer than was
+	// left.
+	rec = recordingPoll{}
+	if n, err := waitFor(fds, rawWaitCap/2, rec.ppoll); n != 0 || err != nil {
+		t.Fatalf("short wait: waitFor = %d, %v", n, err)
+	}
+	if rec.calls > 1 || rec.calls == 1 && (rec.timeout == nil || rec.timeout.Nano() != 0) {
+		t.Fatalf("short wait: %d ordinary calls, timeout %v", rec.calls, rec.timeout)
+	}
+
+	// For ever: the ordinary call has no timeout and returns when data comes.
+	rec = recordingPoll{}
+	go func() {
+		time.Sleep(3 * rawWaitCap)
+		_, _ = unix.Write(w, []byte("y"))
+	}()
+	if n, err := waitFor(fds, pollForever, rec.ppoll); n != 1 || err != nil {
+		t.Fatalf("wait for ever: waitFor = %d, %v", n, err)
+	}
+	if rec.calls != 1 || rec.timeout != nil {
+		t.Fatalf("wait for ever: %d ordinary calls, timeout %v; want one without a timeout", rec.calls, rec.timeout)
+	}
+}
+
+// A goroutine in a raw wait keeps its P, yet a stop-the-world does not
+// wait for it: the runtime's preemption signal ends a ppoll (it is never
+// restarted), where it would not end a blocking tty read. Were the
+// collection held up, it would end only with the minute-long poll.
+func TestRawWaitDoesNotHoldUpAGarbageCollection(t *testing.T) {
+	r, w := pipeFds(t)
+	fds := []unix.PollFd{{Fd: int32(r), Events: unix.POLLIN}}
+	polled := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		var err error
+		for n := 0; n == 0 && (err == nil || errors.Is(err, unix.EINTR)); {
+			n, err = rawPoll(fds, time.Minute)
+		}
+		polled <- err
+	}()
+	<-started
+	time.Sleep(10 * time.Millisecond) // into the poll
+	start := time.Now()
+	runtime.GC()
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("a garbage collection waited %v for a raw ppoll", took)
+	}
+	if _, err := unix.Write(w, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-polled; err != nil {
+		t.Fatal(err)
 	}
 }

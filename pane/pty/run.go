@@ -612,7 +612,6 @@ func (l *loop) run() (int, error) {
 			fds = append(fds, unix.PollFd{Fd: int32(l.inFd), Events: unix.POLLIN})
 		}
 
-		var timeout *unix.Timespec
 		var wait time.Duration = pollForever
 		if childDone {
 			wait = drainQuiet
@@ -624,11 +623,7 @@ func (l *loop) run() (int, error) {
 				}
 			}
 		}
-		if wait >= 0 {
-			ts := unix.NsecToTimespec(int64(wait))
-			timeout = &ts
-		}
-		_, err := l.ppoll(fds, timeout, nil)
+		_, err := waitFor(fds, wait, l.ppoll)
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			err = fmt.Errorf("pty: poll: %w", err)
 			l.end(err)
