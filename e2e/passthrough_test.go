@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -82,5 +83,40 @@ func TestPassthroughSmallPieces(t *testing.T) {
 	}
 	if got := r.bytes(); !bytes.Equal(got, []byte("a\x1b[3;b1mc\x1b[0m状done\r\r\n")) {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// TestWrapPassesTheEnvironmentUntouched: the child sees the environment
+// the wrapper was given — CI unset, set but empty, or set — whatever the
+// wrapper's own initialisers did to it for their own sake.
+func TestWrapPassesTheEnvironmentUntouched(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ci   []string // CI's entry in the environment, if any
+		want string
+	}{
+		{"unset", nil, "[unset]"},
+		{"empty", []string{"CI="}, "[]"},
+		{"set", []string{"CI=true"}, "[true]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var env []string
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, "CI=") {
+					env = append(env, kv)
+				}
+			}
+			env = append(env, tc.ci...)
+			r, err := startOuter(outerOptions{Keep: true, Env: env, Argv: []string{"herdr-pi", "wrap", "--", "sh", "-c", `printf '[%s]' "${CI-unset}"`}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
+				t.Fatalf("status %d, %v", status, err)
+			}
+			if got := string(r.bytes()); !strings.Contains(got, tc.want) {
+				t.Fatalf("the child saw %q, want %s", got, tc.want)
+			}
+		})
 	}
 }

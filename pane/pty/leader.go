@@ -89,7 +89,7 @@ func leaderMain(path string, argv []string) int {
 	}
 
 	cmd := &exec.Cmd{
-		Path: path, Args: argv,
+		Path: path, Args: argv, Env: startEnviron(),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		// Ctty is the leader's descriptor 0, the pty slave.
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Foreground: true, Ctty: 0},
@@ -166,4 +166,24 @@ func (e *leaderStartError) Unwrap() error {
 		return nil
 	}
 	return e.errno
+}
+
+// startEnviron is the environment this process was started with, for the
+// child. The leader runs inside its package's init, and initialisers that
+// ran before it may have changed the environment for this binary's own sake
+// (the command line's sets CI while Bubble Tea initialises, so that it asks
+// the terminal nothing, and puts it back only after this init has run): the
+// child must see what the wrapper passed, not that. The kernel keeps the
+// environment as exec gave it in /proc/self/environ; without /proc the
+// current one is all there is.
+func startEnviron() []string {
+	b, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		return os.Environ()
+	}
+	env := strings.Split(string(b), "\x00")
+	if n := len(env); n > 0 && env[n-1] == "" {
+		env = env[:n-1]
+	}
+	return env
 }
