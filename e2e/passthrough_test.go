@@ -120,3 +120,19 @@ func TestWrapPassesTheEnvironmentUntouched(t *testing.T) {
 		})
 	}
 }
+
+// TestWrapInAHugeWindow: a terminal that claims 65535x65535 gets a wrapper
+// that starts, runs the child and exits like any other; its shadow screen
+// is bounded (pane/screen MaxRows, MaxCols), not the size claimed.
+func TestWrapInAHugeWindow(t *testing.T) {
+	r, err := startOuter(outerOptions{Keep: true, Rows: 65535, Cols: 65535, Argv: []string{"herdr-pi", "wrap", "--", "sh", "-c", "stty size"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := r.wait(time.Minute); err != nil || status != 0 {
+		t.Fatalf("status %d, %v (output %q)", status, err, r.bytes())
+	}
+	if got := string(r.bytes()); !strings.Contains(got, "65535 65535") {
+		t.Fatalf("the child saw the size %q, want the terminal's own 65535 65535", got)
+	}
+}

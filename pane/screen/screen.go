@@ -76,9 +76,29 @@ type Screen struct {
 	restarts int  // floods drawn on a cleared screen, for tests
 }
 
-// New returns a shadow screen of the given size.
+// MaxRows and MaxCols bound the shadow screen. The emulator keeps about
+// 230 bytes a cell (measured with x/vt), and a terminal may claim 65535 in
+// both (LINES and COLUMNS, or a window size set by a program): at
+// 60000x60000 the wrapper grew by a gigabyte a second and never finished.
+// 300x600 — larger than a full-screen terminal on a 5K display — costs at
+// most about 42 MB. A bigger terminal is shadowed at that size: lines wrap
+// at column 600 and a position past row 300 lands on the last row, so what
+// is drawn beyond the bound may be misread.
+const (
+	MaxRows = 300
+	MaxCols = 600
+)
+
+// bounded is a size the shadow screen can have: at least 1x1, at most
+// MaxRows x MaxCols.
+func bounded(rows, cols int) (int, int) {
+	return min(max(rows, 1), MaxRows), min(max(cols, 1), MaxCols)
+}
+
+// New returns a shadow screen of the given size, within MaxRows x MaxCols.
 func New(rows, cols int) *Screen {
-	s := &Screen{rows: max(rows, 1), cols: max(cols, 1), ground: pty.NewBoundary()}
+	rows, cols = bounded(rows, cols)
+	s := &Screen{rows: rows, cols: cols, ground: pty.NewBoundary()}
 	s.build()
 	return s
 }
@@ -184,9 +204,10 @@ func (s *Screen) writeGuarded(p []byte) error {
 	return err
 }
 
-// Resize changes the screen size, as the terminal did.
+// Resize changes the screen size, as the terminal did, within MaxRows x
+// MaxCols.
 func (s *Screen) Resize(rows, cols int) error {
-	rows, cols = max(rows, 1), max(cols, 1)
+	rows, cols = bounded(rows, cols)
 	if rows == s.rows && cols == s.cols {
 		return nil
 	}

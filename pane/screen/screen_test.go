@@ -318,3 +318,27 @@ func FuzzFeed(f *testing.F) {
 		}
 	})
 }
+
+// A terminal may claim any size up to 65535x65535; the shadow screen stays
+// within its bound, at start and on a resize, and still draws.
+func TestScreenSizeIsBounded(t *testing.T) {
+	s := New(60000, 60000)
+	defer s.Close()
+	if snap := s.Snapshot(); snap.Rows != MaxRows || snap.Cols != MaxCols {
+		t.Fatalf("New(60000, 60000) is %dx%d, want %dx%d", snap.Rows, snap.Cols, MaxRows, MaxCols)
+	}
+	must(t, s.Resize(10, 20))
+	must(t, s.Resize(65535, 65535))
+	must(t, s.Write([]byte("\x1b[65535;1Hbottom")))
+	snap := s.Snapshot()
+	if snap.Rows != MaxRows || snap.Cols != MaxCols {
+		t.Fatalf("after Resize(65535, 65535): %dx%d, want %dx%d", snap.Rows, snap.Cols, MaxRows, MaxCols)
+	}
+	if l := lines(snap); l[len(l)-1] != "bottom" {
+		t.Fatalf("last row %q, want the text drawn past the bound", l[len(l)-1])
+	}
+	must(t, s.Resize(0, -3))
+	if snap := s.Snapshot(); snap.Rows != 1 || snap.Cols != 1 {
+		t.Fatalf("Resize(0, -3) gives %dx%d, want 1x1", snap.Rows, snap.Cols)
+	}
+}
