@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
 )
 
@@ -71,20 +72,34 @@ func Doctor(ctx context.Context, in DoctorInput) []Check {
 			probe = in.Tmux
 		}
 		t := ResolveTarget(ctx, in.Getenv, in.Config.Table, probe)
-		detail := fmt.Sprintf("%s, for TERM_PROGRAM=%q (%s)", t.Protocol, t.TermProgram, t.From)
-		if t.TermProgram == "" {
-			detail = fmt.Sprintf("%s, the fallback: TERM_PROGRAM is not set", t.Protocol)
-		}
-		if in.Getenv("KITTY_WINDOW_ID") != "" {
-			detail = fmt.Sprintf("%s, for kitty (KITTY_WINDOW_ID is set)", t.Protocol)
-		}
-		checks = append(checks, Check{Name: "terminal protocol", Status: CheckOK, Detail: detail})
+		checks = append(checks, Check{Name: "terminal protocol", Status: CheckOK, Detail: protocolDetail(t)})
 		if in.Tmux != nil && len(t.Tmux) > 0 {
 			checks = append(checks, TmuxPassthrough(ctx, in.Tmux, t.Tmux)...)
 		}
 	}
 	checks = append(checks, ntfyCheck(in.Config))
 	return checks
+}
+
+// protocolDetail says which protocol t uses and what chose it. An
+// inherited KITTY_WINDOW_ID is named only when it decided, so a person in
+// a kitty-started tmux attached from another terminal is not told "kitty".
+func protocolDetail(t Target) string {
+	program := "TERM_PROGRAM is not set"
+	if t.TermProgram != "" {
+		program = fmt.Sprintf("TERM_PROGRAM=%q (%s) is not in the table", t.TermProgram, t.From)
+	}
+	switch t.Reason {
+	case osc.ByTermProgram:
+		return fmt.Sprintf("%s, for TERM_PROGRAM=%q (%s)", t.Protocol, t.TermProgram, t.From)
+	case osc.ByKitty:
+		if t.TermProgram == "" {
+			return fmt.Sprintf("%s, for kitty: KITTY_WINDOW_ID is set and TERM_PROGRAM is not", t.Protocol)
+		}
+		return fmt.Sprintf("%s, for kitty: KITTY_WINDOW_ID is set and %s", t.Protocol, program)
+	default:
+		return fmt.Sprintf("%s, the fallback: %s", t.Protocol, program)
+	}
 }
 
 // TmuxPassthrough says, for each tmux server between the process and the

@@ -96,7 +96,12 @@ func TestResolveTarget(t *testing.T) {
 		from   string
 	}{
 		{"plain", envOf("TERM_PROGRAM", "WarpTerminal"), nil, osc.OSC777, 0, "environment"},
-		{"kitty", envOf("TERM_PROGRAM", "WarpTerminal", "KITTY_WINDOW_ID", "3"), nil, osc.OSC99, 0, "environment"},
+		// KITTY_WINDOW_ID leaks into whatever a kitty shell starts: a known
+		// TERM_PROGRAM still decides (seed 003), kitty only an unknown one.
+		{"known program with a kitty window id", envOf("TERM_PROGRAM", "WarpTerminal", "KITTY_WINDOW_ID", "3"), nil, osc.OSC777, 0, "environment"},
+		{"kitty without TERM_PROGRAM", envOf("KITTY_WINDOW_ID", "3"), nil, osc.OSC99, 0, "environment"},
+		{"tmux started in kitty, attached from iTerm2", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux", "KITTY_WINDOW_ID", "3"),
+			fakeProbe{levels: []tmux.Level{{Socket: "/in"}}, outer: "iTerm.app"}, osc.OSC9, 1, "tmux global environment"},
 		{"tmux hides the terminal", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), two, osc.OSC777, 2, "tmux global environment"},
 		{"tmux without a probe", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), nil, osc.OSC99, 1, "environment"},
 		{"override", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "ghostty", LevelsOverride, "3"), two, osc.OSC9, 3, "environment"},
@@ -432,6 +437,36 @@ func TestDoctorRows(t *testing.T) {
 	rows = Doctor(ctx, DoctorInput{Config: Config{Enabled: true, Channel: "terminal"}, Getenv: envOf(), InHerdr: true})
 	if rows[0].Status != CheckFail || !strings.Contains(rows[0].Detail, "Herdr does not pass OSC") {
 		t.Errorf("terminal inside Herdr: %+v", rows[0])
+	}
+}
+
+// Doctor names what chose the protocol: a TERM_PROGRAM the table knows wins
+// over an inherited KITTY_WINDOW_ID, which wins over the fallback.
+func TestDoctorSaysWhatChoseTheProtocol(t *testing.T) {
+	ctx := context.Background()
+	cfg := Config{Enabled: true, Channel: "terminal", Table: osc.DefaultTable().Overlay(osc.OSC777, map[string]osc.Protocol{"MyTerminal": osc.OSC9})}
+	cases := []struct {
+		name string
+		env  func(string) string
+		want string
+	}{
+		{"table", envOf("TERM_PROGRAM", "WarpTerminal", "KITTY_WINDOW_ID", "7"), `osc777, for TERM_PROGRAM="WarpTerminal" (environment)`},
+		{"user table", envOf("TERM_PROGRAM", "myterminal", "KITTY_WINDOW_ID", "7"), `osc9, for TERM_PROGRAM="myterminal" (environment)`},
+		{"kitty, unknown program", envOf("TERM_PROGRAM", "Other", "KITTY_WINDOW_ID", "7"), `osc99, for kitty: KITTY_WINDOW_ID is set and TERM_PROGRAM="Other" (environment) is not in the table`},
+		{"kitty, no program", envOf("KITTY_WINDOW_ID", "7"), "osc99, for kitty: KITTY_WINDOW_ID is set and TERM_PROGRAM is not"},
+		{"fallback, unknown program", envOf("TERM_PROGRAM", "Other"), `osc777, the fallback: TERM_PROGRAM="Other" (environment) is not in the table`},
+		{"fallback, no program", envOf(), "osc777, the fallback: TERM_PROGRAM is not set"},
+	}
+	for _, c := range cases {
+		var got string
+		for _, row := range Doctor(ctx, DoctorInput{Config: cfg, Getenv: c.env}) {
+			if row.Name == "terminal protocol" {
+				got = row.Detail
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: terminal protocol %q, want %q", c.name, got, c.want)
+		}
 	}
 }
 

@@ -56,6 +56,9 @@ type Target struct {
 	// From says where it came from ("environment", or "tmux global
 	// environment" when tmux hid it).
 	TermProgram, From string
+	// Reason says whether TERM_PROGRAM, KITTY_WINDOW_ID or the fallback
+	// chose the protocol, so doctor can tell the person.
+	Reason osc.Reason
 }
 
 // TmuxProbe is what Target needs to ask tmux.
@@ -91,6 +94,6 @@ func ResolveTarget(ctx context.Context, getenv func(string) string, table osc.Ta
 	if n, err := strconv.Atoi(strings.TrimSpace(getenv(LevelsOverride))); err == nil && n >= 0 && n <= 8 {
 		t.TmuxLevels = n
 	}
-	t.Protocol = table.Resolve(t.TermProgram, getenv("KITTY_WINDOW_ID"))
+	t.Protocol, t.Reason = table.ResolveWhy(t.TermProgram, getenv("KITTY_WINDOW_ID"))
 	return t
 }

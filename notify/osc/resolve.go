@@ -45,21 +45,40 @@ func (t Table) Overlay(fallback Protocol, programs map[string]Protocol) Table {
 	return out
 }
 
-// Resolve picks the protocol for a terminal. A non-empty KITTY_WINDOW_ID
-// means kitty, which speaks OSC 99 whatever TERM_PROGRAM says (kitty does not
-// set it; notifications-and-sentinel.md §5.2). Otherwise the trimmed
-// TERM_PROGRAM is looked up exactly, then case-insensitively, and an unset or
-// unknown one gets the fallback (§5.1). When several keys differ only in
-// case, the alphabetically first wins, so the answer never depends on map
-// order.
+// Reason says which rule of [Table.ResolveWhy] chose a protocol.
+type Reason string
+
+const (
+	ByTermProgram Reason = "TERM_PROGRAM" // the table (user entries over built-ins) knows it
+	ByKitty       Reason = "kitty"        // unknown or unset TERM_PROGRAM, KITTY_WINDOW_ID set
+	ByFallback    Reason = "fallback"     // neither
+)
+
+// Resolve picks the protocol for a terminal; see [Table.ResolveWhy].
 func (t Table) Resolve(termProgram, kittyWindowID string) Protocol {
-	if strings.TrimSpace(kittyWindowID) != "" {
-		return OSC99
-	}
+	p, _ := t.ResolveWhy(termProgram, kittyWindowID)
+	return p
+}
+
+// ResolveWhy picks the protocol for a terminal and says which rule did.
+// The trimmed TERM_PROGRAM is looked up exactly, then case-insensitively,
+// in the table, where the user's entries already replaced the built-ins
+// (seed 003; notifications-and-sentinel.md §5.1). Only when the table does
+// not know it does a non-empty KITTY_WINDOW_ID mean kitty, hence OSC 99
+// (kitty does not set TERM_PROGRAM; §5.2), and after that the fallback.
+//
+// The later pi-notify asks KITTY_WINDOW_ID first (§5.2). We do not: every
+// process started from a kitty shell inherits it — a tmux server started in
+// kitty and attached from iTerm2 keeps it — so it would overrule both a
+// TERM_PROGRAM we know and the user's own table.
+//
+// When several keys differ only in case, the alphabetically first wins, so
+// the answer never depends on map order.
+func (t Table) ResolveWhy(termProgram, kittyWindowID string) (Protocol, Reason) {
 	name := strings.TrimSpace(termProgram)
 	if name != "" {
 		if p, ok := t.Programs[name]; ok {
-			return p
+			return p, ByTermProgram
 		}
 		keys := make([]string, 0, len(t.Programs))
 		for k := range t.Programs {
@@ -68,12 +87,15 @@ func (t Table) Resolve(termProgram, kittyWindowID string) Protocol {
 		slices.Sort(keys)
 		for _, k := range keys {
 			if strings.EqualFold(k, name) {
-				return t.Programs[k]
+				return t.Programs[k], ByTermProgram
 			}
 		}
 	}
-	if t.Fallback == "" {
-		return OSC99
+	if strings.TrimSpace(kittyWindowID) != "" {
+		return OSC99, ByKitty
 	}
-	return t.Fallback
+	if t.Fallback == "" {
+		return OSC99, ByFallback
+	}
+	return t.Fallback, ByFallback
 }

@@ -37,8 +37,50 @@ func TestSeedResolutionVectors(t *testing.T) {
 	}
 }
 
+// Seed 003 resolves TERM_PROGRAM against the table, with the user's
+// termPrograms over it. KITTY_WINDOW_ID is inherited by everything started
+// from a kitty shell — a tmux server started there and attached from
+// iTerm2 still carries it — so it may only decide what neither the table
+// nor the user knows, and then it beats the fallback.
+func TestKittyWindowIDDoesNotOverrideAKnownTermProgram(t *testing.T) {
+	def := DefaultTable()
+	mine := def.Overlay(OSC777, map[string]Protocol{"MyTerminal": OSC9, "WezTerm": OSC777})
+	cases := []struct {
+		name  string
+		table Table
+		term  string
+		kitty string
+		want  Protocol
+	}{
+		{"ghostty in a kitty-started tmux", def, "ghostty", "1", OSC9},
+		{"iTerm.app in a kitty-started tmux", def, "iTerm.app", "1", OSC9},
+		{"WezTerm", def, "WezTerm", "1", OSC9},
+		{"WarpTerminal", def, "WarpTerminal", "1", OSC777},
+		{"vscode", def, "vscode", "1", OSC99},
+		{"kitty names itself", def, "kitty", "1", OSC99},
+		{"case-insensitive builtin", def, " warpterminal ", "1", OSC777},
+		{"user entry, exact", mine, "MyTerminal", "1", OSC9},
+		{"user entry, other case", mine, "myterminal", "1", OSC9},
+		{"user entry overrides a builtin", mine, "WezTerm", "1", OSC777},
+		{"unknown program in kitty", mine, "unknown", "1", OSC99},
+		{"unset program in kitty", mine, "", "1", OSC99},
+		{"blank window id is not kitty", mine, "unknown", " ", OSC777},
+		{"unknown program outside kitty", mine, "unknown", "", OSC777},
+	}
+	for _, c := range cases {
+		if got := c.table.Resolve(c.term, c.kitty); got != c.want {
+			t.Errorf("%s: Resolve(%q, kitty %q) = %s, want %s", c.name, c.term, c.kitty, got, c.want)
+		}
+	}
+}
+
 // notifications-and-sentinel.md D2.1: the newer package's resolution
-// vectors, run through the same algorithm with its table (§5.2).
+// vectors, run through the same algorithm with its table (§5.2). One vector
+// differs on purpose: that package asks KITTY_WINDOW_ID first, so ghostty
+// with a kitty window id gets OSC 99 there. We keep seed 003's promise that
+// TERM_PROGRAM and the user's table decide, and use KITTY_WINDOW_ID only
+// when they do not know the terminal (see Table.Resolve), so ghostty keeps
+// its own protocol; the two cases after it show where kitty still decides.
 func TestNewerResolutionVectors(t *testing.T) {
 	base := Table{Fallback: OSC9, Programs: map[string]Protocol{
 		"ghostty": OSC777, "iTerm.app": OSC9, "WezTerm": OSC777, "WarpTerminal": OSC777, "vscode": OSC99,
@@ -49,7 +91,9 @@ func TestNewerResolutionVectors(t *testing.T) {
 		term, kitty string
 		want        Protocol
 	}{
-		{base, "ghostty", "123", OSC99},
+		{base, "ghostty", "123", OSC777}, // the later package: OSC 99
+		{base, "unknown", "123", OSC99},
+		{base, "", "123", OSC99},
 		{base, "ghostty", "", OSC777},
 		{base, "WezTerm", "", OSC777},
 		{base, "WarpTerminal", "", OSC777},
