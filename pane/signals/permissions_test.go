@@ -1,0 +1,123 @@
+package signals
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+// step is one bus event as the probe forwards it (name and raw payload),
+// and the transitions the pane must have reported once it was handled.
+type step struct {
+	name, payload string
+	want          string
+}
+
+// run parses each step's payload the way the control server does and
+// feeds it to the rig, checking the transitions after every step: a
+// reason closed too early or never closed shows at the step it happens.
+func (r *rig) run(t *testing.T, steps []step) {
+	t.Helper()
+	for i, s := range steps {
+		ev, err := control.ParseEvent(s.name, json.RawMessage(s.payload))
+		if err != nil {
+			t.Fatalf("step %d: %s %s: %v", i, s.name, s.payload, err)
+		}
+		r.s.ProbeEvent(ev)
+		if got, _ := r.got(); got != s.want {
+			t.Fatalf("step %d (%s %s): transitions %q, want %q", i, s.name, s.payload, got, s.want)
+		}
+	}
+}
+
+// Payloads of notifications-and-sentinel.md D1.5. A forwarded prompt comes
+// from a child session (Worker); the parent answers it, emits one
+// forwarded_decision with the same requestId, and the child later emits
+// its own permissions:decision when its gate consumes the answer.
+const (
+	fwdPrompt = `{"agentName":"Worker","forwarding":{"requesterAgentName":"Worker","requesterSessionId":"child-session"},` +
+		`"message":"Allow git status?","requestId":"%s","surface":"bash","value":"%s"}`
+	fwdDecision = `{"forwarding":{"requesterAgentName":"Worker","requesterSessionId":"child-session"},"requestId":"%s",` +
+		`"responderSessionId":"parent-session","respondedAt":1700000000000,"resolution":"user_approved","result":"allow"}`
+	directPrompt = `{"agentName":"Worker","forwarding":null,"message":"Allow git status?","requestId":"%s","surface":"bash","value":"%s"}`
+	// childDecision is the child's own decision for "git status", which
+	// also reaches the parent's bus.
+	childDecision = `{"agentName":"Worker","resolution":"user_approved","surface":"bash","value":"git status"}`
+)
+
+// The permission vectors of notifications-and-sentinel.md D1.5 (#2–#8) and
+// the correlation rules of §9, through the real parser, Signals and the
+// state machine. blocked(label) is the reference's {true,label}, the
+// idle after it its {false}.
+func TestPermissionRuntimeVectors(t *testing.T) {
+	const (
+		idle     = "idle"
+		byWorker = "idle blocked(Permission required by Worker)"
+		direct   = "idle blocked(Permission required)"
+	)
+	cases := []struct {
+		name  string
+		steps []step
+		notes string
+	}{
+		{"D1.5#2 direct prompt, then its decision", []step{
+			{control.EvPermissionPrompt, fmt.Sprintf(directPrompt, "direct-request", "git status"), direct},
+			{control.EvPermissionDecided, childDecision, direct + " idle"},
+		}, "permission-needed(Permission required)"},
+		{"D1.5#3 external-directory decision closes the sole bash prompt", []step{
+			{control.EvPermissionPrompt, fmt.Sprintf(directPrompt, "external-directory-request", "find ~/.pi -name package.json"), direct},
+			{control.EvPermissionDecided, `{"agentName":"Worker","resolution":"user_approved_for_session","surface":"external_directory","value":"find ~/.pi -name package.json"}`, direct + " idle"},
+		}, "permission-needed(Permission required)"},
+		{"D1.5#4 forwarded prompt, a decision for another id, then its forwarded decision", []step{
+			{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-request", "git status"), byWorker},
+			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "other-request"), byWorker},
+			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-request"), byWorker + " idle"},
+			// The child's own decision comes later: it finds no direct
+			// prompt here, so it neither blocks again nor clears twice.
+			{control.EvPermissionDecided, childDecision, byWorker + " idle"},
+			// Nor does a repeated forwarded decision.
+			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-request"), byWorker + " idle"},
+		}, "permission-needed(Permission required by Worker)"},
+		{"D1.5#5 a direct decision never closes a forwarded prompt", []step{
+			{control.EvPermissionPrompt, fmt.Sprintf(directPrompt, "direct-request", "git status"), direct},
+			{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-request", "git push"), direct},
+			{control.EvPermissionDecided, childDecision, direct},
+			{control.EvPermissionDecided, `{"agentName":"Worker","resolution":"user_approved","surface":"bash","value":"git push"}`, direct},
+			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-request"), direct + " idle"},
+		}, "permission-needed(Permission required),permission-needed(Permission required by Worker)"},
+		{"D1.5#6 two forwarded prompts, the first decision twice, a late child decision between", []step{
+			{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-a", "git status"), byWorker},
+			{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-b", "git status"), byWorker},
+			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-a"), byWorker},
+			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-a"), byWorker},
+			// a's child consumes its answer: b, which looks the same, stays.
+			{control.EvPermissionDecided, childDecision, byWorker},
+			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-b"), byWorker + " idle"},
+		}, "permission-needed(Permission required by Worker),permission-needed(Permission required by Worker)"},
+		{"D1.5#7 the same forwarded prompt twice is one reason", []step{
+			{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-request", "git status"), byWorker},
+			{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-request", "git status"), byWorker},
+			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-request"), byWorker + " idle"},
+		}, "permission-needed(Permission required by Worker)"},
+		{"D1.5#8 shutdown clears; a late forwarded decision changes nothing", []step{
+			{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-request", "git status"), byWorker},
+			{control.EvSessionShutdown, `{"reason":"quit"}`, byWorker + " idle"},
+			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-request"), byWorker + " idle"},
+			{control.EvPermissionDecided, childDecision, byWorker + " idle"},
+		}, "permission-needed(Permission required by Worker)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig()
+			defer r.m.Stop()
+			r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+			r.expect(t, idle, "")
+			r.run(t, c.steps)
+			if _, notes := r.got(); notes != c.notes {
+				t.Fatalf("notifications %q, want %q", notes, c.notes)
+			}
+		})
+	}
+}
