@@ -1,0 +1,74 @@
+package signals
+
+import (
+	"testing"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+// wait is a pi:waiting-for-user-input payload.
+func wait(source, id string, waiting bool) string {
+	w := "false"
+	if waiting {
+		w = "true"
+	}
+	return `{"source":"` + source + `","id":"` + id + `","waiting":` + w + `}`
+}
+
+// pi:waiting-for-user-input waits are aggregated by source and id
+// (notifications-and-sentinel.md §18): the pane stays blocked until every
+// open wait has cleared. One source can hold several waits at once (plan-md
+// emits one per tool call, with the call's id), so a wait that ends must
+// not end its siblings.
+func TestWaitsAggregateBySourceAndID(t *testing.T) {
+	const ev = control.EvWaitingForInput
+	const plan = "plan-md:request_user_input"
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"two waits of one source: the first to clear leaves the other", []step{
+			{ev, wait(plan, "call-1", true), "idle working blocked(input needed)"},
+			{ev, wait(plan, "call-2", true), "idle working blocked(input needed)"},
+			{ev, wait(plan, "call-1", false), "idle working blocked(input needed)"},
+			{ev, wait(plan, "call-1", false), "idle working blocked(input needed)"},
+			{ev, wait(plan, "call-2", false), "idle working blocked(input needed) working"},
+		}},
+		{"a repeated start is one wait; an unknown id clears nothing", []step{
+			{ev, wait(plan, "call-1", true), "idle working blocked(input needed)"},
+			{ev, wait(plan, "call-1", true), "idle working blocked(input needed)"},
+			{ev, wait(plan, "call-9", false), "idle working blocked(input needed)"},
+			{ev, wait("other", "call-1", false), "idle working blocked(input needed)"},
+			{ev, wait(plan, "call-1", false), "idle working blocked(input needed) working"},
+		}},
+		// D3.2 #8 (D3.3 #8): two producers, cleared in the order they began.
+		{"D3.2#8 plan-md and task-subagents", []step{
+			{ev, wait(plan, "call-1", true), "idle working blocked(input needed)"},
+			{ev, wait("task-subagents:launch-review", "call-2", true), "idle working blocked(input needed)"},
+			{ev, wait(plan, "call-1", false), "idle working blocked(input needed)"},
+			{ev, wait("task-subagents:launch-review", "call-2", false), "idle working blocked(input needed) working"},
+		}},
+		// D3.2 #9 (D3.3 #9): the marker blocks a settled run; a wait opens;
+		// the next agent_start clears the marker but the wait holds the
+		// pane blocked until it ends.
+		{"D3.2#9 a wait outlives the marker it joined", []step{
+			{control.EvAgentEnd, `{"stopReason":"stop","inputNeeded":true,"question":"` + q + `"}`, "idle working"},
+			{control.EvAgentSettled, `{"idle":true,"inputNeeded":true,"question":"` + q + `"}`, "idle working blocked(input needed)"},
+			{ev, wait(plan, "call-1", true), "idle working blocked(input needed)"},
+			{control.EvAgentStart, `{}`, "idle working blocked(input needed)"},
+			{ev, wait(plan, "call-1", false), "idle working blocked(input needed) working"},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig()
+			defer r.m.Stop()
+			r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"}, control.AgentStart{})
+			r.expect(t, "idle working", "")
+			r.run(t, c.steps)
+			if s := r.s.Status(); s.State != "working" || len(s.Reasons) != 0 {
+				t.Fatalf("after every wait cleared: %+v", s)
+			}
+		})
+	}
+}
