@@ -95,7 +95,9 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	}
 
 	// Pi's print, json and rpc modes are a pure passthrough: no probe, no
-	// prompt change, no reports (the seeds promise as much there). Pi's
+	// prompt change, no reports. The seeds disagree on reporting there;
+	// Herdr's own Pi integration ignores non-TUI sessions, and no one at the
+	// pane could answer, so we report nothing (docs/blocked.md). Pi's
 	// arguments are read where Pi reads them: after node's script, after
 	// npx's package.
 	agentCmd := launch.Parse(opts.Argv, cwd)
