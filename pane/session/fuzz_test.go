@@ -2,6 +2,7 @@ package session
 
 import (
 	"testing"
+	"time"
 )
 
 // FuzzParseLine: any bytes, no panic; an accepted message entry has an id.
@@ -36,9 +37,9 @@ func FuzzTailSplits(f *testing.F) {
 	f.Add([]byte(doc), uint16(1), uint16(7))
 	f.Add([]byte(doc), uint16(100), uint16(3))
 	f.Fuzz(func(t *testing.T, data []byte, s1, s2 uint16) {
-		whole := newTail("x")
+		whole := newTail("x", time.Time{})
 		whole.feed(data)
-		parts := newTail("x")
+		parts := newTail("x", time.Time{})
 		i, j := int(s1)%(len(data)+1), int(s2)%(len(data)+1)
 		if i > j {
 			i, j = j, i

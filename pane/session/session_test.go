@@ -77,6 +77,11 @@ func text(s ...string) []any {
 	return parts
 }
 
+// handOver is an assistant reply's content that says s, then calls a tool.
+func handOver(s string) []any {
+	return append(text(s), map[string]any{"type": "toolCall", "id": "call-1", "name": "bash", "arguments": map[string]any{"command": "ls"}})
+}
+
 func other(id, parent, typ string) string {
 	return fmt.Sprintf(`{"type":%q,"id":%q,"parentId":%q,"timestamp":"t"}`, typ, id, parent)
 }
@@ -111,7 +116,15 @@ func TestBlockedRuleOnBranches(t *testing.T) {
 		{"aborted reply still counts", []string{msg("a1", "m0", "assistant", text(q), "aborted")}, "a1"},
 		{"error reply has no text", []string{msg("a1", "m0", "assistant", []any{}, "error")}, ""},
 		{"tool results and custom entries are passed over", []string{msg("a1", "m0", "assistant", text(q), "stop"), msg("c1", "a1", "custom", text("x"), ""), other("l1", "c1", "label"), msg("t1", "l1", "toolResult", text("out"), "")}, "a1"},
-		{"a reply that hands over to tools is not final", []string{msg("a1", "m0", "assistant", append(text(q), map[string]any{"type": "toolCall", "id": "c", "name": "bash"}), "toolUse")}, ""},
+		// A session left right after a reply that ends with the marker and
+		// hands over to tools (Pi killed, or the run aborted mid-tool): the
+		// reference's restore and the probe's reading count it (§16, §20),
+		// so the file read at start does too. Read while the run goes on,
+		// it does not block (TestWatcherRestoresAHandOverButNotMidRun).
+		{"restore: a hand-over with the marker, cut before its result", []string{msg("a1", "m0", "assistant", handOver(q), "toolUse")}, "a1"},
+		{"restore: a hand-over with the marker and its tool result", []string{msg("a1", "m0", "assistant", handOver(q), "toolUse"), msg("t1", "a1", "toolResult", text("out"), "")}, "a1"},
+		{"restore: a hand-over without the marker", []string{msg("a1", "m0", "assistant", handOver("Let me look."), "toolUse"), msg("t1", "a1", "toolResult", text("out"), "")}, ""},
+		{"restore: a hand-over answered by the user", []string{msg("a1", "m0", "assistant", handOver(q), "toolUse"), msg("t1", "a1", "toolResult", text("out"), ""), msg("u2", "t1", "user", text("Use Bun."), "")}, ""},
 		{"latest assistant decides", []string{msg("a1", "m0", "assistant", text(q), "stop"), msg("t1", "a1", "toolResult", text("x"), ""), msg("a2", "t1", "assistant", text("All done."), "stop")}, ""},
 		{"no assistant yet", []string{msg("u1", "m0", "user", text("hi"), "")}, ""},
 		// Two processes on one file (pi-agent.md §5.1): the leaf is the
@@ -269,6 +282,66 @@ func TestWatcherRestoresOnStart(t *testing.T) {
 	w = Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond, Locator: Locator{Path: answered}})
 	s.none(t, 100*time.Millisecond)
 	w.Close()
+}
+
+// A reply that ends with the marker and hands over to tools: in a file Pi
+// left before the watcher looked, its run is over (Pi was killed, or the
+// run aborted mid-tool), and it is restored as blocked like any other
+// (§20), until the user answers; entries Pi appends meanwhile (a model
+// change, a label) do not undo that. Written while the watcher reads, it is
+// the middle of a run — its tool about to answer — and blocks nothing.
+func TestWatcherRestoresAHandOverButNotMidRun(t *testing.T) {
+	dir := t.TempDir()
+	left := filepath.Join(dir, "left.jsonl")
+	appendLines(t, left, header(dir), msg("u1", "", "user", text("hi"), ""),
+		msg("a1", "u1", "assistant", handOver(reply), "toolUse"), msg("t1", "a1", "toolResult", text("out"), ""))
+	hourAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(left, hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
+	s := newSink()
+	w := Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond, Locator: Locator{Path: left}})
+	if got := s.next(t); !got.Open || got.EntryID != "a1" {
+		t.Fatalf("restore: %+v", got)
+	}
+	appendLines(t, left, other("l1", "t1", "label"), `{"type":"model_change","id":"m1","parentId":"l1","provider":"fake","modelId":"other"}`)
+	s.none(t, 100*time.Millisecond)
+	appendLines(t, left, msg("u2", "m1", "user", text("Use Bun."), ""))
+	if got := s.next(t); got.Open {
+		t.Fatalf("after the answer: %+v", got)
+	}
+	w.Close()
+
+	// The same lines written while the watcher reads: Pi's first reply of
+	// a new session is a hand-over (lazy write puts it all on disk at once),
+	// then the tool's result and the run's last reply.
+	live := filepath.Join(dir, "live.jsonl")
+	s = newSink()
+	w = Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond})
+	defer w.Close()
+	w.Follow(live)
+	s.none(t, 50*time.Millisecond)
+	appendLines(t, live, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", handOver(reply), "toolUse"))
+	s.none(t, 100*time.Millisecond)
+	appendLines(t, live, msg("t1", "a1", "toolResult", text("out"), ""))
+	s.none(t, 100*time.Millisecond)
+	appendLines(t, live, msg("a2", "t1", "assistant", text(reply), "stop"))
+	if got := s.next(t); !got.Open || got.EntryID != "a2" {
+		t.Fatalf("the run's last reply: %+v", got)
+	}
+
+	// A file the locator finds already written, but not before the watcher
+	// looked (a new session's first reply): read as it is written.
+	found := filepath.Join(dir, "found.jsonl")
+	appendLines(t, found, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", handOver(reply), "toolUse"))
+	soon := time.Now().Add(time.Second)
+	if err := os.Chtimes(found, soon, soon); err != nil {
+		t.Fatal(err)
+	}
+	s2 := newSink()
+	w2 := Watch(WatchConfig{Sink: s2, Interval: 10 * time.Millisecond, Locator: Locator{Path: found}})
+	defer w2.Close()
+	s2.none(t, 100*time.Millisecond)
 }
 
 // OnFile hears each file the watcher starts reading — found by the

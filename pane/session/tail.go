@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 )
 
 // maxLine bounds one session line kept while waiting for its newline; a
@@ -17,7 +18,12 @@ const maxLine = 32 << 20
 // poll, starts over when the file was replaced or truncated, and keeps an
 // unfinished last line until its newline arrives.
 type tail struct {
-	path    string
+	path string
+	// since is when the watcher began to look at path. What the first read
+	// finds in a file last written before then is the past: an earlier
+	// Pi's runs, all over (see Tree.Watching).
+	since   time.Time
+	seen    bool // the file was opened once
 	tree    *Tree
 	file    os.FileInfo // identity of the file read so far
 	offset  int64
@@ -26,7 +32,9 @@ type tail struct {
 	Skipped int  // unparsable lines so far
 }
 
-func newTail(path string) *tail { return &tail{path: path, tree: NewTree()} }
+func newTail(path string, since time.Time) *tail {
+	return &tail{path: path, since: since, tree: NewTree()}
+}
 
 // poll reads new lines. It reports whether the tree changed; a missing
 // file is not an error (Pi writes lazily).
@@ -52,6 +60,16 @@ func (t *tail) poll() (changed bool, err error) {
 		changed = true
 	}
 	t.file = fi
+	if !t.seen {
+		t.seen = true
+		// The first read of a file written before we looked restores it;
+		// everything after, and all of a file written since, is read as Pi
+		// writes it.
+		if !fi.ModTime().Before(t.since.Add(-mtimeSlack)) {
+			t.tree.Watching()
+		}
+		defer t.tree.Watching()
+	}
 	if fi.Size() == t.offset {
 		return changed, nil
 	}
@@ -76,8 +94,11 @@ func (t *tail) poll() (changed bool, err error) {
 	}
 }
 
+// reset forgets what was read: the file went away, was replaced or cut
+// short while we watched, so what it holds next is read as written.
 func (t *tail) reset() {
 	t.tree = NewTree()
+	t.tree.Watching()
 	t.file = nil
 	t.offset = 0
 	t.partial = nil

@@ -8,6 +8,11 @@ type Tree struct {
 	byID    map[string]Entry
 	leaf    string
 	entries int
+	// watching is set once entries are added as Pi writes them (see
+	// [Tree.Watching]); pastHandOvers holds the replies added before that
+	// which end with the marker and handed over to tools.
+	watching      bool
+	pastHandOvers map[string]bool
 }
 
 // NewTree returns an empty tree.
@@ -22,7 +27,18 @@ func (t *Tree) Add(e Entry) {
 	t.byID[e.ID] = e
 	t.leaf = e.ID
 	t.entries++
+	if !t.watching && e.Role == "assistant" && e.Marker && e.StopReason == "toolUse" {
+		if t.pastHandOvers == nil {
+			t.pastHandOvers = map[string]bool{}
+		}
+		t.pastHandOvers[e.ID] = true
+	}
 }
+
+// Watching says that the entries added from now on are read as Pi writes
+// them, so the run that wrote one may still go on. Before it, entries are
+// the file as an earlier Pi (or session) left it: its runs are over.
+func (t *Tree) Watching() { t.watching = true }
 
 // Len is the number of entries added (header excluded).
 func (t *Tree) Len() int { return t.entries }
@@ -47,11 +63,16 @@ func (t *Tree) Branch() []Entry {
 // Blocked applies the sentinel rule to the branch (§16, §20): walking back
 // from the leaf, a user message means answered (not blocked); other roles
 // (tool results, bash runs, custom messages, Pi's system entries) are
-// passed over; the first assistant message decides by its marker. An
-// assistant message that handed over to tools (stopReason "toolUse") is
-// not the end of a run, so its marker does not block: the rule is
-// evaluated by the extensions only once the run settles, and a file read
-// mid-run must not turn the pane red early.
+// passed over; the first assistant message decides by its marker, whatever
+// its stop reason. So a session that Pi left — killed, or aborted while a
+// tool ran — right after a reply that ends with the marker and hands over
+// to tools (stopReason "toolUse") is restored as blocked, as the reference
+// and the probe restore it.
+//
+// The one exception is ours, because the reference never reads a branch
+// while a run goes on (only at session start and once the run settles)
+// and we do: a hand-over added after [Tree.Watching] is the middle of a
+// run, its tools about to answer, and must not turn the pane red early.
 func (t *Tree) Blocked() (blocked bool, entryID string) {
 	for _, e := range t.Branch() {
 		if e.Type != "message" {
@@ -61,7 +82,7 @@ func (t *Tree) Blocked() (blocked bool, entryID string) {
 		case "user":
 			return false, ""
 		case "assistant":
-			if e.Marker && e.StopReason != "toolUse" {
+			if e.Marker && (e.StopReason != "toolUse" || t.pastHandOvers[e.ID]) {
 				return true, e.ID
 			}
 			return false, ""

@@ -55,6 +55,11 @@ type Watcher struct {
 	stop chan struct{}
 	done chan struct{}
 
+	// followed is when Follow named path, started when Watch began (the
+	// locator's files): a file last written before then is restored as it
+	// was left (see tail.since).
+	followed, started time.Time
+
 	// dir pokes the goroutine when the watched directory changes; nil
 	// without inotify. want is the file name its events must be about
 	// ("" while the locator searches: any session file).
@@ -76,7 +81,7 @@ func Watch(cfg WatchConfig) *Watcher {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	w := &Watcher{cfg: cfg, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &Watcher{cfg: cfg, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), started: time.Now()}
 	none := ""
 	w.want.Store(&none)
 	if d, err := newDirWatch(w.dirEvent); err != nil {
@@ -102,7 +107,7 @@ func (w *Watcher) dirEvent(name string) {
 // the locator.
 func (w *Watcher) Follow(path string) {
 	w.mu.Lock()
-	w.path = path
+	w.path, w.followed = path, time.Now()
 	w.mu.Unlock()
 	w.Poke()
 }
@@ -145,24 +150,26 @@ func (w *Watcher) run() {
 	}
 }
 
-func (w *Watcher) target() (string, bool) {
+// target is the file to read and since when the watcher looks at it.
+func (w *Watcher) target() (path string, since time.Time, ok bool) {
 	w.mu.Lock()
-	p := w.path
+	p, followed := w.path, w.followed
 	w.mu.Unlock()
 	if p != "" {
-		return p, true
+		return p, followed, true
 	}
-	return w.cfg.Locator.Find()
+	path, ok = w.cfg.Locator.Find()
+	return path, w.started, ok
 }
 
 func (w *Watcher) poll() {
-	path, ok := w.target()
+	path, since, ok := w.target()
 	w.watchDir(path)
 	if !ok {
 		return
 	}
 	if w.cur == nil || w.cur.path != path {
-		w.cur = newTail(path)
+		w.cur = newTail(path, since)
 		w.sent = false // a new file: its first report is fresh
 		if w.cfg.OnFile != nil {
 			w.cfg.OnFile(path)
