@@ -773,7 +773,9 @@ function onPaneState(id, data) {
 		if (!h || h.id !== id || typeof data.state !== "string") continue;
 		h.paneState = data.state;
 		if (data.state === "launched") h.launched = true;
-		status(a, data.state === "launched" ? "working" : data.state);
+		// Herdr's done is a turn that ended out of sight; the engine's
+		// words for it are "completed" (reference §5.10).
+		status(a, data.state === "launched" ? "working" : data.state === "done" ? "completed" : data.state);
 	}
 }
 

@@ -1,11 +1,13 @@
 package probe
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +26,7 @@ type handoffOut struct {
 	Labels             []string        `json:"labels"`
 	Hooks              []string        `json:"hooks"`
 	Shown              []string        `json:"shown"`
+	StatusLines        []string        `json:"statusLines"`
 	InspectVisible     []bool          `json:"inspectVisible"`
 	LiveVisibleForeign bool            `json:"liveVisibleForeign"`
 	Launch             json.RawMessage `json:"launch"`
@@ -198,6 +201,64 @@ func TestHandoffLiveActionInFullyInspectableMode(t *testing.T) {
 	}
 	if e := engineStatus(t, msgs); !e.FullyInspectable {
 		t.Errorf("engine status %+v: the setting is on", e)
+	}
+}
+
+// paneWrapper plays the owner's wrapper for one live handoff: once the
+// attempt is announced it orders the handoff, says the pane's states and
+// hands it back for reason.
+func paneWrapper(t *testing.T, states []string, reason string) func(*control.OwnerLink, control.OwnerMessage) {
+	return func(l *control.OwnerLink, m control.OwnerMessage) {
+		a, ok := m.(control.Attempt)
+		if !ok || !a.Live {
+			return
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := l.Handoff(ctx, control.HandoffOrder{ID: "h1", RunID: a.RunID, SessionID: a.SessionID}); err != nil {
+				t.Errorf("handoff: %v", err)
+				return
+			}
+			for _, st := range states {
+				if err := l.PaneState("h1", st); err != nil {
+					t.Errorf("pane state %s: %v", st, err)
+				}
+			}
+			if _, err := l.Handback(ctx, "h1", control.Handback{Reason: reason, Transferred: true, LastStopReason: "stop"}); err != nil {
+				t.Errorf("handback: %v", err)
+			}
+		}()
+	}
+}
+
+// The owner's status line while its attempt is handed off (seed: working,
+// then idle or completed before handback; reference §5.10): working from
+// the launch, then the pane's idle — completed when Herdr said done (the
+// turn ended out of sight) — said again at the handback, idle after a pane
+// that ended while it worked, and cleared once the session is back.
+func TestHandoffStatusLineFollowsThePane(t *testing.T) {
+	start := []string{"finder: handing off at the end of this turn", "finder: opening a Herdr pane", "finder: working", "finder: working"}
+	for _, c := range []struct {
+		name   string
+		states []string
+		reason string
+		want   []string
+	}{
+		{"idle", []string{control.PaneLaunched, control.PaneWorking, control.PaneIdle}, control.HandbackIdle, []string{"finder: idle", "finder: idle"}},
+		{"done", []string{control.PaneLaunched, control.PaneWorking, control.PaneDone}, control.HandbackIdle, []string{"finder: completed", "finder: completed"}},
+		{"exited while working", []string{control.PaneLaunched, control.PaneWorking}, control.HandbackExited, []string{"finder: idle"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, _ := runHandoffHarnessSink(t, "handed", &ownerSink{react: paneWrapper(t, c.states, c.reason)})
+			if !slices.Equal(out.Log, []string{"suspend", "resume"}) {
+				t.Fatalf("the local session saw %q", out.Log)
+			}
+			want := append(append(slices.Clone(start), c.want...), "(cleared)")
+			if !slices.Equal(out.StatusLines, want) {
+				t.Errorf("status lines %q\nwant %q", out.StatusLines, want)
+			}
+		})
 	}
 }
 

@@ -200,7 +200,13 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		if err := r.link.PaneState(r.id, state); err != nil {
 			s.cfg.Logf("live: handoff %s: pane state: %v", r.id, err)
 		}
-		r.emit(control.Progress{Event: state, PaneID: opened.PaneID})
+		// done is idle with the turn unseen: the owner's status line tells
+		// the two apart (completed), the asker's stream has idle only.
+		event := state
+		if state == control.PaneDone {
+			event = control.ProgressIdle
+		}
+		r.emit(control.Progress{Event: event, PaneID: opened.PaneID})
 	}
 	// A turn (fully inspectable mode) starts working at once, and may be
 	// over before Herdr's paced reports ever show it working: then no
@@ -244,7 +250,12 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 					continue
 				}
 				// At rest before its first turn, the pane is just launched.
-				if sawWorking {
+				// Herdr says done for a turn that ended out of sight (the
+				// pane is not in the focused tab): the owner shows it as
+				// completed, so done goes on as done.
+				if sawWorking && ev.status == "done" {
+					relay(control.PaneDone)
+				} else if sawWorking {
 					relay(control.PaneIdle)
 				}
 				if sawWorking && !r.opts.hold {

@@ -322,6 +322,35 @@ func TestIdleAfterWorkingHandsBack(t *testing.T) {
 	}
 }
 
+// Herdr says done, not idle, when a turn ends in a pane that is not in
+// the focused tab (herdr-socket-api.md §9.3) — the usual case, since the
+// handoff's pane opens without the focus. The owner is told done, which its
+// status line shows as completed; the asker's stream knows no done and
+// reads idle, and the handback is idle all the same.
+func TestDoneAfterWorkingReachesTheOwnerAsDone(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	w := r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	// Herdr's own detection of the pane's Pi derives done.
+	r.s.LocalDetection(pane, "pi", "working")
+	x.next(t, control.ProgressWorking)
+	w.set(func(st *control.Status) { st.Runs, st.LastStopReason = 1, "stop" })
+	r.s.LocalDetection(pane, "pi", "done")
+	x.next(t, control.ProgressIdle)
+	if hb := x.wait(t); hb.Reason != control.HandbackIdle || !hb.Transferred || hb.LastStopReason != "stop" {
+		t.Fatalf("handback %+v", hb)
+	}
+	r.o.mu.Lock()
+	states := strings.Join(r.o.states, " ")
+	r.o.mu.Unlock()
+	if states != "launched working done" {
+		t.Fatalf("pane states to the owner: %q, want launched working done", states)
+	}
+}
+
 // A turn too short for Herdr to show working still counts, from the pane
 // wrapper's settled runs; an aborted turn asks the owner to continue.
 func TestAShortAbortedTurnCountsAndNeedsContinue(t *testing.T) {

@@ -120,6 +120,45 @@ async function main() {
 		const live = Object.values(reg.host.api.agentAttemptActions()).find((a) => a.label === "Open live session in Herdr pane");
 		out.liveVisible = live.visible({ run: { id: "r" }, agent: { id: "r:1", state: "running" }, attempt: { attempt: 1 }, session: session.reference, liveSession: session, prepared: {}, handoff: {} });
 		out.wrappedId = agent.transport.id;
+	} else if (scenario === "handed") {
+		// A live attempt of the engine's local transport, idle: the
+		// wrapper (the Go test) hands it off, says how the pane goes, and
+		// hands it back. What the owner's status line showed is printed.
+		const reg = fakeRegistry();
+		globalThis[REGISTRY_KEY] = reg.host;
+		const m = await load();
+		const pi = fakePi();
+		m.setupHandoff(pi, { herdr: true });
+		await pi.start(tui);
+		for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
+		const log = [];
+		const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
+		const local = {
+			id: "local",
+			async createSession() {
+				return {
+					reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/tmp/s1.jsonl" } },
+					subscribe() {},
+					getLastAssistant: () => reply,
+					getState: () => ({ tools: [] }),
+					suspendForHandoff: async () => log.push("suspend"),
+					resumeFromHandoff: async () => log.push("resume"),
+					prompt: async () => ({}),
+					abort: async () => {},
+					dispose: async () => {},
+				};
+			},
+		};
+		const agent = { transport: local };
+		reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions").setup(agent, { run: { runId: "r" }, attempt: 1 });
+		const alive = setInterval(() => {}, 1000);
+		await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "f:finder:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "finder" });
+		for (let i = 0; i < 1500 && !log.includes("resume"); i++) await new Promise((r) => setTimeout(r, 20));
+		// The handback's status line is cleared a moment later.
+		await new Promise((r) => setTimeout(r, 300));
+		clearInterval(alive);
+		out.log = log;
+		out.statusLines = statuses.map(([, v]) => (v === undefined ? "(cleared)" : v));
 	} else if (scenario === "settings") {
 		// The engine's settings file as the mode reads it, case by case
 		// (a null case: no file).
