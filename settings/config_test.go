@@ -117,6 +117,16 @@ func TestResolvePaths(t *testing.T) {
 	if got := p.Pretty("/home/u/.config/herdr-pi/config.toml"); got != "~/.config/herdr-pi/config.toml" {
 		t.Fatal(got)
 	}
+	// PI_CODING_AGENT_DIR as Pi reads it (its normalizePath): "~" and
+	// "~/…" are under home, a file:// URL is its path, the rest as given.
+	for dir, want := range map[string]string{
+		"~": "/home/u", "~/": "/home/u", "~/a/../b": "/home/u/b", "file:///srv/pi%20agent": "/srv/pi agent",
+		"/abs/agent": "/abs/agent", "rel/agent": "rel/agent", "~other/agent": "~other/agent",
+	} {
+		if got := Resolve(Env{"HOME": "/home/u", "PI_CODING_AGENT_DIR": dir}).PiAgentDir; got != want {
+			t.Errorf("PI_CODING_AGENT_DIR=%s: agent dir %q, want %q", dir, got, want)
+		}
+	}
 }
 
 func TestHerdrEnv(t *testing.T) {

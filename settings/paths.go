@@ -6,6 +6,7 @@ package settings
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,13 +78,30 @@ func Resolve(env Env) Paths {
 		}
 	}
 	p.RuntimeBase = filepath.Join(base, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
-	p.PiAgentDir = env.Get("PI_CODING_AGENT_DIR")
-	if p.PiAgentDir == "" {
-		p.PiAgentDir = filepath.Join(home, ".pi", "agent")
-	} else if strings.HasPrefix(p.PiAgentDir, "~/") {
-		p.PiAgentDir = filepath.Join(home, p.PiAgentDir[2:])
-	}
+	p.PiAgentDir = piAgentDir(env.Get("PI_CODING_AGENT_DIR"), home)
 	return p
+}
+
+// piAgentDir is Pi's agent directory as Pi itself reads
+// PI_CODING_AGENT_DIR (read in Pi 1.6.0's installed package, its path
+// normalising; the reference does not cover it): "~" and "~/…" are under
+// home, a file:// URL is its path, anything else stays as given. The
+// owner's probe resolves it the same way (bridge/probe/handoff.js
+// agentDir): doctor, open and the probe must find the same settings file.
+func piAgentDir(dir, home string) string {
+	switch {
+	case dir == "":
+		return filepath.Join(home, ".pi", "agent")
+	case dir == "~":
+		return home
+	case strings.HasPrefix(dir, "~/"):
+		return filepath.Join(home, dir[2:])
+	case strings.HasPrefix(dir, "file://"):
+		if u, err := url.Parse(dir); err == nil && (u.Host == "" || u.Host == "localhost") {
+			return "/" + strings.TrimPrefix(u.Path, "/")
+		}
+	}
+	return dir
 }
 
 // Pretty shortens a path under home to ~/… for messages.

@@ -31,6 +31,7 @@ import { createConnection } from "node:net";
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const REGISTRY_KEY = Symbol.for("pi-extensible-workflows.workflow-registry");
 const SHARED_KEY = Symbol.for("herdr-pi.handoff.v1");
@@ -109,8 +110,22 @@ function isDir(path) {
 	}
 }
 
+// agentDir is Pi's agent directory as Pi itself reads PI_CODING_AGENT_DIR:
+// "~" and "~/…" are under the home directory, a file:// URL is its path,
+// anything else stays as given. herdr-pi's Go reader (settings.Resolve)
+// does the same, so doctor and open judge the mode from the file the probe
+// reads.
 function agentDir(env) {
-	return env.PI_CODING_AGENT_DIR || join(homedir(), ".pi", "agent");
+	const dir = env.PI_CODING_AGENT_DIR;
+	if (!dir) return join(homedir(), ".pi", "agent");
+	if (dir === "~") return homedir();
+	if (dir.startsWith("~/")) return join(homedir(), dir.slice(2));
+	if (dir.startsWith("file://")) {
+		try {
+			return fileURLToPath(dir);
+		} catch {}
+	}
+	return dir;
 }
 
 // The engine's settings keys (workflows-handoff.md §3): it rejects any

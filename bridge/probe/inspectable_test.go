@@ -16,9 +16,20 @@ import (
 )
 
 // The owner's probe reads the engine's settings file by the same rules as
-// herdr-pi's Go reader (doctor): the same files are errors, and the errors
-// name the file and the key.
+// herdr-pi's Go reader (doctor): the same file, whichever way
+// PI_CODING_AGENT_DIR names Pi's agent directory (Pi expands "~", "~/…"
+// and file:// URLs), the same files are errors, and the errors name the
+// file and the key.
 func TestInspectableSettingsAsTheGoReaderSees(t *testing.T) {
+	home := t.TempDir()
+	for _, dir := range []string{filepath.Join(home, "agent"), "~/ag", "~", "file://" + home + "/url%20dir"} {
+		t.Run(dir, func(t *testing.T) {
+			checkSettingsAsTheGoReaderSees(t, settings.EnvFrom([]string{"HOME=" + home, "PI_CODING_AGENT_DIR=" + dir}))
+		})
+	}
+}
+
+func checkSettingsAsTheGoReaderSees(t *testing.T, env settings.Env) {
 	cases := []*string{nil}
 	for _, text := range []string{
 		`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`,
@@ -35,9 +46,8 @@ func TestInspectableSettingsAsTheGoReaderSees(t *testing.T) {
 		cases = append(cases, &text)
 	}
 	b, _ := json.Marshal(cases)
-	dir := t.TempDir()
-	out, _ := runHandoffHarness(t, "settings", "PI_CODING_AGENT_DIR="+dir, "CASES="+string(b))
-	file := settings.WorkflowSettingsFile(dir)
+	file := settings.WorkflowSettingsFile(settings.Resolve(env).PiAgentDir)
+	out, _ := runHandoffHarness(t, "settings", "HOME="+env.Get("HOME"), "PI_CODING_AGENT_DIR="+env.Get("PI_CODING_AGENT_DIR"), "SETTINGS_FILE="+file, "CASES="+string(b))
 	if len(out.Settings) != len(cases) {
 		t.Fatalf("%d answers for %d cases", len(out.Settings), len(cases))
 	}

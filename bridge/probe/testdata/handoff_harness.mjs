@@ -161,12 +161,13 @@ async function main() {
 		out.statusLines = statuses.map(([, v]) => (v === undefined ? "(cleared)" : v));
 	} else if (scenario === "settings") {
 		// The engine's settings file as the mode reads it, case by case
-		// (a null case: no file).
+		// (a null case: no file). The file is written where herdr-pi's Go
+		// reader looks (SETTINGS_FILE), so the probe must look there too.
 		const { mkdirSync, writeFileSync, rmSync } = await import("node:fs");
+		const { dirname } = await import("node:path");
 		const m = await load();
-		const dir = process.env.PI_CODING_AGENT_DIR;
-		const file = `${dir}/pi-extensible-workflows/settings.json`;
-		mkdirSync(`${dir}/pi-extensible-workflows`, { recursive: true });
+		const file = process.env.SETTINGS_FILE;
+		mkdirSync(dirname(file), { recursive: true });
 		out.settings = [];
 		for (const text of JSON.parse(process.env.CASES)) {
 			rmSync(file, { force: true });
