@@ -536,3 +536,23 @@ func screenSays(screen, text string) bool {
 	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
 	return strings.Contains(squeeze(screen), squeeze(text))
 }
+
+// The owner's /workflow menu for a run in fully inspectable mode (seed:
+// the manual live-session action is hidden because the session is already
+// in Herdr; completed-session inspection remains available), as the engine
+// builds it: the seeker has finished in its tab, the waiter works in its
+// own. The waiter offers no live session; the seeker offers its
+// inspection.
+func TestFullyInspectableMenu(t *testing.T) {
+	fi := newFIRig(t, fmt.Sprintf(`await agent(%q, { label: "seeker" }); return await agent(%q, { label: "waiter" });`, fiTask2, fiTaskHang))
+	fi.start()
+	fi.waitPaneAsked(fiTaskHang)
+	const live, inspect = "Open live session in Herdr pane", "Open session in Herdr pane"
+	if list := lvActionList(pitest.AgentActions(t, fi.owner, fiFlow, "waiter", lvLong)); lvCount(list, live)+lvCount(list, inspect) != 0 {
+		t.Fatalf("the working agent's actions %q: want neither %q nor %q", list, live, inspect)
+	}
+	if list := lvActionList(pitest.AgentActions(t, fi.owner, fiFlow, "seeker", lvLong)); lvCount(list, inspect) != 1 || lvCount(list, live) != 0 {
+		t.Fatalf("the finished agent's actions %q: want %q once", list, inspect)
+	}
+	fi.quitOwner()
+}

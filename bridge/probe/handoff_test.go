@@ -179,28 +179,42 @@ func TestHandoffActionsNeedAWrapperThatTakesThem(t *testing.T) {
 	}
 }
 
-// In fully inspectable mode the live action is hidden only while something
-// runs that mode (the engine's Herdr extension's setup hook): herdr-pi does
-// not yet, so without that extension a live session is still offered. The
-// setup hook wraps the engine's local transport, keeping its id.
+// Fully inspectable mode (seed: the manual live-session action is hidden
+// because the session is already in Herdr; completed-session inspection
+// remains available). An agent made the engine's way with the mode on runs
+// on herdr-pi's transport: the menu does not offer to hand it off, and a
+// settled attempt of the same run can still be inspected. With the mode
+// off the same agent is offered live, so the hiding is the mode's. With
+// the engine's own Herdr extension running the mode, a session left to
+// herdr-pi's live hook is not offered either.
 func TestHandoffLiveActionInFullyInspectableMode(t *testing.T) {
 	dir := t.TempDir()
+	off, _ := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir)
+	if !off.LiveVisible || off.WrappedID != "local" || !reflect.DeepEqual(off.InspectVisible, []bool{false, true}) {
+		t.Fatalf("mode off: live visible %v, transport %q, inspection visible (running, settled) %v", off.LiveVisible, off.WrappedID, off.InspectVisible)
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "pi-extensible-workflows"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "pi-extensible-workflows", "settings.json"), []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	alone, _ := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir)
-	if !alone.LiveVisible || alone.WrappedID != "local" {
-		t.Errorf("without the engine's Herdr extension: live visible %v, transport %q", alone.LiveVisible, alone.WrappedID)
+	on, msgs := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir)
+	if on.WrappedID != "herdr" {
+		t.Fatalf("mode on: the agent runs on transport %q, not herdr-pi's", on.WrappedID)
 	}
-	with, msgs := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir, "UPSTREAM_HOOK=1")
-	if with.LiveVisible {
-		t.Error("the live action shows while the engine's Herdr extension runs fully inspectable mode")
+	if on.LiveVisible {
+		t.Error("mode on: the live action is offered for an agent that runs in Herdr already")
+	}
+	if !reflect.DeepEqual(on.InspectVisible, []bool{false, true}) {
+		t.Errorf("mode on: inspection visible (running, settled) %v, want a settled attempt still inspectable", on.InspectVisible)
 	}
 	if e := engineStatus(t, msgs); !e.FullyInspectable {
 		t.Errorf("engine status %+v: the setting is on", e)
+	}
+	upstream, _ := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir, "UPSTREAM_HOOK=1", "HOOKS=live")
+	if upstream.LiveVisible || upstream.WrappedID != "local" {
+		t.Errorf("the engine's Herdr extension runs the mode: live visible %v, transport %q", upstream.LiveVisible, upstream.WrappedID)
 	}
 }
 

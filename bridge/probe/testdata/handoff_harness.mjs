@@ -102,8 +102,11 @@ async function main() {
 		}
 		await new Promise((r) => setTimeout(r, 200)); // let the link flush
 	} else if (scenario === "fully") {
-		// Fully inspectable mode is set (PI_CODING_AGENT_DIR's settings):
-		// the live action shows unless something runs that mode.
+		// An agent of a run, made the engine's way: every setup hook in
+		// priority order (HOOKS=live: herdr-pi's live-session hook alone),
+		// then the menu's visibility of both actions for it while it runs,
+		// and for a settled attempt of the same run. The mode is whatever
+		// PI_CODING_AGENT_DIR's settings say.
 		const withUpstream = process.env.UPSTREAM_HOOK === "1";
 		const reg = fakeRegistry({ hooks: withUpstream ? [{ name: "fullyInspectable", priority: 10, setup() {} }] : [] });
 		globalThis[REGISTRY_KEY] = reg.host;
@@ -112,14 +115,32 @@ async function main() {
 		m.setupHandoff(pi, { herdr: true });
 		await pi.start(tui);
 		for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
-		// A session made through herdr-pi's transport wrapper.
-		const hook = reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions");
-		const agent = { transport: { id: "local", createSession: async () => ({ reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/f.jsonl" } }, subscribe() {}, getLastAssistant() {}, prompt: async () => ({}), abort: async () => {}, dispose: async () => {} }) } };
-		hook.setup(agent, { run: { runId: "r" }, attempt: 1 });
-		const session = await agent.transport.createSession({ cwd: "/p", model: { provider: "p", model: "m" }, tools: [], sessionLabel: "f:a:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "a" });
-		const live = Object.values(reg.host.api.agentAttemptActions()).find((a) => a.label === "Open live session in Herdr pane");
-		out.liveVisible = live.visible({ run: { id: "r" }, agent: { id: "r:1", state: "running" }, attempt: { attempt: 1 }, session: session.reference, liveSession: session, prepared: {}, handoff: {} });
+		const local = {
+			id: "local",
+			createSession: async () => ({
+				reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/f.jsonl" } },
+				subscribe() {},
+				getLastAssistant() {},
+				prompt: async () => ({}),
+				suspendForHandoff: async () => {},
+				resumeFromHandoff: async () => {},
+				abort: async () => {},
+				dispose: async () => {},
+			}),
+		};
+		const agent = { transport: local };
+		const context = { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "a" };
+		for (const h of reg.host.api.agentSetupHooks()) if (process.env.HOOKS !== "live" || h.name === "herdrPiLiveSessions") h.setup(agent, context);
+		const session = await agent.transport.createSession({ cwd: "/p", model: { provider: "p", model: "m" }, tools: [], sessionLabel: "f:a:attempt-1" }, context);
+		const actions = Object.values(reg.host.api.agentAttemptActions());
+		const live = actions.find((a) => a.label === "Open live session in Herdr pane");
+		const inspect = actions.find((a) => a.label === "Open session in Herdr pane");
+		const running = { run: { id: "r", cwd: process.cwd() }, agent: { id: "r:1", state: "running" }, attempt: { attempt: 1 }, session: session.reference, liveSession: session, prepared: {}, handoff: {} };
+		const settled = { run: { id: "r", cwd: process.cwd() }, agent: { id: "r:2", state: "completed", label: "b" }, attempt: { attempt: 1 }, session: { sessionId: "s2" } };
+		out.liveVisible = live.visible(running);
+		out.inspectVisible = [inspect.visible(running), inspect.visible(settled)];
 		out.wrappedId = agent.transport.id;
+		await session.dispose();
 	} else if (scenario === "handed") {
 		// A live attempt of the engine's local transport, idle: the
 		// wrapper (the Go test) hands it off, says how the pane goes, and
