@@ -19,8 +19,9 @@ const ListFormat = "herdr-pi.open-list/1"
 const (
 	// ActionOpen: open inspects it, a read-only fork of its transcript.
 	ActionOpen = "open"
-	// ActionLive: its owner Pi still runs it; open refuses it, and
-	// --inspect forks what is there so far.
+	// ActionLive: its owner Pi still runs it; open hands it off to a pane
+	// and back when that Pi runs under herdr-pi wrap (and says so, exit 1,
+	// when it does not), and --inspect forks what is there so far.
 	ActionLive = "live"
 	// ActionGone: it never finished because its owner Pi is gone; open
 	// inspects what it left.

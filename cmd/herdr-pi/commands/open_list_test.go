@@ -107,6 +107,27 @@ func TestOpenListGolden(t *testing.T) {
 	ls := newListStore(t)
 	all := listingOf(t, ls.Home, ls.Cwd, "")
 	one := listingOf(t, ls.Home, ls.Cwd, ls.noTranscript[:6])
+	// A running run whose owner Pi still runs (the lease names pid 1,
+	// which always runs, so the output is the same every time): its
+	// attempts are live, and the legend says what open does with them.
+	var running *handoff.ListedRun
+	for i := range all.Runs {
+		if all.Runs[i].State == "running" {
+			running = &all.Runs[i]
+			break
+		}
+	}
+	if running == nil {
+		t.Fatal("the generated store has no running run")
+	}
+	r, err := store.New(ls.Home, ls.Cwd).FindRun(running.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.RunsDir, store.LeaseFile), []byte(`{"pid":1,"token":"t","startedAt":1e15}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	live := listingOf(t, ls.Home, ls.Cwd, running.ID)
 	for _, tc := range []struct {
 		name string
 		l    look
@@ -118,6 +139,14 @@ func TestOpenListGolden(t *testing.T) {
 		})
 		t.Run("run "+tc.name, func(t *testing.T) {
 			got := render.RunDetail(one, &one.Runs[0], tc.l)
+			golden.Check(t, golden.Path(t), stable(got, ls.Home))
+			checkWidth(t, got, tc.l.Width)
+		})
+		t.Run("live run "+tc.name, func(t *testing.T) {
+			got := render.RunDetail(live, &live.Runs[0], tc.l)
+			if !strings.Contains(got, "live (pid ") {
+				t.Fatalf("no live attempt in\n%s", got)
+			}
 			golden.Check(t, golden.Path(t), stable(got, ls.Home))
 			checkWidth(t, got, tc.l.Width)
 		})

@@ -141,7 +141,7 @@ func RunDetail(o *handoff.Listing, r *handoff.ListedRun, l Look) string {
 		case handoff.ActionGone:
 			text = "its owner Pi was killed mid-attempt; herdr-pi open " + example[act] + " forks what it left"
 		case handoff.ActionLive:
-			text = "a running Pi owns it: open refuses it, herdr-pi open --inspect " + example[act] + " forks what is there so far"
+			text = "a running Pi owns it: herdr-pi open " + example[act] + " hands it off to a pane and back when that Pi runs under herdr-pi wrap (else says so); herdr-pi open --inspect " + example[act] + " forks what is there so far"
 		case handoff.ActionNone:
 			text = "nothing to open (NOTE says why)"
 		}
