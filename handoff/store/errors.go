@@ -25,6 +25,16 @@ func (e *NoRunError) Error() string {
 		e.Ref, e.Root, len(e.Projects), listed(e.Projects, 3))
 }
 
+// BadRunIDError: the ref cannot be a run id at all (empty, a path, . or
+// ..), so no store was searched for it.
+type BadRunIDError struct {
+	Ref string
+}
+
+func (e *BadRunIDError) Error() string {
+	return fmt.Sprintf("%q is not a run id: a run id is the engine's id of a run, such as 8d443e51-8bad-4dd5-a3f1-b88332072948, or a unique prefix of one; it has no \"/\" and is not . or ..; list runs with `herdr-pi open --list`", e.Ref)
+}
+
 // listed joins names, at most max of them.
 func listed(names []string, max int) string {
 	if len(names) > max {

@@ -206,8 +206,10 @@ func readDirNames(dir string) ([]string, error) {
 // project is searched first: an exact id found there, or a prefix with
 // matches there, settles the search without looking at other projects.
 func (s *Store) FindRun(ref string) (*Run, error) {
+	// Never a directory name under runs/: it would name another directory
+	// (or none), so the ref is refused before the store is looked at.
 	if ref == "" || strings.ContainsAny(ref, "/\x00") || ref == "." || ref == ".." {
-		return nil, &NoRunError{Ref: ref, Root: s.Root}
+		return nil, &BadRunIDError{Ref: ref}
 	}
 	projects, err := s.projects()
 	if err != nil {

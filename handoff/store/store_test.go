@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,9 +102,14 @@ func TestFindRunErrors(t *testing.T) {
 	if !errors.As(err, &ne) || err.Error() != `no workflow run "ffff" under `+root+` (searched 2 project(s): `+shop+", "+blog+"); list runs with `herdr-pi open --list`" {
 		t.Errorf("none: %v", err)
 	}
-	for _, ref := range []string{"", ".", "..", "../x", "3f0c/state.json"} {
-		if _, err := s.FindRun(ref); !errors.As(err, &ne) {
-			t.Errorf("%q: %v, want NoRunError", ref, err)
+	// Path-like refs are no run ids: said so, with what one looks like,
+	// not that the store (which has runs) has none.
+	for _, ref := range []string{"", ".", "..", "/", "../x", "3f0c/state.json", "3f\x00"} {
+		_, err := s.FindRun(ref)
+		var be *BadRunIDError
+		if !errors.As(err, &be) || be.Ref != ref || !strings.HasPrefix(err.Error(), fmt.Sprintf("%q is not a run id: ", ref)) ||
+			!strings.Contains(err.Error(), "8d443e51-8bad-4dd5-a3f1-b88332072948") || strings.Contains(err.Error(), "no runs") {
+			t.Errorf("%q: %v, want it said to be no run id", ref, err)
 		}
 	}
 

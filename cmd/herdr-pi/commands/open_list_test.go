@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -279,6 +280,14 @@ func TestOpenListNoSuchRun(t *testing.T) {
 	code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list", "zzzz")
 	if code != 1 || out.Len() != 0 || !strings.Contains(stderr, `no workflow run "zzzz" under `+ls.Home) {
 		t.Fatalf("exit %d: %q %q", code, out.String(), stderr)
+	}
+	// A path is no run id; the store has runs, so "no runs yet" would mislead.
+	for _, ref := range []string{"..", "/"} {
+		out.Reset()
+		code, stderr = runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list", ref)
+		if code != 1 || out.Len() != 0 || !strings.Contains(stderr, fmt.Sprintf("%q is not a run id", ref)) || strings.Contains(stderr, "no runs") {
+			t.Fatalf("--list %s: exit %d: %q %q", ref, code, out.String(), stderr)
+		}
 	}
 }
 
