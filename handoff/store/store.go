@@ -206,14 +206,30 @@ func readDirNames(dir string) ([]string, error) {
 // project is searched first: an exact id found there, or a prefix with
 // matches there, settles the search without looking at other projects.
 func (s *Store) FindRun(ref string) (*Run, error) {
+	loc, err := s.locate(ref)
+	if err != nil {
+		return nil, err
+	}
+	return found(s.readRun(loc, nil))
+}
+
+// RunID is the id of the run ref names, found as FindRun finds it but
+// without reading its state: whether a run exists does not depend on
+// whether its state.json can be read.
+func (s *Store) RunID(ref string) (string, error) {
+	loc, err := s.locate(ref)
+	return loc.id, err
+}
+
+func (s *Store) locate(ref string) (location, error) {
 	// Never a directory name under runs/: it would name another directory
 	// (or none), so the ref is refused before the store is looked at.
 	if ref == "" || strings.ContainsAny(ref, "/\x00") || ref == "." || ref == ".." {
-		return nil, &BadRunIDError{Ref: ref}
+		return location{}, &BadRunIDError{Ref: ref}
 	}
 	projects, err := s.projects()
 	if err != nil {
-		return nil, err
+		return location{}, err
 	}
 	// An exact id is a stat per session directory; try it first.
 	id := SafePart(ref)
@@ -221,7 +237,7 @@ func (s *Store) FindRun(ref string) (*Run, error) {
 		for _, runsDir := range s.sessionRunsDirs(p) {
 			dir := filepath.Join(runsDir, id)
 			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-				return found(s.readRun(location{id: id, dir: dir, project: p, runsDir: runsDir}, nil))
+				return location{id: id, dir: dir, project: p, runsDir: runsDir}, nil
 			}
 		}
 	}
@@ -241,9 +257,9 @@ func (s *Store) FindRun(ref string) (*Run, error) {
 	}
 	switch len(matches) {
 	case 0:
-		return nil, &NoRunError{Ref: ref, Root: s.Root, Projects: projects}
+		return location{}, &NoRunError{Ref: ref, Root: s.Root, Projects: projects}
 	case 1:
-		return found(s.readRun(matches[0], nil))
+		return matches[0], nil
 	}
 	e := &AmbiguousRunError{Ref: ref, Now: s.now()}
 	for _, m := range matches {
@@ -252,7 +268,7 @@ func (s *Store) FindRun(ref string) (*Run, error) {
 		e.Candidates = append(e.Candidates, r)
 	}
 	sortRecentFirst(e.Candidates)
-	return nil, e
+	return location{}, e
 }
 
 // found drops the half-read run that comes with an error.

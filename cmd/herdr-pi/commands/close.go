@@ -13,6 +13,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/handoff/store"
 )
 
 // closeFormat names the shape of `close --json` (docs/open.md).
@@ -35,7 +36,9 @@ func closeCommand(f *Factory) *cli.Command {
 			"panes and tabs of its live handoffs and of its inspections (herdr-pi open), and the\n" +
 			"run's workspace, each once. A live handoff whose pane closes is handed back to\n" +
 			"its owner, which goes on locally; close waits for that and for the handoff's tool\n" +
-			"bridge to close. An inspection whose Pi has quit is reported gone, untouched.\n\n" +
+			"bridge to close. An inspection whose Pi has quit is reported gone, untouched.\n" +
+			"With nothing open, it exits 0 for a run the workflow store knows and 1 for a\n" +
+			"run it does not (a typo is not success).\n\n" +
 			"Examples:\n" +
 			"  herdr-pi close 3f0c\n" +
 			"  herdr-pi close 3f0c9a2e --json",
@@ -78,9 +81,24 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 		}
 	}
 	if len(runs) > 1 {
-		return usagef("close", "%q names several runs with open panes (%s): give more of the id", opts.Run, strings.Join(runs, ", "))
+		// As open does with a prefix of several runs: an error, not usage.
+		return fmt.Errorf("close: %q names several runs with open panes (%s): give more of the id", opts.Run, strings.Join(runs, ", "))
 	}
 	rep := closeReport{Format: closeFormat, Run: opts.Run, Closed: []handoff.Closed{}}
+	if len(runs) == 0 {
+		// Nothing is open for it. "Nothing to close" (exit 0) is only true
+		// of a run that exists: a ref that names none (a typo, another
+		// machine's id, a prefix of several) must not pass for success in
+		// a script.
+		id, err := store.New(f.Paths().Home, f.IO.Dir).RunID(opts.Run)
+		if err != nil {
+			if listErr != nil {
+				fmt.Fprintf(f.IO.Err, "herdr-pi close: %v\n", listErr)
+			}
+			return fmt.Errorf("close: %w", err)
+		}
+		rep.Run = id
+	}
 	if len(runs) == 1 {
 		rep.Run = runs[0]
 		closed, err := handoff.CloseRun(ctx, ledger, func(socket string) handoff.Herdr { return herdr.NewClient(socket) }, records, opts.Wait)

@@ -1,0 +1,103 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/handoff/store"
+	"github.com/herdr-pi/herdr-pi/settings"
+)
+
+// closeEnv is openEnv with a runtime directory of the test's own: a
+// temporary home is too long a path for one, and herdr-pi would use
+// the shared /tmp/herdr-pi-<uid>, whose ledger is real.
+func closeEnv(t *testing.T, home string) []string {
+	t.Helper()
+	rt, err := os.MkdirTemp("/tmp", "hpc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	return append(openEnv(home), "XDG_RUNTIME_DIR="+rt)
+}
+
+// runClose runs `herdr-pi close args…` in-process in env.
+func runClose(t *testing.T, env []string, cwd string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	io := IO{In: strings.NewReader(""), Out: &out, Err: &errb, Dir: cwd, Env: env}
+	code = Main(context.Background(), append([]string{"herdr-pi", "close"}, args...), io)
+	return code, out.String(), errb.String()
+}
+
+// With nothing open, close tells a run the store knows (exit 0: there is
+// nothing to close) from a ref that names no run — a typo, an id from
+// another machine, a path, a prefix of several runs — which a script must
+// not take for success (exit 1, said on stderr, nothing on stdout).
+func TestCloseWithNothingOpen(t *testing.T) {
+	ls := newListStore(t)
+	env := closeEnv(t, ls.Home)
+	known := ls.IDs[1]
+	code, out, errs := runClose(t, env, ls.Cwd, known[:8])
+	if code != 0 || out != "nothing herdr-pi opened for run "+known+" is open\n" || errs != "" {
+		t.Errorf("a known run: exit %d, %q %q", code, out, errs)
+	}
+	// A run whose state cannot be read still exists.
+	if code, out, _ := runClose(t, env, ls.Cwd, ls.corrupt); code != 0 || !strings.Contains(out, ls.corrupt) {
+		t.Errorf("a run with a corrupt state.json: exit %d, %q", code, out)
+	}
+	// A one-character prefix the store finds ambiguous, asked from outside
+	// every project (none settles the search) — the generated ids are
+	// fixed by its seed.
+	prefix := ""
+	for _, id := range ls.IDs {
+		var ae *store.AmbiguousRunError
+		if _, err := store.New(ls.Home, ls.Home).RunID(id[:1]); errors.As(err, &ae) {
+			prefix = id[:1]
+		}
+	}
+	if prefix == "" {
+		t.Fatalf("no one-character prefix of %q names several runs", ls.IDs)
+	}
+	for _, c := range []struct{ ref, says string }{
+		{"deadbeef", `no workflow run "deadbeef"`},
+		{"..", `".." is not a run id`},
+		{prefix, `run id prefix "` + prefix + `" matches`},
+	} {
+		for _, json := range []bool{false, true} {
+			args := []string{c.ref}
+			if json {
+				args = append(args, "--json")
+			}
+			code, out, errs := runClose(t, env, ls.Home, args...)
+			if code != 1 || out != "" || !strings.Contains(errs, c.says) {
+				t.Errorf("close %q: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, code, out, errs, c.says)
+			}
+		}
+	}
+}
+
+// A prefix that names several runs with things open is refused like a
+// prefix of several runs in the store (exit 1), and nothing is closed.
+func TestCloseRefusesAPrefixOfSeveralOpenRuns(t *testing.T) {
+	ls := newListStore(t)
+	env := closeEnv(t, ls.Home)
+	ledger := handoff.LedgerAt(settings.Resolve(settings.EnvFrom(env)).RuntimeBase)
+	for _, run := range []string{"abc10000-0000-4000-8000-000000000001", "abc20000-0000-4000-8000-000000000002"} {
+		if _, err := ledger.Add(handoff.Record{Run: run, Kind: "pane", ID: "w9:p9", HerdrSocket: "/nonexistent.sock"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := runClose(t, env, ls.Cwd, "abc")
+	if code != 1 || out != "" || !strings.Contains(errs, `"abc" names several runs with open panes`) {
+		t.Fatalf("exit %d, %q %q", code, out, errs)
+	}
+	if recs, _ := ledger.List(); len(recs) != 2 {
+		t.Fatalf("records left %d, want both", len(recs))
+	}
+}
