@@ -63,6 +63,10 @@ type liveRig struct {
 	paneHangs, paneTool bool
 	// two runs a flow of two agents in parallel, both gated.
 	two bool
+	// outside starts the owner outside Herdr: a plain terminal whose
+	// environment names Herdr's socket but no pane (not a complete Herdr
+	// environment).
+	outside bool
 }
 
 func newLiveRig(t *testing.T, configure ...func(*liveRig)) *liveRig {
@@ -172,7 +176,11 @@ func (lr *liveRig) launchOwner() {
 		t.Fatal(err)
 	}
 	argv := []string{lr.hp, "wrap", lr.agent.Pi.Bin, "-e", lr.engine, "-e", tool}
-	env := append(lr.env(lr.s), "HERDR_PI_TEST_TOOL_LOG="+lr.toolLog, "HERDR_PI_TEST_GATE="+lr.gate)
+	env := lr.env(lr.s)
+	if lr.outside {
+		env = append(lr.env(nil), "HERDR_SOCKET_PATH="+lr.s.SocketPath())
+	}
+	env = append(env, "HERDR_PI_TEST_TOOL_LOG="+lr.toolLog, "HERDR_PI_TEST_GATE="+lr.gate)
 	env = append(env, "NODE_DISABLE_COMPILE_CACHE=1")
 	starts := lr.sessionStarts()
 	// After the owner's wrapper is closed (below), its Pi goes too, before
@@ -394,6 +402,17 @@ func (lr *liveRig) runtimeFiles() []string {
 // quitOwner quits the owner's Pi and waits for its wrapper to end.
 func (lr *liveRig) quitOwner() {
 	lr.t.Helper()
+	lr.leaveMenu()
+	lr.owner.Type(lr.t, "/quit")
+	if code, err := lr.owner.ExitCode(lvLong); err != nil || code != 0 {
+		lr.t.Fatalf("the owner ended %d (%v):\n%s", code, err, lr.owner.Screen())
+	}
+}
+
+// leaveMenu closes the owner's /workflow menu, if open, and returns once
+// the editor shows.
+func (lr *liveRig) leaveMenu() {
+	lr.t.Helper()
 	// The /workflow menu may still be open (it reopens after an action);
 	// the editor flashes between its screens, so it must stay a moment.
 	for i := 0; ; i++ {
@@ -411,10 +430,6 @@ func (lr *liveRig) quitOwner() {
 			lvSend(lr.t, lr.owner, lvEsc)
 		}
 		time.Sleep(300 * time.Millisecond)
-	}
-	lr.owner.Type(lr.t, "/quit")
-	if code, err := lr.owner.ExitCode(lvLong); err != nil || code != 0 {
-		lr.t.Fatalf("the owner ended %d (%v):\n%s", code, err, lr.owner.Screen())
 	}
 }
 
@@ -487,6 +502,40 @@ func TestLiveHandoffFromOpen(t *testing.T) {
 	if left := lr.runtimeFiles(); len(left) != 0 {
 		t.Fatalf("left in the runtime directory: %q", left)
 	}
+}
+
+// An owner under herdr-pi wrap outside Herdr (a plain terminal; its
+// environment names Herdr's socket, but no pane). The probe is not inert
+// there, unlike the engine's own Herdr extension (docs/open.md, "An owner
+// outside Herdr"): the /workflow menu shows neither of herdr-pi's actions
+// and nothing reaches Herdr while the run works, until `herdr-pi open`
+// from a Herdr pane asks — then the attempt is handed off beside that
+// pane and back, and the workflow completes with the pane's reply.
+func TestLiveHandoffToAnOwnerOutsideHerdr(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.outside = true })
+	lr.startOwner()
+	if list := lvActionList(lvAgentActions(t, lr.owner)); lvCount(list, "Open live session in Herdr pane")+lvCount(list, "Open session in Herdr pane") != 0 {
+		t.Fatalf("outside Herdr the running agent's actions %q show herdr-pi's", list)
+	}
+	lr.leaveMenu()
+	if m := lr.s.Methods(); len(m) != 0 {
+		t.Fatalf("outside Herdr, before any open, Herdr was sent %q", m)
+	}
+	ro, launched := lr.handOff(lvLabel)
+	if launched.PaneID != "w1:p2" {
+		t.Fatalf("launched %+v", launched)
+	}
+	if split := lvCalls(lr.s, "pane.split"); len(split) != 1 || paramsOf(t, split[0])["target_pane_id"] != "w1:p1" {
+		t.Fatalf("pane.split %v: want a split of open's pane", split)
+	}
+	res := ro.wait(t)
+	if ls := ro.lines(t); res.code != 0 || events(ls) != "ordered launched working idle handback" || !ls[len(ls)-1].Transferred {
+		t.Fatalf("exit %d, events %q\n%s%s", res.code, events(ls), res.stdout, res.stderr)
+	}
+	if got := lr.result(); got != lvPaneReply {
+		t.Fatalf("the workflow's result is %q, want the pane's reply %q", got, lvPaneReply)
+	}
+	lr.quitOwner()
 }
 
 // Ctrl-C to open while the pane works gives the attempt back at once: the

@@ -1299,6 +1299,12 @@ function toolContext(a, controller) {
 // attempt actions show only there).
 export function setupHandoff(pi, { herdr }) {
 	if (!pi || typeof pi.on !== "function") return;
+	// Outside Herdr (herdr false) the module still registers and answers
+	// the wrapper's handoff orders, unlike the engine's own Herdr
+	// extension, so that `herdr-pi open` in a Herdr pane can take over an
+	// attempt of an owner in a plain terminal (docs/open.md, "An owner
+	// outside Herdr"); its menu actions and fully inspectable mode need
+	// herdr.
 	shared.herdr = herdr === true;
 	const env = process.env;
 	// The engine loaded before us: its registry is open until its
