@@ -815,6 +815,63 @@ func TestLiveHandoffAbortedTurnContinuesLocally(t *testing.T) {
 	}
 }
 
+// A single Ctrl-C in the handed-off pane is no handback (seed: a single
+// Ctrl-C clears the editor, double Ctrl-C exits Pi, so Ctrl-C is not a
+// handback signal): with the pane's Pi working, a draft in its editor and
+// one Ctrl-C, the draft goes (Pi took the key), but the Pi keeps working,
+// nothing is handed back and open stays; the handoff then ends the usual
+// way (Escape aborts the turn, handed back idle).
+func TestLiveHandoffCtrlCInThePaneIsNoHandback(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel)
+	ro.waitEvent(t, "working")
+	lr.s.WaitForText(t, launched.PaneID, "Working", lvLong)
+	c := herdr.NewClient(lr.s.SocketPath())
+	const draft = "a draft to clear"
+	if err := c.PaneSendInput(t.Context(), launched.PaneID, draft); err != nil {
+		t.Fatal(err)
+	}
+	lr.s.WaitForText(t, launched.PaneID, draft, lvLong)
+	if err := c.PaneSendInput(t.Context(), launched.PaneID, "", "ctrl+c"); err != nil {
+		t.Fatal(err)
+	}
+	var screen string
+	cleared := lr.s.Await(lvLong, func() bool {
+		select {
+		case <-ro.done:
+			return true // handed back: said below
+		default:
+		}
+		screen, _ = lr.s.Screen(launched.PaneID)
+		return !strings.Contains(screen, draft)
+	})
+	ro.running(t)
+	if !cleared {
+		t.Fatalf("Ctrl-C did not clear the pane's editor:\n%s", screen)
+	}
+	// Long past Pi's double-Ctrl-C window (500 ms) and Herdr's unpaced
+	// events: a handback would have come by now.
+	time.Sleep(2 * time.Second)
+	ro.running(t)
+	if got := events(ro.lines(t)); got != "ordered launched working" {
+		t.Fatalf("after one Ctrl-C open printed %q", got)
+	}
+	if err := syscall.Kill(launched.AgentPID, 0); err != nil {
+		t.Fatalf("the pane's Pi (pid %d) is gone after one Ctrl-C: %v", launched.AgentPID, err)
+	}
+	if screen, _ = lr.s.Screen(launched.PaneID); !strings.Contains(screen, "Working") {
+		t.Fatalf("the pane's Pi stopped working after one Ctrl-C:\n%s", screen)
+	}
+	if err := c.PaneSendInput(t.Context(), launched.PaneID, "", "Escape"); err != nil {
+		t.Fatal(err)
+	}
+	res := ro.wait(t)
+	if ls := ro.lines(t); res.code != 0 || ls[len(ls)-1].Reason != "idle" || !ls[len(ls)-1].NeedsContinue {
+		t.Fatalf("exit %d, events %q\n%s%s", res.code, events(ls), res.stdout, res.stderr)
+	}
+}
+
 // `herdr-pi close <run>` after two handoffs of one run placed in the run's
 // workspace (--workspace: a tab per attempt) closes the workspace once —
 // its tabs go with it — and each handoff is handed back as closed, its
