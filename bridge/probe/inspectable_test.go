@@ -75,6 +75,41 @@ func checkSettingsAsTheGoReaderSees(t *testing.T, env settings.Env) {
 	}
 }
 
+// Fully inspectable mode is global-only (seed; reference §3): a project
+// settings file that turns it on — where the engine reads project
+// settings, in the directory the owner, its run and its agent work in —
+// is not read for it, while the global file is. The agent stays on the
+// engine's local transport, the live action is offered, and the wrapper
+// is told the mode is off.
+func TestInspectableModeIsGlobalOnly(t *testing.T) {
+	project := t.TempDir()
+	file := filepath.Join(project, ".pi", "pi-extensible-workflows", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, msgs := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+t.TempDir(), "PROJECT_DIR="+project)
+	if out.WrappedID != "local" || !out.LiveVisible {
+		t.Errorf("a project file turned the mode on: transport %q, live action visible %v", out.WrappedID, out.LiveVisible)
+	}
+	if e := engineStatus(t, msgs); e.FullyInspectable {
+		t.Errorf("engine status %+v: the mode is on from a project file", e)
+	}
+	// The same text in the global file turns it on.
+	global := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(global, "pi-extensible-workflows"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(file, settings.WorkflowSettingsFile(global)); err != nil {
+		t.Fatal(err)
+	}
+	if on, _ := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+global, "PROJECT_DIR="+project); on.WrappedID != "herdr" {
+		t.Errorf("the global file did not turn the mode on: transport %q", on.WrappedID)
+	}
+}
+
 // turnWrapper plays the owner's wrapper for turns: each turn request gets
 // an order, its launch is recorded, the pane is "launched", and the turn
 // is handed back idle — except a turn whose prompt says HOLD, which is

@@ -107,6 +107,9 @@ async function main() {
 		// then the menu's visibility of both actions for it while it runs,
 		// and for a settled attempt of the same run. The mode is whatever
 		// PI_CODING_AGENT_DIR's settings say.
+		// PROJECT_DIR: the owner, its run and the agent work there.
+		const project = process.env.PROJECT_DIR || process.cwd();
+		process.chdir(project);
 		const withUpstream = process.env.UPSTREAM_HOOK === "1";
 		const reg = fakeRegistry({ hooks: withUpstream ? [{ name: "fullyInspectable", priority: 10, setup() {} }] : [] });
 		globalThis[REGISTRY_KEY] = reg.host;
@@ -129,9 +132,9 @@ async function main() {
 			}),
 		};
 		const agent = { transport: local };
-		const context = { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "a" };
+		const context = { run: { runId: "r", workflow: { name: "f" }, cwd: project }, cwd: project, attempt: 1, tuiLabel: "a" };
 		for (const h of reg.host.api.agentSetupHooks()) if (process.env.HOOKS !== "live" || h.name === "herdrPiLiveSessions") h.setup(agent, context);
-		const session = await agent.transport.createSession({ cwd: "/p", model: { provider: "p", model: "m" }, tools: [], sessionLabel: "f:a:attempt-1" }, context);
+		const session = await agent.transport.createSession({ cwd: project, model: { provider: "p", model: "m" }, tools: [], sessionLabel: "f:a:attempt-1" }, context);
 		const actions = Object.values(reg.host.api.agentAttemptActions());
 		const live = actions.find((a) => a.label === "Open live session in Herdr pane");
 		const inspect = actions.find((a) => a.label === "Open session in Herdr pane");
