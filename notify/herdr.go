@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 )
@@ -90,5 +91,7 @@ func HerdrHint(reason string) string {
 	case ReasonNoForegroundClient:
 		return "Herdr could not reach a terminal or the desktop to show it (no client attached in the foreground)"
 	}
-	return "Herdr answered " + reason
+	// A reason this herdr-pi does not know is Herdr's own word, quoted: it
+	// may come from a newer Herdr, or from a socket that is not Herdr's.
+	return "Herdr answered " + strconv.Quote(reason)
 }

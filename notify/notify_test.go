@@ -628,3 +628,14 @@ func TestHerdrRetriedToastIsCountedWhenReplaced(t *testing.T) {
 		}
 	})
 }
+
+// A reason notify does not know is Herdr's word, shown quoted with its
+// escapes written out: it may come from a socket that is not Herdr's.
+func TestHerdrHintQuotesAnUnknownReason(t *testing.T) {
+	if got, want := HerdrHint("disabled\x1b]0;PWNED\a\u202e"), `Herdr answered "disabled\x1b]0;PWNED\a\u202e"`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := HerdrHint(ReasonBusy); got != "another Herdr toast was on screen" {
+		t.Errorf("a known reason: %q", got)
+	}
+}

@@ -104,6 +104,25 @@ func TestPickErrorsNameTheWayOut(t *testing.T) {
 	}
 }
 
+// Names come from whatever wrote the store: one with terminal controls or
+// a bidi override is listed quoted, escapes written out, and the others as
+// they are.
+func TestPickErrorsQuoteUnprintableNames(t *testing.T) {
+	h := newHome(t)
+	h.run(h.cwd, "evil", `{"id":"evil","agents":[
+		{"id":"evil:1","name":"a\u001b]0;PWNED\u0007\u009b1m\u202eb","state":"completed","attemptDetails":[{"attempt":1,"setup":{}}]},
+		{"id":"evil:2","name":"docs","state":"completed","attemptDetails":[{"attempt":1,"setup":{}}]}]}`, 0)
+	r, err := h.store().FindRun("evil")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.PickText("nobody")
+	want := `run evil: no attempt named "nobody" (attempts: "a\x1b]0;PWNED\a\u009b1m\u202eb#1", docs#1)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("\n got %v\nwant %s", err, want)
+	}
+}
+
 func TestPickRefusesAnAmbiguousName(t *testing.T) {
 	h := newHome(t)
 	h.run(h.cwd, "loop", `{"id":"loop","agents":[

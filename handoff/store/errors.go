@@ -2,8 +2,10 @@ package store
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The errors below are typed so cmd can choose the exit code and wording
@@ -35,12 +37,31 @@ func (e *BadRunIDError) Error() string {
 	return fmt.Sprintf("%q is not a run id: a run id is the engine's id of a run, such as 8d443e51-8bad-4dd5-a3f1-b88332072948, or a unique prefix of one; it has no \"/\" and is not . or ..; list runs with `herdr-pi open --list`", e.Ref)
 }
 
-// listed joins names, at most max of them.
+// listed joins names, at most max of them, each as [shown].
 func listed(names []string, max int) string {
+	more := ""
 	if len(names) > max {
-		return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+		names, more = names[:max], fmt.Sprintf(" and %d more", len(names)-max)
 	}
-	return strings.Join(names, ", ")
+	each := make([]string, len(names))
+	for i, n := range names {
+		each[i] = shown(n)
+	}
+	return strings.Join(each, ", ") + more
+}
+
+// shown is a name from the store (an agent, a run directory, a workflow) as
+// an error lists it: as it is when every character prints, else quoted with
+// Go's escapes, as the selector already is. Whatever wrote the store chose
+// these names; a control character in one reads as \x1b in the message
+// instead of acting on the terminal that prints it.
+func shown(name string) string {
+	for _, r := range name {
+		if r == utf8.RuneError || !strconv.IsPrint(r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
 
 // AmbiguousRunError: an id prefix matches more than one run.
@@ -59,7 +80,7 @@ func (e *AmbiguousRunError) Error() string {
 		if r.Record == nil {
 			workflow = "unreadable"
 		}
-		each = append(each, fmt.Sprintf("%s (%s, %s)", r.ID, workflow, Age(e.Now, r.Updated)))
+		each = append(each, fmt.Sprintf("%s (%s, %s)", shown(r.ID), shown(workflow), Age(e.Now, r.Updated)))
 	}
 	b.WriteString(listed(each, maxListed))
 	b.WriteString("; give more of the id")
@@ -86,7 +107,7 @@ func (e *NoAttemptError) Error() string {
 	case n > maxListed:
 		have = fmt.Sprintf("attempts: %s; see `herdr-pi open --list %s`", listed(e.Attempts, maxListed), e.Run)
 	case n > 0:
-		have = "attempts: " + strings.Join(e.Attempts, ", ")
+		have = "attempts: " + listed(e.Attempts, n)
 	}
 	switch {
 	case e.Agent != "" && e.Selector.N != 0:

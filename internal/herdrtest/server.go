@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -75,12 +76,21 @@ const (
 	// FaultCloseMidLine handles the request and closes after half of the
 	// reply line.
 	FaultCloseMidLine FaultKind = "close-mid-line"
+	// FaultReply answers with Fault.Reply under the request's id instead of
+	// handling it. Nothing is applied. It is how a test puts words in
+	// Herdr's mouth that the fake would never say: an error message or a
+	// pane label full of terminal controls, a reason only a newer Herdr
+	// gives. The line is not checked against the schema, on purpose.
+	FaultReply FaultKind = "reply"
 )
 
 // Fault says how to misbehave, and for which requests.
 type Fault struct {
 	Kind  FaultKind
 	Delay time.Duration // for FaultSlow
+	// Reply is the reply's body for FaultReply: {"result": {…}} or
+	// {"error": {"code": …, "message": …}}; the fake adds the id.
+	Reply map[string]any
 	// Methods limits the fault to these methods; empty means all.
 	Methods []string
 	// Count limits the fault to the next Count matching requests; 0 means
@@ -554,6 +564,15 @@ func (s *Server) serve(c net.Conn) {
 		return
 	case FaultGarbage:
 		s.write(c, n, []byte("<html>this is not herdr</html>\n"), "")
+		return
+	case FaultReply:
+		reply := map[string]any{"id": id}
+		maps.Copy(reply, f.Reply)
+		b, err := json.Marshal(reply)
+		if err != nil {
+			b = s.errorLine(id, "internal_error", "herdrtest: FaultReply: "+err.Error())
+		}
+		s.write(c, n, append(b, '\n'), "")
 		return
 	case FaultSlow:
 		select {

@@ -349,6 +349,13 @@ func TestFaults(t *testing.T) {
 	if _, ok := send(t, s, ping); !ok || time.Since(start) < 150*time.Millisecond {
 		t.Errorf("slow fault: answered=%v after %v", ok, time.Since(start))
 	}
+	s.SetFault(Fault{Kind: FaultReply, Count: 1, Reply: map[string]any{"error": map[string]string{"code": "odd", "message": "\x1b[2Jhi"}}})
+	if _, code, msg := errCode(call(t, s, ping)); code != "odd" || msg != "\x1b[2Jhi" {
+		t.Errorf("reply fault: code %q message %q", code, msg)
+	}
+	if m := call(t, s, ping); m["id"] != "p" || m["result"] == nil {
+		t.Errorf("a reply fault of count 1 answered twice: %v", m)
+	}
 	s.SetFault(Fault{Kind: FaultHang})
 	c, err := net.Dial("unix", s.SocketPath())
 	if err != nil {

@@ -231,7 +231,7 @@ func commandNames(cmds []*cli.Command) []string {
 
 // errNotBuilt is what a command that does not exist yet says.
 func notBuilt(io IO, name, issue string) error {
-	fmt.Fprintf(io.Err, "herdr-pi %s: not built yet (%s)\n", name, issue)
+	tell(io.Err, "herdr-pi %s: not built yet (%s)\n", name, issue)
 	return silentExit(exitError)
 }
 

@@ -109,7 +109,7 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 		}
 	}
 	if listErr != nil {
-		fmt.Fprintf(f.IO.Err, "herdr-pi close: %v\n", listErr)
+		tell(f.IO.Err, "herdr-pi close: %v\n", listErr)
 	}
 	return printClose(f, rep, opts.JSON)
 }
@@ -124,19 +124,19 @@ func printClose(f *Factory, rep closeReport, asJSON bool) error {
 		return err
 	}
 	if len(rep.Closed) == 0 {
-		fmt.Fprintf(f.IO.Out, "nothing herdr-pi opened for run %s is open\n", rep.Run)
+		tell(f.IO.Out, "nothing herdr-pi opened for run %s is open\n", rep.Run)
 		return nil
 	}
 	for _, c := range rep.Closed {
 		switch c.How {
 		case "closed":
-			fmt.Fprintf(f.IO.Out, "closed %s %s\n", c.Kind, c.ID)
+			tell(f.IO.Out, "closed %s %s\n", c.Kind, c.ID)
 		case "gone":
-			fmt.Fprintf(f.IO.Out, "%s %s was closed already\n", c.Kind, c.ID)
+			tell(f.IO.Out, "%s %s was closed already\n", c.Kind, c.ID)
 		case "removed":
-			fmt.Fprintf(f.IO.Out, "removed the leftovers of %s %s (its wrapper is gone)\n", c.Kind, c.ID)
+			tell(f.IO.Out, "removed the leftovers of %s %s (its wrapper is gone)\n", c.Kind, c.ID)
 		default:
-			fmt.Fprintf(f.IO.Out, "closed %s %s %s\n", c.Kind, c.ID, c.How)
+			tell(f.IO.Out, "closed %s %s %s\n", c.Kind, c.ID, c.How)
 		}
 	}
 	return nil

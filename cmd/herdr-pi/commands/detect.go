@@ -102,7 +102,7 @@ func detectRun(f *Factory, opts *detectOptions) error {
 	if opts.Raw {
 		s := screen.New(opts.Rows, opts.Cols)
 		if err := s.Write(data); err != nil {
-			fmt.Fprintf(io.Err, "herdr-pi detect: %v\n", err)
+			tell(io.Err, "herdr-pi detect: %v\n", err)
 		}
 		snap := s.Snapshot()
 		s.Close()
@@ -141,14 +141,14 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	if agent == "" {
 		cfg, cfgErr := f.Config()
 		if cfgErr != nil {
-			fmt.Fprintf(f.IO.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
+			tell(f.IO.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
 				strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
 		}
 		agent = cmpOr(cfg.Detect.Agent, "pi")
 	}
 	set, problems := detect.Load(paths.ManifestDir)
 	for _, p := range problems {
-		fmt.Fprintf(f.IO.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
+		tell(f.IO.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
 			strings.ReplaceAll(p.Error(), "\n", "\n  "))
 	}
 	m, ok := set.Lookup(agent)

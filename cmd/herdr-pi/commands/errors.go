@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
 
@@ -37,7 +38,18 @@ type silentExit int
 
 func (e silentExit) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 
-// exitCode is the one place errors become exit codes.
+// tell writes a message for a person: an error or warning on stderr, or
+// what open and close did on stdout. Such messages quote text herdr-pi does
+// not control — Herdr's replies, names from the workflow store, config
+// files, paths — so each goes through render.CleanLines here, whatever
+// built it: nothing herdr-pi says can carry an escape sequence, a bell or
+// a bidi override to the terminal.
+func tell(w io.Writer, format string, args ...any) {
+	_, _ = io.WriteString(w, render.CleanLines(fmt.Sprintf(format, args...)))
+}
+
+// exitCode is the one place errors become exit codes, and where every
+// error that ends a command is printed.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
@@ -54,16 +66,16 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &silent):
 		return int(silent)
 	case errors.As(err, &start):
-		fmt.Fprintf(stderr, "herdr-pi wrap: %v\n", start)
+		tell(stderr, "herdr-pi wrap: %v\n", start)
 		return start.Code
 	case errors.As(err, &usage):
 		name := "herdr-pi"
 		if usage.cmd != "" {
 			name += " " + usage.cmd
 		}
-		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, usage.err, name)
+		tell(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, usage.err, name)
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "herdr-pi: %v\n", err)
+	tell(stderr, "herdr-pi: %v\n", err)
 	return exitError
 }

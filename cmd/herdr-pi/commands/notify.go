@@ -118,7 +118,7 @@ func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notify
 	paths := f.Paths()
 	cfg, cfgErr := f.Config()
 	if cfgErr != nil {
-		fmt.Fprintf(io.Err, "herdr-pi notify: config problems, using the defaults:\n  %s\n",
+		tell(io.Err, "herdr-pi notify: config problems, using the defaults:\n  %s\n",
 			strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
 	}
 	ncfg, _ := notifyConfig(cfg, paths)
@@ -152,7 +152,7 @@ func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notify
 	}
 	o, _ := setup.Options(ctx)
 	if o.Herdr == nil && o.Terminal == nil && o.Ntfy == nil {
-		fmt.Fprintf(io.Err, "herdr-pi notify: not sent: %s\n", choice.Why)
+		tell(io.Err, "herdr-pi notify: not sent: %s\n", choice.Why)
 		return nil
 	}
 	n := notify.Start(o)
@@ -174,7 +174,7 @@ func notifyOutcome(io IO, status []notify.ChannelStatus) error {
 		case st.Sent == 0:
 			failed = append(failed, st.Channel+": not delivered before the deadline")
 		case st.Channel == "herdr" && st.Last == notify.ReasonDisabled:
-			fmt.Fprintf(io.Err, "herdr-pi notify: Herdr did not show it: %s\n", notify.HerdrHint(st.Last))
+			tell(io.Err, "herdr-pi notify: Herdr did not show it: %s\n", notify.HerdrHint(st.Last))
 		case st.Channel == "herdr" && st.Last != notify.ReasonShown:
 			failed = append(failed, "herdr: "+st.Last+" ("+notify.HerdrHint(st.Last)+")")
 		}

@@ -236,7 +236,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	}
 	cfg, cfgErr := f.Config()
 	if cfgErr != nil {
-		fmt.Fprintf(io.Err, "herdr-pi: config problems, using defaults:\n  %s\n", strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
+		tell(io.Err, "herdr-pi: config problems, using defaults:\n  %s\n", strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
 	}
 	place, err := openPlacement(opts, paths, a, h.PaneID, dir)
 	if err != nil {
@@ -247,7 +247,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		return err
 	}
 	if ownerGone && !opts.JSON {
-		fmt.Fprintf(io.Err, "herdr-pi open: %s never finished: its owner Pi is gone (killed or crashed); opening what it left\n", a)
+		tell(io.Err, "herdr-pi open: %s never finished: its owner Pi is gone (killed or crashed); opening what it left\n", a)
 	}
 
 	launch := opener.InspectLaunch(handoff.Inspection{
@@ -262,7 +262,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if err != nil {
 		if ctx.Err() != nil {
 			// Open closed what it had made already.
-			fmt.Fprintln(io.Err, "herdr-pi open: interrupted")
+			tell(io.Err, "herdr-pi open: interrupted\n")
 			return silentExit(exitInterrupted)
 		}
 		return fmt.Errorf("open: %s: %w", a, err)
@@ -287,7 +287,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		}
 		opened.Close(opener.Herdr)
 		forget(true)
-		fmt.Fprintf(io.Err, "herdr-pi open: interrupted; closed %s\n", what)
+		tell(io.Err, "herdr-pi open: interrupted; closed %s\n", what)
 		return silentExit(exitInterrupted)
 	}
 	// Herdr's events say when the pane ends, from now on: no wait of
@@ -345,7 +345,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if opts.JSON {
 		return printOpen(f, rep, opts.JSON)
 	}
-	fmt.Fprintf(io.Out, "pane %s %s\n", opened.PaneID, end.How)
+	tell(io.Out, "pane %s %s\n", opened.PaneID, end.How)
 	return nil
 }
 
@@ -361,7 +361,7 @@ func inspectionRecords(ledger handoff.Ledger, runtimeBase, run, socket string, p
 	}
 	out, err := ledger.AddAll(recs)
 	if err != nil {
-		fmt.Fprintf(stderr, "herdr-pi open: herdr-pi close will not know of %s: %v\n", placed.PaneID, err)
+		tell(stderr, "herdr-pi open: herdr-pi close will not know of %s: %v\n", placed.PaneID, err)
 	}
 	return out
 }
@@ -467,7 +467,7 @@ func printOpenLine(f *Factory, rep openReport) {
 		what += " (" + rep.Workflow + ")"
 	}
 	if rep.Reused {
-		fmt.Fprintf(out, "%s is already open in tab %s (pane %s)\n", what, rep.TabID, rep.PaneID)
+		tell(out, "%s is already open in tab %s (pane %s)\n", what, rep.TabID, rep.PaneID)
 		return
 	}
 	where := "pane " + rep.PaneID
@@ -477,9 +477,9 @@ func printOpenLine(f *Factory, rep openReport) {
 	default:
 		where += ", tab " + rep.TabID
 	}
-	fmt.Fprintf(out, "opened %s in %s: a read-only fork of its session\n", what, where)
+	tell(out, "opened %s in %s: a read-only fork of its session\n", what, where)
 	if rep.Fork != "" {
-		fmt.Fprintf(out, "  fork: %s\n", rep.Fork)
+		tell(out, "  fork: %s\n", rep.Fork)
 	}
 }
 

@@ -62,7 +62,7 @@ func openPick(ctx context.Context, f *Factory, st *store.Store) (run, attempt st
 		Title: fmt.Sprintf("Open a workflow attempt (%s in %s, most recent first)", render.Plural(len(listing.Runs), "run"), listing.Paths.Pretty(listing.Store)),
 	})
 	if errors.Is(err, picker.ErrCancelled) {
-		fmt.Fprintln(f.IO.Err, "herdr-pi open: cancelled; nothing opened")
+		tell(f.IO.Err, "herdr-pi open: cancelled; nothing opened\n")
 		return "", "", silentExit(exitInterrupted)
 	}
 	if err != nil {

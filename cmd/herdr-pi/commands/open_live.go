@@ -69,19 +69,19 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 			fmt.Fprintf(io.Out, "%s\n", b)
 			return
 		}
-		fmt.Fprintln(io.Out, liveWords(a, p))
+		tell(io.Out, "%s\n", liveWords(a, p))
 	}
 	final, err := c.Handoff(sctx, ask, say)
 	if err != nil {
 		if sctx.Err() != nil && ctx.Err() == nil {
-			fmt.Fprintf(io.Err, "herdr-pi open: interrupted; %v\n", err)
+			tell(io.Err, "herdr-pi open: interrupted; %v\n", err)
 			return silentExit(exitInterrupted)
 		}
 		return fmt.Errorf("open: %s: %w", a, err)
 	}
 	say(final)
 	if sctx.Err() != nil {
-		fmt.Fprintln(io.Err, "herdr-pi open: interrupted; the pane is closed and the attempt is back with its owner")
+		tell(io.Err, "herdr-pi open: interrupted; the pane is closed and the attempt is back with its owner\n")
 		return silentExit(exitInterrupted)
 	}
 	if final.Reason == control.HandbackFailed {

@@ -71,7 +71,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	if cfgErr != nil {
 		// The agent still starts: a typo in the config must not cost the
 		// user their session.
-		fmt.Fprintf(io.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
+		tell(io.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
 			strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
 	}
 	log := f.Log("wrap")
@@ -154,7 +154,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	run, err := control.Start(rc)
 	if err != nil {
 		// The agent runs anyway; only what needs the socket is missing.
-		fmt.Fprintf(io.Err, "herdr-pi: no control socket (%v); herdr-pi waiting/status and the Pi probe are off for this run\n", err)
+		tell(io.Err, "herdr-pi: no control socket (%v); herdr-pi waiting/status and the Pi probe are off for this run\n", err)
 		log.Printf("control: %v", err)
 	} else {
 		down.control = func() { run.Close() }

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/pane/detect"
@@ -17,14 +16,14 @@ import (
 func pickManifest(io IO, paths settings.Paths, cfg settings.Config, opts *wrapOptions, log *logger) (*detect.Manifest, string) {
 	set, problems := detect.Load(paths.ManifestDir)
 	for _, p := range problems {
-		fmt.Fprintf(io.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
+		tell(io.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
 			strings.ReplaceAll(p.Error(), "\n", "\n  "))
 		log.Printf("manifest: %v", p)
 	}
 	agent := observe.ChooseAgent(opts.Agent, cfg.Detect.Agent, opts.Argv, set)
 	manifest, ok := set.Lookup(agent)
 	if !ok {
-		fmt.Fprintf(io.Err, "herdr-pi: no detection manifest for agent %q (known: %s); detecting as pi\n",
+		tell(io.Err, "herdr-pi: no detection manifest for agent %q (known: %s); detecting as pi\n",
 			agent, strings.Join(set.Names(), ", "))
 		manifest, _ = set.Lookup("pi")
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -14,8 +15,14 @@ import (
 // DoctorText prints rows grouped by section, one line each, with the
 // fix on the line below: plain text for pipes and files, coloured status
 // words and bold section titles on a terminal, where long lines also wrap
-// under their own column.
+// under their own column. A row quotes what checks found (Herdr's version
+// and errors, paths, file contents), so its words are cleaned here, for
+// every row a check makes now or later.
 func DoctorText(w io.Writer, rows []doctor.Row, l Look) error {
+	rows = slices.Clone(rows)
+	for i, r := range rows {
+		rows[i].Name, rows[i].Detail, rows[i].Fix = Clean(r.Name), Clean(r.Detail), Clean(r.Fix)
+	}
 	var b strings.Builder
 	for i, sec := range groupBySection(rows) {
 		if i > 0 {
