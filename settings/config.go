@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -153,6 +155,10 @@ type Problem struct {
 	Line int // 0 when unknown
 	Key  string
 	Msg  string
+	// Err is why the file as a whole was not read (permission denied, a
+	// FIFO, too large), for errors.Is on the [ConfigError]; nil for a
+	// problem on a line.
+	Err error
 }
 
 func (p Problem) String() string {
@@ -166,7 +172,7 @@ func (p Problem) String() string {
 // Problem of the file shown; then is appended to its message (what herdr-pi
 // does instead).
 func fileProblem(err error, shown, then string) Problem {
-	p := Problem{File: shown, Msg: err.Error()}
+	p := Problem{File: shown, Msg: err.Error(), Err: err}
 	var fe *FileError
 	if errors.As(err, &fe) {
 		p.Line, p.Msg = fe.Line, fe.Reason
@@ -188,6 +194,19 @@ func (e *ConfigError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// Unwrap gives the errors behind problems with the file as a whole, so
+// callers can tell, say, a file they may not read (fs.ErrPermission) from
+// one with mistakes in it.
+func (e *ConfigError) Unwrap() []error {
+	var errs []error
+	for _, p := range e.Problems {
+		if p.Err != nil {
+			errs = append(errs, p.Err)
+		}
+	}
+	return errs
+}
+
 // LoadConfig reads the config file at path. A missing file is not an error.
 // On any problem it returns [Defaults] together with a *ConfigError naming
 // file, line and key of every problem, so callers can report it and carry
@@ -207,13 +226,16 @@ func LoadConfig(path, shown string) (Config, error) {
 	return cfg, nil
 }
 
-// ParseConfig decodes and validates config text over the defaults.
+// ParseConfig decodes and validates config text over the defaults. Every
+// problem is reported, not the first: after a syntax error nothing more can
+// be read, but a value of the wrong type only costs its own key (which
+// keeps its default while the others are checked).
 func ParseConfig(data []byte, shown string) (Config, []Problem) {
 	if err := CheckNesting(data, TOML); err != nil {
 		return Defaults(), []Problem{fileProblem(err, shown, "")}
 	}
-	cfg := Defaults()
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
+	var top map[string]toml.Primitive
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&top)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
@@ -225,30 +247,157 @@ func ParseConfig(data []byte, shown string) (Config, []Problem) {
 		}
 		return Defaults(), []Problem{{File: shown, Line: lineFromTOMLError(err), Msg: strings.TrimPrefix(err.Error(), "toml: ")}}
 	}
-	var problems []Problem
-	var reported [][]string
-	for _, k := range md.Undecoded() {
-		key := []string(k)
-		// term_programs is a free-form table: its keys are TERM_PROGRAM names.
-		if len(key) == 3 && key[0] == "notify" && key[1] == "term_programs" {
-			continue
-		}
-		// Report an unknown table once, not once per key inside it.
-		if slices.ContainsFunc(reported, func(r []string) bool { return len(r) < len(key) && equalPath(r, key[:len(r)]) }) {
-			continue
-		}
-		reported = append(reported, key)
-		msg := unknownKeyMsg(key)
-		if md.Type(key...) == "Hash" {
-			msg = fmt.Sprintf("unknown table [%s]", k.String())
-		}
-		problems = append(problems, Problem{File: shown, Line: locateKey(data, key), Key: k.String(), Msg: msg})
-	}
+	cfg := Defaults()
+	d := configDecoder{md: md, data: data, shown: shown}
+	d.table(top, reflect.ValueOf(&cfg).Elem(), nil)
+	problems := d.problems
 	for _, v := range cfg.validate() {
 		problems = append(problems, Problem{File: shown, Line: locateKey(data, v.key), Key: strings.Join(v.key, "."), Msg: v.msg})
 	}
 	slices.SortStableFunc(problems, func(a, b Problem) int { return a.Line - b.Line })
 	return cfg, problems
+}
+
+// configDecoder decodes a parsed file into [Config] one key at a time,
+// collecting a problem for each key it cannot take.
+type configDecoder struct {
+	md       toml.MetaData
+	data     []byte
+	shown    string
+	problems []Problem
+}
+
+func (d *configDecoder) add(key []string, msg string) {
+	d.problems = append(d.problems, Problem{File: d.shown, Line: locateKey(d.data, key), Key: toml.Key(key).String(), Msg: msg})
+}
+
+// table decodes the keys of one TOML table into the struct dst, whose
+// fields name their keys in `toml` tags. An unknown table is reported
+// once, not once per key inside it.
+func (d *configDecoder) table(t map[string]toml.Primitive, dst reflect.Value, path []string) {
+	for _, name := range slices.Sorted(maps.Keys(t)) {
+		key := append(slices.Clip(path), name)
+		field, ok := fieldFor(dst, name)
+		if !ok {
+			msg := unknownKeyMsg(key)
+			if d.md.Type(key...) == "Hash" {
+				msg = fmt.Sprintf("unknown table [%s]", toml.Key(key).String())
+			}
+			d.add(key, msg)
+			continue
+		}
+		d.value(t[name], field, key)
+	}
+}
+
+// value decodes one key into dst, which is left as it was when the value
+// does not fit.
+func (d *configDecoder) value(p toml.Primitive, dst reflect.Value, key []string) {
+	kind := d.md.Type(key...)
+	switch dst.Kind() {
+	case reflect.Struct:
+		var t map[string]toml.Primitive
+		if kind != "Hash" || d.md.PrimitiveDecode(p, &t) != nil {
+			d.add(key, fmt.Sprintf("key %q: must be a table, not %s", toml.Key(key).String(), tomlWords(kind)))
+			return
+		}
+		d.table(t, dst, key)
+	case reflect.Map:
+		// A free-form table (term_programs): each entry is its own key.
+		var t map[string]toml.Primitive
+		if kind != "Hash" || d.md.PrimitiveDecode(p, &t) != nil {
+			d.add(key, fmt.Sprintf("key %q: must be a table, not %s", toml.Key(key).String(), tomlWords(kind)))
+			return
+		}
+		m := reflect.MakeMapWithSize(dst.Type(), len(t))
+		for _, name := range slices.Sorted(maps.Keys(t)) {
+			v := reflect.New(dst.Type().Elem())
+			if d.decode(t[name], v, append(slices.Clip(key), name)) {
+				m.SetMapIndex(reflect.ValueOf(name), v.Elem())
+			}
+		}
+		dst.Set(m)
+	default:
+		v := reflect.New(dst.Type())
+		if d.decode(p, v, key) {
+			dst.Set(v.Elem())
+		}
+	}
+}
+
+// decode decodes a single value into the pointer v and reports whether it
+// fit.
+func (d *configDecoder) decode(p toml.Primitive, v reflect.Value, key []string) bool {
+	err := d.md.PrimitiveDecode(p, v.Interface())
+	if err == nil {
+		return true
+	}
+	name := toml.Key(key).String()
+	var pe toml.ParseError
+	switch {
+	case errors.As(err, &pe):
+		// Our own UnmarshalText and UnmarshalTOML say what is wrong.
+		d.add(key, fmt.Sprintf("key %q: %s", name, pe.Message))
+	case strings.Contains(err.Error(), "incompatible types"):
+		d.add(key, fmt.Sprintf("key %q: must be %s, not %s", name, goWords(v.Type().Elem()), tomlWords(d.md.Type(key...))))
+	default:
+		d.add(key, fmt.Sprintf("key %q: %s", name, tomlErrorRe.ReplaceAllString(err.Error(), "")))
+	}
+	return false
+}
+
+// tomlErrorRe is the decoder's prefix to a message: the line and key,
+// which a Problem already holds.
+var tomlErrorRe = regexp.MustCompile(`^toml: (line \d+ \(last key "[^"]*"\): )?`)
+
+// fieldFor is the field of struct v whose toml tag is name.
+func fieldFor(v reflect.Value, name string) (reflect.Value, bool) {
+	for i := range v.NumField() {
+		if tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ","); tag == name {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// tomlWords names a TOML type (as toml.MetaData.Type gives it) for people.
+func tomlWords(kind string) string {
+	switch kind {
+	case "String":
+		return "a string"
+	case "Integer":
+		return "a number"
+	case "Float":
+		return "a decimal number"
+	case "Bool":
+		return "true or false"
+	case "Array":
+		return "an array"
+	case "Hash":
+		return "a table"
+	case "ArrayHash":
+		return "an array of tables"
+	case "Datetime", "DatetimeLocal", "DateLocal", "TimeLocal":
+		return "a date or time"
+	}
+	return "a " + strings.ToLower(kind)
+}
+
+// goWords names what a field of Config takes, in the file's terms.
+func goWords(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return goWords(t.Elem())
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Slice:
+		return "an array"
+	}
+	return "a " + t.Kind().String()
 }
 
 func unknownKeyMsg(key []string) string {

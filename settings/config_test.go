@@ -2,9 +2,11 @@ package settings
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,6 +76,83 @@ func TestBadValueTypeAndSyntax(t *testing.T) {
 	_, problems = ParseConfig([]byte("[herdr\n"), "c.toml")
 	if len(problems) != 1 || problems[0].Line == 0 {
 		t.Fatalf("syntax: %v", problems)
+	}
+}
+
+// docs/configuration.md promises every problem: a value of the wrong type
+// costs only its own key, and the others are still decoded and checked.
+func TestATypeMistakeHidesNoOtherProblem(t *testing.T) {
+	data := strings.Join([]string{
+		`[detect]`,
+		`debounce = "20s"`,
+		`startup_grace = 5`,
+		`[herdr]`,
+		`agent = 3`,
+		`[notify]`,
+		`enabled = "yes"`,
+		`colour = 1`,
+		`term_programs = { A = "osc9", B = 3, C = "beep" }`,
+		`[notify.ntfy]`,
+		`priority = 2.5`,
+		`[open]`,
+		`pi = [1]`,
+		`[log]`,
+		`level = "loud"`,
+		`[mystery]`,
+		`x = 1`,
+	}, "\n")
+	_, problems := ParseConfig([]byte(data), "c.toml")
+	want := []string{
+		`c.toml:2: debounce = "20s": must be between 0s and 10s`,
+		`c.toml:3: key "detect.startup_grace": "5" is not a duration (write it like "300ms" or "2s")`,
+		`c.toml:5: key "herdr.agent": must be a string, not a number`,
+		`c.toml:7: key "notify.enabled": must be true or false, not a string`,
+		`c.toml:8: unknown key "colour" in [notify]`,
+		`c.toml:9: key "notify.term_programs.B": must be a string, not a number`,
+		`c.toml:9: term_programs.C = "beep": must be one of osc9, osc99, osc777`,
+		`c.toml:11: key "notify.ntfy.priority": must be a whole number, not a decimal number`,
+		`c.toml:13: key "open.pi": must be a string or a list of strings`,
+		`c.toml:15: level = "loud": must be one of info, debug`,
+		`c.toml:16: unknown table [mystery]`,
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.String())
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("problem %d:\n got  %s\n want %s", i, got[i], w)
+		}
+	}
+	_, problems = ParseConfig([]byte("detect = 5\nnotify = [1]\n"), "c.toml")
+	if len(problems) != 2 || problems[0].String() != `c.toml:1: key "detect": must be a table, not a number` ||
+		problems[1].String() != `c.toml:2: key "notify": must be a table, not an array` {
+		t.Errorf("tables of the wrong type: %q", problems)
+	}
+}
+
+// A file herdr-pi may not read says so through errors.Is, so doctor can
+// say to fix its permissions rather than a line.
+func TestConfigErrorUnwrapsWhyTheFileWasNotRead(t *testing.T) {
+	dir := t.TempDir()
+	_, err := LoadConfig(dir, "dir")
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("a directory: %v", err)
+	}
+	if errors.Is(err, fs.ErrPermission) || len(ce.Unwrap()) != 1 {
+		t.Errorf("a directory unwraps to %v", ce.Unwrap())
+	}
+	_, problems := ParseConfig([]byte("[notify]\ncolour = 1\n"), "c.toml")
+	if errs := (&ConfigError{Problems: problems}).Unwrap(); len(problems) != 1 || len(errs) != 0 {
+		t.Errorf("a problem on a line unwraps to %v", errs)
+	}
+	p := fileProblem(&FileError{Path: "c.toml", Reason: "cannot open: permission denied", Err: &fs.PathError{Op: "open", Path: "c.toml", Err: syscall.EACCES}}, "c.toml", "")
+	if err := error(&ConfigError{Problems: []Problem{p}}); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("permission denied does not unwrap to fs.ErrPermission: %v", err)
 	}
 }
 

@@ -34,8 +34,13 @@ func configFileRow(d Input) Row {
 	}
 	shown := d.Paths.Pretty(d.Paths.ConfigFile)
 	if d.ConfigErr != nil {
-		return row(Warn, problemList(d.ConfigErr)+": herdr-pi runs with the built-in defaults until this is fixed",
-			fmt.Sprintf("fix the line(s) named in %s (%s)", shown, configDocs))
+		fix := fmt.Sprintf("fix the line(s) named in %s (%s)", shown, configDocs)
+		if errors.Is(d.ConfigErr, fs.ErrPermission) {
+			// Nothing in it is wrong that anyone can see yet: the file is
+			// not ours to read.
+			fix = fmt.Sprintf("make %s readable by the user running herdr-pi: chmod u+r on it, or chown it to that user (and let them into its directories)", shown)
+		}
+		return row(Warn, problemList(d.ConfigErr)+": herdr-pi runs with the built-in defaults until this is fixed", fix)
 	}
 	if _, err := os.Stat(d.Paths.ConfigFile); errors.Is(err, fs.ErrNotExist) {
 		return row(OK, fmt.Sprintf("%s does not exist: the built-in defaults apply (%s)", shown, configDocs), "")

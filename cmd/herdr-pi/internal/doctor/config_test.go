@@ -3,6 +3,7 @@ package doctor
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor/doctortest"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
+	"golang.org/x/sys/unix"
 )
 
 const goodManifest = `id = "mine"
@@ -48,6 +51,13 @@ func TestDoctorConfigRows(t *testing.T) {
 			"config.toml": `warn|~/.config/herdr-pi/config.toml:3: unknown key "colour" in [notify]; ` +
 				`~/.config/herdr-pi/config.toml:5: channel = "pigeon": must be one of auto, herdr, terminal, off: herdr-pi runs with the built-in defaults until this is fixed` +
 				`|fix the line(s) named in ~/.config/herdr-pi/config.toml (docs/configuration.md lists every key)`,
+		}, nil},
+		{"a value of the wrong type next to a bad one", map[string]string{
+			".config/herdr-pi/config.toml": "[detect]\ndebounce = \"20s\"\nstartup_grace = 5\n",
+		}, map[string]string{
+			"config.toml": `warn|~/.config/herdr-pi/config.toml:2: debounce = "20s": must be between 0s and 10s; ` +
+				`~/.config/herdr-pi/config.toml:3: key "detect.startup_grace": "5" is not a duration (write it like "300ms" or "2s"): herdr-pi runs with the built-in defaults` +
+				`|fix the line(s) named in ~/.config/herdr-pi/config.toml`,
 		}, nil},
 		{"a TOML syntax error", map[string]string{
 			".config/herdr-pi/config.toml": "[herdr]\nagent = \"pi\"\nsource = custom\n",
@@ -89,6 +99,50 @@ func TestDoctorConfigRows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A config file herdr-pi may not read has no line to fix: the way out is
+// its permissions.
+func TestDoctorConfigUnreadable(t *testing.T) {
+	w := doctortest.New(t)
+	path := w.File(".config/herdr-pi/config.toml", "[notify]\nchannel = \"terminal\"\n", 0o000)
+	var d Input
+	asUnprivileged(t, path, func() { d = input(w, time.Second) })
+	checkRowWant(t, configFileRow(d), "warn|~/.config/herdr-pi/config.toml: cannot read: permission denied: herdr-pi runs with the built-in defaults"+
+		"|make ~/.config/herdr-pi/config.toml readable by the user running herdr-pi: chmod u+r on it, or chown it to that user")
+}
+
+// asUnprivileged runs fn with files checked as a user who may not read
+// path. Under root (as CI runs) no mode keeps the process out, so fn runs
+// on an OS thread of its own whose filesystem uid is 65534 (setfsuid(2) is
+// per thread and drops the capability to override modes); the thread ends
+// with fn, so no other test ever runs on it.
+func asUnprivileged(t *testing.T, path string, fn func()) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		fn()
+		return
+	}
+	var skip string
+	done := make(chan struct{})
+	go func() { // owned by asUnprivileged, which waits for it
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
+		if err := unix.Setfsuid(testenv.Nobody); err != nil {
+			skip = "setfsuid: " + err.Error()
+			return
+		}
+		if f, err := os.Open(path); err == nil {
+			f.Close()
+			skip = "setfsuid(65534) did not take: " + path + " is still readable"
+			return
+		}
+		fn()
+	}()
+	<-done
+	if skip != "" {
+		t.Skip(skip)
 	}
 }
 
