@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,19 +44,12 @@ func closeCommand(f *Factory) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print what was closed as JSON (format: docs/open.md)"},
 		},
-		Action: func(c *cli.Context) error {
-			args, err := interleavedArgs(c, "close")
-			if errors.Is(err, errOpenHelp) {
-				return cli.ShowSubcommandHelp(c)
-			}
-			if err != nil {
-				return err
-			}
+		Action: withArgs("close", func(c *cli.Context, args []string) error {
 			if len(args) != 1 || args[0] == "" {
 				return usagef("close", "name one run (herdr-pi open --list shows them)")
 			}
 			return closeRun(c.Context, f, &closeOptions{Run: args[0], JSON: c.Bool("json"), Wait: 30 * time.Second})
-		},
+		}),
 	}
 }
 

@@ -48,11 +48,14 @@ func completionCommand(f *Factory) *cli.Command {
 			"  source <(herdr-pi completion bash)          # in ~/.bashrc\n" +
 			"  source <(herdr-pi completion zsh)           # in ~/.zshrc, after compinit\n" +
 			"  herdr-pi completion fish > ~/.config/fish/completions/herdr-pi.fish",
-		Action: func(c *cli.Context) error {
-			shell := c.Args().First()
+		Action: withArgs("completion", func(c *cli.Context, args []string) error {
+			shell := ""
+			if len(args) > 0 {
+				shell = args[0]
+			}
 			switch script, ok := shells[shell]; {
-			case c.NArg() > 1:
-				return usagef("completion", "one shell at most (got %d)", c.NArg())
+			case len(args) > 1:
+				return usagef("completion", "one shell at most (got %d)", len(args))
 			case ok:
 				_, err := fmt.Fprint(f.IO.Out, script)
 				return err
@@ -61,7 +64,7 @@ func completionCommand(f *Factory) *cli.Command {
 			default:
 				return usagef("completion", "no completion for %q (bash, zsh or fish)", shell)
 			}
-		},
+		}),
 	}
 	cmd.BashComplete = completer(cmd, func(_ *cli.Context, given []string) []string {
 		if len(given) > 0 {

@@ -50,11 +50,14 @@ func detectCommand(f *Factory) *cli.Command {
 			&cli.StringFlag{Name: "progress", Usage: "OSC 9;4 payload for osc_progress rules, e.g. 4;3; (with --raw: overrides)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the verdict as one JSON object"},
 		},
-		Action: func(c *cli.Context) error {
+		Action: withArgs("detect", func(c *cli.Context, args []string) error {
+			if len(args) > 1 {
+				return usagef("detect", "one input at most (got %d: %s)", len(args), strings.Join(args, " "))
+			}
 			opts := &detectOptions{Agent: c.String("agent"), Manifest: c.String("manifest"),
-				Raw: c.Bool("raw"), JSON: c.Bool("json"), File: c.Args().First()}
-			if c.NArg() > 1 {
-				return usagef("detect", "one input at most (got %d)", c.NArg())
+				Raw: c.Bool("raw"), JSON: c.Bool("json")}
+			if len(args) == 1 {
+				opts.File = args[0]
 			}
 			if c.IsSet("title") {
 				v := c.String("title")
@@ -73,7 +76,7 @@ func detectCommand(f *Factory) *cli.Command {
 				return usagef("detect", "use --agent or --manifest, not both")
 			}
 			return detectRun(f, opts)
-		},
+		}),
 	}
 }
 

@@ -47,18 +47,15 @@ func doctorCommand(f *Factory) *cli.Command {
 		BashComplete: func(c *cli.Context) {
 			completer(c.Command, func(*cli.Context, []string) []string { return doctor.SectionIDs() })(c)
 		},
-		Action: func(c *cli.Context) error {
-			opts := &doctorOptions{JSON: c.Bool("json"), Sections: c.Args().Slice()}
+		Action: withArgs("doctor", func(c *cli.Context, args []string) error {
+			opts := &doctorOptions{JSON: c.Bool("json"), Sections: args}
 			for _, id := range opts.Sections {
-				if strings.HasPrefix(id, "-") {
-					return usagef("doctor", "flags go before the sections: herdr-pi doctor %s %s", id, strings.Join(slices.DeleteFunc(slices.Clone(opts.Sections), func(s string) bool { return s == id }), " "))
-				}
 				if !slices.Contains(doctor.SectionIDs(), id) {
 					return usagef("doctor", "no section %q (sections: %s)", id, strings.Join(doctor.SectionIDs(), ", "))
 				}
 			}
 			return doctorRun(c.Context, f, opts)
-		},
+		}),
 	}
 }
 

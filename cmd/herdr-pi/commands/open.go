@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -86,14 +85,7 @@ func openCommand(f *Factory) *cli.Command {
 			&cli.BoolFlag{Name: "tab", Usage: "open a tab in this workspace"},
 			&cli.BoolFlag{Name: "workspace", Usage: "open a tab in the run's workspace (created when absent)"},
 		},
-		Action: func(c *cli.Context) error {
-			args, err := interleavedArgs(c, "open")
-			if errors.Is(err, errOpenHelp) {
-				return cli.ShowSubcommandHelp(c)
-			}
-			if err != nil {
-				return err
-			}
+		Action: withArgs("open", func(c *cli.Context, args []string) error {
 			opts := &openOptions{Inspect: c.Bool("inspect"), Wait: c.Bool("wait"), Hold: c.Bool("hold"), JSON: c.Bool("json"), List: c.Bool("list"),
 				StartTimeout: 30 * time.Second, ForkTimeout: 20 * time.Second}
 			for _, p := range []string{"split", "tab", "workspace"} {
@@ -119,44 +111,8 @@ func openCommand(f *Factory) *cli.Command {
 				opts.Attempt = args[1]
 			}
 			return openRun(c.Context, f, opts)
-		},
+		}),
 	}
-}
-
-// errOpenHelp is interleavedArgs asking for the command's help.
-var errOpenHelp = errors.New("help")
-
-// interleavedArgs returns a command's arguments and sets the flags given
-// among or after them: urfave/cli stops reading flags at the first
-// argument, and people write "herdr-pi open 3f0c fixer --inspect". Every
-// flag of open and close is a switch; "--" ends the flags.
-func interleavedArgs(c *cli.Context, cmd string) ([]string, error) {
-	var args []string
-	rest := c.Args().Slice()
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		if a == "--" {
-			return append(args, rest[i+1:]...), nil
-		}
-		if len(a) < 2 || a[0] != '-' {
-			args = append(args, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "help" || name == "h" {
-			return nil, errOpenHelp
-		}
-		if !slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) }) {
-			return nil, usagef(cmd, "unknown flag %s", a)
-		}
-		if !hasValue {
-			value = "true"
-		}
-		if err := c.Set(name, value); err != nil {
-			return nil, usagef(cmd, "%s: %v", a, err)
-		}
-	}
-	return args, nil
 }
 
 // openReport is `open --json`.

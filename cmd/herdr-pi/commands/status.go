@@ -39,12 +39,12 @@ func statusCommand(f *Factory) *cli.Command {
 			"  herdr-pi status\n" +
 			"  herdr-pi status --json | jq -r .state",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print as JSON (format: docs/status.md)"}},
-		Action: func(c *cli.Context) error {
-			if c.Args().Present() {
-				return usagef("status", "unexpected argument %q", c.Args().First())
+		Action: withArgs("status", func(c *cli.Context, args []string) error {
+			if len(args) > 0 {
+				return usagef("status", "unexpected argument %q", args[0])
 			}
 			return statusRun(c.Context, f, &statusOptions{JSON: c.Bool("json"), Now: time.Now})
-		},
+		}),
 	}
 }
 

@@ -1,0 +1,78 @@
+package commands
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// withArgs is the action of a command that takes arguments: it calls
+// action with them once the flags given among or after them are set too.
+// urfave/cli stops reading flags at the first argument, and people write
+// "herdr-pi open 3f0c fixer --inspect" or "herdr-pi detect screen.txt
+// --json". A --help among them shows the command's help.
+func withArgs(cmd string, action func(c *cli.Context, args []string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		args, err := interleavedArgs(c, cmd)
+		if errors.Is(err, errHelp) {
+			return cli.ShowSubcommandHelp(c)
+		}
+		if err != nil {
+			return err
+		}
+		return action(c, args)
+	}
+}
+
+// errHelp is interleavedArgs meeting --help.
+var errHelp = errors.New("help")
+
+// interleavedArgs returns a command's arguments and sets the flags among
+// them. A flag that takes a value takes it after "=" or as the next word,
+// as urfave/cli reads it before the arguments; "--" ends the flags, and a
+// lone "-" (stdin) is an argument.
+func interleavedArgs(c *cli.Context, cmd string) ([]string, error) {
+	var args []string
+	rest := c.Args().Slice()
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			return append(args, rest[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			args = append(args, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "help" || name == "h" {
+			return nil, errHelp
+		}
+		fl := slices.IndexFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
+		if fl < 0 {
+			return nil, usagef(cmd, "unknown flag %s", a)
+		}
+		if !hasValue {
+			value = "true"
+			if takesValue(c.Command.Flags[fl]) {
+				if i+1 >= len(rest) {
+					return nil, usagef(cmd, "%s needs a value", a)
+				}
+				i++
+				value = rest[i]
+			}
+		}
+		if err := c.Set(name, value); err != nil {
+			return nil, usagef(cmd, "%s: %v", a, err)
+		}
+	}
+	return args, nil
+}
+
+// takesValue says whether a flag reads a value (--agent pi) rather than
+// being a switch (--json).
+func takesValue(f cli.Flag) bool {
+	v, ok := f.(interface{ TakesValue() bool })
+	return ok && v.TakesValue()
+}
