@@ -194,6 +194,7 @@ func TestWaitingUsage(t *testing.T) {
 		{"waiting", "start", "--source", " ", "--id", "i"},
 		{"waiting", "stop", "--source", "s", "--id", "a\x07b"},
 		{"waiting", "start", "--source", "s", "--id", "i", "extra"},
+		{"waiting"},
 	} {
 		if code, _, errOut := run(t, e.env, args...); code != 2 {
 			t.Errorf("%q: exit %d (%q), want 2", args, code, errOut)

@@ -57,7 +57,9 @@ func waitingCommand(f *Factory) *cli.Command {
 			if c.Args().Present() {
 				return usagef("waiting", "no subcommand %q (start or stop)", c.Args().First())
 			}
-			return cli.ShowSubcommandHelp(c)
+			// A call without start or stop is a mistake (a hook that lost
+			// its word, say), not a request for help: it must not pass.
+			return usagef("waiting", "say start or stop (example: herdr-pi waiting start --source deploy-hook --id 42)")
 		},
 		Subcommands: []*cli.Command{
 			{Name: "start", Usage: "open a wait", Flags: flags(true), Action: action(control.WaitStart),
