@@ -49,21 +49,23 @@ func WaitKey(source, id string) string {
 // Normalize trims the fields and checks them: a known action, a source and
 // an id without control characters, a label that is printable after
 // control characters are turned into spaces and cut to 200 characters.
+// Its errors name the field only: the command, or the server's method,
+// says where.
 func (w WaitRequest) Normalize() (WaitRequest, error) {
 	w.Action = strings.TrimSpace(w.Action)
 	w.Source = strings.TrimSpace(w.Source)
 	w.ID = strings.TrimSpace(w.ID)
 	if w.Action != WaitStart && w.Action != WaitStop {
-		return w, fmt.Errorf("waiting: action %q is neither start nor stop", Clip(w.Action))
+		return w, fmt.Errorf("action %q is neither start nor stop", Clip(w.Action))
 	}
 	for _, f := range []struct{ name, v string }{{"--source", w.Source}, {"--id", w.ID}} {
 		switch {
 		case f.v == "":
-			return w, fmt.Errorf("waiting: %s is empty", f.name)
+			return w, fmt.Errorf("%s is empty", f.name)
 		case len(f.v) > maxWaitKey:
-			return w, fmt.Errorf("waiting: %s is longer than %d bytes", f.name, maxWaitKey)
+			return w, fmt.Errorf("%s is longer than %d bytes", f.name, maxWaitKey)
 		case !utf8.ValidString(f.v) || !Printable(f.v):
-			return w, fmt.Errorf("waiting: %s contains control characters", f.name)
+			return w, fmt.Errorf("%s contains control characters", f.name)
 		}
 	}
 	w.Label = cleanLabel(w.Label)

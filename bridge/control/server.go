@@ -525,7 +525,7 @@ func (s *Server) answer(m Message) Message {
 		}
 		w, err := w.Normalize()
 		if err != nil {
-			return fail(err)
+			return fail(fmt.Errorf("waiting: %w", err))
 		}
 		var werr error
 		s.call(func() { werr = s.cfg.Requests.Wait(w) })

@@ -280,8 +280,8 @@ func TestRequestsAreAnswered(t *testing.T) {
 		t.Fatalf("handler error not passed back: %v", err)
 	}
 	for _, bad := range []WaitRequest{{Action: "pause", Source: "s", ID: "i"}, {Action: "stop", Source: "", ID: "i"}, {Action: "stop", Source: "s", ID: "a\nb"}, {Action: "stop", Source: strings.Repeat("s", 200), ID: "i"}} {
-		if err := c.Wait(ctx, bad); err == nil {
-			t.Errorf("wait %+v accepted", bad)
+		if err := c.Wait(ctx, bad); err == nil || !strings.HasPrefix(err.Error(), "waiting: ") || strings.Count(err.Error(), "waiting: ") != 1 {
+			t.Errorf("wait %+v: %v, want a refusal that names the method once", bad, err)
 		}
 	}
 	st, err := c.Status(ctx)

@@ -190,14 +190,19 @@ func TestNoWrapperErrorsSayWhatToDo(t *testing.T) {
 func TestWaitingUsage(t *testing.T) {
 	e := newCmdEnv(t, pane...)
 	startFake(t, e, "w1:p1")
-	for _, args := range [][]string{
-		{"waiting", "start", "--source", " ", "--id", "i"},
-		{"waiting", "stop", "--source", "s", "--id", "a\x07b"},
-		{"waiting", "start", "--source", "s", "--id", "i", "extra"},
-		{"waiting"},
+	for _, tc := range []struct {
+		args []string
+		says string // stderr's first line
+	}{
+		{[]string{"waiting", "start", "--source", " ", "--id", "i"}, "herdr-pi waiting start: --source is empty"},
+		{[]string{"waiting", "stop", "--source", "s", "--id", "a\x07b"}, "herdr-pi waiting stop: --id contains control characters"},
+		{[]string{"waiting", "start", "--source", "\x1b", "--id", "i"}, "herdr-pi waiting start: --source contains control characters"},
+		{[]string{"waiting", "start", "--source", "s", "--id", "i", "extra"}, `herdr-pi waiting start: unexpected argument "extra"`},
+		{[]string{"waiting"}, "herdr-pi waiting: say start or stop"},
 	} {
-		if code, _, errOut := run(t, e.env, args...); code != 2 {
-			t.Errorf("%q: exit %d (%q), want 2", args, code, errOut)
+		code, _, errOut := run(t, e.env, tc.args...)
+		if first, _, _ := strings.Cut(errOut, "\n"); code != 2 || !strings.HasPrefix(first, tc.says) {
+			t.Errorf("%q: exit %d, %q; want 2, %q", tc.args, code, errOut, tc.says)
 		}
 	}
 }
