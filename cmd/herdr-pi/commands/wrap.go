@@ -53,7 +53,12 @@ func wrapCommand(f *Factory) *cli.Command {
 			if len(opts.Argv) == 0 {
 				return usagef("wrap", "no command given (example: herdr-pi wrap pi)")
 			}
-			if opts.Agent != "" {
+			switch {
+			case c.IsSet("agent") && opts.Agent == "":
+				// "--agent=" or "--agent $UNSET" would otherwise pass as no
+				// --agent at all, and the id would quietly come from elsewhere.
+				return usagef("wrap", "--agent is empty: give an agent id (--agent pi), or leave the flag out to take it from the command")
+			case opts.Agent != "":
 				if err := settings.CheckAgent(opts.Agent); err != nil {
 					return usagef("wrap", "--agent: %v", err)
 				}
