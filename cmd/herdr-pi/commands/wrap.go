@@ -209,7 +209,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	term.Started = signals.SetChildPID
 	tail := &pty.Tail{Size: resumeTail}
 	term.Tail = tail
-	err = pty.Run(ctx, term)
+	err = explainStart(pty.Run(ctx, term), argv[0], term.Env, cwd)
 	log.Printf("end %q: %v", opts.Argv, err)
 	printResumeHint(stdout, opts, agentCmd, tail, log.Printf)
 	return err
