@@ -2,7 +2,10 @@ package doctor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -91,5 +94,9 @@ func workflowSettingsRow(d Input) Row {
 	case w.FullyInspectable:
 		return Row{Name: "workflow settings", Status: OK, Detail: fmt.Sprintf("fully inspectable mode is on (%s): under 'herdr-pi wrap pi' every workflow agent runs in a tab of its run's Herdr workspace", shown)}
 	}
-	return Row{Name: "workflow settings", Status: OK, Detail: fmt.Sprintf("fully inspectable mode is off (%s sets no extensionSettings.herdr.enableFullyInspectableMode)", shown)}
+	why := shown + " sets no extensionSettings.herdr.enableFullyInspectableMode"
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		why = shown + " does not exist"
+	}
+	return Row{Name: "workflow settings", Status: OK, Detail: fmt.Sprintf("fully inspectable mode is off (%s)", why)}
 }

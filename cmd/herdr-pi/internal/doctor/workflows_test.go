@@ -46,7 +46,8 @@ func TestWorkflowSettingsRow(t *testing.T) {
 		name, text, status string
 		says               []string
 	}{
-		{"no file", "", OK, []string{"fully inspectable mode is off"}},
+		{"no file", "", OK, []string{"fully inspectable mode is off (~/.pi/agent/pi-extensible-workflows/settings.json does not exist)"}},
+		{"off", `{}`, OK, []string{"fully inspectable mode is off (~/.pi/agent/pi-extensible-workflows/settings.json sets no extensionSettings.herdr.enableFullyInspectableMode)"}},
 		{"on", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`, OK, []string{"fully inspectable mode is on"}},
 		{"not JSON", `{"extensionSettings":`, Fail, []string{"settings.json", "not valid JSON"}},
 		{"unknown key", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true,"tabs":1}}}`, Fail, []string{"settings.json", "extensionSettings.herdr.tabs"}},
