@@ -146,6 +146,34 @@ func asUnprivileged(t *testing.T, path string, fn func()) {
 	}
 }
 
+// The log's directory, checked by the rule herdr-pi applies before it
+// writes a line there.
+func TestDoctorLogRow(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode os.FileMode // 0: missing
+		env  []string
+		want string
+	}{
+		{"missing", 0, nil, "ok|STATE does not exist yet: the first herdr-pi creates it, mode 0700"},
+		{"private", 0o700, nil, "ok|herdr-pi logs to STATE/herdr-pi.log (its directory is ours and 0700)"},
+		{"open to others", 0o755, nil, "warn|the log private directory STATE has mode 0755, want 0700: refusing to use it; run chmod 700 STATE; until then herdr-pi writes no log|chmod 700 STATE"},
+		{"turned off", 0o755, []string{"HERDR_PI_LOG=off"}, "ok|HERDR_PI_LOG=off: herdr-pi writes no log"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := doctortest.New(t).Set(tc.env...)
+			dir := w.Paths().StateDir
+			if tc.mode != 0 {
+				if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				mkdir(t, dir, tc.mode)
+			}
+			checkRowWant(t, logRow(input(w, time.Second)), strings.ReplaceAll(tc.want, "STATE", dir))
+		})
+	}
+}
+
 func TestDoctorRuntimeRows(t *testing.T) {
 	dead := deadPID(t)
 	for _, tc := range []struct {

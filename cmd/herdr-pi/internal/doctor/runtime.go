@@ -5,17 +5,40 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/internal/logfile"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 )
 
 // runtimeChecks is the doctor's runtime section: the private directory
-// that holds every wrapper's socket, token and probe, and the pane
-// registry that lets pane hooks find their wrapper.
+// that holds every wrapper's socket, token and probe, the pane registry
+// that lets pane hooks find their wrapper, and the log's directory.
 func runtimeChecks(_ context.Context, d Input) []Row {
-	return []Row{runtimeDirRow(d), registryRow(d)}
+	return []Row{runtimeDirRow(d), registryRow(d), logRow(d)}
+}
+
+// logRow checks the log's directory by the runtime directory's rule, which
+// herdr-pi applies to it before writing a line: ours and 0700, or no log.
+func logRow(d Input) Row {
+	row := func(status, detail, fix string) Row {
+		return Row{Name: "log", Status: status, Detail: detail, Fix: fix}
+	}
+	dir := d.Paths.StateDir
+	file := filepath.Join(dir, logfile.DefaultName)
+	if strings.EqualFold(d.Env.Get("HERDR_PI_LOG"), "off") {
+		return row(OK, "HERDR_PI_LOG=off: herdr-pi writes no log", "")
+	}
+	err := control.CheckPrivateDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return row(OK, fmt.Sprintf("%s does not exist yet: the first herdr-pi creates it, mode 0700, with the log %s in it", dir, logfile.DefaultName), "")
+	case err != nil:
+		return row(Warn, "the log "+err.Error()+"; until then herdr-pi writes no log (everything else works)", privateDirFix(err))
+	}
+	return row(OK, fmt.Sprintf("herdr-pi logs to %s (its directory is ours and 0700)", file), "")
 }
 
 func runtimeDirRow(d Input) Row {
