@@ -149,8 +149,23 @@ func herdrEvent(method string, params json.RawMessage) Event {
 func stateEvent(se state.Event) Event {
 	e := Event{Source: "state", Kind: string(se.Kind), From: string(se.From), To: string(se.To),
 		Message: se.Message, Cause: se.Cause, Outcome: string(se.Outcome), at: se.At}
-	if se.Kind == state.EventRunFinished {
+	switch se.Kind {
+	case state.EventRunFinished:
 		e.Text = fmt.Sprintf("run finished: %s", se.Outcome)
+		return e
+	case state.EventOpened, state.EventClosed:
+		// A reason has no from and to: it is what a transition may follow.
+		verb := "opened"
+		if se.Kind == state.EventClosed {
+			verb = "closed"
+		}
+		e.Text = "reason " + verb
+		if r := se.Reason; r != nil {
+			e.Text += " " + r.Key
+			if r.Label != "" {
+				e.Text += fmt.Sprintf(" (%q)", r.Label)
+			}
+		}
 		return e
 	}
 	e.Text = fmt.Sprintf("%s → %s", se.From, se.To)

@@ -185,3 +185,18 @@ func TestTraceReaderTakesWholeLines(t *testing.T) {
 		t.Fatalf("after the rest: %v", got)
 	}
 }
+
+// A reason opening or closing is no transition: its line says which
+// reason, never an arrow between two empty states.
+func TestReasonEventsReadAsWords(t *testing.T) {
+	r := &state.Reason{Key: "sentinel", Kind: state.KindSentinel, Label: "input needed"}
+	for kind, want := range map[state.EventKind]string{
+		state.EventOpened: `reason opened sentinel ("input needed")`,
+		state.EventClosed: `reason closed sentinel ("input needed")`,
+	} {
+		e := stateEvent(state.Event{Kind: kind, Reason: r, Cause: "open:sentinel"})
+		if e.Text != want || e.Kind != string(kind) || e.From != "" || e.To != "" {
+			t.Errorf("%s: %+v, want text %q", kind, e, want)
+		}
+	}
+}
