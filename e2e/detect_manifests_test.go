@@ -132,6 +132,7 @@ func TestDetectReproducesHerdrVerdicts(t *testing.T) {
 	}
 	covered := map[string]bool{}
 	tmp := t.TempDir()
+	schema := docSchema(t, "detect")
 	for i, c := range herdrManifestCases {
 		covered[c.manifest] = true
 		t.Run(c.manifest+"/"+c.name, func(t *testing.T) {
@@ -153,6 +154,7 @@ func TestDetectReproducesHerdrVerdicts(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("case %d: exit %d: %s", i, code, errOut.String())
 			}
+			validateJSON(t, schema, out.Bytes())
 			var got struct {
 				State  string  `json:"state"`
 				Rule   *string `json:"rule"`

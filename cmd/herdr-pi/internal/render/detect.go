@@ -49,7 +49,13 @@ func DetectText(w io.Writer, m *detect.Manifest, ex detect.Explanation) {
 	}
 }
 
+// DetectFormat names the shape of `detect --json` (docs/detect.md,
+// docs/detect.schema.json). It changes only when a field's meaning
+// changes.
+const DetectFormat = "herdr-pi.detect/1"
+
 type detectJSON struct {
+	Format         string            `json:"format"`
 	State          detect.State      `json:"state"`
 	Rule           *string           `json:"rule"`
 	Priority       *int64            `json:"priority"`
@@ -83,7 +89,7 @@ type detectScreenJSON struct {
 // DetectJSON is `detect --json` (docs/detect.md).
 func DetectJSON(w io.Writer, m *detect.Manifest, ex detect.Explanation, in detect.Input, raw bool) error {
 	out := detectJSON{
-		State: ex.State, Fallback: ex.Fallback, Skip: ex.Skip,
+		Format: DetectFormat, State: ex.State, Fallback: ex.Fallback, Skip: ex.Skip,
 		VisibleIdle: ex.VisibleIdle, VisibleBlocker: ex.VisibleBlocker, VisibleWorking: ex.VisibleWorking,
 		Manifest: m.ID, Source: m.Source, Others: []detectRuleJSON{},
 	}

@@ -1,0 +1,87 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// detect --json, on a screen a rule decides, one no rule does, a raw
+// stream and a manifest of the person's own, matches docs/detect.schema.json,
+// as does the example in docs/detect.md; and the schema is no formality: a
+// verdict without its format, or with a priority but no rule, fails it.
+func TestDetectJSONMatchesItsDocumentedSchema(t *testing.T) {
+	schema := compileSchema(t, "detect")
+	dir := t.TempDir()
+	file := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	working := file("working.txt", " ⠸ Working...\n\n────\n\n────\n~/proj\n")
+	idle := file("idle.txt", " The row shows Working... while busy\n\n────\n\n────\n")
+	raw := file("raw.bin", "\x1b]0;π - proj\x07── ⠼ Working ───\r\n")
+	mine := file("mine.toml", `id = "mine"
+version = "1"
+min_engine_version = 3
+[[rules]]
+id = "hold"
+state = "unknown"
+skip_state_update = true
+region = "whole_recent"
+contains = ["hold on"]
+[[rules]]
+id = "done"
+state = "idle"
+visible_idle = true
+region = "whole_recent"
+contains = ["done"]
+`)
+	screen := file("hold.txt", "hold on, done\n")
+	var outs []string
+	for _, args := range [][]string{
+		{working}, {idle}, {"--raw", "--size", "6x40", raw}, {"--manifest", mine, screen},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi", "detect", "--json"}, args...),
+			IO{In: strings.NewReader(""), Out: &out, Err: &errb, Env: []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}})
+		if code != 0 {
+			t.Fatalf("detect %q: exit %d: %s", args, code, errb.String())
+		}
+		validate(t, schema, out.String())
+		var v struct {
+			Format string `json:"format"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Format != "herdr-pi.detect/1" {
+			t.Errorf("detect %q: format %q (%v)", args, v.Format, err)
+		}
+		outs = append(outs, out.String())
+	}
+	for i, want := range []string{`"rule": "busy_row"`, `"fallback": "default_known_agent_idle_fallback"`, `"title": "π - proj"`, `"skip_state_update": true`} {
+		if !strings.Contains(outs[i], want) {
+			t.Errorf("output %d lacks %s:\n%s", i, want, outs[i])
+		}
+	}
+	t.Run("the documented example", func(t *testing.T) { validate(t, schema, docExample(t, "detect")) })
+	for name, broken := range map[string]string{
+		"no format":             strings.Replace(outs[0], `"format": "herdr-pi.detect/1",`, "", 1),
+		"a priority, no rule":   strings.Replace(outs[1], `"priority": null`, `"priority": 3`, 1),
+		"a rule and a fallback": strings.Replace(outs[0], `"rule": "busy_row",`, `"rule": "busy_row", "fallback": "default_known_agent_idle_fallback",`, 1),
+	} {
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(broken))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if schema.Validate(inst) == nil {
+			t.Errorf("%s: validates", name)
+		}
+	}
+}
