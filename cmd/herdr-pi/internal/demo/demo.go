@@ -66,7 +66,8 @@ const (
 	settle = 0.3
 )
 
-// Format names the shape of `demo --json`.
+// Format names the shape of `demo --json` (docs/demo.md,
+// docs/demo.schema.json). It changes only when a field's meaning changes.
 const Format = "herdr-pi.demo/1"
 
 // ErrInterrupted is Run's error when a signal (Ctrl-C) stopped the demo;
