@@ -28,7 +28,7 @@ func demoCommand(f *Factory) *cli.Command {
 			"Examples:\n" +
 			"  herdr-pi demo\n" +
 			"  herdr-pi demo --json | jq '.events[] | select(.source == \"herdr\")'",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the timeline as JSON at the end instead of drawing it"}},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the timeline as JSON at the end instead of drawing it (format: docs/demo.md)"}},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("demo", "unexpected argument %q", c.Args().First())

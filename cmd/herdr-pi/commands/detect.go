@@ -48,7 +48,7 @@ func detectCommand(f *Factory) *cli.Command {
 			&cli.StringFlag{Name: "size", Value: "24x80", Usage: "shadow screen `ROWSxCOLS` for --raw"},
 			&cli.StringFlag{Name: "title", Usage: "OSC title for osc_title rules (with --raw: overrides the stream's)"},
 			&cli.StringFlag{Name: "progress", Usage: "OSC 9;4 payload for osc_progress rules, e.g. 4;3; (with --raw: overrides)"},
-			&cli.BoolFlag{Name: "json", Usage: "print the verdict as one JSON object"},
+			&cli.BoolFlag{Name: "json", Usage: "print the verdict as one JSON object (format: docs/detect.md)"},
 		},
 		Action: withArgs("detect", func(c *cli.Context, args []string) error {
 			if len(args) > 1 {
