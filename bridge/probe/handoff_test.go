@@ -265,7 +265,7 @@ func TestHandoffStatusLineFollowsThePane(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, _ := runHandoffHarnessSink(t, "handed", &ownerSink{react: paneWrapper(t, c.states, c.reason)})
-			if !slices.Equal(out.Log, []string{"suspend", "resume"}) {
+			if !slices.Equal(out.Log, []string{"create", "suspend", "resume"}) {
 				t.Fatalf("the local session saw %q", out.Log)
 			}
 			want := append(append(slices.Clone(start), c.want...), "(cleared)")

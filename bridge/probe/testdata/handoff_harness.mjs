@@ -52,6 +52,41 @@ async function waitStatus(text) {
 const ui = { setStatus: (k, v) => statuses.push([k, v]), notify() {} };
 const tui = { mode: "tui", hasUI: true, ui, sessionManager: {} };
 
+// startOwner loads the probe's handoff module as the owner Pi inside Herdr
+// does, on the registry given, and waits until it is linked to its
+// wrapper (the Go test).
+async function startOwner(load, reg) {
+	globalThis[REGISTRY_KEY] = reg.host;
+	const m = await load();
+	const pi = fakePi();
+	m.setupHandoff(pi, { herdr: true });
+	await pi.start(tui);
+	for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
+	return m;
+}
+
+// localTransport stands in for the engine's local transport: its sessions
+// answer with reply and note in log what was done to them.
+function localTransport(log, reply) {
+	return {
+		id: "local",
+		async createSession() {
+			log.push("create");
+			return {
+				reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/tmp/s1.jsonl" } },
+				subscribe() {},
+				getLastAssistant: () => reply,
+				getState: () => ({ tools: [] }),
+				suspendForHandoff: async () => log.push("suspend"),
+				resumeFromHandoff: async () => log.push("resume"),
+				prompt: async (text) => log.push(`local:${text}`),
+				abort: async () => log.push("abort"),
+				dispose: async () => log.push("dispose"),
+			};
+		},
+	};
+}
+
 async function main() {
 	const load = () => import(process.argv[2]);
 	if (scenario === "engine-first" || scenario === "frozen" || scenario === "upstream") {
@@ -112,12 +147,7 @@ async function main() {
 		process.chdir(project);
 		const withUpstream = process.env.UPSTREAM_HOOK === "1";
 		const reg = fakeRegistry({ hooks: withUpstream ? [{ name: "fullyInspectable", priority: 10, setup() {} }] : [] });
-		globalThis[REGISTRY_KEY] = reg.host;
-		const m = await load();
-		const pi = fakePi();
-		m.setupHandoff(pi, { herdr: true });
-		await pi.start(tui);
-		for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
+		await startOwner(load, reg);
 		const local = {
 			id: "local",
 			createSession: async () => ({
@@ -149,31 +179,10 @@ async function main() {
 		// wrapper (the Go test) hands it off, says how the pane goes, and
 		// hands it back. What the owner's status line showed is printed.
 		const reg = fakeRegistry();
-		globalThis[REGISTRY_KEY] = reg.host;
-		const m = await load();
-		const pi = fakePi();
-		m.setupHandoff(pi, { herdr: true });
-		await pi.start(tui);
-		for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
+		await startOwner(load, reg);
 		const log = [];
 		const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
-		const local = {
-			id: "local",
-			async createSession() {
-				return {
-					reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/tmp/s1.jsonl" } },
-					subscribe() {},
-					getLastAssistant: () => reply,
-					getState: () => ({ tools: [] }),
-					suspendForHandoff: async () => log.push("suspend"),
-					resumeFromHandoff: async () => log.push("resume"),
-					prompt: async () => ({}),
-					abort: async () => {},
-					dispose: async () => {},
-				};
-			},
-		};
-		const agent = { transport: local };
+		const agent = { transport: localTransport(log, reply) };
 		reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions").setup(agent, { run: { runId: "r" }, attempt: 1 });
 		const alive = setInterval(() => {}, 1000);
 		await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "f:finder:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "finder" });
@@ -203,31 +212,10 @@ async function main() {
 		// way to herdr-pi's; each prompt is a turn the wrapper (the Go
 		// test) launches and hands back.
 		const reg = fakeRegistry();
-		globalThis[REGISTRY_KEY] = reg.host;
-		const m = await load();
-		const pi = fakePi();
-		m.setupHandoff(pi, { herdr: true });
-		await pi.start(tui);
-		for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
+		await startOwner(load, reg);
 		const log = [];
 		const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
-		const local = {
-			id: "local",
-			async createSession() {
-				log.push("create");
-				return {
-					reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/tmp/s1.jsonl" } },
-					subscribe() {},
-					getLastAssistant: () => reply,
-					getState: () => ({ tools: [] }),
-					suspendForHandoff: async () => log.push("suspend"),
-					resumeFromHandoff: async () => log.push("resume"),
-					prompt: async (text) => log.push(`local:${text}`),
-					abort: async () => log.push("abort"),
-					dispose: async () => log.push("dispose"),
-				};
-			},
-		};
+		const local = localTransport(log, reply);
 		const agent = { transport: local };
 		const context = { run: { runId: "r", workflow: { name: "flow" } }, identity: { structuralPath: ["review", "nested"], callSite: "function:agent/foo" }, attempt: 3, signal: new AbortController().signal };
 		const inspection = { transport: local };
