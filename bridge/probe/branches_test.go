@@ -87,15 +87,7 @@ func TestProbeAndSessionFileReadBranchesAlike(t *testing.T) {
 		}
 	}
 
-	dir, err := os.MkdirTemp("/tmp", "hpb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path, err := Write(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, path := writtenProbe(t)
 	in, _ := json.Marshal(branches)
 	cmd := exec.Command(node(t), "testdata/branches.mjs", "file://"+path)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}

@@ -83,14 +83,7 @@ func runHandoffHarnessSink(t *testing.T, scenario string, s *ownerSink, env ...s
 	t.Helper()
 	withOwner := s != nil
 	bin := node(t)
-	dir, err := os.MkdirTemp("/tmp", "hph")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if _, err := Write(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := writtenProbe(t)
 	if s == nil {
 		s = &ownerSink{}
 	}

@@ -166,18 +166,27 @@ func node(t *testing.T) string {
 
 var herdrVars = []string{"HERDR_ENV=1", "HERDR_SOCKET_PATH=/tmp/x", "HERDR_PANE_ID=w1:p1"}
 
-func runHarness(t *testing.T, scenario string, socket bool, env ...string) (harnessOut, []control.Event) {
+// writtenProbe writes the probe into a fresh directory under /tmp (short
+// enough for a unix socket beside it), removed when the test ends, and
+// returns the directory and the probe's path.
+func writtenProbe(t *testing.T) (dir, path string) {
 	t.Helper()
-	bin := node(t)
 	dir, err := os.MkdirTemp("/tmp", "hpp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	path, err := Write(dir)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path, err = Write(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, path
+}
+
+func runHarness(t *testing.T, scenario string, socket bool, env ...string) (harnessOut, []control.Event) {
+	t.Helper()
+	bin := node(t)
+	dir, path := writtenProbe(t)
 	s := &sink{}
 	tok, _ := control.NewToken()
 	srv, err := control.Listen(control.Config{Path: filepath.Join(dir, "c.sock"), Token: tok, Events: s, Requests: s, Logf: t.Logf})
