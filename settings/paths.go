@@ -39,7 +39,8 @@ type Paths struct {
 	ConfigDir string
 	// ManifestDir holds user detection manifests (<agent>.toml).
 	ManifestDir string
-	// StateDir holds logs and the per-pane registry.
+	// StateDir holds the log. (The pane registry is under RuntimeBase,
+	// beside the run directories whose sockets it names.)
 	StateDir string
 	// RuntimeBase is the parent of the private per-run directories.
 	RuntimeBase string
