@@ -211,23 +211,28 @@ func decodeStatusMessage(v string) string {
 			return ""
 		}
 	}
-	if len(b) > maxStatusMessage {
-		b = b[:maxStatusMessage]
-		// Do not leave half a character at the cut.
-		for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-			if utf8.RuneStart(b[i]) {
-				if !utf8.FullRune(b[i:]) {
-					b = b[:i]
-				}
-				break
-			}
-		}
-	}
+	// Cut before cleaning, to bound the work; and again after it, since
+	// each invalid byte becomes a three-byte U+FFFD.
 	msg := strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r
-	}, strings.ToValidUTF8(string(b), "\uFFFD"))
-	return strings.TrimSpace(msg)
+	}, strings.ToValidUTF8(cutAtRune(string(b), maxStatusMessage), "\uFFFD"))
+	return strings.TrimSpace(cutAtRune(msg, maxStatusMessage))
+}
+
+// cutAtRune cuts s to at most n bytes without leaving the first bytes of a
+// character at the end: it backs off to where that character starts, as
+// far as a character can be long.
+func cutAtRune(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for i := n; i > 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i]
+		}
+	}
+	return s[:n]
 }
