@@ -85,7 +85,7 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 		id, err := store.New(f.Paths().Home, f.IO.Dir).RunID(opts.Run)
 		if err != nil {
 			if listErr != nil {
-				fmt.Fprintf(f.IO.Err, "herdr-pi close: %v\n", listErr)
+				tell(f.IO.Err, "herdr-pi close: %v\n", listErr)
 			}
 			return fmt.Errorf("close: %w", err)
 		}
