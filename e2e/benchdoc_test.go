@@ -762,9 +762,15 @@ to the tap; signals and the child's exit arrive through the eventfd.
   blocking; the shell shares it). Made through ` + "`syscall.Syscall`" + `, a call that blocked a while let
   sysmon hand the loop's P to another thread and then wake every 20 µs: 16,800 wake-ups and 2,400
   futex calls per 200 MiB, each taking a core from the child or the terminal. Raw calls keep the P;
-  they never block, so a GC never waits on them, and every wait is one ordinary ` + "`ppoll`" + `. A short
-  write means the terminal is full: the loop waits at once instead of writing again for an EAGAIN.
-  A bare Go copy loop measured 1.17× script before this, the same loop with raw calls 0.96×.
+  the reads and writes never block, so a GC never waits on them. A short write means the terminal
+  is full: the loop waits at once instead of writing again for an EAGAIN. A bare Go copy loop
+  measured 1.17× script before this, the same loop with raw calls 0.96×.
+- A wait starts with up to 2 ms in a raw ` + "`ppoll`" + ` (it keeps the P), and only a longer one goes on in
+  the ordinary ` + "`ppoll`" + `: under a flood the loop waits often and briefly, and each ordinary wait let
+  sysmon take the P and poll every 20 µs for a millisecond or more. sysmon's sleeps per 200 MiB
+  5,348 → 738, the wrapper tree's CPU 1.111 → 1.042 of script's and wall 1.133 → 1.025 (10
+  interleaved rounds on a quiet machine, the build before against this one). A GC does not wait for
+  a raw ` + "`ppoll`" + `: it is never restarted after a signal, so the runtime's preemption signal ends it.
 - The loop's goroutine is not locked to its thread (it is only while it stops itself for Ctrl-Z):
   when sysmon preempts it, it is rescheduled on the same thread instead of handing the P to
   another and waiting to get it back (futex calls under a flood: 2,100 → 640).
@@ -803,8 +809,8 @@ Measured and rejected on this machine:
   serialise the two hops instead of overlapping them);
 - non-blocking descriptors with ordinary (scheduler-aware) calls: 1.11× — the descriptors were not
   the cost, the scheduler's bookkeeping around each call was;
-- waiting up to 1 ms in a raw ` + "`ppoll`" + ` before the ordinary one: sysmon's wake-ups fell from 3,500 to
-  760 per 200 MiB, but neither wall time nor CPU moved beyond the noise, and a GC could wait 1 ms.
+- GOMAXPROCS=4, so that a P is always idle and sysmon leaves a waiting one alone: tree CPU 1.079
+  of script's against 1.043 (12 rounds) — more threads woke instead.
 
 ## Workflow store (handoff/store)
 
