@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
 
@@ -19,12 +20,12 @@ func TestExplainStartNamesTheMissingLoaderOrInterpreter(t *testing.T) {
 	elfbad := filepath.Join(dir, "elfbad")
 	orig, err := os.ReadFile("/bin/true")
 	if err != nil {
-		t.Skip("no /bin/true to copy an ELF binary from")
+		testenv.Missing(t, "/bin/true (an ELF binary to copy)", "install coreutils")
 	}
 	const loader = "/lib64/ld-linux-x86-64.so.2"
 	i := bytes.Index(orig, []byte(loader+"\x00"))
 	if i < 0 {
-		t.Skipf("/bin/true has no %s to replace (not x86-64 glibc)", loader)
+		testenv.Missing(t, "a /bin/true that loads "+loader, "run on x86-64 glibc Linux, where the test's loader path is known")
 	}
 	copy(orig[i:], "/lib64/ld-nope-x86-64.so.2\x00")
 	script := filepath.Join(dir, "hp-script")
