@@ -4,8 +4,9 @@
 // through a bounded, non-blocking hand-off ([Tap]) and can never slow the child.
 //
 // The command runs under a small session leader (this binary re-executed,
-// see leader.go) so that job control works as in a shell: a command that
-// stops itself (Ctrl-Z) stops the wrapper too, and fg resumes both.
+// package leader; why in leader.go) so that job control works as in a
+// shell: a command that stops itself (Ctrl-Z) stops the wrapper too, and fg
+// resumes both.
 //
 // It knows nothing about agents, screens or Herdr.
 package pty

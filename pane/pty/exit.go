@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/herdr-pi/herdr-pi/pane/pty/leader"
 )
 
 // ExitStatus is a non-zero exit status of the wrapped command, in the shell's
@@ -29,17 +31,9 @@ type StartError struct {
 func (e *StartError) Error() string { return fmt.Sprintf("%s: %s", e.Command, e.Reason) }
 func (e *StartError) Unwrap() error { return e.Err }
 
-// statusOf turns a wait status into the shell's number.
-func statusOf(ws syscall.WaitStatus) int {
-	switch {
-	case ws.Exited():
-		return ws.ExitStatus()
-	case ws.Signaled():
-		return 128 + int(ws.Signal())
-	default:
-		return 1
-	}
-}
+// statusOf turns a wait status into the shell's number, as the leader
+// does for the child's.
+func statusOf(ws syscall.WaitStatus) int { return leader.Status(ws) }
 
 // Resolve finds argv0 the way a shell would, using the PATH in env (the
 // child's environment), and explains a failure as a [*StartError] in words

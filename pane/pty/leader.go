@@ -1,18 +1,14 @@
 package pty
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/herdr-pi/herdr-pi/pane/pty/leader"
 )
 
 // Job control needs a process between the wrapper and the child.
@@ -26,8 +22,8 @@ import (
 // forever for a SIGCONT.
 //
 // So a small leader leads the session instead, as a shell would: it is this
-// very binary, re-executed under the name leaderArg0 (the package's init
-// turns it into the leader before main runs). It starts the child in a
+// very binary, re-executed under the name leader.Arg0 (package leader's
+// init turns it into the leader before main runs). It starts the child in a
 // process group of its own and makes that group the pty's foreground, so
 // the group has a parent in the same session and stops work. When the child
 // stops, the leader stops itself (SIGSTOP: the leader's own group is
@@ -37,100 +33,15 @@ import (
 // shell's convention. It never touches the terminal's data: output goes
 // from the child straight to the pty master.
 
-// leaderArg0 is argv[0] of a re-executed binary that is to be the leader;
-// it also names the process in ps.
-const leaderArg0 = "herdr-pi-leader"
-
-// leaderReportFd is the leader's descriptor for the start report: the
-// child's pid, or why it could not be started.
-const leaderReportFd = 3
-
 // selfExe re-executes this binary. The kernel's link works even when the
 // file was replaced or deleted since we started (an upgrade under a
 // running wrapper).
 const selfExe = "/proc/self/exe"
 
-func init() {
-	if len(os.Args) >= 3 && os.Args[0] == leaderArg0 {
-		// exit_group directly: nothing to flush, and a race-enabled
-		// binary would otherwise sleep a second on its way out.
-		unix.Exit(leaderMain(os.Args[1], os.Args[2:]))
-	}
-}
-
 // leaderCommand is the command that runs argv (path is argv[0] resolved)
 // under a leader.
 func leaderCommand(path string, argv []string) *exec.Cmd {
-	return &exec.Cmd{Path: selfExe, Args: append([]string{leaderArg0, path}, argv...)}
-}
-
-// forwardedByLeader are the signals the leader passes on to the child.
-// SIGHUP is among them: the kernel sends it to the session leader when the
-// wrapper closes the pty master.
-var forwardedByLeader = []os.Signal{unix.SIGHUP, unix.SIGTERM, unix.SIGINT, unix.SIGQUIT}
-
-// leaderMain runs path with argv under the leader and returns the exit
-// status to leave with.
-func leaderMain(path string, argv []string) int {
-	// The report pipe must not reach the child.
-	unix.CloseOnExec(leaderReportFd)
-	report := os.NewFile(leaderReportFd, "start report")
-	// The stop below is sent to this thread, so it has happened (and
-	// ended) when the call returns.
-	runtime.LockOSThread()
-
-	// A signal the wrapper was started with ignored (nohup) stays ignored
-	// for the child, as it was before a leader stood between them.
-	sigs := make(chan os.Signal, 8)
-	for _, s := range forwardedByLeader {
-		if !signal.Ignored(s) {
-			signal.Notify(sigs, s)
-		}
-	}
-
-	cmd := &exec.Cmd{
-		Path: path, Args: argv, Env: startEnviron(),
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		// Ctty is the leader's descriptor 0, the pty slave.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Foreground: true, Ctty: 0},
-	}
-	if err := cmd.Start(); err != nil {
-		var errno syscall.Errno
-		errors.As(err, &errno)
-		fmt.Fprintf(report, "!%d %s", int(errno), err)
-		_ = report.Close()
-		return 126
-	}
-	pid := cmd.Process.Pid
-	fmt.Fprintf(report, "%d\n", pid)
-	_ = report.Close()
-
-	// Go's Process signals through a pidfd: a signal can never reach a
-	// process that reused the pid after the child was reaped.
-	go func() {
-		for s := range sigs {
-			_ = cmd.Process.Signal(s)
-		}
-	}()
-
-	for {
-		var ws unix.WaitStatus
-		_, err := unix.Wait4(pid, &ws, unix.WUNTRACED, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return 1
-		}
-		if ws.Stopped() {
-			// Stop with the child; the wrapper sees it and stops too.
-			_ = unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGSTOP)
-			// Continued: continue the child's group, as a shell's fg does.
-			_ = unix.Kill(-pid, unix.SIGCONT)
-			continue
-		}
-		return statusOf(syscall.WaitStatus(ws))
-	}
+	return &exec.Cmd{Path: selfExe, Args: append([]string{leader.Arg0, path}, argv...)}
 }
 
 // readLeaderReport reads the leader's start report: the child's pid, or a
@@ -148,7 +59,7 @@ func readLeaderReport(r io.Reader, argv0 string) (int, error) {
 	}
 	pid, err := strconv.Atoi(strings.TrimSuffix(s, "\n"))
 	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("pty: the session leader (%s re-executed as %s) did not start the command; its report was %q", selfExe, leaderArg0, s)
+		return 0, fmt.Errorf("pty: the session leader (%s re-executed as %s) did not start the command; its report was %q", selfExe, leader.Arg0, s)
 	}
 	return pid, nil
 }
@@ -166,24 +77,4 @@ func (e *leaderStartError) Unwrap() error {
 		return nil
 	}
 	return e.errno
-}
-
-// startEnviron is the environment this process was started with, for the
-// child. The leader runs inside its package's init, and initialisers that
-// ran before it may have changed the environment for this binary's own sake
-// (the command line's sets CI while Bubble Tea initialises, so that it asks
-// the terminal nothing, and puts it back only after this init has run): the
-// child must see what the wrapper passed, not that. The kernel keeps the
-// environment as exec gave it in /proc/self/environ; without /proc the
-// current one is all there is.
-func startEnviron() []string {
-	b, err := os.ReadFile("/proc/self/environ")
-	if err != nil {
-		return os.Environ()
-	}
-	env := strings.Split(string(b), "\x00")
-	if n := len(env); n > 0 && env[n-1] == "" {
-		env = env[:n-1]
-	}
-	return env
 }

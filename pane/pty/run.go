@@ -139,7 +139,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		_ = slave.Close()
 		return fmt.Errorf("pty: start report pipe: %w", err)
 	}
-	cmd.ExtraFiles = []*os.File{reportW}
+	cmd.ExtraFiles = []*os.File{reportW} // the leader's leader.ReportFd
 	startErr := cmd.Start()
 	_ = slave.Close()
 	_ = reportW.Close()
