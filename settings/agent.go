@@ -2,15 +2,16 @@ package settings
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/herdr-pi/herdr-pi/internal/lazyre"
 )
 
 // agentRe is what an agent id may be. It picks a detection manifest and
 // goes as the agent label into every report to Herdr, every status line
 // and the log, so it stays a short identifier: no control characters, no
 // spaces, nothing a terminal or a log reader could take for structure.
-var agentRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
+var agentRe = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
 
 // AgentRule says in words what [CheckAgent] accepts.
 const AgentRule = `use 1 to 64 characters from A-Z a-z 0-9 . _ - :, starting with a letter or digit (e.g. "pi", "claude")`
@@ -19,7 +20,7 @@ const AgentRule = `use 1 to 64 characters from A-Z a-z 0-9 . _ - :, starting wit
 // `[detect] agent`). The error quotes the value safely (escaped, clipped)
 // and says what is allowed.
 func CheckAgent(agent string) error {
-	if len(agent) <= 64 && agentRe.MatchString(agent) {
+	if len(agent) <= 64 && agentRe().MatchString(agent) {
 		return nil
 	}
 	return fmt.Errorf("agent %s is not a valid agent id: %s", QuoteClipped(agent, 40), AgentRule)

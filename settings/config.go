@@ -8,12 +8,13 @@ import (
 	"maps"
 	"net/url"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/herdr-pi/herdr-pi/internal/lazyre"
 )
 
 // Config is herdr-pi's config.toml. Every key is documented in
@@ -341,14 +342,14 @@ func (d *configDecoder) decode(p toml.Primitive, v reflect.Value, key []string) 
 	case strings.Contains(err.Error(), "incompatible types"):
 		d.add(key, fmt.Sprintf("key %q: must be %s, not %s", name, goWords(v.Type().Elem()), tomlWords(d.md.Type(key...))))
 	default:
-		d.add(key, fmt.Sprintf("key %q: %s", name, tomlErrorRe.ReplaceAllString(err.Error(), "")))
+		d.add(key, fmt.Sprintf("key %q: %s", name, tomlErrorRe().ReplaceAllString(err.Error(), "")))
 	}
 	return false
 }
 
 // tomlErrorRe is the decoder's prefix to a message: the line and key,
 // which a Problem already holds.
-var tomlErrorRe = regexp.MustCompile(`^toml: (line \d+ \(last key "[^"]*"\): )?`)
+var tomlErrorRe = lazyre.New(`^toml: (line \d+ \(last key "[^"]*"\): )?`)
 
 // fieldFor is the field of struct v whose toml tag is name.
 func fieldFor(v reflect.Value, name string) (reflect.Value, bool) {
@@ -408,10 +409,10 @@ func unknownKeyMsg(key []string) string {
 	return fmt.Sprintf("unknown key %q in [%s]", name, strings.Join(key[:len(key)-1], "."))
 }
 
-var tomlLineRe = regexp.MustCompile(`line (\d+)`)
+var tomlLineRe = lazyre.New(`line (\d+)`)
 
 func lineFromTOMLError(err error) int {
-	m := tomlLineRe.FindStringSubmatch(err.Error())
+	m := tomlLineRe().FindStringSubmatch(err.Error())
 	if m == nil {
 		return 0
 	}
@@ -426,8 +427,8 @@ type invalid struct {
 }
 
 var (
-	sourceRe    = regexp.MustCompile(`^[A-Za-z0-9:._-]{1,80}$`)
-	ntfyTopicRe = regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)
+	sourceRe    = lazyre.New(`^[A-Za-z0-9:._-]{1,80}$`)
+	ntfyTopicRe = lazyre.New(`^[-_A-Za-z0-9]{1,64}$`)
 	protocols   = []string{"osc9", "osc99", "osc777"}
 )
 
@@ -439,7 +440,7 @@ func (c Config) validate() []invalid {
 			bad(fmt.Sprintf("%s = %q: must be one of %s", key[len(key)-1], v, strings.Join(allowed, ", ")), key...)
 		}
 	}
-	if !sourceRe.MatchString(c.Herdr.Source) {
+	if !sourceRe().MatchString(c.Herdr.Source) {
 		bad(fmt.Sprintf("source = %q: use 1 to 80 characters from A-Z a-z 0-9 : . _ - (e.g. \"custom:herdr-pi\")", c.Herdr.Source), "herdr", "source")
 	}
 	// The agent id goes into every report and log line: it must be a
@@ -480,7 +481,7 @@ func (c Config) validate() []invalid {
 	if u, err := url.Parse(n.Server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		bad(fmt.Sprintf("server = %q: must be an http(s) URL with a host and no query or fragment", n.Server), "notify", "ntfy", "server")
 	}
-	if n.Enabled && !ntfyTopicRe.MatchString(n.Topic) {
+	if n.Enabled && !ntfyTopicRe().MatchString(n.Topic) {
 		bad(fmt.Sprintf("topic = %q: ntfy needs 1 to 64 characters from A-Z a-z 0-9 _ -", n.Topic), "notify", "ntfy", "topic")
 	}
 	if n.Priority < 1 || n.Priority > 5 {

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/internal/lazyre"
 )
 
 // The owner link: a workflow owner's probe (a Pi running the workflow
@@ -425,8 +426,8 @@ const (
 )
 
 var (
-	fileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	envNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	fileNameRE = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	envNameRE  = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // ParseOwnerMessage turns one owner → wrapper line (already decoded and
@@ -622,7 +623,7 @@ func (l *Launch) check() error {
 		return fmt.Errorf("more than %d files", maxFiles)
 	}
 	for _, f := range l.Files {
-		if len(f.Name) > maxFileName || !fileNameRE.MatchString(f.Name) {
+		if len(f.Name) > maxFileName || !fileNameRE().MatchString(f.Name) {
 			return fmt.Errorf("file name %q is not a plain name ([A-Za-z0-9._-], at most %d bytes)", Clip(f.Name), maxFileName)
 		}
 		if files[f.Name] {
@@ -687,7 +688,7 @@ func (l *Launch) check() error {
 		return fmt.Errorf("more than %d environment variables", maxEnv)
 	}
 	for k, v := range l.Env {
-		if !envNameRE.MatchString(k) || strings.ContainsRune(v, 0) || len(v) > maxPath {
+		if !envNameRE().MatchString(k) || strings.ContainsRune(v, 0) || len(v) > maxPath {
 			return fmt.Errorf("environment variable %q is not NAME=value", Clip(k))
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/herdr-pi/herdr-pi/internal/lazyre"
 )
 
 // Pi lists every extension loaded from a path (-e, settings, discovery) in
@@ -44,7 +46,7 @@ var (
 		"enableCompileCache();\n" +
 		"createRequire(import.meta.url)(\"./cli-runtime.js\");\n")
 	// cli-runtime.js: the bundle's chunks, its whole set-up, then main.
-	bundleRuntime = regexp.MustCompile(`^` + regexp.QuoteMeta("#!/usr/bin/env node\n"+
+	bundleRuntime = lazyre.New(`^` + regexp.QuoteMeta("#!/usr/bin/env node\n"+
 		`import { createRequire as __piCreateRequire } from "node:module"; const require = __piCreateRequire(import.meta.url);`+"\n") +
 		`import\{configureHttpDispatcher,main\}from"\./chunks/chunk-[A-Z0-9]+\.js";` +
 		`(?:import"\./chunks/chunk-[A-Z0-9]+\.js";|import\{APP_NAME\}from"\./chunks/chunk-[A-Z0-9]+\.js";)*` +
@@ -56,7 +58,7 @@ var (
 		"import { main } from \"./main.js\";\n" +
 		"setupCli();\n" +
 		"main(process.argv.slice(2));\n")
-	sourceMapComment = regexp.MustCompile(`//# sourceMappingURL=\S*\n?$`)
+	sourceMapComment = lazyre.New(`//# sourceMappingURL=\S*\n?$`)
 )
 
 // Launchable reports whether the launcher can stand in for Pi's entry
@@ -75,9 +77,9 @@ func Launchable(entry string) bool {
 	}
 	if bytes.Equal(cli, bundleCLI) {
 		runtime, ok := readSmall(filepath.Join(dir, "cli-runtime.js"), 64<<10)
-		return ok && bundleRuntime.Match(runtime) && regular(filepath.Join(dir, "index.js"))
+		return ok && bundleRuntime().Match(runtime) && regular(filepath.Join(dir, "index.js"))
 	}
-	return bytes.Equal(sourceMapComment.ReplaceAll(cli, nil), modulesCLI) &&
+	return bytes.Equal(sourceMapComment().ReplaceAll(cli, nil), modulesCLI) &&
 		regular(filepath.Join(dir, "cli", "setup.js")) && regular(filepath.Join(dir, "main.js"))
 }
 

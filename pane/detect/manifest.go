@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/herdr-pi/herdr-pi/internal/lazyre"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -156,7 +157,7 @@ func (p *parser) add(line int, format string, args ...any) {
 	p.problems = append(p.problems, Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
-var versionRe = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
+var versionRe = lazyre.New(`^[0-9]+(\.[0-9]+)*$`)
 
 func (p *parser) manifest(raw map[string]any) *Manifest {
 	m := &Manifest{}
@@ -173,7 +174,7 @@ func (p *parser) manifest(raw map[string]any) *Manifest {
 			}
 		case "version":
 			if s, ok := p.str(v, line, "version"); ok {
-				if !versionRe.MatchString(s) {
+				if !versionRe().MatchString(s) {
 					p.add(line, "version = %q: must be dotted numbers such as \"2026.06.10.1\"", s)
 				}
 				m.Version = s
@@ -472,12 +473,12 @@ type locator struct {
 	headers []int // 0-based line index of each [[rules]] header
 }
 
-var rulesHeaderRe = regexp.MustCompile(`^\s*\[\[\s*rules\s*\]\]`)
+var rulesHeaderRe = lazyre.New(`^\s*\[\[\s*rules\s*\]\]`)
 
 func newLocator(data []byte) *locator {
 	l := &locator{lines: strings.Split(string(data), "\n")}
 	for i, line := range l.lines {
-		if rulesHeaderRe.MatchString(line) {
+		if rulesHeaderRe().MatchString(line) {
 			l.headers = append(l.headers, i)
 		}
 	}

@@ -1,10 +1,11 @@
 package launch
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/internal/lazyre"
 )
 
 // Resume is what Pi prints when an interactive session ends with a session
@@ -31,7 +32,7 @@ func ResumeHint(output []byte) (Resume, bool) {
 		return Resume{}, false
 	}
 	words, ok := shellWords(strings.TrimSpace(lines[len(lines)-1]))
-	if !ok || len(words) < 3 || !safeWord.MatchString(words[0]) || strings.HasPrefix(words[0], "-") {
+	if !ok || len(words) < 3 || !safeWord().MatchString(words[0]) || strings.HasPrefix(words[0], "-") {
 		return Resume{}, false
 	}
 	rest := words[1:]
@@ -43,7 +44,7 @@ func ResumeHint(output []byte) (Resume, bool) {
 	}
 	// A session id is a UUID, or what --session-id set; Pi prints it
 	// unquoted, so anything a shell would need quoted is not a hint.
-	if len(rest) != 2 || rest[0] != "--session" || !safeWord.MatchString(rest[1]) {
+	if len(rest) != 2 || rest[0] != "--session" || !safeWord().MatchString(rest[1]) {
 		return Resume{}, false
 	}
 	return Resume{Program: words[0], Args: words[1:]}, true
@@ -77,14 +78,14 @@ func (c Command) ResumeCommand(prefix []string, r Resume) (string, bool) {
 }
 
 // safeWord is what needs no quoting (the set Pi's own quoting leaves bare).
-var safeWord = regexp.MustCompile(`^[a-zA-Z0-9_\-./~:@]+$`)
+var safeWord = lazyre.New(`^[a-zA-Z0-9_\-./~:@]+$`)
 
 func safeByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_-./~:@", c) >= 0
 }
 
 func quote(w string) string {
-	if safeWord.MatchString(w) {
+	if safeWord().MatchString(w) {
 		return w
 	}
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"

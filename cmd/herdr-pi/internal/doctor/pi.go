@@ -9,13 +9,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
+	"github.com/herdr-pi/herdr-pi/internal/lazyre"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
@@ -47,10 +47,10 @@ func piChecks(ctx context.Context, d Input) []Row {
 // release is a dotted version number; only major.minor.patch are compared.
 type release [3]int
 
-var versionRe = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)(?:[-+][0-9A-Za-z.+-]*)?$`)
+var versionRe = lazyre.New(`^v?(\d+)\.(\d+)\.(\d+)(?:[-+][0-9A-Za-z.+-]*)?$`)
 
 func parseVersion(s string) (release, bool) {
-	m := versionRe.FindStringSubmatch(strings.TrimSpace(s))
+	m := versionRe().FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return release{}, false
 	}
@@ -291,14 +291,14 @@ func nodeRow(node nodeFacts, pi piFacts) Row {
 // (node prints the failing source line first), else the first line.
 func errorLine(out string) string {
 	for _, l := range strings.Split(out, "\n") {
-		if errorLineRe.MatchString(l) {
+		if errorLineRe().MatchString(l) {
 			return osc.CleanLabel(strings.TrimSpace(l))
 		}
 	}
 	return firstLine(out)
 }
 
-var errorLineRe = regexp.MustCompile(`^\s*(Error|[A-Z][A-Za-z]*Error)\b`)
+var errorLineRe = lazyre.New(`^\s*(Error|[A-Z][A-Za-z]*Error)\b`)
 
 // probeCheckScript imports the probe the way Pi's loader ends up running
 // it, hands its factory a stand-in Pi that only records what is
@@ -366,7 +366,7 @@ func integrationFile(agentDir string) string {
 	return filepath.Join(agentDir, "extensions", "herdr-agent-state.ts")
 }
 
-var integrationVersionRe = regexp.MustCompile(`HERDR_INTEGRATION_VERSION=(\d+)`)
+var integrationVersionRe = lazyre.New(`HERDR_INTEGRATION_VERSION=(\d+)`)
 
 // integrationRow says whether Herdr's own Pi integration is installed in
 // the agent directory Pi will use, and what that means for the pane.
@@ -394,7 +394,7 @@ func integrationRow(d Input) Row {
 		return row(OK, detail, "")
 	}
 	what := "Herdr's own Pi integration"
-	if m := integrationVersionRe.FindSubmatch(head); m != nil {
+	if m := integrationVersionRe().FindSubmatch(head); m != nil {
 		what += " (version " + string(m[1]) + ")"
 	}
 	if !bytes.Contains(head, []byte("HERDR_INTEGRATION_ID=pi")) {

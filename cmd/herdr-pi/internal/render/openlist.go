@@ -2,12 +2,12 @@ package render
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
+	"github.com/herdr-pi/herdr-pi/internal/lazyre"
 )
 
 // ProjectName is the run's project as a person knows it: its directory
@@ -17,7 +17,7 @@ func ProjectName(o *handoff.Listing, r *handoff.ListedRun) string {
 	if r.Cwd != "" {
 		name = o.Paths.Pretty(r.Cwd)
 	} else {
-		name = projectHash.ReplaceAllString(r.Project, "")
+		name = projectHash().ReplaceAllString(r.Project, "")
 	}
 	if r.Here {
 		name += " (here)"
@@ -212,4 +212,4 @@ func Plural(n int, word string) string {
 }
 
 // projectHash is the "-<12 hex digits>" a project key ends with.
-var projectHash = regexp.MustCompile(`-[0-9a-f]{12}$`)
+var projectHash = lazyre.New(`-[0-9a-f]{12}$`)

@@ -1,0 +1,24 @@
+package lazyre
+
+import "testing"
+
+func TestCompilesOnceOnFirstUse(t *testing.T) {
+	re := New(`^a+b$`)
+	first := re()
+	if !first.MatchString("aab") || first.MatchString("ba") {
+		t.Fatalf("%v matches wrongly", first)
+	}
+	if re() != first {
+		t.Fatal("a second call compiled the expression again")
+	}
+}
+
+func TestInvalidExpressionPanicsWhenUsed(t *testing.T) {
+	re := New(`(`) // no panic yet: nothing compiled
+	defer func() {
+		if recover() == nil {
+			t.Fatal("an invalid expression did not panic on use")
+		}
+	}()
+	re()
+}
