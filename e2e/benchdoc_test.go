@@ -647,13 +647,25 @@ func (d *doc) markdown() string {
 	f("The paired ratio is the median of the rounds' own ratios; beside it, a 95 %% bootstrap interval for\n")
 	f("that median (the rounds drawn again with replacement 10,000 times): where it straddles 1.00 the\n")
 	f("two wrappers are not told apart by this run.\n\n")
-	f("| payload | reader | bare | script | wrap | **wrap/script** (paired) | 95 %% interval | wrap/bare | bound |\n")
-	f("|---|---|---|---|---|---|---|---|---|\n")
+	f("| payload | reader | bare | script | wrap | **wrap/script** (paired) | 95 %% interval | wrap/bare | script/bare | bound |\n")
+	f("|---|---|---|---|---|---|---|---|---|---|\n")
+	hopOver := 0 // cases where script alone, the second hop, costs more than the wrap/bare bound
 	for _, c := range d.cases {
 		ws, wb := pairedWithInterval(c.wall["wrap"], c.wall["script"]), pairedRatio(c.wall["wrap"], c.wall["bare"])
-		f("| %s | %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %.3f | ≤ 1.00: %s; ≤ 1.25: %s |\n", c.payload, c.reader,
+		sb := pairedRatio(c.wall["script"], c.wall["bare"])
+		if sb > 1.25 {
+			hopOver++
+		}
+		f("| %s | %s | %s | %s | %s | **%.3f** | %.3f–%.3f | %.3f | %.3f | ≤ 1.00: %s; ≤ 1.25: %s |\n", c.payload, c.reader,
 			ms(median(c.wall["bare"])), ms(median(c.wall["script"])), ms(median(c.wall["wrap"])), ws.median,
-			ws.lo, ws.hi, wb, verdict(ws.median <= 1.0), verdict(wb <= 1.25))
+			ws.lo, ws.hi, wb, sb, verdict(ws.median <= 1.0), verdict(wb <= 1.25))
+	}
+	f("\nscript/bare is what the second pty hop costs by itself, with util-linux's wrapper doing the copying.\n")
+	if hopOver > 0 {
+		f("In %d of the %d cases it is over 1.25 in this run: no wrapper that copies between two ptys meets the\n", hopOver, len(d.cases))
+		f("wrap/bare bound there, so wrap/bare can only be read against script/bare. On an idle machine the hop\n")
+		f("roughly doubles the time (each byte crosses the tty layer twice, and each crossing waits for the\n")
+		f("kernel's flush worker); under load the bare runs slow down as much as the others and the ratios shrink.\n")
 	}
 	f("\nCPU (user + system) of each variant's process tree in the same runs, from wait4: herdr-pi, its\n")
 	f("session leader and cat; script, its shell and cat; cat alone. With both cores busy, CPU one stage\n")
@@ -702,6 +714,13 @@ func (d *doc) markdown() string {
 		f("| %s | %s | %s |\n", v, ms(p(d.start[v], 50)), ms(p(d.start[v], 99)))
 	}
 	f("\nwrap/script at p50: **%.2f**.\n\n", p(d.start["wrap"], 50).Seconds()/p(d.start["script"], 50).Seconds())
+	f("Most of the difference is two starts of a Go program where script has two small C ones: the\n")
+	f("wrapper, and the session leader job control needs (this binary run again, pane/pty/leader). On this\n")
+	f("machine an empty Go program takes 5 ms of CPU to start and exit and herdr-pi's `--version` 17 ms: the\n")
+	f("runtime's set-up grows with the program (type tables; page faults, which a virtual machine makes\n")
+	f("slow). What herdr-pi adds is kept small: the leader's init runs before the rest of the program's\n")
+	f("(its start ~4 ms shorter), regular expressions compile when first used (~3 ms a process), and the\n")
+	f("binary is built without cgo (the dynamic loader added ~10 ms to a wrap).\n\n")
 
 	f("## Idle CPU\n\n")
 	f("`herdr-pi wrap -- sleep N` and `script -q -e -c 'sleep N' /dev/null` side by side under outer ptys;\n")
