@@ -790,9 +790,13 @@ to the tap; signals and the child's exit arrive through the eventfd.
   5,348 → 738, the wrapper tree's CPU 1.111 → 1.042 of script's and wall 1.133 → 1.025 (10
   interleaved rounds on a quiet machine, the build before against this one). A GC does not wait for
   a raw ` + "`ppoll`" + `: it is never restarted after a signal, so the runtime's preemption signal ends it.
-- The loop's goroutine is not locked to its thread (it is only while it stops itself for Ctrl-Z):
-  when sysmon preempts it, it is rescheduled on the same thread instead of handing the P to
-  another and waiting to get it back (futex calls under a flood: 2,100 → 640).
+- The loop's goroutine is locked to its thread. Before the raw first wait above, locking cost more
+  than it saved (a preempted loop waited for its own thread to get the P back: futex calls under a
+  flood 640 unlocked, 2,100 locked). With the raw wait, the waits that still reach the ordinary
+  ` + "`ppoll`" + ` are the long ones, and unlocked they often came back on another thread: locked, context
+  switches per 200 MiB 165,654 → 150,932 and futex calls 631 → 1,273 (medians of three pairs of
+  runs), the wrapper tree's CPU 1.060 → 1.021, 1.071 → 1.054 and 1.091 → 1.055 of script's in three
+  comparisons of 8–12 interleaved rounds (Python reader, base64 lines).
 - The master is a raw descriptor the Go runtime never sees. As an ` + "`*os.File`" + ` it was registered
   with the runtime's network poller (edge-triggered), and every burst of the child's output woke an
   idle runtime thread that had nothing to do with it.
