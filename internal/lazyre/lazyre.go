@@ -17,5 +17,28 @@ import (
 // as regexp.MustCompile does, when expr is not valid) and returns the
 // same *regexp.Regexp on every call.
 func New(expr string) func() *regexp.Regexp {
+	mu.Lock()
+	exprs = append(exprs, expr)
+	mu.Unlock()
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
+var (
+	mu    sync.Mutex
+	exprs []string
+)
+
+// Check compiles every expression made with New so far and returns the
+// first error. A program's tests call it where every package is linked
+// in: an invalid expression that regexp.MustCompile at start would have
+// caught is caught there rather than on the rare path that first uses it.
+func Check() error {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, e := range exprs {
+		if _, err := regexp.Compile(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }

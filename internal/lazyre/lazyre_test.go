@@ -22,3 +22,20 @@ func TestInvalidExpressionPanicsWhenUsed(t *testing.T) {
 	}()
 	re()
 }
+
+func TestCheckFindsAnInvalidExpression(t *testing.T) {
+	mu.Lock()
+	saved := exprs
+	exprs = nil
+	mu.Unlock()
+	t.Cleanup(func() { mu.Lock(); exprs = saved; mu.Unlock() })
+
+	New(`^ok$`)
+	if err := Check(); err != nil {
+		t.Fatalf("Check with valid expressions: %v", err)
+	}
+	New(`[z-a]`)
+	if err := Check(); err == nil {
+		t.Fatal("Check did not report an invalid expression")
+	}
+}
