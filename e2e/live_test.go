@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -247,17 +248,30 @@ type lvState struct {
 	dir string
 }
 
-// run reads the one run of the store.
+// run reads the one run of the store. The engine replaces a run's
+// directory whole (written as runs/.<id>.<pid>.<random>.tmp, then
+// renamed), so for a moment there may be no run directory, or only the
+// temporary one, which is never read: run waits that moment out.
 func (lr *liveRig) run() *lvState {
 	lr.t.Helper()
-	paths, _ := filepath.Glob(filepath.Join(lr.agent.Home, ".pi", "workflows", "projects", "*", "sessions", "*", "runs", "*", "state.json"))
-	if len(paths) != 1 {
-		lr.t.Fatalf("state.json: found %q", paths)
-	}
-	b, err := os.ReadFile(paths[0])
-	if err != nil {
-		lr.t.Fatal(err)
-	}
+	var paths []string
+	var b []byte
+	lvWait(lr.t, "the run's state.json", func() bool {
+		all, _ := filepath.Glob(filepath.Join(lr.agent.Home, ".pi", "workflows", "projects", "*", "sessions", "*", "runs", "*", "state.json"))
+		paths = slices.DeleteFunc(all, func(p string) bool { return strings.HasPrefix(filepath.Base(filepath.Dir(p)), ".") })
+		if len(paths) > 1 {
+			lr.t.Fatalf("state.json: found %q", paths)
+		}
+		if len(paths) == 0 {
+			return false
+		}
+		var err error
+		b, err = os.ReadFile(paths[0])
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			lr.t.Fatal(err)
+		}
+		return err == nil
+	})
 	st := &lvState{dir: filepath.Dir(paths[0])}
 	if err := json.Unmarshal(b, st); err != nil {
 		lr.t.Fatal(err)
