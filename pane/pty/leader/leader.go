@@ -10,9 +10,10 @@
 // the earlier its init runs and the less of the program's own start-up a
 // leader pays for (measured with perf stat, a static build: a leader's
 // CPU from exec to exit went from ~14 to ~10 ms when it moved here from
-// package pty, whose init ran after almost every other package's). Nothing here may import
-// golang.org/x/sys/unix, fmt or any package of this module: each would
-// put the init back behind most of the others.
+// package pty, whose init ran after almost every other package's).
+// Nothing here may import strings, strconv, fmt, os/exec,
+// golang.org/x/sys/unix or any package of this module: each would put the
+// init back behind most of the others (leader_test.go checks).
 package leader
 
 import (
