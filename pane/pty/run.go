@@ -309,10 +309,8 @@ type event struct {
 // signals and the child's exit. Output is read and written with raw system
 // calls on non-blocking descriptors (rawio.go): measured against two
 // io.Copy goroutines, and then against ordinary syscalls, this avoids most
-// scheduler wake-ups (go-toolkit.md §4.x). The goroutine is not locked to
-// its thread: preempted under a flood, it resumes on the same thread
-// rather than handing its P over (stopSelf locks it for the one call that
-// needs its thread).
+// scheduler wake-ups (go-toolkit.md §4.x). The goroutine is locked to its
+// thread for the whole loop (see run); stopSelf's own lock nests inside.
 type loop struct {
 	o         Options
 	mfd, inFd int // mfd: the pty master, raw and non-blocking
