@@ -30,7 +30,8 @@ type Closed struct {
 // with a live handoff's wrapper is then waited for, up to wait: the
 // wrapper sees its pane close, hands the attempt back, closes the bridge
 // and removes the record. Records of dead wrappers have their leftover
-// bridge files removed. Every record handled is removed from the ledger.
+// bridge files removed. Every record handled is removed from the ledger;
+// the record of a thing Herdr did not close stays, for the next close.
 func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) Herdr, records []Record, wait time.Duration) ([]Closed, error) {
 	type key struct{ socket, thing string }
 	var out []Closed
@@ -50,13 +51,22 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
 		}
 	}
+	// failed are the things Herdr did not close: their records stay, so
+	// a later close still knows of them.
+	failed := map[key]bool{}
 	for _, r := range sorted {
 		k := key{r.HerdrSocket, r.Thing()}
-		if _, seen := done[k]; seen {
+		if _, seen := done[k]; seen || failed[k] {
 			continue
 		}
 		how := "closed"
-		if ws, ok := workspaces[r.HerdrSocket+"\x00"+workspaceOf(r.ID)]; ok && r.Kind != "workspace" {
+		ws, inWorkspace := workspaces[r.HerdrSocket+"\x00"+workspaceOf(r.ID)]
+		if inWorkspace && r.Kind != "workspace" {
+			// Only a workspace that did close took this along (workspaces
+			// come first).
+			_, inWorkspace = done[key{r.HerdrSocket, "workspace " + ws}]
+		}
+		if inWorkspace && r.Kind != "workspace" {
 			how = "with workspace " + ws
 		} else if r.PaneWrapperPID > 0 && !processAlive(r.PaneWrapperPID) {
 			// The inspection ended and its pane with it; whatever has the
@@ -68,6 +78,7 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 				how = "gone"
 			} else {
 				errs = append(errs, fmt.Errorf("closing %s: %w", r.Thing(), err))
+				failed[k] = true
 				continue
 			}
 		}
@@ -76,6 +87,10 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 	}
 	deadline := time.Now().Add(wait)
 	for _, r := range records {
+		if failed[key{r.HerdrSocket, r.Thing()}] {
+			// Still open: no wrapper hands back a pane that did not close.
+			continue
+		}
 		if r.WrapperPID > 0 && processAlive(r.WrapperPID) {
 			if !waitGone(ctx, r.File, deadline) {
 				errs = append(errs, fmt.Errorf("the wrapper (pid %d) of handoff %s did not hand the attempt back within %v after its %s closed", r.WrapperPID, r.Handoff, wait, r.Thing()))

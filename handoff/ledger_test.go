@@ -295,3 +295,62 @@ func TestOwnerWrapperWalksUpFromTheLeasePID(t *testing.T) {
 		t.Fatalf("a dead owner: %v", err)
 	}
 }
+
+// What close could not close stays in the ledger, so the next close (once
+// Herdr answers again) still knows of it; a workspace that did not close
+// took nothing along, so what is inside it is closed on its own.
+func TestCloseRunKeepsWhatItCouldNotClose(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	ws, err := c.WorkspaceCreate(ctx, herdr.NewPlace{Label: "workflow review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, _, err := c.TabCreate(ctx, ws.Workspace.WorkspaceID, herdr.NewPlace{Label: "#1 api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledger(t)
+	sock := s.SocketPath()
+	recs, err := l.AddAll([]Record{
+		{Run: "r1", Kind: "workspace", ID: ws.Workspace.WorkspaceID, HerdrSocket: sock},
+		{Run: "r1", Kind: "tab", ID: tab.TabID, HerdrSocket: sock},
+		{Run: "r1", Kind: "pane", ID: split.PaneID, HerdrSocket: sock},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Herdr fails to close the workspace and the pane; the tab closes.
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"workspace.close", "pane.close"},
+		Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "busy"}}})
+	closed, err := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if err == nil {
+		t.Fatalf("closing failed, but CloseRun said nothing (closed %+v)", closed)
+	}
+	want := []Closed{{Kind: "tab", ID: tab.TabID, How: "closed"}}
+	if !slices.Equal(closed, want) {
+		t.Fatalf("closed %+v\nwant   %+v", closed, want)
+	}
+	left, _ := l.List()
+	var things []string
+	for _, r := range left {
+		things = append(things, r.Thing())
+	}
+	if w := []string{"workspace " + ws.Workspace.WorkspaceID, "pane " + split.PaneID}; !slices.Equal(things, w) {
+		t.Fatalf("records left %q, want %q: a failed close must not forget what is still open", things, w)
+	}
+	// Herdr answers again: the next close closes the rest.
+	s.SetFault(herdrtest.Fault{})
+	closed, err = CloseRun(ctx, l, func(string) Herdr { return c }, left, time.Second)
+	if err != nil || len(closed) != 2 {
+		t.Fatalf("the second close: %+v, %v", closed, err)
+	}
+	if rs, _ := l.List(); len(rs) != 0 {
+		t.Fatalf("records left: %+v", rs)
+	}
+}
