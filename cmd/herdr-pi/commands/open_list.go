@@ -124,7 +124,7 @@ func pickerGroups(o *handoff.Listing) ([]picker.Group, map[picker.Choice]pick) {
 func pickHint(at *handoff.ListedAttempt) string {
 	switch at.Action {
 	case handoff.ActionLive:
-		return "live: a running Pi owns it; only --inspect opens it (a fork of what is there so far)"
+		return "live: a running Pi owns it; open hands it off to a pane and back (when that Pi runs under herdr-pi wrap); --inspect forks what is there so far"
 	case handoff.ActionGone:
 		return "gone: its owner Pi was killed mid-attempt; opens a fork of what it left"
 	}

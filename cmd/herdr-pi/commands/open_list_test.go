@@ -606,3 +606,20 @@ func TestOpenListSanitises(t *testing.T) {
 		}
 	}
 }
+
+// A live attempt can be chosen in the picker, and choosing it hands it off
+// (open without --inspect): its hint says that, as the listing's legend
+// does, not that only --inspect opens it.
+func TestOpenPickHintOfALiveAttempt(t *testing.T) {
+	listing := &handoff.Listing{Runs: []handoff.ListedRun{{ID: "3f0c9a2e-0000-4000-8000-000000000001", Short: "3f0c9a2e", Workflow: "review",
+		Agents: []handoff.ListedAgent{{Name: "fixer", Attempts: []handoff.ListedAttempt{
+			{N: 1, Name: "fixer#1", Selector: "fixer#1", State: "running", Live: true, OwnerPID: 4711, Action: handoff.ActionLive}}}}}}}
+	groups, picks := pickerGroups(listing)
+	if len(picks) != 1 {
+		t.Fatalf("the live attempt cannot be chosen: %+v", picks)
+	}
+	hint := groups[0].Items[0].Hint
+	if strings.Contains(hint, "only --inspect") || !strings.Contains(hint, "hands it off") || !strings.Contains(hint, "--inspect") {
+		t.Fatalf("the hint of a live attempt: %q; want it to say open hands it off to a pane (and --inspect forks it)", hint)
+	}
+}
