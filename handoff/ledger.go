@@ -184,3 +184,18 @@ func readRecord(path string) (Record, error) {
 	r.File = path
 	return r, nil
 }
+
+// Workspace is the run's workspace in the Herdr at socket, as the ledger
+// knows it: the newest workspace record of run there ("" when there is
+// none). Its label ("workflow <name>") cannot say which run it is: every
+// run of a workflow carries the same one.
+func (l Ledger) Workspace(run, socket string) string {
+	recs, _ := l.List() // an unreadable record is another's problem here
+	id := ""
+	for _, r := range recs {
+		if r.Kind == "workspace" && r.Run == run && r.HerdrSocket == socket {
+			id = r.ID
+		}
+	}
+	return id
+}

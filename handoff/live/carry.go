@@ -286,8 +286,23 @@ func (s *Service) placement(r *run, l control.Launch) handoff.Placement {
 	if n == 0 {
 		n = l.Attempt
 	}
-	return handoff.Placement{Mode: r.opts.mode, CallerPane: r.opts.pane, Cwd: l.Cwd, Fresh: true,
+	p := handoff.Placement{Mode: r.opts.mode, CallerPane: r.opts.pane, Cwd: l.Cwd, Fresh: true,
 		WorkspaceLabel: "workflow " + wf, TabLabel: fmt.Sprintf("#%d %s", n, l.Label)}
+	if p.Mode == handoff.ModeWorkspace {
+		// The run's workspace: its fully inspectable one, else the one the
+		// ledger names for it, else a new one — never one found by its
+		// label, which every run of the workflow carries.
+		p.Dedicated = true
+		s.mu.Lock()
+		if sp := s.spaces[l.RunID]; sp != nil && sp.socket == r.opts.socket {
+			p.WorkspaceID = sp.workspaceID
+		}
+		s.mu.Unlock()
+		if p.WorkspaceID == "" {
+			p.WorkspaceID = s.cfg.Ledger.Workspace(l.RunID, r.opts.socket)
+		}
+	}
+	return p
 }
 
 func shortID(id string) string {

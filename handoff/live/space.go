@@ -22,7 +22,9 @@ import (
 // dashboard index is unknown).
 func (s *Service) turnPlacement(r *run, l control.Launch) handoff.Placement {
 	p := s.placement(r, l)
-	p.Dedicated = true
+	// Only the workspace this wrapper opened for the run's turns: it
+	// closes it when the run ends.
+	p.Dedicated, p.WorkspaceID = true, ""
 	s.mu.Lock()
 	if sp := s.spaces[l.RunID]; sp != nil && sp.socket == r.opts.socket {
 		p.WorkspaceID = sp.workspaceID

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
@@ -218,4 +220,28 @@ func TestOpenFocusesATurnsTab(t *testing.T) {
 	if hb := r.o.handbacksSoFar(); len(hb) != 0 {
 		t.Fatalf("handed back %+v", hb)
 	}
+}
+
+// A handoff asked into the run's workspace (open --workspace) goes to the
+// run's own: the workspace of another run of the same workflow carries the
+// same label, "workflow review", and is not the run's.
+func TestAHandoffToTheWorkspaceAvoidsAnotherRunsOfTheWorkflow(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	other, err := r.client.WorkspaceCreate(ctx, herdr.NewPlace{Label: "workflow review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.svc.cfg.Ledger.Add(handoff.Record{Run: "r0", Kind: "workspace", ID: other.Workspace.WorkspaceID, HerdrSocket: r.s.SocketPath()}); err != nil {
+		t.Fatal(err)
+	}
+	x := r.ask(control.HandoffAsk{RunID: "r1", SessionID: "s1", OwnerPID: r.o.pid, Place: string(handoff.ModeWorkspace)})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	r.startPaneWrapper(r.s.Inputs()[0].PaneID)
+	l := x.next(t, control.ProgressLaunched)
+	if l.WorkspaceID == other.Workspace.WorkspaceID {
+		t.Fatalf("run r1's handoff opened tab %s in workspace %s, run r0's", l.TabID, l.WorkspaceID)
+	}
+	x.cancel()
+	x.wait(t)
 }

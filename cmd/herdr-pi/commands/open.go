@@ -194,7 +194,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if cfgErr != nil {
 		tell(io.Err, "herdr-pi: config problems, using defaults:\n  %s\n", strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
 	}
-	place, err := openPlacement(opts, paths, a, h.PaneID, dir)
+	place, err := openPlacement(opts, paths, a, h.SocketPath, h.PaneID, dir)
 	if err != nil {
 		return err
 	}
@@ -333,8 +333,11 @@ func openError(err error) error {
 }
 
 // openPlacement decides where the pane goes: the flag, else the engine's
-// fully inspectable setting (the run's workspace), else a split.
-func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, callerPane, dir string) (handoff.Placement, error) {
+// fully inspectable setting (the run's workspace), else a split. The run's
+// workspace is the one the ledger names for it, else a new one: its label
+// is every run of the workflow's, so a workspace found by label may be
+// another run's (and its "#1 api" tab another run's attempt).
+func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, socket, callerPane, dir string) (handoff.Placement, error) {
 	p := handoff.Placement{
 		Mode: handoff.Mode(opts.Place), CallerPane: callerPane, Cwd: dir,
 		WorkspaceLabel: "workflow " + a.Run.Workflow(),
@@ -350,6 +353,10 @@ func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, ca
 		if w.FullyInspectable {
 			p.Mode = handoff.ModeWorkspace
 		}
+	}
+	if p.Mode == handoff.ModeWorkspace {
+		p.Dedicated = true
+		p.WorkspaceID = handoff.LedgerAt(paths.RuntimeBase).Workspace(a.Run.ID, socket)
 	}
 	return p, nil
 }

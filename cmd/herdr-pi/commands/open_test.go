@@ -1,12 +1,15 @@
 package commands
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/handoff/store"
 	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
@@ -69,5 +72,54 @@ func TestOpenStopsWaitingForTheForkWhenThePaneEnds(t *testing.T) {
 	}
 	if ex, ok := s.Exited("w1:p2"); !ok || ex.Closed {
 		t.Fatalf("the pane: %+v %v", ex, ok)
+	}
+}
+
+// Two runs of one workflow carry the same workspace label ("workflow
+// <name>"), but each run has a workspace of its own: inspecting the second
+// run's attempt never lands in (or "reuses" the tab of) the first run's,
+// and inspecting the first run's attempt again finds its own tab.
+func TestOpenInspectionsOfTwoRunsOfOneWorkflowKeepTheirWorkspaces(t *testing.T) {
+	f, s, _, out, errb := openWorld(t, "exec sleep 600")
+	st := store.New(f.Paths().Home, f.IO.Dir)
+	runs, err := st.Runs()
+	if err != nil || len(runs) < 2 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	first, second := runs[0].Run, runs[1].Run
+	// The second run is of the first's workflow.
+	state := filepath.Join(second.Dir, "state.json")
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), `"workflowName":"`+second.Workflow()+`"`, `"workflowName":"`+first.Workflow()+`"`, 1))
+	if err := os.WriteFile(state, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := st.FindRun(second.ID); err != nil || r.Workflow() != first.Workflow() {
+		t.Fatalf("the second run's workflow: %v", err)
+	}
+	open := func(run string) handoff.Opened {
+		t.Helper()
+		out.Reset()
+		opts := &openOptions{Run: run, Attempt: "api", JSON: true, Place: "workspace", StartTimeout: time.Minute, ForkTimeout: time.Millisecond}
+		if err := openRun(t.Context(), f, opts); err != nil {
+			t.Fatalf("open %s api: %v\n%s", run, err, errb)
+		}
+		var rep openReport
+		if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return rep.Opened
+	}
+	a := open(first.ID)
+	b2 := open(second.ID)
+	if b2.Reused || b2.WorkspaceID == a.WorkspaceID {
+		t.Fatalf("run %s's api opened in %+v, run %s's in %+v: the second run's attempt went to the first run's workspace (calls %v)",
+			first.Short(), a.Placed, second.Short(), b2.Placed, s.Methods())
+	}
+	if again := open(first.ID); !again.Reused || again.TabID != a.TabID {
+		t.Fatalf("run %s's api again: %+v, want its tab %s reused", first.Short(), again.Placed, a.TabID)
 	}
 }

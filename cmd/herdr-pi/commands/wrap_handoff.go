@@ -82,7 +82,7 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 	if err != nil {
 		return err
 	}
-	place, err := openPlacement(&openOptions{}, paths, a, h.PaneID, dir)
+	place, err := openPlacement(&openOptions{}, paths, a, h.SocketPath, h.PaneID, dir)
 	if err != nil {
 		return err
 	}
