@@ -271,7 +271,15 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		case ctx.Err() != nil:
 			return interrupted()
 		case failed:
-			// The pane stays: it shows why, which open cannot tell.
+			// The pane stays: it shows why, which open cannot tell. It
+			// goes when the person has read it, but a workspace open
+			// created around it stays: the ledger keeps that, for
+			// herdr-pi close and the run's next open.
+			if n := len(opened.Created); n > 1 {
+				if _, err := ledger.AddAll(handoff.CreatedRecords(a.Run.ID, h.SocketPath, opened.Created[:n-1])); err != nil {
+					tell(io.Err, "herdr-pi open: herdr-pi close will not know of %s: %v\n", opened.Created[0], err)
+				}
+			}
 			return fmt.Errorf("open: %s: the command failed in pane %s before Pi opened the fork; "+
 				"the pane shows why (press Enter there to close it)", a, opened.PaneID)
 		}

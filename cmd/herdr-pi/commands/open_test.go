@@ -123,3 +123,34 @@ func TestOpenInspectionsOfTwoRunsOfOneWorkflowKeepTheirWorkspaces(t *testing.T) 
 		t.Fatalf("run %s's api again: %+v, want its tab %s reused", first.Short(), again.Placed, a.TabID)
 	}
 }
+
+// When the pane's command fails, the pane stays to show why — and the
+// run's workspace open created for it stays with it: the ledger keeps it,
+// so herdr-pi close closes it, and the next open of the run finds it
+// instead of opening a second "workflow <name>".
+func TestOpenRecordsTheWorkspaceOfAFailedCommand(t *testing.T) {
+	f, s, run, _, errb := openWorld(t, "exit 3")
+	opts := &openOptions{Run: run, Attempt: "api", Place: "workspace", StartTimeout: time.Minute, ForkTimeout: time.Minute}
+	err := openRun(t.Context(), f, opts)
+	if err == nil || !strings.Contains(err.Error(), "the command failed in pane") {
+		t.Fatalf("open: %v\n%s", err, errb)
+	}
+	var ws []string
+	for _, q := range s.Requests() {
+		if q.Method == "workspace.create" {
+			ws = append(ws, q.Reply)
+		}
+	}
+	if len(ws) != 1 {
+		t.Fatalf("workspace.create %d times", len(ws))
+	}
+	ledger := handoff.LedgerAt(f.Paths().RuntimeBase)
+	recs, _ := ledger.List()
+	var kept []string
+	for _, r := range recs {
+		kept = append(kept, r.Run+" "+r.Thing())
+	}
+	if id := ledger.Workspace(run, s.SocketPath()); id == "" {
+		t.Fatalf("the ledger holds %q: the workspace open created for run %s is not in it (herdr-pi close cannot close it)", kept, run)
+	}
+}
