@@ -32,10 +32,11 @@ func closeCommand(f *Factory) *cli.Command {
 		Usage:     "close every pane, tab and workspace herdr-pi opened for a workflow run",
 		ArgsUsage: "<run>",
 		Description: "Closes what herdr-pi opened in Herdr for the run (its id or a unique prefix): the\n" +
-			"panes and tabs of its live handoffs and of its inspections (herdr-pi open), and the\n" +
-			"run's workspace, each once. A live handoff whose pane closes is handed back to\n" +
-			"its owner, which goes on locally; close waits for that and for the handoff's tool\n" +
-			"bridge to close. An inspection whose Pi has quit is reported gone, untouched.\n" +
+			"panes and tabs of its live handoffs and of its inspections (herdr-pi open, or the\n" +
+			"owner's /workflow menu), and the run's workspace, each once. A live handoff whose\n" +
+			"pane closes is handed back to its owner, which goes on locally; close waits for\n" +
+			"that and for the handoff's tool bridge to close. An inspection whose Pi has quit\n" +
+			"is reported gone, untouched. What Herdr fails to close stays known: close again.\n" +
 			"With nothing open, it exits 0 for a run the workflow store knows and 1 for a\n" +
 			"run it does not (a typo is not success).\n\n" +
 			"Examples:\n" +

@@ -4,14 +4,17 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
 	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // openWorld is a generated store, a fake Herdr with real panes, and a
@@ -152,5 +155,44 @@ func TestOpenRecordsTheWorkspaceOfAFailedCommand(t *testing.T) {
 	}
 	if id := ledger.Workspace(run, s.SocketPath()); id == "" {
 		t.Fatalf("the ledger holds %q: the workspace open created for run %s is not in it (herdr-pi close cannot close it)", kept, run)
+	}
+}
+
+// An inspection the owner's /workflow menu opens ("Open session in Herdr
+// pane") is in the ledger as open's are, with the run's workspace made for
+// it: herdr-pi close <run> closes it.
+func TestAMenuInspectionIsInTheLedger(t *testing.T) {
+	f, s, run, _, _ := openWorld(t, "exec sleep 600")
+	old := menuForkTimeout
+	menuForkTimeout = time.Millisecond // the stand-in wrapper never says
+	t.Cleanup(func() { menuForkTimeout = old })
+	st := store.New(f.Paths().Home, f.IO.Dir)
+	r, err := st.FindRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.PickText("api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settingsFile := filepath.Join(f.Paths().PiAgentDir, "pi-extensible-workflows", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settingsFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settingsFile, []byte(`{"extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
+	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID}
+	if err := inspectFromMenu(t.Context(), f, h, true, f.IO.Dir, req, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := handoff.LedgerAt(f.Paths().RuntimeBase).List()
+	var got []string
+	for _, rec := range recs {
+		got = append(got, rec.Run+" "+rec.Kind)
+	}
+	if want := []string{run + " workspace", run + " tab"}; !slices.Equal(got, want) {
+		t.Fatalf("the ledger holds %q, want %q (calls %v)", got, want, s.Methods())
 	}
 }

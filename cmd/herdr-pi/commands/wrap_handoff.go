@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
@@ -37,16 +38,23 @@ func startHandoffs(f *Factory, paths settings.Paths, h settings.Herdr, inHerdr b
 		cfg.HerdrSocket, cfg.OwnerPane = h.SocketPath, h.PaneID
 	}
 	cfg.Inspect = func(ctx context.Context, req control.InspectRequest) error {
-		return inspectFromMenu(ctx, f, h, inHerdr, cwd, req)
+		return inspectFromMenu(ctx, f, h, inHerdr, cwd, req, logf)
 	}
 	return live.New(cfg)
 }
 
+// menuForkTimeout bounds how long a menu inspection waits for the pane's
+// wrapper to say which fork its Pi writes: until then the pane cannot be
+// recorded as that wrapper's.
+var menuForkTimeout = 20 * time.Second
+
 // inspectFromMenu opens a settled attempt the owner's /workflow menu chose
 // ("Open session in Herdr pane") the way `herdr-pi open` inspects: a
 // read-only fork under herdr-pi wrap, in a split of the owner's pane or
-// the run's workspace.
-func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr bool, cwd string, req control.InspectRequest) error {
+// the run's workspace. What it opened goes to the ledger as open's
+// inspections do, so `herdr-pi close <run>` closes it too. Nothing is
+// written to the terminal: it is the owner Pi's screen (logf is the log).
+func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr bool, cwd string, req control.InspectRequest, logf func(string, ...any)) error {
 	if !inHerdr {
 		return errors.New("the owner's herdr-pi wrap does not run in a Herdr pane")
 	}
@@ -99,12 +107,36 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 	wctx, stop := context.WithCancel(ctx)
 	end := handoff.WatchEnd(wctx, handoff.WatcherEvents(client), client.PaneGet, opened.Placed)
 	err = handoff.WaitStarted(wctx, opened, 30*time.Second, end.Ended)
+	failed := false
+	if err == nil {
+		// The pane's wrapper registers once it runs: the record then
+		// names it (see handoff.Record.PaneWrapperPID).
+		_, failed = handoff.ForkOf(wctx, paths.RuntimeBase, h.SocketPath, opened, menuForkTimeout, end.Ended)
+	}
 	stop()
 	<-end.Done
 	_ = os.Remove(opened.WatchFile)
 	if err != nil && ctx.Err() == nil {
 		opened.Close(client)
 		return err
+	}
+	ledger := handoff.LedgerAt(paths.RuntimeBase)
+	var warn strings.Builder
+	switch {
+	case err != nil:
+	case failed:
+		// The pane stays to show why; a workspace made for it outlives it.
+		if n := len(opened.Created); n > 1 {
+			if _, err := ledger.AddAll(handoff.CreatedRecords(a.Run.ID, h.SocketPath, opened.Created[:n-1])); err != nil {
+				logf("inspection of run %s: herdr-pi close will not know of %s: %v", a.Run.ID, opened.Created[0], err)
+			}
+		}
+		return fmt.Errorf("the command failed in pane %s before Pi opened the fork; the pane shows why (press Enter there to close it)", opened.PaneID)
+	default:
+		inspectionRecords(ledger, paths.RuntimeBase, a.Run.ID, h.SocketPath, opened.Placed, &warn)
+	}
+	if warn.Len() > 0 {
+		logf("%s", strings.TrimSpace(warn.String()))
 	}
 	return nil
 }
