@@ -563,3 +563,26 @@ func TestPaneCommand(t *testing.T) {
 		t.Fatal("no bridge client")
 	}
 }
+
+// Herdr 0.9 drops events for a reader it finds slow and says only that it
+// did (events_lost); it replays nothing. A pane closed meanwhile is found
+// by reading it back: the handoff hands back closed, instead of waiting
+// for an event that will never come.
+func TestAPaneClosedWhileEventsWereLostHandsBack(t *testing.T) {
+	r := newRig(t)
+	r.s.SetProtocol(herdrtest.Protocol22)
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	r.s.StallEvents()
+	if err := r.client.PaneClose(context.Background(), pane); err != nil {
+		t.Fatal(err)
+	}
+	r.s.LoseEvents()
+	if hb := x.wait(t); hb.Reason != control.HandbackClosed || !hb.Transferred {
+		t.Fatalf("handback %+v, want closed", hb)
+	}
+	r.nothingLeft()
+}

@@ -78,8 +78,14 @@ func watchPane(ctx context.Context, h Herdr, at handoff.Placed, out chan<- paneE
 		{Type: "pane.agent_detected"},
 	}
 	// A change between placing the pane and the subscription's start (or
-	// while reconnecting) would be lost: each start reads the status.
+	// while reconnecting, or when Herdr dropped events: Herdr 0.9 replays
+	// nothing) would be lost: each start reads the pane back — gone is
+	// closed, as handoff.WaitEnded has it — and its status.
 	connected := func(bool) {
+		if _, err := h.PaneGet(ctx, at.PaneID); notFound(err) {
+			send(paneEvent{end: string(handoff.PaneClosed)})
+			return
+		}
 		if a, err := h.AgentGet(ctx, at.PaneID); err == nil && a.AgentStatus != "" {
 			send(paneEvent{status: a.AgentStatus})
 		}
