@@ -186,10 +186,17 @@ func listAttempt(a *store.Attempt, paths settings.Paths) ListedAttempt {
 	}
 	_, sessionErr := a.SessionFile()
 	switch err := firstError(leaseErr, sessionErr, cwdErr); {
+	case live:
+		// open hands a live attempt off before it looks at the transcript
+		// or the directory (the owner has both; Pi writes the transcript
+		// after the first reply, before the turn ends). What is wrong with
+		// them is only --inspect's problem, and said.
+		at.Action = ActionLive
+		if err != nil {
+			at.Problem, at.Note = err.Error(), shortProblem(err, paths)
+		}
 	case err != nil:
 		at.Action, at.Problem, at.Note = ActionNone, err.Error(), shortProblem(err, paths)
-	case live:
-		at.Action = ActionLive
 	case at.OwnerGone:
 		at.Action = ActionGone
 	default:

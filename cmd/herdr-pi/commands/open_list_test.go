@@ -623,3 +623,48 @@ func TestOpenPickHintOfALiveAttempt(t *testing.T) {
 		t.Fatalf("the hint of a live attempt: %q; want it to say open hands it off to a pane (and --inspect forks it)", hint)
 	}
 }
+
+// A live attempt whose transcript Pi has not written yet (Pi writes it
+// after the agent's first reply) is still live: open hands it off (the
+// handoff waits for the end of the turn, when the file is there), so the
+// listing says live, as open does, and not that nothing can be opened.
+func TestOpenListALiveAttemptWithoutItsTranscriptYet(t *testing.T) {
+	ls := newListStore(t)
+	st := store.New(ls.Home, ls.Cwd)
+	var run *store.Run
+	for _, id := range ls.IDs {
+		if r, err := st.FindRun(id); err == nil && r.State() == "running" {
+			run = r
+			break
+		}
+	}
+	if run == nil {
+		t.Fatal("the generated store has no running run")
+	}
+	// This process owns the run's session: its lease is alive.
+	lease := fmt.Sprintf(`{"pid":%d,"token":"t","startedAt":%d}`+"\n", os.Getpid(), time.Now().Add(time.Hour).UnixMilli())
+	if err := os.WriteFile(filepath.Join(filepath.Dir(run.Dir), "owner.json"), []byte(lease), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := run.PickText("docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live, _, err := a.Live(); !live || err != nil {
+		t.Fatalf("docs is not live: %v", err)
+	}
+	if err := os.Remove(a.SessionPath()); err != nil {
+		t.Fatal(err)
+	}
+	// open takes it for live: it looks for the owner's herdr-pi wrap.
+	var out bytes.Buffer
+	code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, run.ID, "docs")
+	if code != exitError || !strings.Contains(stderr, "does not run under herdr-pi wrap") {
+		t.Fatalf("open %s docs: exit %d, %q", run.Short(), code, stderr)
+	}
+	o, _ := listJSON(t, ls.Home, ls.Cwd, run.ID)
+	docs := o.Runs[0].Agents[1].Attempts[0]
+	if docs.Name != "docs#1" || docs.Action != handoff.ActionLive {
+		t.Fatalf("the listing says %+v; open hands docs#1 off, so its action is live", docs)
+	}
+}
