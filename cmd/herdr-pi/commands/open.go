@@ -198,6 +198,9 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if err != nil {
 		return err
 	}
+	// A tab of the live attempt's label is its own turn at work (fully
+	// inspectable mode), not an inspection to reuse: --inspect forks.
+	place.Fresh = live
 	opener, err := newOpener(f, client, cfg.Open.Pi, env, cwd)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
 	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
@@ -194,5 +196,77 @@ func TestAMenuInspectionIsInTheLedger(t *testing.T) {
 	}
 	if want := []string{run + " workspace", run + " tab"}; !slices.Equal(got, want) {
 		t.Fatalf("the ledger holds %q, want %q (calls %v)", got, want, s.Methods())
+	}
+}
+
+// --inspect on a live attempt opens a read-only fork, even when its run's
+// workspace holds a tab of the same label: in fully inspectable mode that
+// tab is the attempt's own turn, working — not an inspection to reuse.
+func TestOpenInspectOfALiveAttemptNeverReusesItsTurnsTab(t *testing.T) {
+	f, s, run, out, errb := openWorld(t, "exec sleep 600")
+	st := store.New(f.Paths().Home, f.IO.Dir)
+	r, err := st.FindRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run is running, its api working, its owner (this process) alive.
+	path := filepath.Join(r.Dir, "state.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["state"] = "running"
+	rec["agents"].([]any)[0].(map[string]any)["state"] = "running"
+	if b, err = json.Marshal(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lease := fmt.Sprintf(`{"pid":%d,"token":"t","startedAt":%d}`+"\n", os.Getpid(), time.Now().Add(time.Hour).UnixMilli())
+	if err := os.WriteFile(filepath.Join(filepath.Dir(r.Dir), "owner.json"), []byte(lease), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = st.FindRun(run); err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.PickText("api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live, _, err := a.Live(); !live || err != nil {
+		t.Fatalf("api is not live: %v", err)
+	}
+	// The wrapper's turn of api works in tab "#1 api" of the run's workspace.
+	c := herdr.NewClient(s.SocketPath())
+	ws, err := c.WorkspaceCreate(t.Context(), herdr.NewPlace{Label: "workflow " + r.Workflow()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, _, err := c.TabCreate(t.Context(), ws.Workspace.WorkspaceID, herdr.NewPlace{Label: fmt.Sprintf("#%d api", a.Record.N)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := handoff.LedgerAt(f.Paths().RuntimeBase)
+	if _, err := ledger.AddAll([]handoff.Record{
+		{Run: run, Kind: "workspace", ID: ws.Workspace.WorkspaceID, HerdrSocket: s.SocketPath()},
+		{Run: run, Kind: "tab", ID: turn.TabID, HerdrSocket: s.SocketPath(), WrapperPID: os.Getpid(), Handoff: "h1"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	opts := &openOptions{Run: run, Attempt: "api", Inspect: true, JSON: true, Place: "workspace", StartTimeout: time.Minute, ForkTimeout: time.Millisecond}
+	if err := openRun(t.Context(), f, opts); err != nil {
+		t.Fatalf("open --inspect: %v\n%s", err, errb)
+	}
+	var rep openReport
+	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if rep.Reused || rep.TabID == turn.TabID {
+		t.Fatalf("open --inspect of the live api reported %+v: its turn's tab %s, not a fork", rep.Placed, turn.TabID)
 	}
 }
