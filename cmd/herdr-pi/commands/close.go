@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -91,6 +92,20 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 			return fmt.Errorf("close: %w", err)
 		}
 		rep.Run = id
+	}
+	if len(runs) == 1 && opts.Run != runs[0] {
+		// A prefix: it must name that run in the store too. A prefix of
+		// several runs there (or of another run, which the caller's
+		// project prefers) is refused as open refuses it; a run the
+		// store no longer holds may still have things open.
+		id, err := store.New(f.Paths().Home, f.IO.Dir).RunID(opts.Run)
+		var ambiguous *store.AmbiguousRunError
+		switch {
+		case errors.As(err, &ambiguous):
+			return fmt.Errorf("close: %w", err)
+		case err == nil && id != runs[0]:
+			return fmt.Errorf("close: %q names run %s in the workflow store, but run %s has things open: give more of the id", opts.Run, id, runs[0])
+		}
 	}
 	if len(runs) == 1 {
 		rep.Run = runs[0]

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -99,5 +101,44 @@ func TestCloseRefusesAPrefixOfSeveralOpenRuns(t *testing.T) {
 	}
 	if recs, _ := ledger.List(); len(recs) != 2 {
 		t.Fatalf("records left %d, want both", len(recs))
+	}
+}
+
+// A prefix that names one run with things open but several runs in the
+// store is refused (exit 1, docs/open.md), not taken for the run with
+// things open: the person may have meant another, and close would close
+// what is not theirs to close.
+func TestCloseRefusesAPrefixOfSeveralRunsInTheStore(t *testing.T) {
+	ls := newListStore(t)
+	env := closeEnv(t, ls.Home)
+	prefix, open := "", ""
+	for _, id := range ls.IDs {
+		var ae *store.AmbiguousRunError
+		if _, err := store.New(ls.Home, ls.Home).RunID(id[:1]); errors.As(err, &ae) {
+			prefix, open = id[:1], id
+		}
+	}
+	if prefix == "" {
+		t.Fatalf("no one-character prefix of %q names several runs", ls.IDs)
+	}
+	s := herdrtest.Start(t)
+	pane, err := herdr.NewClient(s.SocketPath()).PaneSplit(context.Background(), herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := handoff.LedgerAt(settings.Resolve(settings.EnvFrom(env)).RuntimeBase)
+	if _, err := ledger.Add(handoff.Record{Run: open, Kind: "pane", ID: pane.PaneID, HerdrSocket: s.SocketPath()}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runClose(t, env, ls.Home, prefix)
+	if code != 1 || out != "" || !strings.Contains(errs, `run id prefix "`+prefix+`" matches`) {
+		t.Fatalf("close %s: exit %d, %q %q; want exit 1 naming the runs it matches", prefix, code, out, errs)
+	}
+	if !s.Pane(pane.PaneID).Exists {
+		t.Fatalf("pane %s of run %s was closed", pane.PaneID, open)
+	}
+	// The run's whole id closes it.
+	if code, out, errs := runClose(t, env, ls.Home, open); code != 0 || !strings.Contains(out, "closed pane "+pane.PaneID) {
+		t.Fatalf("close %s: exit %d, %q %q", open, code, out, errs)
 	}
 }
