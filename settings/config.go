@@ -281,7 +281,7 @@ func (d *configDecoder) table(t map[string]toml.Primitive, dst reflect.Value, pa
 		field, ok := fieldFor(dst, name)
 		if !ok {
 			msg := unknownKeyMsg(key)
-			if d.md.Type(key...) == "Hash" {
+			if d.isTable(key) {
 				msg = fmt.Sprintf("unknown table [%s]", toml.Key(key).String())
 			}
 			d.add(key, msg)
@@ -291,6 +291,14 @@ func (d *configDecoder) table(t map[string]toml.Primitive, dst reflect.Value, pa
 	}
 }
 
+// isTable reports whether key holds a table. A table the file defines only
+// through its sub-tables or dotted keys ([notify.ntfy] without [notify]) is
+// implicit in TOML, and the decoder gives it no type at all.
+func (d *configDecoder) isTable(key []string) bool {
+	kind := d.md.Type(key...)
+	return kind == "Hash" || (kind == "" && d.md.IsDefined(key...))
+}
+
 // value decodes one key into dst, which is left as it was when the value
 // does not fit.
 func (d *configDecoder) value(p toml.Primitive, dst reflect.Value, key []string) {
@@ -298,7 +306,7 @@ func (d *configDecoder) value(p toml.Primitive, dst reflect.Value, key []string)
 	switch dst.Kind() {
 	case reflect.Struct:
 		var t map[string]toml.Primitive
-		if kind != "Hash" || d.md.PrimitiveDecode(p, &t) != nil {
+		if !d.isTable(key) || d.md.PrimitiveDecode(p, &t) != nil {
 			d.add(key, fmt.Sprintf("key %q: must be a table, not %s", toml.Key(key).String(), tomlWords(kind)))
 			return
 		}
@@ -306,7 +314,7 @@ func (d *configDecoder) value(p toml.Primitive, dst reflect.Value, key []string)
 	case reflect.Map:
 		// A free-form table (term_programs): each entry is its own key.
 		var t map[string]toml.Primitive
-		if kind != "Hash" || d.md.PrimitiveDecode(p, &t) != nil {
+		if !d.isTable(key) || d.md.PrimitiveDecode(p, &t) != nil {
 			d.add(key, fmt.Sprintf("key %q: must be a table, not %s", toml.Key(key).String(), tomlWords(kind)))
 			return
 		}

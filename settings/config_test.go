@@ -289,3 +289,27 @@ func TestFinishedAfter(t *testing.T) {
 		t.Fatalf("-1s: %v", problems)
 	}
 }
+
+// A table a file names only through its sub-tables ([notify.ntfy] with no
+// [notify] line, or dotted keys) is a table all the same: TOML defines it
+// implicitly, and the configuration page shows [notify.ntfy] on its own.
+func TestATableDefinedOnlyByItsSubTablesIsRead(t *testing.T) {
+	for _, data := range []string{
+		"[notify.ntfy]\nenabled = true\ntopic = \"builds\"\n",
+		"notify.ntfy.enabled = true\nnotify.ntfy.topic = \"builds\"\n",
+		"[notify.term_programs]\nMyTerminal = \"osc777\"\n[notify.ntfy]\nenabled = true\ntopic = \"builds\"\n",
+	} {
+		cfg, problems := ParseConfig([]byte(data), "c.toml")
+		if len(problems) != 0 {
+			t.Errorf("%q: problems %q", data, problems)
+			continue
+		}
+		if !cfg.Notify.Ntfy.Enabled || cfg.Notify.Ntfy.Topic != "builds" {
+			t.Errorf("%q: ntfy not read: %+v", data, cfg.Notify.Ntfy)
+		}
+	}
+	_, problems := ParseConfig([]byte("[mystery.inner]\nx = 1\n"), "c.toml")
+	if len(problems) != 1 || problems[0].String() != `c.toml:1: unknown table [mystery]` {
+		t.Errorf("an unknown implicit table: %q", problems)
+	}
+}

@@ -21,6 +21,9 @@ func locateKey(data []byte, key []string) int {
 
 func locateExact(data []byte, key []string) int {
 	var table []string
+	// A table defined only by its sub-tables ([notify.ntfy] without
+	// [notify]) is found at the first of them, when it has no line of its own.
+	implicit := 0
 	for i, raw := range strings.Split(string(data), "\n") {
 		line := strings.TrimSpace(stripComment(raw))
 		if line == "" {
@@ -31,6 +34,9 @@ func locateExact(data []byte, key []string) int {
 			table = splitDotted(inner)
 			if equalPath(table, key) {
 				return i + 1
+			}
+			if implicit == 0 && len(table) > len(key) && equalPath(table[:len(key)], key) {
+				implicit = i + 1
 			}
 			continue
 		}
@@ -47,7 +53,7 @@ func locateExact(data []byte, key []string) int {
 			return i + 1
 		}
 	}
-	return 0
+	return implicit
 }
 
 func stripComment(s string) string {
