@@ -26,8 +26,8 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 	if !ok {
 		h, inHerdr := settings.HerdrEnv(env)
 		if !inHerdr {
-			return nil, wrapperErrorf(noWrapper, "%w: not inside a wrapped agent (%s is unset) nor a Herdr pane (missing %s); %s",
-				control.ErrNoWrapper, control.EnvSocket, strings.Join(settings.MissingHerdr(env), ", "), howToStart)
+			return nil, wrapperErrorf(noWrapper, "%w: not inside a wrapped agent (%s) nor a Herdr pane (missing %s); %s",
+				control.ErrNoWrapper, missingControl(env.Get), strings.Join(settings.MissingHerdr(env), ", "), howToStart)
 		}
 		reg := control.PaneRegistry(f.Paths().RuntimeBase)
 		var err error
@@ -50,6 +50,16 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		return nil, wrapperErrorf(unreachable, "cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
 	}
 	return c, nil
+}
+
+// missingControl says which of the variables a wrapper gives its child are
+// absent: both travel together, and a hook that copied only one should be
+// told which.
+func missingControl(get func(string) string) string {
+	if get(control.EnvSocket) != "" {
+		return control.EnvToken + " is unset"
+	}
+	return control.EnvSocket + " is unset"
 }
 
 // Why a wrapper could not be asked, as `status --json` names it

@@ -234,3 +234,23 @@ func TestStatusJSONWithoutAWrapper(t *testing.T) {
 	}
 	check("socket that does not answer", unreachable)
 }
+
+// Half a wrapper's environment (the socket without its token, or the token
+// without the socket: a hook that copied one variable) is named as such,
+// not reported as "HERDR_PI_CONTROL is unset".
+func TestNoWrapperNamesTheMissingHalfOfTheControlVariables(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		says string
+	}{
+		{nil, "HERDR_PI_CONTROL is unset"},
+		{[]string{"HERDR_PI_CONTROL=/tmp/hp-nothing-listens.sock"}, "HERDR_PI_CONTROL_TOKEN is unset"},
+		{[]string{"HERDR_PI_CONTROL_TOKEN=t"}, "HERDR_PI_CONTROL is unset"},
+	} {
+		e := newCmdEnv(t, tc.env...)
+		code, _, errOut := run(t, e.env, "status")
+		if code != 1 || !strings.Contains(errOut, "not inside a wrapped agent ("+tc.says+")") {
+			t.Errorf("%q: exit %d, %q; want 1 and %q", tc.env, code, errOut, tc.says)
+		}
+	}
+}
