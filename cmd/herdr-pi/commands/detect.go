@@ -12,6 +12,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/pane/detect"
 	"github.com/herdr-pi/herdr-pi/pane/screen"
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 type detectOptions struct {
@@ -72,8 +73,19 @@ func detectCommand(f *Factory) *cli.Command {
 				return usagef("detect", "--size %q: want ROWSxCOLS, e.g. 40x120", c.String("size"))
 			}
 			opts.Rows, opts.Cols = rows, cols
-			if opts.Agent != "" && opts.Manifest != "" {
+			// An empty value ("--agent=" or "--agent $UNSET") would otherwise
+			// pass as no flag, and the manifest would quietly come from elsewhere.
+			switch {
+			case c.IsSet("agent") && opts.Agent == "":
+				return usagef("detect", "--agent is empty: give a manifest id (--agent pi), or leave the flag out to take it from the config")
+			case c.IsSet("manifest") && opts.Manifest == "":
+				return usagef("detect", "--manifest is empty: give a manifest FILE, or leave the flag out")
+			case opts.Agent != "" && opts.Manifest != "":
 				return usagef("detect", "use --agent or --manifest, not both")
+			case opts.Agent != "":
+				if err := settings.CheckAgent(opts.Agent); err != nil {
+					return usagef("detect", "--agent: %v", err)
+				}
 			}
 			return detectRun(f, opts)
 		}),

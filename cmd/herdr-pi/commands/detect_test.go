@@ -85,3 +85,29 @@ contains = ["done"]
 		}
 	}
 }
+
+// --agent takes an agent id as wrap --agent does: one that can name no
+// manifest (control characters, a path, 100 kB) is a usage mistake, said in
+// one short line, and an empty --agent or --manifest is not taken for none.
+func TestDetectAgentIsCheckedLikeWraps(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--agent", "\x1b[31m"}, `herdr-pi detect: --agent: agent "\x1b[31m" is not a valid agent id`},
+		{[]string{"--agent", "a/../../x"}, `herdr-pi detect: --agent: agent "a/../../x" is not a valid agent id`},
+		{[]string{"--agent", strings.Repeat("a", 100_000)}, `herdr-pi detect: --agent: agent "aaaa`},
+		{[]string{"--agent", ""}, "herdr-pi detect: --agent is empty"},
+		{[]string{"--manifest", ""}, "herdr-pi detect: --manifest is empty"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi", "detect"}, tc.args...),
+			IO{In: strings.NewReader("x\n"), Out: &out, Err: &errb, Env: env})
+		first, _, _ := strings.Cut(errb.String(), "\n")
+		if code != 2 || !strings.HasPrefix(first, tc.says) || len(first) > 400 || out.Len() != 0 {
+			t.Errorf("detect %.40q: exit %d, stdout %d bytes, stderr %.300q; want 2 and %q", tc.args, code, out.Len(), errb.String(), tc.says)
+		}
+	}
+}
