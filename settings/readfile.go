@@ -74,7 +74,7 @@ func ReadFile(path string, format Format) ([]byte, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fail("does not exist", err)
 		}
-		return nil, fail("cannot read: "+unwrapPathError(err), err)
+		return nil, fail("cannot read: "+unwrapPathError(err)+permissionFix(err), err)
 	}
 	if reason := notRegular(fi.Mode()); reason != "" {
 		return nil, fail(reason, nil)
@@ -83,7 +83,7 @@ func ReadFile(path string, format Format) ([]byte, error) {
 	// returns at once instead of waiting for a writer.
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fail("cannot open: "+err.Error(), &fs.PathError{Op: "open", Path: path, Err: err})
+		return nil, fail("cannot open: "+err.Error()+permissionFix(err), &fs.PathError{Op: "open", Path: path, Err: err})
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
@@ -151,6 +151,15 @@ func notRegular(m fs.FileMode) string {
 
 func tooBig(n int64) string {
 	return fmt.Sprintf("is %d bytes, over the %d-byte (1 MiB) limit for settings files: refusing to parse it; shorten it", n, MaxFileBytes)
+}
+
+// permissionFix is the way out of a file herdr-pi may not read: nothing in
+// it can be wrong yet, its mode or owner is.
+func permissionFix(err error) string {
+	if !errors.Is(err, fs.ErrPermission) {
+		return ""
+	}
+	return "; make it readable by the user running herdr-pi (chmod u+r on it, or chown it to that user) and let them into its directories"
 }
 
 // unwrapPathError drops the path from an *fs.PathError: messages name the

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // mkfifo makes a real named pipe; nobody ever opens its write end, so a
@@ -140,6 +143,52 @@ func TestLoadersReportFilesThatAreNotSettings(t *testing.T) {
 		_, err = LoadTerminalNotifications(c.path, "shown")
 		if !errors.As(err, &ce) || !strings.HasSuffix(err.Error(), "using the built-in terminal table") {
 			t.Errorf("LoadTerminalNotifications(%s) = %v", c.path, err)
+		}
+	}
+}
+
+// A settings file herdr-pi may not read, or one in a directory it may not
+// enter, says the way out with the reason, as every other refusal does:
+// wrap, notify and detect print only the reason.
+func TestReadFileSaysHowToFixPermissions(t *testing.T) {
+	// Not t.TempDir: its parent is closed to others, and the file must be
+	// reachable for its own mode to be what keeps it unread.
+	dir, err := os.MkdirTemp("/tmp", "hprf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(file, []byte("[notify]\n"), 0o000); err != nil {
+		t.Fatal(err)
+	}
+	closed := filepath.Join(dir, "closed")
+	if err := os.Mkdir(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	inside := filepath.Join(closed, "config.toml")
+	if err := os.WriteFile(inside, []byte("[notify]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(closed, 0o000); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(closed, 0o700) }) // before RemoveAll: cleanups run last first
+	var errs [2]error
+	testenv.AsUnprivileged(t, file, func() {
+		_, errs[0] = LoadConfig(file, "config.toml")
+		_, errs[1] = LoadConfig(inside, "closed/config.toml")
+	})
+	for i, err := range errs {
+		if want := []string{"cannot open", "cannot read"}[i]; !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("file %d: %v; want %q", i, err, want)
+		}
+		if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), "permission denied") ||
+			!strings.Contains(err.Error(), "chmod u+r") || !strings.Contains(err.Error(), "directories") {
+			t.Errorf("file %d: %v", i, err)
 		}
 	}
 }

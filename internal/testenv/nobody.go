@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Nobody is the uid and gid DialAsNobody runs as.
@@ -81,4 +84,38 @@ func dialMode() {
 	fmt.Printf("reply: %q err: %v\n", reply, err)
 	c.Close()
 	os.Exit(0)
+}
+
+// AsUnprivileged runs fn with files checked as a user who may not read
+// path. Under root (as CI runs) no mode keeps the process out, so fn runs
+// on an OS thread of its own whose filesystem uid is [Nobody] (setfsuid(2)
+// is per thread and drops the capability to override modes); the thread
+// ends with fn, so no other test ever runs on it. fn must do its file work
+// on the goroutine it was called on.
+func AsUnprivileged(t testing.TB, path string, fn func()) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		fn()
+		return
+	}
+	var skip string
+	done := make(chan struct{})
+	go func() { // owned by AsUnprivileged, which waits for it
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
+		if err := unix.Setfsuid(Nobody); err != nil {
+			skip = "setfsuid: " + err.Error()
+			return
+		}
+		if f, err := os.Open(path); err == nil {
+			f.Close()
+			skip = "setfsuid(65534) did not take: " + path + " is still readable"
+			return
+		}
+		fn()
+	}()
+	<-done
+	if skip != "" {
+		Missing(t, "a thread that cannot read "+path, skip+"; run the test as an unprivileged user")
+	}
 }

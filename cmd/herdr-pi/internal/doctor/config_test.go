@@ -3,7 +3,6 @@ package doctor
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor/doctortest"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
-	"golang.org/x/sys/unix"
 )
 
 const goodManifest = `id = "mine"
@@ -108,42 +106,9 @@ func TestDoctorConfigUnreadable(t *testing.T) {
 	w := doctortest.New(t)
 	path := w.File(".config/herdr-pi/config.toml", "[notify]\nchannel = \"terminal\"\n", 0o000)
 	var d Input
-	asUnprivileged(t, path, func() { d = input(w, time.Second) })
-	checkRowWant(t, configFileRow(d), "warn|~/.config/herdr-pi/config.toml: cannot read: permission denied: herdr-pi runs with the built-in defaults"+
+	testenv.AsUnprivileged(t, path, func() { d = input(w, time.Second) })
+	checkRowWant(t, configFileRow(d), "warn|~/.config/herdr-pi/config.toml: cannot read: permission denied; make it readable by the user running herdr-pi (chmod u+r on it, or chown it to that user) and let them into its directories: herdr-pi runs with the built-in defaults"+
 		"|make ~/.config/herdr-pi/config.toml readable by the user running herdr-pi: chmod u+r on it, or chown it to that user")
-}
-
-// asUnprivileged runs fn with files checked as a user who may not read
-// path. Under root (as CI runs) no mode keeps the process out, so fn runs
-// on an OS thread of its own whose filesystem uid is 65534 (setfsuid(2) is
-// per thread and drops the capability to override modes); the thread ends
-// with fn, so no other test ever runs on it.
-func asUnprivileged(t *testing.T, path string, fn func()) {
-	t.Helper()
-	if os.Getuid() != 0 {
-		fn()
-		return
-	}
-	var skip string
-	done := make(chan struct{})
-	go func() { // owned by asUnprivileged, which waits for it
-		defer close(done)
-		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
-		if err := unix.Setfsuid(testenv.Nobody); err != nil {
-			skip = "setfsuid: " + err.Error()
-			return
-		}
-		if f, err := os.Open(path); err == nil {
-			f.Close()
-			skip = "setfsuid(65534) did not take: " + path + " is still readable"
-			return
-		}
-		fn()
-	}()
-	<-done
-	if skip != "" {
-		testenv.Missing(t, "a thread that cannot read "+path, skip+"; run the test as an unprivileged user")
-	}
 }
 
 // The log's directory, checked by the rule herdr-pi applies before it
