@@ -132,6 +132,9 @@ func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notify
 	}
 
 	setup := notify.Setup{Config: ncfg, Getenv: env.Get, InHerdr: inHerdr, TUI: true, HTTP: deps.http}
+	// noTerminal is why the on-screen channel could not be used while ntfy
+	// still can: the push goes out, and this still fails the command.
+	var noTerminal error
 	switch choice.Route {
 	case notify.RouteHerdr:
 		h, err := deps.herdr(herdrEnv)
@@ -141,13 +144,17 @@ func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notify
 		setup.Herdr = h
 	case notify.RouteTerminal:
 		w, closeW, err := notifyTerminal(io, deps)
-		if err != nil {
+		switch {
+		case err != nil && !(ncfg.Enabled && ncfg.Ntfy.Enabled):
 			return err
-		}
-		defer closeW()
-		setup.Terminal = w
-		if env.Get("TMUX") != "" {
-			setup.Tmux = deps.tmux
+		case err != nil:
+			noTerminal = err
+		default:
+			defer closeW()
+			setup.Terminal = w
+			if env.Get("TMUX") != "" {
+				setup.Tmux = deps.tmux
+			}
 		}
 	}
 	o, _ := setup.Options(ctx)
@@ -160,7 +167,14 @@ func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notify
 	ctx, cancel := context.WithTimeout(ctx, deps.deadline)
 	defer cancel()
 	n.Close(ctx)
-	return notifyOutcome(io, n.Status())
+	err := notifyOutcome(io, n.Status())
+	switch {
+	case noTerminal != nil && err != nil:
+		return fmt.Errorf("%w; %w", noTerminal, err)
+	case noTerminal != nil:
+		return fmt.Errorf("%w; ntfy got it", noTerminal)
+	}
+	return err
 }
 
 // notifyOutcome turns what each channel did into the exit: delivered, or

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,5 +230,32 @@ func TestNotifyDoctorChecks(t *testing.T) {
 	checks = notifyDoctorRows(t, "HOME="+home, "HERDR_ENV=1", "HERDR_SOCKET_PATH=/s", "HERDR_PANE_ID=w1:p1")
 	if checks[0].Name != "notification channel" || !strings.HasPrefix(checks[0].Detail, "herdr") {
 		t.Errorf("inside Herdr: %+v", checks[0])
+	}
+}
+
+// ntfy gets the notification too when it is enabled (docs/configuration.md),
+// also where there is no terminal to show it on — a hook or cron job with
+// neither a terminal stdout nor a controlling terminal. The terminal's
+// absence is still said, and still fails the command.
+func TestNotifyWithoutATerminalStillPushesToNtfy(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.URL.Path+" "+r.Header.Get("Title")+" "+string(body))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	cfg := "[notify.ntfy]\nenabled = true\nserver = \"" + srv.URL + "\"\ntopic = \"builds\"\n"
+	code, stderr, _ := runNotify(t, notifyCase{files: map[string]string{".config/herdr-pi/config.toml": cfg},
+		opts: notifyOptions{Title: "Tests passed", Body: "api"}})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0] != "/builds Tests passed api" {
+		t.Errorf("ntfy got %q", got)
+	}
+	if code != 1 || !strings.Contains(stderr, "no terminal to show it on") || !strings.Contains(stderr, "ntfy") {
+		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
