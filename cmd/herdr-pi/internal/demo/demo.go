@@ -79,7 +79,11 @@ var ErrInterrupted = errors.New("demo: interrupted")
 func Run(ctx context.Context, o Options) error {
 	root, err := os.MkdirTemp("", "herdr-pi-demo")
 	if err != nil {
-		return err
+		where := os.TempDir()
+		if os.Getenv("TMPDIR") != "" {
+			where = "TMPDIR=" + where
+		}
+		return fmt.Errorf("demo: cannot make its temporary directory in %s: %w; point TMPDIR at a writable directory", where, err)
 	}
 	defer os.RemoveAll(root)
 	project := filepath.Join(root, "demo-project")

@@ -30,7 +30,13 @@ type herdrStandIn struct {
 // startHerdrStandIn listens in a new private directory. close stops it,
 // waits for its goroutines (it owns them) and removes the directory.
 func startHerdrStandIn(onRequest func(method string, params json.RawMessage)) (*herdrStandIn, error) {
-	dir, err := os.MkdirTemp("", "hpdemo")
+	// A unix socket path holds at most 107 bytes: under a longer TMPDIR
+	// the stand-in listens in /tmp (MkdirTemp adds up to 10 digits).
+	base := os.TempDir()
+	if len(base)+len("/hpdemo0123456789/herdr.sock") > 107 {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "hpdemo")
 	if err != nil {
 		return nil, err
 	}
