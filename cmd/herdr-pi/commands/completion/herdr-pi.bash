@@ -2,6 +2,30 @@
 _herdr_pi_complete() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local -a words=("${COMP_WORDS[@]:0:COMP_CWORD}")
+  # bash splits words at "=" and ":" (COMP_WORDBREAKS), so --title=x reaches
+  # here as --title, =, x; herdr-pi must see it whole. COMP_LINE tells which
+  # pieces were typed without a space between them. Written for bash 3.2.
+  if [[ -n ${COMP_LINE-} ]]; then
+    local rest=${COMP_LINE:0:${COMP_POINT:-${#COMP_LINE}}} w i n
+    words=()
+    for ((i = 0; i < COMP_CWORD; i++)); do
+      w=${COMP_WORDS[i]}
+      n=${#words[@]}
+      if [[ $rest == [[:space:]]* || $n -eq 0 ]]; then
+        rest=${rest#"${rest%%[![:space:]]*}"}
+        words[n]=$w
+      else
+        words[n - 1]+=$w
+      fi
+      rest=${rest#"$w"}
+    done
+    # The word at the cursor glued to the one before it (--sound=re): a
+    # value herdr-pi does not complete; let bash offer file names.
+    if [[ $COMP_CWORD -gt 0 && -n $rest && $rest != [[:space:]]* ]]; then
+      COMPREPLY=()
+      return
+    fi
+  fi
   local candidates
   candidates=$("${words[@]}" "$cur" --generate-bash-completion 2>/dev/null)
   COMPREPLY=($(compgen -W "$candidates" -- "$cur"))
