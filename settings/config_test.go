@@ -313,3 +313,22 @@ func TestATableDefinedOnlyByItsSubTablesIsRead(t *testing.T) {
 		t.Errorf("an unknown implicit table: %q", problems)
 	}
 }
+
+// Without a usable HOME (unset, as under env -i or some service managers,
+// or relative) herdr-pi's files are not looked for relative to the working
+// directory: a checked-out repository could otherwise hand herdr-pi its
+// config.toml (an [open] pi command, an ntfy server), its manifests and
+// Pi's settings, and receive the log. The home comes from the user
+// database then, as Pi's (Node's os.homedir) does.
+func TestResolveNeverMakesPathsRelativeToTheWorkingDirectory(t *testing.T) {
+	t.Setenv("HOME", "") // as the process sees it too
+	for _, env := range []Env{{}, {"HOME": ""}, {"HOME": "relative"}, {"HOME": "relative", "XDG_CONFIG_HOME": "cfg"}} {
+		p := Resolve(env)
+		for name, path := range map[string]string{"home": p.Home, "config": p.ConfigFile, "manifests": p.ManifestDir,
+			"state": p.StateDir, "runtime": p.RuntimeBase, "pi agent dir": p.PiAgentDir} {
+			if !filepath.IsAbs(path) {
+				t.Errorf("%v: %s %q is relative", env, name, path)
+			}
+		}
+	}
+}

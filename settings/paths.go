@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 )
@@ -52,8 +53,8 @@ type Paths struct {
 // directory rules.
 func Resolve(env Env) Paths {
 	home := env.Get("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
+	if !filepath.IsAbs(home) {
+		home = accountHome()
 	}
 	xdg := func(key, fallback string) string {
 		if v := env.Get(key); filepath.IsAbs(v) {
@@ -81,6 +82,23 @@ func Resolve(env Env) Paths {
 	p.RuntimeBase = filepath.Join(base, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
 	p.PiAgentDir = piAgentDir(env.Get("PI_CODING_AGENT_DIR"), home)
 	return p
+}
+
+// noHome stands in for a home that cannot be found: like the nobody
+// account's, it does not exist and only root could make it, so nothing is
+// read from it and the log is not written.
+const noHome = "/nonexistent"
+
+// accountHome is the home of the user running herdr-pi from the user
+// database, for when HOME is unset or relative — never the working
+// directory, where a checked-out repository could put a config.toml, a
+// manifest or Pi's settings for herdr-pi to read. Node's os.homedir, which
+// Pi uses, looks there too.
+func accountHome() string {
+	if u, err := user.Current(); err == nil && filepath.IsAbs(u.HomeDir) {
+		return u.HomeDir
+	}
+	return noHome
 }
 
 // piAgentDir is Pi's agent directory as Pi itself reads
