@@ -332,3 +332,15 @@ func TestResolveNeverMakesPathsRelativeToTheWorkingDirectory(t *testing.T) {
 		}
 	}
 }
+
+// The runtime directory names the sockets that status, waiting and the
+// probe look up from anywhere: a relative TMPDIR (with no XDG_RUNTIME_DIR)
+// would put it under whatever directory each command runs in.
+func TestRuntimeBaseIsAbsoluteUnderARelativeTMPDIR(t *testing.T) {
+	t.Setenv("TMPDIR", "tmp")
+	for _, env := range []Env{{"HOME": "/home/u"}, {"HOME": "/home/u", "XDG_RUNTIME_DIR": "run"}} {
+		if p := Resolve(env); !filepath.IsAbs(p.RuntimeBase) {
+			t.Errorf("%v: runtime base %q is relative", env, p.RuntimeBase)
+		}
+	}
+}

@@ -75,7 +75,9 @@ func Resolve(env Env) Paths {
 	base := env.Get("XDG_RUNTIME_DIR")
 	if !filepath.IsAbs(base) || len(base) > 60 {
 		base = os.TempDir()
-		if len(base) > 60 {
+		// A relative TMPDIR would be a different directory for every
+		// command's working directory.
+		if !filepath.IsAbs(base) || len(base) > 60 {
 			base = "/tmp"
 		}
 	}
