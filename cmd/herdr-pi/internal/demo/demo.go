@@ -77,7 +77,7 @@ var ErrInterrupted = errors.New("demo: interrupted")
 // Run runs the demo to its end, or until the person presses q or
 // interrupts it (then the agent is stopped and the demo says so).
 func Run(ctx context.Context, o Options) error {
-	root, err := os.MkdirTemp("", "herdr-pi-demo")
+	root, err := os.MkdirTemp(tempBase(), "herdr-pi-demo")
 	if err != nil {
 		where := os.TempDir()
 		if os.Getenv("TMPDIR") != "" {

@@ -32,7 +32,7 @@ type herdrStandIn struct {
 func startHerdrStandIn(onRequest func(method string, params json.RawMessage)) (*herdrStandIn, error) {
 	// A unix socket path holds at most 107 bytes: under a longer TMPDIR
 	// the stand-in listens in /tmp (MkdirTemp adds up to 10 digits).
-	base := os.TempDir()
+	base := tempBase()
 	if len(base)+len("/hpdemo0123456789/herdr.sock") > 107 {
 		base = "/tmp"
 	}
@@ -136,4 +136,15 @@ func (h *herdrStandIn) close() {
 	h.mu.Unlock()
 	h.wg.Wait()
 	os.RemoveAll(h.dir)
+}
+
+// tempBase is where the demo makes its temporary directories: TMPDIR made
+// absolute, since the paths in them go to a wrapper that runs elsewhere
+// (in the demo project).
+func tempBase() string {
+	base := os.TempDir()
+	if abs, err := filepath.Abs(base); err == nil {
+		return abs
+	}
+	return base
 }

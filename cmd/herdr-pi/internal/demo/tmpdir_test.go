@@ -39,3 +39,25 @@ func TestRunNamesAnUnusableTMPDIR(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Under a relative TMPDIR the paths the demo hands its wrapper (the
+// stand-in's socket, the temporary home) are still absolute: the wrapper
+// runs in the demo project, not where the demo was started.
+func TestStandInSocketIsAbsoluteUnderARelativeTMPDIR(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("rel", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", "rel")
+	h, err := startHerdrStandIn(func(string, json.RawMessage) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	if !filepath.IsAbs(h.socket) {
+		t.Errorf("socket %q is relative", h.socket)
+	}
+	if root := tempBase(); !filepath.IsAbs(root) {
+		t.Errorf("temporary base %q is relative", root)
+	}
+}
