@@ -66,8 +66,13 @@ func (c *Client) send(m Message) error {
 func (c *Client) recv() (Message, error) {
 	line, err := c.r.ReadSlice('\n')
 	if err != nil {
-		if errors.Is(err, bufio.ErrBufferFull) {
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
 			return Message{}, ErrLineTooLong
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// It holds the connection and says nothing: stopped (Ctrl-Z),
+			// stuck, or not a wrapper at all.
+			return Message{}, fmt.Errorf("the wrapper did not answer in time (is it suspended?): %w", err)
 		}
 		return Message{}, fmt.Errorf("the wrapper closed the connection: %w", err)
 	}

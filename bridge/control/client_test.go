@@ -1,0 +1,58 @@
+package control
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A socket that takes the connection and never answers (a wrapper stopped
+// with SIGSTOP, a stranger's listener) is told as no answer in time, not as
+// a connection the wrapper closed; one that hangs up is told as closed.
+func TestDialSaysWhetherTheWrapperHungUpOrNeverAnswered(t *testing.T) {
+	path := filepath.Join(shortDir(t), "c.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	hangUp := make(chan bool, 2)
+	done := make(chan struct{})
+	go func() { // owned by the test, which waits for it
+		defer close(done)
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if <-hangUp {
+				c.Close()
+				continue
+			}
+			held = append(held, c)
+		}
+	}()
+	defer func() { ln.Close(); <-done }()
+
+	hangUp <- false
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	_, err = Dial(ctx, path, "t")
+	cancel()
+	if err == nil || strings.Contains(err.Error(), "closed the connection") || !strings.Contains(err.Error(), "did not answer") {
+		t.Errorf("a silent socket: %v", err)
+	}
+	hangUp <- true
+	_, err = Dial(context.Background(), path, "t")
+	if err == nil || !strings.Contains(err.Error(), "closed the connection") {
+		t.Errorf("a socket that hangs up: %v", err)
+	}
+}
