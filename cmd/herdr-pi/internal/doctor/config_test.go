@@ -124,6 +124,9 @@ func TestDoctorLogRow(t *testing.T) {
 		{"private", 0o700, nil, "ok|herdr-pi logs to STATE/herdr-pi.log (its directory is ours and 0700)"},
 		{"open to others", 0o755, nil, "warn|the log private directory STATE has mode 0755, want 0700: refusing to use it; run chmod 700 STATE; until then herdr-pi writes no log|chmod 700 STATE"},
 		{"turned off", 0o755, []string{"HERDR_PI_LOG=off"}, "ok|HERDR_PI_LOG=off: herdr-pi writes no log"},
+		// A value herdr-pi does not know (HERDR_PI_LOG=0, none, false: meant
+		// as off) changes nothing, and nothing else would say so.
+		{"an unknown value", 0o700, []string{"HERDR_PI_LOG=0"}, `warn|HERDR_PI_LOG="0" is not off, debug or info: herdr-pi logs as if it were unset, to STATE/herdr-pi.log|HERDR_PI_LOG=off turns the log off, HERDR_PI_LOG=debug makes it verbose`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := doctortest.New(t).Set(tc.env...)

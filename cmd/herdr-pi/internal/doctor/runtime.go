@@ -38,6 +38,12 @@ func logRow(d Input) Row {
 	case err != nil:
 		return row(Warn, "the log "+err.Error()+"; until then herdr-pi writes no log (everything else works)", privateDirFix(err))
 	}
+	if v := d.Env.Get("HERDR_PI_LOG"); v != "" && !strings.EqualFold(v, "debug") && !strings.EqualFold(v, "info") {
+		// Likely meant as off (0, none, false): wrap may not say so on
+		// the agent's screen, so doctor does.
+		return row(Warn, fmt.Sprintf("HERDR_PI_LOG=%q is not off, debug or info: herdr-pi logs as if it were unset, to %s", v, file),
+			"HERDR_PI_LOG=off turns the log off, HERDR_PI_LOG=debug makes it verbose")
+	}
 	return row(OK, fmt.Sprintf("herdr-pi logs to %s (its directory is ours and 0700)", file), "")
 }
 
