@@ -51,6 +51,19 @@ func resolve(argv0 string, env []string) (string, error) {
 	if p, ok := LookPath(argv0, path); ok {
 		return p, nil
 	}
+	// A shell that finds only a file without its execute bit says
+	// "Permission denied" and exits 126: the file is there, its mode is
+	// what to fix.
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, argv0)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return "", &StartError{Command: argv0, Code: 126, Err: os.ErrPermission,
+				Reason: fmt.Sprintf("found %s on PATH, but it is not executable (try: chmod +x %s)", p, p)}
+		}
+	}
 	shown := path
 	if shown == "" {
 		shown = "(empty)"

@@ -289,6 +289,23 @@ func TestNotFoundAndNotExecutable(t *testing.T) {
 	}
 }
 
+// A program found on PATH without its execute bit is what a shell reports
+// as "Permission denied", 126: named where it was found, with the way out,
+// not "command not found" about a file that is there.
+func TestFoundOnPathButNotExecutable(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	dir := t.TempDir()
+	f := dir + "/mytool"
+	if err := os.WriteFile(f, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := Run(context.Background(), Options{Argv: []string{"mytool"}, Env: []string{"PATH=" + dir + ":/usr/bin:/bin"}, Stdin: o.tty, Stdout: o.tty})
+	var se *StartError
+	if !errors.As(err, &se) || se.Code != 126 || !strings.Contains(err.Error(), "chmod +x "+f) {
+		t.Fatalf("got %v, want a 126 StartError naming %s with a chmod hint", err, f)
+	}
+}
+
 // A program the kernel refuses although it looks executable (its
 // interpreter is missing) is reported like one that was not found, with the
 // exec error in the reason.
