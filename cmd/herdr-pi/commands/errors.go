@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
@@ -30,7 +31,30 @@ func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
 func usagef(cmd, format string, args ...any) error {
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > clipAt {
+			args[i] = clipped(s)
+		}
+	}
 	return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
+}
+
+// clipAt is how much of an argument a usage error quotes: enough to
+// recognise it, while a 50 MiB value still makes a message of a line.
+const clipAt = 120
+
+// clipped is an argument quoted in a usage error: its first clipAt bytes
+// (whole characters), then its length, whichever verb formats it.
+type clipped string
+
+func (c clipped) Format(f fmt.State, verb rune) {
+	cut := strings.ToValidUTF8(string(c)[:clipAt], "")
+	if verb == 'q' {
+		fmt.Fprintf(f, "%q", cut)
+	} else {
+		fmt.Fprint(f, cut)
+	}
+	fmt.Fprintf(f, "… (%d bytes)", len(c))
 }
 
 // exitError carries an exit code whose message, if any, was already shown.
