@@ -294,3 +294,48 @@ func TestFailedCommandRemovesTheWatchFileAndHoldsThePane(t *testing.T) {
 		})
 	}
 }
+
+// UndoJoined closes a workspace the placement created only while nothing
+// but its root tab and the placement's tab are in it; a tab someone added
+// since, or a Herdr that cannot say what the workspace holds, keeps it and
+// closes only the placement's own tab.
+func TestUndoJoinedClosesOnlyWhatNobodyJoined(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		join, fail bool
+		kept       bool
+		closes     string
+	}{
+		{"alone", false, false, false, "workspace.close"},
+		{"joined", true, false, true, "tab.close"},
+		{"herdr cannot say", false, true, true, "tab.close"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := herdrtest.Start(t)
+			o := opener(t, s)
+			place := Placement{Mode: ModeWorkspace, Dedicated: true, CallerPane: s.PaneID(), WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer"}
+			first, err := o.Open(t.Context(), o.InspectLaunch(inspection()), place)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.join {
+				place.WorkspaceID, place.TabLabel = first.WorkspaceID, "#2 fixer"
+				if _, err := o.Open(t.Context(), o.InspectLaunch(inspection()), place); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.fail {
+				s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultClose, Methods: []string{"tab.list"}})
+			}
+			before := len(s.Methods())
+			kept, err := first.UndoJoined(t.Context(), o.Herdr)
+			if err != nil || kept != c.kept {
+				t.Fatalf("kept %v, %v; want kept %v", kept, err, c.kept)
+			}
+			calls := s.Methods()[before:]
+			if last := calls[len(calls)-1]; last != c.closes || (c.closes == "tab.close" && params(t, s, "tab.close", 1)["tab_id"] != first.TabID) {
+				t.Fatalf("calls %v, want the last one %s of %s", calls, c.closes, first.Created)
+			}
+		})
+	}
+}

@@ -82,6 +82,10 @@ type Placed struct {
 	// Created lists what this placement opened, in order, as "pane w1:p3",
 	// "tab w2:t2" or "workspace w2".
 	Created []string `json:"created,omitempty"`
+	// RootTab is the tab Herdr opened with a workspace this placement
+	// created (its spare shell): it belongs to the workspace, not to
+	// anyone who joined it. UndoJoined tells it from others' tabs.
+	RootTab string `json:"-"`
 }
 
 // Place opens a pane as p says. On failure it closes what it had opened
@@ -192,6 +196,7 @@ func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 			return out, fmt.Errorf("Herdr opened workspace %q but returned no workspace id", p.WorkspaceLabel)
 		}
 		out.Created = append(out.Created, "workspace "+out.WorkspaceID)
+		out.RootTab = created.Tab.TabID
 		// The root tab carries the run's name too, so the workspace reads
 		// the same whichever tab is shown.
 		if _, err := h.TabRename(ctx, created.Tab.TabID, p.WorkspaceLabel); err != nil {
@@ -220,6 +225,34 @@ func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 		return out, fmt.Errorf("Herdr opened tab %s but returned no pane id", tab.TabID)
 	}
 	return out, nil
+}
+
+// UndoJoined is Undo for a placement others may have joined since it was
+// recorded: an open or a live handoff of the same run finds the run's
+// workspace in the ledger and adds its tab, and a person may add one by
+// hand. A workspace the placement created is closed only while it holds
+// nothing but its root tab and the placement's own; else only that tab
+// closes and kept says the workspace stays. When Herdr cannot say what the
+// workspace holds, it stays too: closing someone's tab is worse than
+// leaving an empty workspace behind.
+func (p *Placed) UndoJoined(ctx context.Context, h Herdr) (kept bool, err error) {
+	if len(p.Created) < 2 || !strings.HasPrefix(p.Created[0], "workspace ") {
+		return false, p.Undo(ctx, h)
+	}
+	ws := strings.TrimPrefix(p.Created[0], "workspace ")
+	own := strings.TrimPrefix(p.Created[1], "tab ")
+	tabs, lerr := h.TabList(ctx, ws)
+	joined := lerr != nil
+	for _, t := range tabs {
+		if t.TabID != own && t.TabID != p.RootTab {
+			joined = true
+		}
+	}
+	if !joined {
+		return false, p.Undo(ctx, h)
+	}
+	p.Created = p.Created[1:]
+	return true, p.Undo(ctx, h)
 }
 
 func firstPaneOf(ctx context.Context, h Herdr, workspaceID, tabID string) (string, error) {

@@ -138,3 +138,11 @@ func (o *Opened) Close(h Herdr) error {
 	defer cancel()
 	return o.Undo(ctx, h)
 }
+
+// CloseJoined closes what Open created as UndoJoined does (once others
+// may have joined the workspace), with a budget of its own.
+func (o *Opened) CloseJoined(h Herdr) (kept bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), CloseBudget)
+	defer cancel()
+	return o.UndoJoined(ctx, h)
+}

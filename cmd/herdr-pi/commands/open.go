@@ -237,16 +237,31 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			}
 		}
 	}
-	interrupted := func() error {
-		// Only what this command created is closed: a reused tab was the
-		// person's before, and stays.
+	// closeOpened closes what this command created. Once its records are
+	// in the ledger, others may have joined the workspace it created (an
+	// open or a live handoff of the run finds it there): then only its
+	// own tab closes, and the workspace stays known to herdr-pi close.
+	closeOpened := func() string {
 		what := "nothing: pane " + opened.PaneID + " was open before and stays"
 		if len(opened.Created) > 0 {
 			what = opened.Created[0]
 		}
-		opened.Close(opener.Herdr)
-		forget(true)
-		tell(io.Err, "herdr-pi open: interrupted; closed %s\n", what)
+		if len(records) == 0 {
+			opened.Close(opener.Herdr)
+			forget(true)
+			return what
+		}
+		kept, _ := opened.CloseJoined(opener.Herdr)
+		forget(!kept)
+		if kept {
+			what = fmt.Sprintf("tab %s; workspace %s stays (it holds more than this inspection)", opened.TabID, opened.WorkspaceID)
+		}
+		return what
+	}
+	interrupted := func() error {
+		// Only what this command created is closed: a reused tab was the
+		// person's before, and stays.
+		tell(io.Err, "herdr-pi open: interrupted; closed %s\n", closeOpened())
 		return silentExit(exitInterrupted)
 	}
 	// Herdr's events say when the pane ends, from now on: no wait of
@@ -302,8 +317,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		return interrupted()
 	}
 	if end.Err != nil {
-		opened.Close(opener.Herdr)
-		forget(true)
+		closeOpened()
 		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, end.Err)
 	}
 	// The pane is gone; a workspace open created for it may hold more.

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -268,5 +269,89 @@ func TestOpenInspectOfALiveAttemptNeverReusesItsTurnsTab(t *testing.T) {
 	}
 	if rep.Reused || rep.TabID == turn.TabID {
 		t.Fatalf("open --inspect of the live api reported %+v: its turn's tab %s, not a fork", rep.Placed, turn.TabID)
+	}
+}
+
+// Ctrl-C on `open --wait` closes what that open created, but a workspace it
+// created may have been joined since: another open of the run finds it in
+// the ledger and adds its tab. Then only the interrupted open's tab closes;
+// the workspace, the other tab and the workspace's ledger record stay.
+// Alone in its workspace, the interrupted open closes all of it.
+func TestOpenInterruptedKeepsAWorkspaceOthersJoined(t *testing.T) {
+	for _, joined := range []bool{true, false} {
+		t.Run(map[bool]string{true: "joined", false: "alone"}[joined], func(t *testing.T) {
+			f, s, run, out, errb := openWorld(t, "exec sleep 600")
+			ledger := handoff.LedgerAt(f.Paths().RuntimeBase)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				done <- openRun(ctx, f, &openOptions{Run: run, Attempt: "api", Wait: true, Place: "workspace",
+					StartTimeout: time.Minute, ForkTimeout: time.Millisecond})
+			}()
+			var first []handoff.Record
+			s.WaitFor(t, time.Minute, "the first open's records", func() bool {
+				first, _ = ledger.List()
+				return len(first) == 2
+			})
+			ws, tab := first[0].ID, first[1].ID
+			if first[0].Kind != "workspace" || first[1].Kind != "tab" {
+				t.Fatalf("records: %+v", first)
+			}
+			client := herdr.NewClient(s.SocketPath())
+			var other handoff.Opened
+			if joined {
+				var out2, err2 strings.Builder
+				f2 := NewFactory(IO{In: f.IO.In, Out: &out2, Err: &err2, Env: f.IO.Env, Dir: f.IO.Dir})
+				f2.Executable = f.Executable
+				if err := openRun(t.Context(), f2, &openOptions{Run: run, Attempt: "docs", JSON: true, Place: "workspace",
+					StartTimeout: time.Minute, ForkTimeout: time.Millisecond}); err != nil {
+					t.Fatalf("the second open: %v\n%s", err, &err2)
+				}
+				var rep openReport
+				if err := json.Unmarshal([]byte(out2.String()), &rep); err != nil {
+					t.Fatalf("%v: %s", err, &out2)
+				}
+				if other = rep.Opened; other.WorkspaceID != ws || other.Reused {
+					t.Fatalf("the second open went to %+v, want a new tab in workspace %s", other.Placed, ws)
+				}
+			}
+			cancel()
+			if err := <-done; err == nil || err.Error() != silentExit(exitInterrupted).Error() {
+				t.Fatalf("the interrupted open: %v\n%s%s", err, out, errb)
+			}
+			wss, err := client.WorkspaceList(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := slices.ContainsFunc(wss, func(w herdr.WorkspaceInfo) bool { return w.WorkspaceID == ws })
+			if kept != joined {
+				t.Fatalf("workspace %s kept: %v, want %v (joined: %v)\n%s", ws, kept, joined, joined, errb)
+			}
+			if !joined {
+				if recs, _ := ledger.List(); len(recs) != 0 {
+					t.Fatalf("records left: %+v", recs)
+				}
+				return
+			}
+			tabs, err := client.TabList(t.Context(), ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, tb := range tabs {
+				ids = append(ids, tb.TabID)
+			}
+			if slices.Contains(ids, tab) || !slices.Contains(ids, other.TabID) {
+				t.Fatalf("tabs of %s after the interruption: %v; want %s closed and %s open", ws, ids, tab, other.TabID)
+			}
+			recs, _ := ledger.List()
+			if !slices.ContainsFunc(recs, func(r handoff.Record) bool { return r.Kind == "workspace" && r.ID == ws }) {
+				t.Fatalf("the workspace's record went: %+v", recs)
+			}
+			if want := "closed tab " + tab + "; workspace " + ws + " stays"; !strings.Contains(errb.String(), want) {
+				t.Fatalf("open said %q, want %q", errb, want)
+			}
+		})
 	}
 }
