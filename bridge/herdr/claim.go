@@ -110,11 +110,11 @@ func (p *Presence) regained() {
 	p.mu.Lock()
 	was := p.claim.held || p.claim.ignored
 	p.claim.held, p.claim.ignored = false, false
+	p.note.Store(p.baseNoteLocked())
 	p.mu.Unlock()
 	if was {
 		p.logf("herdr: pane %s shows herdr-pi's report again", p.cfg.PaneID)
 	}
-	p.note.Store(p.baseNote())
 }
 
 // reassert claims the pane again: Herdr shows no agent, so its detection
@@ -154,9 +154,9 @@ func (p *Presence) reassert(ctx context.Context) {
 	p.claim.lastReassert = time.Now()
 	p.claim.held, p.claim.ignored = false, false
 	n := p.claim.reasserts
+	p.note.Store(p.baseNoteLocked())
 	p.mu.Unlock()
 	p.logf("herdr: pane %s shows herdr-pi's report again (re-asserted %d times)", p.cfg.PaneID, n)
-	p.note.Store(p.baseNote())
 }
 
 // delayedReview runs a review that waited out reassertGap, on the timer's
@@ -195,11 +195,11 @@ func (p *Presence) flag(f *bool, note string) {
 	p.mu.Lock()
 	was := *f
 	*f = true
+	p.note.Store(note)
 	p.mu.Unlock()
 	if !was {
 		p.logf("herdr: %s", note)
 	}
-	p.note.Store(note)
 }
 
 func shownAgent(pane PaneInfo) string {
@@ -209,12 +209,13 @@ func shownAgent(pane PaneInfo) string {
 	return fmt.Sprintf("agent %q", pane.Agent)
 }
 
-// baseNote is what Health says while Herdr shows the claim.
-func (p *Presence) baseNote() string {
+// baseNoteLocked is what Health says while Herdr shows the claim. The
+// note is stored under p.mu with the claim it describes: a review that
+// read the count before a re-assert raised it would otherwise store its
+// older sentence after the re-assert's.
+func (p *Presence) baseNoteLocked() string {
 	s := fmt.Sprintf("reporting to pane %s as %s (agent %q)", p.cfg.PaneID, p.cfg.Source, p.cfg.Agent)
-	p.mu.Lock()
 	n, last := p.claim.reasserts, p.claim.lastReassert
-	p.mu.Unlock()
 	switch n {
 	case 0:
 		return s

@@ -84,7 +84,7 @@ func StartPresence(cfg PresenceConfig) *Presence {
 	p.r = NewReporter(ReporterConfig{
 		Client: cfg.Client, PaneID: cfg.PaneID, Source: cfg.Source, Agent: cfg.Agent, Logf: cfg.Logf,
 	})
-	p.note.Store(p.baseNote())
+	p.note.Store(p.baseNoteLocked()) // nobody else has p yet
 	p.logf("herdr: reporting pane %s to %s as %s (agent %q)", cfg.PaneID, cfg.Client.Socket, cfg.Source, cfg.Agent)
 	p.r.Report(StateUnknown, "")
 
