@@ -47,17 +47,18 @@ func newDirWatch(poke func(name string)) (*dirWatch, error) {
 	return d, nil
 }
 
-// follow watches dir instead of what was watched before. A directory that
-// does not exist yet is an error; the caller tries again at its next tick.
-func (d *dirWatch) follow(dir string) error {
+// follow watches dir instead of what was watched before, and says whether
+// the watch is new. A directory that does not exist yet is an error; the
+// caller tries again at its next tick.
+func (d *dirWatch) follow(dir string) (added bool, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if dir == d.dir && d.wd >= 0 {
-		return nil
+		return false, nil
 	}
 	rc, err := d.f.SyscallConn()
 	if err != nil {
-		return err
+		return false, err
 	}
 	var wd int
 	var werr error
@@ -68,14 +69,14 @@ func (d *dirWatch) follow(dir string) error {
 		}
 		wd, werr = unix.InotifyAddWatch(int(fd), dir, watchMask)
 	}); err != nil {
-		return err
+		return false, err
 	}
 	if werr != nil {
 		d.dir = ""
-		return werr
+		return false, werr
 	}
 	d.dir, d.wd = dir, wd
-	return nil
+	return true, nil
 }
 
 // lost forgets the watch after the kernel dropped it (the directory was

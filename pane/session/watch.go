@@ -212,8 +212,14 @@ func (w *Watcher) watchDir(path string) {
 	if dir == "" {
 		return
 	}
-	err := w.dir.follow(dir)
+	added, err := w.dir.follow(dir)
 	switch {
+	case added:
+		// The poll looked before the watch was there: a file written in
+		// between sent no event, so look again now rather than at the
+		// tick (the first session file, created as the wrapper starts).
+		w.dirErr = ""
+		w.Poke()
 	case err == nil:
 		w.dirErr = ""
 	case errors.Is(err, fs.ErrNotExist):
