@@ -186,7 +186,16 @@ func (r *rig) startPaneWrapper(pane string) *paneWrapper {
 func (r *rig) report(pane, state string) {
 	r.t.Helper()
 	r.seq++
-	if err := r.client.ReportAgent(context.Background(), herdr.AgentReport{PaneID: pane, Source: "custom:herdr-pi", Agent: "pi", State: state, Seq: r.seq}); err != nil {
+	err := r.client.ReportAgent(context.Background(), herdr.AgentReport{PaneID: pane, Source: "custom:herdr-pi", Agent: "pi", State: state, Seq: r.seq})
+	var he *herdr.Error
+	if errors.As(err, &he) && he.Code == "pane_not_found" && slices.ContainsFunc(r.s.Reports(pane), func(c herdrtest.AgentCall) bool { return c.Seq == r.seq && c.Applied }) {
+		// The report took effect and the handback it caused closed the
+		// pane, but its reply outlasted the client's first 500 ms (a
+		// loaded machine): the identical retry found the pane gone, as it
+		// would in Herdr. The report was delivered; that is all this is.
+		err = nil
+	}
+	if err != nil {
 		r.t.Fatal(err)
 	}
 }
