@@ -232,6 +232,19 @@ func (x *asked) next(t *testing.T, event string) control.Progress {
 				return p
 			}
 		case <-x.done:
+			// Every progress was queued before the handoff returned, but
+			// select picks at random among ready cases: read what is left.
+			for {
+				select {
+				case p := <-x.progress:
+					if p.Event == event {
+						return p
+					}
+					continue
+				default:
+				}
+				break
+			}
 			t.Fatalf("the handoff ended (%+v, %v) before %s", x.final, x.err, event)
 		case <-time.After(long):
 			t.Fatalf("no %s within %v", event, long)
