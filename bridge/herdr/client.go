@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Deadlines per attempt. Herdr has no server-side timeout for ordinary
@@ -159,11 +161,57 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 		return c.Dial(ctx, c.Socket)
 	}
 	var d net.Dialer
-	return d.DialContext(ctx, "unix", c.Socket)
+	conn, err := d.DialContext(ctx, "unix", c.Socket)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPeer(conn); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }
+
+// errForeignPeer marks a socket served by another user.
+var errForeignPeer = errors.New("served by another user")
+
+// checkPeer refuses a Herdr served by another user: the agent's state, its
+// session paths and notification text would go to that user's process.
+// Root may serve it (root reaches everything anyway), and herdr-pi run as
+// root (sudo in a person's pane) may report to that person's Herdr.
+func checkPeer(conn net.Conn) error {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return nil
+	}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := rc.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return fmt.Errorf("reading the peer's credentials: %w", cerr)
+	}
+	if me := os.Getuid(); !allowedPeer(me, int(cred.Uid)) {
+		return fmt.Errorf("%w: uid %d (pid %d) serves it, not you (uid %d)", errForeignPeer, cred.Uid, cred.Pid, me)
+	}
+	return nil
+}
+
+// allowedPeer is the rule checkPeer applies: our own uid or root serves
+// the socket, or we are root.
+func allowedPeer(me, peer int) bool { return me == 0 || peer == me || peer == 0 }
 
 func (c *Client) dialKind(err error) FailureKind {
 	switch {
+	case errors.Is(err, errForeignPeer):
+		return FailForeign
 	case errors.Is(err, fs.ErrNotExist):
 		return FailNoSocket
 	case errors.Is(err, syscall.ECONNREFUSED):

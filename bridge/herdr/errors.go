@@ -45,6 +45,7 @@ const (
 	FailNotSocket  FailureKind = "not-socket"  // the path is not a socket
 	FailRefused    FailureKind = "refused"     // a socket file nobody listens on
 	FailPermission FailureKind = "permission"  // the socket belongs to someone else
+	FailForeign    FailureKind = "foreign"     // another user's process serves the socket
 	FailTimeout    FailureKind = "timeout"     // no complete reply before the deadline
 	FailClosed     FailureKind = "closed"      // the connection ended without a reply line
 	FailGarbage    FailureKind = "garbage"     // a reply that is not Herdr's protocol
@@ -77,6 +78,8 @@ func (e *TransportError) Error() string {
 		return fmt.Sprintf("herdr socket %s refuses connections: Herdr has exited and left its socket behind (restart Herdr, or open a new pane)", e.Socket)
 	case FailPermission:
 		return fmt.Sprintf("herdr socket %s: permission denied (run herdr-pi as the user who runs Herdr)", e.Socket)
+	case FailForeign:
+		return fmt.Sprintf("herdr socket %s: %v; herdr-pi sends it nothing (HERDR_SOCKET_PATH must name your own Herdr's socket: open a new pane, or unset it outside Herdr)", e.Socket, e.Err)
 	case FailTimeout:
 		return fmt.Sprintf("herdr socket %s: no reply to %s within %v: Herdr is busy or hung (run 'herdr-pi doctor'; restart Herdr if it stays so)", e.Socket, e.Method, e.After)
 	case FailClosed:

@@ -182,6 +182,8 @@ func socketFix(err error) string {
 		return "start Herdr, or open a new pane so HERDR_SOCKET_PATH is current"
 	case herdr.FailPermission:
 		return "run herdr-pi as the user who runs Herdr"
+	case herdr.FailForeign:
+		return "HERDR_SOCKET_PATH names another user's socket: open a new pane of your own Herdr, or unset it outside Herdr"
 	case herdr.FailTimeout:
 		return "Herdr is busy or hung: wait and run doctor again, or restart Herdr"
 	case herdr.FailGarbage, herdr.FailClosed:
