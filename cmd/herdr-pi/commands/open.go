@@ -103,6 +103,8 @@ func openCommand(f *Factory) *cli.Command {
 				return usagef("open", "--list takes at most a run, not an attempt (%q)", args[1])
 			case !opts.List && len(args) == 1:
 				return usagef("open", "name the attempt too (herdr-pi open --list %s shows them)", args[0])
+			case opts.Hold && opts.Inspect:
+				return usagef("open", "--hold keeps a live handoff's pane across turns; --inspect opens a read-only fork, which has no turns to hold: choose one")
 			}
 			if len(args) > 0 {
 				opts.Run = args[0]
@@ -175,6 +177,9 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	}
 	if live && !opts.Inspect {
 		return openLive(ctx, f, opts, a, lease)
+	}
+	if opts.Hold {
+		tell(io.Err, "herdr-pi open: --hold is for a live handoff, and %s is not live: opening a read-only fork of it\n", a)
 	}
 	ownerGone, _ := a.OwnerGone()
 	session, err := a.SessionFile()

@@ -355,3 +355,16 @@ func TestOpenInterruptedKeepsAWorkspaceOthersJoined(t *testing.T) {
 		})
 	}
 }
+
+// --hold is for a live handoff: on an attempt that is not live, open says
+// it opens a fork instead of dropping the flag without a word.
+func TestOpenHoldOnAnAttemptThatIsNotLiveSaysSo(t *testing.T) {
+	f, _, run, _, errb := openWorld(t, "exec sleep 600")
+	if err := openRun(t.Context(), f, &openOptions{Run: run, Attempt: "api", Hold: true, JSON: true,
+		StartTimeout: time.Minute, ForkTimeout: time.Millisecond}); err != nil {
+		t.Fatalf("open: %v\n%s", err, errb)
+	}
+	if !strings.Contains(errb.String(), "--hold is for a live handoff, and ") || !strings.Contains(errb.String(), "is not live: opening a read-only fork of it") {
+		t.Fatalf("open said %q", errb)
+	}
+}
