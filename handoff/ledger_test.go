@@ -78,21 +78,8 @@ func TestLedgerRecordsAreSmallPrivateFiles(t *testing.T) {
 // counts what someone closed before as gone, removes the leftovers of a
 // dead wrapper's bridge, and forgets every record it handled.
 func TestCloseRunClosesEachThingOnce(t *testing.T) {
-	s := herdrtest.Start(t)
-	c := herdr.NewClient(s.SocketPath())
+	s, c, ws, tab, split := closeWorld(t, "#2 docs")
 	ctx := context.Background()
-	ws, err := c.WorkspaceCreate(ctx, herdr.NewPlace{Label: "workflow review"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, _, err := c.TabCreate(ctx, ws.Workspace.WorkspaceID, herdr.NewPlace{Label: "#2 docs"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	split, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	gone, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "down"})
 	if err != nil {
 		t.Fatal(err)
@@ -300,21 +287,8 @@ func TestOwnerWrapperWalksUpFromTheLeasePID(t *testing.T) {
 // Herdr answers again) still knows of it; a workspace that did not close
 // took nothing along, so what is inside it is closed on its own.
 func TestCloseRunKeepsWhatItCouldNotClose(t *testing.T) {
-	s := herdrtest.Start(t)
-	c := herdr.NewClient(s.SocketPath())
+	s, c, ws, tab, split := closeWorld(t, "#1 api")
 	ctx := context.Background()
-	ws, err := c.WorkspaceCreate(ctx, herdr.NewPlace{Label: "workflow review"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, _, err := c.TabCreate(ctx, ws.Workspace.WorkspaceID, herdr.NewPlace{Label: "#1 api"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	split, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	l := ledger(t)
 	sock := s.SocketPath()
 	recs, err := l.AddAll([]Record{
@@ -353,4 +327,26 @@ func TestCloseRunKeepsWhatItCouldNotClose(t *testing.T) {
 	if rs, _ := l.List(); len(rs) != 0 {
 		t.Fatalf("records left: %+v", rs)
 	}
+}
+
+// closeWorld is a Herdr holding what close has to close: a run's workspace
+// with a tab labelled tabLabel, and a split of the caller's pane.
+func closeWorld(t *testing.T, tabLabel string) (*herdrtest.Server, *herdr.Client, herdr.WorkspaceCreated, herdr.TabInfo, herdr.PaneInfo) {
+	t.Helper()
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	ws, err := c.WorkspaceCreate(ctx, herdr.NewPlace{Label: "workflow review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, _, err := c.TabCreate(ctx, ws.Workspace.WorkspaceID, herdr.NewPlace{Label: tabLabel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c, ws, tab, split
 }
