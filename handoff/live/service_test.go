@@ -187,12 +187,28 @@ func (r *rig) report(pane, state string) {
 	r.t.Helper()
 	r.seq++
 	err := r.client.ReportAgent(context.Background(), herdr.AgentReport{PaneID: pane, Source: "custom:herdr-pi", Agent: "pi", State: state, Seq: r.seq})
+	r.delivered(err, pane, "pane.report_agent")
+}
+
+// release releases the pane's agent as its wrapper would when its Pi exits.
+func (r *rig) release(pane string) {
+	r.t.Helper()
+	r.seq++
+	err := r.client.ReleaseAgent(context.Background(), herdr.AgentRelease{PaneID: pane, Source: "custom:herdr-pi", Agent: "pi", Seq: r.seq})
+	r.delivered(err, pane, "pane.release_agent")
+}
+
+// delivered fails the test unless the call with the rig's last seq took
+// effect. A call can take effect and still end in pane_not_found: the
+// handback it caused closed the pane while its reply outlasted the
+// client's first 500 ms (a loaded machine), and the identical retry found
+// the pane gone, as it would in Herdr.
+func (r *rig) delivered(err error, pane, method string) {
+	r.t.Helper()
 	var he *herdr.Error
-	if errors.As(err, &he) && he.Code == "pane_not_found" && slices.ContainsFunc(r.s.Reports(pane), func(c herdrtest.AgentCall) bool { return c.Seq == r.seq && c.Applied }) {
-		// The report took effect and the handback it caused closed the
-		// pane, but its reply outlasted the client's first 500 ms (a
-		// loaded machine): the identical retry found the pane gone, as it
-		// would in Herdr. The report was delivered; that is all this is.
+	if errors.As(err, &he) && he.Code == "pane_not_found" && slices.ContainsFunc(r.s.AgentCalls(pane), func(c herdrtest.AgentCall) bool {
+		return c.Method == method && c.Seq == r.seq && c.Applied
+	}) {
 		err = nil
 	}
 	if err != nil {
@@ -407,10 +423,7 @@ func TestHoldKeepsThePaneUntilItsPiExits(t *testing.T) {
 	x.next(t, control.ProgressIdle)
 	r.report(pane, "blocked")
 	x.next(t, control.ProgressBlocked)
-	r.seq++
-	if err := r.client.ReleaseAgent(context.Background(), herdr.AgentRelease{PaneID: pane, Source: "custom:herdr-pi", Agent: "pi", Seq: r.seq}); err != nil {
-		t.Fatal(err)
-	}
+	r.release(pane)
 	if hb := x.wait(t); hb.Reason != control.HandbackExited || !hb.Transferred {
 		t.Fatalf("handback %+v", hb)
 	}
