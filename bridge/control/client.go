@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -59,7 +60,16 @@ func (c *Client) send(m Message) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.conn.Write(b)
+	if _, err = c.conn.Write(b); err != nil {
+		switch {
+		case errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNRESET):
+			// It hung up before our line was taken: the same as hanging
+			// up before its answer, whichever came first.
+			return fmt.Errorf("the wrapper closed the connection: %w", err)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return fmt.Errorf("the wrapper did not answer in time (is it suspended?): %w", err)
+		}
+	}
 	return err
 }
 

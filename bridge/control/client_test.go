@@ -56,3 +56,31 @@ func TestDialSaysWhetherTheWrapperHungUpOrNeverAnswered(t *testing.T) {
 		t.Errorf("a socket that hangs up: %v", err)
 	}
 }
+
+// A wrapper that hangs up before the hello is written is the same news as
+// one that hangs up before answering: the write's broken pipe says so.
+func TestSendToAWrapperThatHungUpSaysSo(t *testing.T) {
+	path := filepath.Join(shortDir(t), "c.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	closed := make(chan struct{})
+	go func() { // owned by the test, which waits for closed
+		defer close(closed)
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	<-closed
+	c := &Client{conn: conn}
+	if err := c.send(Message{Type: TypeHello, Token: "t"}); err == nil || !strings.Contains(err.Error(), "the wrapper closed the connection") {
+		t.Fatalf("send to a wrapper that hung up: %v", err)
+	}
+}
