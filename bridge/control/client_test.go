@@ -44,7 +44,9 @@ func TestDialSaysWhetherTheWrapperHungUpOrNeverAnswered(t *testing.T) {
 	defer func() { ln.Close(); <-done }()
 
 	hangUp <- false
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	// The wait is the answer's, not the connect's: long enough that a
+	// loaded machine still connects within it.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	_, err = Dial(ctx, path, "t")
 	cancel()
 	if err == nil || strings.Contains(err.Error(), "closed the connection") || !strings.Contains(err.Error(), "did not answer") {
