@@ -259,7 +259,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		kept, _ := opened.CloseJoined(opener.Herdr)
 		forget(!kept)
 		if kept {
-			what = fmt.Sprintf("tab %s; workspace %s stays (it holds more than this inspection)", opened.TabID, opened.WorkspaceID)
+			what = fmt.Sprintf("tab %s; workspace %s stays (it holds other tabs now, or Herdr could not say)", opened.TabID, opened.WorkspaceID)
 		}
 		return what
 	}
