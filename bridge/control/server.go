@@ -55,7 +55,11 @@ type Config struct {
 	Logf func(format string, args ...any)
 
 	// HelloTimeout bounds how long a new connection may take to
-	// authenticate (default 2s); IdleTimeout closes a client (not probe)
+	// authenticate (default 10s: Pi's probe writes its hello from Node's
+	// event loop, which Pi can hold for seconds while it loads extensions
+	// on a loaded machine, and a probe dropped then loses the events it
+	// queued behind the hello; a flood of silent clients is the place
+	// limit's to handle, below); IdleTimeout closes a client (not probe)
 	// connection that sends nothing (default 30s). MaxConns bounds open
 	// connections (default 32): when they are all open, a newcomer takes
 	// the place of the connection silent the longest (one that never said
@@ -133,7 +137,7 @@ func Listen(cfg Config) (*Server, error) {
 		cfg.Logf = func(string, ...any) {}
 	}
 	if cfg.HelloTimeout <= 0 {
-		cfg.HelloTimeout = 2 * time.Second
+		cfg.HelloTimeout = 10 * time.Second
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 30 * time.Second
