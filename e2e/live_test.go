@@ -416,8 +416,31 @@ func (lr *liveRig) runtimeFiles() []string {
 // quitOwner quits the owner's Pi and waits for its wrapper to end.
 func (lr *liveRig) quitOwner() {
 	lr.t.Helper()
-	lr.leaveMenu()
-	lr.owner.Type(lr.t, "/quit")
+	// The /workflow menu can reopen by itself after an action later than
+	// leaveMenu looked (a loaded machine) and swallow the keys: leave it
+	// again and type again until the command shows in the editor.
+	for try := 0; ; try++ {
+		if try == 5 {
+			lr.t.Fatalf("typed /quit %d times, it never showed up; screen:\n%s", try, lr.owner.Screen())
+		}
+		lr.leaveMenu()
+		before := strings.Count(lr.owner.Screen(), "/quit")
+		if err := lr.owner.Send("/quit"); err != nil {
+			lr.t.Fatal(err)
+		}
+		echoed := false
+		for deadline := time.Now().Add(5 * time.Second); !echoed && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			echoed = strings.Count(lr.owner.Screen(), "/quit") > before
+		}
+		if echoed {
+			break
+		}
+	}
+	// Enter as a key of its own (pi-agent.md §4.3).
+	time.Sleep(50 * time.Millisecond)
+	if err := lr.owner.Send("\r"); err != nil {
+		lr.t.Fatal(err)
+	}
 	if code, err := lr.owner.ExitCode(lvLong); err != nil || code != 0 {
 		lr.t.Fatalf("the owner ended %d (%v):\n%s", code, err, lr.owner.Screen())
 	}
