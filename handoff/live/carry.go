@@ -126,9 +126,11 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	// One placement at a time: two handoffs of a run in fully inspectable
 	// mode must find (not both create) the run's workspace.
 	s.placing.Lock()
-	place := s.placement(r, l)
+	var place handoff.Placement
 	if r.opts.turn {
 		place = s.turnPlacement(r, l)
+	} else {
+		place = s.placement(r, l)
 	}
 	opened, err := opener.Open(r.ctx, cmd, place)
 	var records []handoff.Record
@@ -276,8 +278,9 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 // turnAskEvery paces asking a turn's pane wrapper whether its run settled.
 const turnAskEvery = time.Second
 
-// placement is where the handoff's pane goes.
-func (s *Service) placement(r *run, l control.Launch) handoff.Placement {
+// basePlacement is what every pane of the run's handoffs shares: the
+// mode, the caller's pane, the directory and the labels.
+func (s *Service) basePlacement(r *run, l control.Launch) handoff.Placement {
 	wf := l.Workflow
 	if wf == "" {
 		wf = shortID(l.RunID)
@@ -286,23 +289,34 @@ func (s *Service) placement(r *run, l control.Launch) handoff.Placement {
 	if n == 0 {
 		n = l.Attempt
 	}
-	p := handoff.Placement{Mode: r.opts.mode, CallerPane: r.opts.pane, Cwd: l.Cwd, Fresh: true,
+	return handoff.Placement{Mode: r.opts.mode, CallerPane: r.opts.pane, Cwd: l.Cwd, Fresh: true,
 		WorkspaceLabel: "workflow " + wf, TabLabel: fmt.Sprintf("#%d %s", n, l.Label)}
+}
+
+// placement is where a handoff's pane goes. In a workspace it is the
+// run's: its fully inspectable one, else the one the ledger names for it,
+// else a new one — never one found by its label, which every run of the
+// workflow carries.
+func (s *Service) placement(r *run, l control.Launch) handoff.Placement {
+	p := s.basePlacement(r, l)
 	if p.Mode == handoff.ModeWorkspace {
-		// The run's workspace: its fully inspectable one, else the one the
-		// ledger names for it, else a new one — never one found by its
-		// label, which every run of the workflow carries.
 		p.Dedicated = true
-		s.mu.Lock()
-		if sp := s.spaces[l.RunID]; sp != nil && sp.socket == r.opts.socket {
-			p.WorkspaceID = sp.workspaceID
-		}
-		s.mu.Unlock()
-		if p.WorkspaceID == "" {
+		if p.WorkspaceID = s.spaceOf(l.RunID, r.opts.socket); p.WorkspaceID == "" {
 			p.WorkspaceID = s.cfg.Ledger.Workspace(l.RunID, r.opts.socket)
 		}
 	}
 	return p
+}
+
+// spaceOf is the workspace this wrapper opened for the run's turns in the
+// Herdr at socket ("" when none).
+func (s *Service) spaceOf(runID, socket string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sp := s.spaces[runID]; sp != nil && sp.socket == socket {
+		return sp.workspaceID
+	}
+	return ""
 }
 
 func shortID(id string) string {

@@ -21,15 +21,10 @@ import (
 // "workflow <name>", and a tab "#<n> <label>" (the breadcrumb when the
 // dashboard index is unknown).
 func (s *Service) turnPlacement(r *run, l control.Launch) handoff.Placement {
-	p := s.placement(r, l)
+	p := s.basePlacement(r, l)
 	// Only the workspace this wrapper opened for the run's turns: it
 	// closes it when the run ends.
-	p.Dedicated, p.WorkspaceID = true, ""
-	s.mu.Lock()
-	if sp := s.spaces[l.RunID]; sp != nil && sp.socket == r.opts.socket {
-		p.WorkspaceID = sp.workspaceID
-	}
-	s.mu.Unlock()
+	p.Dedicated, p.WorkspaceID = true, s.spaceOf(l.RunID, r.opts.socket)
 	p.TabLabel = TabLabel(l)
 	return p
 }
