@@ -298,10 +298,8 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			// goes when the person has read it, but a workspace open
 			// created around it stays: the ledger keeps that, for
 			// herdr-pi close and the run's next open.
-			if n := len(opened.Created); n > 1 {
-				if _, err := ledger.AddAll(handoff.CreatedRecords(a.Run.ID, h.SocketPath, opened.Created[:n-1])); err != nil {
-					tell(io.Err, "herdr-pi open: herdr-pi close will not know of %s: %v\n", opened.Created[0], err)
-				}
+			if err := recordAroundFailedPane(ledger, a.Run.ID, h.SocketPath, opened.Placed); err != nil {
+				tell(io.Err, "herdr-pi open: %v\n", err)
 			}
 			return fmt.Errorf("open: %s: the command failed in pane %s before Pi opened the fork; "+
 				"the pane shows why (press Enter there to close it)", a, opened.PaneID)
@@ -332,6 +330,21 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		return printOpen(f, rep, opts.JSON)
 	}
 	tell(io.Out, "pane %s %s\n", opened.PaneID, end.How)
+	return nil
+}
+
+// recordAroundFailedPane puts in the ledger what a placement created
+// around a pane whose command failed (its workspace, its tab): the pane
+// goes once the person has read it, they stay, and herdr-pi close and the
+// run's next open must know of them.
+func recordAroundFailedPane(ledger handoff.Ledger, run, socket string, placed handoff.Placed) error {
+	n := len(placed.Created)
+	if n < 2 {
+		return nil
+	}
+	if _, err := ledger.AddAll(handoff.CreatedRecords(run, socket, placed.Created[:n-1])); err != nil {
+		return fmt.Errorf("herdr-pi close will not know of %s: %w", placed.Created[0], err)
+	}
 	return nil
 }
 

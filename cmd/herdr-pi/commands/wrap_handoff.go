@@ -126,10 +126,8 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 	case err != nil:
 	case failed:
 		// The pane stays to show why; a workspace made for it outlives it.
-		if n := len(opened.Created); n > 1 {
-			if _, err := ledger.AddAll(handoff.CreatedRecords(a.Run.ID, h.SocketPath, opened.Created[:n-1])); err != nil {
-				logf("inspection of run %s: herdr-pi close will not know of %s: %v", a.Run.ID, opened.Created[0], err)
-			}
+		if err := recordAroundFailedPane(ledger, a.Run.ID, h.SocketPath, opened.Placed); err != nil {
+			logf("inspection of run %s: %v", a.Run.ID, err)
 		}
 		return fmt.Errorf("the command failed in pane %s before Pi opened the fork; the pane shows why (press Enter there to close it)", opened.PaneID)
 	default:
