@@ -71,6 +71,14 @@ func readTrace(t *testing.T, path string) []traceEvent {
 // spinner frame every 80 ms, for 2 s, then its idle screen. The state
 // machine's sink and the fake Herdr get exactly working then idle — one
 // working for 25 frames — and nothing else. Both of Pi's indicator styles.
+//
+// One thing may come first: an agent that has drawn nothing once the
+// startup grace (1 s) and the debounce are over is idle by design, and on
+// a loaded machine the fake agent (this test binary, started by a wrapper
+// that is this test binary too) can take that long to draw its first
+// frame. Such an idle is allowed only when the empty screen decided it
+// (cause "screen", no rule) and it was reported before any of the agent's
+// bytes reached the terminal; anything between working and idle is not.
 func TestWrapReportsWorkingThenIdle(t *testing.T) {
 	for _, version := range []string{"0.73", "1.6"} {
 		t.Run(version, func(t *testing.T) {
@@ -88,12 +96,15 @@ func TestWrapReportsWorkingThenIdle(t *testing.T) {
 			// border ("\x1b[2K" then a run of "─" longer than any busy row
 			// starts with).
 			var mu sync.Mutex
-			var idleSeen time.Time
+			var idleSeen, firstSeen time.Time
 			var tail []byte
 			onBytes := func(p []byte) {
 				now := time.Now()
 				mu.Lock()
 				defer mu.Unlock()
+				if firstSeen.IsZero() && len(p) > 0 {
+					firstSeen = now
+				}
 				tail = append(tail, p...)
 				if idleSeen.IsZero() && bytes.Contains(tail, []byte("\x1b[2K───")) {
 					idleSeen = now
@@ -112,16 +123,22 @@ func TestWrapReportsWorkingThenIdle(t *testing.T) {
 				t.Fatalf("wrap: status %d, %v", status, err)
 			}
 			events := readTrace(t, trace)
+			mu.Lock()
+			seen, first := idleSeen, firstSeen
+			mu.Unlock()
+			early := earlyEmptyScreenIdle(events, first)
+			if early {
+				t.Logf("idle reported at %v, before the agent's first bytes reached the terminal at %v (a slow start)",
+					events[0].At.Format(time.StampMicro), first.Format(time.StampMicro))
+				events = events[1:]
+			}
 			var got []string
 			for _, e := range events {
 				got = append(got, e.Kind+":"+e.To)
 			}
 			if strings.Join(got, " ") != "transition:working transition:idle" {
-				t.Fatalf("events %q, want exactly working then idle", got)
+				t.Fatalf("events %q (after an early idle: %v), want exactly working then idle", got, early)
 			}
-			mu.Lock()
-			seen := idleSeen
-			mu.Unlock()
 			if seen.IsZero() {
 				t.Fatal("the idle screen never reached the terminal")
 			}
@@ -144,8 +161,12 @@ func TestWrapReportsWorkingThenIdle(t *testing.T) {
 					idleAt = c.At
 				}
 			}
-			if strings.Join(reports, " ") != "unknown working idle" {
-				t.Fatalf("Herdr got reports %q, want unknown working idle", reports)
+			want := "unknown working idle"
+			if early {
+				want = "unknown idle working idle"
+			}
+			if strings.Join(reports, " ") != want {
+				t.Fatalf("Herdr got reports %q, want %s", reports, want)
 			}
 			t.Logf("Herdr got idle %v after the idle screen", idleAt.Sub(seen))
 			if len(fake.Releases(fake.PaneID())) != 1 {
@@ -155,6 +176,17 @@ func TestWrapReportsWorkingThenIdle(t *testing.T) {
 	}
 }
 
+// earlyEmptyScreenIdle says whether the trace opens with the idle of an
+// agent that had drawn nothing yet: decided by the empty screen alone and
+// reported before the agent's first bytes reached the terminal (first).
+func earlyEmptyScreenIdle(events []traceEvent, first time.Time) bool {
+	if len(events) == 0 || first.IsZero() {
+		return false
+	}
+	e := events[0]
+	return e.Kind == "transition" && e.To == "idle" && e.Cause == "screen" && e.At.Before(first)
+}
+
 // A screen that never looks busy reports nothing, and a manifest from the
 // user's directory replaces the embedded one for a command of its name.
 func TestWrapUsesUserManifestByCommandName(t *testing.T) {
@@ -162,16 +194,32 @@ func TestWrapUsesUserManifestByCommandName(t *testing.T) {
 	trace := filepath.Join(dir, "trace.jsonl")
 	env := linkCommands(t, dir, "HERDR_PI_TRACE="+trace)
 	writeThinkingManifest(t, dir)
+	var mu sync.Mutex
+	var first time.Time
+	onBytes := func(p []byte) {
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		if first.IsZero() && len(p) > 0 {
+			first = now
+		}
+	}
 	r, err := startOuter(outerOptions{Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", "-e",
-		`print \e[2J\e[Hthinking hard;sleep 1500ms;print \r\e[2Kdone;sleep 1s`}, Env: env, Rows: 24, Cols: 80})
+		`print \e[2J\e[Hthinking hard;sleep 1500ms;print \r\e[2Kdone;sleep 1s`}, Env: env, Rows: 24, Cols: 80, OnBytes: onBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
 		t.Fatalf("wrap: status %d, %v", status, err)
 	}
+	events := readTrace(t, trace)
+	mu.Lock()
+	if earlyEmptyScreenIdle(events, first) { // a slow start, as in TestWrapReportsWorkingThenIdle
+		events = events[1:]
+	}
+	mu.Unlock()
 	var got []string
-	for _, e := range readTrace(t, trace) {
+	for _, e := range events {
 		got = append(got, e.To+"("+e.Cause+")")
 	}
 	if strings.Join(got, " ") != "working(screen:thinking) idle(screen)" {
