@@ -48,7 +48,23 @@ const MAX_BACKLOG = 1 << 20; // unsent bytes before events are dropped
 // re-imports the module on /reload and on session switches, but the socket
 // and the notion of "the current root instance" must survive that.
 const SHARED_KEY = Symbol.for("herdr-pi.probe.v1");
-const shared = (globalThis[SHARED_KEY] ??= { sock: null, retryAt: 0, lastGen: 0, rootGen: 0, notTui: false });
+//
+// What a new connection must repeat (see resync): session() builds the
+// current root session's session_start (null before the first and after a
+// quit), running says a run started and has not settled, prompts are the
+// dialogs open now, oldest first.
+const shared = (globalThis[SHARED_KEY] ??= {
+	sock: null,
+	retryAt: 0,
+	connections: 0,
+	lastGen: 0,
+	rootGen: 0,
+	notTui: false,
+	session: null,
+	settles: true,
+	running: false,
+	prompts: [],
+});
 
 export function isHerdrEnv(env) {
 	const blank = (v) => typeof v !== "string" || v.trim() === "";
@@ -152,7 +168,13 @@ function encode(name, data) {
 	return line + "\n";
 }
 
-function connection() {
+// The open connection to the wrapper, or a new one; null while the wrapper
+// cannot be reached (one attempt a second at most). A connection after the
+// first starts with a resync: the events that went down with the old one
+// (the wrapper drops a connection whose hello is late, and Node may hold
+// the hello while Pi loads) would otherwise leave the wrapper without the
+// session file, or thinking a running agent idle, until Pi next changed.
+function connection({ resync = true } = {}) {
 	if (shared.sock && !shared.sock.destroyed) return shared.sock;
 	if (Date.now() < shared.retryAt) return null;
 	const path = process.env.HERDR_PI_CONTROL;
@@ -160,22 +182,54 @@ function connection() {
 	if (!path || !token) return null;
 	shared.retryAt = Date.now() + 1000;
 	const sock = createConnection({ path });
+	let connected = false;
+	sock.on("connect", () => {
+		connected = true;
+	});
 	sock.on("error", () => {
 		shared.retryAt = Date.now() + 1000;
 	});
 	sock.on("close", () => {
-		if (shared.sock === sock) shared.sock = null;
+		if (shared.sock !== sock) return;
+		shared.sock = null;
+		// The wrapper hung up on a live connection: connect again soon, so
+		// that what it lost is repeated even if Pi stays quiet. One try per
+		// lost connection; a wrapper that is gone refuses it and that is
+		// the end of it.
+		if (connected && shared.session) {
+			const t = setTimeout(() => {
+				try {
+					connection();
+				} catch {}
+			}, 1000);
+			if (typeof t.unref === "function") t.unref();
+		}
 	});
 	sock.on("data", () => {}); // the wrapper's hello; nothing to act on
 	if (typeof sock.unref === "function") sock.unref(); // never keeps Pi alive
 	sock.write(JSON.stringify({ type: "hello", token, role: "probe", pid: process.pid, version: 1 }) + "\n");
 	shared.sock = sock;
+	if (shared.connections++ > 0 && resync) {
+		for (const [name, data] of resyncEvents()) sock.write(encode(name, data));
+	}
 	return sock;
+}
+
+// What the wrapper needs to know again on a new connection: the session
+// (asked afresh, so it says what the branch waits for now), a run under
+// way, and the dialogs still open.
+function resyncEvents() {
+	if (!shared.session) return [];
+	const events = [["session_start", shared.session("reconnect")]];
+	if (shared.running) events.push(["agent_start", null]);
+	for (const p of shared.prompts) events.push(["ui_prompt_start", p]);
+	return events;
 }
 
 function send(name, data) {
 	try {
-		const sock = connection();
+		// A session_start says everything a resync would.
+		const sock = connection({ resync: name !== "session_start" });
 		if (!sock || sock.writableLength > MAX_BACKLOG) return;
 		sock.write(encode(name, data));
 	} catch {
@@ -230,8 +284,8 @@ function setup(pi) {
 				return undefined;
 			}
 		};
-		send("session_start", {
-			reason: typeof event.reason === "string" ? event.reason : "",
+		const session = (reason) => ({
+			reason,
 			sessionFile: call("getSessionFile") ?? "",
 			sessionId: call("getSessionId") ?? "",
 			previousSessionFile: event.previousSessionFile ?? "",
@@ -241,6 +295,11 @@ function setup(pi) {
 			cwd: typeof ctx.cwd === "string" ? ctx.cwd : "",
 			...waiting(ctx),
 		});
+		shared.session = session;
+		shared.settles = !inferred;
+		shared.running = false;
+		shared.prompts = [];
+		send("session_start", session(typeof event.reason === "string" ? event.reason : ""));
 	});
 
 	on("before_agent_start", (event) => {
@@ -249,13 +308,18 @@ function setup(pi) {
 	});
 
 	on("agent_start", () => {
-		if (current()) send("agent_start", null);
+		if (!current()) return;
+		shared.running = true;
+		send("agent_start", null);
 	});
 	on("agent_end", (event, ctx) => {
-		if (current()) send("agent_end", { stopReason: stopReasonOf(event), ...waiting(ctx) });
+		if (!current()) return;
+		if (!shared.settles) shared.running = false; // Pi 0.73.1: its run ends here
+		send("agent_end", { stopReason: stopReasonOf(event), ...waiting(ctx) });
 	});
 	on("agent_settled", (event, ctx) => {
 		if (!current()) return;
+		shared.running = false;
 		let idle = false;
 		try {
 			idle = typeof ctx.isIdle === "function" ? ctx.isIdle() === true : false;
@@ -264,13 +328,23 @@ function setup(pi) {
 	});
 	on("session_shutdown", (event) => {
 		if (!current()) return;
+		// Nothing to repeat until the next session starts (a quit has none).
+		shared.session = null;
+		shared.running = false;
+		shared.prompts = [];
 		send("session_shutdown", { reason: event.reason ?? "", targetSessionFile: event.targetSessionFile ?? "" });
 	});
-	for (const name of ["ui_prompt_start", "ui_prompt_end"]) {
-		on(name, (event) => {
-			if (current()) send(name, { kind: event.kind ?? "", title: event.title ?? "" });
-		});
-	}
+	on("ui_prompt_start", (event) => {
+		if (!current()) return;
+		const prompt = { kind: event.kind ?? "", title: event.title ?? "" };
+		shared.prompts.push(prompt);
+		send("ui_prompt_start", prompt);
+	});
+	on("ui_prompt_end", (event) => {
+		if (!current()) return;
+		shared.prompts.pop(); // the wrapper closes the latest too
+		send("ui_prompt_end", { kind: event.kind ?? "", title: event.title ?? "" });
+	});
 
 	if (pi.events && typeof pi.events.on === "function") {
 		for (const channel of BUS_CHANNELS) {

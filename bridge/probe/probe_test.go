@@ -133,6 +133,9 @@ type harnessOut struct {
 	Full        string            `json:"full"`
 	UserMsg     string            `json:"userMsg"`
 	Transformer *string           `json:"transformer"`
+	// ConnectedAfterQuit: the probe held a connection after the session
+	// quit and the wrapper's end of it went away.
+	ConnectedAfterQuit bool `json:"connectedAfterQuit"`
 }
 
 type sink struct {
@@ -321,6 +324,38 @@ func TestProbeOnOldPiAPI(t *testing.T) {
 	}
 	if !reflect.DeepEqual(events, want) {
 		t.Errorf("events:\n got %#v\nwant %#v", events, want)
+	}
+}
+
+// A connection the wrapper drops (a hello that came too late, under load)
+// takes events with it. The probe connects again by itself and repeats
+// what the wrapper needs — the session, asked afresh, a run under way, the
+// dialogs open — before anything new; after a quit it repeats nothing.
+func TestProbeRepeatsWhatALostConnectionTook(t *testing.T) {
+	out, events := runHarness(t, "reconnect", true, herdrVars...)
+	start := func(reason string, waiting bool) control.SessionStart {
+		s := control.SessionStart{Reason: reason, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"}
+		if waiting {
+			s.InputNeeded, s.Question = true, "Which runtime should I use?"
+		}
+		return s
+	}
+	dialog := control.UIPromptStart{Kind: "confirm", Title: "Sure?"}
+	want := []control.Event{
+		start("startup", false), control.AgentStart{}, dialog,
+		// lost mid-run with the dialog open
+		start("reconnect", false), control.AgentStart{}, dialog,
+		control.UIPromptEnd{Kind: "confirm", Title: "Sure?"},
+		control.AgentSettled{Idle: true, InputNeeded: true, Question: "Which runtime should I use?"},
+		// lost at rest, the reply waiting for the user
+		start("reconnect", true),
+		control.SessionShutdown{Reason: "quit"},
+	}
+	if !reflect.DeepEqual(events, want) {
+		t.Fatalf("events:\n got %#v\nwant %#v", events, want)
+	}
+	if out.ConnectedAfterQuit {
+		t.Error("the probe connected again after the session quit")
 	}
 }
 

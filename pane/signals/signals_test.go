@@ -325,3 +325,44 @@ func TestStatusSaysHowTheLastRunEnded(t *testing.T) {
 		t.Fatalf("after an aborted reply: %q aborted %v, %d runs", st.LastStopReason, st.LastAborted, st.Runs)
 	}
 }
+
+// The probe's connection is lost and made again (the wrapper dropped it):
+// the probe repeats the session, asked afresh, and a run under way. At
+// rest on a question nothing is reported or told again; mid-run the pane
+// is working again once the repeat arrives, whatever the screen said
+// meanwhile, and the run still ends in a finished notification.
+func TestProbeReconnectRepeatsWithoutNews(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig()
+		defer r.m.Stop()
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl"})
+		r.feed(blockedReply...)
+		want, told := "idle working blocked(input needed)", "input-needed("+q+")"
+		r.expect(t, want, told)
+
+		time.Sleep(time.Minute)
+		r.feed(control.ProbeDisconnected{PID: 1})
+		time.Sleep(time.Second)
+		r.feed(control.ProbeConnected{PID: 1},
+			control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl", InputNeeded: true, Question: q})
+		time.Sleep(time.Minute)
+		r.expect(t, want, told)
+		if s := r.s.Status(); s.State != "blocked" || s.SessionFile != "/s.jsonl" || len(s.Reasons) != 1 || s.Reasons[0].Kind != "sentinel" {
+			t.Fatalf("after the reconnect at rest: %+v", s)
+		}
+
+		r.feed(control.AgentStart{})
+		r.feed(control.ProbeDisconnected{PID: 1})
+		time.Sleep(time.Second)
+		r.feed(control.ProbeConnected{PID: 1},
+			control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl"}, control.AgentStart{})
+		time.Sleep(time.Minute)
+		if s := r.s.Status(); s.State != "working" {
+			t.Fatalf("after the reconnect mid-run: %+v", s)
+		}
+		r.feed(control.AgentEnd{StopReason: "stop"}, control.AgentSettled{Idle: true})
+		if gt, gn := r.got(); !strings.HasPrefix(gt, want+" working") || !strings.HasSuffix(gt, "working idle") || gn != told+",finished" {
+			t.Fatalf("transitions %q, notifications %q", gt, gn)
+		}
+	})
+}

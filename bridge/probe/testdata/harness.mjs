@@ -137,6 +137,35 @@ if (scenario === "tui") {
 	await pi.fire("session_start", { reason: "startup" }, ctx(undefined, [], { hasUI: true }));
 	out.prompt = await pi.fire("before_agent_start", { systemPrompt: "base prompt" }, ctx(undefined));
 	await pi.fire("agent_end", { messages: [], stopReason: "error" }, ctx(undefined, [assistant("x\n:input_needed:"), user("answer")]));
+} else if (scenario === "reconnect") {
+	// The wrapper loses the connection mid-run, with a dialog open, and Pi
+	// says nothing for a while: the probe connects again by itself and
+	// repeats what the wrapper lost. Pi's context is live (its getters read
+	// the session as it is now), so one context and one branch serve.
+	const pi = fakePi();
+	mod.default(pi);
+	const branch = [];
+	const live = ctx("tui", branch);
+	const sock = () => globalThis[Symbol.for("herdr-pi.probe.v1")].sock;
+	const lose = async () => {
+		await pause();
+		sock().destroy();
+		await new Promise((r) => setTimeout(r, 1500));
+	};
+	await pi.fire("session_start", { reason: "startup" }, live);
+	await pi.fire("agent_start", {}, live);
+	await pi.fire("ui_prompt_start", { kind: "confirm", title: "Sure?" }, live);
+	await lose();
+	await pi.fire("ui_prompt_end", { kind: "confirm", title: "Sure?" }, live);
+	branch.push(user("hi"), assistant(response));
+	await pi.fire("agent_settled", { aborted: false }, live);
+	// Lost again while idle: the session is repeated with what its branch
+	// waits for now, and no run or dialog comes with it.
+	await lose();
+	await pi.fire("session_shutdown", { reason: "quit" }, live);
+	// After a quit there is nothing to repeat: no new connection.
+	await lose();
+	out.connectedAfterQuit = sock() !== null;
 } else if (scenario === "nosocket") {
 	const pi = fakePi();
 	mod.default(pi);
