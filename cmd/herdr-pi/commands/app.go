@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -79,8 +80,30 @@ func runWith(ctx context.Context, args []string, f *Factory) int {
 		}
 		app.Metadata = map[string]any{completingKey: cur}
 	}
+	// urfave/cli prints help and the version through app.Writer and drops
+	// write errors; a help that never reached a full disk or a closed
+	// stdout must not exit 0.
+	out := &stickyWriter{w: app.Writer}
+	app.Writer = out
 	err := app.RunContext(ctx, args)
+	if err == nil && out.err != nil {
+		err = out.err
+	}
 	return exitCode(err, f.IO.Err)
+}
+
+// stickyWriter keeps the first write error of the writer it wraps.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
 }
 
 func newApp(f *Factory) *cli.App {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -35,6 +36,23 @@ func TestEveryHelpHasAnExample(t *testing.T) {
 		}
 		if !strings.Contains(help, "Example") || !strings.Contains(help, "herdr-pi "+p[0]) {
 			t.Errorf("%s --help has no example:\n%s", strings.Join(p, " "), help)
+		}
+	}
+}
+
+// failingWriter refuses every write, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// Help and the version that cannot be written are an error, named, not a
+// silent exit 0 (urfave/cli drops the write error).
+func TestHelpThatCannotBeWrittenFails(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"status", "--help"}, {"help", "wrap"}, {"--version"}, {}} {
+		var errOut bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi"}, args...), IO{In: strings.NewReader(""), Out: failingWriter{}, Err: &errOut})
+		if code != exitError || !strings.Contains(errOut.String(), "no space left on device") {
+			t.Errorf("%q: exit %d, stderr %q; want %d and the write error", args, code, errOut.String(), exitError)
 		}
 	}
 }
