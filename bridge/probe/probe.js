@@ -210,7 +210,12 @@ function connection({ resync = true } = {}) {
 	sock.write(JSON.stringify({ type: "hello", token, role: "probe", pid: process.pid, version: 1 }) + "\n");
 	shared.sock = sock;
 	if (shared.connections++ > 0 && resync) {
-		for (const [name, data] of resyncEvents()) sock.write(encode(name, data));
+		try {
+			for (const [name, data] of resyncEvents()) sock.write(encode(name, data));
+		} catch {
+			// Whatever Pi's context refused, the event that asked for this
+			// connection still goes out.
+		}
 	}
 	return sock;
 }
@@ -284,15 +289,21 @@ function setup(pi) {
 				return undefined;
 			}
 		};
-		const session = (reason) => ({
-			reason,
-			sessionFile: call("getSessionFile") ?? "",
-			sessionId: call("getSessionId") ?? "",
+		// What cannot change during the session is read once; the file (a
+		// session is written to disk late) and the branch are read afresh
+		// for a resync.
+		const fixed = {
 			previousSessionFile: event.previousSessionFile ?? "",
 			mode,
 			modeInferred: inferred,
 			hasUI: ctx.hasUI === true,
 			cwd: typeof ctx.cwd === "string" ? ctx.cwd : "",
+		};
+		const session = (reason) => ({
+			reason,
+			sessionFile: call("getSessionFile") ?? "",
+			sessionId: call("getSessionId") ?? "",
+			...fixed,
 			...waiting(ctx),
 		});
 		shared.session = session;
