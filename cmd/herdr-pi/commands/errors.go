@@ -32,11 +32,20 @@ func (e *usageError) Unwrap() error { return e.err }
 
 func usagef(cmd, format string, args ...any) error {
 	for i, a := range args {
-		if s, ok := a.(string); ok && len(s) > clipAt {
-			args[i] = clipped(s)
+		if s, ok := a.(string); ok {
+			args[i] = clipArg(s)
 		}
 	}
 	return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
+}
+
+// clipArg is an argument to quote in a message: itself, or clipped when it
+// is longer than clipAt.
+func clipArg(s string) any {
+	if len(s) > clipAt {
+		return clipped(s)
+	}
+	return s
 }
 
 // clipAt is how much of an argument a usage error quotes: enough to
@@ -90,7 +99,9 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &silent):
 		return int(silent)
 	case errors.As(err, &start):
-		tell(stderr, "herdr-pi wrap: %v\n", start)
+		// The command is the user's argument, of any length: quoted as a
+		// usage error quotes one, so the reason after it stays in view.
+		tell(stderr, "herdr-pi wrap: %v: %s\n", clipArg(start.Command), start.Reason)
 		return start.Code
 	case errors.As(err, &usage):
 		name := "herdr-pi"
