@@ -97,6 +97,9 @@ func completer(cmd *cli.Command, values func(c *cli.Context, given []string) []s
 				break // after an argument, a flag is an argument too (the agent's, after `wrap pi`)
 			}
 			for _, fl := range flags {
+				if given := c.IsSet(fl.Names()[0]); given && !repeatable(fl) {
+					continue // already on the line
+				}
 				for _, name := range fl.Names() {
 					if len(name) > 1 {
 						out = append(out, "--"+name)
@@ -116,4 +119,11 @@ func completer(cmd *cli.Command, values func(c *cli.Context, given []string) []s
 			}
 		}
 	}
+}
+
+// repeatable says whether a flag may be given more than once (a slice flag
+// collects every value).
+func repeatable(fl cli.Flag) bool {
+	s, ok := fl.(cli.DocGenerationSliceFlag)
+	return ok && s.IsSliceFlag()
 }
