@@ -43,20 +43,23 @@ const BUS_CHANNELS = [
 const MAX_STRING = 2000; // longer strings in forwarded payloads are cut
 const MAX_LINE = 60000; // below the wrapper's 64 KiB line limit
 const MAX_BACKLOG = 1 << 20; // unsent bytes before events are dropped
+const MAX_REDIALS = 5; // reconnections on the probe's own without an answer
 
 // State shared by every instance of this module in one Pi process: Pi
 // re-imports the module on /reload and on session switches, but the socket
 // and the notion of "the current root instance" must survive that.
-const SHARED_KEY = Symbol.for("herdr-pi.probe.v1");
 //
-// What a new connection must repeat (see resync): session() builds the
-// current root session's session_start (null before the first and after a
-// quit), running says a run started and has not settled, prompts are the
-// dialogs open now, oldest first.
+// What a new connection must repeat (see resyncEvents): session() builds
+// the current root session's session_start (null before the first and
+// after a quit), running says a run started and has not settled, prompts
+// are the dialogs open now, oldest first. redials counts the reconnections
+// made on the probe's own since the wrapper last answered one.
+const SHARED_KEY = Symbol.for("herdr-pi.probe.v1");
 const shared = (globalThis[SHARED_KEY] ??= {
 	sock: null,
 	retryAt: 0,
 	connections: 0,
+	redials: 0,
 	lastGen: 0,
 	rootGen: 0,
 	notTui: false,
@@ -193,10 +196,12 @@ function connection({ resync = true } = {}) {
 		if (shared.sock !== sock) return;
 		shared.sock = null;
 		// The wrapper hung up on a live connection: connect again soon, so
-		// that what it lost is repeated even if Pi stays quiet. One try per
-		// lost connection; a wrapper that is gone refuses it and that is
-		// the end of it.
-		if (connected && shared.session) {
+		// that what it lost is repeated even if Pi stays quiet. A wrapper
+		// that is gone refuses the connection and that is the end of it;
+		// one that keeps hanging up without a word is left alone after a
+		// few tries, until Pi's next event.
+		if (connected && shared.session && shared.redials < MAX_REDIALS) {
+			shared.redials++;
 			const t = setTimeout(() => {
 				try {
 					connection();
@@ -205,7 +210,9 @@ function connection({ resync = true } = {}) {
 			if (typeof t.unref === "function") t.unref();
 		}
 	});
-	sock.on("data", () => {}); // the wrapper's hello; nothing to act on
+	sock.on("data", () => {
+		shared.redials = 0; // the wrapper's hello: it took this connection
+	});
 	if (typeof sock.unref === "function") sock.unref(); // never keeps Pi alive
 	sock.write(JSON.stringify({ type: "hello", token, role: "probe", pid: process.pid, version: 1 }) + "\n");
 	shared.sock = sock;

@@ -1,10 +1,12 @@
 package probe
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -356,6 +358,60 @@ func TestProbeRepeatsWhatALostConnectionTook(t *testing.T) {
 	}
 	if out.ConnectedAfterQuit {
 		t.Error("the probe connected again after the session quit")
+	}
+}
+
+// A wrapper that hangs up on every connection without answering its hello
+// is tried again a bounded number of times (five), each try repeating the
+// session; Pi's next event tries once more.
+func TestProbeRedialsAreBounded(t *testing.T) {
+	bin := node(t)
+	dir, path := writtenProbe(t)
+	ln, err := net.Listen("unix", filepath.Join(dir, "c.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var firstLines []string // each connection's second line: what it says after hello
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			r := bufio.NewReader(c)
+			r.ReadString('\n') // hello
+			line, _ := r.ReadString('\n')
+			c.Close()
+			var m struct {
+				Name string `json:"name"`
+				Data struct {
+					Reason string `json:"reason"`
+				} `json:"data"`
+			}
+			json.Unmarshal([]byte(line), &m)
+			mu.Lock()
+			firstLines = append(firstLines, m.Name+"("+m.Data.Reason+")")
+			mu.Unlock()
+		}
+	}()
+	cmd := exec.Command(bin, "testdata/harness.mjs", "file://"+path)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "SCENARIO=hangup", control.EnvSocket + "=" + ln.Addr().String(), control.EnvToken + "=x"}, herdrVars...)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("harness: %v\n%s", err, b)
+	}
+	ln.Close()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	redial := "session_start(reconnect)"
+	want := []string{"session_start(startup)", redial, redial, redial, redial, redial, redial}
+	if !reflect.DeepEqual(firstLines, want) {
+		t.Fatalf("connections began with %q, want %q (five redials, then one for Pi's agent_start)", firstLines, want)
 	}
 }
 

@@ -166,6 +166,22 @@ if (scenario === "tui") {
 	// After a quit there is nothing to repeat: no new connection.
 	await lose();
 	out.connectedAfterQuit = sock() !== null;
+} else if (scenario === "hangup") {
+	// A wrapper that takes each connection and hangs up without a word:
+	// the probe tries again on its own a few times, then waits for Pi.
+	const pi = fakePi();
+	mod.default(pi);
+	const shared = globalThis[Symbol.for("herdr-pi.probe.v1")];
+	const until = async (cond) => {
+		for (let i = 0; i < 600 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
+	};
+	const hungUp = () => shared.sock === null || shared.sock.destroyed;
+	await pi.fire("session_start", { reason: "startup" }, ctx("tui"));
+	await until(() => shared.connections === 6 && hungUp()); // the first and five redials
+	await new Promise((r) => setTimeout(r, 1500)); // no sixth
+	await pi.fire("agent_start", {}, ctx("tui"));
+	await until(hungUp);
+	await new Promise((r) => setTimeout(r, 1500)); // and none after it
 } else if (scenario === "nosocket") {
 	const pi = fakePi();
 	mod.default(pi);
