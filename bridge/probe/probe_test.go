@@ -138,18 +138,26 @@ type harnessOut struct {
 	// ConnectedAfterQuit: the probe held a connection after the session
 	// quit and the wrapper's end of it went away.
 	ConnectedAfterQuit bool `json:"connectedAfterQuit"`
+	// Connections the probe opened (or tried to).
+	Connections int `json:"connections"`
 }
 
 type sink struct {
 	mu     sync.Mutex
 	events []control.Event
+	// ended counts the probe connections that ended: each one's events
+	// were delivered before its end.
+	ended int
 }
 
 func (s *sink) ProbeEvent(ev control.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch ev.(type) {
-	case control.ProbeConnected, control.ProbeDisconnected:
+	case control.ProbeConnected:
+		return
+	case control.ProbeDisconnected:
+		s.ended++
 		return
 	}
 	s.events = append(s.events, ev)
@@ -208,14 +216,30 @@ func runHarness(t *testing.T, scenario string, socket bool, env ...string) (harn
 		srv.Close()
 		t.Fatalf("harness: %v\n%s", err, b)
 	}
-	// The probe's connection closes with node; give the server a moment
-	// to deliver what it read.
-	time.Sleep(100 * time.Millisecond)
-	srv.Close()
 	var out harnessOut
 	if err := json.Unmarshal(b, &out); err != nil {
+		srv.Close()
 		t.Fatalf("harness output %q: %v", b, err)
 	}
+	// The probe's connections close with node (each heard the server's
+	// hello first); the server delivers what each carried before its end.
+	if socket {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			s.mu.Lock()
+			ended := s.ended
+			s.mu.Unlock()
+			if ended >= out.Connections {
+				break
+			}
+			if time.Now().After(deadline) {
+				srv.Close()
+				t.Fatalf("%d of the probe's %d connections ended", ended, out.Connections)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	srv.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return out, s.events

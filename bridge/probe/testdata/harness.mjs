@@ -43,6 +43,19 @@ const ctx = (mode, branch = [], extra = {}) => ({
 const assistant = (text) => ({ type: "message", message: { role: "assistant", content: [{ type: "text", text }] } });
 const user = (text) => ({ type: "message", message: { role: "user", content: [{ type: "text", text }] } });
 const pause = () => new Promise((r) => setTimeout(r, 50));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// until waits for cond, 30 s at most (a loaded machine is slow, not stuck).
+const until = async (cond) => {
+	for (let i = 0; i < 600 && !cond(); i++) await sleep(50);
+};
+const probeState = () => globalThis[Symbol.for("herdr-pi.probe.v1")];
+// answered: the probe's connection, if it has one, heard the wrapper's
+// hello. Until then the wrapper may not have taken it: a probe that went
+// away before would lose what it wrote (the wrapper's reply fails).
+const answered = () => {
+	const sock = probeState().sock;
+	return !sock || sock.destroyed || sock.bytesRead > 0;
+};
 
 // D3.1
 out.herdrEnv = [
@@ -146,11 +159,11 @@ if (scenario === "tui") {
 	mod.default(pi);
 	const branch = [];
 	const live = ctx("tui", branch);
-	const sock = () => globalThis[Symbol.for("herdr-pi.probe.v1")].sock;
 	const lose = async () => {
-		await pause();
-		sock().destroy();
-		await new Promise((r) => setTimeout(r, 1500));
+		const n = probeState().connections;
+		await until(answered);
+		probeState().sock.destroy();
+		await until(() => probeState().connections > n && answered());
 	};
 	await pi.fire("session_start", { reason: "startup" }, live);
 	await pi.fire("agent_start", {}, live);
@@ -164,24 +177,22 @@ if (scenario === "tui") {
 	await lose();
 	await pi.fire("session_shutdown", { reason: "quit" }, live);
 	// After a quit there is nothing to repeat: no new connection.
-	await lose();
-	out.connectedAfterQuit = sock() !== null;
+	await until(answered);
+	probeState().sock.destroy();
+	await sleep(1500);
+	out.connectedAfterQuit = probeState().sock !== null;
 } else if (scenario === "hangup") {
 	// A wrapper that takes each connection and hangs up without a word:
 	// the probe tries again on its own a few times, then waits for Pi.
 	const pi = fakePi();
 	mod.default(pi);
-	const shared = globalThis[Symbol.for("herdr-pi.probe.v1")];
-	const until = async (cond) => {
-		for (let i = 0; i < 600 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
-	};
-	const hungUp = () => shared.sock === null || shared.sock.destroyed;
+	const hungUp = () => probeState().sock === null || probeState().sock.destroyed;
 	await pi.fire("session_start", { reason: "startup" }, ctx("tui"));
-	await until(() => shared.connections === 6 && hungUp()); // the first and five redials
-	await new Promise((r) => setTimeout(r, 1500)); // no sixth
+	await until(() => probeState().connections === 6 && hungUp()); // the first and five redials
+	await sleep(1500); // no sixth
 	await pi.fire("agent_start", {}, ctx("tui"));
 	await until(hungUp);
-	await new Promise((r) => setTimeout(r, 1500)); // and none after it
+	await sleep(1500); // and none after it
 } else if (scenario === "nosocket") {
 	const pi = fakePi();
 	mod.default(pi);
@@ -189,6 +200,7 @@ if (scenario === "tui") {
 	await pi.fire("agent_start", {}, ctx("tui"));
 	out.prompt = await pi.fire("before_agent_start", { systemPrompt: "" }, ctx("tui"));
 }
-await pause();
+await until(answered);
+out.connections = probeState().connections;
 console.log(JSON.stringify(out));
 process.exit(0);
