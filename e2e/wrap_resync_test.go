@@ -20,7 +20,9 @@ func TestWrapReportsAgainAfterHerdrHandoff(t *testing.T) {
 	h := herdrtest.Start(t)
 	env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
 	env = append(env, h.Env()...)
-	r, err := startOuter(outerOptions{Env: env, Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", agentScript(t, "print ready\\r\\n", "sleep 6s")}})
+	// The agent waits for a line, not for a time: on a loaded machine the
+	// steps below can take longer than any sleep it might have.
+	r, err := startOuter(outerOptions{Env: env, Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", agentScript(t, "print ready\\r\\n", "readline")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,9 @@ func TestWrapReportsAgainAfterHerdrHandoff(t *testing.T) {
 		return out
 	}
 	h.WaitFor(t, 2*time.Minute, "unknown then idle", func() bool { return len(states()) == 2 && states()[1] == "idle" })
-	time.Sleep(300 * time.Millisecond) // the watcher is subscribed by now
+	// Only a stream whose start the watcher saw counts as one that ended;
+	// one dropped before its acknowledgement is a first subscribe retried.
+	h.WaitFor(t, 2*time.Minute, "the event stream", func() bool { return h.Streams() > 0 })
 	handoff := time.Now()
 	h.DropSubscriptions()
 	h.WaitFor(t, 2*time.Minute, "idle reported again", func() bool { return len(states()) == 3 && states()[2] == "idle" })
@@ -41,6 +45,9 @@ func TestWrapReportsAgainAfterHerdrHandoff(t *testing.T) {
 		t.Fatalf("the repeated report was not accepted: %+v", reps[2])
 	}
 	t.Logf("state reported again %v after the stream ended", reps[2].At.Sub(handoff).Round(time.Millisecond))
+	if _, err := r.master.Write([]byte("\r")); err != nil {
+		t.Fatal(err)
+	}
 	if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
 		t.Fatalf("status %d, %v", status, err)
 	}
@@ -58,12 +65,14 @@ func TestWrapNoticesHerdrIgnoringItsReports(t *testing.T) {
 		}
 		env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
 		env = append(env, h.Env()...)
-		r, err := startOuter(outerOptions{Env: env, Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", agentScript(t, "print ready\\r\\n", "sleep 3s")}})
+		// The agent lives until the status has been read, however long
+		// that takes on a loaded machine.
+		r, err := startOuter(outerOptions{Env: env, Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", agentScript(t, "print ready\\r\\n", "readline")}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var st struct{ Herdr string }
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(time.Minute) // a bound, not a wait: each status is a process start
 		for {
 			cmd := exec.Command("herdr-pi", "status", "--json")
 			cmd.Env = env
@@ -78,6 +87,9 @@ func TestWrapNoticesHerdrIgnoringItsReports(t *testing.T) {
 		}
 		if got := strings.Contains(st.Herdr, "ignores"); got != ignored {
 			t.Fatalf("ignored=%v: status says %q", ignored, st.Herdr)
+		}
+		if _, err := r.master.Write([]byte("\r")); err != nil {
+			t.Fatal(err)
 		}
 		if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
 			t.Fatalf("status %d, %v", status, err)

@@ -53,6 +53,7 @@ type subEntry struct {
 // Server.mu.
 type subscriber struct {
 	conn    net.Conn
+	started bool // its acknowledgement was written: the client has it
 	entries []*subEntry
 	queue   []outLine
 	wake    chan struct{}

@@ -344,6 +344,21 @@ func (s *Server) Restart() error {
 	return s.listen()
 }
 
+// Streams returns how many event streams are open whose acknowledgement
+// was written: ended by DropSubscriptions, each is one the client saw
+// start, so it reconnects rather than retrying a first subscribe.
+func (s *Server) Streams() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for sub := range s.subs {
+		if sub.started {
+			n++
+		}
+	}
+	return n
+}
+
 // DropSubscriptions ends every open event stream, as a live handoff does.
 func (s *Server) DropSubscriptions() {
 	s.mu.Lock()
@@ -596,6 +611,9 @@ func (s *Server) serve(c net.Conn) {
 	if !s.write(c, n, out, kind) || sub == nil {
 		return
 	}
+	s.mu.Lock()
+	sub.started = true
+	s.mu.Unlock()
 	s.stream(c, sub)
 }
 

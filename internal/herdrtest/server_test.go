@@ -449,9 +449,15 @@ func TestEvents(t *testing.T) {
 	if l := f.next(t, time.Second); !strings.Contains(l, `"agent_status":"blocked"`) {
 		t.Errorf("immediate filtered event %q", l)
 	}
+	if !s.Await(10*time.Second, func() bool { return s.Streams() == 2 }) {
+		t.Errorf("%d streams open, want 2", s.Streams())
+	}
 	s.DropSubscriptions()
 	if l := st.next(t, time.Second); l != "" {
 		t.Errorf("stream survived DropSubscriptions: %q", l)
+	}
+	if !s.Await(10*time.Second, func() bool { return s.Streams() == 0 }) {
+		t.Errorf("%d streams open after DropSubscriptions", s.Streams())
 	}
 }
 
