@@ -339,6 +339,7 @@ function notify(text, level) {
 }
 
 function status(a, text) {
+	a.statusShown++;
 	try {
 		shared.ui?.setStatus(`herdr-pi-handoff:${a.sessionId}`, text === undefined ? undefined : `${a.label}: ${text}`);
 	} catch {}
@@ -603,6 +604,7 @@ function newAttempt(inner, prepared, sctx) {
 		sticky: undefined, // the reply that stays the result (see afterHandback)
 		resultSubmitted: false,
 		disposed: false,
+		statusShown: 0, // counts the status lines set, so a late take-down spares a newer one
 	};
 	a.key = `${a.runId}\n${a.sessionId}`;
 	inner.subscribe((event) => observe(a, event));
@@ -850,7 +852,14 @@ async function runHandoff(a, h) {
 		}
 		const shown = h.paneState === "done" ? "completed" : "idle";
 		status(a, out.transferred ? shown : undefined);
-		if (out.transferred) setTimeout(() => status(a, undefined), 50).unref?.();
+		if (out.transferred) {
+			// Taken down only if still shown: the engine may have started
+			// the attempt's next turn meanwhile, and its status stays.
+			const shownNow = a.statusShown;
+			setTimeout(() => {
+				if (a.statusShown === shownNow) status(a, undefined);
+			}, 50).unref?.();
+		}
 		h.markDone();
 	}
 	return out;

@@ -44,6 +44,7 @@ type handoffOut struct {
 	Reference    string   `json:"reference"`
 	Results      []string `json:"results"`
 	Log          []string `json:"log"`
+	HeldStatus   *string  `json:"heldStatus"`
 }
 
 type ownerSink struct {

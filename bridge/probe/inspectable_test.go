@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -205,6 +206,13 @@ func TestInspectableTurns(t *testing.T) {
 	}
 	if !slices.Equal(out.Results, []string{"done", "done", "done", "done"}) {
 		t.Fatalf("prompt results %q", out.Results)
+	}
+	if out.HeldStatus == nil || !strings.HasSuffix(*out.HeldStatus, ": working") {
+		held := "no status"
+		if out.HeldStatus != nil {
+			held = fmt.Sprintf("%q", *out.HeldStatus)
+		}
+		t.Errorf("while the held turn works the owner shows %s, want its working status", held)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -237,6 +237,10 @@ async function main() {
 		// A turn the engine aborts: its tab is asked to close.
 		const held = session.prompt("HOLD");
 		await waitStatus("working");
+		// Past the moment an earlier turn's "idle" is taken down (50 ms):
+		// the held turn still shows working.
+		await new Promise((r) => setTimeout(r, 200));
+		out.heldStatus = statuses.at(-1)?.[1] ?? null;
 		await session.abort();
 		await held;
 		await session.dispose();
