@@ -275,6 +275,31 @@ func TestFaultHerdrSlow(t *testing.T) {
 	r.finish(5, true)
 }
 
+// Herdr reads the first report only after the wrapper gave up on it (both
+// attempts, 2 s in all) and sent the state that followed — what a loaded
+// machine did to the soak. Herdr ignores the late report by its seq: the
+// pane shows the newer state, and is released at the end.
+func TestFaultHerdrReadsAReportTooLate(t *testing.T) {
+	h := herdrtest.Start(t)
+	h.SetFault(herdrtest.Fault{Kind: herdrtest.FaultSlow, Delay: 4 * time.Second, Methods: []string{"pane.report_agent"}, Count: 2})
+	e := newFaultEnv(t, h)
+	r := e.wrap("pi-working 200ms", "readline", "exit 5")
+	h.WaitFor(t, 30*time.Second, "both late attempts of the first report, and the next state", func() bool {
+		late := 0
+		for _, req := range h.Requests() {
+			if req.Fault == herdrtest.FaultSlow && req.Reply != "" {
+				late++
+			}
+		}
+		return late == 2 && lastReport(h, time.Time{}) == "working"
+	})
+	if st := h.Pane(h.PaneID()); st.Status != "working" {
+		t.Errorf("the pane shows %q, want the state that came last", st.Status)
+	}
+	r.send("\r")
+	r.finish(5, true)
+}
+
 // A child that floods the terminal: every byte arrives, the agent's code
 // comes back, the pane is released.
 func TestFaultChildFloods(t *testing.T) {

@@ -26,7 +26,7 @@ func FuzzHandle(f *testing.F) {
 	}
 	f.Cleanup(s.Close)
 	f.Fuzz(func(t *testing.T, line []byte) {
-		out, kind, sub := s.handle(line, "")
+		out, kind, sub := s.handle(0, line, "")
 		if sub != nil {
 			s.unsubscribe(sub)
 		}

@@ -29,6 +29,9 @@ type AgentCall struct {
 	Accepted bool
 	Applied  bool
 	At       time.Time
+	// Request is the arrival number of the request that carried it
+	// (Request.N in Requests).
+	Request int
 }
 
 // NotificationCall is one notification.show and what the fake answered.
@@ -211,7 +214,7 @@ func ok() map[string]any { return map[string]any{"type": "ok"} }
 // into an event stream. invalid is the schema's complaint about the line:
 // Herdr's typed decoding rejects what the schema rejects, so the fake does
 // too.
-func (s *Server) handle(line []byte, invalid string) (out []byte, kind string, sub *subscriber) {
+func (s *Server) handle(n int, line []byte, invalid string) (out []byte, kind string, sub *subscriber) {
 	// Protocol 20 answers a request it cannot read under the id "";
 	// protocol 22 keeps the id when there is one to keep.
 	var badID string
@@ -254,6 +257,7 @@ func (s *Server) handle(line []byte, invalid string) (out []byte, kind string, s
 	if p.err != "" {
 		return bad(p.err)
 	}
+	p.req = n
 
 	s.mu.Lock()
 	res, aerr, sub := s.dispatch(id, method, p)
@@ -409,7 +413,7 @@ func (s *Server) reportAgent(p *params) (map[string]any, *apiError, *subscriber)
 	if label == "" {
 		return nil, errf("invalid_agent", "agent label must not be empty"), nil
 	}
-	call := AgentCall{Method: "pane.report_agent", PaneID: pid, Source: source, Agent: label, State: state,
+	call := AgentCall{Request: p.req, Method: "pane.report_agent", PaneID: pid, Source: source, Agent: label, State: state,
 		Message: msg, Seq: seq, HasSeq: hasSeq, ResumeArgv: resume, At: time.Now()}
 	call.Accepted = pn.acceptSeq(source, seq, hasSeq)
 	if call.Accepted && !official(source) && !pn.exitedAgents[label] && !pn.heldByDetection(label) {
@@ -431,7 +435,7 @@ func (s *Server) releaseAgent(p *params) (map[string]any, *apiError, *subscriber
 	if label == "" {
 		return nil, errf("invalid_agent", "agent label must not be empty"), nil
 	}
-	call := AgentCall{Method: "pane.release_agent", PaneID: pid, Source: source, Agent: label,
+	call := AgentCall{Request: p.req, Method: "pane.release_agent", PaneID: pid, Source: source, Agent: label,
 		Seq: seq, HasSeq: hasSeq, At: time.Now()}
 	call.Accepted = pn.acceptSeq(source, seq, hasSeq)
 	if call.Accepted && !official(source) && pn.auth != nil && pn.auth.source == source && pn.auth.agent == label {
@@ -452,7 +456,7 @@ func (s *Server) clearAuthority(p *params) (map[string]any, *apiError, *subscrib
 	if pn == nil {
 		return nil, aerr, nil
 	}
-	call := AgentCall{Method: "pane.clear_agent_authority", PaneID: pid, Source: source, Seq: seq, HasSeq: hasSeq, At: time.Now()}
+	call := AgentCall{Request: p.req, Method: "pane.clear_agent_authority", PaneID: pid, Source: source, Seq: seq, HasSeq: hasSeq, At: time.Now()}
 	call.Accepted = pn.acceptSeq(source, seq, hasSeq)
 	if call.Accepted && pn.auth != nil && (source == "" || pn.auth.source == source) {
 		s.setAuthority(pn, nil)

@@ -15,6 +15,7 @@ import (
 type params struct {
 	m   map[string]json.RawMessage
 	err string
+	req int // the request's arrival number (Request.N), 0 when not from a connection
 }
 
 func newParams(raw json.RawMessage) *params {

@@ -109,6 +109,10 @@ type Request struct {
 	Fault  FaultKind
 	// Reply is the line written back, "" when none was.
 	Reply string
+	// Lost says the reply could not be written: the client had hung up,
+	// having given up waiting (a request read late, on a loaded machine or
+	// behind a fault). Herdr acts on such a request all the same.
+	Lost bool
 }
 
 // Server is a running fake Herdr. All methods are safe for concurrent use.
@@ -597,7 +601,7 @@ func (s *Server) serve(c net.Conn) {
 		}
 	}
 
-	out, kind, sub := s.handle(line, invalid)
+	out, kind, sub := s.handle(n, line, invalid)
 	if sub != nil {
 		s.mu.Lock()
 		sub.conn = c
@@ -698,6 +702,13 @@ func (s *Server) write(c net.Conn, n int, line []byte, kind string) bool {
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(writeTimeout))
 	_, err := c.Write(line)
+	if err != nil && n > 0 {
+		s.mu.Lock()
+		if n <= len(s.requests) {
+			s.requests[n-1].Lost = true
+		}
+		s.mu.Unlock()
+	}
 	return err == nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
@@ -520,4 +521,42 @@ func TestOneStatusEventReachesEverySubscriber(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A request whose client hung up before the answer (it gave up waiting) is
+// still acted on, as Herdr does, and the record says its answer was lost;
+// every agent call names the request that carried it.
+func TestRequestOfAClientThatGaveUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := StartInBubble(t)
+		s.SetFault(Fault{Kind: FaultSlow, Delay: time.Second, Count: 1})
+		report := func(seq int) net.Conn {
+			c, err := s.Dial(t.Context(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := fmt.Sprintf(`{"id":"r%d","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"custom:t","agent":"pi","state":"working","seq":%d}}`+"\n", seq, seq)
+			if _, err := c.Write([]byte(line)); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		report(5).Close() // read at once, answered a second later: too late
+		synctest.Wait()   // the fake holds it (recorded first, the fault used up)
+		c := report(6)
+		if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || !strings.Contains(line, `"id":"r6"`) {
+			t.Fatalf("reply %q, %v", line, err)
+		}
+		c.Close()
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		reqs := s.Requests()
+		if len(reqs) != 2 || !reqs[0].Lost || reqs[1].Lost {
+			t.Fatalf("requests %+v, want the first one's answer lost", reqs)
+		}
+		calls := s.AgentCalls(s.PaneID())
+		if len(calls) != 2 || calls[0].Seq != 6 || calls[0].Request != 2 || calls[1].Seq != 5 || calls[1].Request != 1 || calls[1].Accepted {
+			t.Fatalf("agent calls %+v, want seq 6 (request 2) then the late seq 5 (request 1), ignored", calls)
+		}
+	})
 }
