@@ -40,6 +40,14 @@ var cases = []faultCase{
 		},
 	},
 	{
+		Fault:     "Herdr too slow: a report read only after the wrapper gave up on it (both attempts) and sent the next state",
+		Guarantee: "Herdr ignores the late report by its seq: the pane shows the newer state; the agent's code comes back and the pane is released",
+		Tests: []testRef{
+			{"e2e", "TestFaultHerdrReadsAReportTooLate"},
+			{"internal/herdrtest", "TestRequestOfAClientThatGaveUp"},
+		},
+	},
+	{
 		Fault:     "Herdr hung: accepts and never answers",
 		Guarantee: "no keystroke or output waits for it; each call ends at its deadline; the run ends in bounded time with the agent's code",
 		Tests: []testRef{
