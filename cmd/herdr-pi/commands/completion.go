@@ -97,7 +97,7 @@ func completer(cmd *cli.Command, values func(c *cli.Context, given []string) []s
 				break // after an argument, a flag is an argument too (the agent's, after `wrap pi`)
 			}
 			for _, fl := range flags {
-				if given := c.IsSet(fl.Names()[0]); given && !repeatable(fl) {
+				if c.IsSet(fl.Names()[0]) && !repeatable(fl) {
 					continue // already on the line
 				}
 				for _, name := range fl.Names() {
