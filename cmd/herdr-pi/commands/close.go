@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
 )
@@ -124,12 +124,7 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 
 func printClose(f *Factory, rep closeReport, asJSON bool) error {
 	if asJSON {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = f.IO.Out.Write(append(b, '\n'))
-		return err
+		return render.JSON(f.IO.Out, rep)
 	}
 	if len(rep.Closed) == 0 {
 		tell(f.IO.Out, "nothing herdr-pi opened for run %s is open\n", rep.Run)

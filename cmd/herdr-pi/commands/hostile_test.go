@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -113,4 +114,34 @@ func TestOpenNamesStoreAttemptsHarmlessly(t *testing.T) {
 		t.Fatalf("exit %d, want 1 and the attempts; stderr %q", code, errb.String())
 	}
 	harmless(t, "open's error", errb.String())
+
+	// --json keeps the name exact for a script, and is still harmless when
+	// a person runs it without one: what a terminal would act on is
+	// written as a \u escape, C1 and bidi controls included.
+	out.Reset()
+	errb.Reset()
+	code = Main(context.Background(), []string{"herdr-pi", "open", "--list", "--json", g.IDs[0]}, IO{In: strings.NewReader(""), Out: &out, Err: &errb, Env: env, Dir: g.Cwd})
+	if code != 0 {
+		t.Fatalf("open --list --json: exit %d; stderr %q", code, errb.String())
+	}
+	harmless(t, "open --list --json", out.String())
+	var listing struct {
+		Runs []struct {
+			Agents []struct {
+				Name string `json:"name"`
+			} `json:"agents"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &listing); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range listing.Runs {
+		for _, a := range r.Agents {
+			names = append(names, a.Name)
+		}
+	}
+	if !slices.Contains(names, "a"+hostile) {
+		t.Errorf("open --list --json names %q; want the agent's name exactly, %q", names, "a"+hostile)
+	}
 }

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
@@ -454,12 +454,7 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, 
 
 func printOpen(f *Factory, rep openReport, asJSON bool) error {
 	if asJSON {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = f.IO.Out.Write(append(b, '\n'))
-		return err
+		return render.JSON(f.IO.Out, rep)
 	}
 	printOpenLine(f, rep)
 	return nil

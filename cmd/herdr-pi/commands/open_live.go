@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
 )
@@ -65,8 +65,7 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	defer stop()
 	say := func(p control.Progress) {
 		if opts.JSON {
-			b, _ := json.Marshal(openLiveLine{Format: openLiveFormat, Attempt: a.Name(), Progress: p})
-			fmt.Fprintf(io.Out, "%s\n", b)
+			_ = render.JSONLine(io.Out, openLiveLine{Format: openLiveFormat, Attempt: a.Name(), Progress: p})
 			return
 		}
 		tell(io.Out, "%s\n", liveWords(a, p))

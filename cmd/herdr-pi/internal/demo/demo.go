@@ -25,6 +25,7 @@ import (
 	creackpty "github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/pane/screen"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
@@ -223,9 +224,7 @@ loop:
 			AgentExit int     `json:"agent_exit"`
 			Stopped   bool    `json:"stopped"`
 		}{Format, events, final, exit, stopped}
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := render.JSON(o.Out, out); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -108,8 +107,5 @@ func DetectJSON(w io.Writer, m *detect.Manifest, ex detect.Explanation, in detec
 	if raw {
 		out.Screen = &detectScreenJSON{Text: in.Text, Title: in.Title, Progress: in.Progress}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return JSON(w, out)
 }
