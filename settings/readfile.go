@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -115,11 +116,19 @@ func ReadFile(path string, format Format) ([]byte, error) {
 }
 
 // CheckNesting reports, as a *FileError without a path, text that nests
-// deeper than [MaxDepth] or is larger than [MaxFileBytes]. Parsers that take
-// text rather than a file call it before decoding.
+// deeper than [MaxDepth], is larger than [MaxFileBytes] or is not UTF-8 by
+// its byte-order mark. Parsers that take text rather than a file call it
+// before decoding.
 func CheckNesting(data []byte, format Format) error {
 	if len(data) > MaxFileBytes {
 		return &FileError{Reason: tooBig(int64(len(data)))}
+	}
+	if enc := wideEncoding(data); enc != "" {
+		// The TOML decoder drops a UTF-16 mark and reads what follows, so a
+		// file holding only the mark (an editor's empty "Unicode" file)
+		// would pass as valid while the user believes it says something.
+		return &FileError{Reason: fmt.Sprintf(
+			"is %s (it starts with a %s byte-order mark); %s files must be UTF-8: save it as UTF-8", enc, enc, format)}
 	}
 	scan := tomlDepth
 	if format == JSON {
@@ -170,4 +179,16 @@ func unwrapPathError(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// wideEncoding names the encoding a UTF-16 or UTF-32 byte-order mark at
+// the start of data declares, or "" when there is none.
+func wideEncoding(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe, 0, 0}), bytes.HasPrefix(data, []byte{0, 0, 0xfe, 0xff}):
+		return "UTF-32"
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe}), bytes.HasPrefix(data, []byte{0xfe, 0xff}):
+		return "UTF-16"
+	}
+	return ""
 }

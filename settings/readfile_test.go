@@ -130,10 +130,21 @@ func TestLoadersReportFilesThatAreNotSettings(t *testing.T) {
 	if err := os.WriteFile(deep, []byte("[detect]\ndebounce = "+strings.Repeat("{a=", 50000)+"1"+strings.Repeat("}", 50000)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A file an editor saved as "Unicode": the TOML decoder would drop the
+	// UTF-16 mark of one holding nothing else and call it valid.
+	wide := map[string][]byte{"bom16": {0xff, 0xfe}, "text16": []byte("\xfe\xff\x00[\x00d"), "bom32": {0, 0, 0xfe, 0xff}}
+	for name, data := range wide {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, c := range []struct{ path, want string }{
 		{fifo, "shown: is a named pipe (FIFO), not a regular file"},
 		{"/dev/zero", "shown: is a device, not a regular file"},
 		{deep, "shown:2: TOML nests deeper than 32 levels"},
+		{filepath.Join(dir, "bom16"), "shown: is UTF-16 (it starts with a UTF-16 byte-order mark); TOML files must be UTF-8: save it as UTF-8"},
+		{filepath.Join(dir, "text16"), "shown: is UTF-16 "},
+		{filepath.Join(dir, "bom32"), "shown: is UTF-32 "},
 	} {
 		cfg, err := LoadConfig(c.path, "shown")
 		var ce *ConfigError
