@@ -147,7 +147,7 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	if opts.Manifest != "" {
 		m, err := detect.LoadFile(opts.Manifest)
 		if err != nil {
-			return nil, fmt.Errorf("detect: %w", err)
+			return nil, fileError("detect", opts.Manifest, err)
 		}
 		return m, nil
 	}
@@ -186,14 +186,14 @@ func readDetectInput(io IO, file string) ([]byte, error) {
 	if file != "" && file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, fmt.Errorf("detect: %w", err)
+			return nil, fileError("detect", file, err)
 		}
 		defer f.Close()
 		r = f
 	}
 	data, err := readAllLimited(r, detectInputLimit)
 	if err != nil {
-		return nil, fmt.Errorf("detect: reading %s: %w", cmpOr(file, "stdin"), err)
+		return nil, fileError("detect", file, fmt.Errorf("reading %s: %w", cmpOr(file, "stdin"), err))
 	}
 	return data, nil
 }

@@ -111,3 +111,32 @@ func TestDetectAgentIsCheckedLikeWraps(t *testing.T) {
 		}
 	}
 }
+
+// A file detect cannot read is named in the error, clipped when its path
+// is long (one may be 4 KiB), so the reason stays in view on one line.
+func TestDetectNamesAFileItCannotReadInOneLine(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}
+	long := filepath.Join(dir, strings.Repeat("x", 200), strings.Repeat("y", 200), "screen.txt")
+	for _, tc := range []struct {
+		args []string
+		says []string
+	}{
+		{[]string{long}, []string{"herdr-pi: detect: open " + dir, "… (", " bytes): no such file or directory"}},
+		{[]string{"--manifest", long, "-"}, []string{"herdr-pi: detect: " + dir, "… (", " bytes): does not exist"}},
+		{[]string{dir}, []string{"herdr-pi: detect: reading " + dir + ": read " + dir + ": is a directory"}},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi", "detect"}, tc.args...),
+			IO{In: strings.NewReader("x\n"), Out: &out, Err: &errb, Env: env})
+		msg := errb.String()
+		if code != 1 || strings.Count(msg, "\n") != 1 || len(msg) > 300 || out.Len() != 0 {
+			t.Errorf("detect %.60q: exit %d, stdout %d bytes, stderr %q; want 1 and one short line", tc.args, code, out.Len(), msg)
+		}
+		for _, want := range tc.says {
+			if !strings.Contains(msg, want) {
+				t.Errorf("detect %.60q: stderr %q lacks %q", tc.args, msg, want)
+			}
+		}
+	}
+}

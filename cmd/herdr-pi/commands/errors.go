@@ -66,6 +66,26 @@ func (c clipped) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, "… (%d bytes)", len(c))
 }
 
+// fileError is err, about a file the user named, prefixed by the command:
+// where the name is longer than clipAt (a path may be 4 KiB) every quote of
+// it is clipped like a usage error's argument, so the reason after it stays
+// in view. errors.Is and As still see err.
+func fileError(cmd, file string, err error) error {
+	msg := err.Error()
+	if len(file) > clipAt {
+		msg = strings.ReplaceAll(msg, file, fmt.Sprint(clipArg(file)))
+	}
+	return &wrappedError{msg: cmd + ": " + msg, err: err}
+}
+
+type wrappedError struct {
+	msg string
+	err error
+}
+
+func (e *wrappedError) Error() string { return e.msg }
+func (e *wrappedError) Unwrap() error { return e.err }
+
 // exitError carries an exit code whose message, if any, was already shown.
 type silentExit int
 
