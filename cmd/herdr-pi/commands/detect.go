@@ -36,7 +36,8 @@ func detectCommand(f *Factory) *cli.Command {
 			"with --raw, which are drawn on a shadow terminal first — and classifies it with\n" +
 			"the agent's detection manifest exactly as herdr-pi wrap does. Prints the state,\n" +
 			"the winning rule and its region, and why the other rules that could have won\n" +
-			"did not match. Reads stdin when FILE is - or missing. See docs/detect.md.\n\n" +
+			"did not match. Reads stdin when FILE is - or missing (missing on a terminal is\n" +
+			"an error: nothing was piped in). See docs/detect.md.\n\n" +
 			"Examples:\n" +
 			"  tmux capture-pane -p | herdr-pi detect\n" +
 			"  herdr-pi detect --agent claude --title '✳ Claude Code' screen.txt\n" +
@@ -59,6 +60,12 @@ func detectCommand(f *Factory) *cli.Command {
 				Raw: c.Bool("raw"), JSON: c.Bool("json")}
 			if len(args) == 1 {
 				opts.File = args[0]
+			}
+			// Without a FILE, a terminal on stdin means nothing was piped
+			// in: reading it would wait, silently, for a screen nobody
+			// knows to type. "-" still reads it for whoever asks.
+			if opts.File == "" && isTerminal(f.IO.In) {
+				return usagef("detect", "no screen to read: give a FILE, or pipe one in (tmux capture-pane -p | herdr-pi detect); - reads this terminal until Ctrl-D")
 			}
 			if c.IsSet("title") {
 				v := c.String("title")

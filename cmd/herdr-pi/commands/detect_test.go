@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,5 +139,38 @@ func TestDetectNamesAFileItCannotReadInOneLine(t *testing.T) {
 				t.Errorf("detect %.60q: stderr %q lacks %q", tc.args, msg, want)
 			}
 		}
+	}
+}
+
+// terminalStdin stands in for a terminal on stdin: whatever reads it would
+// wait for a person to type, so it counts the reads instead.
+type terminalStdin struct{ reads int }
+
+func (t *terminalStdin) Read([]byte) (int, error) { t.reads++; return 0, io.EOF }
+func (t *terminalStdin) IsTerminal() bool         { return true }
+func (t *terminalStdin) Size() (int, int)         { return 24, 80 }
+
+// detect with no FILE on a terminal would wait, saying nothing, for a
+// screen nobody knows to type; it is a usage mistake that says how to give
+// one, and stdin is never read. "-" is asking for the terminal, and reads it.
+func TestDetectWithoutInputOnATerminalSaysSoInsteadOfWaiting(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}
+	for _, args := range [][]string{{}, {"--json"}} {
+		in := &terminalStdin{}
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi", "detect"}, args...),
+			IO{In: in, Out: &out, Err: &errb, Env: env})
+		if code != 2 || in.reads != 0 || out.Len() != 0 ||
+			!strings.HasPrefix(errb.String(), "herdr-pi detect: no screen to read: give a FILE, or pipe one in") {
+			t.Errorf("detect %q on a terminal: exit %d, %d reads, stdout %q, stderr %q; want 2, no read and the way out",
+				args, code, in.reads, out.String(), errb.String())
+		}
+	}
+	in := &terminalStdin{}
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"herdr-pi", "detect", "-"}, IO{In: in, Out: &out, Err: &errb, Env: env})
+	if code != 0 || in.reads == 0 || !strings.HasPrefix(out.String(), "state: ") {
+		t.Errorf("detect - on a terminal: exit %d, %d reads, stdout %q, stderr %q; want it read", code, in.reads, out.String(), errb.String())
 	}
 }
