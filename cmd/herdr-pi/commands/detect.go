@@ -40,7 +40,7 @@ func detectCommand(f *Factory) *cli.Command {
 			"an error: nothing was piped in). See docs/detect.md.\n\n" +
 			"Examples:\n" +
 			"  tmux capture-pane -p | herdr-pi detect\n" +
-			"  herdr-pi detect --agent claude --title '✳ Claude Code' screen.txt\n" +
+			"  herdr-pi detect --agent pi --title 'π - api' screen.txt\n" +
 			"  herdr-pi detect --manifest ./mine.toml --json screen.txt\n" +
 			"  herdr-pi detect --raw --size 40x120 session.raw",
 		Flags: []cli.Flag{

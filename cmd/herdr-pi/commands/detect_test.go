@@ -174,3 +174,102 @@ func TestDetectWithoutInputOnATerminalSaysSoInsteadOfWaiting(t *testing.T) {
 		t.Errorf("detect - on a terminal: exit %d, %d reads, stdout %q, stderr %q; want it read", code, in.reads, out.String(), errb.String())
 	}
 }
+
+// Every example in detect --help runs as written, given the files it
+// names: a person copies them, and one that names a manifest nobody has
+// (claude is not built in) fails on first try.
+func TestDetectHelpExamplesRunAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}
+	screenText := " ⠸ Working...\n\n────\n\n────\n~/proj\n"
+	pi, err := os.ReadFile(filepath.Join("..", "..", "..", "pane", "detect", "manifests", "pi.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The names the examples use, as the files a person would have.
+	files := map[string]string{
+		"screen.txt":  screenText,
+		"./mine.toml": strings.Replace(string(pi), `id = "pi"`, `id = "mine"`, 1),
+		"session.raw": "\x1b]0;π - proj\x07── ⠼ Working ───\r\n",
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.Base(name))
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files[name] = p
+	}
+	var help bytes.Buffer
+	Main(context.Background(), []string{"herdr-pi", "detect", "--help"}, IO{In: strings.NewReader(""), Out: &help, Err: &help, Env: env})
+	_, examples, ok := strings.Cut(help.String(), "Examples:\n")
+	if !ok {
+		t.Fatalf("detect --help has no examples:\n%s", help.String())
+	}
+	examples, _, _ = strings.Cut(examples, "\n\n")
+	ran := 0
+	for line := range strings.Lines(examples) {
+		line = strings.TrimSpace(line)
+		stdin := ""
+		if producer, cmd, piped := strings.Cut(line, " | "); piped {
+			if producer != "tmux capture-pane -p" {
+				t.Fatalf("example %q: unknown producer %q", line, producer)
+			}
+			line, stdin = cmd, screenText
+		}
+		words := shellWords(t, line)
+		if len(words) < 2 || words[0] != "herdr-pi" || words[1] != "detect" {
+			t.Fatalf("example %q is not a detect command", line)
+		}
+		for i, w := range words {
+			if p, ok := files[w]; ok {
+				words[i] = p
+			}
+		}
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), words, IO{In: strings.NewReader(stdin), Out: &out, Err: &errb, Env: env})
+		if code != 0 || !strings.Contains(out.String(), "state") || errb.Len() != 0 {
+			t.Errorf("example %q: exit %d, stdout %q, stderr %q; want a verdict", line, code, out.String(), errb.String())
+		}
+		ran++
+	}
+	if ran < 3 {
+		t.Fatalf("only %d examples found in:\n%s", ran, examples)
+	}
+}
+
+// shellWords splits an example command line as sh would, for the plain
+// words and single quotes examples use.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range line {
+		switch {
+		case quoted && r == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteRune(r)
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == ' ':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case strings.ContainsRune("\"\\$`", r):
+			t.Fatalf("example %q: %q is more shell than this test reads", line, r)
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		t.Fatalf("example %q: unclosed quote", line)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
