@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"maps"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -223,6 +225,23 @@ func LoadConfig(path, shown string) (Config, error) {
 	cfg, problems := ParseConfig(data, shown)
 	if len(problems) > 0 {
 		return Defaults(), &ConfigError{Problems: problems}
+	}
+	return cfg, nil
+}
+
+// LoadConfig reads herdr-pi's config file as [LoadConfig] does, except
+// that a file HERDR_PI_CONFIG names must exist: a typo in the variable
+// would otherwise drop every setting without a word.
+func (p Paths) LoadConfig() (Config, error) {
+	shown := p.Pretty(p.ConfigFile)
+	cfg, err := LoadConfig(p.ConfigFile, shown)
+	if err != nil || !p.ConfigNamed {
+		return cfg, err
+	}
+	if _, statErr := os.Stat(p.ConfigFile); errors.Is(statErr, fs.ErrNotExist) {
+		return Defaults(), &ConfigError{Problems: []Problem{{File: shown, Err: statErr,
+			Msg: fmt.Sprintf("does not exist, and HERDR_PI_CONFIG names it: create it, or point HERDR_PI_CONFIG at your config file (unset, herdr-pi reads %s)",
+				p.Pretty(filepath.Join(p.ConfigDir, "config.toml")))}}}
 	}
 	return cfg, nil
 }

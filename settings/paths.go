@@ -36,6 +36,9 @@ type Paths struct {
 	Home string
 	// ConfigFile is herdr-pi's config.toml (HERDR_PI_CONFIG overrides).
 	ConfigFile string
+	// ConfigNamed is true when HERDR_PI_CONFIG chose ConfigFile: someone
+	// asked for that file, so its absence is a mistake, not "no config".
+	ConfigNamed bool
 	// ConfigDir holds config.toml and manifests/.
 	ConfigDir string
 	// ManifestDir holds user detection manifests (<agent>.toml).
@@ -66,7 +69,7 @@ func Resolve(env Env) Paths {
 	p.ConfigDir = filepath.Join(xdg("XDG_CONFIG_HOME", ".config"), "herdr-pi")
 	p.ConfigFile = filepath.Join(p.ConfigDir, "config.toml")
 	if v := env.Get("HERDR_PI_CONFIG"); v != "" {
-		p.ConfigFile = v
+		p.ConfigFile, p.ConfigNamed = v, true
 	}
 	p.ManifestDir = filepath.Join(p.ConfigDir, "manifests")
 	p.StateDir = filepath.Join(xdg("XDG_STATE_HOME", ".local/state"), "herdr-pi")

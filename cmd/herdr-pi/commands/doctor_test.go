@@ -170,3 +170,31 @@ func docExample(t testing.TB, page string) string {
 	}
 	return block
 }
+
+// A config file HERDR_PI_CONFIG names and that does not exist (a typo, a
+// file moved away) is a problem every command says, not "no config": the
+// person asked for those settings and would otherwise run without them
+// unawares. The default config.toml missing stays the silent "defaults".
+func TestAConfigFileHERDRPICONFIGNamesMustExist(t *testing.T) {
+	w := doctortest.New(t).Healthy()
+	typo := filepath.Join(t.TempDir(), "confg.toml")
+	w.Set("HERDR_PI_CONFIG=" + typo)
+	says := typo + ": does not exist, and HERDR_PI_CONFIG names it"
+
+	code, out, _ := runDoctor(w, "config")
+	if code != 0 || !strings.Contains(out, "warn  config.toml  "+says) {
+		t.Errorf("doctor config: exit %d; want 0 and a warning that %s\n%s", code, says, out)
+	}
+	var stdout, stderr bytes.Buffer
+	code = Main(context.Background(), []string{"herdr-pi", "detect", "-"},
+		IO{In: strings.NewReader("x\n"), Out: &stdout, Err: &stderr, Env: w.Env()})
+	if code != 0 || !strings.Contains(stderr.String(), "config problems, running with defaults:\n  "+says) {
+		t.Errorf("detect: exit %d, stderr %q; want 0 and %q", code, stderr.String(), says)
+	}
+
+	w.Set("HERDR_PI_CONFIG=")
+	code, out, _ = runDoctor(w, "config")
+	if code != 0 || !strings.Contains(out, "ok    config.toml  ~/.config/herdr-pi/config.toml does not exist: the built-in defaults apply") {
+		t.Errorf("doctor config without HERDR_PI_CONFIG: exit %d\n%s", code, out)
+	}
+}

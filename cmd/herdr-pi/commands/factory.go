@@ -43,8 +43,7 @@ func NewFactory(io IO) *Factory {
 	f := &Factory{IO: io, Exec: execProgram, Executable: os.Executable}
 	f.Paths = sync.OnceValue(func() settings.Paths { return settings.Resolve(io.env()) })
 	f.Config = sync.OnceValues(func() (settings.Config, error) {
-		p := f.Paths()
-		return settings.LoadConfig(p.ConfigFile, p.Pretty(p.ConfigFile))
+		return f.Paths().LoadConfig()
 	})
 	f.Log = func(tag string) *logger {
 		cfg, _ := f.Config()

@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func input(w *doctortest.World, timeout time.Duration) Input {
 	env := settings.EnvFrom(w.Env())
 	paths := settings.Resolve(env)
-	cfg, cfgErr := settings.LoadConfig(paths.ConfigFile, paths.Pretty(paths.ConfigFile))
+	cfg, cfgErr := paths.LoadConfig()
 	return Input{Env: env, Paths: paths, Config: cfg, ConfigErr: cfgErr, ProgramTimeout: timeout}
 }
 
