@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,6 +75,9 @@ func ReadFile(path string, format Format) ([]byte, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fail("does not exist", err)
+		}
+		if file := FileOnTheWay(path); errors.Is(err, unix.ENOTDIR) && file != "" {
+			return nil, fail("cannot read: "+file+" is a file, not a directory; move it away or rename it, so the directory can be made", err)
 		}
 		return nil, fail("cannot read: "+unwrapPathError(err)+permissionFix(err), err)
 	}
@@ -169,6 +173,23 @@ func permissionFix(err error) string {
 		return ""
 	}
 	return "; make it readable by the user running herdr-pi (chmod u+r on it, or chown it to that user) and let them into its directories"
+}
+
+// FileOnTheWay is the nearest directory of path that is something else (a
+// file where ~/.config/herdr-pi should be, say), or "": "not a directory"
+// alone names neither the culprit nor the fix.
+func FileOnTheWay(path string) string {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if fi, err := os.Stat(dir); err == nil {
+			if fi.IsDir() {
+				return ""
+			}
+			return dir
+		}
+		if parent := filepath.Dir(dir); parent == dir {
+			return ""
+		}
+	}
 }
 
 // unwrapPathError drops the path from an *fs.PathError: messages name the

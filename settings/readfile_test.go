@@ -145,6 +145,9 @@ func TestLoadersReportFilesThatAreNotSettings(t *testing.T) {
 		{filepath.Join(dir, "bom16"), "shown: is UTF-16 (it starts with a UTF-16 byte-order mark); TOML files must be UTF-8: save it as UTF-8"},
 		{filepath.Join(dir, "text16"), "shown: is UTF-16 "},
 		{filepath.Join(dir, "bom32"), "shown: is UTF-32 "},
+		// A file where the config's directory should be: "not a
+		// directory" alone names neither that file nor the way out.
+		{filepath.Join(deep, "herdr-pi", "config.toml"), "shown: cannot read: " + deep + " is a file, not a directory; move it away or rename it"},
 	} {
 		cfg, err := LoadConfig(c.path, "shown")
 		var ce *ConfigError

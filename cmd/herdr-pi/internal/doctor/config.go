@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/herdr-pi/herdr-pi/pane/detect"
 	"github.com/herdr-pi/herdr-pi/settings"
@@ -34,18 +36,37 @@ func configFileRow(d Input) Row {
 	}
 	shown := d.Paths.Pretty(d.Paths.ConfigFile)
 	if d.ConfigErr != nil {
-		fix := fmt.Sprintf("fix the line(s) named in %s (%s)", shown, configDocs)
-		if errors.Is(d.ConfigErr, fs.ErrPermission) {
-			// Nothing in it is wrong that anyone can see yet: the file is
-			// not ours to read.
-			fix = fmt.Sprintf("make %s readable by the user running herdr-pi: chmod u+r on it, or chown it to that user (and let them into its directories)", shown)
-		}
-		return row(Warn, problemList(d.ConfigErr)+": herdr-pi runs with the built-in defaults until this is fixed", fix)
+		return row(Warn, problemList(d.ConfigErr)+": herdr-pi runs with the built-in defaults until this is fixed", configFix(d.ConfigErr, d.Paths))
 	}
 	if _, err := os.Stat(d.Paths.ConfigFile); errors.Is(err, fs.ErrNotExist) {
 		return row(OK, fmt.Sprintf("%s does not exist: the built-in defaults apply (%s)", shown, configDocs), "")
 	}
 	return row(OK, shown+" is valid", "")
+}
+
+// configFix is the way out of a config file's problems. Only mistakes on
+// its lines are fixed by editing it; a file that could not be read at all
+// (not there though HERDR_PI_CONFIG names it, a directory, a FIFO, a file
+// where its directory should be) has no line to fix.
+func configFix(err error, paths settings.Paths) string {
+	shown := paths.Pretty(paths.ConfigFile)
+	var ce *settings.ConfigError
+	onLines := errors.As(err, &ce) && slices.ContainsFunc(ce.Problems, func(p settings.Problem) bool { return p.Err == nil || p.Line > 0 })
+	switch {
+	case onLines:
+		return fmt.Sprintf("fix the line(s) named in %s (%s)", shown, configDocs)
+	case errors.Is(err, fs.ErrPermission):
+		// Nothing in it is wrong that anyone can see yet: the file is
+		// not ours to read.
+		return fmt.Sprintf("make %s readable by the user running herdr-pi: chmod u+r on it, or chown it to that user (and let them into its directories)", shown)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("create %s, or point HERDR_PI_CONFIG at your config file (or unset it)", shown)
+	case errors.Is(err, syscall.ENOTDIR):
+		if file := settings.FileOnTheWay(paths.ConfigFile); file != "" {
+			return fmt.Sprintf("move %s away or rename it: it is a file where %s needs a directory", paths.Pretty(file), shown)
+		}
+	}
+	return fmt.Sprintf("make %s a regular UTF-8 TOML file of at most 1 MiB, or remove it to use the defaults (%s)", shown, configDocs)
 }
 
 // problemList joins the lines of a multi-problem error into one detail.

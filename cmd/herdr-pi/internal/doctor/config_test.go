@@ -111,6 +111,40 @@ func TestDoctorConfigUnreadable(t *testing.T) {
 		"|make ~/.config/herdr-pi/config.toml readable by the user running herdr-pi: chmod u+r on it, or chown it to that user")
 }
 
+// A config file that could not be read at all has no line to fix: the fix
+// doctor gives is the way out of what is wrong with the file as a whole,
+// and names the culprit when it is not the file itself.
+func TestDoctorConfigFixFitsAFileThatCannotBeRead(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(w *doctortest.World)
+		want  string // "warn|detail piece|fix piece"; HOME stands for the home
+	}{
+		{"its directory is a file", func(w *doctortest.World) { w.File(".config/herdr-pi", "x", 0o600) },
+			"warn|~/.config/herdr-pi/config.toml: cannot read: HOME/.config/herdr-pi is a file, not a directory|" +
+				"move ~/.config/herdr-pi away or rename it: it is a file where ~/.config/herdr-pi/config.toml needs a directory"},
+		{"it is a directory", func(w *doctortest.World) {
+			if err := os.MkdirAll(filepath.Join(w.Home, ".config/herdr-pi/config.toml"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, "warn|~/.config/herdr-pi/config.toml: is a directory, not a file|make ~/.config/herdr-pi/config.toml a regular UTF-8 TOML file"},
+		{"it is UTF-16", func(w *doctortest.World) { w.File(".config/herdr-pi/config.toml", "\xff\xfe", 0o600) },
+			"warn|is UTF-16|make ~/.config/herdr-pi/config.toml a regular UTF-8 TOML file"},
+		{"HERDR_PI_CONFIG names a file that is not there", func(w *doctortest.World) { w.Set("HERDR_PI_CONFIG=" + filepath.Join(w.Home, "confg.toml")) },
+			"warn|~/confg.toml: does not exist, and HERDR_PI_CONFIG names it|create ~/confg.toml, or point HERDR_PI_CONFIG at your config file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := doctortest.New(t)
+			tc.setup(w)
+			r := configFileRow(input(w, time.Second))
+			checkRowWant(t, r, strings.ReplaceAll(tc.want, "HOME", w.Home))
+			if strings.Contains(r.Fix, "line") {
+				t.Errorf("fix %q sends the person to lines the file does not have", r.Fix)
+			}
+		})
+	}
+}
+
 // The log's directory, checked by the rule herdr-pi applies before it
 // writes a line there.
 func TestDoctorLogRow(t *testing.T) {
