@@ -82,6 +82,14 @@ func writeFile(t *testing.T, path, text string) {
 	}
 }
 
+// emptyConfig is a config file that says nothing, so [open] pi is unset
+// (a file HERDR_PI_CONFIG names must exist: a missing one is reported).
+func emptyConfig(t *testing.T, r *openRig) string {
+	path := filepath.Join(r.private, "empty.toml")
+	writeFile(t, path, "")
+	return path
+}
+
 // herdr starts a fake Herdr with real panes for one test; the caller's
 // pane (w1:p1) is cols×rows.
 func (r *openRig) herdr(t *testing.T, cols, rows int) *herdrtest.Server {
@@ -528,7 +536,7 @@ func TestOpenRealStore(t *testing.T) {
 		s := r.herdr(t, 0, 0)
 		bin := filepath.Dir(r.agent.Pi.Bin)
 		path := r.agent.Pi.NodeDir + ":" + bin + ":" + os.Getenv("PATH")
-		ro := r.start(t, s, []string{"HERDR_PI_CONFIG=" + filepath.Join(r.private, "absent.toml"), "PATH=" + path},
+		ro := r.start(t, s, []string{"HERDR_PI_CONFIG=" + emptyConfig(t, r), "PATH=" + path},
 			fx.Completed, "api", "--json")
 		res := ro.wait(t)
 		var rep openReport
@@ -975,7 +983,7 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 			r.refused(t, []string{"HERDR_PI_CONFIG=" + cfg}, []string{fx.Completed, "api"}, "/nonexistent/bin/pi", "[open] pi", cfg)
 		})
 		t.Run("no Pi on PATH", func(t *testing.T) {
-			r.refused(t, []string{"HERDR_PI_CONFIG=" + filepath.Join(r.private, "absent.toml"), "PATH=/usr/bin:/bin"},
+			r.refused(t, []string{"HERDR_PI_CONFIG=" + emptyConfig(t, r), "PATH=/usr/bin:/bin"},
 				[]string{fx.Completed, "api"}, `"pi" is not on your PATH`, "[open] pi")
 		})
 		t.Run("not in Herdr", func(t *testing.T) {
