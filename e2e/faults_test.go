@@ -559,3 +559,43 @@ func TestFaultSessionFileTruncatedAndRewritten(t *testing.T) {
 	}
 	r.finish(12, true)
 }
+
+// A signal reaches the wrapper after the agent has exited, while it is
+// still shutting down (here: waiting on a Herdr that never answers the
+// release, which takes up to herdr.ReleaseBudget): Ctrl-C typed on the
+// terminal that is no longer raw, a SIGTERM from a supervisor, the SIGHUP
+// of a terminal closing. The wrapper finishes its way out all the same:
+// the agent's code comes back, the terminal's mode is restored, and the
+// run directory, socket and registry entry are gone. Killed by the signal's
+// default action instead, it would leave all three behind.
+func TestFaultSignalWhileShuttingDown(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		send func(r *faultRun)
+	}{
+		{"ctrl-c", func(r *faultRun) { r.send("\x03") }},
+		{"SIGTERM", func(r *faultRun) { _ = r.cmd.Process.Signal(unix.SIGTERM) }},
+		{"SIGHUP", func(r *faultRun) { _ = r.cmd.Process.Signal(unix.SIGHUP) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := herdrtest.Start(t)
+			h.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang, Methods: []string{"pane.release_agent"}})
+			e := newFaultEnv(t, h)
+			r := e.wrap("print ready\\r\\n", "exit 4")
+			r.waitScreen("ready")
+			// The release is in flight once Herdr has read it: the agent is
+			// gone and the wrapper is on its way out.
+			h.WaitFor(t, 30*time.Second, "the release read", func() bool {
+				for _, req := range h.Requests() {
+					if req.Method == "pane.release_agent" {
+						return true
+					}
+				}
+				return false
+			})
+			tc.send(r)
+			r.finish(4, false)
+		})
+	}
+}
