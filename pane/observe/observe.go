@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -51,13 +52,20 @@ type Observer struct {
 // for them.
 func Start(cfg Config) *Observer {
 	o := &Observer{Tap: pty.NewTap(0), manifest: cfg.Manifest}
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
 	sinks := cfg.Sinks
 	o.Machine = state.New(state.Config{
 		Debounce:     cfg.Debounce,
 		StartupGrace: cfg.StartupGrace,
 		Sink: func(e state.Event) {
 			for _, s := range sinks {
-				s(e)
+				// Sinks run on whichever goroutine moved the machine, a
+				// debounce timer's included, where nothing above would
+				// catch a panic: one sink's panic costs its own event.
+				contained(logf, "a state sink", "it misses this event", func() { s(e) })
 			}
 		},
 	})
@@ -65,15 +73,34 @@ func Start(cfg Config) *Observer {
 	o.cancel = cancel
 	o.reader = newReader(o.Tap, o.Machine.ProgramStatusLost)
 	o.ReportProgramStatus(o.Machine.ProgramStatus)
-	o.running.Go(func() { o.reader.run(ctx) })
+	// A panic in either goroutine ends the watching, not the wrapper: left
+	// to the runtime it would kill the process before pty.Run gave the
+	// terminal its mode back or the run's socket and files were removed.
+	o.running.Go(func() { contained(logf, "the status reader", lostWatch, func() { o.reader.run(ctx) }) })
 	o.running.Go(func() {
-		screen.Follow(ctx, o.reader, screen.FollowOptions{
-			Rows: 24, Cols: 80, // replaced by the size the tap carries first
-			Logf:    cfg.Logf,
-			Publish: o.classify,
+		contained(logf, "the screen", lostWatch, func() {
+			screen.Follow(ctx, o.reader, screen.FollowOptions{
+				Rows: 24, Cols: 80, // replaced by the size the tap carries first
+				Logf:    cfg.Logf,
+				Publish: o.classify,
+			})
 		})
 	})
 	return o
+}
+
+// lostWatch is what a panic in one of the Observer's goroutines costs.
+const lostWatch = "its watching is over for this run; the agent runs on"
+
+// contained runs f, turning a panic into a log line that says what it
+// cost: what observes the agent may fail, the agent and its terminal go on.
+func contained(logf func(string, ...any), what, cost string, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			logf("observe: %s panicked (%s): %v\n%s", what, cost, r, debug.Stack())
+		}
+	}()
+	f()
 }
 
 // ReportProgramStatus sends the agent's status reports (OSC 7501) to f
