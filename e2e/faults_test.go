@@ -599,3 +599,59 @@ func TestFaultSignalWhileShuttingDown(t *testing.T) {
 		})
 	}
 }
+
+// A signal to the wrapper while the agent runs is the agent's to act on:
+// it is forwarded (SIGHUP as the hang-up of the agent's terminal), the
+// agent dies of it, and the wrapper exits with the agent's status,
+// terminal restored, pane released, nothing left behind.
+func TestFaultSignalWhileRunning(t *testing.T) {
+	for _, tc := range []struct {
+		sig  unix.Signal
+		want int
+	}{
+		{unix.SIGINT, 128 + 2},
+		{unix.SIGTERM, 128 + 15},
+		{unix.SIGHUP, 128 + 1},
+	} {
+		t.Run(unix.SignalName(tc.sig), func(t *testing.T) {
+			t.Parallel()
+			h := herdrtest.Start(t)
+			e := newFaultEnv(t, h)
+			// Asleep, not reading: a hung-up terminal's EOF would let it
+			// exit on its own before the signal lands.
+			r := e.wrap("print ready\\r\\n", "sleep 60s", "exit 4")
+			r.waitScreen("ready")
+			if err := r.cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			r.finish(tc.want, true)
+		})
+	}
+}
+
+// The wrapper's terminal goes away while the agent runs (the window is
+// closed: its stdin reads EIO and the kernel sends SIGHUP): the agent is
+// hung up, and the wrapper still releases the pane, removes its files and
+// reaps the agent. There is no terminal left whose mode could be checked.
+func TestFaultTerminalClosed(t *testing.T) {
+	h := herdrtest.Start(t)
+	e := newFaultEnv(t, h)
+	r := e.wrap("print ready\\r\\n", "sleep 60s", "exit 4")
+	r.waitScreen("ready")
+	r.finished = true
+	r.master.Close()
+	select {
+	case err := <-r.exited:
+		if got := exitStatus(err); got != 128+1 {
+			t.Errorf("exit status %d, want 129 (the agent hung up)", got)
+		}
+	case <-time.After(2 * time.Minute):
+		_ = unix.Kill(-r.cmd.Process.Pid, unix.SIGKILL)
+		<-r.exited
+		t.Fatal("wrap did not end after its terminal closed")
+	}
+	if err := checkReleased(h); err != nil {
+		t.Errorf("Herdr: %v", err)
+	}
+	e.nothingLeft()
+}

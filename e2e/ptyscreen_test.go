@@ -172,7 +172,10 @@ func openPollablePty() (master, tty *os.File, err error) {
 		return nil, nil, err
 	}
 	defer m.Close()
-	fd, err := unix.Dup(int(m.Fd()))
+	// Close-on-exec from the start: a plain dup would leak the master into
+	// every command started meanwhile (this one's included), and a master
+	// its own wrapper holds never hangs up when the test closes it.
+	fd, err := unix.FcntlInt(m.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		tty.Close()
 		return nil, nil, err
