@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -52,8 +53,10 @@ type Options struct {
 	// up or the context was cancelled, before it is killed. Default 2s.
 	KillGrace time.Duration
 
-	// Signals, when set, replaces the process's own signal subscription (for
-	// tests that run several wrappers in one process).
+	// Signals, when set, replaces Run's own subscription to [Signals]: for
+	// a caller that holds them longer than Run does (wrap, whose start-up
+	// and way out a signal must not cut short), and for tests that run
+	// several wrappers in one process.
 	Signals <-chan os.Signal
 
 	// Seams for this package's tests: ppoll stands in for unix.Ppoll in
@@ -66,6 +69,11 @@ type Options struct {
 
 // forwarded are the signals sent on to the child instead of acting on us.
 var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP}
+
+// Signals are the signals Run acts on: those it forwards, and SIGWINCH. A
+// caller giving Run its own channel ([Options.Signals]) subscribes it to
+// these.
+var Signals = append(slices.Clip(forwarded), unix.SIGWINCH)
 
 // Run starts o.Argv under a new pty and copies between it and the caller's
 // terminal until the child exits. It returns nil for exit status 0, an
@@ -244,7 +252,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	sigs := o.Signals
 	if sigs == nil {
 		ch := make(chan os.Signal, 8)
-		signal.Notify(ch, append(forwarded, unix.SIGWINCH)...)
+		signal.Notify(ch, Signals...)
 		defer signal.Stop(ch)
 		sigs = ch
 	}

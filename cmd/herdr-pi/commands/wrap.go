@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
@@ -129,14 +128,15 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	tui := isPi || isTerminal(stdin) && isTerminal(stdout)
 	// From here the wrapper makes files, a socket and a Herdr claim that
 	// only its way out removes, so the signals that would end it at once
-	// are held for the whole run, not only while pty.Run forwards them to
-	// the agent: one arriving while the parts start (the agent is then not
-	// started) or after the agent ended (Ctrl-C on the terminal, no longer
-	// raw, while a slow Herdr holds the release) must not skip that way
-	// out. The way out is bounded (herdr.ReleaseBudget), so nothing is lost
-	// by letting it finish. Stopped after down.run (defers run last first).
-	held := make(chan os.Signal, 1)
-	signal.Notify(held, heldSignals...)
+	// are held for the whole run, not only while pty.Run runs: one that
+	// arrives while the parts start waits in the channel and reaches the
+	// agent as soon as it runs (pty.Run reads this channel); one after the
+	// agent ended (Ctrl-C on the terminal, no longer raw, while a slow
+	// Herdr holds the release) is dropped, and the way out, bounded by
+	// herdr.ReleaseBudget, finishes. Stopped after down.run (defers run
+	// last first).
+	held := make(chan os.Signal, 8)
+	signal.Notify(held, pty.Signals...)
 	defer signal.Stop(held)
 	var down wrapShutdown
 	defer down.run() // every way out, a panic below included
@@ -217,16 +217,10 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		signals.SetWatcher(w)
 	}
 
-	select {
-	case s := <-held:
-		// The shell's status for a command the signal ended.
-		log.Printf("%v before %q started; not starting it", s, argv)
-		return pty.ExitStatus(128 + int(s.(unix.Signal)))
-	default:
-	}
 	log.Printf("start %q (agent %s)", argv, agent)
 	term.Argv, term.Tap, term.Inject = argv, det.Tap, inject
 	term.Started = signals.SetChildPID
+	term.Signals = held
 	tail := &pty.Tail{Size: resumeTail}
 	term.Tail = tail
 	err = explainStart(pty.Run(ctx, term), argv[0], term.Env, cwd)
@@ -234,10 +228,6 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	printResumeHint(stdout, opts, agentCmd, tail, log.Printf)
 	return err
 }
-
-// heldSignals are the signals whose default action would end the wrapper
-// (pty.Run forwards the same ones to the agent while it runs).
-var heldSignals = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT}
 
 // wrapShutdown is wrap's way out, in this order whatever order the parts
 // started in: live handoffs end first (their panes close while Herdr and
