@@ -552,3 +552,34 @@ func TestWatcherWatchesADirectoryCreatedLater(t *testing.T) {
 		t.Fatalf("after the marker reply: %+v", got)
 	}
 }
+
+// A panic in the watcher's goroutine (here the sink's, on the first
+// report) is logged and ends the watching; Close still returns. Escaping,
+// it would kill the wrapper with the user's terminal raw and the run's
+// socket and files left behind (the test binary dies instead of failing).
+func TestWatcherPanicIsContained(t *testing.T) {
+	dir := t.TempDir()
+	blocked := filepath.Join(dir, "blocked.jsonl")
+	appendLines(t, blocked, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
+	logged := make(chan string, 1)
+	w := Watch(WatchConfig{Sink: panicSink{}, Interval: 10 * time.Millisecond, Locator: Locator{Path: blocked},
+		Logf: func(f string, a ...any) {
+			// Other lines (no inotify, say) are not what this waits for.
+			if line := fmt.Sprintf(f, a...); strings.Contains(line, "the watcher panicked") {
+				select {
+				case logged <- line:
+				default:
+				}
+			}
+		}})
+	defer w.Close()
+	select {
+	case <-logged:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no log line for the panic")
+	}
+}
+
+type panicSink struct{}
+
+func (panicSink) SessionSentinel(Sentinel) { panic("sink boom") }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,6 +138,16 @@ func (w *Watcher) Close() {
 
 func (w *Watcher) run() {
 	defer close(w.done)
+	// The file is Pi's, written from whatever the model said, and the sink
+	// is the wrapper's: a panic reading one or telling the other ends the
+	// watching, not the wrapper. Left to the runtime it would kill the
+	// process before pty.Run gave the terminal its mode back or the run's
+	// socket and files were removed.
+	defer func() {
+		if r := recover(); r != nil {
+			w.cfg.Logf("session: the watcher panicked; the session file is not read again in this run (the agent runs on): %v\n%s", r, debug.Stack())
+		}
+	}()
 	t := time.NewTicker(w.cfg.Interval)
 	defer t.Stop()
 	for {
