@@ -40,8 +40,13 @@ const BUS_CHANNELS = [
 	"permissions:forwarded_decision",
 ];
 
-const MAX_STRING = 2000; // longer strings in forwarded payloads are cut
-const MAX_LINE = 60000; // below the wrapper's 64 KiB line limit
+// Longer strings in forwarded payloads are cut to the first of these that
+// lets the line fit; the later ones are for payloads with many long
+// strings, which must still arrive with their ids and flags.
+const STRING_CAPS = [2000, 200, 20];
+// In UTF-8 bytes, as the wrapper counts its 64 KiB line limit: a line of
+// 60000 JavaScript characters can be three times that many bytes.
+const MAX_LINE = 60000;
 const MAX_BACKLOG = 1 << 20; // unsent bytes before events are dropped
 const MAX_REDIALS = 5; // reconnections on the probe's own without an answer
 
@@ -154,21 +159,53 @@ function modeOf(ctx) {
 	return { mode: rpc ? "rpc" : "tui", inferred: true };
 }
 
-function clipString(_key, value) {
-	if (typeof value === "string" && value.length > MAX_STRING) return value.slice(0, MAX_STRING) + "…";
-	if (typeof value === "bigint") return Number(value);
-	return value;
+// encode writes one event line that the wrapper accepts. A payload too long
+// for a line has its strings cut shorter, and a circular one loses only
+// the repeated objects: dropping the whole payload would lose what decides
+// the event (a requestId, or herdr:blocked's active, whose absence closes
+// a wait instead of opening one). Only a payload that cannot fit even
+// then goes as null.
+function encode(name, data) {
+	const value = data === undefined ? null : data;
+	for (const cap of STRING_CAPS) {
+		const line = stringify(name, value, cap);
+		if (line !== undefined && fitsLine(line)) return line + "\n";
+	}
+	return JSON.stringify({ type: "event", name, data: null }) + "\n";
 }
 
-function encode(name, data) {
-	let line;
+function stringify(name, data, cap) {
+	const clip = (value) => {
+		if (typeof value === "string" && value.length > cap) return value.slice(0, cap) + "…";
+		if (typeof value === "bigint") return Number(value);
+		return value;
+	};
 	try {
-		line = JSON.stringify({ type: "event", name, data: data === undefined ? null : data }, clipString);
+		return JSON.stringify({ type: "event", name, data }, (_key, value) => clip(value));
 	} catch {
-		line = undefined; // circular or otherwise unserialisable
+		// Circular (or a getter that throws): fall through.
 	}
-	if (line === undefined || line.length > MAX_LINE) line = JSON.stringify({ type: "event", name, data: null });
-	return line + "\n";
+	const seen = new WeakSet();
+	try {
+		return JSON.stringify({ type: "event", name, data }, (_key, value) => {
+			value = clip(value);
+			if (value !== null && typeof value === "object") {
+				if (seen.has(value)) return null;
+				seen.add(value);
+			}
+			return value;
+		});
+	} catch {
+		return undefined;
+	}
+}
+
+// fitsLine counts bytes only for a line that may be too long: a UTF-16
+// unit is at most three UTF-8 bytes.
+function fitsLine(line) {
+	if (line.length * 3 <= MAX_LINE) return true;
+	const bytes = typeof Buffer === "function" ? Buffer.byteLength(line, "utf8") : new TextEncoder().encode(line).length;
+	return bytes <= MAX_LINE;
 }
 
 // The open connection to the wrapper, or a new one; null while the wrapper

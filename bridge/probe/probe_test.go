@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/permissions"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/pane/session"
 )
@@ -289,7 +290,8 @@ func TestProbeInTUIInsideHerdr(t *testing.T) {
 		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
 		control.AgentStart{},
 		control.WaitingForInput{Source: "plan-md:request_user_input", ID: "call-1", Waiting: true},
-		// the circular ui_prompt arrives without data and is ignored
+		// the circular ui_prompt arrives without its loop
+		control.PermissionPrompt{Prompt: permissions.Prompt{RequestID: "r1"}},
 		nil, // r2 with its long message cut; checked below
 		control.HerdrBlocked{Active: true, Label: "deploy"},
 		control.UIPromptStart{Kind: "confirm", Title: "Sure?"},
@@ -302,8 +304,8 @@ func TestProbeInTUIInsideHerdr(t *testing.T) {
 		control.SessionShutdown{Reason: "quit"},
 	}
 	if len(events) == len(want) {
-		if p, ok := events[3].(control.PermissionPrompt); ok && p.RequestID == "r2" && len(p.Message) < 2100 {
-			want[3] = events[3]
+		if p, ok := events[4].(control.PermissionPrompt); ok && p.RequestID == "r2" && len(p.Message) < 2100 {
+			want[4] = events[4]
 			long = p.Message
 		}
 	}
@@ -312,6 +314,39 @@ func TestProbeInTUIInsideHerdr(t *testing.T) {
 	}
 	if !strings.HasSuffix(long, "…") {
 		t.Errorf("a long payload string was not cut: %d bytes", len(long))
+	}
+}
+
+// The wrapper counts its line limit in bytes and closes a connection whose
+// line is longer (control.MaxLine). A payload with many long strings of
+// three-byte characters is short in JavaScript's count and long in bytes:
+// it must arrive with its id, on the same connection, and so must what
+// follows it. A circular payload loses only its loop, never the field that
+// decides the event (a herdr:blocked without active would close a wait).
+func TestProbeFitsWidePayloadsIntoALine(t *testing.T) {
+	out, events := runHarness(t, "wide", true, herdrVars...)
+	if out.Connections != 1 {
+		t.Errorf("the probe connected %d times; the wrapper must never have dropped it", out.Connections)
+	}
+	var msg string
+	if len(events) > 1 {
+		if p, ok := events[1].(control.PermissionPrompt); ok && p.RequestID == "wide" {
+			msg = p.Message
+			events[1] = control.PermissionPrompt{Prompt: permissions.Prompt{RequestID: "wide"}}
+		}
+	}
+	want := []control.Event{
+		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
+		control.PermissionPrompt{Prompt: permissions.Prompt{RequestID: "wide"}},
+		control.HerdrBlocked{Active: true, Label: "deploy"},
+		control.AskStarted{FlowID: "f1", Title: "Which?"},
+		control.SessionShutdown{Reason: "quit"},
+	}
+	if !reflect.DeepEqual(events, want) {
+		t.Fatalf("events:\n got %#v\nwant %#v", events, want)
+	}
+	if !strings.HasPrefix(msg, "確") || !strings.HasSuffix(msg, "…") || len(msg) >= 2000*3 {
+		t.Errorf("the wide message was not cut short enough to fit: %d bytes", len(msg))
 	}
 }
 

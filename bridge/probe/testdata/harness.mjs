@@ -133,6 +133,20 @@ if (scenario === "tui") {
 	pi.events.emit("herdr:blocked", { active: false }); // heard by both instances, sent once
 	await pi.fire("agent_start", {}, ctx("tui")); // stale instance: not sent
 	await pi2.fire("session_shutdown", { reason: "quit" }, ctx("tui"));
+} else if (scenario === "wide") {
+	// Payloads the wrapper's byte-counted line limit must not cost: many
+	// long strings of three-byte characters (few JavaScript characters,
+	// many bytes), and a circular herdr:blocked.
+	const pi = fakePi();
+	mod.default(pi);
+	await pi.fire("session_start", { reason: "startup" }, ctx("tui"));
+	const wide = "確".repeat(2000);
+	pi.events.emit("permissions:ui_prompt", { requestId: "wide", message: wide, details: Array(12).fill(wide) });
+	const loop = { active: true, label: "deploy" };
+	loop.self = loop;
+	pi.events.emit("herdr:blocked", loop);
+	pi.events.emit("@eko24ive/pi-ask:started", { flowId: "f1", title: "Which?" });
+	await pi.fire("session_shutdown", { reason: "quit" }, ctx("tui"));
 } else if (scenario === "rpc" || scenario === "outside") {
 	// D3.3 #3 (rpc) and D3.2 #1 (no complete Herdr environment).
 	const pi = fakePi();
