@@ -27,6 +27,7 @@
 // wrapper, except where ownership must not be doubled: a suspended session
 // waits for its handback (bounded when the wrapper is gone).
 
+import { Buffer } from "node:buffer";
 import { createConnection } from "node:net";
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
@@ -46,7 +47,10 @@ export const CONTINUE_IN_PANE = "You now run in a Herdr pane. Carry on with the 
 export const CONTINUE_LOCALLY = "You are back in the workflow. Carry on with the task from where the session now stands.";
 
 const VERSION = 2; // the owner link's protocol version (bridge/control OwnerVersion)
-const MAX_LINE = 16 * 1024 * 1024 - 1024; // below the wrapper's owner-line limit
+// In UTF-8 bytes, below the wrapper's owner-line limit (control.MaxOwnerLine),
+// which counts bytes: a launch or tool result in a script of three-byte
+// characters is three times as long there as in JavaScript's count.
+const MAX_LINE = 16 * 1024 * 1024 - 1024;
 const MAX_ERROR = 1000;
 const CANCEL_GRACE_MS = 10000; // how long a cancelled handoff waits for the wrapper to close the pane
 const SETTLED = new Set(["completed", "failed", "cancelled", "stopped"]);
@@ -274,7 +278,7 @@ function send(type, id, data) {
 		if (id) m.id = id;
 		if (data !== undefined) m.data = data;
 		const line = JSON.stringify(m);
-		if (line.length > MAX_LINE) return false;
+		if (!fitsLine(line)) return false;
 		l.sock.write(line + "\n");
 		return true;
 	} catch {
@@ -282,12 +286,22 @@ function send(type, id, data) {
 	}
 }
 
-function fits(type, id, data) {
+// fits says whether a message goes in one line of the owner link. One that
+// does not is refused with a reason (too_large, a tool error) here: sent,
+// the wrapper would close the whole link, ending every handoff of this Pi.
+export function fits(type, id, data) {
 	try {
-		return JSON.stringify({ type, id, data }).length <= MAX_LINE;
+		return fitsLine(JSON.stringify({ type, id, data }));
 	} catch {
 		return false;
 	}
+}
+
+// fitsLine counts bytes only for a line that may be too long: a UTF-16
+// unit is at most three UTF-8 bytes.
+function fitsLine(line) {
+	if (line.length * 3 <= MAX_LINE) return true;
+	return Buffer.byteLength(line, "utf8") <= MAX_LINE;
 }
 
 function receive(l, m) {

@@ -34,6 +34,7 @@ type handoffOut struct {
 	InlineRan          []string        `json:"inlineRan"`
 	Native             string          `json:"native"`
 	Continuation       []bool          `json:"continuation"`
+	Fits               []bool          `json:"fits"`
 	LiveVisible        bool            `json:"liveVisible"`
 	WrappedID          string          `json:"wrappedId"`
 	Settings           []struct {
@@ -365,6 +366,18 @@ func TestHandoffDescribesTheWholeLaunch(t *testing.T) {
 	// none, finished, aborted, tool call, cut request, provider error with text
 	if !reflect.DeepEqual(out.Continuation, []bool{true, false, true, true, true, false}) {
 		t.Errorf("needsContinuation %v", out.Continuation)
+	}
+}
+
+// The owner link's limit (control.MaxOwnerLine) counts bytes, and the
+// wrapper closes the link on a longer line, ending every handoff of that
+// Pi. A launch or a bridged tool's result too long for it must be refused
+// by the owner with a reason instead: measured in JavaScript characters,
+// one in a script of three-byte characters passed at three times the limit.
+func TestOwnerLinkMessagesAreSizedInBytes(t *testing.T) {
+	out, _ := runHandoffHarness(t, "fits")
+	if !reflect.DeepEqual(out.Fits, []bool{false, true}) {
+		t.Fatalf("fits(18 MB of three-byte characters, 6 MB of ASCII) = %v, want [false true] (limit %d bytes)", out.Fits, control.MaxOwnerLine)
 	}
 }
 

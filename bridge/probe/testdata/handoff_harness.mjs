@@ -247,6 +247,11 @@ async function main() {
 		clearInterval(alive);
 		out.log = log;
 		await new Promise((r) => setTimeout(r, 200)); // let the link flush
+	} else if (scenario === "fits") {
+		// The wrapper counts the owner link's 16 MiB in bytes: six million
+		// three-byte characters are 18 MB there, six million ASCII ones 6 MB.
+		const m = await load();
+		out.fits = [m.fits("launch", "h1", { text: "確".repeat(6_000_000) }), m.fits("launch", "h1", { text: "x".repeat(6_000_000) })];
 	} else if (scenario === "launch") {
 		const m = await load();
 		const named = async function (pi) {
