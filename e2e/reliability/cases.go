@@ -145,4 +145,28 @@ var cases = []faultCase{
 			{"notify", "TestNtfyFailuresReportedOnceNoRetry"},
 		},
 	},
+	{
+		Fault:     "a signal reaches the wrapper (SIGINT, SIGTERM, SIGHUP) while the agent runs, or after it ended while a hung Herdr holds the release",
+		Guarantee: "while it runs the signal is the agent's (forwarded) and the wrapper exits with the agent's status; on the way out it is held, and the way out finishes with the agent's code; terminal restored, pane released, nothing left",
+		Tests: []testRef{
+			{"e2e", "TestFaultSignalWhileRunning"},
+			{"e2e", "TestFaultSignalWhileShuttingDown"},
+			{"e2e", "TestScripts/wrap_signals"},
+		},
+	},
+	{
+		Fault:     "the wrapper's terminal closes while the agent runs",
+		Guarantee: "the agent is hung up and reaped; the pane is released; nothing left",
+		Tests: []testRef{
+			{"e2e", "TestFaultTerminalClosed"},
+		},
+	},
+	{
+		Fault:     "a bug panics in what watches the agent (a state sink, the status reader, the shadow screen, the session-file watcher)",
+		Guarantee: "the panic is logged with its stack and costs that event or that watcher only; the agent and its terminal go on, and the way out still runs",
+		Tests: []testRef{
+			{"pane/observe", "TestAPanicStaysInTheObserver"},
+			{"pane/session", "TestWatcherPanicIsContained"},
+		},
+	},
 }
