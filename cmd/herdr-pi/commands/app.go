@@ -133,7 +133,7 @@ func newApp(f *Factory) *cli.App {
 		// in exitCode instead.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
-			return &usageError{cmd: commandName(c), err: err}
+			return flagUsageError(commandName(c), err)
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {

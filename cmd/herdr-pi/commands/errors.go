@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
@@ -37,6 +38,40 @@ func usagef(cmd, format string, args ...any) error {
 		}
 	}
 	return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
+}
+
+// flagUsageError is a mistake urfave/cli met while reading cmd's flags. Its
+// errors are those of Go's flag package, which write every flag with one
+// dash ("flag provided but not defined: -bogus"), where herdr-pi's help and
+// interleavedArgs write --bogus: the ones a person meets are reworded here,
+// once for every command; any other stays as it is.
+func flagUsageError(cmd string, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return usagef(cmd, "unknown flag %s", dashed(name))
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return usagef(cmd, "%s needs a value", dashed(name))
+	}
+	// invalid boolean value "maybe" for -json: parse error
+	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
+		if q, err := strconv.QuotedPrefix(rest); err == nil {
+			value, _ := strconv.Unquote(q)
+			if name, ok := strings.CutPrefix(rest[len(q):], " for -"); ok {
+				name, _, _ = strings.Cut(name, ":")
+				return usagef(cmd, "%s takes no value (got %q): give %[1]s alone, or %[1]s=false", dashed(name), value)
+			}
+		}
+	}
+	return &usageError{cmd: cmd, err: err}
+}
+
+// dashed is a flag name as the help shows it: --name, or -n for a letter.
+func dashed(name string) string {
+	if len([]rune(name)) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // clipArg is an argument to quote in a message: itself, or clipped when it

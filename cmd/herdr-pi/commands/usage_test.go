@@ -47,3 +47,27 @@ func TestWrapStartErrorClipsAHugeCommand(t *testing.T) {
 		t.Errorf("a short command: %q", got)
 	}
 }
+
+// A flag mistake names the flag as the help writes it (--bogus, -b), not
+// with the one dash of Go's flag package, for every command and at every
+// depth, and still exits 2 pointing at the command's help.
+func TestFlagErrorsNameTheFlagAsTheHelpDoes(t *testing.T) {
+	env := newCmdEnv(t).env
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--bogus"}, "herdr-pi status: unknown flag --bogus\nRun 'herdr-pi status --help' for usage.\n"},
+		{[]string{"status", "-b"}, "herdr-pi status: unknown flag -b\nRun 'herdr-pi status --help' for usage.\n"},
+		{[]string{"--bogus"}, "herdr-pi: unknown flag --bogus\nRun 'herdr-pi --help' for usage.\n"},
+		{[]string{"waiting", "stop", "--label", "x"}, "herdr-pi waiting stop: unknown flag --label\nRun 'herdr-pi waiting stop --help' for usage.\n"},
+		{[]string{"wrap", "--bogus", "true"}, "herdr-pi wrap: unknown flag --bogus\nRun 'herdr-pi wrap --help' for usage.\n"},
+		{[]string{"notify", "--title"}, "herdr-pi notify: --title needs a value\nRun 'herdr-pi notify --help' for usage.\n"},
+		{[]string{"status", "--json=maybe"}, "herdr-pi status: --json takes no value (got \"maybe\"): give --json alone, or --json=false\nRun 'herdr-pi status --help' for usage.\n"},
+	} {
+		code, _, errOut := run(t, env, tc.args...)
+		if code != exitUsage || errOut != tc.want {
+			t.Errorf("%q: exit %d, stderr\n%s\nwant exit 2 and\n%s", tc.args, code, errOut, tc.want)
+		}
+	}
+}
