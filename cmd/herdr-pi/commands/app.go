@@ -166,6 +166,13 @@ func newApp(f *Factory) *cli.App {
 			if c.BashComplete == nil {
 				c.BashComplete = completer(c, nil)
 			}
+			// A switch is off unless given: "(default: false)" after
+			// each one is noise. Other flags keep their default.
+			for _, fl := range c.Flags {
+				if b, ok := fl.(*cli.BoolFlag); ok {
+					b.DisableDefaultText = true
+				}
+			}
 			setup(c.Subcommands)
 		}
 	}

@@ -12,16 +12,7 @@ import (
 
 // Every command and subcommand explains itself with at least one example.
 func TestEveryHelpHasAnExample(t *testing.T) {
-	var paths [][]string
-	var walk func(prefix []string, cmds []*cli.Command)
-	walk = func(prefix []string, cmds []*cli.Command) {
-		for _, c := range cmds {
-			p := append(append([]string{}, prefix...), c.Name)
-			paths = append(paths, p)
-			walk(p, c.Subcommands)
-		}
-	}
-	walk(nil, newApp(NewFactory(IO{})).Commands)
+	paths := commandPaths()
 	if len(paths) < 9 {
 		t.Fatalf("only %d commands found", len(paths))
 	}
@@ -55,4 +46,38 @@ func TestHelpThatCannotBeWrittenFails(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q; want %d and the write error", args, code, errOut.String(), exitError)
 		}
 	}
+}
+
+// No help lists "(default: false)" after a switch: a bool flag is off
+// unless given. A flag with a value keeps its default (detect --size).
+func TestHelpShowsNoDefaultForSwitches(t *testing.T) {
+	paths := commandPaths()
+	for _, p := range append(paths, nil) {
+		var out bytes.Buffer
+		args := append(append([]string{"herdr-pi"}, p...), "--help")
+		Main(context.Background(), args, IO{In: strings.NewReader(""), Out: &out, Err: &out})
+		if strings.Contains(out.String(), "(default: false)") {
+			t.Errorf("%s:\n%s", strings.Join(args, " "), out.String())
+		}
+	}
+	var out bytes.Buffer
+	Main(context.Background(), []string{"herdr-pi", "detect", "--help"}, IO{In: strings.NewReader(""), Out: &out, Err: &out})
+	if !strings.Contains(out.String(), `(default: "24x80")`) {
+		t.Errorf("detect --help lost --size's default:\n%s", out.String())
+	}
+}
+
+// commandPaths is every command and subcommand, as typed after herdr-pi.
+func commandPaths() [][]string {
+	var paths [][]string
+	var walk func(prefix []string, cmds []*cli.Command)
+	walk = func(prefix []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			p := append(append([]string{}, prefix...), c.Name)
+			paths = append(paths, p)
+			walk(p, c.Subcommands)
+		}
+	}
+	walk(nil, newApp(NewFactory(IO{})).Commands)
+	return paths
 }
