@@ -80,6 +80,11 @@ func detectCommand(f *Factory) *cli.Command {
 				return usagef("detect", "--size %q: want ROWSxCOLS, e.g. 40x120", c.String("size"))
 			}
 			opts.Rows, opts.Cols = rows, cols
+			// A plain-text screen is as big as its rows: a --size for it
+			// would be ignored, and the person who gave it would not know.
+			if c.IsSet("size") && !opts.Raw {
+				return usagef("detect", "--size is the shadow screen for --raw input: add --raw if FILE is raw terminal bytes, or leave --size out (a plain-text screen is as big as its rows)")
+			}
 			// An empty value ("--agent=" or "--agent $UNSET") would otherwise
 			// pass as no flag, and the manifest would quietly come from elsewhere.
 			switch {

@@ -113,6 +113,30 @@ func TestDetectAgentIsCheckedLikeWraps(t *testing.T) {
 	}
 }
 
+// --size is the shadow screen --raw input is drawn on; without --raw it
+// would be ignored, silently, so it is a usage mistake that names --raw.
+// With --raw it works, before or after FILE.
+func TestDetectSizeWithoutRawIsAMistake(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}
+	for _, args := range [][]string{{"--size", "40x120", "-"}, {"-", "--size", "40x120"}} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi", "detect"}, args...),
+			IO{In: strings.NewReader("x\n"), Out: &out, Err: &errb, Env: env})
+		if code != 2 || out.Len() != 0 || !strings.HasPrefix(errb.String(), "herdr-pi detect: --size is the shadow screen for --raw input: add --raw") {
+			t.Errorf("detect %q: exit %d, stdout %q, stderr %q; want 2 and a message naming --raw", args, code, out.String(), errb.String())
+		}
+	}
+	for _, args := range [][]string{{"--raw", "--size", "40x120", "-"}, {"-", "--size", "40x120", "--raw"}} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi", "detect"}, args...),
+			IO{In: strings.NewReader("x\r\n"), Out: &out, Err: &errb, Env: env})
+		if code != 0 || !strings.HasPrefix(out.String(), "state: ") {
+			t.Errorf("detect %q: exit %d, stdout %q, stderr %q; want a verdict", args, code, out.String(), errb.String())
+		}
+	}
+}
+
 // A file detect cannot read is named in the error, clipped when its path
 // is long (one may be 4 KiB), so the reason stays in view on one line.
 func TestDetectNamesAFileItCannotReadInOneLine(t *testing.T) {
