@@ -1,8 +1,10 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -201,10 +203,21 @@ func readDetectInput(io IO, file string) ([]byte, error) {
 			return nil, fileError("detect", file, err)
 		}
 		defer f.Close()
+		// A directory opens; reading it fails with "read /etc: is a
+		// directory", which says neither what was wanted nor what to do.
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return nil, fileError("detect", file, fmt.Errorf("%s is a directory: give a screen file", file))
+		}
 		r = f
 	}
 	data, err := readAllLimited(r, detectInputLimit)
 	if err != nil {
+		// A read error of the file names it already (*fs.PathError): the
+		// message says the path once, in "reading".
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return nil, fileError("detect", file, fmt.Errorf("reading %s: %w", cmpOr(file, "stdin"), err))
 	}
 	return data, nil

@@ -137,8 +137,8 @@ func TestDetectSizeWithoutRawIsAMistake(t *testing.T) {
 	}
 }
 
-// A file detect cannot read is named in the error, clipped when its path
-// is long (one may be 4 KiB), so the reason stays in view on one line.
+// A file detect cannot read is named in the error, once, clipped when its
+// path is long (one may be 4 KiB), so the reason stays in view on one line.
 func TestDetectNamesAFileItCannotReadInOneLine(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}
@@ -149,7 +149,8 @@ func TestDetectNamesAFileItCannotReadInOneLine(t *testing.T) {
 	}{
 		{[]string{long}, []string{"herdr-pi: detect: open " + dir, "… (", " bytes): no such file or directory"}},
 		{[]string{"--manifest", long, "-"}, []string{"herdr-pi: detect: " + dir, "… (", " bytes): does not exist"}},
-		{[]string{dir}, []string{"herdr-pi: detect: reading " + dir + ": read " + dir + ": is a directory"}},
+		// A directory is named once, with what to give instead.
+		{[]string{dir}, []string{"herdr-pi: detect: " + dir + " is a directory: give a screen file\n"}},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), append([]string{"herdr-pi", "detect"}, tc.args...),
@@ -162,6 +163,9 @@ func TestDetectNamesAFileItCannotReadInOneLine(t *testing.T) {
 			if !strings.Contains(msg, want) {
 				t.Errorf("detect %.60q: stderr %q lacks %q", tc.args, msg, want)
 			}
+		}
+		if n := strings.Count(msg, dir); n != 1 {
+			t.Errorf("detect %.60q: stderr %q names the path %d times", tc.args, msg, n)
 		}
 	}
 }
