@@ -162,17 +162,17 @@ func (g *Gate) match(rt *regionText, why *string) bool {
 	}
 	for i, needle := range g.lower {
 		if !strings.Contains(rt.lower(), needle) {
-			return fail("contains %q: not in %s%s", g.Contains[i], rt.name, emptyNote(rt))
+			return fail("contains %s: not in %s%s", tomlQuote(g.Contains[i]), rt.name, emptyNote(rt))
 		}
 	}
 	for _, p := range g.Regex {
 		if !p.m.MatchString(rt.text) {
-			return fail("regex %q: no match in %s%s", p.Source, rt.name, emptyNote(rt))
+			return fail("regex %s: no match in %s%s", tomlQuote(p.Source), rt.name, emptyNote(rt))
 		}
 	}
 	for _, p := range g.LineRegex {
 		if !anyLine(p.m, rt.lines) {
-			return fail("line_regex %q: no line of %s matches%s", p.Source, rt.name, emptyNote(rt))
+			return fail("line_regex %s: no line of %s matches%s", tomlQuote(p.Source), rt.name, emptyNote(rt))
 		}
 	}
 	for i := range g.All {
@@ -225,13 +225,13 @@ func emptyNote(rt *regionText) string {
 func (g *Gate) describe() string {
 	var parts []string
 	for _, c := range g.Contains {
-		parts = append(parts, fmt.Sprintf("contains %q", c))
+		parts = append(parts, "contains "+tomlQuote(c))
 	}
 	for _, p := range g.Regex {
-		parts = append(parts, fmt.Sprintf("regex %q", p.Source))
+		parts = append(parts, "regex "+tomlQuote(p.Source))
 	}
 	for _, p := range g.LineRegex {
-		parts = append(parts, fmt.Sprintf("line_regex %q", p.Source))
+		parts = append(parts, "line_regex "+tomlQuote(p.Source))
 	}
 	if n := len(g.All); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d all gates", n))

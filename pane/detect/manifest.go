@@ -336,7 +336,7 @@ func (p *parser) gate(raw map[string]any, rule int, name string, depth int, kind
 				direct++
 				m, err := compileRust(src)
 				if err != nil {
-					p.add(p.loc.ruleText(rule, src, line(k)), "%s: %s %q does not compile: %v", name, k, src, err)
+					p.add(p.loc.ruleText(rule, src, line(k)), "%s: %s %s does not compile: %v", name, k, tomlQuote(src), err)
 					continue
 				}
 				if k == "regex" {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -300,4 +301,55 @@ func shellWords(t *testing.T, line string) []string {
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+// docs/detect.md's examples are what detect prints for the command the
+// text example shows: the text byte for byte, and the JSON (without the
+// screen --raw adds). A pattern shows as pi.toml writes it, backslashes
+// once, in the text and (JSON-escaped once) in the JSON.
+func TestDetectDocExamplesAreWhatItPrints(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "detect.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(md), "```\n$ herdr-pi detect ")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/detect.md has no text example")
+	}
+	cmdline, want, _ := strings.Cut(block, "\n")
+	args := strings.Fields(cmdline)
+	for i, a := range args {
+		if strings.HasPrefix(a, "e2e/") {
+			args[i] = filepath.Join("..", "..", "..", a)
+		}
+	}
+	dir := t.TempDir()
+	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}
+	detect := func(extra ...string) string {
+		var out, errb bytes.Buffer
+		argv := append(append([]string{"herdr-pi", "detect"}, extra...), args...)
+		if code := Main(context.Background(), argv, IO{In: strings.NewReader(""), Out: &out, Err: &errb, Env: env}); code != 0 {
+			t.Fatalf("%q: exit %d: %s", argv, code, errb.String())
+		}
+		return out.String()
+	}
+	if got := detect(); got != want {
+		t.Errorf("detect %s prints\n%s\ndocs/detect.md shows\n%s", cmdline, got, want)
+	}
+	if !strings.Contains(want, `line_regex '^─+ [\x{2801}-\x{28FF}] \S'`) {
+		t.Errorf("the text example no longer shows busy_border's pattern as pi.toml writes it:\n%s", want)
+	}
+	var got, doc map[string]any
+	if err := json.Unmarshal([]byte(detect("--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	delete(got, "screen")
+	if err := json.Unmarshal([]byte(docExample(t, "detect")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, doc) {
+		g, _ := json.MarshalIndent(got, "", "  ")
+		t.Errorf("detect --json %s prints (without screen)\n%s\ndocs/detect.md shows\n%s", cmdline, g, docExample(t, "detect"))
+	}
 }
