@@ -106,7 +106,15 @@ func notifyCommand(f *Factory) *cli.Command {
 
 func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notifyDeps) error {
 	io := f.IO
-	if osc.CleanLabel(opts.Title) == "" {
+	// An empty title (--title "" or --title "$UNSET") is the common
+	// mistake: saying control characters were removed would send the
+	// person looking for ones that were never there.
+	switch {
+	case opts.Title == "":
+		return usagef("notify", "--title is empty: give the text to show (example: herdr-pi notify --title \"Build finished\")")
+	case strings.TrimSpace(opts.Title) == "":
+		return usagef("notify", "--title is only spaces: give the text to show (example: herdr-pi notify --title \"Build finished\")")
+	case osc.CleanLabel(opts.Title) == "":
 		return usagef("notify", "--title is empty once control characters are removed")
 	}
 	switch opts.Sound {

@@ -259,3 +259,20 @@ func TestNotifyWithoutATerminalStillPushesToNtfy(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+// An empty --title is said to be empty, the usual mistake (--title
+// "$UNSET"); only a title that had nothing but control characters is said
+// to have lost them.
+func TestNotifyEmptyTitleSaysWhatWasWrong(t *testing.T) {
+	env := newCmdEnv(t).env
+	for _, tc := range []struct{ title, says string }{
+		{"", "herdr-pi notify: --title is empty: give the text to show"},
+		{"  \t", "herdr-pi notify: --title is only spaces: give the text to show"},
+		{"\x1b\x07", "herdr-pi notify: --title is empty once control characters are removed"},
+	} {
+		code, out, errOut := run(t, env, "notify", "--title", tc.title)
+		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, tc.says) {
+			t.Errorf("--title %q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.title, code, out, errOut, tc.says)
+		}
+	}
+}
