@@ -47,6 +47,11 @@ func closeCommand(f *Factory) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print what was closed as JSON (format: docs/open.md)"},
 		},
 		Action: withArgs("close", func(c *cli.Context, args []string) error {
+			// A second word is named, as open names its third: "name one
+			// run" alone leaves the person to guess which word was extra.
+			if len(args) > 1 {
+				return usagef("close", "unexpected argument %q (close takes one run; herdr-pi open --list shows them)", args[1])
+			}
 			if len(args) != 1 || args[0] == "" {
 				return usagef("close", "name one run (herdr-pi open --list shows them)")
 			}

@@ -142,3 +142,22 @@ func TestCloseRefusesAPrefixOfSeveralRunsInTheStore(t *testing.T) {
 		t.Fatalf("close %s: exit %d, %q %q", open, code, out, errs)
 	}
 }
+
+// close takes one run: a second word is named, as open names a third, so
+// the person sees which word was one too many; none at all asks for one.
+func TestCloseNamesAnUnexpectedArgument(t *testing.T) {
+	env := newCmdEnv(t).env
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"close", "a", "b"}, "herdr-pi close: unexpected argument \"b\" (close takes one run; herdr-pi open --list shows them)\n"},
+		{[]string{"close", "a", "b", "c"}, "herdr-pi close: unexpected argument \"b\""},
+		{[]string{"close"}, "herdr-pi close: name one run (herdr-pi open --list shows them)\n"},
+	} {
+		code, out, errOut := run(t, env, tc.args...)
+		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, tc.says) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errOut, tc.says)
+		}
+	}
+}
