@@ -3,6 +3,7 @@ package herdr
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -16,7 +17,10 @@ type Error struct {
 	Socket string
 }
 
-func (e *Error) Error() string {
+func (e *Error) Error() string { return e.detail() + e.advice() }
+
+// detail is the error without its advice to run herdr-pi doctor.
+func (e *Error) detail() string {
 	s := fmt.Sprintf("herdr at %s refused %s: %s (%s)", e.Socket, e.Method, e.Message, e.Code)
 	if hint := hintFor(e.Code); hint != "" {
 		s += "; " + hint
@@ -29,11 +33,36 @@ func hintFor(code string) string {
 	case "pane_not_found":
 		return "HERDR_PANE_ID names a pane this Herdr does not have (it was closed, or the shell came from another session): open a new pane"
 	case "invalid_request", "not_implemented":
-		return "this Herdr does not understand herdr-pi's request: run 'herdr-pi doctor' to compare protocol versions"
+		return "this Herdr does not understand herdr-pi's request"
 	case "invalid_agent":
 		return `set [herdr] agent in herdr-pi's config.toml to a non-empty label such as "pi"`
 	}
 	return ""
+}
+
+// advice is what Error adds after detail: for the codes whose way out is
+// herdr-pi doctor, the pointer to it.
+func (e *Error) advice() string {
+	switch e.Code {
+	case "invalid_request", "not_implemented":
+		return ": run 'herdr-pi doctor' to compare protocol versions"
+	}
+	return ""
+}
+
+// Detail is err as herdr-pi doctor shows it: its message with the advice
+// to run doctor left out of the Herdr error in it, since doctor is what
+// is running. Any context wrapped around that error stays.
+func Detail(err error) string {
+	msg := err.Error()
+	var d interface {
+		error
+		detail() string
+	}
+	if errors.As(err, &d) {
+		msg = strings.Replace(msg, d.Error(), d.detail(), 1)
+	}
+	return msg
 }
 
 // FailureKind names a way talking to Herdr can fail, so repeated failures of
@@ -68,7 +97,24 @@ type TransportError struct {
 
 func (e *TransportError) Unwrap() error { return e.Err }
 
-func (e *TransportError) Error() string {
+func (e *TransportError) Error() string { return e.detail() + e.advice() }
+
+// advice is what Error adds after detail: for the failures whose way out
+// is herdr-pi doctor, the pointer to it.
+func (e *TransportError) advice() string {
+	switch e.Kind {
+	case FailTimeout:
+		return " (run 'herdr-pi doctor'; restart Herdr if it stays so)"
+	case FailClosed:
+		return " (run 'herdr-pi doctor' to compare protocol versions)"
+	case FailGarbage:
+		return " (run 'herdr-pi doctor')"
+	}
+	return ""
+}
+
+// detail is the error without its advice to run herdr-pi doctor.
+func (e *TransportError) detail() string {
 	switch e.Kind {
 	case FailNoSocket:
 		return fmt.Sprintf("herdr socket %s does not exist: Herdr is not running, or HERDR_SOCKET_PATH is left over from an old session (start Herdr, or open a new pane)", e.Socket)
@@ -81,11 +127,11 @@ func (e *TransportError) Error() string {
 	case FailForeign:
 		return fmt.Sprintf("herdr socket %s: %v; herdr-pi sends it nothing (HERDR_SOCKET_PATH must name your own Herdr's socket: open a new pane, or unset it outside Herdr)", e.Socket, e.Err)
 	case FailTimeout:
-		return fmt.Sprintf("herdr socket %s: no reply to %s within %v: Herdr is busy or hung (run 'herdr-pi doctor'; restart Herdr if it stays so)", e.Socket, e.Method, e.After)
+		return fmt.Sprintf("herdr socket %s: no reply to %s within %v: Herdr is busy or hung", e.Socket, e.Method, e.After)
 	case FailClosed:
-		return fmt.Sprintf("herdr socket %s: Herdr closed the connection without answering %s (run 'herdr-pi doctor' to compare protocol versions)", e.Socket, e.Method)
+		return fmt.Sprintf("herdr socket %s: Herdr closed the connection without answering %s", e.Socket, e.Method)
 	case FailGarbage:
-		return fmt.Sprintf("herdr socket %s: the reply to %s is not Herdr's protocol (%v): is HERDR_SOCKET_PATH another program's socket? (run 'herdr-pi doctor')", e.Socket, e.Method, e.Err)
+		return fmt.Sprintf("herdr socket %s: the reply to %s is not Herdr's protocol (%v): is HERDR_SOCKET_PATH another program's socket?", e.Socket, e.Method, e.Err)
 	case FailCanceled:
 		return fmt.Sprintf("herdr socket %s: %s abandoned: %v", e.Socket, e.Method, e.Err)
 	}

@@ -75,6 +75,35 @@ func TestDoctorNamesTheMissingSocketAndTheFix(t *testing.T) {
 	}
 }
 
+// A Herdr that never answers, closes without answering or answers
+// garbage is a failed socket row that says so; its detail does not tell
+// the person to run herdr-pi doctor, which is what they are doing. The
+// other commands' errors keep that advice.
+func TestDoctorDoesNotAdviseRunningDoctor(t *testing.T) {
+	s := herdrtest.Start(t)
+	for _, tc := range []struct {
+		fault herdrtest.FaultKind
+		says  string
+	}{
+		{herdrtest.FaultHang, "no reply to ping within 1.5s: Herdr is busy or hung"},
+		{herdrtest.FaultClose, "Herdr closed the connection without answering ping"},
+		{herdrtest.FaultGarbage, "is HERDR_SOCKET_PATH another program's socket?"},
+	} {
+		t.Run(string(tc.fault), func(t *testing.T) {
+			s.SetFault(herdrtest.Fault{Kind: tc.fault})
+			defer s.SetFault(herdrtest.Fault{})
+			w := doctortest.New(t).Healthy().Set(s.Env()...)
+			code, out, _ := runDoctor(w, "herdr")
+			if code != 1 || !strings.Contains(out, "fail  socket") || !strings.Contains(out, tc.says) {
+				t.Errorf("exit %d, want 1 and a failed socket row saying %q:\n%s", code, tc.says, out)
+			}
+			if strings.Contains(out, "run 'herdr-pi doctor'") {
+				t.Errorf("doctor advises running doctor:\n%s", out)
+			}
+		})
+	}
+}
+
 func TestDoctorSectionArguments(t *testing.T) {
 	w := doctortest.New(t).Healthy()
 	code, out, _ := runDoctor(w, "runtime", "config")

@@ -60,7 +60,7 @@ func herdrChecks(ctx context.Context, d Input) []Row {
 	pong, err := client.Ping(ctx)
 	var pm *herdr.ProtocolMismatchError
 	if err != nil && !errors.As(err, &pm) {
-		return append(rows, row("socket", Fail, err.Error(), socketFix(err)))
+		return append(rows, row("socket", Fail, herdr.Detail(err), socketFix(err)))
 	}
 	sockDetail := sock + " answers ping"
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
@@ -97,7 +97,7 @@ func herdrChecks(ctx context.Context, d Input) []Row {
 				fmt.Sprintf("Herdr at %s has no pane %s (HERDR_PANE_ID): the pane was closed, or this shell came from another Herdr session", sock, h.PaneID),
 				"open a new Herdr pane and run herdr-pi there"))
 		case err != nil:
-			rows = append(rows, row("pane", Fail, err.Error(), socketFix(err)))
+			rows = append(rows, row("pane", Fail, herdr.Detail(err), socketFix(err)))
 		default:
 			who := "no agent"
 			if pane.Agent != "" {
