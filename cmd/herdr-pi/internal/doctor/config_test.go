@@ -153,14 +153,20 @@ func TestDoctorLogRow(t *testing.T) {
 		mode os.FileMode // 0: missing
 		env  []string
 		want string
+		// fileAbove puts a file where the state directory's parent
+		// (XDG_STATE_HOME, ~/.local/state) should be.
+		fileAbove bool
 	}{
-		{"missing", 0, nil, "ok|STATE does not exist yet: the first herdr-pi creates it, mode 0700"},
-		{"private", 0o700, nil, "ok|herdr-pi logs to STATE/herdr-pi.log (its directory is ours and 0700)"},
-		{"open to others", 0o755, nil, "warn|the log private directory STATE has mode 0755, want 0700: refusing to use it; run chmod 700 STATE; until then herdr-pi writes no log|chmod 700 STATE"},
-		{"turned off", 0o755, []string{"HERDR_PI_LOG=off"}, "ok|HERDR_PI_LOG=off: herdr-pi writes no log"},
+		{"missing", 0, nil, "ok|STATE does not exist yet: the first herdr-pi creates it, mode 0700", false},
+		{"private", 0o700, nil, "ok|herdr-pi logs to STATE/herdr-pi.log (its directory is ours and 0700)", false},
+		{"open to others", 0o755, nil, "warn|the log private directory STATE has mode 0755, want 0700: refusing to use it; run chmod 700 STATE; until then herdr-pi writes no log|chmod 700 STATE", false},
+		{"turned off", 0o755, []string{"HERDR_PI_LOG=off"}, "ok|HERDR_PI_LOG=off: herdr-pi writes no log", false},
 		// A value herdr-pi does not know (HERDR_PI_LOG=0, none, false: meant
 		// as off) changes nothing, and nothing else would say so.
-		{"an unknown value", 0o700, []string{"HERDR_PI_LOG=0"}, `warn|HERDR_PI_LOG="0" is not off, debug or info: herdr-pi logs as if it were unset, to STATE/herdr-pi.log|HERDR_PI_LOG=off turns the log off, HERDR_PI_LOG=debug makes it verbose`},
+		{"an unknown value", 0o700, []string{"HERDR_PI_LOG=0"}, `warn|HERDR_PI_LOG="0" is not off, debug or info: herdr-pi logs as if it were unset, to STATE/herdr-pi.log|HERDR_PI_LOG=off turns the log off, HERDR_PI_LOG=debug makes it verbose`, false},
+		// lstat's "not a directory" named neither the file in the way nor
+		// the fix; "check that you can read it" was no way out.
+		{"a file where its parent should be", 0, nil, "warn|the log directory STATE cannot be made: ABOVE is a file, not a directory; until then herdr-pi writes no log|move ABOVE away or rename it: it is a file where STATE needs a directory", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := doctortest.New(t).Set(tc.env...)
@@ -171,7 +177,13 @@ func TestDoctorLogRow(t *testing.T) {
 				}
 				mkdir(t, dir, tc.mode)
 			}
-			checkRowWant(t, logRow(input(w, time.Second)), strings.ReplaceAll(tc.want, "STATE", dir))
+			above := filepath.Dir(dir)
+			if tc.fileAbove {
+				if err := os.WriteFile(above, []byte("x"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			checkRowWant(t, logRow(input(w, time.Second)), strings.NewReplacer("STATE", dir, "ABOVE", above).Replace(tc.want))
 		})
 	}
 }
@@ -250,6 +262,24 @@ func TestDoctorRuntimeRows(t *testing.T) {
 			checkRowWant(t, r, "fail|private directory "+base+" belongs to uid 65534, not to us (uid 0)|remove "+base+" (it belongs to uid 65534: ask its owner or root), or point XDG_RUNTIME_DIR at a directory of your own")
 		})
 	}
+}
+
+// A file where XDG_RUNTIME_DIR's directory should be is named, with the
+// fix, in the rows of the directories it keeps from being made.
+func TestDoctorRuntimeRowsNameAFileInTheWay(t *testing.T) {
+	w := doctortest.New(t)
+	file := filepath.Join(w.Home, "runtime")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.Set("XDG_RUNTIME_DIR=" + file)
+	base := w.Paths().RuntimeBase
+	rows := map[string]Row{}
+	for _, r := range runtimeChecks(t.Context(), input(w, time.Second)) {
+		rows[r.Name] = r
+	}
+	checkRowWant(t, rows["directory"], "fail|directory "+base+" cannot be made: "+file+" is a file, not a directory|move "+file+" away or rename it: it is a file where "+base+" needs a directory")
+	checkRowWant(t, rows["registry"], "fail|"+file+" is a file, not a directory|move "+file+" away or rename it")
 }
 
 func mkdir(t *testing.T, dir string, mode os.FileMode) {

@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/internal/logfile"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // runtimeChecks is the doctor's runtime section: the private directory
@@ -36,7 +38,7 @@ func logRow(d Input) Row {
 	case errors.Is(err, fs.ErrNotExist):
 		return row(OK, fmt.Sprintf("%s does not exist yet: the first herdr-pi creates it, mode 0700, with the log %s in it", dir, logfile.DefaultName), "")
 	case err != nil:
-		return row(Warn, "the log "+err.Error()+"; until then herdr-pi writes no log (everything else works)", privateDirFix(err))
+		return row(Warn, "the log "+privateDirProblem(err)+"; until then herdr-pi writes no log (everything else works)", privateDirFix(err))
 	}
 	if v := d.Env.Get("HERDR_PI_LOG"); v != "" && !strings.EqualFold(v, "debug") && !strings.EqualFold(v, "info") {
 		// Likely meant as off (0, none, false): wrap may not say so on
@@ -57,7 +59,7 @@ func runtimeDirRow(d Input) Row {
 		return row(OK, fmt.Sprintf("%s does not exist yet: the first wrapper creates it, mode 0700", base), "")
 	}
 	if err != nil {
-		return row(Fail, err.Error()+"; until then wrap runs the agent without its control socket: no probe, no 'herdr-pi waiting' or 'status'",
+		return row(Fail, privateDirProblem(err)+"; until then wrap runs the agent without its control socket: no probe, no 'herdr-pi waiting' or 'status'",
 			privateDirFix(err))
 	}
 	detail := base + " is ours and 0700"
@@ -79,12 +81,35 @@ func runtimeDirRow(d Input) Row {
 	return row(OK, detail, "")
 }
 
+// fileOnTheWay is the file that stands where a directory above a private
+// directory should be (~/.local/state a file, say), or "": lstat says
+// only "not a directory", naming neither that file nor the fix.
+func fileOnTheWay(err error) string {
+	var pe *control.PrivateDirError
+	if !errors.As(err, &pe) || !errors.Is(err, syscall.ENOTDIR) {
+		return ""
+	}
+	return settings.FileOnTheWay(pe.Dir)
+}
+
+// privateDirProblem is a private directory's problem for a row's detail.
+func privateDirProblem(err error) string {
+	var pe *control.PrivateDirError
+	if file := fileOnTheWay(err); file != "" && errors.As(err, &pe) {
+		return fmt.Sprintf("directory %s cannot be made: %s is a file, not a directory", pe.Dir, file)
+	}
+	return err.Error()
+}
+
 // privateDirFix is the way out of each problem a private directory can
 // have.
 func privateDirFix(err error) string {
 	var pe *control.PrivateDirError
 	if !errors.As(err, &pe) {
 		return "check the directory and its permissions"
+	}
+	if file := fileOnTheWay(err); file != "" {
+		return fmt.Sprintf("move %s away or rename it: it is a file where %s needs a directory", file, pe.Dir)
 	}
 	switch pe.Problem {
 	case control.ProblemMode:
@@ -104,7 +129,7 @@ func registryRow(d Input) Row {
 	reg := control.PaneRegistry(d.Paths.RuntimeBase)
 	entries, err := reg.Entries()
 	if err != nil {
-		return row(Fail, "the pane registry "+err.Error()+": pane hooks cannot find their wrapper", privateDirFix(err))
+		return row(Fail, "the pane registry "+privateDirProblem(err)+": pane hooks cannot find their wrapper", privateDirFix(err))
 	}
 	var live, stale, broken []string
 	var files []string
