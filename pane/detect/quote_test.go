@@ -1,7 +1,9 @@
 package detect
 
 import (
+	"strconv"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 )
@@ -37,4 +39,27 @@ func TestTOMLQuoteWritesWhatTheManifestHolds(t *testing.T) {
 	if got := tomlQuote("a\xffb"); got != `"a\uFFFDb"` {
 		t.Errorf("invalid UTF-8: %s", got)
 	}
+}
+
+// Whatever a manifest's string holds, its quote reads back as it and
+// carries no character that cannot be shown.
+func FuzzTOMLQuote(f *testing.F) {
+	for _, s := range []string{`^ [\x{2801}-\x{28FF}] \S`, "don't", "a\x1b[2Jb", "x\u202Ey", "\t\n\r\"\\", "\U000E0001"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q := tomlQuote(s)
+		for _, r := range q {
+			if !strconv.IsPrint(r) {
+				t.Fatalf("tomlQuote(%q) = %q holds %U", s, q, r)
+			}
+		}
+		if !utf8.ValidString(s) {
+			return
+		}
+		var back struct{ S string }
+		if _, err := toml.Decode("s = "+q, &back); err != nil || back.S != s {
+			t.Fatalf("%q reads back as %q (%v), want %q", q, back.S, err, s)
+		}
+	})
 }
