@@ -14,10 +14,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 	"github.com/herdr-pi/herdr-pi/pane/detect"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/screen"
@@ -60,12 +60,13 @@ func Start(cfg Config) *Observer {
 	o.Machine = state.New(state.Config{
 		Debounce:     cfg.Debounce,
 		StartupGrace: cfg.StartupGrace,
+		Logf:         logf,
 		Sink: func(e state.Event) {
 			for _, s := range sinks {
 				// Sinks run on whichever goroutine moved the machine, a
 				// debounce timer's included, where nothing above would
 				// catch a panic: one sink's panic costs its own event.
-				contained(logf, "a state sink", "it misses this event", func() { s(e) })
+				guard.Run(logf, "observe: a state sink", "it misses this event", func() { s(e) })
 			}
 		},
 	})
@@ -76,14 +77,12 @@ func Start(cfg Config) *Observer {
 	// A panic in either goroutine ends the watching, not the wrapper: left
 	// to the runtime it would kill the process before pty.Run gave the
 	// terminal its mode back or the run's socket and files were removed.
-	o.running.Go(func() { contained(logf, "the status reader", lostWatch, func() { o.reader.run(ctx) }) })
-	o.running.Go(func() {
-		contained(logf, "the screen", lostWatch, func() {
-			screen.Follow(ctx, o.reader, screen.FollowOptions{
-				Rows: 24, Cols: 80, // replaced by the size the tap carries first
-				Logf:    cfg.Logf,
-				Publish: o.classify,
-			})
+	guard.Go(&o.running, logf, "observe: the status reader", lostWatch, func() { o.reader.run(ctx) })
+	guard.Go(&o.running, logf, "observe: the screen", lostWatch, func() {
+		screen.Follow(ctx, o.reader, screen.FollowOptions{
+			Rows: 24, Cols: 80, // replaced by the size the tap carries first
+			Logf:    cfg.Logf,
+			Publish: o.classify,
 		})
 	})
 	return o
@@ -91,17 +90,6 @@ func Start(cfg Config) *Observer {
 
 // lostWatch is what a panic in one of the Observer's goroutines costs.
 const lostWatch = "its watching is over for this run; the agent runs on"
-
-// contained runs f, turning a panic into a log line that says what it
-// cost: what observes the agent may fail, the agent and its terminal go on.
-func contained(logf func(string, ...any), what, cost string, f func()) {
-	defer func() {
-		if r := recover(); r != nil {
-			logf("observe: %s panicked (%s): %v\n%s", what, cost, r, debug.Stack())
-		}
-	}()
-	f()
-}
 
 // ReportProgramStatus sends the agent's status reports (OSC 7501) to f
 // rather than straight to the machine: pane/signals takes them first, to

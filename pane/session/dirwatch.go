@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // dirWatch tells, through inotify, when something in one directory was
@@ -37,13 +39,18 @@ const watchMask = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.I
 // newDirWatch starts the reader; poke gets the name each event is about
 // ("" for the directory itself). Without inotify it returns an error and
 // the Watcher keeps to its tick.
-func newDirWatch(poke func(name string)) (*dirWatch, error) {
+func newDirWatch(poke func(name string), logf guard.Logf) (*dirWatch, error) {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return nil, err
 	}
 	d := &dirWatch{f: os.NewFile(uintptr(fd), "inotify"), poke: poke, done: make(chan struct{}), wd: -1}
-	go d.read()
+	// A panic reading the events (or in poke) ends them, not the wrapper;
+	// close still finds done closed, and the Watcher's tick still polls.
+	go func() {
+		defer close(d.done)
+		guard.Run(logf, "session: the directory watch", "changes are seen at the next tick instead; the agent runs on", d.read)
+	}()
 	return d, nil
 }
 
@@ -96,7 +103,6 @@ func (d *dirWatch) close() {
 }
 
 func (d *dirWatch) read() {
-	defer close(d.done)
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := d.f.Read(buf)

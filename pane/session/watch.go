@@ -4,11 +4,12 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // Sentinel is what the session file says about the marker: Open while the
@@ -85,12 +86,18 @@ func Watch(cfg WatchConfig) *Watcher {
 	w := &Watcher{cfg: cfg, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), started: time.Now()}
 	none := ""
 	w.want.Store(&none)
-	if d, err := newDirWatch(w.dirEvent); err != nil {
+	if d, err := newDirWatch(w.dirEvent, cfg.Logf); err != nil {
 		cfg.Logf("session: no inotify (%v); polling every %v", err, cfg.Interval)
 	} else {
 		w.dir = d
 	}
-	go w.run()
+	// The file is Pi's, written from whatever the model said, and the sink
+	// is the wrapper's: a panic reading one or telling the other ends the
+	// watching, not the wrapper (guard). Close still finds done closed.
+	go func() {
+		defer close(w.done)
+		guard.Run(cfg.Logf, "session: the watcher", "the session file is not read again in this run; the agent runs on", w.run)
+	}()
 	return w
 }
 
@@ -137,17 +144,6 @@ func (w *Watcher) Close() {
 }
 
 func (w *Watcher) run() {
-	defer close(w.done)
-	// The file is Pi's, written from whatever the model said, and the sink
-	// is the wrapper's: a panic reading one or telling the other ends the
-	// watching, not the wrapper. Left to the runtime it would kill the
-	// process before pty.Run gave the terminal its mode back or the run's
-	// socket and files were removed.
-	defer func() {
-		if r := recover(); r != nil {
-			w.cfg.Logf("session: the watcher panicked; the session file is not read again in this run (the agent runs on): %v\n%s", r, debug.Stack())
-		}
-	}()
 	t := time.NewTicker(w.cfg.Interval)
 	defer t.Stop()
 	for {

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // State is what the agent is doing, as reported.
@@ -205,6 +207,10 @@ type Config struct {
 	// lock held. It must not block for long and must not call the
 	// machine's input methods itself (Snapshot is fine).
 	Sink func(Event)
+	// Logf hears of a panic on a debounce timer's goroutine (the machine's
+	// own or the Sink's), which is recovered there: nothing else would
+	// catch it before it killed the process. Nil: not told.
+	Logf func(format string, args ...any)
 }
 
 // DefaultReplaceGrace is the default [Config.ReplaceGrace]. Pi loads a
@@ -321,10 +327,20 @@ func (m *Machine) Stop() {
 // update runs f under the lock, recomputes the state, and delivers the
 // events it produced.
 func (m *Machine) update(cause string, f func(now time.Time)) {
+	if m.step(cause, f) {
+		m.flush()
+	}
+}
+
+// step is update's part under the lock, released by a defer: a panic in
+// it (or in f) that a caller recovers must not leave the machine locked,
+// or every later input and Stop would wait for ever. It reports whether
+// the machine still runs.
+func (m *Machine) step(cause string, f func(now time.Time)) bool {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.stopped {
-		m.mu.Unlock()
-		return
+		return false
 	}
 	now := m.clock.Now()
 	before := slices.Clone(m.reasons)
@@ -348,8 +364,7 @@ func (m *Machine) update(cause string, f func(now time.Time)) {
 	m.recompute(now, cause)
 	m.out = append(m.out, m.after...)
 	m.after = nil
-	m.mu.Unlock()
-	m.flush()
+	return true
 }
 
 // reasonEvents queues one event per reason that opened or closed in this
@@ -486,7 +501,11 @@ func (m *Machine) arm(at time.Time) {
 	m.timerGen++
 	gen := m.timerGen
 	m.timerAt = at
-	m.timer = m.clock.AfterFunc(at.Sub(m.clock.Now()), func() { m.fire(gen) })
+	// The timer's goroutine is the runtime's: a panic in the step it
+	// fires (or in the Sink) would end the process there. Guarded, it
+	// costs this step; the next input moves the machine again.
+	m.timer = m.clock.AfterFunc(at.Sub(m.clock.Now()),
+		guard.Func(m.cfg.Logf, "state: a debounce timer's step", "the state it would settle waits for the next input", func() { m.fire(gen) }))
 }
 
 func (m *Machine) fire(gen uint64) {
