@@ -2,9 +2,12 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // Options are the channels a Notifier uses and what it says in them. A nil
@@ -121,11 +124,12 @@ func Start(o Options) *Notifier {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	for _, w := range n.workers {
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
+		// Each send is guarded where it is made (see run); this covers the
+		// loop around it, so a panic there ends one channel, never the
+		// wrapper, and Close still finds the worker done.
+		guard.Go(&n.wg, n.logf, "notify: the "+w.name+" channel", "it sends nothing more in this run; the other channels go on", func() {
 			w.run(ctx, n.draining, n.logf)
-		}()
+		})
 	}
 	return n
 }
@@ -231,6 +235,10 @@ func (n *Notifier) Status() []ChannelStatus {
 	}
 	return out
 }
+
+// errSendPanicked is the outcome of a send that panicked (logged with its
+// stack where it was recovered).
+var errSendPanicked = errors.New("the send panicked (a bug in herdr-pi; see the log)")
 
 // sendFunc delivers one message; retry asks to offer it again later.
 type sendFunc func(ctx context.Context, m Message) (outcome string, retry bool, err error)
@@ -343,7 +351,18 @@ func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(st
 		if p.first.IsZero() {
 			p.first = time.Now()
 		}
-		outcome, again, err := w.send(ctx, p.m)
+		// A channel's send runs code that sees the agent's words (the
+		// toast's, the terminal sequence's, ntfy's request): a panic there
+		// costs this message, counted as a failure, and the channel goes
+		// on with the next.
+		var outcome string
+		var again bool
+		var err error
+		if guard.Run(logf, "notify: the "+w.name+" channel's send", "this notification is lost; the channel goes on", func() {
+			outcome, again, err = w.send(ctx, p.m)
+		}) {
+			outcome, again, err = "", false, errSendPanicked
+		}
 		if w.pace > 0 {
 			earliest = time.Now().Add(w.pace)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // reassertGap is the least time between two re-asserts. Herdr's detection
@@ -130,7 +132,9 @@ func (p *Presence) reassert(ctx context.Context) {
 	}
 	if wait := reassertGap - time.Since(p.claim.lastTry); !p.claim.lastTry.IsZero() && wait > 0 {
 		if p.claim.retry == nil {
-			p.claim.retry = time.AfterFunc(wait, p.delayedReview)
+			// On the timer's goroutine: a panic there would end the
+			// process, and review's locks are released by defers.
+			p.claim.retry = time.AfterFunc(wait, guard.Func(p.logf, "herdr: a delayed review of the claim", "this re-assert is skipped; the next event reviews the pane again", p.delayedReview))
 		}
 		p.mu.Unlock()
 		return

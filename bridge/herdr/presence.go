@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // ReleaseBudget bounds how long [Presence.Close] waits to give the pane
@@ -89,8 +91,10 @@ func StartPresence(cfg PresenceConfig) *Presence {
 	p.r.Report(StateUnknown, "")
 
 	p.ctx, p.stop = context.WithCancel(context.Background())
-	p.wg.Add(1)
-	go p.watch(p.ctx)
+	// A panic following Herdr's events (a bug in a review, say) ends the
+	// following, not the wrapper: reports go on and Close still releases
+	// the pane. wg counts it done either way.
+	guard.Go(&p.wg, p.logf, "herdr: the presence watcher", "Herdr's events are no longer followed in this run: reports go on, a dropped claim is not re-asserted", func() { p.watch(p.ctx) })
 	return p
 }
 
@@ -178,7 +182,6 @@ func (p *Presence) Close(ctx context.Context) error {
 // again. Each start of the stream also asks Herdr's protocol (an upgrade
 // may come with a restart) and reads the pane back.
 func (p *Presence) watch(ctx context.Context) {
-	defer p.wg.Done()
 	w := &Watcher{
 		Client:        p.cfg.Client,
 		Subscriptions: []Subscription{{Type: "pane.agent_status_changed", PaneID: p.cfg.PaneID}},
