@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // WatcherEvents follows Herdr's event stream through c (a herdr.Watcher).
@@ -47,10 +48,16 @@ func WatchEnd(ctx context.Context, events Events, look PaneLookup, at Placed) *P
 	e := &PaneEnd{Ended: make(chan struct{}), Done: make(chan struct{})}
 	go func() {
 		defer close(e.Done)
-		e.How, e.Err = WaitEnded(ctx, events, look, at)
-		if e.Err == nil {
-			close(e.Ended)
-		}
+		// No log here: a panic following the pane becomes the watch's
+		// error, its stack included, for the caller to report; Ended stays
+		// open, and the waits on it are bounded by their own timeouts.
+		tell := func(format string, args ...any) { e.Err = fmt.Errorf(format, args...) }
+		guard.Run(tell, "handoff: the watch of pane "+at.PaneID, "its end is not seen", func() {
+			e.How, e.Err = WaitEnded(ctx, events, look, at)
+			if e.Err == nil {
+				close(e.Ended)
+			}
+		})
 	}()
 	return e
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // The live handoff as `herdr-pi open` asks for it from another pane: one
@@ -222,19 +224,17 @@ func (s *Server) streamHandoff(c net.Conn, read func() (Message, error), m Messa
 	defer cancel(nil)
 	_ = c.SetReadDeadline(time.Time{})
 	watched := make(chan struct{})
+	// Joined by the defer below on every way out, a panic in Handoff
+	// included: it must not read the connection after serve closed it.
+	defer func() {
+		_ = c.SetReadDeadline(time.Now()) // unblock the watcher's read
+		<-watched
+	}()
 	go func() {
 		defer close(watched)
-		for {
-			msg, err := read()
-			if err != nil {
-				cancel(ErrAskerGone)
-				return
-			}
-			if msg.Type != TypeCancel || msg.ID != m.ID {
-				s.cfg.Logf("control: a %q line during handoff %s: cancelling it", msg.Type, Clip(m.ID))
-			}
-			cancel(ErrAskerGone)
-		}
+		// A panic here loses only the watch for a cancel: the handoff
+		// runs to its handback, whose reply still goes out.
+		guard.Run(s.cfg.Logf, "control: a handoff's cancel watch", "a cancel from the asker is not heard; the handoff runs to its handback", func() { watchCancel(read, m.ID, cancel, s.cfg.Logf) })
 	}()
 	progress := func(p Progress) {
 		b, err := jsonData(p)
@@ -250,7 +250,15 @@ func (s *Server) streamHandoff(c net.Conn, read func() (Message, error), m Messa
 		}
 		emit(msg)
 	}
-	final, err := s.cfg.Handoffs.Handoff(ctx, ask, progress)
+	// The handoff is the wrapper's own code at work on the asker's behalf:
+	// a panic in it fails this handoff with an answer the asker can show,
+	// rather than a connection that just closes.
+	var final Progress
+	if guard.Run(s.cfg.Logf, "control: a live handoff", "this handoff fails; the wrapper goes on", func() {
+		final, err = s.cfg.Handoffs.Handoff(ctx, ask, progress)
+	}) {
+		err = errHandoffPanicked
+	}
 	if err != nil {
 		fail(err)
 	} else if b, jerr := jsonData(final); jerr != nil {
@@ -258,9 +266,25 @@ func (s *Server) streamHandoff(c net.Conn, read func() (Message, error), m Messa
 	} else {
 		emit(Message{Type: TypeResponse, ID: m.ID, OK: true, Result: b})
 	}
-	// Unblock the watcher's read and wait for it.
-	_ = c.SetReadDeadline(time.Now())
-	<-watched
+}
+
+// errHandoffPanicked answers a handoff whose code panicked in the wrapper.
+var errHandoffPanicked = errors.New("handoff: it failed inside the pane's herdr-pi wrapper (a bug; the panic is in the wrapper's log)")
+
+// watchCancel reads the asker's side of a handoff stream: a cancel, any
+// other line or the asker's going away cancels the handoff.
+func watchCancel(read func() (Message, error), id string, cancel context.CancelCauseFunc, logf func(string, ...any)) {
+	for {
+		msg, err := read()
+		if err != nil {
+			cancel(ErrAskerGone)
+			return
+		}
+		if msg.Type != TypeCancel || msg.ID != id {
+			logf("control: a %q line during handoff %s: cancelling it", msg.Type, Clip(id))
+		}
+		cancel(ErrAskerGone)
+	}
 }
 
 // printableLong is s cut to maxError bytes with control characters

@@ -23,8 +23,11 @@ func newHandoffs(steps ...Progress) *handoffs {
 
 func (h *handoffs) Handoff(ctx context.Context, ask HandoffAsk, progress func(Progress)) (Progress, error) {
 	h.asks <- ask
-	if ask.RunID == "refuse" {
+	switch ask.RunID {
+	case "refuse":
 		return Progress{}, errors.New("no live attempt of run refuse here")
+	case "panic":
+		panic("handoff boom")
 	}
 	for _, p := range h.steps {
 		progress(p)
@@ -87,6 +90,33 @@ func TestHandoffRefusalIsTheError(t *testing.T) {
 	x.RunID = "refuse"
 	if _, err := c.Handoff(context.Background(), x, nil); err == nil || err.Error() != "no live attempt of run refuse here" {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// A panic in the wrapper's handoff runs on a connection's goroutine, where
+// nothing of the wrapper's would catch it; escaping, it killed the wrapper
+// with the terminal raw (the test binary dies instead of failing here).
+// The asker is answered with an error that says where it failed, the
+// panic is logged with its stack, and the server takes the next handoff.
+func TestAPanickingHandoffFailsThatHandoffOnly(t *testing.T) {
+	h := newHandoffs()
+	f, c := handoffFixture(t, h)
+	x := ask
+	x.RunID = "panic"
+	if _, err := c.Handoff(context.Background(), x, nil); err == nil || !strings.Contains(err.Error(), "failed inside the pane's herdr-pi wrapper") {
+		t.Fatalf("err %v, want the wrapper's failure", err)
+	}
+	f.logs.waitFor(t, "control: a live handoff panicked (this handoff fails; the wrapper goes on): handoff boom")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c2, err := Dial(ctx, f.path, f.tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	x.RunID = "refuse"
+	if _, err := c2.Handoff(context.Background(), x, nil); err == nil || err.Error() != "no live attempt of run refuse here" {
+		t.Fatalf("the next handoff: err %v", err)
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // EventSink receives every event the probe forwards, decoded, in arrival
@@ -165,8 +167,10 @@ func Listen(cfg Config) (*Server, error) {
 	ln.SetUnlinkOnClose(true)
 	s := &Server{cfg: cfg, ln: ln, conns: map[net.Conn]*connState{}}
 	s.room = sync.NewCond(&s.mu)
-	s.wg.Add(1)
-	go s.accept()
+	// A panic serving the socket ends the accepting or that one
+	// connection (its deferred untrack closes it), never the wrapper: the
+	// agent runs on without `status`, or without that client.
+	guard.Go(&s.wg, cfg.Logf, "control: the accept loop", "no new connection is taken in this run; the agent runs on", s.accept)
 	return s, nil
 }
 
@@ -194,7 +198,6 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) accept() {
-	defer s.wg.Done()
 	for {
 		c, err := s.ln.AcceptUnix()
 		if err != nil {
@@ -210,8 +213,7 @@ func (s *Server) accept() {
 			_ = c.Close()
 			continue
 		}
-		s.wg.Add(1)
-		go s.serve(c)
+		guard.Go(&s.wg, s.cfg.Logf, "control: a connection", "that connection is closed; the others go on", func() { s.serve(c) })
 	}
 }
 
@@ -347,7 +349,6 @@ func PeerCred(c *net.UnixConn) (*unix.Ucred, error) {
 
 // serve owns one connection, from the peer check to its close.
 func (s *Server) serve(c *net.UnixConn) {
-	defer s.wg.Done()
 	defer s.untrack(c)
 	cred, err := PeerCred(c)
 	if err != nil {
@@ -552,17 +553,13 @@ func (s *Server) deliverEvent(ev Event) {
 	s.call(func() { s.cfg.Events.ProbeEvent(ev) })
 }
 
-// call runs one consumer call under the delivery lock. A panic in the
-// consumer is logged, not allowed to take the server down.
+// call runs one consumer call under the delivery lock, released by a
+// defer. A panic in the consumer costs that call, not the connection or
+// the server.
 func (s *Server) call(f func()) {
 	s.deliver.Lock()
 	defer s.deliver.Unlock()
-	defer func() {
-		if r := recover(); r != nil {
-			s.cfg.Logf("control: consumer panicked: %v", r)
-		}
-	}()
-	f()
+	guard.Run(s.cfg.Logf, "control: a consumer", "this call is lost; the server goes on", f)
 }
 
 // heapLiveKiB reads the live heap as of the last GC (runtime/metrics: no

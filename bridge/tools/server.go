@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // Executor runs one bridged tool call in the owner. ctx is cancelled when
@@ -159,8 +160,10 @@ func Serve(cfg Config) (*Server, error) {
 		s.tools[t.Name] = true
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.wg.Add(1)
-	go s.accept()
+	// As the control socket's: a panic ends the accepting or that one
+	// call's connection (closed by serve's deferred untrack), never the
+	// wrapper.
+	guard.Go(&s.wg, cfg.Logf, "tools: the accept loop", "no new tool call is taken for this handoff", s.accept)
 	return s, nil
 }
 
@@ -229,7 +232,6 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) accept() {
-	defer s.wg.Done()
 	for {
 		c, err := s.ln.AcceptUnix()
 		if err != nil {
@@ -248,8 +250,7 @@ func (s *Server) accept() {
 			_ = c.Close()
 			continue
 		}
-		s.wg.Add(1)
-		go s.serve(c)
+		guard.Go(&s.wg, s.cfg.Logf, "tools: a call's connection", "that call gets no answer; the others go on", func() { s.serve(c) })
 	}
 }
 
@@ -283,7 +284,6 @@ func (s *Server) ours(c *net.UnixConn) bool {
 // serve owns one connection, from the peer check to its close: it reads
 // and checks the request, then runs the call.
 func (s *Server) serve(c *net.UnixConn) {
-	defer s.wg.Done()
 	defer s.untrack(c)
 	cred, err := control.PeerCred(c)
 	if err != nil {
@@ -357,7 +357,7 @@ func (s *Server) run(c *net.UnixConn, call Call) {
 	defer cancel()
 	var gone atomic.Bool
 	watched := make(chan struct{})
-	go func() {
+	go func() { // a read, a log line and a cancel: nothing here panics
 		defer close(watched)
 		var b [1]byte
 		n, err := c.Read(b[:])

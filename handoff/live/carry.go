@@ -12,6 +12,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/tools"
 	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // carry runs one handoff from the order to the handback and sets r.final,
@@ -164,7 +165,14 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		_ = watchPane(wctx, h, opened.Placed, events, endedCh, s.cfg.Logf)
+		// Without the watch nothing would tell the pane's end, and the
+		// handoff would wait for ever: a panic gives the attempt back
+		// instead, as a cancel does, with the reason.
+		if guard.Run(s.cfg.Logf, "live: the pane watch of handoff "+r.id, "the handoff ends: its pane can no longer be followed", func() {
+			_ = watchPane(wctx, h, opened.Placed, events, endedCh, s.cfg.Logf)
+		}) {
+			r.cancel(errPanicked)
+		}
 	}()
 	defer func() { stopWatch(); <-watched }() // before the pane is closed
 

@@ -11,6 +11,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // Owner is the owner link as a handoff uses it; *control.OwnerLink is one.
@@ -111,6 +112,10 @@ func New(cfg Config) *Service {
 // ErrClosing is the cause of every handoff's end when the wrapper quits.
 var ErrClosing = errors.New("the owner's herdr-pi wrap is quitting")
 
+// errPanicked is what a handoff or an inspection that panicked in the
+// owner's wrapper answers (the panic and its stack are in that log).
+var errPanicked = errors.New("it failed inside the owner's herdr-pi wrap (a bug; the panic is in the wrapper's log)")
+
 // Close gives every handoff back (closing its pane), waits for them, and
 // closes the workspaces of fully inspectable runs. Safe to call more than
 // once.
@@ -175,16 +180,14 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 			if m.Turn {
 				// The attempt's previous turn is still being handed back:
 				// this one starts when that is over.
-				s.wg.Add(1)
-				go func() {
-					defer s.wg.Done()
+				guard.Go(&s.wg, s.cfg.Logf, "live: a turn waiting for the one before", "this turn is not handed off; the owner may ask again", func() {
 					select {
 					case <-old.done:
 						s.ownerEvent(l, m)
 					case <-s.ctx.Done():
 						_ = l.Refuse(m.ID, ErrClosing)
 					}
-				}()
+				})
 			}
 			return // one launch per attempt: this request shares it
 		}
@@ -208,8 +211,10 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 		go func() {
 			defer s.wg.Done()
 			err := errors.New("this wrapper cannot open inspections")
-			if s.cfg.Inspect != nil {
-				err = s.cfg.Inspect(s.ctx, m)
+			// The owner's menu waits for an answer: a panic opening the
+			// inspection is one, not silence (nor the wrapper's end).
+			if s.cfg.Inspect != nil && guard.Run(s.cfg.Logf, "live: an inspection from the menu", "it is refused; the wrapper goes on", func() { err = s.cfg.Inspect(s.ctx, m) }) {
+				err = errPanicked
 			}
 			if err != nil {
 				s.cfg.Logf("live: inspection of run %s, session %s: %v", m.RunID, m.SessionID, err)
@@ -258,28 +263,38 @@ func (s *Service) optionsLocked(ask control.HandoffAsk) (options, error) {
 // handback. A second ask for an attempt under way shares its launch.
 func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress func(control.Progress)) (control.Progress, error) {
 	s.mu.Lock()
+	// Released by the defer only when a panic leaves it held (the control
+	// server recovers a panic in Handoff): a Service left locked would
+	// hang every later request and Close.
+	locked := true
+	unlock := func() { locked = false; s.mu.Unlock() }
+	defer func() {
+		if locked {
+			s.mu.Unlock()
+		}
+	}()
 	l := s.link
 	switch {
 	case s.ctx.Err() != nil:
-		s.mu.Unlock()
+		unlock()
 		return control.Progress{}, ErrClosing
 	case l == nil:
-		s.mu.Unlock()
+		unlock()
 		return control.Progress{}, fmt.Errorf("this herdr-pi wrap has no workflow owner link: its Pi has not loaded the workflow engine with herdr-pi's probe, or the probe could not register with it (herdr-pi doctor says why); add --inspect to open a read-only fork instead")
 	case l.PID() != ask.OwnerPID:
-		s.mu.Unlock()
+		unlock()
 		return control.Progress{}, fmt.Errorf("this herdr-pi wrap's workflow owner is pid %d, not the run's owner pid %d", l.PID(), ask.OwnerPID)
 	}
 	if r := s.running[ask.SessionID]; r != nil {
 		if at, ok := r.tab(); ok && r.opts.turn {
 			// Fully inspectable mode: the attempt works in its tab.
-			s.mu.Unlock()
+			unlock()
 			return s.focus(ctx, r, at)
 		}
 		// Shared: this asker follows; leaving gives nothing up.
 		unsubscribe := r.subscribe(progress)
 		defer unsubscribe()
-		s.mu.Unlock()
+		unlock()
 		select {
 		case <-r.done:
 		case <-ctx.Done():
@@ -289,11 +304,11 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 	}
 	opts, err := s.optionsLocked(ask)
 	if err != nil {
-		s.mu.Unlock()
+		unlock()
 		return control.Progress{}, err
 	}
 	r := s.startLocked(l, control.HandoffOrder{RunID: ask.RunID, SessionID: ask.SessionID}, "", opts, progress)
-	s.mu.Unlock()
+	unlock()
 	// The asker going away gives the attempt back: the pane was its.
 	stop := context.AfterFunc(ctx, func() { r.cancel(context.Cause(ctx)) })
 	defer stop()
@@ -317,7 +332,7 @@ func (s *Service) startLocked(l Owner, order control.HandoffOrder, label string,
 		// The owner's going away ends the handoff even before the sink
 		// hears of it.
 		watched := make(chan struct{})
-		go func() {
+		go func() { // nothing in it can panic: a select and a cancel
 			defer close(watched)
 			select {
 			case <-l.Done():
@@ -325,7 +340,13 @@ func (s *Service) startLocked(l Owner, order control.HandoffOrder, label string,
 			case <-ctx.Done():
 			}
 		}()
-		s.carry(r)
+		// carry's own defers close the pane and forget its records while
+		// a panic unwinds; recovered here, the rest of this goroutine
+		// still runs, so r.done closes and every asker hears the refusal
+		// rather than waiting for ever.
+		if guard.Run(s.cfg.Logf, "live: handoff "+r.id, "it is given back as failed; the wrapper goes on", func() { s.carry(r) }) {
+			r.err = errPanicked
+		}
 		cancel(nil)
 		<-watched
 		if r.err != nil && order.Request != "" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // The workspace of a fully inspectable run. Its first turn opens it (one
@@ -76,15 +77,13 @@ func (s *Service) endSpaceLocked(runID string, cause error) {
 			turns = append(turns, r)
 		}
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	guard.Go(&s.wg, s.cfg.Logf, "live: closing workspace "+sp.workspaceID, "it stays open with its ledger record: herdr-pi close can close it", func() {
 		for _, r := range turns {
 			<-r.done
 		}
 		s.cfg.Logf("live: closing workspace %s of run %s: %v", sp.workspaceID, runID, cause)
 		s.closeSpace(sp)
-	}()
+	})
 }
 
 // closeSpace closes a run's workspace (once: the caller took it out of
