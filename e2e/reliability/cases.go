@@ -162,11 +162,15 @@ var cases = []faultCase{
 		},
 	},
 	{
-		Fault:     "a bug panics in what watches the agent (a state sink, the status reader, the shadow screen, the session-file watcher)",
-		Guarantee: "the panic is logged with its stack and costs that event or that watcher only; the agent and its terminal go on, and the way out still runs",
+		Fault:     "a bug panics on one of the wrapper's goroutines (a state sink, the status reader, the shadow screen, the session-file watcher, a debounce timer, a notification channel, a handoff)",
+		Guarantee: "the panic is logged with its stack and costs that event, call or watcher only, leaving no lock held; the agent and its terminal go on, and the way out still runs; no goroutine of the wrapper starts outside that guard",
 		Tests: []testRef{
 			{"pane/observe", "TestAPanicStaysInTheObserver"},
 			{"pane/session", "TestWatcherPanicIsContained"},
+			{"pane/state", "TestATimerPanicStaysInTheMachine"},
+			{"notify", "TestAPanickingSendCostsOneNotification"},
+			{"bridge/control", "TestAPanickingHandoffFailsThatHandoffOnly"},
+			{"internal/guard", "TestEveryGoroutineIsGuarded"},
 		},
 	},
 }
