@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"maps"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -214,10 +213,17 @@ func (e *ConfigError) Unwrap() []error {
 // On any problem it returns [Defaults] together with a *ConfigError naming
 // file, line and key of every problem, so callers can report it and carry
 // on; shown is the path as it should appear in messages.
-func LoadConfig(path, shown string) (Config, error) {
+func LoadConfig(path, shown string) (Config, error) { return loadConfig(path, shown, "") }
+
+// loadConfig is [LoadConfig]; missing, when not empty, is the problem a
+// missing file is instead of "all defaults".
+func loadConfig(path, shown, missing string) (Config, error) {
 	data, err := ReadFile(path, TOML)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Defaults(), nil
+		if missing == "" {
+			return Defaults(), nil
+		}
+		return Defaults(), &ConfigError{Problems: []Problem{{File: shown, Err: err, Msg: missing}}}
 	}
 	if err != nil {
 		return Defaults(), &ConfigError{Problems: []Problem{fileProblem(err, shown, "")}}
@@ -233,17 +239,12 @@ func LoadConfig(path, shown string) (Config, error) {
 // that a file HERDR_PI_CONFIG names must exist: a typo in the variable
 // would otherwise drop every setting without a word.
 func (p Paths) LoadConfig() (Config, error) {
-	shown := p.Pretty(p.ConfigFile)
-	cfg, err := LoadConfig(p.ConfigFile, shown)
-	if err != nil || !p.ConfigNamed {
-		return cfg, err
+	missing := ""
+	if p.ConfigNamed {
+		missing = fmt.Sprintf("does not exist, and HERDR_PI_CONFIG names it: create it, or point HERDR_PI_CONFIG at your config file (unset, herdr-pi reads %s)",
+			p.Pretty(filepath.Join(p.ConfigDir, "config.toml")))
 	}
-	if _, statErr := os.Stat(p.ConfigFile); errors.Is(statErr, fs.ErrNotExist) {
-		return Defaults(), &ConfigError{Problems: []Problem{{File: shown, Err: statErr,
-			Msg: fmt.Sprintf("does not exist, and HERDR_PI_CONFIG names it: create it, or point HERDR_PI_CONFIG at your config file (unset, herdr-pi reads %s)",
-				p.Pretty(filepath.Join(p.ConfigDir, "config.toml")))}}}
-	}
-	return cfg, nil
+	return loadConfig(p.ConfigFile, p.Pretty(p.ConfigFile), missing)
 }
 
 // ParseConfig decodes and validates config text over the defaults. Every

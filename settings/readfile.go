@@ -76,8 +76,10 @@ func ReadFile(path string, format Format) ([]byte, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fail("does not exist", err)
 		}
-		if file := FileOnTheWay(path); errors.Is(err, unix.ENOTDIR) && file != "" {
-			return nil, fail("cannot read: "+file+" is a file, not a directory; move it away or rename it, so the directory can be made", err)
+		if errors.Is(err, unix.ENOTDIR) {
+			if file := FileOnTheWay(path); file != "" {
+				return nil, fail("cannot read: "+file+" is a file, not a directory; move it away or rename it, so the directory can be made", err)
+			}
 		}
 		return nil, fail("cannot read: "+unwrapPathError(err)+permissionFix(err), err)
 	}

@@ -81,22 +81,22 @@ func runtimeDirRow(d Input) Row {
 	return row(OK, detail, "")
 }
 
-// fileOnTheWay is the file that stands where a directory above a private
-// directory should be (~/.local/state a file, say), or "": lstat says
-// only "not a directory", naming neither that file nor the fix.
-func fileOnTheWay(err error) string {
+// fileOnTheWay is the private directory whose making err stopped, and the
+// file that stands where a directory above it should be (~/.local/state a
+// file, say), or "", "": lstat says only "not a directory", naming
+// neither that file nor the fix.
+func fileOnTheWay(err error) (dir, file string) {
 	var pe *control.PrivateDirError
 	if !errors.As(err, &pe) || !errors.Is(err, syscall.ENOTDIR) {
-		return ""
+		return "", ""
 	}
-	return settings.FileOnTheWay(pe.Dir)
+	return pe.Dir, settings.FileOnTheWay(pe.Dir)
 }
 
 // privateDirProblem is a private directory's problem for a row's detail.
 func privateDirProblem(err error) string {
-	var pe *control.PrivateDirError
-	if file := fileOnTheWay(err); file != "" && errors.As(err, &pe) {
-		return fmt.Sprintf("directory %s cannot be made: %s is a file, not a directory", pe.Dir, file)
+	if dir, file := fileOnTheWay(err); file != "" {
+		return fmt.Sprintf("directory %s cannot be made: %s is a file, not a directory", dir, file)
 	}
 	return err.Error()
 }
@@ -108,8 +108,8 @@ func privateDirFix(err error) string {
 	if !errors.As(err, &pe) {
 		return "check the directory and its permissions"
 	}
-	if file := fileOnTheWay(err); file != "" {
-		return fmt.Sprintf("move %s away or rename it: it is a file where %s needs a directory", file, pe.Dir)
+	if dir, file := fileOnTheWay(err); file != "" {
+		return fmt.Sprintf("move %s away or rename it: it is a file where %s needs a directory", file, dir)
 	}
 	switch pe.Problem {
 	case control.ProblemMode:
