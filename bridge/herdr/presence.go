@@ -143,6 +143,13 @@ func (p *Presence) Health() string {
 	return p.note.Load().(string)
 }
 
+// Delivered reports whether Herdr took any report of this Presence so far;
+// false for a nil Presence. A wrapper that ends with none delivered and
+// the release failed too has shown the pane nothing, and says so.
+func (p *Presence) Delivered() bool {
+	return p != nil && p.r.Stats().Sent > 0
+}
+
 // Close releases the pane, bounded by ctx and by ReleaseBudget, and stops
 // following Herdr. States reported after Close has begun are dropped. It
 // may be called more than once, from any goroutine: every call returns

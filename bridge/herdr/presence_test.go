@@ -65,6 +65,9 @@ func TestPresenceClaimsReportsAndReleases(t *testing.T) {
 		t.Errorf("calls %q (release applied %v), want the claim, blocked and one release", got, calls[len(calls)-1].Applied)
 	}
 	checkSeqs(t, calls)
+	if !p.Delivered() {
+		t.Error("Delivered false after Herdr took the reports")
+	}
 	if len(log.matching("released pane w1:p1 after 2 reports")) != 1 {
 		t.Errorf("log %q", log.all())
 	}
@@ -107,6 +110,42 @@ func TestNilPresenceDoesNothing(t *testing.T) {
 	}
 	if err := p.Close(context.Background()); err != nil {
 		t.Error(err)
+	}
+	if p.Delivered() {
+		t.Error("a nil Presence delivered")
+	}
+}
+
+// A Herdr that never took a report — nobody at the socket, or a pane it
+// does not know — leaves Delivered false, and Close says why: wrap prints
+// that once the agent is gone.
+func TestPresenceNothingDelivered(t *testing.T) {
+	s := herdrtest.Start(t)
+	for _, tc := range []struct {
+		name string
+		cfg  func(herdr.PresenceConfig) herdr.PresenceConfig
+		want string
+	}{
+		{"no socket", func(c herdr.PresenceConfig) herdr.PresenceConfig {
+			c.Client = herdr.NewClient(t.TempDir() + "/nope.sock")
+			return c
+		}, "does not exist"},
+		{"unknown pane", func(c herdr.PresenceConfig) herdr.PresenceConfig {
+			c.PaneID = "w9:p9"
+			return c
+		}, "w9:p9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := herdr.StartPresence(tc.cfg(presenceConfig(s, nil)))
+			p.Report("working", "")
+			err := p.Close(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Close: %v, want an error naming %q", err, tc.want)
+			}
+			if p.Delivered() {
+				t.Error("Delivered true though Herdr took nothing")
+			}
+		})
 	}
 }
 

@@ -23,7 +23,7 @@ type testRef struct {
 var cases = []faultCase{
 	{
 		Fault:     "Herdr missing: no socket, or a socket nobody listens on",
-		Guarantee: "the agent runs and exits with its own code; nothing about Herdr on its screen; one log line per kind of failure; terminal restored",
+		Guarantee: "the agent runs and exits with its own code; nothing about Herdr on its screen while it runs, one line after it exits saying no state reached Herdr and why; one log line per kind of failure; terminal restored",
 		Tests: []testRef{
 			{"e2e", "TestScripts/herdr_broken"},
 			{"e2e", "TestKeystrokeEchoWithBrokenHerdr"},

@@ -141,7 +141,17 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	var down wrapShutdown
 	defer down.run() // every way out, a panic below included
 	presence := startPresence(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
-	down.release = func() { presence.Close(context.Background()) }
+	down.release = func() {
+		err := presence.Close(context.Background())
+		if err != nil && !presence.Delivered() {
+			// Inside Herdr, yet Herdr showed nothing of this run (a socket
+			// nobody serves, a hung Herdr, a pane it does not know): the
+			// log has the details, but only a person who suspects
+			// something reads it. Said once the agent is gone and the
+			// terminal is the shell's again, never on the agent's screen.
+			tell(io.Err, "herdr-pi: Herdr showed none of this run's states: %v; `herdr-pi doctor` checks the connection\n", err)
+		}
+	}
 	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, presence, log)
 	down.notify = notes.close
 
