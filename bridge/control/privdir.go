@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -88,69 +85,6 @@ func checkPrivate(dir string) error {
 		return &PrivateDirError{Dir: dir, Problem: ProblemMode, Mode: perm}
 	}
 	return nil
-}
-
-// runDirPrefix starts every per-run directory name; the wrapper's pid
-// follows, so leftovers of a wrapper that was killed can be found and
-// removed by the next one.
-const runDirPrefix = "run-"
-
-// NewRunDir makes a fresh private directory for one wrapper run under base
-// (itself checked with [EnsurePrivateDir]), after removing the directories
-// of runs whose wrapper is gone (killed with SIGKILL, say).
-func NewRunDir(base string) (string, error) {
-	if err := EnsurePrivateDir(base); err != nil {
-		return "", err
-	}
-	sweepRunDirs(base)
-	dir, err := os.MkdirTemp(base, fmt.Sprintf("%s%d-", runDirPrefix, os.Getpid()))
-	if err != nil {
-		return "", fmt.Errorf("create run directory in %s: %w", base, err)
-	}
-	if err := checkPrivate(dir); err != nil {
-		_ = os.RemoveAll(dir)
-		return "", err
-	}
-	return dir, nil
-}
-
-// RunDir is one per-run directory under the runtime base.
-type RunDir struct {
-	Path string
-	// PID is the wrapper that made it; Alive says whether it still runs.
-	PID   int
-	Alive bool
-}
-
-// RunDirs lists the per-run directories under base (none when base is
-// missing or unreadable).
-func RunDirs(base string) []RunDir {
-	entries, err := os.ReadDir(base)
-	if err != nil {
-		return nil
-	}
-	var dirs []RunDir
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), runDirPrefix)
-		if !ok || !e.IsDir() {
-			continue
-		}
-		pidText, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 {
-			continue
-		}
-		dirs = append(dirs, RunDir{Path: filepath.Join(base, e.Name()), PID: pid, Alive: processAlive(pid)})
-	}
-	return dirs
-}
-
-func sweepRunDirs(base string) {
-	for _, d := range RunDirs(base) {
-		if !d.Alive {
-			_ = os.RemoveAll(d.Path)
-		}
-	}
 }
 
 // processAlive reports whether pid names a running process. EPERM means it

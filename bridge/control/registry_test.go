@@ -44,6 +44,7 @@ func TestEnsurePrivateDir(t *testing.T) {
 	}
 }
 
+// Directories of an older herdr-pi have no lock file: their pid decides.
 func TestRunDirsOfDeadWrappersAreSwept(t *testing.T) {
 	base := filepath.Join(shortDir(t), "rt")
 	// A pid that surely is dead: a child we started and reaped.
@@ -59,10 +60,12 @@ func TestRunDirsOfDeadWrappersAreSwept(t *testing.T) {
 		}
 	}
 	os.Chmod(base, 0o700)
-	dir, err := NewRunDir(base)
+	held, err := NewRunDir(base)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer held.Remove()
+	dir := held.Path
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
 		t.Errorf("run dir of a dead wrapper survived: %v", err)
 	}

@@ -32,6 +32,7 @@ type Run struct {
 	Dir      string
 	Endpoint Endpoint
 
+	held       *HeldRunDir
 	server     *Server
 	unregister func()
 }
@@ -67,13 +68,14 @@ func SocketBase(runtimeBase string) string {
 // undoes all of it; call it on every exit path. The registry stays under
 // cfg.RuntimeBase; only the run directory moves to [SocketBase].
 func Start(cfg RunConfig) (*Run, error) {
-	dir, err := NewRunDir(SocketBase(cfg.RuntimeBase))
+	held, err := NewRunDir(SocketBase(cfg.RuntimeBase))
 	if err != nil {
 		return nil, fmt.Errorf("control: %w", err)
 	}
+	dir := held.Path
 	token, err := NewToken()
 	if err != nil {
-		_ = os.RemoveAll(dir)
+		_ = held.Remove()
 		return nil, fmt.Errorf("control: token: %w", err)
 	}
 	srv, err := Listen(Config{
@@ -81,10 +83,10 @@ func Start(cfg RunConfig) (*Run, error) {
 		Events: cfg.Events, Requests: cfg.Requests, Owner: cfg.Owner, Handoffs: cfg.Handoffs, Logf: cfg.Logf,
 	})
 	if err != nil {
-		_ = os.RemoveAll(dir)
+		_ = held.Remove()
 		return nil, err
 	}
-	r := &Run{Dir: dir, server: srv, unregister: func() {}, Endpoint: Endpoint{
+	r := &Run{Dir: dir, held: held, server: srv, unregister: func() {}, Endpoint: Endpoint{
 		Socket: srv.Path(), Token: token, PID: os.Getpid(),
 		PaneID: cfg.PaneID, HerdrSocket: cfg.HerdrSocket, Started: time.Now().UTC(),
 	}}
@@ -114,7 +116,7 @@ func (r *Run) Close() error {
 	err := r.server.Close()
 	r.unregister()
 	r.unregister = func() {}
-	if rmErr := os.RemoveAll(r.Dir); err == nil {
+	if rmErr := r.held.Remove(); err == nil {
 		err = rmErr
 	}
 	return err

@@ -19,7 +19,10 @@ import (
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	runDirHelper() // started by startWrapperLike: hold a run directory until killed
+	testenv.Main(m)
+}
 
 // recorder is the wrapper side in these tests: it records events and
 // answers requests from a canned status.

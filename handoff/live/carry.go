@@ -94,11 +94,12 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	// A run directory of its own (named for this process, so a wrapper
 	// killed meanwhile has it swept by the next), short enough for the
 	// bridge's socket.
-	dir, err := control.NewRunDir(s.cfg.RunBase)
+	held, err := control.NewRunDir(s.cfg.RunBase)
 	if err != nil {
 		return fail(fmt.Errorf("a private directory for the launch: %w", err))
 	}
-	defer os.RemoveAll(dir) // last: files, command file, watch file
+	defer held.Remove() // last: files, command file, watch file
+	dir := held.Path
 	files, err := writeFiles(dir, l.Files)
 	if err != nil {
 		return fail(err)

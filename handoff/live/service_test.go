@@ -281,12 +281,20 @@ func (x *asked) wait(t *testing.T) control.Progress {
 	return x.final
 }
 
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
 // nothingLeft: no run directory, file or record of the handoff remains.
 func (r *rig) nothingLeft() {
 	r.t.Helper()
 	var left []string
 	filepath.WalkDir(r.runtime, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !strings.Contains(p, "/panes/") && !strings.HasSuffix(p, "/control.sock") {
+		// The wrappers' own run directories stay: their socket, and the
+		// lock that says they are alive.
+		if err == nil && !d.IsDir() && !strings.Contains(p, "/panes/") && !strings.HasSuffix(p, "/control.sock") &&
+			!(d.Name() == "wrapper.lock" && fileExists(filepath.Join(filepath.Dir(p), "control.sock"))) {
 			left = append(left, p)
 		}
 		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), "run-") {

@@ -1,0 +1,299 @@
+package control
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A run directory is "run-<pid>-<random>" under the runtime base. Whether
+// its wrapper still runs is told by a lock, not by the pid: the wrapper
+// holds flock(LOCK_EX) on runLockName inside it for as long as the
+// directory exists, and the kernel drops that lock when the wrapper dies,
+// SIGKILL included. A pid says nothing across pid namespaces (two
+// containers sharing /tmp or XDG_RUNTIME_DIR and a uid see each other's
+// pids as absent) and nothing once the pid is reused; a lock on a shared
+// file means the same in every namespace.
+//
+// The lock is the wrapper's alone (opened close-on-exec): the directory
+// holds the control socket, the tool bridge and the probe the wrapper
+// serves, all dead with it, and the wrapper removes the directory on
+// every exit of its own. An agent that outlives a killed wrapper keeps
+// nothing in it alive, so it must not keep the directory either.
+const (
+	// runDirPrefix starts every per-run directory name; the wrapper's pid
+	// follows, for people reading the directory and for the directories
+	// of older herdr-pi versions, which have no lock (see runDirDead).
+	runDirPrefix = "run-"
+	// makingPrefix names a run directory while it is made, before its lock
+	// is held; the sweep of run directories never matches it, so a
+	// directory under runDirPrefix always has its lock held from the
+	// moment it appears.
+	makingPrefix = "." + runDirPrefix
+	// runLockName is the lock file inside a run directory.
+	runLockName = "wrapper.lock"
+	// makingGrace is how old a directory under makingPrefix that has no
+	// lock file yet must be before a sweep removes it: a wrapper creates
+	// the lock file right after the directory, so one without it this old
+	// was left by a wrapper killed in between. A wrapper stalled longer
+	// than that only finds its directory gone and makes another.
+	makingGrace = time.Minute
+	// makeAttempts bounds the retries of a wrapper whose half-made
+	// directory a sweep took from it.
+	makeAttempts = 3
+)
+
+// errRaced says a sweep removed the directory being made; a fresh one is
+// made instead.
+var errRaced = errors.New("a sweep removed the directory while it was made")
+
+// HeldRunDir is a run directory this process made and holds the lock of:
+// it counts as alive for every sweep, doctor and owner lookup, in any pid
+// namespace, until Remove or until this process dies.
+type HeldRunDir struct {
+	// Path is the directory, private (0700).
+	Path string
+	lock *os.File
+}
+
+// Remove removes the directory with everything in it, and only then lets
+// go of its lock, so no sweep ever sees it unlocked while it is still
+// there. Safe to call more than once.
+func (d *HeldRunDir) Remove() error {
+	if d == nil || d.lock == nil {
+		return nil
+	}
+	err := os.RemoveAll(d.Path)
+	_ = d.lock.Close()
+	d.lock = nil
+	return err
+}
+
+// NewRunDir makes a fresh private directory for one wrapper run under base
+// (itself checked with [EnsurePrivateDir]), after removing the directories
+// of runs whose wrapper is gone (killed with SIGKILL, say). The caller
+// removes it with [HeldRunDir.Remove] on every way out.
+func NewRunDir(base string) (*HeldRunDir, error) {
+	if err := EnsurePrivateDir(base); err != nil {
+		return nil, err
+	}
+	sweepRunDirs(base)
+	var err error
+	for range makeAttempts {
+		var d *HeldRunDir
+		if d, err = makeRunDir(base); !errors.Is(err, errRaced) {
+			return d, err
+		}
+	}
+	return nil, fmt.Errorf("create run directory in %s: %w", base, err)
+}
+
+// makeRunDir builds the directory under makingPrefix, takes its lock, and
+// only then renames it into place.
+func makeRunDir(base string) (*HeldRunDir, error) {
+	tmp, err := os.MkdirTemp(base, fmt.Sprintf("%s%d-", makingPrefix, os.Getpid()))
+	if err != nil {
+		return nil, fmt.Errorf("create run directory in %s: %w", base, err)
+	}
+	// os.OpenFile opens close-on-exec: the wrapped agent never inherits
+	// the lock (see the package comment above).
+	lock, err := os.OpenFile(filepath.Join(tmp, runLockName), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errRaced // a sweep took tmp for a leftover (makingGrace)
+	}
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("create run directory lock in %s: %w", tmp, err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		// A sweep holds it (it found the file before we locked it) and
+		// removes tmp; anything else leaves tmp ours to remove.
+		_ = lock.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, errRaced
+		}
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("lock run directory %s: %w", tmp, err)
+	}
+	d := &HeldRunDir{Path: tmp, lock: lock}
+	beforeRename(tmp)
+	final := filepath.Join(base, strings.TrimPrefix(filepath.Base(tmp), "."))
+	if err := renameNoReplace(tmp, final); err != nil {
+		_ = d.Remove()
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) || errors.Is(err, unix.ENOTEMPTY) {
+			return nil, errRaced // swept before we locked, or the name is taken
+		}
+		return nil, fmt.Errorf("create run directory %s: %w", final, err)
+	}
+	d.Path = final
+	// The lock we hold must be the file in the directory: a sweep may
+	// have removed the file we opened, with tmp itself, before our flock.
+	held, err1 := lock.Stat()
+	there, err2 := os.Lstat(filepath.Join(final, runLockName))
+	if err1 != nil || err2 != nil || !os.SameFile(held, there) {
+		_ = d.Remove()
+		return nil, errRaced
+	}
+	if err := checkPrivate(final); err != nil {
+		_ = d.Remove()
+		return nil, err
+	}
+	return d, nil
+}
+
+// beforeRename lets a test look at the base while a directory is half
+// made, its lock held but not yet in place.
+var beforeRename = func(tmp string) {}
+
+// renameNoReplace renames a directory unless newpath exists: a plain
+// rename would replace an empty directory there.
+func renameNoReplace(oldpath, newpath string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, unix.RENAME_NOREPLACE)
+	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
+		return err
+	}
+	// A file system or kernel without RENAME_NOREPLACE: check, then
+	// rename. The name is random, so only a collision could fill the gap.
+	if _, err := os.Lstat(newpath); err == nil {
+		return fs.ErrExist
+	}
+	return os.Rename(oldpath, newpath)
+}
+
+// RunDir is one per-run directory under the runtime base.
+type RunDir struct {
+	Path string
+	// PID is the wrapper that made it, in the wrapper's pid namespace;
+	// Alive says whether that wrapper still runs (see [ReadRunDir]).
+	PID   int
+	Alive bool
+}
+
+// RunDirs lists the per-run directories under base (none when base is
+// missing or unreadable).
+func RunDirs(base string) []RunDir {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return nil
+	}
+	var dirs []RunDir
+	for _, e := range entries {
+		pid, ok := runDirPID(e.Name())
+		if !ok || !e.IsDir() {
+			continue
+		}
+		path := filepath.Join(base, e.Name())
+		dirs = append(dirs, RunDir{Path: path, PID: pid, Alive: runDirAlive(path, pid)})
+	}
+	return dirs
+}
+
+// ReadRunDir is the run directory dir, as [RunDirs] would list it; false
+// when dir is not a run directory (by its name) or not there. The owner
+// lookup asks it, so it and the sweep never disagree on a wrapper.
+func ReadRunDir(dir string) (RunDir, bool) {
+	pid, ok := runDirPID(filepath.Base(dir))
+	if !ok {
+		return RunDir{}, false
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return RunDir{}, false
+	}
+	return RunDir{Path: dir, PID: pid, Alive: runDirAlive(dir, pid)}, true
+}
+
+// runDirPID is the pid in a run directory's name ("run-<pid>-…").
+func runDirPID(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, runDirPrefix)
+	if !ok {
+		return 0, false
+	}
+	pidText, _, _ := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidText)
+	return pid, err == nil && pid > 0
+}
+
+func runDirAlive(dir string, pid int) bool {
+	dead, lock := runDirDead(dir, pid)
+	if lock != nil {
+		_ = lock.Close()
+	}
+	return !dead
+}
+
+// runDirDead is the one test of a run directory's wrapper: dead when its
+// lock can be taken — then the lock is returned, held, for the caller to
+// remove the directory under and close — and, in a directory of an older
+// herdr-pi with no lock file, when its pid is not running. A lock file
+// that cannot be opened or locked for another reason counts as alive:
+// what cannot be judged is never removed.
+func runDirDead(dir string, pid int) (bool, *os.File) {
+	lock, err := os.OpenFile(filepath.Join(dir, runLockName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return !processAlive(pid), nil
+	}
+	if err != nil {
+		return false, nil
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = lock.Close()
+		return false, nil
+	}
+	return true, lock
+}
+
+// sweepRunDirs removes the run directories of wrappers that are gone, and
+// directories left half-made under makingPrefix, each while holding its
+// lock so that a wrapper cannot be making or using it meanwhile.
+func sweepRunDirs(base string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		path := filepath.Join(base, e.Name())
+		if pid, ok := runDirPID(e.Name()); ok {
+			if dead, lock := runDirDead(path, pid); dead {
+				_ = os.RemoveAll(path)
+				if lock != nil {
+					_ = lock.Close()
+				}
+			}
+			continue
+		}
+		if strings.HasPrefix(e.Name(), makingPrefix) {
+			sweepHalfMade(path)
+		}
+	}
+}
+
+// sweepHalfMade removes a directory under makingPrefix whose maker is
+// gone: its lock is free, or it never got a lock file and is older than
+// makingGrace. The pid in its name is never consulted: the maker may run
+// in another pid namespace.
+func sweepHalfMade(path string) {
+	lock, err := os.OpenFile(filepath.Join(path, runLockName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		if fi, err := os.Lstat(path); err == nil && time.Since(fi.ModTime()) > makingGrace {
+			_ = os.RemoveAll(path)
+		}
+		return
+	}
+	if err != nil {
+		return
+	}
+	defer lock.Close()
+	if unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		_ = os.RemoveAll(path)
+	}
+}
