@@ -236,8 +236,12 @@ func TestOwnerWrapperWalksUpFromTheLeasePID(t *testing.T) {
 	}
 	// This test process plays the wrapper; a shell is its leader and a
 	// sleep the owner's Pi, two levels down as under wrap.
-	runDir := filepath.Join(base, fmt.Sprintf("run-%d-1", os.Getpid()))
-	ep := control.Endpoint{Socket: filepath.Join(runDir, "control.sock"), Token: "t0k", PID: os.Getpid()}
+	held, err := control.NewRunDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Remove()
+	ep := control.Endpoint{Socket: filepath.Join(held.Path, "control.sock"), Token: "t0k", PID: os.Getpid()}
 	start := func(env ...string) int {
 		t.Helper()
 		cmd := exec.Command("sh", "-c", "sleep 60 & wait")
@@ -268,6 +272,21 @@ func TestOwnerWrapperWalksUpFromTheLeasePID(t *testing.T) {
 	bare := start()
 	if _, err := OwnerWrapper(base, bare); !errors.Is(err, ErrNotWrapped) {
 		t.Fatalf("a Pi under no wrapper: %v", err)
+	}
+	// A run directory named for an ancestor whose lock nobody holds: its
+	// wrapper was killed (the pid is someone else's now), as the sweep
+	// would judge it.
+	deadDir := filepath.Join(base, fmt.Sprintf("run-%d-2", os.Getpid()))
+	if err := os.Mkdir(deadDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(deadDir, "wrapper.lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gone := ep
+	gone.Socket = filepath.Join(deadDir, "control.sock")
+	if _, err := OwnerWrapper(base, start(gone.Env()...)); !errors.Is(err, ErrNotWrapped) {
+		t.Fatalf("a Pi whose wrapper's run directory is dead: %v", err)
 	}
 	reg := control.PaneRegistry(base)
 	ep2 := ep

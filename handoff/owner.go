@@ -23,7 +23,9 @@ var ErrNotWrapped = errors.New("the owner Pi does not run under herdr-pi wrap")
 // (wrap runs its agent under a small leader process, so the wrapper is a
 // grandparent), as the pane registry lists it; else the endpoint in that
 // Pi's own environment, when the socket it names lies in the run directory
-// of one of those ancestors (a wrapper outside Herdr registers no pane).
+// of one of those ancestors (a wrapper outside Herdr registers no pane)
+// and that run directory is alive by the sweep's own test (a directory the
+// next wrapper would remove is never handed out as a wrapper to talk to).
 // A Pi under none is ErrNotWrapped.
 func OwnerWrapper(runtimeBase string, pid int) (control.Endpoint, error) {
 	ancestors := map[int]bool{}
@@ -45,8 +47,8 @@ func OwnerWrapper(runtimeBase string, pid int) (control.Endpoint, error) {
 		}
 	}
 	if ep, ok := endpointFromEnviron(pid); ok {
-		if wrapper := runDirPID(filepath.Dir(ep.Socket)); ancestors[wrapper] {
-			ep.PID = wrapper
+		if rd, ok := control.ReadRunDir(filepath.Dir(ep.Socket)); ok && rd.Alive && ancestors[rd.PID] {
+			ep.PID = rd.PID
 			return ep, nil
 		}
 	}
@@ -86,17 +88,6 @@ func endpointFromEnviron(pid int) (control.Endpoint, bool) {
 		}
 	}
 	return control.EndpointFromEnv(func(k string) string { return env[k] })
-}
-
-// runDirPID is the wrapper pid in a run directory's name ("run-<pid>-…"),
-// 0 when dir is not one.
-func runDirPID(dir string) int {
-	rest, ok := strings.CutPrefix(filepath.Base(dir), "run-")
-	if !ok {
-		return 0
-	}
-	n, _ := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
-	return n
 }
 
 // processAlive reports whether pid names a running process (EPERM: someone
