@@ -236,6 +236,30 @@ func TestDoctorRuntimeRows(t *testing.T) {
 			"registry": "warn|1 running wrapper registered: pane w1:p1 (pid " + strconv.Itoa(os.Getpid()) + "); 1 stale entry of wrappers that are gone without cleaning up: pane w2:p3 (pid " + strconv.Itoa(dead) + ", started 2026-11-29 14:02:11); Herdr may still show their last state in those panes" +
 				"|the next 'herdr-pi wrap' removes stale entries (and a pane whose state looks stuck clears when herdr-pi runs there again); to remove them now: rm BASE/panes/" + control.PaneKey("/h", "w2:p3"),
 		}},
+		// Liveness is the run directory's lock, as the sweep judges it:
+		// a wrapper in another pid namespace (its pid absent here) holds
+		// its lock and runs; a killed one whose pid now names a live
+		// process (here the test's own) left its lock free.
+		{"a running wrapper in another pid namespace, a killed one whose pid is reused", func(t *testing.T, base string) {
+			mkdir(t, base, 0o700)
+			held, err := control.NewRunDir(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			foreign := filepath.Join(base, "run-"+strconv.Itoa(1<<30)+"-1")
+			if err := os.Rename(held.Path, foreign); err != nil {
+				t.Fatal(err)
+			}
+			held.Path = foreign
+			t.Cleanup(func() { held.Remove() })
+			reused := filepath.Join(base, "run-"+strconv.Itoa(os.Getpid())+"-2")
+			mkdir(t, reused, 0o700)
+			if err := os.WriteFile(filepath.Join(reused, "wrapper.lock"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{
+			"directory": "ok|BASE is ours and 0700 (run directories: 1 of running wrappers, 1 left by wrappers that were killed, which the next wrapper removes)",
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := doctortest.New(t)
