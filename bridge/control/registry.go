@@ -111,7 +111,7 @@ func (r Registry) read(path string) (Endpoint, error) {
 var ErrStale = errors.New("the wrapper registered for this pane is gone")
 
 // Lookup returns the endpoint registered under key. A missing entry is
-// ErrNoWrapper; an entry whose process is dead is removed and reported as
+// ErrNoWrapper; an entry whose wrapper is dead is removed and reported as
 // ErrStale (which also matches ErrNoWrapper).
 func (r Registry) Lookup(key string) (Endpoint, error) {
 	if err := checkPrivate(r.Dir); err != nil {
@@ -128,7 +128,7 @@ func (r Registry) Lookup(key string) (Endpoint, error) {
 	if err != nil {
 		return Endpoint{}, err
 	}
-	if e.PID <= 0 || !processAlive(e.PID) {
+	if !endpointAlive(e) {
 		_ = os.Remove(path)
 		return Endpoint{}, fmt.Errorf("%w (pid %d): %w", ErrStale, e.PID, ErrNoWrapper)
 	}
@@ -140,8 +140,8 @@ type Entry struct {
 	// File is the entry's path.
 	File     string
 	Endpoint Endpoint
-	// Alive says whether the wrapper's process still runs; a dead one's
-	// entry is stale.
+	// Alive says whether the wrapper still runs (by its run directory,
+	// see endpointAlive); a dead one's entry is stale.
 	Alive bool
 	// Err says why the file could not be read; Endpoint is then empty.
 	Err error
@@ -163,9 +163,28 @@ func (r Registry) Entries() ([]Entry, error) {
 	entries := make([]Entry, 0, len(files))
 	for _, f := range files {
 		e, err := r.read(f)
-		entries = append(entries, Entry{File: f, Endpoint: e, Err: err, Alive: err == nil && e.PID > 0 && processAlive(e.PID)})
+		entries = append(entries, Entry{File: f, Endpoint: e, Err: err, Alive: err == nil && endpointAlive(e)})
 	}
 	return entries, nil
+}
+
+// endpointAlive says whether the wrapper of a registry entry still runs:
+// by its run directory (the one holding its socket), as the run
+// directories' sweep judges it, so an entry lives as long as its run
+// directory and a wrapper in another pid namespace keeps its entry. A run
+// directory that is gone was removed by its wrapper or swept as dead; only
+// a socket outside any run directory goes by the entry's pid.
+func endpointAlive(e Endpoint) bool {
+	dir := filepath.Dir(e.Socket)
+	if rd, ok := ReadRunDir(dir); ok {
+		return rd.Alive
+	}
+	if _, named := runDirPID(filepath.Base(dir)); named {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return e.PID > 0 && processAlive(e.PID)
 }
 
 // sweep removes the entries of wrappers that are gone (killed with

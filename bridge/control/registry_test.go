@@ -330,3 +330,48 @@ func TestTheShortSocketBaseIsNeverASymlink(t *testing.T) {
 		t.Fatalf("something was created through the symlink: %v", entries)
 	}
 }
+
+// An entry lives as long as its run directory: a wrapper in another pid
+// namespace (a pid absent here) keeps its entry while it holds its run
+// directory's lock; a killed wrapper's entry goes even when its pid now
+// names a live process (here the test's own).
+func TestRegistryEntriesLiveByTheirRunDirectory(t *testing.T) {
+	base := filepath.Join(shortDir(t), "rt")
+	reg := PaneRegistry(base)
+	held, err := NewRunDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Remove()
+	const foreign = 1 << 30
+	foreignDir := filepath.Join(base, runDirPrefix+strconv.Itoa(foreign)+"-1")
+	if err := os.Rename(held.Path, foreignDir); err != nil {
+		t.Fatal(err)
+	}
+	held.Path = foreignDir
+	reusedDir := filepath.Join(base, runDirPrefix+strconv.Itoa(os.Getpid())+"-2")
+	if err := os.Mkdir(reusedDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(reusedDir, runLockName), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := Endpoint{Socket: filepath.Join(foreignDir, socketName), Token: "a", PID: foreign, PaneID: "w1:p1"}
+	killed := Endpoint{Socket: filepath.Join(reusedDir, socketName), Token: "b", PID: os.Getpid(), PaneID: "w1:p2"}
+	for _, e := range []Endpoint{elsewhere, killed} {
+		if _, err := reg.Register(PaneKey("/h", e.PaneID), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Registering swept once more: the other namespace's entry stays.
+	if got, err := reg.Lookup(PaneKey("/h", "w1:p1")); err != nil || got.Token != "a" {
+		t.Errorf("the entry of a wrapper in another pid namespace: %+v %v", got, err)
+	}
+	if _, err := reg.Lookup(PaneKey("/h", "w1:p2")); !errors.Is(err, ErrStale) {
+		t.Errorf("the entry of a killed wrapper whose pid is reused: %v", err)
+	}
+	held.Remove()
+	if _, err := reg.Lookup(PaneKey("/h", "w1:p1")); !errors.Is(err, ErrStale) {
+		t.Errorf("the entry of a wrapper whose run directory is gone: %v", err)
+	}
+}
