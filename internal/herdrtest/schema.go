@@ -58,6 +58,8 @@ type validator struct {
 	failure  *jsonschema.Schema
 	event    *jsonschema.Schema
 	subEvent *jsonschema.Schema
+	// paramKeys are the params fields each method's type declares.
+	paramKeys map[string]map[string]bool
 }
 
 var (
@@ -94,7 +96,7 @@ func compileValidator(path string) (*validator, error) {
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	v := &validator{path: path, byMethod: map[string]*jsonschema.Schema{}}
+	v := &validator{path: path, byMethod: map[string]*jsonschema.Schema{}, paramKeys: map[string]map[string]bool{}}
 	for _, s := range []struct {
 		ptr string
 		dst **jsonschema.Schema
@@ -119,6 +121,7 @@ func compileValidator(path string) (*validator, error) {
 		if v.byMethod[m], err = c.Compile(url + "#/schemas/request/oneOf/" + strconv.Itoa(i)); err != nil {
 			return nil, err
 		}
+		v.paramKeys[m] = paramProperties(doc, b)
 	}
 	return v, nil
 }
@@ -163,4 +166,21 @@ func short(err error) string {
 		s = s[:700] + "…"
 	}
 	return s
+}
+
+// paramProperties lists the properties of one request branch's params
+// type (a $ref into the request's $defs); empty for a type without any.
+func paramProperties(doc, branch any) map[string]bool {
+	keys := map[string]bool{}
+	get := func(v any, k string) any { m, _ := v.(map[string]any); return m[k] }
+	ref, _ := get(get(get(branch, "properties"), "params"), "$ref").(string)
+	name, ok := strings.CutPrefix(ref, "#/schemas/request/$defs/")
+	if !ok {
+		return keys
+	}
+	props, _ := get(get(get(get(get(doc, "schemas"), "request"), "$defs"), name), "properties").(map[string]any)
+	for k := range props {
+		keys[k] = true
+	}
+	return keys
 }

@@ -663,8 +663,8 @@ func readRequestLine(r *bufio.Reader) ([]byte, bool) {
 	}
 }
 
-// record stores a request and validates it; invalid is the schema's
-// complaint, "" when it passed or no schema is loaded.
+// record stores a request and validates it; invalid is the complaint,
+// "" when it passed.
 func (s *Server) record(line []byte, id, method string, f FaultKind) (n int, invalid string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -676,12 +676,26 @@ func (s *Server) record(line []byte, id, method string, f FaultKind) (n int, inv
 		r.Params = env.Params
 	}
 	s.requests = append(s.requests, r)
-	if s.val != nil {
-		if invalid = s.val.checkRequest(line); invalid != "" {
-			s.violations = append(s.violations, fmt.Sprintf("request %d (%s) breaks the schema: %s\n  line: %s", r.N, method, invalid, clip(line)))
-		}
+	// Herdr refuses what its decoding refuses, which is more than the
+	// schema says (wireCheck), and so is a violation too.
+	broken := "breaks the wire rules"
+	invalid = wireCheck(line, s.paramKeys)
+	if invalid == "" && s.val != nil {
+		broken, invalid = "breaks the schema", s.val.checkRequest(line)
+	}
+	if invalid != "" {
+		s.violations = append(s.violations, fmt.Sprintf("request %d (%s) %s: %s\n  line: %s", r.N, method, broken, invalid, clip(line)))
 	}
 	return r.N, invalid
+}
+
+// paramKeys are the params fields the schema gives method; nil (all
+// count) without a schema.
+func (s *Server) paramKeys(method string) map[string]bool {
+	if s.val == nil {
+		return nil
+	}
+	return s.val.paramKeys[method]
 }
 
 // write sends one line (adding the newline if missing), records it as the
