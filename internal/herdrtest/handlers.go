@@ -392,10 +392,25 @@ func (s *Server) paneFor(p *params, pid string) (*pane, *apiError) {
 	return pn, nil
 }
 
-// official sources are Herdr's own full-lifecycle integrations; the fake
-// never detects an agent process, so their reports and releases do nothing
-// (§6.2).
-func official(source string) bool { return strings.HasPrefix(source, "herdr:") }
+// officialSources are Herdr's own integrations (herdr-socket-api.md §6.2):
+// full-lifecycle ones, whose reports count only while Herdr detects the
+// agent's process and the session is anchored; session-only ones, whose
+// state is ignored; and two whose state reports are dropped. The fake
+// never detects an agent process, so for all of them reports and releases
+// do nothing. Any other source, herdr:-prefixed or not, is custom.
+var officialSources = map[string]bool{}
+
+func init() {
+	for _, a := range []string{
+		"pi", "omp", "mastracode", "opencode", "kilo", "kimi", // full lifecycle
+		"claude", "codex", "copilot", "devin", "droid", "qodercli", "cursor", "grok", // session only
+		"hermes", "antigravity_cli", // state dropped
+	} {
+		officialSources["herdr:"+a] = true
+	}
+}
+
+func official(source string) bool { return officialSources[source] }
 
 func (s *Server) reportAgent(p *params) (map[string]any, *apiError, *subscriber) {
 	pid, source, agent, state := p.str("pane_id"), p.str("source"), p.str("agent"), p.str("state")
@@ -438,7 +453,10 @@ func (s *Server) releaseAgent(p *params) (map[string]any, *apiError, *subscriber
 	call := AgentCall{Request: p.req, Method: "pane.release_agent", PaneID: pid, Source: source, Agent: label,
 		Seq: seq, HasSeq: hasSeq, At: time.Now()}
 	call.Accepted = pn.acceptSeq(source, seq, hasSeq)
-	if call.Accepted && !official(source) && pn.auth != nil && pn.auth.source == source && pn.auth.agent == label {
+	// Herdr clears only its own authority, and only while the pane shows
+	// that agent: a detection holding the pane under another label keeps
+	// the release from touching it (§4.2).
+	if call.Accepted && !official(source) && pn.auth != nil && pn.auth.source == source && pn.auth.agent == label && pn.agent() == label {
 		s.setAuthority(pn, nil)
 		s.emit("pane.agent_detected", map[string]any{"pane_id": pn.id, "workspace_id": pn.tab.ws.id,
 			"released": true, "final_status": "unknown"})
