@@ -495,6 +495,13 @@ func (s *Server) setAuthority(pn *pane, a *authority) {
 // changed tells status subscribers when the pane's effective status or
 // label differs from before (status NUL agent). Called with s.mu held.
 func (s *Server) changed(pn *pane, before string) {
+	// A finish out of sight reads done until the tab is focused (§9.3).
+	switch prev, _, _ := strings.Cut(before, "\x00"); {
+	case pn.rawStatus() != "idle":
+		pn.unseen = false
+	case prev == "working" || prev == "blocked":
+		pn.unseen = !s.inFocusedTab(pn)
+	}
 	if pn.status()+"\x00"+pn.agent() != before {
 		pn.stateSeq++
 		pn.revision++
@@ -709,6 +716,14 @@ func (s *Server) tabFocus(p *params) (map[string]any, *apiError, *subscriber) {
 		return nil, errf("tab_not_found", "tab %s not found", tid), nil
 	}
 	t.ws.active, s.activeWS = t, t.ws
+	// Focusing the tab is what marks its finished panes seen (§9.3).
+	for _, pn := range t.panes {
+		if pn.unseen {
+			before := pn.status() + "\x00" + pn.agent()
+			pn.unseen = false
+			s.changed(pn, before)
+		}
+	}
 	s.emit("tab.focused", map[string]any{"tab_id": t.id, "workspace_id": t.ws.id})
 	return map[string]any{"type": "tab_info", "tab": s.tabInfo(t)}, nil, nil
 }

@@ -61,6 +61,9 @@ type pane struct {
 	exitedAgents map[string]bool
 	process      *ProcessInfo
 	stateSeq     uint64
+	// unseen says the pane finished (working or blocked to idle) out of
+	// sight, so its idle reads done until its tab is focused (§9.3).
+	unseen bool
 	// tmux is the tmux pane (%n) behind a real pane, root the supervisor
 	// that tmux started in it and shell the shell that runs under it (found
 	// on first use); all empty in data-only mode.
@@ -125,7 +128,7 @@ func (w *world) newPane(t *tab, cwd string, env map[string]string) *pane {
 // memory (§9.1).
 func (w *world) forgetAuthority() {
 	for _, p := range w.panes {
-		p.auth, p.detected = nil, nil
+		p.auth, p.detected, p.unseen = nil, nil, false
 		p.seqs = map[string]uint64{}
 	}
 }
@@ -215,10 +218,26 @@ func remove[T comparable](s []T, v T) []T {
 }
 
 func (p *pane) status() string {
+	st := p.rawStatus()
+	if st == "idle" && p.unseen {
+		return "done"
+	}
+	return st
+}
+
+// rawStatus is the effective state as reported or detected, before done
+// is derived from it.
+func (p *pane) rawStatus() string {
 	if a := p.effective(); a != nil {
 		return a.state
 	}
 	return "unknown"
+}
+
+// inFocusedTab reports whether p is in the active tab of the active
+// workspace, where Herdr takes a finish as seen (§9.3).
+func (w *world) inFocusedTab(p *pane) bool {
+	return w.activeWS == p.tab.ws && p.tab.ws.active == p.tab
 }
 
 func (p *pane) agent() string {
