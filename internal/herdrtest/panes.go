@@ -230,6 +230,9 @@ func (s *Server) paneArgv(p *pane) []string {
 	}
 	a = append(a, "HERDR_ENV=1", "HERDR_SOCKET_PATH="+s.sock, "HERDR_WORKSPACE_ID="+p.tab.ws.id,
 		"HERDR_TAB_ID="+p.tab.id, "HERDR_PANE_ID="+p.id, "TERM=xterm-256color", "COLORTERM=truecolor")
+	if s.protocol >= Protocol22 {
+		a = append(a, "TERM_PROGRAM=herdr") // Herdr 0.9 names itself to new panes (landscape.md §9)
+	}
 	return append(a, s.real.opts.Shell...)
 }
 

@@ -19,7 +19,8 @@ import (
 //     of what it missed;
 //   - pane.report_agent takes resume_argv, a list of strings (AgentCall
 //     records it); protocol 20 ignores the key, as it ignores every
-//     unknown one.
+//     unknown one;
+//   - real panes get TERM_PROGRAM=herdr.
 //
 // What 0.9 sends for events_lost is not in the reference; the fake sends
 // {"event":"events_lost","data":{"type":"events_lost","dropped":N}}.

@@ -1,9 +1,12 @@
 package herdrtest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 )
 
 // One fake per protocol: ping says which, and answers capabilities the
@@ -159,5 +162,18 @@ func TestLocalDetectionOverridesACustomPi(t *testing.T) {
 	s.LocalDetection("w1:p1", "pi", "")
 	if p := s.Pane("w1:p1"); p.Status != "unknown" || p.Agent != "" {
 		t.Errorf("pane after a clear %+v", p)
+	}
+}
+
+// Herdr 0.9 sets TERM_PROGRAM=herdr in new panes (landscape.md §9); 0.8
+// leaves it unset (TestRealPaneShellHasHerdrsEnvironment).
+func TestRealPaneNamesHerdrFromProtocol22(t *testing.T) {
+	s := Start(t, Options{Protocol: Protocol22, NoEventPacing: true, RealPanes: &RealPanes{Cols: 120, Rows: 30}})
+	c := herdr.NewClient(s.SocketPath())
+	if err := c.PaneSendInput(ctxFor(t), "w1:p1", `echo "<${TERM_PROGRAM-unset}>"; echo DO""NE`, "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	if out := s.WaitForText(t, "w1:p1", "DONE", paneWait); !slices.Contains(lines(out), "<herdr>") {
+		t.Errorf("TERM_PROGRAM is not herdr in a protocol-22 pane:\n%s", out)
 	}
 }
