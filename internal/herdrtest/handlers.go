@@ -146,6 +146,7 @@ func (s *Server) SetDelivery(d string) {
 
 // ScriptNotificationReasons makes the next notifications that would be
 // shown answer these reasons instead (busy, no_foreground_client), in order.
+// Under herdr delivery a busy comes before the rate limit, as in Herdr.
 func (s *Server) ScriptNotificationReasons(reasons ...string) {
 	s.mu.Lock()
 	s.reasons = append(s.reasons, reasons...)
@@ -574,6 +575,10 @@ func (s *Server) showNotification(p *params) (map[string]any, *apiError, *subscr
 	switch {
 	case s.delivery == "off":
 		call.Reason = "disabled"
+	case s.delivery == "herdr" && len(s.reasons) > 0 && s.reasons[0] == "busy":
+		// In-app delivery checks for a toast on screen before the rate
+		// limit (§4.6).
+		call.Reason, s.reasons = s.reasons[0], s.reasons[1:]
 	case recent:
 		// Measured from the last notification that was shown; rejected
 		// ones do not reset it (§4.6).

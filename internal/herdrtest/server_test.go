@@ -560,3 +560,25 @@ func TestRequestOfAClientThatGaveUp(t *testing.T) {
 		}
 	})
 }
+
+// With in-app delivery a toast already on screen answers busy even within
+// the rate limit: Herdr checks busy first (§4.6).
+func TestBusyComesBeforeTheRateLimit(t *testing.T) {
+	now := time.Unix(1000, 0)
+	s := Start(t, Options{Delivery: "herdr", Now: func() time.Time { return now }})
+	reason := func() string {
+		m := call(t, s, `{"id":"n","method":"notification.show","params":{"title":"t"}}`)
+		return m["result"].(map[string]any)["reason"].(string)
+	}
+	if r := reason(); r != "shown" {
+		t.Fatalf("first: %s", r)
+	}
+	now = now.Add(100 * time.Millisecond)
+	s.ScriptNotificationReasons("busy")
+	if r := reason(); r != "busy" {
+		t.Errorf("a toast on screen within the rate limit: %s, want busy", r)
+	}
+	if r := reason(); r != "rate_limited" {
+		t.Errorf("then: %s, want rate_limited", r)
+	}
+}
