@@ -156,11 +156,13 @@ func TestCloseRunWaitsForLiveWrappers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The "wrapper" (this process) hands back once the pane is closed.
+	// The "wrapper" (this process) hands back a moment after the pane is
+	// closed, as a real one does: close must wait for it, not just look.
 	go func() {
 		for !slices.Contains(s.Methods(), "pane.close") {
 			time.Sleep(5 * time.Millisecond)
 		}
+		time.Sleep(300 * time.Millisecond)
 		l.Remove(rec)
 	}()
 	closed, err := CloseRun(ctx, l, func(string) Herdr { return c }, []Record{rec}, time.Minute)
@@ -242,28 +244,7 @@ func TestOwnerWrapperWalksUpFromTheLeasePID(t *testing.T) {
 	}
 	defer held.Remove()
 	ep := control.Endpoint{Socket: filepath.Join(held.Path, "control.sock"), Token: "t0k", PID: os.Getpid()}
-	start := func(env ...string) int {
-		t.Helper()
-		cmd := exec.Command("sh", "-c", "sleep 60 & wait")
-		cmd.Env = append(os.Environ(), env...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Process.Kill(); cmd.Wait() })
-		// The child counts once it is sleep: before, it is a fork of the
-		// shell, and in the middle of its exec its environment reads empty.
-		for {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
-			if f := strings.Fields(string(b)); len(f) > 0 {
-				var pid int
-				fmt.Sscan(f[0], &pid)
-				if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "sleep" {
-					return pid
-				}
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	start := func(env ...string) int { t.Helper(); return startUnder(t, env...) }
 	viaEnv := start(ep.Env()...)
 	got, err := OwnerWrapper(base, viaEnv)
 	if err != nil || got != ep {
@@ -299,6 +280,32 @@ func TestOwnerWrapperWalksUpFromTheLeasePID(t *testing.T) {
 	}
 	if _, err := OwnerWrapper(base, deadPID(t)); err == nil || !strings.Contains(err.Error(), "is gone") {
 		t.Fatalf("a dead owner: %v", err)
+	}
+}
+
+// startUnder starts a stand-in for an owner's Pi two levels below this
+// process (a shell, then a sleep), as wrap runs Pi under a leader, with
+// env added to its environment, and returns the sleep's pid.
+func startUnder(t *testing.T, env ...string) int {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "sleep 60 & wait")
+	cmd.Env = append(os.Environ(), env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Process.Kill(); cmd.Wait() })
+	// The child counts once it is sleep: before, it is a fork of the
+	// shell, and in the middle of its exec its environment reads empty.
+	for {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			var pid int
+			fmt.Sscan(f[0], &pid)
+			if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "sleep" {
+				return pid
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -1,0 +1,46 @@
+package handoff
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+)
+
+// A fresh placement (a live handoff's) opens its own tab even where the
+// attempt's tab is open already; and a run whose known workspace is gone
+// gets a new one rather than another run's of the same label (every run
+// of a workflow is labelled alike).
+func TestWorkspacePlacementFreshAndGoneWorkspace(t *testing.T) {
+	s := herdrtest.Start(t)
+	o := opener(t, s)
+	place := Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer", Cwd: "/repo"}
+	first, err := o.Open(t.Context(), o.InspectLaunch(inspection()), place)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s.ClearRecords()
+	fresh := place
+	fresh.WorkspaceID, fresh.Fresh = first.WorkspaceID, true
+	again, err := o.Open(t.Context(), o.InspectLaunch(inspection()), fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := strings.Join(s.Methods(), " "); m != "workspace.list tab.list tab.create pane.send_input" ||
+		again.Reused || again.WorkspaceID != first.WorkspaceID || again.TabID == first.TabID {
+		t.Fatalf("fresh open beside the attempt's tab: %q %+v (first %+v)", m, again, first)
+	}
+
+	s.ClearRecords()
+	gone := place
+	gone.WorkspaceID, gone.Dedicated = "w404", true
+	other, err := o.Open(t.Context(), o.InspectLaunch(inspection()), gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := strings.Join(s.Methods(), " "); m != "workspace.list workspace.create tab.rename tab.create pane.send_input" ||
+		other.WorkspaceID == first.WorkspaceID || other.Reused {
+		t.Fatalf("a gone workspace id found %q by its label: %q %+v", first.WorkspaceID, m, other)
+	}
+}
