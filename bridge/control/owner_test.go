@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -351,6 +352,8 @@ func TestLaunchChecks(t *testing.T) {
 		{"NUL in a word", func(l *Launch) { l.Argv[8].Text = "a\x00b" }, "NUL"},
 		{"bad env name", func(l *Launch) { l.Env = map[string]string{"A=B": "c"} }, "NAME=value"},
 		{"duplicate tool", func(l *Launch) { l.Tools = append(l.Tools, l.Tools[0]) }, "twice"},
+		// Two files of one name: the second would overwrite the first.
+		{"duplicate file", func(l *Launch) { l.Files = append(l.Files, l.Files[0]) }, "listed twice"},
 		{"parameters not an object", func(l *Launch) { l.Tools[0].Parameters = json.RawMessage(`[1]`) }, "JSON schema object"},
 		{"no model", func(l *Launch) { l.Model = "" }, "model"},
 		{"session id with a newline", func(l *Launch) { l.SessionID = "a\nb" }, "sessionId"},
@@ -393,5 +396,15 @@ func TestArgJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(bad), &a); err == nil {
 			t.Errorf("unmarshal %s accepted as %+v", bad, a)
 		}
+	}
+}
+
+// The owner link's pid is the kernel's word for the peer, not the pid its
+// hello claims (the fixture's says 1): a handoff goes only to the wrapper
+// whose owner is the run's lease pid, so a claim must not pass for it.
+func TestOwnerLinkPIDIsThePeersOwn(t *testing.T) {
+	_, _, _, l := ownerFixture(t)
+	if l.PID() != os.Getpid() {
+		t.Fatalf("owner link pid %d, want the peer's %d", l.PID(), os.Getpid())
 	}
 }
