@@ -535,3 +535,23 @@ func TestOtherUIDIsRejectedByPeerCredentials(t *testing.T) {
 		t.Fatalf("executor ran %d times", n)
 	}
 }
+
+// A busy bridge tells only its own user why it refuses: another uid that
+// reaches an opened-up socket then gets no answer either, not even that a
+// call is running.
+func TestABusyBridgeSaysNothingToAnotherUID(t *testing.T) {
+	b := newBlocker()
+	f := start(t, b.run, func(c *Config) { c.MaxConns = 1 })
+	f.request(t, "slow", `{}`)
+	receive(t, b.started, "call")
+	if err := os.Chmod(filepath.Dir(f.srv.Path()), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(f.srv.Path(), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	out := runAsNobody(t, f.srv.Path(), f.srv.Token())
+	if !strings.Contains(out, `reply: ""`) || strings.Contains(out, "busy") {
+		t.Fatalf("uid %d was told: %s", nobody, out)
+	}
+}
