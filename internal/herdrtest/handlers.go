@@ -494,7 +494,9 @@ func (s *Server) setAuthority(pn *pane, a *authority) {
 }
 
 // changed tells status subscribers when the pane's effective status or
-// label differs from before (status NUL agent). Called with s.mu held.
+// label differs from before (status NUL agent), and, as Herdr does, every
+// generic subscriber with pane.agent_detected (its agent, no released)
+// when the pane's agent label became another one. Called with s.mu held.
 func (s *Server) changed(pn *pane, before string) {
 	// A finish out of sight reads done until the tab is focused (§9.3).
 	switch prev, _, _ := strings.Cut(before, "\x00"); {
@@ -507,6 +509,9 @@ func (s *Server) changed(pn *pane, before string) {
 		pn.stateSeq++
 		pn.revision++
 		s.emitStatus(pn)
+	}
+	if _, was, _ := strings.Cut(before, "\x00"); pn.agent() != "" && pn.agent() != was {
+		s.emit("pane.agent_detected", map[string]any{"pane_id": pn.id, "workspace_id": pn.tab.ws.id, "agent": pn.agent()})
 	}
 }
 
