@@ -629,3 +629,22 @@ func TestAPaneClosedWhileEventsWereLostHandsBack(t *testing.T) {
 	}
 	r.nothingLeft()
 }
+
+// Without Herdr's events, a pane's Pi that exits while its pane stays open
+// (a failed Pi holds the pane until Enter) is heard by asking: once an
+// agent was seen, Herdr answering that the pane has none any more (its
+// wrapper released it) is the exit.
+func TestWithoutEventsAReleasedAgentHandsBackExited(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Herdr = func(s string) Herdr { return noEvents{Client{herdr.NewClient(s)}} } })
+	x := r.ask(control.HandoffAsk{Hold: true})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	r.report(pane, "working")
+	x.next(t, control.ProgressWorking)
+	r.release(pane)
+	if hb := x.wait(t); hb.Reason != control.HandbackExited || !hb.Transferred {
+		t.Fatalf("handback %+v, want exited", hb)
+	}
+}

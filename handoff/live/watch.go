@@ -142,7 +142,8 @@ func interpret(e herdr.Event, at handoff.Placed) (paneEvent, bool) {
 }
 
 // pollPane is the fallback: the pane is gone when Herdr no longer knows it
-// (closed), its agent gone when the status it had turns unknown (exited).
+// (closed), its agent gone when the status it had turns unknown or the
+// pane has no agent any more (exited).
 func pollPane(ctx context.Context, h Herdr, at handoff.Placed, send func(paneEvent)) error {
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
@@ -152,7 +153,9 @@ func pollPane(ctx context.Context, h Herdr, at handoff.Placed, send func(paneEve
 			send(paneEvent{end: string(handoff.PaneClosed)})
 			return nil
 		}
-		if a, err := h.AgentGet(ctx, at.PaneID); err == nil && a.AgentStatus != last {
+		a, err := h.AgentGet(ctx, at.PaneID)
+		switch {
+		case err == nil && a.AgentStatus != last:
 			last = a.AgentStatus
 			if last == "unknown" && seen {
 				send(paneEvent{end: string(handoff.PaneExited)})
@@ -160,6 +163,12 @@ func pollPane(ctx context.Context, h Herdr, at handoff.Placed, send func(paneEve
 			}
 			seen = seen || last != "unknown"
 			send(paneEvent{status: last})
+		case notFound(err) && seen:
+			// Released, the pane has no agent any more, and Herdr answers
+			// agent.get with agent_not_found, not an unknown status
+			// (herdr-socket-api.md §2.3, §5.1): its Pi is gone.
+			send(paneEvent{end: string(handoff.PaneExited)})
+			return nil
 		}
 		select {
 		case <-ctx.Done():
