@@ -455,7 +455,9 @@ func TestCancelDuringLaunchRestoresLocalOwnership(t *testing.T) {
 	// the pane has already started its command.
 	var recs []handoff.Record
 	r.s.WaitFor(t, long, "the pane's record", func() bool { recs, _ = handoff.LedgerAt(r.runtime).List(); return len(recs) == 1 })
-	if recs[0].Thing() != "pane "+pane || recs[0].Bridge == "" {
+	// The wrapper's pid says `herdr-pi close` must wait for this wrapper
+	// to hand back (and to close the bridge it still serves).
+	if recs[0].Thing() != "pane "+pane || recs[0].Bridge == "" || recs[0].WrapperPID != os.Getpid() || recs[0].Handoff != "h1" {
 		t.Fatalf("records while launching: %+v", recs)
 	}
 	x.cancel()
@@ -628,6 +630,132 @@ func TestAPaneClosedWhileEventsWereLostHandsBack(t *testing.T) {
 		t.Fatalf("handback %+v, want closed", hb)
 	}
 	r.nothingLeft()
+}
+
+// Cancelled during the launch in a workspace it opened: the placement is
+// undone whole, and the ledger forgets the workspace too, not only the
+// handoff's tab (a record of a closed workspace would send the run's next
+// handoff, and herdr-pi close, after it).
+func TestCancelDuringLaunchInAWorkspaceForgetsItWhole(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{Place: string(handoff.ModeWorkspace)})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	var recs []handoff.Record
+	r.s.WaitFor(t, long, "the records", func() bool { recs, _ = handoff.LedgerAt(r.runtime).List(); return len(recs) == 2 })
+	if recs[0].Kind != "workspace" || recs[1].Kind != "tab" {
+		t.Fatalf("records while launching: %+v", recs)
+	}
+	x.cancel()
+	if hb := x.wait(t); hb.Reason != control.HandbackAborted || hb.Transferred {
+		t.Fatalf("handback %+v", hb)
+	}
+	if p := slices.Index(r.s.Methods(), "workspace.close"); p < 0 {
+		t.Fatalf("the workspace was not closed: %q", r.s.Methods())
+	}
+	if recs, _ := handoff.LedgerAt(r.runtime).List(); len(recs) != 0 {
+		t.Fatalf("records left: %+v", recs)
+	}
+}
+
+// A launch that arrives with its turn cut (NeedsContinue) asks the owner
+// to continue when the pane's Pi never took the turn up; once the pane
+// worked, the turn was taken up and the owner does not continue.
+func TestACutTurnNeedsContinueUntilThePaneWorks(t *testing.T) {
+	for _, worked := range []bool{false, true} {
+		r := newRig(t)
+		r.o.launch.NeedsContinue = true
+		x := r.ask(control.HandoffAsk{})
+		r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+		pane := r.s.Inputs()[0].PaneID
+		w := r.startPaneWrapper(pane)
+		x.next(t, control.ProgressLaunched)
+		if worked {
+			r.report(pane, "working")
+			x.next(t, control.ProgressWorking)
+			w.set(func(st *control.Status) { st.Runs, st.LastStopReason = 1, "stop" })
+			r.report(pane, "idle")
+		} else {
+			// At rest, then gone: the person quit without a turn.
+			r.report(pane, "idle")
+			r.release(pane)
+		}
+		if hb := x.wait(t); hb.NeedsContinue == worked || !hb.Transferred {
+			t.Fatalf("worked %v: handback %+v", worked, hb)
+		}
+	}
+}
+
+// A wrapper that is quitting takes no new handoff: `open` hears why,
+// and the owner's menu is refused, rather than a handoff that is given
+// back before it starts.
+func TestAClosingServiceRefusesNewHandoffs(t *testing.T) {
+	r := newRig(t)
+	r.svc.Close()
+	if _, err := r.svc.Handoff(context.Background(), control.HandoffAsk{RunID: "r1", SessionID: "s1", OwnerPID: r.o.pid}, nil); !errors.Is(err, ErrClosing) {
+		t.Fatalf("a handoff asked of a closing wrapper: %v", err)
+	}
+	if len(r.o.handbacksSoFar()) != 0 || len(r.s.Inputs()) != 0 {
+		t.Fatalf("a closing wrapper started a handoff: handbacks %+v, inputs %+v", r.o.handbacksSoFar(), r.s.Inputs())
+	}
+}
+
+// A cancel names its handoff and comes on the link of the owner that
+// ordered it: another owner's link cannot end it.
+func TestACancelFromAnotherOwnerIsIgnored(t *testing.T) {
+	r := newRig(t)
+	r.o.waitBoundary = true
+	x := r.ask(control.HandoffAsk{})
+	x.next(t, control.ProgressOrdered)
+	other := &fakeOwner{pid: 5151, done: make(chan struct{})}
+	r.svc.ownerEvent(other, control.HandoffCancel{ID: "h1", Reason: "not yours"})
+	select {
+	case <-x.done:
+		t.Fatalf("another owner's cancel ended the handoff: %+v, %v", x.final, x.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	r.svc.ownerEvent(r.o, control.HandoffCancel{ID: "h1", Reason: "run cancelled"})
+	if hb := x.wait(t); hb.Reason != control.HandbackAborted || !strings.Contains(hb.Error, "run cancelled") {
+		t.Fatalf("the owner's own cancel: %+v", hb)
+	}
+}
+
+// A second ask for an attempt handed off to a tab of its own (not a turn
+// of fully inspectable mode) follows that handoff to its handback, as for
+// a split: it is not answered by focusing the tab.
+func TestASecondAskFollowsAHandoffInATab(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{Place: string(handoff.ModeTab)})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	y := r.ask(control.HandoffAsk{})
+	if p := y.next(t, control.ProgressLaunched); p.PaneID != pane || p.Handoff != "h1" {
+		t.Fatalf("the second ask heard %+v", p)
+	}
+	r.report(pane, "idle")
+	r.release(pane)
+	a, b := x.wait(t), y.wait(t)
+	if a.Handoff != "h1" || b.Handoff != "h1" || b.Reason != control.HandbackExited {
+		t.Fatalf("two asks: %+v and %+v", a, b)
+	}
+}
+
+// An owner that goes away before the turn boundary suspended nothing:
+// nothing is handed back to it, and the asker hears it aborted.
+func TestOwnerGoneBeforeTheBoundaryHandsNothingBack(t *testing.T) {
+	r := newRig(t)
+	r.o.waitBoundary = true
+	x := r.ask(control.HandoffAsk{})
+	x.next(t, control.ProgressOrdered)
+	close(r.o.done)
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackAborted || hb.Transferred || !strings.Contains(hb.Error, control.ErrOwnerGone.Error()) {
+		t.Fatalf("handback %+v", hb)
+	}
+	if got := r.o.handbacksSoFar(); len(got) != 0 {
+		t.Fatalf("a gone owner was handed %+v", got)
+	}
 }
 
 // Without Herdr's events, a pane's Pi that exits while its pane stays open

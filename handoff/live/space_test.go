@@ -245,3 +245,55 @@ func TestAHandoffToTheWorkspaceAvoidsAnotherRunsOfTheWorkflow(t *testing.T) {
 	x.cancel()
 	x.wait(t)
 }
+
+// A run's workspace that Herdr fails to close stays in the ledger, so
+// herdr-pi close can close it later; only one that closed (or was gone
+// already) is forgotten.
+func TestAWorkspaceThatDidNotCloseStaysInTheLedger(t *testing.T) {
+	r := newRig(t)
+	r.turn("r1", "s1")
+	r.waitFor("the turn to launch", func() bool {
+		r.o.mu.Lock()
+		defer r.o.mu.Unlock()
+		return slices.Contains(r.o.states, control.PaneLaunched)
+	})
+	r.s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultClose, Methods: []string{"workspace.close"}})
+	r.svc.Close()
+	if !slices.Contains(r.s.Methods(), "workspace.close") {
+		t.Fatalf("the workspace was not asked to close: %q", r.s.Methods())
+	}
+	recs, err := handoff.LedgerAt(r.runtime).List()
+	if err != nil || len(recs) != 1 || recs[0].Kind != "workspace" || recs[0].Run != "r1" {
+		t.Fatalf("records after a failed close: %+v, %v", recs, err)
+	}
+}
+
+// A run's end gives back that run's turns only, and only its owner can
+// say it ended: another run's turn in the same wrapper goes on until it
+// is over (here, until the wrapper quits).
+func TestARunsEndEndsOnlyItsOwnTurns(t *testing.T) {
+	r := newRig(t)
+	r.turn("r1", "s1")
+	n := len(r.s.Inputs())
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "q2", RunID: "r2", SessionID: "s2", Label: "other", Turn: true})
+	r.s.WaitFor(t, long, "run r2's turn", func() bool { return len(r.s.Inputs()) == n+1 })
+	r.startPaneWrapper(r.s.Inputs()[n].PaneID)
+	r.waitFor("both turns to launch", func() bool {
+		r.o.mu.Lock()
+		defer r.o.mu.Unlock()
+		return strings.Count(strings.Join(r.o.states, " "), "launched") == 2
+	})
+	stranger := &fakeOwner{pid: 5151, done: make(chan struct{})}
+	r.svc.ownerEvent(stranger, control.RunEnded{RunID: "r1", State: "failed"})
+	r.svc.ownerEvent(r.o, control.RunEnded{RunID: "r1", State: "completed"})
+	r.waitFor("run r1's turn to be given back", func() bool { return len(r.o.handbacksSoFar()) >= 1 })
+	r.svc.Close()
+	hb := r.o.handbacksSoFar()
+	var byRun []string
+	for _, h := range hb {
+		byRun = append(byRun, h.Error)
+	}
+	if len(hb) != 2 || !strings.Contains(hb[0].Error, "run r1 ended (completed)") || !strings.Contains(hb[1].Error, ErrClosing.Error()) {
+		t.Fatalf("handbacks: %q; want run r1's turn given back for its run's end (completed), then run r2's when the wrapper quits", byRun)
+	}
+}
