@@ -161,3 +161,28 @@ func TestCloseNamesAnUnexpectedArgument(t *testing.T) {
 		}
 	}
 }
+
+// A prefix that names one run in the workflow store and another run in the
+// ledger (one the store no longer holds) is refused: the person meant the
+// store's run, and close would close the other's panes.
+func TestCloseRefusesAPrefixOfAnotherRunInTheStore(t *testing.T) {
+	ls := newListStore(t)
+	env := closeEnv(t, ls.Home)
+	known := ls.IDs[1]
+	prefix := known[:8]
+	if id, err := store.New(ls.Home, ls.Cwd).RunID(prefix); err != nil || id != known {
+		t.Fatalf("prefix %s names %q, %v; want run %s alone", prefix, id, err, known)
+	}
+	gone := prefix + "-dead-4000-8000-000000000000"
+	ledger := handoff.LedgerAt(settings.Resolve(settings.EnvFrom(env)).RuntimeBase)
+	if _, err := ledger.Add(handoff.Record{Run: gone, Kind: "pane", ID: "w9:p9", HerdrSocket: "/nonexistent.sock"}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runClose(t, env, ls.Cwd, prefix)
+	if code != 1 || out != "" || !strings.Contains(errs, "names run "+known+" in the workflow store, but run "+gone+" has things open") {
+		t.Fatalf("close %s: exit %d, %q %q", prefix, code, out, errs)
+	}
+	if recs, _ := ledger.List(); len(recs) != 1 {
+		t.Fatalf("records left %d, want the other run's", len(recs))
+	}
+}

@@ -159,6 +159,31 @@ func TestOpenRecordsTheWorkspaceOfAFailedCommand(t *testing.T) {
 	if id := ledger.Workspace(run, s.SocketPath()); id == "" {
 		t.Fatalf("the ledger holds %q: the workspace open created for run %s is not in it (herdr-pi close cannot close it)", kept, run)
 	}
+	// Only what holds the failed pane: the pane goes (with its tab) once
+	// the person has read it, and no wrapper there says when.
+	if len(recs) != 1 {
+		t.Fatalf("the ledger holds %q, want only the workspace", kept)
+	}
+}
+
+// open --wait on an inspection in the run's workspace: once the pane has
+// ended, the workspace open created for it stays, and so does its ledger
+// record (herdr-pi close and the run's next open find it); only the
+// pane's own record goes.
+func TestOpenWaitKeepsTheWorkspaceRecordAfterThePaneEnds(t *testing.T) {
+	f, s, run, out, errb := openWorld(t, "exit 0")
+	opts := &openOptions{Run: run, Attempt: "api", Wait: true, Place: "workspace", StartTimeout: time.Minute, ForkTimeout: time.Millisecond}
+	if err := openRun(t.Context(), f, opts); err != nil {
+		t.Fatalf("open: %v\n%s", err, errb)
+	}
+	if !strings.Contains(out.String(), " exited\n") {
+		t.Fatalf("open said:\n%s%s", out, errb)
+	}
+	ledger := handoff.LedgerAt(f.Paths().RuntimeBase)
+	recs, _ := ledger.List()
+	if len(recs) != 1 || recs[0].Kind != "workspace" || ledger.Workspace(run, s.SocketPath()) != recs[0].ID {
+		t.Fatalf("records after the pane ended: %+v", recs)
+	}
 }
 
 // An inspection the owner's /workflow menu opens ("Open session in Herdr
@@ -366,5 +391,28 @@ func TestOpenHoldOnAnAttemptThatIsNotLiveSaysSo(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "--hold is for a live handoff, and ") || !strings.Contains(errb.String(), "is not live: opening a read-only fork of it") {
 		t.Fatalf("open said %q", errb)
+	}
+}
+
+// An inspection's record names the herdr-pi wrap running in its pane (the
+// one registered for it): close closes the pane only while that wrapper
+// runs, since after a Herdr restart the id may be someone else's pane.
+func TestOpenRecordsTheInspectionsPaneWrapper(t *testing.T) {
+	f, s, run, _, errb := openWorld(t, "exec sleep 600")
+	// This test plays the wrapper in the pane open will split off (the
+	// fake's first split is w1:p2): registered for it, it never says a fork.
+	w := &fakeWrapper{}
+	reg, err := control.Start(control.RunConfig{RuntimeBase: f.Paths().RuntimeBase, PaneID: "w1:p2", HerdrSocket: s.SocketPath(), Events: w, Requests: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	opts := &openOptions{Run: run, Attempt: "api", StartTimeout: time.Minute, ForkTimeout: time.Millisecond}
+	if err := openRun(t.Context(), f, opts); err != nil {
+		t.Fatalf("open: %v\n%s", err, errb)
+	}
+	recs, _ := handoff.LedgerAt(f.Paths().RuntimeBase).List()
+	if len(recs) != 1 || recs[0].Thing() != "pane w1:p2" || recs[0].PaneWrapperPID != os.Getpid() {
+		t.Fatalf("records %+v, want pane w1:p2 with its wrapper pid %d", recs, os.Getpid())
 	}
 }
