@@ -776,3 +776,17 @@ func TestWithoutEventsAReleasedAgentHandsBackExited(t *testing.T) {
 		t.Fatalf("handback %+v, want exited", hb)
 	}
 }
+
+// In the engine's fully inspectable mode a handoff asked with no place
+// goes to the run's workspace, where the run's turns are, not to a split.
+func TestFullyInspectableModeHandsOffToTheRunsWorkspace(t *testing.T) {
+	r := newRig(t)
+	r.svc.ownerEvent(r.o, control.EngineStatus{Registered: true, FullyInspectable: true})
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	if m := r.s.Methods(); !slices.Contains(m, "workspace.create") || slices.Contains(m, "pane.split") {
+		t.Fatalf("placed by %q, want the run's workspace", m)
+	}
+	x.cancel()
+	x.wait(t)
+}
