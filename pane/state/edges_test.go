@@ -1,0 +1,173 @@
+package state
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// A prompt on the screen that the person answers while the agent goes on
+// working: the screen goes working → blocked → working, and the pane must
+// follow it back to working. The activity underneath never changed, so
+// only the screen's own reason can tell the prompt is gone.
+func TestScreenPromptGoneBackToTheSameActivity(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.Screen(Verdict{State: Working, Rule: "busy"})
+		time.Sleep(time.Second)
+		m.Screen(Verdict{State: Blocked, Rule: "permission_prompt"})
+		time.Sleep(time.Second)
+		m.Screen(Verdict{State: Working, Rule: "busy"})
+		time.Sleep(time.Second)
+		expect(t, r, "working@300 blocked@1300(blocked on screen (permission_prompt)) working@2300")
+		// The screen opened the reason by itself, on a timer: the cause
+		// names the reason, as for any other opener.
+		if e := r.states()[1]; e.Cause != "open:screen" {
+			t.Fatalf("blocked cause %q, want open:screen", e.Cause)
+		}
+	})
+}
+
+// Two reasons that open in the same step (a session start restoring two):
+// the first is the one the blocked message names.
+func TestFirstOfReasonsOpenedTogetherNamesTheState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart(
+			Reason{Key: "wait:a", Kind: KindWait, Label: "first"},
+			Reason{Key: "wait:b", Kind: KindWait, Label: "second"})
+		expect(t, r, "idle@0 blocked@0(first)")
+		if e := r.states()[1]; e.Reason == nil || e.Reason.Key != "wait:a" {
+			t.Fatalf("opening reason %+v", e.Reason)
+		}
+	})
+}
+
+// A probe that went away mid-run (the agent crashed) and a new one that
+// connects: the new probe has not said working, so what the old one said
+// last must not come back with it.
+func TestReconnectedProbeStartsIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		time.Sleep(time.Second)
+		m.ProbeConnected(true)
+		m.AgentStart()
+		m.ProbeConnected(false) // the screen decides: idle
+		m.ProbeConnected(true)
+		time.Sleep(time.Second)
+		expect(t, r, "idle@300 working@1000 idle@1000")
+		if s := m.Snapshot(); s.Activity != Idle || s.ActivitySource != "probe" {
+			t.Fatalf("snapshot %+v", s)
+		}
+	})
+}
+
+// A new session forgets that the agent worked in the old one: a sentinel
+// the watcher finds in the new session before any run there is history
+// (Restored), and the person is not told of it again.
+func TestSessionStartForgetsTheWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.AgentSettled()
+		m.SessionStart() // /resume of another session
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		if s := m.Snapshot(); len(s.Reasons) != 1 || !s.Reasons[0].Restored {
+			t.Fatalf("sentinel before any run in the new session: %+v", s.Reasons)
+		}
+	})
+}
+
+// A run's end on the status channel waits one debounce from the first end
+// report; a second end report (done, then idle) does not push it later.
+func TestProgramStatusRunEndHoldIsNotExtended(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProgramStatus(ProgramStatus{State: "working"})
+		time.Sleep(100 * time.Millisecond)
+		m.ProgramStatus(ProgramStatus{State: "done"})
+		time.Sleep(200 * time.Millisecond)
+		m.ProgramStatus(ProgramStatus{State: "idle"})
+		time.Sleep(time.Second)
+		expect(t, r, "working@0 idle@400")
+	})
+}
+
+// The last reason closing before anything said what the agent does (in
+// the startup grace) leaves nothing that says busy: the pane is idle at
+// once, not blocked until the grace ends.
+func TestLastReasonClosedInTheGraceIsIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 5*time.Second)
+		defer m.Stop()
+		m.Open(Reason{Key: "hook:1", Kind: KindHook, Label: "review"})
+		time.Sleep(200 * time.Millisecond)
+		m.Close("hook:1")
+		time.Sleep(10 * time.Second)
+		expect(t, r, "blocked@0(review) idle@200")
+	})
+}
+
+// `herdr-pi status` names a screen rule as the source of the activity only
+// once that rule's verdict is the confirmed one: a busy row that just
+// appeared has not decided anything yet.
+func TestActivitySourceNamesOnlyAConfirmedRule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		time.Sleep(time.Second)
+		m.Screen(Verdict{State: Working, Rule: "busy_row"})
+		if s := m.Snapshot(); s.Activity != Idle || s.ActivitySource != "screen" {
+			t.Fatalf("unconfirmed busy row: activity %s from %q", s.Activity, s.ActivitySource)
+		}
+		time.Sleep(time.Second)
+		if s := m.Snapshot(); s.Activity != Working || s.ActivitySource != "screen:busy_row" {
+			t.Fatalf("confirmed busy row: activity %s from %q", s.Activity, s.ActivitySource)
+		}
+	})
+}
+
+// The answer's grace counts from the first time the file says the question
+// was answered; the person's next message does not extend it.
+func TestAnsweredGraceIsNotExtended(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		time.Sleep(time.Second)
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.Answered("sentinel")
+		time.Sleep(500 * time.Millisecond)
+		m.Answered("sentinel")
+		time.Sleep(5 * time.Second)
+		expect(t, r, "idle@300 blocked@1000(input needed) idle@2000")
+	})
+}
+
+// A run that settles without an agent_end says how it stopped anyway: the
+// log line and the demo show "completed", not an empty stop reason.
+func TestRunWithoutAgentEndCompleted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(0, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.AgentStart()
+		m.AgentSettled()
+		for _, e := range r.list() {
+			if e.Kind == EventRunFinished {
+				if e.Outcome != Completed || e.StopReason != "completed" {
+					t.Fatalf("run finished %+v", e)
+				}
+				return
+			}
+		}
+		t.Fatal("no run finished event")
+	})
+}
