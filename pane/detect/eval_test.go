@@ -68,6 +68,17 @@ func TestRegions(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", region, got, want)
 		}
 	}
+	// A prompt line is "›" alone or "› " and more (herdr-detection-
+	// manifests.md, "Regions"); "›x" is output that happens to start
+	// with the glyph.
+	l = newLayout(screenLines("› a\nout\n›x\n›\nlast"))
+	if got, want := get("after_last_prompt_marker"), "last"; got != want {
+		t.Errorf("bare prompt line: got %q, want %q", got, want)
+	}
+	l = newLayout(screenLines("› a\nout\n›x"))
+	if got, want := get("after_last_prompt_marker"), "out|›x"; got != want {
+		t.Errorf("glyph without a space: got %q, want %q", got, want)
+	}
 	l = newLayout(screenLines("\n \n"))
 	if got := get("bottom_non_empty_lines(1)"); got != "" {
 		t.Errorf("no non-blank lines: got %q", got)
@@ -188,6 +199,46 @@ regex = ['^4;0']
 	}
 	if !strings.Contains(why["blocked"], "not[0] matched") || !strings.Contains(why["viewer"], "osc_title (the region is empty)") {
 		t.Errorf("explanations %q", why)
+	}
+}
+
+// A visible_* flag holds only when the winning rule's state is the one the
+// flag names: a rule that sets them all reports one at a time.
+func TestVisibleFlagsFollowTheState(t *testing.T) {
+	m := mustParse(t, `id = "t"
+[[rules]]
+id = "w"
+state = "working"
+visible_idle = true
+visible_blocker = true
+visible_working = true
+contains = ["busy"]
+
+[[rules]]
+id = "i"
+state = "idle"
+visible_idle = true
+visible_blocker = true
+visible_working = true
+contains = ["ready"]
+
+[[rules]]
+id = "b"
+state = "blocked"
+visible_idle = true
+visible_blocker = true
+visible_working = true
+contains = ["allow?"]
+`)
+	for text, want := range map[string][3]bool{ // idle, blocker, working
+		"busy":   {false, false, true},
+		"ready":  {true, false, false},
+		"allow?": {false, true, false},
+	} {
+		v := m.Evaluate(Input{Text: text})
+		if got := [3]bool{v.VisibleIdle, v.VisibleBlocker, v.VisibleWorking}; got != want {
+			t.Errorf("%q (%s): visible idle/blocker/working %v, want %v", text, v.State, got, want)
+		}
 	}
 }
 
