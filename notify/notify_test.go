@@ -30,6 +30,15 @@ func TestComposeUsesOwnWordsAndOnlyLabelAndProject(t *testing.T) {
 	if m.Title != "Pi finished" || m.Body != "" || m.ID != "pi" {
 		t.Fatalf("%+v", m)
 	}
+	// One OSC 99 id per kind (notifications-and-sentinel.md §3.2): a newer
+	// notification replaces an older one of its kind under kitty's
+	// update-by-id, never one of another kind — a question must not wipe
+	// out "finished".
+	for kind, id := range map[Kind]string{Finished: "pi", Failed: "pi", InputNeeded: "pi-ask", AskStarted: "pi-ask", PermissionNeeded: "pi-permission"} {
+		if got := compose(Event{Kind: kind}, "", "", "").ID; got != id {
+			t.Errorf("%s: id %q, want %q", kind, got, id)
+		}
+	}
 	m = compose(Event{Kind: AskStarted, Label: strings.Repeat("x", 500)}, "", "p", "")
 	if l := utf8.RuneCountInString(strings.TrimSuffix(m.Body, " · p")); l != labelLimit {
 		t.Fatalf("label of %d code points", l)
@@ -54,6 +63,10 @@ func TestTargetSequence(t *testing.T) {
 	}
 	if got := (Target{Protocol: osc.OSC9}).Sequence(Message{Title: "Only"}); string(got) != "\x1b]9;Only\x1b\\" {
 		t.Errorf("title only: %q", got)
+	}
+	// Nothing to say but how many were merged: no separator before it.
+	if got := (Target{Protocol: osc.OSC777}).Sequence(Message{Title: "Pi finished", Merged: 2}); string(got) != "\x1b]777;notify;Pi finished;+2 more\x1b\\" {
+		t.Errorf("merged only: %q", got)
 	}
 }
 
@@ -106,6 +119,10 @@ func TestResolveTarget(t *testing.T) {
 		{"tmux without a probe", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), nil, osc.OSC99, 1, "environment"},
 		{"override", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "ghostty", LevelsOverride, "3"), two, osc.OSC9, 3, "environment"},
 		{"probe finds nothing", envOf("TMUX", "/in,1,0"), fakeProbe{}, osc.OSC99, 1, "environment"},
+		// The override is 0 to 8 (docs/troubleshooting.md); anything else is
+		// a mistake, and the levels found are used.
+		{"override out of range", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "ghostty", LevelsOverride, "9"), two, osc.OSC9, 2, "environment"},
+		{"override zero", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "ghostty", LevelsOverride, "0"), two, osc.OSC9, 0, "environment"},
 	}
 	for _, c := range cases {
 		got := ResolveTarget(ctx, c.env, table, c.probe)
@@ -620,6 +637,30 @@ func TestHerdrRetriedToastIsCountedWhenReplaced(t *testing.T) {
 		synctest.Wait() // answered busy: offered again after the pace
 		time.Sleep(500 * time.Millisecond)
 		n.Notify(Event{Kind: Finished, Key: "b"})
+		time.Sleep(3 * time.Second)
+		n.Close(context.Background())
+		calls, results := h.snapshot()
+		if len(calls) != 2 || results[1].Reason != ReasonShown || calls[1].Title != "Pi finished" || calls[1].Body != "api · +1 more" {
+			t.Fatalf("calls %+v results %+v", calls, results)
+		}
+	})
+}
+
+// A newer toast that arrives while Herdr is still answering "not now" to
+// the older one: the older is not offered again, and the newer says it
+// replaced it.
+func TestHerdrToastArrivingDuringANotNowCountsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n *Notifier
+		h := &pacedHerdr{before: func(call int) string {
+			if call == 1 {
+				n.Notify(Event{Kind: Finished, Key: "b"}) // during the send
+				return ReasonBusy
+			}
+			return ""
+		}}
+		n = Start(Options{Herdr: h, Project: "api"})
+		n.Notify(Event{Kind: InputNeeded, Key: "a", Label: "first"})
 		time.Sleep(3 * time.Second)
 		n.Close(context.Background())
 		calls, results := h.snapshot()

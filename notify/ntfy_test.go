@@ -97,6 +97,28 @@ func TestNtfyRequest(t *testing.T) {
 	if r.Line != "POST /ntfy/t HTTP/1.1" || r.Header.Get("Authorization") != "" || r.Body != "Pi finished" || r.Header.Get("Priority") != "3" {
 		t.Errorf("second request %+v", r)
 	}
+
+	// Priority 0 is unset: ntfy's own default, no header (it takes 1 to 5).
+	ny = &Ntfy{Client: srv.Client(), Server: srv.URL, Topic: "t"}
+	if err := ny.Send(context.Background(), Message{Title: "Pi finished"}); err != nil {
+		t.Fatal(err)
+	}
+	if r = srv.seen()[2]; r.Header.Get("Priority") != "" {
+		t.Errorf("priority 0 sent as %q", r.Header.Get("Priority"))
+	}
+}
+
+// Only a 2xx answer is delivered: a redirect the client did not follow
+// (a proxy in the way) left the notification undelivered.
+func TestNtfyNon2xxIsAFailure(t *testing.T) {
+	srv := newNtfyServer(t)
+	srv.status = []int{http.StatusMultipleChoices, http.StatusNotModified, http.StatusBadRequest}
+	ny := &Ntfy{Client: srv.Client(), Server: srv.URL, Topic: "t"}
+	for _, want := range []string{"http 300", "http 304", "http 400"} {
+		if err := ny.Send(context.Background(), Message{Title: "Pi finished"}); err == nil || err.Error() != want {
+			t.Errorf("got %v, want %s", err, want)
+		}
+	}
 }
 
 // notifications-and-sentinel.md D2.6: URL building and the plain-text
@@ -116,8 +138,10 @@ func TestNtfyURLAndWarning(t *testing.T) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	if w := (&Ntfy{Server: "http://x", Token: "k"}).PlainTextWarning(); !strings.Contains(w, "plain text") {
-		t.Error("http with a token must warn")
+	for _, server := range []string{"http://x", "HTTP://x"} { // schemes are case-insensitive
+		if w := (&Ntfy{Server: server, Token: "k"}).PlainTextWarning(); !strings.Contains(w, "plain text") {
+			t.Errorf("%s with a token must warn", server)
+		}
 	}
 	if (&Ntfy{Server: "http://x"}).PlainTextWarning() != "" || (&Ntfy{Server: "https://x", Token: "k"}).PlainTextWarning() != "" {
 		t.Error("only http with a token warns")

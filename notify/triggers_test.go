@@ -154,6 +154,23 @@ func TestTriggersStayQuietForRestoredReasons(t *testing.T) {
 	})
 }
 
+// A pi-ask flow a session restores while the agent is blocked already (a
+// hook wait keeps it so across the reload) is history too: it opens
+// without a toast, like one that opens the blocked state.
+func TestTriggersStayQuietForARestoredAskWhileBlocked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := triggerRig(0)
+		defer m.Stop()
+		m.Open(state.Reason{Key: "hook:1", Kind: state.KindHook, Label: "review"})
+		m.ProbeConnected(true)
+		m.SessionStart(state.Reason{Key: "ask:f1", Kind: state.KindAsk, Question: "Deploy?"})
+		if s := m.Snapshot(); s.State != state.Blocked || len(s.Reasons) != 2 {
+			t.Fatalf("snapshot %+v", s)
+		}
+		expectTold(t, r, "input-needed")
+	})
+}
+
 // notifications-and-sentinel.md D2.4, the run tracker, through the machine:
 // the last stop reason of a run wins, error and length fail, aborted is
 // silent, an unknown or missing one finished, a settle without a run (or
