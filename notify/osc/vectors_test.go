@@ -195,12 +195,19 @@ func TestNewerPackageSanitiserVectors(t *testing.T) {
 	if got := Sanitize(" one;two\x1b]99;evil\nthree "); got != "one:two ]99:evil three" {
 		t.Errorf("D2.1 sanitizeOscText: %q", got)
 	}
+	// All of C1 goes, to its last code point U+009F (APC opens a string a
+	// terminal swallows); U+00A0 on is kept (here it is whitespace).
+	if got := Sanitize("a\u0080b\u009cc\u009fd\u00a1e"); got != "a b c d\u00a1e" {
+		t.Errorf("C1: %q", got)
+	}
 	labels := []struct{ in, want string }{
 		{"a\u0000b\u001bc\u007fd\n e\u0009f", "a b c d e f"},
 		{"  \t x \n y  ", "x y"},
 		{"a\u200bb\u202ec\u200dd", "a b c d"},
 		{"x\u00ady\ufeffz", "x y z"},
 		{"\u202aRTL\u202c", "RTL"},
+		// Both ends of the invisible range (§4.2): U+200B and U+206F.
+		{"a\u206fb\u200bc", "a b c"},
 		// D2.2: label "a\0b\nc" and session "s \t x".
 		{"a\x00b\nc", "a b c"},
 		{"s \t x", "s x"},
@@ -226,6 +233,15 @@ func TestTruncationVectors(t *testing.T) {
 		{Truncate("abcdef", 10), "abcdef"},
 		{Truncate("abcdef", 4), "abc…"},
 		{Truncate("😀😀😀", 2), "😀…"},
+		// Exactly at the limit: nothing is cut.
+		{Truncate("abc", 3), "abc"},
+		{TruncateBytes("abcd", 4), "abcd"},
+		// A code point that ends exactly at the room left for '…' fits.
+		{TruncateBytes("abcdef", 4), "a…"},
+		// No room at all (a body squeezed out by "+n more"): nothing.
+		{Truncate("abc", 0), ""},
+		{Truncate("abc", -2), ""},
+		{TruncateBytes("abcdef", 2), ""},
 	}
 	for i, c := range cases {
 		if c.got != c.want {
