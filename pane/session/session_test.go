@@ -583,3 +583,45 @@ func TestWatcherPanicIsContained(t *testing.T) {
 type panicSink struct{}
 
 func (panicSink) SessionSentinel(Sentinel) { panic("sink boom") }
+
+// A followed file that goes away (the session was deleted) waits for
+// nothing any more: the sentinel it reported closes.
+func TestWatcherForgetsADeletedFile(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	appendLines(t, a, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
+	s := newSink()
+	w := Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond})
+	defer w.Close()
+	w.Follow(a)
+	if got := s.next(t); !got.Open {
+		t.Fatalf("before the delete: %+v", got)
+	}
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.next(t); got.Open || got.File != a {
+		t.Fatalf("after the delete: %+v", got)
+	}
+}
+
+// A file replaced while the watcher reads it is read as Pi writes it: a
+// hand-over to tools at its end is the middle of a run, as in a file that
+// grows, not a past session's question.
+func TestWatcherReadsAReplacedFileAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	appendLines(t, a, header(dir), msg("u1", "", "user", text("hi"), ""))
+	s := newSink()
+	w := Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond})
+	defer w.Close()
+	w.Follow(a)
+	s.none(t, 50*time.Millisecond)
+	tmp := filepath.Join(dir, "a.tmp")
+	appendLines(t, tmp, header(dir), msg("u1", "", "user", text("hi"), ""),
+		msg("a1", "u1", "assistant", handOver(reply), "toolUse"))
+	if err := os.Rename(tmp, a); err != nil {
+		t.Fatal(err)
+	}
+	s.none(t, 200*time.Millisecond)
+}
