@@ -31,3 +31,22 @@ func TestParsePiArgsSessionFlags(t *testing.T) {
 		}
 	}
 }
+
+// --mode takes text, json or rpc; anything else (or nothing) is an option
+// Pi refuses, and the value is consumed either way.
+func TestParsePiArgsModes(t *testing.T) {
+	for args, want := range map[string]PiArgs{
+		"--mode text":       {Mode: "text"},
+		"--mode json":       {Mode: "json"},
+		"--mode rpc":        {Mode: "rpc"},
+		"--mode print":      {BadOption: true},
+		"--mode":            {BadOption: true},
+		"--mode -c":         {BadOption: true, Continue: true},
+		"--mode rpc -r":     {Mode: "rpc", Resume: true},
+		"--mode json -p hi": {Mode: "json", Print: true},
+	} {
+		if got := ParsePiArgs(strings.Fields(args)); got != want {
+			t.Errorf("ParsePiArgs(%q) = %+v, want %+v", args, got, want)
+		}
+	}
+}

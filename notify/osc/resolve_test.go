@@ -136,3 +136,15 @@ func TestOverlayDoesNotChangeTheBase(t *testing.T) {
 		t.Fatalf("overlay key not trimmed: %s", got)
 	}
 }
+
+// A table without a fallback (the zero Table) still names a protocol
+// Encode knows: kitty's, the seed's default.
+func TestZeroTableFallsBackToOSC99(t *testing.T) {
+	p, why := Table{}.ResolveWhy("SomeTerm", "")
+	if p != OSC99 || why != ByFallback {
+		t.Fatalf("got %s by %s, want osc99 by fallback", p, why)
+	}
+	if Encode(p, Notification{Title: "t", Body: "b"}) == nil {
+		t.Fatal("nothing encoded")
+	}
+}
