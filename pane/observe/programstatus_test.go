@@ -71,6 +71,17 @@ func TestStatusReports(t *testing.T) {
 		{"a body at the limit", "\x1b]7501;state=done:x=" + strings.Repeat("a", maxStatusBody-len("state=done:x=")) + "\a",
 			[]state.ProgramStatus{{State: "done"}}},
 		{"a body over the limit", "\x1b]7501;state=done:x=" + strings.Repeat("a", maxStatusBody-len("state=done:x=")+1) + "\a", nil},
+		// A bare "]7501;" (Pi printing this very protocol's docs, say) is
+		// text: the report after it in the same read still counts.
+		{"a bare ]7501; before a report", "see ]7501;state=idle " + report("working", "", ""),
+			[]state.ProgramStatus{{State: "working", App: "pi"}}},
+		// CSI, not OSC: whichever read it is cut across, never a report.
+		{"ESC [ 7501; is not an intro", "\x1b[7501;state=done\a", nil},
+		{"DEL cancels like any control", "\x1b]7501;state=done:x=\x7f\a", nil},
+		{"app and kind may have - . + _", "\x1b]7501;state=blocked:app=pi-dev.1+x_y:kind=ask-user\a",
+			[]state.ProgramStatus{{State: "blocked", App: "pi-dev.1+x_y", Kind: "ask-user"}}},
+		{"message trimmed, controls at its ends included", report("done", "", "\n  all done \t"),
+			[]state.ProgramStatus{{State: "done", App: "pi", Message: "all done"}}},
 		{"several", report("working", "", "") + "text" + report("blocked", "auth", "Log in") + report("working", "", ""),
 			[]state.ProgramStatus{{State: "working", App: "pi"}, {State: "blocked", App: "pi", Kind: "auth", Message: "Log in"}, {State: "working", App: "pi"}}},
 	}
@@ -348,6 +359,62 @@ func TestReaderHoldsABoundedBacklog(t *testing.T) {
 		synctest.Wait()
 		if b := r.Take(); !b.Closed {
 			t.Fatal("the close did not pass")
+		}
+	})
+}
+
+// When the tap dropped bytes, a sequence begun before them is forgotten:
+// its end was among them, and what is left must not be read as its rest
+// (here that would be a "done" Pi never wrote).
+func TestLostBytesEndAPendingReport(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := pty.NewTap(64)
+		var got []state.ProgramStatus
+		r := newReader(src, func() {})
+		r.ReportTo(func(p state.ProgramStatus) { got = append(got, p) })
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go r.run(ctx)
+		src.Write([]byte("\x1b]7501;state=done:x="))
+		synctest.Wait() // the reader holds the begun sequence, and rests
+		src.Write(bytes.Repeat([]byte("b"), 100))
+		src.Write([]byte("\a"))
+		time.Sleep(readGap)
+		synctest.Wait()
+		if got != nil {
+			t.Fatalf("reports across lost bytes: %+v", got)
+		}
+	})
+}
+
+// The reader's own limit drops the oldest held bytes, never the newest
+// write however large, keeps the size a dropped segment carried, and
+// counts what it dropped as lost in its Stats (the screen's).
+func TestReaderDropsOldestKeepsNewestAndSize(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := pty.NewTap(0)
+		r := newReader(src, func() {})
+		r.limit = 1 << 10
+		r.ReportTo(func(state.ProgramStatus) {})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go r.run(ctx)
+		src.Write(bytes.Repeat([]byte("a"), 512))
+		src.Resize(pty.Size{Rows: 30, Cols: 100}) // after the a's: it rides on their segment
+		synctest.Wait()
+		src.Write(bytes.Repeat([]byte("b"), 4<<10))
+		time.Sleep(readGap)
+		synctest.Wait()
+		b := r.Take()
+		held := 0
+		for _, s := range b.Segments {
+			held += len(s.Data)
+		}
+		if held != 4<<10 || b.Lost != 512 || b.Segments[0].Resize == nil || *b.Segments[0].Resize != (pty.Size{Rows: 30, Cols: 100}) {
+			t.Fatalf("held %d bytes (want the newest 4096), lost %d, segments %+v", held, b.Lost, b.Segments)
+		}
+		if _, lost := r.Stats(); lost != 512 {
+			t.Fatalf("Stats says %d bytes lost, want 512", lost)
 		}
 	})
 }
