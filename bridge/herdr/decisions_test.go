@@ -1,10 +1,13 @@
 package herdr_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
@@ -82,6 +85,96 @@ func TestBackOffStartsOverAfterADelivery(t *testing.T) {
 		synctest.Wait()
 		if st := s.Pane(s.PaneID()).Status; st != "idle" {
 			t.Fatalf("pane %q %v after a fresh failure, want idle (retried after 1s)", st, time.Since(failed))
+		}
+	})
+}
+
+// A pane that finished out of sight reads done until its tab is focused
+// (§9.3): for an idle report that is Herdr showing the claim, not another
+// agent's state holding the pane.
+func TestIdleShownAsDoneIsTheClaim(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		c := &herdr.Client{Socket: s.SocketPath(), Dial: s.Dial}
+		ws, err := c.WorkspaceCreate(context.Background(), herdr.NewPlace{}) // not focused
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := inMemory(presenceConfig(s, nil), s)
+		cfg.PaneID = ws.RootPane.PaneID
+		p := herdr.StartPresence(cfg)
+		defer p.Close(context.Background())
+		p.Report("working", "")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		p.Report("idle", "")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if st := s.Pane(cfg.PaneID).Status; st != "done" {
+			t.Fatalf("pane reads %q; the fake did not derive done, the test proves nothing", st)
+		}
+		if h := p.Health(); !strings.HasPrefix(h, "reporting to pane "+cfg.PaneID) {
+			t.Errorf("health %q, want the claim shown", h)
+		}
+	})
+}
+
+// Herdr's detection may clear the report each time it looks (herdr#4020):
+// re-asserts are at least reassertGap (5 s) apart, the one inside the gap
+// waiting it out rather than being dropped.
+func TestReassertsAreFiveSecondsApart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		p := herdr.StartPresence(inMemory(presenceConfig(s, nil), s))
+		defer p.Close(context.Background())
+		p.Report("working", "")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		var at []time.Duration
+		start := time.Now()
+		for range 2 {
+			s.LocalDetection(s.PaneID(), "pi", "")
+			time.Sleep(100 * time.Millisecond)
+			synctest.Wait()
+		}
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		for _, r := range s.Reports(s.PaneID()) {
+			if !r.At.Before(start) {
+				at = append(at, r.At.Sub(start).Round(100*time.Millisecond))
+			}
+		}
+		if len(at) != 2 || at[0] > 100*time.Millisecond || at[1] < 5*time.Second || at[1] > 5200*time.Millisecond {
+			t.Fatalf("re-asserts at %v after the first clear, want one at once and one 5s later", at)
+		}
+		if n, _ := p.Reasserts(); n != 2 {
+			t.Errorf("%d re-asserts counted, want 2", n)
+		}
+	})
+}
+
+// A claim Herdr ignored (§6.2) is not sent again at every look at the pane
+// (here Herdr dropping events for a slow reader): only a change of the
+// pane, or of the state, sends it again.
+func TestAnIgnoredClaimIsNotRepeated(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t, herdrtest.Options{Protocol: 22})
+		s.SimulateAgentProcessExit(s.PaneID(), "pi")
+		p := herdr.StartPresence(inMemory(presenceConfig(s, nil), s))
+		defer p.Close(context.Background())
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if h := p.Health(); !strings.HasPrefix(h, "Herdr ignores herdr-pi's reports") {
+			t.Fatalf("health %q; the claim was not found ignored, the test proves nothing", h)
+		}
+		n := len(s.Reports(s.PaneID()))
+		for range 3 {
+			time.Sleep(6 * time.Second)
+			s.LoseEvents()
+			synctest.Wait()
+		}
+		if got := len(s.Reports(s.PaneID())); got != n {
+			t.Errorf("%d more reports to a Herdr that ignores them", got-n)
 		}
 	})
 }
