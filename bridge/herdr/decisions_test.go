@@ -2,7 +2,12 @@ package herdr_test
 
 import (
 	"context"
+	"net"
+	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -175,6 +180,69 @@ func TestAnIgnoredClaimIsNotRepeated(t *testing.T) {
 		}
 		if got := len(s.Reports(s.PaneID())); got != n {
 			t.Errorf("%d more reports to a Herdr that ignores them", got-n)
+		}
+	})
+}
+
+// A Herdr newer than any protocol herdr-pi knows still answers ping with
+// its protocol (with a mismatch error): from 22 on it gets the resume
+// command, or a restart of that Herdr would restore nothing.
+func TestANewerProtocolGetsTheResumeCommand(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t, herdrtest.Options{Protocol: 23})
+		p := herdr.StartPresence(inMemory(presenceConfig(s, nil), s))
+		defer p.Close(context.Background())
+		p.SetResumeArgv([]string{"herdr-pi", "wrap", "pi"})
+		p.Report("working", "")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		reps := s.Reports(s.PaneID())
+		if len(reps) == 0 || reps[len(reps)-1].State != "working" || strings.Join(reps[len(reps)-1].ResumeArgv, " ") != "herdr-pi wrap pi" {
+			t.Fatalf("reports %+v, want working with the resume command", reps)
+		}
+	})
+}
+
+// A stream that ran longer than BackoffMax and then ended is a fresh
+// failure: the reconnect comes after BackoffMin, not after the back-off an
+// outage long before grew to.
+func TestWatcherBackOffStartsOverAfterALongStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		var down atomic.Bool
+		down.Store(true)
+		c := &herdr.Client{Socket: s.SocketPath(), Dial: func(ctx context.Context, sock string) (net.Conn, error) {
+			if down.Load() {
+				return nil, &net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+			}
+			return s.Dial(ctx, sock)
+		}}
+		var mu sync.Mutex
+		var connects []time.Time
+		w := &herdr.Watcher{
+			Client: c, BackoffMin: 100 * time.Millisecond, BackoffMax: 5 * time.Second,
+			Subscriptions: []herdr.Subscription{{Type: "pane.agent_status_changed", PaneID: s.PaneID()}},
+			OnConnect: func(bool) {
+				mu.Lock()
+				connects = append(connects, time.Now())
+				mu.Unlock()
+			},
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx, func(herdr.Event) {}) }()
+		defer func() { cancel(); <-done }()
+		time.Sleep(4 * time.Second) // attempts at 0, .1, .3, .7, 1.5, 3.1 s: the back-off is 3.2 s
+		down.Store(false)
+		time.Sleep(20 * time.Second) // connected at 6.3 s, and streaming since
+		s.DropSubscriptions()
+		dropped := time.Now()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(connects) != 2 || connects[1].Sub(dropped) > 150*time.Millisecond {
+			t.Fatalf("connects at %v, the stream dropped at %v: want a reconnect within BackoffMin", connects, dropped)
 		}
 	})
 }
