@@ -246,3 +246,42 @@ func TestWatcherBackOffStartsOverAfterALongStream(t *testing.T) {
 		}
 	})
 }
+
+// Herdr canonicalises a known agent's label ("Pi" shows as "pi"): a
+// Presence configured with another case still sees its claim.
+func TestTheClaimIsSeenWhateverTheLabelsCase(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		cfg := inMemory(presenceConfig(s, nil), s)
+		cfg.Agent = " Pi"
+		p := herdr.StartPresence(cfg)
+		defer p.Close(context.Background())
+		p.Report("working", "")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if st := s.Pane(s.PaneID()); st.Status != "working" {
+			t.Fatalf("pane %+v", st)
+		}
+		if h := p.Health(); !strings.HasPrefix(h, "reporting to pane") {
+			t.Errorf("health %q, want the claim shown", h)
+		}
+	})
+}
+
+// An error reply is Herdr's answer, not a failure to reach it: the call
+// ends with it, and the request is not sent a second time.
+func TestAnErrorReplyIsNotRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.get"},
+			Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "no"}}})
+		c := &herdr.Client{Socket: s.SocketPath(), Dial: s.Dial}
+		_, err := c.PaneGet(context.Background(), s.PaneID())
+		if !isCode(err, "internal_error") {
+			t.Fatalf("PaneGet: %v, want Herdr's internal_error", err)
+		}
+		if n := len(s.Requests()); n != 1 {
+			t.Errorf("%d requests for one call answered with an error, want 1", n)
+		}
+	})
+}
