@@ -62,6 +62,14 @@ func TestDoctorConfigRows(t *testing.T) {
 		}, map[string]string{
 			"config.toml": `warn|~/.config/herdr-pi/config.toml:3: key "herdr.source": expected value but found "custom" instead: herdr-pi runs with the built-in defaults|fix the line(s) named in ~/.config/herdr-pi/config.toml`,
 		}, nil},
+		// A mistake in the file whose line cannot be pinned down is still
+		// fixed by editing the file: the fix must not talk about making it
+		// a regular UTF-8 file, as it does for one that could not be read.
+		{"a mistake without a line", map[string]string{
+			".config/herdr-pi/config.toml": "a.b = 1\n",
+		}, map[string]string{
+			"config.toml": `warn|~/.config/herdr-pi/config.toml: unknown table [a]: herdr-pi runs with the built-in defaults|fix the line(s) named in ~/.config/herdr-pi/config.toml`,
+		}, nil},
 		{"a broken manifest next to a good one", map[string]string{
 			".config/herdr-pi/manifests/mine.toml": goodManifest,
 			".config/herdr-pi/manifests/pi.toml":   "id = \"pi\"\n[[rules]]\nid = \"x\"\nstate = \"sleepy\"\n",
@@ -161,6 +169,12 @@ func TestDoctorLogRow(t *testing.T) {
 		{"private", 0o700, nil, "ok|herdr-pi logs to STATE/herdr-pi.log (its directory is ours and 0700)", false},
 		{"open to others", 0o755, nil, "warn|the log private directory STATE has mode 0755, want 0700: refusing to use it; run chmod 700 STATE; until then herdr-pi writes no log|chmod 700 STATE", false},
 		{"turned off", 0o755, []string{"HERDR_PI_LOG=off"}, "ok|HERDR_PI_LOG=off: herdr-pi writes no log", false},
+		// The log reads HERDR_PI_LOG without regard to case (log.go):
+		// doctor must agree, or it warns about a log that is off, and
+		// about levels that work.
+		{"turned off in capitals", 0o755, []string{"HERDR_PI_LOG=OFF"}, "ok|HERDR_PI_LOG=off: herdr-pi writes no log", false},
+		{"info, the default level", 0o700, []string{"HERDR_PI_LOG=info"}, "ok|herdr-pi logs to STATE/herdr-pi.log", false},
+		{"debug in capitals", 0o700, []string{"HERDR_PI_LOG=Debug"}, "ok|herdr-pi logs to STATE/herdr-pi.log", false},
 		// A value herdr-pi does not know (HERDR_PI_LOG=0, none, false: meant
 		// as off) changes nothing, and nothing else would say so.
 		{"an unknown value", 0o700, []string{"HERDR_PI_LOG=0"}, `warn|HERDR_PI_LOG="0" is not off, debug or info: herdr-pi logs as if it were unset, to STATE/herdr-pi.log|HERDR_PI_LOG=off turns the log off, HERDR_PI_LOG=debug makes it verbose`, false},
@@ -235,6 +249,19 @@ func TestDoctorRuntimeRows(t *testing.T) {
 			"directory": "ok|BASE is ours and 0700 (run directories: 1 of running wrappers, 1 left by wrappers that were killed, which the next wrapper removes)",
 			"registry": "warn|1 running wrapper registered: pane w1:p1 (pid " + strconv.Itoa(os.Getpid()) + "); 1 stale entry of wrappers that are gone without cleaning up: pane w2:p3 (pid " + strconv.Itoa(dead) + ", started 2026-11-29 14:02:11); Herdr may still show their last state in those panes" +
 				"|the next 'herdr-pi wrap' removes stale entries (and a pane whose state looks stuck clears when herdr-pi runs there again); to remove them now: rm BASE/panes/" + control.PaneKey("/h", "w2:p3"),
+		}},
+		// An entry that is not JSON names no pane to sweep it by: only
+		// doctor can point at it, so it is a warning even alone.
+		{"an entry that cannot be read", func(t *testing.T, base string) {
+			mkdir(t, base, 0o700)
+			reg := control.PaneRegistry(base)
+			mkdir(t, reg.Dir, 0o700)
+			if err := os.WriteFile(filepath.Join(reg.Dir, control.PaneKey("/h", "w9:p9")), []byte("{not json"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{
+			"registry": "warn|no wrapper is registered for a Herdr pane; 1 entry that cannot be read: BASE/panes/" + control.PaneKey("/h", "w9:p9") +
+				"|to remove them now: rm BASE/panes/" + control.PaneKey("/h", "w9:p9"),
 		}},
 		// Liveness is the run directory's lock, as the sweep judges it:
 		// a wrapper in another pid namespace (its pid absent here) holds
