@@ -1,0 +1,39 @@
+package render
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+// A reason's key is shown only when it says more than its label: a reason
+// without a label is listed by its key, once, and one whose label is its
+// key does not repeat it.
+func TestStatusShowsAReasonsKeyOnce(t *testing.T) {
+	now := time.Date(2026, 11, 29, 14, 4, 24, 0, time.UTC)
+	st := control.Status{State: "blocked", WrapperPID: 6, Reasons: []control.Reason{
+		{Kind: "wait", Key: "lint:1"},
+		{Kind: "wait", Key: "deploy", Label: "deploy"},
+	}}
+	got := Status(st, now, New(false, 0))
+	want := "reasons  2 open\n  wait  lint:1\n  wait  deploy\n"
+	if !strings.HasSuffix(got, want) {
+		t.Errorf("status ends\n%s\nwant it to end\n%s", got, want)
+	}
+}
+
+// Every field the wrapper reports came from elsewhere (the agent's name
+// from --agent or the config, labels from hooks): none may carry an escape
+// sequence or a bell to the terminal of whoever runs status.
+func TestStatusCleansEveryReportedField(t *testing.T) {
+	now := time.Date(2026, 11, 29, 14, 4, 24, 0, time.UTC)
+	evil := "x\x1b]0;owned\x07\u202e"
+	st := control.Status{State: "idle" + evil, Agent: "pi" + evil, SessionFile: "/s" + evil, Herdr: "ok" + evil, WrapperPID: 6,
+		Reasons: []control.Reason{{Kind: "wait" + evil, Key: "k" + evil, Label: "l" + evil}}}
+	got := Status(st, now, New(false, 0))
+	if strings.ContainsAny(got, "\x1b\x07\u202e") {
+		t.Errorf("status keeps a control character: %q", got)
+	}
+}
