@@ -233,6 +233,26 @@ func TestStatusJSONWithoutAWrapper(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("socket that does not answer", unreachable)
+	// A wrapper that was killed is gone, not out of reach: a script
+	// retrying on unreachable would wait for it forever.
+	if _, err := reg.Register(control.PaneKey("/tmp/herdr-test.sock", "w1:p1"), control.Endpoint{Socket: "/tmp/hp-nothing-listens.sock", Token: "t", PID: deadPIDForStatus(t)}); err != nil {
+		t.Fatal(err)
+	}
+	check("killed wrapper", noWrapper)
+	// A running wrapper that refuses our token: refused, with the way out.
+	run1, _ := startFake(t, e, "")
+	e.env = append(e.env, control.EnvSocket+"="+run1.Endpoint.Socket, control.EnvToken+"=stale")
+	check("stale token", refused)
+}
+
+// deadPIDForStatus is the pid of a child that ran and was reaped.
+func deadPIDForStatus(t *testing.T) int {
+	t.Helper()
+	c := exec.Command("true")
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return c.Process.Pid
 }
 
 // Half a wrapper's environment (the socket without its token, or the token
