@@ -39,6 +39,8 @@ func TestFlagsMayFollowArguments(t *testing.T) {
 		{[]string{"detect", screen, "--colour"}, 2, "", "", "herdr-pi detect: unknown flag --colour"},
 		{[]string{"doctor", "runtime", "--json"}, 0, "", "checks", ""},
 		{[]string{"doctor", "runtime", "--help"}, 0, "herdr-pi doctor", "", ""},
+		{[]string{"detect", screen, "-h"}, 0, "herdr-pi detect", "", ""},
+		{[]string{"detect", screen, "--", "-h"}, 2, "", "", "one input at most (got 2: " + screen + " -h)"},
 		{[]string{"status", "x", "--json"}, 2, "", "", `herdr-pi status: unexpected argument "x"`},
 		{[]string{"completion", "bash", "--help"}, 0, "herdr-pi completion", "", ""},
 	} {

@@ -276,3 +276,16 @@ func TestNotifyEmptyTitleSaysWhatWasWrong(t *testing.T) {
 		}
 	}
 }
+
+// A channel that sent nothing before the deadline did not deliver: the
+// command fails naming it, though nothing reported an error.
+func TestNotifyOutcomeCountsASilentChannelAsNotDelivered(t *testing.T) {
+	var stderr bytes.Buffer
+	err := notifyOutcome(IO{Err: &stderr}, []notify.ChannelStatus{{Channel: "herdr", Sent: 0}})
+	if err == nil || !strings.Contains(err.Error(), "herdr: not delivered before the deadline") {
+		t.Errorf("notifyOutcome = %v; want herdr not delivered", err)
+	}
+	if code := exitCode(err, &stderr); code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/pane/launch"
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // The resume command Herdr 0.9 restores the agent with: herdr-pi wrap,
@@ -22,11 +23,32 @@ func TestResumeArgv(t *testing.T) {
 		{"pi", false, []string{"npx", "-y", "@earendil-works/pi-coding-agent", "-c"}, "/s/b c.jsonl",
 			[]string{"herdr-pi", "wrap", "--agent", "pi", "npx", "-y", "@earendil-works/pi-coding-agent", "--session", "/s/b c.jsonl"}},
 		{"", false, []string{"sh", "-c", "pi"}, "/s/a.jsonl", []string{"herdr-pi", "wrap", "pi", "--session", "/s/a.jsonl"}},
+		// A command that starts with a dash must come after "--", or the
+		// restored wrap would read it as one of its own flags.
+		{"pi", false, []string{"-mypi"}, "/s/a.jsonl", []string{"herdr-pi", "wrap", "--agent", "pi", "--", "-mypi", "--session", "/s/a.jsonl"}},
 		{"", false, []string{"pi"}, "", nil},
 	} {
 		got := resumeArgv(&wrapOptions{Agent: tc.agent, NoProbe: tc.noProbe, Argv: tc.argv}, launch.Parse(tc.argv, ""), tc.file)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%q %q: %q, want %q", tc.agent, tc.argv, got, tc.want)
+		}
+	}
+}
+
+// The agent Herdr shows: --agent when given, else the detected agent when
+// it is not Pi (wrap -- claude reports as claude), else the configured
+// label — so a configured label is not lost to detecting Pi.
+func TestReportLabel(t *testing.T) {
+	cfg := settings.Defaults()
+	cfg.Herdr.Agent = "pi-custom"
+	for _, tc := range []struct{ flag, detected, want string }{
+		{"mine", "claude", "mine"},
+		{"", "claude", "claude"},
+		{"", "pi", "pi-custom"},
+		{"", "", "pi-custom"},
+	} {
+		if got := reportLabel(tc.flag, tc.detected, cfg); got != tc.want {
+			t.Errorf("reportLabel(%q, %q) = %q, want %q", tc.flag, tc.detected, got, tc.want)
 		}
 	}
 }

@@ -1,0 +1,50 @@
+package commands
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Flag validation at its edges: each mistake exits 2 with a first line
+// that names the flag, and the largest values allowed still run. A check
+// that let one of these through would start work on input the person did
+// not mean (a 1001-column screen, a wait nobody can stop).
+func TestUsageEdges(t *testing.T) {
+	env := newCmdEnv(t).env
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string // stderr's first line starts with it; "" is no stderr
+	}{
+		{[]string{"waiting", "start", "--source", "s"}, 2, "herdr-pi waiting start: --id is required"},
+		{[]string{"waiting", "stop", "--id", "1"}, 2, "herdr-pi waiting stop: --source is required"},
+		{[]string{"detect", "--raw", "--size", "10x1001", "-"}, 2, `herdr-pi detect: --size "10x1001": want ROWSxCOLS`},
+		{[]string{"detect", "--raw", "--size", "1001x10", "-"}, 2, `herdr-pi detect: --size "1001x10": want ROWSxCOLS`},
+		{[]string{"detect", "--raw", "--size", "0x10", "-"}, 2, `herdr-pi detect: --size "0x10": want ROWSxCOLS`},
+		{[]string{"detect", "--raw", "--size", "10x0", "-"}, 2, `herdr-pi detect: --size "10x0": want ROWSxCOLS`},
+		{[]string{"detect", "--raw", "--size", "40", "-"}, 2, `herdr-pi detect: --size "40": want ROWSxCOLS`},
+		{[]string{"detect", "--raw", "--size", "1000x1000", "-"}, 0, ""},
+		{[]string{"detect", "--agent", "pi", "--manifest", "mine.toml", "-"}, 2, "herdr-pi detect: use --agent or --manifest, not both"},
+		{[]string{"detect", "--manifest=", "-"}, 2, "herdr-pi detect: --manifest is empty"},
+		{[]string{"wrap", "--agent=", "true"}, 2, "herdr-pi wrap: --agent is empty"},
+	} {
+		code, _, errOut := run(t, env, tc.args...)
+		first, _, _ := strings.Cut(errOut, "\n")
+		if code != tc.code || (tc.says == "") != (errOut == "") || !strings.HasPrefix(first, tc.says) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, errOut, tc.code, tc.says)
+		}
+	}
+}
+
+// Every error a command ends with is printed through tell, which cleans
+// it: a file name is quoted as it is (not %q), so a name holding an escape
+// sequence would otherwise reach the terminal of whoever ran detect.
+func TestErrorsNamingAHostileFileAreClean(t *testing.T) {
+	env := newCmdEnv(t).env
+	name := filepath.Join(t.TempDir(), "screen\x1b]0;owned\x07\u202e.txt")
+	code, _, errOut := run(t, env, "detect", name)
+	if code != 1 || !strings.Contains(errOut, "no such file or directory") || strings.ContainsAny(errOut, "\x1b\x07\u202e") {
+		t.Errorf("exit %d, stderr %q; want 1, the reason, no control characters", code, errOut)
+	}
+}
