@@ -308,9 +308,18 @@ func TestATableDefinedOnlyByItsSubTablesIsRead(t *testing.T) {
 			t.Errorf("%q: ntfy not read: %+v", data, cfg.Notify.Ntfy)
 		}
 	}
-	_, problems := ParseConfig([]byte("[mystery.inner]\nx = 1\n"), "c.toml")
-	if len(problems) != 1 || problems[0].String() != `c.toml:1: unknown table [mystery]` {
-		t.Errorf("an unknown implicit table: %q", problems)
+	for _, data := range []string{"[mystery.inner]\nx = 1\n", "# dotted\nmystery.x = 1\n", "[notify]\nmystery.x = 1\n"} {
+		want := `c.toml:2: unknown table [mystery]`
+		switch {
+		case strings.HasPrefix(data, "[mystery"):
+			want = `c.toml:1: unknown table [mystery]`
+		case strings.HasPrefix(data, "[notify]"):
+			want = `c.toml:2: unknown table [notify.mystery]`
+		}
+		_, problems := ParseConfig([]byte(data), "c.toml")
+		if len(problems) != 1 || problems[0].String() != want {
+			t.Errorf("%q: an unknown implicit table: %q, want %q", data, problems, want)
+		}
 	}
 }
 

@@ -52,6 +52,11 @@ func locateExact(data []byte, key []string) int {
 		if len(full) < len(key) && equalPath(full, key[:len(full)]) {
 			return i + 1
 		}
+		// A dotted key (mystery.x = 1) defines its tables as a header
+		// would; found there when no line of their own names them.
+		if implicit == 0 && len(full) > len(key) && equalPath(full[:len(key)], key) {
+			implicit = i + 1
+		}
 	}
 	return implicit
 }

@@ -54,7 +54,7 @@ func configFix(err error, paths settings.Paths) string {
 	onLines := errors.As(err, &ce) && slices.ContainsFunc(ce.Problems, func(p settings.Problem) bool { return p.Err == nil || p.Line > 0 })
 	switch {
 	case onLines:
-		return fmt.Sprintf("fix the line(s) named in %s (%s)", shown, configDocs)
+		return fmt.Sprintf("fix the mistake(s) named in %s (%s)", shown, configDocs)
 	case errors.Is(err, fs.ErrPermission):
 		// Nothing in it is wrong that anyone can see yet: the file is
 		// not ours to read.

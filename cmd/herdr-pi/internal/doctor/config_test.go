@@ -48,27 +48,28 @@ func TestDoctorConfigRows(t *testing.T) {
 		}, map[string]string{
 			"config.toml": `warn|~/.config/herdr-pi/config.toml:3: unknown key "colour" in [notify]; ` +
 				`~/.config/herdr-pi/config.toml:5: channel = "pigeon": must be one of auto, herdr, terminal, off: herdr-pi runs with the built-in defaults until this is fixed` +
-				`|fix the line(s) named in ~/.config/herdr-pi/config.toml (docs/configuration.md lists every key)`,
+				`|fix the mistake(s) named in ~/.config/herdr-pi/config.toml (docs/configuration.md lists every key)`,
 		}, nil},
 		{"a value of the wrong type next to a bad one", map[string]string{
 			".config/herdr-pi/config.toml": "[detect]\ndebounce = \"20s\"\nstartup_grace = 5\n",
 		}, map[string]string{
 			"config.toml": `warn|~/.config/herdr-pi/config.toml:2: debounce = "20s": must be between 0s and 10s; ` +
 				`~/.config/herdr-pi/config.toml:3: key "detect.startup_grace": "5" is not a duration (write it like "300ms" or "2s"): herdr-pi runs with the built-in defaults` +
-				`|fix the line(s) named in ~/.config/herdr-pi/config.toml`,
+				`|fix the mistake(s) named in ~/.config/herdr-pi/config.toml`,
 		}, nil},
 		{"a TOML syntax error", map[string]string{
 			".config/herdr-pi/config.toml": "[herdr]\nagent = \"pi\"\nsource = custom\n",
 		}, map[string]string{
-			"config.toml": `warn|~/.config/herdr-pi/config.toml:3: key "herdr.source": expected value but found "custom" instead: herdr-pi runs with the built-in defaults|fix the line(s) named in ~/.config/herdr-pi/config.toml`,
+			"config.toml": `warn|~/.config/herdr-pi/config.toml:3: key "herdr.source": expected value but found "custom" instead: herdr-pi runs with the built-in defaults|fix the mistake(s) named in ~/.config/herdr-pi/config.toml`,
 		}, nil},
 		// A mistake in the file whose line cannot be pinned down is still
 		// fixed by editing the file: the fix must not talk about making it
 		// a regular UTF-8 file, as it does for one that could not be read.
 		{"a mistake without a line", map[string]string{
-			".config/herdr-pi/config.toml": "a.b = 1\n",
+			// The key is written with an escape, so no line reads "a".
+			".config/herdr-pi/config.toml": "\"\\u0061\".b = 1\n",
 		}, map[string]string{
-			"config.toml": `warn|~/.config/herdr-pi/config.toml: unknown table [a]: herdr-pi runs with the built-in defaults|fix the line(s) named in ~/.config/herdr-pi/config.toml`,
+			"config.toml": `warn|~/.config/herdr-pi/config.toml: unknown table [a]: herdr-pi runs with the built-in defaults|fix the mistake(s) named in ~/.config/herdr-pi/config.toml`,
 		}, nil},
 		{"a broken manifest next to a good one", map[string]string{
 			".config/herdr-pi/manifests/mine.toml": goodManifest,
