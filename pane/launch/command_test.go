@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
@@ -55,6 +56,33 @@ func TestParse(t *testing.T) {
 	oldCli := filepath.Join(old, "dist", "cli.js")
 	otherCli := filepath.Join(other, "dist", "cli.js")
 	devBin := filepath.Join(root, "node_modules", ".bin", "pi-dev")
+	// A symlink with another name to a pi.mjs that sits in no package: the
+	// name the link resolves to is Pi's.
+	loose := filepath.Join(root, "loose")
+	if err := os.MkdirAll(filepath.Join(loose, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(loose, "pi.mjs"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agentLink := filepath.Join(loose, "bin", "agent")
+	if err := os.Symlink("../pi.mjs", agentLink); err != nil {
+		t.Fatal(err)
+	}
+	// A FIFO called package.json between a script and Pi's package.json is
+	// no manifest: reading it would hang the wrapper, so it is passed over
+	// and Pi's own manifest above decides.
+	fifoDir := filepath.Join(pkg, "dist", "fifo")
+	if err := os.MkdirAll(fifoDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(fifoDir, "package.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifoCli := filepath.Join(fifoDir, "cli.js")
+	if err := os.WriteFile(fifoCli, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		argv   string // words separated by "|"
@@ -72,6 +100,9 @@ func TestParse(t *testing.T) {
 		{argv: bundle + "|-c", shape: Direct, launch: 1, pi: true},
 		{argv: devBin + "|-c", shape: Direct, launch: 1, pi: true}, // a symlink into Pi's package
 		{argv: "node_modules/.bin/pi-dev", dir: root, shape: Direct, launch: 1, pi: true},
+		// A bare name runs from PATH, not from the command's directory:
+		// a file of that name there says nothing.
+		{argv: "cli.js", dir: filepath.Join(pkg, "dist"), shape: Direct, launch: 1},
 
 		// A runtime running a script: Pi's arguments start after the script.
 		{argv: "node|" + cli, shape: Script, launch: 2, pi: true},
@@ -89,6 +120,8 @@ func TestParse(t *testing.T) {
 		{argv: "node|" + otherCli, shape: Script, launch: 2},
 		{argv: "node|./server.js|--port|1", shape: Script, launch: 2},
 		{argv: "node|/opt/pi/pi.mjs", shape: Script, launch: 2, pi: true},
+		{argv: "node|" + agentLink, shape: Script, launch: 2, pi: true},
+		{argv: "node|" + fifoCli, shape: Script, launch: 2, pi: true},
 		{argv: "bun|" + cli + "|-c", shape: Script, launch: 2, pi: true},
 		{argv: "bun|run|--smol|" + cli + "|-c", shape: Script, launch: 4, pi: true},
 		{argv: "bun|--bun|-r|./p.ts|" + cli, shape: Script, launch: 5, pi: true},
@@ -106,7 +139,8 @@ func TestParse(t *testing.T) {
 		{argv: "npx|--package=@earendil-works/pi-coding-agent|pi", shape: Package, launch: 3, pi: true},
 		{argv: "npx|--registry|http://127.0.0.1:9|pi", shape: Package, launch: 4, pi: true},
 		{argv: "npx|-w|ws|--offline|pi|-c", shape: Package, launch: 5, pi: true},
-		{argv: "npx|-d|pi", shape: Package, launch: 3, pi: true}, // -d is --loglevel info
+		{argv: "npx|-d|pi", shape: Package, launch: 3, pi: true},       // -d is --loglevel info
+		{argv: "npx|-w=ws|pi|-c", shape: Package, launch: 3, pi: true}, // -w=ws is --workspace ws: pi is not its value
 		{argv: "npx|--cache=/tmp/c|--prefer-offline|pi", shape: Package, launch: 4, pi: true},
 		{argv: "npx|--|pi|-c", shape: Package, launch: 3, pi: true},
 		{argv: "npx|cowsay|hi", shape: Package, launch: 2},
@@ -128,6 +162,7 @@ func TestParse(t *testing.T) {
 		{argv: "env|-u|HOME|-i|node|--inspect|" + cli + "|-c", shape: Script, launch: 7, pi: true},
 		{argv: "/usr/bin/env|--|npx|pi", shape: Package, launch: 4, pi: true},
 		{argv: "env|-C|" + pkg + "|node|dist/cli.js", shape: Script, launch: 5, pi: true},
+		{argv: "env|--chdir=" + pkg + "|node|dist/cli.js", shape: Script, launch: 4, pi: true},
 
 		// Not understood: nothing may be added.
 		{argv: "node", shape: Opaque},
@@ -138,6 +173,7 @@ func TestParse(t *testing.T) {
 		{argv: "node|--test|" + cli, shape: Opaque},
 		{argv: "node|--inspect", shape: Opaque},
 		{argv: "node|-r", shape: Opaque},
+		{argv: "node|--", shape: Opaque}, // -- and then no script
 		{argv: "bun|install", shape: Opaque},
 		{argv: "deno|eval|1", shape: Opaque},
 		{argv: "npx", shape: Opaque},

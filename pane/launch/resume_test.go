@@ -41,6 +41,7 @@ func TestResumeHint(t *testing.T) {
 		{"no session", "To resume this session:\npi --session-dir /tmp/s\n", nil},
 		{"an id a shell would read", "To resume this session:\npi --session $(reboot)\n", nil},
 		{"an id with a semicolon", "To resume this session:\npi --session a;b\n", nil},
+		{"a quoted id", "To resume this session:\npi --session 'a b'\n", nil}, // Pi prints ids bare
 		{"an open quote", "To resume this session:\npi --session-dir '/tmp --session " + id + "\n", nil},
 		{"two spaces", "To resume this session:\npi  --session " + id + "\n", nil},
 		{"a control character in the dir", "To resume this session:\npi --session-dir '/tmp/\u0085x' --session " + id + "\n", nil},
@@ -88,6 +89,11 @@ func TestResumeCommand(t *testing.T) {
 	if got, ok := Parse([]string{"pi\x1b]0;x\x07"}, "").ResumeCommand(self, hint); ok {
 		t.Fatalf("a program name with escapes was written out: %q", got)
 	}
+	// A byte order mark is invisible in a terminal: the command shown would
+	// not be the command run.
+	if got, ok := Parse([]string{"pi"}, "").ResumeCommand(self, Resume{Program: "pi", Args: []string{"--session-dir", "/tmp/\ufeffs", "--session", id}}); ok {
+		t.Fatalf("a session dir with a BOM was written out: %q", got)
+	}
 }
 
 // What ResumeCommand writes for Pi's own hint parses back as the same hint.
@@ -116,6 +122,10 @@ func TestPlainLines(t *testing.T) {
 		"abc\x1b[1K":            "   ",
 		"ab\x1b[5Gc":            "ab  c",
 		"a\x1b[99999999999Gb\b": "a" + strings.Repeat(" ", maxColumn-2) + "b",
+		"ab\bc":                 "ac",   // backspace steps back over b
+		"abcd\x1b[3G\x1b[1K":    "   d", // EL 1 erases up to and including the cursor
+		"ab\x1b[?1Gc":           "abc",  // not a plain CSI n G: the cursor stays
+		"\x1bPq\x07x\x1b\\done": "done", // BEL ends an OSC, not a DCS
 	} {
 		if got := strings.Join(plainLines([]byte(in)), "|"); got != want {
 			t.Errorf("plainLines(%q) = %q, want %q", in, got, want)
