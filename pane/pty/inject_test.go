@@ -24,6 +24,8 @@ func TestBoundary(t *testing.T) {
 		{[]string{"\x1bP+q"}, false},
 		{[]string{"\x1b(B"}, true},
 		{[]string{"\x1b("}, false},
+		{[]string{"\x1b "}, false}, // SP is an intermediate too: ESC SP F is unfinished
+		{[]string{"\x1b F"}, true},
 		{[]string{"\x1b"}, false},
 		{[]string{"\x1b7"}, true},
 		{[]string{"ok 状"}, true},

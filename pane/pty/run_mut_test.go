@@ -3,6 +3,7 @@ package pty
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -62,4 +63,38 @@ func TestCancelSendsSIGTERM(t *testing.T) {
 		t.Fatalf("exit status %d, want 9 (the child's TERM handler)", got)
 	}
 	o.waitFor("got-term")
+}
+
+// The injection queue holds up to injectLimit bytes: exactly the limit
+// fits, a byte more is refused rather than grown without bound.
+func TestInjectorLimit(t *testing.T) {
+	j := NewInjector()
+	if _, err := j.Write(make([]byte, injectLimit)); err != nil {
+		t.Fatalf("a write of exactly the limit: %v", err)
+	}
+	if _, err := NewInjector().Write(make([]byte, injectLimit+1)); err != ErrInjectFull {
+		t.Fatalf("a write over the limit: %v, want ErrInjectFull", err)
+	}
+}
+
+// Bytes written out free their room in the queue: a long session keeps
+// its notifications after more than injectLimit bytes of them in total.
+func TestInjectRoomComesBackOnceWritten(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	inj := NewInjector()
+	_, done := start(t, Options{Argv: []string{"sh", "-c", `stty -echo; echo ready; read x`}, Stdin: o.tty, Stdout: o.tty, Inject: inj})
+	o.waitFor("ready")
+	payload := strings.Repeat("a", injectLimit*3/4)
+	for _, mark := range []string{"<one>", "<two>"} {
+		if _, err := inj.Write([]byte(payload + mark)); err != nil {
+			t.Fatalf("%s: %v", mark, err)
+		}
+		o.waitFor(mark)
+	}
+	if _, err := o.master.Write([]byte("\r")); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
 }
