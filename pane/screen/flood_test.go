@@ -131,18 +131,22 @@ func TestAFloodOfPlainLinesEndsOnTheTerminalsScreen(t *testing.T) {
 	const rows, cols, maxFeed = 10, 40, 2 << 10
 	flood := floodLines(400, cols)
 	before := map[string]string{
-		"blank":             "",
-		"full, cursor high": "\x1b[2J\x1b[H" + strings.Repeat("old old old old old old old old old\r\n", rows-1) + "\x1b[3;5H",
-		"alternate screen":  "\x1b[?1049h\x1b[2J\x1b[5;1Hstale tui frame",
-		"margins":           "\x1b[2J\x1b[1;8r\x1b[9;1Hstatus one\x1b[10;1Hstatus two\x1b[8;1H",
-		"margins reset":     "\x1b[1;8r\x1b[r\x1b[10;1Hgone",
-		"unfinished DCS":    "drawn\x1bP0;1q#0;2;0;0;0",
-		"raw C1 OSC":        "drawn\x9d0;a title without its end",
-		"finished OSC":      "\x1b]0;title\x07drawn",
+		"blank":                                "",
+		"full, cursor high":                    "\x1b[2J\x1b[H" + strings.Repeat("old old old old old old old old old\r\n", rows-1) + "\x1b[3;5H",
+		"alternate screen":                     "\x1b[?1049h\x1b[2J\x1b[5;1Hstale tui frame",
+		"margins":                              "\x1b[2J\x1b[1;8r\x1b[9;1Hstatus one\x1b[10;1Hstatus two\x1b[8;1H",
+		"margins reset":                        "\x1b[1;8r\x1b[r\x1b[10;1Hgone",
+		"top margin row 2":                     "\x1b[2J\x1b[2;10r\x1b[1;1Hheader\x1b[10;1H",
+		"left/right margins":                   "\x1b[2J\x1b[?69h\x1b[5;30s\x1b[1;1Hedge\x1b[10;1H",
+		"margins left on the alternate screen": "\x1b[?1049h\x1b[2;9r\x1b[?1049l\x1b[10;1Hmain",
+		"unfinished DCS":                       "drawn\x1bP0;1q#0;2;0;0;0",
+		"raw C1 OSC":                           "drawn\x9d0;a title without its end",
+		"finished OSC":                         "\x1b]0;title\x07drawn",
 	}
 	// Inside a sequence a terminal keeps reading the flood as part of it;
 	// clearing the screen would end the sequence.
-	kept := map[string]bool{"margins": true, "unfinished DCS": true, "raw C1 OSC": true}
+	kept := map[string]bool{"margins": true, "top margin row 2": true, "left/right margins": true,
+		"unfinished DCS": true, "raw C1 OSC": true}
 	for name, prior := range before {
 		t.Run(name, func(t *testing.T) {
 			want := New(rows, cols)

@@ -69,6 +69,11 @@ func TestTitleAndProgress(t *testing.T) {
 	if sn := s.Snapshot(); sn.Title != "t2" || sn.Progress != "4;0;" {
 		t.Fatalf("title %q progress %q", sn.Title, sn.Progress)
 	}
+	// A bare OSC 9;4 is progress too (cleared, no parameters).
+	must(t, s.Write([]byte("\x1b]9;4\x07")))
+	if sn := s.Snapshot(); sn.Progress != "4" {
+		t.Fatalf("progress %q after a bare OSC 9;4", sn.Progress)
+	}
 }
 
 // Queries the emulator would answer must not block it: the replies are
