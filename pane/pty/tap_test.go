@@ -214,3 +214,16 @@ func TestTapLastSpansChunks(t *testing.T) {
 		}
 	}
 }
+
+// One byte over the limit drops exactly the oldest byte: the bound is the
+// limit itself, not one more.
+func TestTapOneByteOverTheLimit(t *testing.T) {
+	tap := NewTap(10)
+	tap.Write([]byte("0123456789"))
+	tap.Write([]byte("!"))
+	b := tap.Take()
+	data, _ := collect(b)
+	if string(data) != "123456789!" || b.Lost != 1 {
+		t.Fatalf("got %q lost %d, want the newest 10 bytes and 1 lost", data, b.Lost)
+	}
+}
