@@ -235,18 +235,26 @@ func runDirAlive(dir string, pid int) bool {
 // that cannot be opened or locked for another reason counts as alive:
 // what cannot be judged is never removed.
 func runDirDead(dir string, pid int) (bool, *os.File) {
-	lock, err := os.OpenFile(filepath.Join(dir, runLockName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	lock, err := takeLock(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return !processAlive(pid), nil
 	}
+	return err == nil, lock
+}
+
+// takeLock takes the lock of the run directory dir without waiting: the
+// lock file, held, when nobody else holds it; fs.ErrNotExist when dir has
+// no lock file; another error when it is held or cannot be opened.
+func takeLock(dir string) (*os.File, error) {
+	lock, err := os.OpenFile(filepath.Join(dir, runLockName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return false, nil
+		return nil, err
 	}
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		_ = lock.Close()
-		return false, nil
+		return nil, err
 	}
-	return true, lock
+	return lock, nil
 }
 
 // sweepRunDirs removes the run directories of wrappers that are gone, and
@@ -282,18 +290,14 @@ func sweepRunDirs(base string) {
 // makingGrace. The pid in its name is never consulted: the maker may run
 // in another pid namespace.
 func sweepHalfMade(path string) {
-	lock, err := os.OpenFile(filepath.Join(path, runLockName), os.O_RDONLY|unix.O_NOFOLLOW, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	lock, err := takeLock(path)
+	switch {
+	case err == nil:
+		_ = os.RemoveAll(path)
+		_ = lock.Close()
+	case errors.Is(err, fs.ErrNotExist):
 		if fi, err := os.Lstat(path); err == nil && time.Since(fi.ModTime()) > makingGrace {
 			_ = os.RemoveAll(path)
 		}
-		return
-	}
-	if err != nil {
-		return
-	}
-	defer lock.Close()
-	if unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-		_ = os.RemoveAll(path)
 	}
 }
