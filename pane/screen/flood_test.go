@@ -9,6 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
 
@@ -142,11 +144,18 @@ func TestAFloodOfPlainLinesEndsOnTheTerminalsScreen(t *testing.T) {
 		"unfinished DCS":                       "drawn\x1bP0;1q#0;2;0;0;0",
 		"raw C1 OSC":                           "drawn\x9d0;a title without its end",
 		"finished OSC":                         "\x1b]0;title\x07drawn",
+		"OSC cancelled by CAN":                 "\x1b]0;title\x18drawn",
+		"ESC right after ESC P":                "drawn\x1bP\x1b\\",
+		"ESC then DEL":                         "drawn\x1b\x7f",
+		"character cut short":                  "drawn\xe5\xae",
 	}
 	// Inside a sequence a terminal keeps reading the flood as part of it;
 	// clearing the screen would end the sequence.
 	kept := map[string]bool{"margins": true, "top margin row 2": true, "left/right margins": true,
-		"unfinished DCS": true, "raw C1 OSC": true}
+		"unfinished DCS": true, "raw C1 OSC": true,
+		// x/vt keeps an ESC right after ESC P as DCS data (a VT500 would
+		// start a new sequence): the ST after it does not end the DCS.
+		"ESC right after ESC P": true, "ESC then DEL": true, "character cut short": true}
 	for name, prior := range before {
 		t.Run(name, func(t *testing.T) {
 			want := New(rows, cols)
@@ -259,6 +268,29 @@ func FuzzFloodOfPlainLines(f *testing.F) {
 		}
 		if g, w := got.Snapshot().Text, want.Snapshot().Text; g != w {
 			t.Fatalf("screen after the flood:\n%s\n\nwant (every byte drawn):\n%s", g, w)
+		}
+	})
+}
+
+// FuzzMirrorSkipsOnlyWhatKeepsItsState: the mirror parser, which steps over
+// runs of ASCII in its ground state, ends in the state of a parser that
+// took every byte, however the output is cut into writes.
+func FuzzMirrorSkipsOnlyWhatKeepsItsState(f *testing.F) {
+	f.Add([]byte("plain\r\n\x1bP\x1b\\more"), 3)
+	f.Add([]byte("\x1b]0;t\x07状\xe5\xae"), 7)
+	f.Add([]byte("\x1b\x7fA\x18\x9d0;x"), 1)
+	f.Fuzz(func(t *testing.T, out []byte, cut int) {
+		s := New(2, 10)
+		defer s.Close()
+		cut = int(uint(cut) % uint(len(out)+1))
+		s.advanceMirror(out[:cut])
+		s.advanceMirror(out[cut:])
+		every := ansi.NewParser()
+		for _, b := range out {
+			every.Advance(b)
+		}
+		if got, want := s.mirror.State(), every.State(); got != want {
+			t.Fatalf("mirror in state %d after %q, a parser given every byte in %d", got, out, want)
 		}
 	})
 }

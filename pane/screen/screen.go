@@ -13,12 +13,10 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/ansi/parser"
 	"github.com/charmbracelet/x/vt"
-
-	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
 
 // Snapshot is what the shadow screen shows at one moment.
@@ -61,19 +59,16 @@ type Screen struct {
 	// not be drawn on a cleared screen (restartFlood): rows outside the
 	// margins would be wiped, where a terminal keeps them.
 	margined [2]bool
-	// ground tracks whether the bytes drawn so far end where the
-	// emulator's parser is in its ground state. Inside an unfinished
-	// sequence (an OSC, a DCS or SOS string waiting for its end) a flood's
-	// lines are part of that sequence on a terminal, and the escape that
+	// mirror is a second parser fed exactly the bytes the emulator's own
+	// parser is fed (x/vt keeps that one private): both run x/ansi's one
+	// transition table, so the mirror's state is the emulator's. Inside an
+	// unfinished sequence — an OSC, a DCS or SOS string waiting for its
+	// end, a UTF-8 character cut short, or one of x/vt's own departures
+	// from a VT500 such as an ESC right after ESC P, which it keeps as DCS
+	// data — a flood's lines are part of that sequence, and the escape that
 	// clears the screen would end it: restartFlood does nothing then.
-	ground pty.Boundary
-	// rawC1 records that bytes after the last ESC drawn may hold a raw C1
-	// control (invalid UTF-8 such as a lone 0x9D, which x/vt takes for an
-	// OSC): the parser may be inside a string the ESC-based ground check
-	// cannot see. An ESC drawn later ends any such string.
-	rawC1    bool
-	midRune  bool // the bytes drawn so far end inside a UTF-8 character
-	restarts int  // floods drawn on a cleared screen, for tests
+	mirror   *ansi.Parser
+	restarts int // floods drawn on a cleared screen, for tests
 }
 
 // MaxRows and MaxCols bound the shadow screen. The emulator keeps about
@@ -98,7 +93,7 @@ func bounded(rows, cols int) (int, int) {
 // New returns a shadow screen of the given size, within MaxRows x MaxCols.
 func New(rows, cols int) *Screen {
 	rows, cols = bounded(rows, cols)
-	s := &Screen{rows: rows, cols: cols, ground: pty.NewBoundary()}
+	s := &Screen{rows: rows, cols: cols}
 	s.build()
 	return s
 }
@@ -148,6 +143,10 @@ func (s *Screen) build() {
 		return true
 	})
 	s.emu = emu
+	// Sized to hold nothing: only its state is read.
+	s.mirror = ansi.NewParser()
+	s.mirror.SetParamsSize(0)
+	s.mirror.SetDataSize(1)
 	s.drain.Add(1)
 	go func() {
 		defer s.drain.Done()
@@ -176,12 +175,6 @@ const minRetry = 1024
 // have been drawn on the new emulator without a panic; the first error is
 // returned.
 func (s *Screen) Write(p []byte) (err error) {
-	if i := s.ground.Observe(p); i >= 0 {
-		s.rawC1, s.midRune = scanC1(p[i+1:], false)
-	} else {
-		c1, mid := scanC1(p, s.midRune)
-		s.rawC1, s.midRune = s.rawC1 || c1, mid
-	}
 	for len(p) > 0 {
 		chunk := p[:min(len(p), writeChunk)]
 		p = p[len(chunk):]
@@ -190,9 +183,12 @@ func (s *Screen) Write(p []byte) (err error) {
 	return err
 }
 
+// writeGuarded draws p and moves the mirror parser over it once the
+// emulator took it; a panic rebuilt both, at their ground state.
 func (s *Screen) writeGuarded(p []byte) error {
 	err := s.guard(func() { _, _ = s.emu.Write(p) })
 	if err == nil {
+		s.advanceMirror(p)
 		s.suspect = false
 		return nil
 	}
@@ -245,23 +241,22 @@ func (s *Screen) Snapshot() Snapshot {
 	return Snapshot{Text: text, Title: s.title, Progress: s.progress, Rows: s.rows, Cols: s.cols}
 }
 
-// scanC1 reports whether p, a piece of the output, holds a C1 control — as
-// a raw byte (invalid UTF-8) or encoded (hasC1) — and whether it ends inside
-// a UTF-8 character. cont says the piece before it did, so p may begin
-// with the rest of that character.
-func scanC1(p []byte, cont bool) (c1, midRune bool) {
-	for i := 0; cont && i < utf8.UTFMax-1 && len(p) > 0 && !utf8.RuneStart(p[0]); i++ {
-		p = p[1:]
-	}
-	for i := 1; i < utf8.UTFMax && i <= len(p); i++ {
-		if r := p[len(p)-i]; utf8.RuneStart(r) {
-			if r >= 0xc0 && !utf8.FullRune(p[len(p)-i:]) {
-				p, midRune = p[:len(p)-i], true
+// advanceMirror moves the mirror parser over p. In its ground state every
+// ASCII byte but ESC leaves it there (printed or carried out), so runs of
+// them are stepped over without the parser: plain text, the bulk of any
+// output, costs a compare a byte.
+func (s *Screen) advanceMirror(p []byte) {
+	for i := 0; i < len(p); i++ {
+		if s.mirror.State() == parser.GroundState {
+			for i < len(p) && p[i] < 0x80 && p[i] != 0x1b {
+				i++
 			}
-			break
+			if i == len(p) {
+				return
+			}
 		}
+		s.mirror.Advance(p[i])
 	}
-	return !utf8.Valid(p) || hasC1(p), midRune
 }
 
 func altIndex(emu *vt.Emulator) int {
@@ -283,7 +278,7 @@ func altIndex(emu *vt.Emulator) int {
 // an unfinished escape sequence, it does nothing: rows outside the margins
 // would be wiped, and the sequence ended.
 func (s *Screen) restartFlood() {
-	if s.margined[altIndex(s.emu)] || !s.ground.Clean() || s.rawC1 {
+	if s.margined[altIndex(s.emu)] || s.mirror.State() != parser.GroundState {
 		return
 	}
 	s.restarts++
