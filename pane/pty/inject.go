@@ -138,10 +138,11 @@ func lastESC(p []byte) int {
 // sequenceComplete reports whether the escape sequence that starts s (with
 // no later ESC in s) is finished. A C0 control inside a sequence is carried
 // out without ending it — ESC BS 7 is still DECSC — except CAN and SUB,
-// which cancel it (ECMA-48; what xterm and x/vt's parser do).
+// which cancel it (ECMA-48; what xterm and x/vt's parser do). DEL right
+// after the ESC is ignored the same way: ESC DEL 7 is DECSC too.
 func sequenceComplete(s []byte) bool {
 	k := 1
-	for k < len(s) && s[k] < 0x20 {
+	for k < len(s) && (s[k] < 0x20 || s[k] == 0x7f) {
 		if cancels(s[k]) {
 			return true
 		}

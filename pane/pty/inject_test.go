@@ -41,6 +41,10 @@ func TestBoundary(t *testing.T) {
 		{[]string{"\x1b]0;t\x18"}, true},
 		{[]string{"\x1bPq#0\x1a"}, true},
 		{[]string{"\x1b\x18"}, true},
+		// DEL after the ESC is ignored: the escape still waits for its byte.
+		{[]string{"\x1b\x7f"}, false},
+		{[]string{"\x1b\x7f7"}, true},
+		{[]string{"\x1b\x7f\x18"}, true},
 	}
 	for _, c := range cases {
 		b := NewBoundary()
