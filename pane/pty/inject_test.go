@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/ansi/parser"
 )
 
 func TestBoundary(t *testing.T) {
@@ -135,6 +138,40 @@ func FuzzBoundary(f *testing.F) {
 		b.Observe([]byte("\x1b[0mok"))
 		if !b.clean {
 			t.Fatalf("a complete SGR and ASCII must end clean")
+		}
+	})
+}
+
+// FuzzBoundaryNeverCleanInsideASequence: whenever the boundary says clean,
+// a VT500 parser fed the same 7-bit output is in its ground state, however
+// the output is cut into chunks. x/ansi's parser is the reference, except
+// where it departs from a VT500 on purpose: it keeps an ESC right after
+// ESC P as DCS data (a VT500 starts a new sequence), so such output is not
+// judged. (The boundary may say "not clean" where the parser is in its
+// ground state: that only delays an injection.)
+func FuzzBoundaryNeverCleanInsideASequence(f *testing.F) {
+	f.Add([]byte("\x1b[31mred\x1b]0;t\x07ok"), 5)
+	f.Add([]byte("\x1b\x7f"), 0)
+	f.Add([]byte("\x1bP1$r\x1b\\ok\x1b(B"), 3)
+	f.Fuzz(func(t *testing.T, out []byte, cut int) {
+		for _, b := range out {
+			if b >= 0x80 {
+				return // UTF-8 and C1 are judged by other tests
+			}
+		}
+		vt500 := ansi.NewParser()
+		for _, b := range out {
+			if vt500.State() == parser.DcsEntryState && b == 0x1b {
+				return
+			}
+			vt500.Advance(b)
+		}
+		cut = int(uint(cut) % uint(len(out)+1))
+		bd := NewBoundary()
+		bd.Observe(out[:cut])
+		bd.Observe(out[cut:])
+		if bd.Clean() && vt500.State() != parser.GroundState {
+			t.Fatalf("%q (cut at %d): clean, but a terminal's parser is in state %s", out, cut, vt500.StateName())
 		}
 	})
 }
