@@ -347,3 +347,36 @@ func TestScreenSizeIsBounded(t *testing.T) {
 		t.Fatalf("Resize(0, -3) gives %dx%d, want 1x1", snap.Rows, snap.Cols)
 	}
 }
+
+// A repeat, tab or erase count is a parameter up to 2^31-2, and x/vt does
+// the work one at a time (a repeat of 999999999 kept a 200x50 screen busy
+// for four minutes). The screen bounds it and reads the same as with a
+// count already past what the screen has room for.
+func TestHugeCountsReadAsTheScreenAllows(t *testing.T) {
+	const huge = "2147483646" // the largest: 2^31-1 is how x/ansi marks a missing parameter
+	for _, tc := range []struct{ name, final, enough string }{
+		{"REP", "b", "20000"},
+		{"CHT", "I", "1000"},
+		{"CBT", "Z", "1000"},
+		{"ECH", "X", "1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			draw := func(count string) Snapshot {
+				s := New(50, 200)
+				defer s.Close()
+				must(t, s.Write([]byte("\x1b[5;100Habcdef\x1b[5;103H\x1b["+count+tc.final+"@")))
+				return s.Snapshot()
+			}
+			done := make(chan Snapshot, 1)
+			go func() { done <- draw(huge) }()
+			select {
+			case got := <-done:
+				if want := draw(tc.enough); got.Text != want.Text {
+					t.Fatalf("CSI %s %s reads\n%s\nwant what CSI %s %s shows\n%s", huge, tc.final, got.Text, tc.enough, tc.final, want.Text)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("CSI %s %s still drawing after 30 s", huge, tc.final)
+			}
+		})
+	}
+}
