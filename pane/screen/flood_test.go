@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -295,6 +296,58 @@ func FuzzMirrorSkipsOnlyWhatKeepsItsState(f *testing.F) {
 		}
 		if got, want := s.mirror.State(), every.State(); got != want {
 			t.Fatalf("mirror in state %d after %q, a parser given every byte in %d", got, out, want)
+		}
+	})
+}
+
+// Output arriving faster than frames is drawn as it comes and looked at
+// once a frame, the newest screen at the frame's end; output after a pause
+// and the last output before the source closes are looked at at once.
+func TestFollowLooksOnceAFrame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tap := pty.NewTap(0)
+		f := startFollow(context.Background(), tap, FollowOptions{Rows: 2, Cols: 20})
+		published := func() []string {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			var texts []string
+			for _, s := range f.snaps {
+				texts = append(texts, strings.TrimRight(s.Text, "\n"))
+			}
+			return texts
+		}
+		want := func(step string, texts ...string) {
+			t.Helper()
+			synctest.Wait()
+			if got := published(); !slices.Equal(got, texts) {
+				t.Fatalf("%s: published %q, want %q", step, got, texts)
+			}
+		}
+		tap.Write([]byte("a"))
+		want("the first output", "a")
+		// Typing faster than frames: every key is drawn, none looked at
+		// until the frame that began with the last look ends.
+		for _, key := range "bcdef" {
+			time.Sleep(2 * time.Millisecond)
+			tap.Write([]byte(string(key)))
+			want("a key within the frame", "a")
+		}
+		time.Sleep(defaultFrame - 10*time.Millisecond - time.Nanosecond)
+		want("just before the frame ends", "a")
+		time.Sleep(time.Nanosecond)
+		want("the frame's end", "a", "abcdef")
+		// After a pause the next output is looked at at once.
+		time.Sleep(time.Second)
+		tap.Write([]byte("g"))
+		want("after a pause", "a", "abcdef", "abcdefg")
+		// The last output is looked at when the source closes, not a
+		// frame later.
+		tap.Write([]byte("h"))
+		synctest.Wait()
+		tap.Close()
+		<-f.done
+		if got := published(); !slices.Equal(got, []string{"a", "abcdef", "abcdefg", "abcdefgh"}) {
+			t.Fatalf("after the source closed: %q", got)
 		}
 	})
 }

@@ -54,6 +54,16 @@ type FollowOptions struct {
 	// at once (default 20 ms): the screen a flood ends on is drawn right
 	// away, not after the rest.
 	Quiet time.Duration
+	// Frame is the least time between two looks while output keeps
+	// coming (default 16 ms, a display's frame): output after a pause is
+	// looked at at once, output within a frame of the last look is drawn
+	// and looked at when that frame ends. Pi redraws at most once a frame,
+	// so each of its screens is still seen; the echo of fast typing or a
+	// stream of small writes costs 60 looks a second instead of one per
+	// batch the reader hands over (up to 500). Each look renders the whole
+	// screen and classifies it; at 500 a second that work on the other
+	// core added half a millisecond to the slowest keystroke echoes.
+	Frame time.Duration
 }
 
 const (
@@ -63,6 +73,7 @@ const (
 	defaultHeavyAfter = 10 * time.Millisecond
 	defaultFloodBytes = 64 << 10
 	defaultQuiet      = 20 * time.Millisecond
+	defaultFrame      = 16 * time.Millisecond
 	floodWindow       = 250 * time.Millisecond
 	maxRest           = time.Second
 )
@@ -100,6 +111,9 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 	if o.Quiet <= 0 {
 		o.Quiet = defaultQuiet
 	}
+	if o.Frame <= 0 {
+		o.Frame = defaultFrame
+	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
@@ -119,10 +133,43 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 	lossy := false
 	var window time.Time // start of the current flood-rate window
 	windowBytes := 0
+	// Drawn output waits for a look (a snapshot, and the detection it
+	// feeds) until a frame has passed since the last one: see Frame.
+	var lastLook time.Time
+	unseen, unseenWhole := false, false
+	frame := time.NewTimer(time.Hour)
+	frame.Stop()
+	defer frame.Stop()
+	frameArmed := false
+	look := func() {
+		lastLook = time.Now()
+		if !unseen || s.Suspect() {
+			return
+		}
+		unseen = false
+		snap := s.Snapshot()
+		snap.Lossy = lossy
+		if !published || !snap.same(last) || snap.Lossy != last.Lossy {
+			last, published = snap, true
+			if o.Publish != nil {
+				o.Publish(snap)
+			}
+		}
+		if unseenWhole {
+			// A batch taken whole after a lossy stretch still leaves
+			// the screen as it was; only redraws cure it, so the flag
+			// clears once a full batch has been drawn.
+			lossy = false
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-frame.C:
+			frameArmed = false
+			look()
+			continue
 		case <-src.Ready():
 		}
 		start := time.Now()
@@ -146,21 +193,23 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			lossy = true
 		}
 		src.Recycle(b)
-		if fed && !s.Suspect() {
-			snap := s.Snapshot()
-			snap.Lossy = lossy
-			if !published || !snap.same(last) || snap.Lossy != last.Lossy {
-				last, published = snap, true
-				if o.Publish != nil {
-					o.Publish(snap)
-				}
+		if fed {
+			unseen, unseenWhole = true, !skipped && b.Lost == 0
+		}
+		flood := b.Lost > 0 || skipped || windowBytes > o.FloodBytes
+		// Output after a pause, the end of the output, and a flood or a
+		// heavy batch (both about to rest) are looked at at once; output
+		// coming faster than frames waits for the frame's end, drawn
+		// meanwhile.
+		if b.Closed || flood || time.Since(start) > o.HeavyAfter || start.Sub(lastLook) >= o.Frame {
+			if frameArmed {
+				frame.Stop()
+				frameArmed = false
 			}
-			if !skipped && b.Lost == 0 {
-				// A batch taken whole after a lossy stretch still leaves
-				// the screen as it was; only redraws cure it, so the flag
-				// clears once a full batch has been drawn.
-				lossy = false
-			}
+			look()
+		} else if unseen && !frameArmed {
+			frame.Reset(o.Frame - start.Sub(lastLook))
+			frameArmed = true
 		}
 		if b.Closed {
 			return
@@ -171,7 +220,7 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 		// agent's ordinary redraws do neither, so they are seen at once.
 		work := time.Since(start)
 		switch {
-		case b.Lost > 0 || skipped || windowBytes > o.FloodBytes:
+		case flood:
 			settle(ctx, src, o.Quiet, min(max(work*time.Duration(o.RestFactor), o.MinRest), maxRest))
 			window, windowBytes = time.Time{}, 0
 		case work > o.HeavyAfter:
