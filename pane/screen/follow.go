@@ -57,12 +57,14 @@ type FollowOptions struct {
 	// Frame is the least time between two looks while output keeps
 	// coming (default 16 ms, a display's frame): output after a pause is
 	// looked at at once, output within a frame of the last look is drawn
-	// and looked at when that frame ends. Pi redraws at most once a frame,
-	// so each of its screens is still seen; the echo of fast typing or a
-	// stream of small writes costs 60 looks a second instead of one per
-	// batch the reader hands over (up to 500). Each look renders the whole
-	// screen and classifies it; at 500 a second that work on the other
-	// core added half a millisecond to the slowest keystroke echoes.
+	// and looked at when that frame ends. The newest screen is always
+	// seen, at most a frame late; one replaced within the frame is not,
+	// and it could not have held a state through the machine's debounce.
+	// The echo of fast typing or a stream of small writes then costs 60
+	// looks a second instead of one per batch the reader hands over (up
+	// to 500). Each look renders the whole screen and classifies it; at
+	// 500 a second that work on the other core added half a millisecond
+	// to the slowest keystroke echoes.
 	Frame time.Duration
 }
 
