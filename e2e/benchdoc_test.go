@@ -825,7 +825,7 @@ to the tap; signals and the child's exit arrive through the eventfd.
   buffer instead (43 µs, 4 allocations, held equal to String() by a fuzz target). Before both, the
   screen looked up to 500 times a second while keys were echoed, and that work on the other core
   was the whole of the keystroke tail: p99 added over script 335–720 µs in five keystroke-only
-  runs, 24–115 µs in three after (45–50 µs with the screen turned off).
+  runs, 24–115 µs in three after (42–50 µs with the screen turned off).
 - What the agent printed last (for Pi's resume hint) costs no copy either: the tap keeps the chunk
   it filled before the current one, so the newest 4 KiB are always still there. A second, 4 KiB
   tap fed every chunk was one more copy of every byte, with its bookkeeping (2 % of the wrapper's
