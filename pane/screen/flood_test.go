@@ -300,9 +300,10 @@ func FuzzMirrorSkipsOnlyWhatKeepsItsState(f *testing.F) {
 	})
 }
 
-// Output arriving faster than frames is drawn as it comes and looked at
-// once a frame, the newest screen at the frame's end; output after a pause
-// and the last output before the source closes are looked at at once.
+// Output arriving within a frame of a change is drawn as it comes and
+// looked at once the frame ends, the newest screen then; output after a
+// pause, after output that changed nothing, and the last output before
+// the source closes are looked at at once.
 func TestFollowLooksOnceAFrame(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tap := pty.NewTap(0)
@@ -340,13 +341,21 @@ func TestFollowLooksOnceAFrame(t *testing.T) {
 		time.Sleep(time.Second)
 		tap.Write([]byte("g"))
 		want("after a pause", "a", "abcdef", "abcdefg")
+		// Output that changes nothing visible holds nothing back: the
+		// text right after it is looked at at once.
+		time.Sleep(time.Second)
+		tap.Write([]byte("\x1b[1;1H"))
+		want("a cursor move", "a", "abcdef", "abcdefg")
+		time.Sleep(time.Millisecond)
+		tap.Write([]byte("h"))
+		want("text right after a cursor move", "a", "abcdef", "abcdefg", "hbcdefg")
 		// The last output is looked at when the source closes, not a
 		// frame later.
-		tap.Write([]byte("h"))
-		synctest.Wait()
+		tap.Write([]byte("i"))
+		want("a key within the frame", "a", "abcdef", "abcdefg", "hbcdefg")
 		tap.Close()
 		<-f.done
-		if got := published(); !slices.Equal(got, []string{"a", "abcdef", "abcdefg", "abcdefgh"}) {
+		if got := published(); !slices.Equal(got, []string{"a", "abcdef", "abcdefg", "hbcdefg", "hicdefg"}) {
 			t.Fatalf("after the source closed: %q", got)
 		}
 	})

@@ -54,17 +54,20 @@ type FollowOptions struct {
 	// at once (default 20 ms): the screen a flood ends on is drawn right
 	// away, not after the rest.
 	Quiet time.Duration
-	// Frame is the least time between two looks while output keeps
-	// coming (default 16 ms, a display's frame): output after a pause is
-	// looked at at once, output within a frame of the last look is drawn
-	// and looked at when that frame ends. The newest screen is always
-	// seen, at most a frame late; one replaced within the frame is not,
-	// and it could not have held a state through the machine's debounce.
-	// The echo of fast typing or a stream of small writes then costs 60
-	// looks a second instead of one per batch the reader hands over (up
-	// to 500). Each look renders the whole screen and classifies it; at
-	// 500 a second that work on the other core added half a millisecond
-	// to the slowest keystroke echoes.
+	// Frame is the least time between a look that found the screen
+	// changed and the next look (default 16 ms, a display's frame):
+	// output within a frame of a change is drawn at once and looked at
+	// when that frame ends; any other output is looked at at once. The
+	// newest screen is always seen, at most a frame late; one replaced
+	// within the frame is not, and it could not have held a state
+	// through the machine's debounce. The echo of fast typing then costs
+	// 60 looks a second instead of one per batch the reader hands over
+	// (up to 500): each look renders the whole screen, and each change
+	// is classified; at 500 a second that work on the other core added
+	// half a millisecond to the slowest keystroke echoes. Output that
+	// changes nothing visible (a cleared screen that was empty) holds
+	// nothing back, so the text that follows it is seen as soon as it
+	// arrives.
 	Frame time.Duration
 }
 
@@ -136,15 +139,14 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 	var window time.Time // start of the current flood-rate window
 	windowBytes := 0
 	// Drawn output waits for a look (a snapshot, and the detection it
-	// feeds) until a frame has passed since the last one: see Frame.
-	var lastLook time.Time
+	// feeds) until a frame has passed since the last change: see Frame.
+	var lastChange time.Time
 	unseen, unseenWhole := false, false
 	frame := time.NewTimer(time.Hour)
 	frame.Stop()
 	defer frame.Stop()
 	frameArmed := false
 	look := func() {
-		lastLook = time.Now()
 		if !unseen || s.Suspect() {
 			return
 		}
@@ -153,6 +155,7 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 		snap.Lossy = lossy
 		if !published || !snap.same(last) || snap.Lossy != last.Lossy {
 			last, published = snap, true
+			lastChange = time.Now()
 			if o.Publish != nil {
 				o.Publish(snap)
 			}
@@ -199,18 +202,18 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			unseen, unseenWhole = true, !skipped && b.Lost == 0
 		}
 		flood := b.Lost > 0 || skipped || windowBytes > o.FloodBytes
-		// Output after a pause, the end of the output, and a flood or a
-		// heavy batch (both about to rest) are looked at at once; output
-		// coming faster than frames waits for the frame's end, drawn
-		// meanwhile.
-		if b.Closed || flood || time.Since(start) > o.HeavyAfter || start.Sub(lastLook) >= o.Frame {
+		// Output a frame after the last change, the end of the output,
+		// and a flood or a heavy batch (both about to rest) are looked at
+		// at once; output within a frame of a change waits for the
+		// frame's end, drawn meanwhile.
+		if b.Closed || flood || time.Since(start) > o.HeavyAfter || start.Sub(lastChange) >= o.Frame {
 			if frameArmed {
 				frame.Stop()
 				frameArmed = false
 			}
 			look()
 		} else if unseen && !frameArmed {
-			frame.Reset(o.Frame - start.Sub(lastLook))
+			frame.Reset(o.Frame - start.Sub(lastChange))
 			frameArmed = true
 		}
 		if b.Closed {
