@@ -818,14 +818,15 @@ to the tap; signals and the child's exit arrive through the eventfd.
   each: the same text a terminal that drew every byte shows, at 1.0 ms a look instead of 3.7
   (BenchmarkFeedFlood); the screen's share of the wrapper's user time under the base64 flood
   fell from 28 % to 10 %.
-- Output that keeps coming without being a flood (fast typing echoed, a stream of small writes) is
-  drawn as it arrives and looked at (the screen read as text and classified) at most once a frame,
-  16 ms; output after a pause is looked at at once. A look renders every cell, and x/vt's own
-  String() took 131 µs and 309 allocations on a 200x50 screen; the screen renders it in one reused
-  buffer instead (43 µs, 4 allocations, held equal to String() by a fuzz target). Before both, the
-  screen looked up to 500 times a second while keys were echoed, and that work on the other core
-  was the whole of the keystroke tail: p99 added over script 335–720 µs in five keystroke-only
-  runs, 24–115 µs in three after (42–50 µs with the screen turned off).
+- Output that keeps changing the screen without being a flood (fast typing echoed, a stream of
+  small writes) is drawn as it arrives and looked at (the screen read as text and classified) at
+  most once a frame, 16 ms after the last change; any other output is looked at at once. A look
+  renders every cell, and x/vt's own String() took 131 µs and 309 allocations on a 200x50
+  screen; the screen renders it in one reused buffer instead (43 µs, 4 allocations, held equal to
+  String() by a fuzz target). Before both, the screen looked up to 500 times a second while keys
+  were echoed, and that work on the other core was the whole of the keystroke tail: p99 added
+  over script 335–720 µs in five keystroke-only runs, 52–72 µs in three after (42–50 µs with
+  the screen turned off).
 - What the agent printed last (for Pi's resume hint) costs no copy either: the tap keeps the chunk
   it filled before the current one, so the newest 4 KiB are always still there. A second, 4 KiB
   tap fed every chunk was one more copy of every byte, with its bookkeeping (2 % of the wrapper's
