@@ -222,7 +222,8 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 		// A flood (bytes lost or skipped, or too many bytes too fast) is
 		// looked at a few times a second at most, and again once it
 		// pauses; any batch that took long buys proportional rest. An
-		// agent's ordinary redraws do neither, so they are seen at once.
+		// agent's ordinary redraws do neither: they are seen without rest
+		// (at most a frame after the change before them).
 		work := time.Since(start)
 		switch {
 		case flood:
