@@ -177,8 +177,10 @@ func (s *Screen) build() {
 func boundFirstParam(bound func() int) vt.CsiHandler {
 	return func(params ansi.Params) bool {
 		if len(params) > 0 {
-			if n, more, _ := params.Param(0, 0); n > bound() {
-				params[0] = ansi.Param(ansi.Parameter(bound(), more))
+			if n, more, _ := params.Param(0, 0); n > 0 {
+				if limit := bound(); n > limit {
+					params[0] = ansi.Param(ansi.Parameter(limit, more))
+				}
 			}
 		}
 		return false
