@@ -35,8 +35,14 @@ type Record struct {
 	// (`herdr-pi open` on a finished attempt): the pane is ours while it
 	// runs. Once it is gone so is the pane (its command ended), and the id
 	// may name someone else's pane after Herdr restarted: close leaves it.
-	PaneWrapperPID int       `json:"pane_wrapper_pid,omitempty"`
-	Opened         time.Time `json:"opened"`
+	PaneWrapperPID int `json:"pane_wrapper_pid,omitempty"`
+	// RunDir is the private run directory of the wrapper that WrapperPID
+	// or PaneWrapperPID names, when it is known: that wrapper runs while
+	// the directory's lock is held. A pid alone is not enough once the
+	// wrapper is gone (killed, so it could not tidy up): the kernel hands
+	// its pid to the next process sooner or later.
+	RunDir string    `json:"run_dir,omitempty"`
+	Opened time.Time `json:"opened"`
 
 	// File is the record's own file.
 	File string `json:"-"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,6 +216,89 @@ func TestCloseRunLeavesAnEndedInspectionAlone(t *testing.T) {
 	}
 	if rs, _ := l.List(); len(rs) != 0 {
 		t.Fatalf("records left: %+v", rs)
+	}
+}
+
+// A wrapper that was killed leaves its run directory, unlocked, and its
+// pid goes to the next process: close goes by the directory's lock, not by
+// the pid, for the records that name the directory. Here this test's own
+// pid (alive) stands for the reused one.
+func TestCloseRunJudgesWrappersByTheirRunDirectory(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	var panes []string
+	for range 3 {
+		p, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		panes = append(panes, p.PaneID)
+	}
+	base := filepath.Join(t.TempDir(), "rt")
+	if err := os.Mkdir(base, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	held, err := control.NewRunDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Remove()
+	// What a killed wrapper leaves: its directory, with a lock nobody holds.
+	left := filepath.Join(base, fmt.Sprintf("run-%d-left", os.Getpid()))
+	if err := os.Mkdir(left, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(left, "wrapper.lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bridge := filepath.Join(left, "tools-1.sock")
+	for _, f := range []string{bridge, filepath.Join(left, "tools-1.mjs")} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed := filepath.Join(base, fmt.Sprintf("run-%d-removed", os.Getpid()))
+	me, sock := os.Getpid(), s.SocketPath()
+	l := ledger(t)
+	recs, err := l.AddAll([]Record{
+		{Run: "r1", Kind: "pane", ID: panes[0], HerdrSocket: sock, PaneWrapperPID: me, RunDir: held.Path},
+		{Run: "r1", Kind: "pane", ID: panes[1], HerdrSocket: sock, PaneWrapperPID: me, RunDir: left},
+		{Run: "r1", Kind: "pane", ID: "w9:p1", HerdrSocket: sock, PaneWrapperPID: me, RunDir: removed},
+		{Run: "r1", Kind: "pane", ID: panes[2], HerdrSocket: sock, WrapperPID: me, RunDir: left, Handoff: "h1", Bridge: bridge},
+	})
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("AddAll: %d records, %v", len(recs), err)
+	}
+	s.ClearRecords()
+	// A wrapper judged alive is waited for, and this one never hands
+	// back: the wait would end in an error.
+	closed, err := CloseRun(ctx, l, func(string) Herdr { return c }, recs, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Closed{
+		{Kind: "pane", ID: panes[0], How: "closed"},
+		{Kind: "pane", ID: panes[1], How: "gone"},
+		{Kind: "pane", ID: "w9:p1", How: "gone"},
+		{Kind: "pane", ID: panes[2], How: "closed"},
+		{Kind: "bridge", ID: bridge, How: "removed"},
+	}
+	if !slices.Equal(closed, want) {
+		t.Fatalf("closed %+v\nwant   %+v", closed, want)
+	}
+	var heard []string
+	for _, q := range s.Requests() {
+		heard = append(heard, q.Method+" "+string(q.Params))
+	}
+	if len(heard) != 2 || !strings.Contains(heard[0], panes[0]) || !strings.Contains(heard[1], panes[2]) {
+		t.Fatalf("Herdr heard %q, want a pane.close of %s and of %s only", heard, panes[0], panes[2])
+	}
+	if _, err := os.Stat(bridge); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dead wrapper's bridge is still there: %v", err)
+	}
+	if rs, _ := l.List(); len(rs) != 0 {
+		t.Errorf("records left: %+v", rs)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
@@ -126,13 +127,17 @@ func ForkOf(ctx context.Context, runtimeBase, herdrSocket string, o Opened, time
 }
 
 // PaneWrapper is the pid of the herdr-pi wrapper registered for a Herdr
-// pane under runtimeBase, or 0 when none is.
-func PaneWrapper(runtimeBase, herdrSocket, paneID string) int {
+// pane under runtimeBase, and the run directory that holds its socket
+// ("" when the socket is in none); 0 when no wrapper is registered.
+func PaneWrapper(runtimeBase, herdrSocket, paneID string) (pid int, runDir string) {
 	ep, err := control.PaneRegistry(runtimeBase).Lookup(control.PaneKey(herdrSocket, paneID))
 	if err != nil {
-		return 0
+		return 0, ""
 	}
-	return ep.PID
+	if rd, ok := control.ReadRunDir(filepath.Dir(ep.Socket)); ok && rd.PID == ep.PID {
+		runDir = rd.Path
+	}
+	return ep.PID, runDir
 }
 
 // CloseBudget bounds closing what was opened on the way out (after a

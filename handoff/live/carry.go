@@ -141,7 +141,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		if bridge != nil {
 			bridgePath = bridge.Path()
 		}
-		records = s.record(r, opened, bridgePath)
+		records = s.record(r, opened, dir, bridgePath)
 		if r.opts.turn {
 			s.keepSpace(r, opened, records)
 		}
@@ -336,13 +336,15 @@ func shortID(id string) string {
 }
 
 // record writes what the placement opened to the ledger: the innermost
-// thing (the handoff's pane or tab) as this wrapper's, with its bridge;
-// what holds it (the run's workspace) as the run's, which outlives the
-// handoff until `herdr-pi close`.
-func (s *Service) record(r *run, o handoff.Opened, bridge string) []handoff.Record {
+// thing (the handoff's pane or tab) as this wrapper's, with the handoff's
+// run directory (held while the handoff runs) and its bridge; what holds
+// it (the run's workspace) as the run's, which outlives the handoff until
+// `herdr-pi close`.
+func (s *Service) record(r *run, o handoff.Opened, runDir, bridge string) []handoff.Record {
 	recs := handoff.CreatedRecords(r.order.RunID, r.opts.socket, o.Created)
 	if n := len(recs); n > 0 {
-		recs[n-1].WrapperPID, recs[n-1].Handoff, recs[n-1].Bridge = os.Getpid(), r.id, bridge
+		last := &recs[n-1]
+		last.WrapperPID, last.RunDir, last.Handoff, last.Bridge = os.Getpid(), runDir, r.id, bridge
 	}
 	out, err := s.cfg.Ledger.AddAll(recs)
 	if err != nil {

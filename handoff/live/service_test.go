@@ -455,10 +455,16 @@ func TestCancelDuringLaunchRestoresLocalOwnership(t *testing.T) {
 	// the pane has already started its command.
 	var recs []handoff.Record
 	r.s.WaitFor(t, long, "the pane's record", func() bool { recs, _ = handoff.LedgerAt(r.runtime).List(); return len(recs) == 1 })
-	// The wrapper's pid says `herdr-pi close` must wait for this wrapper
-	// to hand back (and to close the bridge it still serves).
-	if recs[0].Thing() != "pane "+pane || recs[0].Bridge == "" || recs[0].WrapperPID != os.Getpid() || recs[0].Handoff != "h1" {
+	// The wrapper's pid and the handoff's run directory, which this
+	// wrapper holds while the handoff runs (and which holds the bridge),
+	// say `herdr-pi close` must wait for this wrapper to hand back (and to
+	// close the bridge it still serves).
+	if recs[0].Thing() != "pane "+pane || recs[0].Bridge == "" || recs[0].WrapperPID != os.Getpid() || recs[0].Handoff != "h1" ||
+		recs[0].RunDir == "" || filepath.Dir(recs[0].Bridge) != recs[0].RunDir {
 		t.Fatalf("records while launching: %+v", recs)
+	}
+	if rd, ok := control.ReadRunDir(recs[0].RunDir); !ok || !rd.Alive || rd.PID != os.Getpid() {
+		t.Fatalf("the record's run directory %s: %+v, %v; want this wrapper's, held", recs[0].RunDir, rd, ok)
 	}
 	x.cancel()
 	hb := x.wait(t)

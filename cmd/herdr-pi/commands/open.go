@@ -356,7 +356,7 @@ func recordAroundFailedPane(ledger handoff.Ledger, run, socket string, placed ha
 func inspectionRecords(ledger handoff.Ledger, runtimeBase, run, socket string, placed handoff.Placed, stderr io.Writer) []handoff.Record {
 	recs := handoff.CreatedRecords(run, socket, placed.Created)
 	if n := len(recs); n > 0 {
-		recs[n-1].PaneWrapperPID = handoff.PaneWrapper(runtimeBase, socket, placed.PaneID)
+		recs[n-1].PaneWrapperPID, recs[n-1].RunDir = handoff.PaneWrapper(runtimeBase, socket, placed.PaneID)
 	}
 	out, err := ledger.AddAll(recs)
 	if err != nil {

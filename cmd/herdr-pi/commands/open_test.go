@@ -412,7 +412,7 @@ func TestOpenRecordsTheInspectionsPaneWrapper(t *testing.T) {
 		t.Fatalf("open: %v\n%s", err, errb)
 	}
 	recs, _ := handoff.LedgerAt(f.Paths().RuntimeBase).List()
-	if len(recs) != 1 || recs[0].Thing() != "pane w1:p2" || recs[0].PaneWrapperPID != os.Getpid() {
-		t.Fatalf("records %+v, want pane w1:p2 with its wrapper pid %d", recs, os.Getpid())
+	if len(recs) != 1 || recs[0].Thing() != "pane w1:p2" || recs[0].PaneWrapperPID != os.Getpid() || recs[0].RunDir != filepath.Dir(reg.Endpoint.Socket) {
+		t.Fatalf("records %+v, want pane w1:p2 with its wrapper pid %d and run directory %s", recs, os.Getpid(), filepath.Dir(reg.Endpoint.Socket))
 	}
 }
