@@ -186,14 +186,7 @@ func TestCloseRunLeavesAnEndedInspectionAlone(t *testing.T) {
 	s := herdrtest.Start(t)
 	c := herdr.NewClient(s.SocketPath())
 	ctx := context.Background()
-	var panes []string
-	for range 2 {
-		p, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		panes = append(panes, p.PaneID)
-	}
+	panes := splitPanes(t, s, c, 2)
 	l := ledger(t)
 	recs, err := l.AddAll([]Record{
 		{Run: "r1", Kind: "pane", ID: panes[0], HerdrSocket: s.SocketPath(), PaneWrapperPID: os.Getpid()},
@@ -227,14 +220,7 @@ func TestCloseRunJudgesWrappersByTheirRunDirectory(t *testing.T) {
 	s := herdrtest.Start(t)
 	c := herdr.NewClient(s.SocketPath())
 	ctx := context.Background()
-	var panes []string
-	for range 3 {
-		p, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		panes = append(panes, p.PaneID)
-	}
+	panes := splitPanes(t, s, c, 3)
 	base := filepath.Join(t.TempDir(), "rt")
 	if err := os.Mkdir(base, 0o700); err != nil {
 		t.Fatal(err)
@@ -300,6 +286,20 @@ func TestCloseRunJudgesWrappersByTheirRunDirectory(t *testing.T) {
 	if rs, _ := l.List(); len(rs) != 0 {
 		t.Errorf("records left: %+v", rs)
 	}
+}
+
+// splitPanes opens n panes beside the fake Herdr's own and returns their ids.
+func splitPanes(t *testing.T, s *herdrtest.Server, c *herdr.Client, n int) []string {
+	t.Helper()
+	var panes []string
+	for range n {
+		p, err := c.PaneSplit(context.Background(), herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		panes = append(panes, p.PaneID)
+	}
+	return panes
 }
 
 // deadPID is a pid no process has any more.
