@@ -221,23 +221,8 @@ func TestCloseRunJudgesWrappersByTheirRunDirectory(t *testing.T) {
 	c := herdr.NewClient(s.SocketPath())
 	ctx := context.Background()
 	panes := splitPanes(t, s, c, 3)
-	base := filepath.Join(t.TempDir(), "rt")
-	if err := os.Mkdir(base, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	held, err := control.NewRunDir(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Remove()
-	// What a killed wrapper leaves: its directory, with a lock nobody holds.
-	left := filepath.Join(base, fmt.Sprintf("run-%d-left", os.Getpid()))
-	if err := os.Mkdir(left, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(left, "wrapper.lock"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	base, held := heldRunDir(t)
+	left := leftRunDir(t, base, "left")
 	bridge := filepath.Join(left, "tools-1.sock")
 	for _, f := range []string{bridge, filepath.Join(left, "tools-1.mjs")} {
 		if err := os.WriteFile(f, nil, 0o600); err != nil {
@@ -288,6 +273,37 @@ func TestCloseRunJudgesWrappersByTheirRunDirectory(t *testing.T) {
 	}
 }
 
+// heldRunDir makes a runtime base and a run directory in it, held by
+// this test process as a running wrapper holds its own.
+func heldRunDir(t *testing.T) (base string, held *control.HeldRunDir) {
+	t.Helper()
+	base = filepath.Join(t.TempDir(), "rt")
+	if err := os.Mkdir(base, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	held, err := control.NewRunDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { held.Remove() })
+	return base, held
+}
+
+// leftRunDir makes what a killed wrapper leaves in base: its run
+// directory, named for this process's pid (as if the pid had been reused),
+// with a lock nobody holds.
+func leftRunDir(t *testing.T, base, suffix string) string {
+	t.Helper()
+	dir := filepath.Join(base, fmt.Sprintf("run-%d-%s", os.Getpid(), suffix))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "wrapper.lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // splitPanes opens n panes beside the fake Herdr's own and returns their ids.
 func splitPanes(t *testing.T, s *herdrtest.Server, c *herdr.Client, n int) []string {
 	t.Helper()
@@ -316,17 +332,9 @@ func deadPID(t *testing.T) int {
 // registry, else through the Pi's own environment when its socket is in
 // an ancestor's run directory; a Pi under none is ErrNotWrapped.
 func TestOwnerWrapperWalksUpFromTheLeasePID(t *testing.T) {
-	base := filepath.Join(t.TempDir(), "rt")
-	if err := os.Mkdir(base, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	// This test process plays the wrapper; a shell is its leader and a
 	// sleep the owner's Pi, two levels down as under wrap.
-	held, err := control.NewRunDir(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Remove()
+	base, held := heldRunDir(t)
 	ep := control.Endpoint{Socket: filepath.Join(held.Path, "control.sock"), Token: "t0k", PID: os.Getpid()}
 	start := func(env ...string) int { t.Helper(); return startUnder(t, env...) }
 	viaEnv := start(ep.Env()...)
@@ -341,13 +349,7 @@ func TestOwnerWrapperWalksUpFromTheLeasePID(t *testing.T) {
 	// A run directory named for an ancestor whose lock nobody holds: its
 	// wrapper was killed (the pid is someone else's now), as the sweep
 	// would judge it.
-	deadDir := filepath.Join(base, fmt.Sprintf("run-%d-2", os.Getpid()))
-	if err := os.Mkdir(deadDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(deadDir, "wrapper.lock"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	deadDir := leftRunDir(t, base, "2")
 	gone := ep
 	gone.Socket = filepath.Join(deadDir, "control.sock")
 	if _, err := OwnerWrapper(base, start(gone.Env()...)); !errors.Is(err, ErrNotWrapped) {
