@@ -839,9 +839,10 @@ What the observers cost under a flood was measured apart from this document's ru
 test-only builds (Python reader, base64 lines, interleaved with script, 2026-12-03). With the
 status reader and the screen never started, wrap/script was 0.975–1.015 in five batches of 10–15
 rounds; the committed build measured 1.036–1.045 in the same batches. So the copy loop by itself
-is level with script, not ahead. It makes a third of script's system calls, but more of its reads
-wait inside the kernel for the pty's flush worker (16 % of the loop thread's samples against 7.6 %
-of script's). The reader's wake-ups, its scan and the screen account for the rest.
+is level with script, not ahead: it makes a third of script's system calls, but both spend their
+time in the kernel's tty code, a sixth of it waiting for the pty's flush worker (18 % of the loop
+thread's profile samples, 15 % of script's). The reader's wake-ups, its scan and the screen account
+for the rest.
 
 Measured and rejected on this machine:
 
