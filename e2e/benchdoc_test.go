@@ -855,8 +855,9 @@ Measured and rejected on this machine:
 - marking the tap's segments that may hold a status report as the loop commits them, so that the
   reader scans only those: new/old 0.988 and 1.006 (12 and 20 rounds), no gain;
 - reading the master while the terminal is full, to write more at once later: 1.036–1.078 of
-  script against 1.065 for the committed build in the same batch;
-- 1, 4 or 64 reads a burst instead of 16: 1.115, 1.07 and 1.083 against 1.065–1.08.
+  script against 1.065 for the committed code in the same batch;
+- 1, 4 or 64 reads a burst instead of 16: 1.115, 1.07 and 1.083 against 1.065–1.08 (these two
+  comparisons with cgo builds on both sides).
 
 ## Workflow store (handoff/store)
 
