@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -70,7 +69,7 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 		}
 		if inWorkspace && r.Kind != "workspace" {
 			how = "with workspace " + ws
-		} else if r.PaneWrapperPID > 0 && !wrapperAlive(r.PaneWrapperPID, r.RunDir) {
+		} else if r.PaneWrapperPID > 0 && !control.WrapperAlive(r.RunDir, r.PaneWrapperPID) {
 			// The inspection ended and its pane with it; whatever has the
 			// id now is not ours to close.
 			how = "gone"
@@ -93,7 +92,7 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 			// Still open: no wrapper hands back a pane that did not close.
 			continue
 		}
-		if r.WrapperPID > 0 && wrapperAlive(r.WrapperPID, r.RunDir) {
+		if r.WrapperPID > 0 && control.WrapperAlive(r.RunDir, r.WrapperPID) {
 			if !waitGone(ctx, r.File, deadline) {
 				errs = append(errs, fmt.Errorf("the wrapper (pid %d) of handoff %s did not hand the attempt back within %v after its %s closed", r.WrapperPID, r.Handoff, wait, r.Thing()))
 				continue
@@ -113,23 +112,6 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 		}
 	}
 	return out, errors.Join(errs...)
-}
-
-// wrapperAlive says whether the wrapper with pid still runs: by the lock
-// of its run directory when the record knows that directory, as the run
-// directories' sweep judges it, else (records of an older herdr-pi) by
-// its pid.
-func wrapperAlive(pid int, runDir string) bool {
-	if runDir != "" {
-		if rd, ok := control.ReadRunDir(runDir); ok && rd.PID == pid {
-			return rd.Alive
-		}
-		if _, err := os.Lstat(runDir); errors.Is(err, fs.ErrNotExist) {
-			// Removed by its wrapper on the way out, or swept as dead.
-			return false
-		}
-	}
-	return processAlive(pid)
 }
 
 func closeThing(ctx context.Context, h Herdr, kind, id string) error {

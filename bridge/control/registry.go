@@ -174,17 +174,25 @@ func (r Registry) Entries() ([]Entry, error) {
 // directory and a wrapper in another pid namespace keeps its entry. A run
 // directory that is gone was removed by its wrapper or swept as dead; only
 // a socket outside any run directory goes by the entry's pid.
-func endpointAlive(e Endpoint) bool {
-	dir := filepath.Dir(e.Socket)
-	if rd, ok := ReadRunDir(dir); ok {
-		return rd.Alive
-	}
-	if _, named := runDirPID(filepath.Base(dir)); named {
-		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-			return false
+func endpointAlive(e Endpoint) bool { return WrapperAlive(filepath.Dir(e.Socket), e.PID) }
+
+// WrapperAlive says whether the wrapper with pid, whose files are in dir,
+// still runs: by dir's lock when dir is a run directory, as the sweep
+// judges it (a pid alone may be another process's once a killed wrapper's
+// pid is reused); gone when a run directory named dir no longer exists;
+// else (dir "" or not a run directory) by the pid.
+func WrapperAlive(dir string, pid int) bool {
+	if dir != "" {
+		if rd, ok := ReadRunDir(dir); ok {
+			return rd.Alive
+		}
+		if _, named := runDirPID(filepath.Base(dir)); named {
+			if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+				return false
+			}
 		}
 	}
-	return e.PID > 0 && processAlive(e.PID)
+	return pid > 0 && processAlive(pid)
 }
 
 // sweep removes the entries of wrappers that are gone (killed with
