@@ -66,6 +66,39 @@ func TestReconnectedProbeStartsIdle(t *testing.T) {
 	})
 }
 
+// An agent that quits is idle until it exits, whatever its screen still
+// shows: on a loaded machine the shadow screen lags, and its confirmed
+// "working" (or a dialog frame drawn late) took over the moment the
+// probe's socket closed, just before the pane was released. A new probe
+// is a new agent: the screen counts again.
+func TestQuitAgentStaysIdleAsItsProbeLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.Screen(Verdict{State: Working, Rule: "busy_row"})
+		time.Sleep(time.Second) // confirmed beneath the probe
+		m.AgentSettled()
+		// The screen has not drawn the idle frame yet.
+		m.SessionShutdown()
+		m.ProbeConnected(false)
+		m.Screen(Verdict{State: Blocked, Rule: "dialog"}) // a frame from before the quit
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 working@0 idle@1000 run:completed@1000")
+		s := m.Snapshot()
+		if s.State != Idle || s.ActivitySource != "probe:session_shutdown" || len(s.Reasons) != 0 {
+			t.Fatalf("after the agent quit: %+v", s)
+		}
+
+		m.ProbeConnected(true)
+		m.ProbeConnected(false) // crashed before its session started
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 working@0 idle@1000 run:completed@1000 blocked@2000(blocked on screen (dialog))")
+	})
+}
+
 // A new session forgets that the agent worked in the old one: a sentinel
 // the watcher finds in the new session before any run there is history
 // (Restored), and the person is not told of it again.

@@ -272,6 +272,13 @@ type Machine struct {
 	// replaceEnd); its reasons stay open until it arrives.
 	replacing  bool
 	replaceEnd time.Time
+	// quit: the agent said its session ended for good (SessionShutdown:
+	// Pi quits) and no run, session or probe came after. Only its exit follows,
+	// so it is idle until then: the screen may still be drawing frames from
+	// before the quit (it lags on a loaded machine), and its stale
+	// "working" or a dialog already gone must not reach Herdr as the
+	// probe's socket closes, moments before the pane is released.
+	quit bool
 	// answered: reasons the person answered, by key, with when they close
 	// at the latest; they close as soon as the agent is seen working.
 	answered map[string]time.Time
@@ -435,7 +442,7 @@ func (m *Machine) Screen(v Verdict) {
 // settleScreen confirms the raw screen verdict when it is due, or returns
 // when it will be (zero while nothing is pending).
 func (m *Machine) settleScreen(now time.Time) time.Time {
-	if !m.screenSeen {
+	if !m.screenSeen || m.quit {
 		return time.Time{}
 	}
 	v := m.rawScreen
@@ -639,6 +646,7 @@ func (m *Machine) ProbeConnected(on bool) {
 	m.update("probe:connected", func(time.Time) {
 		if on && !m.probe {
 			m.probeActivity = Idle
+			m.quit = false // a new agent process
 		}
 		if !on {
 			// The agent is gone mid-replacement: no session follows.
@@ -655,6 +663,7 @@ func (m *Machine) ProbeConnected(on bool) {
 func (m *Machine) AgentStart() {
 	m.update("probe:agent_start", func(now time.Time) {
 		m.probeActivity = Working
+		m.quit = false // it did not quit after all
 		if !m.runActive {
 			m.runStart = now
 		}
@@ -700,7 +709,7 @@ func (m *Machine) AgentSettled() {
 func (m *Machine) SessionStart(restore ...Reason) {
 	m.update("probe:session_start", func(now time.Time) {
 		old := slices.Clone(m.reasons)
-		m.replacing = false
+		m.replacing, m.quit = false, false
 		m.clearSessionLocked()
 		for _, r := range restore {
 			open := func(o Reason) bool { return o.Key == r.Key }
@@ -727,6 +736,7 @@ func (m *Machine) SessionStart(restore ...Reason) {
 func (m *Machine) SessionShutdown() {
 	m.update("probe:session_shutdown", func(time.Time) {
 		m.replacing = false
+		m.quit = true
 		m.endSessionLocked()
 		m.clearSessionLocked()
 	})
@@ -918,12 +928,19 @@ func (m *Machine) recompute(now time.Time, cause string) {
 //     so it is forgotten when bytes were dropped or Pi stopped reporting;
 //   - the screen, always there as the fallback.
 //
+// An agent that quit (SessionShutdown) is idle until it exits, or starts
+// a run, a session or a new probe: none of these decides then (see
+// Machine.quit).
+//
 // The session file and the other reasons do not rank here: they open and
 // close reasons, and any open reason makes the state blocked whatever the
 // activity (a sentinel reply reads "done" on Pi's channel, and is blocked).
 func (m *Machine) activityLocked() (State, string) {
 	if m.probe {
 		return m.probeActivity, "probe"
+	}
+	if m.quit {
+		return Idle, "probe:session_shutdown"
 	}
 	if m.programActivity != Unknown {
 		return m.programActivity, "program-status:" + m.program.State
