@@ -150,10 +150,40 @@ func TestProgramStatusLostAndCleared(t *testing.T) {
 		m.ProgramStatus(ProgramStatus{State: "idle"})
 		m.ProgramStatus(ProgramStatus{State: "sleeping"})
 		m.ProgramStatus(ProgramStatus{State: "clear"})
+		if s := m.Snapshot(); s.State != Idle || s.ActivitySource != "screen" {
+			t.Fatalf("right after clear: %+v", s)
+		}
+		// The screen still shows busy a debounce later: it decides.
+		time.Sleep(time.Second)
 		want := []string{"working<-screen:busy_border", "idle<-program-status:done", "blocked<-program-status:blocked",
-			"working<-program-status:lost", "idle<-program-status:idle", "working<-program-status:clear"}
+			"working<-program-status:lost", "idle<-program-status:idle", "working<-screen:busy_border"}
 		if got := r.causes(); !slices.Equal(got, want) {
 			t.Fatalf("causes\n got %q\nwant %q", got, want)
+		}
+		expect(t, r, "working@300 idle@1000 blocked@1000(waiting for your answer) working@1000 idle@1000 working@1300")
+	})
+}
+
+// Pi clears its status as it exits. Its last report stands over a screen
+// that lags behind the output (a loaded machine): the frame the screen
+// confirmed from before Pi went idle does not turn the pane working in the
+// moment before the wrapper releases it.
+func TestProgramStatusClearedOverALaggingScreen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProgramStatus(ProgramStatus{State: "working"})
+		m.Screen(Verdict{State: Working, Rule: "busy_border"})
+		time.Sleep(time.Second) // the screen confirms working beneath the channel
+		m.ProgramStatus(ProgramStatus{State: "done"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "clear"}) // /quit
+		time.Sleep(100 * time.Millisecond)
+		m.Screen(Verdict{State: Idle}) // the screen catches up
+		time.Sleep(time.Second)
+		expect(t, r, "working@0 idle@1300")
+		if s := m.Snapshot(); s.State != Idle || s.ActivitySource != "screen" {
+			t.Fatalf("after clear: %+v", s)
 		}
 	})
 }

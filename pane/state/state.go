@@ -491,6 +491,26 @@ func (m *Machine) screenConfirmed(v Verdict) bool {
 	return true
 }
 
+// handOverLocked is called when Pi's status channel, which decided working
+// and idle, goes quiet on purpose (clear) and the screen decides next. The
+// screen's confirmed activity may be older than Pi's last report: it lags
+// behind the output on a loaded machine, and Pi clears as it exits, moments
+// before the pane is released. So the last report stands until the
+// screen's own verdict has held for a debounce from now, as any change of
+// the screen's must. (A report lost in a flood is another matter: the
+// channel's word is what is in doubt then, and the screen decides at once.
+// So is the probe leaving: after a quit the agent is idle anyway, see
+// Machine.quit, and otherwise the screen is all there is.)
+func (m *Machine) handOverLocked(now time.Time, last State) {
+	if (last != Working && last != Idle) || m.screenBlocked || m.screenActivity == last {
+		return
+	}
+	m.screenActivity = last
+	if m.rawScreen.State != last {
+		m.rawSince = now
+	}
+}
+
 func later(a, b time.Time) time.Time {
 	if b.After(a) {
 		return b
@@ -818,6 +838,16 @@ func (m *Machine) ProgramStatus(p ProgramStatus) {
 					Label: programStatusLabel(p.Kind), Question: p.Message})
 			}
 		case "clear":
+			// Pi stops reporting as it exits (or is suspended): the
+			// screen decides next, but not with a frame older than
+			// Pi's last report.
+			if !m.probe && !m.quit {
+				last := m.programActivity
+				if !m.programIdleAt.IsZero() {
+					last = Idle // the run ended; only its idle was held
+				}
+				m.handOverLocked(now, last)
+			}
 			m.forgetProgramLocked()
 		default:
 			return
