@@ -273,11 +273,11 @@ type Machine struct {
 	replacing  bool
 	replaceEnd time.Time
 	// quit: the agent said its session ended for good (SessionShutdown:
-	// Pi quits) and no run, session or probe came after. Only its exit follows,
-	// so it is idle until then: the screen may still be drawing frames from
-	// before the quit (it lags on a loaded machine), and its stale
-	// "working" or a dialog already gone must not reach Herdr as the
-	// probe's socket closes, moments before the pane is released.
+	// Pi quits) and no run, session or probe came after. Only its exit
+	// follows, so it is idle until then: the screen may still be drawing
+	// frames from before the quit (it lags on a loaded machine), and its
+	// stale "working", or a dialog already gone, must not reach Herdr as
+	// the probe's socket closes, moments before the pane is released.
 	quit bool
 	// answered: reasons the person answered, by key, with when they close
 	// at the latest; they close as soon as the agent is seen working.
