@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
 
@@ -37,7 +35,7 @@ func OwnerWrapper(runtimeBase string, pid int) (control.Endpoint, error) {
 		ancestors[parent] = true
 		p = parent
 	}
-	if !processAlive(pid) {
+	if !control.ProcessAlive(pid) {
 		return control.Endpoint{}, fmt.Errorf("the owner Pi (pid %d) is gone", pid)
 	}
 	entries, _ := control.PaneRegistry(runtimeBase).Entries()
@@ -88,11 +86,4 @@ func endpointFromEnviron(pid int) (control.Endpoint, bool) {
 		}
 	}
 	return control.EndpointFromEnv(func(k string) string { return env[k] })
-}
-
-// processAlive reports whether pid names a running process (EPERM: someone
-// else's, alive).
-func processAlive(pid int) bool {
-	err := unix.Kill(pid, 0)
-	return err == nil || errors.Is(err, unix.EPERM)
 }

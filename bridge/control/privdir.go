@@ -87,9 +87,9 @@ func checkPrivate(dir string) error {
 	return nil
 }
 
-// processAlive reports whether pid names a running process. EPERM means it
+// ProcessAlive reports whether pid names a running process. EPERM means it
 // exists but is someone else's, which is still alive.
-func processAlive(pid int) bool {
+func ProcessAlive(pid int) bool {
 	err := unix.Kill(pid, 0)
 	return err == nil || errors.Is(err, unix.EPERM)
 }

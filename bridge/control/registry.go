@@ -192,7 +192,7 @@ func WrapperAlive(dir string, pid int) bool {
 			}
 		}
 	}
-	return pid > 0 && processAlive(pid)
+	return pid > 0 && ProcessAlive(pid)
 }
 
 // sweep removes the entries of wrappers that are gone (killed with

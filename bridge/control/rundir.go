@@ -237,7 +237,7 @@ func runDirAlive(dir string, pid int) bool {
 func runDirDead(dir string, pid int) (bool, *os.File) {
 	lock, err := takeLock(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return !processAlive(pid), nil
+		return !ProcessAlive(pid), nil
 	}
 	return err == nil, lock
 }
