@@ -494,6 +494,13 @@ func TestLiveHandoffFromOpen(t *testing.T) {
 	if len(in) != 1 || len(in[0].Text) > 200 || !strings.HasPrefix(in[0].Text, "exec sh '") {
 		t.Fatalf("typed into the pane: %+v", in)
 	}
+	// The pane is named for the attempt, as the engine's own transport
+	// names its agent: workflow, number and label.
+	md := lvCalls(lr.s, "pane.report_metadata")
+	if len(md) != 1 || paramsOf(t, md[0])["pane_id"] != "w1:p2" || !strings.HasPrefix(paramsOf(t, md[0])["title"].(string), lvFlow+" #") ||
+		!strings.HasSuffix(paramsOf(t, md[0])["title"].(string), " "+lvLabel) {
+		t.Fatalf("pane.report_metadata %v", md)
+	}
 
 	res := ro.wait(t)
 	ls := ro.lines(t)

@@ -744,7 +744,7 @@ func openCalls(s *herdrtest.Server) []herdrtest.Request {
 	var out []herdrtest.Request
 	for _, q := range s.Requests() {
 		if strings.HasPrefix(q.Method, "workspace.") || strings.HasPrefix(q.Method, "tab.") ||
-			slices.Contains([]string{"pane.layout", "pane.split", "pane.send_input", "pane.list", "pane.close"}, q.Method) {
+			slices.Contains([]string{"pane.layout", "pane.split", "pane.report_metadata", "pane.send_input", "pane.list", "pane.close"}, q.Method) {
 			out = append(out, q)
 		}
 	}
@@ -842,7 +842,7 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 				s := r.herdr(t, c.cols, c.rows)
 				rep := r.openJSON(t, s, fx.Completed, "api")
 				calls := openCalls(s)
-				if m := methodsOf(calls); m != "pane.layout pane.split pane.send_input" {
+				if m := methodsOf(calls); m != "pane.layout pane.split pane.report_metadata pane.send_input" {
 					t.Fatalf("calls %q", m)
 				}
 				if p := paramsOf(t, calls[0]); p["pane_id"] != s.PaneID() {
@@ -852,7 +852,12 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 				if split["target_pane_id"] != s.PaneID() || split["direction"] != c.want || split["focus"] == true || split["cwd"] != project {
 					t.Fatalf("pane.split %v, want %s without focus in %s", split, c.want, project)
 				}
-				in := paramsOf(t, calls[2])
+				// The pane is named for the attempt while Pi runs in it,
+				// as the engine's own transport names its agent.
+				if md := paramsOf(t, calls[2]); md["pane_id"] != rep.PaneID || md["agent"] != "pi" || md["title"] != "fx-complete #1 api (inspect)" {
+					t.Fatalf("pane.report_metadata %v", md)
+				}
+				in := paramsOf(t, calls[3])
 				text, _ := in["text"].(string)
 				file, ok := strings.CutPrefix(text, "exec sh '")
 				file = strings.TrimSuffix(file, "'")
@@ -881,7 +886,7 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 		// The run has no workspace yet (the ledger names none): one is
 		// opened, not looked for by its label, which every run of the
 		// workflow carries.
-		if m := methodsOf(calls); m != "workspace.create tab.rename tab.create pane.send_input" {
+		if m := methodsOf(calls); m != "workspace.create tab.rename tab.create pane.report_metadata pane.send_input" {
 			t.Fatalf("first open: %q", m)
 		}
 		ws := paramsOf(t, calls[0])
@@ -894,7 +899,7 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 		if p := paramsOf(t, calls[2]); p["workspace_id"] != first.WorkspaceID || p["label"] != "#1 api" || p["cwd"] != project {
 			t.Fatalf("tab.create %v", p)
 		}
-		if first.Mode != "workspace" || first.Reused || paramsOf(t, calls[3])["pane_id"] != first.PaneID {
+		if first.Mode != "workspace" || first.Reused || paramsOf(t, calls[4])["pane_id"] != first.PaneID {
 			t.Fatalf("first open: %+v", first)
 		}
 		checkFork(t, first)
@@ -920,7 +925,7 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 		s.ClearRecords()
 		other := r.openJSON(t, s, fx.Completed, "docs")
 		calls = openCalls(s)
-		if m := methodsOf(calls); m != "workspace.list tab.list tab.create pane.send_input" ||
+		if m := methodsOf(calls); m != "workspace.list tab.list tab.create pane.report_metadata pane.send_input" ||
 			other.WorkspaceID != first.WorkspaceID || other.TabID == first.TabID || paramsOf(t, calls[2])["label"] != "#1 docs" {
 			t.Fatalf("another attempt: %q %+v", m, other)
 		}
@@ -1026,10 +1031,10 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 		if res.code != 1 || !strings.Contains(res.stderr, "starting the command in pane w1:p2") {
 			t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
 		}
-		if m := strings.Join(s.Methods(), " "); m != "pane.layout pane.split pane.send_input pane.close" {
+		if m := strings.Join(s.Methods(), " "); m != "pane.layout pane.split pane.report_metadata pane.send_input pane.close" {
 			t.Fatalf("calls %q", m)
 		}
-		if p := paramsOf(t, s.Requests()[3]); p["pane_id"] != "w1:p2" {
+		if p := paramsOf(t, s.Requests()[4]); p["pane_id"] != "w1:p2" {
 			t.Fatalf("closed %v", p)
 		}
 		if ex := s.WaitExited(t, "w1:p2", 10*time.Second); !ex.Closed {

@@ -339,3 +339,48 @@ func TestUndoJoinedClosesOnlyWhatNobodyJoined(t *testing.T) {
 		})
 	}
 }
+
+// A labelled placement names the attempt beside its new pane, guarded by
+// agent "pi" so the name shows only while Pi runs there; a Herdr that
+// refuses the metadata still gets its pane and command. A reused tab is
+// not labelled again.
+func TestLabelledPaneShowsItsAttemptWhilePiRuns(t *testing.T) {
+	s := herdrtest.Start(t)
+	o := opener(t, s)
+	p := Placement{Mode: ModeSplit, CallerPane: s.PaneID(), Cwd: "/repo"}
+	p.Label("fx-retry", "3f0c9a2e", "fixer", 2, 3, true)
+	opened, err := o.Open(t.Context(), o.InspectLaunch(inspection()), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := strings.Join(s.Methods(), " "); m != "pane.layout pane.split pane.report_metadata pane.send_input" {
+		t.Fatalf("methods %q", m)
+	}
+	md := params(t, s, "pane.report_metadata", 1)
+	tokens, _ := md["tokens"].(map[string]any)
+	if md["pane_id"] != opened.PaneID || md["source"] != MetadataSource || md["agent"] != "pi" ||
+		md["title"] != "fx-retry #2 fixer (inspect)" ||
+		tokens["workflow"] != "fx-retry" || tokens["attempt"] != "fixer#3" || tokens["run"] != "3f0c9a2e" {
+		t.Fatalf("pane.report_metadata %v", md)
+	}
+	c := herdr.NewClient(s.SocketPath())
+	if info, err := c.PaneGet(t.Context(), opened.PaneID); err != nil || info.Title != "" {
+		t.Fatalf("before Pi reports, the pane shows title %q (%v)", info.Title, err)
+	}
+	if err := c.ReportAgent(t.Context(), herdr.AgentReport{PaneID: opened.PaneID, Source: "custom:herdr-pi", Agent: "pi", State: "idle", Seq: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := c.PaneGet(t.Context(), opened.PaneID); err != nil || info.Title != "fx-retry #2 fixer (inspect)" || info.Tokens["attempt"] != "fixer#3" {
+		t.Fatalf("with Pi reporting, the pane shows %+v (%v)", info, err)
+	}
+
+	s.ClearRecords()
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.report_metadata"},
+		Reply: map[string]any{"error": map[string]any{"code": "invalid_metadata_request", "message": "refused"}}})
+	if _, err := o.Open(t.Context(), o.InspectLaunch(inspection()), p); err != nil {
+		t.Fatalf("refused metadata failed the open: %v", err)
+	}
+	if m := strings.Join(s.Methods(), " "); !strings.HasSuffix(m, "pane.report_metadata pane.send_input") {
+		t.Fatalf("after refused metadata: %q", m)
+	}
+}

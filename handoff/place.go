@@ -24,6 +24,7 @@ type Herdr interface {
 	TabCreate(ctx context.Context, workspaceID string, p herdr.NewPlace) (herdr.TabInfo, herdr.PaneInfo, error)
 	TabRename(ctx context.Context, tabID, label string) (herdr.TabInfo, error)
 	TabClose(ctx context.Context, tabID string) error
+	PaneReportMetadata(ctx context.Context, m herdr.Metadata) error
 }
 
 // Mode is where a new pane goes.
@@ -64,6 +65,11 @@ type Placement struct {
 	// Cwd and Env are where the pane's shell starts.
 	Cwd string
 	Env map[string]string
+	// Title and Tokens say, beside the new pane in Herdr's sidebar, which
+	// workflow attempt it holds (the pane's agent is plain "pi"): what the
+	// workflow engine's own Herdr transport shows as the agent's label.
+	Title  string
+	Tokens map[string]string
 	// Fresh opens a new tab in the run's workspace even when the
 	// attempt's tab is open already (a live handoff must start its own
 	// command; an inspection reuses the tab).
@@ -111,8 +117,36 @@ func Place(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 		}
 		return Placed{}, err
 	}
+	if !out.Reused && (p.Title != "" || len(p.Tokens) > 0) {
+		// Display only: a Herdr that refuses it (an older one, or a
+		// title it does not like) still runs the pane as asked.
+		_ = h.PaneReportMetadata(ctx, herdr.Metadata{PaneID: out.PaneID, Source: MetadataSource,
+			Agent: "pi", Title: p.Title, Tokens: p.Tokens})
+	}
 	return out, nil
 }
+
+// Label sets the title and tokens that name a workflow attempt beside its
+// pane. The title reads as the attempt's tab does, "fx-retry #2 fixer"
+// (n as the tab counts), with " (inspect)" for a read-only fork; the
+// tokens workflow, attempt (fixer#3: the attempt's own number, left out
+// when unknown) and run (the short id) serve sidebar rows that show
+// $workflow and the like.
+func (p *Placement) Label(workflow, runShort, agent string, n, attempt int, inspect bool) {
+	p.Title = fmt.Sprintf("%s #%d %s", workflow, n, agent)
+	if inspect {
+		p.Title += " (inspect)"
+	}
+	p.Tokens = map[string]string{"workflow": workflow, "run": runShort}
+	if attempt > 0 {
+		p.Tokens["attempt"] = fmt.Sprintf("%s#%d", agent, attempt)
+	}
+}
+
+// MetadataSource is the source of the metadata Place reports for a pane,
+// apart from the wrapper's state reports. It is guarded by agent "pi", so
+// Herdr shows it only while Pi runs there, not over the shell left after.
+const MetadataSource = "custom:herdr-pi-open"
 
 // SplitDirection is right when the pane is wider than tall, else down (a
 // square pane splits down).

@@ -104,18 +104,19 @@ func (c *Client) ShowNotification(ctx context.Context, n Notification) (Notifica
 
 // PaneInfo describes a pane (§4.4). Optional fields are empty when absent.
 type PaneInfo struct {
-	PaneID       string `json:"pane_id"`
-	TerminalID   string `json:"terminal_id"`
-	WorkspaceID  string `json:"workspace_id"`
-	TabID        string `json:"tab_id"`
-	Focused      bool   `json:"focused"`
-	AgentStatus  string `json:"agent_status"`
-	Revision     uint64 `json:"revision"`
-	Agent        string `json:"agent,omitempty"`
-	Cwd          string `json:"cwd,omitempty"`
-	Label        string `json:"label,omitempty"`
-	Title        string `json:"title,omitempty"`
-	DisplayAgent string `json:"display_agent,omitempty"`
+	PaneID       string            `json:"pane_id"`
+	TerminalID   string            `json:"terminal_id"`
+	WorkspaceID  string            `json:"workspace_id"`
+	TabID        string            `json:"tab_id"`
+	Focused      bool              `json:"focused"`
+	AgentStatus  string            `json:"agent_status"`
+	Revision     uint64            `json:"revision"`
+	Agent        string            `json:"agent,omitempty"`
+	Cwd          string            `json:"cwd,omitempty"`
+	Label        string            `json:"label,omitempty"`
+	Title        string            `json:"title,omitempty"`
+	DisplayAgent string            `json:"display_agent,omitempty"`
+	Tokens       map[string]string `json:"tokens,omitempty"`
 }
 
 // PaneGet describes one pane.
@@ -290,6 +291,23 @@ func (c *Client) PaneSendInput(ctx context.Context, paneID, text string, keys ..
 // PaneClose closes a pane.
 func (c *Client) PaneClose(ctx context.Context, paneID string) error {
 	return c.call(ctx, "pane.close", map[string]string{"pane_id": paneID}, "ok", nil, single)
+}
+
+// Metadata is what pane.report_metadata shows beside a pane: display
+// only, it never changes the pane's state. Agent guards it: Herdr shows it
+// only while that agent runs in the pane. Herdr trims text and caps it at
+// 80 characters; token names match [A-Za-z0-9_-]{1,32}, 16 at most a call.
+type Metadata struct {
+	PaneID string            `json:"pane_id"`
+	Source string            `json:"source"`
+	Agent  string            `json:"agent,omitempty"`
+	Title  string            `json:"title,omitempty"`
+	Tokens map[string]string `json:"tokens,omitempty"`
+}
+
+// PaneReportMetadata sets a pane's display metadata for one source.
+func (c *Client) PaneReportMetadata(ctx context.Context, m Metadata) error {
+	return c.call(ctx, "pane.report_metadata", m, "ok", nil, single)
 }
 
 // Process is one foreground process of a pane.

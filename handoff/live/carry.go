@@ -298,8 +298,10 @@ func (s *Service) basePlacement(r *run, l control.Launch) handoff.Placement {
 	if n == 0 {
 		n = l.Attempt
 	}
-	return handoff.Placement{Mode: r.opts.mode, CallerPane: r.opts.pane, Cwd: l.Cwd, Fresh: true,
+	p := handoff.Placement{Mode: r.opts.mode, CallerPane: r.opts.pane, Cwd: l.Cwd, Fresh: true,
 		WorkspaceLabel: "workflow " + wf, TabLabel: fmt.Sprintf("#%d %s", n, l.Label)}
+	p.Label(wf, shortID(l.RunID), l.Label, n, l.Attempt, false)
+	return p
 }
 
 // placement is where a handoff's pane goes. In a workspace it is the

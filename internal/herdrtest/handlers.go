@@ -3,6 +3,8 @@ package herdrtest
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -522,9 +524,12 @@ func (s *Server) reportMetadata(p *params) (map[string]any, *apiError, *subscrib
 	labels := p.optStrMap("state_labels")
 	var tokens map[string]*string
 	p.decode("tokens", &tokens, "a map of strings or nulls")
-	clears := p.optBool("clear_title") || p.optBool("clear_display_agent") || p.optBool("clear_state_labels")
-	p.optStr("agent")
-	p.optStr("applies_to_source")
+	clearTitle := p.optBool("clear_title")
+	clears := clearTitle || p.optBool("clear_display_agent") || p.optBool("clear_state_labels")
+	guard, _ := p.optStr("agent")
+	if applies, has := p.optStr("applies_to_source"); has && !validMetaSource(applies) {
+		return nil, errf("invalid_metadata_source", "invalid metadata source %s", applies), nil
+	}
 	p.optU64("seq")
 	if ttl, has := p.optU64("ttl_ms"); has && (ttl < 1 || ttl > 86_400_000) {
 		return nil, errf("invalid_metadata_ttl", "ttl_ms must be between 1 and 86400000"), nil
@@ -533,16 +538,73 @@ func (s *Server) reportMetadata(p *params) (map[string]any, *apiError, *subscrib
 	if pn == nil {
 		return nil, aerr, nil
 	}
-	_ = title
 	if !hasTitle && !hasDisplay && labels == nil && tokens == nil && !clears {
 		return nil, errf("invalid_metadata_request", "metadata request sets or clears nothing"), nil
 	}
-	if len(source) > 80 || strings.IndexFunc(source, func(r rune) bool {
-		return !(r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(":._-", r)))
-	}) >= 0 {
+	if !validMetaSource(source) {
 		return nil, errf("invalid_metadata_source", "invalid metadata source %s", source), nil
 	}
+	for k := range labels {
+		if !slices.Contains([]string{"idle", "working", "blocked", "done", "unknown"}, k) {
+			return nil, errf("invalid_state_label", "invalid state label %s", k), nil
+		}
+	}
+	if len(tokens) > 16 {
+		return nil, errf("metadata_token_limit", "at most 16 tokens per request"), nil
+	}
+	for k := range tokens {
+		if !metaTokenName.MatchString(k) {
+			return nil, errf("invalid_metadata_token", "invalid metadata token name %s", k), nil
+		}
+	}
+	md := pn.meta[source]
+	if md == nil {
+		md = &paneMeta{tokens: map[string]string{}}
+	}
+	md.agent = strings.TrimSpace(guard)
+	if hasTitle {
+		md.title = sanitize(title, 80)
+	}
+	if clearTitle {
+		md.title = ""
+	}
+	for k, v := range tokens {
+		if v == nil {
+			delete(md.tokens, k)
+		} else {
+			md.tokens[k] = sanitize(*v, 80)
+		}
+	}
+	if n := pn.tokenCount(source) + len(md.tokens); n > 32 {
+		return nil, errf("metadata_token_limit", "at most 32 tokens per pane"), nil
+	}
+	if pn.meta == nil {
+		pn.meta = map[string]*paneMeta{}
+	}
+	pn.meta[source] = md
 	return ok(), nil, nil
+}
+
+// metaTokenName is what a metadata token's name may be (§4.4).
+var metaTokenName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// validMetaSource: at most 80 characters from [A-Za-z0-9:._-].
+func validMetaSource(source string) bool {
+	return len(source) <= 80 && strings.IndexFunc(source, func(r rune) bool {
+		return !(r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(":._-", r)))
+	}) < 0
+}
+
+// tokenCount is how many tokens the pane holds from sources other than
+// except.
+func (pn *pane) tokenCount(except string) int {
+	n := 0
+	for src, md := range pn.meta {
+		if src != except {
+			n += len(md.tokens)
+		}
+	}
+	return n
 }
 
 // sanitize drops control characters, trims, and caps the text at n

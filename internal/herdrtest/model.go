@@ -2,6 +2,7 @@ package herdrtest
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
@@ -69,6 +70,16 @@ type pane struct {
 	// on first use); all empty in data-only mode.
 	tmux        string
 	root, shell int
+	// meta is the display metadata each source reported (§4.4
+	// pane.report_metadata): display only, never the state.
+	meta map[string]*paneMeta
+}
+
+// paneMeta is one source's display metadata for a pane. agent, when set,
+// is the guard: the metadata shows only while the pane's agent is that one.
+type paneMeta struct {
+	agent, title string
+	tokens       map[string]string
 }
 
 // world is the fake's topology: workspaces, tabs and panes with Herdr's id
@@ -293,7 +304,35 @@ func (w *world) paneInfo(p *pane) map[string]any {
 	if a := p.agent(); a != "" {
 		m["agent"] = a
 	}
+	p.addMeta(m)
 	return m
+}
+
+// addMeta shows the display metadata whose guard holds: a title (the
+// newest source's, in source order — the fake keeps no clock for it) and
+// the tokens of every source.
+func (p *pane) addMeta(m map[string]any) {
+	sources := make([]string, 0, len(p.meta))
+	for src := range p.meta {
+		sources = append(sources, src)
+	}
+	sort.Strings(sources)
+	tokens := map[string]any{}
+	for _, src := range sources {
+		md := p.meta[src]
+		if md.agent != "" && md.agent != p.agent() {
+			continue
+		}
+		if md.title != "" {
+			m["title"] = md.title
+		}
+		for k, v := range md.tokens {
+			tokens[k] = v
+		}
+	}
+	if len(tokens) > 0 {
+		m["tokens"] = tokens
+	}
 }
 
 func (w *world) agentInfo(p *pane) map[string]any {

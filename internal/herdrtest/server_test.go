@@ -582,3 +582,42 @@ func TestBusyComesBeforeTheRateLimit(t *testing.T) {
 		t.Errorf("then: %s, want rate_limited", r)
 	}
 }
+
+// Display metadata is kept per source, shown in the pane's info while its
+// agent guard holds, and refused where the contract refuses it.
+func TestPaneMetadata(t *testing.T) {
+	s := Start(t)
+	pane := func() map[string]any {
+		return call(t, s, `{"id":"g","method":"pane.get","params":{"pane_id":"w1:p1"}}`)["result"].(map[string]any)["pane"].(map[string]any)
+	}
+	m := call(t, s, `{"id":"m","method":"pane.report_metadata","params":{"pane_id":"w1:p1","source":"custom:herdr-pi","agent":"pi","title":" fx #1 fixer\u0007 ","tokens":{"workflow":"fx","attempt":"fixer#1"}}}`)
+	if m["error"] != nil {
+		t.Fatalf("report_metadata refused: %v", m["error"])
+	}
+	if p := pane(); p["title"] != nil || p["tokens"] != nil {
+		t.Errorf("metadata guarded by agent pi shows while no agent runs: %v", p)
+	}
+	call(t, s, `{"id":"r","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"custom:herdr-pi","agent":"pi","state":"idle","seq":1}}`)
+	p := pane()
+	if p["title"] != "fx #1 fixer" {
+		t.Errorf("title %q, want it trimmed and without control characters", p["title"])
+	}
+	if tok, _ := p["tokens"].(map[string]any); tok["workflow"] != "fx" || tok["attempt"] != "fixer#1" {
+		t.Errorf("tokens %v", p["tokens"])
+	}
+	call(t, s, `{"id":"c","method":"pane.report_metadata","params":{"pane_id":"w1:p1","source":"custom:herdr-pi","clear_title":true,"tokens":{"attempt":null}}}`)
+	if p := pane(); p["title"] != nil || p["tokens"].(map[string]any)["attempt"] != nil {
+		t.Errorf("after clearing: %v", p)
+	}
+	for _, c := range []struct{ params, code string }{
+		{`{"pane_id":"w1:p1","source":"custom:herdr-pi"}`, "invalid_metadata_request"},
+		{`{"pane_id":"w1:p1","source":"custom herdr","title":"x"}`, "invalid_metadata_source"},
+		{`{"pane_id":"w1:p1","source":"s","state_labels":{"busy":"x"}}`, "invalid_state_label"},
+		{`{"pane_id":"w1:p9","source":"s","title":"x"}`, "pane_not_found"},
+	} {
+		m := call(t, s, `{"id":"e","method":"pane.report_metadata","params":`+c.params+`}`)
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != c.code {
+			t.Errorf("%s: got %v, want error %s", c.params, m, c.code)
+		}
+	}
+}

@@ -386,6 +386,7 @@ func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, so
 		WorkspaceLabel: "workflow " + a.Run.Workflow(),
 		TabLabel:       fmt.Sprintf("#%d %s", a.Record.N, a.Agent.DisplayName()),
 	}
+	p.Label(a.Run.Workflow(), a.Run.Short(), a.Agent.DisplayName(), a.Record.N, a.Record.N, true)
 	if p.Mode == "" {
 		file := settings.WorkflowSettingsFile(paths.PiAgentDir)
 		w, err := settings.LoadWorkflows(file)
