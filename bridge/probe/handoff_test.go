@@ -398,3 +398,70 @@ func TestWriteAlsoPutsTheHandoffModuleBesideTheProbe(t *testing.T) {
 		t.Error("the probe does not import the module Write puts beside it")
 	}
 }
+
+// Seed: stopping or disposing the workflow closes its Herdr panes before
+// the local session is disposed. Disposed while its attempt works in a
+// pane, the session waits for the wrapper's handback — the pane is closed
+// by then — and is disposed only after it, never beside a Pi that may
+// still write its session file.
+func TestDisposeWaitsForThePaneToClose(t *testing.T) {
+	for _, c := range []struct{ name, idle string }{{"during a turn", "0"}, {"between turns", "1"}} {
+		t.Run(c.name, func(t *testing.T) { disposeDuringHandoff(t, c.idle) })
+	}
+}
+
+func disposeDuringHandoff(t *testing.T, idle string) {
+	var (
+		mu    sync.Mutex
+		order []string
+	)
+	note := func(s string) {
+		mu.Lock()
+		order = append(order, s)
+		mu.Unlock()
+	}
+	wrapper := func(l *control.OwnerLink, m control.OwnerMessage) {
+		switch m := m.(type) {
+		case control.Attempt:
+			if !m.Live {
+				return
+			}
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if _, err := l.Handoff(ctx, control.HandoffOrder{ID: "h1", RunID: m.RunID, SessionID: m.SessionID}); err != nil {
+					t.Errorf("handoff: %v", err)
+					return
+				}
+				for _, st := range []string{control.PaneLaunched, control.PaneWorking} {
+					if err := l.PaneState("h1", st); err != nil {
+						t.Errorf("pane state %s: %v", st, err)
+					}
+				}
+			}()
+		case control.HandoffCancel:
+			note("cancel")
+			go func() {
+				// Closing the pane takes a while; a dispose that did not
+				// wait would run meanwhile.
+				time.Sleep(300 * time.Millisecond)
+				note("pane closed")
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if _, err := l.Handback(ctx, "h1", control.Handback{Reason: control.HandbackAborted, Transferred: true, LastStopReason: "stop"}); err != nil {
+					t.Errorf("handback: %v", err)
+				}
+			}()
+		}
+	}
+	out, _ := runHandoffHarnessSink(t, "disposed", &ownerSink{react: wrapper}, "IDLE="+idle)
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(order, []string{"cancel", "pane closed"}) {
+		t.Fatalf("the wrapper saw %q", order)
+	}
+	i, j := slices.Index(out.Log, "resume"), slices.Index(out.Log, "dispose")
+	if !slices.Contains(out.Log, "disposing") || i < 0 || j < 0 || j < i || slices.Index(out.Log, "suspend") > i {
+		t.Fatalf("the local session saw %q: disposed before the handback resumed it", out.Log)
+	}
+}

@@ -248,3 +248,28 @@ func TestInspectableTurns(t *testing.T) {
 		t.Errorf("attempt announcements %v", live)
 	}
 }
+
+// Seed: stopping the workflow closes its Herdr panes before the local
+// session is disposed. Disposed while a turn works in its tab (no abort
+// first), the session cancels the turn and is disposed only once the
+// wrapper handed it back — its tab closed.
+func TestInspectableDisposeWaitsForTheTurnsTab(t *testing.T) {
+	dir := t.TempDir()
+	file := settings.WorkflowSettingsFile(dir)
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := &turnWrapper{cancel: make(chan string, 1)}
+	out, _ := runHandoffHarnessSink(t, "turn-disposed", &ownerSink{react: w.react}, "PI_CODING_AGENT_DIR="+dir)
+	if want := []string{"create", "suspend", "suspend", "disposing", "resume", "dispose"}; !slices.Equal(out.Log, want) {
+		t.Fatalf("the local session saw %q\nwant %q (disposed only after the turn's tab was handed back)", out.Log, want)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.cancels) != 1 {
+		t.Errorf("cancels %q: the turn's tab should be closed", w.cancels)
+	}
+}

@@ -192,6 +192,28 @@ async function main() {
 		clearInterval(alive);
 		out.log = log;
 		out.statusLines = statuses.map(([, v]) => (v === undefined ? "(cleared)" : v));
+	} else if (scenario === "disposed") {
+		// The workflow stops while its attempt is in a pane: the
+		// engine disposes the session. The wrapper (the Go test) hears
+		// the cancel, closes the pane and only then hands back; the local
+		// session must not be disposed before that.
+		const reg = fakeRegistry();
+		await startOwner(load, reg);
+		const log = [];
+		const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
+		const agent = { transport: localTransport(log, reply) };
+		reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions").setup(agent, { run: { runId: "r" }, attempt: 1 });
+		const alive = setInterval(() => {}, 1000);
+		const session = await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "f:finder:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "finder" });
+		// IDLE=1: handed off between turns, no prompt running.
+		const prompted = process.env.IDLE === "1" ? Promise.resolve() : session.prompt("go").catch((e) => log.push(`prompt failed: ${e.message}`));
+		await waitStatus("finder: working");
+		log.push("disposing");
+		await session.dispose();
+		await prompted;
+		clearInterval(alive);
+		out.log = log;
+		await new Promise((r) => setTimeout(r, 200)); // let the link flush
 	} else if (scenario === "settings") {
 		// The engine's settings file as the mode reads it, case by case
 		// (a null case: no file). The file is written where herdr-pi's Go
@@ -244,6 +266,28 @@ async function main() {
 		await session.abort();
 		await held;
 		await session.dispose();
+		clearInterval(alive);
+		out.log = log;
+		await new Promise((r) => setTimeout(r, 200)); // let the link flush
+	} else if (scenario === "turn-disposed") {
+		// Fully inspectable mode: the workflow stops while a turn works
+		// in its tab, and the engine disposes the session without an
+		// abort first. The tab must be closed (the wrapper's handback)
+		// before the local session is disposed.
+		const reg = fakeRegistry();
+		await startOwner(load, reg);
+		const log = [];
+		const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
+		const agent = { transport: localTransport(log, reply) };
+		const context = { run: { runId: "r", workflow: { name: "flow" } }, attempt: 1, signal: new AbortController().signal };
+		reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiFullyInspectable").setup(agent, context);
+		const session = await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "flow:foo:attempt-1" }, context);
+		const alive = setInterval(() => {}, 1000);
+		const held = session.prompt("HOLD").catch((e) => log.push(`prompt failed: ${e.message}`));
+		await waitStatus("working");
+		log.push("disposing");
+		await session.dispose();
+		await held;
 		clearInterval(alive);
 		out.log = log;
 		await new Promise((r) => setTimeout(r, 200)); // let the link flush
