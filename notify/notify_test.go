@@ -130,6 +130,26 @@ func TestResolveTarget(t *testing.T) {
 			t.Errorf("%s: %+v", c.name, got)
 		}
 	}
+	// The user's own entry for tmux (seed 003: termPrograms override the
+	// built-ins) is their answer: the outer terminal is not asked, and the
+	// sequence is still wrapped for tmux.
+	mine := table.Overlay("", map[string]osc.Protocol{"TMUX": osc.OSC777})
+	for _, c := range []struct {
+		name   string
+		env    func(string) string
+		probe  TmuxProbe
+		proto  osc.Protocol
+		levels int
+		from   string
+	}{
+		{"the user maps tmux", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), fakeProbe{levels: []tmux.Level{{Socket: "/in"}}, outer: "iTerm.app"}, osc.OSC777, 1, "environment"},
+		{"no TERM_PROGRAM at all", envOf("TMUX", "/in,1,0"), fakeProbe{levels: []tmux.Level{{Socket: "/in"}}, outer: "iTerm.app"}, osc.OSC9, 1, "tmux global environment"},
+	} {
+		got := ResolveTarget(ctx, c.env, mine, c.probe)
+		if got.Protocol != c.proto || got.TmuxLevels != c.levels || got.From != c.from {
+			t.Errorf("%s: %+v", c.name, got)
+		}
+	}
 }
 
 func TestHerdrToastIsSanitisedAndSized(t *testing.T) {

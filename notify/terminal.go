@@ -73,8 +73,8 @@ const LevelsOverride = "HERDR_PI_TMUX_LEVELS"
 
 // ResolveTarget picks the protocol and tmux wrapping for the terminal of a
 // process with environment getenv. Inside tmux, panes see TERM_PROGRAM=tmux,
-// so the outermost server is asked what the real terminal set. probe may be
-// nil outside tmux.
+// so the outermost server is asked what the real terminal set, unless the
+// table maps "tmux" itself. probe may be nil outside tmux.
 func ResolveTarget(ctx context.Context, getenv func(string) string, table osc.Table, probe TmuxProbe) Target {
 	t := Target{TermProgram: strings.TrimSpace(getenv("TERM_PROGRAM")), From: "environment"}
 	if lvl, inTmux := tmux.FromEnv(getenv); inTmux {
@@ -85,7 +85,10 @@ func ResolveTarget(ctx context.Context, getenv func(string) string, table osc.Ta
 			}
 		}
 		t.TmuxLevels = len(t.Tmux)
-		if probe != nil && (t.TermProgram == "" || t.TermProgram == "tmux") {
+		// A table entry of the user's own for "tmux" is their answer
+		// (seed 003: their termPrograms override the built-ins), so the
+		// outer terminal is asked only when nothing names tmux.
+		if probe != nil && (t.TermProgram == "" || t.TermProgram == "tmux" && !table.Maps("tmux")) {
 			if outer := probe.OuterTermProgram(ctx, t.Tmux[len(t.Tmux)-1]); outer != "" {
 				t.TermProgram, t.From = outer, "tmux global environment"
 			}

@@ -75,21 +75,8 @@ func (t Table) Resolve(termProgram, kittyWindowID string) Protocol {
 // When several keys differ only in case, the alphabetically first wins, so
 // the answer never depends on map order.
 func (t Table) ResolveWhy(termProgram, kittyWindowID string) (Protocol, Reason) {
-	name := strings.TrimSpace(termProgram)
-	if name != "" {
-		if p, ok := t.Programs[name]; ok {
-			return p, ByTermProgram
-		}
-		keys := make([]string, 0, len(t.Programs))
-		for k := range t.Programs {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if strings.EqualFold(k, name) {
-				return t.Programs[k], ByTermProgram
-			}
-		}
+	if p, ok := t.lookup(termProgram); ok {
+		return p, ByTermProgram
 	}
 	if strings.TrimSpace(kittyWindowID) != "" {
 		return OSC99, ByKitty
@@ -98,4 +85,33 @@ func (t Table) ResolveWhy(termProgram, kittyWindowID string) (Protocol, Reason) 
 		return OSC99, ByFallback
 	}
 	return t.Fallback, ByFallback
+}
+
+// Maps reports whether the table names termProgram itself (as ResolveWhy
+// looks it up), rather than leaving it to KITTY_WINDOW_ID or the fallback.
+func (t Table) Maps(termProgram string) bool {
+	_, ok := t.lookup(termProgram)
+	return ok
+}
+
+// lookup finds the trimmed name exactly, then case-insensitively.
+func (t Table) lookup(termProgram string) (Protocol, bool) {
+	name := strings.TrimSpace(termProgram)
+	if name == "" {
+		return "", false
+	}
+	if p, ok := t.Programs[name]; ok {
+		return p, true
+	}
+	keys := make([]string, 0, len(t.Programs))
+	for k := range t.Programs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if strings.EqualFold(k, name) {
+			return t.Programs[k], true
+		}
+	}
+	return "", false
 }
