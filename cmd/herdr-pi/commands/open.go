@@ -41,6 +41,9 @@ type openOptions struct {
 	// its command; ForkTimeout how long it then waits to learn the fork's
 	// file (only for the report: its absence is not an error).
 	StartTimeout, ForkTimeout time.Duration
+	// live is set once open takes the live path: a --json failure then
+	// comes in the live lines' format.
+	live bool
 }
 
 func openCommand(f *Factory) *cli.Command {
@@ -88,33 +91,42 @@ func openCommand(f *Factory) *cli.Command {
 		Action: withArgs("open", func(c *cli.Context, args []string) error {
 			opts := &openOptions{Inspect: c.Bool("inspect"), Wait: c.Bool("wait"), Hold: c.Bool("hold"), JSON: c.Bool("json"), List: c.Bool("list"),
 				StartTimeout: 30 * time.Second, ForkTimeout: 20 * time.Second}
-			for _, p := range []string{"split", "tab", "workspace"} {
-				if c.Bool(p) {
-					if opts.Place != "" {
-						return usagef("open", "--%s and --%s: choose one place", opts.Place, p)
-					}
-					opts.Place = p
-				}
+			err := openAction(c, f, opts, args)
+			if opts.JSON {
+				err = openFailedJSON(f.IO.Out, opts, err)
 			}
-			switch {
-			case len(args) > 2:
-				return usagef("open", "unexpected argument %q (give a run and an attempt)", args[2])
-			case opts.List && len(args) > 1:
-				return usagef("open", "--list takes at most a run, not an attempt (%q)", args[1])
-			case !opts.List && len(args) == 1:
-				return usagef("open", "name the attempt too (herdr-pi open --list %s shows them)", args[0])
-			case opts.Hold && opts.Inspect:
-				return usagef("open", "--hold keeps a live handoff's pane across turns; --inspect opens a read-only fork, which has no turns to hold: choose one")
-			}
-			if len(args) > 0 {
-				opts.Run = args[0]
-			}
-			if len(args) > 1 {
-				opts.Attempt = args[1]
-			}
-			return openRun(c.Context, f, opts)
+			return err
 		}),
 	}
+}
+
+// openAction checks open's arguments and runs it.
+func openAction(c *cli.Context, f *Factory, opts *openOptions, args []string) error {
+	for _, p := range []string{"split", "tab", "workspace"} {
+		if c.Bool(p) {
+			if opts.Place != "" {
+				return usagef("open", "--%s and --%s: choose one place", opts.Place, p)
+			}
+			opts.Place = p
+		}
+	}
+	switch {
+	case len(args) > 2:
+		return usagef("open", "unexpected argument %q (give a run and an attempt)", args[2])
+	case opts.List && len(args) > 1:
+		return usagef("open", "--list takes at most a run, not an attempt (%q)", args[1])
+	case !opts.List && len(args) == 1:
+		return usagef("open", "name the attempt too (herdr-pi open --list %s shows them)", args[0])
+	case opts.Hold && opts.Inspect:
+		return usagef("open", "--hold keeps a live handoff's pane across turns; --inspect opens a read-only fork, which has no turns to hold: choose one")
+	}
+	if len(args) > 0 {
+		opts.Run = args[0]
+	}
+	if len(args) > 1 {
+		opts.Attempt = args[1]
+	}
+	return openRun(c.Context, f, opts)
 }
 
 // openReport is `open --json`.
@@ -192,8 +204,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	}
 	h, client, inHerdr := f.Herdr()
 	if !inHerdr {
-		return fmt.Errorf("open: not inside a Herdr pane (missing %s); run it in a Herdr pane",
-			strings.Join(settings.MissingHerdr(env), ", "))
+		return &notInHerdrError{missing: settings.MissingHerdr(env)}
 	}
 	cfg, cfgErr := f.Config()
 	if cfgErr != nil {
@@ -367,6 +378,92 @@ func inspectionRecords(ledger handoff.Ledger, runtimeBase, run, socket string, p
 
 // openError adds the command's name to a store error and makes a
 // malformed selector a usage error.
+// notInHerdrError: open runs outside a Herdr pane.
+type notInHerdrError struct{ missing []string }
+
+func (e *notInHerdrError) Error() string {
+	return fmt.Sprintf("open: not inside a Herdr pane (missing %s); run it in a Herdr pane", strings.Join(e.missing, ", "))
+}
+
+// openFailure is what `open --json` prints when it fails: one object in
+// the format the command would have printed (docs/open.md), so a script
+// reading stdout learns why, not only that. The message goes to stderr too.
+type openFailure struct {
+	Format string `json:"format"`
+	Error  struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// openFailedJSON prints err as an openFailure and returns it. Nothing is
+// printed for success, or for an end already told (Ctrl-C, a handback the
+// live lines reported).
+func openFailedJSON(w io.Writer, opts *openOptions, err error) error {
+	var silent silentExit
+	if err == nil || errors.As(err, &silent) {
+		return err
+	}
+	fail := openFailure{Format: openFormat}
+	switch {
+	case opts.List:
+		fail.Format = handoff.ListFormat
+	case opts.live:
+		fail.Format = openLiveFormat
+	}
+	fail.Error.Code, fail.Error.Message = openErrorCode(err), render.CleanLines(err.Error())
+	write := render.JSON
+	if opts.live {
+		write = render.JSONLine // one more of the live lines
+	}
+	if werr := write(w, fail); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+// openErrorCode names an open failure for scripts (docs/open.md).
+func openErrorCode(err error) string {
+	var (
+		usage     *usageError
+		noRun     *store.NoRunError
+		badRun    *store.BadRunIDError
+		ambRun    *store.AmbiguousRunError
+		noAttempt *store.NoAttemptError
+		ambAgent  *store.AmbiguousAgentError
+		session   *store.SessionFileError
+		cwd       *store.NoCwdError
+		file      *store.FileError
+		herdrless *notInHerdrError
+		herdrErr  *herdr.Error
+		transport *herdr.TransportError
+		protocol  *herdr.ProtocolMismatchError
+	)
+	switch {
+	case errors.As(err, &usage):
+		return "usage"
+	case errors.As(err, &noRun), errors.As(err, &badRun):
+		return "no_run"
+	case errors.As(err, &ambRun):
+		return "ambiguous_run"
+	case errors.As(err, &noAttempt):
+		return "no_attempt"
+	case errors.As(err, &ambAgent):
+		return "ambiguous_attempt"
+	case errors.As(err, &session):
+		return "no_session_file"
+	case errors.As(err, &cwd):
+		return "no_directory"
+	case errors.As(err, &file):
+		return "unreadable_store"
+	case errors.As(err, &herdrless):
+		return "not_in_herdr"
+	case errors.As(err, &herdrErr), errors.As(err, &transport), errors.As(err, &protocol):
+		return "herdr"
+	}
+	return "failed"
+}
+
 func openError(err error) error {
 	var sel *store.SelectorError
 	if errors.As(err, &sel) {

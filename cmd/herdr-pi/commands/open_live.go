@@ -33,6 +33,7 @@ type openLiveLine struct {
 func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attempt, lease *store.Lease) error {
 	io := f.IO
 	paths := f.Paths()
+	opts.live = true
 	if a.Record.Session == nil || a.Record.Session.SessionID == "" {
 		return fmt.Errorf("open: %s is live but the store names no session for it yet; try again in a moment, or add --inspect", a)
 	}

@@ -416,3 +416,60 @@ func TestOpenRecordsTheInspectionsPaneWrapper(t *testing.T) {
 		t.Fatalf("records %+v, want pane w1:p2 with its wrapper pid %d and run directory %s", recs, os.Getpid(), filepath.Dir(reg.Endpoint.Socket))
 	}
 }
+
+// `open --json` that fails still prints one object on stdout: why, with a
+// code a script can switch on, in the format the command would have
+// printed; stderr says it in words and the exit status is unchanged.
+func TestOpenJSONFailuresSayWhy(t *testing.T) {
+	f, _, run, out, errb := openWorld(t, "exec sleep 600")
+	schema := compileSchema(t, "open")
+	for _, c := range []struct {
+		name   string
+		args   []string
+		code   int
+		format string
+		want   string
+	}{
+		{"no such run", []string{"open", "--json", "0000dead", "api"}, 1, openFormat, "no_run"},
+		{"a path is no run", []string{"open", "--json", "../x", "api"}, 1, openFormat, "no_run"},
+		{"no such attempt", []string{"open", "--json", run, "nosuch"}, 1, openFormat, "no_attempt"},
+		{"attempt numbers start at 1", []string{"open", "--json", run, "api#0"}, 2, openFormat, "usage"},
+		{"two places", []string{"open", "--json", "--tab", "--split", run, "api"}, 2, openFormat, "usage"},
+		{"list of no such run", []string{"open", "--json", "--list", "0000dead"}, 1, handoff.ListFormat, "no_run"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out.Reset()
+			errb.Reset()
+			code := runWith(t.Context(), append([]string{"herdr-pi"}, c.args...), f)
+			var fail openFailure
+			if err := json.Unmarshal([]byte(out.String()), &fail); err != nil || code != c.code {
+				t.Fatalf("exit %d, stdout %q (%v)\nstderr %s", code, out, err, errb)
+			}
+			if fail.Format != c.format || fail.Error.Code != c.want || fail.Error.Message == "" {
+				t.Fatalf("%+v, want format %s code %s", fail, c.format, c.want)
+			}
+			if !strings.Contains(errb.String(), fail.Error.Message) {
+				t.Errorf("stderr %q lacks the message %q", errb, fail.Error.Message)
+			}
+			validate(t, schema, out.String())
+		})
+	}
+
+	t.Run("outside Herdr", func(t *testing.T) {
+		out.Reset()
+		errb.Reset()
+		var env []string
+		for _, kv := range f.IO.Env {
+			if !strings.HasPrefix(kv, "HERDR_") || strings.HasPrefix(kv, "HERDR_PI_") {
+				env = append(env, kv)
+			}
+		}
+		g := NewFactory(IO{In: f.IO.In, Out: out, Err: errb, Env: env, Dir: f.IO.Dir})
+		code := runWith(t.Context(), []string{"herdr-pi", "open", "--json", run, "api"}, g)
+		var fail openFailure
+		if err := json.Unmarshal([]byte(out.String()), &fail); err != nil || code != 1 || fail.Error.Code != "not_in_herdr" {
+			t.Fatalf("exit %d, stdout %q (%v)\nstderr %s", code, out, err, errb)
+		}
+		validate(t, schema, out.String())
+	})
+}
