@@ -353,3 +353,28 @@ func TestRuntimeBaseIsAbsoluteUnderARelativeTMPDIR(t *testing.T) {
 		}
 	}
 }
+
+// A table where a value belongs is named as a table, whether a header or a
+// dotted key made it, and an empty TERM_PROGRAM name is the entry at fault,
+// on its own line: the decoder's type table has no type for an implicit
+// table, and an empty key overwrites its parent's.
+func TestWrongTypeNamesTheTypeFound(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{"[notify.term_programs]\na.b = \"osc9\"\n", `c.toml:2: key "notify.term_programs.a": must be a string, not a table`},
+		{"[notify]\nsound.x = \"done\"\n", `c.toml:2: key "notify.sound": must be a string, not a table`},
+		{"[notify]\nterm_programs.x.y = 1\n", `c.toml:2: key "notify.term_programs.x": must be a string, not a table`},
+		{"[notify.term_programs]\n\"\" = \"osc9\"\n", `c.toml:2: term_programs."": an empty name matches no terminal; name a TERM_PROGRAM value, e.g. WezTerm = "osc9"`},
+		{"[notify.term_programs]\n\" \" = 7\n", `c.toml:2: key "notify.term_programs.\" \"": must be a string, not a number`},
+		{"notify.term_programs = \"osc9\"\n", `c.toml:1: key "notify.term_programs": must be a table, not a string`},
+		{"[herdr]\nagent = [1]\n", `c.toml:2: key "herdr.agent": must be a string, not an array`},
+		{"[herdr]\nagent = 1979-05-27\n", `c.toml:2: key "herdr.agent": must be a string, not a date or time`},
+		{"[[herdr]]\nagent = \"pi\"\n", `c.toml:1: key "herdr": must be a table, not an array of tables`},
+		{"[mystery]\n", `c.toml:1: unknown table [mystery]`},
+		{"mystery.x = 1\n", `c.toml:1: unknown table [mystery]`},
+	} {
+		_, problems := ParseConfig([]byte(tc.data), "c.toml")
+		if len(problems) != 1 || problems[0].String() != tc.want {
+			t.Errorf("%q:\n got  %v\n want [%s]", tc.data, problems, tc.want)
+		}
+	}
+}
