@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/herdr-pi/herdr-pi/internal/redact"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
 )
@@ -155,5 +156,5 @@ func ntfyCheck(cfg Config) Check {
 	if n.Token != "" {
 		auth = "with a token"
 	}
-	return Check{Name: "ntfy", Status: CheckOK, Detail: fmt.Sprintf("posting to %s (topic set, %s, priority %d)", n.Server, auth, n.Priority)}
+	return Check{Name: "ntfy", Status: CheckOK, Detail: fmt.Sprintf("posting to %s (topic set, %s, priority %d)", redact.URL(n.Server), auth, n.Priority)}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/herdr-pi/herdr-pi/internal/lazyre"
+	"github.com/herdr-pi/herdr-pi/internal/redact"
 )
 
 // Config is herdr-pi's config.toml. Every key is documented in
@@ -524,7 +525,7 @@ func (c Config) validate() []invalid {
 	}
 	n := c.Notify.Ntfy
 	if u, err := url.Parse(n.Server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		bad(fmt.Sprintf("server = %q: must be an http(s) URL with a host and no query or fragment", n.Server), "notify", "ntfy", "server")
+		bad(fmt.Sprintf("server = %q: must be an http(s) URL with a host and no query or fragment", redact.URL(n.Server)), "notify", "ntfy", "server")
 	}
 	if n.Enabled && !ntfyTopicRe().MatchString(n.Topic) {
 		bad(fmt.Sprintf("topic = %q: ntfy needs 1 to 64 characters from A-Z a-z 0-9 _ -", n.Topic), "notify", "ntfy", "topic")

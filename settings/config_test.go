@@ -378,3 +378,13 @@ func TestWrongTypeNamesTheTypeFound(t *testing.T) {
 		}
 	}
 }
+
+// The config problem of a bad ntfy server shows it with its password
+// masked: wrap prints it on stderr, doctor in its report.
+func TestBadNtfyServerHidesItsPassword(t *testing.T) {
+	_, problems := ParseConfig([]byte("[notify.ntfy]\nserver = \"https://user:hunter2@ntfy.example.com/?x=1\"\n"), "c.toml")
+	want := `c.toml:2: server = "https://user:xxxxx@ntfy.example.com/?x=1": must be an http(s) URL with a host and no query or fragment`
+	if len(problems) != 1 || problems[0].String() != want {
+		t.Fatalf("got  %v\nwant [%s]", problems, want)
+	}
+}
