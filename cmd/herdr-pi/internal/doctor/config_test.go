@@ -11,6 +11,8 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor/doctortest"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
+	"github.com/herdr-pi/herdr-pi/notify"
+	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -456,4 +458,32 @@ func TestDoctorSeedConfigWithoutEntries(t *testing.T) {
 			t.Errorf("no entries, yet: %+v", r)
 		}
 	})
+}
+
+// Once config.toml is rejected, the notification rows show the defaults
+// and say why: "off (opt in with enabled = true)" to someone whose file
+// says enabled = true sent them hunting in the wrong place.
+func TestDoctorNotifyRowsSayARejectedConfigLeftTheDefaults(t *testing.T) {
+	w := doctortest.New(t).Set("TERM_PROGRAM=WezTerm")
+	w.File(".config/herdr-pi/config.toml", "[notify]\nchannel = \"terminal\"\n[notify.ntfy]\nenabled = true\ntopic = \"t\"\nserver = \"ftp://x\"\n", 0o600)
+	in := input(w, time.Second)
+	if in.ConfigErr == nil {
+		t.Fatal("the config should be rejected")
+	}
+	c := in.Config
+	in.Notify = notify.DoctorInput{Getenv: in.Env.Get, Config: notify.Config{
+		Enabled: c.NotifyEnabled(), Channel: c.Notify.Channel, Table: osc.DefaultTable(),
+		Ntfy: notify.NtfyConfig{Enabled: c.Notify.Ntfy.Enabled, Server: c.Notify.Ntfy.Server},
+	}}
+	rows := map[string]Row{}
+	for _, r := range notifyChecks(t.Context(), in) {
+		rows[r.Name] = r
+	}
+	const rejected = "~/.config/herdr-pi/config.toml was rejected"
+	checkRowWant(t, rows["notification channel"], "ok|terminal: outside Herdr, so the OSC sequence your terminal understands (the built-in default: "+rejected)
+	checkRowWant(t, rows["terminal protocol"], "ok|osc9, for TERM_PROGRAM=\"WezTerm\" (environment) ([notify] term_programs and fallback of ~/.config/herdr-pi/config.toml do not apply")
+	checkRowWant(t, rows["ntfy"], "ok|off, the built-in default: "+rejected+" (see the config section), so its [notify.ntfy] does not apply until it is fixed")
+	if strings.Contains(rows["ntfy"].Detail, "opt in") {
+		t.Errorf("ntfy: %s", rows["ntfy"].Detail)
+	}
 }
