@@ -178,11 +178,12 @@ func notRegular(m fs.FileMode, path string) string {
 	case m.IsDir():
 		return "is a directory, not a file" + fix
 	}
-	return "is " + fileKind(m) + ", not a regular file" + fix
+	return "is " + FileKind(m) + ", not a regular file" + fix
 }
 
-// fileKind names what a file that is not a regular one is.
-func fileKind(m fs.FileMode) string {
+// FileKind names, for messages, what a file that is not a regular one is
+// ("a directory", "a named pipe (FIFO)").
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
@@ -269,7 +270,7 @@ func brokenLinkReason(path, link, target string) string {
 func NotADirectory(path string) string {
 	fi, err := os.Stat(path)
 	if err == nil && !fi.Mode().IsRegular() {
-		return fmt.Sprintf("%s is %s, not a directory", path, fileKind(fi.Mode()))
+		return fmt.Sprintf("%s is %s, not a directory", path, FileKind(fi.Mode()))
 	}
 	return path + " is a file, not a directory; move it away or rename it, so the directory can be made"
 }

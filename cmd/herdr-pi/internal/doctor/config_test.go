@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -485,5 +486,46 @@ func TestDoctorNotifyRowsSayARejectedConfigLeftTheDefaults(t *testing.T) {
 	checkRowWant(t, rows["ntfy"], "ok|off, the built-in default: "+rejected+" (see the config section), so its [notify.ntfy] does not apply until it is fixed")
 	if strings.Contains(rows["ntfy"].Detail, "opt in") {
 		t.Errorf("ntfy: %s", rows["ntfy"].Detail)
+	}
+}
+
+// The log file itself must be one herdr-pi can append to: a directory, a
+// FIFO or a symlink where herdr-pi.log should be means no line is ever
+// written, which "herdr-pi logs to …" hid.
+func TestDoctorLogRowChecksTheLogFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, file string)
+		want string
+	}{
+		{"a directory", func(t *testing.T, file string) { mkdir(t, file, 0o700) },
+			"warn|the log FILE is a directory, not a regular file: herdr-pi writes no log|remove FILE; the next herdr-pi creates it again"},
+		{"a FIFO", func(t *testing.T, file string) {
+			if err := syscall.Mkfifo(file, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "warn|the log FILE is a named pipe (FIFO), not a regular file: herdr-pi writes no log|remove FILE"},
+		{"a symlink", func(t *testing.T, file string) {
+			if err := os.Symlink(file+".elsewhere", file); err != nil {
+				t.Fatal(err)
+			}
+		}, "warn|the log FILE is a symlink, which herdr-pi does not write through|remove FILE"},
+		{"a regular file", func(t *testing.T, file string) {
+			if err := os.WriteFile(file, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "ok|herdr-pi logs to FILE (its directory is ours and 0700)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := doctortest.New(t)
+			dir := w.Paths().StateDir
+			if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			mkdir(t, dir, 0o700)
+			file := filepath.Join(dir, "herdr-pi.log")
+			tc.make(t, file)
+			checkRowWant(t, logRow(input(w, time.Second)), strings.ReplaceAll(tc.want, "FILE", file))
+		})
 	}
 }
