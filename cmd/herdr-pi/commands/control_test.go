@@ -304,7 +304,9 @@ func TestStatusSaysTheTokenIsMissingNotTheWrapper(t *testing.T) {
 			}
 			code, out, errOut := run(t, e.env, "status", "--json")
 			validate(t, schema, out)
-			var got struct{ Error struct{ Code, Message string } }
+			var got struct {
+				Error struct{ Code, Message string }
+			}
 			if err := json.Unmarshal([]byte(out), &got); err != nil || code != 1 || errOut != "" || got.Error.Code != noToken || !strings.Contains(got.Error.Message, want) {
 				t.Errorf("status --json: exit %d, %v, %+v, stderr %q", code, err, got, errOut)
 			}
