@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -140,6 +141,9 @@ type Duration time.Duration
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
+		if _, numErr := strconv.ParseFloat(string(b), 64); numErr == nil {
+			return fmt.Errorf("%q has no unit (write it like \"%ss\" or \"300ms\")", b, b)
+		}
 		return fmt.Errorf("%q is not a duration (write it like \"300ms\" or \"2s\")", b)
 	}
 	*d = Duration(v)
@@ -397,6 +401,12 @@ func (d *configDecoder) decode(p toml.Primitive, v reflect.Value, key []string) 
 		return true
 	}
 	name := toml.Key(key).String()
+	if _, ok := v.Interface().(*Duration); ok {
+		if msg := d.durationNotString(p); msg != "" {
+			d.add(key, fmt.Sprintf("key %q: %s", name, msg))
+			return false
+		}
+	}
 	var pe toml.ParseError
 	switch {
 	case errors.As(err, &pe):
@@ -408,6 +418,24 @@ func (d *configDecoder) decode(p toml.Primitive, v reflect.Value, key []string) 
 		d.add(key, fmt.Sprintf("key %q: %s", name, tomlErrorRe().ReplaceAllString(err.Error(), "")))
 	}
 	return false
+}
+
+// durationNotString says what is wrong with a duration written as some
+// other TOML type, or "" for a string. The decoder hands UnmarshalText the
+// value as text, so startup_grace = 5 read as if "5" had been written,
+// quoting a number the file never quoted.
+func (d *configDecoder) durationNotString(p toml.Primitive) string {
+	var v any
+	if d.md.PrimitiveDecode(p, &v) != nil {
+		return ""
+	}
+	switch n := v.(type) {
+	case string:
+		return ""
+	case int64, float64:
+		return fmt.Sprintf("%v is a number without a unit: a duration is a string with one, e.g. \"%vs\" or \"300ms\"", n, n)
+	}
+	return fmt.Sprintf("must be a duration, a string such as \"300ms\" or \"2s\", not %s", d.kind(p))
 }
 
 // tomlErrorRe is the decoder's prefix to a message: the line and key,

@@ -58,7 +58,7 @@ func TestDoctorConfigRows(t *testing.T) {
 			".config/herdr-pi/config.toml": "[detect]\ndebounce = \"20s\"\nstartup_grace = 5\n",
 		}, map[string]string{
 			"config.toml": `warn|~/.config/herdr-pi/config.toml:2: debounce = "20s": must be between 0s and 10s; ` +
-				`~/.config/herdr-pi/config.toml:3: key "detect.startup_grace": "5" is not a duration (write it like "300ms" or "2s"): herdr-pi runs with the built-in defaults` +
+				`~/.config/herdr-pi/config.toml:3: key "detect.startup_grace": 5 is a number without a unit: a duration is a string with one, e.g. "5s" or "300ms": herdr-pi runs with the built-in defaults` +
 				`|fix the mistake(s) named in ~/.config/herdr-pi/config.toml`,
 		}, nil},
 		{"a TOML syntax error", map[string]string{
