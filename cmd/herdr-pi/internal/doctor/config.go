@@ -79,6 +79,15 @@ func manifestsRow(d Input) Row {
 	dir := d.Paths.ManifestDir
 	shown := d.Paths.Pretty(dir)
 	_, problems := detect.Load(dir)
+	var me *detect.ManifestError
+	if len(problems) == 1 && errors.As(problems[0], &me) && me.File == dir {
+		// The directory itself, not a file in it.
+		fix := fmt.Sprintf("move %s away, and make a directory there for your manifests", shown)
+		if link, target := settings.BrokenLink(dir); link != "" {
+			fix = fmt.Sprintf("point the symlink %s at your manifests directory (it leads to %s, which does not exist), or remove it", d.Paths.Pretty(link), target)
+		}
+		return row(Warn, problemList(prettyManifestError(problems[0], d.Paths))+"; the built-in manifests apply", fix)
+	}
 	if len(problems) > 0 {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {

@@ -363,11 +363,14 @@ func TestDoctorNamesBrokenSymlinks(t *testing.T) {
 		}
 	}
 	link("/nonexistent/config.toml", paths.ConfigFile)
+	link("/nonexistent/manifests", paths.ManifestDir)
 	link("/nonexistent/config.json", paths.TerminalNotificationsFile())
 	link("/nonexistent/settings.json", settings.WorkflowSettingsFile(paths.PiAgentDir))
 	in := input(w, time.Second)
 	checkRowWant(t, configFileRow(in), "warn|~/.config/herdr-pi/config.toml: is a symlink to /nonexistent/config.toml, which does not exist"+
 		"|point the symlink ~/.config/herdr-pi/config.toml at an existing file (it leads to /nonexistent/config.toml, which does not exist), or remove it")
+	checkRowWant(t, manifestsRow(in), "warn|~/.config/herdr-pi/manifests: is a symlink to /nonexistent/manifests, which does not exist, so no manifest there is read; "+
+		"point it at an existing directory, or remove it; the built-in manifests apply|point the symlink ~/.config/herdr-pi/manifests at your manifests directory (it leads to /nonexistent/manifests, which does not exist), or remove it")
 	seed, ok := seedConfigRow(in)
 	if !ok {
 		t.Fatal("no pi-terminal-notifications row for a broken symlink")
