@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/herdr-pi/herdr-pi/internal/redact"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
 )
@@ -46,19 +47,27 @@ type DoctorInput struct {
 	InHerdr        bool
 	// Tmux asks tmux; nil skips the tmux checks.
 	Tmux PassthroughProbe
+	// Rejected, when not empty, is herdr-pi's config file, which was
+	// rejected for a mistake: Config then holds the built-in defaults, and
+	// the rows that show them say so rather than describe them as chosen.
+	Rejected string
 }
 
 // Doctor checks how notifications would reach the person from here.
 func Doctor(ctx context.Context, in DoctorInput) []Check {
 	var checks []Check
 	c := Choose(in.Config, in.InHerdr)
+	defaults := ""
+	if in.Rejected != "" {
+		defaults = fmt.Sprintf(" (the built-in default: %s was rejected, see the config section, so none of its settings apply)", in.Rejected)
+	}
 	switch {
 	case c.Problem != "":
 		checks = append(checks, Check{Name: "notification channel", Status: CheckFail, Detail: c.Problem, Fix: "edit [notify] channel in herdr-pi's config.toml"})
 	case c.Route == RouteNone:
-		checks = append(checks, Check{Name: "notification channel", Status: CheckInfo, Detail: "none: " + c.Why})
+		checks = append(checks, Check{Name: "notification channel", Status: CheckInfo, Detail: "none: " + c.Why + defaults})
 	default:
-		checks = append(checks, Check{Name: "notification channel", Status: CheckOK, Detail: string(c.Route) + ": " + c.Why})
+		checks = append(checks, Check{Name: "notification channel", Status: CheckOK, Detail: string(c.Route) + ": " + c.Why + defaults})
 	}
 	// Whether Herdr shows its toasts is for the caller to say: it depends
 	// on Herdr's own config (doctor's Herdr section reads it).
@@ -72,12 +81,21 @@ func Doctor(ctx context.Context, in DoctorInput) []Check {
 			probe = in.Tmux
 		}
 		t := ResolveTarget(ctx, in.Getenv, in.Config.Table, probe)
-		checks = append(checks, Check{Name: "terminal protocol", Status: CheckOK, Detail: protocolDetail(t)})
+		detail := protocolDetail(t)
+		if in.Rejected != "" {
+			detail += fmt.Sprintf(" ([notify] term_programs and fallback of %s do not apply: it was rejected)", in.Rejected)
+		}
+		checks = append(checks, Check{Name: "terminal protocol", Status: CheckOK, Detail: detail})
 		if in.Tmux != nil && len(t.Tmux) > 0 {
 			checks = append(checks, TmuxPassthrough(ctx, in.Tmux, t.Tmux)...)
 		}
 	}
-	checks = append(checks, ntfyCheck(in.Config))
+	ntfy := ntfyCheck(in.Config)
+	if in.Rejected != "" && !in.Config.Ntfy.Enabled {
+		// Whatever the file says about ntfy, it is not what runs.
+		ntfy.Detail = fmt.Sprintf("off, the built-in default: %s was rejected (see the config section), so its [notify.ntfy] does not apply until it is fixed", in.Rejected)
+	}
+	checks = append(checks, ntfy)
 	return checks
 }
 
@@ -155,5 +173,5 @@ func ntfyCheck(cfg Config) Check {
 	if n.Token != "" {
 		auth = "with a token"
 	}
-	return Check{Name: "ntfy", Status: CheckOK, Detail: fmt.Sprintf("posting to %s (topic set, %s, priority %d)", n.Server, auth, n.Priority)}
+	return Check{Name: "ntfy", Status: CheckOK, Detail: fmt.Sprintf("posting to %s (topic set, %s, priority %d)", redact.URL(n.Server), auth, n.Priority)}
 }

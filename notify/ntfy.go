@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/internal/redact"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 )
 
@@ -37,7 +38,7 @@ const ntfyBodyMax = 4000
 func (n *Ntfy) URL() (string, error) {
 	u, err := url.Parse(n.Server)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("invalid ntfy server url %q", n.Server)
+		return "", fmt.Errorf("invalid ntfy server url %q", redact.URL(n.Server))
 	}
 	return strings.TrimRight(n.Server, "/") + "/" + url.PathEscape(n.Topic), nil
 }
@@ -105,12 +106,21 @@ func redactURL(err error) error {
 	return err
 }
 
-// PlainTextWarning is the warning for a token sent over http:
-// (notifications-and-sentinel.md §11); empty when there is nothing to warn
-// about.
+// PlainTextWarning is the warning for a token or a password sent over
+// http: (notifications-and-sentinel.md §11); empty when there is nothing to
+// warn about. A password in the server URL goes out as Basic
+// authentication, as readable as a token.
 func (n *Ntfy) PlainTextWarning() string {
-	if n.Token != "" && strings.HasPrefix(strings.ToLower(n.Server), "http://") {
+	if !strings.HasPrefix(strings.ToLower(n.Server), "http://") {
+		return ""
+	}
+	if n.Token != "" {
 		return "ntfy uses http:// with a token: the token is sent in plain text; use https://"
+	}
+	if u, err := url.Parse(n.Server); err == nil {
+		if _, ok := u.User.Password(); ok {
+			return "ntfy uses http:// with a password in the server URL: the password is sent in plain text; use https://"
+		}
 	}
 	return ""
 }

@@ -148,6 +148,24 @@ func TestNtfyURLAndWarning(t *testing.T) {
 	}
 }
 
+// A password in the server URL never shows: not in doctor's row, not in
+// the error of a URL that does not parse; over http:// it is warned about
+// like a token, since it goes out as Basic authentication.
+func TestNtfyServerPasswordIsMasked(t *testing.T) {
+	ok := ntfyCheck(Config{Enabled: true, Ntfy: NtfyConfig{Enabled: true, Server: "https://user:hunter2@ntfy.example.com/", Topic: "t", Priority: 3}})
+	if ok.Status != CheckOK || ok.Detail != "posting to https://user:xxxxx@ntfy.example.com/ (topic set, no token, priority 3)" {
+		t.Errorf("doctor row: %+v", ok)
+	}
+	_, err := (&Ntfy{Server: "ftp://user:hunter2@ntfy.example.com/", Topic: "t"}).URL()
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "user:xxxxx@") {
+		t.Errorf("URL error: %v", err)
+	}
+	plain := ntfyCheck(Config{Enabled: true, Ntfy: NtfyConfig{Enabled: true, Server: "http://user:hunter2@ntfy.lan", Topic: "t", Priority: 3}})
+	if plain.Status != CheckWarn || !strings.Contains(plain.Detail, "password") || strings.Contains(plain.Detail, "hunter2") {
+		t.Errorf("http with a password: %+v", plain)
+	}
+}
+
 // Issue 6: a 500 or a timeout is reported once and never retried in a loop;
 // the next success is reported as a recovery.
 func TestNtfyFailuresReportedOnceNoRetry(t *testing.T) {

@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/herdr-pi/herdr-pi/internal/lazyre"
+	"github.com/herdr-pi/herdr-pi/internal/redact"
 )
 
 // Config is herdr-pi's config.toml. Every key is documented in
@@ -139,6 +141,9 @@ type Duration time.Duration
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
+		if _, numErr := strconv.ParseFloat(string(b), 64); numErr == nil {
+			return fmt.Errorf("%q has no unit (write it like \"%ss\" or \"300ms\")", b, b)
+		}
 		return fmt.Errorf("%q is not a duration (write it like \"300ms\" or \"2s\")", b)
 	}
 	*d = Duration(v)
@@ -301,7 +306,7 @@ func (d *configDecoder) table(t map[string]toml.Primitive, dst reflect.Value, pa
 		field, ok := fieldFor(dst, name)
 		if !ok {
 			msg := unknownKeyMsg(key)
-			if d.isTable(key) {
+			if d.kind(t[name]) == kindTable {
 				msg = fmt.Sprintf("unknown table [%s]", toml.Key(key).String())
 			}
 			d.add(key, msg)
@@ -311,31 +316,54 @@ func (d *configDecoder) table(t map[string]toml.Primitive, dst reflect.Value, pa
 	}
 }
 
-// isTable reports whether key holds a table. A table the file defines only
-// through its sub-tables or dotted keys ([notify.ntfy] without [notify]) is
-// implicit in TOML, and the decoder gives it no type at all.
-func (d *configDecoder) isTable(key []string) bool {
-	kind := d.md.Type(key...)
-	return kind == "Hash" || (kind == "" && d.md.IsDefined(key...))
+// kindTable is what [configDecoder.kind] says of a table.
+const kindTable = "a table"
+
+// kind names the TOML type of a value for people ("a string", "a
+// table"). It looks at the decoded value, not at toml.MetaData.Type: that
+// has no type for a table made implicitly by a dotted key (sound.x = 1
+// makes sound one), and an empty key ("" = 1) overwrites the type of the
+// table holding it (BurntSushi/toml 1.6).
+func (d *configDecoder) kind(p toml.Primitive) string {
+	var v any
+	if d.md.PrimitiveDecode(p, &v) != nil {
+		return "a value of another type"
+	}
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "a number"
+	case float64:
+		return "a decimal number"
+	case bool:
+		return "true or false"
+	case time.Time:
+		return "a date or time"
+	case map[string]any:
+		return kindTable
+	case []map[string]any:
+		return "an array of tables"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("a %T", v)
 }
 
 // value decodes one key into dst, which is left as it was when the value
 // does not fit.
 func (d *configDecoder) value(p toml.Primitive, dst reflect.Value, key []string) {
-	kind := d.md.Type(key...)
 	switch dst.Kind() {
 	case reflect.Struct:
-		var t map[string]toml.Primitive
-		if !d.isTable(key) || d.md.PrimitiveDecode(p, &t) != nil {
-			d.add(key, fmt.Sprintf("key %q: must be a table, not %s", toml.Key(key).String(), tomlWords(kind)))
+		t, ok := d.subTable(p, key)
+		if !ok {
 			return
 		}
 		d.table(t, dst, key)
 	case reflect.Map:
 		// A free-form table (term_programs): each entry is its own key.
-		var t map[string]toml.Primitive
-		if !d.isTable(key) || d.md.PrimitiveDecode(p, &t) != nil {
-			d.add(key, fmt.Sprintf("key %q: must be a table, not %s", toml.Key(key).String(), tomlWords(kind)))
+		t, ok := d.subTable(p, key)
+		if !ok {
 			return
 		}
 		m := reflect.MakeMapWithSize(dst.Type(), len(t))
@@ -354,6 +382,17 @@ func (d *configDecoder) value(p toml.Primitive, dst reflect.Value, key []string)
 	}
 }
 
+// subTable decodes the table at key one level deep, reporting a value
+// that is not a table.
+func (d *configDecoder) subTable(p toml.Primitive, key []string) (map[string]toml.Primitive, bool) {
+	var t map[string]toml.Primitive
+	if kind := d.kind(p); kind != kindTable || d.md.PrimitiveDecode(p, &t) != nil {
+		d.add(key, fmt.Sprintf("key %q: must be a table, not %s", toml.Key(key).String(), kind))
+		return nil, false
+	}
+	return t, true
+}
+
 // decode decodes a single value into the pointer v and reports whether it
 // fit.
 func (d *configDecoder) decode(p toml.Primitive, v reflect.Value, key []string) bool {
@@ -362,17 +401,41 @@ func (d *configDecoder) decode(p toml.Primitive, v reflect.Value, key []string) 
 		return true
 	}
 	name := toml.Key(key).String()
+	if _, ok := v.Interface().(*Duration); ok {
+		if msg := d.durationNotString(p); msg != "" {
+			d.add(key, fmt.Sprintf("key %q: %s", name, msg))
+			return false
+		}
+	}
 	var pe toml.ParseError
 	switch {
 	case errors.As(err, &pe):
 		// Our own UnmarshalText and UnmarshalTOML say what is wrong.
 		d.add(key, fmt.Sprintf("key %q: %s", name, pe.Message))
 	case strings.Contains(err.Error(), "incompatible types"):
-		d.add(key, fmt.Sprintf("key %q: must be %s, not %s", name, goWords(v.Type().Elem()), tomlWords(d.md.Type(key...))))
+		d.add(key, fmt.Sprintf("key %q: must be %s, not %s", name, goWords(v.Type().Elem()), d.kind(p)))
 	default:
 		d.add(key, fmt.Sprintf("key %q: %s", name, tomlErrorRe().ReplaceAllString(err.Error(), "")))
 	}
 	return false
+}
+
+// durationNotString says what is wrong with a duration written as some
+// other TOML type, or "" for a string. The decoder hands UnmarshalText the
+// value as text, so startup_grace = 5 read as if "5" had been written,
+// quoting a number the file never quoted.
+func (d *configDecoder) durationNotString(p toml.Primitive) string {
+	var v any
+	if d.md.PrimitiveDecode(p, &v) != nil {
+		return ""
+	}
+	switch n := v.(type) {
+	case string:
+		return ""
+	case int64, float64:
+		return fmt.Sprintf("%v is a number without a unit: a duration is a string with one, e.g. \"%vs\" or \"300ms\"", n, n)
+	}
+	return fmt.Sprintf("must be a duration, a string such as \"300ms\" or \"2s\", not %s", d.kind(p))
 }
 
 // tomlErrorRe is the decoder's prefix to a message: the line and key,
@@ -387,29 +450,6 @@ func fieldFor(v reflect.Value, name string) (reflect.Value, bool) {
 		}
 	}
 	return reflect.Value{}, false
-}
-
-// tomlWords names a TOML type (as toml.MetaData.Type gives it) for people.
-func tomlWords(kind string) string {
-	switch kind {
-	case "String":
-		return "a string"
-	case "Integer":
-		return "a number"
-	case "Float":
-		return "a decimal number"
-	case "Bool":
-		return "true or false"
-	case "Array":
-		return "an array"
-	case "Hash":
-		return "a table"
-	case "ArrayHash":
-		return "an array of tables"
-	case "Datetime", "DatetimeLocal", "DateLocal", "TimeLocal":
-		return "a date or time"
-	}
-	return "a " + strings.ToLower(kind)
 }
 
 // goWords names what a field of Config takes, in the file's terms.
@@ -501,13 +541,19 @@ func (c Config) validate() []invalid {
 	}
 	slices.Sort(names)
 	for _, name := range names {
+		if strings.TrimSpace(name) == "" {
+			// ResolveWhy never looks up an empty TERM_PROGRAM: the entry
+			// could only ever be dead weight the user believes in.
+			bad(fmt.Sprintf("term_programs.%q: an empty name matches no terminal; name a TERM_PROGRAM value, e.g. WezTerm = \"osc9\"", name), "notify", "term_programs", name)
+			continue
+		}
 		if v := c.Notify.TermPrograms[name]; !slices.Contains(protocols, v) {
 			bad(fmt.Sprintf("term_programs.%s = %q: must be one of %s", name, v, strings.Join(protocols, ", ")), "notify", "term_programs", name)
 		}
 	}
 	n := c.Notify.Ntfy
 	if u, err := url.Parse(n.Server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		bad(fmt.Sprintf("server = %q: must be an http(s) URL with a host and no query or fragment", n.Server), "notify", "ntfy", "server")
+		bad(fmt.Sprintf("server = %q: must be an http(s) URL with a host and no query or fragment", redact.URL(n.Server)), "notify", "ntfy", "server")
 	}
 	if n.Enabled && !ntfyTopicRe().MatchString(n.Topic) {
 		bad(fmt.Sprintf("topic = %q: ntfy needs 1 to 64 characters from A-Z a-z 0-9 _ -", n.Topic), "notify", "ntfy", "topic")

@@ -104,7 +104,7 @@ func TestATypeMistakeHidesNoOtherProblem(t *testing.T) {
 	_, problems := ParseConfig([]byte(data), "c.toml")
 	want := []string{
 		`c.toml:2: debounce = "20s": must be between 0s and 10s`,
-		`c.toml:3: key "detect.startup_grace": "5" is not a duration (write it like "300ms" or "2s")`,
+		`c.toml:3: key "detect.startup_grace": 5 is a number without a unit: a duration is a string with one, e.g. "5s" or "300ms"`,
 		`c.toml:5: key "herdr.agent": must be a string, not a number`,
 		`c.toml:7: key "notify.enabled": must be true or false, not a string`,
 		`c.toml:8: unknown key "colour" in [notify]`,
@@ -351,5 +351,61 @@ func TestRuntimeBaseIsAbsoluteUnderARelativeTMPDIR(t *testing.T) {
 		if p := Resolve(env); !filepath.IsAbs(p.RuntimeBase) {
 			t.Errorf("%v: runtime base %q is relative", env, p.RuntimeBase)
 		}
+	}
+}
+
+// A table where a value belongs is named as a table, whether a header or a
+// dotted key made it, and an empty TERM_PROGRAM name is the entry at fault,
+// on its own line: the decoder's type table has no type for an implicit
+// table, and an empty key overwrites its parent's.
+func TestWrongTypeNamesTheTypeFound(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{"[notify.term_programs]\na.b = \"osc9\"\n", `c.toml:2: key "notify.term_programs.a": must be a string, not a table`},
+		{"[notify]\nsound.x = \"done\"\n", `c.toml:2: key "notify.sound": must be a string, not a table`},
+		{"[notify]\nterm_programs.x.y = 1\n", `c.toml:2: key "notify.term_programs.x": must be a string, not a table`},
+		{"[notify.term_programs]\n\"\" = \"osc9\"\n", `c.toml:2: term_programs."": an empty name matches no terminal; name a TERM_PROGRAM value, e.g. WezTerm = "osc9"`},
+		{"[notify.term_programs]\n\" \" = 7\n", `c.toml:2: key "notify.term_programs.\" \"": must be a string, not a number`},
+		{"notify.term_programs = \"osc9\"\n", `c.toml:1: key "notify.term_programs": must be a table, not a string`},
+		{"[herdr]\nagent = [1]\n", `c.toml:2: key "herdr.agent": must be a string, not an array`},
+		{"[herdr]\nagent = 1979-05-27\n", `c.toml:2: key "herdr.agent": must be a string, not a date or time`},
+		{"[[herdr]]\nagent = \"pi\"\n", `c.toml:1: key "herdr": must be a table, not an array of tables`},
+		{"[mystery]\n", `c.toml:1: unknown table [mystery]`},
+		{"mystery.x = 1\n", `c.toml:1: unknown table [mystery]`},
+	} {
+		_, problems := ParseConfig([]byte(tc.data), "c.toml")
+		if len(problems) != 1 || problems[0].String() != tc.want {
+			t.Errorf("%q:\n got  %v\n want [%s]", tc.data, problems, tc.want)
+		}
+	}
+}
+
+// The config problem of a bad ntfy server shows it with its password
+// masked: wrap prints it on stderr, doctor in its report.
+func TestBadNtfyServerHidesItsPassword(t *testing.T) {
+	_, problems := ParseConfig([]byte("[notify.ntfy]\nserver = \"https://user:hunter2@ntfy.example.com/?x=1\"\n"), "c.toml")
+	want := `c.toml:2: server = "https://user:xxxxx@ntfy.example.com/?x=1": must be an http(s) URL with a host and no query or fragment`
+	if len(problems) != 1 || problems[0].String() != want {
+		t.Fatalf("got  %v\nwant [%s]", problems, want)
+	}
+}
+
+// A duration without a unit says so: startup_grace = 5 was reported as
+// "\"5\" is not a duration", quoting a number the file never quoted.
+func TestDurationWithoutAUnit(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{`5`, `key "detect.startup_grace": 5 is a number without a unit: a duration is a string with one, e.g. "5s" or "300ms"`},
+		{`0.5`, `key "detect.startup_grace": 0.5 is a number without a unit: a duration is a string with one, e.g. "0.5s" or "300ms"`},
+		{`"5"`, `key "detect.startup_grace": "5" has no unit (write it like "5s" or "300ms")`},
+		{`true`, `key "detect.startup_grace": must be a duration, a string such as "300ms" or "2s", not true or false`},
+		{`"soon"`, `key "detect.startup_grace": "soon" is not a duration (write it like "300ms" or "2s")`},
+	} {
+		_, problems := ParseConfig([]byte("[detect]\nstartup_grace = "+tc.value+"\n"), "c.toml")
+		if len(problems) != 1 || problems[0].Line != 2 || problems[0].Msg != tc.want {
+			t.Errorf("startup_grace = %s:\n got  %v\n want c.toml:2: %s", tc.value, problems, tc.want)
+		}
+	}
+	// 0 needs no unit, and stays accepted.
+	if cfg, problems := ParseConfig([]byte("[detect]\nstartup_grace = 0\n"), "c.toml"); len(problems) != 0 || cfg.Detect.StartupGrace != 0 {
+		t.Errorf("startup_grace = 0: %v", problems)
 	}
 }

@@ -97,13 +97,16 @@ func splitDotted(s string) []string {
 		case c == '"' || c == '\'':
 			quote = c
 		case c == '.':
-			parts = append(parts, strings.TrimSpace(cur.String()))
+			parts = append(parts, cur.String())
 			cur.Reset()
+		case c == ' ' || c == '\t':
+			// Space around the dots; a quoted name keeps its own (" " is a
+			// key of its own, not "").
 		default:
 			cur.WriteByte(c)
 		}
 	}
-	return append(parts, strings.TrimSpace(cur.String()))
+	return append(parts, cur.String())
 }
 
 func equalPath(a, b []string) bool {

@@ -50,6 +50,9 @@ type Paths struct {
 	RuntimeBase string
 	// PiAgentDir is Pi's agent directory (PI_CODING_AGENT_DIR, default ~/.pi/agent).
 	PiAgentDir string
+	// PiAgentDirNamed is true when PI_CODING_AGENT_DIR chose PiAgentDir:
+	// when it is no directory, the variable is what to fix.
+	PiAgentDirNamed bool
 }
 
 // Resolve computes Paths from the environment, following the XDG base
@@ -86,6 +89,7 @@ func Resolve(env Env) Paths {
 	}
 	p.RuntimeBase = filepath.Join(base, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
 	p.PiAgentDir = piAgentDir(env.Get("PI_CODING_AGENT_DIR"), home)
+	p.PiAgentDirNamed = env.Get("PI_CODING_AGENT_DIR") != ""
 	return p
 }
 

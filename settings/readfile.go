@@ -38,9 +38,16 @@ func (f Format) String() string {
 	return "TOML"
 }
 
+// ErrBrokenLink is what a *FileError wraps for a file behind a symlink
+// whose target does not exist: not fs.ErrNotExist, since the person made
+// the link and meant a file to be read through it (a dotfiles checkout
+// that moved, say), so it is a mistake to report, not "no file".
+var ErrBrokenLink = errors.New("broken symlink")
+
 // FileError says why a settings file was not read. Reason says what is
 // wrong and the way out, without the path, so callers can put it in their
-// own file:line messages. A missing file matches fs.ErrNotExist.
+// own file:line messages. A missing file matches fs.ErrNotExist; one
+// behind a symlink that leads nowhere matches [ErrBrokenLink] instead.
 type FileError struct {
 	Path string
 	// Line is where the problem is (too deep nesting), else 0.
@@ -74,16 +81,25 @@ func ReadFile(path string, format Format) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			if link, target := BrokenLink(path); link != "" {
+				return nil, fail(brokenLinkReason(path, link, target), ErrBrokenLink)
+			}
 			return nil, fail("does not exist", err)
 		}
 		if errors.Is(err, unix.ENOTDIR) {
 			if file := FileOnTheWay(path); file != "" {
-				return nil, fail("cannot read: "+file+" is a file, not a directory; move it away or rename it, so the directory can be made", err)
+				return nil, fail("cannot read: "+NotADirectory(file), err)
 			}
 		}
 		return nil, fail("cannot read: "+unwrapPathError(err)+permissionFix(err), err)
 	}
-	if reason := notRegular(fi.Mode()); reason != "" {
+	// Reading /dev/null gives nothing, whatever it is: HERDR_PI_CONFIG=/dev/null,
+	// or a settings file linked there, is the usual way to say "an empty
+	// file", not a device someone put in the wrong place.
+	if isNullDevice(fi) {
+		return []byte{}, nil
+	}
+	if reason := notRegular(fi.Mode(), path); reason != "" {
 		return nil, fail(reason, nil)
 	}
 	// O_NONBLOCK: should a FIFO be swapped in after the stat, the open
@@ -98,7 +114,7 @@ func ReadFile(path string, format Format) ([]byte, error) {
 	if err != nil {
 		return nil, fail("cannot read: "+unwrapPathError(err), err)
 	}
-	if reason := notRegular(fi.Mode()); reason != "" {
+	if reason := notRegular(fi.Mode(), path); reason != "" {
 		return nil, fail(reason, nil)
 	}
 	if fi.Size() > MaxFileBytes {
@@ -147,21 +163,40 @@ func CheckNesting(data []byte, format Format) error {
 	return nil
 }
 
-func notRegular(m fs.FileMode) string {
-	const fix = "; herdr-pi reads settings only from regular files: put a file (or a symlink to one) there, or remove it"
+// notRegular says what the file at path is instead of a regular file, and
+// the way out; "" for a regular file.
+func notRegular(m fs.FileMode, path string) string {
+	fix := "; herdr-pi reads settings only from regular files: put a file (or a symlink to one) there, or remove it"
+	if fi, err := os.Lstat(path); m&fs.ModeDevice != 0 && err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+		// The device itself was named (HERDR_PI_CONFIG=/dev/zero): replacing
+		// or removing it would break the machine.
+		fix = "; herdr-pi reads settings only from regular files: name one instead, and leave the device as it is"
+	}
 	switch {
 	case m.IsRegular():
 		return ""
 	case m.IsDir():
 		return "is a directory, not a file" + fix
-	case m&fs.ModeNamedPipe != 0:
-		return "is a named pipe (FIFO), not a regular file" + fix
-	case m&fs.ModeSocket != 0:
-		return "is a socket, not a regular file" + fix
-	case m&fs.ModeDevice != 0:
-		return "is a device, not a regular file" + fix
 	}
-	return "is not a regular file" + fix
+	return "is " + FileKind(m) + ", not a regular file" + fix
+}
+
+// FileKind names, for messages, what a file that is not a regular one is
+// ("a directory", "a named pipe (FIFO)").
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsRegular():
+		return "a file"
+	}
+	return "an unusual file"
 }
 
 func tooBig(n int64) string {
@@ -192,6 +227,67 @@ func FileOnTheWay(path string) string {
 			return ""
 		}
 	}
+}
+
+// BrokenLink is the symlink on the way to path (path itself or one of its
+// directories) whose target does not exist, and that target as the link
+// spells it; "", "" when there is none, and a missing path is simply
+// missing. os.Stat follows links, so without this a link to nowhere reads
+// as no file at all.
+func BrokenLink(path string) (link, target string) {
+	for p := path; ; p = filepath.Dir(p) {
+		if fi, err := os.Lstat(p); err == nil {
+			// The nearest part that exists decides: a link that leads
+			// somewhere, or no link at all, means the rest is just missing.
+			if fi.Mode()&fs.ModeSymlink == 0 {
+				return "", ""
+			}
+			if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+				return "", ""
+			}
+			target, _ := os.Readlink(p)
+			return p, target
+		}
+		if filepath.Dir(p) == p {
+			return "", ""
+		}
+	}
+}
+
+// brokenLinkReason says which link on the way to path leads nowhere.
+func brokenLinkReason(path, link, target string) string {
+	if link == path {
+		return fmt.Sprintf("is a symlink to %s, which does not exist; point it at an existing file, or remove it", target)
+	}
+	return fmt.Sprintf("cannot read: %s is a symlink to %s, which does not exist; point it at an existing directory, or remove it", link, target)
+}
+
+// NotADirectory says that what stands at path, where a directory should
+// be, is something else. Only a regular file is worth moving aside: a
+// device such as /dev/null in a directory's place comes from a variable
+// that names it (PI_CODING_AGENT_DIR=/dev/null), which the caller knows
+// about and this function does not.
+func NotADirectory(path string) string {
+	fi, err := os.Stat(path)
+	if err == nil && !fi.Mode().IsRegular() {
+		return fmt.Sprintf("%s is %s, not a directory", path, FileKind(fi.Mode()))
+	}
+	return path + " is a file, not a directory; move it away or rename it, so the directory can be made"
+}
+
+// IsNullDevice reports whether path is (or leads by symlinks to) the null
+// device, which [ReadFile] reads as an empty file.
+func IsNullDevice(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && isNullDevice(fi)
+}
+
+func isNullDevice(fi fs.FileInfo) bool {
+	if fi.Mode()&fs.ModeDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(fi, null)
 }
 
 // unwrapPathError drops the path from an *fs.PathError: messages name the

@@ -206,3 +206,85 @@ func TestReadFileSaysHowToFixPermissions(t *testing.T) {
 		}
 	}
 }
+
+// A symlink that leads nowhere, as the file or as a directory on the way
+// to it, is a mistake named with its target, not a missing file: os.Stat
+// follows links, and ENOENT alone made it read as "no config".
+func TestReadFileNamesABrokenSymlink(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "config.toml")
+	if err := os.Symlink("/nonexistent/config.toml", link); err != nil {
+		t.Fatal(err)
+	}
+	linkDir := filepath.Join(dir, "herdr-pi")
+	if err := os.Symlink("dotfiles/herdr-pi", linkDir); err != nil {
+		t.Fatal(err)
+	}
+	goodDir := filepath.Join(dir, "good")
+	if err := os.Symlink(t.TempDir(), goodDir); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, path, want string }{
+		{"the file", link, link + ": is a symlink to /nonexistent/config.toml, which does not exist; point it at an existing file, or remove it"},
+		{"its directory", filepath.Join(linkDir, "config.toml"),
+			filepath.Join(linkDir, "config.toml") + ": cannot read: " + linkDir + " is a symlink to dotfiles/herdr-pi, which does not exist; point it at an existing directory, or remove it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ReadFile(c.path, TOML)
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("got  %v\nwant %s", err, c.want)
+			}
+			if errors.Is(err, fs.ErrNotExist) || !errors.Is(err, ErrBrokenLink) {
+				t.Fatalf("%v must match ErrBrokenLink, not fs.ErrNotExist", err)
+			}
+			if _, err := LoadConfig(c.path, "config.toml"); err == nil {
+				t.Fatal("LoadConfig took a broken link for no config")
+			}
+		})
+	}
+	// A link that leads somewhere leaves a missing file simply missing.
+	if _, err := ReadFile(filepath.Join(goodDir, "config.toml"), TOML); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file behind a good link: %v, want fs.ErrNotExist", err)
+	}
+}
+
+// /dev/null, named directly or through a symlink, reads as an empty file:
+// HERDR_PI_CONFIG=/dev/null is the usual way to say "no config", and a
+// config that is empty means all defaults, without a warning.
+func TestReadFileReadsTheNullDeviceAsEmpty(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.Symlink(os.DevNull, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{os.DevNull, link} {
+		data, err := ReadFile(path, TOML)
+		if err != nil || len(data) != 0 {
+			t.Errorf("ReadFile(%s) = %q, %v; want nothing, no error", path, data, err)
+		}
+		if cfg, err := LoadConfig(path, path); err != nil || cfg.Herdr != Defaults().Herdr {
+			t.Errorf("LoadConfig(%s) = %v; want the defaults, no error", path, err)
+		}
+		if !IsNullDevice(path) {
+			t.Errorf("IsNullDevice(%s) = false", path)
+		}
+	}
+	if IsNullDevice("/dev/zero") {
+		t.Error("IsNullDevice(/dev/zero) = true")
+	}
+}
+
+// A device where a directory should be (PI_CODING_AGENT_DIR=/dev/null) is
+// named as what it is, and never with "move it away or rename it": that
+// advice is for a stray file, and renaming /dev/null breaks the machine.
+func TestReadFileNamesADeviceWhereADirectoryShouldBe(t *testing.T) {
+	_, err := ReadFile("/dev/null/pi-extensible-workflows/settings.json", JSON)
+	want := "/dev/null/pi-extensible-workflows/settings.json: cannot read: /dev/null is a device, not a directory"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+	// Named itself, a device is not to be replaced or removed either.
+	_, err = ReadFile("/dev/zero", TOML)
+	if err == nil || strings.Contains(err.Error(), "remove it") || strings.Contains(err.Error(), "put a file") {
+		t.Fatalf("/dev/zero: %v", err)
+	}
+}

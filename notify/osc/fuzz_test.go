@@ -48,6 +48,9 @@ func parseOSC(p Protocol, seq []byte) ([]string, error) {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
 			return nil, fmt.Errorf("control character U+%04X in the payload", r)
 		}
+		if invisible(r) {
+			return nil, fmt.Errorf("invisible character U+%04X in the payload", r)
+		}
 	}
 	fields := strings.Split(string(payload), ";")
 	want := map[Protocol]int{OSC9: 2, OSC99: 3, OSC777: 4}[p]
@@ -126,10 +129,12 @@ func FuzzEncode(f *testing.F) {
 }
 
 // FuzzSanitize: the sanitisers are idempotent, their output is valid UTF-8
-// with no control characters, no JavaScript whitespace at either end and no
-// run of two spaces; Sanitize also leaves no ';'.
+// with no control characters, no invisible ones (bidi overrides,
+// zero-width), no JavaScript whitespace at either end and no run of two
+// spaces; Sanitize also leaves no ';'.
 func FuzzSanitize(f *testing.F) {
-	for _, s := range []string{" one;two\x1b]99;evil\nthree ", "\ufeff\u3000x\u0085", "\xf0\x9f\x98", strings.Repeat("😀", 300)} {
+	for _, s := range []string{" one;two\x1b]99;evil\nthree ", "\ufeff\u3000x\u0085", "\xf0\x9f\x98", strings.Repeat("😀", 300),
+		"T\u202eY", "\u202etxt.exe", "a\u200b\u2066b\u2069\u00ad;\ufeff", "\u206f\u200b \u202a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -139,7 +144,7 @@ func FuzzSanitize(f *testing.F) {
 				t.Fatalf("%s(%q) = %q: invalid UTF-8", name, in, out)
 			}
 			for _, r := range out {
-				if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || (r != ' ' && jstext.IsSpace(r)) {
+				if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || (r != ' ' && jstext.IsSpace(r)) || invisible(r) {
 					t.Fatalf("%s(%q) = %q holds U+%04X", name, in, out, r)
 				}
 			}

@@ -19,13 +19,18 @@ const MaxCodePoints = 256
 // space, the ends are trimmed, and at most [MaxCodePoints] code points are
 // kept, with no ellipsis.
 //
+// Unlike the seed, it also blanks the invisible characters [CleanLabel]
+// does (bidi overrides and isolates, zero-width characters): a desktop
+// notification is read as readily as a Herdr toast, and "T\u202eY" must not
+// show reordered there while the toast path shows it plain.
+//
 // Input is bytes, not necessarily UTF-8: each invalid byte decodes as
 // U+FFFD, which the rule keeps, so the output is always valid UTF-8 and a
 // lone 0x9C or 0x9D byte can never reach the terminal raw.
 func Sanitize(s string) string {
 	return truncate(collapse(s, func(r rune) rune {
 		switch {
-		case !printable(r):
+		case !printable(r) || invisible(r):
 			return ' '
 		case r == ';':
 			return ':'
@@ -35,10 +40,10 @@ func Sanitize(s string) string {
 }
 
 // CleanLabel is the stricter rule for short labels such as a project or
-// session name (notifications-and-sentinel.md §4.2): as [Sanitize], and the
+// session name (notifications-and-sentinel.md §4.2): as [Sanitize], the
 // invisible characters that can disguise text — U+200B–U+206F (zero-width
-// characters, bidi embeddings, overrides and isolates), the soft hyphen
-// U+00AD and U+FEFF — become spaces too. It keeps ';' and cuts nothing:
+// characters, bidi embeddings, overrides and isolates), U+061C, the soft
+// hyphen U+00AD and U+FEFF — become spaces. It keeps ';' and cuts nothing:
 // callers decide the length for their channel.
 func CleanLabel(s string) string {
 	return collapse(s, func(r rune) rune {
@@ -52,7 +57,12 @@ func CleanLabel(s string) string {
 // printable is the keep rule shared by both sanitisers.
 func printable(r rune) bool { return (r >= 0x20 && r <= 0x7e) || r >= 0xa0 }
 
-func invisible(r rune) bool { return (r >= 0x200b && r <= 0x206f) || r == 0xad || r == 0xfeff }
+// invisible is U+200B–U+206F (zero-width characters, bidi marks,
+// embeddings, overrides and isolates), the Arabic letter mark U+061C (the
+// one bidi mark outside that block), the soft hyphen U+00AD and U+FEFF.
+func invisible(r rune) bool {
+	return (r >= 0x200b && r <= 0x206f) || r == 0x61c || r == 0xad || r == 0xfeff
+}
 
 // collapse maps every code point, turns each run of JavaScript whitespace
 // into one space and trims the ends, as the seed's `replace(/\s+/g, " ")

@@ -158,13 +158,31 @@ func TestJSWhitespace(t *testing.T) {
 	if got := Sanitize("\ufeffa\u3000\u3000b\u0085c\u2028"); got != "a b c" {
 		t.Errorf("got %q", got)
 	}
-	// Zero-width characters are kept by the seed's OSC rule (§4.1)...
-	if got := Sanitize("a\u200bb"); got != "a\u200bb" {
-		t.Errorf("Sanitize keeps U+200B: got %q", got)
+	// Zero-width characters, kept by the seed's OSC rule (§4.1), are
+	// blanked by both of ours, as the label rule (§4.2) does.
+	if got := Sanitize("a\u200bb"); got != "a b" {
+		t.Errorf("Sanitize drops U+200B: got %q", got)
 	}
-	// ...and removed by the label rule (§4.2).
 	if got := CleanLabel("a\u200bb"); got != "a b" {
 		t.Errorf("CleanLabel drops U+200B: got %q", got)
+	}
+}
+
+// The OSC path blanks what the Herdr-toast path does: a bidi override in a
+// title (herdr-pi notify --title $'T\u202eY') reached the terminal as it was,
+// free to show the text reversed, while the toast showed it plain.
+func TestOSCSequencesCarryNoInvisibleCharacters(t *testing.T) {
+	hostile := "T\u202eY\u2066Z\u200bW\u00adV\ufeffU\u061c"
+	for _, p := range Protocols {
+		seq := Encode(p, Notification{Title: hostile, Body: "body " + hostile, ID: "pi"})
+		for _, r := range string(seq) {
+			if invisible(r) {
+				t.Errorf("%s: U+%04X in % x", p, r, seq)
+			}
+		}
+	}
+	if got, want := Sanitize(hostile), CleanLabel(hostile); got != want {
+		t.Errorf("Sanitize(%q) = %q, CleanLabel = %q: the two paths differ", hostile, got, want)
 	}
 }
 

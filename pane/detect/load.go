@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -93,6 +94,11 @@ func Load(dir string) (*Set, []error) {
 	if err != nil {
 		return s, []error{err}
 	}
+	if len(files) == 0 {
+		if err := manifestDirProblem(dir); err != nil {
+			return s, []error{err}
+		}
+	}
 	var problems []error
 	for _, f := range files {
 		data, err := settings.ReadFile(f, settings.TOML)
@@ -110,6 +116,26 @@ func Load(dir string) (*Set, []error) {
 		s.add(strings.TrimSuffix(filepath.Base(f), ".toml"), m)
 	}
 	return s, problems
+}
+
+// manifestDirProblem is why dir holds no manifests when it is not simply
+// missing or empty: a symlink that leads nowhere, or something that is not
+// a directory. Either way the user meant manifests to be there, and a glob
+// finds none without a word.
+func manifestDirProblem(dir string) error {
+	if link, target := settings.BrokenLink(dir); link != "" {
+		what := "is"
+		if link != dir {
+			what = "cannot be read: " + link + " is"
+		}
+		return &ManifestError{File: dir, err: settings.ErrBrokenLink, Problems: []Problem{{
+			Msg: fmt.Sprintf("%s a symlink to %s, which does not exist, so no manifest there is read; point it at an existing directory, or remove it", what, target)}}}
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return &ManifestError{File: dir, Problems: []Problem{{
+			Msg: "is " + settings.FileKind(fi.Mode()) + ", not a directory, so no manifest there is read; put the manifests in a directory there"}}}
+	}
+	return nil
 }
 
 // LoadFile parses one manifest file.

@@ -41,7 +41,10 @@ func TestParseRejects(t *testing.T) {
 		{"bad state", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"busy\"\ncontains = [\"x\"]\n", `state = "busy"`, 4},
 		{"skip needs unknown", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\nskip_state_update = true\ncontains = [\"x\"]\n", "skip_state_update", 5},
 		{"skip with visible", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"unknown\"\nvisible_idle = true\nskip_state_update = true\ncontains = [\"x\"]\n", "no visible_*", 6},
-		{"bad region", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\nregion = \"top\"\ncontains = [\"x\"]\n", `unknown region "top"`, 5},
+		{"bad region", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\nregion = \"top\"\ncontains = [\"x\"]\n",
+			`unknown region "top"; the regions are whole_recent, bottom_lines(N), bottom_non_empty_lines(N), top_non_empty_lines(N), after_last_horizontal_rule, ` +
+				`prompt_box_body, above_prompt_box, last_non_empty_above_prompt_box, after_last_prompt_marker, before_current_prompt_marker, ` +
+				`whole_recent_without_current_prompt_marker, current_prompt_block_marker, after_current_prompt_block_marker, osc_title, osc_progress`, 5},
 		{"leading zero", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\nregion = \"bottom_lines(05)\"\ncontains = [\"x\"]\n", "leading zero", 5},
 		{"zero lines", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\nregion = \"top_non_empty_lines(0)\"\ncontains = [\"x\"]\n", "1 to 65535", 5},
 		{"too many lines", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\nregion = \"top_non_empty_lines(65536)\"\ncontains = [\"x\"]\n", "1 to 65535", 5},

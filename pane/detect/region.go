@@ -84,7 +84,22 @@ func ParseRegion(s string) (Region, error) {
 			}
 		}
 	}
-	return Region{}, fmt.Errorf("unknown region %q", s)
+	return Region{}, fmt.Errorf("unknown region %q; the regions are %s", s, regionList())
+}
+
+// regionList names every region in the manifest format's order, a count
+// written N: a name alone does not say what the right one is.
+func regionList() string {
+	names := make([]string, 0, len(regionNames))
+	for kind := WholeRecent; kind <= OSCProgress; kind++ {
+		name := regionNames[kind]
+		switch kind {
+		case BottomLines, BottomNonEmptyLines, TopNonEmptyLines:
+			name += "(N)"
+		}
+		names = append(names, name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // screenLines splits screen text into lines: on \n, each trailing \r

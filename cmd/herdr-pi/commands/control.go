@@ -26,6 +26,9 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 	if !ok {
 		h, inHerdr := settings.HerdrEnv(env)
 		if !inHerdr {
+			if err := tokenLost(env.Get); err != nil {
+				return nil, err
+			}
 			return nil, wrapperErrorf(noWrapper, "%w: not inside a wrapped agent (%s) nor a Herdr pane (missing %s); %s",
 				control.ErrNoWrapper, missingControl(env.Get), strings.Join(settings.MissingHerdr(env), ", "), howToStart)
 		}
@@ -36,6 +39,9 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		case errors.Is(err, control.ErrStale):
 			return nil, wrapperErrorf(noWrapper, "the herdr-pi wrapper registered for Herdr pane %s has exited; %s", render.Clean(h.PaneID), howToStart)
 		case errors.Is(err, control.ErrNoWrapper):
+			if err := tokenLost(env.Get); err != nil {
+				return nil, err
+			}
 			return nil, wrapperErrorf(noWrapper, "no herdr-pi wrapper is running in Herdr pane %s; %s", render.Clean(h.PaneID), howToStart)
 		case err != nil:
 			return nil, wrapperErrorf(unreachable, "cannot read the wrapper registry: %w", err)
@@ -52,6 +58,20 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 	return c, nil
 }
 
+// tokenLost is the error for a process that a wrapper started (it names
+// the wrapper's socket) but whose token was dropped on the way (sudo, env
+// -i, a hook that passes on only some variables), or nil. "No wrapper is
+// running" would be false: one is, and it answers only to its token.
+func tokenLost(get func(string) string) error {
+	socket := get(control.EnvSocket)
+	if socket == "" || get(control.EnvToken) != "" {
+		return nil
+	}
+	return wrapperErrorf(noToken, "%s names the socket of a herdr-pi wrapper (%s), but %s is unset, and the wrapper answers only to its token: "+
+		"keep both variables from the wrapped agent's environment (sudo, env -i or a hook's own environment can drop one)",
+		control.EnvSocket, render.Clean(socket), control.EnvToken)
+}
+
 // missingControl says which of the variables a wrapper gives its child are
 // absent: both travel together, and a hook that copied only one should be
 // told which.
@@ -66,6 +86,7 @@ func missingControl(get func(string) string) string {
 // (docs/status.md).
 const (
 	noWrapper   = "no_wrapper"
+	noToken     = "no_token"
 	refused     = "refused"
 	unreachable = "unreachable"
 )

@@ -255,16 +255,15 @@ func deadPIDForStatus(t *testing.T) int {
 	return c.Process.Pid
 }
 
-// Half a wrapper's environment (the socket without its token, or the token
-// without the socket: a hook that copied one variable) is named as such,
-// not reported as "HERDR_PI_CONTROL is unset".
+// Half a wrapper's environment (the token without the socket: a hook that
+// copied one variable) is named as such, not reported as "HERDR_PI_CONTROL
+// is unset".
 func TestNoWrapperNamesTheMissingHalfOfTheControlVariables(t *testing.T) {
 	for _, tc := range []struct {
 		env  []string
 		says string
 	}{
 		{nil, "HERDR_PI_CONTROL is unset"},
-		{[]string{"HERDR_PI_CONTROL=/tmp/hp-nothing-listens.sock"}, "HERDR_PI_CONTROL_TOKEN is unset"},
 		{[]string{"HERDR_PI_CONTROL_TOKEN=t"}, "HERDR_PI_CONTROL is unset"},
 	} {
 		e := newCmdEnv(t, tc.env...)
@@ -272,5 +271,45 @@ func TestNoWrapperNamesTheMissingHalfOfTheControlVariables(t *testing.T) {
 		if code != 1 || !strings.Contains(errOut, "not inside a wrapped agent ("+tc.says+")") {
 			t.Errorf("%q: exit %d, %q; want 1 and %q", tc.env, code, errOut, tc.says)
 		}
+	}
+}
+
+// A process a wrapper started whose token was dropped (sudo, env -i) is
+// told that: a wrapper runs, only the token is missing. "No herdr-pi
+// wrapper is running in this pane" sent people to start a second one.
+// status --json names it no_token, in the documented schema.
+func TestStatusSaysTheTokenIsMissingNotTheWrapper(t *testing.T) {
+	schema := compileSchema(t, "status")
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"outside Herdr", nil},
+		// In a Herdr pane the registry is asked first: no entry there
+		// does not make the wrapper that started us go away.
+		{"in a Herdr pane with no registered wrapper", pane},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newCmdEnv(t, tc.env...)
+			run1, _ := startFake(t, e, "")
+			e.env = append(e.env, control.EnvSocket+"="+run1.Endpoint.Socket)
+			want := "HERDR_PI_CONTROL names the socket of a herdr-pi wrapper (" + run1.Endpoint.Socket + "), but HERDR_PI_CONTROL_TOKEN is unset, and the wrapper answers only to its token"
+			code, _, errOut := run(t, e.env, "status")
+			if code != 1 || !strings.Contains(errOut, want) || strings.Contains(errOut, "no herdr-pi wrapper") {
+				t.Errorf("status: exit %d, %q; want 1 and %q", code, errOut, want)
+			}
+			code, _, errOut = run(t, e.env, "waiting", "start", "--source", "s", "--id", "i")
+			if code != 1 || !strings.Contains(errOut, want) {
+				t.Errorf("waiting: exit %d, %q; want 1 and %q", code, errOut, want)
+			}
+			code, out, errOut := run(t, e.env, "status", "--json")
+			validate(t, schema, out)
+			var got struct {
+				Error struct{ Code, Message string }
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil || code != 1 || errOut != "" || got.Error.Code != noToken || !strings.Contains(got.Error.Message, want) {
+				t.Errorf("status --json: exit %d, %v, %+v, stderr %q", code, err, got, errOut)
+			}
+		})
 	}
 }

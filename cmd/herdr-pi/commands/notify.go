@@ -79,7 +79,8 @@ func notifyCommand(f *Factory) *cli.Command {
 			"sequence your terminal understands — OSC 9, 99 or 777, chosen from TERM_PROGRAM —\n" +
 			"to stdout when that is a terminal, else to the controlling terminal, wrapped for\n" +
 			"tmux when $TMUX is set (tmux needs `set -g allow-passthrough on`). ntfy gets it\n" +
-			"too when [notify.ntfy] is enabled. Control characters are removed from the text.\n\n" +
+			"too when [notify.ntfy] is enabled. Control characters, bidi overrides and zero-width\n" +
+			"characters are removed from the text.\n\n" +
 			"Exits 0 when it was delivered or notifications are off on purpose, 1 with the\n" +
 			"reason otherwise. `herdr-pi doctor` shows the channel and why it may stay silent.\n\n" +
 			"Examples:\n" +

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/herdr-pi/herdr-pi/pane/detect"
 	"github.com/herdr-pi/herdr-pi/settings"
@@ -41,6 +40,13 @@ func configFileRow(d Input) Row {
 	if _, err := os.Stat(d.Paths.ConfigFile); errors.Is(err, fs.ErrNotExist) {
 		return row(OK, fmt.Sprintf("%s does not exist: the built-in defaults apply (%s)", shown, configDocs), "")
 	}
+	if settings.IsNullDevice(d.Paths.ConfigFile) {
+		// Read as empty, on purpose: it is how people say "no config".
+		if d.Paths.ConfigNamed {
+			shown = "HERDR_PI_CONFIG=" + d.Paths.ConfigFile
+		}
+		return row(OK, fmt.Sprintf("%s: no config, the built-in defaults apply (%s)", shown, configDocs), "")
+	}
 	return row(OK, shown+" is valid", "")
 }
 
@@ -55,18 +61,10 @@ func configFix(err error, paths settings.Paths) string {
 	switch {
 	case onLines:
 		return fmt.Sprintf("fix the mistake(s) named in %s (%s)", shown, configDocs)
-	case errors.Is(err, fs.ErrPermission):
-		// Nothing in it is wrong that anyone can see yet: the file is
-		// not ours to read.
-		return fmt.Sprintf("make %s readable by the user running herdr-pi: chmod u+r on it, or chown it to that user (and let them into its directories)", shown)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Sprintf("create %s, or point HERDR_PI_CONFIG at your config file (or unset it)", shown)
-	case errors.Is(err, syscall.ENOTDIR):
-		if file := settings.FileOnTheWay(paths.ConfigFile); file != "" {
-			return fmt.Sprintf("move %s away or rename it: it is a file where %s needs a directory", paths.Pretty(file), shown)
-		}
 	}
-	return fmt.Sprintf("make %s a regular UTF-8 TOML file of at most 1 MiB, or remove it to use the defaults (%s)", shown, configDocs)
+	return unreadableFix(err, paths, paths.ConfigFile, "TOML", configChosenBy(paths))
 }
 
 // problemList joins the lines of a multi-problem error into one detail.
@@ -81,6 +79,15 @@ func manifestsRow(d Input) Row {
 	dir := d.Paths.ManifestDir
 	shown := d.Paths.Pretty(dir)
 	_, problems := detect.Load(dir)
+	var me *detect.ManifestError
+	if len(problems) == 1 && errors.As(problems[0], &me) && me.File == dir {
+		// The directory itself, not a file in it.
+		fix := fmt.Sprintf("move %s away, and make a directory there for your manifests", shown)
+		if link, target := settings.BrokenLink(dir); link != "" {
+			fix = fmt.Sprintf("point the symlink %s at your manifests directory (it leads to %s, which does not exist), or remove it", d.Paths.Pretty(link), target)
+		}
+		return row(Warn, problemList(prettyManifestError(problems[0], d.Paths))+"; the built-in manifests apply", fix)
+	}
 	if len(problems) > 0 {
 		msgs := make([]string, len(problems))
 		for i, p := range problems {
@@ -119,15 +126,34 @@ func prettyManifestError(err error, paths settings.Paths) error {
 func seedConfigRow(d Input) (Row, bool) {
 	path := d.Paths.TerminalNotificationsFile()
 	shown := d.Paths.Pretty(path)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return Row{}, false
-	}
 	row := Row{Name: "pi-terminal-notifications", Status: OK,
 		Detail: shown + " is valid; herdr-pi uses its protocol table under [notify] of its own config.toml"}
-	if _, err := settings.LoadTerminalNotifications(path, shown); err != nil {
-		row.Status = Warn
+	_, err := settings.LoadTerminalNotifications(path, shown)
+	if err == nil {
+		// Asked after the read: a symlink that leads nowhere is not
+		// there for os.Stat, but is a mistake the read reported.
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return Row{}, false
+		}
+		return row, true
+	}
+	const instead = "set [notify] term_programs in herdr-pi's config.toml instead"
+	row.Status = Warn
+	var ce *settings.ConfigError
+	errors.As(err, &ce)
+	switch {
+	case ce != nil && slices.ContainsFunc(ce.Problems, func(p settings.Problem) bool { return p.Key != "" }):
 		row.Detail = problemList(err) + ": the entries named are ignored and the built-in terminal table applies to them"
-		row.Fix = "fix the entries named in " + shown + ", or set [notify] term_programs in herdr-pi's config.toml instead"
+		row.Fix = "fix the entries named in " + shown + ", or " + instead
+	case ce == nil || slices.ContainsFunc(ce.Problems, func(p settings.Problem) bool { return p.Err != nil }):
+		// Not read at all (each message already says the built-in table
+		// applies); nothing in it is to blame yet.
+		row.Detail = problemList(err)
+		row.Fix = unreadableFix(err, d.Paths, path, "JSON", piDirChosenBy(d.Paths)) + "; or " + instead
+	default:
+		// Read, but not a JSON object ({, [], null): there are no entries.
+		row.Detail = problemList(err)
+		row.Fix = fmt.Sprintf(`make %s a JSON object, such as {"termPrograms": {"MyTerminal": "osc777"}}, or remove it; or %s`, shown, instead)
 	}
 	return row, true
 }

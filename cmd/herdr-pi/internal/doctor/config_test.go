@@ -5,12 +5,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor/doctortest"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
+	"github.com/herdr-pi/herdr-pi/notify"
+	"github.com/herdr-pi/herdr-pi/notify/osc"
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 const goodManifest = `id = "mine"
@@ -54,7 +58,7 @@ func TestDoctorConfigRows(t *testing.T) {
 			".config/herdr-pi/config.toml": "[detect]\ndebounce = \"20s\"\nstartup_grace = 5\n",
 		}, map[string]string{
 			"config.toml": `warn|~/.config/herdr-pi/config.toml:2: debounce = "20s": must be between 0s and 10s; ` +
-				`~/.config/herdr-pi/config.toml:3: key "detect.startup_grace": "5" is not a duration (write it like "300ms" or "2s"): herdr-pi runs with the built-in defaults` +
+				`~/.config/herdr-pi/config.toml:3: key "detect.startup_grace": 5 is a number without a unit: a duration is a string with one, e.g. "5s" or "300ms": herdr-pi runs with the built-in defaults` +
 				`|fix the mistake(s) named in ~/.config/herdr-pi/config.toml`,
 		}, nil},
 		{"a TOML syntax error", map[string]string{
@@ -341,5 +345,190 @@ func mkdir(t *testing.T, dir string, mode os.FileMode) {
 	}
 	if err := os.Chmod(dir, mode); err != nil { // past the umask
 		t.Fatal(err)
+	}
+}
+
+// A settings file behind a symlink that leads nowhere is a mistake doctor
+// names with the link's target, not "does not exist": the person made the
+// link to have the file read.
+func TestDoctorNamesBrokenSymlinks(t *testing.T) {
+	w := doctortest.New(t)
+	paths := w.Paths()
+	link := func(target, at string) {
+		if err := os.MkdirAll(filepath.Dir(at), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("/nonexistent/config.toml", paths.ConfigFile)
+	link("/nonexistent/manifests", paths.ManifestDir)
+	link("/nonexistent/config.json", paths.TerminalNotificationsFile())
+	link("/nonexistent/settings.json", settings.WorkflowSettingsFile(paths.PiAgentDir))
+	in := input(w, time.Second)
+	checkRowWant(t, configFileRow(in), "warn|~/.config/herdr-pi/config.toml: is a symlink to /nonexistent/config.toml, which does not exist"+
+		"|point the symlink ~/.config/herdr-pi/config.toml at an existing file (it leads to /nonexistent/config.toml, which does not exist), or remove it")
+	checkRowWant(t, manifestsRow(in), "warn|~/.config/herdr-pi/manifests: is a symlink to /nonexistent/manifests, which does not exist, so no manifest there is read; "+
+		"point it at an existing directory, or remove it; the built-in manifests apply|point the symlink ~/.config/herdr-pi/manifests at your manifests directory (it leads to /nonexistent/manifests, which does not exist), or remove it")
+	seed, ok := seedConfigRow(in)
+	if !ok {
+		t.Fatal("no pi-terminal-notifications row for a broken symlink")
+	}
+	checkRowWant(t, seed, "warn|config.json: is a symlink to /nonexistent/config.json, which does not exist|point the symlink ~/.pi/agent/extensions/pi-terminal-notifications/config.json at an existing file")
+	checkRowWant(t, workflowSettingsRow(in), "warn|fully inspectable mode is off: ~/.pi/agent/pi-extensible-workflows/settings.json is a symlink to /nonexistent/settings.json, which does not exist"+
+		"|point the symlink ~/.pi/agent/pi-extensible-workflows/settings.json at an existing file")
+}
+
+// A path an environment variable chose is the variable's to fix: doctor
+// never tells anyone to make /dev/zero a TOML file or to move /dev/null
+// away. /dev/null itself is "no config".
+func TestDoctorFixNamesTheVariableThatChoseThePath(t *testing.T) {
+	for _, tc := range []struct {
+		name, env string
+		rows      map[string]string
+	}{
+		{"HERDR_PI_CONFIG=/dev/null", "HERDR_PI_CONFIG=/dev/null", map[string]string{
+			"config.toml": "ok|HERDR_PI_CONFIG=/dev/null: no config, the built-in defaults apply",
+		}},
+		{"HERDR_PI_CONFIG=/dev/zero", "HERDR_PI_CONFIG=/dev/zero", map[string]string{
+			"config.toml": "warn|/dev/zero: is a device, not a regular file" +
+				"|HERDR_PI_CONFIG names /dev/zero, which is not a regular file: point HERDR_PI_CONFIG at your config file, or unset it (herdr-pi then reads ~/.config/herdr-pi/config.toml)",
+		}},
+		{"HERDR_PI_CONFIG under a file", "HERDR_PI_CONFIG=/etc/passwd/config.toml", map[string]string{
+			"config.toml": "warn|/etc/passwd/config.toml: cannot read: /etc/passwd is a file, not a directory" +
+				"|HERDR_PI_CONFIG leads through /etc/passwd, which is not a directory: point HERDR_PI_CONFIG at your config file, or unset it",
+		}},
+		{"PI_CODING_AGENT_DIR=/dev/null", "PI_CODING_AGENT_DIR=/dev/null", map[string]string{
+			"workflow settings": "fail|/dev/null/pi-extensible-workflows/settings.json: cannot read: /dev/null is a device, not a directory" +
+				"|PI_CODING_AGENT_DIR names /dev/null, which is not a directory: point PI_CODING_AGENT_DIR at Pi's agent directory, or unset it (Pi then uses ~/.pi/agent)",
+			"pi-terminal-notifications": "warn|/dev/null/extensions/pi-terminal-notifications/config.json: cannot read: /dev/null is a device, not a directory; using the built-in terminal table" +
+				"|PI_CODING_AGENT_DIR names /dev/null, which is not a directory: point PI_CODING_AGENT_DIR at Pi's agent directory, or unset it",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := doctortest.New(t).Set(tc.env)
+			in := input(w, time.Second)
+			rows := map[string]Row{"workflow settings": workflowSettingsRow(in)}
+			for _, r := range configChecks(t.Context(), in) {
+				rows[r.Name] = r
+			}
+			for name, want := range tc.rows {
+				r, ok := rows[name]
+				if !ok {
+					t.Fatalf("no %s row in %+v", name, rows)
+				}
+				checkRowWant(t, r, want)
+				for _, bad := range []string{"move /dev/null", "make /dev/", "a regular UTF-8", "edit /dev/null"} {
+					if strings.Contains(r.Fix, bad) {
+						t.Errorf("%s: fix %q says %q", name, r.Fix, bad)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The seed's config.json with no entries to blame (not JSON, not an
+// object, not readable) gets a fix that fits, not "fix the entries named".
+func TestDoctorSeedConfigWithoutEntries(t *testing.T) {
+	const file = ".pi/agent/extensions/pi-terminal-notifications/config.json"
+	for _, tc := range []struct{ name, text, want string }{
+		{"cut short", "{", "warn|config.json:1: invalid JSON|make ~/" + file + ` a JSON object, such as {"termPrograms": {"MyTerminal": "osc777"}}, or remove it`},
+		{"an array", "[]", "warn|config.json: not a JSON object; using the built-in terminal table|make ~/" + file + " a JSON object"},
+		{"null", "null", "warn|config.json: not a JSON object|make ~/" + file + " a JSON object"},
+		{"an entry", `{"fallback": "beep"}`, `warn|fallback = "beep"|fix the entries named in ~/` + file},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := doctortest.New(t)
+			w.File(file, tc.text, 0o600)
+			r, ok := seedConfigRow(input(w, time.Second))
+			if !ok {
+				t.Fatal("no row")
+			}
+			checkRowWant(t, r, tc.want)
+			if tc.name != "an entry" && (strings.Contains(r.Detail, "entries named") || strings.Contains(r.Fix, "entries named")) {
+				t.Errorf("no entries, yet: %+v", r)
+			}
+		})
+	}
+	t.Run("unreadable", func(t *testing.T) {
+		w := doctortest.New(t)
+		path := w.File(file, `{"fallback": "osc9"}`, 0o000)
+		var r Row
+		testenv.AsUnprivileged(t, path, func() { r, _ = seedConfigRow(input(w, time.Second)) })
+		checkRowWant(t, r, "warn|permission denied|make ~/"+file+" readable by the user running herdr-pi")
+		if strings.Contains(r.Detail+r.Fix, "entries named") {
+			t.Errorf("no entries, yet: %+v", r)
+		}
+	})
+}
+
+// Once config.toml is rejected, the notification rows show the defaults
+// and say why: "off (opt in with enabled = true)" to someone whose file
+// says enabled = true sent them hunting in the wrong place.
+func TestDoctorNotifyRowsSayARejectedConfigLeftTheDefaults(t *testing.T) {
+	w := doctortest.New(t).Set("TERM_PROGRAM=WezTerm")
+	w.File(".config/herdr-pi/config.toml", "[notify]\nchannel = \"terminal\"\n[notify.ntfy]\nenabled = true\ntopic = \"t\"\nserver = \"ftp://x\"\n", 0o600)
+	in := input(w, time.Second)
+	if in.ConfigErr == nil {
+		t.Fatal("the config should be rejected")
+	}
+	c := in.Config
+	in.Notify = notify.DoctorInput{Getenv: in.Env.Get, Config: notify.Config{
+		Enabled: c.NotifyEnabled(), Channel: c.Notify.Channel, Table: osc.DefaultTable(),
+		Ntfy: notify.NtfyConfig{Enabled: c.Notify.Ntfy.Enabled, Server: c.Notify.Ntfy.Server},
+	}}
+	rows := map[string]Row{}
+	for _, r := range notifyChecks(t.Context(), in) {
+		rows[r.Name] = r
+	}
+	const rejected = "~/.config/herdr-pi/config.toml was rejected"
+	checkRowWant(t, rows["notification channel"], "ok|terminal: outside Herdr, so the OSC sequence your terminal understands (the built-in default: "+rejected)
+	checkRowWant(t, rows["terminal protocol"], "ok|osc9, for TERM_PROGRAM=\"WezTerm\" (environment) ([notify] term_programs and fallback of ~/.config/herdr-pi/config.toml do not apply")
+	checkRowWant(t, rows["ntfy"], "ok|off, the built-in default: "+rejected+" (see the config section), so its [notify.ntfy] does not apply until it is fixed")
+	if strings.Contains(rows["ntfy"].Detail, "opt in") {
+		t.Errorf("ntfy: %s", rows["ntfy"].Detail)
+	}
+}
+
+// The log file itself must be one herdr-pi can append to: a directory, a
+// FIFO or a symlink where herdr-pi.log should be means no line is ever
+// written, which "herdr-pi logs to …" hid.
+func TestDoctorLogRowChecksTheLogFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, file string)
+		want string
+	}{
+		{"a directory", func(t *testing.T, file string) { mkdir(t, file, 0o700) },
+			"warn|the log FILE is a directory, not a regular file: herdr-pi writes no log|remove FILE; the next herdr-pi creates it again"},
+		{"a FIFO", func(t *testing.T, file string) {
+			if err := syscall.Mkfifo(file, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "warn|the log FILE is a named pipe (FIFO), not a regular file: herdr-pi writes no log|remove FILE"},
+		{"a symlink", func(t *testing.T, file string) {
+			if err := os.Symlink(file+".elsewhere", file); err != nil {
+				t.Fatal(err)
+			}
+		}, "warn|the log FILE is a symlink, which herdr-pi does not write through|remove FILE"},
+		{"a regular file", func(t *testing.T, file string) {
+			if err := os.WriteFile(file, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "ok|herdr-pi logs to FILE (its directory is ours and 0700)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := doctortest.New(t)
+			dir := w.Paths().StateDir
+			if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			mkdir(t, dir, 0o700)
+			file := filepath.Join(dir, "herdr-pi.log")
+			tc.make(t, file)
+			checkRowWant(t, logRow(input(w, time.Second)), strings.ReplaceAll(tc.want, "FILE", file))
+		})
 	}
 }

@@ -169,7 +169,11 @@ func notifyChecks(ctx context.Context, d Input) []Row {
 	// its whole budget.
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	checks := notify.Doctor(ctx, d.Notify)
+	in := d.Notify
+	if d.ConfigErr != nil {
+		in.Rejected = d.Paths.Pretty(d.Paths.ConfigFile)
+	}
+	checks := notify.Doctor(ctx, in)
 	rows := make([]Row, len(checks))
 	for i, c := range checks {
 		status := string(c.Status)

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/internal/logfile"
@@ -40,6 +43,10 @@ func logRow(d Input) Row {
 	case err != nil:
 		return row(Warn, "the log "+privateDirProblem(err)+"; until then herdr-pi writes no log (everything else works)", privateDirFix(err))
 	}
+	if problem := logFileProblem(file); problem != "" {
+		return row(Warn, fmt.Sprintf("the log %s %s: herdr-pi writes no log (everything else works)", file, problem),
+			fmt.Sprintf("remove %s; the next herdr-pi creates it again as a regular file", file))
+	}
 	if v := d.Env.Get("HERDR_PI_LOG"); v != "" && !strings.EqualFold(v, "debug") && !strings.EqualFold(v, "info") {
 		// Likely meant as off (0, none, false): wrap may not say so on
 		// the agent's screen, so doctor does.
@@ -47,6 +54,27 @@ func logRow(d Input) Row {
 			"HERDR_PI_LOG=off turns the log off, HERDR_PI_LOG=debug makes it verbose")
 	}
 	return row(OK, fmt.Sprintf("herdr-pi logs to %s (its directory is ours and 0700)", file), "")
+}
+
+// logFileProblem says why herdr-pi could not append to the log file, or
+// "" when it can (or the file does not exist yet): the log takes only a
+// regular file of its own, never through a symlink (logfile.openLog), so
+// a directory or a FIFO there means no line is ever written.
+func logFileProblem(file string) string {
+	fi, err := os.Lstat(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return ""
+	case err != nil:
+		return "cannot be checked: " + err.Error()
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return "is a symlink, which herdr-pi does not write through"
+	case !fi.Mode().IsRegular():
+		return "is " + settings.FileKind(fi.Mode()) + ", not a regular file"
+	case unix.Access(file, unix.W_OK) != nil:
+		return "cannot be written by the user running herdr-pi (its mode is " + fi.Mode().Perm().String() + ")"
+	}
+	return ""
 }
 
 func runtimeDirRow(d Input) Row {

@@ -87,14 +87,27 @@ func workflowSettingsRow(d Input) Row {
 	file := settings.WorkflowSettingsFile(d.Paths.PiAgentDir)
 	shown := d.Paths.Pretty(file)
 	w, err := settings.LoadWorkflows(file)
+	const until = "; until then fully inspectable mode is off and the engine refuses to start runs"
+	var fe *settings.FileError
 	switch {
+	case errors.As(err, &fe) && fe.Line == 0:
+		// Not read at all: nothing in it to edit yet.
+		return Row{Name: "workflow settings", Status: Fail, Detail: err.Error(),
+			Fix: unreadableFix(err, d.Paths, file, "JSON", piDirChosenBy(d.Paths)) + until}
 	case err != nil:
 		return Row{Name: "workflow settings", Status: Fail, Detail: err.Error(),
-			Fix: fmt.Sprintf("edit %s as the message says; until then fully inspectable mode is off and the engine refuses to start runs", shown)}
+			Fix: fmt.Sprintf("edit %s as the message says", shown) + until}
 	case w.FullyInspectable:
 		return Row{Name: "workflow settings", Status: OK, Detail: fmt.Sprintf("fully inspectable mode is on (%s): under 'herdr-pi wrap pi' every workflow agent runs in a tab of its run's Herdr workspace", shown)}
 	}
 	why := shown + " sets no extensionSettings.herdr.enableFullyInspectableMode"
+	if link, target := settings.BrokenLink(file); link != "" {
+		// The engine and the probe read it as missing, and so does
+		// LoadWorkflows; the person who made the link meant otherwise.
+		return Row{Name: "workflow settings", Status: Warn,
+			Detail: fmt.Sprintf("fully inspectable mode is off: %s is a symlink to %s, which does not exist, so the engine reads no settings file", d.Paths.Pretty(link), target),
+			Fix:    brokenLinkFix(d.Paths, file, link, target, piDirChosenBy(d.Paths))}
+	}
 	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 		why = shown + " does not exist"
 	}
