@@ -121,7 +121,7 @@ func TestFindRunErrors(t *testing.T) {
 
 func TestAmbiguousPrefixNamesUnreadableCandidates(t *testing.T) {
 	h := newHome(t)
-	h.run(h.cwd, "abc1", `{"workflowName":"good"}`, time.Hour)
+	h.run(h.cwd, "abc1", `{"id":"abc1","workflowName":"good","state":"completed"}`, time.Hour)
 	h.run(h.cwd, "abc2", `{`, 2*time.Hour)
 	_, err := h.store().FindRun("abc")
 	if err == nil || err.Error() != `run id prefix "abc" matches 2 runs: abc1 (good, 1h ago), abc2 (unreadable, 2h ago); give more of the id` {

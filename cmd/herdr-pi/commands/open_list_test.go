@@ -668,3 +668,37 @@ func TestOpenListALiveAttemptWithoutItsTranscriptYet(t *testing.T) {
 		t.Fatalf("the listing says %+v; open hands docs#1 off, so its action is live", docs)
 	}
 }
+
+// A state.json that is valid JSON but no run (null, an empty object, an
+// object without the fields the engine always writes) is unreadable, as
+// `[]` is: listed with its problem, and open says that problem rather
+// than that the run has no attempts.
+func TestOpenReportsAStateThatIsNoRun(t *testing.T) {
+	ls := newListStore(t)
+	run := ls.IDs[2]
+	r, err := store.New(ls.Home, ls.Cwd).FindRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for state, says := range map[string]string{
+		`null`:                     "want a JSON object, got null",
+		`{}`:                       "no id, workflowName and state",
+		`{"id":"` + run + `"}`:     "no workflowName and state",
+		`{"agents":[],"state":""}`: "no id, workflowName and state",
+	} {
+		if err := os.WriteFile(filepath.Join(r.Dir, "state.json"), []byte(state), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o, _ := listJSON(t, ls.Home, ls.Cwd)
+		for _, lr := range o.Runs {
+			if lr.ID == run && (!strings.Contains(lr.Problem, says) || lr.State != "") {
+				t.Errorf("state.json %s: listed with state %q, problem %q; want it to say %q", state, lr.State, lr.Problem, says)
+			}
+		}
+		var out bytes.Buffer
+		code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, run[:8], "api")
+		if code != 1 || !strings.Contains(stderr, says) || strings.Contains(stderr, "no attempt") {
+			t.Errorf("open %s api with state.json %s: exit %d, stderr %q; want exit 1 saying %q", run[:8], state, code, stderr, says)
+		}
+	}
+}
