@@ -23,8 +23,11 @@ func TestParseSelector(t *testing.T) {
 		{"run:3#1", Selector{"run:3", 1}, ""},
 		{"fix #12 now", Selector{"fix #12 now", 0}, ""}, // '#' inside a label
 		{"issue#7#2", Selector{"issue#7", 2}, ""},
-		{"api#", Selector{"api#", 0}, ""},
 		{"api#x", Selector{"api#x", 0}, ""},
+		{"api#-x", Selector{"api#-x", 0}, ""},
+		{"api#", Selector{}, "no attempt number after #"},
+		{"api#-1", Selector{}, "attempt numbers start at 1"},
+		{"api#-0", Selector{}, "attempt numbers start at 1"},
 		{"", Selector{}, "empty"},
 		{"  ", Selector{}, "empty"},
 		{"#2", Selector{}, "no agent before #2"},

@@ -702,3 +702,21 @@ func TestOpenReportsAStateThatIsNoRun(t *testing.T) {
 		}
 	}
 }
+
+// An attempt number gone wrong is a usage mistake (exit 2) however it is
+// wrong — #0, a negative number, nothing after the # — not a search for
+// an agent of that name (exit 1).
+func TestOpenBadAttemptNumbersAreUsageErrors(t *testing.T) {
+	ls := newListStore(t)
+	for sel, says := range map[string]string{
+		"api#0":  "attempt numbers start at 1",
+		"api#-1": "attempt numbers start at 1",
+		"api#":   "no attempt number after #",
+	} {
+		var out bytes.Buffer
+		code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, ls.IDs[1][:8], sel)
+		if code != exitUsage || out.Len() != 0 || !strings.Contains(stderr, says) {
+			t.Errorf("open %s %s: exit %d, stderr %q; want exit %d saying %q", ls.IDs[1][:8], sel, code, stderr, exitUsage, says)
+		}
+	}
+}
