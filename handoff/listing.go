@@ -45,8 +45,12 @@ type Listing struct {
 }
 
 type ListedRun struct {
-	ID       string `json:"id"`
+	ID string `json:"id"`
+	// Short is the id's first 8 characters; Ref the shortest prefix of at
+	// least those that names this run alone in the store, which tables
+	// show and hints give open (two runs' ids can share 8 characters).
 	Short    string `json:"short"`
+	Ref      string `json:"ref"`
 	Workflow string `json:"workflow,omitempty"`
 	State    string `json:"state,omitempty"`
 	// Updated is state.json's modification time: the run's last change.
@@ -122,14 +126,24 @@ func List(st *store.Store, paths settings.Paths, ref string) (*Listing, error) {
 			return nil, err
 		}
 		listing.Runs = append(listing.Runs, listRun(st, paths, r, nil))
-		return listing, nil
+	} else {
+		runs, err := st.Runs()
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runs {
+			listing.Runs = append(listing.Runs, listRun(st, paths, r.Run, r.Err))
+		}
 	}
-	runs, err := st.Runs()
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range runs {
-		listing.Runs = append(listing.Runs, listRun(st, paths, r.Run, r.Err))
+	// Refs are unique in the whole store, not only among the runs
+	// listed: a hint `herdr-pi open <ref> …` must name one run.
+	refs, _ := st.ShortIDs()
+	for i := range listing.Runs {
+		lr := &listing.Runs[i]
+		lr.Ref = lr.Short
+		if ref, ok := refs[lr.ID]; ok {
+			lr.Ref = ref
+		}
 	}
 	return listing, nil
 }

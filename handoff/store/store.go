@@ -108,6 +108,54 @@ func (r *Run) Short() string {
 	return r.ID
 }
 
+// ShortIDs maps each run id of the store to its shortest prefix of at
+// least 8 characters that no other run's id starts with: a short form
+// that names one run wherever it is given (a listing's RUN column, the
+// hints built on it). Only directory names are read.
+func (s *Store) ShortIDs() (map[string]string, error) {
+	projects, err := s.projects()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, p := range projects {
+		for _, runsDir := range s.sessionRunsDirs(p) {
+			names, _ := readDirNames(runsDir)
+			ids = append(ids, names...)
+		}
+	}
+	return ShortestUnique(ids, 8), nil
+}
+
+// ShortestUnique maps each of ids to its shortest prefix of at least
+// atLeast bytes that is a prefix of no other id (the whole id when there is none,
+// as for an id that is another's prefix, or given twice).
+func ShortestUnique(ids []string, atLeast int) map[string]string {
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	out := make(map[string]string, len(sorted))
+	for i, id := range sorted {
+		// Sorted, the id sharing the longest prefix with this one is a
+		// neighbour.
+		n := atLeast
+		for _, j := range []int{i - 1, i + 1} {
+			if j >= 0 && j < len(sorted) {
+				n = max(n, commonPrefix(id, sorted[j])+1)
+			}
+		}
+		out[id] = id[:min(n, len(id))]
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
 // Workflow is the run's workflow name ("" when unread).
 func (r *Run) Workflow() string {
 	if r.Record == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,5 +212,19 @@ func TestAge(t *testing.T) {
 	}
 	if got := Age(now, time.Time{}); got != "age unknown" {
 		t.Errorf("zero: %q", got)
+	}
+}
+
+// A short id is 8 characters unless another id starts with the same
+// ones; then it is long enough to tell them apart, or the whole id when
+// nothing shorter can (an id that starts another, or one given twice).
+func TestShortestUnique(t *testing.T) {
+	got := ShortestUnique([]string{"abcdefgh-1111", "abcdefgh-1122", "abcdefgh-2", "zz", "12345678", "12345678-9", "dupdupdup1", "dupdupdup1"}, 8)
+	want := map[string]string{
+		"abcdefgh-1111": "abcdefgh-111", "abcdefgh-1122": "abcdefgh-112", "abcdefgh-2": "abcdefgh-2",
+		"zz": "zz", "12345678": "12345678", "12345678-9": "12345678-", "dupdupdup1": "dupdupdup1",
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("%q\nwant %q", got, want)
 	}
 }

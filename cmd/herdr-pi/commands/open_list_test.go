@@ -611,7 +611,7 @@ func TestOpenListSanitises(t *testing.T) {
 // (open without --inspect): its hint says that, as the listing's legend
 // does, not that only --inspect opens it.
 func TestOpenPickHintOfALiveAttempt(t *testing.T) {
-	listing := &handoff.Listing{Runs: []handoff.ListedRun{{ID: "3f0c9a2e-0000-4000-8000-000000000001", Short: "3f0c9a2e", Workflow: "review",
+	listing := &handoff.Listing{Runs: []handoff.ListedRun{{ID: "3f0c9a2e-0000-4000-8000-000000000001", Short: "3f0c9a2e", Ref: "3f0c9a2e", Workflow: "review",
 		Agents: []handoff.ListedAgent{{Name: "fixer", Attempts: []handoff.ListedAttempt{
 			{N: 1, Name: "fixer#1", Selector: "fixer#1", State: "running", Live: true, OwnerPID: 4711, Action: handoff.ActionLive}}}}}}}
 	groups, picks := pickerGroups(listing)
@@ -718,5 +718,53 @@ func TestOpenBadAttemptNumbersAreUsageErrors(t *testing.T) {
 		if code != exitUsage || out.Len() != 0 || !strings.Contains(stderr, says) {
 			t.Errorf("open %s %s: exit %d, stderr %q; want exit %d saying %q", ls.IDs[1][:8], sel, code, stderr, exitUsage, says)
 		}
+	}
+}
+
+// Two runs whose ids share their first 8 characters are listed with
+// prefixes long enough to tell them apart, and the hints built on them
+// name one run each: `herdr-pi open <short> …` must not be ambiguous.
+func TestOpenListShortIDsNameOneRun(t *testing.T) {
+	ls := newListStore(t)
+	st := store.New(ls.Home, ls.Cwd)
+	orig, err := st.FindRun(ls.IDs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := orig.ID[:9] + strings.Repeat("f", len(orig.ID)-9)
+	if twin == orig.ID {
+		t.Fatalf("the twin of %s is itself", orig.ID)
+	}
+	dst := filepath.Join(filepath.Dir(orig.Dir), twin)
+	if err := os.CopyFS(dst, os.DirFS(orig.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dst, "state.json")
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, bytes.ReplaceAll(b, []byte(orig.ID), []byte(twin)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := listJSON(t, ls.Home, ls.Cwd)
+	shorts := map[string]string{}
+	for _, r := range o.Runs {
+		shorts[r.ID] = r.Ref
+		if id, err := st.RunID(r.Ref); err != nil || id != r.ID || r.Short != r.ID[:8] {
+			t.Errorf("run %s is listed as %s (short %s), which names %q (%v)", r.ID, r.Ref, r.Short, id, err)
+		}
+	}
+	if shorts[orig.ID] == shorts[twin] || len(shorts[ls.IDs[2]]) != 8 {
+		t.Errorf("short ids %q", shorts)
+	}
+	// The table and one run's hints.
+	var out bytes.Buffer
+	if code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list"); code != 0 || !strings.Contains(out.String(), shorts[twin]+"  ") || !strings.Contains(out.String(), shorts[orig.ID]+"  ") {
+		t.Errorf("--list: exit %d, %q\n%s", code, stderr, out.String())
+	}
+	out.Reset()
+	if code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list", twin); code != 0 || !strings.Contains(out.String(), "herdr-pi open "+shorts[twin]+" ") {
+		t.Errorf("--list %s: exit %d, %q; want hints naming %s\n%s", twin, code, stderr, shorts[twin], out.String())
 	}
 }

@@ -77,7 +77,7 @@ func RunTable(o *handoff.Listing, l Look) string {
 		case cell == "":
 			cell = l.Render(l.Faint, "no attempt yet")
 		}
-		rows = append(rows, []string{Clean(r.Short), Clean(r.Workflow), drawRunState(l, r), AgeOf(o.Now, r.UpdatedAt),
+		rows = append(rows, []string{Clean(r.Ref), Clean(r.Workflow), drawRunState(l, r), AgeOf(o.Now, r.UpdatedAt),
 			ProjectName(o, r), cell})
 	}
 	var b strings.Builder
@@ -126,7 +126,7 @@ func RunDetail(o *handoff.Listing, r *handoff.ListedRun, l Look) string {
 	for _, ag := range r.Agents {
 		for _, at := range ag.Attempts {
 			if _, ok := example[at.Action]; !ok {
-				example[at.Action] = Clean(r.Short + " " + at.Selector)
+				example[at.Action] = Clean(r.Ref + " " + at.Selector)
 			}
 		}
 	}
