@@ -428,7 +428,7 @@ func readRegularStat(path string, max int64) ([]byte, fs.FileInfo, error) {
 		return nil, nil, &FileError{Path: path, Problem: "cannot stat: " + unwrapPathError(err), Err: err}
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, nil, &FileError{Path: path, Problem: fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())}
+		return nil, nil, &FileError{Path: path, Problem: notRegular(fi.Mode())}
 	}
 	if fi.Size() > max {
 		return nil, nil, &FileError{Path: path, Problem: fmt.Sprintf("too large (%d bytes, the limit is %d)", fi.Size(), max)}
@@ -441,6 +441,22 @@ func readRegularStat(path string, max int64) ([]byte, fs.FileInfo, error) {
 		return nil, nil, &FileError{Path: path, Problem: fmt.Sprintf("too large (over %d bytes)", max)}
 	}
 	return data, fi, nil
+}
+
+// notRegular says what a file that should be regular is instead, in
+// words: a mode string ("d---------") is for ls readers.
+func notRegular(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "is a directory, not a file"
+	case m&fs.ModeNamedPipe != 0:
+		return "is a named pipe (FIFO), not a regular file"
+	case m&fs.ModeSocket != 0:
+		return "is a socket, not a regular file"
+	case m&fs.ModeDevice != 0:
+		return "is a device, not a regular file"
+	}
+	return "is not a regular file"
 }
 
 func unwrapPathError(err error) string {

@@ -148,6 +148,9 @@ func TestFindRunReportsBrokenState(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(h.runsDir(h.cwd, "s1"), "empty"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(h.runsDir(h.cwd, "s1"), "dir", "state.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	unreadable := h.run(h.cwd, "unreadable", `{}`, 0)
 	if err := os.Chmod(filepath.Join(unreadable, "state.json"), 0); err != nil {
 		t.Fatal(err)
@@ -158,8 +161,10 @@ func TestFindRunReportsBrokenState(t *testing.T) {
 		"corrupt":   "corrupt run state: truncated JSON (unexpected end of input)",
 		"wrongtype": "corrupt run state: field state: want string, got number",
 		"big":       "too large (",
-		"fifo":      "not a regular file (p",
-		"empty":     "missing: the run directory has no state",
+		// Said in words, not as a mode string ("d---------").
+		"fifo":  "state.json: is a named pipe (FIFO), not a regular file",
+		"dir":   "state.json: is a directory, not a file",
+		"empty": "missing: the run directory has no state",
 	} {
 		_, err := s.FindRun(id)
 		var fe *FileError
