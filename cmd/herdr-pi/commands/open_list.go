@@ -126,7 +126,7 @@ func pickHint(at *handoff.ListedAttempt) string {
 	case handoff.ActionLive:
 		return "live: a running Pi owns it; open hands it off to a pane and back (when that Pi runs under herdr-pi wrap); --inspect forks what is there so far"
 	case handoff.ActionGone:
-		return "gone: its owner Pi was killed mid-attempt; opens a fork of what it left"
+		return "gone: its owner Pi ended before the attempt did; opens a fork of what it left"
 	}
 	return "opens a read-only fork of its session"
 }

@@ -768,3 +768,51 @@ func TestOpenListShortIDsNameOneRun(t *testing.T) {
 		t.Errorf("--list %s: exit %d, %q; want hints naming %s\n%s", twin, code, stderr, shorts[twin], out.String())
 	}
 }
+
+// An attempt left unsettled by an owner Pi that has no lease any more
+// (it exited, removing it) is not said to have lost its owner to a kill:
+// its STATUS says the owner exited, whatever engine state (known or not,
+// as teleported) the attempt was left in. `owner gone (pid N)` is for a
+// lease left behind.
+func TestOpenListAnOwnerThatExitedIsNotGone(t *testing.T) {
+	ls := newListStore(t)
+	o, _ := listJSON(t, ls.Home, ls.Cwd)
+	run := o.Runs[3]
+	if at := run.Agents[1].Attempts[0]; run.Owner != nil || !at.OwnerGone || at.OwnerPID != 0 {
+		t.Fatalf("run %s: owner %+v, attempt %+v; want an unsettled attempt without a lease", run.Short, run.Owner, at)
+	}
+	name := run.Agents[1].Attempts[0].Name
+	r, err := store.New(ls.Home, ls.Cwd).FindRun(run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(r.Dir, "state.json")
+	for _, agentState := range []string{run.Agents[1].State, "teleported"} {
+		b, err := os.ReadFile(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st map[string]any
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatal(err)
+		}
+		st["agents"].([]any)[1].(map[string]any)["state"] = agentState
+		if b, err = json.Marshal(st); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(state, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list", run.ID)
+		var row string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), name+" ") {
+				row = l
+			}
+		}
+		if code != 0 || !strings.Contains(row, agentState) || !strings.Contains(row, "owner exited") || strings.Contains(row, "owner gone") {
+			t.Errorf("agent state %s: exit %d %q; row %q, want STATUS owner exited\n%s", agentState, code, stderr, row, out.String())
+		}
+	}
+}
