@@ -31,9 +31,10 @@ const (
 type Store struct {
 	// Root is <home>/.pi/workflows/projects.
 	Root string
-	// Project is the storage key of the caller's cwd: its runs are
-	// searched first.
+	// Project is the storage key of the caller's cwd (Cwd, absolute):
+	// its runs are searched first.
 	Project string
+	Cwd     string
 	// Now is the clock for ages (time.Now when nil).
 	Now func() time.Time
 }
@@ -41,7 +42,11 @@ type Store struct {
 // New is the store under home seen from cwd. The engine uses Node's
 // os.homedir() and ignores PI_CODING_AGENT_DIR for run storage.
 func New(home, cwd string) *Store {
-	return &Store{Root: filepath.Join(home, ".pi", "workflows", "projects"), Project: ProjectKey(cwd)}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		abs = filepath.Clean(cwd)
+	}
+	return &Store{Root: filepath.Join(home, ".pi", "workflows", "projects"), Project: ProjectKey(cwd), Cwd: abs}
 }
 
 func (s *Store) now() time.Time {

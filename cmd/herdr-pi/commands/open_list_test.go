@@ -816,3 +816,26 @@ func TestOpenListAnOwnerThatExitedIsNotGone(t *testing.T) {
 		}
 	}
 }
+
+// A run that cannot be read is shown in its project's directory, as the
+// others are, not as the bare storage key: the key is a hash of that
+// directory, which the caller's own cwd (or another run) tells.
+func TestOpenListShowsTheProjectOfAnUnreadableRun(t *testing.T) {
+	home := t.TempDir()
+	cwd := filepath.Join(home, "src", "shop")
+	if err := os.MkdirAll(cwd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, ".pi", "workflows", "projects", store.ProjectKey(cwd), "sessions", "s1", "runs", "3f0c9a2e-0000-4000-8000-000000000001")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte("null"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code, stderr := runOpen(t, home, cwd, &out, nil, "--list")
+	if code != 0 || !strings.Contains(out.String(), "~/src/shop (here)") {
+		t.Fatalf("exit %d %q; want the project shown as ~/src/shop (here)\n%s", code, stderr, out.String())
+	}
+}

@@ -14,8 +14,8 @@ import (
 // (home as ~), else the storage key without its hash.
 func ProjectName(o *handoff.Listing, r *handoff.ListedRun) string {
 	name := ""
-	if r.Cwd != "" {
-		name = o.Paths.Pretty(r.Cwd)
+	if r.ProjectDir != "" {
+		name = o.Paths.Pretty(r.ProjectDir)
 	} else {
 		name = projectHash().ReplaceAllString(r.Project, "")
 	}
