@@ -25,6 +25,40 @@ type Closed struct {
 	How string `json:"how"`
 }
 
+// Failed is one thing `herdr-pi close` could not close, or could not tell
+// was closed. Its record stays in the ledger (File), so the next close
+// tries again.
+type Failed struct {
+	// Kind is pane, tab or workspace (Herdr did not close it); handoff
+	// (its pane closed, but its wrapper did not hand the attempt back in
+	// time; ID is the handoff's id); or record (a ledger record that
+	// cannot be read or removed; ID is its file).
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	// Why says what went wrong and what to do.
+	Why string `json:"why"`
+	// File is the ledger record that still names it ("" for a record).
+	File string `json:"record,omitempty"`
+}
+
+func (f Failed) String() string {
+	if f.Kind == "record" {
+		return "ledger record " + f.ID + ": " + f.Why
+	}
+	return f.Kind + " " + f.ID + ": " + f.Why
+}
+
+// FailedError is a close that left things open or unknown.
+type FailedError struct{ Failed []Failed }
+
+func (e *FailedError) Error() string {
+	parts := make([]string, len(e.Failed))
+	for i, f := range e.Failed {
+		parts[i] = f.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
 // CloseRun closes what records name, each once: workspaces first, then
 // tabs and panes outside them (a workspace takes its tabs and panes along,
 // and closing them again would close something else or fail). A record
@@ -32,11 +66,10 @@ type Closed struct {
 // wrapper sees its pane close, hands the attempt back, closes the bridge
 // and removes the record. Records of dead wrappers have their leftover
 // bridge files removed. Every record handled is removed from the ledger;
-// the record of a thing Herdr did not close stays, for the next close.
-func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) Herdr, records []Record, wait time.Duration) ([]Closed, error) {
+// the record of a thing Herdr did not close stays, for the next close,
+// and the thing is in failed.
+func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) Herdr, records []Record, wait time.Duration) (out []Closed, failures []Failed) {
 	type key struct{ socket, thing string }
-	var out []Closed
-	var errs []error
 	done := map[key]string{} // what was closed → how
 	workspaces := map[string]string{}
 	for _, r := range records {
@@ -78,7 +111,7 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 			if errors.As(err, &he) && strings.HasSuffix(he.Code, "_not_found") {
 				how = "gone"
 			} else {
-				errs = append(errs, fmt.Errorf("closing %s: %w", r.Thing(), err))
+				failures = append(failures, Failed{Kind: r.Kind, ID: r.ID, Why: "Herdr did not close it (" + err.Error() + "); its record stays: close again once Herdr answers", File: r.File})
 				failed[k] = true
 				continue
 			}
@@ -94,7 +127,12 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 		}
 		if r.WrapperPID > 0 && control.WrapperAlive(r.RunDir, r.WrapperPID) {
 			if !waitGone(ctx, r.File, deadline) {
-				errs = append(errs, fmt.Errorf("the wrapper (pid %d) of handoff %s did not hand the attempt back within %v after its %s closed", r.WrapperPID, r.Handoff, wait, r.Thing()))
+				id := r.Handoff
+				if id == "" {
+					id = r.Thing()
+				}
+				failures = append(failures, Failed{Kind: "handoff", ID: id, File: r.File,
+					Why: fmt.Sprintf("its wrapper (pid %d) did not hand the attempt back within %v after its %s closed", r.WrapperPID, wait, r.Thing())})
 				continue
 			}
 			if r.Bridge != "" {
@@ -108,10 +146,10 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 			out = append(out, Closed{Kind: "bridge", ID: r.Bridge, How: "removed"})
 		}
 		if err := ledger.Remove(r); err != nil {
-			errs = append(errs, err)
+			failures = append(failures, Failed{Kind: "record", ID: r.File, Why: fmt.Sprintf("%s was closed, but its record could not be removed (%v): remove the file", r.Thing(), err)})
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, failures
 }
 
 func closeThing(ctx context.Context, h Herdr, kind, id string) error {

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -134,7 +136,9 @@ func (l Ledger) Remove(r Record) error {
 }
 
 // List returns every record, oldest first. A missing ledger has none; an
-// unreadable record is skipped (and named in the error).
+// unreadable record is skipped and named in an *UnreadableRecordsError,
+// with what it may have tracked: it may be all that knows of a pane that
+// is still open.
 func (l Ledger) List() ([]Record, error) {
 	if err := control.CheckPrivateDir(l.Dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -147,20 +151,79 @@ func (l Ledger) List() ([]Record, error) {
 		return nil, err
 	}
 	var out []Record
-	var bad []string
+	var bad []Unreadable
 	for _, f := range files {
 		r, err := readRecord(f)
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("%s: %v", f, err))
+			bad = append(bad, Unreadable{File: f, Problem: err.Error(), Guess: salvageRecord(f)})
 			continue
 		}
 		out = append(out, r)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Opened.Before(out[j].Opened) })
 	if len(bad) > 0 {
-		return out, fmt.Errorf("unreadable ledger records (remove them): %s", strings.Join(bad, "; "))
+		return out, &UnreadableRecordsError{Records: bad}
 	}
 	return out, nil
+}
+
+// Unreadable is a ledger record List could not read.
+type Unreadable struct {
+	File    string
+	Problem string
+	// Guess is what could still be made out of the file (any field may
+	// be empty): enough, with luck, to find the pane in Herdr.
+	Guess Record
+}
+
+// MayBeOf tells whether the record may have been run's: its run cannot be
+// made out, or it starts with run (a prefix, as close takes it).
+func (u Unreadable) MayBeOf(run string) bool {
+	return u.Guess.Run == "" || strings.HasPrefix(u.Guess.Run, run)
+}
+
+// Tracked says what the record may have tracked, "" when nothing of it
+// can be made out.
+func (u Unreadable) Tracked() string {
+	g := u.Guess
+	var s string
+	switch {
+	case g.Kind != "" && g.ID != "":
+		s = g.Thing()
+	case g.ID != "":
+		s = "a pane, tab or workspace " + g.ID
+	case g.Kind != "":
+		s = "a " + g.Kind
+	default:
+		return ""
+	}
+	if g.Run != "" {
+		s += " of run " + g.Run
+	}
+	if g.HerdrSocket != "" {
+		s += " in the Herdr at " + g.HerdrSocket
+	}
+	return s
+}
+
+// Advice is what to do about the record without losing what it tracked:
+// removing it first would leave an open pane that no close knows of.
+func (u Unreadable) Advice() string {
+	if t := u.Tracked(); t != "" {
+		return "it may have tracked " + t + ", which may still be open: check in Herdr and close it there if so, then remove " + u.File
+	}
+	return "what it tracked cannot be made out: check in Herdr for a pane, tab or workspace herdr-pi opened that is still open and close it there, then remove " + u.File
+}
+
+// UnreadableRecordsError names the ledger records List could not read.
+type UnreadableRecordsError struct{ Records []Unreadable }
+
+func (e *UnreadableRecordsError) Error() string {
+	parts := make([]string, 0, len(e.Records))
+	for _, u := range e.Records {
+		parts = append(parts, fmt.Sprintf("%s: %s; %s", u.File, u.Problem, u.Advice()))
+	}
+	return "unreadable ledger records: " + strings.Join(parts, "; ")
 }
 
 func readRecord(path string) (Record, error) {
@@ -189,6 +252,47 @@ func readRecord(path string) (Record, error) {
 	}
 	r.File = path
 	return r, nil
+}
+
+// recordField is a string field of a record as it appears in the file,
+// for salvageRecord.
+var recordField = regexp.MustCompile(`"(run|kind|id|herdr_socket)"\s*:\s*"([^"\\\x00-\x1f]+)"`)
+
+// salvageRecord makes out what it can of an unreadable record: the string
+// fields that survive in a file cut short or garbled. Only a regular file
+// is read (a symlink may point anywhere), and only its first maxRecord
+// bytes; a value that would not print is left out, as it would be shown.
+func salvageRecord(path string) Record {
+	var g Record
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return g
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return g
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, maxRecord))
+	for _, m := range recordField.FindAllSubmatch(b, -1) {
+		v := string(m[2])
+		if !control.Printable(v) || len(v) > 1024 {
+			continue
+		}
+		switch string(m[1]) {
+		case "run":
+			g.Run = v
+		case "kind":
+			if v == "pane" || v == "tab" || v == "workspace" {
+				g.Kind = v
+			}
+		case "id":
+			g.ID = v
+		case "herdr_socket":
+			g.HerdrSocket = v
+		}
+	}
+	return g
 }
 
 // Workspace is the run's workspace in the Herdr at socket, as the ledger

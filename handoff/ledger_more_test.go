@@ -1,6 +1,8 @@
 package handoff
 
 import (
+	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,5 +86,56 @@ func TestLedgerRefusesADirectoryOthersCanWrite(t *testing.T) {
 	}
 	if got := l.Workspace("r1", "/h.sock"); got != "" {
 		t.Fatalf("Workspace read a world-writable ledger: %q", got)
+	}
+}
+
+// An unreadable record is named with what can still be made out of it (a
+// file cut short keeps its first fields), so that the pane it tracked can
+// be found in Herdr before the file is removed; a symlink is not followed
+// for it, and a value that would not print is left out.
+func TestLedgerSaysWhatAnUnreadableRecordTracked(t *testing.T) {
+	l := ledger(t)
+	rec, err := l.Add(Record{Run: "r1", Kind: "pane", ID: "w1:p3", HerdrSocket: "/h.sock", PaneWrapperPID: 4711})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(rec.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rec.File, b[:len(b)-10], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	evil := filepath.Join(l.Dir, "rec-evil.json")
+	if err := os.WriteFile(evil, []byte("{\"run\":\"r1\",\"kind\":\"pane\",\"id\":\"w1:p4\x1b]0;owned\x07\""), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rec.File, filepath.Join(l.Dir, "rec-link.json")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.List()
+	var ue *UnreadableRecordsError
+	if !errors.As(err, &ue) || len(ue.Records) != 3 {
+		t.Fatalf("List: %v, want three unreadable records", err)
+	}
+	got := map[string]string{}
+	for _, u := range ue.Records {
+		got[filepath.Base(u.File)] = u.Tracked()
+	}
+	want := map[string]string{
+		filepath.Base(rec.File): "pane w1:p3 of run r1 in the Herdr at /h.sock",
+		"rec-evil.json":         "a pane of run r1",
+		"rec-link.json":         "",
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("tracked %q\nwant    %q", got, want)
+	}
+	for _, u := range ue.Records {
+		if !strings.HasSuffix(u.Advice(), "then remove "+u.File) || !strings.Contains(u.Advice(), "Herdr") || !u.MayBeOf("r1") || u.MayBeOf("r2") != (u.Guess.Run == "") {
+			t.Errorf("%s: advice %q, may be of r1 %v, of r2 %v", u.File, u.Advice(), u.MayBeOf("r1"), u.MayBeOf("r2"))
+		}
+	}
+	if strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), rec.File) {
+		t.Errorf("the error %q names not the file, or prints a control", err)
 	}
 }

@@ -113,9 +113,9 @@ func TestCloseRunClosesEachThingOnce(t *testing.T) {
 		recs = append(recs, rec)
 	}
 	s.ClearRecords()
-	closed, err := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
-	if err != nil {
-		t.Fatal(err)
+	closed, failed := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if failed != nil {
+		t.Fatal(failed)
 	}
 	var got []string
 	for _, x := range closed {
@@ -166,16 +166,17 @@ func TestCloseRunWaitsForLiveWrappers(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		l.Remove(rec)
 	}()
-	closed, err := CloseRun(ctx, l, func(string) Herdr { return c }, []Record{rec}, time.Minute)
-	if err != nil || len(closed) != 2 || closed[1] != (Closed{Kind: "bridge", ID: "/x/tools.sock", How: "closed"}) {
-		t.Fatalf("closed %+v, %v", closed, err)
+	closed, failed := CloseRun(ctx, l, func(string) Herdr { return c }, []Record{rec}, time.Minute)
+	if failed != nil || len(closed) != 2 || closed[1] != (Closed{Kind: "bridge", ID: "/x/tools.sock", How: "closed"}) {
+		t.Fatalf("closed %+v, failed %+v", closed, failed)
 	}
 	stuck, err := l.Add(Record{Run: "r1", Kind: "pane", ID: "w1:p9", HerdrSocket: s.SocketPath(), WrapperPID: os.Getpid(), Handoff: "h2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := CloseRun(ctx, l, func(string) Herdr { return c }, []Record{stuck}, 0); err == nil || !strings.Contains(err.Error(), "handoff h2") {
-		t.Fatalf("a wrapper that never hands back: %v", err)
+	if _, failed := CloseRun(ctx, l, func(string) Herdr { return c }, []Record{stuck}, 0); len(failed) != 1 ||
+		failed[0].Kind != "handoff" || failed[0].ID != "h2" || failed[0].File != stuck.File || !strings.Contains(failed[0].Why, "did not hand the attempt back") {
+		t.Fatalf("a wrapper that never hands back: %+v", failed)
 	}
 }
 
@@ -196,9 +197,9 @@ func TestCloseRunLeavesAnEndedInspectionAlone(t *testing.T) {
 		t.Fatalf("AddAll: %d records, %v", len(recs), err)
 	}
 	s.ClearRecords()
-	closed, err := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
-	if err != nil {
-		t.Fatal(err)
+	closed, failed := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if failed != nil {
+		t.Fatal(failed)
 	}
 	want := []Closed{{Kind: "pane", ID: panes[0], How: "closed"}, {Kind: "pane", ID: panes[1], How: "gone"}}
 	if !slices.Equal(closed, want) {
@@ -244,9 +245,9 @@ func TestCloseRunJudgesWrappersByTheirRunDirectory(t *testing.T) {
 	s.ClearRecords()
 	// A wrapper judged alive is waited for, and this one never hands
 	// back: the wait would end in an error.
-	closed, err := CloseRun(ctx, l, func(string) Herdr { return c }, recs, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
+	closed, failed := CloseRun(ctx, l, func(string) Herdr { return c }, recs, 5*time.Second)
+	if failed != nil {
+		t.Fatal(failed)
 	}
 	want := []Closed{
 		{Kind: "pane", ID: panes[0], How: "closed"},
@@ -414,13 +415,21 @@ func TestCloseRunKeepsWhatItCouldNotClose(t *testing.T) {
 	// Herdr fails to close the workspace and the pane; the tab closes.
 	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"workspace.close", "pane.close"},
 		Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "busy"}}})
-	closed, err := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
-	if err == nil {
-		t.Fatalf("closing failed, but CloseRun said nothing (closed %+v)", closed)
-	}
+	closed, failed := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
 	want := []Closed{{Kind: "tab", ID: tab.TabID, How: "closed"}}
 	if !slices.Equal(closed, want) {
 		t.Fatalf("closed %+v\nwant   %+v", closed, want)
+	}
+	// Each failure names the thing, why, and the record that keeps it.
+	var says []string
+	for _, f := range failed {
+		if !strings.Contains(f.Why, "busy") {
+			t.Errorf("failure %+v does not say why", f)
+		}
+		says = append(says, f.Kind+" "+f.ID+" "+filepath.Base(f.File))
+	}
+	if w := []string{"workspace " + ws.Workspace.WorkspaceID + " " + filepath.Base(recs[0].File), "pane " + split.PaneID + " " + filepath.Base(recs[2].File)}; !slices.Equal(says, w) {
+		t.Fatalf("failed %q\nwant   %q", says, w)
 	}
 	left, _ := l.List()
 	var things []string
@@ -432,9 +441,9 @@ func TestCloseRunKeepsWhatItCouldNotClose(t *testing.T) {
 	}
 	// Herdr answers again: the next close closes the rest.
 	s.SetFault(herdrtest.Fault{})
-	closed, err = CloseRun(ctx, l, func(string) Herdr { return c }, left, time.Second)
-	if err != nil || len(closed) != 2 {
-		t.Fatalf("the second close: %+v, %v", closed, err)
+	closed, failed = CloseRun(ctx, l, func(string) Herdr { return c }, left, time.Second)
+	if failed != nil || len(closed) != 2 {
+		t.Fatalf("the second close: %+v, %+v", closed, failed)
 	}
 	if rs, _ := l.List(); len(rs) != 0 {
 		t.Fatalf("records left: %+v", rs)

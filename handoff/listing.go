@@ -45,8 +45,12 @@ type Listing struct {
 }
 
 type ListedRun struct {
-	ID       string `json:"id"`
+	ID string `json:"id"`
+	// Short is the id's first 8 characters; Ref the shortest prefix of at
+	// least those that names this run alone in the store, which tables
+	// show and hints give open (two runs' ids can share 8 characters).
 	Short    string `json:"short"`
+	Ref      string `json:"ref"`
 	Workflow string `json:"workflow,omitempty"`
 	State    string `json:"state,omitempty"`
 	// Updated is state.json's modification time: the run's last change.
@@ -66,6 +70,10 @@ type ListedRun struct {
 
 	UpdatedAt time.Time `json:"-"`
 	Note      string    `json:"-"` // Problem, short, for tables
+	// ProjectDir is the project's directory for tables: the run's Cwd, or
+	// for a run that cannot be read, the directory whose storage key its
+	// project is, when another run or the caller's cwd tells it.
+	ProjectDir string `json:"-"`
 }
 
 type ListedOwner struct {
@@ -122,16 +130,46 @@ func List(st *store.Store, paths settings.Paths, ref string) (*Listing, error) {
 			return nil, err
 		}
 		listing.Runs = append(listing.Runs, listRun(st, paths, r, nil))
-		return listing, nil
+	} else {
+		runs, err := st.Runs()
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runs {
+			listing.Runs = append(listing.Runs, listRun(st, paths, r.Run, r.Err))
+		}
 	}
-	runs, err := st.Runs()
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range runs {
-		listing.Runs = append(listing.Runs, listRun(st, paths, r.Run, r.Err))
+	projectDirs(st, listing.Runs)
+	// Refs are unique in the whole store, not only among the runs
+	// listed: a hint `herdr-pi open <ref> …` must name one run.
+	refs, _ := st.ShortIDs()
+	for i := range listing.Runs {
+		lr := &listing.Runs[i]
+		lr.Ref = lr.Short
+		if ref, ok := refs[lr.ID]; ok {
+			lr.Ref = ref
+		}
 	}
 	return listing, nil
+}
+
+// projectDirs sets each run's ProjectDir. The storage key is a hash of
+// the launch cwd, so a run that cannot be read shares the directory of
+// any readable run of its project, or of the caller when it is theirs:
+// a table shows it as it shows the others, not as a bare key.
+func projectDirs(st *store.Store, runs []ListedRun) {
+	dirs := map[string]string{st.Project: st.Cwd}
+	for _, r := range runs {
+		if r.Cwd != "" && store.ProjectKey(r.Cwd) == r.Project {
+			dirs[r.Project] = r.Cwd
+		}
+	}
+	for i := range runs {
+		runs[i].ProjectDir = runs[i].Cwd
+		if runs[i].ProjectDir == "" {
+			runs[i].ProjectDir = dirs[runs[i].Project]
+		}
+	}
 }
 
 func listRun(st *store.Store, paths settings.Paths, r *store.Run, readErr error) ListedRun {

@@ -33,12 +33,22 @@ const maxAttemptNumber = 1 << 20
 
 // ParseSelector reads "<agent>" or "<agent>#<n>". Only a trailing #digits
 // is an attempt number, so a label that contains "#" elsewhere still
-// works; "api#x" is a name, not an error.
+// works; "api#x" is a name, not an error. A trailing "#", or "#-digits",
+// is an attempt number gone wrong, as "#0" is: said as such, not looked
+// for as a name no agent has.
 func ParseSelector(text string) (Selector, error) {
 	if strings.TrimSpace(text) == "" {
 		return Selector{}, &SelectorError{Text: text, Problem: "empty"}
 	}
 	i := strings.LastIndexByte(text, '#')
+	if i > 0 {
+		switch after := text[i+1:]; {
+		case after == "":
+			return Selector{}, &SelectorError{Text: text, Problem: "no attempt number after #"}
+		case len(after) > 1 && after[0] == '-' && strings.Trim(after[1:], "0123456789") == "":
+			return Selector{}, &SelectorError{Text: text, Problem: "attempt numbers start at 1"}
+		}
+	}
 	if i < 0 || i == len(text)-1 || strings.Trim(text[i+1:], "0123456789") != "" {
 		return Selector{Agent: text}, nil
 	}

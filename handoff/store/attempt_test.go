@@ -23,8 +23,11 @@ func TestParseSelector(t *testing.T) {
 		{"run:3#1", Selector{"run:3", 1}, ""},
 		{"fix #12 now", Selector{"fix #12 now", 0}, ""}, // '#' inside a label
 		{"issue#7#2", Selector{"issue#7", 2}, ""},
-		{"api#", Selector{"api#", 0}, ""},
 		{"api#x", Selector{"api#x", 0}, ""},
+		{"api#-x", Selector{"api#-x", 0}, ""},
+		{"api#", Selector{}, "no attempt number after #"},
+		{"api#-1", Selector{}, "attempt numbers start at 1"},
+		{"api#-0", Selector{}, "attempt numbers start at 1"},
 		{"", Selector{}, "empty"},
 		{"  ", Selector{}, "empty"},
 		{"#2", Selector{}, "no agent before #2"},
@@ -109,7 +112,7 @@ func TestPickErrorsNameTheWayOut(t *testing.T) {
 // they are.
 func TestPickErrorsQuoteUnprintableNames(t *testing.T) {
 	h := newHome(t)
-	h.run(h.cwd, "evil", `{"id":"evil","agents":[
+	h.run(h.cwd, "evil", `{"id":"evil","workflowName":"w","state":"running","agents":[
 		{"id":"evil:1","name":"a\u001b]0;PWNED\u0007\u009b1m\u202eb","state":"completed","attemptDetails":[{"attempt":1,"setup":{}}]},
 		{"id":"evil:2","name":"docs","state":"completed","attemptDetails":[{"attempt":1,"setup":{}}]}]}`, 0)
 	r, err := h.store().FindRun("evil")
@@ -125,7 +128,7 @@ func TestPickErrorsQuoteUnprintableNames(t *testing.T) {
 
 func TestPickRefusesAnAmbiguousName(t *testing.T) {
 	h := newHome(t)
-	h.run(h.cwd, "loop", `{"id":"loop","agents":[
+	h.run(h.cwd, "loop", `{"id":"loop","workflowName":"w","state":"running","agents":[
 		{"id":"loop:1","name":"developer","state":"completed","attemptDetails":[{"attempt":1,"setup":{}}]},
 		{"id":"loop:2","name":"developer","state":"completed","attemptDetails":[{"attempt":1,"setup":{}}]}]}`, 0)
 	r, err := h.store().FindRun("loop")
@@ -201,7 +204,7 @@ func TestAttemptFacts(t *testing.T) {
 
 func TestSessionFileRecordsNone(t *testing.T) {
 	h := newHome(t)
-	h.run(h.cwd, "r1", `{"id":"r1","agents":[
+	h.run(h.cwd, "r1", `{"id":"r1","workflowName":"w","state":"running","agents":[
 		{"id":"r1:1","name":"early","state":"failed","attemptDetails":[{"attempt":1,"setup":{}}]},
 		{"id":"r1:2","name":"nolocator","state":"failed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x"},"setup":{}}]},
 		{"id":"r1:3","name":"dir","state":"failed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x","locator":{"sessionFile":"`+h.cwd+`"}},"setup":{}}]},
@@ -252,7 +255,7 @@ func TestLiveWithABrokenLease(t *testing.T) {
 // run it may resume, so the lease decides.
 func TestSettledByRunState(t *testing.T) {
 	for state, want := range map[string]bool{"completed": true, "failed": true, "stopped": true, "running": false, "interrupted": false, "paused": false} {
-		rec, err := DecodeRun([]byte(`{"id":"r","state":"` + state + `","agents":[{"id":"r:1","name":"a","state":"running","attemptDetails":[{"attempt":1,"setup":{}}]}]}`))
+		rec, err := DecodeRun([]byte(`{"id":"r","workflowName":"w","state":"` + state + `","agents":[{"id":"r:1","name":"a","state":"running","attemptDetails":[{"attempt":1,"setup":{}}]}]}`))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func TestLiveOwnerKeepsOnlyUnsettledAttemptsLive(t *testing.T) {
 // alive, opening it inspects it instead of taking over the agent.
 func TestAnEndedAttemptOfARunningAgentIsSettled(t *testing.T) {
 	h := newHome(t)
-	dir := h.run(h.cwd, "r1", `{"id":"r1","state":"running","agents":[
+	dir := h.run(h.cwd, "r1", `{"id":"r1","workflowName":"w","state":"running","agents":[
 		{"id":"r1:1","name":"a","state":"retrying","attemptDetails":[{"attempt":2,"setup":{}},{"attempt":1,"setup":{}}]},
 		{"id":"r1:2","name":"b","state":"retrying","attemptDetails":[{"attempt":1,"setup":{},"error":{"code":"AGENT_FAILED","message":"429"}}]}]}`, 0)
 	writeSelfLease(t, h, filepath.Dir(dir))
@@ -78,7 +78,7 @@ func TestAnEndedAttemptOfARunningAgentIsSettled(t *testing.T) {
 // Pick's doc says; it is not a guess between them.
 func TestPickPrefersNameThenLabelThenNumber(t *testing.T) {
 	h := newHome(t)
-	h.run(h.cwd, "r2", `{"id":"r2","agents":[
+	h.run(h.cwd, "r2", `{"id":"r2","workflowName":"w","state":"running","agents":[
 		{"id":"r2:1","name":"review","label":"fix","state":"completed","attemptDetails":[{"attempt":1,"setup":{}}]},
 		{"id":"r2:2","name":"fix","label":"3","state":"completed","attemptDetails":[{"attempt":1,"setup":{}}]},
 		{"id":"r2:3","name":"lint","state":"completed","attemptDetails":[{"attempt":1,"setup":{}}]}]}`, 0)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,13 +129,22 @@ func (a *AgentRecord) Latest() *AttemptRecord {
 }
 
 // DecodeRun decodes a state.json. Unknown fields are ignored and every
-// optional field may be absent; it fails only on invalid JSON, on a field
-// open reads having the wrong type, or on an attempt number that is not
-// positive. The error says which field is wrong.
+// optional field may be absent; it fails on invalid JSON, on anything but
+// an object, on a field open reads having the wrong type, on a field the
+// engine always writes (id, workflowName, state) being absent or empty, or
+// on an attempt number that is not positive. The error says which field
+// is wrong.
 func DecodeRun(data []byte) (*RunRecord, error) {
 	var r RunRecord
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, describeJSONError(err)
+	}
+	// encoding/json takes null for an object it leaves as it was.
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return nil, errors.New("want a JSON object, got null")
+	}
+	if missing := r.missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("no %s (the engine always writes %s)", andList(missing), plural(missing, "it", "them"))
 	}
 	for i := range r.Agents {
 		for _, at := range r.Agents[i].Attempts {
@@ -144,6 +154,34 @@ func DecodeRun(data []byte) (*RunRecord, error) {
 		}
 	}
 	return &r, nil
+}
+
+// missing are the fields the engine writes in every run record (a run's
+// id, workflow and state; reference/workflows-handoff.md §2.1) that r
+// lacks: without them, what decoded is not a run, whatever else it holds.
+func (r *RunRecord) missing() []string {
+	var out []string
+	for _, f := range []struct{ name, value string }{{"id", r.ID}, {"workflowName", r.WorkflowName}, {"state", r.State}} {
+		if f.value == "" {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// andList joins words as a sentence does: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+func plural(s []string, one, many string) string {
+	if len(s) == 1 {
+		return one
+	}
+	return many
 }
 
 // describeJSONError turns encoding/json's errors into what is wrong where.

@@ -18,12 +18,12 @@ func TestDecodeRunIsTolerant(t *testing.T) {
 		name, json string
 		check      func(t *testing.T, r *RunRecord)
 	}{
-		{"empty object", `{}`, func(t *testing.T, r *RunRecord) {
-			if r.ID != "" || len(r.Agents) != 0 {
+		{"only what the engine always writes", `{"id":"r","workflowName":"w","state":"running"}`, func(t *testing.T, r *RunRecord) {
+			if r.ID != "r" || len(r.Agents) != 0 {
 				t.Fatalf("%+v", r)
 			}
 		}},
-		{"unknown fields at every level", `{"id":"r1","future":{"x":[1,2]},"agents":[{"id":"r1:1","name":"api","newThing":true,
+		{"unknown fields at every level", `{"id":"r1","workflowName":"w","state":"running","future":{"x":[1,2]},"agents":[{"id":"r1:1","name":"api","newThing":true,
 			"attemptDetails":[{"attempt":1,"transport":"herdr","setup":{"cwd":"/w","model":{"provider":"p","model":"m","extra":1},"more":null},"surprise":"yes"}]}]}`,
 			func(t *testing.T, r *RunRecord) {
 				at := r.Agents[0].Attempts[0]
@@ -31,7 +31,7 @@ func TestDecodeRunIsTolerant(t *testing.T) {
 					t.Fatalf("%+v", at)
 				}
 			}},
-		{"optional fields absent: label, thinking, session, locator, attemptDetails, startedAt", `{"id":"r","agents":[
+		{"optional fields absent: label, thinking, session, locator, attemptDetails, startedAt", `{"id":"r","workflowName":"w","state":"running","agents":[
 			{"id":"r:1","name":"queued","state":"queued","model":{"provider":"p","model":"m"}},
 			{"id":"r:2","name":"a","state":"running","attemptDetails":[{"attempt":1,"setup":{"model":{"provider":"p","model":"m"}}}]},
 			{"id":"r:3","name":"b","state":"running","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"s"},"setup":{}}]}]}`,
@@ -43,14 +43,14 @@ func TestDecodeRunIsTolerant(t *testing.T) {
 					t.Fatalf("sessions %+v %+v", r.Agents[1].Attempts[0], r.Agents[2].Attempts[0])
 				}
 			}},
-		{"nulls", `{"id":null,"agents":[{"id":"r:1","label":null,"model":null,"attemptDetails":null}],"error":null}`, func(t *testing.T, r *RunRecord) {
+		{"nulls", `{"id":"r","workflowName":"w","state":"running","parentRunId":null,"agents":[{"id":"r:1","label":null,"model":null,"attemptDetails":null}],"error":null}`, func(t *testing.T, r *RunRecord) {
 			if len(r.Agents) != 1 || r.Error != nil {
 				t.Fatalf("%+v", r)
 			}
 		}},
-		{"fields open does not read may have any type", `{"id":"r","usage":"lots","agents":[{"id":"r:1","tools":{"odd":1},"toolCalls":7,
+		{"fields open does not read may have any type", `{"id":"r","workflowName":"w","state":"running","usage":"lots","agents":[{"id":"r:1","tools":{"odd":1},"toolCalls":7,
 			"attemptDetails":[{"attempt":1,"accounting":"n/a","setup":{"tools":"all","hookNames":3,"resourceSelectors":[]}}]}]}`, nil},
-		{"fractional times", `{"id":"r","agents":[{"id":"r:1","startedAt":1787310903120.25}]}`, func(t *testing.T, r *RunRecord) {
+		{"fractional times", `{"id":"r","workflowName":"w","state":"running","agents":[{"id":"r:1","startedAt":1787310903120.25}]}`, func(t *testing.T, r *RunRecord) {
 			if r.Agents[0].StartedAt != 1787310903120.25 {
 				t.Fatalf("%v", r.Agents[0].StartedAt)
 			}
@@ -75,7 +75,15 @@ func TestDecodeRunSaysWhatIsWrong(t *testing.T) {
 		{`[]`, "want a JSON object, got array"},
 		{`{"agents":{"id":1}}`, "field agents: want []store.AgentRecord, got object"},
 		{`{"agents":[{"attemptDetails":[{"attempt":"1"}]}]}`, "field agents.attemptDetails.attempt: want int, got string"},
-		{`{"agents":[{"name":"api","attemptDetails":[{"attempt":0}]}]}`, "agent api: attempt number 0 is not positive"},
+		{`{"id":"r","workflowName":"w","state":"running","agents":[{"name":"api","attemptDetails":[{"attempt":0}]}]}`, "agent api: attempt number 0 is not positive"},
+		// Valid JSON that is no run: encoding/json accepts null and an
+		// object without a single field of the engine's.
+		{`null`, "want a JSON object, got null"},
+		{` null `, "want a JSON object, got null"},
+		{`{}`, "no id, workflowName and state (the engine always writes them)"},
+		{`{"id":null,"workflowName":"w","state":"running"}`, "no id (the engine always writes it)"},
+		{`{"id":"r","workflowName":"w","state":""}`, "no state (the engine always writes it)"},
+		{`{"id":"r","workflowName":"w","agents":[]}`, "no state (the engine always writes it)"},
 		{`{"agents":[{"attemptDetails":[{"attempt":1.5}]}]}`, "field agents.attemptDetails.attempt: want int, got number 1.5"},
 	} {
 		_, err := DecodeRun([]byte(tc.json))

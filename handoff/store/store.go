@@ -31,9 +31,10 @@ const (
 type Store struct {
 	// Root is <home>/.pi/workflows/projects.
 	Root string
-	// Project is the storage key of the caller's cwd: its runs are
-	// searched first.
+	// Project is the storage key of the caller's cwd (Cwd, absolute):
+	// its runs are searched first.
 	Project string
+	Cwd     string
 	// Now is the clock for ages (time.Now when nil).
 	Now func() time.Time
 }
@@ -41,7 +42,11 @@ type Store struct {
 // New is the store under home seen from cwd. The engine uses Node's
 // os.homedir() and ignores PI_CODING_AGENT_DIR for run storage.
 func New(home, cwd string) *Store {
-	return &Store{Root: filepath.Join(home, ".pi", "workflows", "projects"), Project: ProjectKey(cwd)}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		abs = filepath.Clean(cwd)
+	}
+	return &Store{Root: filepath.Join(home, ".pi", "workflows", "projects"), Project: ProjectKey(cwd), Cwd: abs}
 }
 
 func (s *Store) now() time.Time {
@@ -106,6 +111,54 @@ func (r *Run) Short() string {
 		return r.ID[:8]
 	}
 	return r.ID
+}
+
+// ShortIDs maps each run id of the store to its shortest prefix of at
+// least 8 characters that no other run's id starts with: a short form
+// that names one run wherever it is given (a listing's RUN column, the
+// hints built on it). Only directory names are read.
+func (s *Store) ShortIDs() (map[string]string, error) {
+	projects, err := s.projects()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, p := range projects {
+		for _, runsDir := range s.sessionRunsDirs(p) {
+			names, _ := readDirNames(runsDir)
+			ids = append(ids, names...)
+		}
+	}
+	return ShortestUnique(ids, 8), nil
+}
+
+// ShortestUnique maps each of ids to its shortest prefix of at least
+// atLeast bytes that is a prefix of no other id (the whole id when there is none,
+// as for an id that is another's prefix, or given twice).
+func ShortestUnique(ids []string, atLeast int) map[string]string {
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	out := make(map[string]string, len(sorted))
+	for i, id := range sorted {
+		// Sorted, the id sharing the longest prefix with this one is a
+		// neighbour.
+		n := atLeast
+		for _, j := range []int{i - 1, i + 1} {
+			if j >= 0 && j < len(sorted) {
+				n = max(n, commonPrefix(id, sorted[j])+1)
+			}
+		}
+		out[id] = id[:min(n, len(id))]
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // Workflow is the run's workflow name ("" when unread).
@@ -380,7 +433,7 @@ func readRegularStat(path string, max int64) ([]byte, fs.FileInfo, error) {
 		return nil, nil, &FileError{Path: path, Problem: "cannot stat: " + unwrapPathError(err), Err: err}
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, nil, &FileError{Path: path, Problem: fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())}
+		return nil, nil, &FileError{Path: path, Problem: notRegular(fi.Mode())}
 	}
 	if fi.Size() > max {
 		return nil, nil, &FileError{Path: path, Problem: fmt.Sprintf("too large (%d bytes, the limit is %d)", fi.Size(), max)}
@@ -393,6 +446,22 @@ func readRegularStat(path string, max int64) ([]byte, fs.FileInfo, error) {
 		return nil, nil, &FileError{Path: path, Problem: fmt.Sprintf("too large (over %d bytes)", max)}
 	}
 	return data, fi, nil
+}
+
+// notRegular says what a file that should be regular is instead, in
+// words: a mode string ("d---------") is for ls readers.
+func notRegular(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "is a directory, not a file"
+	case m&fs.ModeNamedPipe != 0:
+		return "is a named pipe (FIFO), not a regular file"
+	case m&fs.ModeSocket != 0:
+		return "is a socket, not a regular file"
+	case m&fs.ModeDevice != 0:
+		return "is a device, not a regular file"
+	}
+	return "is not a regular file"
 }
 
 func unwrapPathError(err error) string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,7 +122,7 @@ func TestFindRunErrors(t *testing.T) {
 
 func TestAmbiguousPrefixNamesUnreadableCandidates(t *testing.T) {
 	h := newHome(t)
-	h.run(h.cwd, "abc1", `{"workflowName":"good"}`, time.Hour)
+	h.run(h.cwd, "abc1", `{"id":"abc1","workflowName":"good","state":"completed"}`, time.Hour)
 	h.run(h.cwd, "abc2", `{`, 2*time.Hour)
 	_, err := h.store().FindRun("abc")
 	if err == nil || err.Error() != `run id prefix "abc" matches 2 runs: abc1 (good, 1h ago), abc2 (unreadable, 2h ago); give more of the id` {
@@ -147,6 +148,9 @@ func TestFindRunReportsBrokenState(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(h.runsDir(h.cwd, "s1"), "empty"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(h.runsDir(h.cwd, "s1"), "dir", "state.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	unreadable := h.run(h.cwd, "unreadable", `{}`, 0)
 	if err := os.Chmod(filepath.Join(unreadable, "state.json"), 0); err != nil {
 		t.Fatal(err)
@@ -157,8 +161,10 @@ func TestFindRunReportsBrokenState(t *testing.T) {
 		"corrupt":   "corrupt run state: truncated JSON (unexpected end of input)",
 		"wrongtype": "corrupt run state: field state: want string, got number",
 		"big":       "too large (",
-		"fifo":      "not a regular file (p",
-		"empty":     "missing: the run directory has no state",
+		// Said in words, not as a mode string ("d---------").
+		"fifo":  "state.json: is a named pipe (FIFO), not a regular file",
+		"dir":   "state.json: is a directory, not a file",
+		"empty": "missing: the run directory has no state",
 	} {
 		_, err := s.FindRun(id)
 		var fe *FileError
@@ -211,5 +217,19 @@ func TestAge(t *testing.T) {
 	}
 	if got := Age(now, time.Time{}); got != "age unknown" {
 		t.Errorf("zero: %q", got)
+	}
+}
+
+// A short id is 8 characters unless another id starts with the same
+// ones; then it is long enough to tell them apart, or the whole id when
+// nothing shorter can (an id that starts another, or one given twice).
+func TestShortestUnique(t *testing.T) {
+	got := ShortestUnique([]string{"abcdefgh-1111", "abcdefgh-1122", "abcdefgh-2", "zz", "12345678", "12345678-9", "dupdupdup1", "dupdupdup1"}, 8)
+	want := map[string]string{
+		"abcdefgh-1111": "abcdefgh-111", "abcdefgh-1122": "abcdefgh-112", "abcdefgh-2": "abcdefgh-2",
+		"zz": "zz", "12345678": "12345678", "12345678-9": "12345678-", "dupdupdup1": "dupdupdup1",
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("%q\nwant %q", got, want)
 	}
 }

@@ -64,6 +64,10 @@ type closeReport struct {
 	Format string           `json:"format"`
 	Run    string           `json:"run"`
 	Closed []handoff.Closed `json:"closed"`
+	// Failed is what close could not close, or cannot tell is closed:
+	// always present, so that a script tells "nothing failed" by an
+	// empty list rather than by a field it may not know.
+	Failed []handoff.Failed `json:"failed"`
 }
 
 func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
@@ -83,7 +87,7 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 		// As open does with a prefix of several runs: an error, not usage.
 		return fmt.Errorf("close: %q names several runs with open panes (%s): give more of the id", opts.Run, strings.Join(runs, ", "))
 	}
-	rep := closeReport{Format: closeFormat, Run: opts.Run, Closed: []handoff.Closed{}}
+	rep := closeReport{Format: closeFormat, Run: opts.Run, Closed: []handoff.Closed{}, Failed: []handoff.Failed{}}
 	if len(runs) == 0 {
 		// Nothing is open for it. "Nothing to close" (exit 0) is only true
 		// of a run that exists: a ref that names none (a typo, another
@@ -114,24 +118,47 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 	}
 	if len(runs) == 1 {
 		rep.Run = runs[0]
-		closed, err := handoff.CloseRun(ctx, ledger, func(socket string) handoff.Herdr { return herdr.NewClient(socket) }, records, opts.Wait)
+		closed, failed := handoff.CloseRun(ctx, ledger, func(socket string) handoff.Herdr { return herdr.NewClient(socket) }, records, opts.Wait)
 		rep.Closed = append(rep.Closed, closed...)
-		if err != nil {
-			printClose(f, rep, opts.JSON)
-			return fmt.Errorf("close: run %s: %w", rep.Run, err)
-		}
+		rep.Failed = append(rep.Failed, failed...)
 	}
-	if listErr != nil {
+	rep.Failed = append(rep.Failed, unreadableFailures(listErr, rep.Run)...)
+	if listErr != nil && len(rep.Failed) == 0 {
+		// Only other runs' records are unreadable (or the ledger is):
+		// worth saying, but this run's close went well.
 		tell(f.IO.Err, "herdr-pi close: %v\n", listErr)
 	}
-	return printClose(f, rep, opts.JSON)
+	if err := printClose(f, rep, opts.JSON); err != nil {
+		return err
+	}
+	if len(rep.Failed) > 0 {
+		return fmt.Errorf("close: run %s: %w", rep.Run, &handoff.FailedError{Failed: rep.Failed})
+	}
+	return nil
+}
+
+// unreadableFailures are the unreadable ledger records that may have
+// been run's: close cannot say that nothing of the run is open while one
+// of them may name an open pane.
+func unreadableFailures(listErr error, run string) []handoff.Failed {
+	var ue *handoff.UnreadableRecordsError
+	if !errors.As(listErr, &ue) {
+		return nil
+	}
+	var out []handoff.Failed
+	for _, u := range ue.Records {
+		if u.MayBeOf(run) {
+			out = append(out, handoff.Failed{Kind: "record", ID: u.File, Why: "unreadable (" + u.Problem + "); " + u.Advice()})
+		}
+	}
+	return out
 }
 
 func printClose(f *Factory, rep closeReport, asJSON bool) error {
 	if asJSON {
 		return render.JSON(f.IO.Out, rep)
 	}
-	if len(rep.Closed) == 0 {
+	if len(rep.Closed) == 0 && len(rep.Failed) == 0 {
 		tell(f.IO.Out, "nothing herdr-pi opened for run %s is open\n", rep.Run)
 		return nil
 	}

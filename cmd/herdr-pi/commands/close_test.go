@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -184,5 +185,123 @@ func TestCloseRefusesAPrefixOfAnotherRunInTheStore(t *testing.T) {
 	}
 	if recs, _ := ledger.List(); len(recs) != 1 {
 		t.Fatalf("records left %d, want the other run's", len(recs))
+	}
+}
+
+// closeFailure is an entry of `close --json`'s failed list (docs/open.md).
+type closeFailure struct{ Kind, ID, Why, Record string }
+
+// A pane Herdr could not close is in `close --json` (failed: what, why,
+// and the record that keeps it), not only in stderr's text: a script must
+// tell what is still open. The record stays for the next close.
+func TestCloseJSONNamesWhatItCouldNotClose(t *testing.T) {
+	ls := newListStore(t)
+	env := closeEnv(t, ls.Home)
+	run := ls.IDs[1]
+	s := herdrtest.Start(t)
+	pane, err := herdr.NewClient(s.SocketPath()).PaneSplit(context.Background(), herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := handoff.LedgerAt(settings.Resolve(settings.EnvFrom(env)).RuntimeBase)
+	rec, err := ledger.Add(handoff.Record{Run: run, Kind: "pane", ID: pane.PaneID, HerdrSocket: s.SocketPath()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Herdr socket moves away: close cannot reach the pane.
+	moved := s.SocketPath() + ".away"
+	if err := os.Rename(s.SocketPath(), moved); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Rename(moved, s.SocketPath()) })
+	code, out, errs := runClose(t, env, ls.Cwd, run, "--json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stdout %s stderr %s", code, out, errs)
+	}
+	var rep struct {
+		Format string           `json:"format"`
+		Closed []handoff.Closed `json:"closed"`
+		Failed []closeFailure   `json:"failed"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if rep.Format != closeFormat || len(rep.Closed) != 0 || len(rep.Failed) != 1 {
+		t.Fatalf("report %+v, want the pane in failed", rep)
+	}
+	f := rep.Failed[0]
+	if f.Kind != "pane" || f.ID != pane.PaneID || f.Record != rec.File || !strings.Contains(f.Why, s.SocketPath()) {
+		t.Errorf("failed %+v, want pane %s, why naming the socket %s, record %s", f, pane.PaneID, s.SocketPath(), rec.File)
+	}
+	if !strings.Contains(errs, "pane "+pane.PaneID+": Herdr did not close it (") {
+		t.Errorf("stderr %q does not name the pane", errs)
+	}
+	if recs, _ := ledger.List(); len(recs) != 1 {
+		t.Fatalf("records left %d, want the pane's", len(recs))
+	}
+	// Herdr is back: the next close closes it, with an empty failed list.
+	os.Rename(moved, s.SocketPath())
+	code, out, errs = runClose(t, env, ls.Cwd, run, "--json")
+	if code != 0 || !strings.Contains(out, `"failed": []`) || !strings.Contains(out, `"how": "closed"`) {
+		t.Fatalf("the second close: exit %d, %s %s", code, out, errs)
+	}
+}
+
+// A corrupt ledger record may be all that knows of an open pane: close
+// neither says that nothing is open nor exits 0 while one may be this
+// run's, and its advice (check Herdr, then remove the file) does not lose
+// the pane. What can still be read of the record is said.
+func TestCloseDoesNotHideACorruptRecord(t *testing.T) {
+	ls := newListStore(t)
+	env := closeEnv(t, ls.Home)
+	run, other := ls.IDs[1], ls.IDs[2]
+	ledger := handoff.LedgerAt(settings.Resolve(settings.EnvFrom(env)).RuntimeBase)
+	rec, err := ledger.Add(handoff.Record{Run: run, Kind: "pane", ID: "w1:p3", HerdrSocket: "/tmp/h/herdr.sock", PaneWrapperPID: 4711})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut short in the middle of its last field.
+	b, err := os.ReadFile(rec.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rec.File, b[:len(b)-12], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runClose(t, env, ls.Cwd, run)
+	if code != 1 || strings.Contains(out, "nothing herdr-pi opened") {
+		t.Fatalf("exit %d, stdout %q; want exit 1 and no claim that nothing is open", code, out)
+	}
+	for _, want := range []string{rec.File, "may have tracked pane w1:p3 of run " + run + " in the Herdr at /tmp/h/herdr.sock", "check in Herdr", "then remove " + rec.File} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr %q does not say %q", errs, want)
+		}
+	}
+	if strings.Contains(errs, "(remove them)") {
+		t.Errorf("stderr %q still advises removing the record outright", errs)
+	}
+	code, out, _ = runClose(t, env, ls.Cwd, run, "--json")
+	var rep struct {
+		Failed []closeFailure `json:"failed"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 1 || err != nil || len(rep.Failed) != 1 || rep.Failed[0].Kind != "record" || rep.Failed[0].ID != rec.File {
+		t.Fatalf("--json: exit %d, %s; want the record in failed", code, out)
+	}
+	if _, err := os.Stat(rec.File); err != nil {
+		t.Fatalf("the record went: %v", err)
+	}
+	// Another run's close is not held up by it (it said whose it was),
+	// but still hears of it.
+	code, out, errs = runClose(t, env, ls.Cwd, other)
+	if code != 0 || out != "nothing herdr-pi opened for run "+other+" is open\n" || !strings.Contains(errs, rec.File) {
+		t.Errorf("another run: exit %d, %q %q", code, out, errs)
+	}
+	// A record of which nothing can be made out may be any run's.
+	if err := os.WriteFile(rec.File, []byte("\x00garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runClose(t, env, ls.Cwd, other)
+	if code != 1 || out != "" || !strings.Contains(errs, "what it tracked cannot be made out") {
+		t.Errorf("an unreadable record of no known run: exit %d, %q %q", code, out, errs)
 	}
 }

@@ -82,7 +82,7 @@ func pickerGroups(o *handoff.Listing) ([]picker.Group, map[picker.Choice]pick) {
 	var itemW [3]int
 	for i := range o.Runs {
 		r := &o.Runs[i]
-		for k, s := range []string{render.Clean(r.Short), render.Clean(r.Workflow), render.RunState(r), render.AgeOf(o.Now, r.UpdatedAt)} {
+		for k, s := range []string{render.Clean(r.Ref), render.Clean(r.Workflow), render.RunState(r), render.AgeOf(o.Now, r.UpdatedAt)} {
 			headW[k] = max(headW[k], ansi.StringWidth(s))
 		}
 		for _, ag := range r.Agents {
@@ -97,7 +97,7 @@ func pickerGroups(o *handoff.Listing) ([]picker.Group, map[picker.Choice]pick) {
 	picks := map[picker.Choice]pick{}
 	for i := range o.Runs {
 		r := &o.Runs[i]
-		title := fmt.Sprintf("%s  %s  %s  %s  %s", render.Pad(render.Clean(r.Short), headW[0]), render.Pad(render.Clean(r.Workflow), headW[1]),
+		title := fmt.Sprintf("%s  %s  %s  %s  %s", render.Pad(render.Clean(r.Ref), headW[0]), render.Pad(render.Clean(r.Workflow), headW[1]),
 			render.Pad(render.RunState(r), headW[2]), render.Pad(render.AgeOf(o.Now, r.UpdatedAt), headW[3]), render.ProjectName(o, r))
 		if r.Problem != "" {
 			title += "  " + render.Clean(r.Note)
@@ -126,7 +126,7 @@ func pickHint(at *handoff.ListedAttempt) string {
 	case handoff.ActionLive:
 		return "live: a running Pi owns it; open hands it off to a pane and back (when that Pi runs under herdr-pi wrap); --inspect forks what is there so far"
 	case handoff.ActionGone:
-		return "gone: its owner Pi was killed mid-attempt; opens a fork of what it left"
+		return "gone: its owner Pi ended before the attempt did; opens a fork of what it left"
 	}
 	return "opens a read-only fork of its session"
 }

@@ -611,7 +611,7 @@ func TestOpenListSanitises(t *testing.T) {
 // (open without --inspect): its hint says that, as the listing's legend
 // does, not that only --inspect opens it.
 func TestOpenPickHintOfALiveAttempt(t *testing.T) {
-	listing := &handoff.Listing{Runs: []handoff.ListedRun{{ID: "3f0c9a2e-0000-4000-8000-000000000001", Short: "3f0c9a2e", Workflow: "review",
+	listing := &handoff.Listing{Runs: []handoff.ListedRun{{ID: "3f0c9a2e-0000-4000-8000-000000000001", Short: "3f0c9a2e", Ref: "3f0c9a2e", Workflow: "review",
 		Agents: []handoff.ListedAgent{{Name: "fixer", Attempts: []handoff.ListedAttempt{
 			{N: 1, Name: "fixer#1", Selector: "fixer#1", State: "running", Live: true, OwnerPID: 4711, Action: handoff.ActionLive}}}}}}}
 	groups, picks := pickerGroups(listing)
@@ -666,5 +666,176 @@ func TestOpenListALiveAttemptWithoutItsTranscriptYet(t *testing.T) {
 	docs := o.Runs[0].Agents[1].Attempts[0]
 	if docs.Name != "docs#1" || docs.Action != handoff.ActionLive {
 		t.Fatalf("the listing says %+v; open hands docs#1 off, so its action is live", docs)
+	}
+}
+
+// A state.json that is valid JSON but no run (null, an empty object, an
+// object without the fields the engine always writes) is unreadable, as
+// `[]` is: listed with its problem, and open says that problem rather
+// than that the run has no attempts.
+func TestOpenReportsAStateThatIsNoRun(t *testing.T) {
+	ls := newListStore(t)
+	run := ls.IDs[2]
+	r, err := store.New(ls.Home, ls.Cwd).FindRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for state, says := range map[string]string{
+		`null`:                     "want a JSON object, got null",
+		`{}`:                       "no id, workflowName and state",
+		`{"id":"` + run + `"}`:     "no workflowName and state",
+		`{"agents":[],"state":""}`: "no id, workflowName and state",
+	} {
+		if err := os.WriteFile(filepath.Join(r.Dir, "state.json"), []byte(state), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o, _ := listJSON(t, ls.Home, ls.Cwd)
+		for _, lr := range o.Runs {
+			if lr.ID == run && (!strings.Contains(lr.Problem, says) || lr.State != "") {
+				t.Errorf("state.json %s: listed with state %q, problem %q; want it to say %q", state, lr.State, lr.Problem, says)
+			}
+		}
+		var out bytes.Buffer
+		code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, run[:8], "api")
+		if code != 1 || !strings.Contains(stderr, says) || strings.Contains(stderr, "no attempt") {
+			t.Errorf("open %s api with state.json %s: exit %d, stderr %q; want exit 1 saying %q", run[:8], state, code, stderr, says)
+		}
+	}
+}
+
+// An attempt number gone wrong is a usage mistake (exit 2) however it is
+// wrong — #0, a negative number, nothing after the # — not a search for
+// an agent of that name (exit 1).
+func TestOpenBadAttemptNumbersAreUsageErrors(t *testing.T) {
+	ls := newListStore(t)
+	for sel, says := range map[string]string{
+		"api#0":  "attempt numbers start at 1",
+		"api#-1": "attempt numbers start at 1",
+		"api#":   "no attempt number after #",
+	} {
+		var out bytes.Buffer
+		code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, ls.IDs[1][:8], sel)
+		if code != exitUsage || out.Len() != 0 || !strings.Contains(stderr, says) {
+			t.Errorf("open %s %s: exit %d, stderr %q; want exit %d saying %q", ls.IDs[1][:8], sel, code, stderr, exitUsage, says)
+		}
+	}
+}
+
+// Two runs whose ids share their first 8 characters are listed with
+// prefixes long enough to tell them apart, and the hints built on them
+// name one run each: `herdr-pi open <short> …` must not be ambiguous.
+func TestOpenListShortIDsNameOneRun(t *testing.T) {
+	ls := newListStore(t)
+	st := store.New(ls.Home, ls.Cwd)
+	orig, err := st.FindRun(ls.IDs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := orig.ID[:9] + strings.Repeat("f", len(orig.ID)-9)
+	if twin == orig.ID {
+		t.Fatalf("the twin of %s is itself", orig.ID)
+	}
+	dst := filepath.Join(filepath.Dir(orig.Dir), twin)
+	if err := os.CopyFS(dst, os.DirFS(orig.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dst, "state.json")
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, bytes.ReplaceAll(b, []byte(orig.ID), []byte(twin)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := listJSON(t, ls.Home, ls.Cwd)
+	shorts := map[string]string{}
+	for _, r := range o.Runs {
+		shorts[r.ID] = r.Ref
+		if id, err := st.RunID(r.Ref); err != nil || id != r.ID || r.Short != r.ID[:8] {
+			t.Errorf("run %s is listed as %s (short %s), which names %q (%v)", r.ID, r.Ref, r.Short, id, err)
+		}
+	}
+	if shorts[orig.ID] == shorts[twin] || len(shorts[ls.IDs[2]]) != 8 {
+		t.Errorf("short ids %q", shorts)
+	}
+	// The table and one run's hints.
+	var out bytes.Buffer
+	if code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list"); code != 0 || !strings.Contains(out.String(), shorts[twin]+"  ") || !strings.Contains(out.String(), shorts[orig.ID]+"  ") {
+		t.Errorf("--list: exit %d, %q\n%s", code, stderr, out.String())
+	}
+	out.Reset()
+	if code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list", twin); code != 0 || !strings.Contains(out.String(), "herdr-pi open "+shorts[twin]+" ") {
+		t.Errorf("--list %s: exit %d, %q; want hints naming %s\n%s", twin, code, stderr, shorts[twin], out.String())
+	}
+}
+
+// An attempt left unsettled by an owner Pi that has no lease any more
+// (it exited, removing it) is not said to have lost its owner to a kill:
+// its STATUS says the owner exited, whatever engine state (known or not,
+// as teleported) the attempt was left in. `owner gone (pid N)` is for a
+// lease left behind.
+func TestOpenListAnOwnerThatExitedIsNotGone(t *testing.T) {
+	ls := newListStore(t)
+	o, _ := listJSON(t, ls.Home, ls.Cwd)
+	run := o.Runs[3]
+	if at := run.Agents[1].Attempts[0]; run.Owner != nil || !at.OwnerGone || at.OwnerPID != 0 {
+		t.Fatalf("run %s: owner %+v, attempt %+v; want an unsettled attempt without a lease", run.Short, run.Owner, at)
+	}
+	name := run.Agents[1].Attempts[0].Name
+	r, err := store.New(ls.Home, ls.Cwd).FindRun(run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(r.Dir, "state.json")
+	for _, agentState := range []string{run.Agents[1].State, "teleported"} {
+		b, err := os.ReadFile(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st map[string]any
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatal(err)
+		}
+		st["agents"].([]any)[1].(map[string]any)["state"] = agentState
+		if b, err = json.Marshal(st); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(state, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list", run.ID)
+		var row string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), name+" ") {
+				row = l
+			}
+		}
+		if code != 0 || !strings.Contains(row, agentState) || !strings.Contains(row, "owner exited") || strings.Contains(row, "owner gone") {
+			t.Errorf("agent state %s: exit %d %q; row %q, want STATUS owner exited\n%s", agentState, code, stderr, row, out.String())
+		}
+	}
+}
+
+// A run that cannot be read is shown in its project's directory, as the
+// others are, not as the bare storage key: the key is a hash of that
+// directory, which the caller's own cwd (or another run) tells.
+func TestOpenListShowsTheProjectOfAnUnreadableRun(t *testing.T) {
+	home := t.TempDir()
+	cwd := filepath.Join(home, "src", "shop")
+	if err := os.MkdirAll(cwd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, ".pi", "workflows", "projects", store.ProjectKey(cwd), "sessions", "s1", "runs", "3f0c9a2e-0000-4000-8000-000000000001")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte("null"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code, stderr := runOpen(t, home, cwd, &out, nil, "--list")
+	if code != 0 || !strings.Contains(out.String(), "~/src/shop (here)") {
+		t.Fatalf("exit %d %q; want the project shown as ~/src/shop (here)\n%s", code, stderr, out.String())
 	}
 }

@@ -14,8 +14,8 @@ import (
 // (home as ~), else the storage key without its hash.
 func ProjectName(o *handoff.Listing, r *handoff.ListedRun) string {
 	name := ""
-	if r.Cwd != "" {
-		name = o.Paths.Pretty(r.Cwd)
+	if r.ProjectDir != "" {
+		name = o.Paths.Pretty(r.ProjectDir)
 	} else {
 		name = projectHash().ReplaceAllString(r.Project, "")
 	}
@@ -77,7 +77,7 @@ func RunTable(o *handoff.Listing, l Look) string {
 		case cell == "":
 			cell = l.Render(l.Faint, "no attempt yet")
 		}
-		rows = append(rows, []string{Clean(r.Short), Clean(r.Workflow), drawRunState(l, r), AgeOf(o.Now, r.UpdatedAt),
+		rows = append(rows, []string{Clean(r.Ref), Clean(r.Workflow), drawRunState(l, r), AgeOf(o.Now, r.UpdatedAt),
 			ProjectName(o, r), cell})
 	}
 	var b strings.Builder
@@ -126,7 +126,7 @@ func RunDetail(o *handoff.Listing, r *handoff.ListedRun, l Look) string {
 	for _, ag := range r.Agents {
 		for _, at := range ag.Attempts {
 			if _, ok := example[at.Action]; !ok {
-				example[at.Action] = Clean(r.Short + " " + at.Selector)
+				example[at.Action] = Clean(r.Ref + " " + at.Selector)
 			}
 		}
 	}
@@ -139,7 +139,7 @@ func RunDetail(o *handoff.Listing, r *handoff.ListedRun, l Look) string {
 		case handoff.ActionOpen:
 			text = "herdr-pi open " + example[act] + " opens a read-only fork of it in a new pane"
 		case handoff.ActionGone:
-			text = "its owner Pi was killed mid-attempt; herdr-pi open " + example[act] + " forks what it left"
+			text = "its owner Pi ended before the attempt did; herdr-pi open " + example[act] + " forks what it left"
 		case handoff.ActionLive:
 			text = "a running Pi owns it: herdr-pi open " + example[act] + " hands it off to a pane and back when that Pi runs under herdr-pi wrap (else says so); herdr-pi open --inspect " + example[act] + " forks what is there so far"
 		case handoff.ActionNone:
@@ -178,9 +178,12 @@ func AttemptStatus(at *handoff.ListedAttempt) string {
 	case at.Live:
 		return fmt.Sprintf("live (pid %d)", at.OwnerPID)
 	case at.OwnerGone && at.OwnerPID > 0:
+		// Its lease is left: the owner was killed or crashed.
 		return fmt.Sprintf("owner gone (pid %d)", at.OwnerPID)
 	case at.OwnerGone:
-		return "owner gone"
+		// No lease: the owner exited (removing it) without the attempt
+		// being settled; "gone" would say it was killed.
+		return "owner exited"
 	}
 	return "unknown"
 }
