@@ -790,6 +790,7 @@ function onHandback(id, hb) {
 			reason: typeof hb.reason === "string" ? hb.reason : "aborted",
 			transferred: hb.transferred === true,
 			needsContinue: hb.needsContinue === true,
+			paneRunning: hb.paneRunning === true,
 			error: typeof hb.error === "string" ? hb.error : "",
 		});
 		return;
@@ -848,7 +849,12 @@ async function runHandoff(a, h) {
 	} catch (e) {
 		send("handoff_error", h.id, { code: "internal", error: errorText(e) });
 	} finally {
-		if (h.suspended) {
+		if (h.suspended && hb.paneRunning === true) {
+			// The pane's Pi could not be stopped and may still write the
+			// session file: reopening it would make two writers. The
+			// session stays suspended and the attempt fails instead.
+			out.resumeError = new Error(`${a.label}: not resumed: ${hb.error || "its Herdr pane's Pi may still write the session"}`);
+		} else if (h.suspended) {
 			try {
 				await a.inner.resumeFromHandoff();
 			} catch (e) {
