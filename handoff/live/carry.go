@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
-	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/bridge/tools"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/internal/guard"
@@ -173,8 +172,9 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 			hb.Error = joinText(hb.Error, fmt.Sprintf("%v, so the session file may still be written and is not reopened; close pane %s with `herdr-pi close %s`", err, opened.PaneID, r.order.RunID))
 			return
 		}
-		if closeErr != nil && !herdrGone(closeErr) {
-			// Herdr still has the pane: `herdr-pi close` can try again.
+		if closeErr != nil && !handoff.HerdrGone(closeErr) {
+			// Herdr still has the pane: `herdr-pi close` can try again
+			// (a Herdr that went away took it along).
 			s.cfg.Logf("live: handoff %s: pane %s stays in the ledger for `herdr-pi close`", r.id, opened.PaneID)
 			return
 		}
@@ -433,13 +433,6 @@ func paneGone(ctx context.Context, h Herdr, pane string) bool {
 	defer cancel()
 	_, err := h.PaneGet(ctx, pane)
 	return notFound(err)
-}
-
-// herdrGone says err is Herdr's socket gone or dead: its panes went
-// with it, and nothing is left for `herdr-pi close` to close.
-func herdrGone(err error) bool {
-	var te *herdr.TransportError
-	return errors.As(err, &te) && (te.Kind == herdr.FailNoSocket || te.Kind == herdr.FailRefused)
 }
 
 // findAgent looks for the pane's Pi through its wrapper, for a cleanup
