@@ -340,7 +340,9 @@ function receive(l, m) {
 function linkLost() {
 	for (const a of shared.attempts.values()) {
 		const h = a.handoff;
-		if (h) h.finish({ reason: "aborted", transferred: h.launched, needsContinue: false, error: "the wrapper's link closed" });
+		// A launched pane's Pi may still run, and nothing follows it now:
+		// the session is not reopened (two writers), the attempt fails.
+		if (h) h.finish({ reason: "aborted", transferred: h.launched, needsContinue: false, paneRunning: h.launched, error: h.launched ? "herdr-pi's wrapper went away while the attempt ran in a Herdr pane, whose Pi may still write the session" : "the wrapper's link closed" });
 		dropTurn(a, "herdr-pi's wrapper went away");
 	}
 	for (const c of shared.calls.values()) c.abort();
