@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/handoff"
 )
 
 // paneAgent is the pane's Pi as the local process it is. Herdr's word that
@@ -66,32 +64,12 @@ func pinAgent(ep control.Endpoint, childPID int, logf func(string, ...any)) *pan
 // descendsFrom is true when pid's parent's parent is ancestor: the agent
 // runs under the wrapper's session leader (pane/pty).
 func descendsFrom(pid, ancestor int) bool {
-	leader, ok := parentOf(pid)
-	if !ok {
+	leader, err := handoff.ParentOf(pid)
+	if err != nil {
 		return false
 	}
-	wrapper, ok := parentOf(leader)
-	return ok && wrapper == ancestor
-}
-
-// parentOf is pid's parent, from /proc/<pid>/stat (proc(5): the fourth
-// field, after the command name in parentheses, which may hold anything).
-func parentOf(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(f[1])
-	return ppid, err == nil
+	wrapper, err := handoff.ParentOf(leader)
+	return err == nil && wrapper == ancestor
 }
 
 // gone says whether the agent no longer runs.
