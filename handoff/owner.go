@@ -28,7 +28,7 @@ var ErrNotWrapped = errors.New("the owner Pi does not run under herdr-pi wrap")
 func OwnerWrapper(runtimeBase string, pid int) (control.Endpoint, error) {
 	ancestors := map[int]bool{}
 	for p, n := pid, 0; n < 64; n++ {
-		parent, err := parentOf(p)
+		parent, err := ParentOf(p)
 		if err != nil || parent <= 1 {
 			break
 		}
@@ -53,10 +53,10 @@ func OwnerWrapper(runtimeBase string, pid int) (control.Endpoint, error) {
 	return control.Endpoint{}, fmt.Errorf("%w (pid %d has no herdr-pi wrapper above it)", ErrNotWrapped, pid)
 }
 
-// parentOf reads a process's parent from /proc/<pid>/stat; the command
+// ParentOf reads a process's parent from /proc/<pid>/stat; the command
 // name in parentheses may hold spaces and parentheses, so the fields are
 // read after the last ')'.
-func parentOf(pid int) (int, error) {
+func ParentOf(pid int) (int, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err

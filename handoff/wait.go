@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 )
 
@@ -97,4 +99,68 @@ func paneGone(ctx context.Context, look PaneLookup, paneID string) bool {
 	_, err := look(ctx, paneID)
 	var he *herdr.Error
 	return errors.As(err, &he) && he.Code == "pane_not_found"
+}
+
+// HerdrGone says err means Herdr's socket is gone or dead: Herdr went
+// away, and its panes with it.
+func HerdrGone(err error) bool {
+	var te *herdr.TransportError
+	return errors.As(err, &te) && (te.Kind == herdr.FailNoSocket || te.Kind == herdr.FailRefused)
+}
+
+// WatchWrapper follows the herdr-pi wrap in a pane — pid, its run
+// directory dir, as PaneWrapper names them — on a goroutine of its own:
+// gone closes once the wrapper no longer runs (judged by its run
+// directory's lock, as control.WrapperAlive does, so a reused pid is not
+// mistaken for it), done once the watch is over (gone, or ctx ended).
+func WatchWrapper(ctx context.Context, pid int, dir string) (gone, done <-chan struct{}) {
+	g, d := make(chan struct{}), make(chan struct{})
+	go func() { // nothing in it can panic: a poll and a close
+		defer close(d)
+		tick := time.NewTicker(wrapperPollEvery)
+		defer tick.Stop()
+		for control.WrapperAlive(dir, pid) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+		close(g)
+	}()
+	return g, d
+}
+
+// wrapperPollEvery paces WatchWrapper.
+const wrapperPollEvery = 250 * time.Millisecond
+
+// WrapperEndGrace is how long Herdr's events get to tell how a pane ended
+// once its herdr-pi wrap has exited, while Herdr still answers: the pane's
+// program ended, so the event is on its way.
+const WrapperEndGrace = 5 * time.Second
+
+// EndedAfterWrapper says how a pane ended whose herdr-pi wrap is gone,
+// for a wait on Herdr's events that might never end (Herdr went away, or
+// restarted without the pane's processes). A Herdr that no longer answers
+// took its panes along: closed, at once. One that answers still sends
+// events: until grace they may tell first (watched closes, and ok is
+// false: the events say); after it, Herdr's read-back of the pane does —
+// gone is closed, still there exited.
+func EndedAfterWrapper(ctx context.Context, look PaneLookup, paneID string, watched <-chan struct{}, grace time.Duration) (how Ended, ok bool) {
+	if _, err := look(ctx, paneID); HerdrGone(err) {
+		return PaneClosed, true
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-watched:
+		return "", false
+	case <-ctx.Done():
+		return "", false
+	case <-t.C:
+	}
+	if _, err := look(ctx, paneID); HerdrGone(err) || paneGone(ctx, look, paneID) {
+		return PaneClosed, true
+	}
+	return PaneExited, true
 }

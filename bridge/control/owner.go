@@ -369,6 +369,10 @@ type Handback struct {
 	NeedsContinue  bool   `json:"needsContinue"`
 	LastStopReason string `json:"lastStopReason,omitempty"`
 	Error          string `json:"error,omitempty"`
+	// PaneRunning is true when the pane's Pi could not be stopped: it may
+	// still write the session file, so the owner must not reopen it (the
+	// attempt fails instead). Reason is then failed.
+	PaneRunning bool `json:"paneRunning,omitempty"`
 }
 
 // Resumed: the owner has its local session back after a handback.

@@ -340,7 +340,9 @@ function receive(l, m) {
 function linkLost() {
 	for (const a of shared.attempts.values()) {
 		const h = a.handoff;
-		if (h) h.finish({ reason: "aborted", transferred: h.launched, needsContinue: false, error: "the wrapper's link closed" });
+		// A launched pane's Pi may still run, and nothing follows it now:
+		// the session is not reopened (two writers), the attempt fails.
+		if (h) h.finish({ reason: "aborted", transferred: h.launched, needsContinue: false, paneRunning: h.launched, error: h.launched ? "herdr-pi's wrapper went away while the attempt ran in a Herdr pane, whose Pi may still write the session" : "the wrapper's link closed" });
 		dropTurn(a, "herdr-pi's wrapper went away");
 	}
 	for (const c of shared.calls.values()) c.abort();
@@ -790,6 +792,7 @@ function onHandback(id, hb) {
 			reason: typeof hb.reason === "string" ? hb.reason : "aborted",
 			transferred: hb.transferred === true,
 			needsContinue: hb.needsContinue === true,
+			paneRunning: hb.paneRunning === true,
 			error: typeof hb.error === "string" ? hb.error : "",
 		});
 		return;
@@ -848,7 +851,12 @@ async function runHandoff(a, h) {
 	} catch (e) {
 		send("handoff_error", h.id, { code: "internal", error: errorText(e) });
 	} finally {
-		if (h.suspended) {
+		if (h.suspended && hb.paneRunning === true) {
+			// The pane's Pi could not be stopped and may still write the
+			// session file: reopening it would make two writers. The
+			// session stays suspended and the attempt fails instead.
+			out.resumeError = new Error(`${a.label}: not resumed: ${hb.error || "its Herdr pane's Pi may still write the session"}`);
+		} else if (h.suspended) {
 			try {
 				await a.inner.resumeFromHandoff();
 			} catch (e) {

@@ -271,6 +271,38 @@ func TestHandoffStatusLineFollowsThePane(t *testing.T) {
 	}
 }
 
+// A handback that says the pane's Pi may still run (the wrapper could not
+// stop it) leaves the local session suspended: reopening it would make two
+// writers of the session file. The owner says so instead of resuming, and
+// the attempt fails with the wrapper's reason.
+func TestHandoffDoesNotResumeWhileThePanesPiMayRun(t *testing.T) {
+	resumed := make(chan control.Resumed, 1)
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		if a, ok := m.(control.Attempt); ok && a.Live {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if _, err := l.Handoff(ctx, control.HandoffOrder{ID: "h1", RunID: a.RunID, SessionID: a.SessionID}); err != nil {
+					t.Errorf("handoff: %v", err)
+					return
+				}
+				res, err := l.Handback(ctx, "h1", control.Handback{Reason: control.HandbackFailed, Transferred: true, PaneRunning: true, Error: "the pane's Pi (pid 9) still runs"})
+				if err != nil {
+					t.Errorf("handback: %v", err)
+				}
+				resumed <- res
+			}()
+		}
+	}
+	out, _ := runHandoffHarnessSink(t, "handed", &ownerSink{react: react})
+	if !slices.Equal(out.Log, []string{"create", "suspend"}) {
+		t.Fatalf("the local session saw %q, want it left suspended", out.Log)
+	}
+	if res := <-resumed; !strings.Contains(res.Error, "not resumed: the pane's Pi (pid 9) still runs") {
+		t.Fatalf("the owner answered %+v", res)
+	}
+}
+
 // Too late: the engine closed its registry before the probe could register
 // (it cannot happen with Pi's own load order, which runs every extension's
 // factory before any session_start; the probe says so if it ever does).

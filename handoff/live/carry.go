@@ -154,8 +154,30 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		return fail(fmt.Errorf("opening a pane: %w", err))
 	}
 	launched, ended := false, ""
+	// The pane's Pi, once known: the attempt goes back only once it is
+	// gone (see paneAgent).
+	var agent *paneAgent
 	defer func() {
-		s.closeRemote(h, &opened, launched || r.opts.turn, ended)
+		if agent == nil && (launched || r.opts.turn) {
+			// Asked before the pane closes, while its wrapper still runs.
+			agent = s.findAgent(r, opened.PaneID)
+		}
+		defer agent.release()
+		closeErr := s.closeRemote(h, &opened, launched || r.opts.turn, ended)
+		if err := agent.stop(closeErr == nil, s.cfg.Logf); err != nil {
+			// The owner must not reopen the session: it fails the attempt.
+			// The records stay, so `herdr-pi close` can close the pane.
+			s.cfg.Logf("live: handoff %s: %v", r.id, err)
+			hb.Reason, hb.PaneRunning = control.HandbackFailed, true
+			hb.Error = joinText(hb.Error, fmt.Sprintf("%v, so the session file may still be written and is not reopened; close pane %s with `herdr-pi close %s`", err, opened.PaneID, r.order.RunID))
+			return
+		}
+		if closeErr != nil && !handoff.HerdrGone(closeErr) {
+			// Herdr still has the pane: `herdr-pi close` can try again
+			// (a Herdr that went away took it along).
+			s.cfg.Logf("live: handoff %s: pane %s stays in the ledger for `herdr-pi close`", r.id, opened.PaneID)
+			return
+		}
 		s.forget(records, launched || r.opts.turn)
 	}()
 
@@ -193,7 +215,16 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		s.cfg.Logf("live: handoff %s: the pane's Pi writes %s, not the attempt's %s", r.id, session, l.SessionFile)
 	}
 	launched, hb.Transferred = true, true
-	st, _ := paneStatus(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened.PaneID)
+	ep, st, ok := wrapperOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened.PaneID)
+	if ok {
+		agent = pinAgent(ep, st.ChildPID, s.cfg.Logf)
+	}
+	// The agent's exit ends the handoff whatever Herdr says, or fails to
+	// say: a Herdr that went away takes its panes' Pis along but sends
+	// no event.
+	actx, stopAgentWatch := context.WithCancel(context.Background())
+	agentGone, agentWatched := agent.watch(actx)
+	defer func() { stopAgentWatch(); <-agentWatched }() // before agent.stop
 	if err := r.link.PaneState(r.id, control.PaneLaunched); err != nil {
 		s.cfg.Logf("live: handoff %s: pane state: %v", r.id, err)
 	}
@@ -273,6 +304,14 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 					hb.Reason = control.HandbackIdle
 				}
 			}
+		case <-agentGone:
+			// Herdr's event may be on its way, or never come (Herdr went
+			// away): Herdr says now whether the pane is gone with its Pi.
+			hb.Reason = control.HandbackExited
+			if paneGone(r.ctx, h, opened.PaneID) {
+				ended, hb.Reason = string(handoff.PaneClosed), control.HandbackClosed
+			}
+			s.cfg.Logf("live: handoff %s: the pane's Pi (pid %d) is gone (%s)", r.id, agent.pid, hb.Reason)
 		case <-r.ctx.Done():
 			hb.Reason, hb.Error = control.HandbackAborted, causeText(r.ctx, r.ctx.Err())
 		}
@@ -368,10 +407,11 @@ func (s *Service) forget(records []handoff.Record, launched bool) {
 }
 
 // closeRemote closes the handoff's pane (its tab in a workspace) unless it
-// was closed already; before the launch it undoes the whole placement.
-func (s *Service) closeRemote(h Herdr, o *handoff.Opened, launched bool, ended string) {
+// was closed already; before the launch it undoes the whole placement. The
+// error is Herdr's, when the pane may still be there.
+func (s *Service) closeRemote(h Herdr, o *handoff.Opened, launched bool, ended string) error {
 	if ended == string(handoff.PaneClosed) && launched {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), handoff.CloseBudget)
 	defer cancel()
@@ -384,7 +424,27 @@ func (s *Service) closeRemote(h Herdr, o *handoff.Opened, launched bool, ended s
 	}
 	if err != nil && !notFound(err) {
 		s.cfg.Logf("live: closing the handoff's pane: %v", err)
+		return err
 	}
+	return nil
+}
+
+// paneGone is true when Herdr says it has no such pane.
+func paneGone(ctx context.Context, h Herdr, pane string) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handoff.CloseBudget)
+	defer cancel()
+	_, err := h.PaneGet(ctx, pane)
+	return notFound(err)
+}
+
+// findAgent looks for the pane's Pi through its wrapper, for a cleanup
+// that did not learn it at the launch.
+func (s *Service) findAgent(r *run, pane string) *paneAgent {
+	ep, st, ok := wrapperOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, pane)
+	if !ok {
+		return nil
+	}
+	return pinAgent(ep, st.ChildPID, s.cfg.Logf)
 }
 
 func closeThing(ctx context.Context, h Herdr, kind, id string) error {
@@ -400,17 +460,24 @@ func closeThing(ctx context.Context, h Herdr, kind, id string) error {
 // paneStatus asks the herdr-pi wrapper in a pane for its status, through
 // the pane registry.
 func paneStatus(ctx context.Context, runtimeBase, herdrSocket, pane string) (control.Status, bool) {
+	_, st, ok := wrapperOf(ctx, runtimeBase, herdrSocket, pane)
+	return st, ok
+}
+
+// wrapperOf is the herdr-pi wrapper in a pane, as the pane registry
+// names it, and its status.
+func wrapperOf(ctx context.Context, runtimeBase, herdrSocket, pane string) (control.Endpoint, control.Status, bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
 	ep, err := control.PaneRegistry(runtimeBase).Lookup(control.PaneKey(herdrSocket, pane))
 	if err != nil {
-		return control.Status{}, false
+		return ep, control.Status{}, false
 	}
 	c, err := control.Dial(ctx, ep.Socket, ep.Token)
 	if err != nil {
-		return control.Status{}, false
+		return ep, control.Status{}, false
 	}
 	defer c.Close()
 	st, err := c.Status(ctx)
-	return st, err == nil
+	return ep, st, err == nil
 }

@@ -1,17 +1,22 @@
 package live
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
@@ -40,6 +45,10 @@ type fakeOwner struct {
 	orderErr     error
 	boundary     chan struct{}
 	waitBoundary bool
+
+	// atHandback runs as each handback arrives, before the owner would
+	// reopen its session.
+	atHandback func(control.Handback)
 
 	mu        sync.Mutex
 	states    []string
@@ -82,6 +91,9 @@ func (o *fakeOwner) PaneState(id, state string) error {
 }
 
 func (o *fakeOwner) Handback(ctx context.Context, id string, hb control.Handback) (control.Resumed, error) {
+	if o.atHandback != nil {
+		o.atHandback(hb)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.handbacks = append(o.handbacks, hb)
@@ -172,16 +184,87 @@ func (p *paneWrapper) set(f func(*control.Status)) {
 	f(&p.st)
 }
 
-func (r *rig) startPaneWrapper(pane string) *paneWrapper {
+// startPaneWrapper plays the pane's wrapper, whose agent is childPID. The
+// wrapper ends with its pane, as herdr-pi wrap does when Herdr closes the
+// pane; an agent that is not really its (777, say) goes by it.
+func (r *rig) startPaneWrapper(pane string, childPID ...int) *paneWrapper {
 	r.t.Helper()
 	w := &paneWrapper{st: control.Status{State: "idle", SessionFile: sessionFile, ChildPID: 777}}
+	if len(childPID) > 0 {
+		w.st.ChildPID = childPID[0]
+	}
 	run, err := control.Start(control.RunConfig{RuntimeBase: r.runtime, PaneID: pane, HerdrSocket: r.s.SocketPath(), Events: w, Requests: w})
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	r.t.Cleanup(func() { run.Close() })
+	var once sync.Once
+	end := func() { once.Do(func() { run.Close() }) }
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, ok := r.s.Exited(pane); ok {
+				end()
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	r.t.Cleanup(func() { close(stop); <-stopped; end() })
 	return w
 }
+
+// agentProc is a stand-in for the pane's Pi: a process under a session
+// leader stand-in (sh) under this process, as the agent runs under the
+// leader under the pane's wrapper (played by this process).
+type agentProc struct {
+	pid int
+	fd  int // a pidfd, for the test to tell whether it runs
+}
+
+// startAgent starts an agent; ignoring, when given, is the signals it
+// ignores ("HUP TERM").
+func startAgent(t *testing.T, ignoring string) *agentProc {
+	t.Helper()
+	script := "sleep 600 & echo $!; wait"
+	if ignoring != "" {
+		script = "trap '' " + ignoring + "; " + script
+	}
+	cmd := exec.Command("sh", "-c", script)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	pid, convErr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || convErr != nil {
+		t.Fatalf("the agent's pid: %q %v %v", line, err, convErr)
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		testenv.Missing(t, "pidfd_open", "run on Linux 5.3 or later ("+err.Error()+")")
+	}
+	a := &agentProc{pid: pid, fd: fd}
+	t.Cleanup(func() {
+		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		_ = cmd.Wait()
+		_ = unix.Close(fd)
+	})
+	return a
+}
+
+func (a *agentProc) running() bool { return !exitedWithin(a.fd, 0) }
 
 func (r *rig) report(pane, state string) {
 	r.t.Helper()
@@ -795,4 +878,116 @@ func TestFullyInspectableModeHandsOffToTheRunsWorkspace(t *testing.T) {
 	}
 	x.cancel()
 	x.wait(t)
+}
+
+// idleHandbackWith hands off with the pane's wrapper naming agent as its Pi, and
+// brings the pane's Pi through a turn: working, then idle.
+func (r *rig) idleHandbackWith(agent *agentProc, x *asked) string {
+	r.t.Helper()
+	r.s.WaitFor(r.t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	w := r.startPaneWrapper(pane, agent.pid)
+	if l := x.next(r.t, control.ProgressLaunched); l.AgentPID != agent.pid {
+		r.t.Fatalf("launched %+v, want agent pid %d", l, agent.pid)
+	}
+	r.report(pane, "working")
+	x.next(r.t, control.ProgressWorking)
+	w.set(func(st *control.Status) { st.Runs, st.LastStopReason = 1, "stop" })
+	r.report(pane, "idle")
+	return pane
+}
+
+var paneCloseFails = herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.close"},
+	Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "boom"}}}
+
+// Herdr fails to close the pane at an idle handback, and the pane's Pi
+// shrugs off a hangup and a terminate: it is killed before the owner hears
+// of the handback (two Pis never write the session file at once). The
+// pane stays in the ledger, so `herdr-pi close` closes it later.
+func TestAPaneThatDoesNotCloseHasItsPiStoppedBeforeTheHandback(t *testing.T) {
+	defer func(g time.Duration) { signalGrace = g }(signalGrace)
+	signalGrace = time.Second // the Pi ignores two signals: no need to wait long on them
+	r := newRig(t)
+	agent := startAgent(t, "HUP TERM")
+	var runningAtHandback []bool
+	r.o.atHandback = func(control.Handback) { runningAtHandback = append(runningAtHandback, agent.running()) }
+	r.s.SetFault(paneCloseFails)
+	x := r.ask(control.HandoffAsk{})
+	pane := r.idleHandbackWith(agent, x)
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackIdle || !hb.Transferred {
+		t.Fatalf("handback %+v", hb)
+	}
+	if !slices.Equal(runningAtHandback, []bool{false}) {
+		t.Fatalf("the pane's Pi ran when the owner got its handback: %v", runningAtHandback)
+	}
+	if _, ok := r.s.Exited(pane); ok {
+		t.Fatal("the pane closed although pane.close failed")
+	}
+	r.s.SetFault(herdrtest.Fault{})
+	recs, err := handoff.LedgerAt(r.runtime).List()
+	if err != nil || len(recs) != 1 || recs[0].Thing() != "pane "+pane {
+		t.Fatalf("the ledger after a failed close: %+v %v", recs, err)
+	}
+	closed, failed := handoff.CloseRun(context.Background(), handoff.LedgerAt(r.runtime), func(s string) handoff.Herdr { return herdr.NewClient(s) }, recs, long)
+	if len(failed) != 0 || len(closed) == 0 || closed[0] != (handoff.Closed{Kind: "pane", ID: pane, How: "closed"}) {
+		t.Fatalf("close: %+v, failed %+v", closed, failed)
+	}
+	r.s.WaitExited(t, pane, long)
+}
+
+// When the pane's Pi may still run — Herdr did not close the pane, and the
+// Pi cannot be signalled from here (its pid is not pinned to the pane's
+// wrapper, as in another pid namespace) — the handback fails and tells
+// the owner not to reopen the session; the pane stays in the ledger.
+func TestAPiThatMayStillRunFailsTheHandback(t *testing.T) {
+	defer func(g time.Duration) { closeGrace = g }(closeGrace)
+	closeGrace = time.Second
+	r := newRig(t)
+	r.s.SetFault(paneCloseFails)
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	w := r.startPaneWrapper(pane) // its agent, 777, is not its child: it goes by the wrapper, which runs on
+	x.next(t, control.ProgressLaunched)
+	r.report(pane, "working")
+	x.next(t, control.ProgressWorking)
+	w.set(func(st *control.Status) { st.Runs = 1 })
+	r.report(pane, "idle")
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackFailed || !hb.Transferred || !strings.Contains(hb.Error, "herdr-pi close r1") {
+		t.Fatalf("handback %+v", hb)
+	}
+	if got := r.o.handbacksSoFar(); len(got) != 1 || !got[0].PaneRunning || got[0].Reason != control.HandbackFailed {
+		t.Fatalf("the owner got %+v, want a failed handback that says the pane's Pi may run", got)
+	}
+	if recs, err := handoff.LedgerAt(r.runtime).List(); err != nil || len(recs) != 1 || recs[0].Thing() != "pane "+pane {
+		t.Fatalf("the ledger: %+v %v", recs, err)
+	}
+}
+
+// Herdr goes away while the pane works: no event will come, but the pane's
+// Pi exits (its pty is gone), which ends the handoff as exited, promptly.
+// Herdr's socket is gone, and the pane with it: nothing is kept for close.
+func TestThePanesPiExitingEndsTheHandoffWithoutHerdr(t *testing.T) {
+	r := newRig(t)
+	agent := startAgent(t, "")
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapper(pane, agent.pid)
+	x.next(t, control.ProgressLaunched)
+	r.report(pane, "working")
+	x.next(t, control.ProgressWorking)
+	r.s.Close()
+	if err := unix.PidfdSendSignal(agent.fd, unix.SIGHUP, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackExited || !hb.Transferred {
+		t.Fatalf("handback %+v", hb)
+	}
+	if recs, err := handoff.LedgerAt(r.runtime).List(); err != nil || len(recs) != 0 {
+		t.Fatalf("the ledger: %+v %v", recs, err)
+	}
 }

@@ -186,7 +186,10 @@ async function main() {
 		reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions").setup(agent, { run: { runId: "r" }, attempt: 1 });
 		const alive = setInterval(() => {}, 1000);
 		await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "f:finder:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "finder" });
-		for (let i = 0; i < 1500 && !log.includes("resume"); i++) await new Promise((r) => setTimeout(r, 20));
+		// Until the session is back, or the handback is over without it
+		// (its status line cleared).
+		const over = () => log.includes("resume") || statuses.some(([, v]) => v === undefined);
+		for (let i = 0; i < 1500 && !over(); i++) await new Promise((r) => setTimeout(r, 20));
 		// The handback's status line is cleared a moment later.
 		await new Promise((r) => setTimeout(r, 300));
 		clearInterval(alive);

@@ -323,25 +323,57 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if !opts.JSON {
 		printOpenLine(f, rep)
 	}
-	select {
-	case <-end.Done:
-	case <-ctx.Done():
+	// The herdr-pi wrap in the pane, as its record names it (else the
+	// pane registry): its end ends the wait when Herdr's events cannot.
+	pid, dir := 0, ""
+	if n := len(records); n > 0 {
+		pid, dir = records[n-1].PaneWrapperPID, records[n-1].RunDir
 	}
+	if pid == 0 {
+		pid, dir = handoff.PaneWrapper(paths.RuntimeBase, h.SocketPath, opened.PaneID)
+	}
+	how, err := waitPaneEnd(ctx, client, opened.PaneID, pid, dir, end)
 	if ctx.Err() != nil {
 		return interrupted()
 	}
-	if end.Err != nil {
+	if err != nil {
 		closeOpened()
-		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, end.Err)
+		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, err)
 	}
 	// The pane is gone; a workspace open created for it may hold more.
 	forget(false)
-	rep.Ended = string(end.How)
+	rep.Ended = string(how)
 	if opts.JSON {
 		return printOpen(f, rep, opts.JSON)
 	}
-	tell(io.Out, "pane %s %s\n", opened.PaneID, end.How)
+	tell(io.Out, "pane %s %s\n", opened.PaneID, how)
 	return nil
+}
+
+// waitPaneEnd waits for the pane to end, as Herdr's events tell (end) —
+// or, when those never come (Herdr went away), as the end of the herdr-pi
+// wrap in the pane (pid, its run directory dir; none when pid is 0) does.
+func waitPaneEnd(ctx context.Context, client *herdr.Client, pane string, pid int, dir string, end *handoff.PaneEnd) (handoff.Ended, error) {
+	var wrapperGone <-chan struct{}
+	if pid > 0 {
+		gctx, stop := context.WithCancel(ctx)
+		gone, watched := handoff.WatchWrapper(gctx, pid, dir)
+		defer func() { stop(); <-watched }()
+		wrapperGone = gone
+	}
+	select {
+	case <-end.Done:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-wrapperGone:
+		if how, ok := handoff.EndedAfterWrapper(ctx, client.PaneGet, pane, end.Done, handoff.WrapperEndGrace); ok {
+			return how, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+	}
+	return end.How, end.Err
 }
 
 // recordAroundFailedPane puts in the ledger what a placement created

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -64,7 +66,11 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 
 	sctx, stop := signal.NotifyContext(ctx, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
 	defer stop()
+	pane := "" // the handoff's pane, once launched
 	say := func(p control.Progress) {
+		if p.Event == control.ProgressLaunched {
+			pane = p.PaneID
+		}
 		if opts.JSON {
 			_ = render.JSONLine(io.Out, openLiveLine{Format: openLiveFormat, Attempt: a.Name(), Progress: p})
 			return
@@ -76,6 +82,9 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		if sctx.Err() != nil && ctx.Err() == nil {
 			tell(io.Err, "herdr-pi open: interrupted; %v\n", err)
 			return silentExit(exitInterrupted)
+		}
+		if wrapperDied(ep) {
+			return ownerWrapperDied(a, ep.PID, pane, err)
 		}
 		return fmt.Errorf("open: %s: %w", a, err)
 	}
@@ -107,4 +116,34 @@ func liveWords(a *store.Attempt, p control.Progress) string {
 		return fmt.Sprintf("%s works in tab %s of its run's workspace (fully inspectable mode): focused it", a.Name(), p.TabID)
 	}
 	return fmt.Sprintf("pane %s: %s", p.PaneID, p.Event)
+}
+
+// wrapperDied says whether the owner's wrapper is gone, after its
+// connection failed: judged by its run directory's lock, which the kernel
+// lets go as the process dies — possibly a moment after it closed the
+// connection, so it gets a little while.
+func wrapperDied(ep control.Endpoint) bool {
+	dir := filepath.Dir(ep.Socket)
+	for range 20 {
+		if !control.WrapperAlive(dir, ep.PID) {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+// ownerWrapperDied is the error of a handoff whose owner's wrapper died
+// (killed, crashed): nothing follows the pane any more, nor will anything
+// close it, and the person must.
+func ownerWrapperDied(a *store.Attempt, pid int, pane string, err error) error {
+	where := "no pane had started the attempt yet, but one may have opened"
+	if pane != "" {
+		// The owner Pi leaves the session to the pane (the probe, on
+		// losing its link, does not reopen it): two writers never share it.
+		where = fmt.Sprintf("pane %s still runs the attempt's Pi, which nothing follows or closes now, "+
+			"and the owner Pi does not take the attempt back while that Pi may write its session", pane)
+	}
+	return fmt.Errorf("open: %s: the owner's herdr-pi wrap (pid %d) died during the handoff (%v); %s; run 'herdr-pi close %s' "+
+		"(it also removes what the dead wrapper left)", a, pid, err, where, a.Run.Short())
 }

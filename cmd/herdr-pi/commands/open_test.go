@@ -473,3 +473,38 @@ func TestOpenJSONFailuresSayWhy(t *testing.T) {
 		validate(t, schema, out.String())
 	})
 }
+
+// Herdr goes away (its panes with it) while open --wait follows an
+// inspection: no event will ever say the pane ended, but the herdr-pi wrap
+// in the pane exits, and open ends with it — closed, since Herdr no longer
+// answers — instead of waiting for a Herdr that is not coming back.
+func TestOpenWaitEndsWhenHerdrGoesAway(t *testing.T) {
+	f, s, run, out, errb := openWorld(t, "exec sleep 600")
+	// This test plays the wrapper in the pane open will split off (the
+	// fake's first split is w1:p2).
+	w := &fakeWrapper{}
+	reg, err := control.Start(control.RunConfig{RuntimeBase: f.Paths().RuntimeBase, PaneID: "w1:p2", HerdrSocket: s.SocketPath(), Events: w, Requests: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	done := make(chan error, 1)
+	go func() {
+		done <- openRun(t.Context(), f, &openOptions{Run: run, Attempt: "api", Wait: true, StartTimeout: time.Minute, ForkTimeout: time.Minute})
+	}()
+	ledger := handoff.LedgerAt(f.Paths().RuntimeBase)
+	s.WaitFor(t, time.Minute, "the inspection's record", func() bool { recs, _ := ledger.List(); return len(recs) == 1 })
+	s.Close()
+	reg.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("open: %v\n%s", err, errb)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("open --wait still waits a minute after Herdr and the pane's wrapper went away")
+	}
+	if !strings.HasSuffix(out.String(), "pane w1:p2 closed\n") {
+		t.Fatalf("open said:\n%s%s", out, errb)
+	}
+}

@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+)
+
+// These tests run the live handoff whole (see live_test.go) while
+// something fails: Herdr refuses to close the pane, Herdr goes away, the
+// owner's wrapper is killed.
+
+// pinPID holds a pidfd on pid for the test's life, so that whether the
+// process still runs is never asked of a pid another process reused.
+func pinPID(t *testing.T, pid int) (running func() bool) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatalf("pidfd_open(%d): %v", pid, err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return func() bool {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+		return err == nil && n == 0
+	}
+}
+
+// Herdr fails pane.close at the idle handback: the pane's Pi must not go
+// on beside the owner, which now writes the same session file. The wrapper
+// stops it before the owner has the attempt back; the pane stays in
+// herdr-pi's ledger, and `herdr-pi close` closes it.
+func TestLiveHandoffPaneCloseFailsStillStopsThePanesPi(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneTool = false })
+	lr.startOwner()
+	lr.s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.close"}, Count: 1,
+		Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "boom"}}})
+	ro, launched := lr.handOff(lvLabel)
+	panePi := pinPID(t, launched.AgentPID)
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	if res.code != 0 || hb.Event != "handback" || hb.Reason != "idle" || !hb.Transferred {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	if panePi() {
+		t.Fatalf("the pane's Pi (pid %d) still runs after the handback: it and the owner share the session file", launched.AgentPID)
+	}
+	if got := lr.result(); got != lvPaneReply {
+		t.Fatalf("the workflow's result is %q", got)
+	}
+	// The pane's command ended with its Pi (the pane goes with it, here),
+	// but the wrapper could not know: the ledger keeps the pane for close.
+	if ex, ok := lr.s.Exited(launched.PaneID); ok && ex.Closed {
+		t.Fatalf("pane %s closed although Herdr refused to close it", launched.PaneID)
+	}
+	out, code := lr.herdrPi(t, "close", lr.run().ID, "--json")
+	if code != 0 || !strings.Contains(out, `"id": "`+launched.PaneID+`"`) {
+		t.Fatalf("close: exit %d\n%s", code, out)
+	}
+}
+
+// Herdr goes away, its panes with it, while the pane's Pi works: no event
+// will say so, but the pane's Pi is gone, and the wrapper hands back
+// (exited) at once. open ends, and the owner takes its session back and
+// finishes the run locally.
+func TestLiveHandoffHerdrGoesAway(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.startOwner()
+	ro, _ := lr.handOff(lvLabel)
+	ro.waitEvent(t, "working")
+	lr.s.Close()
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	if res.code != 0 || hb.Event != "handback" || hb.Reason != "exited" || !hb.Transferred || !hb.Continued {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	if got := lr.result(); got != lvLocalReply {
+		t.Fatalf("the workflow's result is %q", got)
+	}
+}
+
+// The owner's wrapper is killed while its attempt works in a pane: open
+// says so — the wrapper's pid, the pane that still runs, and the command
+// that closes it. `herdr-pi close` then closes the pane. (The owner Pi
+// loses its terminal with its wrapper and is gone too.)
+func TestLiveHandoffOwnerWrapperKilled(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel)
+	ro.waitEvent(t, "working")
+	st := lr.run()
+	wrapper := lvParent(t, lvParent(t, lr.ownerPID()))
+	if err := syscall.Kill(wrapper, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	res := ro.wait(t)
+	for _, want := range []string{
+		"the owner's herdr-pi wrap (pid " + strconv.Itoa(wrapper) + ") died during the handoff",
+		"pane " + launched.PaneID + " still runs",
+		"herdr-pi close " + st.ID[:8],
+	} {
+		if res.code != 1 || !strings.Contains(res.stderr, want) {
+			t.Fatalf("exit %d, stderr does not say %q:\n%s", res.code, want, res.stderr)
+		}
+	}
+	out, code := lr.herdrPi(t, "close", st.ID, "--json")
+	if code != 0 || !strings.Contains(out, `"id": "`+launched.PaneID+`"`) {
+		t.Fatalf("close: exit %d\n%s", code, out)
+	}
+	if ex := lr.s.WaitExited(t, launched.PaneID, lvLong); !ex.Closed {
+		t.Fatalf("pane %s ended %+v after close", launched.PaneID, ex)
+	}
+}

@@ -1,0 +1,195 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/handoff"
+)
+
+// paneAgent is the pane's Pi as the local process it is. Herdr's word that
+// the pane closed is not enough to hand the attempt back: a pane.close that
+// failed, or one Herdr answers before the process is dead, would leave the
+// pane's Pi writing the attempt's session file while the owner resumes it
+// (docs/open.md: two Pis never share the session file). So the handoff
+// follows the process itself, and makes sure it is gone before the owner
+// gets its session back.
+//
+// The pid comes from the pane's herdr-pi wrap (its status), and is pinned
+// with a pidfd at once, so no signal can reach a process that reused the
+// pid later. It is trusted only when the process descends from that
+// wrapper (wrapper → session leader → agent): a wrapper in another pid
+// namespace names pids that mean nothing here. Without a pinned pid (no
+// pidfd, or the descent does not hold) the pane's wrapper stands in for
+// it: the wrapper outlives its agent, and its run directory's lock says
+// whether it still runs, in any pid namespace.
+type paneAgent struct {
+	pid int
+	fd  int // the pidfd; -1 when the pid could not be pinned
+	// wrapperDir and wrapperPID are the pane's wrapper, judged as
+	// control.WrapperAlive judges it.
+	wrapperDir string
+	wrapperPID int
+}
+
+// pinAgent pins the agent childPID of the pane's wrapper ep.
+func pinAgent(ep control.Endpoint, childPID int, logf func(string, ...any)) *paneAgent {
+	a := &paneAgent{pid: childPID, fd: -1, wrapperDir: filepath.Dir(ep.Socket), wrapperPID: ep.PID}
+	if childPID <= 0 {
+		return a
+	}
+	fd, err := unix.PidfdOpen(childPID, 0)
+	if err != nil {
+		logf("live: the pane's Pi (pid %d) cannot be followed by its pid (%v): its wrapper (pid %d) stands in for it", childPID, err, ep.PID)
+		return a
+	}
+	// Read after the pidfd is open: if the pid was reused before, the
+	// ancestry is the new process's and does not match; if the process
+	// dies after, the pidfd says so and nothing is signalled.
+	if !descendsFrom(childPID, ep.PID) {
+		logf("live: pid %d is not the agent of the pane's wrapper (pid %d) as this process sees pids (another pid namespace?): the wrapper stands in for it", childPID, ep.PID)
+		_ = unix.Close(fd)
+		return a
+	}
+	a.fd = fd
+	return a
+}
+
+// descendsFrom is true when pid's parent's parent is ancestor: the agent
+// runs under the wrapper's session leader (pane/pty).
+func descendsFrom(pid, ancestor int) bool {
+	leader, err := handoff.ParentOf(pid)
+	if err != nil {
+		return false
+	}
+	wrapper, err := handoff.ParentOf(leader)
+	return err == nil && wrapper == ancestor
+}
+
+// gone says whether the agent no longer runs.
+func (a *paneAgent) gone() bool {
+	if a.fd >= 0 {
+		return exitedWithin(a.fd, 0)
+	}
+	return !control.WrapperAlive(a.wrapperDir, a.wrapperPID)
+}
+
+// exitedWithin waits up to d for the process of pidfd fd to exit.
+func exitedWithin(fd int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		left := max(time.Until(deadline), 0)
+		n, err := unix.Poll(fds, int(left.Milliseconds()))
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return false
+		case n > 0:
+			return true
+		case left == 0:
+			return false
+		}
+	}
+}
+
+// awaitGone waits up to d for the agent to be gone.
+func (a *paneAgent) awaitGone(d time.Duration) bool {
+	if a.fd >= 0 {
+		return exitedWithin(a.fd, d)
+	}
+	deadline := time.Now().Add(d)
+	for !a.gone() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(agentPollEvery)
+	}
+	return true
+}
+
+// agentPollEvery paces the checks of an agent followed through its
+// wrapper's lock.
+const agentPollEvery = 100 * time.Millisecond
+
+// Grace periods of the agent's stop. A Pi whose pane Herdr closed gets a
+// hangup from its pty and exits within a second or two; a loaded machine
+// gets room to spare.
+var (
+	// closeGrace is how long the agent may take to exit after Herdr
+	// closed its pane.
+	closeGrace = 10 * time.Second
+	// signalGrace is how long it may take after each signal.
+	signalGrace = 5 * time.Second
+)
+
+// stop makes sure the agent is gone before its attempt goes back: it
+// waits for it after Herdr closed its pane (closed: the close succeeded,
+// or the pane had closed), else — or when it outlives the wait — hangs it
+// up, terminates it, and last kills it. The error says why it may still
+// run: the owner must not reopen the session file.
+func (a *paneAgent) stop(closed bool, logf func(string, ...any)) error {
+	if a == nil {
+		return nil
+	}
+	wait := time.Duration(0)
+	if closed {
+		wait = closeGrace
+	}
+	if a.awaitGone(wait) {
+		return nil
+	}
+	if a.fd < 0 {
+		return fmt.Errorf("the pane's Pi still runs: its herdr-pi wrap (pid %d) has not exited, and the Pi cannot be signalled from here (its pid %d could not be pinned to that wrapper)", a.wrapperPID, a.pid)
+	}
+	for _, sig := range []unix.Signal{unix.SIGHUP, unix.SIGTERM, unix.SIGKILL} {
+		logf("live: the pane's Pi (pid %d) still runs after its pane was to close: sending %v", a.pid, sig)
+		if err := unix.PidfdSendSignal(a.fd, sig, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("the pane's Pi (pid %d) still runs and cannot be signalled: %w", a.pid, err)
+		}
+		if a.awaitGone(signalGrace) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the pane's Pi (pid %d) still runs %v after SIGKILL", a.pid, signalGrace)
+}
+
+// release lets go of the pidfd.
+func (a *paneAgent) release() {
+	if a != nil && a.fd >= 0 {
+		_ = unix.Close(a.fd)
+		a.fd = -1
+	}
+}
+
+// watch closes the returned channel once the agent is gone, or never;
+// it stops when ctx ends. Owned by the caller, which waits on stopped
+// after ending ctx.
+func (a *paneAgent) watch(ctx context.Context) (gone <-chan struct{}, stopped <-chan struct{}) {
+	g, s := make(chan struct{}), make(chan struct{})
+	if a == nil {
+		close(s)
+		return g, s
+	}
+	go func() { // nothing in it can panic: polls and a close
+		defer close(s)
+		for ctx.Err() == nil {
+			if a.awaitGone(agentWatchEvery) {
+				close(g)
+				return
+			}
+		}
+	}()
+	return g, s
+}
+
+// agentWatchEvery is how often the watch looks up from the agent to see
+// whether the handoff still needs it: the bound on how long its end takes.
+const agentWatchEvery = 250 * time.Millisecond
