@@ -157,7 +157,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 
 	// The machine delivers events one at a time, in order: transitions are
 	// reported before the triggers hear of them.
-	det, stopDetection := startDetection(env, cfg, manifest, log, reportTransitions(presence.Report), func(e state.Event) {
+	det, stopDetection := startDetection(io, env, cfg, manifest, log, reportTransitions(presence.Report), func(e state.Event) {
 		if notes.triggers != nil {
 			notes.triggers.StateEvent(e)
 		}

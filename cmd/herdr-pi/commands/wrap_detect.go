@@ -33,13 +33,16 @@ func pickManifest(io IO, paths settings.Paths, cfg settings.Config, opts *wrapOp
 
 // startDetection starts watching the run. Every state event goes to the
 // log, to the trace file when HERDR_PI_TRACE names one, then to sinks in
-// order; stop ends it (and closes the trace).
-func startDetection(env settings.Env, cfg settings.Config, manifest *detect.Manifest, log *logger, sinks ...func(state.Event)) (o *observe.Observer, stop func()) {
+// order; stop ends it (and closes the trace). A trace that cannot be opened
+// is said on stderr before the agent starts, like config problems: the user
+// asked for it and would otherwise find an empty file and no reason.
+func startDetection(io IO, env settings.Env, cfg settings.Config, manifest *detect.Manifest, log *logger, sinks ...func(state.Event)) (o *observe.Observer, stop func()) {
 	all := []func(state.Event){func(e state.Event) { log.Printf("state: %s", observe.Describe(e)) }}
 	var trace *observe.Trace
 	if path := env.Get("HERDR_PI_TRACE"); path != "" {
 		t, err := observe.OpenTrace(path)
 		if err != nil {
+			tell(io.Err, "herdr-pi: HERDR_PI_TRACE: %v; running without a trace\n", err)
 			log.Printf("trace: %v", err)
 		} else {
 			trace = t
