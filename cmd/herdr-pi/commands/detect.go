@@ -153,8 +153,7 @@ func detectRun(f *Factory, opts *detectOptions) error {
 	if opts.JSON {
 		return render.DetectJSON(io.Out, manifest, ex, in, opts.Raw)
 	}
-	render.DetectText(io.Out, manifest, ex)
-	return nil
+	return render.DetectText(io.Out, manifest, ex)
 }
 
 func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
