@@ -71,9 +71,19 @@ const (
 // docs/demo.schema.json). It changes only when a field's meaning changes.
 const Format = "herdr-pi.demo/1"
 
-// ErrInterrupted is Run's error when a signal (Ctrl-C) stopped the demo;
-// q is a way to end it and not an error.
+// ErrInterrupted is what Run's error is (errors.Is) when a signal stopped
+// the demo: Ctrl-C, kill, the terminal closing. q is a way to end it and
+// not an error.
 var ErrInterrupted = errors.New("demo: interrupted")
+
+// Interrupted is Run's error when a signal stopped the demo: the command
+// exits 128+Signal, as a program that signal ended would.
+type Interrupted struct{ Signal syscall.Signal }
+
+func (e *Interrupted) Error() string {
+	return ErrInterrupted.Error() + " (" + unix.SignalName(e.Signal) + ")"
+}
+func (e *Interrupted) Is(target error) bool { return target == ErrInterrupted }
 
 // Run runs the demo to its end, or until the person presses q or
 // interrupts it (then the agent is stopped and the demo says so).
@@ -174,7 +184,8 @@ func Run(ctx context.Context, o Options) error {
 
 	v := newView(o, lay, live)
 	v.begin()
-	stopped, interrupted := false, false
+	stopped := false
+	var interrupted os.Signal // the first signal that stopped the demo
 	var killAfter <-chan time.Time
 	stop := func() {
 		if !stopped {
@@ -192,8 +203,10 @@ loop:
 		select {
 		case wrapErr = <-wrapDone:
 			break loop
-		case <-interrupt:
-			interrupted = true
+		case sig := <-interrupt:
+			if interrupted == nil {
+				interrupted = sig
+			}
 			stop()
 		case <-ctx.Done():
 			stop()
@@ -231,8 +244,8 @@ loop:
 	switch {
 	case timedOut:
 		return fmt.Errorf("demo: the scripted agent did not finish within %v", timeout)
-	case interrupted:
-		return ErrInterrupted
+	case interrupted != nil:
+		return &Interrupted{Signal: interrupted.(syscall.Signal)}
 	case wrapErr != nil && !stopped:
 		return fmt.Errorf("demo: the wrapped agent failed: %w", wrapErr)
 	}
