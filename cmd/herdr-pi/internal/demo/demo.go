@@ -182,6 +182,10 @@ func Run(ctx context.Context, o Options) error {
 	signal.Notify(interrupt, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
 	defer signal.Stop(interrupt)
 
+	// A demo nobody can see is stopped at the first write that fails (a
+	// full disk, a closed pipe), and that error is the demo's.
+	out := &stickyWriter{w: o.Out}
+	o.Out = out
 	v := newView(o, lay, live)
 	v.begin()
 	stopped := false
@@ -213,7 +217,7 @@ loop:
 		case <-killAfter:
 			_ = wrap.Process.Kill()
 		case <-tick.C:
-			if v.quitRequested() {
+			if v.quitRequested() || out.err != nil {
 				stop()
 			}
 			readTrace()
@@ -230,18 +234,18 @@ loop:
 	v.end(final, events, summarize(events, stopped && !timedOut, exit))
 
 	if o.JSON {
-		out := struct {
+		doc := struct {
 			Format    string  `json:"format"`
 			Events    []Event `json:"events"`
 			Screen    string  `json:"screen"`
 			AgentExit int     `json:"agent_exit"`
 			Stopped   bool    `json:"stopped"`
 		}{Format, events, final, exit, stopped}
-		if err := render.JSON(o.Out, out); err != nil {
-			return err
-		}
+		_ = render.JSON(o.Out, doc) // a write error is out.err
 	}
 	switch {
+	case out.err != nil:
+		return fmt.Errorf("demo: cannot write what it shows: %w", out.err)
 	case timedOut:
 		return fmt.Errorf("demo: the scripted agent did not finish within %v", timeout)
 	case interrupted != nil:
@@ -250,6 +254,20 @@ loop:
 		return fmt.Errorf("demo: the wrapped agent failed: %w", wrapErr)
 	}
 	return nil
+}
+
+// stickyWriter keeps the first write error of the writer it wraps.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // person is the person at the keyboard, scripted: asks for a fix once the
