@@ -175,10 +175,7 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 		agent = cmpOr(cfg.Detect.Agent, "pi")
 	}
 	set, problems := detect.Load(paths.ManifestDir)
-	for _, p := range problems {
-		tell(f.IO.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
-			strings.ReplaceAll(p.Error(), "\n", "\n  "))
-	}
+	tellManifestProblems(f.IO.Err, problems)
 	m, ok := set.Lookup(agent)
 	if !ok {
 		return nil, fmt.Errorf("detect: no manifest for agent %q (known: %s; add %s/%s.toml or use --manifest)",

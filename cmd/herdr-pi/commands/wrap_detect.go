@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"io"
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/pane/detect"
@@ -15,9 +16,8 @@ import (
 // instead.
 func pickManifest(io IO, paths settings.Paths, cfg settings.Config, opts *wrapOptions, log *logger) (*detect.Manifest, string) {
 	set, problems := detect.Load(paths.ManifestDir)
+	tellManifestProblems(io.Err, problems)
 	for _, p := range problems {
-		tell(io.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
-			strings.ReplaceAll(p.Error(), "\n", "\n  "))
 		log.Printf("manifest: %v", p)
 	}
 	agent := observe.ChooseAgent(opts.Agent, cfg.Detect.Agent, opts.Argv, set)
@@ -29,6 +29,19 @@ func pickManifest(io IO, paths settings.Paths, cfg settings.Config, opts *wrapOp
 	}
 	log.Printf("detect: agent %q, manifest %s (%s)", agent, manifest.ID, manifest.Source)
 	return manifest, agent
+}
+
+// tellManifestProblems says every manifest problem on stderr under one
+// header, each indented below it, as config problems are said.
+func tellManifestProblems(w io.Writer, problems []error) {
+	if len(problems) == 0 {
+		return
+	}
+	var list strings.Builder
+	for _, p := range problems {
+		list.WriteString("\n  " + strings.ReplaceAll(p.Error(), "\n", "\n  "))
+	}
+	tell(w, "herdr-pi: manifest problems, using the built-in manifest:%s\n", list.String())
 }
 
 // startDetection starts watching the run. Every state event goes to the
