@@ -67,7 +67,8 @@ type HerdrConfig struct {
 	// Source is the reporting source; custom sources take the pane's single
 	// hook-authority slot.
 	Source string `toml:"source"`
-	// Agent is the agent label reported for the pane.
+	// Agent is the agent label reported for the pane; empty means the
+	// agent detection reads the screen as.
 	Agent string `toml:"agent"`
 }
 
@@ -123,7 +124,7 @@ func (c Config) NotifyEnabled() bool { return c.Notify.Enabled == nil || *c.Noti
 // Defaults is the configuration used when there is no file, or a bad one.
 func Defaults() Config {
 	return Config{
-		Herdr:  HerdrConfig{Source: "custom:herdr-pi", Agent: "pi"},
+		Herdr:  HerdrConfig{Source: "custom:herdr-pi"},
 		Detect: DetectConfig{Debounce: Duration(300 * time.Millisecond), StartupGrace: Duration(time.Second)},
 		Notify: NotifyConfig{
 			Channel: "auto", Sound: "none", FinishedAfter: Duration(20 * time.Second),
@@ -512,9 +513,12 @@ func (c Config) validate() []invalid {
 		bad(fmt.Sprintf("source = %q: use 1 to 80 characters from A-Z a-z 0-9 : . _ - (e.g. \"custom:herdr-pi\")", c.Herdr.Source), "herdr", "source")
 	}
 	// The agent id goes into every report and log line: it must be a
-	// short identifier (Herdr also rejects an empty label).
-	if err := CheckAgent(c.Herdr.Agent); err != nil {
-		bad(err.Error()+`; the default is "pi"`, "herdr", "agent")
+	// short identifier. Empty is the default: the pane shows the agent
+	// detection reads the screen as.
+	if c.Herdr.Agent != "" {
+		if err := CheckAgent(c.Herdr.Agent); err != nil {
+			bad(err.Error()+"; leave it out to show the agent herdr-pi detects", "herdr", "agent")
+		}
 	}
 	if c.Detect.Agent != "" {
 		if err := CheckAgent(c.Detect.Agent); err != nil {

@@ -169,7 +169,7 @@ func TestValidConfigOverridesDefaults(t *testing.T) {
 func TestLoadConfig(t *testing.T) {
 	dir := t.TempDir()
 	cfg, err := LoadConfig(filepath.Join(dir, "missing.toml"), "missing.toml")
-	if err != nil || cfg.Herdr.Agent != "pi" {
+	if err != nil || cfg.Herdr.Source != "custom:herdr-pi" {
 		t.Fatalf("missing file: %v %+v", err, cfg)
 	}
 	p := filepath.Join(dir, "config.toml")
@@ -252,7 +252,6 @@ func TestAgentIDsAreValidated(t *testing.T) {
 	for _, c := range []struct{ name, toml, want string }{
 		{"escape", "[herdr]\nagent = \"pi\\u001b]0;pwned\\u0007\"\n", `c.toml:2: agent "pi\x1b]0;pwned\a" is not a valid agent id: use 1 to 64 characters from A-Z a-z 0-9 . _ - :`},
 		{"newline", "[herdr]\nagent = \"pi\\nINFO forged\"\n", `c.toml:2: agent "pi\nINFO forged" is not a valid agent id`},
-		{"empty", "[herdr]\nagent = \"\"\n", `c.toml:2: agent "" is not a valid agent id`},
 		{"space", "[detect]\nagent = \"my agent\"\n", `c.toml:2: agent "my agent" is not a valid agent id`},
 		{"65 characters", "[herdr]\nagent = \"" + strings.Repeat("a", 65) + "\"\n", "… (65 bytes) is not a valid agent id"},
 	} {
@@ -262,6 +261,11 @@ func TestAgentIDsAreValidated(t *testing.T) {
 				t.Fatalf("problems %q, want one containing %q", problems, c.want)
 			}
 		})
+	}
+	// Empty is the default for both: the pane shows the agent detection
+	// picks, and detection picks it from the command.
+	if _, problems := ParseConfig([]byte("[herdr]\nagent = \"\"\n[detect]\nagent = \"\"\n"), "c.toml"); len(problems) != 0 {
+		t.Errorf("empty agents: %q, want no problems", problems)
 	}
 	for _, ok := range []string{"pi", "claude", "herdr:pi", "pi-coding-agent", "gpt_5.1", strings.Repeat("a", 64)} {
 		if err := CheckAgent(ok); err != nil {

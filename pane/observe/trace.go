@@ -2,10 +2,15 @@ package observe
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
@@ -19,13 +24,64 @@ type Trace struct {
 	start time.Time
 }
 
-// OpenTrace opens (creating, 0600) the trace file for appending.
+// OpenTrace opens (creating, 0600) the trace file for appending. Only a
+// regular file (after symlinks) is a trace: opening a FIFO with no reader
+// would hold wrap before the agent starts, with the signals that could end
+// it held too; a terminal would get the JSON lines drawn over the very
+// screen being watched. Anything else is an error that says what the path
+// is and how to fix it; the caller runs without a trace.
 func OpenTrace(path string) (*Trace, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	// Stat first, so a device is never even opened (opening some has side
+	// effects); the fstat after the open closes the race with a swap.
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Made by the open below.
+	case err != nil:
+		return nil, err
+	default:
+		if reason := notTraceFile(fi.Mode()); reason != "" {
+			return nil, fmt.Errorf("%s: %s", path, reason)
+		}
+	}
+	// O_NONBLOCK: should a FIFO be swapped in after the stat, the open
+	// fails at once (ENXIO) instead of waiting for a reader. On a regular
+	// file it changes nothing.
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0o600)
 	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	if fi, err = f.Stat(); err != nil {
+		f.Close()
 		return nil, err
 	}
+	if reason := notTraceFile(fi.Mode()); reason != "" {
+		f.Close()
+		return nil, fmt.Errorf("%s: %s", path, reason)
+	}
 	return &Trace{w: f, start: time.Now()}, nil
+}
+
+// notTraceFile says why a file of mode m cannot take the trace, "" when it
+// can (a regular file).
+func notTraceFile(m fs.FileMode) string {
+	const fix = "; the trace goes only to a regular file: name a file (it is created) or unset HERDR_PI_TRACE"
+	switch {
+	case m.IsRegular():
+		return ""
+	case m.IsDir():
+		return "is a directory, not a file" + fix
+	case m&fs.ModeNamedPipe != 0:
+		return "is a named pipe (FIFO), not a regular file" + fix
+	case m&fs.ModeSocket != 0:
+		return "is a socket, not a regular file" + fix
+	case m&fs.ModeCharDevice != 0:
+		return "is a character device (a terminal would show the trace over the agent's screen), not a regular file" + fix
+	case m&fs.ModeDevice != 0:
+		return "is a device, not a regular file" + fix
+	}
+	return "is not a regular file" + fix
 }
 
 // TraceLine is one line of the trace: the event and its time since the

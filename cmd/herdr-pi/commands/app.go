@@ -79,6 +79,8 @@ func runWith(ctx context.Context, args []string, f *Factory) int {
 			return exitOK
 		}
 		app.Metadata = map[string]any{completingKey: cur}
+	} else {
+		args = helpAmongArgs(app, args)
 	}
 	// urfave/cli prints help and the version through app.Writer and drops
 	// write errors; a help that never reached a full disk or a closed
@@ -90,6 +92,62 @@ func runWith(ctx context.Context, args []string, f *Factory) int {
 		err = out.err
 	}
 	return exitCode(err, f.IO.Err)
+}
+
+// helpAmongArgs turns a command line that asks for a command's help
+// among its arguments ("wrap --help pi", "detect --help screen.txt",
+// "demo x --help") into that command's --help alone. urfave/cli would take
+// the first argument for a help topic ("No help topic for 'pi'", exit 1),
+// or the command would reject the argument before seeing --help. Words
+// wrap passes to the agent are the agent's: in "wrap pi --help" the
+// --help is Pi's. After "--" every word is an argument.
+func helpAmongArgs(app *cli.App, args []string) []string {
+	var cmd *cli.Command
+	i, cmds := 1, app.Commands
+	for ; i < len(args); i++ {
+		next := findCommand(cmds, args[i])
+		if next == nil {
+			break
+		}
+		cmd, cmds = next, next.Subcommands
+	}
+	if cmd == nil || cmd.SkipFlagParsing {
+		return args // herdr-pi's own flags, or help, which reads its own
+	}
+	for j := i; j < len(args); j++ {
+		a := args[j]
+		switch {
+		case a == "--":
+			return args
+		case isHelpFlag(a):
+			return append(slices.Clip(args[:i]), "--help")
+		case len(a) < 2 || a[0] != '-':
+			if passesArgsOn[cmd.Name] {
+				return args // the agent's command starts here
+			}
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		fl := slices.IndexFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
+		if !hasValue && fl >= 0 && takesValue(cmd.Flags[fl]) {
+			j++ // its value, which may start with a dash
+		}
+	}
+	return args
+}
+
+// passesArgsOn names the commands whose arguments, from the first one on,
+// belong to another program.
+var passesArgsOn = map[string]bool{"wrap": true}
+
+// isHelpFlag says whether a word is --help as Go's flag package reads it
+// (-h, --h, -help, --help).
+func isHelpFlag(a string) bool {
+	if !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "---") {
+		return false
+	}
+	name := strings.TrimLeft(a, "-")
+	return name == "help" || name == "h"
 }
 
 // stickyWriter keeps the first write error of the writer it wraps.
@@ -210,8 +268,12 @@ func helpCommand() *cli.Command {
 			switch {
 			case len(path) == 0:
 				return cli.ShowAppHelp(c)
-			case path[0] == "--help" || path[0] == "-h":
+			case isHelpFlag(path[0]):
 				return cli.ShowCommandHelp(c, "help")
+			}
+			// "help wrap --help" asks for wrap's help, as "help wrap" does.
+			if i := slices.IndexFunc(path, isHelpFlag); i > 0 {
+				path = path[:i]
 			}
 			cmds := c.App.VisibleCommands()
 			for i, name := range path {

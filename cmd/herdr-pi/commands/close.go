@@ -159,19 +159,22 @@ func printClose(f *Factory, rep closeReport, asJSON bool) error {
 		return render.JSON(f.IO.Out, rep)
 	}
 	if len(rep.Closed) == 0 && len(rep.Failed) == 0 {
-		tell(f.IO.Out, "nothing herdr-pi opened for run %s is open\n", rep.Run)
-		return nil
+		return say(f.IO.Out, "nothing herdr-pi opened for run %s is open\n", rep.Run)
 	}
 	for _, c := range rep.Closed {
+		var err error
 		switch c.How {
 		case "closed":
-			tell(f.IO.Out, "closed %s %s\n", c.Kind, c.ID)
+			err = say(f.IO.Out, "closed %s %s\n", c.Kind, c.ID)
 		case "gone":
-			tell(f.IO.Out, "%s %s was closed already\n", c.Kind, c.ID)
+			err = say(f.IO.Out, "%s %s was closed already\n", c.Kind, c.ID)
 		case "removed":
-			tell(f.IO.Out, "removed the leftovers of %s %s (its wrapper is gone)\n", c.Kind, c.ID)
+			err = say(f.IO.Out, "removed the leftovers of %s %s (its wrapper is gone)\n", c.Kind, c.ID)
 		default:
-			tell(f.IO.Out, "closed %s %s %s\n", c.Kind, c.ID, c.How)
+			err = say(f.IO.Out, "closed %s %s %s\n", c.Kind, c.ID, c.How)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

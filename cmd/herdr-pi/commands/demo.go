@@ -54,8 +54,11 @@ func demoRun(ctx context.Context, f *Factory, opts *demoOptions) error {
 		}
 	}
 	err = demo.Run(ctx, o)
-	if errors.Is(err, demo.ErrInterrupted) {
-		return silentExit(exitInterrupted)
+	// The demo says it was stopped; the status is the signal's, 128+n,
+	// as for any program a signal ends (143 for kill, 129 for a hang-up).
+	var stopped *demo.Interrupted
+	if errors.As(err, &stopped) {
+		return silentExit(128 + int(stopped.Signal))
 	}
 	return err
 }

@@ -153,8 +153,7 @@ func detectRun(f *Factory, opts *detectOptions) error {
 	if opts.JSON {
 		return render.DetectJSON(io.Out, manifest, ex, in, opts.Raw)
 	}
-	render.DetectText(io.Out, manifest, ex)
-	return nil
+	return render.DetectText(io.Out, manifest, ex)
 }
 
 func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
@@ -176,10 +175,7 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 		agent = cmpOr(cfg.Detect.Agent, "pi")
 	}
 	set, problems := detect.Load(paths.ManifestDir)
-	for _, p := range problems {
-		tell(f.IO.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
-			strings.ReplaceAll(p.Error(), "\n", "\n  "))
-	}
+	tellManifestProblems(f.IO.Err, problems)
 	m, ok := set.Lookup(agent)
 	if !ok {
 		return nil, fmt.Errorf("detect: no manifest for agent %q (known: %s; add %s/%s.toml or use --manifest)",

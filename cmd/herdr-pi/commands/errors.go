@@ -133,7 +133,15 @@ func (e silentExit) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 // built it: nothing herdr-pi says can carry an escape sequence, a bell or
 // a bidi override to the terminal.
 func tell(w io.Writer, format string, args ...any) {
-	_, _ = io.WriteString(w, render.CleanLines(fmt.Sprintf(format, args...)))
+	_ = say(w, format, args...)
+}
+
+// say is tell for a command's own result on stdout: its write error is the
+// command's error, so a result that never reached a full disk or a closed
+// pipe does not exit 0 (a warning on stderr has nowhere else to go).
+func say(w io.Writer, format string, args ...any) error {
+	_, err := io.WriteString(w, render.CleanLines(fmt.Sprintf(format, args...)))
+	return err
 }
 
 // exitCode is the one place errors become exit codes, and where every

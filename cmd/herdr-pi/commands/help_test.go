@@ -81,3 +81,43 @@ func commandPaths() [][]string {
 	walk(nil, newApp(NewFactory(IO{})).Commands)
 	return paths
 }
+
+// --help anywhere among a command's flags and arguments shows that
+// command's help and exits 0 — not urfave/cli's "No help topic for 'pi'"
+// (exit 1), nor a usage error about the argument. A flag's value is not a
+// --help, and wrap's agent command and what follows it are the agent's
+// (the e2e help.txtar runs `wrap echo --help`).
+func TestHelpAmongArguments(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		name string // the command whose help shows
+	}{
+		{[]string{"wrap", "--help", "pi"}, "wrap"},
+		{[]string{"wrap", "--agent", "pi", "-h", "pi", "--model", "x"}, "wrap"},
+		{[]string{"detect", "--help", "foo"}, "detect"},
+		{[]string{"detect", "foo", "--help"}, "detect"},
+		{[]string{"completion", "--help", "bash"}, "completion"},
+		{[]string{"completion", "bash", "-help"}, "completion"},
+		{[]string{"status", "--help", "x"}, "status"},
+		{[]string{"demo", "x", "--help"}, "demo"},
+		{[]string{"waiting", "start", "--help", "x"}, "waiting start"},
+		{[]string{"help", "wrap", "--help"}, "wrap"},
+		{[]string{"help", "waiting", "start", "-h"}, "waiting start"},
+	} {
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi"}, tc.args...), IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
+		if want := "NAME:\n   herdr-pi " + tc.name + " - "; code != 0 || errOut.Len() > 0 || !strings.HasPrefix(out.String(), want) {
+			t.Errorf("%q: exit %d, stderr %q, stdout starts %q; want 0 and %q", tc.args, code, errOut.String(), firstLine(out.String()), want)
+		}
+	}
+	// --title's value is the text "--help", not a request for help.
+	var out, errOut bytes.Buffer
+	home := t.TempDir()
+	code := Main(context.Background(), []string{"herdr-pi", "detect", "--title", "--help", "-"},
+		IO{In: strings.NewReader("x\n"), Out: &out, Err: &errOut, Env: []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "HERDR_PI_LOG=off"}})
+	if code != 0 || !strings.HasPrefix(out.String(), "state: ") {
+		t.Errorf("detect --title --help -: exit %d, %q %q; want a verdict", code, out.String(), errOut.String())
+	}
+}
+
+func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }

@@ -320,8 +320,11 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if !opts.Wait {
 		return printOpen(f, rep, opts.JSON)
 	}
+	// The pane is open and waited for even when its line cannot be
+	// written; the write error is the result once the wait is over.
+	var lineErr error
 	if !opts.JSON {
-		printOpenLine(f, rep)
+		lineErr = printOpenLine(f, rep)
 	}
 	// The herdr-pi wrap in the pane, as its record names it (else the
 	// pane registry): its end ends the wait when Herdr's events cannot.
@@ -346,8 +349,10 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if opts.JSON {
 		return printOpen(f, rep, opts.JSON)
 	}
-	tell(io.Out, "pane %s %s\n", opened.PaneID, how)
-	return nil
+	if err := say(io.Out, "pane %s %s\n", opened.PaneID, how); err != nil {
+		return err
+	}
+	return lineErr
 }
 
 // waitPaneEnd waits for the pane to end, as Herdr's events tell (end) —
@@ -586,20 +591,18 @@ func printOpen(f *Factory, rep openReport, asJSON bool) error {
 	if asJSON {
 		return render.JSON(f.IO.Out, rep)
 	}
-	printOpenLine(f, rep)
-	return nil
+	return printOpenLine(f, rep)
 }
 
 // printOpenLine says in a sentence what was opened and where.
-func printOpenLine(f *Factory, rep openReport) {
+func printOpenLine(f *Factory, rep openReport) error {
 	out := f.IO.Out
 	what := fmt.Sprintf("%s of run %s", rep.Attempt, shortID(rep.Run))
 	if rep.Workflow != "" {
 		what += " (" + rep.Workflow + ")"
 	}
 	if rep.Reused {
-		tell(out, "%s is already open in tab %s (pane %s)\n", what, rep.TabID, rep.PaneID)
-		return
+		return say(out, "%s is already open in tab %s (pane %s)\n", what, rep.TabID, rep.PaneID)
 	}
 	where := "pane " + rep.PaneID
 	switch rep.Mode {
@@ -608,10 +611,11 @@ func printOpenLine(f *Factory, rep openReport) {
 	default:
 		where += ", tab " + rep.TabID
 	}
-	tell(out, "opened %s in %s: a read-only fork of its session\n", what, where)
-	if rep.Fork != "" {
-		tell(out, "  fork: %s\n", rep.Fork)
+	err := say(out, "opened %s in %s: a read-only fork of its session\n", what, where)
+	if err == nil && rep.Fork != "" {
+		err = say(out, "  fork: %s\n", rep.Fork)
 	}
+	return err
 }
 
 func shortID(id string) string {

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -41,12 +42,16 @@ func wrapCommand(f *Factory) *cli.Command {
 			"it was not found, 126 when it could not be executed).\n\n" +
 			"Flags for herdr-pi come before the command; everything after it goes to the\n" +
 			"command. Use -- when the command itself starts with a dash.\n\n" +
+			"The agent: --agent names it for detection and for Herdr. Without it, the\n" +
+			"screen is read with the manifest [detect] agent names in the config, else the\n" +
+			"one named after the command (wrap claude, with a claude manifest), else Pi's;\n" +
+			"Herdr shows [herdr] agent when the config sets it, else that agent's id.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi wrap pi\n" +
 			"  herdr-pi wrap pi --model anthropic/claude-sonnet-4\n" +
 			"  herdr-pi wrap --agent pi -- ./bin/pi-dev --verbose",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "agent", Usage: "agent id for detection and reports (default: from the command name, else config)"},
+			&cli.StringFlag{Name: "agent", Usage: "agent id for detection and reports, over the config and the command's name (see above)"},
 			&cli.BoolFlag{Name: "no-probe", Usage: "start Pi without herdr-pi's extension: its state then comes from its screen, its session file and its own status reports"},
 		},
 		Action: func(c *cli.Context) error {
@@ -157,7 +162,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 
 	// The machine delivers events one at a time, in order: transitions are
 	// reported before the triggers hear of them.
-	det, stopDetection := startDetection(env, cfg, manifest, log, reportTransitions(presence.Report), func(e state.Event) {
+	det, stopDetection := startDetection(io, env, cfg, manifest, log, reportTransitions(presence.Report), func(e state.Event) {
 		if notes.triggers != nil {
 			notes.triggers.StateEvent(e)
 		}
@@ -328,24 +333,16 @@ func startPresence(env settings.Env, cfg settings.Config, agent string, logf fun
 		}
 		return nil
 	}
-	if agent == "" {
-		agent = cfg.Herdr.Agent
-	}
 	return herdr.StartPresence(herdr.PresenceConfig{
 		Client: herdr.NewClient(h.SocketPath), PaneID: h.PaneID,
 		Source: cfg.Herdr.Source, Agent: agent, Logf: logf,
 	})
 }
 
-// reportLabel is the agent label Herdr shows: --agent, else the detected
-// agent when it is not Pi (wrap -- claude reports as claude), else the
-// configured label.
+// reportLabel is the agent label Herdr shows: --agent, else [herdr] agent
+// when the config sets it (a choice beats a guess from the command's
+// name), else the agent detection reads the screen as (wrap claude with a
+// claude manifest reports as claude).
 func reportLabel(flag, detected string, cfg settings.Config) string {
-	switch {
-	case flag != "":
-		return flag
-	case detected != "" && detected != "pi":
-		return detected
-	}
-	return cfg.Herdr.Agent
+	return cmp.Or(flag, cfg.Herdr.Agent, detected)
 }

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"io"
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/pane/detect"
@@ -15,9 +16,8 @@ import (
 // instead.
 func pickManifest(io IO, paths settings.Paths, cfg settings.Config, opts *wrapOptions, log *logger) (*detect.Manifest, string) {
 	set, problems := detect.Load(paths.ManifestDir)
+	tellManifestProblems(io.Err, problems)
 	for _, p := range problems {
-		tell(io.Err, "herdr-pi: manifest problems, using the built-in manifest:\n  %s\n",
-			strings.ReplaceAll(p.Error(), "\n", "\n  "))
 		log.Printf("manifest: %v", p)
 	}
 	agent := observe.ChooseAgent(opts.Agent, cfg.Detect.Agent, opts.Argv, set)
@@ -31,15 +31,31 @@ func pickManifest(io IO, paths settings.Paths, cfg settings.Config, opts *wrapOp
 	return manifest, agent
 }
 
+// tellManifestProblems says every manifest problem on stderr under one
+// header, each indented below it, as config problems are said.
+func tellManifestProblems(w io.Writer, problems []error) {
+	if len(problems) == 0 {
+		return
+	}
+	var list strings.Builder
+	for _, p := range problems {
+		list.WriteString("\n  " + strings.ReplaceAll(p.Error(), "\n", "\n  "))
+	}
+	tell(w, "herdr-pi: manifest problems, using the built-in manifest:%s\n", list.String())
+}
+
 // startDetection starts watching the run. Every state event goes to the
 // log, to the trace file when HERDR_PI_TRACE names one, then to sinks in
-// order; stop ends it (and closes the trace).
-func startDetection(env settings.Env, cfg settings.Config, manifest *detect.Manifest, log *logger, sinks ...func(state.Event)) (o *observe.Observer, stop func()) {
+// order; stop ends it (and closes the trace). A trace that cannot be opened
+// is said on stderr before the agent starts, like config problems: the user
+// asked for it and would otherwise find an empty file and no reason.
+func startDetection(io IO, env settings.Env, cfg settings.Config, manifest *detect.Manifest, log *logger, sinks ...func(state.Event)) (o *observe.Observer, stop func()) {
 	all := []func(state.Event){func(e state.Event) { log.Printf("state: %s", observe.Describe(e)) }}
 	var trace *observe.Trace
 	if path := env.Get("HERDR_PI_TRACE"); path != "" {
 		t, err := observe.OpenTrace(path)
 		if err != nil {
+			tell(io.Err, "herdr-pi: HERDR_PI_TRACE: %v; running without a trace\n", err)
 			log.Printf("trace: %v", err)
 		} else {
 			trace = t

@@ -35,20 +35,28 @@ func TestResumeArgv(t *testing.T) {
 	}
 }
 
-// The agent Herdr shows: --agent when given, else the detected agent when
-// it is not Pi (wrap -- claude reports as claude), else the configured
-// label — so a configured label is not lost to detecting Pi.
+// The agent Herdr shows: --agent when given, else [herdr] agent when the
+// config sets it — a choice, which a guess from the command's name (wrap
+// claude, with a claude manifest) must not override — else the agent
+// detection chose.
 func TestReportLabel(t *testing.T) {
-	cfg := settings.Defaults()
-	cfg.Herdr.Agent = "pi-custom"
-	for _, tc := range []struct{ flag, detected, want string }{
-		{"mine", "claude", "mine"},
-		{"", "claude", "claude"},
-		{"", "pi", "pi-custom"},
-		{"", "", "pi-custom"},
+	set := settings.Defaults()
+	set.Herdr.Agent = "pi-custom"
+	unset := settings.Defaults()
+	for _, tc := range []struct {
+		flag, detected string
+		cfg            settings.Config
+		want           string
+	}{
+		{"mine", "claude", set, "mine"},
+		{"", "claude", set, "pi-custom"},
+		{"", "pi", set, "pi-custom"},
+		{"mine", "claude", unset, "mine"},
+		{"", "claude", unset, "claude"},
+		{"", "pi", unset, "pi"},
 	} {
-		if got := reportLabel(tc.flag, tc.detected, cfg); got != tc.want {
-			t.Errorf("reportLabel(%q, %q) = %q, want %q", tc.flag, tc.detected, got, tc.want)
+		if got := reportLabel(tc.flag, tc.detected, tc.cfg); got != tc.want {
+			t.Errorf("reportLabel(%q, %q) with [herdr] agent %q = %q, want %q", tc.flag, tc.detected, tc.cfg.Herdr.Agent, got, tc.want)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func TestPresenceUsesTheConfig(t *testing.T) {
 	s := herdrtest.Start(t)
 	cfg := settings.Defaults()
 	cfg.Herdr.Source = "custom:team"
-	p := startPresence(settings.EnvFrom(s.Env()), cfg, "", t.Logf)
+	p := startPresence(settings.EnvFrom(s.Env()), cfg, reportLabel("", "pi", cfg), t.Logf)
 	defer p.Close(context.Background())
 	p.Report("blocked", "approve")
 	s.WaitFor(t, time.Second, "blocked", func() bool { return s.Pane(s.PaneID()).Status == "blocked" })

@@ -71,9 +71,19 @@ const (
 // docs/demo.schema.json). It changes only when a field's meaning changes.
 const Format = "herdr-pi.demo/1"
 
-// ErrInterrupted is Run's error when a signal (Ctrl-C) stopped the demo;
-// q is a way to end it and not an error.
+// ErrInterrupted is what Run's error is (errors.Is) when a signal stopped
+// the demo: Ctrl-C, kill, the terminal closing. q is a way to end it and
+// not an error.
 var ErrInterrupted = errors.New("demo: interrupted")
+
+// Interrupted is Run's error when a signal stopped the demo: the command
+// exits 128+Signal, as a program that signal ended would.
+type Interrupted struct{ Signal syscall.Signal }
+
+func (e *Interrupted) Error() string {
+	return ErrInterrupted.Error() + " (" + unix.SignalName(e.Signal) + ")"
+}
+func (e *Interrupted) Is(target error) bool { return target == ErrInterrupted }
 
 // Run runs the demo to its end, or until the person presses q or
 // interrupts it (then the agent is stopped and the demo says so).
@@ -172,9 +182,14 @@ func Run(ctx context.Context, o Options) error {
 	signal.Notify(interrupt, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
 	defer signal.Stop(interrupt)
 
+	// A demo nobody can see is stopped at the first write that fails (a
+	// full disk, a closed pipe), and that error is the demo's.
+	out := &stickyWriter{w: o.Out}
+	o.Out = out
 	v := newView(o, lay, live)
 	v.begin()
-	stopped, interrupted := false, false
+	stopped := false
+	var interrupted os.Signal // the first signal that stopped the demo
 	var killAfter <-chan time.Time
 	stop := func() {
 		if !stopped {
@@ -192,15 +207,17 @@ loop:
 		select {
 		case wrapErr = <-wrapDone:
 			break loop
-		case <-interrupt:
-			interrupted = true
+		case sig := <-interrupt:
+			if interrupted == nil {
+				interrupted = sig
+			}
 			stop()
 		case <-ctx.Done():
 			stop()
 		case <-killAfter:
 			_ = wrap.Process.Kill()
 		case <-tick.C:
-			if v.quitRequested() {
+			if v.quitRequested() || out.err != nil {
 				stop()
 			}
 			readTrace()
@@ -217,26 +234,40 @@ loop:
 	v.end(final, events, summarize(events, stopped && !timedOut, exit))
 
 	if o.JSON {
-		out := struct {
+		doc := struct {
 			Format    string  `json:"format"`
 			Events    []Event `json:"events"`
 			Screen    string  `json:"screen"`
 			AgentExit int     `json:"agent_exit"`
 			Stopped   bool    `json:"stopped"`
 		}{Format, events, final, exit, stopped}
-		if err := render.JSON(o.Out, out); err != nil {
-			return err
-		}
+		_ = render.JSON(o.Out, doc) // a write error is out.err
 	}
 	switch {
+	case out.err != nil:
+		return fmt.Errorf("demo: cannot write what it shows: %w", out.err)
 	case timedOut:
 		return fmt.Errorf("demo: the scripted agent did not finish within %v", timeout)
-	case interrupted:
-		return ErrInterrupted
+	case interrupted != nil:
+		return &Interrupted{Signal: interrupted.(syscall.Signal)}
 	case wrapErr != nil && !stopped:
 		return fmt.Errorf("demo: the wrapped agent failed: %w", wrapErr)
 	}
 	return nil
+}
+
+// stickyWriter keeps the first write error of the writer it wraps.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // person is the person at the keyboard, scripted: asks for a fix once the

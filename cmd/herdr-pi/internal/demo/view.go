@@ -27,6 +27,12 @@ const (
 	summaryLines = 4
 )
 
+// The smallest terminal fit accepts for a live frame.
+const (
+	liveMinRows = minRows + 1 + frameChrome + minTimeline
+	liveMinCols = minCols + 2
+)
+
 // layout is where a live frame puts things on a terminal of rows×cols.
 type layout struct {
 	rows, cols int
@@ -47,9 +53,12 @@ func fit(rows, cols int) (layout, bool) {
 // view draws the demo: live, redrawn in place, on a terminal; as a plain
 // running log elsewhere; nothing but the final JSON with --json.
 type view struct {
-	out     io.Writer
-	live    bool
-	json    bool
+	out  io.Writer
+	live bool
+	json bool
+	// small is a terminal too small for the live view: the running log
+	// then says so, and that q still stops it.
+	small   bool
 	lay     layout
 	keys    *os.File // the person's terminal, for q
 	saved   *unix.Termios
@@ -60,7 +69,10 @@ type view struct {
 
 func newView(o Options, lay layout, live bool) *view {
 	v := &view{out: o.Out, json: o.JSON, lay: lay, r: o.Styles, live: live && !o.JSON}
-	if v.live && o.Terminal.Keys != nil {
+	v.small = o.Terminal != nil && !live && !o.JSON
+	// q stops the demo whenever the person is at a terminal, whatever it
+	// shows: the help promises it.
+	if o.Terminal != nil && o.Terminal.Keys != nil {
 		// Keys arrive one by one and unechoed, and reading never waits
 		// (VMIN 0): q is seen within a frame. Ctrl-C stays a signal.
 		in := o.Terminal.Keys
@@ -81,6 +93,13 @@ func (v *view) begin() {
 		fmt.Fprint(v.out, "\x1b[?25l\x1b[2J\x1b[H")
 	} else if !v.json {
 		fmt.Fprintln(v.out, "herdr-pi demo: a scripted agent under herdr-pi wrap, reporting to a Herdr stand-in")
+		if v.small {
+			fmt.Fprintf(v.out, "This window (%dx%d) is too small for the live view (it needs %dx%d): printing the timeline instead.\n",
+				v.lay.rows, v.lay.cols, liveMinRows, liveMinCols)
+		}
+		if v.keys != nil {
+			fmt.Fprintln(v.out, "Press q to stop early.")
+		}
 	}
 }
 

@@ -125,6 +125,15 @@ func TestFit(t *testing.T) {
 			t.Errorf("%dx%d: %+v %v", tc.rows, tc.cols, lay, ok)
 		}
 	}
+	// The size the too-small notice names is the smallest that fits.
+	if _, ok := fit(liveMinRows, liveMinCols); !ok {
+		t.Errorf("%dx%d, the least the notice asks for, does not fit", liveMinRows, liveMinCols)
+	}
+	for _, small := range [][2]int{{liveMinRows - 1, liveMinCols}, {liveMinRows, liveMinCols - 1}} {
+		if _, ok := fit(small[0], small[1]); ok {
+			t.Errorf("%dx%d fits, yet is under the %dx%d the notice names", small[0], small[1], liveMinRows, liveMinCols)
+		}
+	}
 }
 
 func TestSummary(t *testing.T) {

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/herdr-pi/herdr-pi/pane/detect"
 )
@@ -22,30 +23,32 @@ func contenders(ex detect.Explanation) []detect.RuleResult {
 }
 
 // DetectText says how a screen was classified: the state, the rule that
-// decided it and the rules that could have.
-func DetectText(w io.Writer, m *detect.Manifest, ex detect.Explanation) {
-	fmt.Fprintf(w, "state: %s\n", ex.State)
+// decided it and the rules that could have. The verdict is the command's
+// whole result, so its write error is returned.
+func DetectText(out io.Writer, m *detect.Manifest, ex detect.Explanation) error {
+	var w strings.Builder
+	fmt.Fprintf(&w, "state: %s\n", ex.State)
 	if ex.Rule != nil {
-		fmt.Fprintf(w, "rule: %s (priority %d)\nregion: %s\n", ex.Rule.ID, ex.Rule.Priority, ex.Rule.Region)
+		fmt.Fprintf(&w, "rule: %s (priority %d)\nregion: %s\n", ex.Rule.ID, ex.Rule.Priority, ex.Rule.Region)
 		if ex.Skip {
-			fmt.Fprintf(w, "skip_state_update: the previous state is kept\n")
+			fmt.Fprintf(&w, "skip_state_update: the previous state is kept\n")
 		}
 	} else {
-		fmt.Fprintf(w, "rule: none (%s)\n", ex.Fallback)
+		fmt.Fprintf(&w, "rule: none (%s)\n", ex.Fallback)
 	}
-	fmt.Fprintf(w, "manifest: %s (%s)\n", m.ID, m.Source)
-	others := contenders(ex)
-	if len(others) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "other rules:\n")
-	for _, r := range others {
-		why := r.Why
-		if r.Matched {
-			why = "matched, but an earlier rule of the same priority wins"
+	fmt.Fprintf(&w, "manifest: %s (%s)\n", m.ID, m.Source)
+	if others := contenders(ex); len(others) > 0 {
+		fmt.Fprintf(&w, "other rules:\n")
+		for _, r := range others {
+			why := r.Why
+			if r.Matched {
+				why = "matched, but an earlier rule of the same priority wins"
+			}
+			fmt.Fprintf(&w, "  %s (%s, priority %d, %s): %s\n", r.Rule.ID, r.Rule.State, r.Rule.Priority, r.Rule.Region, why)
 		}
-		fmt.Fprintf(w, "  %s (%s, priority %d, %s): %s\n", r.Rule.ID, r.Rule.State, r.Rule.Priority, r.Rule.Region, why)
 	}
+	_, err := io.WriteString(out, w.String())
+	return err
 }
 
 // DetectFormat names the shape of `detect --json` (docs/detect.md,

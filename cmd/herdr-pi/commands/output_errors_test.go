@@ -1,0 +1,69 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
+)
+
+// devFull is /dev/full opened for writing: every write fails with ENOSPC,
+// as on a full disk.
+func devFull(t *testing.T) *os.File {
+	t.Helper()
+	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		testenv.Missing(t, "/dev/full", "run the tests on Linux, where the kernel provides it")
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// A command's text result that cannot be written is an error, named, as
+// its --json is: a script that runs `herdr-pi detect s.txt > file` on a
+// full disk must not read exit 0 and an empty verdict.
+func TestTextResultsThatCannotBeWrittenFail(t *testing.T) {
+	full := devFull(t)
+	dir := t.TempDir()
+	screen := filepath.Join(dir, "s.txt")
+	if err := os.WriteFile(screen, []byte(" ⠸ Working...\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ls := newListStore(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		env  []string
+		cwd  string
+	}{
+		{"detect", []string{"detect", screen}, []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}, dir},
+		{"detect --json", []string{"detect", "--json", screen}, []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}, dir},
+		{"close with nothing open", []string{"close", ls.IDs[1][:8]}, closeEnv(t, ls.Home), ls.Cwd},
+	} {
+		var errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi"}, c.args...),
+			IO{In: strings.NewReader(""), Out: full, Err: &errb, Env: c.env, Dir: c.cwd})
+		if code != exitError || !strings.Contains(errb.String(), "no space left on device") {
+			t.Errorf("%s > /dev/full: exit %d, stderr %q; want %d and the write error", c.name, code, errb.String(), exitError)
+		}
+	}
+}
+
+// open's line saying where the fork opened, and with --wait how its pane
+// ended, are its result: when they cannot be written, open fails.
+func TestOpenLineThatCannotBeWrittenFails(t *testing.T) {
+	for _, wait := range []bool{false, true} {
+		f, _, run, _, errb := openWorld(t, "exit 0")
+		f.IO.Out = devFull(t)
+		opts := &openOptions{Run: run, Attempt: "api", Wait: wait, Place: "workspace", StartTimeout: time.Minute, ForkTimeout: time.Millisecond}
+		err := openRun(t.Context(), f, opts)
+		if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+			t.Errorf("open (--wait %v) > /dev/full: %v, want the write error\n%s", wait, err, errb)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package observe
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	creackpty "github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/pane/state"
+)
+
+// A trace path that is not a regular file is refused at once, never opened
+// in a way that waits: a FIFO with no reader used to hold wrap before the
+// agent started, and a terminal got JSON lines over the agent's screen.
+func TestOpenTraceRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "trace.fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ptm, pts, err := creackpty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptm.Close()
+	defer pts.Close()
+
+	cases := []struct{ name, path, want string }{
+		{"fifo without a reader", fifo, "is a named pipe (FIFO), not a regular file"},
+		{"terminal", pts.Name(), "is a character device (a terminal would show the trace over the agent's screen)"},
+		{"directory", dir, "is a directory, not a file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := openTraceOrUnblock(t, tc.path)
+			if err == nil {
+				t.Fatalf("OpenTrace(%s) = nil error, want one saying %q", tc.path, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "unset HERDR_PI_TRACE") {
+				t.Errorf("OpenTrace(%s) error = %q, want it to say %q and the way out", tc.path, err, tc.want)
+			}
+		})
+	}
+}
+
+// openTraceOrUnblock calls OpenTrace; should it still be waiting after a
+// generous deadline (the old code waited for a FIFO's reader forever), it
+// opens the FIFO for reading so the call returns, and fails the test.
+func openTraceOrUnblock(t *testing.T, path string) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		tr, err := OpenTrace(path)
+		if tr != nil {
+			tr.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		if r, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+			defer r.Close()
+		}
+		<-done
+		t.Fatalf("OpenTrace(%s) still waiting after 10s", path)
+		return nil
+	}
+}
+
+// A symlink to a regular file takes the trace too, and a second run
+// appends to it (TestTrace covers a new file).
+func TestOpenTraceFollowsASymlinkAndAppends(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "trace.jsonl")
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{file, link} {
+		tr, err := OpenTrace(path)
+		if err != nil {
+			t.Fatalf("OpenTrace(%s): %v", path, err)
+		}
+		tr.Write(state.Event{Kind: state.EventTransition, From: state.Unknown, To: state.Idle, Cause: "screen", At: time.Now()})
+		tr.Close()
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), `"to":"idle"`); n != 2 {
+		t.Errorf("trace file has %d transitions to idle, want 2:\n%s", n, data)
+	}
+}
