@@ -18,6 +18,8 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // File size caps: a state.json holds every agent's system prompt, so it can
@@ -451,17 +453,10 @@ func readRegularStat(path string, max int64) ([]byte, fs.FileInfo, error) {
 // notRegular says what a file that should be regular is instead, in
 // words: a mode string ("d---------") is for ls readers.
 func notRegular(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
+	if m.IsDir() {
 		return "is a directory, not a file"
-	case m&fs.ModeNamedPipe != 0:
-		return "is a named pipe (FIFO), not a regular file"
-	case m&fs.ModeSocket != 0:
-		return "is a socket, not a regular file"
-	case m&fs.ModeDevice != 0:
-		return "is a device, not a regular file"
 	}
-	return "is not a regular file"
+	return "is " + settings.FileKind(m) + ", not a regular file"
 }
 
 func unwrapPathError(err error) string {

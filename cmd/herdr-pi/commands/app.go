@@ -8,13 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 )
 
 // Version is set at build time with -ldflags "-X …/commands.Version=v1.2.3";
@@ -85,11 +86,11 @@ func runWith(ctx context.Context, args []string, f *Factory) int {
 	// urfave/cli prints help and the version through app.Writer and drops
 	// write errors; a help that never reached a full disk or a closed
 	// stdout must not exit 0.
-	out := &stickyWriter{w: app.Writer}
+	out := &render.StickyWriter{W: app.Writer}
 	app.Writer = out
 	err := app.RunContext(ctx, args)
-	if err == nil && out.err != nil {
-		err = out.err
+	if err == nil && out.Err != nil {
+		err = out.Err
 	}
 	return exitCode(err, f.IO.Err)
 }
@@ -148,20 +149,6 @@ func isHelpFlag(a string) bool {
 	}
 	name := strings.TrimLeft(a, "-")
 	return name == "help" || name == "h"
-}
-
-// stickyWriter keeps the first write error of the writer it wraps.
-type stickyWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (s *stickyWriter) Write(p []byte) (int, error) {
-	n, err := s.w.Write(p)
-	if err != nil && s.err == nil {
-		s.err = err
-	}
-	return n, err
 }
 
 func newApp(f *Factory) *cli.App {

@@ -184,7 +184,7 @@ func Run(ctx context.Context, o Options) error {
 
 	// A demo nobody can see is stopped at the first write that fails (a
 	// full disk, a closed pipe), and that error is the demo's.
-	out := &stickyWriter{w: o.Out}
+	out := &render.StickyWriter{W: o.Out}
 	o.Out = out
 	v := newView(o, lay, live)
 	v.begin()
@@ -217,7 +217,7 @@ loop:
 		case <-killAfter:
 			_ = wrap.Process.Kill()
 		case <-tick.C:
-			if v.quitRequested() || out.err != nil {
+			if v.quitRequested() || out.Err != nil {
 				stop()
 			}
 			readTrace()
@@ -241,11 +241,11 @@ loop:
 			AgentExit int     `json:"agent_exit"`
 			Stopped   bool    `json:"stopped"`
 		}{Format, events, final, exit, stopped}
-		_ = render.JSON(o.Out, doc) // a write error is out.err
+		_ = render.JSON(o.Out, doc) // a write error is out.Err
 	}
 	switch {
-	case out.err != nil:
-		return fmt.Errorf("demo: cannot write what it shows: %w", out.err)
+	case out.Err != nil:
+		return fmt.Errorf("demo: cannot write what it shows: %w", out.Err)
 	case timedOut:
 		return fmt.Errorf("demo: the scripted agent did not finish within %v", timeout)
 	case interrupted != nil:
@@ -254,20 +254,6 @@ loop:
 		return fmt.Errorf("demo: the wrapped agent failed: %w", wrapErr)
 	}
 	return nil
-}
-
-// stickyWriter keeps the first write error of the writer it wraps.
-type stickyWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (s *stickyWriter) Write(p []byte) (int, error) {
-	n, err := s.w.Write(p)
-	if err != nil && s.err == nil {
-		s.err = err
-	}
-	return n, err
 }
 
 // person is the person at the keyboard, scripted: asks for a fix once the
