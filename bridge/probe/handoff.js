@@ -52,7 +52,6 @@ const VERSION = 2; // the owner link's protocol version (bridge/control OwnerVer
 // characters is three times as long there as in JavaScript's count.
 const MAX_LINE = 16 * 1024 * 1024 - 1024;
 const MAX_ERROR = 1000;
-const CANCEL_GRACE_MS = 10000; // how long a cancelled handoff waits for the wrapper to close the pane
 const SETTLED = new Set(["completed", "failed", "cancelled", "stopped"]);
 
 // State shared by every instance of this module in the process (Pi
@@ -438,6 +437,18 @@ function hideOthers(api) {
 }
 
 // linked: the wrapper accepted the owner link, so it can act on requests.
+// cancelGraceMs is how long a cancelled handoff waits for the wrapper's
+// handback before it gives up on it. It outlasts the wrapper's own worst
+// case for making sure the pane's Pi is gone (10 s after pane.close, then
+// 5 s after each of three signals: handoff/live/agent.go), so a wrapper at
+// work is never taken for one that will not answer.
+let cancelGraceMs = 30_000;
+
+// setCancelGrace changes cancelGraceMs (tests).
+export function setCancelGrace(ms) {
+	cancelGraceMs = ms;
+}
+
 export function linked() {
 	const l = shared.link;
 	return Boolean(l && l.linked && !l.sock.destroyed);
@@ -772,7 +783,19 @@ function cancelHandoff(a, reason) {
 		h.finish({ reason: "aborted", transferred: h.launched, needsContinue: false, error: reason });
 		return;
 	}
-	const timer = setTimeout(() => h.finish({ reason: "aborted", transferred: h.launched, needsContinue: false, error: `${reason}; the wrapper did not answer` }), CANCEL_GRACE_MS);
+	// No answer: whether the pane's Pi is gone is unknown, so a launched
+	// pane counts as still running and the session is not reopened.
+	const timer = setTimeout(
+		() =>
+			h.finish({
+				reason: "aborted",
+				transferred: h.launched,
+				needsContinue: false,
+				paneRunning: h.launched,
+				error: `${reason}; the wrapper did not answer${h.launched ? ", and its Herdr pane's Pi may still write the session" : ""}`,
+			}),
+		cancelGraceMs,
+	);
 	timer.unref?.();
 }
 

@@ -497,3 +497,42 @@ func disposeDuringHandoff(t *testing.T, idle string) {
 		t.Fatalf("the local session saw %q: disposed before the handback resumed it", out.Log)
 	}
 }
+
+// A cancel the wrapper never answers: after the grace the owner gives the
+// handoff up, but it cannot know the pane's Pi is gone, so a launched
+// pane counts as still running: the session stays suspended rather than
+// reopened beside a Pi that may still write it.
+func TestUnansweredCancelDoesNotReopenTheSession(t *testing.T) {
+	wrapper := func(l *control.OwnerLink, m control.OwnerMessage) {
+		a, ok := m.(control.Attempt)
+		if !ok || !a.Live {
+			return // the cancel goes unanswered
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := l.Handoff(ctx, control.HandoffOrder{ID: "h1", RunID: a.RunID, SessionID: a.SessionID}); err != nil {
+				t.Errorf("handoff: %v", err)
+				return
+			}
+			for _, st := range []string{control.PaneLaunched, control.PaneWorking} {
+				if err := l.PaneState("h1", st); err != nil {
+					t.Errorf("pane state %s: %v", st, err)
+				}
+			}
+		}()
+	}
+	out, msgs := runHandoffHarnessSink(t, "disposed", &ownerSink{react: wrapper}, "IDLE=0", "CANCEL_GRACE=300")
+	if slices.Contains(out.Log, "resume") || !slices.Contains(out.Log, "dispose") {
+		t.Fatalf("the local session saw %q: reopened although the pane's Pi may still run", out.Log)
+	}
+	var resumed *control.Resumed
+	for _, m := range msgs {
+		if r, ok := m.(control.Resumed); ok {
+			resumed = &r
+		}
+	}
+	if resumed == nil || !strings.Contains(resumed.Error, "did not answer") || !strings.Contains(resumed.Error, "may still write the session") {
+		t.Fatalf("the wrapper was told %+v", resumed)
+	}
+}

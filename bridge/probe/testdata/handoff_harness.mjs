@@ -201,7 +201,9 @@ async function main() {
 		// the cancel, closes the pane and only then hands back; the local
 		// session must not be disposed before that.
 		const reg = fakeRegistry();
-		await startOwner(load, reg);
+		const m = await startOwner(load, reg);
+		// CANCEL_GRACE: how long the cancel waits for a handback here.
+		if (process.env.CANCEL_GRACE) m.setCancelGrace(Number(process.env.CANCEL_GRACE));
 		const log = [];
 		const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
 		const agent = { transport: localTransport(log, reply) };
