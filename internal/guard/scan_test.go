@@ -32,6 +32,8 @@ var unguarded = map[string]struct {
 	"bridge/control/server.go (*Server).track":           {1, "takes a lock and broadcasts"},
 	"bridge/control/handoff_stream.go (*Client).Handoff": {1, "the asker's side (herdr-pi open), not the wrapper: a send and a deadline"},
 	"bridge/tools/server.go (*Server).run":               {1, "a read, a log line and a cancel"},
+	"handoff/live/agent.go (*paneAgent).watch":           {1, "polls the pane's Pi's pidfd (or its wrapper's lock) and closes a channel"},
+	"handoff/wait.go WatchWrapper":                       {1, "polls a run directory's lock and closes a channel"},
 	"handoff/live/service.go (*Service).Handoff":         {1, "a cancel"},
 	"handoff/live/service.go (*Service).startLocked":     {1, "a select and a cancel"},
 	"handoff/store/store.go (*Store).Runs":               {1, "decodes runs for `herdr-pi open`'s listing, not for wrap"},
