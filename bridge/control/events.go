@@ -21,6 +21,8 @@ const (
 	EvAgentStart        = "agent_start"
 	EvAgentEnd          = "agent_end"
 	EvAgentSettled      = "agent_settled"
+	EvCompactionStart   = "compaction_start"
+	EvCompactionEnd     = "compaction_end"
 	EvUIPromptStart     = "ui_prompt_start"
 	EvUIPromptEnd       = "ui_prompt_end"
 	EvWaitingForInput   = "pi:waiting-for-user-input"
@@ -141,6 +143,15 @@ type PermissionDecision struct{ permissions.Decision }
 // PermissionForwarded is a permissions:forwarded_decision.
 type PermissionForwarded struct{ permissions.ForwardedDecision }
 
+// CompactionStart: Pi is about to compact the session's context (/compact,
+// or on its own before or after a run): it calls the model for a summary,
+// outside any run. CompactionEnd: it is over, done, failed or cancelled.
+// Pi before 1.x says no end of a compaction that failed or was cancelled.
+type CompactionStart struct{}
+
+// CompactionEnd: see [CompactionStart].
+type CompactionEnd struct{}
+
 // ProbeConnected and ProbeDisconnected bracket one probe connection (one Pi
 // process). A disconnect without a session_shutdown means Pi died or the
 // probe lost its socket: what it had opened can no longer be closed by it.
@@ -154,6 +165,8 @@ func (SessionShutdown) EventName() string     { return EvSessionShutdown }
 func (AgentStart) EventName() string          { return EvAgentStart }
 func (AgentEnd) EventName() string            { return EvAgentEnd }
 func (AgentSettled) EventName() string        { return EvAgentSettled }
+func (CompactionStart) EventName() string     { return EvCompactionStart }
+func (CompactionEnd) EventName() string       { return EvCompactionEnd }
 func (UIPromptStart) EventName() string       { return EvUIPromptStart }
 func (UIPromptEnd) EventName() string         { return EvUIPromptEnd }
 func (WaitingForInput) EventName() string     { return EvWaitingForInput }
@@ -187,6 +200,10 @@ func ParseEvent(name string, data json.RawMessage) (Event, error) {
 		return lifecycle[AgentEnd](data)
 	case EvAgentSettled:
 		return lifecycle[AgentSettled](data)
+	case EvCompactionStart:
+		return CompactionStart{}, nil
+	case EvCompactionEnd:
+		return CompactionEnd{}, nil
 	case EvUIPromptStart:
 		return lifecycle[UIPromptStart](data)
 	case EvUIPromptEnd:

@@ -57,7 +57,8 @@ const MAX_REDIALS = 5; // reconnections on the probe's own without an answer
 // What a new connection must repeat (see resyncEvents): session() builds
 // the current root session's session_start (null before the first and
 // after a quit), running says a run started and has not settled, prompts
-// are the dialogs open now, oldest first. redials counts the reconnections
+// are the dialogs open now, oldest first; compacting says Pi compacts the
+// context now (outside a run). redials counts the reconnections
 // made on the probe's own since the wrapper last answered one.
 const SHARED_KEY = Symbol.for("herdr-pi.probe.v1");
 const shared = (globalThis[SHARED_KEY] ??= {
@@ -71,6 +72,7 @@ const shared = (globalThis[SHARED_KEY] ??= {
 	session: null,
 	settles: true,
 	running: false,
+	compacting: false,
 	prompts: [],
 });
 
@@ -271,6 +273,7 @@ function resyncEvents() {
 	if (!shared.session) return [];
 	const events = [["session_start", shared.session("reconnect")]];
 	if (shared.running) events.push(["agent_start", null]);
+	if (shared.compacting) events.push(["compaction_start", null]);
 	for (const p of shared.prompts) events.push(["ui_prompt_start", p]);
 	return events;
 }
@@ -353,6 +356,7 @@ function setup(pi) {
 		shared.session = session;
 		shared.settles = !inferred;
 		shared.running = false;
+		shared.compacting = false;
 		shared.prompts = [];
 		send("session_start", session(typeof event.reason === "string" ? event.reason : ""));
 	});
@@ -365,6 +369,7 @@ function setup(pi) {
 	on("agent_start", () => {
 		if (!current()) return;
 		shared.running = true;
+		shared.compacting = false;
 		send("agent_start", null);
 	});
 	on("agent_end", (event, ctx) => {
@@ -381,11 +386,29 @@ function setup(pi) {
 		} catch {}
 		send("agent_settled", { aborted: event.aborted === true, idle, ...waiting(ctx) });
 	});
+	// Compacting the context is a model call outside any run (/compact, or
+	// Pi's own before or after one): without these the pane would read
+	// idle through it. Pi before 1.x has no session_compact_failed; the
+	// wrapper's screen ends such a spell then.
+	on("session_before_compact", () => {
+		if (!current()) return undefined;
+		shared.compacting = true;
+		send("compaction_start", null);
+		return undefined; // never cancels, never supplies a summary
+	});
+	for (const name of ["session_compact", "session_compact_failed"]) {
+		on(name, () => {
+			if (!current()) return;
+			shared.compacting = false;
+			send("compaction_end", null);
+		});
+	}
 	on("session_shutdown", (event) => {
 		if (!current()) return;
 		// Nothing to repeat until the next session starts (a quit has none).
 		shared.session = null;
 		shared.running = false;
+		shared.compacting = false;
 		shared.prompts = [];
 		send("session_shutdown", { reason: event.reason ?? "", targetSessionFile: event.targetSessionFile ?? "" });
 	});

@@ -161,6 +161,10 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 	case control.AgentSettled:
 		s.lastAborted = s.lastAborted || e.Aborted
 		s.settle(e.InputNeeded, e.Question)
+	case control.CompactionStart:
+		s.m.Compaction(true)
+	case control.CompactionEnd:
+		s.m.Compaction(false)
 	case control.UIPromptStart:
 		key := s.next("ui_prompt")
 		s.uiPrompts = append(s.uiPrompts, key)

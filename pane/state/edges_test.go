@@ -204,3 +204,47 @@ func TestRunWithoutAgentEndCompleted(t *testing.T) {
 		t.Fatal("no run finished event")
 	})
 }
+
+// Pi compacting its context outside a run (/compact, or on its own) calls
+// the model for seconds while the probe hears no run: the screen ("Compacting
+// context...") decides meanwhile, and the compaction's end gives the word
+// back to the probe at once. Told no end (Pi before 1.x, a compaction that
+// failed), the screen's own idle ends it; a run clears it.
+func TestCompactionIsWorkingOutsideARun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(time.Second)
+		m.Compaction(true)
+		m.Screen(Verdict{State: Working, Rule: "busy_row"})
+		time.Sleep(time.Second)
+		if s := m.Snapshot(); s.Activity != Working || s.ActivitySource != "screen:busy_row" {
+			t.Fatalf("during the compaction: %+v", s)
+		}
+		m.Compaction(false)
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 working@1300 idle@2000")
+
+		// No end told: the screen going idle ends it by itself.
+		m.Compaction(true)
+		m.Screen(Verdict{State: Working, Rule: "busy_row"})
+		time.Sleep(time.Second)
+		m.Screen(Verdict{State: Idle}) // failed, and Pi said nothing
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 working@1300 idle@2000 working@3300 idle@4300")
+
+		// A run takes over, and after it the probe decides again.
+		m.Compaction(true)
+		m.AgentStart()
+		m.Screen(Verdict{State: Working, Rule: "busy_row"})
+		m.AgentSettled()
+		time.Sleep(time.Second)
+		if s := m.Snapshot(); s.Activity != Idle || s.ActivitySource != "probe" {
+			t.Fatalf("after a run: %+v", s)
+		}
+	})
+}

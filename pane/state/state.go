@@ -279,6 +279,11 @@ type Machine struct {
 	// stale "working", or a dialog already gone, must not reach Herdr as
 	// the probe's socket closes, moments before the pane is released.
 	quit bool
+	// compacting: the probe said Pi compacts the session's context (a
+	// model call outside any run, seconds long) and not yet that it is
+	// over. The probe hears no run then, so the screen and Pi's status
+	// channel, which both show it, decide meanwhile (see activityLocked).
+	compacting bool
 	// answered: reasons the person answered, by key, with when they close
 	// at the latest; they close as soon as the agent is seen working.
 	answered map[string]time.Time
@@ -668,6 +673,7 @@ func (m *Machine) ProbeConnected(on bool) {
 			m.probeActivity = Idle
 			m.quit = false // a new agent process
 		}
+		m.compacting = false
 		if !on {
 			// The agent is gone mid-replacement: no session follows.
 			// What the file says (the sentinel) stays until it says
@@ -684,6 +690,7 @@ func (m *Machine) AgentStart() {
 	m.update("probe:agent_start", func(now time.Time) {
 		m.probeActivity = Working
 		m.quit = false // it did not quit after all
+		m.compacting = false
 		if !m.runActive {
 			m.runStart = now
 		}
@@ -692,6 +699,17 @@ func (m *Machine) AgentStart() {
 		m.candidate = ""
 		m.closeKindLocked(KindSentinel)
 	})
+}
+
+// Compaction says Pi began (on) or ended compacting the session's
+// context. Between the two, while no run is under way, the probe does not
+// decide working and idle: Pi's status channel or the screen ("Compacting
+// context...") does, and either one ends the spell by itself should the
+// end never be told (Pi before 1.x says nothing of a compaction that
+// failed or was cancelled). A run, a session or a probe that starts
+// clears it.
+func (m *Machine) Compaction(on bool) {
+	m.update("probe:compaction", func(time.Time) { m.compacting = on })
 }
 
 // AgentEnd records how the run's last model turn stopped; retries within
@@ -729,7 +747,7 @@ func (m *Machine) AgentSettled() {
 func (m *Machine) SessionStart(restore ...Reason) {
 	m.update("probe:session_start", func(now time.Time) {
 		old := slices.Clone(m.reasons)
-		m.replacing, m.quit = false, false
+		m.replacing, m.quit, m.compacting = false, false, false
 		m.clearSessionLocked()
 		for _, r := range restore {
 			open := func(o Reason) bool { return o.Key == r.Key }
@@ -755,7 +773,7 @@ func (m *Machine) SessionStart(restore ...Reason) {
 // reason but hook waits closes and no run is active.
 func (m *Machine) SessionShutdown() {
 	m.update("probe:session_shutdown", func(time.Time) {
-		m.replacing = false
+		m.replacing, m.compacting = false, false
 		m.quit = true
 		m.endSessionLocked()
 		m.clearSessionLocked()
@@ -958,6 +976,9 @@ func (m *Machine) recompute(now time.Time, cause string) {
 //     so it is forgotten when bytes were dropped or Pi stopped reporting;
 //   - the screen, always there as the fallback.
 //
+// While Pi compacts its context outside a run (Compaction), the probe
+// hears nothing and steps aside for the others.
+//
 // An agent that quit (SessionShutdown) is idle until it exits, or starts
 // a run, a session or a new probe: none of these decides then (see
 // Machine.quit).
@@ -966,7 +987,7 @@ func (m *Machine) recompute(now time.Time, cause string) {
 // close reasons, and any open reason makes the state blocked whatever the
 // activity (a sentinel reply reads "done" on Pi's channel, and is blocked).
 func (m *Machine) activityLocked() (State, string) {
-	if m.probe {
+	if m.probe && (!m.compacting || m.probeActivity == Working) {
 		return m.probeActivity, "probe"
 	}
 	if m.quit {

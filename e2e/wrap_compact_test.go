@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
+)
+
+// /compact in a real Pi: Pi calls the model for a summary outside any run
+// ("Compacting context..."), which the probe hears as no run at all. The
+// pane reads working while the summary is being written, and idle once it
+// is in — the summary's reply is held until the test saw working, so the
+// order is the test, not the timing.
+func TestWrapPiCompactionIsWorking(t *testing.T) {
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 300)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	n := 0
+	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+		mu.Lock()
+		n++
+		k := n
+		mu.Unlock()
+		if k <= 3 {
+			// Streamed over a second: a run too short would reach Herdr
+			// as no change at all (the reporter sends the newest state).
+			return fakellm.Reply{Chunks: []string{long, long, long}, WordDelay: 400 * time.Millisecond}
+		}
+		select { // the summary: held until the pane was seen working
+		case <-release:
+		case <-time.After(2 * time.Minute):
+		}
+		return fakellm.Reply{Text: "## Goal\nsummary of the lorem ipsum"}
+	}, true)
+	// A small budget of recent tokens, so three long replies give Pi
+	// something to compact.
+	settings := filepath.Join(r.agent.AgentDir, "settings.json")
+	var s map[string]any
+	b, err := os.ReadFile(settings)
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s["compaction"] = map[string]any{"enabled": true, "keepRecentTokens": 50}
+	if b, err = json.Marshal(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	tm := r.wrap()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("model requests: %d; screen:\n%s", len(r.llm.Requests()), tm.Screen())
+		}
+	})
+	want := []string{"unknown", "idle"}
+	r.waitStates("start", want...)
+	for i, p := range []string{"tell me more a", "tell me more b", "tell me more c"} {
+		tm.Type(t, p)
+		want = append(want, "working", "idle")
+		r.waitStates("run "+string(rune('1'+i)), want...)
+	}
+	tm.Type(t, "/compact")
+	want = append(want, "working")
+	r.waitStates("compacting", want...)
+	if !strings.Contains(tm.Screen(), "Compacting context") {
+		t.Logf("screen while compacting:\n%s", tm.Screen())
+	}
+	close(release)
+	want = append(want, "idle")
+	r.waitStates("compacted", want...)
+	quit(t, tm)
+}
