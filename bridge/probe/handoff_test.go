@@ -225,20 +225,29 @@ func paneWrapper(t *testing.T, states []string, reason string) func(*control.Own
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			if _, err := l.Handoff(ctx, control.HandoffOrder{ID: "h1", RunID: a.RunID, SessionID: a.SessionID}); err != nil {
-				t.Errorf("handoff: %v", err)
+			if !handOff(ctx, t, l, a, states...) {
 				return
-			}
-			for _, st := range states {
-				if err := l.PaneState("h1", st); err != nil {
-					t.Errorf("pane state %s: %v", st, err)
-				}
 			}
 			if _, err := l.Handback(ctx, "h1", control.Handback{Reason: reason, Transferred: true, LastStopReason: "stop"}); err != nil {
 				t.Errorf("handback: %v", err)
 			}
 		}()
 	}
+}
+
+// handOff plays the wrapper's part up to the pane: it orders handoff h1 of
+// attempt a and says each pane state in turn. False when the order failed.
+func handOff(ctx context.Context, t *testing.T, l *control.OwnerLink, a control.Attempt, states ...string) bool {
+	if _, err := l.Handoff(ctx, control.HandoffOrder{ID: "h1", RunID: a.RunID, SessionID: a.SessionID}); err != nil {
+		t.Errorf("handoff: %v", err)
+		return false
+	}
+	for _, st := range states {
+		if err := l.PaneState("h1", st); err != nil {
+			t.Errorf("pane state %s: %v", st, err)
+		}
+	}
+	return true
 }
 
 // The owner's status line while its attempt is handed off (seed: working,
@@ -282,8 +291,7 @@ func TestHandoffDoesNotResumeWhileThePanesPiMayRun(t *testing.T) {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				if _, err := l.Handoff(ctx, control.HandoffOrder{ID: "h1", RunID: a.RunID, SessionID: a.SessionID}); err != nil {
-					t.Errorf("handoff: %v", err)
+				if !handOff(ctx, t, l, a) {
 					return
 				}
 				res, err := l.Handback(ctx, "h1", control.Handback{Reason: control.HandbackFailed, Transferred: true, PaneRunning: true, Error: "the pane's Pi (pid 9) still runs"})
@@ -461,15 +469,7 @@ func disposeDuringHandoff(t *testing.T, idle string) {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				if _, err := l.Handoff(ctx, control.HandoffOrder{ID: "h1", RunID: m.RunID, SessionID: m.SessionID}); err != nil {
-					t.Errorf("handoff: %v", err)
-					return
-				}
-				for _, st := range []string{control.PaneLaunched, control.PaneWorking} {
-					if err := l.PaneState("h1", st); err != nil {
-						t.Errorf("pane state %s: %v", st, err)
-					}
-				}
+				handOff(ctx, t, l, m, control.PaneLaunched, control.PaneWorking)
 			}()
 		case control.HandoffCancel:
 			note("cancel")
@@ -511,15 +511,7 @@ func TestUnansweredCancelDoesNotReopenTheSession(t *testing.T) {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			if _, err := l.Handoff(ctx, control.HandoffOrder{ID: "h1", RunID: a.RunID, SessionID: a.SessionID}); err != nil {
-				t.Errorf("handoff: %v", err)
-				return
-			}
-			for _, st := range []string{control.PaneLaunched, control.PaneWorking} {
-				if err := l.PaneState("h1", st); err != nil {
-					t.Errorf("pane state %s: %v", st, err)
-				}
-			}
+			handOff(ctx, t, l, a, control.PaneLaunched, control.PaneWorking)
 		}()
 	}
 	out, msgs := runHandoffHarnessSink(t, "disposed", &ownerSink{react: wrapper}, "IDLE=0", "CANCEL_GRACE=300")

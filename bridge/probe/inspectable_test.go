@@ -187,14 +187,7 @@ func promptOf(l control.Launch) string {
 // session; concurrent prompts share one turn; an abort cancels the turn
 // under way (its tab closes); dispose comes last.
 func TestInspectableTurns(t *testing.T) {
-	dir := t.TempDir()
-	file := settings.WorkflowSettingsFile(dir)
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := fullyInspectableAgentDir(t)
 	w := &turnWrapper{cancel: make(chan string, 1)}
 	out, msgs := runHandoffHarnessSink(t, "turns", &ownerSink{react: w.react}, "PI_CODING_AGENT_DIR="+dir)
 	if out.InspectionID != "local" || out.WrappedID != "herdr" || out.Reference != "herdr" {
@@ -254,14 +247,7 @@ func TestInspectableTurns(t *testing.T) {
 // first), the session cancels the turn and is disposed only once the
 // wrapper handed it back — its tab closed.
 func TestInspectableDisposeWaitsForTheTurnsTab(t *testing.T) {
-	dir := t.TempDir()
-	file := settings.WorkflowSettingsFile(dir)
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := fullyInspectableAgentDir(t)
 	w := &turnWrapper{cancel: make(chan string, 1)}
 	out, _ := runHandoffHarnessSink(t, "turn-disposed", &ownerSink{react: w.react}, "PI_CODING_AGENT_DIR="+dir)
 	if want := []string{"create", "suspend", "suspend", "disposing", "resume", "dispose"}; !slices.Equal(out.Log, want) {
@@ -272,4 +258,19 @@ func TestInspectableDisposeWaitsForTheTurnsTab(t *testing.T) {
 	if len(w.cancels) != 1 {
 		t.Errorf("cancels %q: the turn's tab should be closed", w.cancels)
 	}
+}
+
+// fullyInspectableAgentDir is a PI_CODING_AGENT_DIR whose workflow
+// settings turn the fully inspectable mode on.
+func fullyInspectableAgentDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	file := settings.WorkflowSettingsFile(dir)
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
