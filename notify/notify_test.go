@@ -100,6 +100,11 @@ func TestResolveTarget(t *testing.T) {
 	ctx := context.Background()
 	table := osc.DefaultTable()
 	two := fakeProbe{levels: []tmux.Level{{Socket: "/in"}, {Socket: "/out"}}, outer: "WarpTerminal"}
+	// The user's own entry for tmux (seed 003: termPrograms override the
+	// built-ins) is their answer: the outer terminal is not asked, and the
+	// sequence is still wrapped for tmux.
+	mine := table.Overlay("", map[string]osc.Protocol{"TMUX": osc.OSC777})
+	inITerm := fakeProbe{levels: []tmux.Level{{Socket: "/in"}}, outer: "iTerm.app"}
 	cases := []struct {
 		name   string
 		env    func(string) string
@@ -107,45 +112,32 @@ func TestResolveTarget(t *testing.T) {
 		proto  osc.Protocol
 		levels int
 		from   string
+		table  *osc.Table // nil: the built-in table
 	}{
-		{"plain", envOf("TERM_PROGRAM", "WarpTerminal"), nil, osc.OSC777, 0, "environment"},
+		{"plain", envOf("TERM_PROGRAM", "WarpTerminal"), nil, osc.OSC777, 0, "environment", nil},
 		// KITTY_WINDOW_ID leaks into whatever a kitty shell starts: a known
 		// TERM_PROGRAM still decides (seed 003), kitty only an unknown one.
-		{"known program with a kitty window id", envOf("TERM_PROGRAM", "WarpTerminal", "KITTY_WINDOW_ID", "3"), nil, osc.OSC777, 0, "environment"},
-		{"kitty without TERM_PROGRAM", envOf("KITTY_WINDOW_ID", "3"), nil, osc.OSC99, 0, "environment"},
+		{"known program with a kitty window id", envOf("TERM_PROGRAM", "WarpTerminal", "KITTY_WINDOW_ID", "3"), nil, osc.OSC777, 0, "environment", nil},
+		{"kitty without TERM_PROGRAM", envOf("KITTY_WINDOW_ID", "3"), nil, osc.OSC99, 0, "environment", nil},
 		{"tmux started in kitty, attached from iTerm2", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux", "KITTY_WINDOW_ID", "3"),
-			fakeProbe{levels: []tmux.Level{{Socket: "/in"}}, outer: "iTerm.app"}, osc.OSC9, 1, "tmux global environment"},
-		{"tmux hides the terminal", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), two, osc.OSC777, 2, "tmux global environment"},
-		{"tmux without a probe", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), nil, osc.OSC99, 1, "environment"},
-		{"override", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "ghostty", LevelsOverride, "3"), two, osc.OSC9, 3, "environment"},
-		{"probe finds nothing", envOf("TMUX", "/in,1,0"), fakeProbe{}, osc.OSC99, 1, "environment"},
+			fakeProbe{levels: []tmux.Level{{Socket: "/in"}}, outer: "iTerm.app"}, osc.OSC9, 1, "tmux global environment", nil},
+		{"tmux hides the terminal", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), two, osc.OSC777, 2, "tmux global environment", nil},
+		{"tmux without a probe", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), nil, osc.OSC99, 1, "environment", nil},
+		{"override", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "ghostty", LevelsOverride, "3"), two, osc.OSC9, 3, "environment", nil},
+		{"probe finds nothing", envOf("TMUX", "/in,1,0"), fakeProbe{}, osc.OSC99, 1, "environment", nil},
 		// The override is 0 to 8 (docs/troubleshooting.md); anything else is
 		// a mistake, and the levels found are used.
-		{"override out of range", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "ghostty", LevelsOverride, "9"), two, osc.OSC9, 2, "environment"},
-		{"override zero", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "ghostty", LevelsOverride, "0"), two, osc.OSC9, 0, "environment"},
+		{"override out of range", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "ghostty", LevelsOverride, "9"), two, osc.OSC9, 2, "environment", nil},
+		{"override zero", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "ghostty", LevelsOverride, "0"), two, osc.OSC9, 0, "environment", nil},
+		{"the user maps tmux", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), inITerm, osc.OSC777, 1, "environment", &mine},
+		{"no TERM_PROGRAM at all", envOf("TMUX", "/in,1,0"), inITerm, osc.OSC9, 1, "tmux global environment", &mine},
 	}
 	for _, c := range cases {
-		got := ResolveTarget(ctx, c.env, table, c.probe)
-		if got.Protocol != c.proto || got.TmuxLevels != c.levels || got.From != c.from {
-			t.Errorf("%s: %+v", c.name, got)
+		tab := table
+		if c.table != nil {
+			tab = *c.table
 		}
-	}
-	// The user's own entry for tmux (seed 003: termPrograms override the
-	// built-ins) is their answer: the outer terminal is not asked, and the
-	// sequence is still wrapped for tmux.
-	mine := table.Overlay("", map[string]osc.Protocol{"TMUX": osc.OSC777})
-	for _, c := range []struct {
-		name   string
-		env    func(string) string
-		probe  TmuxProbe
-		proto  osc.Protocol
-		levels int
-		from   string
-	}{
-		{"the user maps tmux", envOf("TMUX", "/in,1,0", "TERM_PROGRAM", "tmux"), fakeProbe{levels: []tmux.Level{{Socket: "/in"}}, outer: "iTerm.app"}, osc.OSC777, 1, "environment"},
-		{"no TERM_PROGRAM at all", envOf("TMUX", "/in,1,0"), fakeProbe{levels: []tmux.Level{{Socket: "/in"}}, outer: "iTerm.app"}, osc.OSC9, 1, "tmux global environment"},
-	} {
-		got := ResolveTarget(ctx, c.env, mine, c.probe)
+		got := ResolveTarget(ctx, c.env, tab, c.probe)
 		if got.Protocol != c.proto || got.TmuxLevels != c.levels || got.From != c.from {
 			t.Errorf("%s: %+v", c.name, got)
 		}

@@ -87,6 +87,20 @@ function localTransport(log, reply) {
 	};
 }
 
+// liveAttempt is an attempt "finder" of run r on the engine's local
+// transport with herdr-pi's live-session hook, as the engine makes it
+// (reg must be linked already), its session log, and a timer that keeps
+// node alive until the caller clears it.
+async function liveAttempt(reg) {
+	const log = [];
+	const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
+	const agent = { transport: localTransport(log, reply) };
+	reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions").setup(agent, { run: { runId: "r" }, attempt: 1 });
+	const alive = setInterval(() => {}, 1000);
+	const session = await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "f:finder:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "finder" });
+	return { log, alive, session };
+}
+
 async function main() {
 	const load = () => import(process.argv[2]);
 	if (scenario === "engine-first" || scenario === "frozen" || scenario === "upstream") {
@@ -180,12 +194,7 @@ async function main() {
 		// hands it back. What the owner's status line showed is printed.
 		const reg = fakeRegistry();
 		await startOwner(load, reg);
-		const log = [];
-		const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
-		const agent = { transport: localTransport(log, reply) };
-		reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions").setup(agent, { run: { runId: "r" }, attempt: 1 });
-		const alive = setInterval(() => {}, 1000);
-		await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "f:finder:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "finder" });
+		const { log, alive } = await liveAttempt(reg);
 		// Until the session is back, or the handback is over without it
 		// (its status line cleared).
 		const over = () => log.includes("resume") || statuses.some(([, v]) => v === undefined);
@@ -204,12 +213,7 @@ async function main() {
 		const m = await startOwner(load, reg);
 		// CANCEL_GRACE: how long the cancel waits for a handback here.
 		if (process.env.CANCEL_GRACE) m.setCancelGrace(Number(process.env.CANCEL_GRACE));
-		const log = [];
-		const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
-		const agent = { transport: localTransport(log, reply) };
-		reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions").setup(agent, { run: { runId: "r" }, attempt: 1 });
-		const alive = setInterval(() => {}, 1000);
-		const session = await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "f:finder:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "finder" });
+		const { log, alive, session } = await liveAttempt(reg);
 		// IDLE=1: handed off between turns, no prompt running.
 		const prompted = process.env.IDLE === "1" ? Promise.resolve() : session.prompt("go").catch((e) => log.push(`prompt failed: ${e.message}`));
 		await waitStatus("finder: working");
