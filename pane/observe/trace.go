@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/pane/state"
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // Trace appends one JSON object per state event to a file (HERDR_PI_TRACE):
@@ -72,16 +73,10 @@ func notTraceFile(m fs.FileMode) string {
 		return ""
 	case m.IsDir():
 		return "is a directory, not a file" + fix
-	case m&fs.ModeNamedPipe != 0:
-		return "is a named pipe (FIFO), not a regular file" + fix
-	case m&fs.ModeSocket != 0:
-		return "is a socket, not a regular file" + fix
 	case m&fs.ModeCharDevice != 0:
 		return "is a character device (a terminal would show the trace over the agent's screen), not a regular file" + fix
-	case m&fs.ModeDevice != 0:
-		return "is a device, not a regular file" + fix
 	}
-	return "is not a regular file" + fix
+	return "is " + settings.FileKind(m) + ", not a regular file" + fix
 }
 
 // TraceLine is one line of the trace: the event and its time since the
