@@ -105,19 +105,21 @@ func (a *paneAgent) awaitGone(d time.Duration) bool {
 	if a.fd >= 0 {
 		return exitedWithin(a.fd, d)
 	}
-	deadline := time.Now().Add(d)
-	for !a.gone() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(agentPollEvery)
+	if a.gone() {
+		return true
 	}
-	return true
+	// Followed through its wrapper's lock, as open --wait follows one.
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	gone, done := handoff.WatchWrapper(ctx, a.wrapperPID, a.wrapperDir)
+	defer func() { cancel(); <-done }()
+	select {
+	case <-gone:
+		return true
+	case <-ctx.Done():
+		return a.gone()
+	}
 }
-
-// agentPollEvery paces the checks of an agent followed through its
-// wrapper's lock.
-const agentPollEvery = 100 * time.Millisecond
 
 // Grace periods of the agent's stop. A Pi whose pane Herdr closed gets a
 // hangup from its pty and exits within a second or two; a loaded machine
