@@ -69,8 +69,9 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 		var old map[string]json.RawMessage
 		if json.Unmarshal(raw, &old) == nil {
 			if _, ok := old["herdr"]; ok {
-				return Workflows{}, fmt.Errorf(`%s: the Herdr setting is in its old place ("extensions": {"herdr": …}), `+
-					`which the engine rejects ("extensions" must be a list); move it to `+
+				// The owner's TUI (the probe) says it in these words too.
+				return Workflows{}, fmt.Errorf(`%s: the Herdr setting is in its old place, "extensions": {"herdr": …}, `+
+					`which the engine rejects ("extensions" is a list); move it to `+
 					`"extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`, shown)
 			}
 		}
@@ -105,7 +106,7 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	for _, k := range sortedKeys(herdr) {
 		v := herdr[k]
 		if k != "enableFullyInspectableMode" {
-			return w, fmt.Errorf("%s: extensionSettings.herdr.%s is not a setting (the only one is enableFullyInspectableMode)", shown, k)
+			return w, fmt.Errorf("%s: unknown key \"extensionSettings.herdr.%s\" (the only one is enableFullyInspectableMode)", shown, k)
 		}
 		if err := json.Unmarshal(v, &w.FullyInspectable); err != nil || string(v) == "null" {
 			return w, fmt.Errorf("%s: %s must be true or false, not %s", shown, key, v)

@@ -18,8 +18,10 @@ func TestWorkflowSettings(t *testing.T) {
 		{"other settings only", `{"concurrency":4,"extensions":["a.ts"],"extensionSettings":{"trajectory":{"port":8080}}}`, false, ""},
 		{"empty herdr", `{"extensionSettings":{"herdr":{}}}`, false, ""},
 		{"old shape", `{"extensions":{"herdr":{"enableFullyInspectableMode":true}}}`, false,
-			`move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`},
-		{"unknown herdr key", `{"extensionSettings":{"herdr":{"fully":true}}}`, false, "extensionSettings.herdr.fully is not a setting"},
+			// Word for word what the owner's TUI says (docs/inspectable.md
+			// quotes it; doctor says it "the same way").
+			`the Herdr setting is in its old place, "extensions": {"herdr": …}, which the engine rejects ("extensions" is a list); move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`},
+		{"unknown herdr key", `{"extensionSettings":{"herdr":{"fully":true}}}`, false, `unknown key "extensionSettings.herdr.fully" (the only one is enableFullyInspectableMode)`},
 		{"not a boolean", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":"yes"}}}`, false, `must be true or false, not "yes"`},
 		{"not JSON", `{`, false, "not valid JSON"},
 		{"unknown top-level key", `{"concurrency":2,"fullyInspectable":true}`, false, `unknown key "fullyInspectable"`},
