@@ -85,13 +85,13 @@ func (n *Ntfy) Send(ctx context.Context, m Message) error {
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return &NtfyError{msg: fmt.Sprintf("timeout after %v", timeout),
-				fix: fmt.Sprintf("check that the server answers (%s), or raise [notify.ntfy] timeout", redact.URL(n.Server))}
+				fix: fmt.Sprintf("check that %s answers, or raise [notify.ntfy] timeout", redact.URL(n.Server))}
 		}
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return fmt.Errorf("cancelled: %w", context.Canceled)
 		}
 		return &NtfyError{msg: fmt.Sprintf("network error: %v", redactURL(err)),
-			fix: fmt.Sprintf("check [notify.ntfy] server (%s) and that this machine reaches it", redact.URL(n.Server))}
+			fix: fmt.Sprintf("check [notify.ntfy] server = %q and that this machine reaches it", redact.URL(n.Server))}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -135,7 +135,7 @@ func ntfyReason(body io.Reader) string {
 func ntfyFix(status int) string {
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return "the server refused access to the topic: check [notify.ntfy] token (or the user:password in server) and that it may publish to this topic"
+		return "the server refused access to the topic: check [notify.ntfy] token, or the user:password in server, and that it may publish to this topic"
 	case status == http.StatusNotFound:
 		return "check [notify.ntfy] server: it must be the ntfy server's base URL, the topic is added to it"
 	case status == http.StatusTooManyRequests:
