@@ -52,7 +52,13 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 		setup.Tmux = tmux.Probe{Run: tmux.Exec{}}
 	}
 	o, choice := setup.Options(ctx)
-	log.Printf("notify: %s", choice.Why)
+	if choice.Problem != "" {
+		// What doctor fails on: said with the fix, for the person who
+		// reads the log wondering why nothing shows.
+		log.Printf("notify: %s: %s", choice.Why, choice.Problem)
+	} else {
+		log.Printf("notify: %s", choice.Why)
+	}
 	if o.Herdr == nil && o.Terminal == nil && o.Ntfy == nil {
 		return wrapNotifier{}
 	}
