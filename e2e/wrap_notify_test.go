@@ -3,6 +3,9 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,4 +134,95 @@ func TestWrapNotifiesThroughHerdr(t *testing.T) {
 		t.Errorf("the last blocked spell (%v) was never notified; last notification at %v", blocked[len(blocked)-1], last)
 	}
 	t.Logf("%d blocked spells in %v → %d notifications, all shown", len(blocked), blocked[len(blocked)-1].Sub(blocked[0]).Round(time.Millisecond), len(notes))
+}
+
+// A channel that fails is seen in `herdr-pi status`, not only in the log,
+// with what to change: here an ntfy server refuses the token (as ntfy.sh
+// answers) and Herdr keeps its toasts off (its default). Both show in the
+// text and in --json, which still matches its schema; the pane's state
+// went on being reported meanwhile.
+func TestStatusShowsAFailingNotificationChannel(t *testing.T) {
+	schema := docSchema(t, "status")
+	ntfy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"code":40101,"http":401,"error":"unauthorized","link":"https://ntfy.sh/docs/publish/#authentication"}`+"\n")
+	}))
+	t.Cleanup(ntfy.Close)
+	dir, err := os.MkdirTemp("/tmp", "hpnt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	config := filepath.Join(dir, "config.toml")
+	toml := "[notify.ntfy]\nenabled = true\nserver = \"" + ntfy.URL + "\"\ntopic = \"builds\"\ntoken = \"tk_wrong\"\n"
+	if err := os.WriteFile(config, []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := herdrtest.Start(t) // toasts off, as Herdr's default
+	env := append(withoutHerdr(os.Environ()), "HERDR_PI_CONFIG="+config, "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
+	env = append(env, h.Env()...)
+	r, err := startOuter(outerOptions{Keep: true, Env: env, Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", agentScript(t,
+		"print ready\\r\\n", "run herdr-pi waiting start --source deploy --id 1", "readline")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finished := false
+	t.Cleanup(func() {
+		if !finished {
+			r.wait(0)
+		}
+	})
+	type channel struct {
+		Channel      string
+		Sent, Failed int
+		Last, Hint   string
+		Failing      bool
+	}
+	var st struct {
+		State         string
+		Notifications []channel
+	}
+	var out []byte
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var code int
+		out, code = herdrPi(t, env, "status", "--json")
+		st.Notifications = nil
+		if code == 0 {
+			if err := json.Unmarshal(out, &st); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if len(st.Notifications) == 2 && st.Notifications[0].Sent > 0 && st.Notifications[1].Failed > 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never showed both channels' outcome: exit %d\n%s", code, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	validateJSON(t, schema, out)
+	herdr, push := st.Notifications[0], st.Notifications[1]
+	if st.State != "blocked" || herdr.Channel != "herdr" || herdr.Last != "disabled" || herdr.Failing || !strings.Contains(herdr.Hint, "[ui.toast] delivery") {
+		t.Errorf("the Herdr channel:\n%s", out)
+	}
+	if push.Channel != "ntfy" || !push.Failing || push.Sent != 0 || push.Last != "http 401: unauthorized" || !strings.Contains(push.Hint, "[notify.ntfy] token") ||
+		strings.Contains(string(out), "tk_wrong") {
+		t.Errorf("the ntfy channel:\n%s", out)
+	}
+	plain, _ := herdrPi(t, env, "status")
+	for _, want := range []string{"notify   herdr: not shown, 1 sent, last disabled (Herdr's toasts are off", "ntfy: failing, 0 sent, 1 failed, last http 401: unauthorized (the server refused access"} {
+		if !strings.Contains(string(plain), want) {
+			t.Errorf("status lacks %q:\n%s", want, plain)
+		}
+	}
+	if _, err := r.master.Write([]byte("\r")); err != nil {
+		t.Fatal(err)
+	}
+	code, err := r.wait(15 * time.Second)
+	finished = true
+	if err != nil || code != 0 {
+		t.Fatalf("wrap: exit %d, %v", code, err)
+	}
 }

@@ -51,8 +51,9 @@ type Event struct {
 	// text here: notifications leave the machine (ntfy) and show on screens
 	// other people see.
 	Label string
-	// Question is what the agent asks (the reply that ended with the
-	// sentinel, a pi-ask title, a permission label). Its first line,
+	// Question is what the agent asks (for the sentinel, the line of the
+	// reply that asks, as the probe picks it; a pi-ask title, a permission
+	// label). Its first line,
 	// sanitised and cut to 120 code points, is shown by the on-screen
 	// channels — Herdr's toast and the terminal — as the best peers do;
 	// ntfy, which leaves the machine, never sends it.

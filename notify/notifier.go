@@ -225,6 +225,12 @@ type ChannelStatus struct {
 	// Last is the latest outcome: Herdr's reason ("shown", "disabled", …),
 	// "written", "posted", or the error.
 	Last string
+	// Failing says the latest send failed (Last is its error).
+	Failing bool
+	// Hint says, when the latest outcome kept the notification from the
+	// person, why and what to change (the config key, Herdr's setting);
+	// empty when nothing needs doing or nothing more is known.
+	Hint string
 }
 
 // Status reports every channel, in the order Herdr, terminal, ntfy.
@@ -384,24 +390,47 @@ func (w *worker) record(outcome string, err error, logf func(string, ...any)) {
 	defer w.mu.Unlock()
 	if err != nil {
 		w.st.Failed++
-		w.st.Last = err.Error()
+		w.st.Last, w.st.Failing, w.st.Hint = err.Error(), true, hintOf(err)
 		if !w.failing {
-			logf("notify: %s channel failed: %v", w.name, err)
+			logf("notify: %s channel failed: %s", w.name, withHint(err.Error(), w.st.Hint))
 		}
 		w.failing = true
 		return
 	}
 	w.st.Sent++
 	changed := w.st.Last != outcome
-	w.st.Last = outcome
+	w.st.Last, w.st.Failing, w.st.Hint = outcome, false, ""
 	if w.failing {
 		logf("notify: %s channel recovered", w.name)
 		w.failing = false
 	}
-	if changed && w.name == "herdr" && outcome != ReasonShown {
-		logf("notify: Herdr did not show the notification (%s): %s", outcome, HerdrHint(outcome))
+	if w.name == "herdr" && outcome != ReasonShown {
+		w.st.Hint = HerdrHint(outcome)
+		if changed {
+			logf("notify: Herdr did not show the notification (%s): %s", outcome, w.st.Hint)
+		}
 	}
 }
+
+// hintOf is what a channel's error says the person can do about it.
+func hintOf(err error) string {
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		return h.Hint()
+	}
+	return ""
+}
+
+// withHint appends a hint to a message, when there is one.
+func withHint(msg, hint string) string {
+	if hint == "" {
+		return msg
+	}
+	return msg + " (" + hint + ")"
+}
+
+// Outcome is Last, followed by the hint in parentheses when there is one.
+func (s ChannelStatus) Outcome() string { return withHint(s.Last, s.Hint) }
 
 func (s ChannelStatus) String() string {
 	return fmt.Sprintf("%s: %d sent, %d failed, last %q", s.Channel, s.Sent, s.Failed, s.Last)

@@ -64,6 +64,16 @@ func TestTargetSequence(t *testing.T) {
 	if got := (Target{Protocol: osc.OSC9}).Sequence(Message{Title: "Only"}); string(got) != "\x1b]9;Only\x1b\\" {
 		t.Errorf("title only: %q", got)
 	}
+	// A body that fills the sequence still ends with how many were merged,
+	// behind an ellipsis, with the title folded in front of it too: the
+	// count must survive the cut, in every protocol.
+	long := Message{Title: "Pi needs your input", Question: strings.Repeat("q", 120), Body: strings.Repeat("p", 200), Merged: 3}
+	for _, p := range osc.Protocols {
+		got := string((Target{Protocol: p}).Sequence(long))
+		if !strings.HasSuffix(got, "… · +3 more\x1b\\") || !strings.Contains(got, "Pi needs your input") {
+			t.Errorf("%s, a full body: %q", p, got)
+		}
+	}
 	// Nothing to say but how many were merged: no separator before it.
 	if got := (Target{Protocol: osc.OSC777}).Sequence(Message{Title: "Pi finished", Merged: 2}); string(got) != "\x1b]777;notify;Pi finished;+2 more\x1b\\" {
 		t.Errorf("merged only: %q", got)

@@ -2,8 +2,10 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -82,18 +84,66 @@ func (n *Ntfy) Send(ctx context.Context, m Message) error {
 	resp, err := client.Do(req)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fmt.Errorf("timeout after %v", timeout)
+			return &NtfyError{msg: fmt.Sprintf("timeout after %v", timeout),
+				fix: fmt.Sprintf("check that %s answers, or raise [notify.ntfy] timeout", redact.URL(n.Server))}
 		}
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return fmt.Errorf("cancelled: %w", context.Canceled)
 		}
-		return fmt.Errorf("network error: %v", redactURL(err))
+		return &NtfyError{msg: fmt.Sprintf("network error: %v", redactURL(err)),
+			fix: fmt.Sprintf("check [notify.ntfy] server = %q and that this machine reaches it", redact.URL(n.Server))}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("http %d", resp.StatusCode)
+		msg := fmt.Sprintf("http %d", resp.StatusCode)
+		if why := ntfyReason(resp.Body); why != "" {
+			msg += ": " + why
+		}
+		return &NtfyError{msg: msg, fix: ntfyFix(resp.StatusCode)}
 	}
 	return nil
+}
+
+// NtfyError is a post that did not deliver: what happened, as the seed
+// words it ("http 500", "timeout after 5s", "network error: …"), and what
+// the person can change about it.
+type NtfyError struct{ msg, fix string }
+
+func (e *NtfyError) Error() string { return e.msg }
+
+// Hint says what to check or change, naming the [notify.ntfy] key.
+func (e *NtfyError) Hint() string { return e.fix }
+
+// ntfyReasonMax bounds how much of an error answer is read: ntfy's are a
+// line of JSON, and a server that is not ntfy may answer with a page.
+const ntfyReasonMax = 4 << 10
+
+// ntfyReason is the "error" of ntfy's JSON error answer
+// ({"code":40101,"http":401,"error":"unauthorized",…}), cleaned and cut
+// short; empty for any other answer.
+func ntfyReason(body io.Reader) string {
+	var answer struct {
+		Error string `json:"error"`
+	}
+	if json.NewDecoder(io.LimitReader(body, ntfyReasonMax)).Decode(&answer) != nil {
+		return ""
+	}
+	return osc.Truncate(osc.CleanLabel(answer.Error), 120)
+}
+
+// ntfyFix names what to change for an answer the server refused.
+func ntfyFix(status int) string {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return "the server refused access to the topic: check [notify.ntfy] token, or the user:password in server, and that it may publish to this topic"
+	case status == http.StatusNotFound:
+		return "check [notify.ntfy] server: it must be the ntfy server's base URL, the topic is added to it"
+	case status == http.StatusTooManyRequests:
+		return "the server's rate limit for this client or topic was reached; later notifications go out once it passes (your own server, or a token with a higher limit, avoids it)"
+	case status >= 500:
+		return "the ntfy server failed on its side; if it persists, look at the server's status page or log"
+	}
+	return "check [notify.ntfy] server and topic"
 }
 
 // redactURL keeps the reason of a transport error but not the URL, whose

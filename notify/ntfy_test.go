@@ -23,8 +23,9 @@ type ntfyServer struct {
 	*httptest.Server
 	mu       sync.Mutex
 	requests []recordedRequest
-	status   []int // answers in order; 200 once they run out
-	hang     bool  // never answer until the client gives up
+	status   []int  // answers in order; 200 once they run out
+	answer   string // the body of an answer that is not 2xx
+	hang     bool   // never answer until the client gives up
 }
 
 func newNtfyServer(t *testing.T) *ntfyServer {
@@ -37,13 +38,16 @@ func newNtfyServer(t *testing.T) *ntfyServer {
 		if len(s.status) > 0 {
 			code, s.status = s.status[0], s.status[1:]
 		}
-		hang := s.hang
+		hang, answer := s.hang, s.answer
 		s.mu.Unlock()
 		if hang {
 			<-r.Context().Done()
 			return
 		}
 		w.WriteHeader(code)
+		if code/100 != 2 {
+			io.WriteString(w, answer)
+		}
 	}))
 	t.Cleanup(s.Close)
 	return s
@@ -192,11 +196,57 @@ func TestNtfyFailuresReportedOnceNoRetry(t *testing.T) {
 	n.Close(context.Background())
 	mu.Lock()
 	defer mu.Unlock()
-	if len(logs) != 2 || logs[0] != "notify: ntfy channel failed: http 500" || logs[1] != "notify: ntfy channel recovered" {
+	if len(logs) != 2 || !strings.HasPrefix(logs[0], "notify: ntfy channel failed: http 500 (the ntfy server failed") || logs[1] != "notify: ntfy channel recovered" {
 		t.Fatalf("logs %q", logs)
 	}
 	if st := n.Status()[0]; st.Failed != 3 || st.Sent != 1 {
 		t.Fatalf("status %+v", st)
+	}
+}
+
+// A refusal says what ntfy said and what to change: the person reading
+// the log, status or notify's error learns which [notify.ntfy] key to
+// look at, not just a status code. ntfy's own reason is cleaned (it comes
+// from the network) and an answer that is not ntfy's JSON adds nothing.
+func TestNtfyRefusalNamesTheFix(t *testing.T) {
+	cases := []struct {
+		status       int
+		answer       string
+		msg, hintHas string
+	}{
+		{401, `{"code":40101,"http":401,"error":"unauthorized","link":"https://ntfy.sh/docs/publish/#authentication"}`, "http 401: unauthorized", "[notify.ntfy] token"},
+		{403, `{"code":40301,"http":403,"error":"forbidden"}`, "http 403: forbidden", "[notify.ntfy] token"},
+		{404, `<html>not found</html>`, "http 404", "[notify.ntfy] server"},
+		{429, "{\"error\":\"limit reached: too many requests\\u001b[2J\"}", "http 429: limit reached: too many requests [2J", "rate limit"},
+		{502, ``, "http 502", "server failed on its side"},
+		{400, `{"code":40010,"error":"invalid request: topic invalid"}`, "http 400: invalid request: topic invalid", "[notify.ntfy] server and topic"},
+	}
+	for _, c := range cases {
+		srv := newNtfyServer(t)
+		srv.status, srv.answer = []int{c.status}, c.answer
+		err := (&Ntfy{Client: srv.Client(), Server: srv.URL, Topic: "t"}).Send(context.Background(), Message{Title: "x"})
+		if err == nil || err.Error() != c.msg || !strings.Contains(hintOf(err), c.hintHas) {
+			t.Errorf("http %d: error %q, hint %q; want %q and a hint with %q", c.status, err, hintOf(err), c.msg, c.hintHas)
+		}
+	}
+}
+
+// A channel's status says whether it is failing now and why, and a
+// success clears both: what `herdr-pi status` shows a person.
+func TestChannelStatusSaysFailingAndWhy(t *testing.T) {
+	srv := newNtfyServer(t)
+	srv.status, srv.answer = []int{401}, `{"error":"unauthorized"}`
+	n := Start(Options{Ntfy: &Ntfy{Client: srv.Client(), Server: srv.URL, Topic: "t"}, Project: "p"})
+	defer n.Close(context.Background())
+	n.Notify(Event{Kind: Failed, Key: "1"})
+	waitFor(t, func() bool { return n.Status()[0].Failed == 1 })
+	if st := n.Status()[0]; !st.Failing || st.Last != "http 401: unauthorized" || !strings.Contains(st.Hint, "[notify.ntfy] token") {
+		t.Fatalf("after a refusal: %+v", st)
+	}
+	n.Notify(Event{Kind: Failed, Key: "2"})
+	waitFor(t, func() bool { return n.Status()[0].Sent == 1 })
+	if st := n.Status()[0]; st.Failing || st.Last != "posted" || st.Hint != "" {
+		t.Fatalf("after a success: %+v", st)
 	}
 }
 
@@ -205,8 +255,8 @@ func TestNtfyTimeout(t *testing.T) {
 	srv.hang = true
 	ny := &Ntfy{Client: srv.Client(), Server: srv.URL, Topic: "t", Timeout: 150 * time.Millisecond}
 	err := ny.Send(context.Background(), Message{Title: "x"})
-	if err == nil || err.Error() != "timeout after 150ms" {
-		t.Fatalf("got %v", err)
+	if err == nil || err.Error() != "timeout after 150ms" || !strings.Contains(hintOf(err), "[notify.ntfy] timeout") {
+		t.Fatalf("got %v (hint %q)", err, hintOf(err))
 	}
 	if got := len(srv.seen()); got != 1 {
 		t.Fatalf("%d requests", got)
@@ -215,8 +265,9 @@ func TestNtfyTimeout(t *testing.T) {
 	// is a secret on public servers).
 	srv.Close()
 	err = (&Ntfy{Server: srv.URL, Topic: "secret-topic"}).Send(context.Background(), Message{Title: "x"})
-	if err == nil || !strings.HasPrefix(err.Error(), "network error") || strings.Contains(err.Error(), "secret-topic") {
-		t.Fatalf("got %v", err)
+	if err == nil || !strings.HasPrefix(err.Error(), "network error") || strings.Contains(err.Error()+hintOf(err), "secret-topic") ||
+		!strings.Contains(hintOf(err), "[notify.ntfy] server") {
+		t.Fatalf("got %v (hint %q)", err, hintOf(err))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
@@ -25,16 +26,26 @@ type Terminal struct {
 // Sequence returns the bytes that show m with t's target, or nil when
 // there is nothing to show.
 func (t Target) Sequence(m Message) []byte {
-	n := osc.Notification{Title: m.Title, Body: m.screenBody(osc.MaxCodePoints), ID: m.ID}
 	// OSC 9 carries a single message and the seed's OSC 99 sends only the
 	// body chunk (notifications-and-sentinel.md §3.2, §23): fold the title
 	// into the body, or the person would read a project name without
-	// knowing what happened.
-	if t.Protocol != osc.OSC777 && strings.TrimSpace(m.Title) != "" && strings.TrimSpace(n.Body) != "" {
+	// knowing what happened. The body is sized with the title's room
+	// taken, so the encoder's own cut never drops its end ("+2 more").
+	fold := t.Protocol != osc.OSC777 && strings.TrimSpace(m.Title) != ""
+	limit := osc.MaxCodePoints
+	if fold {
+		limit = max(limit-utf8.RuneCountInString(osc.Sanitize(m.Title)+partSep), minBodyRoom)
+	}
+	n := osc.Notification{Title: m.Title, Body: m.screenBody(limit), ID: m.ID}
+	if fold && strings.TrimSpace(n.Body) != "" {
 		n.Body = m.Title + partSep + n.Body
 	}
 	return osc.WrapTmux(osc.Encode(t.Protocol, n), t.TmuxLevels)
 }
+
+// minBodyRoom is the body's room beside a title that fills the sequence
+// (a hook's own): the body is then cut, not left out.
+const minBodyRoom = 32
 
 // Send writes m.
 func (t *Terminal) Send(m Message) error {

@@ -531,7 +531,16 @@ func (c Config) validate() []invalid {
 	if d := c.Detect.StartupGrace.D(); d < 0 || d > time.Minute {
 		bad(fmt.Sprintf("startup_grace = %q: must be between 0s and 1m", d), "detect", "startup_grace")
 	}
-	oneOf(c.Notify.Channel, []string{"auto", "herdr", "terminal", "off"}, "notify", "channel")
+	switch channel := c.Notify.Channel; {
+	// "channel" reads like "where notifications go", so ntfy and the
+	// terminal protocols land here; say where they are set.
+	case channel == "ntfy":
+		bad(`channel = "ntfy": must be one of auto, herdr, terminal, off; ntfy is not chosen here, it runs beside the on-screen channel: turn it on with [notify.ntfy] enabled = true and a topic`, "notify", "channel")
+	case slices.Contains(protocols, channel):
+		bad(fmt.Sprintf(`channel = %q: must be one of auto, herdr, terminal, off; a terminal protocol is set with [notify] fallback or [notify.term_programs], and channel = "terminal" (or "auto" outside Herdr) uses it`, channel), "notify", "channel")
+	default:
+		oneOf(channel, []string{"auto", "herdr", "terminal", "off"}, "notify", "channel")
+	}
 	oneOf(c.Notify.Sound, []string{"none", "done", "request"}, "notify", "sound")
 	if d := c.Notify.FinishedAfter.D(); d < 0 || d > 24*time.Hour {
 		bad(fmt.Sprintf("finished_after = %q: must be between 0s (every run) and 24h", d), "notify", "finished_after")

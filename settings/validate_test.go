@@ -77,3 +77,20 @@ func TestABadFileAppliesNothing(t *testing.T) {
 		t.Fatalf("channel %q, err %v: want the default and a ConfigError", cfg.Notify.Channel, err)
 	}
 }
+
+// [notify] channel picks where the on-screen notification goes. Two
+// mistakes a person makes reading the word "channel" — naming ntfy, or a
+// terminal protocol — are answered with where that setting lives instead
+// of only the list of channels.
+func TestNotifyChannelSaysWhereOtherChoicesGo(t *testing.T) {
+	for value, want := range map[string]string{
+		"ntfy":    "[notify.ntfy] enabled = true",
+		"osc777":  "[notify] fallback or [notify.term_programs]",
+		"desktop": "must be one of auto, herdr, terminal, off",
+	} {
+		_, problems := ParseConfig([]byte("[notify]\nchannel = \""+value+"\"\n"), "c.toml")
+		if len(problems) != 1 || problems[0].Key != "notify.channel" || !strings.Contains(problems[0].String(), want) {
+			t.Errorf("channel = %q: %v, want one problem saying %q", value, problems, want)
+		}
+	}
+}

@@ -52,8 +52,10 @@ type SessionStart struct {
 	// sentinel rule (§16/§20). pane/session reads the same from the file;
 	// this one also works with --no-session.
 	InputNeeded bool `json:"inputNeeded"`
-	// Question is, when InputNeeded, the first non-empty line of the reply
-	// that ended with the marker (raw: the consumer sanitises it).
+	// Question is, when InputNeeded, the line of the reply that ended with
+	// the marker that asks: the last one ending in a question mark outside
+	// code, else the first line of its last paragraph (raw: the consumer
+	// sanitises it).
 	Question string `json:"question"`
 }
 

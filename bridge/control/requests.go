@@ -136,6 +136,28 @@ type Status struct {
 	// wrapper's report (its own detection, herdr#4020) and the wrapper
 	// claimed the pane again.
 	HerdrReasserts int `json:"herdr_reasserts,omitempty"`
+	// Notifications says what each notification channel did so far, so a
+	// channel that fails (an ntfy token refused, Herdr's toasts off) is
+	// seen without reading the log; absent when notifications are off.
+	Notifications []NotifyChannel `json:"notifications,omitempty"`
+}
+
+// NotifyChannel is one notification channel's record in [Status].
+type NotifyChannel struct {
+	// Channel is herdr, terminal or ntfy.
+	Channel string `json:"channel"`
+	// Sent counts sends that reached the channel (for Herdr, whatever it
+	// answered), Failed the ones that did not.
+	Sent   int `json:"sent"`
+	Failed int `json:"failed"`
+	// Last is the latest outcome: Herdr's reason, "written", "posted", or
+	// the error; empty before the first send.
+	Last string `json:"last,omitempty"`
+	// Failing says the latest send failed.
+	Failing bool `json:"failing,omitempty"`
+	// Hint says why the latest notification did not reach the person and
+	// what to change, when that is known.
+	Hint string `json:"hint,omitempty"`
 }
 
 // Reason is one open reason the agent is blocked.

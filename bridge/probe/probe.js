@@ -126,15 +126,39 @@ export function lastUnansweredText(branch) {
 	return "";
 }
 
-// The question a reply that ends with the marker asks: its first non-empty
-// line (never the marker line), cut for the wire. The wrapper sanitises and
-// shortens it again before anyone sees it.
+// A line that asks: it ends with a question mark (Latin, fullwidth or
+// Arabic), maybe followed by closing quotes, brackets or Markdown emphasis.
+const ASKS = /[?\uff1f\u061f]["'\u201d\u2019\u00bb)\]*_`]*$/u;
+
+// The question a reply that ends with the marker asks, for the toast: the
+// last line outside code that ends with a question mark; else the first
+// line of the last paragraph (a code block ends one), where a reply that
+// reported first puts its request; else the first line. Never the marker
+// line; cut for the wire. The wrapper sanitises and shortens it again
+// before anyone sees it.
 export function questionOf(text) {
 	if (!hasMarker(text)) return "";
 	const lines = text.trimEnd().split(/\r?\n/);
 	lines.pop();
-	const first = lines.find((l) => l.trim() !== "");
-	return first === undefined ? "" : first.trim().slice(0, 500);
+	let fenced = false;
+	let asked, opening, first;
+	for (const raw of lines) {
+		const line = raw.trim();
+		if (line.startsWith("```") || line.startsWith("~~~")) {
+			fenced = !fenced;
+			opening = undefined;
+			continue;
+		}
+		if (fenced) continue;
+		if (line === "") {
+			opening = undefined;
+			continue;
+		}
+		if (first === undefined) first = line;
+		if (opening === undefined) opening = line;
+		if (ASKS.test(line)) asked = line;
+	}
+	return (asked ?? opening ?? first ?? "").slice(0, 500);
 }
 
 // What the branch waits for: whether its last unanswered reply ends with

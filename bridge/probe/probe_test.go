@@ -258,10 +258,22 @@ func TestProbeFunctionsMatchTheReferenceVectors(t *testing.T) {
 	if !reflect.DeepEqual(out.Marker, []bool{true, true, false, false}) {
 		t.Errorf("hasMarker: %v", out.Marker)
 	}
-	// The question is the first non-empty line of a reply that ends with
-	// the marker, never the marker itself, cut for the wire.
-	if q := []any{"Which file?", "", "", 500.0}; !reflect.DeepEqual(out.Question, q) {
-		t.Errorf("questionOf: %#v, want %#v", out.Question, q)
+	// The question is the line of a reply ending with the marker that
+	// asks — the last one ending in a question mark, outside code — else
+	// the first line of its last paragraph; never the marker itself, cut
+	// for the wire. A reply that reports before it asks is toasted with
+	// what it asks, not with its opening sentence.
+	q := []any{"Which file?", "", "", 500.0,
+		"Which one should I edit: `main.go` or `app.go`?",
+		"Which file should I edit?",
+		"**Should I also migrate the data?**",
+		"Tell me which one to fix first.",
+		"Please confirm the plan.",
+		"¿Qué archivo edito?",
+		"要修改哪个文件？",
+	}
+	if !reflect.DeepEqual(out.Question, q) {
+		t.Errorf("questionOf:\n got %#v\nwant %#v", out.Question, q)
 	}
 	want := []string{"Please choose one.", "Please choose one.", "Please choose one.\n\n:input_", "The marker is :input_needed: when input is required."}
 	if !reflect.DeepEqual(out.Strip, want) {

@@ -41,9 +41,9 @@ func Sanitize(s string) string {
 
 // CleanLabel is the stricter rule for short labels such as a project or
 // session name (notifications-and-sentinel.md §4.2): as [Sanitize], the
-// invisible characters that can disguise text — U+200B–U+206F (zero-width
-// characters, bidi embeddings, overrides and isolates), U+061C, the soft
-// hyphen U+00AD and U+FEFF — become spaces. It keeps ';' and cuts nothing:
+// invisible characters that can disguise text — zero-width characters,
+// bidi marks, embeddings, overrides and isolates, U+061C, the soft hyphen
+// U+00AD and U+FEFF (see invisible) — become spaces. It keeps ';' and cuts nothing:
 // callers decide the length for their channel.
 func CleanLabel(s string) string {
 	return collapse(s, func(r rune) rune {
@@ -57,11 +57,24 @@ func CleanLabel(s string) string {
 // printable is the keep rule shared by both sanitisers.
 func printable(r rune) bool { return (r >= 0x20 && r <= 0x7e) || r >= 0xa0 }
 
-// invisible is U+200B–U+206F (zero-width characters, bidi marks,
-// embeddings, overrides and isolates), the Arabic letter mark U+061C (the
-// one bidi mark outside that block), the soft hyphen U+00AD and U+FEFF.
+// invisible is what in U+200B–U+206F cannot be seen — zero-width
+// characters and bidi marks (U+200B–U+200F), the line and paragraph
+// separators (U+2028–U+2029), bidi embeddings and overrides
+// (U+202A–U+202E), the word joiner, invisible operators, isolates and
+// deprecated format characters (U+2060–U+206F) — plus the Arabic letter
+// mark U+061C (the one bidi mark outside that block), the soft hyphen
+// U+00AD and U+FEFF.
+//
+// The seed blanks that whole block (notifications-and-sentinel.md §4.2),
+// and with it the punctuation between: apostrophes and quotes, dashes,
+// bullets, the ellipsis, primes and ‹›. Models write those all the time,
+// and none can disguise text, so they are kept.
 func invisible(r rune) bool {
-	return (r >= 0x200b && r <= 0x206f) || r == 0x61c || r == 0xad || r == 0xfeff
+	switch {
+	case r >= 0x200b && r <= 0x200f, r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x206f:
+		return true
+	}
+	return r == 0x61c || r == 0xad || r == 0xfeff
 }
 
 // collapse maps every code point, turns each run of JavaScript whitespace

@@ -168,6 +168,29 @@ func TestJSWhitespace(t *testing.T) {
 	}
 }
 
+// Typographic punctuation is text, not a disguise: the apostrophes,
+// quotes, dashes, bullets and ellipses models write all the time share the
+// U+2000 block with the invisible characters, and a question "What’s next
+// — “main.go” or “app.go”?" reached Herdr as "What s next main.go or
+// app.go ?". Only the invisible ones go.
+func TestTypographicPunctuationIsKept(t *testing.T) {
+	text := "What’s next — “main.go” or ‘app.go’? ‐‑‒–―‖‗‚‛„‟†‡•‣․‥…‧‰‱′″‴‵‹›※‼‽‾⁁⁂⁃⁄⁅⁆⁇⁈⁉⁊⁋⁌⁍⁎⁏⁐⁑⁒⁓⁔⁕⁖⁗⁘⁙⁚⁛⁜⁝⁞"
+	if got := CleanLabel(text); got != text {
+		t.Errorf("CleanLabel(%q) = %q", text, got)
+	}
+	if got, want := Sanitize(text), strings.ReplaceAll(text, ";", ":"); got != want {
+		t.Errorf("Sanitize(%q) = %q", text, got)
+	}
+	// Every invisible one of that block still goes: zero-width, marks,
+	// embeddings and overrides, the word joiner, invisible operators,
+	// isolates and the deprecated format characters.
+	for _, r := range []rune{0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x2066, 0x2067, 0x2068, 0x2069, 0x206a, 0x206f} {
+		if got := CleanLabel("a" + string(r) + "b"); got != "a b" {
+			t.Errorf("U+%04X: CleanLabel gives %q", r, got)
+		}
+	}
+}
+
 // The OSC path blanks what the Herdr-toast path does: a bidi override in a
 // title (herdr-pi notify --title $'T\u202eY') reached the terminal as it was,
 // free to show the text reversed, while the toast showed it plain.

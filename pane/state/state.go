@@ -76,8 +76,9 @@ type Reason struct {
 	Key   string
 	Kind  Kind
 	Label string
-	// Question is what the agent asks, as far as it is known: the reply
-	// that ended with the sentinel, a pi-ask title, a permission label.
+	// Question is what the agent asks, as far as it is known: the line
+	// of the reply that ended with the sentinel that asks (the probe picks
+	// it), a pi-ask title, a permission label.
 	// Reports never carry it (Message does not use it); notifications may
 	// show its first line.
 	Question string `json:",omitempty"`

@@ -78,6 +78,13 @@ out.question = [
 	mod.questionOf(":input_needed:"),
 	mod.questionOf("Which file?\nno marker"),
 	mod.questionOf("x".repeat(600) + "\n:input_needed:").length,
+	mod.questionOf("I looked at the repository and found two candidates.\n\nWhich one should I edit: `main.go` or `app.go`?\n:input_needed:"),
+	mod.questionOf("Which file should I edit?\n\n- main.go\n- app.go\n:input_needed:"),
+	mod.questionOf("Done with the schema.\n\n**Should I also migrate the data?**\n\n:input_needed:"),
+	mod.questionOf("I ran the tests; two fail.\n\nTell me which one to fix first.\nThe log is above.\n:input_needed:"),
+	mod.questionOf("Here is the plan:\n```js\nconst ok = a ? b : null; // why?\n```\nPlease confirm the plan.\n:input_needed:"),
+	mod.questionOf("Fertig.\n\n¿Qué archivo edito?\r\n:input_needed:"),
+	mod.questionOf("完成了。\n要修改哪个文件？\n:input_needed:"),
 ];
 out.strip = [
 	mod.stripMarker("Please choose one.\n\n:input_needed:\n"),

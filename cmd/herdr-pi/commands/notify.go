@@ -193,13 +193,13 @@ func notifyOutcome(io IO, status []notify.ChannelStatus) error {
 	for _, st := range status {
 		switch {
 		case st.Failed > 0:
-			failed = append(failed, st.Channel+": "+st.Last)
+			failed = append(failed, st.Channel+": "+st.Outcome())
 		case st.Sent == 0:
 			failed = append(failed, st.Channel+": not delivered before the deadline")
 		case st.Channel == "herdr" && st.Last == notify.ReasonDisabled:
 			tell(io.Err, "herdr-pi notify: Herdr did not show it: %s\n", notify.HerdrHint(st.Last))
 		case st.Channel == "herdr" && st.Last != notify.ReasonShown:
-			failed = append(failed, "herdr: "+st.Last+" ("+notify.HerdrHint(st.Last)+")")
+			failed = append(failed, "herdr: "+st.Outcome())
 		}
 	}
 	if len(failed) > 0 {

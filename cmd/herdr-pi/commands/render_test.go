@@ -15,6 +15,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor/doctortest"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/internal/golden"
+	"github.com/herdr-pi/herdr-pi/notify"
 )
 
 // fakeTerminal is a buffer that says it is a terminal of some width.
@@ -122,6 +123,11 @@ func TestStatusTextGolden(t *testing.T) {
 		{"blocked colour", sampleStatus(statusNow), render.New(true, 100)},
 		{"idle without probe or session", control.Status{Agent: "claude", State: "idle", Since: statusNow.Add(-26 * time.Hour), ChildPID: 7, WrapperPID: 6}, render.New(false, 0)},
 		{"unknown at start", control.Status{State: "unknown", WrapperPID: 6}, render.New(true, 80)},
+		{"notification channels", control.Status{Agent: "pi", State: "idle", WrapperPID: 6, Notifications: []control.NotifyChannel{
+			{Channel: "herdr", Sent: 2, Last: "disabled", Hint: notify.HerdrHint("disabled")},
+			{Channel: "terminal"},
+			{Channel: "ntfy", Sent: 1, Failed: 2, Failing: true, Last: "http 401: unauthorized\x1b]0;t\x07", Hint: "the server refused access to the topic: check [notify.ntfy] token"},
+		}}, render.New(true, 80)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := render.Status(tc.st, statusNow, tc.l)

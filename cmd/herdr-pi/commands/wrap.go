@@ -174,7 +174,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	argv := opts.Argv
 	rc := control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
-		Events: signals, Requests: herdrStatus{signals, presence}, Logf: log.Printf,
+		Events: signals, Requests: herdrStatus{signals, presence, notes}, Logf: log.Printf,
 	}
 	if isPi {
 		// Any Pi may load the workflow engine: its probe then links up as

@@ -30,14 +30,17 @@ func resumeArgv(opts *wrapOptions, c launch.Command, file string) []string {
 }
 
 // herdrStatus is the signals' answer to `status` with what the Presence
-// knows beside the sentence: how often it re-asserted the pane.
+// knows beside the sentence — how often it re-asserted the pane — and what
+// each notification channel did.
 type herdrStatus struct {
 	*agentsignals.Signals
 	presence *herdr.Presence
+	notes    wrapNotifier
 }
 
 func (s herdrStatus) Status() control.Status {
 	st := s.Signals.Status()
 	st.HerdrReasserts, _ = s.presence.Reasserts()
+	st.Notifications = s.notes.status()
 	return st
 }

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/notify"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
@@ -51,12 +52,31 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 		setup.Tmux = tmux.Probe{Run: tmux.Exec{}}
 	}
 	o, choice := setup.Options(ctx)
-	log.Printf("notify: %s", choice.Why)
+	if choice.Problem != "" {
+		// What doctor fails on: said with the fix, for the person who
+		// reads the log wondering why nothing shows.
+		log.Printf("notify: %s: %s", choice.Why, choice.Problem)
+	} else {
+		log.Printf("notify: %s", choice.Why)
+	}
 	if o.Herdr == nil && o.Terminal == nil && o.Ntfy == nil {
 		return wrapNotifier{}
 	}
 	n := notify.Start(o)
 	return wrapNotifier{n: n, triggers: notify.NewTriggers(n, ncfg.FinishedAfter)}
+}
+
+// status is each channel's record for `herdr-pi status`; nil when no
+// channel runs.
+func (w wrapNotifier) status() []control.NotifyChannel {
+	if w.n == nil {
+		return nil
+	}
+	var out []control.NotifyChannel
+	for _, c := range w.n.Status() {
+		out = append(out, control.NotifyChannel{Channel: c.Channel, Sent: c.Sent, Failed: c.Failed, Last: c.Last, Failing: c.Failing, Hint: c.Hint})
+	}
+	return out
 }
 
 func (w wrapNotifier) close() {

@@ -43,6 +43,13 @@ func Status(st control.Status, now time.Time, l Look) string {
 	if st.Herdr != "" {
 		line("herdr", Clean(st.Herdr))
 	}
+	for i, c := range st.Notifications {
+		label := ""
+		if i == 0 {
+			label = "notify"
+		}
+		line(label, notifyLine(c, l))
+	}
 	if len(st.Reasons) == 0 {
 		line("reasons", "none open")
 		return b.String()
@@ -50,6 +57,35 @@ func Status(st control.Status, now time.Time, l Look) string {
 	line("reasons", fmt.Sprintf("%d open", len(st.Reasons)))
 	b.WriteString(reasonTable(st.Reasons, now, l))
 	return b.String()
+}
+
+// notifyLine is one notification channel: "ntfy: failing, 0 sent, 2
+// failed, last http 401: unauthorized (what to change)". A channel that
+// fails now is marked red, one whose latest notification was not shown
+// for another reason (Herdr's toasts off) yellow.
+func notifyLine(c control.NotifyChannel, l Look) string {
+	name := Clean(c.Channel)
+	if c.Sent == 0 && c.Failed == 0 {
+		return name + ": nothing sent yet"
+	}
+	out := name + ": "
+	switch {
+	case c.Failing:
+		out += l.Render(l.Fail, "failing") + ", "
+	case c.Hint != "":
+		out += l.Render(l.Warn, "not shown") + ", "
+	}
+	out += fmt.Sprintf("%d sent", c.Sent)
+	if c.Failed > 0 {
+		out += fmt.Sprintf(", %d failed", c.Failed)
+	}
+	if last := Clean(c.Last); last != "" {
+		out += ", last " + last
+	}
+	if hint := Clean(c.Hint); hint != "" {
+		out += " (" + hint + ")"
+	}
+	return out
 }
 
 // stateLine is "blocked for 2m13s (since 14:02:11)", the state coloured
