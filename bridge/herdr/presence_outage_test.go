@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -93,4 +94,51 @@ func TestPresenceReportsWithinASecondOfHerdrComingBack(t *testing.T) {
 			})
 		})
 	}
+}
+
+// While Herdr cannot be reached, `status` must not say "reporting to pane
+// …" as if Herdr had the state: Health says since when Herdr is away and
+// why, from the start (Herdr started after the wrapper) and after an
+// outage mid-run, and goes back to the claim once Herdr answers.
+func TestHealthSaysWhileHerdrCannotBeReached(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		o := &outage{s: s}
+		cfg := presenceConfig(s, nil)
+		cfg.Client = &herdr.Client{Socket: s.SocketPath(), Dial: o.Dial}
+		const claim = `reporting to pane w1:p1 as custom:herdr-pi (agent "pi")`
+		o.start()
+		down := time.Now()
+		p := herdr.StartPresence(cfg)
+		defer p.Close(context.Background())
+		p.Report("blocked", "approve deploy")
+
+		away := func(when string, since time.Time) {
+			t.Helper()
+			time.Sleep(10 * time.Second)
+			synctest.Wait()
+			want := "not reaching Herdr since " + since.Format(time.TimeOnly) + ": herdr socket " + s.SocketPath() + " refuses connections"
+			if h := p.Health(); !strings.HasPrefix(h, want) || !strings.HasSuffix(h, `the state goes to pane w1:p1 as custom:herdr-pi (agent "pi") within a second of Herdr answering again`) {
+				t.Errorf("%s: Health %q, want it to start %q", when, h, want)
+			}
+		}
+		back := func(when string) {
+			t.Helper()
+			o.down.Store(false)
+			time.Sleep(time.Second)
+			synctest.Wait()
+			if h := p.Health(); h != claim {
+				t.Errorf("%s: Health %q, want %q", when, h, claim)
+			}
+			if st := s.Pane(s.PaneID()).Status; st != "blocked" {
+				t.Errorf("%s: pane %q", when, st)
+			}
+		}
+		away("Herdr not started yet", down)
+		back("Herdr started")
+		o.start()
+		down = time.Now()
+		away("Herdr gone mid-run", down)
+		back("Herdr back")
+	})
 }
