@@ -75,8 +75,8 @@ type Presence struct {
 	claim    claimState
 	closed   bool
 	// away is since when Herdr's event stream has been down, and why; a
-	// zero since means Herdr answers. Health leads with it: while Herdr
-	// cannot be reached, "reporting to pane …" would not be true.
+	// zero since means the stream is up. Health leads with it: while
+	// Herdr cannot be reached, "reporting to pane …" would not be true.
 	away struct {
 		since time.Time
 		err   error
@@ -143,8 +143,8 @@ func (p *Presence) Reported(ctx context.Context) error {
 }
 
 // Health says in a sentence how Herdr takes the reports, for `herdr-pi
-// status`: while Herdr cannot be reached, since when and why; "" for a
-// nil Presence.
+// status`: while Herdr cannot be reached (the event stream is down, or
+// reports fail), since when and why; "" for a nil Presence.
 func (p *Presence) Health() string {
 	if p == nil {
 		return ""
@@ -152,6 +152,11 @@ func (p *Presence) Health() string {
 	p.mu.Lock()
 	since, err := p.away.since, p.away.err
 	p.mu.Unlock()
+	// A hung Herdr may keep the event stream it opened while every report
+	// times out: the reports' failure counts as well, the older one first.
+	if fs, ferr := p.r.failure(); !fs.IsZero() && (since.IsZero() || fs.Before(since)) {
+		since, err = fs, ferr
+	}
 	if since.IsZero() {
 		return p.note.Load().(string)
 	}

@@ -142,3 +142,40 @@ func TestHealthSaysWhileHerdrCannotBeReached(t *testing.T) {
 		back("Herdr back")
 	})
 }
+
+// A hung Herdr can keep the event stream it opened while every report
+// times out: Health says so as well, and goes back to the claim once a
+// report gets through.
+func TestHealthSaysWhileHerdrHangsOnReports(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		p := herdr.StartPresence(inMemory(presenceConfig(s, nil), s))
+		defer p.Close(context.Background())
+		const claim = `reporting to pane w1:p1 as custom:herdr-pi (agent "pi")`
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if h := p.Health(); h != claim {
+			t.Fatalf("before the fault: Health %q, want %q", h, claim)
+		}
+
+		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang, Methods: []string{"pane.report_agent"}})
+		hung := time.Now()
+		p.Report("blocked", "approve deploy")
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		want := "not reaching Herdr since " + hung.Format(time.TimeOnly) + ": herdr socket " + s.SocketPath() + ": no reply to pane.report_agent"
+		if h := p.Health(); !strings.HasPrefix(h, want) {
+			t.Errorf("while reports hang: Health %q, want it to start %q", h, want)
+		}
+
+		s.SetFault(herdrtest.Fault{})
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if h := p.Health(); h != claim {
+			t.Errorf("once reports get through: Health %q, want %q", h, claim)
+		}
+		if st := s.Pane(s.PaneID()).Status; st != "blocked" {
+			t.Errorf("pane %q", st)
+		}
+	})
+}

@@ -79,26 +79,30 @@ type Reporter struct {
 	wake       chan struct{}
 	wg         sync.WaitGroup
 
-	mu         sync.Mutex
-	want       stateMsg
-	hasWant    bool
-	dirty      bool // want has not been delivered
-	force      bool // send want even if Herdr acknowledged it already
-	acked      stateMsg
-	hasAcked   bool
-	claimed    bool // Report was called: this run speaks for the pane
-	failing    bool
-	lastKind   FailureKind // of the last failure
-	lastFailed stateMsg
-	retryDelay time.Duration
-	retryAt    time.Time
-	lastStart  time.Time
-	running    bool
-	stopped    bool
-	released   bool
-	logged     map[FailureKind]bool
-	recovered  bool
-	stats      ReporterStats
+	mu       sync.Mutex
+	want     stateMsg
+	hasWant  bool
+	dirty    bool // want has not been delivered
+	force    bool // send want even if Herdr acknowledged it already
+	acked    stateMsg
+	hasAcked bool
+	claimed  bool // Report was called: this run speaks for the pane
+	failing  bool
+	// failingSince and failErr say since when reports have failed and
+	// why (zero and nil while they reach Herdr), for Presence.Health.
+	failingSince time.Time
+	failErr      error
+	lastKind     FailureKind // of the last failure
+	lastFailed   stateMsg
+	retryDelay   time.Duration
+	retryAt      time.Time
+	lastStart    time.Time
+	running      bool
+	stopped      bool
+	released     bool
+	logged       map[FailureKind]bool
+	recovered    bool
+	stats        ReporterStats
 	// resume is the command Herdr may restore the agent with, sent with
 	// every report while protocol (as ping last said; 0 before) is
 	// ProtocolResume or newer.
@@ -291,6 +295,14 @@ func (r *Reporter) acknowledged() (state string, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.acked.state, r.hasAcked
+}
+
+// failure says since when reports have failed to reach Herdr, and the
+// last failure; a zero time while they reach it.
+func (r *Reporter) failure() (since time.Time, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failingSince, r.failErr
 }
 
 // Stats returns what the Reporter has done so far.
@@ -501,6 +513,7 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 		r.acked, r.hasAcked = job, true
 		if r.failing {
 			r.failing, r.retryDelay = false, 0
+			r.failingSince, r.failErr = time.Time{}, nil
 			if !r.recovered {
 				r.recovered = true
 				return "herdr: reports reach Herdr again"
@@ -518,6 +531,10 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 		// Herdr answered and said no: sending the same again cannot help.
 		return r.onceLocked(KindOf(err), fmt.Sprintf("herdr: Herdr rejected a report: %v (not retried; further failures of this kind are not logged)", err))
 	}
+	if !r.failing {
+		r.failingSince = r.lastStart // when the unanswered report went out
+	}
+	r.failErr = err
 	r.failing, r.lastFailed, r.dirty, r.lastKind = true, job, true, KindOf(err)
 	r.retryDelay = min(max(2*r.retryDelay, r.cfg.RetryMin), r.cfg.RetryMax)
 	r.retryAt = time.Now().Add(r.retryDelay)
