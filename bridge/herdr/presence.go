@@ -144,7 +144,8 @@ func (p *Presence) Reported(ctx context.Context) error {
 
 // Health says in a sentence how Herdr takes the reports, for `herdr-pi
 // status`: while Herdr cannot be reached (the event stream is down, or
-// reports fail), since when and why; "" for a nil Presence.
+// reports fail), since when and why; while it rejects them, its answer;
+// "" for a nil Presence.
 func (p *Presence) Health() string {
 	if p == nil {
 		return ""
@@ -154,10 +155,15 @@ func (p *Presence) Health() string {
 	p.mu.Unlock()
 	// A hung Herdr may keep the event stream it opened while every report
 	// times out: the reports' failure counts as well, the older one first.
-	if fs, ferr := p.r.failure(); !fs.IsZero() && (since.IsZero() || fs.Before(since)) {
+	fs, ferr, rejected := p.r.failure()
+	if !fs.IsZero() && (since.IsZero() || fs.Before(since)) {
 		since, err = fs, ferr
 	}
-	if since.IsZero() {
+	switch {
+	case !since.IsZero():
+	case rejected != nil:
+		return "Herdr rejects the reports: " + rejected.Error()
+	default:
 		return p.note.Load().(string)
 	}
 	return fmt.Sprintf("not reaching Herdr since %s: %v; the state goes to pane %s as %s (agent %q) within a second of Herdr answering again",

@@ -179,3 +179,23 @@ func TestHealthSaysWhileHerdrHangsOnReports(t *testing.T) {
 		}
 	})
 }
+
+// A pane Herdr does not have (HERDR_PANE_ID left over from another
+// session): Herdr answers every report with pane_not_found, and Health
+// says that, not "reporting to pane …".
+func TestHealthSaysWhenHerdrRejectsTheReports(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		cfg := inMemory(presenceConfig(s, nil), s)
+		cfg.PaneID = "w9:p9"
+		p := herdr.StartPresence(cfg)
+		defer p.Close(context.Background())
+		p.Report("blocked", "approve deploy")
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		want := "Herdr rejects the reports: herdr at " + s.SocketPath() + " refused pane.report_agent: pane w9:p9 not found (pane_not_found)"
+		if h := p.Health(); !strings.HasPrefix(h, want) {
+			t.Errorf("Health %q, want it to start %q", h, want)
+		}
+	})
+}

@@ -92,17 +92,20 @@ type Reporter struct {
 	// why (zero and nil while they reach Herdr), for Presence.Health.
 	failingSince time.Time
 	failErr      error
-	lastKind     FailureKind // of the last failure
-	lastFailed   stateMsg
-	retryDelay   time.Duration
-	retryAt      time.Time
-	lastStart    time.Time
-	running      bool
-	stopped      bool
-	released     bool
-	logged       map[FailureKind]bool
-	recovered    bool
-	stats        ReporterStats
+	// rejected is Herdr's answer to the last report when it said no (an
+	// *Error: a pane it does not have, say); nil once one is taken.
+	rejected   error
+	lastKind   FailureKind // of the last failure
+	lastFailed stateMsg
+	retryDelay time.Duration
+	retryAt    time.Time
+	lastStart  time.Time
+	running    bool
+	stopped    bool
+	released   bool
+	logged     map[FailureKind]bool
+	recovered  bool
+	stats      ReporterStats
 	// resume is the command Herdr may restore the agent with, sent with
 	// every report while protocol (as ping last said; 0 before) is
 	// ProtocolResume or newer.
@@ -298,11 +301,12 @@ func (r *Reporter) acknowledged() (state string, ok bool) {
 }
 
 // failure says since when reports have failed to reach Herdr, and the
-// last failure; a zero time while they reach it.
-func (r *Reporter) failure() (since time.Time, err error) {
+// last failure (a zero time while they reach it), and Herdr's refusal of
+// the last report that reached it (nil when it took it).
+func (r *Reporter) failure() (since time.Time, err, rejected error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.failingSince, r.failErr
+	return r.failingSince, r.failErr, r.rejected
 }
 
 // Stats returns what the Reporter has done so far.
@@ -508,6 +512,7 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err == nil {
+		r.rejected = nil
 		r.stats.Sent++
 		r.settledLocked(r.sendGen)
 		r.acked, r.hasAcked = job, true
@@ -527,6 +532,7 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 	}
 	var he *Error
 	if errors.As(err, &he) {
+		r.rejected = err
 		r.settledLocked(r.sendGen) // given up: sending it again cannot help
 		// Herdr answered and said no: sending the same again cannot help.
 		return r.onceLocked(KindOf(err), fmt.Sprintf("herdr: Herdr rejected a report: %v (not retried; further failures of this kind are not logged)", err))
