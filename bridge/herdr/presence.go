@@ -160,10 +160,9 @@ func (p *Presence) Health() string {
 		since, err = fs, ferr
 	}
 	switch {
-	case !since.IsZero():
-	case rejected != nil:
+	case since.IsZero() && rejected != nil:
 		return "Herdr rejects the reports: " + rejected.Error()
-	default:
+	case since.IsZero():
 		return p.note.Load().(string)
 	}
 	return fmt.Sprintf("not reaching Herdr since %s: %v; the state goes to pane %s as %s (agent %q) within a second of Herdr answering again",
