@@ -246,16 +246,37 @@ func TestFaultHerdrRestartsMidRun(t *testing.T) {
 			r.waitScreen("ready")
 			h.WaitFor(t, 30*time.Second, "idle reported", func() bool { return lastReport(h, time.Time{}) == "idle" })
 			h.Crash()
-			time.Sleep(outage)
+			down := time.Now()
+			// status tells the truth meanwhile: Herdr is not reached.
+			awaitHerdrLine(t, e.env, "not reaching Herdr since ")
+			time.Sleep(outage - time.Since(down))
 			back := time.Now()
 			if err := h.Restart(); err != nil {
 				t.Fatal(err)
 			}
 			h.WaitFor(t, 30*time.Second, "idle reported again after the restart", func() bool { return lastReport(h, back) == "idle" })
+			awaitHerdrLine(t, e.env, "reporting to pane ")
 			r.send("\r")
 			r.finish(4, true)
 		})
 	}
+}
+
+// awaitHerdrLine waits until `status --json` answers with a herdr line
+// that starts with prefix.
+func awaitHerdrLine(t *testing.T, env []string, prefix string) {
+	t.Helper()
+	var last string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if st, ok := tryStatus(env); ok {
+			if last = st.Herdr; strings.HasPrefix(last, prefix) {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("status's herdr line is %q after 30s, want it to start %q", last, prefix)
 }
 
 // A Herdr that answers every request late (but within the client's

@@ -209,6 +209,22 @@ func ReadRunDir(dir string) (RunDir, bool) {
 	return RunDir{Path: dir, PID: pid, Alive: runDirAlive(dir, pid)}, true
 }
 
+// RunDirEnded says whether dir, named as a run directory, is a wrapper's
+// that has ended: the directory is gone (its wrapper removed it on the
+// way out, or a sweep did) or its lock is free (the wrapper was killed).
+// False when dir is not named as a run directory, or its wrapper runs, or
+// that cannot be judged.
+func RunDirEnded(dir string) bool {
+	if _, named := runDirPID(filepath.Base(dir)); !named {
+		return false
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	rd, ok := ReadRunDir(dir)
+	return ok && !rd.Alive
+}
+
 // runDirPID is the pid in a run directory's name ("run-<pid>-…").
 func runDirPID(name string) (int, bool) {
 	rest, ok := strings.CutPrefix(name, runDirPrefix)

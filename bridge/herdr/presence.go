@@ -3,6 +3,7 @@ package herdr
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +74,13 @@ type Presence struct {
 	mu       sync.Mutex
 	claim    claimState
 	closed   bool
+	// away is since when Herdr's event stream has been down, and why; a
+	// zero since means the stream is up. Health leads with it: while
+	// Herdr cannot be reached, "reporting to pane …" would not be true.
+	away struct {
+		since time.Time
+		err   error
+	}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -135,12 +143,49 @@ func (p *Presence) Reported(ctx context.Context) error {
 }
 
 // Health says in a sentence how Herdr takes the reports, for `herdr-pi
-// status`; "" for a nil Presence.
+// status`: while Herdr cannot be reached (the event stream is down, or
+// reports fail), since when and why; while it rejects them, its answer;
+// "" for a nil Presence.
 func (p *Presence) Health() string {
 	if p == nil {
 		return ""
 	}
-	return p.note.Load().(string)
+	p.mu.Lock()
+	since, err := p.away.since, p.away.err
+	p.mu.Unlock()
+	// A hung Herdr may keep the event stream it opened while every report
+	// times out: the reports' failure counts as well, the older one first.
+	fs, ferr, rejected := p.r.failure()
+	if !fs.IsZero() && (since.IsZero() || fs.Before(since)) {
+		since, err = fs, ferr
+	}
+	switch {
+	case since.IsZero() && rejected != nil:
+		return "Herdr rejects the reports: " + rejected.Error()
+	case since.IsZero():
+		return p.note.Load().(string)
+	}
+	return fmt.Sprintf("not reaching Herdr since %s: %v; the state goes to pane %s as %s (agent %q) within a second of Herdr answering again",
+		since.Format(time.TimeOnly), err, p.cfg.PaneID, p.cfg.Source, p.cfg.Agent)
+}
+
+// wentAway records that Herdr's event stream could not be opened or
+// broke: Herdr is away from the first such failure until the stream is
+// back.
+func (p *Presence) wentAway(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.away.since.IsZero() {
+		p.away.since = time.Now()
+	}
+	p.away.err = err
+}
+
+// cameBack records that Herdr acknowledged the event stream.
+func (p *Presence) cameBack() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.away.since, p.away.err = time.Time{}, nil
 }
 
 // Delivered reports whether Herdr took any report of this Presence so far;
@@ -195,6 +240,7 @@ func (p *Presence) watch(ctx context.Context) {
 		// No Logf: a Herdr that cannot be reached is already logged by the
 		// reporter, once per kind of failure.
 		OnConnect: func(again bool) {
+			p.cameBack()
 			p.learnProtocol(ctx)
 			if again {
 				p.logf("herdr: the event stream is back (Herdr restarted or handed off): reporting the state again")
@@ -207,6 +253,7 @@ func (p *Presence) watch(ctx context.Context) {
 		// Herdr still has the state; only what it showed meanwhile went
 		// unseen, so the pane is read back.
 		OnLost:     func() { p.review(ctx) },
+		OnDown:     p.wentAway,
 		BackoffMax: reconnectMax,
 	}
 	if err := w.Run(ctx, func(ev Event) { p.onEvent(ctx, ev) }); err != nil && ctx.Err() == nil {

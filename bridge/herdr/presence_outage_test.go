@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -93,4 +94,108 @@ func TestPresenceReportsWithinASecondOfHerdrComingBack(t *testing.T) {
 			})
 		})
 	}
+}
+
+// While Herdr cannot be reached, `status` must not say "reporting to pane
+// …" as if Herdr had the state: Health says since when Herdr is away and
+// why, from the start (Herdr started after the wrapper) and after an
+// outage mid-run, and goes back to the claim once Herdr answers.
+func TestHealthSaysWhileHerdrCannotBeReached(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		o := &outage{s: s}
+		cfg := presenceConfig(s, nil)
+		cfg.Client = &herdr.Client{Socket: s.SocketPath(), Dial: o.Dial}
+		const claim = `reporting to pane w1:p1 as custom:herdr-pi (agent "pi")`
+		o.start()
+		down := time.Now()
+		p := herdr.StartPresence(cfg)
+		defer p.Close(context.Background())
+		p.Report("blocked", "approve deploy")
+
+		away := func(when string, since time.Time) {
+			t.Helper()
+			time.Sleep(10 * time.Second)
+			synctest.Wait()
+			want := "not reaching Herdr since " + since.Format(time.TimeOnly) + ": herdr socket " + s.SocketPath() + " refuses connections"
+			if h := p.Health(); !strings.HasPrefix(h, want) || !strings.HasSuffix(h, `the state goes to pane w1:p1 as custom:herdr-pi (agent "pi") within a second of Herdr answering again`) {
+				t.Errorf("%s: Health %q, want it to start %q", when, h, want)
+			}
+		}
+		back := func(when string) {
+			t.Helper()
+			o.down.Store(false)
+			time.Sleep(time.Second)
+			synctest.Wait()
+			if h := p.Health(); h != claim {
+				t.Errorf("%s: Health %q, want %q", when, h, claim)
+			}
+			if st := s.Pane(s.PaneID()).Status; st != "blocked" {
+				t.Errorf("%s: pane %q", when, st)
+			}
+		}
+		away("Herdr not started yet", down)
+		back("Herdr started")
+		o.start()
+		down = time.Now()
+		away("Herdr gone mid-run", down)
+		back("Herdr back")
+	})
+}
+
+// A hung Herdr can keep the event stream it opened while every report
+// times out: Health says so as well, and goes back to the claim once a
+// report gets through.
+func TestHealthSaysWhileHerdrHangsOnReports(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		p := herdr.StartPresence(inMemory(presenceConfig(s, nil), s))
+		defer p.Close(context.Background())
+		const claim = `reporting to pane w1:p1 as custom:herdr-pi (agent "pi")`
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if h := p.Health(); h != claim {
+			t.Fatalf("before the fault: Health %q, want %q", h, claim)
+		}
+
+		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang, Methods: []string{"pane.report_agent"}})
+		hung := time.Now()
+		p.Report("blocked", "approve deploy")
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		want := "not reaching Herdr since " + hung.Format(time.TimeOnly) + ": herdr socket " + s.SocketPath() + ": no reply to pane.report_agent"
+		if h := p.Health(); !strings.HasPrefix(h, want) {
+			t.Errorf("while reports hang: Health %q, want it to start %q", h, want)
+		}
+
+		s.SetFault(herdrtest.Fault{})
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if h := p.Health(); h != claim {
+			t.Errorf("once reports get through: Health %q, want %q", h, claim)
+		}
+		if st := s.Pane(s.PaneID()).Status; st != "blocked" {
+			t.Errorf("pane %q", st)
+		}
+	})
+}
+
+// A pane Herdr does not have (HERDR_PANE_ID left over from another
+// session): Herdr answers every report with pane_not_found, and Health
+// says that, not "reporting to pane …".
+func TestHealthSaysWhenHerdrRejectsTheReports(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		cfg := inMemory(presenceConfig(s, nil), s)
+		cfg.PaneID = "w9:p9"
+		p := herdr.StartPresence(cfg)
+		defer p.Close(context.Background())
+		p.Report("blocked", "approve deploy")
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		want := "Herdr rejects the reports: herdr at " + s.SocketPath() + " refused pane.report_agent: pane w9:p9 not found (pane_not_found)"
+		if h := p.Health(); !strings.HasPrefix(h, want) {
+			t.Errorf("Health %q, want it to start %q", h, want)
+		}
+	})
 }

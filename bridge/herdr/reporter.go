@@ -79,15 +79,22 @@ type Reporter struct {
 	wake       chan struct{}
 	wg         sync.WaitGroup
 
-	mu         sync.Mutex
-	want       stateMsg
-	hasWant    bool
-	dirty      bool // want has not been delivered
-	force      bool // send want even if Herdr acknowledged it already
-	acked      stateMsg
-	hasAcked   bool
-	claimed    bool // Report was called: this run speaks for the pane
-	failing    bool
+	mu       sync.Mutex
+	want     stateMsg
+	hasWant  bool
+	dirty    bool // want has not been delivered
+	force    bool // send want even if Herdr acknowledged it already
+	acked    stateMsg
+	hasAcked bool
+	claimed  bool // Report was called: this run speaks for the pane
+	failing  bool
+	// failingSince and failErr say since when reports have failed and
+	// why (zero and nil while they reach Herdr), for Presence.Health.
+	failingSince time.Time
+	failErr      error
+	// rejected is Herdr's answer to the last report when it said no (an
+	// *Error: a pane it does not have, say); nil once one is taken.
+	rejected   error
 	lastKind   FailureKind // of the last failure
 	lastFailed stateMsg
 	retryDelay time.Duration
@@ -293,6 +300,15 @@ func (r *Reporter) acknowledged() (state string, ok bool) {
 	return r.acked.state, r.hasAcked
 }
 
+// failure says since when reports have failed to reach Herdr, and the
+// last failure (a zero time while they reach it), and Herdr's refusal of
+// the last report that reached it (nil when it took it).
+func (r *Reporter) failure() (since time.Time, err, rejected error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failingSince, r.failErr, r.rejected
+}
+
 // Stats returns what the Reporter has done so far.
 func (r *Reporter) Stats() ReporterStats {
 	r.mu.Lock()
@@ -496,11 +512,13 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err == nil {
+		r.rejected = nil
 		r.stats.Sent++
 		r.settledLocked(r.sendGen)
 		r.acked, r.hasAcked = job, true
 		if r.failing {
 			r.failing, r.retryDelay = false, 0
+			r.failingSince, r.failErr = time.Time{}, nil
 			if !r.recovered {
 				r.recovered = true
 				return "herdr: reports reach Herdr again"
@@ -514,10 +532,15 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 	}
 	var he *Error
 	if errors.As(err, &he) {
+		r.rejected = err
 		r.settledLocked(r.sendGen) // given up: sending it again cannot help
 		// Herdr answered and said no: sending the same again cannot help.
 		return r.onceLocked(KindOf(err), fmt.Sprintf("herdr: Herdr rejected a report: %v (not retried; further failures of this kind are not logged)", err))
 	}
+	if !r.failing {
+		r.failingSince = r.lastStart // when the unanswered report went out
+	}
+	r.failErr = err
 	r.failing, r.lastFailed, r.dirty, r.lastKind = true, job, true, KindOf(err)
 	r.retryDelay = min(max(2*r.retryDelay, r.cfg.RetryMin), r.cfg.RetryMax)
 	r.retryAt = time.Now().Add(r.retryDelay)

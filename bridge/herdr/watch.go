@@ -116,6 +116,10 @@ type Watcher struct {
 	// OnLost, when set, is called instead when Herdr dropped events for
 	// this stream, for a caller that tells the two apart.
 	OnLost func()
+	// OnDown, when set, is called with the error each time the stream
+	// could not be opened, or broke, before the wait to try again: Herdr
+	// is away (not started yet, restarting, hung) until OnConnect.
+	OnDown func(err error)
 	// BackoffMin and BackoffMax bound the wait between reconnects.
 	// Defaults 100 ms and 5 s.
 	BackoffMin, BackoffMax time.Duration
@@ -193,6 +197,9 @@ func (w *Watcher) Run(ctx context.Context, handle func(Event)) error {
 		var he *Error
 		if errors.As(err, &he) {
 			return err
+		}
+		if w.OnDown != nil {
+			w.OnDown(err)
 		}
 		if k := KindOf(err); !logged[k] && w.Logf != nil {
 			logged[k] = true

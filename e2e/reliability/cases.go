@@ -69,7 +69,7 @@ var cases = []faultCase{
 	},
 	{
 		Fault:     "Herdr restarts mid-run, after a short (1 s) and a long (35 s, past the 30 s back-off) outage",
-		Guarantee: "the current state is reported again once Herdr answers, without waiting for a change; the pane is released at the end",
+		Guarantee: "`herdr-pi status` says Herdr is not reached meanwhile; the current state is reported again once Herdr answers, without waiting for a change; the pane is released at the end",
 		Tests: []testRef{
 			{"e2e", "TestFaultHerdrRestartsMidRun"},
 			{"e2e", "TestWrapReportsAgainAfterHerdrHandoff"},

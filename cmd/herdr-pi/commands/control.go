@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,6 +24,9 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 	env := f.IO.env()
 	ep, ok := control.EndpointFromEnv(env.Get)
 	where := "the wrapper named by " + control.EnvSocket
+	// ended names it once it has exited: by its socket when only the
+	// environment named it (no other clue to which run it was).
+	ended := fmt.Sprintf("the herdr-pi wrapper named by %s (%s)", control.EnvSocket, render.Clean(ep.Socket))
 	if !ok {
 		h, inHerdr := settings.HerdrEnv(env)
 		if !inHerdr {
@@ -47,8 +51,16 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 			return nil, wrapperErrorf(unreachable, "cannot read the wrapper registry: %w", err)
 		}
 		where = fmt.Sprintf("the wrapper of Herdr pane %s (pid %d)", render.Clean(h.PaneID), ep.PID)
+		ended = "the herdr-pi " + strings.TrimPrefix(where, "the ")
 	}
 	c, err := control.Dial(ctx, ep.Socket, ep.Token)
+	if err != nil && control.RunDirEnded(filepath.Dir(ep.Socket)) {
+		// Gone, not out of reach: a process the wrapper started outlived
+		// it (a background job keeps HERDR_PI_CONTROL), or the pane's
+		// wrapper exited since the registry was read. A script must not
+		// wait for it to answer again.
+		return nil, wrapperErrorf(noWrapper, "%s has exited; %s", ended, howToStart)
+	}
 	if errors.Is(err, control.ErrUnauthorized) {
 		return nil, wrapperErrorf(refused, "%s refused our token (a stale %s?); %s", where, control.EnvToken, howToStart)
 	}

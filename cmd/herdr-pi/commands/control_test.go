@@ -313,3 +313,39 @@ func TestStatusSaysTheTokenIsMissingNotTheWrapper(t *testing.T) {
 		})
 	}
 }
+
+// A process the wrapper started keeps HERDR_PI_CONTROL after the wrapper
+// exited (a job the agent left running in the background, say). The
+// wrapper is gone, not out of reach: no_wrapper, saying it exited, with
+// or without the pane's Herdr environment, so a script does not retry.
+func TestAWrapperThatExitedIsNotUnreachable(t *testing.T) {
+	schema := compileSchema(t, "status")
+	for _, tc := range []struct {
+		name  string
+		extra []string
+	}{{"in the pane", pane}, {"outside Herdr", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newCmdEnv(t, tc.extra...)
+			r, _ := startFake(t, e, "w1:p1")
+			env := append(e.env, r.Env()...)
+			if code, _, errOut := run(t, env, "status"); code != 0 {
+				t.Fatalf("status while the wrapper runs: exit %d, %s", code, errOut)
+			}
+			r.Close()
+
+			exit, out, _ := run(t, env, "status", "--json")
+			validate(t, schema, out)
+			var got struct {
+				Error struct{ Code, Message string }
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil || exit != 1 || got.Error.Code != noWrapper || !strings.Contains(got.Error.Message, "has exited") {
+				t.Errorf("status --json: exit %d, %v, %+v; want 1, code %s, a message saying the wrapper exited", exit, err, got.Error, noWrapper)
+			}
+			exit, _, errOut := run(t, env, "waiting", "stop", "--source", "deploy-hook", "--id", "42")
+			want := "herdr-pi: waiting stop: the herdr-pi wrapper named by HERDR_PI_CONTROL (" + r.Endpoint.Socket + ") has exited; start the agent under herdr-pi in this pane, e.g. 'herdr-pi wrap pi'\n"
+			if exit != 1 || errOut != want {
+				t.Errorf("waiting stop: exit %d, stderr %q; want 1, %q", exit, errOut, want)
+			}
+		})
+	}
+}
