@@ -58,17 +58,7 @@ func TestFullyInspectableOwnerPiKilled(t *testing.T) {
 	}
 	code, err := fi.owner.ExitCode(lvLong)
 	t.Logf("the owner's wrapper exited %d (%v)", code, err)
-	if ex := fi.s.WaitExited(t, panes[0], 30*time.Second); !ex.Closed {
-		t.Fatalf("the turn's pane ended %+v", ex)
-	}
-	lvWait(t, "the run's workspace to close", func() bool { return len(lvCalls(fi.s, "workspace.close")) > 0 })
-	got := fi.sequence(t)
-	if len(got) != 4 || !strings.HasPrefix(got[2], "tab.close ") || !strings.HasPrefix(got[3], "workspace.close ") {
-		t.Fatalf("Herdr saw %q", got)
-	}
-	if left := fi.runtimeFiles(); len(left) != 0 {
-		t.Fatalf("left in the runtime directory: %q", left)
-	}
+	fi.wantEverythingClosed(t, panes[0])
 }
 
 // Herdr goes away, the tab's Pi with it, while an agent's turn runs there

@@ -495,7 +495,15 @@ func TestFullyInspectableQuitClosesEverything(t *testing.T) {
 	fi.waitPaneAsked(fiTaskHang)
 	_, panes, _ := fi.tabs(t)
 	fi.quitOwner()
-	if ex := fi.s.WaitExited(t, panes[0], 30*time.Second); !ex.Closed {
+	fi.wantEverythingClosed(t, panes[0])
+}
+
+// wantEverythingClosed waits for the turn's pane to close and then the
+// run's workspace, and checks that Herdr saw exactly the workspace and tab
+// open and close, and that nothing is left in the runtime directory.
+func (fi *fiRig) wantEverythingClosed(t *testing.T, pane string) {
+	t.Helper()
+	if ex := fi.s.WaitExited(t, pane, 30*time.Second); !ex.Closed {
 		t.Fatalf("the turn's pane ended %+v", ex)
 	}
 	lvWait(t, "the run's workspace to close", func() bool { return len(lvCalls(fi.s, "workspace.close")) > 0 })
