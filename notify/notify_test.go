@@ -545,7 +545,7 @@ func TestToastsSayTheQuestionOnScreenOnly(t *testing.T) {
 }
 
 func FuzzQuestionLine(f *testing.F) {
-	for _, s := range []string{"Which file?\n:input_needed:", "\n\n\x1b]0;x\x07 hi", strings.Repeat("ab\u200b", 100), "\r\n\t"} {
+	for _, s := range []string{"Which file?\n:input_needed:", "\n\n\x1b]0;x\x07 hi", strings.Repeat("ab\u200b", 100), "\r\n\t", "What’s next — “main.go”…?"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -554,7 +554,9 @@ func FuzzQuestionLine(f *testing.F) {
 			t.Fatalf("QuestionLine(%q) = %q", s, q)
 		}
 		for _, r := range strings.TrimSuffix(q, "…") { // the cut's own mark
-			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0x200b && r <= 0x206f) {
+			// Whatever the label rule blanks — controls, the invisible
+			// characters — must not be left; typographic punctuation stays.
+			if r != ' ' && osc.CleanLabel(string(r)) == "" {
 				t.Fatalf("QuestionLine(%q) keeps %U", s, r)
 			}
 		}
