@@ -463,7 +463,12 @@ func (r *openRig) inspect(t *testing.T, run, attempt string, extra ...string) op
 	if _, ok := before[rep.Session]; !ok {
 		t.Fatalf("open names the session %s, not one of the agents' transcripts", rep.Session)
 	}
-	wantArgv := []string{r.hp, "wrap", "--agent", "pi", "--", r.agent.Pi.Bin, "--fork", rep.Session, "--tools", "read,grep,find,ls", "--model", "fake/fake-model:off"}
+	// The pane's title names it in its notifications too (wrap --label).
+	label := ""
+	if len(rep.Command) > 5 && strings.HasSuffix(rep.Command[5], " (inspect)") {
+		label = rep.Command[5]
+	}
+	wantArgv := []string{r.hp, "wrap", "--agent", "pi", "--label", label, "--", r.agent.Pi.Bin, "--fork", rep.Session, "--tools", "read,grep,find,ls", "--model", "fake/fake-model:off"}
 	if !slices.Equal(rep.Command, wantArgv) {
 		t.Fatalf("command %q\nwant    %q", rep.Command, wantArgv)
 	}
@@ -540,7 +545,8 @@ func TestOpenRealStore(t *testing.T) {
 			fx.Completed, "api", "--json")
 		res := ro.wait(t)
 		var rep openReport
-		if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil || res.code != 0 || len(rep.Command) < 6 || rep.Command[5] != filepath.Join(bin, "pi") {
+		// The agent's command comes after wrap's "--".
+		if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil || res.code != 0 || !slices.Contains(rep.Command, "--") || rep.Command[slices.Index(rep.Command, "--")+1] != filepath.Join(bin, "pi") {
 			t.Fatalf("exit %d, report %+v (%v)\n%s%s", res.code, rep, err, res.stdout, res.stderr)
 		}
 		checkFork(t, rep)
@@ -856,6 +862,10 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 				// as the engine's own transport names its agent.
 				if md := paramsOf(t, calls[2]); md["pane_id"] != rep.PaneID || md["agent"] != "pi" || md["title"] != "fx-complete #1 api (inspect)" {
 					t.Fatalf("pane.report_metadata %v", md)
+				}
+				// Its notifications say the same (wrap --label).
+				if i := slices.Index(rep.Command, "--label"); i < 0 || i+1 >= len(rep.Command) || rep.Command[i+1] != "fx-complete #1 api (inspect)" {
+					t.Fatalf("the pane's command %q does not label it as Herdr shows it", rep.Command)
 				}
 				in := paramsOf(t, calls[3])
 				text, _ := in["text"].(string)

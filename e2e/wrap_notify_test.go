@@ -136,6 +136,28 @@ func TestWrapNotifiesThroughHerdr(t *testing.T) {
 	t.Logf("%d blocked spells in %v → %d notifications, all shown", len(blocked), blocked[len(blocked)-1].Sub(blocked[0]).Round(time.Millisecond), len(notes))
 }
 
+// `wrap --label` names the pane in its toasts, ahead of the project: the
+// toast says nothing of the pane it came from, so agents in one project
+// are told apart only by it (herdr-pi open labels its panes this way).
+func TestWrapLabelNamesThePaneInItsToasts(t *testing.T) {
+	dir := t.TempDir()
+	h := herdrtest.Start(t, herdrtest.Options{Delivery: "herdr"})
+	env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
+	env = append(env, h.Env()...)
+	r, err := startOuter(outerOptions{Env: env, Argv: []string{"herdr-pi", "wrap", "--label", "fx-retry #2 fixer", "--", "fakeagent", agentScript(t,
+		"print ready\\r\\n", "run herdr-pi waiting start --source hook --id x", "sleep 1500ms")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
+		t.Fatalf("status %d, %v", status, err)
+	}
+	notes := h.Notifications()
+	if len(notes) != 1 || notes[0].Title != "Pi needs your input" || !strings.HasPrefix(notes[0].Body, "fx-retry #2 fixer · ") {
+		t.Fatalf("notifications %+v, want one whose body starts with the label", notes)
+	}
+}
+
 // A channel that fails is seen in `herdr-pi status`, not only in the log,
 // with what to change: here an ntfy server refuses the token (as ntfy.sh
 // answers) and Herdr keeps its toasts off (its default). Both show in the

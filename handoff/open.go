@@ -16,7 +16,9 @@ const InspectionTools = "read,grep,find,ls"
 // transcript (upstream reopens the original file; workflows-handoff.md §11).
 type Inspection struct {
 	// Title says what is opened, for the command file and messages.
-	Title       string
+	Title string
+	// Label names the pane in its notifications (Placement.Title).
+	Label       string
 	SessionFile string
 	// Model is the attempt's own, provider/model[:thinking]; "" leaves
 	// Pi's default.
@@ -45,12 +47,25 @@ type Opener struct {
 // InspectLaunch is the command that inspects in: Pi on a fork of the
 // session, with read-only tools and the attempt's model, under wrap.
 func (o Opener) InspectLaunch(in Inspection) Launch {
-	argv := append([]string{o.Self, "wrap", "--agent", "pi", "--"}, o.Pi...)
+	argv := append(WrapArgv(o.Self, in.Label), o.Pi...)
 	argv = append(argv, "--fork", in.SessionFile, "--tools", InspectionTools)
 	if in.Model != "" {
 		argv = append(argv, "--model", in.Model)
 	}
 	return Launch{Argv: argv, Env: o.PiEnv, Dir: in.Cwd, Title: in.Title}
+}
+
+// WrapArgv is how a pane herdr-pi opens starts: its Pi under `herdr-pi
+// wrap` (self), so the pane reports its state, with label naming the pane
+// in its notifications ("" for none) — the pane's title, so that the
+// toasts of several workflow agents in one project say which one asks.
+// The agent's command follows.
+func WrapArgv(self, label string) []string {
+	argv := []string{self, "wrap", "--agent", "pi"}
+	if label != "" {
+		argv = append(argv, "--label", label)
+	}
+	return append(argv, "--")
 }
 
 // Opened is a pane that runs a launch.

@@ -29,6 +29,13 @@ type Options struct {
 	AgentName string
 	// Project names where it happened (the working directory's base name).
 	Project string
+	// Label names this agent among the person's others when they share a
+	// project — `wrap --label`, or the title `herdr-pi open` gave the pane
+	// ("fx-retry #2 fixer"). It leads the body of every event that has no
+	// label of its own: Herdr's toast says nothing of the pane it came
+	// from, so three workflow agents in one project would all say "Pi
+	// needs your input · api".
+	Label string
 	// Instance tells this agent's notifications from other agents' (for
 	// example the Herdr pane id or the wrapper's pid), so one never
 	// replaces another.
@@ -64,8 +71,8 @@ const seenLimit = 1024
 // one not yet sent, so a slow or failing channel delays only itself and
 // always ends up delivering the latest news. Notify never blocks.
 type Notifier struct {
-	agent, project, instance string
-	logf                     func(string, ...any)
+	agent, project, label, instance string
+	logf                            func(string, ...any)
 
 	mu    sync.Mutex
 	seen  map[string]struct{}
@@ -83,7 +90,7 @@ type Notifier struct {
 // Notifier owns them: Close stops them and waits.
 func Start(o Options) *Notifier {
 	n := &Notifier{
-		agent: o.AgentName, project: o.Project, instance: o.Instance, logf: o.Logf,
+		agent: o.AgentName, project: o.Project, label: o.Label, instance: o.Instance, logf: o.Logf,
 		seen: map[string]struct{}{}, draining: make(chan struct{}),
 	}
 	if n.logf == nil {
@@ -157,6 +164,9 @@ func (n *Notifier) Notify(ev Event) {
 		}
 	}
 	n.mu.Unlock()
+	if ev.Label == "" {
+		ev.Label = n.label
+	}
 	m := compose(ev, n.agent, n.project, n.instance)
 	for _, w := range n.workers {
 		w.offer(m)

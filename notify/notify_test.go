@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -217,6 +218,30 @@ func TestHerdrBlockedShowsOneSanitisedToast(t *testing.T) {
 		want := HerdrToast{Title: "Pi needs your input", Body: "release · my [31mproject", Sound: "none"}
 		if len(calls) != 1 || calls[0] != want {
 			t.Fatalf("calls %+v, want exactly %+v", calls, want)
+		}
+	})
+}
+
+// The pane's label (wrap --label, the title herdr-pi open gives a pane)
+// leads the body of every event without a label of its own: Herdr's toast
+// does not say which pane it came from, and three workflow agents in one
+// project would otherwise all say "needs your input · api".
+func TestPaneLabelNamesTheAgentInTheBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{}
+		n := Start(Options{Herdr: h, Project: "api", Label: "fx-retry #2 fixer\x1b[2J", Instance: "w1:p1"})
+		n.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+		time.Sleep(5 * time.Second)
+		n.Notify(Event{Kind: PermissionNeeded, Key: "permission:1", Label: "deploy"})
+		time.Sleep(5 * time.Second)
+		n.Close(context.Background())
+		calls, _ := h.snapshot()
+		want := []HerdrToast{
+			{Title: "Pi needs your input", Body: "fx-retry #2 fixer [2J · api", Sound: "none"},
+			{Title: "Pi needs permission", Body: "deploy · api", Sound: "none"},
+		}
+		if !slices.Equal(calls, want) {
+			t.Fatalf("calls %+v, want %+v", calls, want)
 		}
 	})
 }

@@ -101,13 +101,15 @@ type Setup struct {
 	// HTTP sends ntfy requests; http.DefaultClient when nil.
 	HTTP                         *http.Client
 	AgentName, Project, Instance string
-	Logf                         func(string, ...any)
+	// Label names the pane among the person's others (see Options.Label).
+	Label string
+	Logf  func(string, ...any)
 }
 
 // Options builds the channels for s.
 func (s Setup) Options(ctx context.Context) (Options, Choice) {
 	c := Choose(s.Config, s.InHerdr)
-	o := Options{Sound: s.Config.Sound, AgentName: s.AgentName, Project: s.Project, Instance: s.Instance, Logf: s.Logf}
+	o := Options{Sound: s.Config.Sound, AgentName: s.AgentName, Project: s.Project, Label: s.Label, Instance: s.Instance, Logf: s.Logf}
 	switch c.Route {
 	case RouteHerdr:
 		o.Herdr, o.Barrier = s.Herdr, s.Barrier

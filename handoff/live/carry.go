@@ -119,7 +119,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 			return fail(fmt.Errorf("the tool bridge: %w", err))
 		}
 	}
-	cmd, err := paneCommand(s.cfg.Self, l, files, client, s.cfg.PaneEnv)
+	cmd, err := paneCommand(s.cfg.Self, s.basePlacement(r, l).Title, l, files, client, s.cfg.PaneEnv)
 	if err != nil {
 		return fail(err)
 	}

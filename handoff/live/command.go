@@ -36,11 +36,11 @@ func writeFiles(dir string, files []control.LaunchFile) (map[string]string, erro
 }
 
 // paneCommand is what the pane runs: herdr-pi wrap (so the pane reports its
-// own state), then the launch's words with its files' paths and the tool
+// own state, its notifications named with label), then the launch's words with its files' paths and the tool
 // bridge's client extension put in; the launch's environment in a stable
 // order with extra after it; the launch's directory.
-func paneCommand(self string, l control.Launch, files map[string]string, bridgeClient string, extra []string) (handoff.Launch, error) {
-	argv := []string{self, "wrap", "--agent", "pi", "--"}
+func paneCommand(self, label string, l control.Launch, files map[string]string, bridgeClient string, extra []string) (handoff.Launch, error) {
+	argv := handoff.WrapArgv(self, label)
 	for i, a := range l.Argv {
 		switch {
 		case a.ToolBridge:

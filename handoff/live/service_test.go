@@ -411,12 +411,13 @@ func TestIdleAfterWorkingHandsBack(t *testing.T) {
 		t.Fatalf("launched %+v", l)
 	}
 	cmd := l.Command
-	if len(cmd) != 11 || !slices.Equal(cmd[1:7], []string{"wrap", "--agent", "pi", "--", "/bin/pi", "--system-prompt"}) ||
-		cmd[8] != "--extension" || !strings.HasSuffix(cmd[9], ".mjs") || cmd[10] != "it's a message" {
+	// The pane's notifications carry its title, as Herdr shows it.
+	if len(cmd) != 13 || !slices.Equal(cmd[1:9], []string{"wrap", "--agent", "pi", "--label", "review #1 finder", "--", "/bin/pi", "--system-prompt"}) ||
+		cmd[10] != "--extension" || !strings.HasSuffix(cmd[11], ".mjs") || cmd[12] != "it's a message" {
 		t.Fatalf("command %q", cmd)
 	}
-	if b, err := os.ReadFile(cmd[7]); err != nil || string(b) != "be brief" {
-		t.Fatalf("the launch's file %s: %q %v", cmd[7], b, err)
+	if b, err := os.ReadFile(cmd[9]); err != nil || string(b) != "be brief" {
+		t.Fatalf("the launch's file %s: %q %v", cmd[9], b, err)
 	}
 	if fi, err := os.Stat(cmd[9]); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the bridge client %s: %v %v", cmd[9], fi, err)
@@ -682,18 +683,18 @@ func TestPaneCommand(t *testing.T) {
 	l := control.Launch{RunID: "r", Label: "x", Cwd: "/w",
 		Argv: []control.Arg{{Text: "/n"}, {File: "p.md", Prefix: "@"}, {ToolBridge: true}},
 		Env:  map[string]string{"B": "2", "A": "1"}}
-	got, err := paneCommand("/hp", l, map[string]string{"p.md": "/d/p.md"}, "/d/t.mjs", []string{"X=3"})
+	got, err := paneCommand("/hp", "wf #2 x", l, map[string]string{"p.md": "/d/p.md"}, "/d/t.mjs", []string{"X=3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.Argv, []string{"/hp", "wrap", "--agent", "pi", "--", "/n", "@/d/p.md", "/d/t.mjs"}) ||
+	if !slices.Equal(got.Argv, []string{"/hp", "wrap", "--agent", "pi", "--label", "wf #2 x", "--", "/n", "@/d/p.md", "/d/t.mjs"}) ||
 		!slices.Equal(got.Env, []string{"A=1", "B=2", "X=3"}) || got.Dir != "/w" {
 		t.Fatalf("%+v", got)
 	}
-	if _, err := paneCommand("/hp", l, nil, "/d/t.mjs", nil); err == nil {
+	if _, err := paneCommand("/hp", "", l, nil, "/d/t.mjs", nil); err == nil {
 		t.Fatal("a file that was not written")
 	}
-	if _, err := paneCommand("/hp", l, map[string]string{"p.md": "/d/p.md"}, "", nil); err == nil {
+	if _, err := paneCommand("/hp", "", l, map[string]string{"p.md": "/d/p.md"}, "", nil); err == nil {
 		t.Fatal("no bridge client")
 	}
 }

@@ -226,8 +226,8 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	}
 
 	launch := opener.InspectLaunch(handoff.Inspection{
-		Title:       fmt.Sprintf("herdr-pi open: run %s (%s), %s", a.Run.Short(), a.Run.Workflow(), a.Name()),
-		SessionFile: session, Model: a.Model(), Cwd: dir,
+		Title: fmt.Sprintf("herdr-pi open: run %s (%s), %s", a.Run.Short(), a.Run.Workflow(), a.Name()),
+		Label: place.Title, SessionFile: session, Model: a.Model(), Cwd: dir,
 	})
 	// Ctrl-C, SIGTERM or a hangup while open works or waits closes what it
 	// opened: the pane was only ever this command's.

@@ -28,6 +28,8 @@ func TestUsageEdges(t *testing.T) {
 		{[]string{"detect", "--agent", "pi", "--manifest", "mine.toml", "-"}, 2, "herdr-pi detect: use --agent or --manifest, not both"},
 		{[]string{"detect", "--manifest=", "-"}, 2, "herdr-pi detect: --manifest is empty"},
 		{[]string{"wrap", "--agent=", "true"}, 2, "herdr-pi wrap: --agent is empty"},
+		{[]string{"wrap", "--label=", "true"}, 2, `herdr-pi wrap: --label "" shows as nothing`},
+		{[]string{"wrap", "--label", "\x1b\u202e\u200b ", "true"}, 2, `herdr-pi wrap: --label "\x1b\u202e\u200b " shows as nothing`},
 	} {
 		code, _, errOut := run(t, env, tc.args...)
 		first, _, _ := strings.Cut(errOut, "\n")

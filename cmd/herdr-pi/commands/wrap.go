@@ -15,6 +15,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
+	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/pane/launch"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/session"
@@ -28,6 +29,8 @@ type wrapOptions struct {
 	Agent string
 	// NoProbe keeps herdr-pi's extension out of Pi.
 	NoProbe bool
+	// Label names the pane in notifications (notify.Options.Label).
+	Label string
 }
 
 func wrapCommand(f *Factory) *cli.Command {
@@ -46,18 +49,26 @@ func wrapCommand(f *Factory) *cli.Command {
 			"screen is read with the manifest [detect] agent names in the config, else the\n" +
 			"one named after the command (wrap claude, with a claude manifest), else Pi's;\n" +
 			"Herdr shows [herdr] agent when the config sets it, else that agent's id.\n\n" +
+			"--label names the pane in its notifications: the body starts with it, so\n" +
+			"agents that share a project can be told apart (herdr-pi open labels the\n" +
+			"panes it opens with the workflow, the attempt and the agent).\n\n" +
 			"Examples:\n" +
 			"  herdr-pi wrap pi\n" +
 			"  herdr-pi wrap pi --model anthropic/claude-sonnet-4\n" +
-			"  herdr-pi wrap --agent pi -- ./bin/pi-dev --verbose",
+			"  herdr-pi wrap --agent pi -- ./bin/pi-dev --verbose\n" +
+			"  herdr-pi wrap --label backend pi",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "agent", Usage: "agent id for detection and reports, over the config and the command's name (see above)"},
+			&cli.StringFlag{Name: "label", Usage: "a name for this pane in its notifications (\"Pi needs your input · backend · api\")"},
 			&cli.BoolFlag{Name: "no-probe", Usage: "start Pi without herdr-pi's extension: its state then comes from its screen, its session file and its own status reports"},
 		},
 		Action: func(c *cli.Context) error {
-			opts := &wrapOptions{Argv: c.Args().Slice(), Agent: c.String("agent"), NoProbe: c.Bool("no-probe")}
+			opts := &wrapOptions{Argv: c.Args().Slice(), Agent: c.String("agent"), NoProbe: c.Bool("no-probe"), Label: c.String("label")}
 			if len(opts.Argv) == 0 {
 				return usagef("wrap", "no command given (example: herdr-pi wrap pi)")
+			}
+			if c.IsSet("label") && osc.CleanLabel(opts.Label) == "" {
+				return usagef("wrap", "--label %q shows as nothing in a notification: give a name with something visible (--label backend), or leave the flag out", opts.Label)
 			}
 			switch {
 			case c.IsSet("agent") && opts.Agent == "":
@@ -157,7 +168,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 			tell(io.Err, "herdr-pi: Herdr showed none of this run's states: %v; `herdr-pi doctor` checks the connection\n", err)
 		}
 	}
-	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, cwd, agent, presence, log)
+	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, notifyNames{Cwd: cwd, Agent: agent, Label: opts.Label}, presence, log)
 	down.notify = notes.close
 
 	// The machine delivers events one at a time, in order: transitions are
@@ -309,6 +320,9 @@ func wrapSelf(opts *wrapOptions) []string {
 	}
 	if opts.NoProbe {
 		self = append(self, "--no-probe")
+	}
+	if opts.Label != "" {
+		self = append(self, "--label", opts.Label)
 	}
 	return self
 }

@@ -95,8 +95,8 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 		return err
 	}
 	launch := opener.InspectLaunch(handoff.Inspection{
-		Title:       fmt.Sprintf("herdr-pi: inspection of run %s (%s), %s", a.Run.Short(), a.Run.Workflow(), a.Name()),
-		SessionFile: session, Model: a.Model(), Cwd: dir,
+		Title: fmt.Sprintf("herdr-pi: inspection of run %s (%s), %s", a.Run.Short(), a.Run.Workflow(), a.Name()),
+		Label: place.Title, SessionFile: session, Model: a.Model(), Cwd: dir,
 	})
 	opened, err := opener.Open(ctx, launch, place)
 	if err != nil || opened.Reused {

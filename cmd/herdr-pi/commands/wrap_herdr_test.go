@@ -27,8 +27,15 @@ func TestResumeArgv(t *testing.T) {
 		// restored wrap would read it as one of its own flags.
 		{"pi", false, []string{"-mypi"}, "/s/a.jsonl", []string{"herdr-pi", "wrap", "--agent", "pi", "--", "-mypi", "--session", "/s/a.jsonl"}},
 		{"", false, []string{"pi"}, "", nil},
+		// The pane's label goes with it: a restored pane's notifications
+		// still say which of the person's agents asks.
+		{"pi", false, []string{"pi"}, "/s/a.jsonl", []string{"herdr-pi", "wrap", "--agent", "pi", "--label", "fx-retry #2 fixer", "pi", "--session", "/s/a.jsonl"}},
 	} {
-		got := resumeArgv(&wrapOptions{Agent: tc.agent, NoProbe: tc.noProbe, Argv: tc.argv}, launch.Parse(tc.argv, ""), tc.file)
+		opts := &wrapOptions{Agent: tc.agent, NoProbe: tc.noProbe, Argv: tc.argv}
+		if slices.Contains(tc.want, "--label") {
+			opts.Label = "fx-retry #2 fixer"
+		}
+		got := resumeArgv(opts, launch.Parse(tc.argv, ""), tc.file)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%q %q: %q, want %q", tc.agent, tc.argv, got, tc.want)
 		}

@@ -28,19 +28,25 @@ type wrapNotifier struct {
 	triggers *notify.Triggers
 }
 
+// notifyNames is what a wrapper's notifications name: the agent in the
+// title, the project (cwd's base name) and the pane's label in the body.
+type notifyNames struct {
+	Cwd, Agent, Label string
+}
+
 // startWrapNotifier picks the channels for this pane: Herdr's toast inside
 // Herdr, the terminal's own sequence outside it (written by the copy loop
 // through inject, so it never lands inside the agent's output, and only
 // when the agent runs its TUI), ntfy when configured. The Notifier's
 // goroutines are owned by it and end in close.
 func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Paths, cfg settings.Config,
-	h settings.Herdr, inHerdr, tui bool, inject *pty.Injector, cwd, agent string, barrier notify.Barrier, log *logger) wrapNotifier {
+	h settings.Herdr, inHerdr, tui bool, inject *pty.Injector, names notifyNames, barrier notify.Barrier, log *logger) wrapNotifier {
 	ncfg, warnings := notifyConfig(cfg, paths)
 	for _, w := range warnings {
 		log.Printf("notify: %s", w)
 	}
 	setup := notify.Setup{Config: ncfg, Getenv: env.Get, InHerdr: inHerdr, TUI: tui, Terminal: inject,
-		AgentName: displayName(agent), Project: filepath.Base(cwd), Logf: log.Printf}
+		AgentName: displayName(names.Agent), Project: filepath.Base(names.Cwd), Label: names.Label, Logf: log.Printf}
 	if inHerdr {
 		setup.Herdr, _ = herdrChannel(h)
 		setup.Barrier = barrier // each toast waits for the state it is about to reach Herdr

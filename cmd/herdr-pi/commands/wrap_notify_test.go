@@ -31,7 +31,7 @@ func TestWrapLogsAChannelThatCannotWorkHere(t *testing.T) {
 		cfg.Notify.Channel = c.channel
 		h := settings.Herdr{SocketPath: filepath.Join(dir, "none.sock"), PaneID: "w1:p1"}
 		paths := settings.Paths{}
-		n := startWrapNotifier(context.Background(), settings.EnvFrom(nil), paths, cfg, h, c.inHerdr, false, nil, dir, "pi", nil, log)
+		n := startWrapNotifier(context.Background(), settings.EnvFrom(nil), paths, cfg, h, c.inHerdr, false, nil, notifyNames{Cwd: dir, Agent: "pi"}, nil, log)
 		n.close()
 		log.Close()
 		b, _ := os.ReadFile(log.Path())
