@@ -32,7 +32,7 @@ func Status(st control.Status, now time.Time, l Look) string {
 	if st.ProbeConnected {
 		line("probe", "connected: Pi's own events arrive")
 	} else {
-		line("probe", "not connected: the state comes from the screen and the session file")
+		line("probe", "not connected: screen, session file and Pi's status reports decide")
 	}
 	session := l.Render(l.Faint, "none yet")
 	if st.SessionFile != "" {
