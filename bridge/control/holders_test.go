@@ -72,13 +72,13 @@ func TestAWaitEndsWithTheProcessThatHoldsIt(t *testing.T) {
 	c, ctx := f.client(t)
 	hook := sleeper(t)
 	pid := hook.Process.Pid
-	if err := c.Wait(ctx, WaitRequest{Action: WaitStart, Source: "deploy-hook", ID: "42", Label: "approve", PID: pid}); err != nil {
+	if err := c.Wait(ctx, WaitRequest{Action: WaitStart, Source: "deploy-hook", ID: "42", Label: "approve", PID: pid, CallerPID: os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
 	killNow(t, hook)
 	got := f.rec.awaitWaits(t, 2)
 	want := []WaitRequest{
-		{Action: WaitStart, Source: "deploy-hook", ID: "42", Label: "approve", PID: pid},
+		{Action: WaitStart, Source: "deploy-hook", ID: "42", Label: "approve", PID: pid, CallerPID: os.Getpid()},
 		{Action: WaitStop, Source: "deploy-hook", ID: "42"},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -141,6 +141,9 @@ func TestAHolderThatCannotHoldIsRefused(t *testing.T) {
 		{WaitRequest{Action: WaitStart, Source: "s", ID: "i", PID: -5}, "waiting: --pid -5 cannot hold a wait: give a script's pid, e.g. --pid $$"},
 		{WaitRequest{Action: WaitStart, Source: "s", ID: "i", PID: gone.Process.Pid}, fmt.Sprintf("waiting: --pid %d: no such process (give a script's pid, e.g. --pid $$)", gone.Process.Pid)},
 		{WaitRequest{Action: WaitStop, Source: "s", ID: "i", PID: os.Getpid()}, "waiting: --pid is for start only: a stop closes the wait whoever holds it"},
+		// The caller is pid 1 of its own namespace, say: the kernel names
+		// it otherwise here, and its --pid would name another process.
+		{WaitRequest{Action: WaitStart, Source: "s", ID: "i", PID: os.Getpid(), CallerPID: os.Getpid() + 1}, "waiting: --pid: the wrapper runs in another pid namespace; use a trap"},
 	} {
 		err := c.Wait(ctx, tc.w)
 		if err == nil || err.Error() != tc.want {

@@ -20,6 +20,10 @@ type WaitRequest struct {
 	// wrapper closes the wait when it exits. Zero: no holder, the wait
 	// stays open until its stop.
 	PID int `json:"pid,omitempty"`
+	// CallerPID is the pid of the process asking, as it sees itself:
+	// when the wrapper's kernel credentials name it otherwise, the two
+	// see pids in different namespaces and PID cannot be trusted.
+	CallerPID int `json:"caller_pid,omitempty"`
 }
 
 // Wait actions.

@@ -441,7 +441,7 @@ func (s *Server) serve(c *net.UnixConn) {
 				s.streamHandoff(c, func() (Message, error) { return s.readStreamed(r, cred.Pid) }, m)
 				return
 			}
-			if !reply(s.answer(m)) {
+			if !reply(s.answer(m, int(cred.Pid))) {
 				return
 			}
 		default:
@@ -509,7 +509,9 @@ func (s *Server) write(c net.Conn, m Message) bool {
 	return true
 }
 
-func (s *Server) answer(m Message) Message {
+// answer answers one request of the peer peerPID (as this process sees
+// pids).
+func (s *Server) answer(m Message, peerPID int) Message {
 	reply := Message{Type: TypeResponse, ID: m.ID}
 	fail := func(err error) Message {
 		reply.Error = Clip(err.Error())
@@ -536,7 +538,7 @@ func (s *Server) answer(m Message) Message {
 		if err != nil {
 			return fail(fmt.Errorf("waiting: %w", err))
 		}
-		if err := s.wait(w); err != nil {
+		if err := s.wait(w, peerPID); err != nil {
 			return fail(err)
 		}
 		result = struct{}{}
@@ -556,9 +558,14 @@ func (s *Server) answer(m Message) Message {
 // and the wait's holder changes with the request, in the same delivery as
 // the request itself, so a holder's exit never closes a wait a later
 // request reopened.
-func (s *Server) wait(w WaitRequest) error {
+func (s *Server) wait(w WaitRequest, peerPID int) error {
 	var h *holder
 	if w.Action == WaitStart && w.PID > 0 {
+		if w.CallerPID != 0 && w.CallerPID != peerPID {
+			// The caller's pids are not ours: its --pid would name
+			// another process here.
+			return errors.New("waiting: --pid: the wrapper runs in another pid namespace; use a trap")
+		}
 		var err error
 		if h, err = pinHolder(w, *s.cfg.peerUID); err != nil {
 			return fmt.Errorf("waiting: %w", err)

@@ -246,7 +246,8 @@ func TestWaitingStartNamesItsHolder(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if want := (control.WaitRequest{Action: "start", Source: "deploy-hook", ID: "42", PID: pid}); len(f.waits) != 1 || f.waits[0] != want {
+	// CallerPID lets the wrapper see whether it shares the caller's pids.
+	if want := (control.WaitRequest{Action: "start", Source: "deploy-hook", ID: "42", PID: pid, CallerPID: os.Getpid()}); len(f.waits) != 1 || f.waits[0] != want {
 		t.Fatalf("waits %+v, want %+v", f.waits, want)
 	}
 }

@@ -94,6 +94,9 @@ func waitingCommand(f *Factory) *cli.Command {
 
 func waitingRun(ctx context.Context, f *Factory, opts *waitingOptions) error {
 	w, err := control.WaitRequest{Action: opts.Action, Source: opts.Source, ID: opts.ID, Label: opts.Label, PID: opts.PID}.Normalize()
+	if w.PID > 0 {
+		w.CallerPID = os.Getpid()
+	}
 	if err != nil {
 		return usagef("waiting "+opts.Action, "%v", err)
 	}
