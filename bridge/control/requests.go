@@ -16,6 +16,14 @@ type WaitRequest struct {
 	Source string `json:"source"`
 	ID     string `json:"id"`
 	Label  string `json:"label,omitempty"`
+	// PID, on a start, is the process that holds the wait (`--pid`): the
+	// wrapper closes the wait when it exits. Zero: no holder, the wait
+	// stays open until its stop.
+	PID int `json:"pid,omitempty"`
+	// CallerPID is the pid of the process asking, as it sees itself:
+	// when the wrapper's kernel credentials name it otherwise, the two
+	// see pids in different namespaces and PID cannot be trusted.
+	CallerPID int `json:"caller_pid,omitempty"`
 }
 
 // Wait actions.
@@ -48,7 +56,8 @@ func WaitKey(source, id string) string {
 
 // Normalize trims the fields and checks them: a known action, a source and
 // an id without control characters, a label that is printable after
-// control characters are turned into spaces and cut to 200 characters.
+// control characters are turned into spaces and cut to 200 characters, a
+// holder pid only on a start and above 1 (pid 1 never exits).
 // Its errors name the field only: the command, or the server's method,
 // says where.
 func (w WaitRequest) Normalize() (WaitRequest, error) {
@@ -67,6 +76,12 @@ func (w WaitRequest) Normalize() (WaitRequest, error) {
 		case !utf8.ValidString(f.v) || !Printable(f.v):
 			return w, fmt.Errorf("%s contains control characters", f.name)
 		}
+	}
+	switch {
+	case w.PID != 0 && w.Action != WaitStart:
+		return w, fmt.Errorf("--pid is for start only: a stop closes the wait whoever holds it")
+	case w.PID < 0 || w.PID == 1:
+		return w, badHolder(w.PID)
 	}
 	w.Label = cleanLabel(w.Label)
 	return w, nil
@@ -169,6 +184,9 @@ type Reason struct {
 	Key   string    `json:"key"`
 	Label string    `json:"label,omitempty"`
 	Since time.Time `json:"since,omitzero"`
+	// HolderPID is the process that holds a wait opened with `waiting
+	// start --pid`: the wait closes when it exits.
+	HolderPID int `json:"holder_pid,omitempty"`
 }
 
 // ErrNoWrapper says no herdr-pi wrapper serves this pane.

@@ -93,6 +93,9 @@ type Server struct {
 	probes int
 	closed bool
 	wg     sync.WaitGroup
+	// holders are the processes holding open waits (`waiting start
+	// --pid`), by wait key (see holders.go).
+	holders map[string]*holder
 }
 
 // connPhase is what a connection is doing, for choosing whom to drop when
@@ -165,7 +168,7 @@ func Listen(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("control: chmod socket: %w", err)
 	}
 	ln.SetUnlinkOnClose(true)
-	s := &Server{cfg: cfg, ln: ln, conns: map[net.Conn]*connState{}}
+	s := &Server{cfg: cfg, ln: ln, conns: map[net.Conn]*connState{}, holders: map[string]*holder{}}
 	s.room = sync.NewCond(&s.mu)
 	// A panic serving the socket ends the accepting or that one
 	// connection (its deferred untrack closes it), never the wrapper: the
@@ -191,6 +194,7 @@ func (s *Server) Close() error {
 	for c := range s.conns {
 		_ = c.Close()
 	}
+	s.releaseHolders()
 	s.mu.Unlock()
 	s.wg.Wait()
 	_ = os.Remove(s.cfg.Path) // in case the listener did not unlink it
@@ -437,7 +441,7 @@ func (s *Server) serve(c *net.UnixConn) {
 				s.streamHandoff(c, func() (Message, error) { return s.readStreamed(r, cred.Pid) }, m)
 				return
 			}
-			if !reply(s.answer(m)) {
+			if !reply(s.answer(m, int(cred.Pid))) {
 				return
 			}
 		default:
@@ -505,7 +509,9 @@ func (s *Server) write(c net.Conn, m Message) bool {
 	return true
 }
 
-func (s *Server) answer(m Message) Message {
+// answer answers one request of the peer peerPID (as this process sees
+// pids).
+func (s *Server) answer(m Message, peerPID int) Message {
 	reply := Message{Type: TypeResponse, ID: m.ID}
 	fail := func(err error) Message {
 		reply.Error = Clip(err.Error())
@@ -532,10 +538,8 @@ func (s *Server) answer(m Message) Message {
 		if err != nil {
 			return fail(fmt.Errorf("waiting: %w", err))
 		}
-		var werr error
-		s.call(func() { werr = s.cfg.Requests.Wait(w) })
-		if werr != nil {
-			return fail(werr)
+		if err := s.wait(w, peerPID); err != nil {
+			return fail(err)
 		}
 		result = struct{}{}
 	default:
@@ -547,6 +551,39 @@ func (s *Server) answer(m Message) Message {
 	}
 	reply.OK, reply.Result = true, b
 	return reply
+}
+
+// wait carries out a normalized waiting request: a start with a pid pins
+// that process first (a pid that cannot hold the wait refuses the start),
+// and the wait's holder changes with the request, in the same delivery as
+// the request itself, so a holder's exit never closes a wait a later
+// request reopened.
+func (s *Server) wait(w WaitRequest, peerPID int) error {
+	var h *holder
+	if w.Action == WaitStart && w.PID > 0 {
+		if w.CallerPID != 0 && w.CallerPID != peerPID {
+			// The caller's pids are not ours: its --pid would name
+			// another process here.
+			return errors.New("waiting: --pid: the wrapper runs in another pid namespace; use a trap")
+		}
+		var err error
+		if h, err = pinHolder(w, *s.cfg.peerUID); err != nil {
+			return fmt.Errorf("waiting: %w", err)
+		}
+	}
+	key := w.Key()
+	var err error
+	s.call(func() {
+		if err = s.hold(key, h); err != nil {
+			h.release()
+			err = fmt.Errorf("waiting: %w", err)
+			return
+		}
+		if err = s.cfg.Requests.Wait(w); err != nil && h != nil {
+			s.letGo(key, h)
+		}
+	})
+	return err
 }
 
 func (s *Server) deliverEvent(ev Event) {

@@ -12,6 +12,7 @@ package signals
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,9 @@ type Signals struct {
 	lastStop    string
 	lastAborted bool
 	runs        int
+	// holders are the pids holding `waiting start --pid` waits, by reason
+	// key, for `status` (the control server follows the processes).
+	holders map[string]int
 }
 
 // New returns Signals feeding cfg.Machine.
@@ -300,10 +304,25 @@ func (s *Signals) Wait(w control.WaitRequest) error {
 			label = "waiting for " + w.Source
 		}
 		s.m.Open(state.Reason{Key: key, Kind: state.KindHook, Label: label})
+		s.setHolder(key, w.PID)
 		return nil
 	}
 	s.m.Close(key)
+	s.setHolder(key, 0)
 	return nil
+}
+
+// setHolder records who holds the wait key: the latest start says (none
+// without --pid), a stop clears it.
+func (s *Signals) setHolder(key string, pid int) {
+	if pid == 0 {
+		delete(s.holders, key)
+		return
+	}
+	if s.holders == nil {
+		s.holders = map[string]int{}
+	}
+	s.holders[key] = pid
 }
 
 // Status implements control.Requests for `herdr-pi status`.
@@ -311,6 +330,7 @@ func (s *Signals) Status() control.Status {
 	snap := s.m.Snapshot()
 	s.mu.Lock()
 	file, lastStop, lastAborted, runs := s.sessionFile, s.lastStop, s.lastAborted, s.runs
+	holders := maps.Clone(s.holders)
 	s.mu.Unlock()
 	st := control.Status{
 		Agent: s.agent, State: string(snap.State), Since: snap.Since,
@@ -319,7 +339,11 @@ func (s *Signals) Status() control.Status {
 		Reasons: make([]control.Reason, 0, len(snap.Reasons)),
 	}
 	for _, r := range snap.Reasons {
-		st.Reasons = append(st.Reasons, control.Reason{Kind: statusKind(r.Kind), Key: r.Key, Label: r.Message(), Since: r.Since})
+		reason := control.Reason{Kind: statusKind(r.Kind), Key: r.Key, Label: r.Message(), Since: r.Since}
+		if r.Kind == state.KindHook {
+			reason.HolderPID = holders[r.Key]
+		}
+		st.Reasons = append(st.Reasons, reason)
 	}
 	if s.herdrHealth != nil {
 		st.Herdr = s.herdrHealth()

@@ -366,3 +366,40 @@ func TestProbeReconnectRepeatsWithoutNews(t *testing.T) {
 		}
 	})
 }
+
+// `status` names the process holding a wait (`waiting start --pid`): the
+// latest start says which (none without --pid), a stop forgets it, and a
+// reopened wait has the holder its new start gave.
+func TestStatusNamesTheHolderOfAWait(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	holders := func() map[string]int {
+		got := map[string]int{}
+		for _, reason := range r.s.Status().Reasons {
+			got[reason.Key] = reason.HolderPID
+		}
+		return got
+	}
+	do := func(action, id string, pid int) {
+		t.Helper()
+		if err := r.s.Wait(control.WaitRequest{Action: action, Source: "deploy", ID: id, PID: pid}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do(control.WaitStart, "1", 4242)
+	do(control.WaitStart, "2", 0)
+	if got := holders(); got["hook:deploy:1"] != 4242 || got["hook:deploy:2"] != 0 || len(got) != 2 {
+		t.Fatalf("holders %v", got)
+	}
+	do(control.WaitStart, "1", 5151)
+	do(control.WaitStart, "2", 6161)
+	if got := holders(); got["hook:deploy:1"] != 5151 || got["hook:deploy:2"] != 6161 {
+		t.Fatalf("after the second starts: %v", got)
+	}
+	do(control.WaitStart, "2", 0)
+	do(control.WaitStop, "1", 0)
+	do(control.WaitStart, "1", 0)
+	if got := holders(); got["hook:deploy:1"] != 0 || got["hook:deploy:2"] != 0 {
+		t.Fatalf("after starts without --pid and a stop: %v", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -189,7 +190,7 @@ func TestNoWrapperErrorsSayWhatToDo(t *testing.T) {
 
 func TestWaitingUsage(t *testing.T) {
 	e := newCmdEnv(t, pane...)
-	startFake(t, e, "w1:p1")
+	_, f := startFake(t, e, "w1:p1")
 	for _, tc := range []struct {
 		args []string
 		says string // stderr's first line
@@ -199,11 +200,55 @@ func TestWaitingUsage(t *testing.T) {
 		{[]string{"waiting", "start", "--source", "\x1b", "--id", "i"}, "herdr-pi waiting start: --source contains control characters"},
 		{[]string{"waiting", "start", "--source", "s", "--id", "i", "extra"}, `herdr-pi waiting start: unexpected argument "extra"`},
 		{[]string{"waiting"}, "herdr-pi waiting: say start or stop"},
+		{[]string{"waiting", "start", "--source", "s", "--id", "i", "--pid", "1"}, "herdr-pi waiting start: --pid 1 cannot hold a wait: give a script's pid, e.g. --pid $$"},
+		{[]string{"waiting", "start", "--source", "s", "--id", "i", "--pid", "0"}, "herdr-pi waiting start: --pid 0 cannot hold a wait"},
+		{[]string{"waiting", "start", "--source", "s", "--id", "i", "--pid", "-3"}, "herdr-pi waiting start: --pid -3 cannot hold a wait"},
+		{[]string{"waiting", "start", "--source", "s", "--id", "i", "--pid", "me"}, `herdr-pi waiting start: --pid needs a number, not "me"`},
+		{[]string{"waiting", "start", "--source", "s", "--id", "i", "--pid", strconv.Itoa(goneProcess(t))}, "herdr-pi waiting start: --pid "},
+		{[]string{"waiting", "stop", "--source", "s", "--id", "i", "--pid", "7"}, "herdr-pi waiting stop: unknown flag --pid"},
 	} {
 		code, _, errOut := run(t, e.env, tc.args...)
 		if first, _, _ := strings.Cut(errOut, "\n"); code != 2 || !strings.HasPrefix(first, tc.says) {
 			t.Errorf("%q: exit %d, %q; want 2, %q", tc.args, code, errOut, tc.says)
 		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.waits != nil {
+		t.Errorf("a refused request reached the wrapper: %+v", f.waits)
+	}
+}
+
+// goneProcess is the pid of a process that ran and was reaped.
+func goneProcess(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// `waiting start --pid` hands the wrapper the holder, which `status` then
+// names (the wrapper's own following of the process: bridge/control and
+// e2e TestAWaitEndsWhenItsHolderIsKilled).
+func TestWaitingStartNamesItsHolder(t *testing.T) {
+	e := newCmdEnv(t, pane...)
+	_, f := startFake(t, e, "w1:p1")
+	hook := exec.Command("sleep", "1000")
+	if err := hook.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hook.Process.Kill(); _ = hook.Wait() })
+	pid := hook.Process.Pid
+	if code, _, errOut := run(t, e.env, "waiting", "start", "--source", "deploy-hook", "--id", "42", "--pid", strconv.Itoa(pid)); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// CallerPID lets the wrapper see whether it shares the caller's pids.
+	if want := (control.WaitRequest{Action: "start", Source: "deploy-hook", ID: "42", PID: pid, CallerPID: os.Getpid()}); len(f.waits) != 1 || f.waits[0] != want {
+		t.Fatalf("waits %+v, want %+v", f.waits, want)
 	}
 }
 

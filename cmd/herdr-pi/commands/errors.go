@@ -53,6 +53,16 @@ func flagUsageError(cmd string, err error) error {
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return usagef(cmd, "%s needs a value", dashed(name))
 	}
+	// invalid value "abc" for flag -pid: parse error
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		if q, err := strconv.QuotedPrefix(rest); err == nil {
+			value, _ := strconv.Unquote(q)
+			if name, ok := strings.CutPrefix(rest[len(q):], " for flag -"); ok {
+				name, _, _ = strings.Cut(name, ":")
+				return usagef(cmd, "%s needs a number, not %q", dashed(name), value)
+			}
+		}
+	}
 	// invalid boolean value "maybe" for -json: parse error
 	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
 		if q, err := strconv.QuotedPrefix(rest); err == nil {

@@ -123,6 +123,11 @@ func TestStatusTextGolden(t *testing.T) {
 		{"blocked colour", sampleStatus(statusNow), render.New(true, 100)},
 		{"idle without probe or session", control.Status{Agent: "claude", State: "idle", Since: statusNow.Add(-26 * time.Hour), ChildPID: 7, WrapperPID: 6}, render.New(false, 0)},
 		{"unknown at start", control.Status{State: "unknown", WrapperPID: 6}, render.New(true, 80)},
+		{"a wait held by a process", control.Status{Agent: "pi", State: "blocked", WrapperPID: 6, Reasons: []control.Reason{
+			{Kind: "wait", Key: "hook:deploy-hook:42", Label: "approve deploy", Since: statusNow.Add(-133 * time.Second), HolderPID: 48230},
+			{Kind: "wait", Key: "hook:lint:1", Label: "waiting for lint", HolderPID: 48231},
+			{Kind: "wait", Key: "hook:notes:2", Label: "waiting for notes", Since: statusNow.Add(-5 * time.Second)},
+		}}, render.New(false, 0)},
 		{"notification channels", control.Status{Agent: "pi", State: "idle", WrapperPID: 6, Notifications: []control.NotifyChannel{
 			{Channel: "herdr", Sent: 2, Last: "disabled", Hint: notify.HerdrHint("disabled")},
 			{Channel: "terminal"},

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -14,6 +15,7 @@ type waitingOptions struct {
 	Source string
 	ID     string
 	Label  string
+	PID    int // the holder (start --pid); 0 for none
 }
 
 func waitingCommand(f *Factory) *cli.Command {
@@ -24,7 +26,9 @@ func waitingCommand(f *Factory) *cli.Command {
 			&cli.StringFlag{Name: "id", Usage: "which wait of that source (required)"},
 		}
 		if withLabel {
-			fl = append(fl, &cli.StringFlag{Name: "label", Usage: "what the pane shows while blocked"})
+			fl = append(fl,
+				&cli.StringFlag{Name: "label", Usage: "what the pane shows while blocked"},
+				&cli.IntFlag{Name: "pid", DefaultText: "none", Usage: "the process that holds the wait, e.g. $$: the wait ends when it exits"})
 		}
 		return fl
 	}
@@ -40,18 +44,26 @@ func waitingCommand(f *Factory) *cli.Command {
 				}
 			}
 			opts := &waitingOptions{Action: name, Source: c.String("source"), ID: c.String("id"), Label: c.String("label")}
+			if c.IsSet("pid") {
+				// A wrong pid is the caller's mistake: said here, before
+				// the wrapper (which checks again as it pins the process).
+				if err := control.CheckHolder(c.Int("pid"), os.Getuid()); err != nil {
+					return usagef(cmd, "%v", err)
+				}
+				opts.PID = c.Int("pid")
+			}
 			return waitingRun(c.Context, f, opts)
 		}
 	}
 	return &cli.Command{
 		Name:      "waiting",
 		Usage:     "add or clear one reason the wrapped agent is waiting for you",
-		UsageText: "herdr-pi waiting start|stop --source S --id I [--label L]",
+		UsageText: "herdr-pi waiting start|stop --source S --id I [--label L] [--pid PID]",
 		Description: "Talks to the herdr-pi wrapper running in this pane (or to the one whose agent runs\n" +
 			"this command). The pane is blocked while any reason is open; a reason is the pair\n" +
 			"source:id, and stopping it twice is harmless.\n\n" +
 			"Examples:\n" +
-			"  herdr-pi waiting start --source deploy-hook --id 42 --label \"approve deploy\"\n" +
+			"  herdr-pi waiting start --source deploy-hook --id 42 --label \"approve deploy\" --pid $$\n" +
 			"  herdr-pi waiting stop --source deploy-hook --id 42",
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -65,8 +77,13 @@ func waitingCommand(f *Factory) *cli.Command {
 			{Name: "start", Usage: "open a wait", Flags: flags(true), Action: action(control.WaitStart),
 				Description: "The pane turns blocked (if it was not already) and stays so until every open\n" +
 					"wait is stopped. The label is what Herdr shows when this wait opened the block.\n\n" +
+					"With --pid the wait also ends when that process exits, however it ends (kill -9\n" +
+					"included): a script gives its own pid, $$, and cannot leave the pane blocked\n" +
+					"behind it. The process must run, as your user, and not be pid 1. Starting the\n" +
+					"same wait again replaces its holder: the latest start says which process holds\n" +
+					"it (none without --pid).\n\n" +
 					"Example:\n" +
-					"  herdr-pi waiting start --source deploy-hook --id 42 --label \"approve deploy\""},
+					"  herdr-pi waiting start --source deploy-hook --id 42 --label \"approve deploy\" --pid $$"},
 			{Name: "stop", Usage: "close a wait", Flags: flags(false), Action: action(control.WaitStop),
 				Description: "Closing a wait that is not open is harmless.\n\n" +
 					"Example:\n" +
@@ -76,7 +93,10 @@ func waitingCommand(f *Factory) *cli.Command {
 }
 
 func waitingRun(ctx context.Context, f *Factory, opts *waitingOptions) error {
-	w, err := control.WaitRequest{Action: opts.Action, Source: opts.Source, ID: opts.ID, Label: opts.Label}.Normalize()
+	w, err := control.WaitRequest{Action: opts.Action, Source: opts.Source, ID: opts.ID, Label: opts.Label, PID: opts.PID}.Normalize()
+	if w.PID > 0 {
+		w.CallerPID = os.Getpid()
+	}
 	if err != nil {
 		return usagef("waiting "+opts.Action, "%v", err)
 	}

@@ -112,7 +112,8 @@ func stateStyle(state string, l Look) lipgloss.Style {
 }
 
 // reasonTable lists open reasons: kind, label, key when it says more than
-// the label, and how long it has been open.
+// the label, how long it has been open, and the process holding a wait
+// that has one (`waiting start --pid`).
 func reasonTable(reasons []control.Reason, now time.Time, l Look) string {
 	type cells struct{ kind, label, key, age string }
 	rows := make([]cells, len(reasons))
@@ -127,6 +128,9 @@ func reasonTable(reasons []control.Reason, now time.Time, l Look) string {
 		}
 		if !r.Since.IsZero() {
 			c.age = "for " + Age(now.Sub(r.Since))
+		}
+		if r.HolderPID > 0 {
+			c.age = strings.TrimPrefix(c.age+fmt.Sprintf(", held by pid %d", r.HolderPID), ", ")
 		}
 		rows[i] = c
 		wKind, wLabel, wKey = max(wKind, ansi.StringWidth(c.kind)), max(wLabel, ansi.StringWidth(c.label)), max(wKey, ansi.StringWidth(c.key))
