@@ -162,6 +162,14 @@ var cases = []faultCase{
 		},
 	},
 	{
+		Fault:     "a hook or script that opened a wait (`herdr-pi waiting start --pid $$`) is killed, SIGKILL included",
+		Guarantee: "the wrapper closes the wait as `waiting stop` would and the pane leaves blocked; `status` names the holder while it runs",
+		Tests: []testRef{
+			{"e2e", "TestAWaitEndsWhenItsHolderIsKilled"},
+			{"bridge/control", "TestAWaitEndsWithTheProcessThatHoldsIt"},
+		},
+	},
+	{
 		Fault:     "a bug panics on one of the wrapper's goroutines (a state sink, the status reader, the shadow screen, the session-file watcher, a debounce timer, a notification channel, a handoff)",
 		Guarantee: "the panic is logged with its stack and costs that event, call or watcher only, leaving no lock held; the agent and its terminal go on, and the way out still runs; no goroutine of the wrapper starts outside that guard",
 		Tests: []testRef{
