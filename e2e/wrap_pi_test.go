@@ -209,6 +209,9 @@ func TestWrapPiSentinelBlocksAndAnswerClears(t *testing.T) {
 	r := newPiRig(t, answerOr(), true)
 	tm := r.wrap()
 	r.waitStates("the probe connected", "unknown", "idle")
+	// A named session: its toasts end with the name, as pi-notify's do.
+	tm.Type(t, "/name auth refactor")
+	tm.WaitText(t, "auth refactor", 15*time.Second)
 
 	tm.Type(t, "hello")
 	samples := 0
@@ -237,8 +240,8 @@ func TestWrapPiSentinelBlocksAndAnswerClears(t *testing.T) {
 	}
 	// The toast follows the report on its own goroutine.
 	r.herdr.WaitFor(t, 2*time.Minute, "the toast", func() bool { return len(r.herdr.Notifications()) >= 1 })
-	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title == "" {
-		t.Fatalf("notifications %+v, want one for the blocked pane", n)
+	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title == "" || !strings.HasSuffix(n[0].Body, " · auth refactor") {
+		t.Fatalf("notifications %+v, want one for the blocked pane, naming its session", n)
 	}
 
 	tm.Type(t, "ANSWER: use main.go")

@@ -109,16 +109,20 @@ var idPrefix = map[Kind]string{
 const labelLimit = 60
 
 // compose writes the message for ev, as said by agent (its display name).
-// The body names where it happened — the label, then the project (the
-// working directory's base name) — and nothing else. instance is appended
-// to the id so that two agents never replace each other's notification.
-func compose(ev Event, agent, project, instance string) Message {
+// The body names where it happened — the label, the project (the working
+// directory's base name), the session's name (Pi's /name), in pi-notify's
+// order — and nothing else. instance is appended to the id so that two
+// agents never replace each other's notification.
+func compose(ev Event, agent, project, session, instance string) Message {
 	var parts []string
 	if l := osc.Truncate(osc.CleanLabel(ev.Label), labelLimit); l != "" {
 		parts = append(parts, l)
 	}
 	if p := osc.CleanLabel(project); p != "" {
 		parts = append(parts, p)
+	}
+	if s := osc.Truncate(osc.CleanLabel(session), labelLimit); s != "" {
+		parts = append(parts, s)
 	}
 	if agent = osc.CleanLabel(agent); agent == "" {
 		agent = DefaultAgentName

@@ -74,9 +74,11 @@ type Notifier struct {
 	agent, project, label, instance string
 	logf                            func(string, ...any)
 
-	mu    sync.Mutex
-	seen  map[string]struct{}
-	order []string
+	mu sync.Mutex
+	// session is the session's display name, as last heard.
+	session string
+	seen    map[string]struct{}
+	order   []string
 	// closed is set by Close; later events are dropped.
 	closed bool
 
@@ -163,14 +165,23 @@ func (n *Notifier) Notify(ev Event) {
 			n.order = n.order[1:]
 		}
 	}
+	session := n.session
 	n.mu.Unlock()
 	if ev.Label == "" {
 		ev.Label = n.label
 	}
-	m := compose(ev, n.agent, n.project, n.instance)
+	m := compose(ev, n.agent, n.project, session, n.instance)
 	for _, w := range n.workers {
 		w.offer(m)
 	}
+}
+
+// SetSessionName records the session's display name (Pi's /name; "" for
+// none), which ends the body of the notifications that follow.
+func (n *Notifier) SetSessionName(name string) {
+	n.mu.Lock()
+	n.session = name
+	n.mu.Unlock()
 }
 
 // Post sends a message already in words — a hook's own title and body —

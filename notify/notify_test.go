@@ -20,14 +20,14 @@ import (
 )
 
 func TestComposeUsesOwnWordsAndOnlyLabelAndProject(t *testing.T) {
-	m := compose(Event{Kind: PermissionNeeded, Label: "rel\x1b]0;x\x07ease\u202e"}, "", "my\nproject", "w1:p2")
+	m := compose(Event{Kind: PermissionNeeded, Label: "rel\x1b]0;x\x07ease\u202e"}, "", "my\nproject", "", "w1:p2")
 	if m.Title != "Pi needs permission" || m.Body != "rel ]0;x ease · my project" || m.ID != "pi-permission-w1-p2" {
 		t.Fatalf("%+v", m)
 	}
-	if got := compose(Event{Kind: InputNeeded}, "Claude\x1b]", "api", "").Title; got != "Claude ] needs your input" {
+	if got := compose(Event{Kind: InputNeeded}, "Claude\x1b]", "api", "", "").Title; got != "Claude ] needs your input" {
 		t.Fatalf("agent name in the title: %q", got)
 	}
-	m = compose(Event{Kind: Finished}, "", "", "")
+	m = compose(Event{Kind: Finished}, "", "", "", "")
 	if m.Title != "Pi finished" || m.Body != "" || m.ID != "pi" {
 		t.Fatalf("%+v", m)
 	}
@@ -36,11 +36,11 @@ func TestComposeUsesOwnWordsAndOnlyLabelAndProject(t *testing.T) {
 	// update-by-id, never one of another kind — a question must not wipe
 	// out "finished".
 	for kind, id := range map[Kind]string{Finished: "pi", Failed: "pi", InputNeeded: "pi-ask", AskStarted: "pi-ask", PermissionNeeded: "pi-permission"} {
-		if got := compose(Event{Kind: kind}, "", "", "").ID; got != id {
+		if got := compose(Event{Kind: kind}, "", "", "", "").ID; got != id {
 			t.Errorf("%s: id %q, want %q", kind, got, id)
 		}
 	}
-	m = compose(Event{Kind: AskStarted, Label: strings.Repeat("x", 500)}, "", "p", "")
+	m = compose(Event{Kind: AskStarted, Label: strings.Repeat("x", 500)}, "", "p", "", "")
 	if l := utf8.RuneCountInString(strings.TrimSuffix(m.Body, " · p")); l != labelLimit {
 		t.Fatalf("label of %d code points", l)
 	}
@@ -225,20 +225,26 @@ func TestHerdrBlockedShowsOneSanitisedToast(t *testing.T) {
 // The pane's label (wrap --label, the title herdr-pi open gives a pane)
 // leads the body of every event without a label of its own: Herdr's toast
 // does not say which pane it came from, and three workflow agents in one
-// project would otherwise all say "needs your input · api".
+// project would otherwise all say "needs your input · api". The session's
+// name (Pi's /name), once heard, ends it, in pi-notify's order.
 func TestPaneLabelNamesTheAgentInTheBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &pacedHerdr{}
 		n := Start(Options{Herdr: h, Project: "api", Label: "fx-retry #2 fixer\x1b[2J", Instance: "w1:p1"})
 		n.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
 		time.Sleep(5 * time.Second)
+		n.SetSessionName("auth\u202e refactor")
 		n.Notify(Event{Kind: PermissionNeeded, Key: "permission:1", Label: "deploy"})
+		time.Sleep(5 * time.Second)
+		n.SetSessionName("")
+		n.Notify(Event{Kind: Failed, Key: "run#2"})
 		time.Sleep(5 * time.Second)
 		n.Close(context.Background())
 		calls, _ := h.snapshot()
 		want := []HerdrToast{
 			{Title: "Pi needs your input", Body: "fx-retry #2 fixer [2J · api", Sound: "none"},
-			{Title: "Pi needs permission", Body: "deploy · api", Sound: "none"},
+			{Title: "Pi needs permission", Body: "deploy · api · auth refactor", Sound: "none"},
+			{Title: "Pi stopped with an error", Body: "fx-retry #2 fixer [2J · api", Sound: "none"},
 		}
 		if !slices.Equal(calls, want) {
 			t.Fatalf("calls %+v, want %+v", calls, want)
@@ -539,7 +545,7 @@ func TestDoctorSaysWhatChoseTheProtocol(t *testing.T) {
 // leaves the machine, keeps to the label and project.
 func TestToastsSayTheQuestionOnScreenOnly(t *testing.T) {
 	q := "\n  \nWhich file should I \x1b[31medit\u202e?\nmain.go or util.go\n:input_needed:"
-	m := compose(Event{Kind: InputNeeded, Question: q}, "", "api", "w1")
+	m := compose(Event{Kind: InputNeeded, Question: q}, "", "api", "", "w1")
 	if m.Question != "Which file should I [31medit ?" {
 		t.Fatalf("question %q", m.Question)
 	}
@@ -558,7 +564,7 @@ func TestToastsSayTheQuestionOnScreenOnly(t *testing.T) {
 		t.Errorf("ntfy %+v", reqs)
 	}
 
-	long := compose(Event{Kind: InputNeeded, Question: strings.Repeat("é", 300)}, "", "", "")
+	long := compose(Event{Kind: InputNeeded, Question: strings.Repeat("é", 300)}, "", "", "", "")
 	if n := utf8.RuneCountInString(long.Question); n != questionLimit || !strings.HasSuffix(long.Question, "…") {
 		t.Errorf("long question: %d code points %q", n, long.Question)
 	}

@@ -64,7 +64,7 @@ func (s *ntfyServer) seen() []recordedRequest {
 func TestNtfyRequest(t *testing.T) {
 	srv := newNtfyServer(t)
 	ny := &Ntfy{Client: srv.Client(), Server: srv.URL + "/", Topic: "my-topic", Token: "tok123", Priority: 4, Timeout: 5 * time.Second}
-	m := compose(Event{Kind: PermissionNeeded, Label: "release;\x1b[2J\nnow"}, "", "my-project", "")
+	m := compose(Event{Kind: PermissionNeeded, Label: "release;\x1b[2J\nnow"}, "", "my-project", "", "")
 	if err := ny.Send(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}

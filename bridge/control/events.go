@@ -41,6 +41,9 @@ type SessionStart struct {
 	SessionFile         string `json:"sessionFile"`
 	SessionID           string `json:"sessionId"`
 	PreviousSessionFile string `json:"previousSessionFile"`
+	// SessionName is the session's display name (Pi's /name; "" when it
+	// has none), read afresh as each run ends too: notifications name it.
+	SessionName string `json:"sessionName"`
 	// Mode is ctx.mode (tui, rpc, json, print). Pi 0.73.1 has no ctx.mode:
 	// the probe then infers it from hasUI and Pi's argv and sets
 	// ModeInferred.
@@ -71,7 +74,9 @@ type AgentStart struct{}
 // AgentEnd: an agent run ended. StopReason is the last assistant message's
 // stop reason (stop, length, toolUse, error, aborted), else "".
 type AgentEnd struct {
-	StopReason  string `json:"stopReason"`
+	StopReason string `json:"stopReason"`
+	// SessionName: see [SessionStart.SessionName].
+	SessionName string `json:"sessionName"`
 	InputNeeded bool   `json:"inputNeeded"`
 	// Question: see [SessionStart.Question].
 	Question string `json:"question"`
@@ -80,9 +85,11 @@ type AgentEnd struct {
 // AgentSettled: the run fully settled: no retry, compaction or queued
 // message follows (Pi 1.6.0; Pi 0.73.1 has no such event).
 type AgentSettled struct {
-	Aborted     bool `json:"aborted"`
-	Idle        bool `json:"idle"`
-	InputNeeded bool `json:"inputNeeded"`
+	Aborted bool `json:"aborted"`
+	// SessionName: see [SessionStart.SessionName].
+	SessionName string `json:"sessionName"`
+	Idle        bool   `json:"idle"`
+	InputNeeded bool   `json:"inputNeeded"`
 	// Question: see [SessionStart.Question].
 	Question string `json:"question"`
 }

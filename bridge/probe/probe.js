@@ -163,6 +163,18 @@ export function questionOf(text) {
 
 // What the branch waits for: whether its last unanswered reply ends with
 // the marker, and the question that reply asks.
+// sessionNameOf is the session's display name (Pi's /name), which the
+// wrapper's notifications end their body with, as pi-notify's do; "" when
+// the session has none or this Pi cannot say.
+function sessionNameOf(pi) {
+	try {
+		const name = typeof pi.getSessionName === "function" ? pi.getSessionName() : undefined;
+		return typeof name === "string" ? name : "";
+	} catch {
+		return "";
+	}
+}
+
 function waiting(ctx) {
 	try {
 		const sm = ctx && ctx.sessionManager;
@@ -372,6 +384,7 @@ function setup(pi) {
 		};
 		const session = (reason) => ({
 			reason,
+			sessionName: sessionNameOf(pi),
 			sessionFile: call("getSessionFile") ?? "",
 			sessionId: call("getSessionId") ?? "",
 			...fixed,
@@ -399,7 +412,7 @@ function setup(pi) {
 	on("agent_end", (event, ctx) => {
 		if (!current()) return;
 		if (!shared.settles) shared.running = false; // Pi 0.73.1: its run ends here
-		send("agent_end", { stopReason: stopReasonOf(event), ...waiting(ctx) });
+		send("agent_end", { stopReason: stopReasonOf(event), sessionName: sessionNameOf(pi), ...waiting(ctx) });
 	});
 	on("agent_settled", (event, ctx) => {
 		if (!current()) return;
@@ -408,7 +421,7 @@ function setup(pi) {
 		try {
 			idle = typeof ctx.isIdle === "function" ? ctx.isIdle() === true : false;
 		} catch {}
-		send("agent_settled", { aborted: event.aborted === true, idle, ...waiting(ctx) });
+		send("agent_settled", { aborted: event.aborted === true, idle, sessionName: sessionNameOf(pi), ...waiting(ctx) });
 	});
 	// Compacting the context is a model call outside any run (/compact, or
 	// Pi's own before or after one): without these the pane would read

@@ -307,10 +307,10 @@ func TestProbeInTUIInsideHerdr(t *testing.T) {
 		nil, // r2 with its long message cut; checked below
 		control.HerdrBlocked{Active: true, Label: "deploy"},
 		control.UIPromptStart{Kind: "confirm", Title: "Sure?"},
-		control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: "Which runtime should I use?"},
-		control.AgentSettled{Idle: true, InputNeeded: true, Question: "Which runtime should I use?"},
+		control.AgentEnd{StopReason: "stop", SessionName: "auth refactor", InputNeeded: true, Question: "Which runtime should I use?"},
+		control.AgentSettled{Idle: true, SessionName: "auth refactor", InputNeeded: true, Question: "Which runtime should I use?"},
 		control.SessionShutdown{Reason: "reload"},
-		control.SessionStart{Reason: "reload", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj",
+		control.SessionStart{Reason: "reload", SessionName: "auth refactor", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj",
 			InputNeeded: true, Question: "Which runtime should I use?"},
 		control.HerdrBlocked{},
 		control.SessionShutdown{Reason: "quit"},

@@ -44,6 +44,11 @@ type Config struct {
 	HerdrHealth func() string
 	// Logf gets a line for each session Pi starts (nil: none).
 	Logf func(format string, args ...any)
+	// SessionName hears the session's display name (Pi's /name, "" for
+	// none) each time the probe says it — as a session starts and as each
+	// run ends — before the event it came with reaches the machine, so a
+	// notification that event causes already names it (nil: not heard).
+	SessionName func(name string)
 }
 
 // Signals implements control.EventSink, control.Requests and session.Sink.
@@ -54,6 +59,7 @@ type Signals struct {
 	agent       string
 	herdrHealth func() string
 	logf        func(format string, args ...any)
+	sessionName func(string)
 	childPID    atomic.Int64
 
 	mu      sync.Mutex
@@ -88,7 +94,11 @@ func New(cfg Config) *Signals {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Signals{m: cfg.Machine, agent: cfg.Agent, herdrHealth: cfg.HerdrHealth, logf: logf}
+	sessionName := cfg.SessionName
+	if sessionName == nil {
+		sessionName = func(string) {}
+	}
+	return &Signals{m: cfg.Machine, agent: cfg.Agent, herdrHealth: cfg.HerdrHealth, logf: logf, sessionName: sessionName}
 }
 
 // SetWatcher hands over the session file watcher, once it runs.
@@ -129,6 +139,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 	case control.SessionStart:
 		s.logf("probe: session_start (%s, %s), session file %q, input needed %v", e.Reason, e.Mode, e.SessionFile, e.InputNeeded)
 		s.settles = !e.ModeInferred // Pi 0.73.1: no ctx.mode, no agent_settled
+		s.sessionName(e.SessionName)
 		s.sessionFile = e.SessionFile
 		s.resetBookkeeping()
 		var restore []state.Reason
@@ -153,6 +164,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		s.lastStop, s.lastAborted = "", false
 		s.m.AgentStart()
 	case control.AgentEnd:
+		s.sessionName(e.SessionName)
 		s.lastStop = e.StopReason
 		s.lastAborted = s.lastAborted || e.StopReason == "aborted"
 		s.m.AgentEnd(e.StopReason)
@@ -163,6 +175,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			s.settle(e.InputNeeded, e.Question)
 		}
 	case control.AgentSettled:
+		s.sessionName(e.SessionName)
 		s.lastAborted = s.lastAborted || e.Aborted
 		s.settle(e.InputNeeded, e.Question)
 	case control.CompactionStart:

@@ -57,7 +57,15 @@ func newRig() *rig {
 		}
 		tr.StateEvent(e)
 	}})
-	r.s = New(Config{Machine: r.m, Agent: "pi"})
+	// A session name heard goes in line with the notifications, to show
+	// which it comes before.
+	r.s = New(Config{Machine: r.m, Agent: "pi", SessionName: func(name string) {
+		if name != "" {
+			r.mu.Lock()
+			r.notes = append(r.notes, "name("+name+")")
+			r.mu.Unlock()
+		}
+	}})
 	return r
 }
 
@@ -102,6 +110,18 @@ func TestSentinelRunNotifiesBlockedNotFinished(t *testing.T) {
 	if _, notes := r.got(); !strings.HasSuffix(notes, ",finished,failed") {
 		t.Fatalf("aborted must be silent, error must notify: %q", notes)
 	}
+}
+
+// The session's name (Pi's /name) is passed on before the event it came
+// with reaches the machine: the notification that event causes names it.
+func TestTheSessionNameComesBeforeTheNotification(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionName: "auth"})
+	r.feed(control.AgentStart{},
+		control.AgentEnd{StopReason: "stop", SessionName: "auth refactor", InputNeeded: true, Question: q},
+		control.AgentSettled{Idle: true, SessionName: "auth refactor", InputNeeded: true, Question: q})
+	r.expect(t, "idle working blocked(input needed)", "name(auth),name(auth refactor),name(auth refactor),input-needed("+q+")")
 }
 
 // The answer reaches the session file and the probe's agent_start at the

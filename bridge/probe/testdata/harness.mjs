@@ -23,6 +23,11 @@ function fakePi({ transformer = true } = {}) {
 				for (const h of bus.get(ch) ?? []) h(data);
 			},
 		},
+		// What /name set; the probe reads it through getSessionName.
+		sessionName: undefined,
+		getSessionName() {
+			return pi.sessionName;
+		},
 		async fire(name, event, ctx) {
 			let result;
 			for (const h of handlers.get(name) ?? []) result = (await h(event, ctx)) ?? result;
@@ -128,6 +133,7 @@ if (scenario === "tui") {
 	pi.events.emit("not:subscribed", { x: 1 });
 	await pi.fire("ui_prompt_start", { reason: "ui_prompt", kind: "confirm", title: "Sure?" }, ctx("tui"));
 	const branch = [user("hi"), assistant(response)];
+	pi.sessionName = "auth refactor"; // a /name during the run
 	await pi.fire("agent_end", { messages: [{ role: "user" }, { role: "assistant", stopReason: "stop" }] }, ctx("tui", branch));
 	await pi.fire("agent_settled", { aborted: false }, ctx("tui", branch));
 	// A /reload: a new instance takes over; the old one must go quiet,
@@ -135,6 +141,7 @@ if (scenario === "tui") {
 	await pi.fire("session_shutdown", { reason: "reload" }, ctx("tui"));
 	const pi2 = fakePi();
 	pi2.events = pi.events; // the bus survives /reload
+	pi2.sessionName = "auth refactor";
 	mod.default(pi2);
 	await pi2.fire("session_start", { reason: "reload" }, ctx("tui", branch));
 	pi.events.emit("herdr:blocked", { active: false }); // heard by both instances, sent once

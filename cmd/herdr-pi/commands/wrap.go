@@ -180,7 +180,8 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	})
 	down.detection = stopDetection
 
-	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: agent, HerdrHealth: presence.Health, Logf: log.Printf})
+	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: agent, HerdrHealth: presence.Health, Logf: log.Printf,
+		SessionName: notes.sessionName})
 	det.ReportProgramStatus(signals.ProgramStatus)
 	argv := opts.Argv
 	rc := control.RunConfig{

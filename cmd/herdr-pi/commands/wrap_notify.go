@@ -72,6 +72,14 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 	return wrapNotifier{n: n, triggers: notify.NewTriggers(n, ncfg.FinishedAfter)}
 }
 
+// sessionName ends the body of the notifications that follow with the
+// session's display name (Pi's /name), as the probe says it.
+func (w wrapNotifier) sessionName(name string) {
+	if w.n != nil {
+		w.n.SetSessionName(name)
+	}
+}
+
 // status is each channel's record for `herdr-pi status`; nil when no
 // channel runs.
 func (w wrapNotifier) status() []control.NotifyChannel {
