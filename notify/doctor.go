@@ -39,12 +39,11 @@ type PassthroughProbe interface {
 
 // DoctorInput is what the notification checks look at.
 type DoctorInput struct {
-	Config Config
-	// ConfigWarnings are problems in the notification config files (the
-	// seed's config.json), one sentence each: they fell back to defaults.
-	ConfigWarnings []string
-	Getenv         func(string) string
-	InHerdr        bool
+	// Config is what herdr-pi's config and Pi's notification config chose
+	// (problems in the latter are doctor's config section's to show).
+	Config  Config
+	Getenv  func(string) string
+	InHerdr bool
 	// Tmux asks tmux; nil skips the tmux checks.
 	Tmux PassthroughProbe
 	// Rejected, when not empty, is herdr-pi's config file, which was
@@ -71,10 +70,6 @@ func Doctor(ctx context.Context, in DoctorInput) []Check {
 	}
 	// Whether Herdr shows its toasts is for the caller to say: it depends
 	// on Herdr's own config (doctor's Herdr section reads it).
-	for _, w := range in.ConfigWarnings {
-		checks = append(checks, Check{Name: "terminal notification config", Status: CheckWarn, Detail: w + " (the built-in table applies instead)",
-			Fix: "fix the entry in that file, or set [notify] term_programs in herdr-pi's config.toml"})
-	}
 	if c.Route == RouteTerminal {
 		var probe TmuxProbe
 		if in.Tmux != nil {

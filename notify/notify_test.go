@@ -490,7 +490,7 @@ func TestDoctorRows(t *testing.T) {
 	}
 	cfg := Config{Enabled: true, Channel: "auto", Table: osc.DefaultTable(),
 		Ntfy: NtfyConfig{Enabled: true, Server: "http://ntfy.lan", Topic: "t", Token: "k", Priority: 3}}
-	rows := Doctor(ctx, DoctorInput{Config: cfg, Getenv: envOf("KITTY_WINDOW_ID", "7"), ConfigWarnings: []string{"config.json: not a JSON object"}})
+	rows := Doctor(ctx, DoctorInput{Config: cfg, Getenv: envOf("KITTY_WINDOW_ID", "7")})
 	byName := map[string]Check{}
 	for _, c := range rows {
 		byName[c.Name] = c
@@ -500,9 +500,6 @@ func TestDoctorRows(t *testing.T) {
 	}
 	if c := byName["terminal protocol"]; !strings.Contains(c.Detail, "osc99, for kitty") {
 		t.Errorf("protocol: %+v", c)
-	}
-	if c := byName["terminal notification config"]; c.Status != CheckWarn {
-		t.Errorf("config: %+v", c)
 	}
 	rows = Doctor(ctx, DoctorInput{Config: Config{Enabled: true, Channel: "terminal"}, Getenv: envOf(), InHerdr: true})
 	if rows[0].Status != CheckFail || !strings.Contains(rows[0].Detail, "Herdr does not pass OSC") {
