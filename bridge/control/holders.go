@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -90,7 +91,7 @@ func pinProcess(pid, uid int) (int, error) {
 		err = fmt.Errorf("--pid %d: cannot read who owns that process: %v", pid, err)
 	case owner != uid:
 		err = fmt.Errorf("--pid %d: owned by uid %d, not the wrapper's uid %d", pid, owner, uid)
-	case exited(fd):
+	case PidfdExited(fd, 0):
 		err = fmt.Errorf("--pid %d: the process has already exited", pid)
 	}
 	if err != nil {
@@ -136,16 +137,25 @@ func processUID(pid int) (int, error) {
 	return 0, fmt.Errorf("/proc/%d/status has no Uid line", pid)
 }
 
-// exited says whether the process of pidfd fd has exited: its pidfd is
-// readable then.
-func exited(fd int) bool {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+// PidfdExited waits up to d (0: not at all) for the process of pidfd fd
+// to exit, and says whether it did: a pidfd is readable once its process
+// has exited. The live handoff waits on the pane's Pi this way too.
+func PidfdExited(fd int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
 	for {
-		n, err := unix.Poll(fds, 0)
-		if errors.Is(err, unix.EINTR) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		left := max(time.Until(deadline), 0)
+		n, err := unix.Poll(fds, int(left.Milliseconds()))
+		switch {
+		case errors.Is(err, unix.EINTR):
 			continue
+		case err != nil:
+			return false
+		case n > 0:
+			return true
+		case left == 0:
+			return false
 		}
-		return err == nil && n > 0
 	}
 }
 
@@ -158,7 +168,7 @@ func (h *holder) await() (bool, error) {
 	}
 	gone := false
 	err = rc.Read(func(fd uintptr) bool {
-		gone = exited(int(fd))
+		gone = PidfdExited(int(fd), 0)
 		return gone
 	})
 	if err != nil && h.released.Load() {

@@ -75,35 +75,15 @@ func descendsFrom(pid, ancestor int) bool {
 // gone says whether the agent no longer runs.
 func (a *paneAgent) gone() bool {
 	if a.fd >= 0 {
-		return exitedWithin(a.fd, 0)
+		return control.PidfdExited(a.fd, 0)
 	}
 	return !control.WrapperAlive(a.wrapperDir, a.wrapperPID)
-}
-
-// exitedWithin waits up to d for the process of pidfd fd to exit.
-func exitedWithin(fd int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		left := max(time.Until(deadline), 0)
-		n, err := unix.Poll(fds, int(left.Milliseconds()))
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil:
-			return false
-		case n > 0:
-			return true
-		case left == 0:
-			return false
-		}
-	}
 }
 
 // awaitGone waits up to d for the agent to be gone.
 func (a *paneAgent) awaitGone(d time.Duration) bool {
 	if a.fd >= 0 {
-		return exitedWithin(a.fd, d)
+		return control.PidfdExited(a.fd, d)
 	}
 	if a.gone() {
 		return true

@@ -264,7 +264,7 @@ func startAgent(t *testing.T, ignoring string) *agentProc {
 	return a
 }
 
-func (a *agentProc) running() bool { return !exitedWithin(a.fd, 0) }
+func (a *agentProc) running() bool { return !control.PidfdExited(a.fd, 0) }
 
 func (r *rig) report(pane, state string) {
 	r.t.Helper()
