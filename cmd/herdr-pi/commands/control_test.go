@@ -180,7 +180,7 @@ func TestNoWrapperErrorsSayWhatToDo(t *testing.T) {
 	}
 	e = newCmdEnv(t, pane...)
 	code, _, errOut = run(t, e.env, "status")
-	if code != 1 || !strings.Contains(errOut, "no herdr-pi wrapper is running in Herdr pane w1:p1") || !strings.Contains(errOut, "herdr-pi wrap pi") {
+	if code != 1 || !strings.Contains(errOut, "no herdr-pi wrapper is registered for Herdr pane w1:p1") || !strings.Contains(errOut, "herdr-pi wrap pi") {
 		t.Fatalf("empty pane: exit %d, %q", code, errOut)
 	}
 	// A wrapper that was killed left its registry entry: it is detected,
@@ -205,6 +205,26 @@ func TestNoWrapperErrorsSayWhatToDo(t *testing.T) {
 	startFake(t, e, "w1:p2")
 	if code, _, _ := run(t, e.env, "status"); code != 1 {
 		t.Fatal("status reached the wrapper of another pane")
+	}
+}
+
+// A pane hook whose XDG_RUNTIME_DIR is not the wrapper's reads another
+// pane registry: the message says where it looked and how to reach the
+// wrapper anyway, not only that none runs.
+func TestNoWrapperSaysWhereItLooked(t *testing.T) {
+	e := newCmdEnv(t, pane...)
+	startFake(t, e, "w1:p1")
+	hook := newCmdEnv(t, pane...)
+	reg := control.PaneRegistry(hook.runtime).Dir
+	for _, args := range [][]string{{"status"}, {"waiting", "start", "--source", "s", "--id", "i"}} {
+		code, _, errOut := run(t, hook.env, args...)
+		for _, says := range []string{"no herdr-pi wrapper is registered for Herdr pane w1:p1 in " + reg,
+			"XDG_RUNTIME_DIR=" + filepath.Dir(hook.runtime), "another XDG_RUNTIME_DIR",
+			control.EnvSocket + " and " + control.EnvToken, "herdr-pi wrap pi"} {
+			if code != 1 || !strings.Contains(errOut, says) {
+				t.Errorf("%q: exit %d, %q; want 1 and %q", args, code, errOut, says)
+			}
+		}
 	}
 }
 
