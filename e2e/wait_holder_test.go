@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -142,6 +144,47 @@ func TestAWaitStartedAgainTakesTheLatestLabel(t *testing.T) {
 		t.Fatalf("waiting stop: exit %d: %s", code, stderr)
 	}
 	h.WaitFor(t, 30*time.Second, "idle again", func() bool { return h.Pane(pane).Status == "idle" })
+	r.send("\r")
+	r.finish(0, true)
+}
+
+// `herdr-pi notify` in a wrapped pane says which pane its toast is about
+// the way the wrapper's own notifications do (label · project · session
+// after the hook's body), leaving out what the hook's text says already.
+func TestNotifyFromAWrappedPaneSaysWhichPane(t *testing.T) {
+	h := herdrtest.Start(t)
+	h.SetDelivery("herdr")
+	e := newFaultEnv(t, h)
+	r := e.start(outerOptions{Argv: []string{"herdr-pi", "wrap", "--label", "backend", "--", "fakeagent", agentScript(t, "print ready\\r\\n", "readline", "exit 0")}, Keep: true})
+	r.waitScreen("ready")
+	pane := h.PaneID()
+	h.WaitFor(t, 30*time.Second, "idle", func() bool { return h.Pane(pane).Status == "idle" })
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Base(cwd)
+	for _, tc := range []struct{ title, body, want string }{
+		{"Tests passed", "all 312", "all 312 · backend · " + project},
+		{"Tests failed", "backend: 2 of 312 in " + project, "backend: 2 of 312 in " + project},
+	} {
+		if code, _, stderr := herdrPiIn(t, e.env, "notify", "--title", tc.title, "--body", tc.body); code != 0 {
+			t.Fatalf("notify --title %q: exit %d: %s", tc.title, code, stderr)
+		}
+		var got herdrtest.NotificationCall
+		h.WaitFor(t, 30*time.Second, "the toast "+tc.title, func() bool {
+			for _, n := range h.Notifications() {
+				if n.Title == tc.title && n.Shown {
+					got = n
+					return true
+				}
+			}
+			return false
+		})
+		if got.Body != tc.want {
+			t.Errorf("notify --title %q --body %q: toast body %q, want %q", tc.title, tc.body, got.Body, tc.want)
+		}
+	}
 	r.send("\r")
 	r.finish(0, true)
 }
