@@ -3,6 +3,7 @@ package notify
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/notify/osc"
@@ -114,16 +115,7 @@ const labelLimit = 60
 // order — and nothing else. instance is appended to the id so that two
 // agents never replace each other's notification.
 func compose(ev Event, agent, project, session, instance string) Message {
-	var parts []string
-	if l := osc.Truncate(osc.CleanLabel(ev.Label), labelLimit); l != "" {
-		parts = append(parts, l)
-	}
-	if p := osc.CleanLabel(project); p != "" {
-		parts = append(parts, p)
-	}
-	if s := osc.Truncate(osc.CleanLabel(session), labelLimit); s != "" {
-		parts = append(parts, s)
-	}
+	parts := Place{Label: ev.Label, Project: project, Session: session}.parts()
 	if agent = osc.CleanLabel(agent); agent == "" {
 		agent = DefaultAgentName
 	}
@@ -139,4 +131,64 @@ func compose(ev Event, agent, project, session, instance string) Message {
 		id += "-" + instance
 	}
 	return Message{Title: title, Body: strings.Join(parts, partSep), Question: QuestionLine(ev.Question), ID: osc.SanitizeIdentifier(id)}
+}
+
+// Place is where a notification comes from, as the body of the wrapper's
+// own notifications names it: the pane's label, the project, the
+// session's name.
+type Place struct {
+	Label, Project, Session string
+}
+
+// parts are p's names as a body shows them, in order: cleaned, the label
+// and the session cut to labelLimit, empty ones left out.
+func (p Place) parts() []string {
+	var parts []string
+	if l := osc.Truncate(osc.CleanLabel(p.Label), labelLimit); l != "" {
+		parts = append(parts, l)
+	}
+	if pr := osc.CleanLabel(p.Project); pr != "" {
+		parts = append(parts, pr)
+	}
+	if s := osc.Truncate(osc.CleanLabel(p.Session), labelLimit); s != "" {
+		parts = append(parts, s)
+	}
+	return parts
+}
+
+// After is a hook's own body followed by the names of p that neither
+// its title nor its body says already (as a whole word, in any case):
+// Herdr's toast says nothing of the pane it came from, and a hook that
+// wrote "api: tests passed" needs no second "api".
+func (p Place) After(title, body string) string {
+	said := strings.ToLower(title + "\n" + body)
+	keep := []string{body}
+	for _, part := range p.parts() {
+		if !saysWord(said, strings.ToLower(part)) {
+			keep = append(keep, part)
+		}
+	}
+	return joinParts(keep...)
+}
+
+// saysWord reports whether text holds word with no letter or digit
+// right before or after it ("api" is in "api: ok", not in "rapid").
+func saysWord(text, word string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], word)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(word)
+		before, _ := utf8.DecodeLastRuneInString(text[:start])
+		after, _ := utf8.DecodeRuneInString(text[end:])
+		if !wordRune(before) && !wordRune(after) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func wordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }

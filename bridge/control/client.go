@@ -118,7 +118,9 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 		return fmt.Errorf("unexpected reply %q (id %q)", reply.Type, reply.ID)
 	}
 	if !reply.OK {
-		return errors.New(reply.Error)
+		// Made printable here too: the text is another process's, and
+		// the caller prints it.
+		return errors.New(printableLong(reply.Error))
 	}
 	if out != nil && len(reply.Result) > 0 {
 		return json.Unmarshal(reply.Result, out)

@@ -107,9 +107,6 @@ func noSuchHolder(pid int) error {
 
 // badHolder refuses pid 1 (it never exits) and the pids that name no
 // single process.
-//
-// These messages travel back over the socket, which clips errors to 80
-// bytes: they stay within that.
 func badHolder(pid int) error {
 	return fmt.Errorf("--pid %d cannot hold a wait: give a script's pid, e.g. --pid $$", pid)
 }

@@ -143,7 +143,12 @@ func TestAHolderThatCannotHoldIsRefused(t *testing.T) {
 		{WaitRequest{Action: WaitStop, Source: "s", ID: "i", PID: os.Getpid()}, "waiting: --pid is for start only: a stop closes the wait whoever holds it"},
 		// The caller is pid 1 of its own namespace, say: the kernel names
 		// it otherwise here, and its --pid would name another process.
-		{WaitRequest{Action: WaitStart, Source: "s", ID: "i", PID: os.Getpid(), CallerPID: os.Getpid() + 1}, "waiting: --pid: the wrapper runs in another pid namespace; use a trap"},
+		{WaitRequest{Action: WaitStart, Source: "deploy-hook", ID: "42", PID: os.Getpid(), CallerPID: os.Getpid() + 1},
+			fmt.Sprintf("waiting: --pid %d: the wrapper runs in another pid namespace, where that pid is another process: "+
+				"leave --pid out and stop the wait from a trap instead, e.g. trap 'herdr-pi waiting stop --source deploy-hook --id 42' EXIT", os.Getpid())},
+		{WaitRequest{Action: WaitStart, Source: "it's", ID: "4 2", PID: os.Getpid(), CallerPID: os.Getpid() + 1},
+			fmt.Sprintf("waiting: --pid %d: the wrapper runs in another pid namespace, where that pid is another process: "+
+				"leave --pid out and stop the wait from a trap instead, e.g. trap 'herdr-pi waiting stop --source SOURCE --id ID' EXIT", os.Getpid())},
 	} {
 		err := c.Wait(ctx, tc.w)
 		if err == nil || err.Error() != tc.want {

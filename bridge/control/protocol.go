@@ -224,11 +224,13 @@ func Printable(s string) bool {
 	return true
 }
 
-// Clip shortens untrusted text for a log line and makes it printable.
+// Clip shortens untrusted text for a log line, on a character boundary,
+// and makes it printable. Text for the caller of a request is not clipped
+// (see printableLong): a person or a script reads all of it.
 func Clip(s string) string {
 	const n = 80
 	if len(s) > n {
-		s = s[:n] + "…"
+		s = clipLong(s, n) + "…"
 	}
 	return strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {

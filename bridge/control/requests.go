@@ -117,7 +117,16 @@ func cleanLabel(label string) string {
 // State and Reasons; the server adds WrapperPID, ProbeConnected and
 // Goroutines.
 type Status struct {
-	Agent       string    `json:"agent,omitempty"`
+	Agent string `json:"agent,omitempty"`
+	// Label, Cwd and SessionName say which agent this is among the
+	// person's others, as the wrapper's notifications name it: the pane's
+	// label (`wrap --label`, or the title `herdr-pi open` gave it), the
+	// wrapper's working directory (its base name is the project), and
+	// the session's name (Pi's /name) as the probe last said it.
+	// `herdr-pi notify` in the pane names the pane with them.
+	Label       string    `json:"label,omitempty"`
+	Cwd         string    `json:"cwd,omitempty"`
+	SessionName string    `json:"session_name,omitempty"`
 	State       string    `json:"state"` // idle | working | blocked | unknown
 	Since       time.Time `json:"since,omitzero"`
 	Reasons     []Reason  `json:"reasons"`

@@ -513,8 +513,10 @@ func (s *Server) write(c net.Conn, m Message) bool {
 // pids).
 func (s *Server) answer(m Message, peerPID int) Message {
 	reply := Message{Type: TypeResponse, ID: m.ID}
+	// The refusal is for whoever asked (a person at `herdr-pi waiting`, a
+	// script): whole, within the protocol's bound, and printable.
 	fail := func(err error) Message {
-		reply.Error = Clip(err.Error())
+		reply.Error = printableLong(err.Error())
 		return reply
 	}
 	var result any
@@ -564,7 +566,9 @@ func (s *Server) wait(w WaitRequest, peerPID int) error {
 		if w.CallerPID != 0 && w.CallerPID != peerPID {
 			// The caller's pids are not ours: its --pid would name
 			// another process here.
-			return errors.New("waiting: --pid: the wrapper runs in another pid namespace; use a trap")
+			return fmt.Errorf("waiting: --pid %d: the wrapper runs in another pid namespace, where that pid is another process: "+
+				"leave --pid out and stop the wait from a trap instead, e.g. trap 'herdr-pi waiting stop --source %s --id %s' EXIT",
+				w.PID, plainWord(w.Source, "SOURCE"), plainWord(w.ID, "ID"))
 		}
 		var err error
 		if h, err = pinHolder(w, *s.cfg.peerUID); err != nil {
@@ -584,6 +588,19 @@ func (s *Server) wait(w WaitRequest, peerPID int) error {
 		}
 	})
 	return err
+}
+
+// plainWord is s when it can stand in a shell command line quoted in
+// single quotes as it is, else the placeholder: an example to copy must
+// not break on a quote in a caller's id.
+func plainWord(s, placeholder string) string {
+	for _, r := range s {
+		if !(r == '-' || r == '_' || r == '.' || r == ':' || r == '/' || r == '@' || r == '+' ||
+			'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			return placeholder
+		}
+	}
+	return s
 }
 
 func (s *Server) deliverEvent(ev Event) {

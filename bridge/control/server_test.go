@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
@@ -48,6 +49,9 @@ func (r *recorder) Wait(w WaitRequest) error {
 	defer r.mu.Unlock()
 	if w.Source == "refuse" {
 		return fmt.Errorf("refused %s", w.Key())
+	}
+	if w.Source == "refuse-at-length" {
+		return errors.New(longRefusal)
 	}
 	r.waits = append(r.waits, w)
 	return nil
@@ -299,6 +303,40 @@ func TestRequestsAreAnswered(t *testing.T) {
 	want := []WaitRequest{{Action: "start", Source: "hook", ID: "42", Label: "approve ]0;evil deploy"}}
 	if !reflect.DeepEqual(f.rec.waits, want) {
 		t.Fatalf("waits %+v, want %+v", f.rec.waits, want)
+	}
+}
+
+// longRefusal is a refusal longer than a log line, with a character that
+// straddles byte 80 and control characters in it.
+var longRefusal = "waiting: " + strings.Repeat("x", 70) + "é the rest of the reason, which names the fix:\x1b]0;title\x07 run `herdr-pi doctor` and read what it says\n" + strings.Repeat("y", 2000)
+
+// The caller of `waiting` or `status` is a person or a script: what the
+// wrapper says back arrives whole, up to the protocol's bound, made safe
+// for a terminal, never cut in the middle of a character.
+func TestARefusalReachesTheCallerWhole(t *testing.T) {
+	f := start(t)
+	c, ctx := f.client(t)
+	err := c.Wait(ctx, WaitRequest{Action: WaitStart, Source: "refuse-at-length", ID: "1"})
+	if err == nil {
+		t.Fatal("the refusal was not passed back")
+	}
+	got := err.Error()
+	want := strings.NewReplacer("\x1b", "?", "\x07", "?", "\n", "?").Replace(longRefusal)[:maxError]
+	if got != want {
+		t.Fatalf("refusal\n got %q\nwant %q", got, want)
+	}
+	if !utf8.ValidString(got) || !Printable(got) {
+		t.Errorf("refusal %q is not printable text", got)
+	}
+}
+
+func TestClipCutsWholeCharacters(t *testing.T) {
+	s := strings.Repeat("x", 79) + "é and more"
+	if got, want := Clip(s), strings.Repeat("x", 79)+"…"; got != want {
+		t.Errorf("Clip(%q) = %q, want %q", s, got, want)
+	}
+	if got := Clip("a\x1bb"); got != "a?b" {
+		t.Errorf("Clip keeps a control character: %q", got)
 	}
 }
 

@@ -146,6 +146,8 @@ func Describe(e state.Event) string {
 		return fmt.Sprintf("run finished: %s (stop reason %q, %v)", e.Outcome, e.StopReason, e.Duration.Round(time.Millisecond))
 	case state.EventOpened, state.EventClosed:
 		return fmt.Sprintf("%s %s (%s)", e.Kind, e.Reason.Key, e.Reason.Kind)
+	case state.EventRelabelled:
+		return fmt.Sprintf("still %s, relabelled (%s): %q", e.To, e.Cause, e.Message)
 	}
 	s := fmt.Sprintf("%s → %s (%s)", e.From, e.To, e.Cause)
 	if e.Message != "" {

@@ -83,6 +83,9 @@ type Signals struct {
 	lastStop    string
 	lastAborted bool
 	runs        int
+	// name is the session's display name as the probe last said it, for
+	// `status`.
+	name string
 	// holders are the pids holding `waiting start --pid` waits, by reason
 	// key, for `status` (the control server follows the processes).
 	holders map[string]int
@@ -139,7 +142,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 	case control.SessionStart:
 		s.logf("probe: session_start (%s, %s), session file %q, input needed %v", e.Reason, e.Mode, e.SessionFile, e.InputNeeded)
 		s.settles = !e.ModeInferred // Pi 0.73.1: no ctx.mode, no agent_settled
-		s.sessionName(e.SessionName)
+		s.heardName(e.SessionName)
 		s.sessionFile = e.SessionFile
 		s.resetBookkeeping()
 		var restore []state.Reason
@@ -164,7 +167,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		s.lastStop, s.lastAborted = "", false
 		s.m.AgentStart()
 	case control.AgentEnd:
-		s.sessionName(e.SessionName)
+		s.heardName(e.SessionName)
 		s.lastStop = e.StopReason
 		s.lastAborted = s.lastAborted || e.StopReason == "aborted"
 		s.m.AgentEnd(e.StopReason)
@@ -175,7 +178,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			s.settle(e.InputNeeded, e.Question)
 		}
 	case control.AgentSettled:
-		s.sessionName(e.SessionName)
+		s.heardName(e.SessionName)
 		s.lastAborted = s.lastAborted || e.Aborted
 		s.settle(e.InputNeeded, e.Question)
 	case control.CompactionStart:
@@ -226,6 +229,13 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			s.m.Close("permission:" + id)
 		}
 	}
+}
+
+// heardName takes the session's name the probe says: kept for `status`,
+// and passed on to the notifications.
+func (s *Signals) heardName(name string) {
+	s.name = name
+	s.sessionName(name)
 }
 
 // settle ends a run; a reply that asks for input opens the sentinel first,
@@ -342,13 +352,13 @@ func (s *Signals) setHolder(key string, pid int) {
 func (s *Signals) Status() control.Status {
 	snap := s.m.Snapshot()
 	s.mu.Lock()
-	file, lastStop, lastAborted, runs := s.sessionFile, s.lastStop, s.lastAborted, s.runs
+	file, lastStop, lastAborted, runs, name := s.sessionFile, s.lastStop, s.lastAborted, s.runs, s.name
 	holders := maps.Clone(s.holders)
 	s.mu.Unlock()
 	st := control.Status{
 		Agent: s.agent, State: string(snap.State), Since: snap.Since,
 		SessionFile: file, ChildPID: int(s.childPID.Load()),
-		LastStopReason: lastStop, LastAborted: lastAborted, Runs: runs,
+		LastStopReason: lastStop, LastAborted: lastAborted, Runs: runs, SessionName: name,
 		Reasons: make([]control.Reason, 0, len(snap.Reasons)),
 	}
 	for _, r := range snap.Reasons {

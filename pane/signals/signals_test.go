@@ -423,3 +423,18 @@ func TestStatusNamesTheHolderOfAWait(t *testing.T) {
 		t.Fatalf("after starts without --pid and a stop: %v", got)
 	}
 }
+
+// `status` names the session as the probe last said it, for `herdr-pi
+// notify` in the pane to name it as the wrapper's notifications do.
+func TestStatusNamesTheSession(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionName: "deploy fixes"})
+	if got := r.s.Status().SessionName; got != "deploy fixes" {
+		t.Fatalf("after session start: %q", got)
+	}
+	r.feed(control.AgentStart{}, control.AgentSettled{Idle: true, SessionName: "release"})
+	if got := r.s.Status().SessionName; got != "release" {
+		t.Fatalf("after a run renamed it: %q", got)
+	}
+}

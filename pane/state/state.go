@@ -72,7 +72,8 @@ const defaultBlockedMessage = "waiting for input"
 // Reason is one open reason the agent waits for the user.
 type Reason struct {
 	// Key identifies the reason among the open ones; opening a key that is
-	// open already changes nothing.
+	// open already changes nothing, but for a hook wait's label, which
+	// the latest open decides (see Machine.Open).
 	Key   string
 	Kind  Kind
 	Label string
@@ -137,6 +138,11 @@ const (
 	// in the same step — a reload restoring what it had — is neither.
 	EventOpened EventKind = "reason_opened"
 	EventClosed EventKind = "reason_closed"
+	// EventRelabelled says the blocked state's message changed while it
+	// stays blocked: the reason that opened it took a new label (a hook
+	// wait started again). The state is reported again with the message;
+	// it is not news to notify.
+	EventRelabelled EventKind = "relabelled"
 )
 
 // Event is one thing the machine tells its sink.
@@ -239,6 +245,9 @@ type Machine struct {
 	reasons  []Reason
 	// after holds events to queue behind this update's transition.
 	after []Event
+	// relabelled: this update gave the opener a new label (relabelLocked),
+	// which recompute reports when the state stays blocked.
+	relabelled bool
 
 	// Screen: the latest raw verdict, when it began and when the screen
 	// last changed; the confirmed activity.
@@ -624,7 +633,8 @@ func (m *Machine) ClearReasons() {
 }
 
 func (m *Machine) openLocked(now time.Time, r Reason) {
-	if slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == r.Key }) {
+	if i := slices.IndexFunc(m.reasons, func(o Reason) bool { return o.Key == r.Key }); i >= 0 {
+		m.relabelLocked(i, r)
 		return
 	}
 	r.Since = now
@@ -635,6 +645,22 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 	if len(m.reasons) == 1 {
 		op := r
 		m.opener = &op
+	}
+}
+
+// relabelLocked gives the open reason i the label of r, a later open of
+// the same hook wait: `waiting start` again with a new --label, which
+// decides the label as it decides the wait's holder. It stays open since
+// it first opened; when it opened the blocked state, recompute reports the
+// new message. Other kinds keep what they opened with.
+func (m *Machine) relabelLocked(i int, r Reason) {
+	if r.Kind != KindHook || m.reasons[i].Kind != KindHook {
+		return
+	}
+	m.reasons[i].Label = r.Label
+	if m.opener != nil && m.opener.Key == r.Key {
+		m.opener.Label = r.Label
+		m.relabelled = true
 	}
 }
 
@@ -925,6 +951,8 @@ func programStatusLabel(kind string) string {
 // recompute derives the reported state and queues a transition when it
 // changed.
 func (m *Machine) recompute(now time.Time, cause string) {
+	relabelled := m.relabelled
+	m.relabelled = false
 	activity, source := m.activityLocked()
 	to := activity
 	if len(m.reasons) > 0 {
@@ -941,6 +969,11 @@ func (m *Machine) recompute(now time.Time, cause string) {
 		to = Idle
 	}
 	if to == m.reported {
+		if to == Blocked && relabelled && m.opener.Message() != m.message {
+			op := *m.opener
+			m.message = op.Message()
+			m.out = append(m.out, Event{Kind: EventRelabelled, At: now, To: Blocked, Message: m.message, Reason: &op, Cause: cause})
+		}
 		return
 	}
 	e := Event{Kind: EventTransition, At: now, From: m.reported, To: to, Cause: cause}

@@ -604,3 +604,37 @@ func TestAnsweredIsForgottenWithTheSession(t *testing.T) {
 		expect(t, r, "idle@0 working@0 blocked@0(input needed) run:completed@0")
 	})
 }
+
+// A hook wait opened again takes the latest label, as it takes the latest
+// holder: it stays open since it first opened; when it opened the blocked
+// state, the new message is reported (relabelled, not a transition: no
+// new spell to notify). Other kinds keep what they opened with.
+func TestAHookWaitOpenedAgainTakesTheLatestLabel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(0, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.Open(Reason{Key: "hook:deploy:42", Kind: KindHook, Label: "approve build 1"})
+		since := m.Snapshot().Reasons[0].Since
+		time.Sleep(time.Second)
+		m.Open(Reason{Key: "hook:deploy:42", Kind: KindHook, Label: "approve build 2"})
+		m.Open(Reason{Key: "hook:deploy:42", Kind: KindHook, Label: "approve build 2"})
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.Open(Reason{Key: "hook:lint:1", Kind: KindHook, Label: "lint 1"})
+		m.Open(Reason{Key: "hook:lint:1", Kind: KindHook, Label: "lint 2"})
+		m.Open(Reason{Key: "plan:1", Kind: KindWait, Label: "plan 1"})
+		m.Open(Reason{Key: "plan:1", Kind: KindWait, Label: "plan 2"})
+		expect(t, r, "idle@0 blocked@0(approve build 1) blocked@1000(approve build 2)")
+		if e := r.states()[2]; e.Kind != EventRelabelled {
+			t.Errorf("the new message came as %q, want %q", e.Kind, EventRelabelled)
+		}
+		s := m.Snapshot()
+		labels := []string{}
+		for _, x := range s.Reasons {
+			labels = append(labels, x.Label)
+		}
+		if s.Message != "approve build 2" || !s.Reasons[0].Since.Equal(since) || strings.Join(labels, ",") != "approve build 2,,lint 2,plan 1" {
+			t.Errorf("snapshot %+v", s)
+		}
+	})
+}

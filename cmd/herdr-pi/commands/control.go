@@ -46,7 +46,10 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 			if err := tokenLost(env.Get); err != nil {
 				return nil, err
 			}
-			return nil, wrapperErrorf(noWrapper, "no herdr-pi wrapper is running in Herdr pane %s; %s", render.Clean(h.PaneID), howToStart)
+			return nil, wrapperErrorf(noWrapper, "no herdr-pi wrapper is registered for Herdr pane %s in %s (%s): "+
+				"a wrapper started with another XDG_RUNTIME_DIR registers under that one, so run this with the wrapper's "+
+				"XDG_RUNTIME_DIR, or pass on %s and %s from the agent's environment; if none runs, %s",
+				render.Clean(h.PaneID), render.Clean(reg.Dir), runtimeFrom(env, reg.Dir), control.EnvSocket, control.EnvToken, howToStart)
 		case err != nil:
 			return nil, wrapperErrorf(unreachable, "cannot read the wrapper registry: %w", err)
 		}
@@ -68,6 +71,21 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		return nil, wrapperErrorf(unreachable, "cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
 	}
 	return c, nil
+}
+
+// runtimeFrom says what put the pane registry where it is: a hook may
+// run with another XDG_RUNTIME_DIR (or none) than the wrapper it looks
+// for.
+func runtimeFrom(env settings.Env, registry string) string {
+	v := env.Get("XDG_RUNTIME_DIR")
+	switch {
+	case v == "":
+		return "XDG_RUNTIME_DIR is unset"
+	case !strings.HasPrefix(registry, filepath.Clean(v)+"/"):
+		// settings.Resolve passes over a relative or long one.
+		return "XDG_RUNTIME_DIR=" + render.Clean(v) + " is relative or too long for a socket, so not used"
+	}
+	return "from XDG_RUNTIME_DIR=" + render.Clean(v)
 }
 
 // tokenLost is the error for a process that a wrapper started (it names

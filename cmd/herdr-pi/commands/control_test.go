@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,9 @@ func (f *fakeWrapper) ProbeEvent(control.Event) {}
 func (f *fakeWrapper) Wait(w control.WaitRequest) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if w.Source == "refuse-at-length" {
+		return errors.New(longRefusal)
+	}
 	f.waits = append(f.waits, w)
 	if f.open == nil {
 		f.open = map[string]control.WaitRequest{}
@@ -135,6 +139,22 @@ func TestWaitingAndStatusFindTheWrapperOfThePane(t *testing.T) {
 
 // Inside the wrapped agent (Pi's bash tool, say) the environment leads to
 // the wrapper, Herdr or not.
+// longRefusal is a refusal longer than a log line, with a control sequence
+// in it and the way out at its end.
+var longRefusal = "this wrapper cannot open the wait: " + strings.Repeat("é", 40) + " \x1b]0;title\x07 and the way out comes last: run `herdr-pi doctor`"
+
+// What the wrapper answers a refused request reaches the person whole (a
+// log line's clip cut the way out off), printable.
+func TestAWrapperRefusalIsShownWhole(t *testing.T) {
+	e := newCmdEnv(t, pane...)
+	startFake(t, e, "w1:p1")
+	code, out, errOut := run(t, e.env, "waiting", "start", "--source", "refuse-at-length", "--id", "1")
+	want := "herdr-pi: waiting start refuse-at-length:1: the wrapper refused: " + strings.NewReplacer("\x1b", "?", "\x07", "?").Replace(longRefusal) + "\n"
+	if code != 1 || out != "" || errOut != want {
+		t.Fatalf("exit %d, stdout %q, stderr\n%q\nwant 1 and\n%q", code, out, errOut, want)
+	}
+}
+
 func TestWaitingFromInsideTheChild(t *testing.T) {
 	e := newCmdEnv(t)
 	run1, f := startFake(t, e, "")
@@ -160,7 +180,7 @@ func TestNoWrapperErrorsSayWhatToDo(t *testing.T) {
 	}
 	e = newCmdEnv(t, pane...)
 	code, _, errOut = run(t, e.env, "status")
-	if code != 1 || !strings.Contains(errOut, "no herdr-pi wrapper is running in Herdr pane w1:p1") || !strings.Contains(errOut, "herdr-pi wrap pi") {
+	if code != 1 || !strings.Contains(errOut, "no herdr-pi wrapper is registered for Herdr pane w1:p1") || !strings.Contains(errOut, "herdr-pi wrap pi") {
 		t.Fatalf("empty pane: exit %d, %q", code, errOut)
 	}
 	// A wrapper that was killed left its registry entry: it is detected,
@@ -185,6 +205,26 @@ func TestNoWrapperErrorsSayWhatToDo(t *testing.T) {
 	startFake(t, e, "w1:p2")
 	if code, _, _ := run(t, e.env, "status"); code != 1 {
 		t.Fatal("status reached the wrapper of another pane")
+	}
+}
+
+// A pane hook whose XDG_RUNTIME_DIR is not the wrapper's reads another
+// pane registry: the message says where it looked and how to reach the
+// wrapper anyway, not only that none runs.
+func TestNoWrapperSaysWhereItLooked(t *testing.T) {
+	e := newCmdEnv(t, pane...)
+	startFake(t, e, "w1:p1")
+	hook := newCmdEnv(t, pane...)
+	reg := control.PaneRegistry(hook.runtime).Dir
+	for _, args := range [][]string{{"status"}, {"waiting", "start", "--source", "s", "--id", "i"}} {
+		code, _, errOut := run(t, hook.env, args...)
+		for _, says := range []string{"no herdr-pi wrapper is registered for Herdr pane w1:p1 in " + reg,
+			"XDG_RUNTIME_DIR=" + filepath.Dir(hook.runtime), "another XDG_RUNTIME_DIR",
+			control.EnvSocket + " and " + control.EnvToken, "herdr-pi wrap pi"} {
+			if code != 1 || !strings.Contains(errOut, says) {
+				t.Errorf("%q: exit %d, %q; want 1 and %q", args, code, errOut, says)
+			}
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -81,6 +82,9 @@ func notifyCommand(f *Factory) *cli.Command {
 			"tmux when $TMUX is set (tmux needs `set -g allow-passthrough on`). ntfy gets it\n" +
 			"too when [notify.ntfy] is enabled. Control characters, bidi overrides and zero-width\n" +
 			"characters are removed from the text.\n\n" +
+			"In a pane a herdr-pi wrapper serves, the body ends with the names the wrapper's own\n" +
+			"notifications give it (label · project · session), leaving out any the title or\n" +
+			"body says already, so the toast says which agent it is about.\n\n" +
 			"Exits 0 when it was delivered or notifications are off on purpose, 1 with the\n" +
 			"reason otherwise. `herdr-pi doctor` shows the channel and why it may stay silent.\n\n" +
 			"Examples:\n" +
@@ -171,8 +175,9 @@ func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notify
 		tell(io.Err, "herdr-pi notify: not sent: %s\n", choice.Why)
 		return nil
 	}
+	body := wrapperPlace(ctx, f).After(opts.Title, opts.Body)
 	n := notify.Start(o)
-	n.Post(notify.Message{Title: opts.Title, Body: opts.Body, ID: fmt.Sprintf("herdr-pi-%d", os.Getpid())})
+	n.Post(notify.Message{Title: opts.Title, Body: body, ID: fmt.Sprintf("herdr-pi-%d", os.Getpid())})
 	ctx, cancel := context.WithTimeout(ctx, deps.deadline)
 	defer cancel()
 	n.Close(ctx)
@@ -184,6 +189,34 @@ func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notify
 		return fmt.Errorf("%w; ntfy got it", noTerminal)
 	}
 	return err
+}
+
+// placeLookup bounds how long `notify` asks the pane's wrapper which pane
+// it is: the notification matters more than the names, and a suspended
+// wrapper must not hold a hook.
+const placeLookup = time.Second
+
+// wrapperPlace names the pane `notify` runs in the way its wrapper's own
+// notifications do (label · project · session), asked of the wrapper of
+// this process or pane; nothing when there is none or it does not answer
+// in time: the notification goes out as written.
+func wrapperPlace(ctx context.Context, f *Factory) notify.Place {
+	ctx, cancel := context.WithTimeout(ctx, placeLookup)
+	defer cancel()
+	c, err := dialWrapper(ctx, f)
+	if err != nil {
+		return notify.Place{}
+	}
+	defer c.Close()
+	st, err := c.Status(ctx)
+	if err != nil {
+		return notify.Place{}
+	}
+	var project string
+	if st.Cwd != "" {
+		project = filepath.Base(st.Cwd)
+	}
+	return notify.Place{Label: st.Label, Project: project, Session: st.SessionName}
 }
 
 // notifyOutcome turns what each channel did into the exit: delivered, or

@@ -121,7 +121,7 @@ func TestStatusTextGolden(t *testing.T) {
 	}{
 		{"blocked plain", sampleStatus(statusNow), render.New(false, 0)},
 		{"blocked colour", sampleStatus(statusNow), render.New(true, 100)},
-		{"idle without probe or session", control.Status{Agent: "claude", State: "idle", Since: statusNow.Add(-26 * time.Hour), ChildPID: 7, WrapperPID: 6}, render.New(false, 0)},
+		{"idle without probe or session", control.Status{Agent: "claude", Label: "backend", State: "idle", Since: statusNow.Add(-26 * time.Hour), ChildPID: 7, WrapperPID: 6}, render.New(false, 0)},
 		{"unknown at start", control.Status{State: "unknown", WrapperPID: 6}, render.New(true, 80)},
 		{"a wait held by a process", control.Status{Agent: "pi", State: "blocked", WrapperPID: 6, Reasons: []control.Reason{
 			{Kind: "wait", Key: "hook:deploy-hook:42", Label: "approve deploy", Since: statusNow.Add(-133 * time.Second), HolderPID: 48230},

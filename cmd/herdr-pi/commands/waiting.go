@@ -62,6 +62,9 @@ func waitingCommand(f *Factory) *cli.Command {
 		Description: "Talks to the herdr-pi wrapper running in this pane (or to the one whose agent runs\n" +
 			"this command). The pane is blocked while any reason is open; a reason is the pair\n" +
 			"source:id, and stopping it twice is harmless.\n\n" +
+			"Exits 0 once the wrapper took the request; 1 when no wrapper answers or it refused\n" +
+			"(the message says why and what to do); 2 for a mistake in the call, which never\n" +
+			"reaches the wrapper.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi waiting start --source deploy-hook --id 42 --label \"approve deploy\" --pid $$\n" +
 			"  herdr-pi waiting stop --source deploy-hook --id 42",
@@ -80,8 +83,9 @@ func waitingCommand(f *Factory) *cli.Command {
 					"With --pid the wait also ends when that process exits, however it ends (kill -9\n" +
 					"included): a script gives its own pid, $$, and cannot leave the pane blocked\n" +
 					"behind it. The process must run, as your user, and not be pid 1. Starting the\n" +
-					"same wait again replaces its holder: the latest start says which process holds\n" +
-					"it (none without --pid).\n\n" +
+					"same wait again replaces its label and its holder: the latest start says what\n" +
+					"the pane shows (the default without --label) and which process holds it (none\n" +
+					"without --pid).\n\n" +
 					"Example:\n" +
 					"  herdr-pi waiting start --source deploy-hook --id 42 --label \"approve deploy\" --pid $$"},
 			{Name: "stop", Usage: "close a wait", Flags: flags(false), Action: action(control.WaitStop),

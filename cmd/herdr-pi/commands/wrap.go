@@ -168,7 +168,8 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 			tell(io.Err, "herdr-pi: Herdr showed none of this run's states: %v; `herdr-pi doctor` checks the connection\n", err)
 		}
 	}
-	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, notifyNames{Cwd: cwd, Agent: agent, Label: opts.Label}, presence, log)
+	names := notifyNames{Cwd: cwd, Agent: agent, Label: opts.Label}
+	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, names, presence, log)
 	down.notify = notes.close
 
 	// The machine delivers events one at a time, in order: transitions are
@@ -186,7 +187,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	argv := opts.Argv
 	rc := control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
-		Events: signals, Requests: herdrStatus{signals, presence, notes}, Logf: log.Printf,
+		Events: signals, Requests: herdrStatus{signals, presence, notes, names}, Logf: log.Printf,
 	}
 	if isPi {
 		// Any Pi may load the workflow engine: its probe then links up as

@@ -72,10 +72,11 @@ func startDetection(io IO, env settings.Env, cfg settings.Config, manifest *dete
 	}
 }
 
-// reportTransitions hands every transition to the Herdr presence.
+// reportTransitions hands every transition to the Herdr presence, and a
+// blocked state's new message (a wait started again with a new label).
 func reportTransitions(report func(st, message string)) func(state.Event) {
 	return func(e state.Event) {
-		if e.Kind == state.EventTransition {
+		if e.Kind == state.EventTransition || e.Kind == state.EventRelabelled {
 			report(string(e.To), e.Message)
 		}
 	}

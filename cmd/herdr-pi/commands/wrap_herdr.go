@@ -30,16 +30,19 @@ func resumeArgv(opts *wrapOptions, c launch.Command, file string) []string {
 }
 
 // herdrStatus is the signals' answer to `status` with what the Presence
-// knows beside the sentence — how often it re-asserted the pane — and what
-// each notification channel did.
+// knows beside the sentence — how often it re-asserted the pane — what
+// each notification channel did, and the names notifications give the
+// pane.
 type herdrStatus struct {
 	*agentsignals.Signals
 	presence *herdr.Presence
 	notes    wrapNotifier
+	names    notifyNames
 }
 
 func (s herdrStatus) Status() control.Status {
 	st := s.Signals.Status()
+	st.Label, st.Cwd = s.names.Label, s.names.Cwd
 	st.HerdrReasserts, _ = s.presence.Reasserts()
 	st.Notifications = s.notes.status()
 	return st

@@ -167,6 +167,9 @@ func stateEvent(se state.Event) Event {
 			}
 		}
 		return e
+	case state.EventRelabelled:
+		e.Text = fmt.Sprintf("still %s, relabelled (%q)  · %s", se.To, se.Message, se.Cause)
+		return e
 	}
 	e.Text = fmt.Sprintf("%s → %s", se.From, se.To)
 	if se.Message != "" {

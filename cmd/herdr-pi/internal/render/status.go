@@ -28,6 +28,10 @@ func Status(st control.Status, now time.Time, l Look) string {
 	if st.ChildPID > 0 {
 		agent += fmt.Sprintf(" (pid %d)", st.ChildPID)
 	}
+	if st.Label != "" {
+		// What notifications from this pane say, `herdr-pi notify`'s too.
+		agent += fmt.Sprintf(", label %q", Clean(st.Label))
+	}
 	line("agent", agent)
 	if st.ProbeConnected {
 		line("probe", "connected: Pi's own events arrive")
