@@ -176,7 +176,14 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		}
 	case control.AgentSettled:
 		s.sessionName(e.SessionName)
-		s.lastAborted = s.lastAborted || e.Aborted
+		// A retry the person cancelled is their abort too, though Pi ends
+		// the run with the failed reply's stop reason, error: the person
+		// pressed Escape and must not be told the run failed.
+		cancelled := e.Aborted || e.RetryCancelled
+		s.lastAborted = s.lastAborted || cancelled
+		if cancelled {
+			s.m.RunCancelled()
+		}
 		s.settle(e.InputNeeded, e.Question)
 	case control.CompactionStart:
 		s.m.Compaction(true)

@@ -257,6 +257,8 @@ type Machine struct {
 	runActive     bool
 	runStart      time.Time
 	candidate     string
+	// cancelled: the person cut the active run short (RunCancelled).
+	cancelled bool
 
 	// Program status (the agent's own OSC 7501 reports): the activity the
 	// last report gave — Unknown before the first and after the channel was
@@ -719,6 +721,18 @@ func (m *Machine) AgentEnd(stopReason string) {
 	m.update("probe:agent_end", func(time.Time) { m.candidate = stopReason })
 }
 
+// RunCancelled says the person cut the active run short, however its last
+// model turn stopped: its outcome is Aborted when it settles. Pi's own
+// stop reason may say error then — a retry cancelled on its countdown ends
+// with the failed reply's — and the run-finished event keeps it.
+func (m *Machine) RunCancelled() {
+	m.update("probe:run_cancelled", func(time.Time) {
+		if m.runActive {
+			m.cancelled = true
+		}
+	})
+}
+
 // AgentSettled: the run is over; the agent is idle, and when a run was
 // active a run-finished event carries its outcome.
 func (m *Machine) AgentSettled() {
@@ -731,10 +745,15 @@ func (m *Machine) AgentSettled() {
 		if stop == "" {
 			stop = string(Completed)
 		}
-		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: OutcomeOf(stop), StopReason: stop,
+		outcome := OutcomeOf(stop)
+		if m.cancelled {
+			outcome = Aborted
+		}
+		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome, StopReason: stop,
 			Duration: now.Sub(m.runStart)})
 		m.runActive = false
 		m.candidate = ""
+		m.cancelled = false
 	})
 }
 
@@ -763,7 +782,7 @@ func (m *Machine) SessionStart(restore ...Reason) {
 			r.Restored = true
 			m.openLocked(now, r)
 		}
-		m.runActive = false
+		m.runActive, m.cancelled = false, false
 		m.candidate = ""
 		m.probeActivity = Idle
 		m.worked = false
@@ -796,7 +815,7 @@ func (m *Machine) SessionReplaced() {
 }
 
 func (m *Machine) endSessionLocked() {
-	m.runActive = false
+	m.runActive, m.cancelled = false, false
 	m.candidate = ""
 	m.probeActivity = Idle
 }

@@ -229,6 +229,31 @@ func TestScreenBlocked(t *testing.T) {
 	})
 }
 
+// A run the person cut short ends aborted whatever its last stop reason
+// (a retry cancelled on its countdown keeps the failed reply's, error),
+// and the event keeps that stop reason; the next run is judged afresh.
+// Outside a run it changes nothing.
+func TestRunCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, time.Second)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.RunCancelled() // no run: nothing to cancel
+		m.AgentStart()
+		m.AgentEnd("error")
+		m.RunCancelled()
+		m.AgentSettled()
+		m.AgentStart()
+		m.AgentEnd("error")
+		m.AgentSettled()
+		expect(t, r, "idle@0 working@0 idle@0 run:aborted@0 working@0 idle@0 run:error@0")
+		if e := r.list()[3]; e.StopReason != "error" {
+			t.Fatalf("the cancelled run's event %+v: want stop reason error", e)
+		}
+	})
+}
+
 // With the probe connected its lifecycle decides, at once; the screen is
 // the fallback when it goes away.
 func TestProbeLifecycle(t *testing.T) {
