@@ -17,7 +17,10 @@ type Sink interface {
 // about:
 //   - the agent turning blocked, once per blocked spell whatever keeps it
 //     blocked — unless what opened the spell is Restored (a reload, resume
-//     or restart of a session that already waited: the person was told);
+//     or restart of a session that already waited: the person was told) —
+//     and again when a dialog opens over another in the spell and asks
+//     what the spell has not told yet: the toast names what the person
+//     finds on switching to the pane;
 //   - a pi-ask flow or a permission prompt, once per id while it is open,
 //     also when it opens while the agent is blocked already; its close
 //     lets the same id be told again;
@@ -32,6 +35,10 @@ type Triggers struct {
 	finishedAfter time.Duration
 	current       state.State
 	spells        int
+	// asked holds the questions told in the current blocked spell; nil
+	// when the spell was not told as one (a Restored opener, a pi-ask flow
+	// or permission prompt, which are told by their ids).
+	asked map[string]struct{}
 	// announced holds the pi-ask and permission reasons told and still
 	// open, by key.
 	announced map[string]Kind
@@ -59,6 +66,7 @@ func (t *Triggers) StateEvent(e state.Event) {
 		}
 	case state.EventTransition:
 		t.current = e.To
+		t.asked = nil // a spell the person was not told of tells no dialog over its first either
 		if e.To != state.Blocked || e.Reason == nil || e.Reason.Restored {
 			return
 		}
@@ -67,7 +75,20 @@ func (t *Triggers) StateEvent(e state.Event) {
 			return
 		}
 		t.spells++
+		t.asked = map[string]struct{}{e.Reason.Question: {}}
 		t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: e.Reason.Question})
+	case state.EventAsked:
+		// Another dialog over the one the spell was told about: the person
+		// will find it, not the first, on the pane. One they were told of
+		// already (the first again, once the newer is answered) is no news.
+		if t.current != state.Blocked || t.asked == nil {
+			return
+		}
+		if _, told := t.asked[e.Reason.Question]; told {
+			return
+		}
+		t.asked[e.Reason.Question] = struct{}{}
+		t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d/%d", t.spells, len(t.asked)), Question: e.Reason.Question})
 	case state.EventRunFinished:
 		if t.current == state.Blocked {
 			return

@@ -137,6 +137,10 @@ const (
 	// in the same step — a reload restoring what it had — is neither.
 	EventOpened EventKind = "reason_opened"
 	EventClosed EventKind = "reason_closed"
+	// EventAsked says that an open reason asks something else now: Pi
+	// shows another dialog over the one the reason opened with (Reason
+	// carries the new question).
+	EventAsked EventKind = "reason_asked"
 )
 
 // Event is one thing the machine tells its sink.
@@ -629,6 +633,13 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 	if slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == r.Key }) {
 		return
 	}
+	if title := m.dialogTitleLocked(); r.Kind == KindUIPrompt && title != "" {
+		// Pi's status report of the dialog came first (it goes through the
+		// pty, the probe's event through a socket), and it names the
+		// dialog on screen: the probe names the first of dialogs opened
+		// over one another.
+		r.Question = title
+	}
 	r.Since = now
 	if r.Kind == KindSentinel && !m.worked {
 		r.Restored = true
@@ -874,6 +885,9 @@ func (m *Machine) ProgramStatus(p ProgramStatus) {
 			if !m.probe || p.Kind == "auth" {
 				m.openLocked(now, Reason{Key: programStatusKey, Kind: KindProgramStatus,
 					Label: programStatusLabel(p.Kind), Question: p.Message})
+				m.askLocked(now, programStatusKey, p.Message)
+			} else if i := m.newestLocked(KindUIPrompt); i >= 0 {
+				m.askLocked(now, m.reasons[i].Key, p.Message)
 			}
 		case "clear":
 			// Pi stops reporting as it exits (or is suspended): the
@@ -903,6 +917,44 @@ func (m *Machine) ProgramStatusLost() {
 			m.forgetProgramLocked()
 		}
 	})
+}
+
+// dialogTitleLocked is the title of the dialog on screen as Pi's status
+// channel last reported it ("" when it does not say one is open, or names
+// a login, which the probe does not report as a dialog).
+func (m *Machine) dialogTitleLocked() string {
+	if m.program.State != "blocked" || m.program.Kind == "auth" {
+		return ""
+	}
+	return m.program.Message
+}
+
+// newestLocked is the index of the newest open reason of kind k, or -1.
+func (m *Machine) newestLocked(k Kind) int {
+	for i := len(m.reasons) - 1; i >= 0; i-- {
+		if m.reasons[i].Kind == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// askLocked gives the open reason key a new question, when q is one:
+// Pi's status channel names the newest of its dialogs, so a dialog opened
+// over another (two tool calls asking at once, a confirm from inside a
+// dialog) changes what the person is asked. The reason stays open; an
+// EventAsked says what it asks now.
+func (m *Machine) askLocked(now time.Time, key, q string) {
+	i := slices.IndexFunc(m.reasons, func(o Reason) bool { return o.Key == key })
+	if q == "" || i < 0 || m.reasons[i].Question == q {
+		return
+	}
+	m.reasons[i].Question = q
+	if m.opener != nil && m.opener.Key == key {
+		m.opener.Question = q
+	}
+	r := m.reasons[i]
+	m.out = append(m.out, Event{Kind: EventAsked, At: now, Reason: &r})
 }
 
 func (m *Machine) forgetProgramLocked() {

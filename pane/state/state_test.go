@@ -36,14 +36,15 @@ func (r *recorder) list() []Event {
 func (r *recorder) states() []Event {
 	var out []Event
 	for _, e := range r.list() {
-		if e.Kind != EventOpened && e.Kind != EventClosed {
+		if e.Kind != EventOpened && e.Kind != EventClosed && e.Kind != EventAsked {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// reasons renders the reason events as "+key" and "-key".
+// reasons renders the reason events as "+key", "-key" and "?key" (asks
+// anew).
 func (r *recorder) reasons() string {
 	var parts []string
 	for _, e := range r.list() {
@@ -52,6 +53,8 @@ func (r *recorder) reasons() string {
 			parts = append(parts, "+"+e.Reason.Key)
 		case EventClosed:
 			parts = append(parts, "-"+e.Reason.Key)
+		case EventAsked:
+			parts = append(parts, "?"+e.Reason.Key)
 		}
 	}
 	return strings.Join(parts, " ")
@@ -64,7 +67,7 @@ func (r *recorder) summary() string {
 	for _, e := range r.list() {
 		at := e.At.Sub(r.start).Milliseconds()
 		switch e.Kind {
-		case EventOpened, EventClosed:
+		case EventOpened, EventClosed, EventAsked:
 			continue
 		case EventRunFinished:
 			parts = append(parts, fmt.Sprintf("run:%s@%d", e.Outcome, at))
