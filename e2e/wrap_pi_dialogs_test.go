@@ -23,19 +23,27 @@ const secondDialog = "Which region second?"
 // toast is a "needs your input".
 func toastsNameTheNewest(t *testing.T, h *herdrtest.Server) {
 	t.Helper()
+	toastsName(t, h, secondDialog)
+}
+
+// toastsName waits until the last toast names dialog; it returns them all,
+// each a "needs your input".
+func toastsName(t *testing.T, h *herdrtest.Server, dialog string) []herdrtest.NotificationCall {
+	t.Helper()
 	var notes []herdrtest.NotificationCall
 	ok := h.Await(time.Minute, func() bool {
 		notes = h.Notifications()
-		return len(notes) > 0 && strings.HasPrefix(notes[len(notes)-1].Body, secondDialog+" · ")
+		return len(notes) > 0 && strings.HasPrefix(notes[len(notes)-1].Body, dialog+" · ")
 	})
 	if !ok {
-		t.Fatalf("notifications %+v: the last does not name the dialog on screen, %q", notes, secondDialog)
+		t.Fatalf("notifications %+v: the last does not name the dialog on screen, %q", notes, dialog)
 	}
 	for _, n := range notes {
 		if n.Title != "Pi needs your input" {
 			t.Fatalf("notifications %+v: want only \"needs your input\"", notes)
 		}
 	}
+	return notes
 }
 
 // answerBoth answers the newer dialog, which gives the first back, then
@@ -92,5 +100,31 @@ func TestWrapNoProbeToastNamesTheNewestDialog(t *testing.T) {
 	tm.WaitText(t, secondDialog, time.Minute)
 	toastsNameTheNewest(t, r.herdr)
 	answerBoth(t, tm)
+	quit(t, tm)
+}
+
+// A reply that asks, then a dialog an extension opens once the run
+// settled: Pi shows the dialog in place of its editor, under the question.
+// The person is told of the question, then of the dialog, which is what
+// they find on the pane. (No status channel needed: the probe hears the
+// dialog.)
+func TestWrapPiToastNamesADialogOverTheQuestion(t *testing.T) {
+	r := newPiRig(t, answerOr(), true)
+	ext, err := filepath.Abs("testdata/pistatus/ask-after-run.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := r.wrap("-e", ext)
+	tm.Type(t, "which file?")
+	tm.WaitText(t, "Commit these changes?", time.Minute)
+	r.waitStates("the question and the dialog", "unknown", "idle", "working", "blocked(input needed)")
+	notes := toastsName(t, r.herdr, "Commit these changes?")
+	if len(notes) != 2 || !strings.HasPrefix(notes[0].Body, question+" · ") {
+		t.Fatalf("notifications %+v: want the question's, then the dialog's", notes)
+	}
+	if err := tm.Send("\x1b"); err != nil { // the dialog cancelled: the question stays
+		t.Fatal(err)
+	}
+	tm.WaitFor(t, "the dialog gone", time.Minute, func(s string) bool { return !strings.Contains(s, "Commit these changes?") })
 	quit(t, tm)
 }

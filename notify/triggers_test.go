@@ -86,8 +86,8 @@ func TestTriggersBlockedOncePerSpellAndRunOutcomes(t *testing.T) {
 // Two dialogs at once: the person is told of the one they will find on
 // the pane, the newest, which Pi's status channel names — once each in a
 // spell, so the first one showing again when the newer is answered is no
-// news. A dialog over another in a spell that was not told (its opener
-// was restored) is not told either; nor after the spell.
+// news. A dialog that opens while blocked is told too, with a restored
+// question as with a told one; a wait that opens then is not.
 func TestTriggersTellTheNewestDialog(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, r := triggerRig(0)
@@ -112,11 +112,19 @@ func TestTriggersTellTheNewestDialog(t *testing.T) {
 		m.ProgramStatus(state.ProgramStatus{State: "working"})
 		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?) input-needed(Which tag?)")
 
-		// A restored question: the spell is not told, nor a dialog in it.
+		// A question asked, then a dialog over it (an extension asks once
+		// the run settled): the dialog is what the pane shows.
+		m.Open(state.Reason{Key: "sentinel", Kind: state.KindSentinel, Question: "Which file?"})
+		m.AgentSettled()
+		m.Open(state.Reason{Key: "hook:a", Kind: state.KindHook, Label: "approve"})
+		m.Open(state.Reason{Key: "ui_prompt#3", Kind: state.KindUIPrompt, Question: "Commit?"})
+		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?) input-needed(Which tag?) input-needed(Which file?) input-needed(Commit?)")
+
+		// A restored question is not told; a dialog over it is news.
 		m.SessionStart(state.Reason{Key: "sentinel", Kind: state.KindSentinel, Question: "Which file?"})
-		m.Open(state.Reason{Key: "ui_prompt#3", Kind: state.KindUIPrompt, Question: "Reload?"})
-		m.ProgramStatus(state.ProgramStatus{State: "blocked", Kind: "question", Message: "Really reload?"})
-		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?) input-needed(Which tag?)")
+		m.Open(state.Reason{Key: "ui_prompt#4", Kind: state.KindUIPrompt, Question: "Reload?"})
+		m.ProgramStatus(state.ProgramStatus{State: "blocked", Kind: "question", Message: "Reload?"})
+		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?) input-needed(Which tag?) input-needed(Which file?) input-needed(Commit?) input-needed(Reload?)")
 	})
 }
 
