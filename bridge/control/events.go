@@ -91,6 +91,11 @@ type AgentSettled struct {
 	// 2s..."). Pi says neither aborted nor anything else of it: the probe
 	// reads it off the session's branch.
 	RetryCancelled bool `json:"retryCancelled"`
+	// CompactionCancelled: the person cancelled a compaction the run made
+	// (Escape on "Context overflow detected, Auto-compacting..."), which
+	// ends the run with the reply before it; Pi's agent_settled says
+	// aborted false.
+	CompactionCancelled bool `json:"compactionCancelled"`
 	// SessionName: see [SessionStart.SessionName].
 	SessionName string `json:"sessionName"`
 	Idle        bool   `json:"idle"`

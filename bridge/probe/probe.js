@@ -74,8 +74,11 @@ const shared = (globalThis[SHARED_KEY] ??= {
 	running: false,
 	compacting: false,
 	// compactedSinceEnd: a compaction began after the run's latest
-	// agent_end (see cancelledRetry).
+	// agent_end (see cancelledRetry). compactionCancelled: the person
+	// cancelled a compaction of the run's (Escape on "Auto-compacting...
+	// (escape to cancel)"), and no model turn began since.
 	compactedSinceEnd: false,
+	compactionCancelled: false,
 	prompts: [],
 });
 
@@ -440,6 +443,7 @@ function setup(pi) {
 		shared.running = false;
 		shared.compacting = false;
 		shared.compactedSinceEnd = false;
+		shared.compactionCancelled = false;
 		shared.prompts = [];
 		send("session_start", session(typeof event.reason === "string" ? event.reason : ""));
 	});
@@ -453,6 +457,7 @@ function setup(pi) {
 		if (!current()) return;
 		shared.running = true;
 		shared.compacting = false;
+		shared.compactionCancelled = false;
 		send("agent_start", null);
 	});
 	on("agent_end", (event, ctx) => {
@@ -469,10 +474,13 @@ function setup(pi) {
 			idle = typeof ctx.isIdle === "function" ? ctx.isIdle() === true : false;
 		} catch {}
 		const retry = cancelledRetry(ctx);
+		const compaction = shared.compactionCancelled;
 		shared.compactedSinceEnd = false;
+		shared.compactionCancelled = false;
 		send("agent_settled", {
 			aborted: event.aborted === true,
 			...(retry ? { retryCancelled: true } : {}),
+			...(compaction ? { compactionCancelled: true } : {}),
 			idle,
 			sessionName: sessionNameOf(pi),
 			...waiting(ctx),
@@ -490,9 +498,15 @@ function setup(pi) {
 		return undefined; // never cancels, never supplies a summary
 	});
 	for (const name of ["session_compact", "session_compact_failed"]) {
-		on(name, () => {
+		on(name, (event) => {
 			if (!current()) return;
 			shared.compacting = false;
+			// Escape on a compaction within a run ends the run there, with
+			// the failed reply a context overflow left (or the reply
+			// before a compaction at the threshold) and agent_settled's
+			// aborted false; Pi reports it on its status channel as
+			// cancelled (idle), not as the reply's outcome.
+			if (name === "session_compact_failed" && event.aborted === true && shared.running) shared.compactionCancelled = true;
 			send("compaction_end", null);
 		});
 	}

@@ -176,10 +176,11 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		}
 	case control.AgentSettled:
 		s.sessionName(e.SessionName)
-		// A retry the person cancelled is their abort too, though Pi ends
-		// the run with the failed reply's stop reason, error: the person
-		// pressed Escape and must not be told the run failed.
-		cancelled := e.Aborted || e.RetryCancelled
+		// A retry or a compaction the person cancelled is their abort
+		// too, though Pi ends the run with the failed reply's stop reason,
+		// error: the person pressed Escape and must not be told the run
+		// failed.
+		cancelled := e.Aborted || e.RetryCancelled || e.CompactionCancelled
 		s.lastAborted = s.lastAborted || cancelled
 		if cancelled {
 			s.m.RunCancelled()

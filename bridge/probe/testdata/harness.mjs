@@ -255,6 +255,19 @@ if (scenario === "tui") {
 	await pi.fire("session_before_compact", { reason: "overflow" }, ctx("tui"));
 	await pi.fire("session_compact_failed", { reason: "overflow", aborted: false, errorMessage: "no" }, ctx("tui"));
 	await pi.fire("agent_settled", { aborted: false }, ctx("tui", cancelled));
+	// The same, with Escape on the compaction: cancelled. A turn after
+	// a cancelled compaction decides the run again.
+	for (const turnAfter of [false, true]) {
+		await pi.fire("agent_start", {}, ctx("tui"));
+		await pi.fire("agent_end", { messages: [{ role: "assistant", stopReason: "error" }] }, ctx("tui", cancelled));
+		await pi.fire("session_before_compact", { reason: "overflow" }, ctx("tui"));
+		await pi.fire("session_compact_failed", { reason: "overflow", aborted: true }, ctx("tui"));
+		if (turnAfter) {
+			await pi.fire("agent_start", {}, ctx("tui"));
+			await pi.fire("agent_end", { messages: [{ role: "assistant", stopReason: "stop" }] }, ctx("tui"));
+		}
+		await pi.fire("agent_settled", { aborted: false }, ctx("tui", turnAfter ? [] : cancelled));
+	}
 } else if (scenario === "nosocket") {
 	const pi = fakePi();
 	mod.default(pi);
