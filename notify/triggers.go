@@ -18,6 +18,11 @@ type Sink interface {
 //   - the agent turning blocked, once per blocked spell whatever keeps it
 //     blocked — unless what opened the spell is Restored (a reload, resume
 //     or restart of a session that already waited: the person was told);
+//   - a dialog of Pi's that opens while the agent is blocked already, or
+//     opens over another (Pi's status channel then names the newer), when
+//     it asks what the spell has not told yet: Pi shows it in place of its
+//     editor, so it is what the person finds on switching to the pane, and
+//     the last notification names it;
 //   - a pi-ask flow or a permission prompt, once per id while it is open,
 //     also when it opens while the agent is blocked already; its close
 //     lets the same id be told again;
@@ -32,6 +37,10 @@ type Triggers struct {
 	finishedAfter time.Duration
 	current       state.State
 	spells        int
+	dialogs       int
+	// asked holds the questions told in the current blocked spell (nil
+	// while not blocked).
+	asked map[string]struct{}
 	// announced holds the pi-ask and permission reasons told and still
 	// open, by key.
 	announced map[string]Kind
@@ -51,6 +60,11 @@ func (t *Triggers) StateEvent(e state.Event) {
 		// after it; this is for one that opens while blocked already.
 		if t.current == state.Blocked {
 			t.announce(*e.Reason)
+			t.dialog(*e.Reason)
+		}
+	case state.EventAsked:
+		if t.current == state.Blocked {
+			t.dialog(*e.Reason)
 		}
 	case state.EventClosed:
 		if k, ok := t.announced[e.Reason.Key]; ok {
@@ -59,9 +73,15 @@ func (t *Triggers) StateEvent(e state.Event) {
 		}
 	case state.EventTransition:
 		t.current = e.To
-		if e.To != state.Blocked || e.Reason == nil || e.Reason.Restored {
+		t.asked = nil
+		if e.To != state.Blocked || e.Reason == nil {
 			return
 		}
+		t.asked = map[string]struct{}{}
+		if e.Reason.Restored {
+			return
+		}
+		t.asked[e.Reason.Question] = struct{}{}
 		if _, keyed := itemKind(e.Reason.Kind); keyed {
 			t.announce(*e.Reason)
 			return
@@ -82,6 +102,21 @@ func (t *Triggers) StateEvent(e state.Event) {
 			t.sink.Notify(Event{Kind: Failed, Key: key})
 		}
 	}
+}
+
+// dialog tells a dialog of Pi's shown while blocked (opened then, or asking
+// anew), unless the spell told its question already — the first dialog
+// showing again once the one over it is answered is no news.
+func (t *Triggers) dialog(r state.Reason) {
+	if (r.Kind != state.KindUIPrompt && r.Kind != state.KindProgramStatus) || r.Restored || t.asked == nil {
+		return
+	}
+	if _, told := t.asked[r.Question]; told {
+		return
+	}
+	t.asked[r.Question] = struct{}{}
+	t.dialogs++
+	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("dialog#%d", t.dialogs), Question: r.Question})
 }
 
 // announce tells a pi-ask flow or permission prompt once while it is open.

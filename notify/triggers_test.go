@@ -83,6 +83,51 @@ func TestTriggersBlockedOncePerSpellAndRunOutcomes(t *testing.T) {
 	})
 }
 
+// Two dialogs at once: the person is told of the one they will find on
+// the pane, the newest, which Pi's status channel names — once each in a
+// spell, so the first one showing again when the newer is answered is no
+// news. A dialog that opens while blocked is told too, with a restored
+// question as with a told one; a wait that opens then is not.
+func TestTriggersTellTheNewestDialog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := triggerRig(0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.Open(state.Reason{Key: "ui_prompt#1", Kind: state.KindUIPrompt, Question: "Deploy?"})
+		m.ProgramStatus(state.ProgramStatus{State: "blocked", Kind: "question", Message: "Deploy?"})
+		m.ProgramStatus(state.ProgramStatus{State: "blocked", Kind: "question", Message: "Which region?"})
+		m.ProgramStatus(state.ProgramStatus{State: "blocked", Kind: "question", Message: "Deploy?"})
+		m.ProgramStatus(state.ProgramStatus{State: "blocked", Kind: "question", Message: "Which region?"})
+		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?)")
+		m.Close("ui_prompt#1")
+		m.ProgramStatus(state.ProgramStatus{State: "working"})
+
+		// Reports ahead of the probe: told once, with the newest.
+		m.ProgramStatus(state.ProgramStatus{State: "blocked", Kind: "question", Message: "Tag it?"})
+		m.ProgramStatus(state.ProgramStatus{State: "blocked", Kind: "question", Message: "Which tag?"})
+		m.Open(state.Reason{Key: "ui_prompt#2", Kind: state.KindUIPrompt, Question: "Tag it?"})
+		m.Close("ui_prompt#2")
+		m.ProgramStatus(state.ProgramStatus{State: "working"})
+		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?) input-needed(Which tag?)")
+
+		// A question asked, then a dialog over it (an extension asks once
+		// the run settled): the dialog is what the pane shows.
+		m.Open(state.Reason{Key: "sentinel", Kind: state.KindSentinel, Question: "Which file?"})
+		m.AgentSettled()
+		m.Open(state.Reason{Key: "hook:a", Kind: state.KindHook, Label: "approve"})
+		m.Open(state.Reason{Key: "ui_prompt#3", Kind: state.KindUIPrompt, Question: "Commit?"})
+		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?) input-needed(Which tag?) input-needed(Which file?) input-needed(Commit?)")
+
+		// A restored question is not told; a dialog over it is news.
+		m.SessionStart(state.Reason{Key: "sentinel", Kind: state.KindSentinel, Question: "Which file?"})
+		m.Open(state.Reason{Key: "ui_prompt#4", Kind: state.KindUIPrompt, Question: "Reload?"})
+		m.ProgramStatus(state.ProgramStatus{State: "blocked", Kind: "question", Message: "Reload?"})
+		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?) input-needed(Which tag?) input-needed(Which file?) input-needed(Commit?) input-needed(Reload?)")
+	})
+}
+
 // Issue 10: "finished" only for a run that took at least finished_after;
 // a 60 ms turn says nothing, and failures are told whatever their length.
 func TestTriggersFinishedOnlyAfterLongRuns(t *testing.T) {

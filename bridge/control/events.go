@@ -86,6 +86,16 @@ type AgentEnd struct {
 // message follows (Pi 1.6.0; Pi 0.73.1 has no such event).
 type AgentSettled struct {
 	Aborted bool `json:"aborted"`
+	// RetryCancelled: the run's last reply failed and the person cancelled
+	// the retry Pi had scheduled for it (Escape on "Retrying (1/3) in
+	// 2s..."). Pi says neither aborted nor anything else of it: the probe
+	// reads it off the session's branch.
+	RetryCancelled bool `json:"retryCancelled"`
+	// CompactionCancelled: the person cancelled a compaction the run made
+	// (Escape on "Context overflow detected, Auto-compacting..."), which
+	// ends the run with the reply before it; Pi's agent_settled says
+	// aborted false.
+	CompactionCancelled bool `json:"compactionCancelled"`
 	// SessionName: see [SessionStart.SessionName].
 	SessionName string `json:"sessionName"`
 	Idle        bool   `json:"idle"`

@@ -73,6 +73,12 @@ const shared = (globalThis[SHARED_KEY] ??= {
 	settles: true,
 	running: false,
 	compacting: false,
+	// compactedSinceEnd: a compaction began after the run's latest
+	// agent_end (see cancelledRetry). compactionCancelled: the person
+	// cancelled a compaction of the run's (Escape on "Auto-compacting...
+	// (escape to cancel)"), and no model turn began since.
+	compactedSinceEnd: false,
+	compactionCancelled: false,
 	prompts: [],
 });
 
@@ -159,6 +165,35 @@ export function questionOf(text) {
 		if (ASKS.test(line)) asked = line;
 	}
 	return (asked ?? opening ?? first ?? "").slice(0, 500);
+}
+
+// retryCancelled says whether the branch ends in a retry the person
+// cancelled: its last message is a reply that failed, and Pi left it out of
+// what the model sees again (a context_edit with no replacement), which Pi
+// 1.6.0 does when it schedules a retry — yet no retry followed. A final
+// failure ("Retry failed after 3 attempts") is not left out, nor is a reply
+// that failed without a retry; a retry that ran adds a reply after it. Pi
+// tells extensions nothing of its retries, and pressing Escape on the
+// countdown ("Retrying (1/3) in 2s... (escape to cancel)") ends the run
+// with the failed reply's stop reason, error, and agent_settled.aborted
+// false: this is how the wrapper tells it from a run that failed. (Pi also
+// leaves out a reply that overflowed the context before it compacts; the
+// caller rules that out.)
+export function retryCancelled(branch) {
+	if (!Array.isArray(branch)) return false;
+	const omitted = new Set();
+	for (let i = branch.length - 1; i >= 0; i--) {
+		const entry = branch[i];
+		if (!entry) continue;
+		if (entry.type === "context_edit" && entry.replacement === null && typeof entry.targetId === "string") {
+			omitted.add(entry.targetId);
+			continue;
+		}
+		if (entry.type !== "message" || !entry.message) continue;
+		const m = entry.message;
+		return m.role === "assistant" && m.stopReason === "error" && omitted.has(entry.id);
+	}
+	return false;
 }
 
 // What the branch waits for: whether its last unanswered reply ends with
@@ -339,6 +374,19 @@ function stopReasonOf(event) {
 	return typeof r === "string" ? r : "";
 }
 
+// cancelledRetry: the settling run ended in a retry the person cancelled
+// (see retryCancelled). A compaction since the failed reply means Pi left it
+// out to recover from a context overflow, not to retry it.
+function cancelledRetry(ctx) {
+	if (shared.compactedSinceEnd) return false;
+	try {
+		const sm = ctx && ctx.sessionManager;
+		return !!sm && typeof sm.getBranch === "function" && retryCancelled(sm.getBranch());
+	} catch {
+		return false;
+	}
+}
+
 function setup(pi) {
 	if (!pi || typeof pi.on !== "function") return;
 	const gen = ++shared.lastGen;
@@ -394,6 +442,8 @@ function setup(pi) {
 		shared.settles = !inferred;
 		shared.running = false;
 		shared.compacting = false;
+		shared.compactedSinceEnd = false;
+		shared.compactionCancelled = false;
 		shared.prompts = [];
 		send("session_start", session(typeof event.reason === "string" ? event.reason : ""));
 	});
@@ -407,11 +457,13 @@ function setup(pi) {
 		if (!current()) return;
 		shared.running = true;
 		shared.compacting = false;
+		shared.compactionCancelled = false;
 		send("agent_start", null);
 	});
 	on("agent_end", (event, ctx) => {
 		if (!current()) return;
 		if (!shared.settles) shared.running = false; // Pi 0.73.1: its run ends here
+		shared.compactedSinceEnd = false;
 		send("agent_end", { stopReason: stopReasonOf(event), sessionName: sessionNameOf(pi), ...waiting(ctx) });
 	});
 	on("agent_settled", (event, ctx) => {
@@ -421,7 +473,18 @@ function setup(pi) {
 		try {
 			idle = typeof ctx.isIdle === "function" ? ctx.isIdle() === true : false;
 		} catch {}
-		send("agent_settled", { aborted: event.aborted === true, idle, sessionName: sessionNameOf(pi), ...waiting(ctx) });
+		const retry = cancelledRetry(ctx);
+		const compaction = shared.compactionCancelled;
+		shared.compactedSinceEnd = false;
+		shared.compactionCancelled = false;
+		send("agent_settled", {
+			aborted: event.aborted === true,
+			...(retry ? { retryCancelled: true } : {}),
+			...(compaction ? { compactionCancelled: true } : {}),
+			idle,
+			sessionName: sessionNameOf(pi),
+			...waiting(ctx),
+		});
 	});
 	// Compacting the context is a model call outside any run (/compact, or
 	// Pi's own before or after one): without these the pane would read
@@ -430,13 +493,20 @@ function setup(pi) {
 	on("session_before_compact", () => {
 		if (!current()) return undefined;
 		shared.compacting = true;
+		shared.compactedSinceEnd = true;
 		send("compaction_start", null);
 		return undefined; // never cancels, never supplies a summary
 	});
 	for (const name of ["session_compact", "session_compact_failed"]) {
-		on(name, () => {
+		on(name, (event) => {
 			if (!current()) return;
 			shared.compacting = false;
+			// Escape on a compaction within a run ends the run there, with
+			// the failed reply a context overflow left (or the reply
+			// before a compaction at the threshold) and agent_settled's
+			// aborted false; Pi reports it on its status channel as
+			// cancelled (idle), not as the reply's outcome.
+			if (name === "session_compact_failed" && event.aborted === true && shared.running) shared.compactionCancelled = true;
 			send("compaction_end", null);
 		});
 	}

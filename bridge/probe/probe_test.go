@@ -139,6 +139,8 @@ type harnessOut struct {
 	// ConnectedAfterQuit: the probe held a connection after the session
 	// quit and the wrapper's end of it went away.
 	ConnectedAfterQuit bool `json:"connectedAfterQuit"`
+	// RetryCancelled: retryCancelled on the branch vectors.
+	RetryCancelled []bool `json:"retryCancelled"`
 	// Connections the probe opened (or tried to).
 	Connections int `json:"connections"`
 }
@@ -281,6 +283,45 @@ func TestProbeFunctionsMatchTheReferenceVectors(t *testing.T) {
 	}
 	if len(out.LoadErrors) != 0 {
 		t.Errorf("loading threw: %q", out.LoadErrors)
+	}
+	// Only a failed reply left out for a retry that never came is a
+	// cancelled retry.
+	if want := []bool{true, true, false, false, false, false, false, false, false}; !reflect.DeepEqual(out.RetryCancelled, want) {
+		t.Errorf("retryCancelled: %v, want %v", out.RetryCancelled, want)
+	}
+}
+
+// Escape on Pi's retry countdown: the settle says the retry was cancelled;
+// a reply left out for a compaction that then failed is not. Escape on
+// that compaction: the settle says it was cancelled, unless a model turn
+// came after.
+func TestProbeSaysARetryWasCancelled(t *testing.T) {
+	_, events := runHarness(t, "retry", true, herdrVars...)
+	want := []control.Event{
+		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
+		control.AgentStart{},
+		control.AgentEnd{StopReason: "error"},
+		control.AgentSettled{RetryCancelled: true, Idle: true},
+		control.AgentStart{},
+		control.AgentEnd{StopReason: "error"},
+		control.CompactionStart{},
+		control.CompactionEnd{},
+		control.AgentSettled{Idle: true},
+		control.AgentStart{},
+		control.AgentEnd{StopReason: "error"},
+		control.CompactionStart{},
+		control.CompactionEnd{},
+		control.AgentSettled{CompactionCancelled: true, Idle: true},
+		control.AgentStart{},
+		control.AgentEnd{StopReason: "error"},
+		control.CompactionStart{},
+		control.CompactionEnd{},
+		control.AgentStart{},
+		control.AgentEnd{StopReason: "stop"},
+		control.AgentSettled{Idle: true},
+	}
+	if !reflect.DeepEqual(events, want) {
+		t.Fatalf("events:\n got %#v\nwant %#v", events, want)
 	}
 }
 

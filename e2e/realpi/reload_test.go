@@ -77,6 +77,10 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 	if ev := w.waitEvent(t, control.EvUIPromptEnd, 10*time.Second); ev != (control.UIPromptEnd{Kind: "confirm", Title: "Deploy now?"}) {
 		t.Fatalf("ui_prompt_end: %#v", ev)
 	}
+	// The dialog, shown in place of the editor while the question waited,
+	// was told as what the pane showed then.
+	told := "input-needed(" + question + "),input-needed(Deploy now?)"
+	seen.expect(t, "idle working blocked", told)
 
 	// /reload: shutdown(reload), then a new instance's session_start that
 	// sees the unanswered marker; the file did not change, still blocked.
@@ -90,7 +94,7 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 	}
 	// Issue 10: the reload changed nothing the person sees: no idle
 	// between shutdown and start, no second toast.
-	seen.expect(t, "idle working blocked", "input-needed("+question+")")
+	seen.expect(t, "idle working blocked", told)
 	// After the reload the bus is served by the new instance only: one
 	// event per emit, not one per instance ever loaded.
 	tm.Type(t, "/wait-on")
@@ -145,7 +149,7 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 		t.Fatalf("restored from %s", x.File)
 	}
 	// Blocked again, but the question was told before: no toast.
-	seen.expect(t, "idle working blocked idle working idle blocked", "input-needed("+question+"),finished")
+	seen.expect(t, "idle working blocked idle working idle blocked", told+",finished")
 	if got := len(llm.Requests()); got != 2 {
 		t.Fatalf("%d model calls, want 2 (restoring calls nothing)", got)
 	}

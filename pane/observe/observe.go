@@ -144,7 +144,7 @@ func Describe(e state.Event) string {
 	switch e.Kind {
 	case state.EventRunFinished:
 		return fmt.Sprintf("run finished: %s (stop reason %q, %v)", e.Outcome, e.StopReason, e.Duration.Round(time.Millisecond))
-	case state.EventOpened, state.EventClosed:
+	case state.EventOpened, state.EventClosed, state.EventAsked:
 		return fmt.Sprintf("%s %s (%s)", e.Kind, e.Reason.Key, e.Reason.Kind)
 	case state.EventRelabelled:
 		return fmt.Sprintf("still %s, relabelled (%s): %q", e.To, e.Cause, e.Message)

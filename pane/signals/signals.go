@@ -179,7 +179,15 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		}
 	case control.AgentSettled:
 		s.heardName(e.SessionName)
-		s.lastAborted = s.lastAborted || e.Aborted
+		// A retry or a compaction the person cancelled is their abort
+		// too, though Pi ends the run with the failed reply's stop reason,
+		// error: the person pressed Escape and must not be told the run
+		// failed.
+		cancelled := e.Aborted || e.RetryCancelled || e.CompactionCancelled
+		s.lastAborted = s.lastAborted || cancelled
+		if cancelled {
+			s.m.RunCancelled()
+		}
 		s.settle(e.InputNeeded, e.Question)
 	case control.CompactionStart:
 		s.m.Compaction(true)

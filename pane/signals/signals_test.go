@@ -112,6 +112,29 @@ func TestSentinelRunNotifiesBlockedNotFinished(t *testing.T) {
 	}
 }
 
+// Escape on Pi's retry countdown ("Retrying (1/3) in 2s... (escape to
+// cancel)"), or on the compaction that recovers from a context overflow,
+// ends the run with the failed reply's stop reason, error, and
+// agent_settled.aborted false; the probe says what was cancelled. The
+// person pressed Escape: silent, as any aborted run. A retry that runs out
+// ("Retry failed after 3 attempts") still fails, and so does a run Pi says
+// was aborted no matter its last stop reason is silent.
+func TestACancelledRetryIsSilent(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "error"}, control.AgentSettled{RetryCancelled: true})
+	r.expect(t, "idle working idle", "")
+	if st := r.s.Status(); st.LastStopReason != "error" || !st.LastAborted {
+		t.Fatalf("status after a cancelled retry: stop %q, aborted %v; want error, aborted", st.LastStopReason, st.LastAborted)
+	}
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "error"}, control.AgentSettled{CompactionCancelled: true})
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "error"}, control.AgentSettled{Aborted: true})
+	r.expect(t, "idle working idle working idle working idle", "")
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "error"}, control.AgentStart{}, control.AgentEnd{StopReason: "error"}, control.AgentSettled{})
+	r.expect(t, "idle working idle working idle working idle working idle", "failed")
+}
+
 // The session's name (Pi's /name) is passed on before the event it came
 // with reaches the machine: the notification that event causes names it.
 func TestTheSessionNameComesBeforeTheNotification(t *testing.T) {

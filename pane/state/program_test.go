@@ -54,8 +54,9 @@ func TestProgramStatusDecidesWithoutProbe(t *testing.T) {
 }
 
 // blocked opens one reason, labelled by its kind, with Pi's text as the
-// question; the next report of another state closes it. Pi reports blocked
-// during a run (a confirmation inside a tool call): the run goes on after.
+// question — a dialog opened over it asks its own (Pi reports the newest);
+// the next report of another state closes it. Pi reports blocked during a
+// run (a confirmation inside a tool call): the run goes on after.
 func TestProgramStatusBlocked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, r := newMachine(300*time.Millisecond, 0)
@@ -65,7 +66,7 @@ func TestProgramStatusBlocked(t *testing.T) {
 		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "question", Message: "A nested dialog"})
 		s := m.Snapshot()
 		if s.State != Blocked || len(s.Reasons) != 1 || s.Reasons[0].Kind != KindProgramStatus ||
-			s.Reasons[0].Question != "Delete main.go?" || s.Activity != Working {
+			s.Reasons[0].Question != "A nested dialog" || s.Activity != Working {
 			t.Fatalf("snapshot %+v", s)
 		}
 		m.ProgramStatus(ProgramStatus{State: "working"})
@@ -74,7 +75,7 @@ func TestProgramStatusBlocked(t *testing.T) {
 		m.ProgramStatus(ProgramStatus{State: "blocked"})
 		m.ProgramStatus(ProgramStatus{State: "idle"})
 		expect(t, r, "working@0 blocked@0(waiting for your permission) working@0 idle@300 blocked@1000(waiting for input) idle@1000")
-		if got, want := r.reasons(), "+program-status -program-status +program-status -program-status"; got != want {
+		if got, want := r.reasons(), "+program-status ?program-status -program-status +program-status -program-status"; got != want {
 			t.Fatalf("reasons %q, want %q", got, want)
 		}
 		if e := r.states()[1]; e.Reason == nil || e.Reason.Restored || e.Cause != "program-status:blocked" {
@@ -102,6 +103,53 @@ func TestProgramStatusRunEndWaitsForTheSessionFile(t *testing.T) {
 		m.Close("sentinel") // answered: the file has the person's message
 		m.ProgramStatus(ProgramStatus{State: "working"})
 		expect(t, r, "working@0 blocked@250(input needed) idle@1250 working@1250")
+	})
+}
+
+// Two dialogs at once: Pi's status channel names the newest, the one on
+// screen; the probe heard only the first (Pi 1.6.0 tells extensions of the
+// outermost dialog alone). Whichever comes first — the report through the
+// pty or the probe's event through its socket — the dialog's reason ends up
+// asking what the newest dialog asks, and says so with an EventAsked when
+// it changes. Without the probe the channel's own reason does the same.
+func TestTheNewestDialogAsks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		// The probe's event first.
+		m.Open(Reason{Key: "ui_prompt#1", Kind: KindUIPrompt, Question: "Deploy?"})
+		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "question", Message: "Deploy?"})
+		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "question", Message: "Which region?"})
+		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "question", Message: "Deploy?"}) // the newer answered
+		m.Close("ui_prompt#1")
+		m.ProgramStatus(ProgramStatus{State: "working"})
+		// The reports first.
+		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "question", Message: "Tag it?"})
+		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "question", Message: "Which tag?"})
+		m.Open(Reason{Key: "ui_prompt#2", Kind: KindUIPrompt, Question: "Tag it?"})
+		// A login is no dialog of the probe's.
+		m.ProgramStatus(ProgramStatus{State: "blocked", Kind: "auth", Message: "Log in to Anthropic"})
+		var got []string
+		for _, e := range r.list() {
+			switch e.Kind {
+			case EventAsked:
+				got = append(got, "asked:"+e.Reason.Key+":"+e.Reason.Question)
+			case EventTransition:
+				if e.To == Blocked {
+					got = append(got, "blocked:"+e.Reason.Question)
+				}
+			}
+		}
+		want := []string{"blocked:Deploy?", "asked:ui_prompt#1:Which region?", "asked:ui_prompt#1:Deploy?", "blocked:Which tag?"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("events\n got %q\nwant %q", got, want)
+		}
+		if s := m.Snapshot(); len(s.Reasons) != 2 || s.Reasons[0].Question != "Which tag?" {
+			t.Fatalf("snapshot %+v", s)
+		}
 	})
 }
 

@@ -143,6 +143,10 @@ const (
 	// wait started again). The state is reported again with the message;
 	// it is not news to notify.
 	EventRelabelled EventKind = "relabelled"
+	// EventAsked says that an open reason asks something else now: Pi
+	// shows another dialog over the one the reason opened with (Reason
+	// carries the new question).
+	EventAsked EventKind = "reason_asked"
 )
 
 // Event is one thing the machine tells its sink.
@@ -266,6 +270,8 @@ type Machine struct {
 	runActive     bool
 	runStart      time.Time
 	candidate     string
+	// cancelled: the person cut the active run short (RunCancelled).
+	cancelled bool
 
 	// Program status (the agent's own OSC 7501 reports): the activity the
 	// last report gave — Unknown before the first and after the channel was
@@ -637,6 +643,13 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 		m.relabelLocked(i, r)
 		return
 	}
+	if title := m.dialogTitleLocked(); r.Kind == KindUIPrompt && title != "" {
+		// Pi's status report of the dialog came first (it goes through the
+		// pty, the probe's event through a socket), and it names the
+		// dialog on screen: the probe names the first of dialogs opened
+		// over one another.
+		r.Question = title
+	}
 	r.Since = now
 	if r.Kind == KindSentinel && !m.worked {
 		r.Restored = true
@@ -745,6 +758,18 @@ func (m *Machine) AgentEnd(stopReason string) {
 	m.update("probe:agent_end", func(time.Time) { m.candidate = stopReason })
 }
 
+// RunCancelled says the person cut the active run short, however its last
+// model turn stopped: its outcome is Aborted when it settles. Pi's own
+// stop reason may say error then — a retry cancelled on its countdown ends
+// with the failed reply's — and the run-finished event keeps it.
+func (m *Machine) RunCancelled() {
+	m.update("probe:run_cancelled", func(time.Time) {
+		if m.runActive {
+			m.cancelled = true
+		}
+	})
+}
+
 // AgentSettled: the run is over; the agent is idle, and when a run was
 // active a run-finished event carries its outcome.
 func (m *Machine) AgentSettled() {
@@ -757,10 +782,15 @@ func (m *Machine) AgentSettled() {
 		if stop == "" {
 			stop = string(Completed)
 		}
-		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: OutcomeOf(stop), StopReason: stop,
+		outcome := OutcomeOf(stop)
+		if m.cancelled {
+			outcome = Aborted
+		}
+		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome, StopReason: stop,
 			Duration: now.Sub(m.runStart)})
 		m.runActive = false
 		m.candidate = ""
+		m.cancelled = false
 	})
 }
 
@@ -789,7 +819,7 @@ func (m *Machine) SessionStart(restore ...Reason) {
 			r.Restored = true
 			m.openLocked(now, r)
 		}
-		m.runActive = false
+		m.runActive, m.cancelled = false, false
 		m.candidate = ""
 		m.probeActivity = Idle
 		m.worked = false
@@ -822,7 +852,7 @@ func (m *Machine) SessionReplaced() {
 }
 
 func (m *Machine) endSessionLocked() {
-	m.runActive = false
+	m.runActive, m.cancelled = false, false
 	m.candidate = ""
 	m.probeActivity = Idle
 }
@@ -881,6 +911,9 @@ func (m *Machine) ProgramStatus(p ProgramStatus) {
 			if !m.probe || p.Kind == "auth" {
 				m.openLocked(now, Reason{Key: programStatusKey, Kind: KindProgramStatus,
 					Label: programStatusLabel(p.Kind), Question: p.Message})
+				m.askLocked(now, programStatusKey, p.Message)
+			} else if i := m.newestLocked(KindUIPrompt); i >= 0 {
+				m.askLocked(now, m.reasons[i].Key, p.Message)
 			}
 		case "clear":
 			// Pi stops reporting as it exits (or is suspended): the
@@ -910,6 +943,44 @@ func (m *Machine) ProgramStatusLost() {
 			m.forgetProgramLocked()
 		}
 	})
+}
+
+// dialogTitleLocked is the title of the dialog on screen as Pi's status
+// channel last reported it ("" when it does not say one is open, or names
+// a login, which the probe does not report as a dialog).
+func (m *Machine) dialogTitleLocked() string {
+	if m.program.State != "blocked" || m.program.Kind == "auth" {
+		return ""
+	}
+	return m.program.Message
+}
+
+// newestLocked is the index of the newest open reason of kind k, or -1.
+func (m *Machine) newestLocked(k Kind) int {
+	for i := len(m.reasons) - 1; i >= 0; i-- {
+		if m.reasons[i].Kind == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// askLocked gives the open reason key a new question, when q is one:
+// Pi's status channel names the newest of its dialogs, so a dialog opened
+// over another (two tool calls asking at once, a confirm from inside a
+// dialog) changes what the person is asked. The reason stays open; an
+// EventAsked says what it asks now.
+func (m *Machine) askLocked(now time.Time, key, q string) {
+	i := slices.IndexFunc(m.reasons, func(o Reason) bool { return o.Key == key })
+	if q == "" || i < 0 || m.reasons[i].Question == q {
+		return
+	}
+	m.reasons[i].Question = q
+	if m.opener != nil && m.opener.Key == key {
+		m.opener.Question = q
+	}
+	r := m.reasons[i]
+	m.out = append(m.out, Event{Kind: EventAsked, At: now, Reason: &r})
 }
 
 func (m *Machine) forgetProgramLocked() {

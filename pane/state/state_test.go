@@ -36,14 +36,15 @@ func (r *recorder) list() []Event {
 func (r *recorder) states() []Event {
 	var out []Event
 	for _, e := range r.list() {
-		if e.Kind != EventOpened && e.Kind != EventClosed {
+		if e.Kind != EventOpened && e.Kind != EventClosed && e.Kind != EventAsked {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// reasons renders the reason events as "+key" and "-key".
+// reasons renders the reason events as "+key", "-key" and "?key" (asks
+// anew).
 func (r *recorder) reasons() string {
 	var parts []string
 	for _, e := range r.list() {
@@ -52,6 +53,8 @@ func (r *recorder) reasons() string {
 			parts = append(parts, "+"+e.Reason.Key)
 		case EventClosed:
 			parts = append(parts, "-"+e.Reason.Key)
+		case EventAsked:
+			parts = append(parts, "?"+e.Reason.Key)
 		}
 	}
 	return strings.Join(parts, " ")
@@ -64,7 +67,7 @@ func (r *recorder) summary() string {
 	for _, e := range r.list() {
 		at := e.At.Sub(r.start).Milliseconds()
 		switch e.Kind {
-		case EventOpened, EventClosed:
+		case EventOpened, EventClosed, EventAsked:
 			continue
 		case EventRunFinished:
 			parts = append(parts, fmt.Sprintf("run:%s@%d", e.Outcome, at))
@@ -226,6 +229,31 @@ func TestScreenBlocked(t *testing.T) {
 		m.Screen(Verdict{State: Working, Rule: "busy"})
 		time.Sleep(time.Second)
 		expect(t, r, "blocked@300(blocked on screen (permission_prompt)) working@1300")
+	})
+}
+
+// A run the person cut short ends aborted whatever its last stop reason
+// (a retry cancelled on its countdown keeps the failed reply's, error),
+// and the event keeps that stop reason; the next run is judged afresh.
+// Outside a run it changes nothing.
+func TestRunCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, time.Second)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.RunCancelled() // no run: nothing to cancel
+		m.AgentStart()
+		m.AgentEnd("error")
+		m.RunCancelled()
+		m.AgentSettled()
+		m.AgentStart()
+		m.AgentEnd("error")
+		m.AgentSettled()
+		expect(t, r, "idle@0 working@0 idle@0 run:aborted@0 working@0 idle@0 run:error@0")
+		if e := r.list()[3]; e.StopReason != "error" {
+			t.Fatalf("the cancelled run's event %+v: want stop reason error", e)
+		}
 	})
 }
 

@@ -98,6 +98,23 @@ out.strip = [
 	mod.stripMarker("The marker is :input_needed: when input is required.", true),
 ];
 
+// Branches as Pi 1.6.0 writes them around its retries: a failed reply it
+// schedules a retry for is left out of the model's view by a context_edit.
+const failed = (id) => ({ type: "message", id, message: { role: "assistant", content: [], stopReason: "error" } });
+const omit = (id) => ({ type: "context_edit", id: "x" + id, targetId: id, replacement: null });
+const replied = (id) => ({ type: "message", id, message: { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" } });
+out.retryCancelled = [
+	mod.retryCancelled([user("hi"), failed("a1"), omit("a1")]), // Escape on the countdown
+	mod.retryCancelled([user("hi"), failed("a1"), omit("a1"), failed("a2"), omit("a2")]), // on the second one
+	mod.retryCancelled([user("hi"), failed("a1"), omit("a1"), failed("a2")]), // retries ran out
+	mod.retryCancelled([user("hi"), failed("a1")]), // a failure Pi does not retry
+	mod.retryCancelled([user("hi"), failed("a1"), omit("a1"), replied("a2")]), // a retry that worked
+	mod.retryCancelled([user("hi"), failed("a1"), { type: "context_edit", targetId: "a1", replacement: { content: "x" } }]), // an edit, not a leave-out
+	mod.retryCancelled([user("hi"), failed("a1"), omit("a0")]), // another entry left out
+	mod.retryCancelled([failed("a1"), omit("a1"), user("again")]), // the person wrote since
+	mod.retryCancelled(undefined),
+];
+
 // Loading never throws, whatever Pi hands over.
 out.loadErrors = [];
 for (const bad of [undefined, null, {}, { on: 5 }, { on() { throw new Error("boom"); } }, { on() {}, events: { on() { throw new Error("bus"); } } }]) {
@@ -221,6 +238,36 @@ if (scenario === "tui") {
 	await pi.fire("agent_start", {}, ctx("tui"));
 	await until(hungUp);
 	await sleep(1500); // and none after it
+} else if (scenario === "retry") {
+	// Escape on Pi's retry countdown: the run settles with the failed
+	// reply last, left out for the retry that never came, and aborted
+	// false. Then a reply that overflowed the context, left out for the
+	// compaction that failed: not a cancelled retry.
+	const pi = fakePi();
+	mod.default(pi);
+	await pi.fire("session_start", { reason: "startup" }, ctx("tui"));
+	const cancelled = [user("hi"), failed("a1"), omit("a1")];
+	await pi.fire("agent_start", {}, ctx("tui"));
+	await pi.fire("agent_end", { messages: [{ role: "assistant", stopReason: "error" }] }, ctx("tui", cancelled));
+	await pi.fire("agent_settled", { aborted: false }, ctx("tui", cancelled));
+	await pi.fire("agent_start", {}, ctx("tui"));
+	await pi.fire("agent_end", { messages: [{ role: "assistant", stopReason: "error" }] }, ctx("tui", cancelled));
+	await pi.fire("session_before_compact", { reason: "overflow" }, ctx("tui"));
+	await pi.fire("session_compact_failed", { reason: "overflow", aborted: false, errorMessage: "no" }, ctx("tui"));
+	await pi.fire("agent_settled", { aborted: false }, ctx("tui", cancelled));
+	// The same, with Escape on the compaction: cancelled. A turn after
+	// a cancelled compaction decides the run again.
+	for (const turnAfter of [false, true]) {
+		await pi.fire("agent_start", {}, ctx("tui"));
+		await pi.fire("agent_end", { messages: [{ role: "assistant", stopReason: "error" }] }, ctx("tui", cancelled));
+		await pi.fire("session_before_compact", { reason: "overflow" }, ctx("tui"));
+		await pi.fire("session_compact_failed", { reason: "overflow", aborted: true }, ctx("tui"));
+		if (turnAfter) {
+			await pi.fire("agent_start", {}, ctx("tui"));
+			await pi.fire("agent_end", { messages: [{ role: "assistant", stopReason: "stop" }] }, ctx("tui"));
+		}
+		await pi.fire("agent_settled", { aborted: false }, ctx("tui", turnAfter ? [] : cancelled));
+	}
 } else if (scenario === "nosocket") {
 	const pi = fakePi();
 	mod.default(pi);

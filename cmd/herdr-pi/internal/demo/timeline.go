@@ -153,11 +153,14 @@ func stateEvent(se state.Event) Event {
 	case state.EventRunFinished:
 		e.Text = fmt.Sprintf("run finished: %s", se.Outcome)
 		return e
-	case state.EventOpened, state.EventClosed:
+	case state.EventOpened, state.EventClosed, state.EventAsked:
 		// A reason has no from and to: it is what a transition may follow.
 		verb := "opened"
-		if se.Kind == state.EventClosed {
+		switch se.Kind {
+		case state.EventClosed:
 			verb = "closed"
+		case state.EventAsked:
+			verb = "asks anew"
 		}
 		e.Text = "reason " + verb
 		if r := se.Reason; r != nil {

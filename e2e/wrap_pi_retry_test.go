@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
+	"github.com/herdr-pi/herdr-pi/pane/session"
+)
+
+// Pi 1.6.0 retries a reply that failed on an overloaded or unreachable
+// model server (HTTP 429, 5xx, a connection error), after a countdown the
+// person may cancel with Escape: "Retrying (1/3) in 2s... (escape to
+// cancel)". A reply refused for a context overflow it recovers from by
+// compacting the context, which the person may cancel too.
+
+// failOr answers a prompt containing FAIL with HTTP 503, which Pi retries,
+// and anything else with the question and the marker, streamed slowly
+// enough for the pane to be seen working.
+func failOr() fakellm.Responder {
+	return func(req fakellm.Request) fakellm.Reply {
+		if strings.Contains(req.LastUser(), "FAIL") {
+			return fakellm.Reply{Status: 503, Text: "overloaded"}
+		}
+		return fakellm.Reply{Text: question + "\n" + session.Marker, WordDelay: 100 * time.Millisecond}
+	}
+}
+
+// retryAfter sets Pi's retry countdown: base doubles with each attempt.
+func (r *piRig) retryAfter(base time.Duration) {
+	r.t.Helper()
+	r.setting("retry", map[string]any{"enabled": true, "maxRetries": 3, "baseDelayMs": base.Milliseconds()})
+}
+
+// setting sets one key of Pi's settings.json.
+func (r *piRig) setting(key string, value any) {
+	r.t.Helper()
+	path := filepath.Join(r.agent.AgentDir, "settings.json")
+	var s map[string]any
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	s[key] = value
+	if b, err = json.Marshal(s); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// Escape on the retry countdown ends the run with the failed reply's stop
+// reason, error, and Pi says no more (its retries do not reach extensions):
+// the person cancelled it and is not told it failed, as with any run they
+// abort. The question asked next is the only notification.
+func TestWrapPiEscapeOnTheRetryCountdownIsSilent(t *testing.T) {
+	r := newPiRig(t, failOr(), true)
+	r.retryAfter(10 * time.Minute) // the countdown outlasts any slow machine
+	tm := r.wrap()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen:\n%s", tm.Screen())
+		}
+	})
+	tm.Type(t, "FAIL please")
+	tm.WaitText(t, "Retrying (1/3)", time.Minute)
+	if err := tm.Send("\x1b"); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitText(t, "Retry cancelled", time.Minute)
+	r.waitStates("the cancelled retry", "unknown", "idle", "working", "idle")
+
+	tm.Type(t, "which file?")
+	r.waitStates("the question", "unknown", "idle", "working", "idle", "working", "blocked(input needed)")
+	r.herdr.WaitFor(t, 2*time.Minute, "the question's toast", func() bool { return len(r.herdr.Notifications()) >= 1 })
+	// Toasts go in order, one at a time: one for the cancelled run would
+	// be before the question's, or merged into it ("+1 more").
+	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title != "Pi needs your input" || strings.Contains(n[0].Body, "more") {
+		t.Fatalf("notifications %+v, want only the question's", n)
+	}
+	quit(t, tm)
+}
+
+// Retries that run out are a failure: "Retry failed after 3 attempts".
+func TestWrapPiRetriesThatRunOutNotifyAnError(t *testing.T) {
+	r := newPiRig(t, failOr(), true)
+	r.retryAfter(50 * time.Millisecond)
+	tm := r.wrap()
+	tm.Type(t, "FAIL please")
+	tm.WaitText(t, "Retry failed after 3 attempts", time.Minute)
+	r.waitStates("the failed run", "unknown", "idle", "working", "idle")
+	r.herdr.WaitFor(t, 2*time.Minute, "the error's toast", func() bool { return len(r.herdr.Notifications()) >= 1 })
+	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title != "Pi stopped with an error" {
+		t.Fatalf("notifications %+v, want the error's", n)
+	}
+	quit(t, tm)
+}
+
+// Escape on the compaction Pi makes to recover from a context overflow
+// ("Context overflow detected, Auto-compacting... (escape to cancel)")
+// ends the run with the refused reply's stop reason, error: the person
+// cancelled it and is not told it failed.
+func TestWrapPiEscapeOnTheOverflowCompactionIsSilent(t *testing.T) {
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 300)
+	var mu sync.Mutex
+	overflowed, summary := false, false
+	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case strings.Contains(req.LastUser(), "OVERFLOW") && !overflowed:
+			overflowed = true
+			return fakellm.Reply{Status: 400, Text: "This model's maximum context length is 32000 tokens. However, your messages resulted in 40000 tokens."}
+		case overflowed && !summary: // the summary: held until Escape cancels it
+			summary = true
+			return fakellm.Reply{Hang: true}
+		case strings.Contains(req.LastUser(), "which file"):
+			return fakellm.Reply{Text: question + "\n" + session.Marker, WordDelay: 100 * time.Millisecond}
+		}
+		return fakellm.Reply{Text: long}
+	}, true)
+	// A small budget of recent tokens, so one long reply gives Pi
+	// something to compact.
+	r.setting("compaction", map[string]any{"enabled": true, "keepRecentTokens": 50})
+	tm := r.wrap()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen:\n%s", tm.Screen())
+		}
+	})
+	tm.Type(t, "tell me more")
+	r.waitStates("the first run", "unknown", "idle", "working", "idle")
+	tm.Type(t, "OVERFLOW please")
+	tm.WaitText(t, "Auto-compacting", time.Minute)
+	if err := tm.Send("\x1b"); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitText(t, "Auto-compaction cancelled", time.Minute)
+	r.waitStates("the cancelled compaction", "unknown", "idle", "working", "idle", "working", "idle")
+
+	tm.Type(t, "which file?")
+	r.waitStates("the question", "unknown", "idle", "working", "idle", "working", "idle", "working", "blocked(input needed)")
+	r.herdr.WaitFor(t, 2*time.Minute, "the question's toast", func() bool { return len(r.herdr.Notifications()) >= 1 })
+	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title != "Pi needs your input" || strings.Contains(n[0].Body, "more") {
+		t.Fatalf("notifications %+v, want only the question's", n)
+	}
+	quit(t, tm)
+}
