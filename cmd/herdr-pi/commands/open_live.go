@@ -110,7 +110,7 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		return fmt.Errorf("open: %s: its lines could not be written (%w), so nobody could follow the handoff: "+
 			"open gave it up, and the wrapper gave the attempt back to its owner (%s)", a, writeErr, final)
 	case writeErr != nil:
-		return fmt.Errorf("open: %s was handed back (%s), but that could not be written: %w", a, final, writeErr)
+		return fmt.Errorf("open: %s: its last line (%s) could not be written: %w", a, liveWords(a, final), writeErr)
 	}
 	if sctx.Err() != nil {
 		tell(io.Err, "herdr-pi open: interrupted; the pane is closed and the attempt is back with its owner\n")

@@ -117,6 +117,9 @@ func (w *liveWorld) open(t *testing.T, out io.Writer, args ...string) (code int,
 type scriptedHandoffs struct {
 	release, paneDone chan struct{}
 	once, paneOnce    sync.Once
+	// focus answers as for an agent of fully inspectable mode: its tab
+	// focused, nothing handed off.
+	focus bool
 	// Set on the server's goroutine; read once open returned, which the
 	// race detector cannot see through the socket.
 	mu       sync.Mutex
@@ -149,6 +152,9 @@ func (h *scriptedHandoffs) Handoff(ctx context.Context, ask control.HandoffAsk, 
 		h.mu.Unlock()
 		return control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Transferred: launched,
 			NeedsContinue: launched, Continued: launched}, nil
+	}
+	if h.focus {
+		return control.Progress{Event: control.ProgressFocused, PaneID: "w2:p1", TabID: "w2:t2", WorkspaceID: "w2"}, nil
 	}
 	progress(control.Progress{Event: control.ProgressOrdered, RunID: ask.RunID, Label: "docs", Handoff: "h1"})
 	// The turn ends when the test says so, or never: a cancel must end it.
@@ -255,15 +261,23 @@ func TestOpenLiveGivesTheHandoffUpWhenItsLinesCannotBeWritten(t *testing.T) {
 }
 
 // The handback line is open's result: when it cannot be written, open
-// exits 1 with the write error, after a handback that went as usual.
+// exits 1 with the write error, after a handback that went as usual. So
+// is the line saying an agent's tab was focused.
 func TestOpenLiveHandbackThatCannotBeWrittenFails(t *testing.T) {
 	w := newLiveWorld(t)
 	// ordered, launched, working and idle go through.
 	out := &releasing{w: &failingAfter{n: 4}, after: map[int]func(){1: w.handoffs.endTurn, 3: w.handoffs.endPaneTurn}}
 	code, stderr := w.open(t, out, "--json")
 	if launched, cause := w.handoffs.outcome(); code != exitError || !launched || cause != nil ||
-		!strings.Contains(stderr, "was handed back") || !strings.Contains(stderr, errTerminalGone.Error()) {
+		!strings.Contains(stderr, "(handed back: ") || !strings.Contains(stderr, errTerminalGone.Error()) {
 		t.Fatalf("exit %d, launched %v, given up for %v; stderr:\n%s", code, launched, cause, stderr)
+	}
+	// The one line on an agent of fully inspectable mode: its tab focused.
+	w = newLiveWorld(t)
+	w.handoffs.focus = true
+	code, stderr = w.open(t, devFull(t))
+	if code != exitError || !strings.Contains(stderr, "focused it") || !strings.Contains(stderr, "no space left on device") {
+		t.Fatalf("the focused line > /dev/full: exit %d; stderr:\n%s", code, stderr)
 	}
 }
 
