@@ -218,11 +218,11 @@ func TestOpenLiveFollowsTheHandoffToItsHandback(t *testing.T) {
 }
 
 // open's lines about a live handoff are what the person follows it by:
-// when they cannot be written (a full disk, a closed stdout, a terminal
-// gone) nobody sees the handoff, so open gives it up as on a hangup — the
-// wrapper gives the attempt back to its owner (before any pane opened, if
-// the first line already failed) — and exits 1 naming the write error,
-// rather than follow a handoff nobody sees and exit 0.
+// when they cannot be written (a full disk, a terminal gone) nobody sees
+// the handoff, so open gives it up as on a hangup — the wrapper gives the
+// attempt back to its owner (before any pane opened, if the first line
+// already failed) — and exits 1 naming the write error, rather than follow
+// a handoff nobody sees and exit 0.
 func TestOpenLiveGivesTheHandoffUpWhenItsLinesCannotBeWritten(t *testing.T) {
 	for _, c := range []struct {
 		name     string
