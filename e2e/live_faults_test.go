@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -115,5 +117,35 @@ func TestLiveHandoffOwnerWrapperKilled(t *testing.T) {
 	}
 	if ex := lr.s.WaitExited(t, launched.PaneID, lvLong); !ex.Closed {
 		t.Fatalf("pane %s ended %+v after close", launched.PaneID, ex)
+	}
+}
+
+// open's stdout is a full disk: nobody can follow the handoff, so open
+// gives it up at its first line, while the order is still held — no pane
+// ever opens — and exits 1 with the write error. The owner keeps the
+// attempt, whose turn goes on locally, and the workflow completes there.
+func TestLiveHandoffOpenCannotWriteItsLines(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	ro := lr.startTo(t, lr.s, full, nil, lr.run().ID, lvLabel, "--json")
+	res := ro.wait(t)
+	if res.code != 1 || !strings.Contains(res.stderr, "no space left on device") || !strings.Contains(res.stderr, "gave the attempt back") {
+		t.Fatalf("open > /dev/full: exit %d\n%s", res.code, res.stderr)
+	}
+	lr.openGate()
+	if got := lr.result(); got != "agent: finished locally" {
+		t.Fatalf("the workflow's result is %q, want the owner's own reply", got)
+	}
+	if m := lr.s.Methods(); slices.Contains(m, "pane.split") || slices.Contains(m, "tab.create") {
+		t.Fatalf("a pane opened for a handoff open gave up: %q", m)
+	}
+	lr.quitOwner()
+	if left := lr.runtimeFiles(); len(left) != 0 {
+		t.Fatalf("left in the runtime directory: %q", left)
 	}
 }

@@ -138,11 +138,21 @@ type runningOpen struct {
 // open's own (later entries win).
 func (r *openRig) start(t *testing.T, s *herdrtest.Server, env []string, args ...string) *runningOpen {
 	t.Helper()
+	return r.startTo(t, s, nil, env, args...)
+}
+
+// startTo is start with open's stdout going to stdout (ro.out stays
+// empty); nil is ro.out.
+func (r *openRig) startTo(t *testing.T, s *herdrtest.Server, stdout *os.File, env []string, args ...string) *runningOpen {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	ro := &runningOpen{done: make(chan struct{}), cancel: cancel}
 	ro.cmd = exec.CommandContext(ctx, r.hp, append([]string{"open"}, args...)...)
 	ro.cmd.Env, ro.cmd.Dir = append(r.env(s), env...), r.agent.Project
 	ro.cmd.Stdout, ro.cmd.Stderr = &ro.out, &ro.errb
+	if stdout != nil {
+		ro.cmd.Stdout = stdout
+	}
 	if err := ro.cmd.Start(); err != nil {
 		cancel()
 		t.Fatal(err)

@@ -55,7 +55,9 @@ func TestWrapReportsAgainAfterHerdrHandoff(t *testing.T) {
 
 // Herdr answers ok to reports it ignores. After a plain pi exited in the
 // pane, Herdr drops custom reports labelled pi: the wrapper reads its claim
-// back, logs why, and `herdr-pi status` says so.
+// back, logs why, and `herdr-pi status` says so. The stand-in agent is
+// labelled pi by the config ([herdr] agent): by its own name it would be
+// shown as fakeagent, whose reports Herdr takes.
 func TestWrapNoticesHerdrIgnoringItsReports(t *testing.T) {
 	for _, ignored := range []bool{false, true} {
 		dir := t.TempDir()
@@ -63,7 +65,11 @@ func TestWrapNoticesHerdrIgnoringItsReports(t *testing.T) {
 		if ignored {
 			h.SimulateAgentProcessExit(h.PaneID(), "pi")
 		}
-		env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
+		config := filepath.Join(dir, "config.toml")
+		if err := os.WriteFile(config, []byte("[herdr]\nagent = \"pi\"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir, "HERDR_PI_CONFIG="+config)
 		env = append(env, h.Env()...)
 		// The agent lives until the status has been read, however long
 		// that takes on a loaded machine.

@@ -355,8 +355,27 @@ func (s *Store) readRun(loc location, lease *leaseOnce) (*Run, error) {
 	if err != nil {
 		return r, &FileError{Path: path, Problem: "corrupt run state: " + err.Error() + " (the engine writes it atomically, so something else changed it); pick another run from `herdr-pi open --list`", Err: err}
 	}
+	if want := SafePart(rec.ID); want != loc.id {
+		return r, &FileError{Path: path, Problem: fmt.Sprintf("not this run's state: it names run %q, but its directory is named %q "+
+			"(the engine keeps a run in the directory named for its id, and does not load a state that names another run); "+
+			"if the directory was renamed, name it %s again, else pick another run from `herdr-pi open --list`",
+			clipID(rec.ID), clipID(loc.id), clipID(want)), Err: ErrNotItsRun}
+	}
 	r.Record = rec
 	return r, nil
+}
+
+// ErrNotItsRun is the cause of a run whose state.json names another run.
+var ErrNotItsRun = errors.New("the run's state names another run")
+
+// clipID is an id as a message quotes it: a state.json may hold any
+// string there, up to the file's size.
+func clipID(id string) string {
+	const max = 80
+	if len(id) <= max {
+		return id
+	}
+	return strings.ToValidUTF8(id[:max], "") + "…"
 }
 
 // ListedRun is a run of a listing, with the problem that kept it from

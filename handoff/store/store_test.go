@@ -156,8 +156,14 @@ func TestFindRunReportsBrokenState(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The engine keeps run X in runs/<SafePart(X)> and refuses a state
+	// that names another run there; the directory is what open --list
+	// shows and takes.
+	h.run(h.cwd, "renamed", `{"id":"3f0c9a2e-aaaa","workflowName":"w","state":"running"}`, 0)
+
 	s := h.store()
 	for id, want := range map[string]string{
+		"renamed":   `names run "3f0c9a2e-aaaa", but its directory is named "renamed"`,
 		"corrupt":   "corrupt run state: truncated JSON (unexpected end of input)",
 		"wrongtype": "corrupt run state: field state: want string, got number",
 		"big":       "too large (",
@@ -171,6 +177,12 @@ func TestFindRunReportsBrokenState(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Path != filepath.Join(h.runsDir(h.cwd, "s1"), id, "state.json") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want a FileError on its state.json saying %q", id, err, want)
 		}
+	}
+	// An id the engine's SafePart changes is its directory's name so
+	// changed: a run like any other.
+	h.run(h.cwd, "odd_id__", `{"id":"odd id🚀","workflowName":"w","state":"running"}`, 0)
+	if r, err := s.FindRun("odd_id__"); err != nil || r.Record.ID != "odd id🚀" {
+		t.Errorf("a run in the directory the engine names for its id: %v", err)
 	}
 	if os.Geteuid() != 0 { // root reads anything
 		_, err := s.FindRun("unreadable")

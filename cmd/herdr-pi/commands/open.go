@@ -453,7 +453,9 @@ func openFailedJSON(w io.Writer, opts *openOptions, err error) error {
 	if opts.live {
 		write = render.JSONLine // one more of the live lines
 	}
-	if werr := write(w, fail); werr != nil {
+	// A failure that is itself this write error (the result could not be
+	// written either) is not said twice.
+	if werr := write(w, fail); werr != nil && !strings.Contains(err.Error(), werr.Error()) {
 		return errors.Join(err, werr)
 	}
 	return err

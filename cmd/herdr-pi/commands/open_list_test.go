@@ -576,11 +576,12 @@ func TestOpenReportMatchesTheSchema(t *testing.T) {
 // directories: their control characters never reach the terminal.
 func TestOpenListSanitises(t *testing.T) {
 	home := t.TempDir()
-	g, err := storetest.Generate(home, storetest.Synthetic{Runs: 1, AgentsPerRun: 1, Seed: 3, Now: listNow})
+	g, err := storetest.Generate(home, storetest.Synthetic{Runs: 2, AgentsPerRun: 1, Seed: 3, Now: listNow})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := store.New(home, g.Cwd).FindRun(g.IDs[0])
+	st := store.New(home, g.Cwd)
+	r, err := st.FindRun(g.IDs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,15 +592,31 @@ func TestOpenListSanitises(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(r.Dir, filepath.Join(filepath.Dir(r.Dir), "\x1b]0;x\x07run")); err != nil {
+	// The other run's directory renamed by something else: listed as
+	// unreadable (its state names another run), with both names quoted.
+	other, err := st.FindRun(g.IDs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other.Dir, filepath.Join(filepath.Dir(other.Dir), "\x1b]0;x\x07run")); err != nil {
 		t.Fatal(err)
 	}
 	o := listingOf(t, home, g.Cwd, "")
-	if o.Runs[0].Workflow != "evil\x1b]0;title\x07\x1b[31mred" {
-		t.Fatalf("the fixture did not take: %q", o.Runs[0].Workflow)
+	evil := slices.IndexFunc(o.Runs, func(r handoff.ListedRun) bool { return r.ID == g.IDs[0] })
+	if evil < 0 || o.Runs[evil].Workflow != "evil\x1b]0;title\x07\x1b[31mred" || len(o.Runs) != 2 {
+		t.Fatalf("the fixture did not take: %+v", o.Runs)
 	}
 	groups, _ := pickerGroups(o)
-	shown := render.RunTable(o, render.New(true, 100)) + render.RunDetail(o, &o.Runs[0], render.New(true, 100)) + groups[0].Title + groups[0].Items[0].Text
+	shown := render.RunTable(o, render.New(true, 100))
+	for i := range o.Runs {
+		shown += render.RunDetail(o, &o.Runs[i], render.New(true, 100))
+	}
+	for _, g := range groups {
+		shown += g.Title
+		for _, it := range g.Items {
+			shown += it.Text
+		}
+	}
 	for _, bad := range []string{"\x07", "\x1b]", "\x1b[31m", "\x1b[2J"} {
 		if strings.Contains(shown, bad) {
 			t.Errorf("%q reached the output:\n%q", bad, shown)
@@ -685,6 +702,8 @@ func TestOpenReportsAStateThatIsNoRun(t *testing.T) {
 		`{}`:                       "no id, workflowName and state",
 		`{"id":"` + run + `"}`:     "no workflowName and state",
 		`{"agents":[],"state":""}`: "no id, workflowName and state",
+		// Another run's state, here: the engine would not load it.
+		`{"id":"` + ls.IDs[3] + `","workflowName":"w","state":"running"}`: `names run "` + ls.IDs[3] + `", but its directory is named "` + run + `"`,
 	} {
 		if err := os.WriteFile(filepath.Join(r.Dir, "state.json"), []byte(state), 0o600); err != nil {
 			t.Fatal(err)

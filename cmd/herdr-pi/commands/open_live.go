@@ -66,19 +66,34 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 
 	sctx, stop := signal.NotifyContext(ctx, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
 	defer stop()
+	// Lines nobody can read end the handoff as a hangup does: hctx ends
+	// with the first write error, and the wrapper gives the attempt back.
+	hctx, unseen := context.WithCancelCause(sctx)
+	defer unseen(nil)
 	pane := "" // the handoff's pane, once launched
+	var writeErr error
 	say := func(p control.Progress) {
 		if p.Event == control.ProgressLaunched {
 			pane = p.PaneID
 		}
-		if opts.JSON {
-			_ = render.JSONLine(io.Out, openLiveLine{Format: openLiveFormat, Attempt: a.Name(), Progress: p})
+		if writeErr != nil {
 			return
 		}
-		tell(io.Out, "%s\n", liveWords(a, p))
+		if opts.JSON {
+			writeErr = render.JSONLine(io.Out, openLiveLine{Format: openLiveFormat, Attempt: a.Name(), Progress: p})
+		} else {
+			writeErr = say(io.Out, "%s\n", liveWords(a, p))
+		}
+		if writeErr != nil {
+			unseen(writeErr)
+		}
 	}
-	final, err := c.Handoff(sctx, ask, say)
+	final, err := c.Handoff(hctx, ask, say)
 	if err != nil {
+		if writeErr != nil {
+			return fmt.Errorf("open: %s: its lines could not be written (%w), so open gave the handoff up, and the wrapper "+
+				"did not confirm it gave the attempt back: %v", a, writeErr, err)
+		}
 		if sctx.Err() != nil && ctx.Err() == nil {
 			tell(io.Err, "herdr-pi open: interrupted; %v\n", err)
 			return silentExit(exitInterrupted)
@@ -88,7 +103,15 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		}
 		return fmt.Errorf("open: %s: %w", a, err)
 	}
+	gaveUp := writeErr != nil
 	say(final)
+	switch {
+	case gaveUp:
+		return fmt.Errorf("open: %s: its lines could not be written (%w), so nobody could follow the handoff: "+
+			"open gave it up, and the wrapper gave the attempt back to its owner (%s)", a, writeErr, final)
+	case writeErr != nil:
+		return fmt.Errorf("open: %s: its last line (%s) could not be written: %w", a, liveWords(a, final), writeErr)
+	}
 	if sctx.Err() != nil {
 		tell(io.Err, "herdr-pi open: interrupted; the pane is closed and the attempt is back with its owner\n")
 		return silentExit(exitInterrupted)

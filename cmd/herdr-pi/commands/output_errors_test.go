@@ -67,3 +67,19 @@ func TestOpenLineThatCannotBeWrittenFails(t *testing.T) {
 		}
 	}
 }
+
+// A --json result that cannot be written is said once: the failure object
+// open then tries to print cannot be written either, and saying that too
+// would only repeat the same write error.
+func TestOpenJSONWriteErrorIsSaidOnce(t *testing.T) {
+	full := devFull(t)
+	ls := newListStore(t)
+	for _, args := range [][]string{{"open", "--list", "--json"}, {"open", "--list", "--json", ls.IDs[1][:8]}} {
+		var errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi"}, args...),
+			IO{In: strings.NewReader(""), Out: full, Err: &errb, Env: openEnv(ls.Home), Dir: ls.Cwd})
+		if n := strings.Count(errb.String(), "no space left on device"); code != exitError || n != 1 {
+			t.Errorf("%q > /dev/full: exit %d, the write error said %d times:\n%s", args, code, n, errb.String())
+		}
+	}
+}

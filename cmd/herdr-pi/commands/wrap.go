@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -48,7 +49,8 @@ func wrapCommand(f *Factory) *cli.Command {
 			"The agent: --agent names it for detection and for Herdr. Without it, the\n" +
 			"screen is read with the manifest [detect] agent names in the config, else the\n" +
 			"one named after the command (wrap claude, with a claude manifest), else Pi's;\n" +
-			"Herdr shows [herdr] agent when the config sets it, else that agent's id.\n\n" +
+			"Herdr shows [herdr] agent when the config sets it, else that agent's id, or\n" +
+			"for a command that is not Pi read as Pi's, its own name (wrap bash: bash).\n\n" +
 			"--label names the pane in its notifications: the body starts with it, so\n" +
 			"agents that share a project can be told apart (herdr-pi open labels the\n" +
 			"panes it opens with the workflow, the attempt and the agent).\n\n" +
@@ -139,6 +141,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	}
 
 	manifest, agent := pickManifest(io, paths, cfg, opts, log)
+	shown := shownAgent(agent, isPi, opts, cfg)
 	herdrEnv, inHerdr := settings.HerdrEnv(env)
 	inject := pty.NewInjector()
 	tui := isPi || isTerminal(stdin) && isTerminal(stdout)
@@ -156,7 +159,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	defer signal.Stop(held)
 	var down wrapShutdown
 	defer down.run() // every way out, a panic below included
-	presence := startPresence(env, cfg, reportLabel(opts.Agent, agent, cfg), log.Printf)
+	presence := startPresence(env, cfg, reportLabel(opts.Agent, shown, cfg), log.Printf)
 	down.release = func() {
 		err := presence.Close(context.Background())
 		if err != nil && !presence.Delivered() {
@@ -181,7 +184,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	})
 	down.detection = stopDetection
 
-	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: agent, HerdrHealth: presence.Health, Logf: log.Printf,
+	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: shown, HerdrHealth: presence.Health, Logf: log.Printf,
 		SessionName: notes.sessionName})
 	det.ReportProgramStatus(signals.ProgramStatus)
 	argv := opts.Argv
@@ -354,6 +357,44 @@ func startPresence(env settings.Env, cfg settings.Config, agent string, logf fun
 		Source: cfg.Herdr.Source, Agent: agent, Logf: logf,
 	})
 }
+
+// shownAgent is the agent a wrapper names to Herdr (unless [herdr] agent
+// says otherwise) and in `status`, given the one detection chose. Detection falls back to Pi's manifest for a command it
+// has none for; that reads the screen, but does not make the command Pi:
+// `wrap bash` is shown as bash, not as a Pi whose sound settings and name
+// it would borrow. A command named Pi (isPi), --agent or [detect] agent
+// keep detection's choice.
+func shownAgent(detected string, isPi bool, opts *wrapOptions, cfg settings.Config) string {
+	if detected != "pi" || isPi || opts.Agent != "" || cfg.Detect.Agent != "" || len(opts.Argv) == 0 {
+		return detected
+	}
+	return agentID(filepath.Base(opts.Argv[0]))
+}
+
+// agentID makes a command's name an agent id (settings.CheckAgent): what
+// the rule does not allow becomes '_', leading punctuation goes, and it is
+// cut to 64 bytes; a name with nothing left is herdr-pi's.
+func agentID(name string) string {
+	id := []byte(strings.TrimLeftFunc(name, func(r rune) bool { return !isAlnum(r) }))
+	for i, b := range id {
+		if !isAgentByte(rune(b)) {
+			id[i] = '_'
+		}
+	}
+	if len(id) > 64 {
+		id = id[:64]
+	}
+	if len(id) == 0 {
+		return "herdr-pi"
+	}
+	return string(id)
+}
+
+func isAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
+func isAgentByte(r rune) bool { return isAlnum(r) || r == '.' || r == '_' || r == '-' || r == ':' }
 
 // reportLabel is the agent label Herdr shows: --agent, else [herdr] agent
 // when the config sets it (a choice beats a guess from the command's

@@ -1,7 +1,10 @@
 package commands
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/pane/launch"
@@ -64,6 +67,62 @@ func TestReportLabel(t *testing.T) {
 	} {
 		if got := reportLabel(tc.flag, tc.detected, tc.cfg); got != tc.want {
 			t.Errorf("reportLabel(%q, %q) with [herdr] agent %q = %q, want %q", tc.flag, tc.detected, tc.cfg.Herdr.Agent, got, tc.want)
+		}
+	}
+}
+
+// The agent a wrapper names when nothing names it (no --agent, no
+// [detect] agent) is the one detection chose — but Pi's manifest reading
+// the screen of a command that is not Pi, for want of one named after it,
+// does not make that command Pi: Herdr shows `wrap bash` as bash. Pi, as
+// the command or behind a runtime or runner, stays pi.
+func TestShownAgent(t *testing.T) {
+	// Pi's npm package, as node runs it.
+	pkg := filepath.Join(t.TempDir(), "node_modules", "@earendil-works", "pi-coding-agent")
+	cli := filepath.Join(pkg, "dist", "cli.js")
+	if err := os.MkdirAll(filepath.Dir(cli), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for path, content := range map[string]string{filepath.Join(pkg, "package.json"): `{"name":"@earendil-works/pi-coding-agent"}`, cli: ""} {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	detectClaude := settings.Defaults()
+	detectClaude.Detect.Agent = "claude"
+	unset := settings.Defaults()
+	for _, tc := range []struct {
+		flag     string
+		argv     []string
+		cfg      settings.Config
+		detected string
+		want     string
+	}{
+		{"", []string{"bash"}, unset, "pi", "bash"},
+		{"", []string{"/usr/bin/python3.12", "-i"}, unset, "pi", "python3.12"},
+		{"", []string{"node", "server.js"}, unset, "pi", "node"},
+		{"", []string{"pi"}, unset, "pi", "pi"},
+		{"", []string{"/opt/pi/bin/pi", "--model", "x"}, unset, "pi", "pi"},
+		{"", []string{"node", cli}, unset, "pi", "pi"},
+		{"", []string{"npx", "-y", "@earendil-works/pi-coding-agent"}, unset, "pi", "pi"},
+		{"pi", []string{"./bin/pi-dev"}, unset, "pi", "pi"},
+		{"mine", []string{"bash"}, unset, "mine", "mine"},
+		{"", []string{"bash"}, detectClaude, "claude", "claude"},
+		{"", []string{"./claude"}, unset, "claude", "claude"},
+		// A name that is no agent id is made one; one with nothing to
+		// keep is herdr-pi's.
+		{"", []string{"./my agent (v2)"}, unset, "pi", "my_agent__v2_"},
+		{"", []string{"-._"}, unset, "pi", "herdr-pi"},
+		{"", []string{strings.Repeat("x", 100)}, unset, "pi", strings.Repeat("x", 64)},
+	} {
+		opts := &wrapOptions{Agent: tc.flag, Argv: tc.argv}
+		c := launch.Parse(tc.argv, "")
+		got := shownAgent(tc.detected, runsPi(opts, c), opts, tc.cfg)
+		if got != tc.want {
+			t.Errorf("wrap %q (--agent %q, detected %q): %q, want %q", tc.argv, tc.flag, tc.detected, got, tc.want)
+		}
+		if err := settings.CheckAgent(got); err != nil {
+			t.Errorf("wrap %q: %v", tc.argv, err)
 		}
 	}
 }

@@ -1,0 +1,301 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/handoff/store"
+)
+
+// liveWorld is a live attempt whose owner "runs under herdr-pi wrap": the
+// owner Pi is a sleep started by this test process, which plays its
+// wrapper — a held run directory, a real control socket registered in the
+// pane registry, and a scripted Handoffs behind it. open finds and asks it
+// as it would a real wrapper.
+type liveWorld struct {
+	home, cwd, runtime, run string
+	handoffs                *scriptedHandoffs
+}
+
+func newLiveWorld(t *testing.T) *liveWorld {
+	t.Helper()
+	ls := newListStore(t)
+	st := store.New(ls.Home, ls.Cwd)
+	var run *store.Run
+	for _, id := range ls.IDs {
+		if r, err := st.FindRun(id); err == nil && r.State() == "running" {
+			run = r
+			break
+		}
+	}
+	if run == nil {
+		t.Fatal("the generated store has no running run")
+	}
+	owner := exec.Command("sleep", "600")
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { owner.Process.Kill(); owner.Wait() })
+	lease := fmt.Sprintf(`{"pid":%d,"token":"t","startedAt":%d}`+"\n", owner.Process.Pid, time.Now().Add(time.Hour).UnixMilli())
+	if err := os.WriteFile(filepath.Join(filepath.Dir(run.Dir), store.LeaseFile), []byte(lease), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := run.PickText("docs"); err != nil || a.Record.Session == nil || a.Record.Session.SessionID == "" {
+		t.Fatalf("docs of run %s: %v (it needs a session id)", run.ID, err)
+	}
+	// A short runtime directory: socket paths are limited to 107 bytes.
+	runtime, err := os.MkdirTemp("", "hpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runtime) })
+	w := &liveWorld{home: ls.Home, cwd: ls.Cwd, runtime: runtime, run: run.ID, handoffs: newScriptedHandoffs()}
+	base := filepath.Join(runtime, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
+	if err := control.EnsurePrivateDir(base); err != nil {
+		t.Fatal(err)
+	}
+	held, err := control.NewRunDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { held.Remove() })
+	ep := control.Endpoint{Socket: filepath.Join(held.Path, "control.sock"), Token: "t0k", PID: os.Getpid(), PaneID: "w1:p1"}
+	srv, err := control.Listen(control.Config{Path: ep.Socket, Token: ep.Token, Events: noEvents{}, Requests: noRequests{}, Handoffs: w.handoffs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	unregister, err := control.PaneRegistry(base).Register(control.PaneKey("/h.sock", ep.PaneID), ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unregister)
+	return w
+}
+
+// open runs `herdr-pi open <run> docs args…` with stdout going to out. It
+// fails the test when open has not returned within a long while (it
+// followed a handoff nobody could see), then lets the handoff end so
+// nothing is left running.
+func (w *liveWorld) open(t *testing.T, out io.Writer, args ...string) (code int, stderr string) {
+	t.Helper()
+	var errb bytes.Buffer
+	env := []string{"HOME=" + w.home, "XDG_CONFIG_HOME=" + w.home + "/.config", "XDG_STATE_HOME=" + w.home + "/.state",
+		"XDG_RUNTIME_DIR=" + w.runtime, "HERDR_PI_LOG=off", "TERM=dumb"}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(context.Background(), append([]string{"herdr-pi", "open", w.run, "docs"}, args...),
+			IO{In: strings.NewReader(""), Out: out, Err: &errb, Env: env, Dir: w.cwd})
+	}()
+	select {
+	case code = <-done:
+	case <-time.After(time.Minute):
+		w.handoffs.endTurn()
+		w.handoffs.endPaneTurn()
+		<-done
+		t.Fatalf("open %q went on following the handoff after its output failed\n%s", args, errb.String())
+	}
+	return code, errb.String()
+}
+
+// scriptedHandoffs plays the owner's wrapper: ordered, then (at endTurn)
+// launched and working, then (at endPaneTurn) idle and the idle handback. A cancel from open at any
+// point gives the attempt back, as the real wrapper does: aborted,
+// transferred once the pane had launched.
+type scriptedHandoffs struct {
+	release, paneDone chan struct{}
+	once, paneOnce    sync.Once
+	// focus answers as for an agent of fully inspectable mode: its tab
+	// focused, nothing handed off.
+	focus bool
+	// Set on the server's goroutine; read once open returned, which the
+	// race detector cannot see through the socket.
+	mu       sync.Mutex
+	launched bool
+	cause    error // why the handoff was given up; nil when it ran to its handback
+}
+
+func newScriptedHandoffs() *scriptedHandoffs {
+	return &scriptedHandoffs{release: make(chan struct{}), paneDone: make(chan struct{})}
+}
+
+// endTurn lets the attempt's turn end: the pane launches.
+func (h *scriptedHandoffs) endTurn() { h.once.Do(func() { close(h.release) }) }
+
+// endPaneTurn lets the pane's turn end: it goes idle and hands back.
+func (h *scriptedHandoffs) endPaneTurn() { h.paneOnce.Do(func() { close(h.paneDone) }) }
+
+// outcome is whether a pane launched and why the handoff was given up.
+func (h *scriptedHandoffs) outcome() (launched bool, cause error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.launched, h.cause
+}
+
+func (h *scriptedHandoffs) Handoff(ctx context.Context, ask control.HandoffAsk, progress func(control.Progress)) (control.Progress, error) {
+	launched := false
+	given := func() (control.Progress, error) {
+		h.mu.Lock()
+		h.cause = context.Cause(ctx)
+		h.mu.Unlock()
+		return control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Transferred: launched,
+			NeedsContinue: launched, Continued: launched}, nil
+	}
+	if h.focus {
+		return control.Progress{Event: control.ProgressFocused, PaneID: "w2:p1", TabID: "w2:t2", WorkspaceID: "w2"}, nil
+	}
+	progress(control.Progress{Event: control.ProgressOrdered, RunID: ask.RunID, Label: "docs", Handoff: "h1"})
+	// The turn ends when the test says so, or never: a cancel must end it.
+	select {
+	case <-ctx.Done():
+		return given()
+	case <-h.release:
+	}
+	launched = true
+	h.mu.Lock()
+	h.launched = true
+	h.mu.Unlock()
+	progress(control.Progress{Event: control.ProgressLaunched, PaneID: "w1:p2", AgentPID: 4242})
+	progress(control.Progress{Event: control.ProgressWorking, PaneID: "w1:p2"})
+	select {
+	case <-ctx.Done():
+		return given()
+	case <-h.paneDone:
+	}
+	progress(control.Progress{Event: control.ProgressIdle, PaneID: "w1:p2"})
+	return control.Progress{Event: control.ProgressHandback, Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop"}, nil
+}
+
+type noEvents struct{}
+
+func (noEvents) ProbeEvent(control.Event) {}
+
+type noRequests struct{}
+
+func (noRequests) Wait(control.WaitRequest) error { return errors.New("no waits here") }
+func (noRequests) Status() control.Status         { return control.Status{} }
+
+// failingAfter takes n writes, then fails every one as a terminal that
+// went away does.
+type failingAfter struct {
+	n     int
+	wrote bytes.Buffer
+}
+
+var errTerminalGone = &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EIO}
+
+func (w *failingAfter) Write(p []byte) (int, error) {
+	if w.n == 0 {
+		return 0, errTerminalGone
+	}
+	w.n--
+	return w.wrote.Write(p)
+}
+
+// The harness itself: with its output written, open follows the scripted
+// handoff to its handback and exits 0.
+func TestOpenLiveFollowsTheHandoffToItsHandback(t *testing.T) {
+	w := newLiveWorld(t)
+	w.handoffs.endTurn()
+	w.handoffs.endPaneTurn()
+	var out bytes.Buffer
+	code, stderr := w.open(t, &out, "--json")
+	if _, cause := w.handoffs.outcome(); code != exitOK || strings.Count(out.String(), "\n") != 5 || !strings.Contains(out.String(), `"reason":"idle"`) || cause != nil {
+		t.Fatalf("exit %d, cause %v\n%s%s", code, cause, out.String(), stderr)
+	}
+}
+
+// open's lines about a live handoff are what the person follows it by:
+// when they cannot be written (a full disk, a terminal gone) nobody sees
+// the handoff, so open gives it up as on a hangup — the wrapper gives the
+// attempt back to its owner (before any pane opened, if the first line
+// already failed) — and exits 1 naming the write error, rather than follow
+// a handoff nobody sees and exit 0.
+func TestOpenLiveGivesTheHandoffUpWhenItsLinesCannotBeWritten(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		json     bool
+		written  int // lines written before the failure
+		launched bool
+	}{
+		{"text, /dev/full", false, 0, false},
+		{"json, /dev/full", true, 0, false},
+		{"text, the terminal gone after the first line", false, 1, true},
+		{"json, the terminal gone after the first line", true, 1, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newLiveWorld(t)
+			var out io.Writer = devFull(t)
+			want := "no space left on device"
+			if c.written > 0 {
+				// The turn ends once the first line is out: the failure
+				// then comes with the pane's launch.
+				out = &releasing{w: &failingAfter{n: c.written}, after: map[int]func(){1: w.handoffs.endTurn}}
+				want = errTerminalGone.Error()
+			}
+			var args []string
+			if c.json {
+				args = append(args, "--json")
+			}
+			code, stderr := w.open(t, out, args...)
+			launched, cause := w.handoffs.outcome()
+			if code != exitError || !strings.Contains(stderr, want) || !strings.Contains(stderr, "gave the attempt back") ||
+				!errors.Is(cause, control.ErrAskerGone) || launched != c.launched {
+				t.Fatalf("exit %d; the wrapper's handoff launched %v, given up for %v; stderr:\n%s\nwant exit %d, the write error and the attempt given back",
+					code, launched, cause, stderr, exitError)
+			}
+		})
+	}
+}
+
+// The handback line is open's result: when it cannot be written, open
+// exits 1 with the write error, after a handback that went as usual. So
+// is the line saying an agent's tab was focused.
+func TestOpenLiveHandbackThatCannotBeWrittenFails(t *testing.T) {
+	w := newLiveWorld(t)
+	// ordered, launched, working and idle go through.
+	out := &releasing{w: &failingAfter{n: 4}, after: map[int]func(){1: w.handoffs.endTurn, 3: w.handoffs.endPaneTurn}}
+	code, stderr := w.open(t, out, "--json")
+	if launched, cause := w.handoffs.outcome(); code != exitError || !launched || cause != nil ||
+		!strings.Contains(stderr, "(handed back: ") || !strings.Contains(stderr, errTerminalGone.Error()) {
+		t.Fatalf("exit %d, launched %v, given up for %v; stderr:\n%s", code, launched, cause, stderr)
+	}
+	// The one line on an agent of fully inspectable mode: its tab focused.
+	w = newLiveWorld(t)
+	w.handoffs.focus = true
+	code, stderr = w.open(t, devFull(t))
+	if code != exitError || !strings.Contains(stderr, "focused it") || !strings.Contains(stderr, "no space left on device") {
+		t.Fatalf("the focused line > /dev/full: exit %d; stderr:\n%s", code, stderr)
+	}
+}
+
+// releasing moves the scripted handoff on as lines are written: after
+// the nth write that went through it calls after[n].
+type releasing struct {
+	w     *failingAfter
+	after map[int]func()
+	n     int
+}
+
+func (r *releasing) Write(p []byte) (int, error) {
+	n, err := r.w.Write(p)
+	if err == nil {
+		r.n++
+		if f := r.after[r.n]; f != nil {
+			f()
+		}
+	}
+	return n, err
+}
