@@ -41,7 +41,7 @@ func TestWrapNotifiesTheTerminalOutsideHerdr(t *testing.T) {
 		"run herdr-pi waiting stop --source deploy --id 1",
 		"sleep 300ms",
 	)
-	env := append(os.Environ(), "TERM_PROGRAM=WarpTerminal", "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
+	env := append(os.Environ(), "TERM_PROGRAM=WarpTerminal", "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir, shownAsPi(t))
 	env = withoutHerdr(env)
 	r, err := startOuter(outerOptions{Keep: true, Env: env, Argv: []string{"sh", "-c", "cd " + project + " && exec herdr-pi wrap -- fakeagent " + script}})
 	if err != nil {
@@ -54,6 +54,18 @@ func TestWrapNotifiesTheTerminalOutsideHerdr(t *testing.T) {
 	if got := r.bytes(); bytes.Count(got, want) != 1 || bytes.Count(got, []byte("\x1b]777;")) != 1 {
 		t.Fatalf("want exactly one %q on the terminal, got:\n%q", want, got)
 	}
+}
+
+// shownAsPi is the environment entry that has wrap show the stand-in
+// agent as Pi ([herdr] agent), to Herdr and in its notifications, as a
+// real Pi would be; by its own name it would be fakeagent. (--agent pi
+// would also take it for Pi's CLI and load the probe into it.)
+func shownAsPi(t *testing.T) string {
+	config := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(config, []byte("[herdr]\nagent = \"pi\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return "HERDR_PI_CONFIG=" + config
 }
 
 func withoutHerdr(env []string) []string {
@@ -82,7 +94,7 @@ func TestWrapNotifiesThroughHerdr(t *testing.T) {
 	}
 	lines = append(lines, "sleep 2500ms")
 	trace := filepath.Join(dir, "trace.jsonl")
-	env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir, "HERDR_PI_TRACE="+trace)
+	env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir, "HERDR_PI_TRACE="+trace, shownAsPi(t))
 	env = append(env, h.Env()...)
 	start := time.Now()
 	r, err := startOuter(outerOptions{Env: env, Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", agentScript(t, lines...)}})
@@ -142,7 +154,7 @@ func TestWrapNotifiesThroughHerdr(t *testing.T) {
 func TestWrapLabelNamesThePaneInItsToasts(t *testing.T) {
 	dir := t.TempDir()
 	h := herdrtest.Start(t, herdrtest.Options{Delivery: "herdr"})
-	env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
+	env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir, shownAsPi(t))
 	env = append(env, h.Env()...)
 	r, err := startOuter(outerOptions{Env: env, Argv: []string{"herdr-pi", "wrap", "--label", "fx-retry #2 fixer", "--", "fakeagent", agentScript(t,
 		"print ready\\r\\n", "run herdr-pi waiting start --source hook --id x", "sleep 1500ms")}})
@@ -155,6 +167,33 @@ func TestWrapLabelNamesThePaneInItsToasts(t *testing.T) {
 	notes := h.Notifications()
 	if len(notes) != 1 || notes[0].Title != "Pi needs your input" || !strings.HasPrefix(notes[0].Body, "fx-retry #2 fixer · ") {
 		t.Fatalf("notifications %+v, want one whose body starts with the label", notes)
+	}
+}
+
+// A command that is not Pi, its screen read with Pi's manifest for want of
+// its own, is named by its own name everywhere the person sees it: Herdr's
+// pane and the toast. A toast saying "Pi needs your input" would send them
+// looking for a Pi that is not there.
+func TestWrapNamesACommandThatIsNotPiInItsToasts(t *testing.T) {
+	dir := t.TempDir()
+	h := herdrtest.Start(t, herdrtest.Options{Delivery: "herdr"})
+	env := append(withoutHerdr(os.Environ()), "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir)
+	env = append(env, h.Env()...)
+	r, err := startOuter(outerOptions{Env: env, Argv: []string{"herdr-pi", "wrap", "--", "fakeagent", agentScript(t,
+		"print ready\\r\\n", "run herdr-pi waiting start --source hook --id x", "sleep 1500ms")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
+		t.Fatalf("status %d, %v", status, err)
+	}
+	reports := h.Reports(h.PaneID())
+	if len(reports) == 0 || reports[len(reports)-1].Agent != "fakeagent" {
+		t.Fatalf("reports %+v, want them made as fakeagent", reports)
+	}
+	notes := h.Notifications()
+	if len(notes) != 1 || notes[0].Title != "Fakeagent needs your input" {
+		t.Fatalf("notifications %+v, want one titled by the command", notes)
 	}
 }
 

@@ -50,7 +50,8 @@ func wrapCommand(f *Factory) *cli.Command {
 			"screen is read with the manifest [detect] agent names in the config, else the\n" +
 			"one named after the command (wrap claude, with a claude manifest), else Pi's;\n" +
 			"Herdr shows [herdr] agent when the config sets it, else that agent's id, or\n" +
-			"for a command that is not Pi read as Pi's, its own name (wrap bash: bash).\n\n" +
+			"for a command that is not Pi read as Pi's, its own name (wrap bash: bash);\n" +
+			"notification titles name the agent the same way.\n\n" +
 			"--label names the pane in its notifications: the body starts with it, so\n" +
 			"agents that share a project can be told apart (herdr-pi open labels the\n" +
 			"panes it opens with the workflow, the attempt and the agent).\n\n" +
@@ -171,7 +172,10 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 			tell(io.Err, "herdr-pi: Herdr showed none of this run's states: %v; `herdr-pi doctor` checks the connection\n", err)
 		}
 	}
-	names := notifyNames{Cwd: cwd, Agent: agent, Label: opts.Label}
+	// Notifications name the agent as Herdr shows it: a toast from `wrap
+	// bash` saying "Pi needs your input" would send the person to look
+	// for a Pi.
+	names := notifyNames{Cwd: cwd, Agent: reportLabel(opts.Agent, shown, cfg), Label: opts.Label}
 	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, names, presence, log)
 	down.notify = notes.close
 

@@ -101,6 +101,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := os.Mkdir(project, 0o700); err != nil {
 		return err
 	}
+	if err := writeDemoConfig(root); err != nil {
+		return err
+	}
 
 	tl := &timeline{start: time.Now()}
 	herdr, err := startHerdrStandIn(func(m string, p json.RawMessage) { tl.add(herdrEvent(m, p)) })
@@ -296,6 +299,21 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// demoConfig is the wrapper's config.toml in the demo. The scripted agent
+// plays Pi: read with Pi's manifest by choice, it is shown to Herdr and
+// named in notifications as Pi, as `herdr-pi wrap pi` would be (a command
+// that is not Pi goes by its own name otherwise). It is not named Pi with
+// --agent, which would also treat it as Pi's CLI and load the probe.
+const demoConfig = "[detect]\nagent = \"pi\"\n"
+
+func writeDemoConfig(root string) error {
+	dir := filepath.Join(root, "config", "herdr-pi")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "config.toml"), []byte(demoConfig), 0o600)
 }
 
 // demoEnv is the wrapper's environment in the demo: the person's own,
