@@ -41,9 +41,7 @@ func TestFullyInspectableCloseWhileTheRunWorks(t *testing.T) {
 		t.Fatalf("workspaces created %d, want 2: %q", n, got)
 	}
 	fi.quitOwner()
-	if left := fi.runtimeFiles(); len(left) != 0 {
-		t.Fatalf("left in the runtime directory: %q", left)
-	}
+	fi.wantNothingLeft()
 }
 
 // The owner Pi crashes (SIGKILL) while an agent's turn runs in its tab: its
@@ -134,7 +132,5 @@ func TestFullyInspectableAbortInTheTabCarriesOnLocally(t *testing.T) {
 	lvWait(t, "the run's workspace to close", func() bool { return len(lvCalls(fi.s, "workspace.close")) > 0 })
 	t.Logf("Herdr saw %q", fi.sequence(t))
 	fi.quitOwner()
-	if left := fi.runtimeFiles(); len(left) != 0 {
-		t.Fatalf("left in the runtime directory: %q", left)
-	}
+	fi.wantNothingLeft()
 }

@@ -312,9 +312,7 @@ func TestFullyInspectableTwoAgentsWithARetry(t *testing.T) {
 	if c := lvCalls(fi.s, "workspace.close"); len(c) != 1 {
 		t.Fatalf("workspace.close calls after /quit: %d", len(c))
 	}
-	if left := fi.runtimeFiles(); len(left) != 0 {
-		t.Fatalf("left in the runtime directory: %q", left)
-	}
+	fi.wantNothingLeft()
 }
 
 // transports are the transports of every attempt of the run, in order.
@@ -423,9 +421,7 @@ func TestFullyInspectableSequentialPrompts(t *testing.T) {
 		t.Fatalf("the second turn's Pi did not see the first turn (%q)", second)
 	}
 	fi.quitOwner()
-	if left := fi.runtimeFiles(); len(left) != 0 {
-		t.Fatalf("left in the runtime directory: %q", left)
-	}
+	fi.wantNothingLeft()
 }
 
 // A stopped run closes its workspace: the owner stops the run while its
@@ -466,9 +462,7 @@ func TestFullyInspectableStoppedRunClosesItsWorkspace(t *testing.T) {
 	if c := lvCalls(fi.s, "workspace.close"); len(c) != 1 {
 		t.Fatalf("workspace.close calls %d", len(c))
 	}
-	if left := fi.runtimeFiles(); len(left) != 0 {
-		t.Fatalf("left in the runtime directory: %q", left)
-	}
+	fi.wantNothingLeft()
 }
 
 // A failed run closes its workspace too.
@@ -482,9 +476,7 @@ func TestFullyInspectableFailedRunClosesItsWorkspace(t *testing.T) {
 		t.Fatalf("Herdr saw %q", got)
 	}
 	fi.quitOwner()
-	if left := fi.runtimeFiles(); len(left) != 0 {
-		t.Fatalf("left in the runtime directory: %q", left)
-	}
+	fi.wantNothingLeft()
 }
 
 // The owner's /quit while an agent's turn runs in a tab closes everything:
@@ -511,9 +503,7 @@ func (fi *fiRig) wantEverythingClosed(t *testing.T, pane string) {
 	if len(got) != 4 || !strings.HasPrefix(got[2], "tab.close ") || !strings.HasPrefix(got[3], "workspace.close ") {
 		t.Fatalf("Herdr saw %q", got)
 	}
-	if left := fi.runtimeFiles(); len(left) != 0 {
-		t.Fatalf("left in the runtime directory: %q", left)
-	}
+	fi.wantNothingLeft()
 }
 
 // A settings file fully inspectable mode cannot use is shown in the

@@ -145,7 +145,5 @@ func TestLiveHandoffOpenCannotWriteItsLines(t *testing.T) {
 		t.Fatalf("a pane opened for a handoff open gave up: %q", m)
 	}
 	lr.quitOwner()
-	if left := lr.runtimeFiles(); len(left) != 0 {
-		t.Fatalf("left in the runtime directory: %q", left)
-	}
+	lr.wantNothingLeft()
 }

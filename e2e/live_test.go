@@ -413,6 +413,24 @@ func (lr *liveRig) runtimeFiles() []string {
 	return left
 }
 
+// wantNothingLeft fails the test unless the private runtime directory
+// empties: a wrapper Herdr just closed may still be removing its socket
+// and registration as the test looks, so it is given lvLong to finish.
+func (lr *liveRig) wantNothingLeft() {
+	lr.t.Helper()
+	deadline := time.Now().Add(lvLong)
+	for {
+		left := lr.runtimeFiles()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			lr.t.Fatalf("left in the runtime directory after %v: %q", lvLong, left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // quitOwner quits the owner's Pi and waits for its wrapper to end.
 func (lr *liveRig) quitOwner() {
 	lr.t.Helper()
