@@ -149,7 +149,7 @@ func TestAWrapperRefusalIsShownWhole(t *testing.T) {
 	e := newCmdEnv(t, pane...)
 	startFake(t, e, "w1:p1")
 	code, out, errOut := run(t, e.env, "waiting", "start", "--source", "refuse-at-length", "--id", "1")
-	want := "herdr-pi: waiting start refuse-at-length:1: the wrapper refused: " + strings.NewReplacer("\x1b", "?", "\x07", "?").Replace(longRefusal) + "\n"
+	want := "herdr-pi: waiting start refuse-at-length:1: the wrapper refused: " + strings.NewReplacer("\x1b", "?", "\x07", "?").Replace(strings.TrimPrefix(longRefusal, "waiting: ")) + "\n"
 	if code != 1 || out != "" || errOut != want {
 		t.Fatalf("exit %d, stdout %q, stderr\n%q\nwant 1 and\n%q", code, out, errOut, want)
 	}

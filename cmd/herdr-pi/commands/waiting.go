@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -112,7 +113,9 @@ func waitingRun(ctx context.Context, f *Factory, opts *waitingOptions) error {
 	}
 	defer c.Close()
 	if err := c.Wait(ctx, w); err != nil {
-		return fmt.Errorf("waiting %s %s: the wrapper refused: %w", opts.Action, w.Key(), err)
+		// The wrapper's reason starts "waiting: " for its own log and
+		// for other clients; here the line names the command already.
+		return fmt.Errorf("waiting %s %s: the wrapper refused: %s", opts.Action, w.Key(), strings.TrimPrefix(err.Error(), "waiting: "))
 	}
 	return nil
 }
