@@ -28,6 +28,11 @@ func TestErrorLine(t *testing.T) {
 		{"Connection error.: connect ECONNREFUSED 127.0.0.1:9", "Connection error.: connect ECONNREFUSED 127.0.0.1:9"},
 		{"Connection error.: Request cannot be constructed from a URL that includes credentials: http://user:pass123@127.0.0.1/v1/chat/completions",
 			"Connection error.: Request cannot be constructed from a URL that includes credentials: http://xxxxx@127.0.0.1/v1/chat/c…"},
+		// Anthropic's and Google's shapes of the body.
+		{`429 {"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`,
+			"429 Too Many Requests: Number of request tokens has exceeded your per-minute rate limit"},
+		{`503 {"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`,
+			"503 Service Unavailable: The model is overloaded. Please try again later."},
 		// A body written over several lines is read whole.
 		{"400 {\n  \"error\": {\n    \"type\": \"invalid_request_error\",\n    \"message\": \"prompt is too long: 210000 tokens > 200000 maximum\"\n  }\n}",
 			"400 Bad Request: prompt is too long: 210000 tokens > 200000 maximum"},
