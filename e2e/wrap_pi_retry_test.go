@@ -155,3 +155,50 @@ func TestWrapPiEscapeOnTheOverflowCompactionIsSilent(t *testing.T) {
 	}
 	quit(t, tm)
 }
+
+// A failed run's toast says why, as Pi said it, without the key Pi was
+// refused with: a 401 Pi does not retry, then a 500 it retries until the
+// retries run out. The model server words its 401 as OpenAI does, with
+// the key it was given, masked but for its end.
+func TestWrapPiErrorToastSaysWhy(t *testing.T) {
+	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+		switch u := req.LastUser(); {
+		case strings.Contains(u, "AUTH"):
+			key := strings.TrimPrefix(req.Auth, "Bearer ")
+			return fakellm.Reply{Status: 401, Text: "Incorrect API key provided: sk-proj-****" + key[max(0, len(key)-4):] + ". You can find your API key at https://platform.openai.com/account/api-keys."}
+		case strings.Contains(u, "BROKEN"):
+			return fakellm.Reply{Status: 500, Text: "The server had an error while processing your request."}
+		}
+		return fakellm.Reply{Text: "ok"}
+	}, true)
+	r.retryAfter(50 * time.Millisecond)
+	tm := r.wrap()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen:\n%s\nnotifications: %+v", tm.Screen(), r.herdr.Notifications())
+		}
+	})
+	tm.Type(t, "AUTH please")
+	r.waitStates("the refused run", "unknown", "idle", "working", "idle")
+	r.herdr.WaitFor(t, 2*time.Minute, "the 401's toast", func() bool { return len(r.herdr.Notifications()) >= 1 })
+	tm.Type(t, "BROKEN please")
+	tm.WaitText(t, "Retry failed after 3 attempts", time.Minute)
+	r.waitStates("the failed run", "unknown", "idle", "working", "idle", "working", "idle")
+	r.herdr.WaitFor(t, 2*time.Minute, "the 500's toast", func() bool { return len(r.herdr.Notifications()) >= 2 })
+
+	n := r.herdr.Notifications()
+	project := " · " + filepath.Base(r.agent.Project)
+	want := []string{
+		"401 Unauthorized: Incorrect API key provided: xxxxx. You can find your API key at https://platform.openai.com/account/a…" + project,
+		"500 Internal Server Error: The server had an error while processing your request." + project,
+	}
+	if len(n) != 2 {
+		t.Fatalf("notifications %+v, want the two errors'", n)
+	}
+	for i, w := range want {
+		if n[i].Title != "Pi stopped with an error" || n[i].Body != w {
+			t.Errorf("toast %d: %q / %q, want %q / %q", i+1, n[i].Title, n[i].Body, "Pi stopped with an error", w)
+		}
+	}
+	quit(t, tm)
+}

@@ -58,4 +58,8 @@ type Event struct {
 	// channels — Herdr's toast and the terminal — as the best peers do;
 	// ntfy, which leaves the machine, never sends it.
 	Question string
+	// Error is, for Failed, why the run stopped as the agent said it
+	// (raw: Pi's error message; empty when it said nothing). See
+	// [ErrorLine] for what of it the channels show.
+	Error string
 }

@@ -18,6 +18,13 @@ type Message struct {
 	// to questionLimit (see [Event.Question]); on-screen channels show it
 	// before the body, ntfy leaves it out.
 	Question string
+	// Error is why a failed run stopped: [ErrorLine] of [Event.Error].
+	// On-screen channels show it before the body, as the question.
+	Error string
+	// ErrorStatus is the HTTP status the error names ("429 Too Many
+	// Requests"), or empty: fixed words, so ntfy, which leaves the Error
+	// out, may send them.
+	ErrorStatus string
 	// ID names the notification for terminals that replace one with the
 	// same id (OSC 99).
 	ID string
@@ -53,7 +60,7 @@ func (m Message) more() string {
 // after sanitising: the question, then the body, then how many were
 // merged, which survives any cut.
 func (m Message) screenBody(limit int) string {
-	return fitWithMore(joinParts(m.Question, osc.CleanLabel(m.Body)), m.more(), limit)
+	return fitWithMore(joinParts(m.Question, m.Error, osc.CleanLabel(m.Body)), m.more(), limit)
 }
 
 // fitWithMore cuts body to fit limit code points together with more.
@@ -130,7 +137,8 @@ func compose(ev Event, agent, project, session, instance string) Message {
 	if instance != "" {
 		id += "-" + instance
 	}
-	return Message{Title: title, Body: strings.Join(parts, partSep), Question: QuestionLine(ev.Question), ID: osc.SanitizeIdentifier(id)}
+	return Message{Title: title, Body: strings.Join(parts, partSep), Question: QuestionLine(ev.Question),
+		Error: ErrorLine(ev.Error), ErrorStatus: errorStatus(ev.Error), ID: osc.SanitizeIdentifier(id)}
 }
 
 // Place is where a notification comes from, as the body of the wrapper's

@@ -60,8 +60,10 @@ func (n *Ntfy) Send(ctx context.Context, m Message) error {
 	defer cancel()
 
 	title := osc.Truncate(osc.CleanLabel(m.Title), osc.MaxCodePoints)
-	// The question stays on this machine: ntfy sends the body only.
-	body := osc.TruncateBytes(joinParts(osc.CleanLabel(m.Body), m.more()), ntfyBodyMax)
+	// The question and the agent's error stay on this machine (either can
+	// hold what the person or the model wrote): ntfy sends the error's
+	// HTTP status, in fixed words, and the body.
+	body := osc.TruncateBytes(joinParts(m.ErrorStatus, osc.CleanLabel(m.Body), m.more()), ntfyBodyMax)
 	if body == "" {
 		body = title
 	}

@@ -99,7 +99,7 @@ func (t *Triggers) StateEvent(e state.Event) {
 				t.sink.Notify(Event{Kind: Finished, Key: key})
 			}
 		case state.Errored:
-			t.sink.Notify(Event{Kind: Failed, Key: key})
+			t.sink.Notify(Event{Kind: Failed, Key: key, Error: runError(e)})
 		}
 	}
 }
@@ -142,4 +142,16 @@ func itemKind(k state.Kind) (Kind, bool) {
 		return AskStarted, true
 	}
 	return 0, false
+}
+
+// lengthError says why a run that ran out of length stopped: Pi gives
+// such a reply no error message.
+const lengthError = "the reply was cut off at the model's output limit"
+
+// runError is why the failed run of e stopped, as far as anyone said.
+func runError(e state.Event) string {
+	if e.Error == "" && e.StopReason == "length" {
+		return lengthError
+	}
+	return e.Error
 }

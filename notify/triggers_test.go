@@ -10,7 +10,8 @@ import (
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
-// told records what Triggers tell, as "kind" or "kind(question)", and
+// told records what Triggers tell, as "kind", "kind(question)" or
+// "kind[error]", and
 // what they resolve, as "~kind:key".
 type told struct {
 	mu  sync.Mutex
@@ -23,6 +24,9 @@ func (r *told) Notify(ev Event) {
 	s := ev.Kind.String()
 	if ev.Question != "" {
 		s += "(" + ev.Question + ")"
+	}
+	if ev.Error != "" {
+		s += "[" + ev.Error + "]"
 	}
 	r.got = append(r.got, s)
 }
@@ -70,13 +74,13 @@ func TestTriggersBlockedOncePerSpellAndRunOutcomes(t *testing.T) {
 		expectTold(t, r, "input-needed(Which file?)")
 
 		m.AgentStart() // the answer closes the sentinel
-		m.AgentEnd("stop")
+		m.AgentEnd("stop", "")
 		m.AgentSettled()
 		m.AgentStart()
-		m.AgentEnd("aborted")
+		m.AgentEnd("aborted", "")
 		m.AgentSettled()
 		m.AgentStart()
-		m.AgentEnd("error")
+		m.AgentEnd("error", "")
 		m.AgentSettled()
 		m.Open(state.Reason{Key: "hook:b", Kind: state.KindHook, Label: "again"})
 		expectTold(t, r, "input-needed(Which file?) finished failed input-needed")
@@ -138,7 +142,7 @@ func TestTriggersFinishedOnlyAfterLongRuns(t *testing.T) {
 		run := func(d time.Duration, stop string) {
 			m.AgentStart()
 			time.Sleep(d)
-			m.AgentEnd(stop)
+			m.AgentEnd(stop, "")
 			m.AgentSettled()
 		}
 		run(60*time.Millisecond, "stop")
@@ -226,11 +230,29 @@ func TestTriggersRunVectors(t *testing.T) {
 		run  func(m *state.Machine)
 		want string
 	}{
-		{"retries: last end wins", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("error"); m.AgentEnd("stop") }, "finished"},
-		{"error", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("error") }, "failed"},
-		{"length", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("length") }, "failed"},
-		{"aborted is silent", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("aborted") }, ""},
-		{"unknown is finished", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("tool_use") }, "finished"},
+		{"retries: last end wins", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("error", ""); m.AgentEnd("stop", "") }, "finished"},
+		{"error", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("error", "") }, "failed"},
+		{"length", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("length", "") }, "failed[" + lengthError + "]"},
+		{"error says why", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("error", "429 slow down") }, "failed[429 slow down]"},
+		{"retries: the last error says why", func(m *state.Machine) {
+			m.AgentStart()
+			m.AgentEnd("error", "503 down")
+			m.AgentEnd("error", "Connection error.")
+		}, "failed[Connection error.]"},
+		{"the next run does not inherit the error", func(m *state.Machine) {
+			m.AgentStart()
+			m.AgentEnd("error", "503 down")
+			m.AgentSettled()
+			m.AgentStart()
+			m.AgentEnd("error", "")
+		}, "failed[503 down] failed"},
+		{"a cancelled retry stays silent", func(m *state.Machine) {
+			m.AgentStart()
+			m.AgentEnd("error", "503 down")
+			m.RunCancelled()
+		}, ""},
+		{"aborted is silent", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("aborted", "") }, ""},
+		{"unknown is finished", func(m *state.Machine) { m.AgentStart(); m.AgentEnd("tool_use", "") }, "finished"},
 		{"no end is finished", func(m *state.Machine) { m.AgentStart() }, "finished"},
 		{"settle without a run", func(*state.Machine) {}, ""},
 		{"shutdown forgets the run", func(m *state.Machine) { m.AgentStart(); m.SessionShutdown() }, ""},

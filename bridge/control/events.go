@@ -75,6 +75,11 @@ type AgentStart struct{}
 // stop reason (stop, length, toolUse, error, aborted), else "".
 type AgentEnd struct {
 	StopReason string `json:"stopReason"`
+	// ErrorMessage is, when that message failed (stop reason error),
+	// what Pi said went wrong, e.g. `429: {"message":"Rate limit reached"}`
+	// or "Connection error." (raw, cut to its first 2000 code units by
+	// the probe: the consumer sanitises it and hides secrets).
+	ErrorMessage string `json:"errorMessage"`
 	// SessionName: see [SessionStart.SessionName].
 	SessionName string `json:"sessionName"`
 	InputNeeded bool   `json:"inputNeeded"`

@@ -360,18 +360,33 @@ function send(name, data) {
 	}
 }
 
-function stopReasonOf(event) {
+function lastAssistantOf(event) {
 	const messages = event && Array.isArray(event.messages) ? event.messages : [];
 	for (let i = messages.length - 1; i >= 0; i--) {
 		const m = messages[i];
-		if (m && m.role === "assistant") {
-			const r = m.stopReason ?? m.stop_reason ?? m.finishReason;
-			if (typeof r === "string") return r;
-			break;
-		}
+		if (m && m.role === "assistant") return m;
+	}
+	return undefined;
+}
+
+function stopReasonOf(event) {
+	const m = lastAssistantOf(event);
+	if (m) {
+		const r = m.stopReason ?? m.stop_reason ?? m.finishReason;
+		if (typeof r === "string") return r;
 	}
 	const r = event && (event.stopReason ?? event.stop_reason);
 	return typeof r === "string" ? r : "";
+}
+
+// errorMessageOf is what Pi said went wrong with the run's last reply when
+// it failed ("429: {…}", "Connection error."), for the notification that
+// tells the failure; "" otherwise. Raw: the wrapper keeps the first line,
+// hides secrets and sanitises it.
+function errorMessageOf(event) {
+	const m = lastAssistantOf(event);
+	if (!m || stopReasonOf(event) !== "error" || typeof m.errorMessage !== "string") return "";
+	return m.errorMessage.slice(0, 2000);
 }
 
 // cancelledRetry: the settling run ended in a retry the person cancelled
@@ -464,7 +479,13 @@ function setup(pi) {
 		if (!current()) return;
 		if (!shared.settles) shared.running = false; // Pi 0.73.1: its run ends here
 		shared.compactedSinceEnd = false;
-		send("agent_end", { stopReason: stopReasonOf(event), sessionName: sessionNameOf(pi), ...waiting(ctx) });
+		const errorMessage = errorMessageOf(event);
+		send("agent_end", {
+			stopReason: stopReasonOf(event),
+			...(errorMessage ? { errorMessage } : {}),
+			sessionName: sessionNameOf(pi),
+			...waiting(ctx),
+		});
 	});
 	on("agent_settled", (event, ctx) => {
 		if (!current()) return;

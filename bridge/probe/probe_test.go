@@ -291,7 +291,9 @@ func TestProbeFunctionsMatchTheReferenceVectors(t *testing.T) {
 	}
 }
 
-// Escape on Pi's retry countdown: the settle says the retry was cancelled;
+// A failed reply's agent_end says what Pi said went wrong (the wrapper
+// picks the line to show). Escape on Pi's retry countdown: the settle says
+// the retry was cancelled;
 // a reply left out for a compaction that then failed is not. Escape on
 // that compaction: the settle says it was cancelled, unless a model turn
 // came after.
@@ -300,10 +302,10 @@ func TestProbeSaysARetryWasCancelled(t *testing.T) {
 	want := []control.Event{
 		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
 		control.AgentStart{},
-		control.AgentEnd{StopReason: "error"},
+		control.AgentEnd{StopReason: "error", ErrorMessage: "503 overloaded"},
 		control.AgentSettled{RetryCancelled: true, Idle: true},
 		control.AgentStart{},
-		control.AgentEnd{StopReason: "error"},
+		control.AgentEnd{StopReason: "error", ErrorMessage: "400: context\nsecond line"},
 		control.CompactionStart{},
 		control.CompactionEnd{},
 		control.AgentSettled{Idle: true},

@@ -1,10 +1,13 @@
-// Package redact hides the secrets a URL may carry before it is shown or
+// Package redact hides the secrets a URL, or text that comes from
+// elsewhere (a model provider's error), may carry before it is shown or
 // logged. It only rewrites text; it never validates a URL.
 package redact
 
 import (
 	"net/url"
 	"strings"
+
+	"github.com/herdr-pi/herdr-pi/internal/lazyre"
 )
 
 // mask stands for a hidden password, as in url.URL.Redacted.
@@ -39,4 +42,115 @@ func URL(raw string) string {
 		return raw
 	}
 	return scheme + "://" + user + ":" + mask + rest[at:]
+}
+
+// Text is s with what looks like a secret replaced by "xxxxx", for text
+// that comes from elsewhere and is shown where others may see it: a model
+// provider's error message can echo the key it refused, the URL it was
+// given (credentials and all) or a request header. It hides, in order:
+//   - in a URL, all of its userinfo and every query value;
+//   - the credentials after "Bearer" or "Basic";
+//   - the value given to a name such as api_key, token, secret, password
+//     or authorization (as name=value, name: value or JSON);
+//   - keys by their published shapes (sk-…, AIza…, ghp_…, AKIA…, a JWT…);
+//   - any other long run of letters and digits that changes between upper
+//     case, lower case and digits as often as random text does, which
+//     model names and words do not.
+//
+// It errs on the side of hiding: a word that only looks like a key goes
+// too. The words around a secret stay, so the message still says what went
+// wrong.
+func Text(s string) string {
+	s = urlPattern().ReplaceAllStringFunc(s, hideInURL)
+	s = schemePattern().ReplaceAllString(s, "${1}${2}"+mask)
+	s = assignmentPattern().ReplaceAllString(s, "${1}${2}"+mask)
+	s = keyPattern().ReplaceAllStringFunc(s, func(k string) string {
+		trimmed := strings.TrimRight(k, ".")
+		return mask + k[len(trimmed):]
+	})
+	return runPattern().ReplaceAllStringFunc(s, func(run string) string {
+		if looksRandom(run) {
+			return mask
+		}
+		return run
+	})
+}
+
+var (
+	// urlPattern is a URL in running text, up to a space or a quote.
+	urlPattern = lazyre.New(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+	// schemePattern is an Authorization header's credentials. Basic takes
+	// base64 only, so "Basic tier" is prose.
+	schemePattern = lazyre.New(`\b((?:(?:[Bb]earer|BEARER)\s+)+)[^\s"',;]+|\b(Basic\s+)[A-Za-z0-9+/]{8,}={0,2}`)
+	// assignmentPattern is a value given to a name that holds a secret.
+	assignmentPattern = lazyre.New(`(?i)\b((?:x-)?api[-_]?key|(?:access|refresh|auth|id)[-_]?token|token|(?:client[-_]?)?secret|password|passwd|authorization)("?\s*[:=]\s*"?(?:(?:bearer|basic)\s+)?)[^\s"',;&]+`)
+	// keyPattern is a key by the prefix its issuer gives it: OpenAI and
+	// Anthropic (sk-), Stripe-like (sk_, rk_), Google (AIza), GitHub,
+	// GitLab, Slack, Hugging Face, npm, AWS access key ids, JWTs.
+	keyPattern = lazyre.New(`\b(?:sk-|sk_|rk_|AIza|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abposr]-|hf_|npm_|AKIA|ASIA|eyJ)[A-Za-z0-9_*.+/=-]{4,}`)
+	// runPattern is a run of the characters keys are written in.
+	runPattern = lazyre.New(`[A-Za-z0-9_+/=-]{20,}`)
+)
+
+// hideInURL masks u's userinfo (user names can be tokens too) and the
+// values of its query.
+func hideInURL(u string) string {
+	scheme, rest, _ := strings.Cut(u, "://")
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		rest = mask + rest[at:]
+	}
+	path, query, hasQuery := strings.Cut(rest, "?")
+	if !hasQuery {
+		return scheme + "://" + rest
+	}
+	query, fragment, hasFragment := strings.Cut(query, "#")
+	pairs := strings.Split(query, "&")
+	for i, p := range pairs {
+		if name, _, ok := strings.Cut(p, "="); ok {
+			pairs[i] = name + "=" + mask
+		}
+	}
+	out := scheme + "://" + path + "?" + strings.Join(pairs, "&")
+	if hasFragment {
+		out += "#" + fragment
+	}
+	return out
+}
+
+// looksRandom says whether a run switches between upper case, lower case
+// and digits on at least a third of its steps: random letters and digits
+// switch on about three steps in five (hex on about one in two), while
+// names such as "Meta-Llama-3-70B-Instruct" or "claude-3-5-sonnet-20241022"
+// switch far less.
+func looksRandom(run string) bool {
+	class := func(r rune) int {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return 1
+		case r >= 'A' && r <= 'Z':
+			return 2
+		case r >= '0' && r <= '9':
+			return 3
+		}
+		return 0
+	}
+	steps, switches, prev := 0, 0, 0
+	for _, r := range run {
+		c := class(r)
+		if c == 0 {
+			continue // separators do not count
+		}
+		if prev != 0 {
+			steps++
+			if c != prev {
+				switches++
+			}
+		}
+		prev = c
+	}
+	return steps >= 19 && switches*3 >= steps
 }

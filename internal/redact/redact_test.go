@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestURLHidesThePassword(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
@@ -19,4 +22,65 @@ func TestURLHidesThePassword(t *testing.T) {
 			t.Errorf("URL(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// What a model provider's error can echo — a key it refused, a URL with
+// credentials, an Authorization header — is hidden from text that is
+// shown; the words around it stay.
+func TestTextHidesSecrets(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		// Real Pi 1.6.0 error messages (against a fake model server).
+		{"Connection error.: Request cannot be constructed from a URL that includes credentials: http://user:pass123@127.0.0.1/v1/chat/completions",
+			"Connection error.: Request cannot be constructed from a URL that includes credentials: http://xxxxx@127.0.0.1/v1/chat/completions"},
+		{"Incorrect API key provided: sk-proj-****cdef. You can find your API key at https://platform.openai.com/account/api-keys.",
+			"Incorrect API key provided: xxxxx. You can find your API key at https://platform.openai.com/account/api-keys."},
+		{"Connection error.: connect ECONNREFUSED 127.0.0.1:8080", "Connection error.: connect ECONNREFUSED 127.0.0.1:8080"},
+		// Keys by their well-known shapes.
+		{"invalid x-api-key sk-ant-api03-AbCd_12-xyz", "invalid x-api-key xxxxx"},
+		{"key AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW is not valid", "key xxxxx is not valid"},
+		{"token ghp_abcdefghijklmnop1234 and github_pat_11ABC_def", "token xxxxx and xxxxx"},
+		{"user AKIAIOSFODNN7EXAMPLE denied", "user xxxxx denied"},
+		{"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig expired", "jwt xxxxx expired"},
+		// Headers and assignments, whatever the value looks like.
+		{"Authorization: Bearer abc.def-ghi", "Authorization: Bearer xxxxx"},
+		{"sent authorization=Basic dXNlcjpwYXNz", "sent authorization=Basic xxxxx"},
+		{`{"api_key": "hunter2", "model": "m"}`, `{"api_key": "xxxxx", "model": "m"}`},
+		{"password=hunter2; token: s3cr3t", "password=xxxxx; token: xxxxx"},
+		// A URL's query values and every part of its userinfo.
+		{"GET https://generativelanguage.googleapis.com/v1/models?key=abc&alt=sse failed",
+			"GET https://generativelanguage.googleapis.com/v1/models?key=xxxxx&alt=xxxxx failed"},
+		{"clone https://x-access-token@github.com/o/r", "clone https://xxxxx@github.com/o/r"},
+		// Long random-looking strings, but not the names models have.
+		{"key 9f86d081884c7d659a2feaa0c55ad015 rejected", "key xxxxx rejected"},
+		{"secret Zx8Qp2Lm9Rt4Vw7Ys1Ab3Cd5 seen", "secret xxxxx seen"},
+		{"model anthropic.claude-3-5-sonnet-20241022-v2:0 is overloaded", "model anthropic.claude-3-5-sonnet-20241022-v2:0 is overloaded"},
+		{"429 Too Many Requests: rate limit for gpt-4o-mini-2024-07-18", "429 Too Many Requests: rate limit for gpt-4o-mini-2024-07-18"},
+		{"task-skills and desk-lamp", "task-skills and desk-lamp"},
+		{"", ""},
+	} {
+		if got := Text(tc.in); got != tc.want {
+			t.Errorf("Text(%q)\n = %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzText: a key planted anywhere never survives, and hiding is stable
+// (what Text returns has nothing left to hide).
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"", "401 Unauthorized", "http://u:p@h/x?k=v", "Bearer ", "api_key=", "sk-", "é\x00\xff"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, before, after string) {
+		for _, key := range []string{"sk-ant-api03-PLANTED1", "Bearer PLANTED2", "https://u:PLANTED3@h/", "api_key=PLANTED4"} {
+			s := before + " " + key + " " + after
+			got := Text(s)
+			if strings.Contains(got, "PLANTED") && !strings.Contains(before+after, "PLANTED") {
+				t.Fatalf("Text(%q) = %q keeps the key", s, got)
+			}
+		}
+		got := Text(before)
+		if again := Text(got); again != got {
+			t.Fatalf("Text(%q) = %q, but Text of that = %q", before, got, again)
+		}
+	})
 }

@@ -170,7 +170,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		s.heardName(e.SessionName)
 		s.lastStop = e.StopReason
 		s.lastAborted = s.lastAborted || e.StopReason == "aborted"
-		s.m.AgentEnd(e.StopReason)
+		s.m.AgentEnd(e.StopReason, e.ErrorMessage)
 		if s.watcher != nil {
 			s.watcher.Poke()
 		}

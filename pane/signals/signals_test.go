@@ -36,6 +36,9 @@ func (r *rig) Notify(ev notify.Event) {
 	if ev.Question != "" {
 		s += "(" + ev.Question + ")"
 	}
+	if ev.Error != "" {
+		s += "[" + ev.Error + "]"
+	}
 	r.notes = append(r.notes, s)
 }
 
@@ -133,6 +136,26 @@ func TestACancelledRetryIsSilent(t *testing.T) {
 	r.expect(t, "idle working idle working idle working idle", "")
 	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "error"}, control.AgentStart{}, control.AgentEnd{StopReason: "error"}, control.AgentSettled{})
 	r.expect(t, "idle working idle working idle working idle working idle", "failed")
+}
+
+// A failed run is told with what Pi said went wrong with its last reply,
+// which the probe's agent_end carries (Pi 1.6.0, and Pi 0.73.1, whose
+// agent_end ends the run); a retry the person cancelled stays silent
+// whatever the failed reply said.
+func TestAFailedRunSaysWhy(t *testing.T) {
+	const why = `429: {"message":"Rate limit reached"}`
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "error", ErrorMessage: "503 overloaded"}, control.AgentSettled{RetryCancelled: true})
+	r.feed(control.AgentStart{}, control.AgentEnd{StopReason: "error", ErrorMessage: why}, control.AgentSettled{})
+	r.expect(t, "idle working idle working idle", "failed["+why+"]")
+
+	old := newRig()
+	defer old.m.Stop()
+	old.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", ModeInferred: true})
+	old.feed(control.AgentStart{}, control.AgentEnd{StopReason: "error", ErrorMessage: "Connection error."})
+	old.expect(t, "idle working idle", "failed[Connection error.]")
 }
 
 // The session's name (Pi's /name) is passed on before the event it came

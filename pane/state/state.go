@@ -168,6 +168,11 @@ type Event struct {
 	// Run finished.
 	Outcome    Outcome `json:"outcome,omitempty"`
 	StopReason string  `json:"stop_reason,omitempty"`
+	// Error is what the agent said went wrong when the run's last reply
+	// failed (Pi's error message, raw; "" when it said nothing). Traces
+	// leave it out: it may echo a key or URL the provider was given, and
+	// notify hides those before showing it (notify.ErrorLine).
+	Error string `json:"-"`
 	// Duration is how long the run took, from its agent start to its
 	// settle.
 	Duration time.Duration `json:"duration,omitempty"`
@@ -270,6 +275,9 @@ type Machine struct {
 	runActive     bool
 	runStart      time.Time
 	candidate     string
+	// candidateError is what the agent said went wrong with the
+	// candidate's reply, when it failed.
+	candidateError string
 	// cancelled: the person cut the active run short (RunCancelled).
 	cancelled bool
 
@@ -736,7 +744,7 @@ func (m *Machine) AgentStart() {
 		}
 		m.runActive = true
 		m.worked = true
-		m.candidate = ""
+		m.candidate, m.candidateError = "", ""
 		m.closeKindLocked(KindSentinel)
 	})
 }
@@ -752,10 +760,11 @@ func (m *Machine) Compaction(on bool) {
 	m.update("probe:compaction", func(time.Time) { m.compacting = on })
 }
 
-// AgentEnd records how the run's last model turn stopped; retries within
-// one run overwrite it, so only the final settle counts.
-func (m *Machine) AgentEnd(stopReason string) {
-	m.update("probe:agent_end", func(time.Time) { m.candidate = stopReason })
+// AgentEnd records how the run's last model turn stopped, and for a turn
+// that failed what the agent said went wrong (errorMessage; "" for none);
+// retries within one run overwrite both, so only the final settle counts.
+func (m *Machine) AgentEnd(stopReason, errorMessage string) {
+	m.update("probe:agent_end", func(time.Time) { m.candidate, m.candidateError = stopReason, errorMessage })
 }
 
 // RunCancelled says the person cut the active run short, however its last
@@ -787,9 +796,9 @@ func (m *Machine) AgentSettled() {
 			outcome = Aborted
 		}
 		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome, StopReason: stop,
-			Duration: now.Sub(m.runStart)})
+			Error: m.candidateError, Duration: now.Sub(m.runStart)})
 		m.runActive = false
-		m.candidate = ""
+		m.candidate, m.candidateError = "", ""
 		m.cancelled = false
 	})
 }
@@ -820,7 +829,7 @@ func (m *Machine) SessionStart(restore ...Reason) {
 			m.openLocked(now, r)
 		}
 		m.runActive, m.cancelled = false, false
-		m.candidate = ""
+		m.candidate, m.candidateError = "", ""
 		m.probeActivity = Idle
 		m.worked = false
 	})
@@ -853,7 +862,7 @@ func (m *Machine) SessionReplaced() {
 
 func (m *Machine) endSessionLocked() {
 	m.runActive, m.cancelled = false, false
-	m.candidate = ""
+	m.candidate, m.candidateError = "", ""
 	m.probeActivity = Idle
 }
 

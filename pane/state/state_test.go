@@ -244,11 +244,11 @@ func TestRunCancelled(t *testing.T) {
 		m.SessionStart()
 		m.RunCancelled() // no run: nothing to cancel
 		m.AgentStart()
-		m.AgentEnd("error")
+		m.AgentEnd("error", "")
 		m.RunCancelled()
 		m.AgentSettled()
 		m.AgentStart()
-		m.AgentEnd("error")
+		m.AgentEnd("error", "")
 		m.AgentSettled()
 		expect(t, r, "idle@0 working@0 idle@0 run:aborted@0 working@0 idle@0 run:error@0")
 		if e := r.list()[3]; e.StopReason != "error" {
@@ -268,20 +268,20 @@ func TestProbeLifecycle(t *testing.T) {
 		m.AgentStart()
 		m.Screen(Verdict{State: Idle})
 		time.Sleep(2 * time.Second)
-		m.AgentEnd("error")
-		m.AgentEnd("stop") // a retry overwrote the candidate
+		m.AgentEnd("error", "")
+		m.AgentEnd("stop", "") // a retry overwrote the candidate
 		m.AgentSettled()
 		m.AgentSettled() // no run active: nothing
 		m.AgentStart()
-		m.AgentEnd("length")
+		m.AgentEnd("length", "")
 		m.AgentSettled()
 		m.AgentStart()
-		m.AgentEnd("aborted")
+		m.AgentEnd("aborted", "")
 		m.AgentSettled()
 		m.AgentStart()
 		m.AgentSettled() // no agent_end: completed
 		m.AgentStart()
-		m.AgentEnd("weird")
+		m.AgentEnd("weird", "")
 		m.AgentSettled()
 		expect(t, r, "idle@0 working@0 idle@2000 run:completed@2000 working@2000 idle@2000 run:error@2000 "+
 			"working@2000 idle@2000 run:aborted@2000 working@2000 idle@2000 run:completed@2000 "+

@@ -248,10 +248,10 @@ if (scenario === "tui") {
 	await pi.fire("session_start", { reason: "startup" }, ctx("tui"));
 	const cancelled = [user("hi"), failed("a1"), omit("a1")];
 	await pi.fire("agent_start", {}, ctx("tui"));
-	await pi.fire("agent_end", { messages: [{ role: "assistant", stopReason: "error" }] }, ctx("tui", cancelled));
+	await pi.fire("agent_end", { messages: [{ role: "assistant", stopReason: "error", errorMessage: "503 overloaded" }] }, ctx("tui", cancelled));
 	await pi.fire("agent_settled", { aborted: false }, ctx("tui", cancelled));
 	await pi.fire("agent_start", {}, ctx("tui"));
-	await pi.fire("agent_end", { messages: [{ role: "assistant", stopReason: "error" }] }, ctx("tui", cancelled));
+	await pi.fire("agent_end", { messages: [{ role: "assistant", stopReason: "error", errorMessage: "400: context\nsecond line" }] }, ctx("tui", cancelled));
 	await pi.fire("session_before_compact", { reason: "overflow" }, ctx("tui"));
 	await pi.fire("session_compact_failed", { reason: "overflow", aborted: false, errorMessage: "no" }, ctx("tui"));
 	await pi.fire("agent_settled", { aborted: false }, ctx("tui", cancelled));
