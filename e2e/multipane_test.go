@@ -313,6 +313,82 @@ func (m *multiHerdr) registryDir() string {
 	return filepath.Join(m.runtime, fmt.Sprintf("herdr-pi-%d", os.Getuid()), "panes")
 }
 
+// A wrapper started inside another's agent in the same pane (herdr-pi wrap
+// bash, and in that shell herdr-pi wrap pi) takes the pane over while it
+// runs — Herdr shows its agent, pane hooks reach it, its toasts carry its
+// label — and hands the pane back when it ends: the outer wrapper, still
+// running, is the one hooks reach again, and Herdr shows its state.
+func TestANestedWrapperHandsThePaneBack(t *testing.T) {
+	m := newMultiHerdr(t, 1)
+	p := m.panes[0]
+	inner := agentScript(t, `print inner-ready\r\n`, "readline")
+	outer1 := agentScript(t, `print outer-ready\r\n`, "readline")
+	outer2 := agentScript(t, `print outer-back\r\n`, "readline")
+	shell := fmt.Sprintf("fakeagent %s; herdr-pi wrap --label inner -- fakeagent %s; fakeagent %s", outer1, inner, outer2)
+	sh := "cd " + m.project("api") + " && exec herdr-pi wrap --label outer -- sh -c '" + shell + "'"
+	r, err := startOuter(outerOptions{Keep: true, Env: m.paneEnv(p), Argv: []string{"sh", "-c", sh}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, r, "outer-ready")
+	m.waitPane(p, "idle")
+	outer := m.status(p)
+	if outer.WrapperPID != r.pid() || outer.Label != "outer" {
+		t.Fatalf("status from the pane's hook: %+v, want the outer wrapper %d", outer, r.pid())
+	}
+
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, r, "inner-ready")
+	var in paneStatus
+	m.h.WaitFor(t, 30*time.Second, "the inner wrapper registered", func() bool {
+		in = m.status(p)
+		return in.WrapperPID != outer.WrapperPID
+	})
+	if in.Label != "inner" {
+		t.Fatalf("status from the pane's hook while the inner wrapper runs: %+v", in)
+	}
+	m.mustHook(p, "waiting", "start", "--source", "hook", "--id", "inner")
+	m.waitPane(p, "blocked")
+	m.h.WaitFor(t, 30*time.Second, "the inner agent's toast", func() bool { return len(m.shown()) == 1 })
+	if n := m.shown()[0]; n.Body != "inner · api" {
+		t.Fatalf("toast %+v, want it from the inner wrapper", n)
+	}
+
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, r, "outer-back")
+	// The pane's hooks reach the outer wrapper again, and Herdr shows its
+	// state.
+	if st := m.status(p); st.WrapperPID != r.pid() {
+		t.Fatalf("status from the pane's hook after the inner wrapper ended: %+v, want the outer wrapper %d", st, r.pid())
+	}
+	m.waitPane(p, "idle")
+	m.mustHook(p, "waiting", "start", "--source", "hook", "--id", "outer")
+	m.waitPane(p, "blocked")
+	if st := m.status(p); !slices.Equal(st.keys(), []string{"hook:hook:outer"}) {
+		t.Fatalf("the outer wrapper's reasons: %q", st.keys())
+	}
+	m.h.WaitFor(t, 30*time.Second, "the outer agent's toast", func() bool { return len(m.shown()) == 2 })
+	if n := m.shown()[1]; n.Body != "outer · api" {
+		t.Fatalf("toast %+v, want it from the outer wrapper", n)
+	}
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := r.wait(30 * time.Second); err != nil || st != 0 {
+		t.Fatalf("outer wrapper: exit %d, %v", st, err)
+	}
+	if ents, err := os.ReadDir(m.registryDir()); err != nil || len(ents) != 0 {
+		t.Errorf("the pane registry after both wrappers ended: %v %v", ents, err)
+	}
+	if st := m.h.Pane(p); st.Agent != "" {
+		t.Errorf("the pane still shows %+v", st)
+	}
+}
+
 // waitOutput waits until the terminal has shown s.
 func waitOutput(t *testing.T, r *outerRun, s string) {
 	t.Helper()
