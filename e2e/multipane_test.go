@@ -16,6 +16,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/internal/pitest"
 )
 
 // multiHerdr is one Herdr with several panes, each running its own
@@ -398,5 +399,66 @@ func waitOutput(t *testing.T, r *outerRun, s string) {
 			t.Fatalf("%q never appeared; output:\n%q", s, tailOf(r.bytes()))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Two real Pis in two panes of one Herdr, in one project: the first
+// without the probe (--no-probe, or a launcher herdr-pi cannot see
+// through), which finds its session file by looking for the newest one
+// in the project's session directory, the second with it. The second's
+// question (a reply ending with the marker) blocks its own pane only: the
+// first Pi, idle, then busy with a prompt of its own, is never reported
+// blocked because the other pane's file was the newest in the directory.
+func TestAPiWithoutTheProbeNeverTakesAnotherPanesQuestion(t *testing.T) {
+	r := newPiRig(t, answerOr(), true)
+	split, err := herdr.NewClient(r.herdr.SocketPath()).PaneSplit(context.Background(), herdr.Split{TargetPaneID: r.herdr.PaneID(), Direction: "right"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := split.PaneID
+	statesOf := func(pane string) func() []string {
+		return func() []string {
+			var out []string
+			for _, c := range r.herdr.Reports(pane) {
+				if c.Accepted {
+					out = append(out, c.State)
+				}
+			}
+			return out
+		}
+	}
+	// Pi's argv ends after its binary: r.pi.Bin takes no herdr-pi flag.
+	argv := []string{r.hp, "wrap", "--no-probe", r.pi.Bin}
+	noProbe := pitest.StartTerm(t, argv, r.env("HERDR_PANE_ID="+other), r.agent.Project, 40, 120)
+	t.Cleanup(noProbe.Close)
+	waitEditor(t, noProbe)
+	r.waitStatesOf("the Pi without the probe at rest", statesOf(other), []string{"unknown", "idle"})
+
+	probed := r.wrap()
+	r.waitStates("the probe connected", "unknown", "idle")
+	probed.Type(t, "hello")
+	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
+
+	// The Pi without the probe gets a prompt of its own and answers it.
+	asked := len(r.llm.Requests())
+	noProbe.Type(t, "ANSWER: nothing to do")
+	for deadline := time.Now().Add(30 * time.Second); len(r.llm.Requests()) == asked; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the prompt never reached the model:\n%s", noProbe.Screen())
+		}
+		if strings.Contains(noProbe.Screen(), "Startup is still in progress") {
+			_ = noProbe.Send("\r")
+		}
+	}
+	noProbe.WaitText(t, "Done.", 30*time.Second)
+	r.herdr.WaitFor(t, 30*time.Second, "the Pi without the probe idle again", func() bool {
+		s := statesOf(other)()
+		return len(s) > 2 && s[len(s)-1] == "idle"
+	})
+	if s := statesOf(other)(); slices.Contains(s, "blocked") {
+		t.Fatalf("pane %s (no probe) was reported %q: it took pane %s's question for its own", other, s, r.herdr.PaneID())
+	}
+	if s := r.states(); s[len(s)-1] != "blocked(input needed)" {
+		t.Fatalf("pane %s (the question's) reports %q", r.herdr.PaneID(), s)
 	}
 }

@@ -441,3 +441,37 @@ func TestANestedWrapperGivesThePaneBackWhenItEnds(t *testing.T) {
 		t.Fatalf("the entry outlived every wrapper: %v", err)
 	}
 }
+
+// A session file one wrapper's probe named is taken for every other
+// running wrapper, and free again once that wrapper ends.
+func TestASessionFileClaimedByOneWrapperIsTakenForTheOthers(t *testing.T) {
+	base := filepath.Join(shortDir(t), "rt")
+	start := func() *Run {
+		t.Helper()
+		rec := newRecorder()
+		run, err := Start(RunConfig{RuntimeBase: base, Events: rec, Requests: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { run.Close() })
+		return run
+	}
+	a, b := start(), start()
+	const file = "/home/me/.pi/agent/sessions/--api--/a.jsonl"
+	if b.SessionTaken(file) {
+		t.Fatal("taken before anyone claimed it")
+	}
+	if err := a.ClaimSession(file); err != nil {
+		t.Fatal(err)
+	}
+	if !b.SessionTaken(file) || b.SessionTaken("/home/me/.pi/agent/sessions/--api--/b.jsonl") {
+		t.Fatal("the claim does not say which file is taken")
+	}
+	if a.SessionTaken(file) {
+		t.Fatal("a wrapper's own claim took the file from it")
+	}
+	a.Close()
+	if b.SessionTaken(file) {
+		t.Fatal("the claim of a wrapper that ended still holds")
+	}
+}

@@ -126,3 +126,45 @@ func (r *Run) Close() error {
 func PaneRegistry(runtimeBase string) Registry {
 	return Registry{Dir: filepath.Join(runtimeBase, "panes")}
 }
+
+// sessionClaim is the file in a run directory that names the session file
+// the wrapper's Pi writes, as its probe said.
+const sessionClaim = "session"
+
+// ClaimSession records that this run's Pi writes the session file path
+// (its probe named it), so that the wrapper of another Pi in the same
+// project, which has no probe to say which file is its own, passes it
+// over (SessionTaken). The claim goes with the run directory.
+func (r *Run) ClaimSession(path string) error {
+	tmp, err := os.CreateTemp(r.Dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(filepath.Clean(path))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(r.Dir, sessionClaim))
+	}
+	return err
+}
+
+// SessionTaken says whether another running wrapper's Pi writes the
+// session file path, as its claim says (see ClaimSession). Only wrappers
+// whose run directories share this one's base are seen: those of the same
+// user and runtime directory, as every wrapper on the machine is unless
+// told otherwise.
+func (r *Run) SessionTaken(path string) bool {
+	path = filepath.Clean(path)
+	for _, d := range RunDirs(filepath.Dir(r.Dir)) {
+		if d.Path == r.Dir || !d.Alive {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(d.Path, sessionClaim)); err == nil && string(b) == path {
+			return true
+		}
+	}
+	return false
+}

@@ -230,9 +230,15 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 				probed = true
 			}
 		}
+		loc := session.Locate(settings.ParsePiArgs(piArgs), env, paths, cwd, time.Now())
+		if run != nil {
+			// Other Pis may run in this project, in other panes: a file
+			// their probes named is never this Pi's.
+			loc.Taken = run.SessionTaken
+		}
 		w := session.Watch(session.WatchConfig{
 			Sink:    signals,
-			Locator: session.Locate(settings.ParsePiArgs(piArgs), env, paths, cwd, time.Now()),
+			Locator: loc,
 			// Herdr 0.9 restores the agent after a restart with the file
 			// the watcher reads, whether the probe named it or, without
 			// the probe, the locator found it. `status` shows it too —
@@ -249,7 +255,11 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 			Logf: log.Printf,
 		})
 		down.session = w.Close
-		signals.SetWatcher(w)
+		if probed {
+			signals.SetWatcher(claimingWatcher{w, run, log.Printf})
+		} else {
+			signals.SetWatcher(w)
+		}
 	}
 
 	log.Printf("start %q (agent %s)", argv, agent)
@@ -285,6 +295,23 @@ func (d *wrapShutdown) run() {
 			step()
 		}
 	}
+}
+
+// claimingWatcher follows the session file the probe names and claims it
+// in the run directory, for the wrappers of other Pis in the project that
+// have no probe to tell their own file from this one (see
+// control.Run.ClaimSession).
+type claimingWatcher struct {
+	*session.Watcher
+	run  *control.Run
+	logf func(string, ...any)
+}
+
+func (c claimingWatcher) Follow(path string) {
+	if err := c.run.ClaimSession(path); err != nil {
+		c.logf("session: cannot claim %s for this Pi (%v); a Pi without the probe in this project may take it for its own", path, err)
+	}
+	c.Watcher.Follow(path)
 }
 
 // probeArgv is Pi's command line with the probe: started through the
