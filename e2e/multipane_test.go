@@ -461,4 +461,7 @@ func TestAPiWithoutTheProbeNeverTakesAnotherPanesQuestion(t *testing.T) {
 	if s := r.states(); s[len(s)-1] != "blocked(input needed)" {
 		t.Fatalf("pane %s (the question's) reports %q", r.herdr.PaneID(), s)
 	}
+	// Both Pis end before their directories are removed.
+	quit(t, noProbe)
+	quit(t, probed)
 }
