@@ -361,6 +361,9 @@ func TestANestedWrapperHandsThePaneBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitOutput(t, r, "outer-back")
+	if bytes.Contains(r.bytes(), []byte("another herdr-pi wrapper")) {
+		t.Fatalf("the nested wrapper took its outer one for another's:\n%q", r.bytes())
+	}
 	// The pane's hooks reach the outer wrapper again, and Herdr shows its
 	// state.
 	if st := m.status(p); st.WrapperPID != r.pid() {
@@ -387,6 +390,53 @@ func TestANestedWrapperHandsThePaneBack(t *testing.T) {
 	}
 	if st := m.h.Pane(p); st.Agent != "" {
 		t.Errorf("the pane still shows %+v", st)
+	}
+}
+
+// Two terminals in one Herdr pane (tmux inside it), each running herdr-pi
+// wrap, is a mistake: both report to the one pane. The second says so
+// as it starts, naming the first; the pane's hooks reach it while it
+// runs, and the first again once it ends, whose state Herdr then shows.
+func TestASecondWrapperInAPaneSaysItSharesIt(t *testing.T) {
+	m := newMultiHerdr(t, 1)
+	p := m.panes[0]
+	first := m.wrap(p, "api", "first", `print first-ready\r\n`, "readline")
+	m.waitPane(p, "idle")
+	m.mustHook(p, "waiting", "start", "--source", "hook", "--id", "first")
+	m.waitPane(p, "blocked")
+
+	second := m.wrap(p, "web", "second", `print second-ready\r\n`, "readline")
+	waitOutput(t, second, "second-ready")
+	want := fmt.Sprintf("herdr-pi: another herdr-pi wrapper (pid %d) runs in Herdr pane %s too", first.pid(), p)
+	if !bytes.Contains(second.bytes(), []byte(want)) {
+		t.Fatalf("the second wrapper did not say it shares the pane; output:\n%q", second.bytes())
+	}
+	m.waitPane(p, "idle")
+	if st := m.status(p); st.WrapperPID != second.pid() {
+		t.Fatalf("status from the pane's hook while both run: %+v, want the second wrapper %d", st, second.pid())
+	}
+
+	if err := sendKeys(second, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := second.wait(30 * time.Second); err != nil || st != 0 {
+		t.Fatalf("the second wrapper: exit %d, %v", st, err)
+	}
+	if st := m.status(p); st.WrapperPID != first.pid() || !slices.Equal(st.keys(), []string{"hook:hook:first"}) {
+		t.Fatalf("status from the pane's hook after the second wrapper ended: %+v, want the first wrapper %d", st, first.pid())
+	}
+	m.waitPane(p, "blocked")
+	if bytes.Contains(first.bytes(), []byte("another herdr-pi wrapper")) {
+		t.Fatalf("the first wrapper said it shares the pane:\n%q", first.bytes())
+	}
+	if err := sendKeys(first, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := first.wait(30 * time.Second); err != nil || st != 0 {
+		t.Fatalf("the first wrapper: exit %d, %v", st, err)
+	}
+	if ents, err := os.ReadDir(m.registryDir()); err != nil || len(ents) != 0 {
+		t.Errorf("the pane registry after both wrappers ended: %v %v", ents, err)
 	}
 }
 

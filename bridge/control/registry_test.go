@@ -408,6 +408,9 @@ func TestANestedWrapperGivesThePaneBackWhenItEnds(t *testing.T) {
 	outer := start()
 	inner := start()
 	registered(inner, "while the inner wrapper runs")
+	if outer.Sharing != nil || inner.Sharing == nil || inner.Sharing.Token != outer.Endpoint.Token {
+		t.Fatalf("the wrappers say they share the pane with %+v and %+v", outer.Sharing, inner.Sharing)
+	}
 	inner.Close()
 	registered(outer, "after the inner wrapper ended")
 

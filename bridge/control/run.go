@@ -32,6 +32,12 @@ type Run struct {
 	Dir      string
 	Endpoint Endpoint
 
+	// Sharing is the wrapper that ran in the pane already when this one
+	// registered, nil when none did: this one is nested in its agent
+	// (herdr-pi wrap bash, then herdr-pi wrap pi), or both run in one
+	// pane by mistake (tmux inside it).
+	Sharing *Endpoint
+
 	held       *HeldRunDir
 	server     *Server
 	unregister func()
@@ -96,6 +102,9 @@ func Start(cfg RunConfig) (*Run, error) {
 		// after wrappers that were killed, as NewRunDir does for run dirs.
 		reg.sweep()
 	} else {
+		if prev, err := reg.Lookup(PaneKey(cfg.HerdrSocket, cfg.PaneID)); err == nil {
+			r.Sharing = &prev
+		}
 		un, err := reg.Register(PaneKey(cfg.HerdrSocket, cfg.PaneID), r.Endpoint)
 		if err != nil {
 			_ = r.Close()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/pane/launch"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
@@ -212,6 +214,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	} else {
 		down.control = func() { run.Close() }
 		term.Env = append(slices.Clip(term.Env), run.Env()...)
+		tellSharing(io.Err, env, run, herdrEnv.PaneID, log)
 	}
 	if isPi {
 		probed := false
@@ -295,6 +298,28 @@ func (d *wrapShutdown) run() {
 			step()
 		}
 	}
+}
+
+// tellSharing says so when another wrapper runs in this Herdr pane and
+// this one is not nested in its agent (the agent's environment would name
+// its socket): two terminals in one pane (tmux inside it, say) each
+// running herdr-pi wrap. Both report to the one pane, and the person
+// would otherwise wonder why it shows the other agent's state. Said before
+// the agent starts, so it stays above the agent's screen.
+func tellSharing(w io.Writer, env settings.Env, run *control.Run, pane string, log *logger) {
+	other := run.Sharing
+	if other == nil {
+		return
+	}
+	if parent, ok := control.EndpointFromEnv(env.Get); ok && parent.Socket == other.Socket {
+		log.Printf("control: nested in the wrapper pid %d of pane %s; the pane goes back to it when this one ends", other.PID, pane)
+		return
+	}
+	msg := fmt.Sprintf("another herdr-pi wrapper (pid %d) runs in Herdr pane %s too, not around this one (a second terminal in the pane, such as tmux?): "+
+		"Herdr shows the state of whichever changed last, and the pane's hooks reach this one until it ends; give each agent a pane of its own",
+		other.PID, render.Clean(pane))
+	log.Printf("control: %s", msg)
+	tell(w, "herdr-pi: %s\n", msg)
 }
 
 // claimingWatcher follows the session file the probe names and claims it
