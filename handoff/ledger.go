@@ -1,6 +1,7 @@
 package handoff
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -13,7 +14,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
@@ -308,4 +312,44 @@ func (l Ledger) Workspace(run, socket string) string {
 		}
 	}
 	return id
+}
+
+// placementWait bounds how long LockPlacement waits for another open:
+// that one holds the lock until its Pi has started, which takes seconds,
+// or as long as a Pi that is slow to start makes it.
+const placementWait = 2 * time.Minute
+
+// LockPlacement takes the ledger's placement lock and returns the function
+// that lets it go (call it once the records are written; a second call
+// does nothing). An open that may create a run's workspace holds it from
+// looking the workspace up until the workspace is in the ledger, so two
+// opens of one run at once make one "workflow <name>", as two one after
+// the other do, not two of the same name. The wait ends with ctx or after
+// placementWait; then the open goes on without the lock: a second
+// workspace is better than no pane. The lock is the kernel's (flock, on
+// the ledger's directory, so no file is left for it), and an open that
+// dies lets go of it.
+func (l Ledger) LockPlacement(ctx context.Context) (unlock func()) {
+	for _, d := range []string{filepath.Dir(l.Dir), l.Dir} {
+		if control.EnsurePrivateDir(d) != nil {
+			return func() {}
+		}
+	}
+	f, err := os.Open(l.Dir)
+	if err != nil {
+		return func() {}
+	}
+	deadline := time.Now().Add(placementWait)
+	for unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			f.Close()
+			return func() {}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	var once sync.Once
+	return func() { once.Do(func() { f.Close() }) }
 }

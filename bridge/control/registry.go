@@ -29,6 +29,11 @@ type Endpoint struct {
 	PaneID      string    `json:"pane_id,omitempty"`
 	HerdrSocket string    `json:"herdr_socket,omitempty"`
 	Started     time.Time `json:"started,omitzero"`
+	// Previous is the pane's entry this one replaced while its wrapper
+	// still ran: a wrapper started inside another's agent (herdr-pi wrap
+	// bash, then herdr-pi wrap pi in that shell) takes the pane over, and
+	// the pane goes back to the outer one when it ends (see Register).
+	Previous *Endpoint `json:"previous,omitempty"`
 }
 
 // EndpointFromEnv reads the endpoint a wrapper put into its child's
@@ -56,42 +61,104 @@ func PaneKey(herdrSocket, paneID string) string {
 	return "pane-" + hex.EncodeToString(h[:12]) + ".json"
 }
 
+// maxPrevious bounds how many wrappers under the newest one an entry
+// remembers: wrappers nested deeper than a person would stack them.
+const maxPrevious = 8
+
 // Register writes e under key and returns the function that removes it
 // again, but only while the file still names this wrapper: a newer wrapper
-// in the same pane may have replaced it.
+// in the same pane may have replaced it. A wrapper that still runs in the
+// pane is kept in e.Previous, and the entry goes back to it (or to the
+// newest still running under it) when e unregisters: hooks of the pane
+// then reach the outer wrapper again, not "no wrapper". Two wrappers of
+// one pane registering at the same instant could lose one of the two;
+// nested ones start one after the other.
 func (r Registry) Register(key string, e Endpoint) (unregister func(), err error) {
 	for _, d := range []string{filepath.Dir(r.Dir), r.Dir} {
 		if err := EnsurePrivateDir(d); err != nil {
 			return nil, err
 		}
 	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return nil, err
-	}
 	r.sweep()
 	path := filepath.Join(r.Dir, key)
+	e.Previous = nil
+	if cur, err := r.read(path); err == nil {
+		if prev, ok := running(cur, maxPrevious); ok && !prev.same(e) {
+			e.Previous = &prev
+		}
+	}
+	if err := r.write(path, e); err != nil {
+		return nil, err
+	}
+	return func() {
+		cur, err := r.read(path)
+		if err != nil || !cur.same(e) {
+			return
+		}
+		if cur.Previous != nil {
+			if prev, ok := running(*cur.Previous, maxPrevious); ok {
+				_ = r.write(path, prev)
+				return
+			}
+		}
+		_ = os.Remove(path)
+	}, nil
+}
+
+// same says whether e and o are one wrapper's entry.
+func (e Endpoint) same(o Endpoint) bool { return e.PID == o.PID && e.Token == o.Token }
+
+// running is the newest wrapper of e's chain (e, then what it replaced)
+// that still runs, with only the running ones under it, at most depth;
+// ok is false when none runs.
+func running(e Endpoint, depth int) (Endpoint, bool) {
+	for {
+		if endpointAlive(e) {
+			e.Previous = prune(e.Previous, depth-1)
+			return e, true
+		}
+		if e.Previous == nil {
+			return Endpoint{}, false
+		}
+		e = *e.Previous
+	}
+}
+
+// prune is the part of a chain that still runs, at most depth long.
+func prune(prev *Endpoint, depth int) *Endpoint {
+	if prev == nil || depth <= 0 {
+		return nil
+	}
+	e, ok := running(*prev, depth)
+	if !ok {
+		return nil
+	}
+	return &e
+}
+
+// write puts e at path whole: a reader sees the old entry or the new one.
+func (r Registry) write(path string, e Endpoint) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(r.Dir, ".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("registry: %w", err)
+		return fmt.Errorf("registry: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
-		return nil, fmt.Errorf("registry: %w", err)
+		return fmt.Errorf("registry: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return nil, fmt.Errorf("registry: %w", err)
+		return fmt.Errorf("registry: %w", err)
 	}
 	// CreateTemp makes the file 0600; the rename makes it appear whole.
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, fmt.Errorf("registry: %w", err)
+		return fmt.Errorf("registry: %w", err)
 	}
-	return func() {
-		if cur, err := r.read(path); err == nil && cur.PID == e.PID && cur.Token == e.Token {
-			_ = os.Remove(path)
-		}
-	}, nil
+	return nil
 }
 
 func (r Registry) read(path string) (Endpoint, error) {
@@ -110,9 +177,11 @@ func (r Registry) read(path string) (Endpoint, error) {
 // removed.
 var ErrStale = errors.New("the wrapper registered for this pane is gone")
 
-// Lookup returns the endpoint registered under key. A missing entry is
-// ErrNoWrapper; an entry whose wrapper is dead is removed and reported as
-// ErrStale (which also matches ErrNoWrapper).
+// Lookup returns the endpoint registered under key: the newest wrapper of
+// the pane that still runs (one killed on top of another, so unable to
+// give the pane back, is passed over and the entry rewritten). A missing
+// entry is ErrNoWrapper; an entry none of whose wrappers runs is removed
+// and reported as ErrStale (which also matches ErrNoWrapper).
 func (r Registry) Lookup(key string) (Endpoint, error) {
 	if err := checkPrivate(r.Dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -128,20 +197,26 @@ func (r Registry) Lookup(key string) (Endpoint, error) {
 	if err != nil {
 		return Endpoint{}, err
 	}
-	if !endpointAlive(e) {
+	live, ok := running(e, maxPrevious)
+	if !ok {
 		_ = os.Remove(path)
 		return Endpoint{}, fmt.Errorf("%w (pid %d): %w", ErrStale, e.PID, ErrNoWrapper)
 	}
-	return e, nil
+	if !live.same(e) {
+		_ = r.write(path, live)
+	}
+	return live, nil
 }
 
 // Entry is one registry file as found on disk.
 type Entry struct {
 	// File is the entry's path.
-	File     string
+	File string
+	// Endpoint is the newest of the entry's wrappers that still runs (see
+	// Lookup), else the newest.
 	Endpoint Endpoint
-	// Alive says whether the wrapper still runs (by its run directory,
-	// see endpointAlive); a dead one's entry is stale.
+	// Alive says whether one of the entry's wrappers still runs (by its
+	// run directory, see endpointAlive); when none does, it is stale.
 	Alive bool
 	// Err says why the file could not be read; Endpoint is then empty.
 	Err error
@@ -163,7 +238,11 @@ func (r Registry) Entries() ([]Entry, error) {
 	entries := make([]Entry, 0, len(files))
 	for _, f := range files {
 		e, err := r.read(f)
-		entries = append(entries, Entry{File: f, Endpoint: e, Err: err, Alive: err == nil && endpointAlive(e)})
+		entry := Entry{File: f, Endpoint: e, Err: err}
+		if live, ok := running(e, maxPrevious); err == nil && ok {
+			entry.Endpoint, entry.Alive = live, true
+		}
+		entries = append(entries, entry)
 	}
 	return entries, nil
 }

@@ -111,16 +111,18 @@ func TestRegistryLifecycle(t *testing.T) {
 	if got, err := reg.Lookup(key); err != nil || got.Token != "t2" {
 		t.Fatalf("newer entry lost: %+v %v", got, err)
 	}
-	// A dead wrapper's entry is stale, and removed.
+	// A dead wrapper's entry is stale, and removed (in a pane of its own:
+	// on top of a running wrapper, the lookup would find that one).
 	cmd := exec.Command("true")
 	cmd.Run()
 	stale := e
 	stale.PID = cmd.Process.Pid
-	reg.Register(key, stale)
-	if _, err := reg.Lookup(key); !errors.Is(err, ErrStale) || !errors.Is(err, ErrNoWrapper) {
+	staleKey := PaneKey("/tmp/herdr.sock", "w1:p2")
+	reg.Register(staleKey, stale)
+	if _, err := reg.Lookup(staleKey); !errors.Is(err, ErrStale) || !errors.Is(err, ErrNoWrapper) {
 		t.Fatalf("stale entry: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(reg.Dir, key)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(reg.Dir, staleKey)); !os.IsNotExist(err) {
 		t.Fatalf("stale entry not removed: %v", err)
 	}
 }
@@ -373,5 +375,106 @@ func TestRegistryEntriesLiveByTheirRunDirectory(t *testing.T) {
 	held.Remove()
 	if _, err := reg.Lookup(PaneKey("/h", "w1:p1")); !errors.Is(err, ErrStale) {
 		t.Errorf("the entry of a wrapper whose run directory is gone: %v", err)
+	}
+}
+
+// A wrapper started in a pane whose wrapper still runs (herdr-pi wrap
+// bash, then herdr-pi wrap pi in that shell) takes the pane's entry over
+// and, when it ends, gives it back to the one it replaced if that one
+// still runs: the pane's hooks must find the outer wrapper again, not "no
+// wrapper". However they end, the entry goes to the newest that still runs.
+func TestANestedWrapperGivesThePaneBackWhenItEnds(t *testing.T) {
+	base := filepath.Join(shortDir(t), "rt")
+	reg := PaneRegistry(base)
+	key := PaneKey("/tmp/h.sock", "w1:p1")
+	start := func() *Run {
+		t.Helper()
+		rec := newRecorder()
+		run, err := Start(RunConfig{RuntimeBase: base, PaneID: "w1:p1", HerdrSocket: "/tmp/h.sock", Events: rec, Requests: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { run.Close() })
+		return run
+	}
+	registered := func(want *Run, when string) {
+		t.Helper()
+		got, err := reg.Lookup(key)
+		if err != nil || got.Token != want.Endpoint.Token {
+			t.Fatalf("%s: the pane's entry is %+v (%v), want the wrapper at %s", when, got, err, want.Endpoint.Socket)
+		}
+	}
+
+	outer := start()
+	inner := start()
+	registered(inner, "while the inner wrapper runs")
+	if outer.Sharing != nil || inner.Sharing == nil || inner.Sharing.Token != outer.Endpoint.Token {
+		t.Fatalf("the wrappers say they share the pane with %+v and %+v", outer.Sharing, inner.Sharing)
+	}
+	inner.Close()
+	registered(outer, "after the inner wrapper ended")
+
+	// Three deep, the middle one ending first: the entry stays the
+	// newest's, and at its end goes to the outermost, passing over the
+	// one that is gone.
+	middle := start()
+	newest := start()
+	middle.Close()
+	registered(newest, "after the middle wrapper ended")
+	newest.Close()
+	registered(outer, "after the newest wrapper ended")
+
+	// A wrapper killed on top (it cannot unregister) does not hide the
+	// one under it from a lookup, nor from the list doctor reads.
+	killed := Endpoint{Socket: "/tmp/killed.sock", Token: "killed", PID: deadPID(t), PaneID: "w1:p1"}
+	if _, err := reg.Register(key, killed); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := reg.Entries()
+	if err != nil || len(entries) != 1 || !entries[0].Alive || entries[0].Endpoint.Token != outer.Endpoint.Token {
+		t.Fatalf("entries under a killed wrapper: %+v %v", entries, err)
+	}
+	registered(outer, "after the wrapper on top was killed")
+
+	outer.Close()
+	if _, err := reg.Lookup(key); !errors.Is(err, ErrNoWrapper) {
+		t.Fatalf("after every wrapper ended: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(reg.Dir, key)); !os.IsNotExist(err) {
+		t.Fatalf("the entry outlived every wrapper: %v", err)
+	}
+}
+
+// A session file one wrapper's probe named is taken for every other
+// running wrapper, and free again once that wrapper ends.
+func TestASessionFileClaimedByOneWrapperIsTakenForTheOthers(t *testing.T) {
+	base := filepath.Join(shortDir(t), "rt")
+	start := func() *Run {
+		t.Helper()
+		rec := newRecorder()
+		run, err := Start(RunConfig{RuntimeBase: base, Events: rec, Requests: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { run.Close() })
+		return run
+	}
+	a, b := start(), start()
+	const file = "/home/me/.pi/agent/sessions/--api--/a.jsonl"
+	if b.SessionTaken(file) {
+		t.Fatal("taken before anyone claimed it")
+	}
+	if err := a.ClaimSession(file); err != nil {
+		t.Fatal(err)
+	}
+	if !b.SessionTaken(file) || b.SessionTaken("/home/me/.pi/agent/sessions/--api--/b.jsonl") {
+		t.Fatal("the claim does not say which file is taken")
+	}
+	if a.SessionTaken(file) {
+		t.Fatal("a wrapper's own claim took the file from it")
+	}
+	a.Close()
+	if b.SessionTaken(file) {
+		t.Fatal("the claim of a wrapper that ended still holds")
 	}
 }

@@ -32,6 +32,12 @@ type Run struct {
 	Dir      string
 	Endpoint Endpoint
 
+	// Sharing is the wrapper that ran in the pane already when this one
+	// registered, nil when none did: this one is nested in its agent
+	// (herdr-pi wrap bash, then herdr-pi wrap pi), or both run in one
+	// pane by mistake (tmux inside it).
+	Sharing *Endpoint
+
 	held       *HeldRunDir
 	server     *Server
 	unregister func()
@@ -96,6 +102,9 @@ func Start(cfg RunConfig) (*Run, error) {
 		// after wrappers that were killed, as NewRunDir does for run dirs.
 		reg.sweep()
 	} else {
+		if prev, err := reg.Lookup(PaneKey(cfg.HerdrSocket, cfg.PaneID)); err == nil {
+			r.Sharing = &prev
+		}
 		un, err := reg.Register(PaneKey(cfg.HerdrSocket, cfg.PaneID), r.Endpoint)
 		if err != nil {
 			_ = r.Close()
@@ -125,4 +134,46 @@ func (r *Run) Close() error {
 // PaneRegistry is the registry under runtimeBase.
 func PaneRegistry(runtimeBase string) Registry {
 	return Registry{Dir: filepath.Join(runtimeBase, "panes")}
+}
+
+// sessionClaim is the file in a run directory that names the session file
+// the wrapper's Pi writes, as its probe said.
+const sessionClaim = "session"
+
+// ClaimSession records that this run's Pi writes the session file path
+// (its probe named it), so that the wrapper of another Pi in the same
+// project, which has no probe to say which file is its own, passes it
+// over (SessionTaken). The claim goes with the run directory.
+func (r *Run) ClaimSession(path string) error {
+	tmp, err := os.CreateTemp(r.Dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(filepath.Clean(path))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(r.Dir, sessionClaim))
+	}
+	return err
+}
+
+// SessionTaken says whether another running wrapper's Pi writes the
+// session file path, as its claim says (see ClaimSession). Only wrappers
+// whose run directories share this one's base are seen: those of the same
+// user and runtime directory, as every wrapper on the machine is unless
+// told otherwise.
+func (r *Run) SessionTaken(path string) bool {
+	path = filepath.Clean(path)
+	for _, d := range RunDirs(filepath.Dir(r.Dir)) {
+		if d.Path == r.Dir || !d.Alive {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(d.Path, sessionClaim)); err == nil && string(b) == path {
+			return true
+		}
+	}
+	return false
 }

@@ -28,6 +28,11 @@ type Locator struct {
 	Since time.Time
 	// None is set with --no-session: there is no file to find.
 	None bool
+	// Taken, when set, says a file is another running Pi's: its wrapper's
+	// probe named it. Several Pis in one project write to one directory,
+	// and the newest file there may well be another pane's; a Pi without
+	// the probe must not take that one's question for its own.
+	Taken func(path string) bool
 }
 
 // SessionDir is Pi's per-project session directory: the agent dir's
@@ -143,6 +148,9 @@ func (l Locator) Find() (string, bool) {
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].mtime.After(cands[j].mtime) })
 	for _, c := range cands {
+		if l.Taken != nil && l.Taken(c.path) {
+			continue
+		}
 		if l.Cwd == "" || headerCwd(c.path) == filepath.Clean(l.Cwd) {
 			return c.path, true
 		}

@@ -453,6 +453,15 @@ func TestLocatorFind(t *testing.T) {
 	if p, ok := (Locator{Dir: dir, Since: started}).Find(); !ok || p != fresh {
 		t.Errorf("the new run's file: %s %v", p, ok)
 	}
+	// Another pane's Pi in the project writes the newest file; its probe
+	// named it, so it is not this Pi's, which has written none yet.
+	taken := func(path string) bool { return path == fresh }
+	if p, ok := (Locator{Dir: dir, Since: started, Taken: taken}).Find(); ok {
+		t.Errorf("took another running Pi's file: %s", p)
+	}
+	if p, ok := (Locator{Dir: dir, Taken: taken}).Find(); !ok || p != other {
+		t.Errorf("the newest file no other Pi writes: %s %v", p, ok)
+	}
 	if _, ok := (Locator{None: true, Dir: dir}).Find(); ok {
 		t.Error("--no-session found a file")
 	}

@@ -314,12 +314,15 @@ func TestStatusJSONWithoutAWrapper(t *testing.T) {
 	}
 	check("empty pane", noWrapper)
 	reg := control.PaneRegistry(e.runtime)
-	if _, err := reg.Register(control.PaneKey("/tmp/herdr-test.sock", "w1:p1"), control.Endpoint{Socket: "/tmp/hp-nothing-listens.sock", Token: "t", PID: os.Getpid()}); err != nil {
+	unregister, err := reg.Register(control.PaneKey("/tmp/herdr-test.sock", "w1:p1"), control.Endpoint{Socket: "/tmp/hp-nothing-listens.sock", Token: "t", PID: os.Getpid()})
+	if err != nil {
 		t.Fatal(err)
 	}
 	check("socket that does not answer", unreachable)
 	// A wrapper that was killed is gone, not out of reach: a script
-	// retrying on unreachable would wait for it forever.
+	// retrying on unreachable would wait for it forever. (Alone in the
+	// pane: over a running one, the lookup finds that one.)
+	unregister()
 	if _, err := reg.Register(control.PaneKey("/tmp/herdr-test.sock", "w1:p1"), control.Endpoint{Socket: "/tmp/hp-nothing-listens.sock", Token: "t", PID: deadPIDForStatus(t)}); err != nil {
 		t.Fatal(err)
 	}

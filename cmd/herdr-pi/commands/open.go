@@ -214,6 +214,15 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if err != nil {
 		return err
 	}
+	// Another open of the run at this moment may be making its workspace:
+	// wait for it to be in the ledger, and look again.
+	placed := func() {}
+	if place.Mode == handoff.ModeWorkspace {
+		ledger := handoff.LedgerAt(paths.RuntimeBase)
+		placed = ledger.LockPlacement(ctx)
+		defer placed()
+		place.WorkspaceID = ledger.Workspace(a.Run.ID, h.SocketPath)
+	}
 	// A tab of the live attempt's label is its own turn at work (fully
 	// inspectable mode), not an inspection to reuse: --inspect forks.
 	place.Fresh = live
@@ -317,6 +326,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		}
 		records = inspectionRecords(ledger, paths.RuntimeBase, a.Run.ID, h.SocketPath, opened.Placed, io.Err)
 	}
+	placed() // the workspace is in the ledger now, or was already
 	if !opts.Wait {
 		return printOpen(f, rep, opts.JSON)
 	}

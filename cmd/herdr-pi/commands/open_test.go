@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -506,5 +507,51 @@ func TestOpenWaitEndsWhenHerdrGoesAway(t *testing.T) {
 	}
 	if !strings.HasSuffix(out.String(), "pane w1:p2 closed\n") {
 		t.Fatalf("open said:\n%s%s", out, errb)
+	}
+}
+
+// Two attempts of one run opened at once in the run's workspace (fully
+// inspectable mode, or --place workspace) share one workspace, as they
+// would opened one after the other: each gets its own tab and pane, and
+// Herdr gets one "workflow <name>", not two of the same name.
+func TestTwoOpensOfOneRunAtOnceShareItsWorkspace(t *testing.T) {
+	f, s, run, _, _ := openWorld(t, "exec sleep 600")
+	attempts := []string{"api", "docs"}
+	reps := make([]openReport, len(attempts))
+	errs := make([]error, len(attempts))
+	var wg sync.WaitGroup
+	for i, attempt := range attempts {
+		var out, errb strings.Builder
+		io := f.IO
+		io.Out, io.Err = &out, &errb
+		fi := NewFactory(io)
+		fi.Executable = f.Executable
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			opts := &openOptions{Run: run, Attempt: attempt, JSON: true, Place: "workspace", StartTimeout: time.Minute, ForkTimeout: time.Millisecond}
+			if errs[i] = openRun(t.Context(), fi, opts); errs[i] == nil {
+				errs[i] = json.Unmarshal([]byte(out.String()), &reps[i])
+			}
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("open %s: %w\n%s%s", attempt, errs[i], &out, &errb)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	created := 0
+	for _, m := range s.Methods() {
+		if m == "workspace.create" {
+			created++
+		}
+	}
+	a, b := reps[0].Opened, reps[1].Opened
+	if created != 1 || a.WorkspaceID != b.WorkspaceID || a.TabID == b.TabID || a.PaneID == b.PaneID {
+		t.Fatalf("%d workspaces created; %s opened in %+v, %s in %+v (calls %v)", created, attempts[0], a.Placed, attempts[1], b.Placed, s.Methods())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/pane/launch"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
@@ -212,6 +214,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	} else {
 		down.control = func() { run.Close() }
 		term.Env = append(slices.Clip(term.Env), run.Env()...)
+		tellSharing(io.Err, env, run, herdrEnv.PaneID, log)
 	}
 	if isPi {
 		probed := false
@@ -230,9 +233,15 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 				probed = true
 			}
 		}
+		loc := session.Locate(settings.ParsePiArgs(piArgs), env, paths, cwd, time.Now())
+		if run != nil {
+			// Other Pis may run in this project, in other panes: a file
+			// their probes named is never this Pi's.
+			loc.Taken = run.SessionTaken
+		}
 		w := session.Watch(session.WatchConfig{
 			Sink:    signals,
-			Locator: session.Locate(settings.ParsePiArgs(piArgs), env, paths, cwd, time.Now()),
+			Locator: loc,
 			// Herdr 0.9 restores the agent after a restart with the file
 			// the watcher reads, whether the probe named it or, without
 			// the probe, the locator found it. `status` shows it too —
@@ -249,7 +258,11 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 			Logf: log.Printf,
 		})
 		down.session = w.Close
-		signals.SetWatcher(w)
+		if probed {
+			signals.SetWatcher(claimingWatcher{w, run, log.Printf})
+		} else {
+			signals.SetWatcher(w)
+		}
 	}
 
 	log.Printf("start %q (agent %s)", argv, agent)
@@ -285,6 +298,45 @@ func (d *wrapShutdown) run() {
 			step()
 		}
 	}
+}
+
+// tellSharing says so when another wrapper runs in this Herdr pane and
+// this one is not nested in its agent (the agent's environment would name
+// its socket): two terminals in one pane (tmux inside it, say) each
+// running herdr-pi wrap. Both report to the one pane, and the person
+// would otherwise wonder why it shows the other agent's state. Said before
+// the agent starts, so it stays above the agent's screen.
+func tellSharing(w io.Writer, env settings.Env, run *control.Run, pane string, log *logger) {
+	other := run.Sharing
+	if other == nil {
+		return
+	}
+	if parent, ok := control.EndpointFromEnv(env.Get); ok && parent.Socket == other.Socket {
+		log.Printf("control: nested in the wrapper pid %d of pane %s; the pane goes back to it when this one ends", other.PID, pane)
+		return
+	}
+	msg := fmt.Sprintf("another herdr-pi wrapper (pid %d) runs in Herdr pane %s too, not around this one (a second terminal in the pane, such as tmux?): "+
+		"Herdr shows the state of whichever changed last, and the pane's hooks reach this one until it ends; give each agent a pane of its own",
+		other.PID, render.Clean(pane))
+	log.Printf("control: %s", msg)
+	tell(w, "herdr-pi: %s\n", msg)
+}
+
+// claimingWatcher follows the session file the probe names and claims it
+// in the run directory, for the wrappers of other Pis in the project that
+// have no probe to tell their own file from this one (see
+// control.Run.ClaimSession).
+type claimingWatcher struct {
+	*session.Watcher
+	run  *control.Run
+	logf func(string, ...any)
+}
+
+func (c claimingWatcher) Follow(path string) {
+	if err := c.run.ClaimSession(path); err != nil {
+		c.logf("session: cannot claim %s for this Pi (%v); a Pi without the probe in this project may take it for its own", path, err)
+	}
+	c.Watcher.Follow(path)
 }
 
 // probeArgv is Pi's command line with the probe: started through the
