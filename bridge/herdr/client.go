@@ -30,6 +30,12 @@ var (
 	// single is for requests that would act twice if repeated (creating a
 	// workspace, typing input, showing a toast).
 	single = []time.Duration{2 * time.Second}
+	// creating is for requests that start a process in a new pane
+	// (workspace.create, tab.create, pane.split): Herdr answers once the
+	// pane's program is spawned, which takes longer on a loaded machine,
+	// and giving up early leaves a pane open that `open` then knows
+	// nothing of. A hung Herdr is still told within seconds.
+	creating = []time.Duration{10 * time.Second}
 )
 
 // maxReplyBytes bounds one reply line. Herdr's replies are small objects;

@@ -194,7 +194,7 @@ type WorkspaceCreated struct {
 // WorkspaceCreate opens a new workspace with one tab and one pane.
 func (c *Client) WorkspaceCreate(ctx context.Context, p NewPlace) (WorkspaceCreated, error) {
 	var r WorkspaceCreated
-	err := c.call(ctx, "workspace.create", p, "workspace_created", &r, single)
+	err := c.call(ctx, "workspace.create", p, "workspace_created", &r, creating)
 	return r, err
 }
 
@@ -219,7 +219,7 @@ func (c *Client) TabCreate(ctx context.Context, workspaceID string, p NewPlace) 
 		NewPlace
 	}{workspaceID, p}
 	var r WorkspaceCreated
-	err = c.call(ctx, "tab.create", params, "tab_created", &r, single)
+	err = c.call(ctx, "tab.create", params, "tab_created", &r, creating)
 	return r.Tab, r.RootPane, err
 }
 
@@ -273,7 +273,7 @@ func (c *Client) PaneSplit(ctx context.Context, s Split) (PaneInfo, error) {
 	var r struct {
 		Pane PaneInfo `json:"pane"`
 	}
-	err := c.call(ctx, "pane.split", params, "pane_info", &r, single)
+	err := c.call(ctx, "pane.split", params, "pane_info", &r, creating)
 	return r.Pane, err
 }
 
