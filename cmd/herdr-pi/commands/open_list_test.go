@@ -36,6 +36,20 @@ type listStore struct {
 	corrupt, noTranscript string // run ids
 }
 
+// runningRun is the first run of the generated store the engine still
+// runs.
+func (ls *listStore) runningRun(t testing.TB) *store.Run {
+	t.Helper()
+	st := store.New(ls.Home, ls.Cwd)
+	for _, id := range ls.IDs {
+		if r, err := st.FindRun(id); err == nil && r.State() == "running" {
+			return r
+		}
+	}
+	t.Fatal("the generated store has no running run")
+	return nil
+}
+
 func newListStore(t testing.TB) *listStore {
 	t.Helper()
 	home := t.TempDir()
@@ -647,17 +661,7 @@ func TestOpenPickHintOfALiveAttempt(t *testing.T) {
 // listing says live, as open does, and not that nothing can be opened.
 func TestOpenListALiveAttemptWithoutItsTranscriptYet(t *testing.T) {
 	ls := newListStore(t)
-	st := store.New(ls.Home, ls.Cwd)
-	var run *store.Run
-	for _, id := range ls.IDs {
-		if r, err := st.FindRun(id); err == nil && r.State() == "running" {
-			run = r
-			break
-		}
-	}
-	if run == nil {
-		t.Fatal("the generated store has no running run")
-	}
+	run := ls.runningRun(t)
 	// This process owns the run's session: its lease is alive.
 	lease := fmt.Sprintf(`{"pid":%d,"token":"t","startedAt":%d}`+"\n", os.Getpid(), time.Now().Add(time.Hour).UnixMilli())
 	if err := os.WriteFile(filepath.Join(filepath.Dir(run.Dir), "owner.json"), []byte(lease), 0o600); err != nil {

@@ -32,17 +32,7 @@ type liveWorld struct {
 func newLiveWorld(t *testing.T) *liveWorld {
 	t.Helper()
 	ls := newListStore(t)
-	st := store.New(ls.Home, ls.Cwd)
-	var run *store.Run
-	for _, id := range ls.IDs {
-		if r, err := st.FindRun(id); err == nil && r.State() == "running" {
-			run = r
-			break
-		}
-	}
-	if run == nil {
-		t.Fatal("the generated store has no running run")
-	}
+	run := ls.runningRun(t)
 	owner := exec.Command("sleep", "600")
 	if err := owner.Start(); err != nil {
 		t.Fatal(err)
