@@ -16,6 +16,30 @@ var agentRe = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
 // AgentRule says in words what [CheckAgent] accepts.
 const AgentRule = `use 1 to 64 characters from A-Z a-z 0-9 . _ - :, starting with a letter or digit (e.g. "pi", "claude")`
 
+// AgentIDOf makes a command's name an agent id that [CheckAgent] accepts:
+// leading bytes other than letters and digits go, each other byte the
+// rule does not allow becomes '_', and it is cut to 64 bytes; a name with
+// nothing left is herdr-pi's.
+func AgentIDOf(name string) string {
+	id := []byte(strings.TrimLeftFunc(name, func(r rune) bool { return !isAlnum(r) }))
+	for i, b := range id {
+		if !isAlnum(rune(b)) && !strings.ContainsRune("._:-", rune(b)) {
+			id[i] = '_'
+		}
+	}
+	if len(id) > 64 {
+		id = id[:64]
+	}
+	if len(id) == 0 {
+		return "herdr-pi"
+	}
+	return string(id)
+}
+
+func isAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
 // CheckAgent validates an agent id (`wrap --agent`, `[herdr] agent`,
 // `[detect] agent`). The error quotes the value safely (escaped, clipped)
 // and says what is allowed.

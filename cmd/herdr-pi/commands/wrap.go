@@ -424,33 +424,8 @@ func shownAgent(detected string, isPi bool, opts *wrapOptions, cfg settings.Conf
 	if detected != "pi" || isPi || opts.Agent != "" || cfg.Detect.Agent != "" || len(opts.Argv) == 0 {
 		return detected
 	}
-	return agentID(filepath.Base(opts.Argv[0]))
+	return settings.AgentIDOf(filepath.Base(opts.Argv[0]))
 }
-
-// agentID makes a command's name an agent id (settings.CheckAgent): what
-// the rule does not allow becomes '_', leading punctuation goes, and it is
-// cut to 64 bytes; a name with nothing left is herdr-pi's.
-func agentID(name string) string {
-	id := []byte(strings.TrimLeftFunc(name, func(r rune) bool { return !isAlnum(r) }))
-	for i, b := range id {
-		if !isAgentByte(rune(b)) {
-			id[i] = '_'
-		}
-	}
-	if len(id) > 64 {
-		id = id[:64]
-	}
-	if len(id) == 0 {
-		return "herdr-pi"
-	}
-	return string(id)
-}
-
-func isAlnum(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
-}
-
-func isAgentByte(r rune) bool { return isAlnum(r) || r == '.' || r == '_' || r == '-' || r == ':' }
 
 // reportLabel is the agent label Herdr shows: --agent, else [herdr] agent
 // when the config sets it (a choice beats a guess from the command's
