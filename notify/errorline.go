@@ -24,39 +24,39 @@ const errorLimit = questionLimit
 // was given), and cut to 120 code points with an ellipsis. The secret goes
 // before the cut, so no part of one is left at the edge.
 func ErrorLine(msg string) string {
+	line, _ := describeError(msg)
+	return line
+}
+
+// describeError is [ErrorLine] of msg and the HTTP error status it starts
+// with, in words ("429 Too Many Requests", "" for none), from one reading
+// of it.
+func describeError(msg string) (line, status string) {
 	code, words, text := httpError(msg)
-	line := ""
 	for l := range strings.Lines(text) {
 		if line = osc.CleanLabel(l); line != "" {
 			break
 		}
 	}
 	line = redact.Text(line)
+	if code != "" {
+		status = code + " " + words
+	}
 	switch {
 	case code == "":
 	case line == "":
-		line = code + " " + words
+		line = status
 	case strings.HasPrefix(strings.ToLower(line), strings.ToLower(words)):
 		line = code + " " + line // "503 Service Unavailable", said once
 	default:
-		line = code + " " + words + ": " + line
+		line = status + ": " + line
 	}
-	return osc.Truncate(line, errorLimit)
+	return osc.Truncate(line, errorLimit), status
 }
 
 // statusPrefix is an HTTP error status at the head of a message, as Pi's
 // providers put it: "401: …", "401 …", "401".
 var statusPrefix = lazyre.New(`^\s*([45][0-9][0-9])(?::\s*|\s+|$)`)
-
-// errorStatus is the HTTP error status msg starts with, in words ("429
-// Too Many Requests"), or "".
-func errorStatus(msg string) string {
-	code, words, _ := httpError(msg)
-	if code == "" {
-		return ""
-	}
-	return code + " " + words
-}
 
 // httpError splits msg into the HTTP error status it starts with — its
 // code and its words, both "" when it names none Go knows — and the text

@@ -137,8 +137,9 @@ func compose(ev Event, agent, project, session, instance string) Message {
 	if instance != "" {
 		id += "-" + instance
 	}
+	errLine, errStatus := describeError(ev.Error)
 	return Message{Title: title, Body: strings.Join(parts, partSep), Question: QuestionLine(ev.Question),
-		Error: ErrorLine(ev.Error), ErrorStatus: errorStatus(ev.Error), ID: osc.SanitizeIdentifier(id)}
+		Error: errLine, ErrorStatus: errStatus, ID: osc.SanitizeIdentifier(id)}
 }
 
 // Place is where a notification comes from, as the body of the wrapper's

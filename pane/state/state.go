@@ -797,9 +797,7 @@ func (m *Machine) AgentSettled() {
 		}
 		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome, StopReason: stop,
 			Error: m.candidateError, Duration: now.Sub(m.runStart)})
-		m.runActive = false
-		m.candidate, m.candidateError = "", ""
-		m.cancelled = false
+		m.forgetRunLocked()
 	})
 }
 
@@ -828,8 +826,7 @@ func (m *Machine) SessionStart(restore ...Reason) {
 			r.Restored = true
 			m.openLocked(now, r)
 		}
-		m.runActive, m.cancelled = false, false
-		m.candidate, m.candidateError = "", ""
+		m.forgetRunLocked()
 		m.probeActivity = Idle
 		m.worked = false
 	})
@@ -860,9 +857,15 @@ func (m *Machine) SessionReplaced() {
 	})
 }
 
-func (m *Machine) endSessionLocked() {
+// forgetRunLocked ends the run's bookkeeping: no run active, nothing
+// recorded of how it stopped or that it was cancelled.
+func (m *Machine) forgetRunLocked() {
 	m.runActive, m.cancelled = false, false
 	m.candidate, m.candidateError = "", ""
+}
+
+func (m *Machine) endSessionLocked() {
+	m.forgetRunLocked()
 	m.probeActivity = Idle
 }
 
