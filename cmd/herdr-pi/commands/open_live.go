@@ -72,7 +72,9 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	defer unseen(nil)
 	pane := "" // the handoff's pane, once launched
 	var writeErr error
-	say := func(p control.Progress) {
+	// follow shows each progress line (say, below, is the writer that
+	// returns its error).
+	follow := func(p control.Progress) {
 		if p.Event == control.ProgressLaunched {
 			pane = p.PaneID
 		}
@@ -88,7 +90,7 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 			unseen(writeErr)
 		}
 	}
-	final, err := c.Handoff(hctx, ask, say)
+	final, err := c.Handoff(hctx, ask, follow)
 	if err != nil {
 		if writeErr != nil {
 			return fmt.Errorf("open: %s: its lines could not be written (%w), so open gave the handoff up, and the wrapper "+
@@ -104,7 +106,7 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		return fmt.Errorf("open: %s: %w", a, err)
 	}
 	gaveUp := writeErr != nil
-	say(final)
+	follow(final)
 	switch {
 	case gaveUp:
 		return fmt.Errorf("open: %s: its lines could not be written (%w), so nobody could follow the handoff: "+
