@@ -1004,6 +1004,65 @@ func TestCloseAfterTwoHandoffs(t *testing.T) {
 	}
 }
 
+// A live handoff and an inspection of another attempt of the run at once,
+// both in the run's workspace (--workspace), share one workspace, as two
+// inspections do: the handoff's placement takes the ledger's placement
+// lock, so it waits while the inspection, which made the workspace, has
+// not yet recorded it, and then finds it rather than opening a second
+// "workflow <name>". The inspection's Pi waits for a gate of its own, so
+// the handoff is sure to place within that window.
+func TestLiveHandoffAndAnInspectionAtOnceShareTheRunsWorkspace(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.two = true })
+	lr.startOwner()
+	st := lr.run()
+	live := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json", "--workspace")
+	live.waitEvent(t, "ordered")
+
+	piGate := filepath.Join(lr.private, "pi-gate")
+	cfg := lr.fakePi(t, "gated-pi", fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done\nexec %s \"$@\"", lvShellQuote(piGate), lvShellQuote(lr.agent.Pi.Bin)))
+	inspection := lr.start(t, lr.s, []string{"HERDR_PI_CONFIG=" + cfg}, st.ID, lvLabel2, "--inspect", "--workspace", "--json")
+	// The inspection made the workspace; until its Pi runs, the ledger
+	// does not name it.
+	lvWait(t, "the inspection's workspace", func() bool {
+		inspection.running(t)
+		return len(lvCalls(lr.s, "workspace.create")) == 1 && len(lvCalls(lr.s, "pane.send_input")) == 1
+	})
+	lr.openGate()
+	// The handoff's turn ends and its pane is placed: in a workspace of
+	// its own (the defect), or after waiting for the inspection's.
+	lvWait(t, "the handoff to place its pane or wait for the placement lock", func() bool {
+		live.running(t)
+		b, _ := os.ReadFile(filepath.Join(lr.private, "herdr-pi", "herdr-pi.log"))
+		return len(lvCalls(lr.s, "workspace.create")) > 1 || strings.Contains(string(b), "waits for the placement lock")
+	})
+	if err := os.WriteFile(piGate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := inspection.wait(t)
+	var rep openReport
+	if err := json.Unmarshal([]byte(res.stdout), &rep); res.code != 0 || err != nil {
+		t.Fatalf("the inspection: exit %d (%v)\n%s%s", res.code, err, res.stdout, res.stderr)
+	}
+	launched := live.waitEvent(t, "launched")
+	if created := lvCalls(lr.s, "workspace.create"); len(created) != 1 || launched.WorkspaceID != rep.WorkspaceID || launched.TabID == rep.TabID {
+		t.Fatalf("%d workspaces created; the inspection opened in %s tab %s, the handoff in %s tab %s: want two tabs of one workspace",
+			len(created), rep.WorkspaceID, rep.TabID, launched.WorkspaceID, launched.TabID)
+	}
+	if res := live.wait(t); res.code != 0 {
+		t.Fatalf("the handoff: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	// One workspace to close, the inspection's tab with it.
+	out, code := lr.herdrPi(t, "close", st.ID, "--json")
+	var closed struct{ Closed []struct{ Kind, ID string } }
+	if err := json.Unmarshal([]byte(out), &closed); err != nil || code != 0 || len(closed.Closed) == 0 ||
+		closed.Closed[0].Kind != "workspace" || closed.Closed[0].ID != rep.WorkspaceID {
+		t.Fatalf("close: exit %d (%v)\n%s", code, err, out)
+	}
+}
+
+// lvShellQuote quotes s for sh.
+func lvShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
 // herdrPi runs a herdr-pi command in the person's environment and returns
 // its stdout and exit code (its stderr goes to the test log).
 func (lr *liveRig) herdrPi(t *testing.T, args ...string) (string, int) {

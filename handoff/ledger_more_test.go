@@ -139,3 +139,35 @@ func TestLedgerSaysWhatAnUnreadableRecordTracked(t *testing.T) {
 		t.Errorf("the error %q names not the file, or prints a control", err)
 	}
 }
+
+// A placement that finds the lock taken says so once, waits, and has it
+// when the holder lets go; an unlock called twice does nothing more.
+func TestLockPlacementSaysItWaitsAndGetsTheLock(t *testing.T) {
+	l := ledger(t)
+	unlock := l.LockPlacement(t.Context(), func() { t.Error("the free lock was waited for") })
+	waits := make(chan struct{}, 4)
+	got := make(chan func(), 1)
+	go func() { got <- l.LockPlacement(t.Context(), func() { waits <- struct{}{} }) }()
+	select {
+	case <-waits:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second placement never said it waits")
+	}
+	select {
+	case <-got:
+		t.Fatal("the second placement had the lock while the first held it")
+	default:
+	}
+	unlock()
+	unlock()
+	var second func()
+	select {
+	case second = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second placement did not get the lock once the first let go")
+	}
+	defer second()
+	if n := len(waits); n != 0 {
+		t.Fatalf("waiting was called %d more times", n)
+	}
+}

@@ -126,7 +126,18 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	h := s.cfg.Herdr(r.opts.socket)
 	opener := handoff.Opener{Herdr: h, FileDir: dir}
 	// One placement at a time: two handoffs of a run in fully inspectable
-	// mode must find (not both create) the run's workspace.
+	// mode must find (not both create) the run's workspace. In a workspace
+	// that holds across processes too, through the ledger's placement lock
+	// as open takes it: an open of the run (an inspection, or a live
+	// handoff asked of it) may be making the run's workspace right now, and
+	// this one waits until it is in the ledger. Both locks are held from the
+	// lookup until the records are written, never while the pane runs.
+	unlockLedger := func() {}
+	if r.opts.mode == handoff.ModeWorkspace {
+		unlockLedger = s.cfg.Ledger.LockPlacement(r.ctx, func() {
+			s.cfg.Logf("live: handoff %s waits for the placement lock: another herdr-pi is placing a pane of run %s", r.id, r.order.RunID)
+		})
+	}
 	s.placing.Lock()
 	var place handoff.Placement
 	if r.opts.turn {
@@ -150,6 +161,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		r.mu.Unlock()
 	}
 	s.placing.Unlock()
+	unlockLedger()
 	if err != nil {
 		return fail(fmt.Errorf("opening a pane: %w", err))
 	}

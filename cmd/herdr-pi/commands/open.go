@@ -219,7 +219,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	placed := func() {}
 	if place.Mode == handoff.ModeWorkspace {
 		ledger := handoff.LedgerAt(paths.RuntimeBase)
-		placed = ledger.LockPlacement(ctx)
+		placed = ledger.LockPlacement(ctx, nil)
 		defer placed()
 		place.WorkspaceID = ledger.Workspace(a.Run.ID, h.SocketPath)
 	}
