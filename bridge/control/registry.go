@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Environment variables the wrapper gives its child, so `herdr-pi waiting`
@@ -66,22 +68,34 @@ func PaneKey(herdrSocket, paneID string) string {
 const maxPrevious = 8
 
 // Register writes e under key and returns the function that removes it
-// again, but only while the file still names this wrapper: a newer wrapper
-// in the same pane may have replaced it. A wrapper that still runs in the
-// pane is kept in e.Previous, and the entry goes back to it (or to the
-// newest still running under it) when e unregisters: hooks of the pane
-// then reach the outer wrapper again, not "no wrapper". Two wrappers of
-// one pane registering at the same instant could lose one of the two;
-// nested ones start one after the other.
+// again. A wrapper that still runs in the pane is kept in e.Previous, and
+// the entry goes back to it (or to the newest still running under it) when
+// e unregisters: hooks of the pane then reach the outer wrapper again, not
+// "no wrapper". Unregistering takes e out of the entry wherever it is in
+// it: a newer wrapper of the pane may have replaced it, and that one must
+// not hand the pane back to a wrapper that is gone.
+//
+// Both read the pane's entry and write it back, and so may other wrappers
+// of the pane, in other processes, at the same instant: nested ones start
+// one after the other, but they end together when their pane closes (each
+// gets its hangup), and a script may start several at once. Each change
+// happens under the registry's lock (see lock), so none is lost. A wrapper that cannot have the lock within
+// lockWait goes on without it rather than hang: it registers or leaves as
+// before the lock, where a change of another wrapper of the pane at that
+// same instant could be lost (it does not sweep then).
 func (r Registry) Register(key string, e Endpoint) (unregister func(), err error) {
 	for _, d := range []string{filepath.Dir(r.Dir), r.Dir} {
 		if err := EnsurePrivateDir(d); err != nil {
 			return nil, err
 		}
 	}
-	r.sweep()
 	path := filepath.Join(r.Dir, key)
 	e.Previous = nil
+	unlock, locked := r.lock(lockWait)
+	defer unlock()
+	if locked {
+		r.sweepLocked()
+	}
 	if cur, err := r.read(path); err == nil {
 		if prev, ok := running(cur, maxPrevious); ok && !prev.same(e) {
 			e.Previous = &prev
@@ -91,18 +105,74 @@ func (r Registry) Register(key string, e Endpoint) (unregister func(), err error
 		return nil, err
 	}
 	return func() {
+		unlock, _ := r.lock(lockWait)
+		defer unlock()
 		cur, err := r.read(path)
-		if err != nil || !cur.same(e) {
+		if err != nil {
 			return
 		}
-		if cur.Previous != nil {
-			if prev, ok := running(*cur.Previous, maxPrevious); ok {
-				_ = r.write(path, prev)
+		rest, found := without(&cur, e)
+		if !found {
+			return
+		}
+		if rest != nil {
+			if live, ok := running(*rest, maxPrevious); ok {
+				_ = r.write(path, live)
 				return
 			}
 		}
 		_ = os.Remove(path)
 	}, nil
+}
+
+// lockWait bounds how long a wrapper waits for the registry's lock as it
+// registers or leaves. A holder keeps it for the read and the write of a
+// small file; only a process stopped while holding it (SIGSTOP, a
+// debugger) keeps it longer, and a wrapper must not hang on that.
+// (A variable, so a test can shorten it.)
+var lockWait = 2 * time.Second
+
+// lock takes the registry's lock, within wait, and returns the function
+// that lets it go; locked is false when it could not be had (held for
+// longer, or the directory cannot be opened), and unlock then does
+// nothing. The lock is the kernel's: an exclusive flock on the registry's
+// own directory, so no file is left for it, and a process that dies while
+// it holds it lets go of it.
+func (r Registry) lock(wait time.Duration) (unlock func(), locked bool) {
+	fd, err := unix.Open(r.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return func() {}, false
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { _ = unix.Close(fd) }, true
+		}
+		if (!errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR)) || !time.Now().Before(deadline) {
+			_ = unix.Close(fd)
+			return func() {}, false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// without is the chain c with e's entry left out (c itself is not
+// changed); found says whether e was in it.
+func without(c *Endpoint, e Endpoint) (rest *Endpoint, found bool) {
+	if c == nil {
+		return nil, false
+	}
+	if c.same(e) {
+		return c.Previous, true
+	}
+	under, found := without(c.Previous, e)
+	if !found {
+		return c, false
+	}
+	kept := *c
+	kept.Previous = under
+	return &kept, true
 }
 
 // same says whether e and o are one wrapper's entry.
@@ -181,7 +251,8 @@ var ErrStale = errors.New("the wrapper registered for this pane is gone")
 // the pane that still runs (one killed on top of another, so unable to
 // give the pane back, is passed over and the entry rewritten). A missing
 // entry is ErrNoWrapper; an entry none of whose wrappers runs is removed
-// and reported as ErrStale (which also matches ErrNoWrapper).
+// and reported as ErrStale (which also matches ErrNoWrapper). The rewrite
+// and the removal wait for nothing: see tidy.
 func (r Registry) Lookup(key string) (Endpoint, error) {
 	if err := checkPrivate(r.Dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -198,14 +269,37 @@ func (r Registry) Lookup(key string) (Endpoint, error) {
 		return Endpoint{}, err
 	}
 	live, ok := running(e, maxPrevious)
+	if !ok || !live.same(e) {
+		r.tidy(path)
+	}
 	if !ok {
-		_ = os.Remove(path)
 		return Endpoint{}, fmt.Errorf("%w (pid %d): %w", ErrStale, e.PID, ErrNoWrapper)
 	}
-	if !live.same(e) {
+	return live, nil
+}
+
+// tidy rewrites the entry at path to its newest wrapper that still runs,
+// or removes it when none does. It is read again under the registry's
+// lock, so a wrapper that registered since the caller read it is kept;
+// when the lock is busy the entry is left as it is, for the next look:
+// someone is changing it right now.
+func (r Registry) tidy(path string) {
+	unlock, locked := r.lock(0)
+	defer unlock()
+	if !locked {
+		return
+	}
+	e, err := r.read(path)
+	if err != nil {
+		return
+	}
+	live, ok := running(e, maxPrevious)
+	switch {
+	case !ok:
+		_ = os.Remove(path)
+	case !live.same(e):
 		_ = r.write(path, live)
 	}
-	return live, nil
 }
 
 // Entry is one registry file as found on disk.
@@ -277,8 +371,19 @@ func WrapperAlive(dir string, pid int) bool {
 // sweep removes the entries of wrappers that are gone (killed with
 // SIGKILL, say, so they could not unregister). Every wrapper that
 // registers sweeps, so stale entries live until the next wrapper starts in
-// any pane, or until a lookup for their own pane.
+// any pane, or until a lookup for their own pane. It happens under the
+// registry's lock, and not at all when that is busy for longer than
+// lockWait: an entry is read and removed while no wrapper registers.
 func (r Registry) sweep() {
+	unlock, locked := r.lock(lockWait)
+	defer unlock()
+	if locked {
+		r.sweepLocked()
+	}
+}
+
+// sweepLocked is sweep, with the registry's lock held.
+func (r Registry) sweepLocked() {
 	entries, _ := r.Entries()
 	for _, e := range entries {
 		if e.Err == nil && !e.Alive {
