@@ -69,6 +69,11 @@ type FollowOptions struct {
 	// nothing back, so the text that follows it is seen as soon as it
 	// arrives.
 	Frame time.Duration
+	// Gap is the least time between two takes (none when zero): a stream
+	// of small writes, each signalling the source, then wakes Follow at
+	// most 1/Gap times a second rather than once a write, and hands it
+	// the writes of a gap at once.
+	Gap time.Duration
 }
 
 const (
@@ -231,6 +236,8 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			window, windowBytes = time.Time{}, 0
 		case work > o.HeavyAfter:
 			rest(ctx, min(work*time.Duration(o.RestFactor), maxRest))
+		default:
+			rest(ctx, o.Gap)
 		}
 	}
 }
