@@ -61,7 +61,7 @@ type FollowOptions struct {
 	// newest screen is always seen, at most a frame late; one replaced
 	// within the frame is not, and it could not have held a state
 	// through the machine's debounce. The echo of fast typing then costs
-	// 60 looks a second instead of one per batch the reader hands over
+	// 60 looks a second instead of one per batch taken
 	// (up to 500): each look renders the whole screen, and each change
 	// is classified; at 500 a second that work on the other core added
 	// half a millisecond to the slowest keystroke echoes. Output that
