@@ -49,6 +49,12 @@ func Func(logf Logf, what, cost string, f func()) func() {
 	return func() { Run(logf, what, cost, f) }
 }
 
+// Recovered logs a panic the caller recovered itself, as Run would: for a
+// hot path where Run's closure would cost an allocation a call. Call it
+// from the deferred function that recovered, so the stack logged is the
+// panic's.
+func Recovered(logf Logf, what, cost string, r any) { tell(logf, what, cost, r) }
+
 // tell logs the panic. A log function that panics itself loses the line,
 // never the process: it is called inside a deferred recover, where its
 // panic would escape.

@@ -42,16 +42,16 @@ type Observer struct {
 	Machine *state.Machine
 
 	manifest *detect.Manifest
-	reader   *reader
+	reports  *reports
 	cancel   context.CancelFunc
 	running  sync.WaitGroup
 }
 
-// Start builds the pipeline and starts its goroutines — the reader of the
-// tap and the screen — which the Observer owns: Stop ends them and waits
+// Start builds the pipeline and starts its goroutines — the deliverer of
+// status reports and the screen — which the Observer owns: Stop ends them and waits
 // for them.
 func Start(cfg Config) *Observer {
-	o := &Observer{Tap: pty.NewTap(0), manifest: cfg.Manifest}
+	o := &Observer{Tap: pty.NewTap(screenHold), manifest: cfg.Manifest}
 	logf := cfg.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
@@ -72,17 +72,19 @@ func Start(cfg Config) *Observer {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	o.cancel = cancel
-	o.reader = newReader(o.Tap, o.Machine.ProgramStatusLost)
+	o.reports = newReports(o.Machine.ProgramStatusLost, logf)
 	o.ReportProgramStatus(o.Machine.ProgramStatus)
+	o.Tap.Watch(o.reports.watch)
 	// A panic in either goroutine ends the watching, not the wrapper: left
 	// to the runtime it would kill the process before pty.Run gave the
 	// terminal its mode back or the run's socket and files were removed.
-	guard.Go(&o.running, logf, "observe: the status reader", lostWatch, func() { o.reader.run(ctx) })
+	guard.Go(&o.running, logf, "observe: the status reports", lostWatch, func() { o.reports.run(ctx) })
 	guard.Go(&o.running, logf, "observe: the screen", lostWatch, func() {
-		screen.Follow(ctx, o.reader, screen.FollowOptions{
+		screen.Follow(ctx, o.Tap, screen.FollowOptions{
 			Rows: 24, Cols: 80, // replaced by the size the tap carries first
 			Logf:    cfg.Logf,
 			Publish: o.classify,
+			Gap:     takeGap,
 		})
 	})
 	return o
@@ -93,10 +95,10 @@ const lostWatch = "its watching is over for this run; the agent runs on"
 
 // ReportProgramStatus sends the agent's status reports (OSC 7501) to f
 // rather than straight to the machine: pane/signals takes them first, to
-// have the session file read when a run ends. f runs on the reader's
+// have the session file read when a run ends. f runs on the reports
 // goroutine, one report at a time, and must pass each to the machine.
 func (o *Observer) ReportProgramStatus(f func(state.ProgramStatus)) {
-	o.reader.ReportTo(f)
+	o.reports.ReportTo(f)
 }
 
 // classify turns one screen snapshot into a verdict for the machine.
@@ -155,3 +157,16 @@ func Describe(e state.Event) string {
 	}
 	return s
 }
+
+// screenHold bounds the output the tap holds for the screen. The screen
+// draws only the newest 16 KiB of what it takes at once
+// (screen.FollowOptions.MaxFeed) and counts the rest as skipped, so
+// holding more buys nothing; holding a megabyte cost 15 MiB of RSS under
+// a flood. The status reports are read before the limit applies.
+const screenHold = 64 << 10
+
+// takeGap is the least time between two takes of the screen. A flood
+// makes the screen rest anyway; a stream of small writes below a flood's
+// rate would otherwise wake it once per read of the copy loop. What the
+// screen shows is at most 2 ms late: Pi draws a frame every 16 ms or more.
+const takeGap = 2 * time.Millisecond

@@ -14,7 +14,8 @@ import (
 )
 
 // A panic anywhere in the watching — a sink (run on a debounce timer's
-// goroutine), the status reader, the screen — stays in the Observer: it is
+// goroutine), the status reader on the copy loop, a consumer of its
+// reports, the screen — stays in the Observer: it is
 // logged with what it cost, the rest keeps working, and Stop still ends
 // every goroutine. Escaping, it would kill the wrapper with the user's
 // terminal raw and the run's socket and files left behind (the test
@@ -32,13 +33,15 @@ func TestAPanicStaysInTheObserver(t *testing.T) {
 		manifest *detect.Manifest
 		sinkPans bool // the first sink panics on every event
 		readerPs bool // the status reader's consumer panics
+		scanPs   bool // the status reader's scan panics (on the copy loop)
 		// want is the transitions the recording sink sees.
 		want, log string
 	}{
-		{"sink", pi, true, false, "idle(screen) working(program-status:working)", "a state sink panicked (it misses this event)"},
-		{"status reader", pi, false, true, "idle(screen)", "the status reader panicked"},
+		{"sink", pi, true, false, false, "idle(screen) working(program-status:working)", "a state sink panicked (it misses this event)"},
+		{"report consumer", pi, false, true, false, "idle(screen)", "a status report's consumer panicked (it misses this report)"},
+		{"status scan", pi, false, false, true, "idle(screen)", "the status reader panicked (the agent's status reports are no longer read"},
 		// The screen is gone; the reports still count.
-		{"screen", broken, false, false, "idle(screen) working(program-status:working)", "the screen panicked"},
+		{"screen", broken, false, false, false, "idle(screen) working(program-status:working)", "the screen panicked"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -63,6 +66,9 @@ func TestAPanicStaysInTheObserver(t *testing.T) {
 					}})
 				if tc.readerPs {
 					o.ReportProgramStatus(func(state.ProgramStatus) { panic("reader boom") })
+				}
+				if tc.scanPs {
+					o.reports.emit = func(state.ProgramStatus) { panic("scan boom") }
 				}
 				o.Tap.Resize(pty.Size{Rows: 10, Cols: 40})
 				o.Tap.Write([]byte("\x1b[Hsome screen x"))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
@@ -197,9 +197,9 @@ func FuzzStatusScanner(f *testing.F) {
 func validUTF8(s string) bool { return strings.ToValidUTF8(s, "") == s }
 
 // Reports written into the tap reach the machine, cut across writes and
-// batches; the screen is not heard while they count; a batch the tap had
-// to drop bytes from makes the machine forget them, and the screen decides
-// again.
+// batches; the screen is not heard while they count. A flood bigger than
+// the tap (which keeps only its newest bytes for the screen) loses none of
+// them: they are read as the bytes are offered, before the tap's limit.
 func TestPipelineReadsStatusReports(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o, transitions := startRecorded()
@@ -217,14 +217,14 @@ func TestPipelineReadsStatusReports(t *testing.T) {
 		step(report("done", "", "my session")[:len(report("done", "", "my session"))-1])
 		step("\\")
 		time.Sleep(time.Second)
-		// A flood bigger than the tap: the tap keeps its tail only.
+		// A flood bigger than the tap, the report at its very start.
 		step(report("working", "", "") + strings.Repeat("x", 2<<20))
 		time.Sleep(time.Second)
-		want := "working(program-status:working) blocked(program-status:blocked) working(program-status:working) idle(program-status:done)"
+		want := "working(program-status:working) blocked(program-status:blocked) working(program-status:working) idle(program-status:done) working(program-status:working)"
 		if s := transitions(); s != want {
 			t.Fatalf("transitions\n got %s\nwant %s", s, want)
 		}
-		if s := o.Machine.Snapshot(); s.ProgramStatus != nil || !strings.HasPrefix(s.ActivitySource, "screen") {
+		if s := o.Machine.Snapshot(); s.ProgramStatus == nil || s.ProgramStatus.State != "working" {
 			t.Fatalf("after the flood: %+v", s)
 		}
 	})
@@ -289,10 +289,9 @@ func TestPiLikeOutputIsLikePi(t *testing.T) {
 	}
 }
 
-// A report is read as it arrives (within the reader's gap, the longer one
-// after a flood), also while the screen rests after a flood: the screen
-// skips most of 100 KiB and rests half a second; the report does not wait
-// for it.
+// A report reaches the machine as soon as it is written, also while the
+// screen rests after a flood (it skips most of 100 KiB and rests half a
+// second) and right after an ordinary frame.
 func TestReportsDoNotWaitForTheScreen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o, transitions := startRecorded()
@@ -300,121 +299,59 @@ func TestReportsDoNotWaitForTheScreen(t *testing.T) {
 		o.Tap.Write(bytes.Repeat([]byte("x"), 100<<10))
 		synctest.Wait()
 		o.Tap.Write([]byte(report("working", "", "")))
-		time.Sleep(floodGap)
 		synctest.Wait()
 		if got := transitions(); got != "working(program-status:working)" {
 			t.Fatalf("transitions %q while the screen rests", got)
 		}
-	})
-}
-
-// Between an agent's ordinary frames the reader looks every readGap: a
-// report after a frame waits no longer than that, not the flood gap.
-func TestReportsAfterAFrameWaitOnlyTheShortGap(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		o, transitions := startRecorded()
-		defer o.Stop()
+		time.Sleep(2 * time.Second)
 		o.Tap.Write(piLikeOutput(4 << 10))
 		synctest.Wait()
-		o.Tap.Write([]byte(report("working", "", "")))
-		time.Sleep(readGap)
+		o.Tap.Write([]byte(report("blocked", "question", "Which?")))
 		synctest.Wait()
-		if got := transitions(); !strings.Contains(got, "working(program-status:working)") {
-			t.Fatalf("transitions %q %v after the report", got, readGap)
+		if got := transitions(); !strings.HasSuffix(got, "blocked(program-status:blocked)") {
+			t.Fatalf("transitions %q after the report that followed a frame", got)
 		}
 	})
 }
 
-// What the screen has not taken yet is held like the tap holds it: the
-// oldest dropped past the limit and counted as lost, the last size kept,
-// the buffers back to the tap.
-func TestReaderHoldsABoundedBacklog(t *testing.T) {
+// Reports queue for the goroutine that delivers them, in order. Output of
+// nothing but reports, faster than they are delivered, keeps the newest
+// reportQueue and tells the machine some were lost, before the newest.
+func TestReportsKeepTheNewestWhenTheyPileUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		src := pty.NewTap(0)
-		lost := 0
-		r := newReader(src, func() { lost++ })
-		r.limit = 64 << 10
-		r.ReportTo(func(state.ProgramStatus) {})
+		var log []string
+		r := newReports(func() { log = append(log, "lost") }, nil)
+		r.ReportTo(func(p state.ProgramStatus) { log = append(log, p.Message) })
+		var out strings.Builder
+		for i := range reportQueue + 10 {
+			out.WriteString(report("working", "", fmt.Sprint(i)))
+		}
+		r.watch([]byte(out.String())) // one chunk: nothing delivered meanwhile
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go r.run(ctx)
-		src.Resize(pty.Size{Rows: 30, Cols: 100})
-		for i := range 10 {
-			src.Write(bytes.Repeat([]byte{byte('a' + i)}, 32<<10))
-			time.Sleep(floodGap)
-			synctest.Wait()
-		}
-		b := r.Take()
-		held := 0
-		for _, s := range b.Segments {
-			held += len(s.Data)
-		}
-		if held != 64<<10 || b.Lost != 8*32<<10 || b.Segments[0].Resize == nil || *b.Segments[0].Resize != (pty.Size{Rows: 30, Cols: 100}) ||
-			b.Segments[len(b.Segments)-1].Data[0] != 'j' || lost != 0 {
-			t.Fatalf("held %d bytes, lost %d (the tap lost %d times), first segment %+v", held, b.Lost, lost, b.Segments[0].Resize)
-		}
-		r.Recycle(b)
-		src.Close()
-		time.Sleep(floodGap) // the reader may be resting after its last look
 		synctest.Wait()
-		if b := r.Take(); !b.Closed {
-			t.Fatal("the close did not pass")
+		if len(log) != reportQueue+1 || log[0] != "lost" || log[1] != "10" || log[reportQueue] != fmt.Sprint(reportQueue+9) {
+			t.Fatalf("delivered %q", log)
 		}
 	})
 }
 
-// When the tap dropped bytes, a sequence begun before them is forgotten:
-// its end was among them, and what is left must not be read as its rest
-// (here that would be a "done" Pi never wrote).
-func TestLostBytesEndAPendingReport(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		src := pty.NewTap(64)
-		var got []state.ProgramStatus
-		r := newReader(src, func() {})
-		r.ReportTo(func(p state.ProgramStatus) { got = append(got, p) })
+// Reports found just before the Observer stops are still delivered: Pi
+// writes its last ("done") as it exits.
+func TestReportsQueuedAtStopAreDelivered(t *testing.T) {
+	for range 100 { // the stop may come before or after the wake-up
+		var got []string
+		r := newReports(func() {}, nil)
+		r.ReportTo(func(p state.ProgramStatus) { got = append(got, p.State) })
 		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go r.run(ctx)
-		src.Write([]byte("\x1b]7501;state=done:x="))
-		synctest.Wait() // the reader holds the begun sequence, and rests
-		src.Write(bytes.Repeat([]byte("b"), 100))
-		src.Write([]byte("\a"))
-		time.Sleep(readGap)
-		synctest.Wait()
-		if got != nil {
-			t.Fatalf("reports across lost bytes: %+v", got)
+		done := make(chan struct{})
+		go func() { defer close(done); r.run(ctx) }()
+		r.watch([]byte(report("done", "", "")))
+		cancel()
+		<-done
+		if !reflect.DeepEqual(got, []string{"done"}) {
+			t.Fatalf("delivered %q", got)
 		}
-	})
-}
-
-// The reader's own limit drops the oldest held bytes, never the newest
-// write however large, keeps the size a dropped segment carried, and
-// counts what it dropped as lost in its Stats (the screen's).
-func TestReaderDropsOldestKeepsNewestAndSize(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		src := pty.NewTap(0)
-		r := newReader(src, func() {})
-		r.limit = 1 << 10
-		r.ReportTo(func(state.ProgramStatus) {})
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go r.run(ctx)
-		src.Write(bytes.Repeat([]byte("a"), 512))
-		src.Resize(pty.Size{Rows: 30, Cols: 100}) // after the a's: it rides on their segment
-		synctest.Wait()
-		src.Write(bytes.Repeat([]byte("b"), 4<<10))
-		time.Sleep(readGap)
-		synctest.Wait()
-		b := r.Take()
-		held := 0
-		for _, s := range b.Segments {
-			held += len(s.Data)
-		}
-		if held != 4<<10 || b.Lost != 512 || b.Segments[0].Resize == nil || *b.Segments[0].Resize != (pty.Size{Rows: 30, Cols: 100}) {
-			t.Fatalf("held %d bytes (want the newest 4096), lost %d, segments %+v", held, b.Lost, b.Segments)
-		}
-		if _, lost := r.Stats(); lost != 512 {
-			t.Fatalf("Stats says %d bytes lost, want 512", lost)
-		}
-	})
+	}
 }

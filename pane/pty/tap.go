@@ -68,6 +68,7 @@ type Tap struct {
 	closed    bool
 	ready     chan struct{}
 	spare     []*chunk
+	watch     func([]byte)
 
 	// The producer's side: the chunk being filled and how far, and the
 	// one filled before it, kept for Last.
@@ -108,6 +109,13 @@ func (t *Tap) signal() {
 	}
 }
 
+// Watch makes f see every byte offered to the tap, in order, on the
+// producer's goroutine (the copy loop) as it is committed, before the
+// limit may drop any: for a reader that must miss nothing and costs too
+// little to hand off (a vectorised search per chunk). f must not block or
+// keep p. Set it before the producer starts.
+func (t *Tap) Watch(f func(p []byte)) { t.watch = f }
+
 // Space returns room to read the next output into. Only the producer (the
 // copy loop) calls it, and Commit after it; what it returns stays the
 // producer's until committed.
@@ -142,6 +150,9 @@ func (t *Tap) Commit(n int) {
 	if n <= 0 {
 		return
 	}
+	if t.watch != nil {
+		t.watch(t.cur.mem[t.off : t.off+n])
+	}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -172,6 +183,9 @@ func (t *Tap) Write(p []byte) {
 	if skip := len(p) - t.limit; skip > 0 {
 		// More than the whole budget at once: only its tail can be kept,
 		// and nothing pending before it.
+		if t.watch != nil {
+			t.watch(p[:skip])
+		}
 		t.mu.Lock()
 		if !t.closed {
 			t.total += uint64(skip)

@@ -227,3 +227,39 @@ func TestTapOneByteOverTheLimit(t *testing.T) {
 		t.Fatalf("got %q lost %d, want the newest 10 bytes and 1 lost", data, b.Lost)
 	}
 }
+
+// The watch sees every byte offered, in order, whether it came through
+// Space and Commit or Write, and whatever the limit dropped before a
+// reader took it: here nobody takes, and the tap keeps 64 KiB of 3 MiB.
+func TestTapWatchSeesEveryByteTheLimitDrops(t *testing.T) {
+	tap := NewTap(64 << 10)
+	var seen, want []byte
+	tap.Watch(func(p []byte) { seen = append(seen, p...) })
+	rng := rand.New(rand.NewPCG(3, 4))
+	next := byte(0)
+	fill := func(p []byte) {
+		for j := range p {
+			p[j] = next
+			next++
+		}
+		want = append(want, p...)
+	}
+	for i := range 300 {
+		if i%3 == 0 {
+			p := make([]byte, 1+rng.IntN(200<<10)) // Write, often over the limit
+			fill(p)
+			tap.Write(p)
+			continue
+		}
+		buf := tap.Space()
+		n := 1 + rng.IntN(len(buf))
+		fill(buf[:n])
+		tap.Commit(n)
+	}
+	if !bytes.Equal(seen, want) {
+		t.Fatalf("the watch saw %d bytes, %d were offered, or not the same", len(seen), len(want))
+	}
+	if _, lost := tap.Stats(); lost == 0 {
+		t.Fatal("the limit dropped nothing: the test proves nothing")
+	}
+}

@@ -360,3 +360,29 @@ func TestFollowLooksOnceAFrame(t *testing.T) {
 		}
 	})
 }
+
+// With a Gap, a stream of small writes — each one signalling the source,
+// far below a flood's rate — is taken at most once a gap, the writes of a
+// gap together, and the last of them is still drawn.
+func TestFollowTakesAtMostOnceAGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tap := pty.NewTap(0)
+		src := &countingSource{Tap: tap}
+		ctx, cancel := context.WithCancel(context.Background())
+		f := startFollow(ctx, src, FollowOptions{Rows: 5, Cols: 40, Gap: 2 * time.Millisecond})
+		for i := range 200 { // one write every 100 µs for 20 ms: 60 bytes of 20 ms is no flood
+			tap.Write([]byte(fmt.Sprintf("\r%03d", i)))
+			time.Sleep(100 * time.Microsecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+		synctest.Wait()
+		if n := src.count(); n > 11 {
+			t.Errorf("%d takes of 200 writes in 20 ms, want at most one a gap (11)", n)
+		}
+		if got := f.last().Text; !strings.HasPrefix(got, "199") {
+			t.Errorf("the screen shows %q, want the last write", got)
+		}
+		cancel()
+		<-f.done
+	})
+}

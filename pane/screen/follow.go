@@ -61,7 +61,7 @@ type FollowOptions struct {
 	// newest screen is always seen, at most a frame late; one replaced
 	// within the frame is not, and it could not have held a state
 	// through the machine's debounce. The echo of fast typing then costs
-	// 60 looks a second instead of one per batch the reader hands over
+	// 60 looks a second instead of one per batch taken
 	// (up to 500): each look renders the whole screen, and each change
 	// is classified; at 500 a second that work on the other core added
 	// half a millisecond to the slowest keystroke echoes. Output that
@@ -69,6 +69,11 @@ type FollowOptions struct {
 	// nothing back, so the text that follows it is seen as soon as it
 	// arrives.
 	Frame time.Duration
+	// Gap is the least time between two takes (none when zero): a stream
+	// of small writes, each signalling the source, then wakes Follow at
+	// most 1/Gap times a second rather than once a write, and hands it
+	// the writes of a gap at once.
+	Gap time.Duration
 }
 
 const (
@@ -231,6 +236,8 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			window, windowBytes = time.Time{}, 0
 		case work > o.HeavyAfter:
 			rest(ctx, min(work*time.Duration(o.RestFactor), maxRest))
+		default:
+			rest(ctx, o.Gap)
 		}
 	}
 }
