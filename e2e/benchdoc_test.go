@@ -843,11 +843,16 @@ to the tap; signals and the child's exit arrive through the eventfd.
 What the observers cost under a flood was measured apart from this document's runs, with
 test-only builds (Python reader, base64 lines, interleaved with script, 2026-12-03). With the
 status reader and the screen never started, wrap/script was 0.975–1.015 in five batches of 10–15
-rounds; the committed build measured 1.036–1.045 in the same batches. So the copy loop by itself
-is level with script, not ahead: it makes a third of script's system calls, but both spend their
-time in the kernel's tty code, a sixth of it waiting for the pty's flush worker (18 % of the loop
-thread's profile samples, 15 % of script's). The reader's wake-ups, its scan and the screen account
-for the rest.
+rounds; the build of the time, whose status reader drained the tap on a goroutine of its own,
+measured 1.036–1.045 in the same batches. The build that reads the reports on the loop against
+that one, later the same day on a quiet machine: wall 0.945 and 0.990, the wrapper tree's CPU
+0.951 and 1.001 (two batches of 12 rounds; task-clock and context switches under ` + "`perf stat`" + `
+level) — no worse, and the gain is within a batch's noise. So the copy loop by itself is level
+with script, not ahead: it makes a third of script's system calls, but both spend their time in
+the kernel's tty code. In a profile of a flood, 87 % of the wrapper's samples are in the kernel:
+reads of the master that find the line discipline's 4 KiB buffer empty wait for the pty's flush
+worker (` + "`__flush_work`" + `), and every write to a pty queues that worker (` + "`queue_work_on`" + `) — in this
+virtual machine each of those, with interrupts off, is dear. The same work is script's.
 
 Measured and rejected on this machine:
 
