@@ -79,10 +79,11 @@ const maxPrevious = 8
 // of the pane, in other processes, at the same instant: nested ones start
 // one after the other, but they end together when their pane closes (each
 // gets its hangup), and a script may start several at once. Each change
-// happens under the registry's lock (see lock), so none is lost. A wrapper that cannot have the lock within
-// lockWait goes on without it rather than hang: it registers or leaves as
-// before the lock, where a change of another wrapper of the pane at that
-// same instant could be lost (it does not sweep then).
+// happens under the registry's lock (see lock), so none is lost. A
+// wrapper that cannot have the lock within lockWait goes on without it
+// rather than hang: it registers or leaves unlocked, where a change of
+// another wrapper of the pane at that same instant could be lost (it does
+// not sweep then).
 func (r Registry) Register(key string, e Endpoint) (unregister func(), err error) {
 	for _, d := range []string{filepath.Dir(r.Dir), r.Dir} {
 		if err := EnsurePrivateDir(d); err != nil {
