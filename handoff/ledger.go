@@ -71,7 +71,9 @@ func CreatedRecords(run, socket string, created []string) []Record {
 
 // Ledger is the directory of records (one 0600 file each, in the private
 // runtime directory): each writer adds and removes its own files, so
-// wrappers and `open`s never share a file or need a lock.
+// wrappers and `open`s never share a file or need a lock to write one.
+// Placing a pane in a run's workspace is another matter: that lookup and
+// the record it leads to happen under LockPlacement.
 type Ledger struct{ Dir string }
 
 // LedgerAt is the ledger under runtimeBase.
