@@ -48,8 +48,8 @@ type Observer struct {
 }
 
 // Start builds the pipeline and starts its goroutines — the deliverer of
-// status reports and the screen — which the Observer owns: Stop ends them and waits
-// for them.
+// status reports (read on the copy loop, as the tap's Watch) and the
+// screen — which the Observer owns: Stop ends them and waits for them.
 func Start(cfg Config) *Observer {
 	o := &Observer{Tap: pty.NewTap(screenHold), manifest: cfg.Manifest}
 	logf := cfg.Logf
