@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
 	"github.com/herdr-pi/herdr-pi/internal/fakellm"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
@@ -1057,6 +1058,104 @@ func TestLiveHandoffAndAnInspectionAtOnceShareTheRunsWorkspace(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &closed); err != nil || code != 0 || len(closed.Closed) == 0 ||
 		closed.Closed[0].Kind != "workspace" || closed.Closed[0].ID != rep.WorkspaceID {
 		t.Fatalf("close: exit %d (%v)\n%s", code, err, out)
+	}
+}
+
+// A menu inspection ("Open session in Herdr pane" in the owner's
+// /workflow menu) and an inspection of another attempt of the run by
+// `herdr-pi open` at once, both in the run's workspace, share one
+// workspace: the menu's placement takes the ledger's placement lock, as
+// open's and a live handoff's do, so it waits while open, which made the
+// workspace, has not yet recorded it, and then opens a second tab of it
+// rather than a second "workflow <name>". The menu places in the run's
+// workspace because the engine's fully inspectable setting says so once
+// the run has ended (the run itself ran its agents in the owner); open's
+// Pi waits for a gate of its own, so the menu is sure to place within
+// that window.
+func TestMenuInspectionAndAnOpenAtOnceShareTheRunsWorkspace(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.two = true })
+	lr.startOwner()
+	lr.openGate()
+	if got, want := lr.result(), "agent: finished locally | agent: finished locally"; got != want {
+		t.Fatalf("the workflow's result is %q, want %q", got, want)
+	}
+	lr.owner.WaitText(t, "owner: noted", lvLong)
+	st := lr.run()
+	settings := filepath.Join(lr.agent.AgentDir, "pi-extensible-workflows", "settings.json")
+	writeFile(t, settings, `{"extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}}`)
+
+	piGate := filepath.Join(lr.private, "pi-gate")
+	cfg := lr.fakePi(t, "gated-pi", fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done\nexec %s \"$@\"", lvShellQuote(piGate), lvShellQuote(lr.agent.Pi.Bin)))
+	inspection := lr.start(t, lr.s, []string{"HERDR_PI_CONFIG=" + cfg}, st.ID, lvLabel2, "--inspect", "--workspace", "--json")
+	// open made the workspace; until its Pi runs, the ledger does not
+	// name it.
+	lvWait(t, "open's workspace", func() bool {
+		inspection.running(t)
+		return len(lvCalls(lr.s, "workspace.create")) == 1 && len(lvCalls(lr.s, "pane.send_input")) == 1
+	})
+	list := lvActionList(lvAgentActions(t, lr.owner))
+	if lvCount(list, "Open session in Herdr pane") != 1 || list[0] != "Open session in Herdr pane" {
+		t.Fatalf("the settled agent's actions: %q", list)
+	}
+	lvSend(t, lr.owner, lvEnter)
+	// The menu's inspection is placed: in a workspace of its own (the
+	// defect), or after waiting for open's.
+	lvWait(t, "the menu's inspection to place its pane or wait for the placement lock", func() bool {
+		inspection.running(t)
+		b, _ := os.ReadFile(filepath.Join(lr.private, "herdr-pi", "herdr-pi.log"))
+		return len(lvCalls(lr.s, "workspace.create")) > 1 || strings.Contains(string(b), "waits for the placement lock")
+	})
+	if err := os.WriteFile(piGate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := inspection.wait(t)
+	var rep openReport
+	if err := json.Unmarshal([]byte(res.stdout), &rep); res.code != 0 || err != nil {
+		t.Fatalf("open: exit %d (%v)\n%s%s", res.code, err, res.stdout, res.stderr)
+	}
+	lr.s.WaitFor(t, lvLong, "the menu's inspection's pane", func() bool { return len(lr.s.Inputs()) > 1 })
+	pane := lr.s.Inputs()[1].PaneID
+	if created := lvCalls(lr.s, "workspace.create"); len(created) != 1 {
+		t.Fatalf("%d workspaces created (open's is %s, its tab %s; the menu's pane is %s): want one, with a tab for each",
+			len(created), rep.WorkspaceID, rep.TabID, pane)
+	}
+	var tabs, workspaces []string
+	for _, q := range lvCalls(lr.s, "tab.create") {
+		var r struct {
+			Result struct {
+				Tab struct {
+					TabID string `json:"tab_id"`
+				} `json:"tab"`
+				RootPane struct {
+					PaneID string `json:"pane_id"`
+				} `json:"root_pane"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal([]byte(q.Reply), &r)
+		tabs = append(tabs, r.Result.Tab.TabID+" "+r.Result.RootPane.PaneID)
+		workspaces = append(workspaces, fmt.Sprint(paramsOf(t, q)["workspace_id"]))
+	}
+	if len(tabs) != 2 || tabs[0] != rep.TabID+" "+rep.PaneID || !strings.HasSuffix(tabs[1], " "+pane) ||
+		workspaces[0] != rep.WorkspaceID || workspaces[1] != rep.WorkspaceID {
+		t.Fatalf("tabs (tab pane) %q in workspaces %q: want open's tab %s and the menu's pane %s, both in %s",
+			tabs, workspaces, rep.TabID, pane, rep.WorkspaceID)
+	}
+	// The menu's inspection is in the ledger once its Pi runs: then one
+	// workspace is closed, both tabs with it.
+	menuTab := strings.Fields(tabs[1])[0]
+	ledger := handoff.LedgerAt(filepath.Join(lr.private, fmt.Sprintf("herdr-pi-%d", os.Getuid())))
+	lvWait(t, "the menu's inspection in the ledger", func() bool {
+		recs, _ := ledger.List()
+		return slices.ContainsFunc(recs, func(r handoff.Record) bool { return r.Kind == "tab" && r.ID == menuTab })
+	})
+	out, code := lr.herdrPi(t, "close", st.ID, "--json")
+	var closed struct{ Closed []struct{ Kind, ID string } }
+	if err := json.Unmarshal([]byte(out), &closed); err != nil || code != 0 || len(closed.Closed) == 0 ||
+		closed.Closed[0].Kind != "workspace" || closed.Closed[0].ID != rep.WorkspaceID {
+		t.Fatalf("close: exit %d (%v)\n%s", code, err, out)
+	}
+	if c := lvCalls(lr.s, "workspace.close"); len(c) != 1 {
+		t.Fatalf("workspace.close calls %d: want one", len(c))
 	}
 }
 

@@ -325,15 +325,15 @@ const placementWait = 2 * time.Minute
 // LockPlacement takes the ledger's placement lock and returns the function
 // that lets it go (call it once the records are written; a second call
 // does nothing). Whatever may create a run's workspace — an open, a live
-// handoff in its owner's wrapper — holds it from looking the workspace up
-// until the workspace is in the ledger, so two placements of one run at
-// once make one "workflow <name>", as two one after the other do, not two
-// of the same name. waiting (nil for none) is called once when the lock is
-// busy, before the wait. The wait ends with ctx or after placementWait;
-// then the caller goes on without the lock: a second workspace is better
-// than no pane. The lock is the kernel's (flock, on the ledger's
-// directory, so no file is left for it), and a process that dies lets go
-// of it.
+// handoff or a menu inspection in its owner's wrapper — holds it from
+// looking the workspace up until the workspace is in the ledger, so two
+// placements of one run at once make one "workflow <name>", as two one
+// after the other do, not two of the same name. waiting (nil for none) is
+// called once when the lock is busy, before the wait. The wait ends with
+// ctx or after placementWait; then the caller goes on without the lock: a
+// second workspace is better than no pane. The lock is the kernel's
+// (flock, on the ledger's directory, so no file is left for it), and a
+// process that dies lets go of it.
 func (l Ledger) LockPlacement(ctx context.Context, waiting func()) (unlock func()) {
 	for _, d := range []string{filepath.Dir(l.Dir), l.Dir} {
 		if control.EnsurePrivateDir(d) != nil {

@@ -210,19 +210,15 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if cfgErr != nil {
 		tell(io.Err, "herdr-pi: config problems, using defaults:\n  %s\n", strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
 	}
-	place, err := openPlacement(opts, paths, a, h.SocketPath, h.PaneID, dir)
+	place, err := openPlacement(opts, paths, a, h.PaneID, dir)
 	if err != nil {
 		return err
 	}
-	// Another open of the run at this moment may be making its workspace:
-	// wait for it to be in the ledger, and look again.
-	placed := func() {}
-	if place.Mode == handoff.ModeWorkspace {
-		ledger := handoff.LedgerAt(paths.RuntimeBase)
-		placed = ledger.LockPlacement(ctx, nil)
-		defer placed()
-		place.WorkspaceID = ledger.Workspace(a.Run.ID, h.SocketPath)
-	}
+	// Another placement of the run at this moment may be making its
+	// workspace: wait for it to be in the ledger, and look then.
+	ledger := handoff.LedgerAt(paths.RuntimeBase)
+	placed := lockRunWorkspace(ctx, ledger, &place, a.Run.ID, h.SocketPath, nil)
+	defer placed()
 	// A tab of the live attempt's label is its own turn at work (fully
 	// inspectable mode), not an inspection to reuse: --inspect forks.
 	place.Fresh = live
@@ -253,7 +249,6 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	}
 	// What open created goes to the ledger once its Pi runs, so
 	// `herdr-pi close <run>` closes it too.
-	ledger := handoff.LedgerAt(paths.RuntimeBase)
 	var records []handoff.Record
 	forget := func(all bool) {
 		for _, r := range records {
@@ -522,11 +517,10 @@ func openError(err error) error {
 }
 
 // openPlacement decides where the pane goes: the flag, else the engine's
-// fully inspectable setting (the run's workspace), else a split. The run's
-// workspace is the one the ledger names for it, else a new one: its label
-// is every run of the workflow's, so a workspace found by label may be
-// another run's (and its "#1 api" tab another run's attempt).
-func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, socket, callerPane, dir string) (handoff.Placement, error) {
+// fully inspectable setting (the run's workspace), else a split. Which
+// workspace is the run's is for lockRunWorkspace to say, under the
+// placement lock.
+func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, callerPane, dir string) (handoff.Placement, error) {
 	p := handoff.Placement{
 		Mode: handoff.Mode(opts.Place), CallerPane: callerPane, Cwd: dir,
 		WorkspaceLabel: "workflow " + a.Run.Workflow(),
@@ -544,11 +538,29 @@ func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, so
 			p.Mode = handoff.ModeWorkspace
 		}
 	}
-	if p.Mode == handoff.ModeWorkspace {
-		p.Dedicated = true
-		p.WorkspaceID = handoff.LedgerAt(paths.RuntimeBase).Workspace(a.Run.ID, socket)
-	}
+	p.Dedicated = p.Mode == handoff.ModeWorkspace
 	return p, nil
+}
+
+// lockRunWorkspace readies a placement in run's workspace (ModeWorkspace;
+// any other is left alone): it takes the ledger's placement lock and then
+// sets the workspace, the one the ledger names for the run in the Herdr
+// at socket, else none (a new one is made). Its label is every run of the
+// workflow's, so a workspace found by label may be another run's (and its
+// "#1 api" tab another run's attempt). Under the lock, an open, a live
+// handoff or a menu inspection of the run placing at this moment has
+// recorded the workspace it made before this looks: two placements at
+// once share one "workflow <name>". placed lets the lock go: call it once
+// what the placement created is in the ledger, and defer it for every
+// other way out (a second call does nothing). waiting (nil for none) is
+// called when another holds the lock, before the wait.
+func lockRunWorkspace(ctx context.Context, ledger handoff.Ledger, place *handoff.Placement, run, socket string, waiting func()) (placed func()) {
+	if place.Mode != handoff.ModeWorkspace {
+		return func() {}
+	}
+	placed = ledger.LockPlacement(ctx, waiting)
+	place.WorkspaceID = ledger.Workspace(run, socket)
+	return placed
 }
 
 // newOpener resolves what the pane runs. A bare Pi command is looked up on

@@ -90,10 +90,20 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 	if err != nil {
 		return err
 	}
-	place, err := openPlacement(&openOptions{}, paths, a, h.SocketPath, h.PaneID, dir)
+	place, err := openPlacement(&openOptions{}, paths, a, h.PaneID, dir)
 	if err != nil {
 		return err
 	}
+	// In the run's workspace this is a placement like open's, under the
+	// same lock: an open or a live handoff of the run at this moment may
+	// be making the workspace, and this waits until it is in the ledger.
+	// The lock is held until this one's records are written (or the
+	// placement failed), as open holds it.
+	ledger := handoff.LedgerAt(paths.RuntimeBase)
+	placed := lockRunWorkspace(ctx, ledger, &place, a.Run.ID, h.SocketPath, func() {
+		logf("inspection of run %s waits for the placement lock: another herdr-pi is placing a pane in a run's workspace", a.Run.ID)
+	})
+	defer placed()
 	launch := opener.InspectLaunch(handoff.Inspection{
 		Title: fmt.Sprintf("herdr-pi: inspection of run %s (%s), %s", a.Run.Short(), a.Run.Workflow(), a.Name()),
 		Label: place.Title, SessionFile: session, Model: a.Model(), Cwd: dir,
@@ -120,7 +130,6 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 		opened.Close(client)
 		return err
 	}
-	ledger := handoff.LedgerAt(paths.RuntimeBase)
 	var warn strings.Builder
 	switch {
 	case err != nil:
@@ -133,6 +142,7 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 	default:
 		inspectionRecords(ledger, paths.RuntimeBase, a.Run.ID, h.SocketPath, opened.Placed, &warn)
 	}
+	placed() // the workspace is in the ledger now, or was already
 	if warn.Len() > 0 {
 		logf("%s", strings.TrimSpace(warn.String()))
 	}
