@@ -316,11 +316,11 @@ func (l Ledger) Workspace(run, socket string) string {
 	return id
 }
 
-// placementWait bounds how long LockPlacement waits for another
+// PlacementWait bounds how long LockPlacement waits for another
 // placement: an open holds the lock until its Pi has started, which takes
 // seconds, or as long as a Pi that is slow to start makes it; a live
 // handoff only while it places its pane and records it.
-const placementWait = 2 * time.Minute
+const PlacementWait = 2 * time.Minute
 
 // LockPlacement takes the ledger's placement lock and returns the function
 // that lets it go (call it once the records are written; a second call
@@ -330,7 +330,7 @@ const placementWait = 2 * time.Minute
 // placements of one run at once make one "workflow <name>", as two one
 // after the other do, not two of the same name. waiting (nil for none) is
 // called once when the lock is busy, before the wait. The wait ends with
-// ctx or after placementWait; then the caller goes on without the lock: a
+// ctx or after PlacementWait; then the caller goes on without the lock: a
 // second workspace is better than no pane. The lock is the kernel's
 // (flock, on the ledger's directory, so no file is left for it), and a
 // process that dies lets go of it.
@@ -344,7 +344,7 @@ func (l Ledger) LockPlacement(ctx context.Context, waiting func()) (unlock func(
 	if err != nil {
 		return func() {}
 	}
-	deadline := time.Now().Add(placementWait)
+	deadline := time.Now().Add(PlacementWait)
 	for unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
 		if ctx.Err() != nil || time.Now().After(deadline) {
 			f.Close()

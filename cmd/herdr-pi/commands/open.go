@@ -217,7 +217,9 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	// Another placement of the run at this moment may be making its
 	// workspace: wait for it to be in the ledger, and look then.
 	ledger := handoff.LedgerAt(paths.RuntimeBase)
-	placed := lockRunWorkspace(ctx, ledger, &place, a.Run.ID, h.SocketPath, nil)
+	placed := lockRunWorkspace(ctx, ledger, &place, a.Run.ID, h.SocketPath, func() {
+		tell(io.Err, "herdr-pi open: waiting for another herdr-pi that is placing a pane in a workflow's workspace (at most %d minutes, then it opens anyway)\n", int(handoff.PlacementWait/time.Minute))
+	})
 	defer placed()
 	// A tab of the live attempt's label is its own turn at work (fully
 	// inspectable mode), not an inspection to reuse: --inspect forks.

@@ -1,9 +1,11 @@
 package commands
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -553,5 +555,50 @@ func TestTwoOpensOfOneRunAtOnceShareItsWorkspace(t *testing.T) {
 	a, b := reps[0].Opened, reps[1].Opened
 	if created != 1 || a.WorkspaceID != b.WorkspaceID || a.TabID == b.TabID || a.PaneID == b.PaneID {
 		t.Fatalf("%d workspaces created; %s opened in %+v, %s in %+v (calls %v)", created, attempts[0], a.Placed, attempts[1], b.Placed, s.Methods())
+	}
+}
+
+// An open that finds another placement holding the ledger's placement
+// lock says on stderr that it waits and why, once, and goes on as soon as
+// the lock is let go: a person's open must not sit silent for the two
+// minutes the wait may last.
+func TestAnOpenThatWaitsForThePlacementLockSaysSo(t *testing.T) {
+	f, _, run, _, _ := openWorld(t, "exec sleep 600")
+	unlock := handoff.LedgerAt(f.Paths().RuntimeBase).LockPlacement(t.Context(), nil)
+	defer unlock()
+	errR, errW := io.Pipe()
+	var out strings.Builder
+	fio := f.IO
+	fio.Out, fio.Err = &out, errW
+	fi := NewFactory(fio)
+	fi.Executable = f.Executable
+	done := make(chan error, 1)
+	go func() {
+		opts := &openOptions{Run: run, Attempt: "api", JSON: true, Place: "workspace", StartTimeout: time.Minute, ForkTimeout: time.Millisecond}
+		done <- openRun(t.Context(), fi, opts)
+		errW.Close()
+	}()
+	lines := bufio.NewScanner(errR)
+	if !lines.Scan() {
+		t.Fatalf("open ended without a word while the placement lock was held: %v", <-done)
+	}
+	if got := lines.Text(); !strings.Contains(got, "waiting for another herdr-pi") || !strings.Contains(got, "2 minutes") {
+		t.Fatalf("open said %q", got)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("open ended while the lock was held: %v", err)
+	default:
+	}
+	unlock()
+	var rest []string
+	for lines.Scan() {
+		rest = append(rest, lines.Text())
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("open after the lock was let go: %v\n%s", err, strings.Join(rest, "\n"))
+	}
+	if len(rest) != 0 {
+		t.Fatalf("open said more on stderr: %q", rest)
 	}
 }
