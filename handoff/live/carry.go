@@ -135,7 +135,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	unlockLedger := func() {}
 	if r.opts.mode == handoff.ModeWorkspace {
 		unlockLedger = s.cfg.Ledger.LockPlacement(r.ctx, func() {
-			s.cfg.Logf("live: handoff %s waits for the placement lock: another herdr-pi is placing a pane of run %s", r.id, r.order.RunID)
+			s.cfg.Logf("live: handoff %s of run %s waits for the placement lock: another herdr-pi is placing a pane in a run's workspace", r.id, r.order.RunID)
 		})
 	}
 	s.placing.Lock()
