@@ -1005,6 +1005,53 @@ func TestCloseAfterTwoHandoffs(t *testing.T) {
 	}
 }
 
+// gatedInspection is `open --inspect --workspace` of the run's second
+// agent whose Pi waits for a gate: it has made the run's workspace and
+// typed into its pane, and the ledger does not name that workspace until
+// the gate opens and the inspection records it. Another placement of the
+// run meanwhile must wait for the placement lock, not make a workspace.
+type gatedInspection struct {
+	*runningOpen
+	gate string
+}
+
+func (lr *liveRig) startGatedInspection(t *testing.T, run string) gatedInspection {
+	t.Helper()
+	gate := filepath.Join(lr.private, "pi-gate")
+	cfg := lr.fakePi(t, "gated-pi", fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done\nexec %s \"$@\"", lvShellQuote(gate), lvShellQuote(lr.agent.Pi.Bin)))
+	g := gatedInspection{lr.start(t, lr.s, []string{"HERDR_PI_CONFIG=" + cfg}, run, lvLabel2, "--inspect", "--workspace", "--json"), gate}
+	lvWait(t, "the inspection's workspace", func() bool {
+		g.running(t)
+		return len(lvCalls(lr.s, "workspace.create")) == 1 && len(lvCalls(lr.s, "pane.send_input")) == 1
+	})
+	return g
+}
+
+// releaseAfter waits until the other placement (what, with others still
+// running) has made a workspace of its own or logged that it waits for
+// the placement lock, then opens the gate and returns the inspection's
+// report.
+func (g gatedInspection) releaseAfter(t *testing.T, lr *liveRig, what string, others ...*runningOpen) openReport {
+	t.Helper()
+	lvWait(t, what+" to place its pane or wait for the placement lock", func() bool {
+		g.running(t)
+		for _, o := range others {
+			o.running(t)
+		}
+		b, _ := os.ReadFile(filepath.Join(lr.private, "herdr-pi", "herdr-pi.log"))
+		return len(lvCalls(lr.s, "workspace.create")) > 1 || strings.Contains(string(b), "waits for the placement lock")
+	})
+	if err := os.WriteFile(g.gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := g.wait(t)
+	var rep openReport
+	if err := json.Unmarshal([]byte(res.stdout), &rep); res.code != 0 || err != nil {
+		t.Fatalf("the inspection: exit %d (%v)\n%s%s", res.code, err, res.stdout, res.stderr)
+	}
+	return rep
+}
+
 // A live handoff and an inspection of another attempt of the run at once,
 // both in the run's workspace (--workspace), share one workspace, as two
 // inspections do: the handoff's placement takes the ledger's placement
@@ -1019,31 +1066,11 @@ func TestLiveHandoffAndAnInspectionAtOnceShareTheRunsWorkspace(t *testing.T) {
 	live := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json", "--workspace")
 	live.waitEvent(t, "ordered")
 
-	piGate := filepath.Join(lr.private, "pi-gate")
-	cfg := lr.fakePi(t, "gated-pi", fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done\nexec %s \"$@\"", lvShellQuote(piGate), lvShellQuote(lr.agent.Pi.Bin)))
-	inspection := lr.start(t, lr.s, []string{"HERDR_PI_CONFIG=" + cfg}, st.ID, lvLabel2, "--inspect", "--workspace", "--json")
-	// The inspection made the workspace; until its Pi runs, the ledger
-	// does not name it.
-	lvWait(t, "the inspection's workspace", func() bool {
-		inspection.running(t)
-		return len(lvCalls(lr.s, "workspace.create")) == 1 && len(lvCalls(lr.s, "pane.send_input")) == 1
-	})
+	inspection := lr.startGatedInspection(t, st.ID)
 	lr.openGate()
 	// The handoff's turn ends and its pane is placed: in a workspace of
 	// its own (the defect), or after waiting for the inspection's.
-	lvWait(t, "the handoff to place its pane or wait for the placement lock", func() bool {
-		live.running(t)
-		b, _ := os.ReadFile(filepath.Join(lr.private, "herdr-pi", "herdr-pi.log"))
-		return len(lvCalls(lr.s, "workspace.create")) > 1 || strings.Contains(string(b), "waits for the placement lock")
-	})
-	if err := os.WriteFile(piGate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	res := inspection.wait(t)
-	var rep openReport
-	if err := json.Unmarshal([]byte(res.stdout), &rep); res.code != 0 || err != nil {
-		t.Fatalf("the inspection: exit %d (%v)\n%s%s", res.code, err, res.stdout, res.stderr)
-	}
+	rep := inspection.releaseAfter(t, lr, "the handoff", live)
 	launched := live.waitEvent(t, "launched")
 	if created := lvCalls(lr.s, "workspace.create"); len(created) != 1 || launched.WorkspaceID != rep.WorkspaceID || launched.TabID == rep.TabID {
 		t.Fatalf("%d workspaces created; the inspection opened in %s tab %s, the handoff in %s tab %s: want two tabs of one workspace",
@@ -1084,15 +1111,7 @@ func TestMenuInspectionAndAnOpenAtOnceShareTheRunsWorkspace(t *testing.T) {
 	settings := filepath.Join(lr.agent.AgentDir, "pi-extensible-workflows", "settings.json")
 	writeFile(t, settings, `{"extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}}`)
 
-	piGate := filepath.Join(lr.private, "pi-gate")
-	cfg := lr.fakePi(t, "gated-pi", fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done\nexec %s \"$@\"", lvShellQuote(piGate), lvShellQuote(lr.agent.Pi.Bin)))
-	inspection := lr.start(t, lr.s, []string{"HERDR_PI_CONFIG=" + cfg}, st.ID, lvLabel2, "--inspect", "--workspace", "--json")
-	// open made the workspace; until its Pi runs, the ledger does not
-	// name it.
-	lvWait(t, "open's workspace", func() bool {
-		inspection.running(t)
-		return len(lvCalls(lr.s, "workspace.create")) == 1 && len(lvCalls(lr.s, "pane.send_input")) == 1
-	})
+	inspection := lr.startGatedInspection(t, st.ID)
 	list := lvActionList(lvAgentActions(t, lr.owner))
 	if lvCount(list, "Open session in Herdr pane") != 1 || list[0] != "Open session in Herdr pane" {
 		t.Fatalf("the settled agent's actions: %q", list)
@@ -1100,19 +1119,7 @@ func TestMenuInspectionAndAnOpenAtOnceShareTheRunsWorkspace(t *testing.T) {
 	lvSend(t, lr.owner, lvEnter)
 	// The menu's inspection is placed: in a workspace of its own (the
 	// defect), or after waiting for open's.
-	lvWait(t, "the menu's inspection to place its pane or wait for the placement lock", func() bool {
-		inspection.running(t)
-		b, _ := os.ReadFile(filepath.Join(lr.private, "herdr-pi", "herdr-pi.log"))
-		return len(lvCalls(lr.s, "workspace.create")) > 1 || strings.Contains(string(b), "waits for the placement lock")
-	})
-	if err := os.WriteFile(piGate, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	res := inspection.wait(t)
-	var rep openReport
-	if err := json.Unmarshal([]byte(res.stdout), &rep); res.code != 0 || err != nil {
-		t.Fatalf("open: exit %d (%v)\n%s%s", res.code, err, res.stdout, res.stderr)
-	}
+	rep := inspection.releaseAfter(t, lr, "the menu's inspection")
 	lr.s.WaitFor(t, lvLong, "the menu's inspection's pane", func() bool { return len(lr.s.Inputs()) > 1 })
 	pane := lr.s.Inputs()[1].PaneID
 	if created := lvCalls(lr.s, "workspace.create"); len(created) != 1 {
