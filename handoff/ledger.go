@@ -14,10 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
@@ -340,25 +337,6 @@ func (l Ledger) LockPlacement(ctx context.Context, waiting func()) (unlock func(
 			return func() {}
 		}
 	}
-	f, err := os.Open(l.Dir)
-	if err != nil {
-		return func() {}
-	}
-	deadline := time.Now().Add(PlacementWait)
-	for unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			f.Close()
-			return func() {}
-		}
-		if waiting != nil {
-			waiting()
-			waiting = nil
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	var once sync.Once
-	return func() { once.Do(func() { f.Close() }) }
+	unlock, _ = control.LockDir(ctx, l.Dir, PlacementWait, 50*time.Millisecond, waiting)
+	return unlock
 }

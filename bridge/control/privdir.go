@@ -1,11 +1,14 @@
 package control
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -92,4 +95,40 @@ func checkPrivate(dir string) error {
 func ProcessAlive(pid int) bool {
 	err := unix.Kill(pid, 0)
 	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// LockDir takes an exclusive lock on the directory dir itself (flock), so
+// no lock file is left behind and a process that dies while it holds the
+// lock lets go of it. While another holds it, LockDir calls waiting once
+// (nil for none) and tries again every poll, until wait has passed or ctx
+// ends (wait 0: one try). locked is false when the lock could not be had;
+// unlock then does nothing. Otherwise unlock lets it go; a second call
+// does nothing.
+func LockDir(ctx context.Context, dir string, wait, poll time.Duration, waiting func()) (unlock func(), locked bool) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return func() {}, false
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			var once sync.Once
+			return func() { once.Do(func() { _ = unix.Close(fd) }) }, true
+		}
+		if (!errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR)) || ctx.Err() != nil || !time.Now().Before(deadline) {
+			_ = unix.Close(fd)
+			return func() {}, false
+		}
+		if waiting != nil {
+			waiting()
+			waiting = nil
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 }

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,8 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Environment variables the wrapper gives its child, so `herdr-pi waiting`
@@ -136,26 +135,9 @@ var lockWait = 2 * time.Second
 // lock takes the registry's lock, within wait, and returns the function
 // that lets it go; locked is false when it could not be had (held for
 // longer, or the directory cannot be opened), and unlock then does
-// nothing. The lock is the kernel's: an exclusive flock on the registry's
-// own directory, so no file is left for it, and a process that dies while
-// it holds it lets go of it.
+// nothing. It is a LockDir on the registry's own directory.
 func (r Registry) lock(wait time.Duration) (unlock func(), locked bool) {
-	fd, err := unix.Open(r.Dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return func() {}, false
-	}
-	deadline := time.Now().Add(wait)
-	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { _ = unix.Close(fd) }, true
-		}
-		if (!errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR)) || !time.Now().Before(deadline) {
-			_ = unix.Close(fd)
-			return func() {}, false
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	return LockDir(context.Background(), r.Dir, wait, 2*time.Millisecond, nil)
 }
 
 // without is the chain c with e's entry left out (c itself is not
