@@ -209,7 +209,9 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	run, err := control.Start(rc)
 	if err != nil {
 		// The agent runs anyway; only what needs the socket is missing.
-		tell(io.Err, "herdr-pi: no control socket (%v); herdr-pi waiting/status and the Pi probe are off for this run\n", err)
+		// One line, so the cause stays short: doctor has the fix for
+		// each (a stale XDG_RUNTIME_DIR, a directory not ours, …).
+		tell(io.Err, "herdr-pi: no control socket (%v); herdr-pi waiting/status and the Pi probe are off for this run: `herdr-pi doctor runtime` says why and what to do\n", err)
 		log.Printf("control: %v", err)
 	} else {
 		down.control = func() { run.Close() }

@@ -532,3 +532,55 @@ func TestDoctorLogRowChecksTheLogFile(t *testing.T) {
 		})
 	}
 }
+
+// A runtime or log directory that does not exist yet is fine only when
+// herdr-pi can make it: under an XDG_RUNTIME_DIR left over from another
+// login (it no longer exists), wrap runs the agent without its control
+// socket, and under an XDG_STATE_HOME it cannot write, without a log.
+// "the first wrapper creates it" would then send the person looking
+// elsewhere.
+func TestDoctorRuntimeRowsSayWhatCannotBeMade(t *testing.T) {
+	t.Run("XDG_RUNTIME_DIR does not exist", func(t *testing.T) {
+		w := doctortest.New(t)
+		gone := filepath.Join(w.Home, "run", "user", "1000")
+		w.Set("XDG_RUNTIME_DIR=" + gone)
+		base := w.Paths().RuntimeBase
+		rows := runtimeRows(t, w)
+		checkRowWant(t, rows["directory"], "fail|"+base+" cannot be made: "+gone+" does not exist|create "+gone+" (mkdir -m 700 -p "+gone+"), or point XDG_RUNTIME_DIR at a directory of yours that exists")
+	})
+	t.Run("XDG_STATE_HOME under a file-less path", func(t *testing.T) {
+		w := doctortest.New(t)
+		state := filepath.Join(w.Home, "state")
+		w.Set("XDG_STATE_HOME=" + state)
+		checkRowWant(t, logRow(input(w, time.Second)), "ok|"+filepath.Join(state, "herdr-pi")+" does not exist yet: the first herdr-pi creates it")
+	})
+	if os.Getuid() == 0 {
+		return // root writes anywhere: the cases below cannot happen
+	}
+	t.Run("XDG_RUNTIME_DIR not writable", func(t *testing.T) {
+		w := doctortest.New(t)
+		ro := filepath.Join(w.Home, "ro")
+		mkdir(t, ro, 0o555)
+		w.Set("XDG_RUNTIME_DIR=" + ro)
+		base := w.Paths().RuntimeBase
+		rows := runtimeRows(t, w)
+		checkRowWant(t, rows["directory"], "fail|"+base+" cannot be made: "+ro+" is not writable for uid "+strconv.Itoa(os.Getuid())+"|point XDG_RUNTIME_DIR at a directory of yours")
+	})
+	t.Run("XDG_STATE_HOME not writable", func(t *testing.T) {
+		w := doctortest.New(t)
+		ro := filepath.Join(w.Home, "ro")
+		mkdir(t, ro, 0o555)
+		w.Set("XDG_STATE_HOME=" + filepath.Join(ro, "state"))
+		dir := w.Paths().StateDir
+		checkRowWant(t, logRow(input(w, time.Second)), "warn|the log directory "+dir+" cannot be made: "+ro+" is not writable for uid "+strconv.Itoa(os.Getuid())+"; until then herdr-pi writes no log|make "+ro+" writable for you, or point XDG_STATE_HOME at a directory of yours")
+	})
+}
+
+// runtimeRows are the runtime section's rows by name.
+func runtimeRows(t *testing.T, w *doctortest.World) map[string]Row {
+	rows := map[string]Row{}
+	for _, r := range runtimeChecks(t.Context(), input(w, time.Second)) {
+		rows[r.Name] = r
+	}
+	return rows
+}

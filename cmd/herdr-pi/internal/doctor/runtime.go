@@ -39,6 +39,10 @@ func logRow(d Input) Row {
 	err := control.CheckPrivateDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if at, why := unmakeable(dir, true); at != "" {
+			return row(Warn, fmt.Sprintf("the log directory %s cannot be made: %s %s; until then herdr-pi writes no log (everything else works)", dir, at, why),
+				fmt.Sprintf("make %s writable for you, or point XDG_STATE_HOME at a directory of yours", at))
+		}
 		return row(OK, fmt.Sprintf("%s does not exist yet: the first herdr-pi creates it, mode 0700, with the log %s in it", dir, logfile.DefaultName), "")
 	case err != nil:
 		return row(Warn, "the log "+privateDirProblem(err)+"; until then herdr-pi writes no log (everything else works)", privateDirFix(err))
@@ -83,12 +87,20 @@ func runtimeDirRow(d Input) Row {
 	}
 	base := d.Paths.RuntimeBase
 	err := control.CheckPrivateDir(base)
+	const without = "; until then wrap runs the agent without its control socket: no probe, no 'herdr-pi waiting' or 'status'"
 	if errors.Is(err, fs.ErrNotExist) {
-		return row(OK, fmt.Sprintf("%s does not exist yet: the first wrapper creates it, mode 0700", base), "")
+		at, why := unmakeable(base, false)
+		if at == "" {
+			return row(OK, fmt.Sprintf("%s does not exist yet: the first wrapper creates it, mode 0700", base), "")
+		}
+		fix := "point XDG_RUNTIME_DIR at a directory of yours (unset, herdr-pi uses /tmp)"
+		if why == notThere {
+			fix = fmt.Sprintf("create %s (mkdir -m 700 -p %[1]s), or point XDG_RUNTIME_DIR at a directory of yours that exists (unset, herdr-pi uses /tmp)", at)
+		}
+		return row(Fail, fmt.Sprintf("%s cannot be made: %s %s", base, at, why)+without, fix)
 	}
 	if err != nil {
-		return row(Fail, privateDirProblem(err)+"; until then wrap runs the agent without its control socket: no probe, no 'herdr-pi waiting' or 'status'",
-			privateDirFix(err))
+		return row(Fail, privateDirProblem(err)+without, privateDirFix(err))
 	}
 	detail := base + " is ours and 0700"
 	var live, dead int
@@ -197,4 +209,39 @@ func startedAt(e control.Endpoint) string {
 		return "at an unknown time"
 	}
 	return e.Started.Local().Format("2006-01-02 15:04:05")
+}
+
+// notThere is unmakeable's reason for a parent that does not exist.
+const notThere = "does not exist"
+
+// unmakeable says why dir, which does not exist yet, cannot be made by
+// this user: the directory above it in the way and why (at, why), or "",
+// "" when it can. The runtime directory is made alone (os.Mkdir: parents
+// true is false), so its parent must exist, as an XDG_RUNTIME_DIR left
+// over from another login or container does not; the log's is made with
+// its parents (os.MkdirAll), so the nearest directory above it that
+// exists must let us write. A file in the way is fileOnTheWay's case.
+func unmakeable(dir string, parents bool) (at, why string) {
+	at = filepath.Dir(dir)
+	for {
+		_, err := os.Stat(at)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return at, "cannot be checked: " + err.Error()
+		}
+		if !parents {
+			return at, notThere
+		}
+		up := filepath.Dir(at)
+		if up == at {
+			return "", ""
+		}
+		at = up
+	}
+	if unix.Access(at, unix.W_OK|unix.X_OK) != nil {
+		return at, fmt.Sprintf("is not writable for uid %d", os.Getuid())
+	}
+	return "", ""
 }
