@@ -119,6 +119,10 @@ func openAction(c *cli.Context, f *Factory, opts *openOptions, args []string) er
 		return usagef("open", "name the attempt too (herdr-pi open --list %s shows them)", args[0])
 	case opts.Hold && opts.Inspect:
 		return usagef("open", "--hold keeps a live handoff's pane across turns; --inspect opens a read-only fork, which has no turns to hold: choose one")
+	case len(args) > 0 && args[0] == "":
+		// A script's empty "$RUN": neither every run (--list) nor the
+		// picker (which would drop the attempt it was given).
+		return usagef("open", "the run is empty: give a run id or a unique prefix of one (herdr-pi open --list shows them)")
 	}
 	if len(args) > 0 {
 		opts.Run = args[0]

@@ -439,6 +439,10 @@ func TestOpenJSONFailuresSayWhy(t *testing.T) {
 		{"attempt numbers start at 1", []string{"open", "--json", run, "api#0"}, 2, openFormat, "usage"},
 		{"two places", []string{"open", "--json", "--tab", "--split", run, "api"}, 2, openFormat, "usage"},
 		{"list of no such run", []string{"open", "--json", "--list", "0000dead"}, 1, handoff.ListFormat, "no_run"},
+		// An empty run is a script's unset variable ("$RUN"), not "every
+		// run" nor the picker: it listed the whole store, exit 0.
+		{"list of an empty run", []string{"open", "--json", "--list", ""}, 2, handoff.ListFormat, "usage"},
+		{"an empty run", []string{"open", "--json", "", "api"}, 2, openFormat, "usage"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out.Reset()
