@@ -126,7 +126,7 @@ func RunDetail(o *handoff.Listing, r *handoff.ListedRun, l Look) string {
 	for _, ag := range r.Agents {
 		for _, at := range ag.Attempts {
 			if _, ok := example[at.Action]; !ok {
-				example[at.Action] = Clean(r.Ref + " " + at.Selector)
+				example[at.Action] = Clean(r.Ref) + " " + hintSelector(&ag, &at)
 			}
 		}
 	}
@@ -216,3 +216,31 @@ func Plural(n int, word string) string {
 
 // projectHash is the "-<12 hex digits>" a project key ends with.
 var projectHash = lazyre.New(`-[0-9a-f]{12}$`)
+
+// hintSelector is an attempt's selector as a hint's command gives it, one
+// word to paste into a shell. An agent's name is whatever the workflow
+// gave it: one with a space splits, one with $(…) or ; runs, so it is
+// quoted; one with characters the terminal must not get (shown as
+// spaces, which open would not find) gives way to the agent's id, which
+// the engine makes and open takes as well.
+func hintSelector(ag *handoff.ListedAgent, at *handoff.ListedAttempt) string {
+	sel := at.Selector
+	if Clean(sel) != sel && ag.ID != "" {
+		sel = fmt.Sprintf("%s#%d", ag.ID, at.N)
+	}
+	return ShellWord(Clean(sel))
+}
+
+// ShellWord is s as one word for a POSIX shell (and fish): itself when
+// no shell reads anything into it, else in single quotes, each quote in
+// it closed, escaped and reopened. '#' and '~' are special only where a
+// word starts.
+func ShellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s[:1], "#~") && strings.Trim(s, shellSafe) == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shellSafe is what no shell reads anything into inside a word.
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@#%+=~"

@@ -1,0 +1,37 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/herdr-pi/herdr-pi/handoff"
+)
+
+// The hint under a run's attempts is a command to paste: an agent's name
+// is whatever the workflow gave it, so a name a shell would split or
+// expand is quoted, and one with characters the table cannot show (they
+// are shown as spaces) is named by its agent's id instead, which the
+// engine makes and open takes.
+func TestRunDetailHintPastes(t *testing.T) {
+	for _, tc := range []struct{ name, selector, want string }{
+		{"plain", "api#1", "herdr-pi open 8d443e51 api#1 opens"},
+		{"a space", "code review#1", "herdr-pi open 8d443e51 'code review#1' opens"},
+		{"a quote", "it's#1", `herdr-pi open 8d443e51 'it'\''s#1' opens`},
+		{"shell syntax", "$(rm -rf ~);x#1", `herdr-pi open 8d443e51 '$(rm -rf ~);x#1' opens`},
+		{"a leading tilde", "~me#1", "herdr-pi open 8d443e51 '~me#1' opens"},
+		{"a leading hash", "#x#1", "herdr-pi open 8d443e51 '#x#1' opens"},
+		{"control characters", "a\x1b[2Jpi#1", "herdr-pi open 8d443e51 8d443e51-8bad-4dd5-a3f1-b88332072948:3#1 opens"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name, _, _ := strings.Cut(tc.selector, "#1")
+			o := &handoff.Listing{}
+			r := handoff.ListedRun{ID: "8d443e51-8bad-4dd5-a3f1-b88332072948", Short: "8d443e51", Ref: "8d443e51", Workflow: "fx", State: "completed",
+				Agents: []handoff.ListedAgent{{ID: "8d443e51-8bad-4dd5-a3f1-b88332072948:3", Name: name, State: "completed",
+					Attempts: []handoff.ListedAttempt{{N: 1, Name: name + "#1", Selector: tc.selector, State: "completed", Settled: true, Action: handoff.ActionOpen}}}}}
+			got := RunDetail(o, &r, New(false, 0))
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("hint lacks %q:\n%s", tc.want, got)
+			}
+		})
+	}
+}
