@@ -91,11 +91,17 @@ func runtimeFrom(env settings.Env, registry string) string {
 // tokenLost is the error for a process that a wrapper started (it names
 // the wrapper's socket) but whose token was dropped on the way (sudo, env
 // -i, a hook that passes on only some variables), or nil. "No wrapper is
-// running" would be false: one is, and it answers only to its token.
+// running" would be false: one is, and it answers only to its token —
+// unless the run directory of that socket says its wrapper has exited.
 func tokenLost(get func(string) string) error {
 	socket := get(control.EnvSocket)
 	if socket == "" || get(control.EnvToken) != "" {
 		return nil
+	}
+	if control.RunDirEnded(filepath.Dir(socket)) {
+		// Unless that wrapper has exited (a job it started outlived
+		// it): then no token would help.
+		return wrapperErrorf(noWrapper, "the herdr-pi wrapper named by %s (%s) has exited; %s", control.EnvSocket, render.Clean(socket), howToStart)
 	}
 	return wrapperErrorf(noToken, "%s names the socket of a herdr-pi wrapper (%s), but %s is unset, and the wrapper answers only to its token: "+
 		"keep both variables from the wrapped agent's environment (sudo, env -i or a hook's own environment can drop one)",

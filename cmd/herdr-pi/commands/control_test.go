@@ -434,6 +434,25 @@ func TestAWrapperThatExitedIsNotUnreachable(t *testing.T) {
 			if exit != 1 || errOut != want {
 				t.Errorf("waiting stop: exit %d, stderr %q; want 1, %q", exit, errOut, want)
 			}
+
+			// Its token dropped on the way as well (sudo, env -i): "a
+			// wrapper runs, and answers only to its token" would send the
+			// person looking for a token no wrapper wants.
+			var tokenless []string
+			for _, kv := range env {
+				if !strings.HasPrefix(kv, control.EnvToken+"=") {
+					tokenless = append(tokenless, kv)
+				}
+			}
+			exit, out, _ = run(t, tokenless, "status", "--json")
+			validate(t, schema, out)
+			if err := json.Unmarshal([]byte(out), &got); err != nil || exit != 1 || got.Error.Code != noWrapper || !strings.Contains(got.Error.Message, "has exited") {
+				t.Errorf("status --json without the token: exit %d, %v, %+v; want 1, code %s, a message saying the wrapper exited", exit, err, got.Error, noWrapper)
+			}
+			exit, _, errOut = run(t, tokenless, "waiting", "stop", "--source", "deploy-hook", "--id", "42")
+			if exit != 1 || errOut != want {
+				t.Errorf("waiting stop without the token: exit %d, stderr %q; want 1, %q", exit, errOut, want)
+			}
 		})
 	}
 }
