@@ -114,6 +114,31 @@ func TestDetectAgentIsCheckedLikeWraps(t *testing.T) {
 	}
 }
 
+// detect --json has no error object (docs/detect.md): when it fails,
+// stdout stays empty, so a script that checks the exit status never
+// parses half a verdict, and stderr says why.
+func TestDetectJSONFailuresLeaveStdoutEmpty(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--json", "--agent", "nosuch"}, 1},
+		{[]string{"--json", "--manifest", dir}, 1},
+		{[]string{"--json", filepath.Join(dir, "no-such-screen")}, 1},
+		{[]string{"--json", "--size", "40x120"}, 2},
+		{[]string{"--json", "a", "b"}, 2},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi", "detect"}, tc.args...),
+			IO{In: strings.NewReader("x\n"), Out: &out, Err: &errb, Env: env})
+		if code != tc.code || out.Len() != 0 || !strings.HasPrefix(errb.String(), "herdr-pi") {
+			t.Errorf("detect %q: exit %d, stdout %q, stderr %q; want %d, nothing on stdout, why on stderr", tc.args, code, out.String(), errb.String(), tc.code)
+		}
+	}
+}
+
 // --size is the shadow screen --raw input is drawn on; without --raw it
 // would be ignored, silently, so it is a usage mistake that names --raw.
 // With --raw it works, before or after FILE.
