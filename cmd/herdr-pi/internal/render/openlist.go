@@ -233,10 +233,10 @@ func hintSelector(ag *handoff.ListedAgent, at *handoff.ListedAttempt) string {
 
 // ShellWord is s as one word for a POSIX shell (and fish): itself when
 // no shell reads anything into it, else in single quotes, each quote in
-// it closed, escaped and reopened. '#' and '~' are special only where a
-// word starts.
+// it closed, escaped and reopened. '#', '~' and '=' (zsh's =cmd) are
+// special only where a word starts.
 func ShellWord(s string) string {
-	if s != "" && !strings.ContainsAny(s[:1], "#~") && strings.Trim(s, shellSafe) == "" {
+	if s != "" && !strings.ContainsAny(s[:1], "#~=") && strings.Trim(s, shellSafe) == "" {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

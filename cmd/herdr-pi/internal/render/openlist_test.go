@@ -20,6 +20,7 @@ func TestRunDetailHintPastes(t *testing.T) {
 		{"shell syntax", "$(rm -rf ~);x#1", `herdr-pi open 8d443e51 '$(rm -rf ~);x#1' opens`},
 		{"a leading tilde", "~me#1", "herdr-pi open 8d443e51 '~me#1' opens"},
 		{"a leading hash", "#x#1", "herdr-pi open 8d443e51 '#x#1' opens"},
+		{"a leading equals sign (zsh expands =cmd)", "=ls#1", "herdr-pi open 8d443e51 '=ls#1' opens"},
 		{"control characters", "a\x1b[2Jpi#1", "herdr-pi open 8d443e51 8d443e51-8bad-4dd5-a3f1-b88332072948:3#1 opens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
