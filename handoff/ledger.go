@@ -335,16 +335,27 @@ const PlacementWait = 2 * time.Minute
 // then the caller goes on without the lock: a second workspace is better
 // than no pane. The lock is the kernel's (control.LockFile: flock on a
 // file of the ledger's directory, named by placementLockName and removed
-// by its last holder), and a process that dies lets go of it.
+// by its last holder), and a process that dies lets go of it; the file it
+// leaves is removed by the next LockPlacement of any run.
 func (l Ledger) LockPlacement(ctx context.Context, run string, waiting func()) (unlock func()) {
 	for _, d := range []string{filepath.Dir(l.Dir), l.Dir} {
 		if control.EnsurePrivateDir(d) != nil {
 			return func() {}
 		}
 	}
+	// A herdr-pi killed while it placed left its lock: free, but a file
+	// nothing else would remove.
+	if left, err := filepath.Glob(filepath.Join(l.Dir, placementLockGlob)); err == nil {
+		for _, f := range left {
+			control.RemoveFreeLockFile(f)
+		}
+	}
 	unlock, _ = control.LockFile(ctx, filepath.Join(l.Dir, placementLockName(run)), PlacementWait, 50*time.Millisecond, waiting)
 	return unlock
 }
+
+// placementLockGlob matches every run's placement lock file.
+const placementLockGlob = "place-*.lock"
 
 // placementLockName is the name of run's placement lock file: a hash of
 // the run id, so no id (whatever it holds, however long) is ever part of a

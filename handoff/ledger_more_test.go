@@ -214,3 +214,23 @@ func TestLockPlacementOfOneRunDoesNotHoldUpAnother(t *testing.T) {
 		t.Fatalf("the ledger holds %v (%v) once every placement let go", entries, err)
 	}
 }
+
+// The lock file a placement killed midway left (free, as the kernel let
+// it go) is removed by the next placement, of whichever run: nothing
+// else would remove it.
+func TestLockPlacementRemovesALockItsKilledHolderLeft(t *testing.T) {
+	l := ledger(t)
+	l.LockPlacement(t.Context(), "run-a", nil)() // makes the ledger's directory
+	dead := filepath.Join(l.Dir, placementLockName("run-a"))
+	if err := os.WriteFile(dead, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unlock := l.LockPlacement(t.Context(), "run-b", nil)
+	if _, err := os.Lstat(dead); err == nil {
+		t.Error("the dead placement's lock is still there")
+	}
+	unlock()
+	if entries, err := os.ReadDir(l.Dir); err != nil || len(entries) != 0 {
+		t.Fatalf("the ledger holds %v (%v) once every placement let go", entries, err)
+	}
+}

@@ -232,3 +232,30 @@ func TestLockFileLeftByADeadHolderIsFreeAndAStrangerIsNoLock(t *testing.T) {
 		t.Fatalf("the strangers were not left alone: %q", names)
 	}
 }
+
+// A lock file its dead holder left is removed; a held one, and a
+// stranger in a lock's place, are not.
+func TestRemoveFreeLockFileRemovesOnlyADeadHoldersLock(t *testing.T) {
+	dir := lockDir(t)
+	dead, held, fifo := filepath.Join(dir, "dead.lock"), filepath.Join(dir, "held.lock"), filepath.Join(dir, "fifo.lock")
+	if err := os.WriteFile(dead, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unlock, locked := LockFile(t.Context(), held, 0, time.Millisecond, nil)
+	if !locked {
+		t.Fatal("the free lock was not had")
+	}
+	defer unlock()
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dead, held, fifo, filepath.Join(dir, "missing.lock")} {
+		RemoveFreeLockFile(p)
+	}
+	if names := left(t, dir); len(names) != 2 || names[0] != "fifo.lock" || names[1] != "held.lock" {
+		t.Fatalf("left %q, want the fifo and the held lock", names)
+	}
+	if _, locked := LockFile(t.Context(), held, 0, time.Millisecond, nil); locked {
+		t.Fatal("the held lock could be had after the removal of free ones")
+	}
+}

@@ -160,6 +160,22 @@ func LockFile(ctx context.Context, path string, wait, poll time.Duration, waitin
 	}
 }
 
+// RemoveFreeLockFile removes the lock file at path that LockFile left
+// when its holder died (killed, so it could not remove it): nobody holds
+// it now. One that is held, or not there, is left alone; so is anything
+// that is not a regular file. Removing is safe under LockFile's rules: a
+// waiter that holds the removed file open opens path anew.
+func RemoveFreeLockFile(path string) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if regularFile(fd) && unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil && sameFile(fd, path) {
+		_ = unix.Unlink(path)
+	}
+}
+
 // flockWithin takes an exclusive flock on fd, trying again every poll
 // while another holds it, until deadline (one try when it has passed) or
 // ctx ends. *waiting (nil for none) is called before the first wait and
