@@ -3,6 +3,7 @@ package handoff
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -70,7 +71,8 @@ func CreatedRecords(run, socket string, created []string) []Record {
 // runtime directory): each writer adds and removes its own files, so
 // wrappers and `open`s never share a file or need a lock to write one.
 // Placing a pane in a run's workspace is another matter: that lookup and
-// the record it leads to happen under LockPlacement.
+// the record it leads to happen under the run's LockPlacement, whose lock
+// file lives here too while it is held.
 type Ledger struct{ Dir string }
 
 // LedgerAt is the ledger under runtimeBase.
@@ -314,29 +316,51 @@ func (l Ledger) Workspace(run, socket string) string {
 }
 
 // PlacementWait bounds how long LockPlacement waits for another
-// placement: an open holds the lock until its Pi has started, which takes
-// seconds, or as long as a Pi that is slow to start makes it; a live
-// handoff only while it places its pane and records it.
+// placement of the run: an open holds the lock until its Pi has started,
+// which takes seconds, or as long as a Pi that is slow to start makes it;
+// a menu inspection until its pane's wrapper has said which fork it
+// writes (under a minute); a live handoff only while it places its pane and records it.
 const PlacementWait = 2 * time.Minute
 
-// LockPlacement takes the ledger's placement lock and returns the function
-// that lets it go (call it once the records are written; a second call
-// does nothing). Whatever may create a run's workspace — an open, a live
+// LockPlacement takes run's placement lock and returns the function that
+// lets it go (call it once the records are written; a second call does
+// nothing). Whatever may create a run's workspace — an open, a live
 // handoff or a menu inspection in its owner's wrapper — holds it from
 // looking the workspace up until the workspace is in the ledger, so two
 // placements of one run at once make one "workflow <name>", as two one
-// after the other do, not two of the same name. waiting (nil for none) is
-// called once when the lock is busy, before the wait. The wait ends with
-// ctx or after PlacementWait; then the caller goes on without the lock: a
-// second workspace is better than no pane. The lock is the kernel's
-// (flock, on the ledger's directory, so no file is left for it), and a
-// process that dies lets go of it.
-func (l Ledger) LockPlacement(ctx context.Context, waiting func()) (unlock func()) {
+// after the other do, not two of the same name. The lock is the run's
+// own: placements of other runs, which can never share its workspace, do
+// not wait for it. waiting (nil for none) is called once when the lock is
+// busy, before the wait. The wait ends with ctx or after PlacementWait;
+// then the caller goes on without the lock: a second workspace is better
+// than no pane. The lock is the kernel's (control.LockFile: flock on a
+// file of the ledger's directory, named by placementLockName and removed
+// by its last holder), and a process that dies lets go of it; the file it
+// leaves is removed by the next LockPlacement of any run.
+func (l Ledger) LockPlacement(ctx context.Context, run string, waiting func()) (unlock func()) {
 	for _, d := range []string{filepath.Dir(l.Dir), l.Dir} {
 		if control.EnsurePrivateDir(d) != nil {
 			return func() {}
 		}
 	}
-	unlock, _ = control.LockDir(ctx, l.Dir, PlacementWait, 50*time.Millisecond, waiting)
+	// A herdr-pi killed while it placed left its lock: free, but a file
+	// nothing else would remove.
+	if left, err := filepath.Glob(filepath.Join(l.Dir, placementLockGlob)); err == nil {
+		for _, f := range left {
+			control.RemoveFreeLockFile(f)
+		}
+	}
+	unlock, _ = control.LockFile(ctx, filepath.Join(l.Dir, placementLockName(run)), PlacementWait, 50*time.Millisecond, waiting)
 	return unlock
+}
+
+// placementLockGlob matches every run's placement lock file.
+const placementLockGlob = "place-*.lock"
+
+// placementLockName is the name of run's placement lock file: a hash of
+// the run id, so no id (whatever it holds, however long) is ever part of a
+// path, and never a record's name (List reads only "rec-*.json").
+func placementLockName(run string) string {
+	sum := sha256.Sum256([]byte(run))
+	return "place-" + hex.EncodeToString(sum[:16]) + ".lock"
 }

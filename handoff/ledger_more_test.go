@@ -1,6 +1,7 @@
 package handoff
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"os"
@@ -144,10 +145,10 @@ func TestLedgerSaysWhatAnUnreadableRecordTracked(t *testing.T) {
 // when the holder lets go; an unlock called twice does nothing more.
 func TestLockPlacementSaysItWaitsAndGetsTheLock(t *testing.T) {
 	l := ledger(t)
-	unlock := l.LockPlacement(t.Context(), func() { t.Error("the free lock was waited for") })
+	unlock := l.LockPlacement(t.Context(), "r1", func() { t.Error("the free lock was waited for") })
 	waits := make(chan struct{}, 4)
 	got := make(chan func(), 1)
-	go func() { got <- l.LockPlacement(t.Context(), func() { waits <- struct{}{} }) }()
+	go func() { got <- l.LockPlacement(t.Context(), "r1", func() { waits <- struct{}{} }) }()
 	select {
 	case <-waits:
 	case <-time.After(10 * time.Second):
@@ -169,5 +170,67 @@ func TestLockPlacementSaysItWaitsAndGetsTheLock(t *testing.T) {
 	defer second()
 	if n := len(waits); n != 0 {
 		t.Fatalf("waiting was called %d more times", n)
+	}
+}
+
+// Placements of different runs do not wait for each other, while two of
+// one run still take turns: only one run's placement can be making that
+// run's workspace. A menu inspection holds the lock while it learns its
+// fork (up to a minute); an open of another run must not sit behind it.
+func TestLockPlacementOfOneRunDoesNotHoldUpAnother(t *testing.T) {
+	l := ledger(t)
+	first := l.LockPlacement(t.Context(), "run-a", nil)
+	defer first()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	other := l.LockPlacement(ctx, "run-b", func() { t.Error("a placement of run-b waited for one of run-a") })
+	defer other()
+	// The held locks are no records, and no run id is part of a path.
+	if rs, err := l.List(); len(rs) != 0 || err != nil {
+		t.Errorf("with two placements under way the ledger lists %v (%v)", rs, err)
+	}
+	entries, err := os.ReadDir(l.Dir)
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("with two placements under way the ledger's directory holds %v (%v), want their two locks", entries, err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "run-") || !strings.HasPrefix(e.Name(), "place-") {
+			t.Errorf("lock file %s", e.Name())
+		}
+		if fi, err := e.Info(); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("lock file %s: %v %v, want 0600", e.Name(), fi, err)
+		}
+	}
+	sameCtx, cancelSame := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancelSame()
+	waited := false
+	l.LockPlacement(sameCtx, "run-b", func() { waited = true })()
+	if !waited {
+		t.Error("a second placement of run-b did not wait for the first")
+	}
+	other()
+	first()
+	if entries, err := os.ReadDir(l.Dir); err != nil || len(entries) != 0 {
+		t.Fatalf("the ledger holds %v (%v) once every placement let go", entries, err)
+	}
+}
+
+// The lock file a placement killed midway left (free, as the kernel let
+// it go) is removed by the next placement, of whichever run: nothing
+// else would remove it.
+func TestLockPlacementRemovesALockItsKilledHolderLeft(t *testing.T) {
+	l := ledger(t)
+	l.LockPlacement(t.Context(), "run-a", nil)() // makes the ledger's directory
+	dead := filepath.Join(l.Dir, placementLockName("run-a"))
+	if err := os.WriteFile(dead, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unlock := l.LockPlacement(t.Context(), "run-b", nil)
+	if _, err := os.Lstat(dead); err == nil {
+		t.Error("the dead placement's lock is still there")
+	}
+	unlock()
+	if entries, err := os.ReadDir(l.Dir); err != nil || len(entries) != 0 {
+		t.Fatalf("the ledger holds %v (%v) once every placement let go", entries, err)
 	}
 }

@@ -109,20 +109,89 @@ func LockDir(ctx context.Context, dir string, wait, poll time.Duration, waiting 
 	if err != nil {
 		return func() {}, false
 	}
+	if !flockWithin(ctx, fd, time.Now().Add(wait), poll, &waiting) {
+		_ = unix.Close(fd)
+		return func() {}, false
+	}
+	var once sync.Once
+	return func() { once.Do(func() { _ = unix.Close(fd) }) }, true
+}
+
+// LockFile is LockDir for a lock of its own at path, a file in a private
+// directory: one directory can then hold many locks that do not wait for
+// each other. The file is made (0600) when missing, locked with flock (a
+// process that dies lets go of it, and what it leaves is a free lock), and
+// removed by unlock before it lets go, so nothing is left once the last
+// holder is done. A waiter may meanwhile hold the removed file, which is
+// no lock any more: a lock is only had when the locked file is still the
+// one at path, else LockFile opens path anew. waiting, wait and poll are
+// as for LockDir, the wait counted across those tries and waiting called
+// at most once. locked is false when the lock could not be had (the wait
+// ended, or path cannot be opened as a regular file); unlock then does
+// nothing.
+func LockFile(ctx context.Context, path string, wait, poll time.Duration, waiting func()) (unlock func(), locked bool) {
 	deadline := time.Now().Add(wait)
 	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			var once sync.Once
-			return func() { once.Do(func() { _ = unix.Close(fd) }) }, true
+		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
+		if err != nil {
+			return func() {}, false
 		}
-		if (!errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR)) || ctx.Err() != nil || !time.Now().Before(deadline) {
+		if !regularFile(fd) || !flockWithin(ctx, fd, deadline, poll, &waiting) {
 			_ = unix.Close(fd)
 			return func() {}, false
 		}
-		if waiting != nil {
-			waiting()
-			waiting = nil
+		if sameFile(fd, path) {
+			var once sync.Once
+			return func() {
+				once.Do(func() {
+					// Removed while held, so no one can take the lock
+					// between the removal and the close; one who holds
+					// the file open meanwhile finds it gone and opens
+					// path anew.
+					if sameFile(fd, path) {
+						_ = unix.Unlink(path)
+					}
+					_ = unix.Close(fd)
+				})
+			}, true
+		}
+		// Its holder removed it (or it was replaced) while this waited.
+		_ = unix.Close(fd)
+	}
+}
+
+// RemoveFreeLockFile removes the lock file at path that LockFile left
+// when its holder died (killed, so it could not remove it): nobody holds
+// it now. One that is held, or not there, is left alone; so is anything
+// that is not a regular file. Removing is safe under LockFile's rules: a
+// waiter that holds the removed file open opens path anew.
+func RemoveFreeLockFile(path string) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if regularFile(fd) && unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil && sameFile(fd, path) {
+		_ = unix.Unlink(path)
+	}
+}
+
+// flockWithin takes an exclusive flock on fd, trying again every poll
+// while another holds it, until deadline (one try when it has passed) or
+// ctx ends. *waiting (nil for none) is called before the first wait and
+// then set to nil, so a caller that tries several files calls it once.
+func flockWithin(ctx context.Context, fd int, deadline time.Time, poll time.Duration, waiting *func()) bool {
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return true
+		}
+		if (!errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR)) || ctx.Err() != nil || !time.Now().Before(deadline) {
+			return false
+		}
+		if *waiting != nil {
+			(*waiting)()
+			*waiting = nil
 		}
 		t := time.NewTimer(poll)
 		select {
@@ -131,4 +200,20 @@ func LockDir(ctx context.Context, dir string, wait, poll time.Duration, waiting 
 		}
 		t.Stop()
 	}
+}
+
+// regularFile tells whether fd is a regular file (a fifo or a device in
+// a lock's place is not one).
+func regularFile(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+}
+
+// sameFile tells whether fd is the file at path now.
+func sameFile(fd int, path string) bool {
+	var held, named unix.Stat_t
+	if unix.Fstat(fd, &held) != nil || unix.Lstat(path, &named) != nil {
+		return false
+	}
+	return held.Dev == named.Dev && held.Ino == named.Ino
 }

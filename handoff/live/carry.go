@@ -127,15 +127,16 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	opener := handoff.Opener{Herdr: h, FileDir: dir}
 	// One placement at a time: two handoffs of a run in fully inspectable
 	// mode must find (not both create) the run's workspace. In a workspace
-	// that holds across processes too, through the ledger's placement lock
+	// that holds across processes too, through the run's placement lock
 	// as open takes it: an open of the run (an inspection, or a live
 	// handoff asked of it) may be making the run's workspace right now, and
-	// this one waits until it is in the ledger. Both locks are held from the
-	// lookup until the records are written, never while the pane runs.
+	// this one waits until it is in the ledger; placements of other runs
+	// do not wait for it. Both locks are held from the lookup until the
+	// records are written, never while the pane runs.
 	unlockLedger := func() {}
 	if r.opts.mode == handoff.ModeWorkspace {
-		unlockLedger = s.cfg.Ledger.LockPlacement(r.ctx, func() {
-			s.cfg.Logf("live: handoff %s of run %s waits for the placement lock: another herdr-pi is placing a pane in a run's workspace", r.id, r.order.RunID)
+		unlockLedger = s.cfg.Ledger.LockPlacement(r.ctx, r.order.RunID, func() {
+			s.cfg.Logf("live: handoff %s of run %s waits for the placement lock: another herdr-pi is placing a pane of the same run in its workspace", r.id, r.order.RunID)
 		})
 	}
 	s.placing.Lock()

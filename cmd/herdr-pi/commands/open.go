@@ -219,10 +219,11 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		return err
 	}
 	// Another placement of the run at this moment may be making its
-	// workspace: wait for it to be in the ledger, and look then.
+	// workspace: wait for it to be in the ledger, and look then. Those of
+	// other runs are not waited for.
 	ledger := handoff.LedgerAt(paths.RuntimeBase)
 	placed := lockRunWorkspace(ctx, ledger, &place, a.Run.ID, h.SocketPath, func() {
-		tell(io.Err, "herdr-pi open: waiting for another herdr-pi that is placing a pane in a workflow's workspace (at most %d minutes, then it opens anyway)\n", int(handoff.PlacementWait/time.Minute))
+		tell(io.Err, "herdr-pi open: waiting for another herdr-pi that is placing a pane of run %s in its workspace (at most %d minutes, then it opens anyway)\n", a.Run.Short(), int(handoff.PlacementWait/time.Minute))
 	})
 	defer placed()
 	// A tab of the live attempt's label is its own turn at work (fully
@@ -549,22 +550,23 @@ func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, ca
 }
 
 // lockRunWorkspace readies a placement in run's workspace (ModeWorkspace;
-// any other is left alone): it takes the ledger's placement lock and then
+// any other is left alone): it takes run's placement lock and then
 // sets the workspace, the one the ledger names for the run in the Herdr
 // at socket, else none (a new one is made). Its label is every run of the
 // workflow's, so a workspace found by label may be another run's (and its
 // "#1 api" tab another run's attempt). Under the lock, an open, a live
 // handoff or a menu inspection of the run placing at this moment has
 // recorded the workspace it made before this looks: two placements at
-// once share one "workflow <name>". placed lets the lock go: call it once
-// what the placement created is in the ledger, and defer it for every
-// other way out (a second call does nothing). waiting (nil for none) is
-// called when another holds the lock, before the wait.
+// once share one "workflow <name>"; placements of other runs do not wait
+// for it. placed lets the lock go: call it once what the placement
+// created is in the ledger, and defer it for every other way out (a
+// second call does nothing). waiting (nil for none) is called when
+// another placement of the run holds the lock, before the wait.
 func lockRunWorkspace(ctx context.Context, ledger handoff.Ledger, place *handoff.Placement, run, socket string, waiting func()) (placed func()) {
 	if place.Mode != handoff.ModeWorkspace {
 		return func() {}
 	}
-	placed = ledger.LockPlacement(ctx, waiting)
+	placed = ledger.LockPlacement(ctx, run, waiting)
 	place.WorkspaceID = ledger.Workspace(run, socket)
 	return placed
 }

@@ -562,13 +562,28 @@ func TestTwoOpensOfOneRunAtOnceShareItsWorkspace(t *testing.T) {
 	}
 }
 
-// An open that finds another placement holding the ledger's placement
-// lock says on stderr that it waits and why, once, and goes on as soon as
+// An open does not wait for a placement of another run in that run's
+// workspace (a menu inspection may hold its lock for most of a minute):
+// it opens at once, without a word on stderr.
+func TestAnOpenDoesNotWaitForAPlacementOfAnotherRun(t *testing.T) {
+	f, _, run, out, errb := openWorld(t, "exec sleep 600")
+	unlock := handoff.LedgerAt(f.Paths().RuntimeBase).LockPlacement(t.Context(), "another-"+run, nil)
+	defer unlock()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a guard against the wait under test, far below its two minutes
+	defer cancel()
+	opts := &openOptions{Run: run, Attempt: "api", JSON: true, Place: "workspace", StartTimeout: time.Minute, ForkTimeout: time.Millisecond}
+	if err := openRun(ctx, f, opts); err != nil || errb.Len() != 0 {
+		t.Fatalf("open while another run's placement held its lock: %v\n%s%s", err, out, errb)
+	}
+}
+
+// An open that finds another placement of its run holding the run's
+// placement lock says on stderr that it waits, for which run, once, and goes on as soon as
 // the lock is let go: a person's open must not sit silent for the two
 // minutes the wait may last.
 func TestAnOpenThatWaitsForThePlacementLockSaysSo(t *testing.T) {
 	f, _, run, _, _ := openWorld(t, "exec sleep 600")
-	unlock := handoff.LedgerAt(f.Paths().RuntimeBase).LockPlacement(t.Context(), nil)
+	unlock := handoff.LedgerAt(f.Paths().RuntimeBase).LockPlacement(t.Context(), run, nil)
 	defer unlock()
 	errR, errW := io.Pipe()
 	var out strings.Builder
@@ -586,7 +601,7 @@ func TestAnOpenThatWaitsForThePlacementLockSaysSo(t *testing.T) {
 	if !lines.Scan() {
 		t.Fatalf("open ended without a word while the placement lock was held: %v", <-done)
 	}
-	if got := lines.Text(); !strings.Contains(got, "waiting for another herdr-pi") || !strings.Contains(got, "2 minutes") {
+	if got := lines.Text(); !strings.Contains(got, "waiting for another herdr-pi") || !strings.Contains(got, "of run "+run[:8]+" ") || !strings.Contains(got, "2 minutes") {
 		t.Fatalf("open said %q", got)
 	}
 	select {

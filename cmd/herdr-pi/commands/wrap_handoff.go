@@ -95,13 +95,14 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 		return err
 	}
 	// In the run's workspace this is a placement like open's, under the
-	// same lock: an open or a live handoff of the run at this moment may
-	// be making the workspace, and this waits until it is in the ledger.
+	// same lock, the run's: an open or a live handoff of the run at this
+	// moment may be making the workspace, and this waits until it is in
+	// the ledger (placements of other runs do not wait for this one).
 	// The lock is held until this one's records are written (or the
 	// placement failed), as open holds it.
 	ledger := handoff.LedgerAt(paths.RuntimeBase)
 	placed := lockRunWorkspace(ctx, ledger, &place, a.Run.ID, h.SocketPath, func() {
-		logf("inspection of run %s waits for the placement lock: another herdr-pi is placing a pane in a run's workspace", a.Run.ID)
+		logf("inspection of run %s waits for the placement lock: another herdr-pi is placing a pane of the same run in its workspace", a.Run.ID)
 	})
 	defer placed()
 	launch := opener.InspectLaunch(handoff.Inspection{
