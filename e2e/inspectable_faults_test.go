@@ -82,9 +82,9 @@ func TestFullyInspectableHerdrGoesAway(t *testing.T) {
 	if code != 1 || !strings.Contains(out, `"kind": "workspace"`) {
 		t.Fatalf("close with Herdr gone: exit %d\n%s", code, out)
 	}
-	if left := fi.runtimeFiles(); len(left) != 1 || !strings.Contains(left[0], "/opened/") {
-		t.Fatalf("left in the runtime directory: %q, want the workspace's ledger record alone", left)
-	}
+	fi.wantLeft("the workspace's ledger record alone", func(left []string) bool {
+		return len(left) == 1 && strings.Contains(left[0], "/opened/")
+	})
 }
 
 // The owner's wrapper is killed (SIGKILL) while an agent's turn runs in its

@@ -415,18 +415,26 @@ func (lr *liveRig) runtimeFiles() []string {
 }
 
 // wantNothingLeft fails the test unless the private runtime directory
-// empties: a wrapper Herdr just closed may still be removing its socket
-// and registration as the test looks, so it is given lvLong to finish.
+// empties.
 func (lr *liveRig) wantNothingLeft() {
+	lr.t.Helper()
+	lr.wantLeft("nothing", func(left []string) bool { return len(left) == 0 })
+}
+
+// wantLeft fails the test unless what is left in the private runtime
+// directory comes to be what (as ok has it): a wrapper Herdr just closed,
+// or one that lost Herdr, may still be removing its socket and
+// registration as the test looks, so it is given lvLong to finish.
+func (lr *liveRig) wantLeft(what string, ok func(left []string) bool) {
 	lr.t.Helper()
 	deadline := time.Now().Add(lvLong)
 	for {
 		left := lr.runtimeFiles()
-		if len(left) == 0 {
+		if ok(left) {
 			return
 		}
 		if time.Now().After(deadline) {
-			lr.t.Fatalf("left in the runtime directory after %v: %q", lvLong, left)
+			lr.t.Fatalf("left in the runtime directory after %v: %q, want %s", lvLong, left, what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -562,9 +570,7 @@ func TestLiveHandoffFromOpen(t *testing.T) {
 	}
 	lr.owner.WaitFor(t, "the status line to clear", lvLong, func(s string) bool { return !strings.Contains(s, lvLabel+": ") })
 	lr.quitOwner()
-	if left := lr.runtimeFiles(); len(left) != 0 {
-		t.Fatalf("left in the runtime directory: %q", left)
-	}
+	lr.wantNothingLeft()
 }
 
 // An owner under herdr-pi wrap outside Herdr (a plain terminal; its
@@ -1254,7 +1260,5 @@ func TestLiveHandoffFromTheMenu(t *testing.T) {
 	lr.owner.WaitFor(t, "the status line to clear", lvLong, func(s string) bool { return !strings.Contains(s, lvLabel+": ") })
 	lvWait(t, "the owner's answer to the run's end", func() bool { return strings.Contains(lr.owner.Screen(), "owner: noted") })
 	lr.quitOwner()
-	if left := lr.runtimeFiles(); len(left) != 0 {
-		t.Fatalf("left in the runtime directory: %q", left)
-	}
+	lr.wantNothingLeft()
 }

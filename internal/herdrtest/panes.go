@@ -604,7 +604,12 @@ func (s *Server) stopRealPanes() {
 	r.cancel() // first, so the watcher takes the server's end for the close it is
 	_, _ = r.run(nil, "kill-server")
 	waitGone([]procStat{{pid: r.serverPID, start: startTime(r.serverPID)}}, 5*time.Second, syscall.SIGKILL)
-	waitGone(doomed, time.Second, syscall.SIGKILL)
+	// The hangup gives each pane's program the time it takes to tidy
+	// up, as a real Herdr's exit does; a wrapper killed on the way out
+	// leaves its registration behind, which tests of a vanished Herdr
+	// would then take for the product's leftover (a loaded machine took
+	// more than a second now and then).
+	waitGone(doomed, 5*time.Second, syscall.SIGKILL)
 }
 
 // waitGone waits up to d for the processes to end, then sends sig to those
