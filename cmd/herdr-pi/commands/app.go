@@ -267,10 +267,14 @@ func helpCommand() *cli.Command {
 				cmd := findCommand(cmds, name)
 				if cmd == nil {
 					where := strings.Join(append([]string{"herdr-pi"}, path[:i]...), " ")
+					var err error
 					if len(cmds) == 0 {
-						return usagef("help", "%s has no subcommands", where)
+						err = usagef("help", "%s has no subcommands", where)
+					} else {
+						err = usagef("help", "%s has no command %q (commands: %s)", where, name, strings.Join(commandNames(cmds), ", "))
 					}
-					return usagef("help", "%s has no command %q (commands: %s)", where, name, strings.Join(commandNames(cmds), ", "))
+					err.(*usageError).helpOf = where
+					return err
 				}
 				cmds = cmd.VisibleCommands()
 			}

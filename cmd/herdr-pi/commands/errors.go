@@ -26,6 +26,10 @@ const (
 type usageError struct {
 	cmd string
 	err error
+	// helpOf is the command whose --help the hint names, when not cmd
+	// itself: `help` has nothing to say about a mistake in what it was
+	// asked for; the command it was looking in has.
+	helpOf string
 }
 
 func (e *usageError) Error() string { return e.err.Error() }
@@ -181,7 +185,11 @@ func exitCode(err error, stderr io.Writer) int {
 		if usage.cmd != "" {
 			name += " " + usage.cmd
 		}
-		tell(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, usage.err, name)
+		helpOf := name
+		if usage.helpOf != "" {
+			helpOf = usage.helpOf
+		}
+		tell(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, usage.err, helpOf)
 		return exitUsage
 	}
 	tell(stderr, "herdr-pi: %v\n", err)
