@@ -3,12 +3,14 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -386,10 +388,14 @@ func mountTmpfs(t *testing.T, opts string) string {
 // The runtime directory is read-only, or full (no block and no inode
 // left): the agent runs without the control socket, says so once on
 // stderr, reports to Herdr all the same, and exits with its own code.
+// Inside the agent, status and waiting name that cause (status --json:
+// no_control), not "no wrapper is registered"; doctor's runtime row
+// fails, naming the directory, where it said ok. Nothing is left in the
+// directory, doctor's probe included.
 func TestFaultRuntimeDirUnusable(t *testing.T) {
-	for _, tc := range []struct{ name, opts string }{
-		{"read-only", "ro,size=64k"},
-		{"full", "size=8k,nr_inodes=4"},
+	for _, tc := range []struct{ name, opts, cause, doctor string }{
+		{"read-only", "ro,size=64k", "read-only file system", "is on a read-only filesystem"},
+		{"full", "size=8k,nr_inodes=4", "no space left on device", "no free inodes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := herdrtest.Start(t)
@@ -401,13 +407,46 @@ func TestFaultRuntimeDirUnusable(t *testing.T) {
 			before := listAll(rt)
 			e.runtime = rt
 			e.env = append(e.env, "XDG_RUNTIME_DIR="+rt)
-			r := e.wrap("pi-working 300ms", "pi-idle", "print ready\\r\\n", "readline", "exit 8")
+			ask := filepath.Join(e.dir, "ask.sh")
+			script := "herdr-pi status --json; echo \"status=$?\"; herdr-pi waiting start --source s --id i; echo \"waiting=$?\"\n"
+			if err := os.WriteFile(ask, []byte(script), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := e.wrap("pi-working 300ms", "pi-idle", "run sh "+ask, "print ready\\r\\n", "readline", "exit 8")
 			r.waitScreen("ready")
 			h.WaitFor(t, 30*time.Second, "idle reported", func() bool { return lastReport(h, time.Time{}) == "idle" })
 			r.send("\r")
 			r.finish(8, true)
-			if out := r.bytes(); bytes.Count(out, []byte("no control socket")) != 1 {
+			out := r.bytes()
+			if bytes.Count(out, []byte("no control socket")) != 1 {
 				t.Errorf("want one line saying the control socket is off; output:\n%q", tailOf(out))
+			}
+			flat := strings.Join(strings.Fields(string(out)), " ") // the pty wraps long lines
+			for _, want := range []string{`"code": "no_control"`, "status=1", "waiting=1",
+				"herdr-pi: waiting start: the herdr-pi wrapper of this pane (pid ", ") runs without its control socket: ", tc.cause, "herdr-pi doctor runtime"} {
+				if !strings.Contains(flat, want) {
+					t.Errorf("status and waiting inside the agent do not say %q:\n%s", want, tailOf([]byte(flat)))
+				}
+			}
+			if strings.Contains(flat, "no herdr-pi wrapper") {
+				t.Errorf("status inside the agent says no wrapper runs:\n%s", tailOf([]byte(flat)))
+			}
+
+			// A Herdr pane hook runs outside the agent: no variable tells
+			// it, but the registry's filesystem does.
+			hook := exec.Command("herdr-pi", "status")
+			hook.Env = e.env
+			hout, _ := hook.CombinedOutput()
+			if want := "and none can be: " + rt; !strings.Contains(string(hout), want) || strings.Contains(string(hout), "another XDG_RUNTIME_DIR") {
+				t.Errorf("status from a pane hook does not say %q:\n%s", want, hout)
+			}
+
+			doctor := exec.Command("herdr-pi", "doctor", "runtime")
+			doctor.Env = e.env
+			dout, err := doctor.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 || !regexp.MustCompile(`(?m)^  fail  directory  `+regexp.QuoteMeta(e.runtimeBase())+`.*`+tc.doctor).Match(dout) {
+				t.Errorf("doctor runtime: %v; want exit 1 and the directory row failing with %q:\n%s", err, tc.doctor, dout)
 			}
 			if after := listAll(rt); after != before {
 				t.Errorf("the runtime directory changed:\nbefore %s\nafter  %s", before, after)

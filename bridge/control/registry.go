@@ -15,9 +15,13 @@ import (
 
 // Environment variables the wrapper gives its child, so `herdr-pi waiting`
 // and the probe inside it find the control socket without the registry.
+// A wrapper whose socket could not start gives EnvError instead (its pid
+// and why, see the cmd's controlOff), never together with the other two:
+// each names the wrapper nearest to the child.
 const (
 	EnvSocket = "HERDR_PI_CONTROL"
 	EnvToken  = "HERDR_PI_CONTROL_TOKEN"
+	EnvError  = "HERDR_PI_CONTROL_ERROR"
 )
 
 // Endpoint is how to reach one wrapper.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 	// environment named it (no other clue to which run it was).
 	ended := fmt.Sprintf("the herdr-pi wrapper named by %s (%s)", control.EnvSocket, render.Clean(ep.Socket))
 	if !ok {
+		if err := controlOff(env.Get); err != nil {
+			return nil, err
+		}
 		h, inHerdr := settings.HerdrEnv(env)
 		if !inHerdr {
 			if err := tokenLost(env.Get); err != nil {
@@ -45,6 +49,13 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		case errors.Is(err, control.ErrNoWrapper):
 			if err := tokenLost(env.Get); err != nil {
 				return nil, err
+			}
+			if full := roomless(f.Paths().RuntimeBase); full != "" {
+				// A wrapper here could not have registered: that is
+				// the likelier cause than another XDG_RUNTIME_DIR.
+				return nil, wrapperErrorf(noWrapper, "no herdr-pi wrapper is registered for Herdr pane %s in %s, and none can be: %s, "+
+					"so a wrapper started in this pane runs without its control socket ('herdr-pi doctor runtime' says what to do); "+
+					"once it is fixed, %s", render.Clean(h.PaneID), render.Clean(reg.Dir), render.Clean(full), howToStart)
 			}
 			return nil, wrapperErrorf(noWrapper, "no herdr-pi wrapper is registered for Herdr pane %s in %s (%s): "+
 				"a wrapper started with another XDG_RUNTIME_DIR registers under that one, so run this with the wrapper's "+
@@ -71,6 +82,20 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		return nil, wrapperErrorf(unreachable, "cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
 	}
 	return c, nil
+}
+
+// roomless says why the runtime directory base (or, before it exists, its
+// parent) cannot take a wrapper's files, or "": asked of the filesystem
+// only (statfs), since status and waiting write nothing.
+func roomless(base string) string {
+	dir := base
+	if _, err := os.Stat(base); err != nil {
+		dir = filepath.Dir(base)
+	}
+	if err := control.CheckRoom(dir, false); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // runtimeFrom says what put the pane registry where it is: a hook may
@@ -122,6 +147,7 @@ func missingControl(get func(string) string) string {
 // (docs/status.md).
 const (
 	noWrapper   = "no_wrapper"
+	noControl   = "no_control"
 	noToken     = "no_token"
 	refused     = "refused"
 	unreachable = "unreachable"

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -213,9 +212,12 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		// each (a stale XDG_RUNTIME_DIR, a directory not ours, …).
 		tell(io.Err, "herdr-pi: no control socket (%v); herdr-pi waiting/status and the Pi probe are off for this run: `herdr-pi doctor runtime` says why and what to do\n", err)
 		log.Printf("control: %v", err)
+		// status and waiting in the agent then name this cause, not "no
+		// wrapper is registered".
+		term.Env = childControlEnv(term.Env, nil, err, os.Getpid())
 	} else {
 		down.control = func() { run.Close() }
-		term.Env = append(slices.Clip(term.Env), run.Env()...)
+		term.Env = childControlEnv(term.Env, run, nil, os.Getpid())
 		tellSharing(io.Err, env, run, herdrEnv.PaneID, log)
 	}
 	if isPi {

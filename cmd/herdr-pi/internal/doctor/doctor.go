@@ -1,7 +1,9 @@
 // Package doctor holds the checks of `herdr-pi doctor`: what herdr-pi
 // depends on (Herdr, Pi and Node, its files, the notification channel, the
 // runtime directory), each finding with the way to fix it. It only looks:
-// it changes nothing on the machine, and every check has a deadline. How
+// it changes nothing on the machine (what a check writes to try it, the
+// probe or a file in the runtime directory, it removes), and every check
+// has a deadline. How
 // the findings are printed is the command's business, not this package's.
 package doctor
 
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/notify"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
@@ -57,6 +60,17 @@ type Input struct {
 	Notify notify.DoctorInput
 	// ProgramTimeout bounds each program a check runs.
 	ProgramTimeout time.Duration
+	// Room says whether a directory can take a wrapper's files
+	// (control.CheckRoom when nil; tests make a filesystem look full).
+	Room func(dir string, write bool) error
+}
+
+// room is d.Room, or the real check.
+func (d Input) room(dir string, write bool) error {
+	if d.Room != nil {
+		return d.Room(dir, write)
+	}
+	return control.CheckRoom(dir, write)
 }
 
 // Section is one area of the doctor: its stable id (the rows' section

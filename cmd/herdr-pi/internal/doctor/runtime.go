@@ -89,6 +89,13 @@ func runtimeDirRow(d Input) Row {
 	err := control.CheckPrivateDir(base)
 	const without = "; until then wrap runs the agent without its control socket: no probe, no 'herdr-pi waiting' or 'status'"
 	if errors.Is(err, fs.ErrNotExist) {
+		// Its parent must take the directory: statfs only, no test file
+		// in a directory that is not ours (/tmp, say).
+		if parent := filepath.Dir(base); isDir(parent) {
+			if err := d.room(parent, false); err != nil {
+				return row(Fail, fmt.Sprintf("%s cannot be made: %v", base, err)+without, roomFix(parent, err))
+			}
+		}
 		at, why := unmakeable(base, false)
 		if at == "" {
 			return row(OK, fmt.Sprintf("%s does not exist yet: the first wrapper creates it, mode 0700", base), "")
@@ -101,6 +108,9 @@ func runtimeDirRow(d Input) Row {
 	}
 	if err != nil {
 		return row(Fail, privateDirProblem(err)+without, privateDirFix(err))
+	}
+	if err := d.room(base, true); err != nil {
+		return row(Fail, err.Error()+without, roomFix(base, err))
 	}
 	detail := base + " is ours and 0700"
 	var live, dead int
@@ -119,6 +129,32 @@ func runtimeDirRow(d Input) Row {
 		detail += ")"
 	}
 	return row(OK, detail, "")
+}
+
+// roomFix is the way out of a directory that cannot take a new file:
+// what to free or fix on its filesystem, or another directory.
+func roomFix(dir string, err error) string {
+	const elsewhere = ", or point XDG_RUNTIME_DIR at a directory of yours on another filesystem (unset, herdr-pi uses /tmp); then start the agent again under herdr-pi wrap"
+	var re *control.RoomError
+	if !errors.As(err, &re) {
+		return "check " + dir + " and its filesystem" + elsewhere
+	}
+	switch re.Problem {
+	case control.RoomSpace:
+		return fmt.Sprintf("free space on the filesystem of %s (df -h %[1]s shows it)", dir) + elsewhere
+	case control.RoomInodes:
+		return fmt.Sprintf("remove files on the filesystem of %s (df -i %[1]s counts its inodes)", dir) + elsewhere
+	case control.RoomReadOnly:
+		return fmt.Sprintf("remount the filesystem of %s read-write", dir) + elsewhere
+	case control.RoomDenied:
+		return fmt.Sprintf("find what refuses writes in %s (lsattr -d %[1]s shows an immutable attribute; a security module logs its denials)", dir) + elsewhere
+	}
+	return "check " + dir + " and its filesystem" + elsewhere
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // fileOnTheWay is the private directory whose making err stopped, and the
