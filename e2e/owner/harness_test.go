@@ -60,6 +60,16 @@ type world struct {
 	// probeLast loads the probe after the engine (as an extension loaded
 	// from settings or Pi's inline extensions may come), not first.
 	probeLast bool
+	// script replaces flowScript when set.
+	script string
+}
+
+// flow is the workflow script the owner's model runs.
+func (wd *world) flow() string {
+	if wd.script != "" {
+		return wd.script
+	}
+	return flowScript
 }
 
 func newWorld(t *testing.T, toolMode string) *world {
@@ -83,7 +93,7 @@ func (wd *world) respond(req fakellm.Request) fakellm.Reply {
 	u := req.LastUser()
 	switch {
 	case u == ownerPrompt && !req.AnsweredTool():
-		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow", Args: map[string]any{"name": flowName, "script": flowScript}}}
+		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow", Args: map[string]any{"name": flowName, "script": wd.flow()}}}
 	case u == ownerPrompt:
 		return fakellm.Reply{Text: "owner: the flow runs"}
 	case strings.Contains(u, agentTask) && !req.AnsweredTool():
