@@ -31,6 +31,8 @@ const (
 	agentLabel  = "finder"
 	paneReply   = "pane: the word is alpha"
 	localReply  = "local: finished after the handback"
+	// paneToolCall is the id of the pane's tool call (paneCallsTool).
+	paneToolCall = "call_pane_lookup"
 )
 
 // flowScript is the workflow: one agent with the owner-only tool.
@@ -62,6 +64,9 @@ type world struct {
 	probeLast bool
 	// script replaces flowScript when set.
 	script string
+	// paneCallsTool makes the pane's model answer with a call of the
+	// bridged tool, and the pane's stub of it never return.
+	paneCallsTool bool
 }
 
 // flow is the workflow script the owner's model runs.
@@ -101,6 +106,8 @@ func (wd *world) respond(req fakellm.Request) fakellm.Reply {
 	case strings.Contains(u, agentTask):
 		// The agent's second turn: only when no handoff cut it.
 		return fakellm.Reply{Text: "agent: finished locally"}
+	case strings.Contains(u, "Carry on with the workflow task from where this session stopped") && wd.paneCallsTool && !req.AnsweredTool():
+		return fakellm.Reply{Tool: &fakellm.ToolCall{ID: paneToolCall, Name: "herdr_lookup", Args: map[string]any{"query": "delta"}}}
 	case strings.Contains(u, "Carry on with the workflow task from where this session stopped"):
 		return fakellm.Reply{Text: paneReply, Hang: wd.paneHangs}
 	case strings.Contains(u, "Carry on with the task from where the session now stands"):
