@@ -207,6 +207,13 @@ func TestHandoffLiveActionInFullyInspectableMode(t *testing.T) {
 	if e := engineStatus(t, msgs); !e.FullyInspectable {
 		t.Errorf("engine status %+v: the setting is on", e)
 	}
+	// Seed: outside Herdr the integration is inert. With the mode on, an
+	// owner outside Herdr keeps its agents on the engine's local transport
+	// and offers neither action (its wrapper still takes open's orders).
+	outside, _ := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir, "OUTSIDE=1")
+	if outside.WrappedID != "local" || outside.LiveVisible || !reflect.DeepEqual(outside.InspectVisible, []bool{false, false}) {
+		t.Errorf("mode on outside Herdr: transport %q, live visible %v, inspection visible (running, settled) %v; want local, none", outside.WrappedID, outside.LiveVisible, outside.InspectVisible)
+	}
 	upstream, _ := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir, "UPSTREAM_HOOK=1", "HOOKS=live")
 	if upstream.LiveVisible || upstream.WrappedID != "local" {
 		t.Errorf("the engine's Herdr extension runs the mode: live visible %v, transport %q", upstream.LiveVisible, upstream.WrappedID)

@@ -55,11 +55,12 @@ const tui = { mode: "tui", hasUI: true, ui, sessionManager: {} };
 // startOwner loads the probe's handoff module as the owner Pi inside Herdr
 // does, on the registry given, and waits until it is linked to its
 // wrapper (the Go test).
+// OUTSIDE=1: the owner runs outside Herdr (its wrapper still links).
 async function startOwner(load, reg) {
 	globalThis[REGISTRY_KEY] = reg.host;
 	const m = await load();
 	const pi = fakePi();
-	m.setupHandoff(pi, { herdr: true });
+	m.setupHandoff(pi, { herdr: process.env.OUTSIDE !== "1" });
 	await pi.start(tui);
 	for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
 	return m;
