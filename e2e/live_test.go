@@ -414,6 +414,49 @@ func (lr *liveRig) runtimeFiles() []string {
 	return left
 }
 
+// wantPrivate fails the test unless everything under the private runtime
+// directory is private: directories 0700, files and sockets 0600, nothing
+// else (a symlink, say).
+func (lr *liveRig) wantPrivate() {
+	lr.t.Helper()
+	root := filepath.Join(lr.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // removed as the walk went
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		m := fi.Mode()
+		switch {
+		case m.IsDir() && m.Perm() == 0o700:
+		case (m.IsRegular() || m&fs.ModeSocket != 0) && m.Perm() == 0o600:
+		default:
+			lr.t.Errorf("not private in the runtime directory: %s (%v)", p, m)
+		}
+		return nil
+	})
+}
+
+// wantOnly fails the test unless the files under the private runtime
+// directory come back to want (given lvLong: a wrapper Herdr just closed
+// may still be removing its own).
+func (lr *liveRig) wantOnly(want []string) {
+	lr.t.Helper()
+	deadline := time.Now().Add(lvLong)
+	for {
+		got := lr.runtimeFiles()
+		if slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			lr.t.Fatalf("the runtime directory holds %q after %v, want %q as before the handoff", got, lvLong, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // wantNothingLeft fails the test unless the private runtime directory
 // empties: a wrapper Herdr just closed may still be removing its socket
 // and registration as the test looks, so it is given lvLong to finish.
@@ -861,9 +904,18 @@ func (lr *liveRig) ownerPID() int {
 func TestLiveHandoffAbortedTurnContinuesLocally(t *testing.T) {
 	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
 	lr.startOwner()
+	base := lr.runtimeFiles()
 	ro, launched := lr.handOff(lvLabel)
 	ro.waitEvent(t, "working")
 	lr.s.WaitForText(t, launched.PaneID, "Working", lvLong)
+	// Seed: temporary bridge files use private permissions. While the
+	// pane works, the handoff's files (launch files, the tool bridge's
+	// socket and client) are there, private.
+	during := lr.runtimeFiles()
+	if len(during) <= len(base) {
+		t.Fatalf("while the pane works the runtime directory holds %q, no more than before the handoff (%q)", during, base)
+	}
+	lr.wantPrivate()
 	if err := herdr.NewClient(lr.s.SocketPath()).PaneSendInput(t.Context(), launched.PaneID, "", "Escape"); err != nil {
 		t.Fatal(err)
 	}
@@ -873,6 +925,12 @@ func TestLiveHandoffAbortedTurnContinuesLocally(t *testing.T) {
 	if res.code != 0 || hb.Reason != "idle" || !hb.NeedsContinue || !hb.Continued {
 		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
 	}
+	// Seed: "command, prompt, extension, and socket artifacts are cleaned
+	// after the pane closes" — after the handback, not when the owner goes.
+	if ex := lr.s.WaitExited(t, launched.PaneID, lvLong); !ex.Closed {
+		t.Fatalf("the pane ended %+v", ex)
+	}
+	lr.wantOnly(base)
 	if got := lr.result(); got != lvLocalReply {
 		t.Fatalf("the workflow's result is %q, want the local continuation %q", got, lvLocalReply)
 	}
