@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -649,4 +650,36 @@ func answered(t *testing.T, body []byte, id string) bool {
 		}
 	}
 	return false
+}
+
+// Seed 001: the handoff preserves the worktree cwd. An agent the workflow
+// runs in a worktree (withWorktree) is handed off into that worktree, not
+// the project: the launch's cwd is the attempt's, under the run's
+// worktrees, and the pane's Pi, started there, tells its model so.
+func TestHandoffOfAWorktreeAgentKeepsItsWorktree(t *testing.T) {
+	wd := newWorld(t, "gate")
+	wd.script = fmt.Sprintf(`return await withWorktree("wt", async () => agent(%q, { label: %q }));`, agentTask, agentLabel)
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = wd.agent.Project
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
+	l := o.handOff(t, "h1")
+	setup := readState(t, wd, o.attempt.RunID).attempt(t, o.attempt.SessionID).Setup
+	if setup.Cwd == wd.agent.Project || !strings.Contains(setup.Cwd, string(filepath.Separator)+"worktrees"+string(filepath.Separator)) {
+		t.Fatalf("the engine prepared the agent in %s, not a worktree of the run (the test's set-up did not take)", setup.Cwd)
+	}
+	if l.Cwd != setup.Cwd {
+		t.Fatalf("the launch runs in %s, the agent's worktree is %s", l.Cwd, setup.Cwd)
+	}
+	pane := runPane(t, wd, l)
+	defer pane.Close()
+	waitFor(t, "the pane's model request", func() bool {
+		return slices.ContainsFunc(wd.llm.Requests(), func(r fakellm.Request) bool {
+			return strings.Contains(r.LastUser(), "Carry on with the workflow task") && strings.Contains(r.System(), setup.Cwd)
+		})
+	})
 }
