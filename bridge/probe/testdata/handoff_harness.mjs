@@ -74,7 +74,8 @@ function localTransport(log, reply) {
 		async createSession() {
 			log.push("create");
 			return {
-				reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/tmp/s1.jsonl" } },
+				// NO_FILE=1: a session with no transcript file to hand off.
+				reference: { transport: "local", sessionId: "s1", ...(process.env.NO_FILE === "1" ? {} : { locator: { sessionFile: "/tmp/s1.jsonl" } }) },
 				subscribe() {},
 				getLastAssistant: () => reply,
 				getState: () => ({ tools: [] }),
@@ -198,7 +199,10 @@ async function main() {
 		const { log, alive } = await liveAttempt(reg);
 		// Until the session is back, or the handback is over without it
 		// (its status line cleared).
-		const over = () => log.includes("resume") || statuses.some(([, v]) => v === undefined);
+		// DONE_FILE: the wrapper's word that it is over (when nothing here
+		// shows it, as for a refused order).
+		const done = () => Boolean(process.env.DONE_FILE) && process.getBuiltinModule("node:fs").existsSync(process.env.DONE_FILE);
+		const over = () => log.includes("resume") || statuses.some(([, v]) => v === undefined) || done();
 		for (let i = 0; i < 1500 && !over(); i++) await new Promise((r) => setTimeout(r, 20));
 		// The handback's status line is cleared a moment later.
 		await new Promise((r) => setTimeout(r, 300));
