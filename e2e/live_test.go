@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ const (
 	lvLocalReply  = "local: finished after the handback"
 	lvInPane      = "Carry on with the workflow task from where this session stopped"
 	lvBackHome    = "Carry on with the task from where the session now stands"
+	lvStop        = "STOP-RUN"
 )
 
 // A guard against hangs on a loaded machine, not a measurement.
@@ -69,6 +71,11 @@ type liveRig struct {
 	// environment names Herdr's socket but no pane (not a complete Herdr
 	// environment).
 	outside bool
+	// stopRun is the run the owner's model stops when asked to (lvStop).
+	stopRun atomic.Value
+	// lifeLog, when set, is where every agent session's lifecycle is
+	// logged (owner-tool.mjs, HERDR_PI_TEST_LIFE_LOG).
+	lifeLog string
 }
 
 func newLiveRig(t *testing.T, configure ...func(*liveRig)) *liveRig {
@@ -125,6 +132,8 @@ func (lr *liveRig) respond(req fakellm.Request) fakellm.Reply {
 		return fakellm.Reply{Text: lvPaneReply, WordDelay: 40 * time.Millisecond}
 	case strings.Contains(u, lvBackHome):
 		return fakellm.Reply{Text: lvLocalReply}
+	case u == lvStop && !req.AnsweredTool():
+		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow_stop", Args: map[string]any{"runId": lr.stopRun.Load()}}}
 	}
 	return fakellm.Reply{Text: "owner: noted"}
 }
@@ -183,6 +192,9 @@ func (lr *liveRig) launchOwner() {
 		env = append(lr.env(nil), "HERDR_SOCKET_PATH="+lr.s.SocketPath())
 	}
 	env = append(env, "HERDR_PI_TEST_TOOL_LOG="+lr.toolLog, "HERDR_PI_TEST_GATE="+lr.gate)
+	if lr.lifeLog != "" {
+		env = append(env, "HERDR_PI_TEST_LIFE_LOG="+lr.lifeLog)
+	}
 	env = append(env, "NODE_DISABLE_COMPILE_CACHE=1")
 	starts := lr.sessionStarts()
 	// After the owner's wrapper is closed (below), its Pi goes too, before
@@ -412,6 +424,49 @@ func (lr *liveRig) runtimeFiles() []string {
 		return nil
 	})
 	return left
+}
+
+// wantPrivate fails the test unless everything under the private runtime
+// directory is private: directories 0700, files and sockets 0600, nothing
+// else (a symlink, say).
+func (lr *liveRig) wantPrivate() {
+	lr.t.Helper()
+	root := filepath.Join(lr.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // removed as the walk went
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		m := fi.Mode()
+		switch {
+		case m.IsDir() && m.Perm() == 0o700:
+		case (m.IsRegular() || m&fs.ModeSocket != 0) && m.Perm() == 0o600:
+		default:
+			lr.t.Errorf("not private in the runtime directory: %s (%v)", p, m)
+		}
+		return nil
+	})
+}
+
+// wantOnly fails the test unless the files under the private runtime
+// directory come back to want (given lvLong: a wrapper Herdr just closed
+// may still be removing its own).
+func (lr *liveRig) wantOnly(want []string) {
+	lr.t.Helper()
+	deadline := time.Now().Add(lvLong)
+	for {
+		got := lr.runtimeFiles()
+		if slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			lr.t.Fatalf("the runtime directory holds %q after %v, want %q as before the handoff", got, lvLong, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // wantNothingLeft fails the test unless the private runtime directory
@@ -867,9 +922,18 @@ func (lr *liveRig) ownerPID() int {
 func TestLiveHandoffAbortedTurnContinuesLocally(t *testing.T) {
 	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
 	lr.startOwner()
+	base := lr.runtimeFiles()
 	ro, launched := lr.handOff(lvLabel)
 	ro.waitEvent(t, "working")
 	lr.s.WaitForText(t, launched.PaneID, "Working", lvLong)
+	// Seed: temporary bridge files use private permissions. While the
+	// pane works, the handoff's files (launch files, the tool bridge's
+	// socket and client) are there, private.
+	during := lr.runtimeFiles()
+	if len(during) <= len(base) {
+		t.Fatalf("while the pane works the runtime directory holds %q, no more than before the handoff (%q)", during, base)
+	}
+	lr.wantPrivate()
 	if err := herdr.NewClient(lr.s.SocketPath()).PaneSendInput(t.Context(), launched.PaneID, "", "Escape"); err != nil {
 		t.Fatal(err)
 	}
@@ -879,6 +943,12 @@ func TestLiveHandoffAbortedTurnContinuesLocally(t *testing.T) {
 	if res.code != 0 || hb.Reason != "idle" || !hb.NeedsContinue || !hb.Continued {
 		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
 	}
+	// Seed: "command, prompt, extension, and socket artifacts are cleaned
+	// after the pane closes" — after the handback, not when the owner goes.
+	if ex := lr.s.WaitExited(t, launched.PaneID, lvLong); !ex.Closed {
+		t.Fatalf("the pane ended %+v", ex)
+	}
+	lr.wantOnly(base)
 	if got := lr.result(); got != lvLocalReply {
 		t.Fatalf("the workflow's result is %q, want the local continuation %q", got, lvLocalReply)
 	}
@@ -1261,4 +1331,79 @@ func TestLiveHandoffFromTheMenu(t *testing.T) {
 	lvWait(t, "the owner's answer to the run's end", func() bool { return strings.Contains(lr.owner.Screen(), "owner: noted") })
 	lr.quitOwner()
 	lr.wantNothingLeft()
+}
+
+// Seed: "Stopping or disposing the workflow closes active Herdr panes,
+// bridges, and owned workspaces before the underlying local session is
+// disposed." The owner stops the run (its model calls workflow_stop) while
+// its agent works in a handed-off pane: the handoff is given up (aborted,
+// not continued), the pane closes, the bridge and the launch's files go;
+// the agent's local session, which the handoff suspended, is resumed and
+// disposed only once the pane is gone — and not held open by a retry
+// dialog for the request the pane's close cut. Its lifecycle is logged by an
+// inline extension of the agent's, which the pane's Pi runs too (seed:
+// inline extension factories are materialized as explicit extensions).
+func TestLiveHandoffRunStopped(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.lifeLog = filepath.Join(lr.agent.Home, "life.log")
+	lr.startOwner()
+	base := lr.runtimeFiles()
+	ro, launched := lr.handOff(lvLabel)
+	ro.waitEvent(t, "working")
+	lr.s.WaitForText(t, launched.PaneID, "Working", lvLong)
+	owner := strconv.Itoa(lr.ownerPID())
+	life := func() (own, pane []string) {
+		b, _ := os.ReadFile(lr.lifeLog)
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			pid, ev, _ := strings.Cut(l, " ")
+			if pid == owner {
+				own = append(own, ev)
+			} else if l != "" {
+				pane = append(pane, ev)
+			}
+		}
+		return own, pane
+	}
+	if own, pane := life(); !slices.Equal(own, []string{"session_start startup", "session_shutdown resume"}) || len(pane) == 0 || !strings.HasPrefix(pane[0], "session_start") {
+		t.Fatalf("while the pane works: the local session's lifecycle %q (want started, then suspended), the pane's %q (want its inline extension run)", own, pane)
+	}
+	lr.stopRun.Store(lr.run().ID)
+	lr.owner.Type(t, lvStop)
+	// When the local session is disposed, the pane must be gone.
+	var paneGone bool
+	lvWait(t, "the agent's local session to be disposed", func() bool {
+		// The pane's Pi, closed mid-request, leaves a reply cut on an
+		// error: the stopped run must not take it for a provider failure
+		// (whose retry dialog would hold the session open).
+		if scr := lr.owner.Screen(); strings.Contains(scr, `Subagent "`+lvLabel+`" failed`) {
+			own, _ := life()
+			t.Fatalf("the stopped run asks about a provider failure (the local session %q):\n%s", own, scr)
+		}
+		_, exited := lr.s.Exited(launched.PaneID)
+		if own, _ := life(); !slices.Contains(own, "session_shutdown quit") {
+			return false
+		}
+		paneGone = exited
+		return true
+	})
+	if !paneGone {
+		t.Errorf("the agent's local session was disposed while its handed-off pane %s still ran", launched.PaneID)
+	}
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	if hb.Event != "handback" || hb.Reason != "aborted" || hb.Continued {
+		t.Fatalf("exit %d, last line %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	if ex := lr.s.WaitExited(t, launched.PaneID, lvLong); !ex.Closed {
+		t.Fatalf("the pane ended %+v", ex)
+	}
+	lr.wantOnly(base)
+	lvWait(t, "the run to stop", func() bool { return lr.run().State == "stopped" })
+	if own, _ := life(); !slices.Equal(own, []string{"session_start startup", "session_shutdown resume", "session_start resume", "session_shutdown quit"}) {
+		t.Errorf("the local session's lifecycle %q: want it resumed after the pane, then disposed", own)
+	}
+	if slices.ContainsFunc(lr.llm.Requests(), func(r fakellm.Request) bool { return strings.Contains(r.LastUser(), lvBackHome) }) {
+		t.Fatal("the stopped run's agent went on locally")
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff/store/storetest"
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
 )
@@ -37,6 +38,8 @@ type openRig struct {
 	agent   *pitest.Agent
 	private string // XDG_RUNTIME_DIR, XDG_STATE_HOME
 	config  string // HERDR_PI_CONFIG: [open] pi names Pi 1.6.0
+	// llm is the fake model the store's Pis ask, when the test has it.
+	llm *fakellm.Server
 }
 
 // newOpenRig prepares the rig for the store of agent. A fake's panes take
@@ -496,7 +499,41 @@ func (r *openRig) inspect(t *testing.T, run, attempt string, extra ...string) op
 		t.Fatalf("the fork after a prompt: %q", got)
 	}
 	sameTranscripts(t, "after a prompt in the inspection", before, r.transcripts(t))
+	// Seed: completed-session opening is inspection only, with a
+	// restricted tool set; and herdr-pi registers no model-facing tool.
+	// What the inspection's Pi offers its model is the proof, whatever
+	// the command line says.
+	if r.llm != nil {
+		i := slices.IndexFunc(r.llm.Requests(), func(q fakellm.Request) bool { return q.LastUser() == question })
+		if i < 0 {
+			t.Fatal("the inspection's prompt never reached the model")
+		}
+		if got := requestTools(t, r.llm.Requests()[i].Body); !slices.Equal(got, []string{"find", "grep", "ls", "read"}) {
+			t.Fatalf("the inspection's Pi offers its model the tools %q, want only find, grep, ls, read", got)
+		}
+	}
 	return rep
+}
+
+// requestTools are the names of the tools a model request offers, sorted.
+func requestTools(t *testing.T, body []byte) []string {
+	t.Helper()
+	var b struct {
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	var names []string
+	for _, x := range b.Tools {
+		names = append(names, x.Function.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // TestOpenRealStore opens attempts of a store the real engine wrote: a
@@ -507,6 +544,7 @@ func TestOpenRealStore(t *testing.T) {
 	var r *openRig
 	fx := storetest.MakeReal(t, func(o *storetest.Owner) {
 		r = newOpenRig(t, o.Env.Agent)
+		r.llm = o.Env.Model
 		t.Run("live attempt", func(t *testing.T) { openLive(t, r, o) })
 	})
 	t.Logf("the engine wrote the store in %v", fx.Took.Round(time.Millisecond))

@@ -97,7 +97,14 @@ function calledTool(message, name) {
 // counts as cut too.
 export function needsContinuation(message) {
 	if (!message || message.stopReason === "aborted" || hasToolCall(message)) return true;
-	return message.stopReason === "error" && (!Array.isArray(message.content) || message.content.length === 0);
+	return cutRequest(message);
+}
+
+// cutRequest: an empty reply that stopped on an error — a model request
+// cut by an abort that was not the session's own (the turn boundary's, or
+// a pane's Pi closed mid-request).
+function cutRequest(message) {
+	return isObject(message) && message.stopReason === "error" && (!Array.isArray(message.content) || message.content.length === 0);
 }
 
 export function sessionFileOf(reference) {
@@ -556,8 +563,21 @@ function wrapSession(inner, prepared, sctx) {
 	const wrapped = {
 		...inner,
 		getLastAssistant() {
-			return a.sticky ?? inner.getLastAssistant();
+			const last = a.sticky ?? inner.getLastAssistant();
+			return (a.handoff || a.signal?.aborted) && cutRequest(last) ? asAborted(last) : last;
 		},
+		// The engine follows the turn through these events too: a request
+		// the handoff's cut ends reaches it as aborted (see asAborted).
+		subscribe(listener) {
+			return inner.subscribe((event) => listener(cutEvent(a, event)));
+		},
+		...(typeof inner.subscribeAsync === "function"
+			? {
+					subscribeAsync(listener) {
+						return inner.subscribeAsync((event) => listener(cutEvent(a, event)));
+					},
+				}
+			: {}),
 		async prompt(text) {
 			if (a.idle) await a.idle;
 			a.sticky = undefined;
@@ -610,6 +630,25 @@ function wrapSession(inner, prepared, sctx) {
 		},
 	};
 	return holdAttempt(a, wrapped);
+}
+
+// asAborted: a request that a handoff cut — at the turn boundary, or by
+// closing the pane's Pi mid-request — reads to the engine as the local
+// abort it stands for. Pi records it as an empty reply that stopped on an
+// error ("This operation was aborted"), which the engine takes for a
+// provider failure: a run stopped during the handoff would then ask the
+// person to retry the agent, holding its session open until answered.
+// An empty aborted reply the engine passes over, as for its own handoff's
+// cut. (The transcript keeps what Pi wrote.)
+function asAborted(message) {
+	return { ...message, stopReason: "aborted" };
+}
+
+// cutEvent is the engine's view of event: a turn's last reply that the
+// handoff under way cut, as aborted.
+function cutEvent(a, event) {
+	if (!a.handoff?.cut || !isObject(event) || (event.type !== "message_end" && event.type !== "turn_end") || !cutRequest(event.message)) return event;
+	return { ...event, message: asAborted(event.message) };
 }
 
 // newAttempt is herdr-pi's record of one agent attempt of the engine.

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,6 +207,13 @@ func TestHandoffLiveActionInFullyInspectableMode(t *testing.T) {
 	}
 	if e := engineStatus(t, msgs); !e.FullyInspectable {
 		t.Errorf("engine status %+v: the setting is on", e)
+	}
+	// Seed: outside Herdr the integration is inert. With the mode on, an
+	// owner outside Herdr keeps its agents on the engine's local transport
+	// and offers neither action (its wrapper still takes open's orders).
+	outside, _ := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir, "OUTSIDE=1")
+	if outside.WrappedID != "local" || outside.LiveVisible || !reflect.DeepEqual(outside.InspectVisible, []bool{false, false}) {
+		t.Errorf("mode on outside Herdr: transport %q, live visible %v, inspection visible (running, settled) %v; want local, none", outside.WrappedID, outside.LiveVisible, outside.InspectVisible)
 	}
 	upstream, _ := runHandoffHarness(t, "fully", "PI_CODING_AGENT_DIR="+dir, "UPSTREAM_HOOK=1", "HOOKS=live")
 	if upstream.LiveVisible || upstream.WrappedID != "local" {
@@ -526,5 +534,39 @@ func TestUnansweredCancelDoesNotReopenTheSession(t *testing.T) {
 	}
 	if resumed == nil || !strings.Contains(resumed.Error, "did not answer") || !strings.Contains(resumed.Error, "may still write the session") {
 		t.Fatalf("the wrapper was told %+v", resumed)
+	}
+}
+
+// Seed 001: a live handoff needs a transferable session file. An attempt
+// whose session has none is refused as not transferable before anything
+// happens to it: no launch, its session not even suspended.
+func TestHandoffWithoutASessionFileIsRefused(t *testing.T) {
+	done := filepath.Join(t.TempDir(), "done")
+	refused := make(chan error, 1)
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		a, ok := m.(control.Attempt)
+		if !ok {
+			return
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err := l.Handoff(ctx, control.HandoffOrder{ID: "h1", RunID: a.RunID, SessionID: a.SessionID})
+			refused <- err
+			os.WriteFile(done, nil, 0o600)
+		}()
+	}
+	out, msgs := runHandoffHarnessSink(t, "handed", &ownerSink{react: react}, "NO_FILE=1", "DONE_FILE="+done)
+	var r *control.HandoffRefused
+	if err := <-refused; !errors.As(err, &r) || r.Code != control.HandoffErrNotTransferable {
+		t.Fatalf("the order for an attempt without a session file: %v, want refused as %s", err, control.HandoffErrNotTransferable)
+	}
+	for _, m := range msgs {
+		if _, ok := m.(control.Launch); ok {
+			t.Fatalf("a launch went out: %+v", m)
+		}
+	}
+	if !slices.Equal(out.Log, []string{"create"}) {
+		t.Fatalf("the local session saw %q", out.Log)
 	}
 }

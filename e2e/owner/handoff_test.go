@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -151,7 +152,7 @@ func runPane(t *testing.T, wd *world, l control.Launch) *pitest.Term {
 	for _, a := range l.Argv {
 		switch {
 		case a.ToolBridge:
-			argv = append(argv, stubBridge(t, dir, l.Tools))
+			argv = append(argv, stubBridge(t, dir, l.Tools, wd.paneCallsTool))
 		case a.File != "":
 			argv = append(argv, a.Prefix+paths[a.File])
 		default:
@@ -165,13 +166,18 @@ func runPane(t *testing.T, wd *world, l control.Launch) *pitest.Term {
 	return pitest.StartTerm(t, argv, env, l.Cwd, 40, 120)
 }
 
-func stubBridge(t *testing.T, dir string, tools []control.ToolSpec) string {
+// A hanging stub never returns from a call (its Pi is killed meanwhile).
+func stubBridge(t *testing.T, dir string, tools []control.ToolSpec, hangs bool) string {
 	t.Helper()
 	specs, err := json.Marshal(tools)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := fmt.Sprintf("const tools = %s;\nexport default function (pi) { for (const t of tools) pi.registerTool({ ...t, async execute() { throw new Error(\"no bridge in this test\"); } }); }\n", specs)
+	body := `throw new Error("no bridge in this test");`
+	if hangs {
+		body = `await new Promise(() => {});`
+	}
+	src := fmt.Sprintf("const tools = %s;\nexport default function (pi) { for (const t of tools) pi.registerTool({ ...t, async execute() { %s } }); }\n", specs, body)
 	p := filepath.Join(dir, "bridge-stub.mjs")
 	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
@@ -568,4 +574,112 @@ func TestFailedLaunchRestoresLocalOwnership(t *testing.T) {
 			t.Fatalf("no pane ran, yet the transcript has its reply: %s", roles(es))
 		}
 	}
+}
+
+// Seed 001: "If the last assistant message … ended on a tool call without
+// the expected result, the workflow asks the local session to continue."
+// The pane's Pi calls the bridged tool and dies before its result (a
+// crash, double Ctrl-C): the handback, exited after working, does not say
+// needs_continue (the pane worked), yet the owner finds the reply ending
+// on a tool call and continues locally; the continuation asks the model
+// with a result for that call (a provider refuses a call without one), and
+// the workflow completes with the local reply.
+func TestPaneDeadOnAToolCallContinuesLocally(t *testing.T) {
+	wd := newWorld(t, "gate")
+	wd.paneCallsTool = true
+	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
+	l := o.handOff(t, "h1")
+	pane := runPane(t, wd, l)
+	waitFor(t, "the pane's tool call in the session file", func() bool {
+		es := transcript(t, l.SessionFile)
+		return len(es) > 0 && es[len(es)-1].Role == "assistant" && slices.Contains(es[len(es)-1].ToolCalls, "herdr_lookup")
+	})
+	pane.Close()
+	es := transcript(t, l.SessionFile)
+	if last := es[len(es)-1]; last.Role != "assistant" || !slices.Contains(last.ToolCalls, "herdr_lookup") {
+		t.Fatalf("the pane's Pi should have died on its tool call: %s", roles(es))
+	}
+	r, err := o.link.Handback(context.Background(), "h1", control.Handback{Reason: control.HandbackExited, Transferred: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Transferred || !r.Continued || r.Error != "" {
+		t.Fatalf("resumed %+v, want transferred and continued", r)
+	}
+	if got := waitRunResult(t, wd, o.attempt.RunID); got != localReply {
+		t.Fatalf("the workflow's result is %q, want the local continuation %q", got, localReply)
+	}
+	var cont *fakellm.Request
+	for _, req := range wd.llm.Requests() {
+		if strings.Contains(req.LastUser(), "Carry on with the task from where the session now stands") {
+			cont = &req
+			break
+		}
+	}
+	if cont == nil {
+		t.Fatal("no local continuation reached the model")
+	}
+	if !answered(t, cont.Body, paneToolCall) {
+		t.Fatalf("the local continuation asks the model with the pane's tool call %s unanswered:\n%s", paneToolCall, cont.Body)
+	}
+}
+
+// answered says whether a request's messages carry a tool result for the
+// tool call id, after the assistant message that made it.
+func answered(t *testing.T, body []byte, id string) bool {
+	t.Helper()
+	var b struct {
+		Messages []struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	called := false
+	for _, m := range b.Messages {
+		for _, c := range m.ToolCalls {
+			called = called || c.ID == id
+		}
+		if called && m.Role == "tool" && m.ToolCallID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Seed 001: the handoff preserves the worktree cwd. An agent the workflow
+// runs in a worktree (withWorktree) is handed off into that worktree, not
+// the project: the launch's cwd is the attempt's, under the run's
+// worktrees, and the pane's Pi, started there, tells its model so.
+func TestHandoffOfAWorktreeAgentKeepsItsWorktree(t *testing.T) {
+	wd := newWorld(t, "gate")
+	wd.script = fmt.Sprintf(`return await withWorktree("wt", async () => agent(%q, { label: %q }));`, agentTask, agentLabel)
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = wd.agent.Project
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
+	l := o.handOff(t, "h1")
+	setup := readState(t, wd, o.attempt.RunID).attempt(t, o.attempt.SessionID).Setup
+	if setup.Cwd == wd.agent.Project || !strings.Contains(setup.Cwd, string(filepath.Separator)+"worktrees"+string(filepath.Separator)) {
+		t.Fatalf("the engine prepared the agent in %s, not a worktree of the run (the test's set-up did not take)", setup.Cwd)
+	}
+	if l.Cwd != setup.Cwd {
+		t.Fatalf("the launch runs in %s, the agent's worktree is %s", l.Cwd, setup.Cwd)
+	}
+	pane := runPane(t, wd, l)
+	defer pane.Close()
+	waitFor(t, "the pane's model request", func() bool {
+		return slices.ContainsFunc(wd.llm.Requests(), func(r fakellm.Request) bool {
+			return strings.Contains(r.LastUser(), "Carry on with the workflow task") && strings.Contains(r.System(), setup.Cwd)
+		})
+	})
 }

@@ -31,6 +31,8 @@ const (
 	agentLabel  = "finder"
 	paneReply   = "pane: the word is alpha"
 	localReply  = "local: finished after the handback"
+	// paneToolCall is the id of the pane's tool call (paneCallsTool).
+	paneToolCall = "call_pane_lookup"
 )
 
 // flowScript is the workflow: one agent with the owner-only tool.
@@ -60,6 +62,19 @@ type world struct {
 	// probeLast loads the probe after the engine (as an extension loaded
 	// from settings or Pi's inline extensions may come), not first.
 	probeLast bool
+	// script replaces flowScript when set.
+	script string
+	// paneCallsTool makes the pane's model answer with a call of the
+	// bridged tool, and the pane's stub of it never return.
+	paneCallsTool bool
+}
+
+// flow is the workflow script the owner's model runs.
+func (wd *world) flow() string {
+	if wd.script != "" {
+		return wd.script
+	}
+	return flowScript
 }
 
 func newWorld(t *testing.T, toolMode string) *world {
@@ -83,7 +98,7 @@ func (wd *world) respond(req fakellm.Request) fakellm.Reply {
 	u := req.LastUser()
 	switch {
 	case u == ownerPrompt && !req.AnsweredTool():
-		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow", Args: map[string]any{"name": flowName, "script": flowScript}}}
+		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow", Args: map[string]any{"name": flowName, "script": wd.flow()}}}
 	case u == ownerPrompt:
 		return fakellm.Reply{Text: "owner: the flow runs"}
 	case strings.Contains(u, agentTask) && !req.AnsweredTool():
@@ -91,6 +106,8 @@ func (wd *world) respond(req fakellm.Request) fakellm.Reply {
 	case strings.Contains(u, agentTask):
 		// The agent's second turn: only when no handoff cut it.
 		return fakellm.Reply{Text: "agent: finished locally"}
+	case strings.Contains(u, "Carry on with the workflow task from where this session stopped") && wd.paneCallsTool && !req.AnsweredTool():
+		return fakellm.Reply{Tool: &fakellm.ToolCall{ID: paneToolCall, Name: "herdr_lookup", Args: map[string]any{"query": "delta"}}}
 	case strings.Contains(u, "Carry on with the workflow task from where this session stopped"):
 		return fakellm.Reply{Text: paneReply, Hang: wd.paneHangs}
 	case strings.Contains(u, "Carry on with the task from where the session now stands"):

@@ -55,11 +55,12 @@ const tui = { mode: "tui", hasUI: true, ui, sessionManager: {} };
 // startOwner loads the probe's handoff module as the owner Pi inside Herdr
 // does, on the registry given, and waits until it is linked to its
 // wrapper (the Go test).
+// OUTSIDE=1: the owner runs outside Herdr (its wrapper still links).
 async function startOwner(load, reg) {
 	globalThis[REGISTRY_KEY] = reg.host;
 	const m = await load();
 	const pi = fakePi();
-	m.setupHandoff(pi, { herdr: true });
+	m.setupHandoff(pi, { herdr: process.env.OUTSIDE !== "1" });
 	await pi.start(tui);
 	for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
 	return m;
@@ -73,7 +74,8 @@ function localTransport(log, reply) {
 		async createSession() {
 			log.push("create");
 			return {
-				reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/tmp/s1.jsonl" } },
+				// NO_FILE=1: a session with no transcript file to hand off.
+				reference: { transport: "local", sessionId: "s1", ...(process.env.NO_FILE === "1" ? {} : { locator: { sessionFile: "/tmp/s1.jsonl" } }) },
 				subscribe() {},
 				getLastAssistant: () => reply,
 				getState: () => ({ tools: [] }),
@@ -197,7 +199,10 @@ async function main() {
 		const { log, alive } = await liveAttempt(reg);
 		// Until the session is back, or the handback is over without it
 		// (its status line cleared).
-		const over = () => log.includes("resume") || statuses.some(([, v]) => v === undefined);
+		// DONE_FILE: the wrapper's word that it is over (when nothing here
+		// shows it, as for a refused order).
+		const done = () => Boolean(process.env.DONE_FILE) && process.getBuiltinModule("node:fs").existsSync(process.env.DONE_FILE);
+		const over = () => log.includes("resume") || statuses.some(([, v]) => v === undefined) || done();
 		for (let i = 0; i < 1500 && !over(); i++) await new Promise((r) => setTimeout(r, 20));
 		// The handback's status line is cleared a moment later.
 		await new Promise((r) => setTimeout(r, 300));

@@ -44,6 +44,21 @@ const tool = {
 	},
 };
 
+// With HERDR_PI_TEST_LIFE_LOG set, every agent also gets an inline
+// extension factory that logs its session's lifecycle there, one line per
+// event: "<pid> <event> <reason>". Inline factories travel to a Herdr pane
+// as their source text, so this one carries the log's path as a literal
+// and imports nothing from this module.
+const lifeLog = process.env.HERDR_PI_TEST_LIFE_LOG;
+const lifeFactory = lifeLog
+	? new Function(
+			"pi",
+			`const log = (line) => process.getBuiltinModule("node:fs").appendFileSync(${JSON.stringify(lifeLog)}, process.pid + " " + line + "\\n");
+			pi.on("session_start", (e) => log("session_start " + (e?.reason ?? "")));
+			pi.on("session_shutdown", (e) => log("session_shutdown " + (e?.reason ?? "")));`,
+		)
+	: undefined;
+
 export default function ownerTool(pi) {
 	const host = globalThis[Symbol.for("pi-extensible-workflows.workflow-registry")];
 	if (!host) throw new Error("owner-tool.mjs must load after the workflow engine");
@@ -54,6 +69,7 @@ export default function ownerTool(pi) {
 			herdrPiTestTool: {
 				setup(agent) {
 					agent.sessionInput.customTools = [...(agent.sessionInput.customTools ?? []), tool];
+					if (lifeFactory) agent.sessionInput.extensionFactories = [...(agent.sessionInput.extensionFactories ?? []), lifeFactory];
 				},
 			},
 		},
