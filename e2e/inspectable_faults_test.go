@@ -1,13 +1,16 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/handoff"
 )
 
 // These tests run fully inspectable mode whole (see inspectable_test.go)
@@ -63,7 +66,10 @@ func TestFullyInspectableOwnerPiKilled(t *testing.T) {
 // (docs/inspectable.md, One prompt, one tab, 7): the turn is handed back
 // and carries on in the owner; the next agent's prompt finds no Herdr and
 // fails, and so does the run. The workspace Herdr could not close stays in
-// herdr-pi's ledger, the one thing left behind, for `herdr-pi close`.
+// herdr-pi's ledger, the one thing left behind, for `herdr-pi close`; so
+// does the turn's tab when Herdr died in the middle of closing it (the
+// connection closed without an answer: Herdr may still have it), and not
+// when Herdr was already gone as the owner closed it.
 func TestFullyInspectableHerdrGoesAway(t *testing.T) {
 	fi := newFIRig(t, fmt.Sprintf(`const a = await agent(%q, { label: "waiter" }); const b = await agent(%q, { label: "seeker" }); return a + " | " + b;`, fiTaskHang, fiTask2))
 	fi.start()
@@ -82,8 +88,17 @@ func TestFullyInspectableHerdrGoesAway(t *testing.T) {
 	if code != 1 || !strings.Contains(out, `"kind": "workspace"`) {
 		t.Fatalf("close with Herdr gone: exit %d\n%s", code, out)
 	}
-	fi.wantLeft("the workspace's ledger record alone", func(left []string) bool {
-		return len(left) == 1 && strings.Contains(left[0], "/opened/")
+	fi.wantLeft("the workspace's ledger record, and the turn's tab's at most", func(left []string) bool {
+		kinds := map[string]int{}
+		for _, f := range left {
+			var r handoff.Record
+			b, err := os.ReadFile(f)
+			if !strings.Contains(f, "/opened/") || err != nil || json.Unmarshal(b, &r) != nil {
+				return false
+			}
+			kinds[r.Kind]++
+		}
+		return kinds["workspace"] == 1 && kinds["tab"] <= 1 && len(left) == 1+kinds["tab"]
 	})
 }
 
