@@ -36,12 +36,42 @@ const (
 type Listing struct {
 	Format string `json:"format"`
 	// Store is the directory searched; Project the caller's project key.
-	Store   string      `json:"store"`
-	Project string      `json:"project"`
-	Runs    []ListedRun `json:"runs"`
+	Store   string `json:"store"`
+	Project string `json:"project"`
+	// PrefixAlsoMatches are the runs of other projects the run named (a
+	// prefix) passed over for the caller's project's run.
+	PrefixAlsoMatches []OtherMatch `json:"prefix_also_matches,omitempty"`
+	Runs              []ListedRun  `json:"runs"`
 	// Paths and Now are what the listing was made with (for showing it).
 	Paths settings.Paths `json:"-"`
 	Now   time.Time      `json:"-"`
+}
+
+// OtherMatch is a run of another project whose id starts with the prefix
+// given too, passed over for the caller's project's run (docs/open.md:
+// your project's runs are searched first). Ref names it from anywhere.
+type OtherMatch struct {
+	ID       string `json:"id"`
+	Ref      string `json:"ref"`
+	Project  string `json:"project"`
+	Workflow string `json:"workflow,omitempty"`
+	Cwd      string `json:"cwd,omitempty"`
+}
+
+// OtherMatches is what p passed over, as --json shows it (nil for nil).
+func OtherMatches(p *store.PassedOver) []OtherMatch {
+	if p == nil {
+		return nil
+	}
+	out := make([]OtherMatch, 0, len(p.Others))
+	for _, r := range p.Others {
+		m := OtherMatch{ID: r.ID, Ref: p.Refs[r.ID], Project: r.Project, Workflow: r.Workflow()}
+		if r.Record != nil {
+			m.Cwd = r.Record.Cwd
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 type ListedRun struct {
@@ -125,10 +155,11 @@ func List(st *store.Store, paths settings.Paths, ref string) (*Listing, error) {
 	}
 	listing := &Listing{Format: ListFormat, Store: st.Root, Project: st.Project, Runs: []ListedRun{}, Paths: paths, Now: now}
 	if ref != "" {
-		r, err := st.FindRun(ref)
+		r, passed, err := st.ResolveRun(ref)
 		if err != nil {
 			return nil, err
 		}
+		listing.PrefixAlsoMatches = OtherMatches(passed)
 		listing.Runs = append(listing.Runs, listRun(st, paths, r, nil))
 	} else {
 		runs, err := st.Runs()

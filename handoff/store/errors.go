@@ -69,6 +69,9 @@ type AmbiguousRunError struct {
 	Ref        string
 	Candidates []*Run // most recent first
 	Now        time.Time
+	// Note, when set, says why the prefix is not settled as a command
+	// usually settles it (close: by the caller's project).
+	Note string
 }
 
 func (e *AmbiguousRunError) Error() string {
@@ -84,6 +87,9 @@ func (e *AmbiguousRunError) Error() string {
 	}
 	b.WriteString(listed(each, maxListed))
 	b.WriteString("; give more of the id")
+	if e.Note != "" {
+		b.WriteString(" (" + e.Note + ")")
+	}
 	return b.String()
 }
 

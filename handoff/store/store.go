@@ -259,32 +259,110 @@ func readDirNames(dir string) ([]string, error) {
 
 // FindRun finds a run by its full id or a unique prefix of it. The caller's
 // project is searched first: an exact id found there, or a prefix with
-// matches there, settles the search without looking at other projects.
+// matches there, settles the search. ResolveRun says too which runs of
+// other projects such a prefix passed over.
 func (s *Store) FindRun(ref string) (*Run, error) {
-	loc, err := s.locate(ref)
+	r, _, err := s.ResolveRun(ref)
+	return r, err
+}
+
+// ResolveRun is FindRun, and the runs of other projects ref, a prefix,
+// matched too but passed over because it named a run of the caller's
+// project (nil when there are none): a command says so, or refuses.
+func (s *Store) ResolveRun(ref string) (*Run, *PassedOver, error) {
+	m, err := s.locate(ref)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return found(s.readRun(loc, nil))
+	r, err := found(s.readRun(m.loc, nil))
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, s.passedOver(ref, r, m), nil
 }
 
 // RunID is the id of the run ref names, found as FindRun finds it but
 // without reading its state: whether a run exists does not depend on
 // whether its state.json can be read.
 func (s *Store) RunID(ref string) (string, error) {
-	loc, err := s.locate(ref)
-	return loc.id, err
+	id, _, err := s.ResolveRunID(ref)
+	return id, err
 }
 
-func (s *Store) locate(ref string) (location, error) {
+// ResolveRunID is RunID, and what ResolveRun says it passed over. Only
+// then are the runs read (as far as they can be), to name them.
+func (s *Store) ResolveRunID(ref string) (string, *PassedOver, error) {
+	m, err := s.locate(ref)
+	if err != nil || len(m.others) == 0 {
+		return m.loc.id, nil, err
+	}
+	r, _ := s.readRun(m.loc, nil)
+	return m.loc.id, s.passedOver(ref, r, m), nil
+}
+
+// PassedOver: a prefix named one run of the caller's project, whose runs
+// are searched first (docs/open.md), but also starts the ids of runs of
+// other projects, which the search passed over. The same prefix from
+// elsewhere would be ambiguous, so a short prefix means different runs by
+// the cwd: open takes the caller's run and says so, close refuses it.
+type PassedOver struct {
+	Ref   string
+	Taken *Run
+	// Others are the other projects' runs the prefix matched, most recent
+	// first, read as far as they can be (Record nil when not).
+	Others []*Run
+	// Refs maps Taken and each of Others to its shortest prefix of at
+	// least 8 characters that no other run's id in the store starts with
+	// (as ShortIDs): it names that run from any project.
+	Refs map[string]string
+	Now  time.Time
+}
+
+// Ambiguous is the prefix refused as a prefix of every run it matches,
+// whatever the project; note says why the caller's project does not settle
+// it here.
+func (p *PassedOver) Ambiguous(note string) *AmbiguousRunError {
+	e := &AmbiguousRunError{Ref: p.Ref, Now: p.Now, Candidates: append([]*Run{p.Taken}, p.Others...), Note: note}
+	sortRecentFirst(e.Candidates)
+	return e
+}
+
+// match is what locate found: the run, and for a prefix the caller's
+// project settled, the other projects' runs it passed over and every run
+// id of the store (to name those runs).
+type match struct {
+	loc    location
+	others []location
+	ids    []string
+}
+
+func (s *Store) passedOver(ref string, taken *Run, m match) *PassedOver {
+	if len(m.others) == 0 {
+		return nil
+	}
+	p := &PassedOver{Ref: ref, Taken: taken, Now: s.now(), Refs: map[string]string{}}
+	all := ShortestUnique(m.ids, 8)
+	p.Refs[taken.ID] = all[taken.ID]
+	for _, o := range m.others {
+		// One that cannot be read still counts: it is a run.
+		r, _ := s.readRun(o, nil)
+		p.Others = append(p.Others, r)
+		p.Refs[r.ID] = all[r.ID]
+	}
+	sortRecentFirst(p.Others)
+	return p
+}
+
+// locate is the one place a ref is resolved to a run directory.
+func (s *Store) locate(ref string) (match, error) {
 	// Never a directory name under runs/: it would name another directory
 	// (or none), so the ref is refused before the store is looked at.
 	if ref == "" || strings.ContainsAny(ref, "/\x00") || ref == "." || ref == ".." {
-		return location{}, &BadRunIDError{Ref: ref}
+		return match{}, &BadRunIDError{Ref: ref}
 	}
 	projects, err := s.projects()
 	if err != nil {
-		return location{}, err
+		return match{}, err
 	}
 	// An exact id is a stat per session directory; try it first.
 	id := SafePart(ref)
@@ -292,29 +370,41 @@ func (s *Store) locate(ref string) (location, error) {
 		for _, runsDir := range s.sessionRunsDirs(p) {
 			dir := filepath.Join(runsDir, id)
 			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-				return location{id: id, dir: dir, project: p, runsDir: runsDir}, nil
+				return match{loc: location{id: id, dir: dir, project: p, runsDir: runsDir}}, nil
 			}
 		}
 	}
-	var matches []location
+	// A prefix: the caller's project's matches (here) win, but the other
+	// projects are searched too, so that what they pass over is known.
+	var here, elsewhere []location
+	var ids []string
 	for i, p := range projects {
 		for _, runsDir := range s.sessionRunsDirs(p) {
-			ids, _ := readDirNames(runsDir)
-			for _, id := range ids {
+			names, _ := readDirNames(runsDir)
+			ids = append(ids, names...)
+			for _, id := range names {
 				if strings.HasPrefix(id, ref) {
-					matches = append(matches, location{id: id, dir: filepath.Join(runsDir, id), project: p, runsDir: runsDir})
+					loc := location{id: id, dir: filepath.Join(runsDir, id), project: p, runsDir: runsDir}
+					if i == 0 && p == s.Project {
+						here = append(here, loc)
+					} else {
+						elsewhere = append(elsewhere, loc)
+					}
 				}
 			}
 		}
-		if i == 0 && p == s.Project && len(matches) > 0 {
-			break // the caller's project wins
-		}
 	}
-	switch len(matches) {
-	case 0:
-		return location{}, &NoRunError{Ref: ref, Root: s.Root, Projects: projects}
-	case 1:
-		return matches[0], nil
+	matches := elsewhere
+	if len(here) > 0 {
+		matches = here
+	}
+	switch {
+	case len(matches) == 0:
+		return match{}, &NoRunError{Ref: ref, Root: s.Root, Projects: projects}
+	case len(matches) == 1 && len(here) == 1:
+		return match{loc: here[0], others: elsewhere, ids: ids}, nil
+	case len(matches) == 1:
+		return match{loc: matches[0]}, nil
 	}
 	e := &AmbiguousRunError{Ref: ref, Now: s.now()}
 	for _, m := range matches {
@@ -323,7 +413,7 @@ func (s *Store) locate(ref string) (location, error) {
 		e.Candidates = append(e.Candidates, r)
 	}
 	sortRecentFirst(e.Candidates)
-	return location{}, e
+	return match{}, e
 }
 
 // found drops the half-read run that comes with an error.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -117,6 +118,65 @@ func TestFindRunErrors(t *testing.T) {
 	_, err = New(filepath.Join(h.dir, "nobody"), h.cwd).FindRun("3f")
 	if !errors.As(err, &ne) || err.Error() != `no workflow run "3f": no runs under `+filepath.Join(h.dir, "nobody", ".pi", "workflows", "projects")+" yet; list runs with `herdr-pi open --list`" {
 		t.Errorf("empty store: %v", err)
+	}
+}
+
+// A prefix that names one run of the caller's project is settled there,
+// but the runs of other projects it starts too are said: the same prefix
+// from elsewhere is ambiguous. Each comes with a ref that names it from
+// anywhere. Nothing is passed over for a full id, for a prefix the caller's
+// project has no run of, or one only it has.
+func TestResolveRunSaysWhatItPassedOver(t *testing.T) {
+	h := shopStore(t)
+	blog := filepath.Join(h.dir, "src", "blog")
+	h.run(blog, "3f0c1112-eeee", `{`, 2*time.Hour) // unreadable, still a run
+	fromBlog := New(h.dir, blog)
+	fromBlog.Now = func() time.Time { return h.now }
+	for _, c := range []struct {
+		s           *Store
+		ref, taken  string
+		others      []string
+		refs        map[string]string
+		unambiguous bool
+	}{
+		{s: h.store(), ref: "3f0c", taken: "3f0c9a2e-aaaa", others: []string{"3f0c1111-cccc", "3f0c1112-eeee"},
+			refs: map[string]string{"3f0c9a2e-aaaa": "3f0c9a2e", "3f0c1111-cccc": "3f0c1111", "3f0c1112-eeee": "3f0c1112"}},
+		{s: fromBlog, ref: "3f0c9", taken: "3f0c9a2e-aaaa", unambiguous: true}, // blog has no 3f0c9…
+		{s: h.store(), ref: "3f0c9a2e-aaaa", taken: "3f0c9a2e-aaaa", unambiguous: true},
+		{s: h.store(), ref: "3f0c1111-cccc", taken: "3f0c1111-cccc", unambiguous: true},
+		{s: h.store(), ref: "3f1", taken: "3f11b7c0-bbbb", unambiguous: true},
+		{s: h.store(), ref: "77", taken: "77aa0000-dddd", unambiguous: true},
+	} {
+		r, p, err := c.s.ResolveRun(c.ref)
+		id, pid, iderr := c.s.ResolveRunID(c.ref)
+		if err != nil || iderr != nil || r.ID != c.taken || id != c.taken {
+			t.Errorf("%s: %v %v %v, want run %s", c.ref, r, err, iderr, c.taken)
+			continue
+		}
+		if c.unambiguous {
+			if p != nil || pid != nil {
+				t.Errorf("%s: passed over %+v %+v", c.ref, p, pid)
+			}
+			continue
+		}
+		for _, p := range []*PassedOver{p, pid} {
+			var others []string
+			for _, o := range p.Others {
+				others = append(others, o.ID)
+			}
+			if p.Ref != c.ref || p.Taken.ID != c.taken || !slices.Equal(others, c.others) || !maps.Equal(p.Refs, c.refs) {
+				t.Errorf("%s: %+v, others %q", c.ref, p, others)
+			}
+		}
+		want := `run id prefix "3f0c" matches 3 runs: 3f0c1111-cccc (blog-post, 1m ago), 3f0c9a2e-aaaa (review-api, 5m ago), 3f0c1112-eeee (unreadable, 2h ago); give more of the id (why)`
+		if err := p.Ambiguous("why"); err.Error() != want {
+			t.Errorf("refused:\n%s\nwant\n%s", err, want)
+		}
+	}
+	// Several runs of the caller's project: ambiguous among them, as before.
+	var ae *AmbiguousRunError
+	if _, _, err := h.store().ResolveRun("3f"); !errors.As(err, &ae) || len(ae.Candidates) != 2 {
+		t.Errorf("3f: %v", err)
 	}
 }
 

@@ -40,6 +40,9 @@ func closeCommand(f *Factory) *cli.Command {
 			"is reported gone, untouched. What Herdr fails to close stays known: close again.\n" +
 			"With nothing open, it exits 0 for a run the workflow store knows and 1 for a\n" +
 			"run it does not (a typo is not success).\n\n" +
+			"Unlike open, close does not prefer your project's runs: a prefix must name one\n" +
+			"run in the whole workflow store, so that it closes the same run's panes from\n" +
+			"every directory.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi close 3f0c\n" +
 			"  herdr-pi close 3f0c9a2e --json",
@@ -93,7 +96,7 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 		// of a run that exists: a ref that names none (a typo, another
 		// machine's id, a prefix of several) must not pass for success in
 		// a script.
-		id, err := store.New(f.Paths().Home, f.IO.Dir).RunID(opts.Run)
+		id, err := closeRunID(f, opts.Run)
 		if err != nil {
 			if listErr != nil {
 				tell(f.IO.Err, "herdr-pi close: %v\n", listErr)
@@ -104,10 +107,10 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 	}
 	if len(runs) == 1 && opts.Run != runs[0] {
 		// A prefix: it must name that run in the store too. A prefix of
-		// several runs there (or of another run, which the caller's
-		// project prefers) is refused as open refuses it; a run the
-		// store no longer holds may still have things open.
-		id, err := store.New(f.Paths().Home, f.IO.Dir).RunID(opts.Run)
+		// several runs there, of any project (closeRunID), or of another
+		// run is refused; a run the store no longer holds may still have
+		// things open.
+		id, err := closeRunID(f, opts.Run)
 		var ambiguous *store.AmbiguousRunError
 		switch {
 		case errors.As(err, &ambiguous):
@@ -135,6 +138,23 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 		return fmt.Errorf("close: run %s: %w", rep.Run, &handoff.FailedError{Failed: rep.Failed})
 	}
 	return nil
+}
+
+// closeRunID is the run ref names in the workflow store, for close. Unlike
+// open, close does not let the caller's project settle a prefix that
+// starts run ids of other projects too: it refuses it as a prefix of
+// several runs. open with such a prefix opens a read-only fork, or hands
+// an attempt off and back, and says which run it took; close closes panes
+// and hands live attempts back at once, cutting their turns, and a prefix
+// that names another run from another directory (the one the person saw
+// in another pane) must not do that. Refusing costs a few more characters,
+// which the refusal names.
+func closeRunID(f *Factory, ref string) (string, error) {
+	id, passed, err := store.New(f.Paths().Home, f.IO.Dir).ResolveRunID(ref)
+	if passed != nil {
+		return "", passed.Ambiguous(closeRefusesPassedOver)
+	}
+	return id, err
 }
 
 // unreadableFailures are the unreadable ledger records that may have

@@ -44,6 +44,10 @@ type openOptions struct {
 	// live is set once open takes the live path: a --json failure then
 	// comes in the live lines' format.
 	live bool
+	// alsoMatches are the runs of other projects Run, a prefix, passed
+	// over for the caller's project's run: --json output carries them
+	// (the first object printed), as stderr says them without --json.
+	alsoMatches []handoff.OtherMatch
 }
 
 func openCommand(f *Factory) *cli.Command {
@@ -138,7 +142,10 @@ type openReport struct {
 	Format   string `json:"format"`
 	Run      string `json:"run"`
 	Workflow string `json:"workflow,omitempty"`
-	Attempt  string `json:"attempt"`
+	// PrefixAlsoMatches: the runs of other projects the run named (a
+	// prefix) passed over for this one.
+	PrefixAlsoMatches []handoff.OtherMatch `json:"prefix_also_matches,omitempty"`
+	Attempt           string               `json:"attempt"`
 	// Session is the attempt's own transcript (left as it is); Fork the new
 	// one the pane's Pi writes, when it was learnt in time.
 	Session   string `json:"session_file"`
@@ -179,9 +186,14 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if err != nil {
 		return openError(err)
 	}
-	run, err := st.FindRun(opts.Run)
+	run, passed, err := st.ResolveRun(opts.Run)
 	if err != nil {
 		return openError(err)
+	}
+	// Said first: whatever fails next (no such attempt there) may be
+	// because the person meant another project's run.
+	if opts.alsoMatches = handoff.OtherMatches(passed); passed != nil && !opts.JSON {
+		tell(io.Err, "herdr-pi open: %s\n", prefixNote(paths, opts.Run, passed.Refs[run.ID], run.Workflow(), opts.alsoMatches))
 	}
 	a, err := run.Pick(sel)
 	if err != nil {
@@ -298,7 +310,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	end := handoff.WatchEnd(wctx, handoff.WatcherEvents(client), client.PaneGet, opened.Placed)
 	defer func() { stopWatch(); <-end.Done }()
 
-	rep := openReport{Format: openFormat, Run: a.Run.ID, Workflow: a.Run.Workflow(), Attempt: a.Name(), Session: session,
+	rep := openReport{Format: openFormat, Run: a.Run.ID, Workflow: a.Run.Workflow(), PrefixAlsoMatches: opts.alsoMatches, Attempt: a.Name(), Session: session,
 		Model: a.Model(), OwnerGone: ownerGone, Mode: string(place.Mode), Opened: opened}
 	if !opened.Reused {
 		defer os.Remove(opened.WatchFile)
@@ -443,6 +455,8 @@ type openFailure struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+	// PrefixAlsoMatches: as in the report, when the run was found.
+	PrefixAlsoMatches []handoff.OtherMatch `json:"prefix_also_matches,omitempty"`
 }
 
 // openFailedJSON prints err as an openFailure and returns it. Nothing is
@@ -453,7 +467,7 @@ func openFailedJSON(w io.Writer, opts *openOptions, err error) error {
 	if err == nil || errors.As(err, &silent) {
 		return err
 	}
-	fail := openFailure{Format: openFormat}
+	fail := openFailure{Format: openFormat, PrefixAlsoMatches: opts.alsoMatches}
 	switch {
 	case opts.List:
 		fail.Format = handoff.ListFormat

@@ -23,6 +23,10 @@ func openListRun(f *Factory, st *store.Store, opts *openOptions) error {
 	if opts.JSON {
 		return writeJSON(f.IO.Out, listing)
 	}
+	if others := listing.PrefixAlsoMatches; len(others) > 0 {
+		taken := &listing.Runs[0]
+		tell(f.IO.Err, "herdr-pi open: %s\n", prefixNote(f.Paths(), opts.Run, taken.Ref, taken.Workflow, others))
+	}
 	l := lookFor(f.IO)
 	var out string
 	switch {

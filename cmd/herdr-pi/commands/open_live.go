@@ -26,6 +26,9 @@ type openLiveLine struct {
 	Format  string `json:"format"`
 	Attempt string `json:"attempt"`
 	control.Progress
+	// PrefixAlsoMatches (the first line only): the runs of other
+	// projects the run named (a prefix) passed over for this one.
+	PrefixAlsoMatches []handoff.OtherMatch `json:"prefix_also_matches,omitempty"`
 }
 
 // openLive takes a live attempt over: it finds the herdr-pi wrap of the
@@ -82,7 +85,8 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 			return
 		}
 		if opts.JSON {
-			writeErr = render.JSONLine(io.Out, openLiveLine{Format: openLiveFormat, Attempt: a.Name(), Progress: p})
+			writeErr = render.JSONLine(io.Out, openLiveLine{Format: openLiveFormat, Attempt: a.Name(), Progress: p, PrefixAlsoMatches: opts.alsoMatches})
+			opts.alsoMatches = nil // said once, not on a failure line either
 		} else {
 			writeErr = say(io.Out, "%s\n", liveWords(a, p))
 		}
