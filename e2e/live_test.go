@@ -76,6 +76,9 @@ type liveRig struct {
 	// lifeLog, when set, is where every agent session's lifecycle is
 	// logged (owner-tool.mjs, HERDR_PI_TEST_LIFE_LOG).
 	lifeLog string
+	// ownerPi, when set, is the Pi entry the owner is started from
+	// (else the test's Pi).
+	ownerPi string
 }
 
 func newLiveRig(t *testing.T, configure ...func(*liveRig)) *liveRig {
@@ -186,7 +189,11 @@ func (lr *liveRig) launchOwner() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := []string{lr.hp, "wrap", lr.agent.Pi.Bin, "-e", lr.engine, "-e", tool}
+	pi := lr.agent.Pi.Bin
+	if lr.ownerPi != "" {
+		pi = lr.ownerPi
+	}
+	argv := []string{lr.hp, "wrap", pi, "-e", lr.engine, "-e", tool}
 	env := lr.env(lr.s)
 	if lr.outside {
 		env = append(lr.env(nil), "HERDR_SOCKET_PATH="+lr.s.SocketPath())
