@@ -79,6 +79,10 @@ type liveRig struct {
 	// ownerPi, when set, is the Pi entry the owner is started from
 	// (else the test's Pi).
 	ownerPi string
+	// retried fails the finder's first model request with a provider
+	// error (failed is set then).
+	retried bool
+	failed  atomic.Bool
 }
 
 func newLiveRig(t *testing.T, configure ...func(*liveRig)) *liveRig {
@@ -117,6 +121,8 @@ func (lr *liveRig) respond(req fakellm.Request) fakellm.Reply {
 		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow", Args: map[string]any{"name": lvFlow, "script": lr.flowScript()}}}
 	case u == lvOwnerPrompt:
 		return fakellm.Reply{Text: "owner: the flow runs"}
+	case lr.retried && strings.Contains(u, lvTask) && lr.failed.CompareAndSwap(false, true):
+		return fakellm.Reply{Status: 400, Text: "the first attempt's model refuses the request"}
 	case (strings.Contains(u, lvTask) || strings.Contains(u, lvTask2)) && !req.AnsweredTool():
 		q := "alpha"
 		if strings.Contains(u, lvTask2) {
