@@ -12,12 +12,12 @@ import (
 // Seed 001: "Only actions valid for the latest attempt are shown." The
 // finder's first attempt fails (a provider error) and the person has the
 // engine try again with a model chosen ("Change model": a new attempt;
-// "Retry" would go on in the same one). While the retry works, `herdr-pi open --list` offers the failed
-// attempt for inspection and the retry live; the owner's /workflow menu
-// offers the live action alone (not the inspection a settled attempt
-// gets); and `herdr-pi open` hands the retry off — its own session, not
-// the failed attempt's — and back, the workflow completing with the
-// pane's reply.
+// "Retry" would go on in the same one). While the retry works, `herdr-pi
+// open --list` offers the failed attempt for inspection and the retry
+// live; the owner's /workflow menu offers the live action alone (not the
+// inspection a settled attempt gets); and `herdr-pi open` hands the retry
+// off — its own session, not the failed attempt's — and back, the
+// workflow completing with the pane's reply.
 func TestLiveHandoffOfARetriedAgent(t *testing.T) {
 	lr := newLiveRig(t, func(lr *liveRig) { lr.retried = true })
 	lr.launchOwner()
