@@ -76,6 +76,13 @@ type liveRig struct {
 	// lifeLog, when set, is where every agent session's lifecycle is
 	// logged (owner-tool.mjs, HERDR_PI_TEST_LIFE_LOG).
 	lifeLog string
+	// ownerPi, when set, is the Pi entry the owner is started from
+	// (else the test's Pi).
+	ownerPi string
+	// retried fails the finder's first model request with a provider
+	// error (failed is set then).
+	retried bool
+	failed  atomic.Bool
 }
 
 func newLiveRig(t *testing.T, configure ...func(*liveRig)) *liveRig {
@@ -114,6 +121,8 @@ func (lr *liveRig) respond(req fakellm.Request) fakellm.Reply {
 		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "workflow", Args: map[string]any{"name": lvFlow, "script": lr.flowScript()}}}
 	case u == lvOwnerPrompt:
 		return fakellm.Reply{Text: "owner: the flow runs"}
+	case lr.retried && strings.Contains(u, lvTask) && lr.failed.CompareAndSwap(false, true):
+		return fakellm.Reply{Status: 400, Text: "the first attempt's model refuses the request"}
 	case (strings.Contains(u, lvTask) || strings.Contains(u, lvTask2)) && !req.AnsweredTool():
 		q := "alpha"
 		if strings.Contains(u, lvTask2) {
@@ -186,7 +195,11 @@ func (lr *liveRig) launchOwner() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := []string{lr.hp, "wrap", lr.agent.Pi.Bin, "-e", lr.engine, "-e", tool}
+	pi := lr.agent.Pi.Bin
+	if lr.ownerPi != "" {
+		pi = lr.ownerPi
+	}
+	argv := []string{lr.hp, "wrap", pi, "-e", lr.engine, "-e", tool}
 	env := lr.env(lr.s)
 	if lr.outside {
 		env = append(lr.env(nil), "HERDR_SOCKET_PATH="+lr.s.SocketPath())

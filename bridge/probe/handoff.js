@@ -224,7 +224,7 @@ export function piRuntime() {
 		}
 		return (runtimeCache = { executable, entrypoint: script });
 	} catch (e) {
-		return { error: `cannot tell which Pi this process runs (${errorText(e)})` };
+		return { error: `the Pi this owner runs is unavailable, so no pane could start it (${errorText(e)}); restart the owner's Pi to hand its agents off` };
 	}
 }
 
@@ -759,6 +759,13 @@ function onHandoffOrder(id, order) {
 	}
 	if (!sessionFileOf(a.inner.reference)) {
 		send("handoff_error", id, { code: "not_transferable", error: "the attempt has no session file to hand off" });
+		return;
+	}
+	// A pane could not start the Pi this owner runs: refused now, before
+	// the turn is cut and the session suspended for nothing.
+	const runtime = piRuntime();
+	if (runtime.error) {
+		send("handoff_error", id, { code: "runtime", error: runtime.error });
 		return;
 	}
 	const h = newHandoff(id);

@@ -31,6 +31,11 @@ const (
 	agentLabel  = "finder"
 	paneReply   = "pane: the word is alpha"
 	localReply  = "local: finished after the handback"
+	agentReply  = "agent: finished locally"
+	// paneChat is what a person types in a pane whose Pi has nothing to
+	// carry on with; paneChatReply the pane's model's answer.
+	paneChat      = "PANE-CHAT what else?"
+	paneChatReply = "pane: nothing else, the task is done"
 	// paneToolCall is the id of the pane's tool call (paneCallsTool).
 	paneToolCall = "call_pane_lookup"
 )
@@ -67,6 +72,9 @@ type world struct {
 	// paneCallsTool makes the pane's model answer with a call of the
 	// bridged tool, and the pane's stub of it never return.
 	paneCallsTool bool
+	// finalHeld, when set, holds the agent's last reply (the one after its
+	// tool's result) until it is closed.
+	finalHeld chan struct{}
 }
 
 // flow is the workflow script the owner's model runs.
@@ -105,7 +113,12 @@ func (wd *world) respond(req fakellm.Request) fakellm.Reply {
 		return fakellm.Reply{Tool: &fakellm.ToolCall{Name: "herdr_lookup", Args: map[string]any{"query": "alpha", "mode": wd.toolMode}}}
 	case strings.Contains(u, agentTask):
 		// The agent's second turn: only when no handoff cut it.
-		return fakellm.Reply{Text: "agent: finished locally"}
+		if wd.finalHeld != nil {
+			<-wd.finalHeld
+		}
+		return fakellm.Reply{Text: agentReply}
+	case u == paneChat:
+		return fakellm.Reply{Text: paneChatReply}
 	case strings.Contains(u, "Carry on with the workflow task from where this session stopped") && wd.paneCallsTool && !req.AnsweredTool():
 		return fakellm.Reply{Tool: &fakellm.ToolCall{ID: paneToolCall, Name: "herdr_lookup", Args: map[string]any{"query": "delta"}}}
 	case strings.Contains(u, "Carry on with the workflow task from where this session stopped"):
