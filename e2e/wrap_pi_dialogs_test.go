@@ -119,8 +119,12 @@ func TestWrapPiToastNamesADialogOverTheQuestion(t *testing.T) {
 	tm.WaitText(t, "Commit these changes?", time.Minute)
 	r.waitStates("the question and the dialog", "unknown", "idle", "working", "blocked(input needed)")
 	notes := toastsName(t, r.herdr, "Commit these changes?")
-	if len(notes) != 2 || !strings.HasPrefix(notes[0].Body, question+" · ") {
-		t.Fatalf("notifications %+v: want the question's, then the dialog's", notes)
+	// Two toasts, or one: when the dialog comes before the question's toast
+	// went out (a loaded machine, Herdr's pace), the two are one toast that
+	// names the dialog and counts the question ("+1 more").
+	merged := len(notes) == 1 && strings.HasSuffix(notes[0].Body, " · +1 more")
+	if !merged && (len(notes) != 2 || !strings.HasPrefix(notes[0].Body, question+" · ")) {
+		t.Fatalf("notifications %+v: want the question's, then the dialog's (or one of both, +1 more)", notes)
 	}
 	if err := tm.Send("\x1b"); err != nil { // the dialog cancelled: the question stays
 		t.Fatal(err)
