@@ -3,8 +3,8 @@
 // runtime directory), each finding with the way to fix it. It only looks:
 // it changes nothing on the machine (what a check writes to try it, the
 // probe or a file in the runtime directory, it removes), and every check
-// has a deadline. How
-// the findings are printed is the command's business, not this package's.
+// has a deadline. How the findings are printed is the command's business,
+// not this package's.
 package doctor
 
 import (
