@@ -234,6 +234,10 @@ type Launch struct {
 	// reply's stop reason.
 	NeedsContinue  bool   `json:"needsContinue"`
 	LastStopReason string `json:"lastStopReason,omitempty"`
+	// Notes say what the launch leaves out and why (the engine's tool
+	// timing when the probe could not locate the engine), for the
+	// wrapper's log: nothing in them stops a handoff.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // LaunchFile is a file the launch needs, by content.
@@ -424,6 +428,7 @@ const (
 	maxFileName  = 64
 	maxArgs      = 4096
 	maxFiles     = 64
+	maxNotes     = 8
 	maxEnv       = 64
 	maxTools     = 256
 	maxToolsText = 64 << 10 // description, snippet, guidelines of one tool
@@ -690,6 +695,13 @@ func (l *Launch) check() error {
 	}
 	if len(l.Env) > maxEnv {
 		return fmt.Errorf("more than %d environment variables", maxEnv)
+	}
+	if len(l.Notes) > maxNotes {
+		return fmt.Errorf("more than %d notes", maxNotes)
+	}
+	// Notes go to a log as they are: cut and made printable, never refused.
+	for i, n := range l.Notes {
+		l.Notes[i] = printableLong(n)
 	}
 	for k, v := range l.Env {
 		if !envNameRE().MatchString(k) || strings.ContainsRune(v, 0) || len(v) > maxPath {

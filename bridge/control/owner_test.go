@@ -357,6 +357,7 @@ func TestLaunchChecks(t *testing.T) {
 		{"parameters not an object", func(l *Launch) { l.Tools[0].Parameters = json.RawMessage(`[1]`) }, "JSON schema object"},
 		{"no model", func(l *Launch) { l.Model = "" }, "model"},
 		{"session id with a newline", func(l *Launch) { l.SessionID = "a\nb" }, "sessionId"},
+		{"too many notes", func(l *Launch) { l.Notes = make([]string, maxNotes+1) }, "notes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var l Launch
@@ -368,6 +369,22 @@ func TestLaunchChecks(t *testing.T) {
 				t.Fatalf("check: %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A note goes to the wrapper's log and never stops a handoff: one with
+// control characters, or too long, is cleaned and cut, not refused.
+func TestLaunchNotesAreCleanedNotRefused(t *testing.T) {
+	var l Launch
+	if err := strictUnmarshal([]byte(okLaunch), &l); err != nil {
+		t.Fatal(err)
+	}
+	l.Notes = []string{"untimed:\x1b[2J\nsee why", strings.Repeat("n", 3*maxError)}
+	if err := l.check(); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	if l.Notes[0] != "untimed:?[2J?see why" || len(l.Notes[1]) > maxError {
+		t.Fatalf("notes %q (%d bytes)", l.Notes[0], len(l.Notes[1]))
 	}
 }
 

@@ -100,6 +100,9 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	}
 	defer held.Remove() // last: files, command file, watch file
 	dir := held.Path
+	for _, n := range l.Notes {
+		s.cfg.Logf("live: handoff %s: %s", r.id, n)
+	}
 	files, err := writeFiles(dir, l.Files)
 	if err != nil {
 		return fail(err)

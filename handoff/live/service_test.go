@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -581,6 +582,38 @@ func TestOwnerGoneClosesThePane(t *testing.T) {
 	if ex := r.s.WaitExited(t, pane, long); !ex.Closed {
 		t.Fatalf("the pane ended %+v", ex)
 	}
+}
+
+// A launch's notes (what it leaves out and why: the engine's tool timing
+// when the owner's probe could not locate the engine) reach the wrapper's
+// log, and the handoff goes on.
+func TestALaunchsNotesAreLogged(t *testing.T) {
+	var mu sync.Mutex
+	var logged []string
+	r := newRig(t, func(c *Config) {
+		c.Logf = func(format string, args ...any) {
+			mu.Lock()
+			logged = append(logged, fmt.Sprintf(format, args...))
+			mu.Unlock()
+			t.Logf(format, args...)
+		}
+	})
+	r.o.launch.Notes = []string{"the pane's tool calls are not timed: the engine was not found"}
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	mu.Lock()
+	found := slices.Contains(logged, "live: handoff h1: the pane's tool calls are not timed: the engine was not found")
+	mu.Unlock()
+	if !found {
+		t.Errorf("the note is not in the log: %q", logged)
+	}
+	close(r.o.done)
+	r.svc.ownerEvent(r.o, control.OwnerDisconnected{PID: r.o.pid})
+	x.wait(t)
+	r.s.WaitExited(t, pane, long)
 }
 
 // Withdrawn before the turn boundary (the asker gave up): nothing opens
