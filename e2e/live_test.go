@@ -629,6 +629,17 @@ func TestLiveHandoffFromOpen(t *testing.T) {
 		!slices.ContainsFunc(after[len(before):], func(e pitest.Message) bool { return slices.Contains(e.ToolCalls, "herdr_lookup") }) {
 		t.Fatalf("the session file should hold the pane's turn: %+v", after[len(before):])
 	}
+	// Each tool call, the local agent's and the pane's, has the engine's
+	// timing entry, as the engine gives every local agent session: the
+	// pane's Pi ran the engine's tool-timing extension too.
+	calls := 0
+	for _, e := range after {
+		calls += len(slices.DeleteFunc(slices.Clone(e.ToolCalls), func(n string) bool { return n != "herdr_lookup" }))
+	}
+	timed := slices.DeleteFunc(pitest.ToolTimings(t, lr.run().sessionFile(t, lvLabel)), func(e pitest.ToolTiming) bool { return e.ToolName != "herdr_lookup" || e.IsError })
+	if calls < 2 || len(timed) != calls {
+		t.Fatalf("%d herdr_lookup calls in the session file, %d timing entries for them: %+v", calls, len(timed), timed)
+	}
 	// The pane was closed once (idle handback), and everything is gone.
 	if ex := lr.s.WaitExited(t, "w1:p2", 30*time.Second); !ex.Closed {
 		t.Fatalf("the pane ended %+v", ex)

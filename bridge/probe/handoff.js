@@ -32,7 +32,7 @@ import { createConnection } from "node:net";
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const REGISTRY_KEY = Symbol.for("pi-extensible-workflows.workflow-registry");
 const SHARED_KEY = Symbol.for("herdr-pi.handoff.v1");
@@ -72,6 +72,7 @@ const shared = (globalThis[SHARED_KEY] ??= {
 	runModes: new Map(), // run id → fully inspectable (read when the run's first agent starts)
 	inspectableRuns: new Set(), // runs whose agents run in Herdr: their end is told to the wrapper
 	buses: new WeakSet(), // event buses we listen to for the end of runs
+	pi: null, // the latest load's extension api: the engine's commands and tools
 });
 
 // ---- small helpers ---------------------------------------------------------
@@ -1238,6 +1239,14 @@ export function describeLaunch(a, continueTask, before, prompt) {
 	if (bridged.length) argv.push("--extension", { toolBridge: true });
 	const inline = inlineExtensions(p.extensionFactories);
 	if (inline) argv.push("--extension", file("inline-extensions.mjs", inline));
+	// The engine's tool timing, which it gives every local agent session
+	// (and its own Herdr extension every pane): ours imports it from the
+	// engine this owner runs. Without it the pane's tool calls go
+	// untimed; the handoff goes on and the wrapper logs why.
+	const notes = [];
+	const timing = engineToolTiming(shared.pi);
+	if (timing.module) argv.push("--extension", file("tool-timing.mjs", toolTimingExtension(timing.module)));
+	else notes.push(`the pane's tool calls are not timed (no pi-workflows:tool-timing entries): ${timing.error}`);
 	if (p.resourcePolicy?.projectTrusted === false) argv.push("--no-approve");
 	else if (p.resourcePolicy?.projectTrusted === true) argv.push("--approve");
 	if (continueTask) argv.push(CONTINUE_IN_PANE);
@@ -1272,7 +1281,83 @@ export function describeLaunch(a, continueTask, before, prompt) {
 		tools: bridged.map(toolSpec),
 		needsContinue: Boolean(continueTask),
 		...(before && typeof before.stopReason === "string" ? { lastStopReason: before.stopReason } : {}),
+		...(notes.length ? { notes } : {}),
 	};
+}
+
+// ENGINE_PACKAGE is the workflow engine's npm name; TIMING_EXPORT the
+// factory of its tool-timing extension, exported from its package index.
+const ENGINE_PACKAGE = "pi-extensible-workflows";
+const TIMING_EXPORT = "createToolTimingExtension";
+
+// engineToolTiming finds the module of the engine loaded in this Pi that
+// defines its tool-timing factory: { module } (an absolute path), or
+// { error } saying why not. The engine is found through what it
+// registered in this Pi (its /workflow command, its workflow tool: Pi
+// tells each one's source file), its package through the nearest
+// package.json named pi-extensible-workflows, the module through the
+// package index's own re-export of the factory. The pane imports that
+// module rather than the index: the index loads the whole engine (with
+// its own copy of Pi, a second or two) and opens the engine's global
+// registry, which would pass for a loaded engine in the pane.
+export function engineToolTiming(pi) {
+	try {
+		const sources = [];
+		for (const list of [safe(() => pi.getCommands(), []), safe(() => pi.getAllTools(), [])]) {
+			for (const x of Array.isArray(list) ? list : []) {
+				const path = isObject(x) && isObject(x.sourceInfo) ? x.sourceInfo.path : undefined;
+				if (typeof path === "string" && path.startsWith("/") && !sources.includes(path)) sources.push(path);
+			}
+		}
+		const root = sources.map(enginePackageRoot).find(Boolean);
+		if (!root) return { error: `the workflow engine (${ENGINE_PACKAGE}) was not found among the sources of this Pi's commands and tools` };
+		const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+		const dot = isObject(pkg.exports) ? pkg.exports["."] : undefined;
+		const entry = typeof dot === "string" ? dot : isObject(dot) ? [dot.import, dot.default].find((x) => typeof x === "string") : undefined;
+		if (!entry) return { error: `${join(root, "package.json")} names no package index (exports ".")` };
+		const index = resolve(root, entry);
+		const source = readFileSync(index, "utf8");
+		const m = /export\s*\{[^}]*\bcreateToolTimingExtension\b[^}]*\}\s*from\s*["'](\.{1,2}\/[^"']+)["']/.exec(source);
+		if (!m) return { error: `the engine's index ${index} does not re-export ${TIMING_EXPORT} from a module of its own` };
+		const module = resolve(dirname(index), m[1]);
+		if (!readFileSync(module, "utf8").includes(TIMING_EXPORT)) return { error: `${module}, where the engine's index says ${TIMING_EXPORT} is, does not define it` };
+		return { module };
+	} catch (e) {
+		return { error: `the workflow engine's tool timing could not be located: ${errorText(e)}` };
+	}
+}
+
+// enginePackageRoot is the directory of the engine's package that file
+// belongs to, if the nearest package.json above it is the engine's.
+function enginePackageRoot(file) {
+	for (let dir = dirname(file); ; dir = dirname(dir)) {
+		const pkgPath = join(dir, "package.json");
+		if (existsSync(pkgPath)) {
+			const name = safe(() => JSON.parse(readFileSync(pkgPath, "utf8")).name, undefined);
+			return name === ENGINE_PACKAGE ? dir : undefined;
+		}
+		if (dirname(dir) === dir) return undefined;
+	}
+}
+
+// toolTimingExtension is the pane's extension module that installs the
+// engine's own tool-timing extension, imported from module. Should the
+// engine be gone by the time the pane's Pi starts, the pane runs untimed
+// rather than failing.
+export function toolTimingExtension(module) {
+	return `// The workflow engine's tool timing in a workflow agent's Herdr pane, as the engine
+// gives every local agent session (herdr-pi). The extension is the engine's own.
+const engine = ${JSON.stringify(pathToFileURL(module).href)};
+export default async function (pi) {
+	let factory;
+	try {
+		factory = (await import(engine)).${TIMING_EXPORT};
+	} catch {
+		return;
+	}
+	if (typeof factory === "function") await factory()(pi);
+}
+`;
 }
 
 // contextPrompt renders the project context files the local session loaded
@@ -1406,6 +1491,8 @@ export function setupHandoff(pi, { herdr }) {
 	// outside Herdr"); its menu actions and fully inspectable mode need
 	// herdr.
 	shared.herdr = herdr === true;
+	// The latest load's Pi: where the engine's commands and tools come from.
+	shared.pi = pi;
 	const env = process.env;
 	// The engine loaded before us: its registry is open until its
 	// session_start.

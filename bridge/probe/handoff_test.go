@@ -47,6 +47,12 @@ type handoffOut struct {
 	Results      []string `json:"results"`
 	Log          []string `json:"log"`
 	HeldStatus   *string  `json:"heldStatus"`
+	// The timing scenario's launches: without the engine, with it, with
+	// an engine whose index does not say where its factory is.
+	UntimedLaunch json.RawMessage `json:"untimedLaunch"`
+	TimedLaunch   json.RawMessage `json:"timedLaunch"`
+	OddLaunch     json.RawMessage `json:"oddLaunch"`
+	GoneRan       []string        `json:"goneRan"`
 }
 
 type ownerSink struct {
@@ -568,5 +574,98 @@ func TestHandoffWithoutASessionFileIsRefused(t *testing.T) {
 	}
 	if !slices.Equal(out.Log, []string{"create"}) {
 		t.Fatalf("the local session saw %q", out.Log)
+	}
+}
+
+// fakeEnginePackage lays out a stand-in of the workflow engine's package
+// under dir: package.json (its name, its index as exports "."), the index
+// re-exporting the timing factory as index says, the factory's module
+// (whose extension listens to the two tool events), and src/index.ts, the
+// file Pi names as the source of the engine's commands. It returns that
+// file.
+func fakeEnginePackage(t *testing.T, dir, index string) string {
+	t.Helper()
+	files := map[string]string{
+		"package.json":            `{"name":"pi-extensible-workflows","version":"5.7.0","type":"module","exports":{".":"./dist/src/index.js","./types":"./dist/src/types.js"}}`,
+		"dist/src/index.js":       index,
+		"dist/src/tool-timing.js": "export const TOOL_TIMING_ENTRY_TYPE = \"pi-workflows:tool-timing\";\nconst ext = (pi) => { pi.on(\"tool_execution_start\", () => {}); pi.on(\"tool_execution_end\", () => {}); };\nexport function createToolTimingExtension() { return ext; }\n",
+		"src/index.ts":            "export {};\n",
+	}
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "src", "index.ts")
+}
+
+func parseLaunch(t *testing.T, raw json.RawMessage) control.Launch {
+	t.Helper()
+	msg, err := control.ParseOwnerMessage(control.Message{Type: control.TypeLaunch, ID: "h1", Data: raw})
+	if err != nil {
+		t.Fatalf("the wrapper refuses the launch: %v\n%s", err, raw)
+	}
+	return msg.(control.Launch)
+}
+
+// The engine gives every local agent session its tool-timing extension;
+// the launch gives the pane's Pi the same one: a module of ours that
+// imports the engine's exported factory from the engine this owner runs
+// (found through the source of its /workflow command) and installs it,
+// last. When the engine cannot be located the launch goes without it and
+// says why in a note for the wrapper's log.
+func TestTheLaunchCarriesTheEnginesToolTiming(t *testing.T) {
+	base := t.TempDir()
+	engine := fakeEnginePackage(t, filepath.Join(base, "node_modules", "pi-extensible-workflows"),
+		"export * from \"./types.js\";\nexport { createToolTimingExtension, TOOL_TIMING_ENTRY_TYPE } from \"./tool-timing.js\";\n")
+	odd := fakeEnginePackage(t, filepath.Join(base, "odd", "pi-extensible-workflows"), "export * from \"./tool-timing.js\";\n")
+	other := filepath.Join(base, "node_modules", "other", "index.js")
+	if err := os.MkdirAll(filepath.Dir(other), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(other), "package.json"), []byte(`{"name":"other"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := runHandoffHarness(t, "timing", "ENGINE_SOURCE="+engine, "OTHER_SOURCE="+other, "ODD_SOURCE="+odd)
+
+	timed := parseLaunch(t, out.TimedLaunch)
+	if n := len(timed.Argv); n < 2 || timed.Argv[n-2].Text != "--extension" || timed.Argv[n-1].File != "tool-timing.mjs" {
+		t.Fatalf("the launch does not end with the timing module: %+v", timed.Argv)
+	}
+	if len(timed.Files) != 1 || len(timed.Notes) != 0 {
+		t.Fatalf("files %+v, notes %q: want the timing module alone, no note", timed.Files, timed.Notes)
+	}
+	module := filepath.Join(filepath.Dir(filepath.Dir(engine)), "dist", "src", "tool-timing.js")
+	if src := timed.Files[0].Content; !strings.Contains(src, `"file://`+module+`"`) || !strings.Contains(src, "createToolTimingExtension") {
+		t.Errorf("the timing module does not import the engine's factory from %s:\n%s", module, src)
+	}
+	if !reflect.DeepEqual(out.InlineRan, []string{"tool_execution_start", "tool_execution_end"}) {
+		t.Errorf("the timing module installed %q, want the engine's extension", out.InlineRan)
+	}
+	if len(out.GoneRan) != 0 {
+		t.Errorf("with the engine gone the module installed %q", out.GoneRan)
+	}
+
+	for name, raw := range map[string]json.RawMessage{"no engine": out.UntimedLaunch, "an index without the re-export": out.OddLaunch} {
+		l := parseLaunch(t, raw)
+		for _, a := range l.Argv {
+			if a.File != "" {
+				t.Errorf("%s: the launch names file %s", name, a.File)
+			}
+		}
+		if len(l.Files) != 0 || len(l.Notes) != 1 || !strings.Contains(l.Notes[0], "not timed") {
+			t.Errorf("%s: files %+v, notes %q: want no file and a note saying why", name, l.Files, l.Notes)
+		}
+		t.Logf("%s: %s", name, l.Notes)
+	}
+	if l := parseLaunch(t, out.OddLaunch); !strings.Contains(l.Notes[0], "does not re-export createToolTimingExtension") {
+		t.Errorf("an index without the re-export: %q", l.Notes)
+	}
+	if l := parseLaunch(t, out.UntimedLaunch); !strings.Contains(l.Notes[0], "was not found") {
+		t.Errorf("no engine: %q", l.Notes)
 	}
 }

@@ -135,8 +135,8 @@ func roles(es []entry) string {
 
 // runPane starts the launch the way the wrapper would (files written 0600,
 // their paths put in), with a stub in place of the tool bridge's client
-// (the pane's model calls no tool; the test calls the bridged tool over
-// the owner link itself).
+// (unless the world's paneCallsTool says so the pane's model calls no
+// tool; a test calls the bridged tool over the owner link itself).
 func runPane(t *testing.T, wd *world, l control.Launch) *pitest.Term {
 	t.Helper()
 	dir := t.TempDir()
@@ -152,7 +152,7 @@ func runPane(t *testing.T, wd *world, l control.Launch) *pitest.Term {
 	for _, a := range l.Argv {
 		switch {
 		case a.ToolBridge:
-			argv = append(argv, stubBridge(t, dir, l.Tools, wd.paneCallsTool))
+			argv = append(argv, stubBridge(t, dir, l.Tools, wd.paneCallsTool && !wd.paneToolAnswers, wd.paneToolAnswers))
 		case a.File != "":
 			argv = append(argv, a.Prefix+paths[a.File])
 		default:
@@ -166,16 +166,20 @@ func runPane(t *testing.T, wd *world, l control.Launch) *pitest.Term {
 	return pitest.StartTerm(t, argv, env, l.Cwd, 40, 120)
 }
 
-// A hanging stub never returns from a call (its Pi is killed meanwhile).
-func stubBridge(t *testing.T, dir string, tools []control.ToolSpec, hangs bool) string {
+// A hanging stub never returns from a call (its Pi is killed meanwhile); an
+// answering one returns a result at once.
+func stubBridge(t *testing.T, dir string, tools []control.ToolSpec, hangs, answers bool) string {
 	t.Helper()
 	specs, err := json.Marshal(tools)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := `throw new Error("no bridge in this test");`
-	if hangs {
+	switch {
+	case hangs:
 		body = `await new Promise(() => {});`
+	case answers:
+		body = `return { content: [{ type: "text", text: "stub answer" }], details: {} };`
 	}
 	src := fmt.Sprintf("const tools = %s;\nexport default function (pi) { for (const t of tools) pi.registerTool({ ...t, async execute() { %s } }); }\n", specs, body)
 	p := filepath.Join(dir, "bridge-stub.mjs")

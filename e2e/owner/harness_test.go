@@ -72,6 +72,8 @@ type world struct {
 	// paneCallsTool makes the pane's model answer with a call of the
 	// bridged tool, and the pane's stub of it never return.
 	paneCallsTool bool
+	// paneToolAnswers makes that stub answer the call at once instead.
+	paneToolAnswers bool
 	// finalHeld, when set, holds the agent's last reply (the one after its
 	// tool's result) until it is closed.
 	finalHeld chan struct{}
@@ -188,7 +190,9 @@ func upstreamHerdr(t *testing.T, wd *world) string {
 // fakeHerdr puts a `herdr` command on a directory of its own that logs its
 // arguments (one call a line) and answers what the engine's Herdr extension
 // asks for a split pane; `pane run` also keeps a copy of the command file
-// the text names. It returns the log's path (in that directory).
+// the text names (log.command, which appears whole and last) and of the
+// inline extensions module that command names (log.extensions). It
+// returns the log's path (in that directory).
 func fakeHerdr(t *testing.T, wd *world) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -199,7 +203,7 @@ printf '%s
 case "$1 $2" in
 "pane layout") echo '{"result":{"layout":{"panes":[{"pane_id":"w1:p1","rect":{"width":120,"height":40}}]}}}' ;;
 "pane split") echo '{"result":{"pane":{"pane_id":"w1:p2"}}}' ;;
-"pane run") f=$(printf '%s' "$4" | sed -n "s/.* sh '\(.*\)'$/\1/p"); cp "$f" ` + log + `.command; printf '%s' "$4" > ` + log + `.run; echo '{}' ;;
+"pane run") f=$(printf '%s' "$4" | sed -n "s/.* sh '\(.*\)'$/\1/p"); e=$(grep -o "[^' ]*pi-herdr-extensions-[^' ]*[.]mjs" "$f" | head -n 1); [ -z "$e" ] || cp "$e" ` + log + `.extensions; printf '%s' "$4" > ` + log + `.run; cp "$f" ` + log + `.command.part; mv ` + log + `.command.part ` + log + `.command; echo '{}' ;;
 "pane process-info") echo '{"result":{"process_info":{"foreground_processes":[]}}}' ;;
 *) echo '{}' ;;
 esac

@@ -13,14 +13,19 @@ import (
 
 // The launch describes what the engine's own Herdr extension (@piewf/herdr)
 // would run from the same prepared session: the same flags in the same
-// order, word for word once paths are named by role. The differences are
-// deliberate: herdr-pi starts the Pi the owner runs (the engine's extension
-// picks the engine's own copy), carries no engine-private inline extension
-// (tool timing; the engine adds none to what it prepares), does not set the
-// extension's pane-reporting variable (the pane runs under herdr-pi wrap),
-// and says "continue" in its own words.
+// order, word for word once paths are named by role. Both carry the
+// engine's tool-timing extension, last: theirs as the source text of its
+// factory in their inline extensions module (with the prepared inline
+// factories before it), ours as a module that imports that factory from
+// the engine (after our inline extensions module, when the engine
+// prepared any). This agent has no prepared inline factory, so their
+// module holds the timing factory alone and stands where our timing
+// module stands. The differences are deliberate: herdr-pi starts the Pi
+// the owner runs (the engine's extension picks the engine's own copy),
+// does not set the extension's pane-reporting variable (the pane runs
+// under herdr-pi wrap), and says "continue" in its own words.
 func TestLaunchMatchesTheEnginesHerdrExtension(t *testing.T) {
-	theirs, theirEnv, theirEntry := upstreamLaunch(t)
+	theirs, theirEnv, theirEntry, theirInline := upstreamLaunch(t)
 
 	wd := newWorld(t, "gate")
 	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
@@ -48,15 +53,25 @@ func TestLaunchMatchesTheEnginesHerdrExtension(t *testing.T) {
 	if !strings.Contains(theirEntry, filepath.Join("workflows", "node_modules")) || ours[1] != l.Entrypoint || strings.Contains(l.Entrypoint, "workflows") {
 		t.Errorf("entrypoints: ours %s (want the owner's Pi), theirs %s (the engine's copy)", ours[1], theirEntry)
 	}
-	// The rest, minus the engine-private inline extension.
+	// Their inline module is the engine's timing factory alone (no
+	// inline factory was prepared: ours carries no inline module).
+	if slices.Contains(ours, "<inline-extensions>") {
+		t.Fatalf("the engine prepared inline extensions for this agent; the comparison below assumes none: %q", ours)
+	}
+	if !strings.Contains(theirInline, `"pi-workflows:tool-timing"`) || strings.Count(theirInline, "tool_execution_end") != 1 {
+		t.Errorf("their inline extensions module is not the engine's timing factory alone:\n%s", theirInline)
+	}
 	want := slices.Clone(theirs[2:])
 	if i := slices.Index(want, "<inline-extensions>"); i > 0 && want[i-1] == "--extension" {
-		want = slices.Delete(want, i-1, i+1)
+		want[i] = "<tool-timing>"
 	} else {
 		t.Errorf("the engine's extension carried no inline extension file: %q", theirs)
 	}
 	if !slices.Equal(ours[2:], want) {
 		t.Errorf("launch words differ\nours:   %q\ntheirs: %q", ours[2:], want)
+	}
+	if len(l.Notes) != 0 {
+		t.Errorf("the launch has notes %q", l.Notes)
 	}
 	if theirEnv["PI_EXTENSIBLE_WORKFLOWS_HERDR_OWNER"] != "1" || len(l.Env) == 0 || l.Env["PI_CODING_AGENT_DIR"] != wd.agent.AgentDir || !strings.HasSuffix(theirEnv["PI_CODING_AGENT_DIR"], "/agent") {
 		t.Errorf("environment: ours %v, theirs %v", l.Env, theirEnv)
@@ -66,8 +81,8 @@ func TestLaunchMatchesTheEnginesHerdrExtension(t *testing.T) {
 // upstreamLaunch runs the same workflow in an owner with the engine's own
 // Herdr extension instead of herdr-pi's probe, chooses its live action, and
 // returns the command line it asked Herdr to run (words, paths by role),
-// the variables it set, and its entrypoint.
-func upstreamLaunch(t *testing.T) (argv []string, env map[string]string, entry string) {
+// the variables it set, its entrypoint and its inline extensions module.
+func upstreamLaunch(t *testing.T) (argv []string, env map[string]string, entry, inline string) {
 	t.Helper()
 	wd := newWorld(t, "gate")
 	herdrLog := fakeHerdr(t, wd)
@@ -110,6 +125,11 @@ func upstreamLaunch(t *testing.T) (argv []string, env map[string]string, entry s
 	if err != nil {
 		t.Fatal(err)
 	}
+	ib, err := os.ReadFile(herdrLog + ".extensions")
+	if err != nil {
+		t.Fatalf("their inline extensions module: %v", err)
+	}
+	inline = string(ib)
 	words := shellWords(t, strings.TrimSpace(string(b)))
 	env = map[string]string{}
 	for len(words) > 0 && strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "/") {
@@ -146,7 +166,7 @@ func upstreamLaunch(t *testing.T) (argv []string, env map[string]string, entry s
 		}
 	}
 	tm.Close()
-	return argv, env, entry
+	return argv, env, entry, inline
 }
 
 // shellWords splits a command line of bare and single-quoted words (the

@@ -219,3 +219,38 @@ func Transcript(t testing.TB, path string) []Message {
 	}
 	return out
 }
+
+// ToolTiming is one of the workflow engine's tool-timing session entries
+// (custom entries of type "pi-workflows:tool-timing", one per finished
+// tool call of a workflow agent).
+type ToolTiming struct {
+	ToolCallID  string `json:"toolCallId"`
+	ToolName    string `json:"toolName"`
+	StartedAt   int64  `json:"startedAt"`
+	CompletedAt int64  `json:"completedAt"`
+	DurationMs  int64  `json:"durationMs"`
+	IsError     bool   `json:"isError"`
+}
+
+// ToolTimings reads the tool-timing entries of a Pi session file, in order.
+func ToolTimings(t testing.TB, path string) []ToolTiming {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ToolTiming
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var e struct {
+			Type       string     `json:"type"`
+			CustomType string     `json:"customType"`
+			Data       ToolTiming `json:"data"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "custom" && e.CustomType == "pi-workflows:tool-timing" {
+			out = append(out, e.Data)
+		}
+	}
+	return out
+}

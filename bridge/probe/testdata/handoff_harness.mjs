@@ -310,6 +310,38 @@ async function main() {
 		// three-byte characters are 18 MB there, six million ASCII ones 6 MB.
 		const m = await load();
 		out.fits = [m.fits("launch", "h1", { text: "確".repeat(6_000_000) }), m.fits("launch", "h1", { text: "x".repeat(6_000_000) })];
+	} else if (scenario === "timing") {
+		// ENGINE_SOURCE is the file the engine's /workflow command comes
+		// from (the Go test lays out a stand-in engine package around it);
+		// OTHER_SOURCE a file of another package.
+		const m = await load();
+		const prepared = { cwd: "/work/proj", model: { provider: "openai", model: "gpt" }, tools: ["read"] };
+		const inner = { reference: { transport: "local", sessionId: "s1", locator: { sessionFile: "/agent/sessions/s1.jsonl" } } };
+		const a = { inner, prepared, runId: "run-1", sessionId: "s1", label: "reviewer" };
+		const launchWith = (commands) => {
+			const pi = fakePi();
+			pi.getCommands = () => commands;
+			pi.getAllTools = () => [{ name: "read", sourceInfo: { path: "<builtin:read>" } }];
+			m.setupHandoff(pi, { herdr: false });
+			return m.describeLaunch(a, false);
+		};
+		const other = { name: "other", sourceInfo: { path: process.env.OTHER_SOURCE } };
+		out.untimedLaunch = launchWith([other]);
+		out.timedLaunch = launchWith([other, { name: "workflow", sourceInfo: { path: process.env.ENGINE_SOURCE } }]);
+		// The pane's module installs the engine's extension on the pane's Pi.
+		const src = out.timedLaunch.files.find((f) => f.name === "tool-timing.mjs").content;
+		const mod = await import("data:text/javascript," + encodeURIComponent(src));
+		const seen = [];
+		await mod.default({ on: (name) => seen.push(name) });
+		out.inlineRan = seen;
+		// An engine gone by the time the pane starts: the module installs
+		// nothing and does not throw.
+		const gone = m.toolTimingExtension("/nonexistent/tool-timing.js");
+		const goneMod = await import("data:text/javascript," + encodeURIComponent(gone));
+		const goneSeen = [];
+		await goneMod.default({ on: (name) => goneSeen.push(name) });
+		out.goneRan = goneSeen;
+		if (process.env.ODD_SOURCE) out.oddLaunch = launchWith([{ name: "workflow", sourceInfo: { path: process.env.ODD_SOURCE } }]);
 	} else if (scenario === "launch") {
 		const m = await load();
 		const named = async function (pi) {
