@@ -1,7 +1,6 @@
 package pitest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -182,14 +181,8 @@ type Message struct {
 // Transcript reads the messages of a Pi session file, in order.
 func Transcript(t testing.TB, path string) []Message {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []Message
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
+	for _, line := range sessionLines(t, path) {
 		var e struct {
 			Type    string `json:"type"`
 			Message struct {
@@ -198,7 +191,7 @@ func Transcript(t testing.TB, path string) []Message {
 				Content    json.RawMessage `json:"content"`
 			} `json:"message"`
 		}
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "message" {
+		if json.Unmarshal(line, &e) != nil || e.Type != "message" {
 			continue
 		}
 		x := Message{Role: e.Message.Role, StopReason: e.Message.StopReason}
@@ -220,6 +213,16 @@ func Transcript(t testing.TB, path string) []Message {
 	return out
 }
 
+// sessionLines are the lines of a Pi session file (one JSON entry each).
+func sessionLines(t testing.TB, path string) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Split(b, []byte("\n"))
+}
+
 // ToolTiming is one of the workflow engine's tool-timing session entries
 // (custom entries of type "pi-workflows:tool-timing", one per finished
 // tool call of a workflow agent).
@@ -235,20 +238,14 @@ type ToolTiming struct {
 // ToolTimings reads the tool-timing entries of a Pi session file, in order.
 func ToolTimings(t testing.TB, path string) []ToolTiming {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []ToolTiming
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
+	for _, line := range sessionLines(t, path) {
 		var e struct {
 			Type       string     `json:"type"`
 			CustomType string     `json:"customType"`
 			Data       ToolTiming `json:"data"`
 		}
-		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "custom" && e.CustomType == "pi-workflows:tool-timing" {
+		if json.Unmarshal(line, &e) == nil && e.Type == "custom" && e.CustomType == "pi-workflows:tool-timing" {
 			out = append(out, e.Data)
 		}
 	}
