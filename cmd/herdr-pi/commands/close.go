@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +26,8 @@ type closeOptions struct {
 	// Wait bounds how long close waits for live handoffs to be handed back
 	// once their panes are closed.
 	Wait time.Duration
+	// reported: the report is printed; what failed is in it.
+	reported bool
 }
 
 func closeCommand(f *Factory) *cli.Command {
@@ -50,17 +53,68 @@ func closeCommand(f *Factory) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print what was closed as JSON (format: docs/open.md)"},
 		},
 		Action: withArgs("close", func(c *cli.Context, args []string) error {
-			// A second word is named, as open names its third: "name one
-			// run" alone leaves the person to guess which word was extra.
-			if len(args) > 1 {
-				return usagef("close", "unexpected argument %q (close takes one run; herdr-pi open --list shows them)", args[1])
+			opts := &closeOptions{JSON: c.Bool("json"), Wait: 30 * time.Second}
+			err := closeAction(c.Context, f, opts, args)
+			if opts.JSON && !opts.reported {
+				err = closeFailedJSON(f.IO.Out, opts, err)
 			}
-			if len(args) != 1 || args[0] == "" {
-				return usagef("close", "name one run (herdr-pi open --list shows them)")
-			}
-			return closeRun(c.Context, f, &closeOptions{Run: args[0], JSON: c.Bool("json"), Wait: 30 * time.Second})
+			return err
 		}),
 	}
+}
+
+func closeAction(ctx context.Context, f *Factory, opts *closeOptions, args []string) error {
+	// A second word is named, as open names its third: "name one run"
+	// alone leaves the person to guess which word was extra.
+	if len(args) > 1 {
+		return usagef("close", "unexpected argument %q (close takes one run; herdr-pi open --list shows them)", args[1])
+	}
+	if len(args) != 1 || args[0] == "" {
+		return usagef("close", "name one run (herdr-pi open --list shows them)")
+	}
+	opts.Run = args[0]
+	return closeRun(ctx, f, opts)
+}
+
+// closeFailedReport is what `close --json` prints when close fails before it
+// has a report (docs/open.md): a script reading stdout learns why, as
+// from open. The message goes to stderr too.
+type closeFailedReport struct {
+	Format string `json:"format"`
+	// Run is the run as it was named (empty when none was).
+	Run   string `json:"run"`
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func closeFailedJSON(w io.Writer, opts *closeOptions, err error) error {
+	if err == nil {
+		return nil
+	}
+	fail := closeFailedReport{Format: closeFormat, Run: opts.Run}
+	fail.Error.Code, fail.Error.Message = closeErrorCode(err), render.CleanLines(err.Error())
+	if werr := render.JSON(w, fail); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+// ambiguousCloseError is a prefix close refuses because it may name
+// another run than the one with things open.
+type ambiguousCloseError struct{ msg string }
+
+func (e *ambiguousCloseError) Error() string { return e.msg }
+
+// closeErrorCode names a close failure for scripts: open's codes, which
+// close's failures share (docs/open.md).
+func closeErrorCode(err error) string {
+	var amb *ambiguousCloseError
+	if errors.As(err, &amb) {
+		return "ambiguous_run"
+	}
+	return openErrorCode(err)
 }
 
 type closeReport struct {
@@ -88,7 +142,7 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 	}
 	if len(runs) > 1 {
 		// As open does with a prefix of several runs: an error, not usage.
-		return fmt.Errorf("close: %q names several runs with open panes (%s): give more of the id", opts.Run, strings.Join(runs, ", "))
+		return &ambiguousCloseError{fmt.Sprintf("close: %q names several runs with open panes (%s): give more of the id", opts.Run, strings.Join(runs, ", "))}
 	}
 	rep := closeReport{Format: closeFormat, Run: opts.Run, Closed: []handoff.Closed{}, Failed: []handoff.Failed{}}
 	if len(runs) == 0 {
@@ -116,7 +170,7 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 		case errors.As(err, &ambiguous):
 			return fmt.Errorf("close: %w", err)
 		case err == nil && id != runs[0]:
-			return fmt.Errorf("close: %q names run %s in the workflow store, but run %s has things open: give more of the id", opts.Run, id, runs[0])
+			return &ambiguousCloseError{fmt.Sprintf("close: %q names run %s in the workflow store, but run %s has things open: give more of the id", opts.Run, id, runs[0])}
 		}
 	}
 	if len(runs) == 1 {
@@ -131,6 +185,7 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 		// worth saying, but this run's close went well.
 		tell(f.IO.Err, "herdr-pi close: %v\n", listErr)
 	}
+	opts.reported = true
 	if err := printClose(f, rep, opts.JSON); err != nil {
 		return err
 	}

@@ -67,22 +67,48 @@ func TestCloseWithNothingOpen(t *testing.T) {
 	if prefix == "" {
 		t.Fatalf("no one-character prefix of %q names several runs", ls.IDs)
 	}
-	for _, c := range []struct{ ref, says string }{
-		{"deadbeef", `no workflow run "deadbeef"`},
-		{"..", `".." is not a run id`},
-		{prefix, `run id prefix "` + prefix + `" matches`},
+	for _, c := range []struct{ ref, says, code string }{
+		{"deadbeef", `no workflow run "deadbeef"`, "no_run"},
+		{"..", `".." is not a run id`, "no_run"},
+		{prefix, `run id prefix "` + prefix + `" matches`, "ambiguous_run"},
 	} {
-		for _, json := range []bool{false, true} {
-			args := []string{c.ref}
-			if json {
-				args = append(args, "--json")
-			}
-			code, out, errs := runClose(t, env, ls.Home, args...)
-			if code != 1 || out != "" || !strings.Contains(errs, c.says) {
-				t.Errorf("close %q: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, code, out, errs, c.says)
-			}
+		code, out, errs := runClose(t, env, ls.Home, c.ref)
+		if code != 1 || out != "" || !strings.Contains(errs, c.says) {
+			t.Errorf("close %q: exit %d, stdout %q, stderr %q; want exit 1 and %q", c.ref, code, out, errs, c.says)
+		}
+		// A script reading --json learns why on stdout too, as from open.
+		code, out, errs = runClose(t, env, ls.Home, c.ref, "--json")
+		fail := decodeCloseFailure(t, out)
+		if code != 1 || !strings.Contains(errs, c.says) || fail.Run != c.ref || fail.Error.Code != c.code || !strings.Contains(fail.Error.Message, c.says) {
+			t.Errorf("close %q --json: exit %d, stdout %q, stderr %q; want exit 1, code %s and %q in both", c.ref, code, out, errs, c.code, c.says)
 		}
 	}
+}
+
+// closeFailureObject is what `close --json` prints when it fails before it
+// could close anything (docs/open.md).
+type closeFailureObject struct {
+	Format string `json:"format"`
+	Run    string `json:"run"`
+	Error  struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func decodeCloseFailure(t *testing.T, out string) closeFailureObject {
+	t.Helper()
+	var f closeFailureObject
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		t.Errorf("stdout %q is not one close failure object: %v", out, err)
+	}
+	if f.Format != "herdr-pi.close/1" {
+		t.Errorf("format %q, want herdr-pi.close/1", f.Format)
+	}
+	validate(t, compileSchema(t, "open"), out)
+	return f
 }
 
 // A prefix that names several runs with things open is refused like a
@@ -99,6 +125,10 @@ func TestCloseRefusesAPrefixOfSeveralOpenRuns(t *testing.T) {
 	code, out, errs := runClose(t, env, ls.Cwd, "abc")
 	if code != 1 || out != "" || !strings.Contains(errs, `"abc" names several runs with open panes`) {
 		t.Fatalf("exit %d, %q %q", code, out, errs)
+	}
+	code, out, _ = runClose(t, env, ls.Cwd, "abc", "--json")
+	if fail := decodeCloseFailure(t, out); code != 1 || fail.Error.Code != "ambiguous_run" || !strings.Contains(fail.Error.Message, "names several runs with open panes") {
+		t.Errorf("--json: exit %d, %s; want ambiguous_run", code, out)
 	}
 	if recs, _ := ledger.List(); len(recs) != 2 {
 		t.Fatalf("records left %d, want both", len(recs))
@@ -159,6 +189,10 @@ func TestCloseNamesAnUnexpectedArgument(t *testing.T) {
 		code, out, errOut := run(t, env, tc.args...)
 		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, tc.says) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errOut, tc.says)
+		}
+		code, out, _ = run(t, env, append(tc.args, "--json")...)
+		if fail := decodeCloseFailure(t, out); code != exitUsage || fail.Error.Code != "usage" || !strings.HasPrefix(fail.Error.Message, strings.TrimSuffix(strings.TrimPrefix(tc.says, "herdr-pi close: "), "\n")) {
+			t.Errorf("%q --json: exit %d, stdout %q; want 2 and a usage object saying %q", tc.args, code, out, tc.says)
 		}
 	}
 }

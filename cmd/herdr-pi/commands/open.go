@@ -487,7 +487,8 @@ func openFailedJSON(w io.Writer, opts *openOptions, err error) error {
 	return err
 }
 
-// openErrorCode names an open failure for scripts (docs/open.md).
+// openErrorCode names an open failure for scripts (docs/open.md); close
+// names its failures with the same codes.
 func openErrorCode(err error) string {
 	var (
 		usage     *usageError

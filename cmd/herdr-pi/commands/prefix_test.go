@@ -289,6 +289,13 @@ func TestCloseRefusesAPrefixOfRunsOfSeveralProjects(t *testing.T) {
 		}
 		for _, args := range [][]string{{c.prefix}, {c.prefix, "--json"}} {
 			code, out, errs := runClose(t, env, ls.Cwd, args...)
+			if len(args) > 1 {
+				// --json: the same words in a failure object on stdout.
+				if fail := decodeCloseFailure(t, out); fail.Error.Code != "ambiguous_run" || !strings.Contains(fail.Error.Message, c.twins[0]) {
+					t.Errorf("things open %v, close %q: stdout %q; want an ambiguous_run object naming the runs", open, args, out)
+				}
+				out = ""
+			}
 			if code != 1 || out != "" || !strings.Contains(errs, `run id prefix "`+c.prefix+`" matches 4 runs`) ||
 				!strings.Contains(errs, c.twins[0]) || !strings.Contains(errs, "close takes a prefix only when it names one run") {
 				t.Errorf("things open %v, close %q: exit %d, stdout %q, stderr %q", open, args, code, out, errs)
