@@ -13,6 +13,7 @@ package signals
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,9 +76,13 @@ type Signals struct {
 	running      bool
 	heldOpen     bool
 	perms        permissions.Tracker
-	herdrBlocked []string // open herdr:blocked reasons, oldest first
-	uiPrompts    []string
-	seq          int
+	herdrBlocked []string       // open herdr:blocked reasons, oldest first
+	uiPrompts    []state.Reason // Pi's open dialogs, oldest first
+	// orphans are Pi's dialogs that were open when the probe lost its
+	// connection, oldest first: the machine holds them open (HoldOpen)
+	// until the probe, connected again, repeats those still open.
+	orphans []state.Reason
+	seq     int
 	// lastStop and lastAborted say how the last run ended, for `status`
 	// (a live handoff asks the pane's wrapper whether its turn was cut).
 	lastStop    string
@@ -149,7 +154,20 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		if e.InputNeeded {
 			restore = append(restore, sentinel(e.Question))
 		}
+		orphans := s.orphans
+		s.orphans = nil
+		if e.Reason == "reconnect" {
+			// The same session, on a new connection: the dialogs it had
+			// open stay so, and the repeat that follows this event takes
+			// them over (no news); those it does not repeat closed while
+			// the probe was away and close in a moment.
+			s.orphans = stillOpen(s.m.Snapshot().Reasons, orphans)
+			restore = append(restore, s.orphans...)
+		}
 		s.m.SessionStart(restore...)
+		if len(s.orphans) > 0 {
+			s.m.HoldOpen(keys(s.orphans), ReplayGrace)
+		}
 		if s.watcher != nil && e.SessionFile != "" {
 			s.watcher.Follow(e.SessionFile)
 		}
@@ -194,12 +212,19 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 	case control.CompactionEnd:
 		s.m.Compaction(false)
 	case control.UIPromptStart:
-		key := s.next("ui_prompt")
-		s.uiPrompts = append(s.uiPrompts, key)
-		s.m.Open(state.Reason{Key: key, Kind: state.KindUIPrompt, Label: "waiting for your answer", Question: e.Title})
+		r := state.Reason{Key: s.next("ui_prompt"), Kind: state.KindUIPrompt, Label: "waiting for your answer", Question: e.Title}
+		if len(s.orphans) > 0 {
+			// The reconnected probe repeats a dialog that is open
+			// still: it is the oldest held one, which opening again
+			// keeps as it is.
+			r = s.orphans[0]
+			s.orphans = s.orphans[1:]
+		}
+		s.uiPrompts = append(s.uiPrompts, r)
+		s.m.Open(r)
 	case control.UIPromptEnd:
 		if n := len(s.uiPrompts); n > 0 {
-			s.m.Close(s.uiPrompts[n-1])
+			s.m.Close(s.uiPrompts[n-1].Key)
 			s.uiPrompts = s.uiPrompts[:n-1]
 		}
 	case control.WaitingForInput:
@@ -258,11 +283,47 @@ func (s *Signals) settle(inputNeeded bool, question string) {
 }
 
 // forgetProbeReasons closes what only the probe could close.
+// Pi's dialogs are held open a while instead: the probe comes back within
+// a second and repeats those still open (see orphans).
 func (s *Signals) forgetProbeReasons() {
-	for _, k := range []state.Kind{state.KindWait, state.KindHerdrBlocked, state.KindAsk, state.KindPermission, state.KindUIPrompt} {
+	for _, k := range []state.Kind{state.KindWait, state.KindHerdrBlocked, state.KindAsk, state.KindPermission} {
 		s.m.CloseKind(k)
 	}
+	s.orphans = append(s.orphans, s.uiPrompts...)
+	if len(s.orphans) > 0 {
+		s.m.HoldOpen(keys(s.orphans), ProbeReturnGrace)
+	}
 	s.resetBookkeeping()
+}
+
+// ProbeReturnGrace bounds how long Pi's dialogs stay open after the probe
+// lost its connection without coming back (it redials within a second;
+// the wrapper waits up to 10 s for a slow one's hello, and this is the
+// machine's wait for a replaced session). ReplayGrace bounds how long
+// they wait, once it is back, for it to repeat them: it does so right
+// after its session_start, in the same write.
+const (
+	ProbeReturnGrace = state.DefaultReplaceGrace
+	ReplayGrace      = state.AnswerGrace
+)
+
+func keys(rs []state.Reason) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Key
+	}
+	return out
+}
+
+// stillOpen keeps the reasons of rs that open has (by key), in rs's order.
+func stillOpen(open, rs []state.Reason) []state.Reason {
+	var out []state.Reason
+	for _, r := range rs {
+		if i := slices.IndexFunc(open, func(o state.Reason) bool { return o.Key == r.Key }); i >= 0 {
+			out = append(out, open[i])
+		}
+	}
+	return out
 }
 
 func (s *Signals) resetBookkeeping() {

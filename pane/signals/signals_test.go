@@ -249,7 +249,9 @@ func TestPermissionPromptsAndAsks(t *testing.T) {
 }
 
 // When Pi goes away without shutting its session down, what only it could
-// close is closed; hook waits and the sentinel from the file stay.
+// close is closed; hook waits and the sentinel from the file stay, and
+// Pi's dialog is held a while for the probe to come back and repeat it
+// (TestProbeReconnectKeepsAnOpenDialog). A new Pi session ends the hold.
 func TestProbeDisconnectKeepsHooksAndSentinel(t *testing.T) {
 	r := newRig()
 	defer r.m.Stop()
@@ -266,7 +268,7 @@ func TestProbeDisconnectKeepsHooksAndSentinel(t *testing.T) {
 	for _, reason := range s.Reasons {
 		kinds = append(kinds, reason.Kind)
 	}
-	if s.State != "blocked" || strings.Join(kinds, ",") != "wait,sentinel" || s.SessionFile != "/s.jsonl" {
+	if s.State != "blocked" || strings.Join(kinds, ",") != "ui-prompt,wait,sentinel" || s.SessionFile != "/s.jsonl" {
 		t.Fatalf("after the probe left: %+v (kinds %v)", s, kinds)
 	}
 	// A new Pi session keeps the hook wait too.
@@ -483,4 +485,58 @@ func TestStatusNamesTheSession(t *testing.T) {
 	if got := r.s.Status().SessionName; got != "release" {
 		t.Fatalf("after a run renamed it: %q", got)
 	}
+}
+
+// The probe's connection is lost while one of Pi's dialogs is open, and
+// made again: the probe repeats the dialog after the session. The pane
+// stays blocked throughout (no idle between the loss and the repeat) and
+// the person is not told of the same dialog twice (a replay is no news).
+// A dialog answered while the probe was away is not repeated: it closes
+// once the reconnected probe has had time to say what is still open, as
+// one does when the probe never comes back.
+func TestProbeReconnectKeepsAnOpenDialog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig()
+		defer r.m.Stop()
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl"})
+		time.Sleep(2 * time.Second)
+		dialog := control.UIPromptStart{Kind: "confirm", Title: "Deploy now?"}
+		r.feed(dialog)
+		time.Sleep(time.Minute)
+		want, told := "idle blocked(waiting for your answer)", "input-needed(Deploy now?)"
+		r.expect(t, want, told)
+
+		r.feed(control.ProbeDisconnected{PID: 1})
+		time.Sleep(time.Second)
+		r.expect(t, want, told)
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl"}, dialog)
+		time.Sleep(time.Minute)
+		r.expect(t, want, told)
+		if s := r.s.Status(); s.State != "blocked" || len(s.Reasons) != 1 || s.Reasons[0].Kind != "ui-prompt" {
+			t.Fatalf("after the reconnect: %+v", s)
+		}
+		// The repeated dialog is the one that closes.
+		r.feed(control.UIPromptEnd{Kind: "confirm", Title: "Deploy now?"})
+		time.Sleep(time.Minute)
+		r.expect(t, want+" idle", told)
+
+		// Answered while the probe was away: no repeat, idle.
+		r.feed(dialog)
+		time.Sleep(time.Minute)
+		want, told = want+" idle blocked(waiting for your answer)", told+",input-needed(Deploy now?)"
+		r.expect(t, want, told)
+		r.feed(control.ProbeDisconnected{PID: 1})
+		time.Sleep(time.Second)
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl"})
+		time.Sleep(time.Minute)
+		r.expect(t, want+" idle", told)
+
+		// The probe never comes back: the dialog cannot be heard closing.
+		r.feed(dialog)
+		time.Sleep(time.Minute)
+		want, told = want+" idle blocked(waiting for your answer)", told+",input-needed(Deploy now?)"
+		r.feed(control.ProbeDisconnected{PID: 1})
+		time.Sleep(time.Minute)
+		r.expect(t, want+" idle", told)
+	})
 }

@@ -296,6 +296,9 @@ type Machine struct {
 	// replaceEnd); its reasons stay open until it arrives.
 	replacing  bool
 	replaceEnd time.Time
+	// held: reasons only a probe that lost its connection could close,
+	// by key, with when they close unless opened again first (HoldOpen).
+	held map[string]time.Time
 	// quit: the agent said its session ended for good (SessionShutdown:
 	// Pi quits) and no run, session or probe came after. Only its exit
 	// follows, so it is idle until then: the screen may still be drawing
@@ -393,6 +396,7 @@ func (m *Machine) step(cause string, f func(now time.Time)) bool {
 			m.clearSessionLocked()
 		}
 	}
+	next = earliest(next, m.settleHeld(now))
 	if !next.IsZero() {
 		m.arm(next)
 	}
@@ -641,12 +645,52 @@ func (m *Machine) CloseKind(k Kind) {
 	m.update("close:"+string(k), func(time.Time) { m.closeKindLocked(k) })
 }
 
+// HoldOpen keeps the open reasons with keys open until d from now, then
+// closes those not opened again meanwhile. It is for what only the
+// agent's probe can close when the probe lost its connection: it comes
+// back within a second and repeats what is still open (Pi's dialogs), so
+// closing them at once would report a blip of idle, and the repeat a
+// second "needs your input" for a dialog the person was told of. A probe
+// that never comes back closes them after d, as it would have at once.
+func (m *Machine) HoldOpen(keys []string, d time.Duration) {
+	m.update("hold", func(now time.Time) {
+		for _, k := range keys {
+			if !slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == k }) {
+				continue
+			}
+			if m.held == nil {
+				m.held = map[string]time.Time{}
+			}
+			m.held[k] = now.Add(d)
+		}
+	})
+}
+
+// settleHeld closes the held reasons that are due, and returns when the
+// next one will be (zero while none is held).
+func (m *Machine) settleHeld(now time.Time) time.Time {
+	var next time.Time
+	for k, end := range m.held {
+		switch {
+		case !slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == k }):
+			delete(m.held, k) // closed meanwhile
+		case !now.Before(end):
+			delete(m.held, k)
+			m.closeLocked(k)
+		default:
+			next = earliest(next, end)
+		}
+	}
+	return next
+}
+
 // ClearReasons removes every open reason.
 func (m *Machine) ClearReasons() {
 	m.update("clear", func(time.Time) { m.clearLocked() })
 }
 
 func (m *Machine) openLocked(now time.Time, r Reason) {
+	delete(m.held, r.Key)
 	if i := slices.IndexFunc(m.reasons, func(o Reason) bool { return o.Key == r.Key }); i >= 0 {
 		m.relabelLocked(i, r)
 		return
