@@ -28,6 +28,7 @@ var piRecordings = []struct {
 }{
 	{"0.73.1", "idle", detect.Idle, ""},
 	{"0.73.1", "working", detect.Working, "busy_row"},
+	{"0.73.1", "working-tall", detect.Working, "busy_row"},
 	{"0.73.1", "reply", detect.Idle, ""},
 	{"0.73.1", "aborted", detect.Idle, ""},
 	{"0.73.1", "after-compact", detect.Idle, ""},
@@ -35,6 +36,7 @@ var piRecordings = []struct {
 	{"0.73.1", "retry-failed", detect.Idle, ""},
 	{"1.6.0", "idle", detect.Idle, ""},
 	{"1.6.0", "working", detect.Working, "busy_border"},
+	{"1.6.0", "working-tall", detect.Working, "busy_border"},
 	{"1.6.0", "reply", detect.Idle, ""},
 	{"1.6.0", "aborted", detect.Idle, ""},
 	{"1.6.0", "after-compact", detect.Idle, ""},

@@ -4,6 +4,7 @@
 #
 #   record.sh VERSION PI_BIN [NODE_BIN_DIR]
 #
+# ONLY="moment …" records just those moments (the others are kept).
 # Needs tmux, util-linux script, python3 and ../shared/tools/fakellm.py.
 set -euo pipefail
 ver=$1 pi=$2 nodebin=${3:-}
@@ -69,10 +70,28 @@ snap() { # name: keep the stream so far and what tmux showed at that moment
 	echo "recorded $1 ($(stat -c %s "$out/$1.raw") bytes)"
 }
 busy='[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] '
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+only() { [ -z "${ONLY:-}" ] || { echo "ONLY=$ONLY: done"; exit 0; }; }
 
 waitfor '^─{20}' 20
 sleep 1.5
-snap idle
+want idle && snap idle
+
+if want working-tall; then
+	# A follow-up of twelve lines typed (Ctrl+J is Pi's newline) while a
+	# reply streams: the editor grows to its most (30 % of the rows) and
+	# pushes its top border, where Pi 1.x says it works, up the screen.
+	keys -l 'SLOW please look at the tests'; keys Enter
+	waitfor "$busy" 10
+	for i in 1 2 3 4 5 6 7 8 9 10 11; do keys -l "line $i of a follow-up"; keys C-j; done
+	keys -l 'line 12 of a follow-up'
+	sleep 1.2
+	snap working-tall
+	keys C-c # clears the editor (once: twice quits)
+	waitgone "$busy" 30
+	sleep 0.8
+fi
+only
 
 keys -l 'SLOW please look at the project'; keys Enter
 waitfor "$busy" 10
