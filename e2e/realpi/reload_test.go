@@ -153,6 +153,8 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 	if got := len(llm.Requests()); got != 2 {
 		t.Fatalf("%d model calls, want 2 (restoring calls nothing)", got)
 	}
+	// The run after the /reload and the /new got the guidance too.
+	guidedEveryRun(t, llm.Requests(), 2)
 }
 
 // selected is true when the picker's cursor row mentions text.
