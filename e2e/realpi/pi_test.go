@@ -1,6 +1,7 @@
 package realpi
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -202,7 +203,16 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 	defer llm.Close()
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
-	tm := startPi(t, a, w, herdrEnv)
+	// A Herdr socket that listens: the probe must never dial it, the
+	// wrapper owns the transport to Herdr (as Herdr's own Pi integration
+	// does for the sentinel extension).
+	herdrSock := filepath.Join(t.TempDir(), "herdr.sock")
+	herdrLn, err := net.Listen("unix", herdrSock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer herdrLn.Close()
+	tm := startPi(t, a, w, []string{"HERDR_ENV=1", "HERDR_SOCKET_PATH=" + herdrSock, "HERDR_PANE_ID=w1:p1"})
 	editorReady(t, tm, w)
 	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
 	if start.Reason != "startup" || start.Mode != "tui" || start.ModeInferred || !start.HasUI || start.SessionFile == "" || start.InputNeeded {
@@ -269,7 +279,13 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 	if ev := w.waitEvent(t, control.EvSessionShutdown, 5*time.Second); ev != (control.SessionShutdown{Reason: "quit"}) {
 		t.Fatalf("shutdown %#v", ev)
 	}
-
+	// Pi has exited: a connection it made to Herdr's socket, closed or
+	// not, waits in the listener's backlog.
+	herdrLn.(*net.UnixListener).SetDeadline(time.Now().Add(200 * time.Millisecond))
+	if c, err := herdrLn.Accept(); err == nil {
+		c.Close()
+		t.Fatal("Pi connected to Herdr's socket itself")
+	}
 }
 
 // Quit while blocked, start again on the same session file (as after a
