@@ -433,8 +433,8 @@ func TestWrapPiWaitsAggregate(t *testing.T) {
 	quit(t, tm)
 }
 
-// Print mode is a pure passthrough: same stdout and exit code as Pi alone,
-// no probe (no guidance in the prompt), nothing sent to Herdr.
+// Print and JSON mode are a pure passthrough: same stdout and exit code as
+// Pi alone, no probe (no guidance in the prompt), nothing sent to Herdr.
 func TestWrapPiPrintModeIsPassthrough(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "hello back"}), true)
 	run := func(argv ...string) (string, int) {
@@ -451,13 +451,24 @@ func TestWrapPiPrintModeIsPassthrough(t *testing.T) {
 	if bare != wrapped || bareCode != wrappedCode || bareCode != 0 {
 		t.Fatalf("bare pi -p: %q exit %d; wrapped: %q exit %d", bare, bareCode, wrapped, wrappedCode)
 	}
+	// JSON mode, from a terminal (whose stdout alone would keep the
+	// probe out): its lines carry ids and times, so no byte compare, but
+	// they are Pi's own event stream.
+	tm := pitest.StartTerm(t, []string{r.hp, "wrap", r.pi.Bin, "--mode", "json", "hi"}, r.env(), r.agent.Project, 40, 120)
+	t.Cleanup(tm.Close)
+	if code, err := tm.ExitCode(time.Minute); err != nil || code != 0 || !bytes.Contains(tm.Raw(), []byte(`{"type":"session"`)) || !bytes.Contains(tm.Raw(), []byte("hello back")) {
+		t.Fatalf("wrapped pi --mode json in a terminal: exit %d, %v\n%q", code, err, tm.Raw())
+	}
+	if n := len(r.llm.Requests()); n != 3 {
+		t.Fatalf("%d model calls, want 3", n)
+	}
 	for _, req := range r.llm.Requests() {
 		if strings.Contains(req.System(), "<herdr_integration>") {
-			t.Fatalf("print mode got the guidance:\n%s", req.System())
+			t.Fatalf("print or JSON mode got the guidance:\n%s", req.System())
 		}
 	}
 	if m := r.herdr.Methods(); len(m) != 0 {
-		t.Fatalf("print mode talked to Herdr: %q", m)
+		t.Fatalf("print or JSON mode talked to Herdr: %q", m)
 	}
 	t.Logf("both printed %q, exit %d", bare, bareCode)
 }
