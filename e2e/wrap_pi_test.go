@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -385,9 +386,10 @@ func appendUserMessage(t *testing.T, file, text string) {
 	}
 }
 
-// Two overlapping waits from `herdr-pi waiting` and one
-// pi:waiting-for-user-input from an extension: one blocked report, one
-// clear, in order, when the last one closes.
+// Two overlapping waits from `herdr-pi waiting` and two
+// pi:waiting-for-user-input waits of one extension (plan-md holds one per
+// tool call): one blocked report, and one clear, when the last of all
+// four closes.
 func TestWrapPiWaitsAggregate(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "ok"}), true)
 	waiter, err := filepath.Abs("realpi/testdata/waiter.mjs")
@@ -403,34 +405,62 @@ func TestWrapPiWaitsAggregate(t *testing.T) {
 			t.Fatalf("herdr-pi waiting %q: %v\n%s", args, err, out)
 		}
 	}
-	waiting("start", "--source", "deploy", "--id", "a", "--label", "approve deploy")
-	r.waitStates("the first wait", "unknown", "idle", "blocked(approve deploy)")
-	waiting("start", "--source", "deploy", "--id", "b")
-	tm.Type(t, "/wait-on")
-	time.Sleep(500 * time.Millisecond)
-	out, err := r.herdrPi("status", "--json")
-	if err != nil {
-		t.Fatalf("status: %v\n%s", err, out)
-	}
-	validateJSON(t, docSchema(t, "status"), []byte(out))
-	var st struct {
+	type status struct {
 		State          string
 		Reasons        []struct{ Kind, Key string }
 		SessionFile    string `json:"session_file"`
 		ProbeConnected bool   `json:"probe_connected"`
 	}
-	if err := json.Unmarshal([]byte(out), &st); err != nil || st.State != "blocked" || len(st.Reasons) != 3 || !st.ProbeConnected || st.SessionFile == "" {
-		t.Fatalf("status %s (%v)", out, err)
+	// reasons waits until the wrapper holds exactly the reasons keys.
+	reasons := func(what string, keys ...string) status {
+		t.Helper()
+		var st status
+		var got []string
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			out, err := r.herdrPi("status", "--json")
+			if err != nil {
+				t.Fatalf("status: %v\n%s", err, out)
+			}
+			validateJSON(t, docSchema(t, "status"), []byte(out))
+			st = status{}
+			if err := json.Unmarshal([]byte(out), &st); err != nil {
+				t.Fatalf("status %s: %v", out, err)
+			}
+			got = got[:0]
+			for _, r := range st.Reasons {
+				got = append(got, r.Key)
+			}
+			if slices.Equal(got, keys) {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: reasons %q, want %q", what, got, keys)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waiting("start", "--source", "deploy", "--id", "a", "--label", "approve deploy")
+	r.waitStates("the first wait", "unknown", "idle", "blocked(approve deploy)")
+	waiting("start", "--source", "deploy", "--id", "b")
+	tm.Type(t, "/wait-on")
+	reasons("the extension's first wait", "hook:deploy:a", "hook:deploy:b", "wait:test-ext:w1")
+	tm.Type(t, "/wait-on w2")
+	st := reasons("four waits", "hook:deploy:a", "hook:deploy:b", "wait:test-ext:w1", "wait:test-ext:w2")
+	if st.State != "blocked" || !st.ProbeConnected || st.SessionFile == "" {
+		t.Fatalf("status %+v", st)
 	}
 	waiting("stop", "--source", "deploy", "--id", "a")
 	waiting("stop", "--source", "deploy", "--id", "b")
-	time.Sleep(300 * time.Millisecond)
-	r.waitStates("two waits closed, one open", "unknown", "idle", "blocked(approve deploy)")
-	tm.Type(t, "/wait-off")
+	reasons("the hook waits closed", "wait:test-ext:w1", "wait:test-ext:w2")
+	r.waitStates("two waits closed, two open", "unknown", "idle", "blocked(approve deploy)")
+	tm.Type(t, "/wait-off w1")
+	reasons("the extension's first wait closed", "wait:test-ext:w2")
+	r.waitStates("one wait open", "unknown", "idle", "blocked(approve deploy)")
+	tm.Type(t, "/wait-off w2")
 	r.waitStates("the last wait closed", "unknown", "idle", "blocked(approve deploy)", "idle")
-	time.Sleep(300 * time.Millisecond)
-	r.waitStates("nothing more", "unknown", "idle", "blocked(approve deploy)", "idle")
+	reasons("none left")
 	quit(t, tm)
+	r.waitStates("nothing more", "unknown", "idle", "blocked(approve deploy)", "idle")
 }
 
 // Print and JSON mode are a pure passthrough: same stdout and exit code as
