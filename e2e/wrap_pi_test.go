@@ -359,6 +359,60 @@ func TestWrapPiRestoresUnansweredQuestion(t *testing.T) {
 	quit(t, tm)
 }
 
+// The next run clears the marker's blocked state as it starts, even when
+// no user message answered: here an extension starts it with a message of
+// its own, which the session rule passes over (only a user message
+// answers). The model holds its reply, so nothing but the run's start can
+// say the question is gone: the session file still ends with it.
+func TestWrapPiNextRunClearsTheMarker(t *testing.T) {
+	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+		if strings.Contains(req.LastUser(), "go on") {
+			return fakellm.Reply{Hang: true}
+		}
+		return fakellm.Reply{Text: question + "\n" + session.Marker}
+	}, true)
+	waiter, err := filepath.Abs("realpi/testdata/waiter.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := r.wrap("-e", waiter)
+	r.waitStates("the probe connected", "unknown", "idle")
+	tm.Type(t, "hello")
+	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
+	tm.Type(t, "/nudge")
+	if _, err := r.llm.WaitRequests(2, time.Minute); err != nil {
+		t.Fatalf("the extension's run never asked the model: %v", err)
+	}
+	r.waitStates("the extension's run", "unknown", "idle", "working", "blocked(input needed)", "working")
+	if blocked, _ := treeOf(t, r.agent.SessionFiles()).Blocked(); !blocked {
+		t.Fatal("the session rule says answered: the test no longer tells the run's start apart")
+	}
+	if err := tm.Send("\x1b"); err != nil { // Escape: abort the held run
+		t.Fatal(err)
+	}
+	r.waitStates("the abort", "unknown", "idle", "working", "blocked(input needed)", "working", "idle")
+	quit(t, tm)
+}
+
+// treeOf reads the one session file of files.
+func treeOf(t *testing.T, files []string) *session.Tree {
+	t.Helper()
+	if len(files) != 1 {
+		t.Fatalf("session files %q", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := session.NewTree()
+	for _, l := range strings.Split(string(b), "\n") {
+		if e, err := session.ParseLine([]byte(l)); err == nil {
+			tr.Add(e)
+		}
+	}
+	return tr
+}
+
 // appendUserMessage adds a user message to a Pi session file, as the next
 // entry of its current branch.
 func appendUserMessage(t *testing.T, file, text string) {
