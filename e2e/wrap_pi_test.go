@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -358,6 +359,60 @@ func TestWrapPiRestoresUnansweredQuestion(t *testing.T) {
 	quit(t, tm)
 }
 
+// The next run clears the marker's blocked state as it starts, even when
+// no user message answered: here an extension starts it with a message of
+// its own, which the session rule passes over (only a user message
+// answers). The model holds its reply, so nothing but the run's start can
+// say the question is gone: the session file still ends with it.
+func TestWrapPiNextRunClearsTheMarker(t *testing.T) {
+	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+		if strings.Contains(req.LastUser(), "go on") {
+			return fakellm.Reply{Hang: true}
+		}
+		return fakellm.Reply{Text: question + "\n" + session.Marker}
+	}, true)
+	waiter, err := filepath.Abs("realpi/testdata/waiter.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := r.wrap("-e", waiter)
+	r.waitStates("the probe connected", "unknown", "idle")
+	tm.Type(t, "hello")
+	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
+	tm.Type(t, "/nudge")
+	if _, err := r.llm.WaitRequests(2, time.Minute); err != nil {
+		t.Fatalf("the extension's run never asked the model: %v", err)
+	}
+	r.waitStates("the extension's run", "unknown", "idle", "working", "blocked(input needed)", "working")
+	if blocked, _ := treeOf(t, r.agent.SessionFiles()).Blocked(); !blocked {
+		t.Fatal("the session rule says answered: the test no longer tells the run's start apart")
+	}
+	if err := tm.Send("\x1b"); err != nil { // Escape: abort the held run
+		t.Fatal(err)
+	}
+	r.waitStates("the abort", "unknown", "idle", "working", "blocked(input needed)", "working", "idle")
+	quit(t, tm)
+}
+
+// treeOf reads the one session file of files.
+func treeOf(t *testing.T, files []string) *session.Tree {
+	t.Helper()
+	if len(files) != 1 {
+		t.Fatalf("session files %q", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := session.NewTree()
+	for _, l := range strings.Split(string(b), "\n") {
+		if e, err := session.ParseLine([]byte(l)); err == nil {
+			tr.Add(e)
+		}
+	}
+	return tr
+}
+
 // appendUserMessage adds a user message to a Pi session file, as the next
 // entry of its current branch.
 func appendUserMessage(t *testing.T, file, text string) {
@@ -385,9 +440,10 @@ func appendUserMessage(t *testing.T, file, text string) {
 	}
 }
 
-// Two overlapping waits from `herdr-pi waiting` and one
-// pi:waiting-for-user-input from an extension: one blocked report, one
-// clear, in order, when the last one closes.
+// Two overlapping waits from `herdr-pi waiting` and two
+// pi:waiting-for-user-input waits of one extension (plan-md holds one per
+// tool call): one blocked report, and one clear, when the last of all
+// four closes.
 func TestWrapPiWaitsAggregate(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "ok"}), true)
 	waiter, err := filepath.Abs("realpi/testdata/waiter.mjs")
@@ -403,38 +459,66 @@ func TestWrapPiWaitsAggregate(t *testing.T) {
 			t.Fatalf("herdr-pi waiting %q: %v\n%s", args, err, out)
 		}
 	}
-	waiting("start", "--source", "deploy", "--id", "a", "--label", "approve deploy")
-	r.waitStates("the first wait", "unknown", "idle", "blocked(approve deploy)")
-	waiting("start", "--source", "deploy", "--id", "b")
-	tm.Type(t, "/wait-on")
-	time.Sleep(500 * time.Millisecond)
-	out, err := r.herdrPi("status", "--json")
-	if err != nil {
-		t.Fatalf("status: %v\n%s", err, out)
-	}
-	validateJSON(t, docSchema(t, "status"), []byte(out))
-	var st struct {
+	type status struct {
 		State          string
 		Reasons        []struct{ Kind, Key string }
 		SessionFile    string `json:"session_file"`
 		ProbeConnected bool   `json:"probe_connected"`
 	}
-	if err := json.Unmarshal([]byte(out), &st); err != nil || st.State != "blocked" || len(st.Reasons) != 3 || !st.ProbeConnected || st.SessionFile == "" {
-		t.Fatalf("status %s (%v)", out, err)
+	// reasons waits until the wrapper holds exactly the reasons keys.
+	reasons := func(what string, keys ...string) status {
+		t.Helper()
+		var st status
+		var got []string
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			out, err := r.herdrPi("status", "--json")
+			if err != nil {
+				t.Fatalf("status: %v\n%s", err, out)
+			}
+			validateJSON(t, docSchema(t, "status"), []byte(out))
+			st = status{}
+			if err := json.Unmarshal([]byte(out), &st); err != nil {
+				t.Fatalf("status %s: %v", out, err)
+			}
+			got = got[:0]
+			for _, r := range st.Reasons {
+				got = append(got, r.Key)
+			}
+			if slices.Equal(got, keys) {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: reasons %q, want %q", what, got, keys)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waiting("start", "--source", "deploy", "--id", "a", "--label", "approve deploy")
+	r.waitStates("the first wait", "unknown", "idle", "blocked(approve deploy)")
+	waiting("start", "--source", "deploy", "--id", "b")
+	tm.Type(t, "/wait-on")
+	reasons("the extension's first wait", "hook:deploy:a", "hook:deploy:b", "wait:test-ext:w1")
+	tm.Type(t, "/wait-on w2")
+	st := reasons("four waits", "hook:deploy:a", "hook:deploy:b", "wait:test-ext:w1", "wait:test-ext:w2")
+	if st.State != "blocked" || !st.ProbeConnected || st.SessionFile == "" {
+		t.Fatalf("status %+v", st)
 	}
 	waiting("stop", "--source", "deploy", "--id", "a")
 	waiting("stop", "--source", "deploy", "--id", "b")
-	time.Sleep(300 * time.Millisecond)
-	r.waitStates("two waits closed, one open", "unknown", "idle", "blocked(approve deploy)")
-	tm.Type(t, "/wait-off")
+	reasons("the hook waits closed", "wait:test-ext:w1", "wait:test-ext:w2")
+	r.waitStates("two waits closed, two open", "unknown", "idle", "blocked(approve deploy)")
+	tm.Type(t, "/wait-off w1")
+	reasons("the extension's first wait closed", "wait:test-ext:w2")
+	r.waitStates("one wait open", "unknown", "idle", "blocked(approve deploy)")
+	tm.Type(t, "/wait-off w2")
 	r.waitStates("the last wait closed", "unknown", "idle", "blocked(approve deploy)", "idle")
-	time.Sleep(300 * time.Millisecond)
-	r.waitStates("nothing more", "unknown", "idle", "blocked(approve deploy)", "idle")
+	reasons("none left")
 	quit(t, tm)
+	r.waitStates("nothing more", "unknown", "idle", "blocked(approve deploy)", "idle")
 }
 
-// Print mode is a pure passthrough: same stdout and exit code as Pi alone,
-// no probe (no guidance in the prompt), nothing sent to Herdr.
+// Print and JSON mode are a pure passthrough: same stdout and exit code as
+// Pi alone, no probe (no guidance in the prompt), nothing sent to Herdr.
 func TestWrapPiPrintModeIsPassthrough(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "hello back"}), true)
 	run := func(argv ...string) (string, int) {
@@ -451,13 +535,24 @@ func TestWrapPiPrintModeIsPassthrough(t *testing.T) {
 	if bare != wrapped || bareCode != wrappedCode || bareCode != 0 {
 		t.Fatalf("bare pi -p: %q exit %d; wrapped: %q exit %d", bare, bareCode, wrapped, wrappedCode)
 	}
+	// JSON mode, from a terminal (whose stdout alone would keep the
+	// probe out): its lines carry ids and times, so no byte compare, but
+	// they are Pi's own event stream.
+	tm := pitest.StartTerm(t, []string{r.hp, "wrap", r.pi.Bin, "--mode", "json", "hi"}, r.env(), r.agent.Project, 40, 120)
+	t.Cleanup(tm.Close)
+	if code, err := tm.ExitCode(time.Minute); err != nil || code != 0 || !bytes.Contains(tm.Raw(), []byte(`{"type":"session"`)) || !bytes.Contains(tm.Raw(), []byte("hello back")) {
+		t.Fatalf("wrapped pi --mode json in a terminal: exit %d, %v\n%q", code, err, tm.Raw())
+	}
+	if n := len(r.llm.Requests()); n != 3 {
+		t.Fatalf("%d model calls, want 3", n)
+	}
 	for _, req := range r.llm.Requests() {
 		if strings.Contains(req.System(), "<herdr_integration>") {
-			t.Fatalf("print mode got the guidance:\n%s", req.System())
+			t.Fatalf("print or JSON mode got the guidance:\n%s", req.System())
 		}
 	}
 	if m := r.herdr.Methods(); len(m) != 0 {
-		t.Fatalf("print mode talked to Herdr: %q", m)
+		t.Fatalf("print or JSON mode talked to Herdr: %q", m)
 	}
 	t.Logf("both printed %q, exit %d", bare, bareCode)
 }

@@ -372,6 +372,31 @@ func TestProbeInTUIInsideHerdr(t *testing.T) {
 	}
 }
 
+// Reference §14: only the root UI session is changed and reported. A
+// sub-session run in the same Pi process without a UI loads the probe too;
+// it must not guide its model, report its runs or its marker, or stop the
+// root's screen from hiding the marker.
+func TestProbeSubSessionStaysQuiet(t *testing.T) {
+	out, events := runHarness(t, "subsession", true, herdrVars...)
+	if out.Prompt != nil {
+		t.Errorf("the sub-session's prompt was changed: %q", out.Prompt)
+	}
+	if out.PromptAgain["systemPrompt"] != "base prompt\n\n"+Instruction {
+		t.Errorf("the root's prompt after the sub-session: %q", out.PromptAgain)
+	}
+	if out.Full != "Which runtime should I use?" {
+		t.Errorf("the root's screen shows the marker after the sub-session: %q", out.Full)
+	}
+	want := []control.Event{
+		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
+		control.AgentStart{},
+		control.SessionShutdown{Reason: "quit"},
+	}
+	if !reflect.DeepEqual(events, want) {
+		t.Fatalf("events:\n got %#v\nwant %#v", events, want)
+	}
+}
+
 // The wrapper counts its line limit in bytes and closes a connection whose
 // line is longer (control.MaxLine). A payload with many long strings of
 // three-byte characters is short in JavaScript's count and long in bytes:

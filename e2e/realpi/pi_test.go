@@ -1,6 +1,7 @@
 package realpi
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -202,7 +203,16 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 	defer llm.Close()
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
-	tm := startPi(t, a, w, herdrEnv)
+	// A Herdr socket that listens: the probe must never dial it, the
+	// wrapper owns the transport to Herdr (as Herdr's own Pi integration
+	// does for the sentinel extension).
+	herdrSock := filepath.Join(t.TempDir(), "herdr.sock")
+	herdrLn, err := net.Listen("unix", herdrSock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer herdrLn.Close()
+	tm := startPi(t, a, w, []string{"HERDR_ENV=1", "HERDR_SOCKET_PATH=" + herdrSock, "HERDR_PANE_ID=w1:p1"})
 	editorReady(t, tm, w)
 	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
 	if start.Reason != "startup" || start.Mode != "tui" || start.ModeInferred || !start.HasUI || start.SessionFile == "" || start.InputNeeded {
@@ -269,7 +279,13 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 	if ev := w.waitEvent(t, control.EvSessionShutdown, 5*time.Second); ev != (control.SessionShutdown{Reason: "quit"}) {
 		t.Fatalf("shutdown %#v", ev)
 	}
-
+	// Pi has exited: a connection it made to Herdr's socket, closed or
+	// not, waits in the listener's backlog.
+	herdrLn.(*net.UnixListener).SetDeadline(time.Now().Add(200 * time.Millisecond))
+	if c, err := herdrLn.Accept(); err == nil {
+		c.Close()
+		t.Fatal("Pi connected to Herdr's socket itself")
+	}
 }
 
 // Quit while blocked, start again on the same session file (as after a
@@ -317,6 +333,11 @@ func TestPiRestoresAfterRestart(t *testing.T) {
 	tm2.Type(t, "main.go")
 	w2.waitEvent(t, control.EvAgentSettled, 10*time.Second)
 	waitSentinel(t, sink2, false)
+	// Hiding is for the screen only: the model is sent the stored reply,
+	// marker and all, so it sees what it asked.
+	if reqs := llm.Requests(); len(reqs) != 2 || !assistantSaid(reqs[1], question+"\n"+session.Marker) {
+		t.Fatalf("the answer's request lacks the question with its marker (%d requests): %+v", len(reqs), reqs[len(reqs)-1].Messages[1:])
+	}
 	tm2.Type(t, "/quit")
 	if code, err := tm2.ExitCode(10 * time.Second); err != nil || code != 0 {
 		t.Fatalf("/quit: exit %d, %v", code, err)
@@ -331,6 +352,16 @@ func TestPiRestoresAfterRestart(t *testing.T) {
 	if blocked, _ := treeFromFile(t, start.SessionFile).Blocked(); blocked {
 		t.Fatal("the session rule says blocked after the answer")
 	}
+}
+
+// assistantSaid: the request carries an assistant message of exactly text.
+func assistantSaid(r fakellm.Request, text string) bool {
+	for _, m := range r.Messages {
+		if m.Role == "assistant" && m.Text == text {
+			return true
+		}
+	}
+	return false
 }
 
 func treeFromFile(t *testing.T, path string) *session.Tree {
@@ -413,6 +444,22 @@ func TestPiMarkerMidTextOrInFenceDoesNotBlock(t *testing.T) {
 	b, _ := os.ReadFile(start.SessionFile)
 	if !strings.Contains(string(b), "```\\n:input_needed:\\n```") {
 		t.Fatalf("the fenced reply is not in the session:\n%s", b)
+	}
+	guidedEveryRun(t, llm.Requests(), 2)
+}
+
+// guidedEveryRun: each of the n model calls, one per agent run, carries
+// the guidance once, at the end of its system prompt — not only the
+// first run's.
+func guidedEveryRun(t *testing.T, reqs []fakellm.Request, n int) {
+	t.Helper()
+	if len(reqs) != n {
+		t.Fatalf("%d model calls, want %d", len(reqs), n)
+	}
+	for i, r := range reqs {
+		if sys := r.System(); !strings.HasSuffix(sys, "\n\n"+probe.Instruction) || strings.Count(sys, probe.Instruction) != 1 {
+			t.Fatalf("run %d of %d: the system prompt does not end with the guidance once:\n%q", i+1, n, tail(reqs[i:i+1]))
+		}
 	}
 }
 

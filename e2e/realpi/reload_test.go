@@ -95,6 +95,10 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 	// Issue 10: the reload changed nothing the person sees: no idle
 	// between shutdown and start, no second toast.
 	seen.expect(t, "idle working blocked", told)
+	// The reloaded Pi redraws the reply, still without its marker.
+	if s := tm.WaitText(t, "Reloaded", 10*time.Second); !strings.Contains(s, question) || markerShown(s) {
+		t.Fatalf("after /reload the question is gone or its marker shows:\n%s", s)
+	}
 	// After the reload the bus is served by the new instance only: one
 	// event per emit, not one per instance ever loaded.
 	tm.Type(t, "/wait-on")
@@ -144,6 +148,10 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 		t.Fatalf("/resume session_start: %+v", back)
 	}
 	follow(back)
+	// The resumed history shows the question, not its marker.
+	if s := tm.WaitText(t, question, 10*time.Second); markerShown(s) {
+		t.Fatalf("the resumed history shows the marker:\n%s", s)
+	}
 	x := waitSentinel(t, sink, true)
 	if x.File != start.SessionFile {
 		t.Fatalf("restored from %s", x.File)
@@ -153,6 +161,8 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 	if got := len(llm.Requests()); got != 2 {
 		t.Fatalf("%d model calls, want 2 (restoring calls nothing)", got)
 	}
+	// The run after the /reload and the /new got the guidance too.
+	guidedEveryRun(t, llm.Requests(), 2)
 }
 
 // selected is true when the picker's cursor row mentions text.

@@ -164,6 +164,27 @@ if (scenario === "tui") {
 	pi.events.emit("herdr:blocked", { active: false }); // heard by both instances, sent once
 	await pi.fire("agent_start", {}, ctx("tui")); // stale instance: not sent
 	await pi2.fire("session_shutdown", { reason: "quit" }, ctx("tui"));
+} else if (scenario === "subsession") {
+	// An in-process sub-session (an SDK session an extension runs, no UI)
+	// loads the probe as well while the root TUI session runs: only the
+	// root speaks, guides its model and hides the marker.
+	const pi = fakePi();
+	mod.default(pi);
+	await pi.fire("session_start", { reason: "startup" }, ctx("tui"));
+	const sub = fakePi();
+	sub.events = pi.events;
+	mod.default(sub);
+	const branch = [user("hi"), assistant(response)];
+	await sub.fire("session_start", { reason: "startup" }, ctx("print"));
+	out.prompt = (await sub.fire("before_agent_start", { systemPrompt: "base prompt" }, ctx("print"))) ?? null;
+	await sub.fire("agent_start", {}, ctx("print"));
+	await sub.fire("agent_end", { messages: [{ role: "assistant", stopReason: "stop" }] }, ctx("print", branch));
+	await sub.fire("agent_settled", { aborted: false }, ctx("print", branch));
+	await sub.fire("session_shutdown", { reason: "quit" }, ctx("print"));
+	out.promptAgain = (await pi.fire("before_agent_start", { systemPrompt: "base prompt" }, ctx("tui"))) ?? null;
+	out.full = pi.transformer(response, { messageType: "assistant", isStreaming: false });
+	await pi.fire("agent_start", {}, ctx("tui"));
+	await pi.fire("session_shutdown", { reason: "quit" }, ctx("tui"));
 } else if (scenario === "wide") {
 	// Payloads the wrapper's byte-counted line limit must not cost: many
 	// long strings of three-byte characters (few JavaScript characters,
