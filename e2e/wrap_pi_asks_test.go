@@ -3,7 +3,10 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -195,4 +198,34 @@ func oscs(raw []byte) []string {
 		}
 	}
 	return out
+}
+
+// Seed 003's first promise: a notification when Pi settles, in the
+// protocol TERM_PROGRAM maps to, and OSC 99 for a terminal that sets none
+// (nor KITTY_WINDOW_ID). One sequence per run; finished_after = "0s" tells
+// every run, as the seed does (herdr-pi's default tells only runs of 20 s
+// or more, docs/configuration.md).
+func TestWrapPiSettledRunNotifiesInTheFallbackProtocol(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "ok"}), false)
+	config := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(config, []byte("[notify]\nfinished_after = \"0s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.extra = []string{"HERDR_PI_CONFIG=" + config, "TERM_PROGRAM=", "KITTY_WINDOW_ID="}
+	tm := r.wrap()
+	project := filepath.Base(r.agent.Project)
+	finished := regexp.MustCompile(`\x1b\]99;i=pi-pid[0-9]+:p=body;Pi finished · ` + regexp.QuoteMeta(project) + `\x1b\\`)
+	for run := 1; run <= 2; run++ {
+		tm.Type(t, fmt.Sprintf("hello %d", run))
+		for deadline := time.Now().Add(time.Minute); len(finished.FindAll(tm.Raw(), -1)) < run; {
+			if time.Now().After(deadline) {
+				t.Fatalf("run %d: no OSC 99 \"finished\"; OSC sequences: %q", run, oscs(tm.Raw()))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	quit(t, tm)
+	if got := oscs(tm.Raw()); len(got) != 2 || len(finished.FindAll(tm.Raw(), -1)) != 2 {
+		t.Fatalf("OSC sequences %q, want one \"finished\" per run", got)
+	}
 }
