@@ -143,7 +143,8 @@ func TestWrapPiAsksAndPermissionPromptsBlockUntilAllAreOver(t *testing.T) {
 
 // Outside Herdr each of these is one notification sequence in the
 // terminal's protocol (OSC 777 for Warp), written into Pi's screen by the
-// wrapper: one per flow or prompt while it is open, none when it closes.
+// wrapper: one per flow or prompt while it is open, none when it closes,
+// and sanitised.
 func TestWrapPiAskAndPermissionWriteOneSequenceEach(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "ok"}), false)
 	r.extra = []string{"TERM_PROGRAM=WarpTerminal"}
@@ -167,10 +168,16 @@ func TestWrapPiAskAndPermissionWriteOneSequenceEach(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// Text from an extension cannot end the sequence or start another:
+	// control characters become spaces, ';' ':', and runs of whitespace
+	// one space; only the question's first line is shown.
+	hostile := "\x1b]777;notify;Pi has a question for you;Deploy ]777:notify:pwned:x to prod: now · " + project + "\x1b\\"
+	tm.Type(t, "/ask-hostile")
+	waitRaw(t, tm, hostile)
 	quit(t, tm)
 	raw := tm.Raw()
-	if n := bytes.Count(raw, []byte("\x1b]777;")); n != 3 || bytes.Count(raw, []byte(ask)) != 1 || bytes.Count(raw, []byte(perm)) != 2 {
-		t.Fatalf("%d OSC 777 sequences, want %q once and %q twice; all:\n%q", n, ask, perm, oscs(raw))
+	if n := bytes.Count(raw, []byte("\x1b]777;")); n != 4 || bytes.Count(raw, []byte(ask)) != 1 || bytes.Count(raw, []byte(perm)) != 2 || bytes.Count(raw, []byte(hostile)) != 1 {
+		t.Fatalf("%d OSC 777 sequences, want %q once, %q twice and %q once; all:\n%q", n, ask, perm, hostile, oscs(raw))
 	}
 }
 

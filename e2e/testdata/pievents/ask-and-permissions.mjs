@@ -37,6 +37,13 @@ const commands = {
 		pi.events.emit("permissions:forwarded_decision", forwardedDecision("other-request"));
 		pi.events.emit("@eko24ive/pi-ask:started", { flowId: "ask-2", title: "Which region?" });
 	},
+	// A title that tries to end the notification early and start one of
+	// its own (ESC, BEL, the 8-bit OSC, the field separator).
+	"ask-hostile": (pi) =>
+		pi.events.emit("@eko24ive/pi-ask:started", {
+			flowId: "ask-3",
+			title: "Deploy\u001b]777;notify;pwned;x\u0007 to\u009d   prod;\tnow\nsecond line",
+		}),
 	"ask2-done": (pi) => pi.events.emit("@eko24ive/pi-ask:completed", { flowId: "ask-2" }),
 	"forwarded-decision": (pi) => pi.events.emit("permissions:forwarded_decision", forwardedDecision("fwd-1")),
 	// A direct prompt, and the decision pi-permission-system emits for a
