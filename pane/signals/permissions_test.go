@@ -121,3 +121,38 @@ func TestPermissionRuntimeVectors(t *testing.T) {
 		})
 	}
 }
+
+// Seed 003: "session shutdown clears any remaining state" — for a session
+// Pi replaces in the same process (/reload, /new, /resume, /fork) too, not
+// only for a quit. What was open stays until the next session starts (no
+// blip of idle between the two), then it is gone: the pane is idle, a
+// decision for the old prompt changes nothing, and the same flowId or
+// requestId in the new session is news again (notifications-and-sentinel.md
+// §10, the reload row).
+func TestASessionReplacedClearsAsksAndPrompts(t *testing.T) {
+	const (
+		ask    = `{"flowId":"ask-1","title":"Choose deployment"}`
+		before = "idle blocked(Choose deployment)"
+		told   = "ask-started(Choose deployment),permission-needed(Permission required by Worker)"
+	)
+	for _, reason := range []string{"reload", "new", "resume", "fork"} {
+		t.Run(reason, func(t *testing.T) {
+			r := newRig()
+			defer r.m.Stop()
+			r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+			r.run(t, []step{
+				{control.EvAskStarted, ask, before},
+				{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-request", "git status"), before},
+				{control.EvSessionShutdown, `{"reason":"` + reason + `"}`, before},
+				{control.EvSessionStart, `{"reason":"` + reason + `","mode":"tui"}`, before + " idle"},
+				{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-request"), before + " idle"},
+				{control.EvAskCompleted, `{"flowId":"ask-1"}`, before + " idle"},
+				{control.EvAskStarted, ask, before + " idle blocked(Choose deployment)"},
+				{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-request", "git status"), before + " idle blocked(Choose deployment)"},
+			})
+			if _, notes := r.got(); notes != told+","+told {
+				t.Fatalf("notifications %q, want %q twice", notes, told)
+			}
+		})
+	}
+}

@@ -1,0 +1,73 @@
+// A test extension standing in for @eko24ive/pi-ask and
+// @xzzpig/pi-permission-system: each command emits on Pi's event bus what
+// those extensions emit (payloads of notifications-and-sentinel.md D1.5),
+// so the probe hears them as it would from the real ones.
+const worker = { requesterAgentName: "Worker", requesterSessionId: "child-session" };
+const forwardedDecision = (requestId) => ({
+	forwarding: worker,
+	requestId,
+	responderSessionId: "parent-session",
+	respondedAt: 1700000000000,
+	resolution: "user_approved",
+	result: "allow",
+});
+
+const commands = {
+	// One flow announced twice: one flowId, one notification.
+	"ask-start": (pi) => {
+		pi.events.emit("@eko24ive/pi-ask:started", { flowId: "ask-1", title: "Choose deployment" });
+		pi.events.emit("@eko24ive/pi-ask:started", { flowId: "ask-1", title: "Choose deployment" });
+	},
+	"ask-done": (pi) => pi.events.emit("@eko24ive/pi-ask:completed", { flowId: "ask-1" }),
+	// A prompt forwarded from a child session.
+	"perm-forwarded": (pi) =>
+		pi.events.emit("permissions:ui_prompt", {
+			agentName: "Worker",
+			forwarding: worker,
+			message: "Allow git push?",
+			requestId: "fwd-1",
+			surface: "bash",
+			value: "git push",
+		}),
+	// What must not close it: the child's own decision (no requestId), a
+	// forwarded decision for another request. Then a second flow, whose
+	// notification says both reached the wrapper (one socket, in order).
+	"not-its-decisions": (pi) => {
+		pi.events.emit("permissions:decision", { agentName: "Worker", resolution: "user_approved", surface: "bash", value: "git push" });
+		pi.events.emit("permissions:forwarded_decision", forwardedDecision("other-request"));
+		pi.events.emit("@eko24ive/pi-ask:started", { flowId: "ask-2", title: "Which region?" });
+	},
+	// A title that tries to end the notification early and start one of
+	// its own (ESC, BEL, the 8-bit OSC, the field separator).
+	"ask-hostile": (pi) =>
+		pi.events.emit("@eko24ive/pi-ask:started", {
+			flowId: "ask-3",
+			title: "Deploy\u001b]777;notify;pwned;x\u0007 to\u009d   prod;\tnow\nsecond line",
+		}),
+	"ask2-done": (pi) => pi.events.emit("@eko24ive/pi-ask:completed", { flowId: "ask-2" }),
+	"forwarded-decision": (pi) => pi.events.emit("permissions:forwarded_decision", forwardedDecision("fwd-1")),
+	// A direct prompt, and the decision pi-permission-system emits for a
+	// bash command outside the project (surface external_directory).
+	"perm-direct": (pi) =>
+		pi.events.emit("permissions:ui_prompt", {
+			agentName: "Worker",
+			forwarding: null,
+			message: "Allow find?",
+			requestId: "direct-1",
+			surface: "bash",
+			value: "find ~/.pi -name package.json",
+		}),
+	"direct-decision": (pi) =>
+		pi.events.emit("permissions:decision", {
+			agentName: "Worker",
+			resolution: "user_approved_for_session",
+			surface: "external_directory",
+			value: "find ~/.pi -name package.json",
+		}),
+};
+
+export default function (pi) {
+	for (const [name, emit] of Object.entries(commands)) {
+		pi.registerCommand(name, { description: "emit " + name, handler: async () => emit(pi) });
+	}
+}
