@@ -84,7 +84,7 @@ func TestDoctorJSONValidatesInsideAndOutsideHerdr(t *testing.T) {
 			for _, c := range rep.Checks {
 				rows[c.Section+"/"+c.Name] = c.Status
 			}
-			for _, want := range []string{"herdr/environment", "pi/pi", "pi/node", "pi/probe", "pi/herdr integration",
+			for _, want := range []string{"herdr/environment", "pi/pi", "pi/node", "pi/probe", "pi/herdr integration", "pi/replaced extensions",
 				"config/config.toml", "config/manifests", "notify/notification channel", "runtime/directory", "runtime/registry"} {
 				if _, ok := rows[want]; !ok {
 					t.Errorf("no %s row in %s", want, out)

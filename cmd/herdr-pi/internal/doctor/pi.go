@@ -39,6 +39,7 @@ func piChecks(ctx context.Context, d Input) []Row {
 		nodeRow(node, pi),
 		probeCheck,
 		integrationRow(d),
+		replacedExtensionsRow(d),
 		workflowsRow(d),
 		workflowSettingsRow(d),
 	}

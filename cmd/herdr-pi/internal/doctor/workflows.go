@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/settings"
@@ -15,30 +16,55 @@ import (
 // piPackages are the package sources in Pi's settings.json ("npm:…",
 // "git:…", paths, or objects with a source), as `pi install` records them
 // (pi-agent.md §7.7). A missing or unreadable file is no packages.
-func piPackages(agentDir string) []string {
+func piPackages(agentDir string) []string { return readPiLoads(agentDir).packages }
+
+// piLoads is what Pi's settings.json says Pi loads: package sources, the
+// extensions a package entry narrows itself to, and the settings' own
+// extension paths.
+type piLoads struct {
+	packages, filters, extensions []string
+}
+
+func readPiLoads(agentDir string) piLoads {
+	var out piLoads
 	data, err := settings.ReadFile(filepath.Join(agentDir, "settings.json"), settings.JSON)
 	if err != nil {
-		return nil
+		return out
 	}
 	var s struct {
-		Packages []json.RawMessage `json:"packages"`
+		Packages   []json.RawMessage `json:"packages"`
+		Extensions []json.RawMessage `json:"extensions"`
 	}
 	if json.Unmarshal(data, &s) != nil {
-		return nil
+		return out
 	}
-	var out []string
 	for _, p := range s.Packages {
 		var src string
 		if json.Unmarshal(p, &src) != nil {
 			var obj struct {
-				Source string `json:"source"`
+				Source     string            `json:"source"`
+				Extensions []json.RawMessage `json:"extensions"`
 			}
 			if json.Unmarshal(p, &obj) != nil {
 				continue
 			}
 			src = obj.Source
+			out.filters = append(out.filters, jsonStrings(obj.Extensions)...)
 		}
-		out = append(out, src)
+		out.packages = append(out.packages, src)
+	}
+	out.extensions = jsonStrings(s.Extensions)
+	return out
+}
+
+// jsonStrings keeps the strings of a JSON array, passing over the rest.
+func jsonStrings(vs []json.RawMessage) []string {
+	var out []string
+	for _, v := range vs {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			out = append(out, s)
+		}
 	}
 	return out
 }
@@ -112,4 +138,91 @@ func workflowSettingsRow(d Input) Row {
 		why = shown + " does not exist"
 	}
 	return Row{Name: "workflow settings", Status: OK, Detail: fmt.Sprintf("fully inspectable mode is off (%s)", why)}
+}
+
+// replacedExtension is a Pi extension herdr-pi does the job of (the seeds
+// it re-implements), and what it costs to keep it besides.
+type replacedExtension struct {
+	name    string // as people call it
+	pkg     string // its npm package
+	dir     string // its folder under <agent dir>/extensions when linked there
+	doubles bool   // it writes to the terminal itself: each notification twice
+}
+
+var replacedExtensions = []replacedExtension{
+	{name: "pi-terminal-notifications", pkg: "@xzzpig/pi-terminal-notifications", dir: "pi-terminal-notifications", doubles: true},
+	{name: "pi-herdr-integration", pkg: "@siddr/pi-herdr-integration", dir: "herdr-integration"},
+}
+
+// replacedExtensionsRow says whether Pi loads an extension herdr-pi
+// replaces. pi-terminal-notifications is a warning: outside Herdr its own
+// notification sequence passes through the wrapper to the terminal beside
+// herdr-pi's, so each is told twice. pi-herdr-integration only repeats
+// what the probe does (herdr-pi counts its herdr:blocked events with its
+// own reasons), so it is redundant, not wrong. Only the global agent
+// directory is looked at: a project's .pi/settings.json is not.
+func replacedExtensionsRow(d Input) Row {
+	loads := readPiLoads(d.Paths.PiAgentDir)
+	settingsFile := d.Paths.Pretty(filepath.Join(d.Paths.PiAgentDir, "settings.json"))
+	var doubled, redundant []string
+	var fixes []string
+	for _, e := range replacedExtensions {
+		where := ""
+		switch {
+		case hasPackage(loads.packages, e.pkg) || hasPackage(loads.packages, e.name):
+			where = settingsFile + " lists its package"
+			fixes = append(fixes, "pi remove npm:"+e.pkg+" (or the source "+settingsFile+" lists)")
+		case mentioning(append(loads.filters, loads.extensions...), e.dir) != "":
+			where = settingsFile + " loads it"
+			fixes = append(fixes, fmt.Sprintf("take %s out of %s", mentioning(append(loads.filters, loads.extensions...), e.dir), settingsFile))
+		default:
+			dir := filepath.Join(d.Paths.PiAgentDir, "extensions", e.dir)
+			if !extensionIn(dir) {
+				continue
+			}
+			where = "Pi loads " + d.Paths.Pretty(dir)
+			fixes = append(fixes, "remove "+d.Paths.Pretty(dir)+" (pi remove, or delete the link)")
+		}
+		what := fmt.Sprintf("%s is installed (%s)", e.name, where)
+		if e.doubles {
+			doubled = append(doubled, what+": outside Herdr its own notification reaches your terminal through herdr-pi beside herdr-pi's, so each is told twice")
+		} else {
+			redundant = append(redundant, what+": redundant under herdr-pi, which does its job and counts its herdr:blocked events with its own")
+		}
+	}
+	row := Row{Name: "replaced extensions", Status: OK}
+	switch {
+	case len(doubled) > 0:
+		row.Status = Warn
+		row.Detail = strings.Join(append(doubled, redundant...), "; ")
+		row.Fix = strings.Join(fixes, "; ") + "; herdr-pi does their jobs"
+	case len(redundant) > 0:
+		row.Detail = strings.Join(redundant, "; ") + "; " + strings.Join(fixes, "; ") + " leaves herdr-pi alone"
+	default:
+		row.Detail = "neither pi-terminal-notifications nor pi-herdr-integration is installed in Pi: herdr-pi does their jobs"
+	}
+	return row
+}
+
+// mentioning is the first path that names the folder dir as one of its
+// elements (".../pi-terminal-notifications/extensions/index.ts"), or "".
+func mentioning(paths []string, dir string) string {
+	for _, p := range paths {
+		if slices.Contains(strings.Split(filepath.ToSlash(p), "/"), dir) {
+			return p
+		}
+	}
+	return ""
+}
+
+// extensionIn reports whether dir holds an extension Pi would load (an
+// index or a package.json), not merely pi-terminal-notifications'
+// config.json, which stays when the extension is removed.
+func extensionIn(dir string) bool {
+	for _, f := range []string{"index.ts", "index.js", "index.mjs", "package.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -75,3 +75,54 @@ func TestWorkflowSettingsRow(t *testing.T) {
 		})
 	}
 }
+
+// The seed extensions herdr-pi does the job of, found among Pi's packages
+// (npm, a checkout, a monorepo's extension filter), its settings'
+// extensions or its extensions directory: pi-terminal-notifications
+// doubles every notification outside Herdr (a warning, with the command
+// that removes it); pi-herdr-integration is only redundant. A directory
+// holding nothing but pi-terminal-notifications' config.json (which
+// herdr-pi reads) is not the extension.
+func TestReplacedExtensionsRow(t *testing.T) {
+	for _, c := range []struct {
+		name, settings string
+		files          []string // under the agent directory
+		status         string
+		says           []string
+	}{
+		{"none", "", nil, OK, []string{"neither pi-terminal-notifications nor pi-herdr-integration"}},
+		{"config.json alone", "", []string{"extensions/pi-terminal-notifications/config.json"}, OK, []string{"neither"}},
+		{"npm", `{"packages":["npm:@xzzpig/pi-terminal-notifications@1.2.0"]}`, nil, Warn, []string{"pi-terminal-notifications", "twice", "settings.json"}},
+		{"checkout", `{"packages":["./packages/pi-terminal-notifications"]}`, nil, Warn, []string{"twice"}},
+		{"monorepo filter", `{"packages":[{"source":"git:github.com/xzzpig/pi-extensions@main","extensions":["packages/pi-terminal-notifications/extensions/index.ts"]}]}`, nil, Warn, []string{"twice", "take packages/pi-terminal-notifications/extensions/index.ts out of"}},
+		{"settings extensions", `{"extensions":["/src/pi-terminal-notifications/extensions/index.ts"]}`, nil, Warn, []string{"twice"}},
+		{"extensions directory", "", []string{"extensions/pi-terminal-notifications/index.ts"}, Warn, []string{"twice", "extensions/pi-terminal-notifications"}},
+		{"herdr-integration package", `{"packages":["npm:@siddr/pi-herdr-integration"]}`, nil, OK, []string{"pi-herdr-integration", "redundant"}},
+		{"herdr-integration link", "", []string{"extensions/herdr-integration/index.ts"}, OK, []string{"pi-herdr-integration", "extensions/herdr-integration"}},
+		{"both", `{"packages":["npm:@siddr/pi-herdr-integration","npm:@xzzpig/pi-terminal-notifications"]}`, nil, Warn, []string{"twice", "pi-herdr-integration"}},
+		{"other packages", `{"packages":["npm:pi-extensible-workflows","npm:@someone/pi-notifications-extra"]}`, nil, OK, []string{"neither"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := doctortest.New(t)
+			in := input(w, time.Minute)
+			if c.settings != "" {
+				w.File(filepath.Join(in.Paths.PiAgentDir, "settings.json"), c.settings, 0o600)
+			}
+			for _, f := range c.files {
+				w.File(filepath.Join(in.Paths.PiAgentDir, f), "x", 0o600)
+			}
+			r := replacedExtensionsRow(in)
+			if r.Status != c.status {
+				t.Fatalf("%s: %s, want %s", r.Status, r.Detail, c.status)
+			}
+			for _, s := range c.says {
+				if !strings.Contains(r.Detail, s) && !strings.Contains(r.Fix, s) {
+					t.Errorf("%s %q (fix %q) does not say %q", r.Status, r.Detail, r.Fix, s)
+				}
+			}
+			if r.Status != OK && !strings.Contains(r.Fix, "pi remove") && !strings.Contains(r.Fix, "out of ~/.pi/agent/settings.json") {
+				t.Errorf("a warning whose fix %q does not say how to remove it", r.Fix)
+			}
+		})
+	}
+}
