@@ -215,10 +215,12 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		r := state.Reason{Key: s.next("ui_prompt"), Kind: state.KindUIPrompt, Label: "waiting for your answer", Question: e.Title}
 		if len(s.orphans) > 0 {
 			// The reconnected probe repeats a dialog that is open
-			// still: it is the oldest held one, which opening again
-			// keeps as it is.
-			r = s.orphans[0]
-			s.orphans = s.orphans[1:]
+			// still: the held one of its title (another may have been
+			// answered while it was away), else the oldest held one.
+			// Opening it again keeps it as it is.
+			i := max(slices.IndexFunc(s.orphans, func(o state.Reason) bool { return o.Question == e.Title }), 0)
+			r = s.orphans[i]
+			s.orphans = slices.Delete(s.orphans, i, i+1)
 		}
 		s.uiPrompts = append(s.uiPrompts, r)
 		s.m.Open(r)

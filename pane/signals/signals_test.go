@@ -540,3 +540,30 @@ func TestProbeReconnectKeepsAnOpenDialog(t *testing.T) {
 		r.expect(t, want+" idle", told)
 	})
 }
+
+// Of two dialogs open when the probe lost its connection, the one it
+// repeats is found by its title, not taken for the oldest: the other was
+// answered while it was away, and the pane names the one still open.
+func TestProbeReconnectRepeatIsMatchedByTitle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig()
+		defer r.m.Stop()
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl"})
+		time.Sleep(2 * time.Second)
+		r.feed(control.UIPromptStart{Kind: "confirm", Title: "Deploy now?"}, control.UIPromptStart{Kind: "select", Title: "Which region?"})
+		time.Sleep(time.Minute)
+		r.feed(control.ProbeDisconnected{PID: 1})
+		time.Sleep(time.Second)
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl"},
+			control.UIPromptStart{Kind: "select", Title: "Which region?"})
+		time.Sleep(time.Minute)
+		if open := r.m.Snapshot().Reasons; len(open) != 1 || open[0].Question != "Which region?" {
+			t.Fatalf("after the reconnect: %+v; want one dialog, \"Which region?\"", open)
+		}
+		r.feed(control.UIPromptEnd{Kind: "select", Title: "Which region?"})
+		time.Sleep(time.Minute)
+		if s := r.s.Status(); s.State != "idle" || len(s.Reasons) != 0 {
+			t.Fatalf("after its end: %+v", s)
+		}
+	})
+}
