@@ -26,6 +26,20 @@ func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// ShellWord is s as one word for a POSIX shell (and fish): itself when
+// no shell reads anything into it, else in single quotes, each quote in
+// it closed, escaped and reopened. '#', '~' and '=' (zsh's =cmd) are
+// special only where a word starts.
+func ShellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s[:1], "#~=") && strings.Trim(s, shellSafe) == "" {
+		return s
+	}
+	return Quote(s)
+}
+
+// shellSafe is what no shell reads anything into inside a word.
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@#%+=~"
+
 // Line is the launch as one shell command line: env assignments, then the
 // quoted arguments.
 func (l Launch) Line() string {

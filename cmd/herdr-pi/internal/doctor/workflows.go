@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -71,14 +73,18 @@ func jsonStrings(vs []json.RawMessage) []string {
 
 // hasPackage reports whether a package source names the npm package (any
 // version) or a checkout of it.
-func hasPackage(sources []string, name string) bool {
-	for _, s := range sources {
-		s = strings.TrimPrefix(s, "npm:")
+func hasPackage(sources []string, name string) bool { return packageSource(sources, name) != "" }
+
+// packageSource is the first source that names the npm package (any
+// version) or a checkout of it, as settings.json has it, or "".
+func packageSource(sources []string, name string) string {
+	for _, src := range sources {
+		s := strings.TrimPrefix(src, "npm:")
 		if s == name || strings.HasPrefix(s, name+"@") || strings.Contains(s, "/"+name) {
-			return true
+			return src
 		}
 	}
-	return false
+	return ""
 }
 
 // workflowsRow says which integration owns workflow panes: the workflow
@@ -168,10 +174,11 @@ func replacedExtensionsRow(d Input) Row {
 	var fixes []string
 	for _, e := range replacedExtensions {
 		where := ""
+		src := cmp.Or(packageSource(loads.packages, e.pkg), packageSource(loads.packages, e.name))
 		switch {
-		case hasPackage(loads.packages, e.pkg) || hasPackage(loads.packages, e.name):
+		case src != "":
 			where = settingsFile + " lists its package"
-			fixes = append(fixes, "pi remove npm:"+e.pkg+" (or the source "+settingsFile+" lists)")
+			fixes = append(fixes, "pi remove "+handoff.ShellWord(src))
 		case mentioning(append(loads.filters, loads.extensions...), e.dir) != "":
 			where = settingsFile + " loads it"
 			fixes = append(fixes, fmt.Sprintf("take %s out of %s", mentioning(append(loads.filters, loads.extensions...), e.dir), settingsFile))
@@ -185,7 +192,7 @@ func replacedExtensionsRow(d Input) Row {
 		}
 		what := fmt.Sprintf("%s is installed (%s)", e.name, where)
 		if e.doubles {
-			doubled = append(doubled, what+": outside Herdr its own notification reaches your terminal through herdr-pi beside herdr-pi's, so each is told twice")
+			doubled = append(doubled, what+": outside Herdr each notification reaches your terminal twice, its own passing through herdr-pi beside herdr-pi's")
 		} else {
 			redundant = append(redundant, what+": redundant under herdr-pi, which does its job and counts its herdr:blocked events with its own")
 		}

@@ -92,8 +92,9 @@ func TestReplacedExtensionsRow(t *testing.T) {
 	}{
 		{"none", "", nil, OK, []string{"neither pi-terminal-notifications nor pi-herdr-integration"}},
 		{"config.json alone", "", []string{"extensions/pi-terminal-notifications/config.json"}, OK, []string{"neither"}},
-		{"npm", `{"packages":["npm:@xzzpig/pi-terminal-notifications@1.2.0"]}`, nil, Warn, []string{"pi-terminal-notifications", "twice", "settings.json"}},
-		{"checkout", `{"packages":["./packages/pi-terminal-notifications"]}`, nil, Warn, []string{"twice"}},
+		{"npm", `{"packages":["npm:@xzzpig/pi-terminal-notifications@1.2.0"]}`, nil, Warn, []string{"pi-terminal-notifications", "twice", "settings.json", "pi remove npm:@xzzpig/pi-terminal-notifications@1.2.0"}},
+		{"checkout", `{"packages":["./packages/pi-terminal-notifications"]}`, nil, Warn, []string{"twice", "pi remove ./packages/pi-terminal-notifications"}},
+		{"checkout with a space", `{"packages":["/src/my exts/pi-terminal-notifications"]}`, nil, Warn, []string{"pi remove '/src/my exts/pi-terminal-notifications'"}},
 		{"monorepo filter", `{"packages":[{"source":"git:github.com/xzzpig/pi-extensions@main","extensions":["packages/pi-terminal-notifications/extensions/index.ts"]}]}`, nil, Warn, []string{"twice", "take packages/pi-terminal-notifications/extensions/index.ts out of"}},
 		{"settings extensions", `{"extensions":["/src/pi-terminal-notifications/extensions/index.ts"]}`, nil, Warn, []string{"twice"}},
 		{"extensions directory", "", []string{"extensions/pi-terminal-notifications/index.ts"}, Warn, []string{"twice", "extensions/pi-terminal-notifications"}},

@@ -228,19 +228,5 @@ func hintSelector(ag *handoff.ListedAgent, at *handoff.ListedAttempt) string {
 	if Clean(sel) != sel && ag.ID != "" {
 		sel = fmt.Sprintf("%s#%d", ag.ID, at.N)
 	}
-	return ShellWord(Clean(sel))
+	return handoff.ShellWord(Clean(sel))
 }
-
-// ShellWord is s as one word for a POSIX shell (and fish): itself when
-// no shell reads anything into it, else in single quotes, each quote in
-// it closed, escaped and reopened. '#', '~' and '=' (zsh's =cmd) are
-// special only where a word starts.
-func ShellWord(s string) string {
-	if s != "" && !strings.ContainsAny(s[:1], "#~=") && strings.Trim(s, shellSafe) == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// shellSafe is what no shell reads anything into inside a word.
-const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@#%+=~"
