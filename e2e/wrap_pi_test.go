@@ -400,17 +400,7 @@ func treeOf(t *testing.T, files []string) *session.Tree {
 	if len(files) != 1 {
 		t.Fatalf("session files %q", files)
 	}
-	b, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := session.NewTree()
-	for _, l := range strings.Split(string(b), "\n") {
-		if e, err := session.ParseLine([]byte(l)); err == nil {
-			tr.Add(e)
-		}
-	}
-	return tr
+	return pitest.SessionTree(t, files[0])
 }
 
 // appendUserMessage adds a user message to a Pi session file, as the next

@@ -349,7 +349,7 @@ func TestPiRestoresAfterRestart(t *testing.T) {
 	if ev := w3.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.InputNeeded {
 		t.Fatalf("answered session restored as blocked: %+v", ev)
 	}
-	if blocked, _ := treeFromFile(t, start.SessionFile).Blocked(); blocked {
+	if blocked, _ := pitest.SessionTree(t, start.SessionFile).Blocked(); blocked {
 		t.Fatal("the session rule says blocked after the answer")
 	}
 }
@@ -362,21 +362,6 @@ func assistantSaid(r fakellm.Request, text string) bool {
 		}
 	}
 	return false
-}
-
-func treeFromFile(t *testing.T, path string) *session.Tree {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := session.NewTree()
-	for _, l := range strings.Split(string(b), "\n") {
-		if e, err := session.ParseLine([]byte(l)); err == nil {
-			tr.Add(e)
-		}
-	}
-	return tr
 }
 
 func tail(reqs []fakellm.Request) string {
@@ -437,7 +422,7 @@ func TestPiMarkerMidTextOrInFenceDoesNotBlock(t *testing.T) {
 			t.Errorf("%s: the probe says input needed", prompt)
 		}
 		tm.WaitText(t, session.Marker, 5*time.Second) // shown: not a final marker
-		if blocked, id := treeFromFile(t, start.SessionFile).Blocked(); blocked {
+		if blocked, id := pitest.SessionTree(t, start.SessionFile).Blocked(); blocked {
 			t.Errorf("%s: the session rule says blocked by %s", prompt, id)
 		}
 	}
@@ -516,7 +501,7 @@ func TestOldPiLoadsTheProbe(t *testing.T) {
 	if len(reqs) != 1 || !strings.Contains(reqs[0].System(), probe.Instruction) {
 		t.Fatalf("guidance missing on 0.73.1:\n%q", tail(reqs))
 	}
-	if blocked, _ := treeFromFile(t, start.SessionFile).Blocked(); !blocked {
+	if blocked, _ := pitest.SessionTree(t, start.SessionFile).Blocked(); !blocked {
 		t.Fatal("the session rule does not see the marker in a 0.73.1 session")
 	}
 	tm.Type(t, "/quit")

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
 // Helpers for tests that drive a workflow owner: a Pi running the workflow
@@ -221,6 +223,19 @@ func sessionLines(t testing.TB, path string) [][]byte {
 		t.Fatal(err)
 	}
 	return bytes.Split(b, []byte("\n"))
+}
+
+// SessionTree reads a Pi session file into the tree herdr-pi's session
+// reader builds, for asking what its current branch waits for.
+func SessionTree(t testing.TB, path string) *session.Tree {
+	t.Helper()
+	tr := session.NewTree()
+	for _, l := range sessionLines(t, path) {
+		if e, err := session.ParseLine(l); err == nil {
+			tr.Add(e)
+		}
+	}
+	return tr
 }
 
 // ToolTiming is one of the workflow engine's tool-timing session entries
