@@ -170,18 +170,20 @@ var replacedExtensions = []replacedExtension{
 func replacedExtensionsRow(d Input) Row {
 	loads := readPiLoads(d.Paths.PiAgentDir)
 	settingsFile := d.Paths.Pretty(filepath.Join(d.Paths.PiAgentDir, "settings.json"))
+	paths := slices.Concat(loads.filters, loads.extensions)
 	var doubled, redundant []string
 	var fixes []string
 	for _, e := range replacedExtensions {
 		where := ""
 		src := cmp.Or(packageSource(loads.packages, e.pkg), packageSource(loads.packages, e.name))
+		listed := mentioning(paths, e.dir)
 		switch {
 		case src != "":
 			where = settingsFile + " lists its package"
 			fixes = append(fixes, "pi remove "+handoff.ShellWord(src))
-		case mentioning(append(loads.filters, loads.extensions...), e.dir) != "":
+		case listed != "":
 			where = settingsFile + " loads it"
-			fixes = append(fixes, fmt.Sprintf("take %s out of %s", mentioning(append(loads.filters, loads.extensions...), e.dir), settingsFile))
+			fixes = append(fixes, fmt.Sprintf("take %s out of %s", listed, settingsFile))
 		default:
 			dir := filepath.Join(d.Paths.PiAgentDir, "extensions", e.dir)
 			if !extensionIn(dir) {
