@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/herdr-pi/herdr-pi/internal/fakellm"
 )
 
 // Seed 001, "What the handoff preserves": the model and thinking level,
@@ -64,28 +62,7 @@ func TestThePanesPiAsksTheModelAsTheLocalAgentDid(t *testing.T) {
 	}
 	write(filepath.Join(wd.agent.AgentDir, "models.json"), string(b))
 
-	o := startOwner(t, wd, wd.ownerEnv(herdrEnv...))
-	l := o.handOff(t, "h1")
-	t.Logf("launch argv: %s", dump(l.Argv))
-	pane := runPane(t, wd, l)
-	waitFor(t, "the pane's reply in the session file", func() bool {
-		es := transcript(t, l.SessionFile)
-		return len(es) > 0 && es[len(es)-1].Text == paneReply
-	})
-	pane.Close()
-
-	var local, remote *fakellm.Request
-	for _, r := range wd.llm.Requests() {
-		switch u := r.LastUser(); {
-		case local == nil && strings.Contains(u, agentTask) && !r.AnsweredTool():
-			local = &r
-		case remote == nil && strings.Contains(u, "Carry on with the workflow task"):
-			remote = &r
-		}
-	}
-	if local == nil || remote == nil {
-		t.Fatalf("the local agent's request (%v) or the pane's (%v) is missing", local != nil, remote != nil)
-	}
+	local, remote := handedOffRequests(t, wd)
 	// The set-up took: the local agent's request has what the test put in.
 	sys := local.System()
 	for _, m := range []string{contextMarker, roleMarker, skillMarker} {
