@@ -28,17 +28,19 @@ func Quote(s string) string {
 
 // ShellWord is s as one word for a POSIX shell (and fish): itself when
 // no shell reads anything into it, else in single quotes, each quote in
-// it closed, escaped and reopened. '#', '~' and '=' (zsh's =cmd) are
-// special only where a word starts.
+// it closed, escaped and reopened. '=' is special only where a word
+// starts (zsh's =cmd); '#' and '~' are quoted wherever they stand: zsh
+// with EXTENDED_GLOB reads "fixer#2" as a pattern (and, finding no file,
+// refuses the command), and bash expands a '~' that follows '='.
 func ShellWord(s string) string {
-	if s != "" && !strings.ContainsAny(s[:1], "#~=") && strings.Trim(s, shellSafe) == "" {
+	if s != "" && s[0] != '=' && strings.Trim(s, shellSafe) == "" {
 		return s
 	}
 	return Quote(s)
 }
 
 // shellSafe is what no shell reads anything into inside a word.
-const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@#%+=~"
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@%+="
 
 // Line is the launch as one shell command line: env assignments, then the
 // quoted arguments.

@@ -14,14 +14,16 @@ import (
 // engine makes and open takes.
 func TestRunDetailHintPastes(t *testing.T) {
 	for _, tc := range []struct{ name, selector, want string }{
-		{"plain", "api#1", "herdr-pi open 8d443e51 api#1 opens"},
+		{"plain", "api#1", "herdr-pi open 8d443e51 'api#1' opens"}, // zsh's EXTENDED_GLOB reads # as a pattern
+		{"plain latest", "api", "herdr-pi open 8d443e51 api opens"},
+		{"a tilde after an equals sign (bash expands it)", "a=~b#1", "herdr-pi open 8d443e51 'a=~b#1' opens"},
 		{"a space", "code review#1", "herdr-pi open 8d443e51 'code review#1' opens"},
 		{"a quote", "it's#1", `herdr-pi open 8d443e51 'it'\''s#1' opens`},
 		{"shell syntax", "$(rm -rf ~);x#1", `herdr-pi open 8d443e51 '$(rm -rf ~);x#1' opens`},
 		{"a leading tilde", "~me#1", "herdr-pi open 8d443e51 '~me#1' opens"},
 		{"a leading hash", "#x#1", "herdr-pi open 8d443e51 '#x#1' opens"},
 		{"a leading equals sign (zsh expands =cmd)", "=ls#1", "herdr-pi open 8d443e51 '=ls#1' opens"},
-		{"control characters", "a\x1b[2Jpi#1", "herdr-pi open 8d443e51 8d443e51-8bad-4dd5-a3f1-b88332072948:3#1 opens"},
+		{"control characters", "a\x1b[2Jpi#1", "herdr-pi open 8d443e51 '8d443e51-8bad-4dd5-a3f1-b88332072948:3#1' opens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name, _, _ := strings.Cut(tc.selector, "#1")
