@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -91,5 +92,6 @@ func doctorInput(f *Factory) doctor.Input {
 	if env.Get("TMUX") != "" {
 		n.Tmux = tmux.Probe{Run: tmux.Exec{}}
 	}
-	return doctor.Input{Env: env, Paths: paths, Config: cfg, ConfigErr: cfgErr, Notify: n, ProgramTimeout: doctor.ProgramTimeout}
+	dir, _ := os.Getwd() // "" when it is gone: the agent directory alone
+	return doctor.Input{Env: env, Paths: paths, Config: cfg, ConfigErr: cfgErr, Notify: n, ProgramTimeout: doctor.ProgramTimeout, Dir: dir}
 }

@@ -63,6 +63,10 @@ type Input struct {
 	// Room says whether a directory can take a wrapper's files
 	// (control.CheckRoom when nil; tests make a filesystem look full).
 	Room func(dir string, write bool) error
+	// Dir is the directory doctor runs in: a project whose .pi directory
+	// Pi reads too (its settings.json and extensions). "" looks at the
+	// agent directory alone.
+	Dir string
 }
 
 // room is d.Room, or the real check.

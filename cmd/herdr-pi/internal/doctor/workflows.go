@@ -160,43 +160,74 @@ var replacedExtensions = []replacedExtension{
 	{name: "pi-herdr-integration", pkg: "@siddr/pi-herdr-integration", dir: "herdr-integration"},
 }
 
+// piScope is one place Pi loads extensions from: the agent directory
+// (every project) or a project's .pi directory, which Pi reads in its
+// working directory.
+type piScope struct {
+	dir      string // holds settings.json and extensions/
+	settings string // settings.json as the row shows it
+	remove   string // the command that takes a package out of this scope
+}
+
+// piScopes are the agent directory and, when doctor runs in a project
+// with a .pi directory, that project's.
+func piScopes(d Input) []piScope {
+	scopes := []piScope{{dir: d.Paths.PiAgentDir, settings: d.Paths.Pretty(filepath.Join(d.Paths.PiAgentDir, "settings.json")), remove: "pi remove"}}
+	if d.Dir == "" {
+		return scopes
+	}
+	project := filepath.Join(d.Dir, ".pi")
+	if project == d.Paths.PiAgentDir {
+		return scopes
+	}
+	if fi, err := os.Stat(project); err == nil && fi.IsDir() {
+		// `pi remove -l` edits the settings of the project it runs in:
+		// the fix goes there first (the absolute path: a quoted ~ would
+		// not expand).
+		scopes = append(scopes, piScope{dir: project, settings: d.Paths.Pretty(filepath.Join(project, "settings.json")),
+			remove: "cd " + handoff.ShellWord(d.Dir) + " && pi remove -l"})
+	}
+	return scopes
+}
+
 // replacedExtensionsRow says whether Pi loads an extension herdr-pi
-// replaces. pi-terminal-notifications is a warning: outside Herdr its own
+// replaces, globally or in the project doctor runs in.
+// pi-terminal-notifications is a warning: outside Herdr its own
 // notification sequence passes through the wrapper to the terminal beside
 // herdr-pi's, so each is told twice. pi-herdr-integration only repeats
 // what the probe does (herdr-pi counts its herdr:blocked events with its
-// own reasons), so it is redundant, not wrong. Only the global agent
-// directory is looked at: a project's .pi/settings.json is not.
+// own reasons), so it is redundant, not wrong.
 func replacedExtensionsRow(d Input) Row {
-	loads := readPiLoads(d.Paths.PiAgentDir)
-	settingsFile := d.Paths.Pretty(filepath.Join(d.Paths.PiAgentDir, "settings.json"))
-	paths := slices.Concat(loads.filters, loads.extensions)
 	var doubled, redundant []string
 	var fixes []string
-	for _, e := range replacedExtensions {
-		where := ""
-		src := cmp.Or(packageSource(loads.packages, e.pkg), packageSource(loads.packages, e.name))
-		listed := mentioning(paths, e.dir)
-		switch {
-		case src != "":
-			where = settingsFile + " lists its package"
-			fixes = append(fixes, "pi remove "+handoff.ShellWord(src))
-		case listed != "":
-			where = settingsFile + " loads it"
-			fixes = append(fixes, fmt.Sprintf("take %s out of %s", listed, settingsFile))
-		default:
-			dir := filepath.Join(d.Paths.PiAgentDir, "extensions", e.dir)
-			if !extensionIn(dir) {
-				continue
+	for _, scope := range piScopes(d) {
+		loads := readPiLoads(scope.dir)
+		paths := slices.Concat(loads.filters, loads.extensions)
+		for _, e := range replacedExtensions {
+			where := ""
+			src := cmp.Or(packageSource(loads.packages, e.pkg), packageSource(loads.packages, e.name))
+			listed := mentioning(paths, e.dir)
+			switch {
+			case src != "":
+				where = scope.settings + " lists its package"
+				fixes = append(fixes, scope.remove+" "+handoff.ShellWord(src))
+			case listed != "":
+				where = scope.settings + " loads it"
+				fixes = append(fixes, fmt.Sprintf("take %s out of %s", listed, scope.settings))
+			default:
+				dir := filepath.Join(scope.dir, "extensions", e.dir)
+				if !extensionIn(dir) {
+					continue
+				}
+				where = "Pi loads " + d.Paths.Pretty(dir)
+				fixes = append(fixes, "remove "+d.Paths.Pretty(dir)+" (pi remove, or delete the link)")
 			}
-			where = "Pi loads " + d.Paths.Pretty(dir)
-			fixes = append(fixes, "remove "+d.Paths.Pretty(dir)+" (pi remove, or delete the link)")
-		}
-		what := fmt.Sprintf("%s is installed (%s)", e.name, where)
-		if e.doubles {
-			doubled = append(doubled, what+": outside Herdr each notification reaches your terminal twice, its own passing through herdr-pi beside herdr-pi's")
-		} else {
-			redundant = append(redundant, what+": redundant under herdr-pi, which does its job and counts its herdr:blocked events with its own")
+			what := fmt.Sprintf("%s is installed (%s)", e.name, where)
+			if e.doubles {
+				doubled = append(doubled, what+": outside Herdr each notification reaches your terminal twice, its own passing through herdr-pi beside herdr-pi's")
+			} else {
+				redundant = append(redundant, what+": redundant under herdr-pi, which does its job and counts its herdr:blocked events with its own")
+			}
 		}
 	}
 	row := Row{Name: "replaced extensions", Status: OK}

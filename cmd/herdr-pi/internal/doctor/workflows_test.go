@@ -102,6 +102,16 @@ func TestReplacedExtensionsRow(t *testing.T) {
 		{"herdr-integration link", "", []string{"extensions/herdr-integration/index.ts"}, OK, []string{"pi-herdr-integration", "extensions/herdr-integration"}},
 		{"both", `{"packages":["npm:@siddr/pi-herdr-integration","npm:@xzzpig/pi-terminal-notifications"]}`, nil, Warn, []string{"twice", "pi-herdr-integration"}},
 		{"other packages", `{"packages":["npm:pi-extensible-workflows","npm:@someone/pi-notifications-extra"]}`, nil, OK, []string{"neither"}},
+		// A project's .pi directory, which Pi reads in the directory it
+		// starts in: doctor looks at the one it runs in.
+		{"project npm", "", []string{"project:.pi/settings.json=" + `{"packages":["npm:@xzzpig/pi-terminal-notifications"]}`}, Warn,
+			[]string{"twice", "proj/.pi/settings.json lists its package", "/proj && pi remove -l npm:@xzzpig/pi-terminal-notifications"}},
+		{"project extensions directory", "", []string{"project:.pi/extensions/pi-terminal-notifications/index.ts"}, Warn, []string{"twice", "proj/.pi/extensions/pi-terminal-notifications"}},
+		{"project settings extensions", "", []string{"project:.pi/settings.json=" + `{"extensions":["./ext/herdr-integration/index.ts"]}`}, OK,
+			[]string{"redundant", "take ./ext/herdr-integration/index.ts out of", "proj/.pi/settings.json"}},
+		{"global and project", `{"packages":["npm:@siddr/pi-herdr-integration"]}`, []string{"project:.pi/settings.json=" + `{"packages":["npm:@xzzpig/pi-terminal-notifications"]}`}, Warn,
+			[]string{"twice", "redundant", "pi remove npm:@siddr/pi-herdr-integration", "pi remove -l npm:@xzzpig/pi-terminal-notifications"}},
+		{"project without .pi", "", []string{"project:README.md"}, OK, []string{"neither"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := doctortest.New(t)
@@ -109,8 +119,17 @@ func TestReplacedExtensionsRow(t *testing.T) {
 			if c.settings != "" {
 				w.File(filepath.Join(in.Paths.PiAgentDir, "settings.json"), c.settings, 0o600)
 			}
+			in.Dir = filepath.Join(t.TempDir(), "proj")
 			for _, f := range c.files {
-				w.File(filepath.Join(in.Paths.PiAgentDir, f), "x", 0o600)
+				f, content, ok := strings.Cut(f, "=")
+				if !ok {
+					content = "x"
+				}
+				if rel, ok := strings.CutPrefix(f, "project:"); ok {
+					w.File(filepath.Join(in.Dir, rel), content, 0o600)
+					continue
+				}
+				w.File(filepath.Join(in.Paths.PiAgentDir, f), content, 0o600)
 			}
 			r := replacedExtensionsRow(in)
 			if r.Status != c.status {
@@ -121,7 +140,7 @@ func TestReplacedExtensionsRow(t *testing.T) {
 					t.Errorf("%s %q (fix %q) does not say %q", r.Status, r.Detail, r.Fix, s)
 				}
 			}
-			if r.Status != OK && !strings.Contains(r.Fix, "pi remove") && !strings.Contains(r.Fix, "out of ~/.pi/agent/settings.json") {
+			if r.Status != OK && !strings.Contains(r.Fix, "pi remove") && !strings.Contains(r.Fix, "out of ") {
 				t.Errorf("a warning whose fix %q does not say how to remove it", r.Fix)
 			}
 		})
