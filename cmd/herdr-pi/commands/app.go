@@ -82,6 +82,7 @@ func runWith(ctx context.Context, args []string, f *Factory) int {
 		app.Metadata = map[string]any{completingKey: cur}
 	} else {
 		args = helpAmongArgs(app, args)
+		app.Metadata = map[string]any{argsKey: args}
 	}
 	// urfave/cli prints help and the version through app.Writer and drops
 	// write errors; a help that never reached a full disk or a closed
@@ -178,7 +179,8 @@ func newApp(f *Factory) *cli.App {
 		// in exitCode instead.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
-			return flagUsageError(commandName(c), err)
+			name := commandName(c)
+			return usageFailedJSON(c, name, flagUsageError(name, err))
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {

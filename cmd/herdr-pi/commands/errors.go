@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
+	"github.com/urfave/cli/v2"
 )
 
 // Exit codes shared by every command except wrap, which exits with the
@@ -194,4 +196,67 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	tell(stderr, "herdr-pi: %v\n", err)
 	return exitError
+}
+
+// argsKey holds, in the app's metadata, the command line as run, for
+// usageFailedJSON.
+const argsKey = "args"
+
+// usageFailedJSON gives a command line urfave/cli could not parse the
+// failure object `open --json`, `close --json` and `status --json` print
+// for any other failure, when --json is among its words: the parser stops
+// at the bad flag before --json is known, and a script reading stdout
+// would get nothing. The words still go to stderr, and the exit status
+// stays 2.
+func usageFailedJSON(c *cli.Context, name string, err error) error {
+	if name != "open" && name != "close" && name != "status" {
+		return err
+	}
+	args, _ := c.App.Metadata[argsKey].([]string)
+	words := commandWords(args, name)
+	if !slices.ContainsFunc(words, isJSONFlag) {
+		return err
+	}
+	w := c.App.Writer
+	switch name {
+	case "close":
+		return closeFailedJSON(w, &closeOptions{}, err)
+	case "status":
+		return statusFailedJSON(w, err)
+	}
+	return openFailedJSON(w, &openOptions{List: slices.ContainsFunc(words, isListFlag)}, err)
+}
+
+// commandWords are the words of args after the command name and before a
+// "--" (after which none is herdr-pi's).
+func commandWords(args []string, name string) []string {
+	i := slices.Index(args, name)
+	if i < 0 {
+		return nil
+	}
+	words := args[i+1:]
+	if j := slices.Index(words, "--"); j >= 0 {
+		words = words[:j]
+	}
+	return words
+}
+
+// isJSONFlag reports whether a word turns --json on, as urfave/cli would
+// read it: -json, --json, or either with "=" and a true value.
+func isJSONFlag(w string) bool { return boolFlagOn(w, "json") }
+
+func isListFlag(w string) bool { return boolFlagOn(w, "list") }
+
+func boolFlagOn(w, flag string) bool {
+	w, ok := strings.CutPrefix(w, "-")
+	if !ok {
+		return false
+	}
+	w = strings.TrimPrefix(w, "-")
+	if w == flag {
+		return true
+	}
+	v, ok := strings.CutPrefix(w, flag+"=")
+	on, perr := strconv.ParseBool(v)
+	return ok && perr == nil && on
 }

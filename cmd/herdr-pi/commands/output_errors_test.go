@@ -3,12 +3,14 @@ package commands
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
@@ -81,5 +83,57 @@ func TestOpenJSONWriteErrorIsSaidOnce(t *testing.T) {
 		if n := strings.Count(errb.String(), "no space left on device"); code != exitError || n != 1 {
 			t.Errorf("%q > /dev/full: exit %d, the write error said %d times:\n%s", args, code, n, errb.String())
 		}
+	}
+}
+
+// A script that asked for --json reads stdout, also when the command line
+// is wrong: a flag urfave/cli cannot read stops its parsing before --json
+// is known, and an extra word is refused by the command. open, close and
+// status print their failure object with code "usage" (in the documented
+// schema), stderr says it in words, and the exit status is 2. Without
+// --json, or with it after "--" (the agent's), stdout stays empty.
+func TestUsageMistakesWithJSONPrintTheFailureObject(t *testing.T) {
+	open, status := compileSchema(t, "open"), compileSchema(t, "status")
+	e := newCmdEnv(t, pane...)
+	for _, c := range []struct {
+		args   []string
+		format string // "" for nothing on stdout
+	}{
+		{[]string{"open", "--bogus", "--json", "3f0c", "api"}, openFormat},
+		{[]string{"open", "--json", "--bogus", "3f0c", "api"}, openFormat},
+		{[]string{"open", "--list", "--json=true", "--bogus"}, handoff.ListFormat},
+		{[]string{"open", "-json", "--inspect=maybe", "3f0c", "api"}, openFormat},
+		{[]string{"close", "--json", "--bogus", "3f0c"}, closeFormat},
+		{[]string{"status", "--json", "--bogus"}, statusFormat},
+		{[]string{"status", "--json", "extra"}, statusFormat},
+		{[]string{"open", "--bogus", "3f0c", "api"}, ""},
+		{[]string{"open", "--json=false", "--bogus", "3f0c", "api"}, ""},
+		{[]string{"status", "extra"}, ""},
+		{[]string{"wrap", "--bogus", "--", "pi", "--json"}, ""},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			exit, out, errOut := run(t, e.env, c.args...)
+			if exit != exitUsage || !strings.Contains(errOut, "Run 'herdr-pi "+c.args[0]+" --help'") {
+				t.Fatalf("exit %d, stderr %q; want 2 and the words on stderr", exit, errOut)
+			}
+			if c.format == "" {
+				if out != "" {
+					t.Fatalf("stdout %q, want nothing", out)
+				}
+				return
+			}
+			schema := open
+			if c.format == statusFormat {
+				schema = status
+			}
+			validate(t, schema, out)
+			var got struct {
+				Format string
+				Error  struct{ Code, Message string }
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil || got.Format != c.format || got.Error.Code != "usage" || got.Error.Message == "" {
+				t.Fatalf("stdout %q: %v %+v, want format %s and code usage", out, err, got, c.format)
+			}
+		})
 	}
 }

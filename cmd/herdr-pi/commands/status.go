@@ -40,7 +40,11 @@ func statusCommand(f *Factory) *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print as JSON (format: docs/status.md)"}},
 		Action: withArgs("status", func(c *cli.Context, args []string) error {
 			if len(args) > 0 {
-				return usagef("status", "unexpected argument %q", args[0])
+				err := usagef("status", "unexpected argument %q", args[0])
+				if c.Bool("json") {
+					return statusFailedJSON(f.IO.Out, err)
+				}
+				return err
 			}
 			return statusRun(c.Context, f, &statusOptions{JSON: c.Bool("json"), Now: time.Now})
 		}),
@@ -62,6 +66,17 @@ type statusFailure struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// statusFailedJSON prints a usage mistake as a statusFailure (code
+// "usage") and returns it: stderr says it in words, the exit status is 2.
+func statusFailedJSON(w io.Writer, err error) error {
+	fail := statusFailure{Format: statusFormat}
+	fail.Error.Code, fail.Error.Message = "usage", render.CleanLines(err.Error())
+	if werr := writeJSON(w, fail); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
 }
 
 func statusRun(ctx context.Context, f *Factory, opts *statusOptions) error {
