@@ -266,9 +266,16 @@ func ParseConfig(data []byte, shown string) (Config, []Problem) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			msg := pe.Message
-			if pe.LastKey != "" {
-				msg = fmt.Sprintf("key %q: %s", pe.LastKey, pe.Message)
+			msg := strings.TrimSuffix(pe.Message, ".")
+			if dup := duplicateKeyRe().FindStringSubmatch(pe.Message); dup != nil {
+				// The parser's words ("Key 'x' has already been
+				// defined.") name neither line; the first one is found.
+				msg = fmt.Sprintf("%q is set twice; keep one", dup[1])
+				if first := locateKey(data, splitDotted(dup[1])); first > 0 && first < pe.Position.Line {
+					msg = fmt.Sprintf("%q is set twice (lines %d and %d); keep one", dup[1], first, pe.Position.Line)
+				}
+			} else if pe.LastKey != "" {
+				msg = fmt.Sprintf("key %q: %s", pe.LastKey, msg)
 			}
 			return Defaults(), []Problem{{File: shown, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg}}
 		}
@@ -438,6 +445,10 @@ func (d *configDecoder) durationNotString(p toml.Primitive) string {
 	}
 	return fmt.Sprintf("must be a duration, a string such as \"300ms\" or \"2s\", not %s", d.kind(p))
 }
+
+// duplicateKeyRe is the TOML parser's message for a key or table given
+// twice.
+var duplicateKeyRe = lazyre.New(`^Key '([^']*)' has already been defined\.?$`)
 
 // tomlErrorRe is the decoder's prefix to a message: the line and key,
 // which a Problem already holds.

@@ -413,3 +413,19 @@ func TestDurationWithoutAUnit(t *testing.T) {
 		t.Errorf("startup_grace = 0: %v", problems)
 	}
 }
+
+// A key or table given twice names both lines and what to do, in words a
+// person reads in `doctor` (the parser's own: "Key 'detect.debounce' has
+// already been defined.", no first line).
+func TestDuplicateKeyNamesBothLines(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"[detect]\ndebounce = \"300ms\"\ndebounce = \"200ms\"\n", `c.toml:3: "detect.debounce" is set twice (lines 2 and 3); keep one`},
+		{"[detect]\ndebounce = \"300ms\"\n[notify]\n[detect]\n", `c.toml:4: "detect" is set twice (lines 1 and 4); keep one`},
+		{"[notify]\nntfy = 1\n[notify.ntfy]\n", `c.toml:3: "notify.ntfy" is set twice (lines 2 and 3); keep one`},
+	} {
+		_, problems := ParseConfig([]byte(c.data), "c.toml")
+		if len(problems) != 1 || problems[0].String() != c.want {
+			t.Errorf("%q: got %q, want %q", c.data, problems, c.want)
+		}
+	}
+}
