@@ -168,9 +168,10 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			return
 		}
 		if s.Suspect() {
-			// The rebuilt emulator has drawn nothing since: it shows
-			// nothing to look at, and will not until more output
-			// comes. The screen has done what it can with the output.
+			// The emulator panicked on the output and was rebuilt
+			// blank: there is nothing to look at until more output
+			// draws on it, and waiting would hold a verdict back for
+			// as long as the agent stays quiet.
 			o.Seen(through)
 			return
 		}
