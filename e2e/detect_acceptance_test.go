@@ -75,11 +75,13 @@ func readTrace(t *testing.T, path string) []traceEvent {
 // One thing may come first: an agent whose screen shows nothing once the
 // startup grace (1 s) and the debounce are over is idle by design, and on
 // a loaded machine the fake agent (this test binary, started by a wrapper
-// that is this test binary too) can take that long to draw its first
-// frame, or the wrapper's screen that long to draw it. Such an idle is
-// allowed only when the empty screen decided it (cause "screen", no rule)
-// and the agent's working follows (earlyEmptyScreenIdle); anything between
-// working and idle is not.
+// that is this test binary too) can take that long to write its first
+// frame. Such an idle is allowed only when the empty screen decided it
+// (cause "screen", no rule) before the agent's first bytes reached the
+// terminal, and the agent's working follows (earlyEmptyScreenIdle);
+// anything between working and idle is not. The wrapper's screen drawing
+// those bytes late is no excuse: the machine confirms no verdict from a
+// screen that has not taken what was written before it came due.
 func TestWrapReportsWorkingThenIdle(t *testing.T) {
 	for _, version := range []string{"0.73", "1.6"} {
 		t.Run(version, func(t *testing.T) {
@@ -127,9 +129,9 @@ func TestWrapReportsWorkingThenIdle(t *testing.T) {
 			mu.Lock()
 			seen, first := idleSeen, firstSeen
 			mu.Unlock()
-			early := earlyEmptyScreenIdle(events)
+			early := earlyEmptyScreenIdle(events, first)
 			if early {
-				t.Logf("idle reported at %v from a screen that had not drawn the agent's first bytes (at the terminal at %v): a slow start",
+				t.Logf("idle reported at %v, before the agent's first bytes reached the terminal (at %v): a slow start",
 					events[0].At.Format(time.StampMicro), first.Format(time.StampMicro))
 				events = events[1:]
 			}
@@ -178,19 +180,23 @@ func TestWrapReportsWorkingThenIdle(t *testing.T) {
 }
 
 // earlyEmptyScreenIdle says whether the trace opens with the idle of an
-// agent whose screen had shown nothing yet: decided by the empty screen
-// alone (cause "screen", no rule) and followed by the working the agent's
-// first frames then showed. It may come after those frames reached the
-// terminal: on a loaded machine the wrapper's screen goroutine can wait
-// longer than the debounce for a core before it draws them (CI under a
-// second test run: first bytes at the terminal, then the idle, then
-// working). A busy frame misread as idle would not be followed by working.
-func earlyEmptyScreenIdle(events []traceEvent) bool {
+// agent that had written nothing yet: decided by the empty screen alone
+// (cause "screen", no rule) before its first bytes reached the terminal
+// at first, and followed by the working its first frames then showed. An
+// idle after those bytes reached the terminal is the defect pane/state's
+// Config.Output closes (CI under a second test run once saw idle, working,
+// idle: the wrapper's screen, waiting for a core, drew the first bytes
+// later than the debounce). The wrapper writes to the terminal before it
+// commits the bytes to its screen's tap, so this misjudges only an idle
+// decided while the wrapper's copy loop sat between the two (microseconds)
+// longer than the outer terminal took to read them.
+func earlyEmptyScreenIdle(events []traceEvent, first time.Time) bool {
 	if len(events) < 2 {
 		return false
 	}
 	e, next := events[0], events[1]
 	return e.Kind == "transition" && e.To == "idle" && e.Cause == "screen" &&
+		e.At.Before(first) &&
 		next.Kind == "transition" && next.To == "working"
 }
 
@@ -221,7 +227,7 @@ func TestWrapUsesUserManifestByCommandName(t *testing.T) {
 	}
 	events := readTrace(t, trace)
 	mu.Lock()
-	if earlyEmptyScreenIdle(events) { // a slow start, as in TestWrapReportsWorkingThenIdle
+	if earlyEmptyScreenIdle(events, first) { // a slow start, as in TestWrapReportsWorkingThenIdle
 		events = events[1:]
 	}
 	mu.Unlock()

@@ -13,6 +13,7 @@ package observe
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sync"
 	"time"
@@ -60,7 +61,10 @@ func Start(cfg Config) *Observer {
 	o.Machine = state.New(state.Config{
 		Debounce:     cfg.Debounce,
 		StartupGrace: cfg.StartupGrace,
-		Logf:         logf,
+		// The screen's verdicts wait for it to look at the output the
+		// copy loop committed to the tap (FollowOptions.Seen below).
+		Output: func() uint64 { total, _ := o.Tap.Stats(); return total },
+		Logf:   logf,
 		Sink: func(e state.Event) {
 			for _, s := range sinks {
 				// Sinks run on whichever goroutine moved the machine, a
@@ -80,10 +84,19 @@ func Start(cfg Config) *Observer {
 	// terminal its mode back or the run's socket and files were removed.
 	guard.Go(&o.running, logf, "observe: the status reports", lostWatch, func() { o.reports.run(ctx) })
 	guard.Go(&o.running, logf, "observe: the screen", lostWatch, func() {
+		defer func() {
+			if ctx.Err() == nil {
+				// The screen looks no more (it panicked, or the output
+				// ended and it drew the end): no verdict may wait for
+				// its next look.
+				o.Machine.ScreenSeen(math.MaxUint64)
+			}
+		}()
 		screen.Follow(ctx, o.Tap, screen.FollowOptions{
 			Rows: 24, Cols: 80, // replaced by the size the tap carries first
 			Logf:    cfg.Logf,
 			Publish: o.classify,
+			Seen:    o.Machine.ScreenSeen,
 			Gap:     takeGap,
 		})
 	})

@@ -69,13 +69,16 @@ func TestPipeline(t *testing.T) {
 	})
 }
 
-// startRecorded starts an Observer with Pi's manifest and a 50 ms debounce;
+// testDebounce is the debounce of the Observers the tests start.
+const testDebounce = 50 * time.Millisecond
+
+// startRecorded starts an Observer with Pi's manifest and testDebounce;
 // transitions says the transitions so far as "to(cause) …".
 func startRecorded() (o *Observer, transitions func() string) {
 	pi, _ := detect.Embedded().Lookup("pi")
 	var mu sync.Mutex
 	var got []string
-	o = Start(Config{Manifest: pi, Debounce: 50 * time.Millisecond, Sinks: []func(state.Event){func(e state.Event) {
+	o = Start(Config{Manifest: pi, Debounce: testDebounce, Sinks: []func(state.Event){func(e state.Event) {
 		if e.Kind == state.EventTransition {
 			mu.Lock()
 			got = append(got, string(e.To)+"("+e.Cause+")")

@@ -39,6 +39,11 @@ type Batch struct {
 	Lost uint64
 	// Closed reports that the producer has finished; no more data follows.
 	Closed bool
+	// Through is how many bytes the producer had committed when the batch
+	// was taken (Stats' total then): the batch and the batches before it
+	// hold or dropped every one of them. A reader that has drawn the batch
+	// is current with the output up to there.
+	Through uint64
 }
 
 // Tap is the hand-off between the copy loop and one slow reader. The copy
@@ -251,7 +256,7 @@ func (t *Tap) Close() {
 func (t *Tap) Take() Batch {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := Batch{Segments: t.segs, Lost: t.lost, Closed: t.closed}
+	b := Batch{Segments: t.segs, Lost: t.lost, Closed: t.closed, Through: t.total}
 	t.segs = nil
 	t.pending = 0
 	t.lost = 0

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -382,6 +383,53 @@ func TestFollowTakesAtMostOnceAGap(t *testing.T) {
 		if got := f.last().Text; !strings.HasPrefix(got, "199") {
 			t.Errorf("the screen shows %q, want the last write", got)
 		}
+		cancel()
+		<-f.done
+	})
+}
+
+// Seen hears how far the screen is current with the output after every
+// look, also one that changed nothing visible (Publish does not hear
+// those), and only once the look happened: output drawn within a frame
+// of a change is not seen before that frame ends.
+func TestFollowSaysHowFarItHasSeen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tap := pty.NewTap(0)
+		var mu sync.Mutex
+		var seen uint64
+		published, wentBack := 0, false
+		ctx, cancel := context.WithCancel(context.Background())
+		f := &follower{done: make(chan struct{})}
+		go func() {
+			defer close(f.done)
+			Follow(ctx, tap, FollowOptions{Rows: 2, Cols: 20,
+				Publish: func(Snapshot) { mu.Lock(); published++; mu.Unlock() },
+				Seen: func(n uint64) {
+					mu.Lock()
+					wentBack = wentBack || n < seen
+					seen = n
+					mu.Unlock()
+				}})
+		}()
+		want := func(step string, n uint64, looks int) {
+			t.Helper()
+			synctest.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if seen != n || published != looks || wentBack {
+				t.Fatalf("%s: seen %d with %d snapshots published (went back: %v), want %d with %d", step, seen, published, wentBack, n, looks)
+			}
+		}
+		tap.Write([]byte("a"))
+		want("the first output", 1, 1)
+		time.Sleep(2 * time.Millisecond)
+		tap.Write([]byte("b")) // within the frame: drawn, not looked at
+		want("within the frame", 1, 1)
+		time.Sleep(defaultFrame)
+		want("the frame's end", 2, 2)
+		time.Sleep(time.Second)
+		tap.Write([]byte("\x1b[1;1H")) // nothing visible changes
+		want("a cursor move", 8, 2)
 		cancel()
 		<-f.done
 	})

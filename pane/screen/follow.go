@@ -28,6 +28,13 @@ type FollowOptions struct {
 	// It runs on Follow's goroutine; detection is cheap next to emulation,
 	// so it may classify the snapshot right there.
 	Publish func(Snapshot)
+	// Seen hears, after every look (and after Publish when the look
+	// published), how much of the source's output the screen is current
+	// with: the Through of the last batch it took. It hears it whether or
+	// not what the screen shows changed, so a state machine waiting for
+	// the screen to catch up learns that it has. It runs on Follow's
+	// goroutine. May be nil.
+	Seen func(through uint64)
 	// Logf receives diagnostics (emulator panics). May be nil.
 	Logf func(format string, args ...any)
 
@@ -138,8 +145,13 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 		}
 	}()
 
+	if o.Seen == nil {
+		o.Seen = func(uint64) {}
+	}
 	var last Snapshot
 	published := false
+	// through: the source's output up to the last batch taken.
+	var through uint64
 	lossy := false
 	var window time.Time // start of the current flood-rate window
 	windowBytes := 0
@@ -152,7 +164,15 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 	defer frame.Stop()
 	frameArmed := false
 	look := func() {
-		if !unseen || s.Suspect() {
+		if !unseen {
+			return
+		}
+		if s.Suspect() {
+			// The emulator panicked on the output and was rebuilt
+			// blank: there is nothing to look at until more output
+			// draws on it, and waiting would hold a verdict back for
+			// as long as the agent stays quiet.
+			o.Seen(through)
 			return
 		}
 		unseen = false
@@ -171,6 +191,7 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			// clears once a full batch has been drawn.
 			lossy = false
 		}
+		o.Seen(through)
 	}
 	for {
 		select {
@@ -203,8 +224,13 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			lossy = true
 		}
 		src.Recycle(b)
+		through = max(through, b.Through)
 		if fed {
 			unseen, unseenWhole = true, !skipped && b.Lost == 0
+		} else if !unseen {
+			// Nothing drawn (the bytes were all dropped): the screen
+			// is as current as it can be without a look.
+			o.Seen(through)
 		}
 		flood := b.Lost > 0 || skipped || windowBytes > o.FloodBytes
 		// Output a frame after the last change, the end of the output,

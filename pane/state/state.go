@@ -217,6 +217,15 @@ type Config struct {
 	// replaced (SessionReplaced) wait for the next SessionStart before they
 	// close anyway; DefaultReplaceGrace when zero.
 	ReplaceGrace time.Duration
+	// Output, when set, counts the bytes of output written to the
+	// terminal so far (the tap's committed count), and ScreenSeen tells
+	// how many of them the screen has looked at. A screen verdict that
+	// comes due while the screen is behind waits for the screen to look
+	// at what was written by then: what the screen showed may already be
+	// overdrawn by bytes it has not taken (on a loaded machine its
+	// goroutine can wait longer than the debounce for a core). Nil: a
+	// verdict is confirmed when due.
+	Output func() uint64
 	// Clock defaults to RealClock.
 	Clock Clock
 	// Sink receives events in order, one at a time, without the machine's
@@ -267,6 +276,14 @@ type Machine struct {
 	screenActivity  State
 	screenBlocked   bool
 	screenBlockRule string
+	// Screen progress (Config.Output): the output the screen has looked
+	// at (ScreenSeen); the due the last check was for, and the output
+	// written then that the screen must look at before a verdict due
+	// then is confirmed; screenWaiting: a verdict waits for it.
+	screenLooked  uint64
+	screenWaitDue time.Time
+	screenWaitFor uint64
+	screenWaiting bool
 
 	// Probe: connected, its activity (Idle until the first lifecycle
 	// event), and the run tracker.
@@ -475,6 +492,7 @@ func (m *Machine) Screen(v Verdict) {
 // settleScreen confirms the raw screen verdict when it is due, or returns
 // when it will be (zero while nothing is pending).
 func (m *Machine) settleScreen(now time.Time) time.Time {
+	m.screenWaiting = false // until screenBehindLocked says otherwise
 	if !m.screenSeen || m.quit {
 		return time.Time{}
 	}
@@ -489,6 +507,9 @@ func (m *Machine) settleScreen(now time.Time) time.Time {
 	due = later(due, m.graceEnd)
 	if now.Before(due) {
 		return due
+	}
+	if m.screenBehindLocked(due) {
+		return time.Time{} // ScreenSeen steps the machine again
 	}
 	switch v.State {
 	case Blocked:
@@ -505,6 +526,42 @@ func (m *Machine) settleScreen(now time.Time) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// screenBehindLocked says whether the verdict due at due must wait for
+// the screen: whether the screen has not yet looked at all the output
+// written when the verdict first came due. What was written later does
+// not hold it back, so an agent that keeps printing while its screen
+// says the same is confirmed at the screen's next look, not never.
+// Every screen verdict waits alike: a stale working or blocked is as
+// false as a stale idle (a spinner already replaced by the idle editor).
+func (m *Machine) screenBehindLocked(due time.Time) bool {
+	if m.cfg.Output == nil {
+		return false
+	}
+	if !m.screenWaitDue.Equal(due) {
+		// A new due (the verdict or the screen changed since the last
+		// check): what counts is the output written by now.
+		m.screenWaitDue, m.screenWaitFor = due, m.cfg.Output()
+	}
+	m.screenWaiting = m.screenLooked < m.screenWaitFor
+	return m.screenWaiting
+}
+
+// ScreenSeen says the screen has looked at the first n bytes of output
+// (see Config.Output), whether or not what it shows changed: Screen hears
+// only changes, and a verdict waiting for the screen to catch up is
+// confirmed at the look that took the bytes, when that look still says
+// the same. It is called after the look's Screen, on every look, so it
+// costs one lock unless a verdict waits for it.
+func (m *Machine) ScreenSeen(n uint64) {
+	m.mu.Lock()
+	m.screenLooked = max(m.screenLooked, n)
+	due := m.screenWaiting && m.screenLooked >= m.screenWaitFor
+	m.mu.Unlock()
+	if due {
+		m.update("", func(time.Time) {})
+	}
 }
 
 func screenLabel(rule string) string {

@@ -666,3 +666,80 @@ func TestAHookWaitOpenedAgainTakesTheLatestLabel(t *testing.T) {
 		}
 	})
 }
+
+// output stands for the tap in Config.Output: written counts the bytes
+// that reached the terminal, and the test says with ScreenSeen how many of
+// them the screen has looked at.
+type output struct {
+	mu      sync.Mutex
+	written uint64
+}
+
+func (o *output) add(n uint64) {
+	o.mu.Lock()
+	o.written += n
+	o.mu.Unlock()
+}
+
+func (o *output) count() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.written
+}
+
+// A verdict that comes due while the screen has not looked at all the
+// output written by then waits for the screen's next look, and is
+// confirmed at that look, at once, when the verdict still holds: what the
+// screen showed may already be overdrawn by bytes it has not taken.
+func TestScreenVerdictWaitsForTheScreenToCatchUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &output{}
+		r := &recorder{start: time.Now()}
+		m := New(Config{Debounce: 300 * time.Millisecond, Sink: r.sink, Output: out.count})
+		defer m.Stop()
+		m.Screen(Verdict{State: Working, Rule: "busy_row"})
+		m.ScreenSeen(0)
+		out.add(10)
+		time.Sleep(400 * time.Millisecond)
+		expect(t, r, "")
+		m.ScreenSeen(5)
+		synctest.Wait()
+		expect(t, r, "")
+		m.ScreenSeen(10) // a look that changed nothing: the verdict holds
+		synctest.Wait()
+		expect(t, r, "working@400")
+
+		// Output keeps coming while the screen says idle, and the screen
+		// always lags a little: idle is confirmed at the first look that
+		// took what was written when it came due, not kept back for ever.
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(5 * time.Millisecond) // looks between the timer's ticks
+		for range 100 {
+			seen := out.count()
+			out.add(10)
+			time.Sleep(10 * time.Millisecond)
+			m.ScreenSeen(seen)
+		}
+		// Due at 700; the look at 705 took the bytes of 695 only, the
+		// one at 715 those written before 700.
+		expect(t, r, "working@400 idle@715")
+	})
+}
+
+// A verdict waiting for the screen is not confirmed when the screen's
+// next look says otherwise: the new verdict holds for its own debounce.
+func TestScreenVerdictOverdrawnWhileWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &output{}
+		r := &recorder{start: time.Now()}
+		m := New(Config{Debounce: 300 * time.Millisecond, Sink: r.sink, Output: out.count})
+		defer m.Stop()
+		out.add(10) // the agent's first bytes, not taken yet
+		time.Sleep(350 * time.Millisecond)
+		expect(t, r, "") // the empty screen's idle waits
+		m.Screen(Verdict{State: Working, Rule: "busy_row"})
+		m.ScreenSeen(10)
+		time.Sleep(time.Second)
+		expect(t, r, "working@650")
+	})
+}
