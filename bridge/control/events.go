@@ -194,10 +194,19 @@ type ChannelEventsLost struct {
 // ProbeConnected and ProbeDisconnected bracket one probe connection (one Pi
 // process). A disconnect without a session_shutdown means Pi died or the
 // probe lost its socket: what it had opened can no longer be closed by it.
-type ProbeConnected struct{ PID int }
+// Conn numbers the server's probe connections from 1: the probe may be
+// connected again before the end of its old connection is delivered (two
+// connections, two goroutines), and that end is no longer news.
+type ProbeConnected struct {
+	PID  int
+	Conn uint64
+}
 
 // ProbeDisconnected: see [ProbeConnected].
-type ProbeDisconnected struct{ PID int }
+type ProbeDisconnected struct {
+	PID  int
+	Conn uint64
+}
 
 func (SessionStart) EventName() string        { return EvSessionStart }
 func (SessionShutdown) EventName() string     { return EvSessionShutdown }

@@ -173,3 +173,37 @@ func TestResyncOnTheSameConnectionIsNoNews(t *testing.T) {
 		}
 	})
 }
+
+// The probe closed its end and connected again at once: the new
+// connection's repeat can arrive before the end of the old one (the
+// server serves each on its own). That late end is no news: the waits and
+// dialogs the repeat kept stay, and the probe still counts as connected.
+func TestALateEndOfTheReplacedConnectionChangesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig()
+		defer r.m.Stop()
+		start := control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionID: "sid", SessionSeq: 1}
+		r.feed(control.ProbeConnected{PID: 7, Conn: 1}, start)
+		time.Sleep(2 * time.Second)
+		dialog := control.UIPromptStart{Kind: "confirm", Title: "Deploy now?"}
+		r.feed(control.AskStarted{FlowID: "f1", Title: "Which region?"}, dialog)
+		time.Sleep(time.Minute)
+		transitions, notes := r.got()
+		opened := r.reasonEvents()
+
+		again := start
+		again.Reason = "reconnect"
+		r.feed(control.ProbeConnected{PID: 7, Conn: 2}, again, dialog, control.ProbeDisconnected{PID: 7, Conn: 1})
+		time.Sleep(time.Minute)
+		if gt, gn := r.got(); gt != transitions || gn != notes || r.reasonEvents() != opened {
+			t.Fatalf("after the late end: transitions %q, notifications %q, reasons %q; want %q, %q, %q",
+				gt, gn, r.reasonEvents(), transitions, notes, opened)
+		}
+		// Still connected: the probe's word ends the run, not the screen.
+		r.feed(control.UIPromptEnd{Kind: "confirm", Title: "Deploy now?"}, control.AskCompleted{FlowID: "f1"}, control.AgentStart{})
+		time.Sleep(time.Minute)
+		if s := r.s.Status(); s.State != "working" {
+			t.Fatalf("after a run started: %+v; want working", s)
+		}
+	})
+}

@@ -88,7 +88,9 @@ type Signals struct {
 	// A resync that repeats both is the same session of the same Pi: the
 	// channel waits it had open stay (see keepsChannelWaits).
 	probePID, sessionPID, sessionSeq int
-	seq                              int
+	// probeConn is the latest probe connection (control.ProbeConnected.Conn).
+	probeConn uint64
+	seq       int
 	// lastStop and lastAborted say how the last run ended, for `status`
 	// (a live handoff asks the pane's wrapper whether its turn was cut).
 	lastStop    string
@@ -140,9 +142,15 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 	defer s.mu.Unlock()
 	switch e := ev.(type) {
 	case control.ProbeConnected:
-		s.probePID = e.PID
+		s.probePID, s.probeConn = e.PID, e.Conn
 		s.m.ProbeConnected(true)
 	case control.ProbeDisconnected:
+		if e.Conn != s.probeConn {
+			// A connection the probe replaced, ending after its new one
+			// spoke: what that one repeated stands.
+			s.logf("probe: the end of replaced connection %d (pid %d) changes nothing", e.Conn, e.PID)
+			return
+		}
 		// Pi is gone or lost its socket: nothing it opened can be closed by
 		// it any more. The sentinel stays (the session file says it), and
 		// what the file said during an unsettled run now counts.
