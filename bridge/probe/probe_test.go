@@ -21,6 +21,8 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/permissions"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/pane/session"
+	"github.com/herdr-pi/herdr-pi/pane/signals"
+	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -541,6 +543,84 @@ func TestProbeKeepsChannelEventsWhileDisconnected(t *testing.T) {
 	if out.KeptWhileDown != 2 || out.KeptAtMost != 128 {
 		t.Fatalf("kept %d events while down (want 2: the answer and the prompt), %d at most (want 128)", out.KeptWhileDown, out.KeptAtMost)
 	}
+}
+
+// The same, through the wrapper's own signals and state machine: what
+// reaches the sinks (Herdr, the notifications) is one open per wait, no
+// close and reopen across the losses; the pi-ask answered while the probe
+// was away closes once, the one still open stays until the probe says it
+// lost events, and then everything the lost events may have closed closes.
+func TestKeptChannelEventsReachThePaneWithoutABlip(t *testing.T) {
+	bin := node(t)
+	dir, path := writtenProbe(t)
+	var mu sync.Mutex
+	var reasons []string
+	m := state.New(state.Config{Sink: func(e state.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e.Kind {
+		case state.EventOpened:
+			reasons = append(reasons, "+"+e.Reason.Key)
+		case state.EventClosed:
+			reasons = append(reasons, "-"+e.Reason.Key)
+		}
+	}})
+	defer m.Stop()
+	sig := signals.New(signals.Config{Machine: m, Agent: "pi", Logf: t.Logf})
+	ended := &sink{}
+	events := probeEvents{sig, ended}
+	tok, _ := control.NewToken()
+	srv, err := control.Listen(control.Config{Path: filepath.Join(dir, "c.sock"), Token: tok, Events: events, Requests: sig, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cmd := exec.Command(bin, "testdata/harness.mjs", "file://"+path)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "SCENARIO=kept", control.EnvSocket + "=" + srv.Path(), control.EnvToken + "=" + tok}, herdrVars...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("harness: %v\n%s", err, b)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ended.mu.Lock()
+		n := ended.ended
+		ended.mu.Unlock()
+		if n >= 3 { // the first connection, the second, and the last (the dial in between never connected)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d probe connections ended, want 3", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var channelWaits []string // all but the 128 kept waits
+	for _, r := range reasons {
+		if !strings.HasPrefix(r[1:], "wait:s:") {
+			channelWaits = append(channelWaits, r)
+		}
+	}
+	want := []string{"+ask:f1", "+ask:f2",
+		// back: the answer kept while away
+		"-ask:f1", "+permission:r1", "+herdr:blocked#1",
+		// back having lost events: what was open closes
+		"-herdr:blocked#1", "-ask:f2", "-permission:r1"}
+	if !reflect.DeepEqual(channelWaits, want) {
+		t.Fatalf("reasons opened and closed: %q, want %q", channelWaits, want)
+	}
+}
+
+// probeEvents hands the probe's events to the wrapper's signals and counts
+// the connections that ended.
+type probeEvents struct {
+	sig   *signals.Signals
+	ended *sink
+}
+
+func (p probeEvents) ProbeEvent(ev control.Event) {
+	p.sig.ProbeEvent(ev)
+	p.ended.ProbeEvent(ev)
 }
 
 // A wrapper that answers the probe's hello and then stops reading (it is
