@@ -32,6 +32,7 @@ const (
 	EvPermissionPrompt  = "permissions:ui_prompt"
 	EvPermissionDecided = "permissions:decision"
 	EvPermissionForward = "permissions:forwarded_decision"
+	EvChannelEventsLost = "channel_events_lost"
 )
 
 // SessionStart: Pi (re)started a session: startup, /reload, /new, /resume,
@@ -60,6 +61,12 @@ type SessionStart struct {
 	// code, else the first line of its last paragraph (raw: the consumer
 	// sanitises it).
 	Question string `json:"question"`
+	// SessionSeq counts the sessions this Pi process started, this one
+	// included (1 for the first; 0 from a probe that does not say). A
+	// resync (reason reconnect) repeats it: the same number from the same
+	// process means no session started or ended while the wrapper was not
+	// listening, so the waits it had open still belong to this session.
+	SessionSeq int `json:"sessionSeq"`
 }
 
 // SessionShutdown: the session ends (quit, or before a replacement).
@@ -176,13 +183,30 @@ type CompactionStart struct{}
 // CompactionEnd: see [CompactionStart].
 type CompactionEnd struct{}
 
+// ChannelEventsLost: the probe had to drop channel events it kept for the
+// wrapper (more piled up than it keeps while the wrapper could not take
+// them): the channel waits open now may have closed meanwhile. The events
+// it still had follow.
+type ChannelEventsLost struct {
+	Dropped int `json:"dropped"`
+}
+
 // ProbeConnected and ProbeDisconnected bracket one probe connection (one Pi
 // process). A disconnect without a session_shutdown means Pi died or the
 // probe lost its socket: what it had opened can no longer be closed by it.
-type ProbeConnected struct{ PID int }
+// Conn numbers the server's probe connections from 1: the probe may be
+// connected again before the end of its old connection is delivered (two
+// connections, two goroutines), and that end is no longer news.
+type ProbeConnected struct {
+	PID  int
+	Conn uint64
+}
 
 // ProbeDisconnected: see [ProbeConnected].
-type ProbeDisconnected struct{ PID int }
+type ProbeDisconnected struct {
+	PID  int
+	Conn uint64
+}
 
 func (SessionStart) EventName() string        { return EvSessionStart }
 func (SessionShutdown) EventName() string     { return EvSessionShutdown }
@@ -200,6 +224,7 @@ func (AskCompleted) EventName() string        { return EvAskCompleted }
 func (PermissionPrompt) EventName() string    { return EvPermissionPrompt }
 func (PermissionDecision) EventName() string  { return EvPermissionDecided }
 func (PermissionForwarded) EventName() string { return EvPermissionForward }
+func (ChannelEventsLost) EventName() string   { return EvChannelEventsLost }
 func (ProbeConnected) EventName() string      { return "probe_connected" }
 func (ProbeDisconnected) EventName() string   { return "probe_disconnected" }
 
@@ -228,6 +253,8 @@ func ParseEvent(name string, data json.RawMessage) (Event, error) {
 		return CompactionStart{}, nil
 	case EvCompactionEnd:
 		return CompactionEnd{}, nil
+	case EvChannelEventsLost:
+		return lifecycle[ChannelEventsLost](data)
 	case EvUIPromptStart:
 		return lifecycle[UIPromptStart](data)
 	case EvUIPromptEnd:

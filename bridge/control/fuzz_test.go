@@ -83,7 +83,7 @@ func sameJSON(raw json.RawMessage) json.RawMessage {
 // FuzzParseEvent: payloads of any shape never panic the event decoder.
 func FuzzParseEvent(f *testing.F) {
 	names := []string{EvSessionStart, EvSessionShutdown, EvAgentStart, EvAgentEnd, EvAgentSettled, EvCompactionStart, EvCompactionEnd, EvUIPromptStart, EvUIPromptEnd,
-		EvWaitingForInput, EvHerdrBlocked, EvAskStarted, EvAskCompleted, EvPermissionPrompt, EvPermissionDecided, EvPermissionForward}
+		EvWaitingForInput, EvHerdrBlocked, EvAskStarted, EvAskCompleted, EvPermissionPrompt, EvPermissionDecided, EvPermissionForward, EvChannelEventsLost}
 	for i, n := range names {
 		f.Add(uint8(i), []byte(`{"source":"s","id":"i","waiting":true,"requestId":"r","forwarding":{},"flowId":"f","active":1}`))
 		f.Add(uint8(i), []byte(`null`))

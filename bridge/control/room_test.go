@@ -94,7 +94,7 @@ func TestAClientQueuesBehindProbesHoldingEveryPlace(t *testing.T) {
 	}()
 	f.logs.waitFor(t, "a newcomer waits for a place")
 	a.Close()
-	if ev := f.rec.next(t); ev != (ProbeDisconnected{PID: os.Getpid()}) {
+	if ev, ok := f.rec.next(t).(ProbeDisconnected); !ok || ev.PID != os.Getpid() {
 		t.Fatalf("event %#v, want the probe we closed to leave", ev)
 	}
 	if err := <-served; err != nil {

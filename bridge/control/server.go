@@ -91,8 +91,10 @@ type Server struct {
 	conns  map[net.Conn]*connState
 	room   *sync.Cond // signalled (under mu) when a connection ends or may be dropped
 	probes int
-	closed bool
-	wg     sync.WaitGroup
+	// probeConns numbers the probe connections (ProbeConnected.Conn).
+	probeConns uint64
+	closed     bool
+	wg         sync.WaitGroup
 	// holders are the processes holding open waits (`waiting start
 	// --pid`), by wait key (see holders.go).
 	holders map[string]*holder
@@ -402,13 +404,15 @@ func (s *Server) serve(c *net.UnixConn) {
 		s.mark(c, phaseHeld)
 		s.mu.Lock()
 		s.probes++
+		s.probeConns++
+		conn := s.probeConns
 		s.mu.Unlock()
-		s.deliverEvent(ProbeConnected{PID: int(cred.Pid)})
+		s.deliverEvent(ProbeConnected{PID: int(cred.Pid), Conn: conn})
 		defer func() {
 			s.mu.Lock()
 			s.probes--
 			s.mu.Unlock()
-			s.deliverEvent(ProbeDisconnected{PID: int(cred.Pid)})
+			s.deliverEvent(ProbeDisconnected{PID: int(cred.Pid), Conn: conn})
 		}()
 	}
 	for {

@@ -201,8 +201,8 @@ func TestEventsArriveTypedAndInOrder(t *testing.T) {
 	f := start(t)
 	c := f.raw(t)
 	c.hello(t, f.tok, RoleProbe)
-	if ev := f.rec.next(t); !reflect.DeepEqual(ev, ProbeConnected{PID: os.Getpid()}) {
-		t.Fatalf("first event %#v, want ProbeConnected with our pid", ev)
+	if ev := f.rec.next(t); !reflect.DeepEqual(ev, ProbeConnected{PID: os.Getpid(), Conn: 1}) {
+		t.Fatalf("first event %#v, want ProbeConnected with our pid, the first probe connection", ev)
 	}
 	lines := []string{
 		`{"type":"event","name":"session_start","data":{"reason":"startup","sessionFile":"/s/a.jsonl","mode":"tui","hasUI":true}}`,
@@ -251,7 +251,7 @@ func TestEventsArriveTypedAndInOrder(t *testing.T) {
 		AgentEnd{StopReason: "stop", InputNeeded: true},
 		AgentSettled{Idle: true, InputNeeded: true},
 		SessionShutdown{Reason: "quit"},
-		ProbeDisconnected{PID: os.Getpid()},
+		ProbeDisconnected{PID: os.Getpid(), Conn: 1},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events:\n got %#v\nwant %#v", got, want)

@@ -49,6 +49,9 @@ const STRING_CAPS = [2000, 200, 20];
 const MAX_LINE = 60000;
 const MAX_BACKLOG = 1 << 20; // unsent bytes before events are dropped
 const MAX_REDIALS = 5; // reconnections on the probe's own without an answer
+// Channel events kept for the wrapper while it cannot take them: at most
+// this many, and about MAX_BACKLOG characters; the oldest go first.
+const MAX_KEPT = 128;
 
 // State shared by every instance of this module in one Pi process: Pi
 // re-imports the module on /reload and on session switches, but the socket
@@ -60,6 +63,16 @@ const MAX_REDIALS = 5; // reconnections on the probe's own without an answer
 // are the dialogs open now, oldest first; compacting says Pi compacts the
 // context now (outside a run). redials counts the reconnections
 // made on the probe's own since the wrapper last answered one.
+//
+// The channel events (BUS_CHANNELS) cannot be repeated that way: the probe
+// does not know what they mean. So those the wrapper may not have had are
+// kept (see sendChannel) until a connection the wrapper answered (taken)
+// carries them; written counts the first kept ones the connection carries
+// already, before the answer. dropped counts those the bound threw away,
+// which the wrapper is told of. sessionSeq counts the root sessions
+// started, so a resync says whether the session is the one the wrapper
+// knows. behind: an event was dropped because the wrapper stopped reading;
+// once it has read what is buffered, the connection resyncs.
 const SHARED_KEY = Symbol.for("herdr-pi.probe.v1");
 const shared = (globalThis[SHARED_KEY] ??= {
 	sock: null,
@@ -80,6 +93,13 @@ const shared = (globalThis[SHARED_KEY] ??= {
 	compactedSinceEnd: false,
 	compactionCancelled: false,
 	prompts: [],
+	sessionSeq: 0,
+	taken: false,
+	behind: false,
+	kept: [],
+	keptSize: 0,
+	written: 0,
+	dropped: 0,
 });
 
 export function isHerdrEnv(env) {
@@ -305,6 +325,8 @@ function connection({ resync = true } = {}) {
 	sock.on("close", () => {
 		if (shared.sock !== sock) return;
 		shared.sock = null;
+		shared.taken = shared.behind = false;
+		shared.written = 0; // unless it was taken, it carried nothing
 		// The wrapper hung up on a live connection: connect again soon, so
 		// that what it lost is repeated even if Pi stays quiet. A wrapper
 		// that is gone refuses the connection and that is the end of it;
@@ -322,19 +344,35 @@ function connection({ resync = true } = {}) {
 	});
 	sock.on("data", () => {
 		shared.redials = 0; // the wrapper's hello: it took this connection
+		if (shared.sock !== sock || shared.taken) return;
+		shared.taken = true;
+		flushKept(sock);
+	});
+	sock.on("drain", () => {
+		if (shared.sock !== sock) return;
+		if (shared.behind) {
+			shared.behind = false;
+			writeResync(sock);
+		}
+		flushKept(sock);
 	});
 	if (typeof sock.unref === "function") sock.unref(); // never keeps Pi alive
 	sock.write(JSON.stringify({ type: "hello", token, role: "probe", pid: process.pid, version: 1 }) + "\n");
 	shared.sock = sock;
-	if (shared.connections++ > 0 && resync) {
-		try {
-			for (const [name, data] of resyncEvents()) sock.write(encode(name, data));
-		} catch {
-			// Whatever Pi's context refused, the event that asked for this
-			// connection still goes out.
-		}
-	}
+	shared.taken = shared.behind = false;
+	shared.written = 0;
+	if (shared.connections++ > 0 && resync) writeResync(sock);
+	flushKept(sock); // what no connection the wrapper took has carried yet
 	return sock;
+}
+
+function writeResync(sock) {
+	try {
+		for (const [name, data] of resyncEvents()) sock.write(encode(name, data));
+	} catch {
+		// Whatever Pi's context refused, the event that asked for this
+		// connection still goes out.
+	}
 }
 
 // What the wrapper needs to know again on a new connection: the session
@@ -353,11 +391,84 @@ function send(name, data) {
 	try {
 		// A session_start says everything a resync would.
 		const sock = connection({ resync: name !== "session_start" });
-		if (!sock || sock.writableLength > MAX_BACKLOG) return;
+		if (!sock || shared.behind) return;
+		if (sock.writableLength > MAX_BACKLOG) {
+			// The wrapper stopped reading: Pi does not wait and the
+			// buffer does not grow. The event is dropped, and once the
+			// wrapper has read what is buffered the probe repeats what it
+			// needs (drain, in connection).
+			shared.behind = true;
+			return;
+		}
 		sock.write(encode(name, data));
 	} catch {
 		// The wrapper is unreachable: Pi goes on, the wrapper falls back.
 	}
+}
+
+// sendChannel forwards a channel event, in order with the others, and
+// keeps it until a connection the wrapper took has carried it: one the
+// wrapper drops before its answer (a late hello) takes what it carried
+// with it, and a connection that is down or behind carries nothing. The
+// next connection writes the kept events right after its resync: a wait
+// closed meanwhile must close in the wrapper too, which holds the waits
+// open for the probe's return.
+function sendChannel(name, data) {
+	try {
+		keep(encode(name, data));
+		const sock = connection();
+		if (sock) flushKept(sock);
+	} catch {
+		// The wrapper is unreachable: the event stays kept.
+	}
+}
+
+function keep(line) {
+	shared.kept.push(line);
+	shared.keptSize += line.length;
+	while (shared.kept.length > MAX_KEPT || shared.keptSize > MAX_BACKLOG) {
+		shared.keptSize -= shared.kept.shift().length;
+		if (shared.written > 0) shared.written--;
+		shared.dropped++;
+	}
+}
+
+// forgetKept drops the kept channel events when a session starts or ends:
+// the wrapper closes the channel waits then (a resync of another session
+// says so too), and the old session's events must not reopen them.
+function forgetKept() {
+	shared.kept = [];
+	shared.keptSize = 0;
+	shared.written = 0;
+	shared.dropped = 0;
+}
+
+// flushKept writes the kept channel events the connection has not carried
+// yet, as far as the backlog lets it (drain, in connection, goes on). Once
+// the wrapper took the connection, what it carries is the wrapper's and is
+// no longer kept; word of events the bound dropped goes first, and only on
+// such a connection (it must not be lost with one the wrapper drops).
+function flushKept(sock) {
+	if (shared.sock !== sock || sock.destroyed || shared.behind) return;
+	if (shared.taken) {
+		forgetWritten();
+		if (shared.dropped > 0) {
+			if (sock.writableLength > MAX_BACKLOG) return;
+			sock.write(encode("channel_events_lost", { dropped: shared.dropped }));
+			shared.dropped = 0;
+		}
+	} else if (shared.dropped > 0) {
+		return;
+	}
+	while (shared.written < shared.kept.length && sock.writableLength <= MAX_BACKLOG) {
+		sock.write(shared.kept[shared.written++]);
+	}
+	if (shared.taken) forgetWritten();
+}
+
+function forgetWritten() {
+	for (const line of shared.kept.splice(0, shared.written)) shared.keptSize -= line.length;
+	shared.written = 0;
 }
 
 function lastAssistantOf(event) {
@@ -439,6 +550,7 @@ function setup(pi) {
 		// session is written to disk late) and the branch are read afresh
 		// for a resync.
 		const fixed = {
+			sessionSeq: ++shared.sessionSeq,
 			previousSessionFile: event.previousSessionFile ?? "",
 			mode,
 			modeInferred: inferred,
@@ -460,6 +572,7 @@ function setup(pi) {
 		shared.compactedSinceEnd = false;
 		shared.compactionCancelled = false;
 		shared.prompts = [];
+		forgetKept();
 		send("session_start", session(typeof event.reason === "string" ? event.reason : ""));
 	});
 
@@ -538,6 +651,7 @@ function setup(pi) {
 		shared.running = false;
 		shared.compacting = false;
 		shared.prompts = [];
+		forgetKept();
 		send("session_shutdown", { reason: event.reason ?? "", targetSessionFile: event.targetSessionFile ?? "" });
 	});
 	on("ui_prompt_start", (event) => {
@@ -557,7 +671,7 @@ function setup(pi) {
 			try {
 				pi.events.on(channel, (data) => {
 					try {
-						if (current()) send(channel, data);
+						if (current()) sendChannel(channel, data);
 					} catch {}
 				});
 			} catch {}

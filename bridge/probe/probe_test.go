@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -20,6 +21,8 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/permissions"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/pane/session"
+	"github.com/herdr-pi/herdr-pi/pane/signals"
+	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -143,6 +146,15 @@ type harnessOut struct {
 	RetryCancelled []bool `json:"retryCancelled"`
 	// Connections the probe opened (or tried to).
 	Connections int `json:"connections"`
+	// KeptWhileDown and KeptAtMost: channel events the probe kept for the
+	// wrapper (scenario kept).
+	KeptWhileDown int `json:"keptWhileDown"`
+	KeptAtMost    int `json:"keptAtMost"`
+	// Scenario stall: the most the connection buffered, how long Pi's
+	// 2002 events took, and whether the probe kept its connection.
+	MaxBuffered    int  `json:"maxBuffered"`
+	FloodMillis    int  `json:"floodMillis"`
+	SameConnection bool `json:"sameConnection"`
 }
 
 type sink struct {
@@ -300,7 +312,7 @@ func TestProbeFunctionsMatchTheReferenceVectors(t *testing.T) {
 func TestProbeSaysARetryWasCancelled(t *testing.T) {
 	_, events := runHarness(t, "retry", true, herdrVars...)
 	want := []control.Event{
-		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
+		control.SessionStart{Reason: "startup", SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
 		control.AgentStart{},
 		control.AgentEnd{StopReason: "error", ErrorMessage: "503 overloaded"},
 		control.AgentSettled{RetryCancelled: true, Idle: true},
@@ -342,7 +354,7 @@ func TestProbeInTUIInsideHerdr(t *testing.T) {
 	}
 	long := ""
 	want := []control.Event{
-		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
+		control.SessionStart{Reason: "startup", SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
 		control.AgentStart{},
 		control.WaitingForInput{Source: "plan-md:request_user_input", ID: "call-1", Waiting: true},
 		// the circular ui_prompt arrives without its loop
@@ -353,7 +365,7 @@ func TestProbeInTUIInsideHerdr(t *testing.T) {
 		control.AgentEnd{StopReason: "stop", SessionName: "auth refactor", InputNeeded: true, Question: "Which runtime should I use?"},
 		control.AgentSettled{Idle: true, SessionName: "auth refactor", InputNeeded: true, Question: "Which runtime should I use?"},
 		control.SessionShutdown{Reason: "reload"},
-		control.SessionStart{Reason: "reload", SessionName: "auth refactor", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj",
+		control.SessionStart{Reason: "reload", SessionSeq: 2, SessionName: "auth refactor", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj",
 			InputNeeded: true, Question: "Which runtime should I use?"},
 		control.HerdrBlocked{},
 		control.SessionShutdown{Reason: "quit"},
@@ -388,7 +400,7 @@ func TestProbeSubSessionStaysQuiet(t *testing.T) {
 		t.Errorf("the root's screen shows the marker after the sub-session: %q", out.Full)
 	}
 	want := []control.Event{
-		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
+		control.SessionStart{Reason: "startup", SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
 		control.AgentStart{},
 		control.SessionShutdown{Reason: "quit"},
 	}
@@ -416,7 +428,7 @@ func TestProbeFitsWidePayloadsIntoALine(t *testing.T) {
 		}
 	}
 	want := []control.Event{
-		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
+		control.SessionStart{Reason: "startup", SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
 		control.PermissionPrompt{Prompt: permissions.Prompt{RequestID: "wide"}},
 		control.HerdrBlocked{Active: true, Label: "deploy"},
 		control.AskStarted{FlowID: "f1", Title: "Which?"},
@@ -443,7 +455,7 @@ func TestProbeOutsideTUIOrHerdr(t *testing.T) {
 		t.Errorf("outside Herdr: prompt %q, transformer registered %v", out.Prompt, out.Transformer != nil)
 	}
 	want := []control.Event{
-		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
+		control.SessionStart{Reason: "startup", SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"},
 		control.AgentStart{},
 		control.HerdrBlocked{Active: true},
 	}
@@ -460,7 +472,7 @@ func TestProbeOnOldPiAPI(t *testing.T) {
 		t.Errorf("prompt %q", out.Prompt)
 	}
 	want := []control.Event{
-		control.SessionStart{Reason: "startup", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", ModeInferred: true, HasUI: true, Cwd: "/proj"},
+		control.SessionStart{Reason: "startup", SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", ModeInferred: true, HasUI: true, Cwd: "/proj"},
 		control.AgentEnd{StopReason: "error"},
 	}
 	if !reflect.DeepEqual(events, want) {
@@ -475,7 +487,7 @@ func TestProbeOnOldPiAPI(t *testing.T) {
 func TestProbeRepeatsWhatALostConnectionTook(t *testing.T) {
 	out, events := runHarness(t, "reconnect", true, herdrVars...)
 	start := func(reason string, waiting bool) control.SessionStart {
-		s := control.SessionStart{Reason: reason, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"}
+		s := control.SessionStart{Reason: reason, SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"}
 		if waiting {
 			s.InputNeeded, s.Question = true, "Which runtime should I use?"
 		}
@@ -497,6 +509,231 @@ func TestProbeRepeatsWhatALostConnectionTook(t *testing.T) {
 	}
 	if out.ConnectedAfterQuit {
 		t.Error("the probe connected again after the session quit")
+	}
+}
+
+// The channel events of a while the wrapper could not be reached are kept
+// and written right after the resync of the next connection, so a pi-ask
+// answered meanwhile closes in the wrapper (which held it open) and one
+// still open stays; one written on a connection the wrapper never took is
+// written again. They are bounded: past 128 the oldest go, and the wrapper
+// is told how many before the rest.
+func TestProbeKeepsChannelEventsWhileDisconnected(t *testing.T) {
+	out, events := runHarness(t, "kept", true, herdrVars...)
+	start := func(reason string) control.SessionStart {
+		return control.SessionStart{Reason: reason, SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"}
+	}
+	want := []control.Event{
+		start("startup"), control.AskStarted{FlowID: "f1", Title: "Which?"}, control.AskStarted{FlowID: "f2", Title: "Where?"},
+		// lost; f1 answered and a permission prompt opened meanwhile
+		start("reconnect"), control.AskCompleted{FlowID: "f1"},
+		control.PermissionPrompt{Prompt: permissions.Prompt{RequestID: "r1", Message: "Allow git push?"}},
+		control.HerdrBlocked{Active: true, Label: "deploy"},
+		// lost again; 201 events meanwhile (an answer, 200 waits), the
+		// last 128 kept
+		start("reconnect"), control.ChannelEventsLost{Dropped: 201 - 128},
+	}
+	for i := 200 - 128; i < 200; i++ {
+		want = append(want, control.WaitingForInput{Source: "s", ID: fmt.Sprintf("w%d", i), Waiting: i%2 == 0})
+	}
+	want = append(want, control.AgentStart{}, control.SessionShutdown{Reason: "quit"})
+	if !reflect.DeepEqual(events, want) {
+		t.Fatalf("events:\n got %#v\nwant %#v", events, want)
+	}
+	if out.KeptWhileDown != 2 || out.KeptAtMost != 128 {
+		t.Fatalf("kept %d events while down (want 2: the answer and the prompt), %d at most (want 128)", out.KeptWhileDown, out.KeptAtMost)
+	}
+}
+
+// The same, through the wrapper's own signals and state machine: what
+// reaches the sinks (Herdr, the notifications) is one open per wait, no
+// close and reopen across the losses; the pi-ask answered while the probe
+// was away closes once, the one still open stays until the probe says it
+// lost events, and then everything the lost events may have closed closes.
+func TestKeptChannelEventsReachThePaneWithoutABlip(t *testing.T) {
+	bin := node(t)
+	dir, path := writtenProbe(t)
+	var mu sync.Mutex
+	var reasons []string
+	m := state.New(state.Config{Sink: func(e state.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e.Kind {
+		case state.EventOpened:
+			reasons = append(reasons, "+"+e.Reason.Key)
+		case state.EventClosed:
+			reasons = append(reasons, "-"+e.Reason.Key)
+		}
+	}})
+	defer m.Stop()
+	sig := signals.New(signals.Config{Machine: m, Agent: "pi", Logf: t.Logf})
+	ended := &sink{}
+	events := probeEvents{sig, ended}
+	tok, _ := control.NewToken()
+	srv, err := control.Listen(control.Config{Path: filepath.Join(dir, "c.sock"), Token: tok, Events: events, Requests: sig, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cmd := exec.Command(bin, "testdata/harness.mjs", "file://"+path)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "SCENARIO=kept", control.EnvSocket + "=" + srv.Path(), control.EnvToken + "=" + tok}, herdrVars...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("harness: %v\n%s", err, b)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ended.mu.Lock()
+		n := ended.ended
+		ended.mu.Unlock()
+		if n >= 3 { // the first connection, the second, and the last (the dial in between never connected)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d probe connections ended, want 3", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var channelWaits []string // all but the 128 kept waits
+	for _, r := range reasons {
+		if !strings.HasPrefix(r[1:], "wait:s:") {
+			channelWaits = append(channelWaits, r)
+		}
+	}
+	want := []string{"+ask:f1", "+ask:f2",
+		// back: the answer kept while away
+		"-ask:f1", "+permission:r1", "+herdr:blocked#1",
+		// back having lost events: what was open closes
+		"-herdr:blocked#1", "-ask:f2", "-permission:r1"}
+	if !reflect.DeepEqual(channelWaits, want) {
+		t.Fatalf("reasons opened and closed: %q, want %q", channelWaits, want)
+	}
+}
+
+// probeEvents hands the probe's events to the wrapper's signals and counts
+// the connections that ended.
+type probeEvents struct {
+	sig   *signals.Signals
+	ended *sink
+}
+
+func (p probeEvents) ProbeEvent(ev control.Event) {
+	p.sig.ProbeEvent(ev)
+	p.ended.ProbeEvent(ev)
+}
+
+// A wrapper that answers the probe's hello and then stops reading (it is
+// stuck): Pi is never held up — its events go on at once while the wrapper
+// reads nothing — and the probe buffers at most MAX_BACKLOG (1 MiB, plus
+// the line that crossed it), dropping Pi's events beyond. Once the wrapper
+// reads again it gets what was buffered, then, on the same connection, what
+// it needs to be right again: the session (reason reconnect), the run
+// under way, and the channel events kept meanwhile, in order.
+func TestProbeFallsBehindAStuckWrapperAndCatchesUp(t *testing.T) {
+	bin := node(t)
+	dir, path := writtenProbe(t)
+	ln, err := net.Listen("unix", filepath.Join(dir, "c.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	resume := make(chan struct{})
+	type result struct {
+		names []string
+		tail  []control.Event
+		err   error
+	}
+	got := make(chan result, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		defer c.Close()
+		r := bufio.NewReaderSize(c, control.MaxLine)
+		if _, err := r.ReadString('\n'); err != nil { // hello
+			got <- result{err: err}
+			return
+		}
+		c.Write([]byte(`{"type":"hello","ok":true,"version":1}` + "\n"))
+		<-resume
+		var res result
+		for {
+			line, err := r.ReadSlice('\n')
+			if err != nil {
+				break
+			}
+			m, err := control.Decode(line)
+			if err != nil {
+				res.err = fmt.Errorf("a torn or bad line %.80q: %v", line, err)
+				break
+			}
+			ev, err := control.ParseEvent(m.Name, m.Data)
+			if err != nil {
+				res.err = fmt.Errorf("event %s: %v", m.Name, err)
+				break
+			}
+			res.names = append(res.names, m.Name)
+			if m.Name == control.EvAgentEnd {
+				res.tail = nil
+				continue
+			}
+			res.tail = append(res.tail, ev)
+		}
+		got <- res
+	}()
+	cmd := exec.Command(bin, "testdata/harness.mjs", "file://"+path)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "SCENARIO=stall", control.EnvSocket + "=" + ln.Addr().String(), control.EnvToken + "=x"}, herdrVars...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	said := bufio.NewScanner(stderr)
+	for said.Scan() {
+		if said.Text() == "stalled" {
+			break
+		}
+		t.Logf("harness: %s", said.Text())
+	}
+	close(resume)
+	go io.Copy(io.Discard, stderr)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("harness: %v\n%s", err, stdout.String())
+	}
+	var out harnessOut
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil {
+		t.Fatalf("harness output %q: %v", stdout.String(), err)
+	}
+	res := <-got
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	ends := 0
+	for _, n := range res.names {
+		if n == control.EvAgentEnd {
+			ends++
+		}
+	}
+	t.Logf("%d of 2000 agent_end lines arrived; at most %d bytes buffered; Pi's 2002 events took %d ms", ends, out.MaxBuffered, out.FloodMillis)
+	start := control.SessionStart{Reason: "reconnect", SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"}
+	want := []control.Event{start, control.AgentStart{}, control.AskStarted{FlowID: "f9", Title: "Which?"},
+		control.AgentSettled{Idle: true}, control.SessionShutdown{Reason: "quit"}}
+	if !reflect.DeepEqual(res.tail, want) {
+		t.Fatalf("after the buffered lines:\n got %#v\nwant %#v", res.tail, want)
+	}
+	const maxBacklog = 1 << 20
+	if out.MaxBuffered > maxBacklog+control.MaxLine || !out.SameConnection {
+		t.Fatalf("buffered at most %d bytes (bound %d and a line), kept its connection %v", out.MaxBuffered, maxBacklog, out.SameConnection)
+	}
+	if ends == 0 || ends >= 2000 {
+		t.Fatalf("%d of the 2000 agent_end lines arrived; want some dropped, not all", ends)
 	}
 }
 

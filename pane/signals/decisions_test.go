@@ -3,6 +3,8 @@ package signals
 import (
 	"slices"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/pane/session"
@@ -102,15 +104,20 @@ func TestNestedDialogsEndNewestFirst(t *testing.T) {
 }
 
 // An ask flow is the probe's to close: when Pi goes away the pane does not
-// stay blocked on it.
+// stay blocked on it once the probe has had its time to come back
+// (TestChannelWaitsSurviveAProbeReconnect).
 func TestProbeDisconnectClosesAsks(t *testing.T) {
-	r := newRig()
-	defer r.m.Stop()
-	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"},
-		control.AskStarted{FlowID: "f1", Title: "Choose deployment"}, control.ProbeDisconnected{PID: 1})
-	if s := r.s.Status(); s.State != "idle" || len(s.Reasons) != 0 {
-		t.Fatalf("after the probe left during an ask: %+v", s)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig()
+		defer r.m.Stop()
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"},
+			control.AskStarted{FlowID: "f1", Title: "Choose deployment"}, control.ProbeDisconnected{PID: 1})
+		time.Sleep(ProbeReturnGrace)
+		synctest.Wait()
+		if s := r.s.Status(); s.State != "idle" || len(s.Reasons) != 0 {
+			t.Fatalf("after the probe left during an ask: %+v", s)
+		}
+	})
 }
 
 // The file said open during a run and then answered: should Pi leave

@@ -82,7 +82,15 @@ type Signals struct {
 	// connection, oldest first: the machine holds them open (HoldOpen)
 	// until the probe, connected again, repeats those still open.
 	orphans []state.Reason
-	seq     int
+	// probePID is the pid of the latest probe connection; sessionPID and
+	// sessionSeq say which Pi process started the session the wrapper
+	// knows, and its count of sessions (control.SessionStart.SessionSeq).
+	// A resync that repeats both is the same session of the same Pi: the
+	// channel waits it had open stay (see keepsChannelWaits).
+	probePID, sessionPID, sessionSeq int
+	// probeConn is the latest probe connection (control.ProbeConnected.Conn).
+	probeConn uint64
+	seq       int
 	// lastStop and lastAborted say how the last run ended, for `status`
 	// (a live handoff asks the pane's wrapper whether its turn was cut).
 	lastStop    string
@@ -134,8 +142,15 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 	defer s.mu.Unlock()
 	switch e := ev.(type) {
 	case control.ProbeConnected:
+		s.probePID, s.probeConn = e.PID, e.Conn
 		s.m.ProbeConnected(true)
 	case control.ProbeDisconnected:
+		if e.Conn != s.probeConn {
+			// A connection the probe replaced, ending after its new one
+			// spoke: what that one repeated stands.
+			s.logf("probe: the end of replaced connection %d (pid %d) changes nothing", e.Conn, e.PID)
+			return
+		}
 		// Pi is gone or lost its socket: nothing it opened can be closed by
 		// it any more. The sentinel stays (the session file says it), and
 		// what the file said during an unsettled run now counts.
@@ -149,21 +164,34 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		s.settles = !e.ModeInferred // Pi 0.73.1: no ctx.mode, no agent_settled
 		s.heardName(e.SessionName)
 		s.sessionFile = e.SessionFile
+		// A resync on the connection the probe has (it fell behind) finds
+		// the dialogs still in uiPrompts: they are repeated all the same.
+		orphans := append(s.orphans, s.uiPrompts...)
+		s.orphans = nil
+		perms, herdrBlocked := s.perms.Pending(), s.herdrBlocked
 		s.resetBookkeeping()
 		var restore []state.Reason
 		if e.InputNeeded {
 			restore = append(restore, sentinel(e.Question))
 		}
-		orphans := s.orphans
-		s.orphans = nil
 		if e.Reason == "reconnect" {
 			// The same session, on a new connection: the dialogs it had
 			// open stay so, and the repeat that follows this event takes
 			// them over (no news); those it does not repeat closed while
 			// the probe was away and close in a moment.
-			s.orphans = stillOpen(s.m.Snapshot().Reasons, orphans)
+			open := s.m.Snapshot().Reasons
+			s.orphans = stillOpen(open, orphans)
 			restore = append(restore, s.orphans...)
+			if s.keepsChannelWaits(e) {
+				// And the channel waits stay as they are: the events the
+				// probe kept while away follow and close those that
+				// closed meanwhile.
+				kept := channelWaitsOf(open)
+				restore = append(restore, kept...)
+				s.keepChannelBookkeeping(kept, perms, herdrBlocked)
+			}
 		}
+		s.sessionPID, s.sessionSeq = s.probePID, e.SessionSeq
 		s.m.SessionStart(restore...)
 		if len(s.orphans) > 0 {
 			s.m.HoldOpen(keys(s.orphans), ReplayGrace)
@@ -207,6 +235,13 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			s.m.RunCancelled()
 		}
 		s.settle(e.InputNeeded, e.Question)
+	case control.ChannelEventsLost:
+		// The probe dropped channel events it kept for us: any channel
+		// wait open now may have closed meanwhile. Closing them all is
+		// what a lost probe did before it kept events; those still open
+		// are on Pi's screen.
+		s.logf("probe: %d channel events lost; closing the channel waits", e.Dropped)
+		s.closeChannelWaits()
 	case control.CompactionStart:
 		s.m.Compaction(true)
 	case control.CompactionEnd:
@@ -284,22 +319,79 @@ func (s *Signals) settle(inputNeeded bool, question string) {
 	s.m.AgentSettled()
 }
 
-// forgetProbeReasons closes what only the probe could close.
-// Pi's dialogs are held open a while instead: the probe comes back within
-// a second and repeats those still open (see orphans).
+// forgetProbeReasons holds open a while what only the probe could close:
+// it comes back within a second. Pi's dialogs it repeats (see orphans);
+// the channel waits stay as they are when it comes back as the same Pi in
+// the same session, and it then sends what it heard on the channels while
+// away (see keepsChannelWaits). Whatever it does not come back for closes
+// after ProbeReturnGrace, or at the session_start that says it is another.
 func (s *Signals) forgetProbeReasons() {
-	for _, k := range []state.Kind{state.KindWait, state.KindHerdrBlocked, state.KindAsk, state.KindPermission} {
-		s.m.CloseKind(k)
-	}
 	s.orphans = append(s.orphans, s.uiPrompts...)
-	if len(s.orphans) > 0 {
-		s.m.HoldOpen(keys(s.orphans), ProbeReturnGrace)
+	s.uiPrompts = nil
+	held := append(keys(s.orphans), keys(channelWaitsOf(s.m.Snapshot().Reasons))...)
+	if len(held) > 0 {
+		s.m.HoldOpen(held, ProbeReturnGrace)
 	}
-	s.resetBookkeeping()
+	// The channel bookkeeping (herdr:blocked counts, permission prompts)
+	// stays for the events the probe kept; the next session_start keeps
+	// it or drops it.
+	s.running, s.heldOpen = false, false
 }
 
-// ProbeReturnGrace bounds how long Pi's dialogs stay open after the probe
-// lost its connection without coming back (it redials within a second;
+// channelKinds are the reasons other extensions open on Pi's bus, which
+// only the probe hears closing.
+var channelKinds = []state.Kind{state.KindWait, state.KindHerdrBlocked, state.KindAsk, state.KindPermission}
+
+func channelWaitsOf(rs []state.Reason) []state.Reason {
+	var out []state.Reason
+	for _, r := range rs {
+		if slices.Contains(channelKinds, r.Kind) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// keepsChannelWaits says whether a session_start with reason reconnect is
+// the session the wrapper knows, repeated by the same Pi process: the one
+// that started it (a new Pi has a new pid even in the same session) with
+// the same count of sessions (a /new, /resume or /reload while the probe
+// was away counts one more). A probe that does not say its count (0)
+// keeps nothing.
+func (s *Signals) keepsChannelWaits(e control.SessionStart) bool {
+	return e.SessionSeq != 0 && e.SessionSeq == s.sessionSeq && s.probePID == s.sessionPID
+}
+
+// keepChannelBookkeeping keeps the herdr:blocked count and the permission
+// prompts of the channel waits kept open, so the events that follow close
+// them as they would have.
+func (s *Signals) keepChannelBookkeeping(kept []state.Reason, perms []permissions.Prompt, herdrBlocked []string) {
+	isKept := func(key string) bool {
+		return slices.ContainsFunc(kept, func(r state.Reason) bool { return r.Key == key })
+	}
+	for _, k := range herdrBlocked {
+		if isKept(k) {
+			s.herdrBlocked = append(s.herdrBlocked, k)
+		}
+	}
+	for _, p := range perms {
+		if isKept("permission:" + p.RequestID) {
+			s.perms.Track(p)
+		}
+	}
+}
+
+// closeChannelWaits closes every channel wait and forgets its bookkeeping.
+func (s *Signals) closeChannelWaits() {
+	for _, k := range channelKinds {
+		s.m.CloseKind(k)
+	}
+	s.perms = permissions.Tracker{}
+	s.herdrBlocked = nil
+}
+
+// ProbeReturnGrace bounds how long Pi's dialogs and the channel waits stay
+// open after the probe lost its connection without coming back (it redials within a second;
 // the wrapper waits up to 10 s for a slow one's hello, and this is the
 // machine's wait for a replaced session). ReplayGrace bounds how long
 // they wait, once it is back, for it to repeat them: it does so right

@@ -27,6 +27,9 @@ type rig struct {
 	mu          sync.Mutex
 	transitions []string
 	notes       []string
+	// reasons are the machine's opened and closed events, "+key" and
+	// "-key", in order.
+	reasons []string
 }
 
 func (r *rig) Notify(ev notify.Event) {
@@ -49,6 +52,16 @@ func newRig() *rig {
 	tr := notify.NewTriggers(r, 0)
 	// wrap's defaults: the screen says nothing before a second has passed.
 	r.m = state.New(state.Config{Debounce: 300 * time.Millisecond, StartupGrace: time.Second, Sink: func(e state.Event) {
+		switch e.Kind {
+		case state.EventOpened, state.EventClosed:
+			sign := "+"
+			if e.Kind == state.EventClosed {
+				sign = "-"
+			}
+			r.mu.Lock()
+			r.reasons = append(r.reasons, sign+e.Reason.Key)
+			r.mu.Unlock()
+		}
 		if e.Kind == state.EventTransition {
 			s := string(e.To)
 			if e.Message != "" {
@@ -248,10 +261,11 @@ func TestPermissionPromptsAndAsks(t *testing.T) {
 	}
 }
 
-// When Pi goes away without shutting its session down, what only it could
-// close is closed; hook waits and the sentinel from the file stay, and
-// Pi's dialog is held a while for the probe to come back and repeat it
-// (TestProbeReconnectKeepsAnOpenDialog). A new Pi session ends the hold.
+// When Pi goes away without shutting its session down, hook waits and the
+// sentinel from the file stay, and what only the probe could close — Pi's
+// dialog, a channel wait — is held a while for it to come back
+// (TestProbeReconnectKeepsAnOpenDialog, TestChannelWaitsSurviveAProbeReconnect).
+// A new Pi session ends the hold.
 func TestProbeDisconnectKeepsHooksAndSentinel(t *testing.T) {
 	r := newRig()
 	defer r.m.Stop()
@@ -268,7 +282,7 @@ func TestProbeDisconnectKeepsHooksAndSentinel(t *testing.T) {
 	for _, reason := range s.Reasons {
 		kinds = append(kinds, reason.Kind)
 	}
-	if s.State != "blocked" || strings.Join(kinds, ",") != "ui-prompt,wait,sentinel" || s.SessionFile != "/s.jsonl" {
+	if s.State != "blocked" || strings.Join(kinds, ",") != "wait,ui-prompt,wait,sentinel" || s.SessionFile != "/s.jsonl" {
 		t.Fatalf("after the probe left: %+v (kinds %v)", s, kinds)
 	}
 	// A new Pi session keeps the hook wait too.

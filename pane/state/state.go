@@ -703,9 +703,10 @@ func (m *Machine) CloseKind(k Kind) {
 }
 
 // HoldOpen keeps the open reasons with keys open until d from now, then
-// closes those not opened again meanwhile. It is for what only the
-// agent's probe can close when the probe lost its connection: it comes
-// back within a second and repeats what is still open (Pi's dialogs), so
+// closes those not opened again (or restored by SessionStart) meanwhile.
+// It is for what only the agent's probe can close when the probe lost its
+// connection: it comes back within a second and repeats what is still open
+// (Pi's dialogs) or says what closed meanwhile (the channel waits), so
 // closing them at once would report a blip of idle, and the repeat a
 // second "needs your input" for a dialog the person was told of. A probe
 // that never comes back closes them after d, as it would have at once.
@@ -908,13 +909,15 @@ func (m *Machine) AgentSettled() {
 // its history); such reasons are Restored. A reason the old session had
 // open and the new one restores stays as it was (same Since, no event), so
 // a /reload of a blocked session, announced by SessionReplaced, reports
-// nothing at all.
+// nothing at all. Restoring a reason held open (HoldOpen) opens it again:
+// it no longer closes when the hold ends.
 func (m *Machine) SessionStart(restore ...Reason) {
 	m.update("probe:session_start", func(now time.Time) {
 		old := slices.Clone(m.reasons)
 		m.replacing, m.quit, m.compacting = false, false, false
 		m.clearSessionLocked()
 		for _, r := range restore {
+			delete(m.held, r.Key)
 			open := func(o Reason) bool { return o.Key == r.Key }
 			if i := slices.IndexFunc(old, open); i >= 0 && !slices.ContainsFunc(m.reasons, open) {
 				m.reasons = append(m.reasons, old[i])

@@ -247,6 +247,69 @@ if (scenario === "tui") {
 	probeState().sock.destroy();
 	await sleep(1500);
 	out.connectedAfterQuit = probeState().sock !== null;
+} else if (scenario === "kept") {
+	// The connection is lost with pi-ask questions open, and the wrapper
+	// cannot be reached for a while: the channel events of that while
+	// are kept, and written right after the resync of the connection the
+	// probe makes next; beyond their bound, the oldest go and the wrapper
+	// is told how many.
+	const pi = fakePi();
+	mod.default(pi);
+	const live = ctx("tui", []);
+	// down: the wrapper's end of the connection is gone, and the probe's
+	// next try (made at once, for the event that follows) dies before it
+	// connects, so nothing can connect for a second.
+	const down = () => {
+		probeState().sock.destroy();
+		pi.events.emit("@eko24ive/pi-ask:completed", { flowId: "f1" }); // dials anew: written, never taken
+		probeState().sock.destroy();
+	};
+	await pi.fire("session_start", { reason: "startup" }, live);
+	pi.events.emit("@eko24ive/pi-ask:started", { flowId: "f1", title: "Which?" });
+	pi.events.emit("@eko24ive/pi-ask:started", { flowId: "f2", title: "Where?" });
+	await until(answered);
+	down();
+	pi.events.emit("permissions:ui_prompt", { requestId: "r1", message: "Allow git push?" });
+	const kept = () => (probeState().kept ?? []).length;
+	out.keptWhileDown = kept();
+	await sleep(1100);
+	pi.events.emit("herdr:blocked", { active: true, label: "deploy" }); // connects: resync, then the kept
+	await until(() => answered() && kept() === 0);
+	down();
+	for (let i = 0; i < 200; i++) pi.events.emit("pi:waiting-for-user-input", { source: "s", id: "w" + i, waiting: i % 2 === 0 });
+	out.keptAtMost = kept();
+	await sleep(1100);
+	await pi.fire("agent_start", {}, live); // connects: resync, word of the dropped, the kept
+	await until(() => answered() && kept() === 0);
+	await pi.fire("session_shutdown", { reason: "quit" }, live);
+} else if (scenario === "stall") {
+	// A wrapper that takes the connection and then stops reading (the Go
+	// side reads again once told on stderr). Pi must never wait for it,
+	// and the probe's memory must stay bounded: past MAX_BACKLOG buffered
+	// it drops Pi's events, and keeps the channel events; once the wrapper
+	// has read what was buffered, the probe repeats what it needs (the
+	// session, the run under way) and writes what it kept.
+	const pi = fakePi();
+	mod.default(pi);
+	const live = ctx("tui", []);
+	await pi.fire("session_start", { reason: "startup" }, live);
+	await until(answered);
+	const sock = probeState().sock;
+	const failedReply = { messages: [{ role: "assistant", stopReason: "error", errorMessage: "x".repeat(2000) }] };
+	out.maxBuffered = 0;
+	const began = Date.now();
+	for (let i = 0; i < 2000; i++) {
+		await pi.fire("agent_end", failedReply, live);
+		out.maxBuffered = Math.max(out.maxBuffered, sock.writableLength);
+	}
+	pi.events.emit("@eko24ive/pi-ask:started", { flowId: "f9", title: "Which?" });
+	await pi.fire("agent_start", {}, live);
+	out.floodMillis = Date.now() - began;
+	process.stderr.write("stalled\n");
+	await until(() => sock.writableLength === 0 && probeState().behind !== true && (probeState().kept ?? []).length === 0);
+	out.sameConnection = probeState().sock === sock;
+	await pi.fire("agent_settled", { aborted: false }, live);
+	await pi.fire("session_shutdown", { reason: "quit" }, live);
 } else if (scenario === "hangup") {
 	// A wrapper that takes each connection and hangs up without a word:
 	// the probe tries again on its own a few times, then waits for Pi.
