@@ -67,6 +67,10 @@ type SessionStart struct {
 	// process means no session started or ended while the wrapper was not
 	// listening, so the waits it had open still belong to this session.
 	SessionSeq int `json:"sessionSeq"`
+	// Running: a run of the session is under way (a resync's agent_start
+	// follows). A resync says it up front so that the session repeated
+	// mid-run is not taken for an idle one in between.
+	Running bool `json:"running"`
 }
 
 // SessionShutdown: the session ends (quit, or before a replacement).

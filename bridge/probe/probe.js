@@ -562,6 +562,9 @@ function setup(pi) {
 			sessionName: sessionNameOf(pi),
 			sessionFile: call("getSessionFile") ?? "",
 			sessionId: call("getSessionId") ?? "",
+			// A resync mid-run says so before its agent_start: the
+			// wrapper keeps the pane working in between.
+			running: shared.running,
 			...fixed,
 			...waiting(ctx),
 		});

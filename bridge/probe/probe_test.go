@@ -493,11 +493,13 @@ func TestProbeRepeatsWhatALostConnectionTook(t *testing.T) {
 		}
 		return s
 	}
+	midRun := start("reconnect", false)
+	midRun.Running = true // said before its agent_start
 	dialog := control.UIPromptStart{Kind: "confirm", Title: "Sure?"}
 	want := []control.Event{
 		start("startup", false), control.AgentStart{}, dialog,
 		// lost mid-run with the dialog open
-		start("reconnect", false), control.AgentStart{}, dialog,
+		midRun, control.AgentStart{}, dialog,
 		control.UIPromptEnd{Kind: "confirm", Title: "Sure?"},
 		control.AgentSettled{Idle: true, InputNeeded: true, Question: "Which runtime should I use?"},
 		// lost at rest, the reply waiting for the user
@@ -722,7 +724,7 @@ func TestProbeFallsBehindAStuckWrapperAndCatchesUp(t *testing.T) {
 		}
 	}
 	t.Logf("%d of 2000 agent_end lines arrived; at most %d bytes buffered; Pi's 2002 events took %d ms", ends, out.MaxBuffered, out.FloodMillis)
-	start := control.SessionStart{Reason: "reconnect", SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"}
+	start := control.SessionStart{Reason: "reconnect", SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj", Running: true}
 	want := []control.Event{start, control.AgentStart{}, control.AskStarted{FlowID: "f9", Title: "Which?"},
 		control.AgentSettled{Idle: true}, control.SessionShutdown{Reason: "quit"}}
 	if !reflect.DeepEqual(res.tail, want) {

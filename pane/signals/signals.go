@@ -191,8 +191,14 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 				s.keepChannelBookkeeping(kept, perms, herdrBlocked)
 			}
 		}
+		if e.Reason == "reconnect" && e.Running && s.keepsChannelWaits(e) {
+			// The same session mid-run: the run goes on (its
+			// agent_start follows), and the pane stays working.
+			s.m.SessionRepeatedMidRun(restore...)
+		} else {
+			s.m.SessionStart(restore...)
+		}
 		s.sessionPID, s.sessionSeq = s.probePID, e.SessionSeq
-		s.m.SessionStart(restore...)
 		if len(s.orphans) > 0 {
 			s.m.HoldOpen(keys(s.orphans), ReplayGrace)
 		}

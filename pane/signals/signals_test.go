@@ -30,6 +30,8 @@ type rig struct {
 	// reasons are the machine's opened and closed events, "+key" and
 	// "-key", in order.
 	reasons []string
+	// runs are the lengths of the runs the machine said finished.
+	runs []time.Duration
 }
 
 func (r *rig) Notify(ev notify.Event) {
@@ -60,6 +62,11 @@ func newRig() *rig {
 			}
 			r.mu.Lock()
 			r.reasons = append(r.reasons, sign+e.Reason.Key)
+			r.mu.Unlock()
+		}
+		if e.Kind == state.EventRunFinished {
+			r.mu.Lock()
+			r.runs = append(r.runs, e.Duration)
 			r.mu.Unlock()
 		}
 		if e.Kind == state.EventTransition {
@@ -578,6 +585,47 @@ func TestProbeReconnectRepeatIsMatchedByTitle(t *testing.T) {
 		time.Sleep(time.Minute)
 		if s := r.s.Status(); s.State != "idle" || len(s.Reasons) != 0 {
 			t.Fatalf("after its end: %+v", s)
+		}
+	})
+}
+
+// The probe's connection lost and made again while a run is under way
+// (the same Pi, the same session) is no news: the pane stays working
+// throughout — while the probe is away Pi's screen says so, and the
+// resync says the run goes on — and the run that then settles is told as
+// one, its length counted from its real start. Before, the new connection
+// and the repeated session each said idle for a moment (working idle
+// working), and the run was counted from the reconnect.
+func TestProbeReconnectMidRunStaysWorking(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig()
+		defer r.m.Stop()
+		r.feed(control.ProbeConnected{PID: 1, Conn: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionSeq: 1})
+		time.Sleep(2 * time.Second)
+		r.feed(control.AgentStart{})
+		r.m.Screen(state.Verdict{State: state.Working, Rule: "busy_border"})
+		time.Sleep(time.Minute)
+		r.expect(t, "idle working", "")
+		start := r.m.Snapshot()
+
+		r.feed(control.ProbeDisconnected{PID: 1, Conn: 1})
+		time.Sleep(time.Second)
+		r.feed(control.ProbeConnected{PID: 1, Conn: 2},
+			control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl", SessionSeq: 1, Running: true},
+			control.AgentStart{})
+		time.Sleep(time.Minute)
+		r.expect(t, "idle working", "")
+		if snap := r.m.Snapshot(); snap.State != state.Working || snap.Since != start.Since || !snap.RunActive {
+			t.Fatalf("after the reconnect: %+v, want working since %v, the run active", snap, start.Since)
+		}
+
+		r.feed(control.AgentEnd{StopReason: "stop"}, control.AgentSettled{})
+		time.Sleep(time.Minute)
+		r.expect(t, "idle working idle", "finished")
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if want := 2*time.Minute + time.Second; len(r.runs) != 1 || r.runs[0] != want {
+			t.Fatalf("runs %v, want one of %v (from its start, not from the reconnect)", r.runs, want)
 		}
 	})
 }

@@ -820,7 +820,14 @@ func (m *Machine) clearSessionLocked() {
 func (m *Machine) ProbeConnected(on bool) {
 	m.update("probe:connected", func(time.Time) {
 		if on && !m.probe {
+			// Until the probe says otherwise (its session_start follows
+			// at once), the activity stays what the screen or the status
+			// channel said: a probe that connects again mid-run must not
+			// make a working pane idle for a moment.
 			m.probeActivity = Idle
+			if a, _ := m.activityLocked(); a == Working && !m.quit {
+				m.probeActivity = Working
+			}
 			m.quit = false // a new agent process
 		}
 		m.compacting = false
@@ -912,28 +919,43 @@ func (m *Machine) AgentSettled() {
 // nothing at all. Restoring a reason held open (HoldOpen) opens it again:
 // it no longer closes when the hold ends.
 func (m *Machine) SessionStart(restore ...Reason) {
-	m.update("probe:session_start", func(now time.Time) {
-		old := slices.Clone(m.reasons)
-		m.replacing, m.quit, m.compacting = false, false, false
-		m.clearSessionLocked()
-		for _, r := range restore {
-			delete(m.held, r.Key)
-			open := func(o Reason) bool { return o.Key == r.Key }
-			if i := slices.IndexFunc(old, open); i >= 0 && !slices.ContainsFunc(m.reasons, open) {
-				m.reasons = append(m.reasons, old[i])
-				if len(m.reasons) == 1 {
-					op := old[i]
-					m.opener = &op
-				}
-				continue
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, restore) })
+}
+
+// SessionRepeatedMidRun is SessionStart for the session the agent had,
+// repeated by its probe on a new connection while a run of it is under
+// way (a resync; its agent_start follows): the run goes on — working,
+// counted from its real start — where SessionStart would begin idle and
+// the pane would be idle for a moment.
+func (m *Machine) SessionRepeatedMidRun(restore ...Reason) {
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, restore) })
+}
+
+func (m *Machine) sessionStartLocked(now time.Time, midRun bool, restore []Reason) {
+	old := slices.Clone(m.reasons)
+	m.replacing, m.quit, m.compacting = false, false, false
+	m.clearSessionLocked()
+	for _, r := range restore {
+		delete(m.held, r.Key)
+		open := func(o Reason) bool { return o.Key == r.Key }
+		if i := slices.IndexFunc(old, open); i >= 0 && !slices.ContainsFunc(m.reasons, open) {
+			m.reasons = append(m.reasons, old[i])
+			if len(m.reasons) == 1 {
+				op := old[i]
+				m.opener = &op
 			}
-			r.Restored = true
-			m.openLocked(now, r)
+			continue
 		}
-		m.forgetRunLocked()
-		m.probeActivity = Idle
-		m.worked = false
-	})
+		r.Restored = true
+		m.openLocked(now, r)
+	}
+	if midRun {
+		m.probeActivity = Working
+		return
+	}
+	m.forgetRunLocked()
+	m.probeActivity = Idle
+	m.worked = false
 }
 
 // SessionShutdown: the session ends for good (the agent quits); every
