@@ -21,6 +21,19 @@ func TestReplyWithResultAndErrorIsGarbage(t *testing.T) {
 	}
 }
 
+// An error carries a code and a message (§2.3); one without either is not
+// Herdr's, and would show the person an empty reason.
+func TestErrorWithoutCodeOrMessageIsGarbage(t *testing.T) {
+	for _, line := range []string{
+		`{"id":"1","error":{"code":"pane_not_found"}}`,
+		`{"id":"1","error":{"message":"pane w9:p9 not found"}}`,
+	} {
+		if r, err := parseReply([]byte(line)); err == nil {
+			t.Errorf("%s: accepted as %+v", line, r.Err)
+		}
+	}
+}
+
 // Herdr echoes the request's id (§2.3); an answer under another id is not
 // the answer to this request, and a report is not delivered by it.
 func TestReplyUnderAnotherIDIsNotTheAnswer(t *testing.T) {
