@@ -199,3 +199,32 @@ func TestHealthSaysWhenHerdrRejectsTheReports(t *testing.T) {
 		}
 	})
 }
+
+// Herdr that stops hanging and answers the retried report with a refusal
+// is reached: Health says it rejects the reports, not that it is away.
+func TestHealthSaysWhenHerdrComesBackRejecting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		p := herdr.StartPresence(inMemory(presenceConfig(s, nil), s))
+		defer p.Close(context.Background())
+		time.Sleep(time.Second)
+		synctest.Wait()
+
+		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang, Methods: []string{"pane.report_agent"}})
+		p.Report("blocked", "approve deploy")
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if h := p.Health(); !strings.HasPrefix(h, "not reaching Herdr since ") {
+			t.Fatalf("while reports hang: Health %q", h)
+		}
+
+		s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.report_agent"},
+			Reply: map[string]any{"error": map[string]any{"code": "invalid_agent", "message": "agent label must not be empty"}}})
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		want := "Herdr rejects the reports: herdr at " + s.SocketPath() + " refused pane.report_agent: agent label must not be empty (invalid_agent)"
+		if h := p.Health(); !strings.HasPrefix(h, want) {
+			t.Errorf("once Herdr answers with a refusal: Health %q, want it to start %q", h, want)
+		}
+	})
+}

@@ -534,6 +534,10 @@ func (r *Reporter) settle(job stateMsg, err error) string {
 	if errors.As(err, &he) {
 		r.rejected = err
 		r.settledLocked(r.sendGen) // given up: sending it again cannot help
+		// Herdr answered: whatever kept it from answering before is over,
+		// and Health says it rejects the reports, not that it is away.
+		r.failing, r.retryDelay = false, 0
+		r.failingSince, r.failErr = time.Time{}, nil
 		// Herdr answered and said no: sending the same again cannot help.
 		return r.onceLocked(KindOf(err), fmt.Sprintf("herdr: Herdr rejected a report: %v (not retried; further failures of this kind are not logged)", err))
 	}

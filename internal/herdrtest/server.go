@@ -689,13 +689,20 @@ func (s *Server) record(line []byte, id, method string, f FaultKind) (n int, inv
 	return r.N, invalid
 }
 
-// paramKeys are the params fields the schema gives method; nil (all
-// count) without a schema.
+// paramKeys are the params fields the schema gives method, plus those
+// the current protocol adds (resume_argv of pane.report_agent from
+// protocol 22: Herdr 0.9 decodes it, so it refuses it twice too); nil
+// (all count) without a schema. Called with s.mu held.
 func (s *Server) paramKeys(method string) map[string]bool {
 	if s.val == nil {
 		return nil
 	}
-	return s.val.paramKeys[method]
+	keys := s.val.paramKeys[method]
+	if method == "pane.report_agent" && s.protocol >= Protocol22 {
+		keys = maps.Clone(keys)
+		keys["resume_argv"] = true
+	}
+	return keys
 }
 
 // write sends one line (adding the newline if missing), records it as the

@@ -79,6 +79,32 @@ func TestRegions(t *testing.T) {
 	if got, want := get("after_last_prompt_marker"), "out|›x"; got != want {
 		t.Errorf("glyph without a space: got %q, want %q", got, want)
 	}
+	// No horizontal rule and no prompt line: the regions counted from
+	// them fall back to everything.
+	l = newLayout(screenLines("chat\n ─ x\nmore"))
+	for region, want := range map[string]string{
+		"after_last_horizontal_rule": "chat| ─ x|more",
+		"after_last_prompt_marker":   "chat| ─ x|more",
+	} {
+		if got := get(region); got != want {
+			t.Errorf("no rule, no prompt: %s:\n got %q\nwant %q", region, got, want)
+		}
+	}
+	// Every block-marker glyph counts, also on the first line; a prompt
+	// glyph that does not start the line is output, not a prompt line.
+	for _, marker := range []string{"•", "■", "✗", "✓"} {
+		l = newLayout(screenLines(marker + " done\nout\n  › quoted\n› now"))
+		if got, want := get("current_prompt_block_marker"), marker+" done"; got != want {
+			t.Errorf("marker %s: current_prompt_block_marker got %q, want %q", marker, got, want)
+		}
+		if got, want := get("before_current_prompt_marker"), marker+" done|out|  › quoted"; got != want {
+			t.Errorf("marker %s: before_current_prompt_marker got %q, want %q", marker, got, want)
+		}
+	}
+	l = newLayout(screenLines("› a\nout\n  › quoted"))
+	if got, want := get("after_last_prompt_marker"), "out|  › quoted"; got != want {
+		t.Errorf("indented glyph: got %q, want %q", got, want)
+	}
 	l = newLayout(screenLines("\n \n"))
 	if got := get("bottom_non_empty_lines(1)"); got != "" {
 		t.Errorf("no non-blank lines: got %q", got)
@@ -293,5 +319,79 @@ func TestEmbeddedPi(t *testing.T) {
 		if v.State != c.want || got != c.rule {
 			t.Errorf("%s: got %s/%q, want %s/%q\n%s", c.name, v.State, got, c.want, c.rule, c.screen)
 		}
+	}
+}
+
+// Regexes are case-sensitive unless the pattern says (?i); only contains
+// compares lower-cased text (herdr-detection-manifests.md, "Evaluation").
+func TestRegexIsCaseSensitive(t *testing.T) {
+	m := mustParse(t, `id = "t"
+[[rules]]
+id = "exact"
+state = "working"
+regex = ['Working']
+
+[[rules]]
+id = "folded"
+state = "blocked"
+regex = ['(?i)ALLOW']
+`)
+	for text, want := range map[string]State{"working": Idle, "Working": Working, "allow?": Blocked} {
+		if v := m.Evaluate(Input{Text: text}); v.State != want {
+			t.Errorf("%q: got %s, want %s", text, v.State, want)
+		}
+	}
+}
+
+// Rules on the same region kind with different counts each see their own
+// lines: the per-evaluation region cache must key on the count too.
+func TestRegionCountsAreDistinct(t *testing.T) {
+	m := mustParse(t, `id = "t"
+[[rules]]
+id = "last_line"
+state = "blocked"
+priority = 10
+region = "bottom_lines(1)"
+contains = ["needle"]
+
+[[rules]]
+id = "last_three"
+state = "working"
+region = "bottom_lines(3)"
+contains = ["needle"]
+`)
+	if v := m.Evaluate(Input{Text: "a\nneedle\nb"}); v.State != Working {
+		t.Errorf("needle in the last three lines only: got %s (%+v), want working", v.State, v.Rule)
+	}
+}
+
+// A rule without a region reads the whole screen.
+func TestDefaultRegionIsWholeRecent(t *testing.T) {
+	m := mustParse(t, `id = "t"
+[[rules]]
+id = "r"
+state = "working"
+contains = ["top"]
+`)
+	if got := m.Rules[0].Region; got != (Region{Kind: WholeRecent}) {
+		t.Errorf("default region %s, want whole_recent", got)
+	}
+	screen := "top\n" + strings.Repeat("────\nchat\n", 40) + "› "
+	if v := m.Evaluate(Input{Text: screen}); v.State != Working {
+		t.Errorf("first line of a long screen: got %s, want working", v.State)
+	}
+}
+
+// osc_title is split into lines for line_regex like any other region.
+func TestTitleLinesForLineRegex(t *testing.T) {
+	m := mustParse(t, `id = "t"
+[[rules]]
+id = "r"
+state = "working"
+region = "osc_title"
+line_regex = ['^busy$']
+`)
+	if v := m.Evaluate(Input{Title: "pi\nbusy"}); v.State != Working {
+		t.Errorf("got %s, want working", v.State)
 	}
 }

@@ -46,6 +46,7 @@ func TestParseRejects(t *testing.T) {
 				`prompt_box_body, above_prompt_box, last_non_empty_above_prompt_box, after_last_prompt_marker, before_current_prompt_marker, ` +
 				`whole_recent_without_current_prompt_marker, current_prompt_block_marker, after_current_prompt_block_marker, osc_title, osc_progress`, 5},
 		{"leading zero", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\nregion = \"bottom_lines(05)\"\ncontains = [\"x\"]\n", "leading zero", 5},
+		{"signed count", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\nregion = \"bottom_lines(+5)\"\ncontains = [\"x\"]\n", "1 to 65535", 5},
 		{"zero lines", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\nregion = \"top_non_empty_lines(0)\"\ncontains = [\"x\"]\n", "1 to 65535", 5},
 		{"too many lines", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\nregion = \"top_non_empty_lines(65536)\"\ncontains = [\"x\"]\n", "1 to 65535", 5},
 		{"top lines old engine", "id = \"a\"\nmin_engine_version = 2\n[[rules]]\nid = \"r\"\nstate = \"idle\"\nregion = \"top_non_empty_lines(2)\"\ncontains = [\"x\"]\n", "needs min_engine_version 3", 6},
