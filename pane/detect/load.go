@@ -113,9 +113,28 @@ func Load(dir string) (*Set, []error) {
 			problems = append(problems, err)
 			continue
 		}
-		s.add(strings.TrimSuffix(filepath.Base(f), ".toml"), m)
+		s.replace(base, strings.TrimSuffix(filepath.Base(f), ".toml"), m)
 	}
 	return s, problems
+}
+
+// replace adds a user's manifest. One that takes a built-in manifest's
+// name replaces that manifest under every name it answered to (docs:
+// "replaces the built-in manifest"): a pi.toml naming only "pi" must not
+// leave herdr:pi and pi-coding-agent on the built-in rules.
+func (s *Set) replace(builtIn *Set, fileBase string, m *Manifest) {
+	for _, n := range append([]string{fileBase, m.ID}, m.Aliases...) {
+		old, ok := builtIn.byName[n]
+		if n == "" || !ok {
+			continue
+		}
+		for name, cur := range s.byName {
+			if cur == old {
+				s.byName[name] = m
+			}
+		}
+	}
+	s.add(fileBase, m)
 }
 
 // manifestDirProblem is why dir holds no manifests when it is not simply

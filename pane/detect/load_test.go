@@ -35,3 +35,40 @@ func TestLoadNamesAManifestDirThatIsNotOne(t *testing.T) {
 		t.Errorf("a missing directory: %v", problems)
 	}
 }
+
+// A user's manifest that replaces a built-in one replaces it under every
+// name the built-in answered to: Pi's is found as pi, herdr:pi and
+// pi-coding-agent, and a user's pi.toml that names only itself (id pi, no
+// aliases) must not leave `--agent herdr:pi` or `detect.agent =
+// "pi-coding-agent"` on the built-in rules. Another agent's manifest
+// that happens to share one alias takes only that name.
+func TestAUsersManifestReplacesTheBuiltInUnderAllItsNames(t *testing.T) {
+	dir := t.TempDir()
+	mine := "id = \"pi\"\n[[rules]]\nid = \"mine\"\nstate = \"working\"\ncontains = [\"zzz\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "pi.toml"), []byte(mine), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := "id = \"other\"\naliases = [\"herdr:other\"]\n[[rules]]\nid = \"o\"\nstate = \"working\"\ncontains = [\"ooo\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "other.toml"), []byte(other), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, problems := Load(dir)
+	if len(problems) != 0 {
+		t.Fatal(problems)
+	}
+	want, _ := s.Lookup("pi")
+	if len(want.Rules) != 1 || want.Rules[0].ID != "mine" {
+		t.Fatalf("pi is not the user's manifest: %+v", want.Rules)
+	}
+	for _, name := range []string{"herdr:pi", "pi-coding-agent"} {
+		if got, ok := s.Lookup(name); !ok || got != want {
+			t.Errorf("%s: still the built-in manifest, not the user's pi.toml", name)
+		}
+	}
+	if got, ok := s.Lookup("herdr:other"); !ok || got.ID != "other" {
+		t.Errorf("herdr:other: %v %v", got, ok)
+	}
+	if _, ok := Embedded().Lookup("herdr:pi"); !ok {
+		t.Error("the built-in set lost its own alias")
+	}
+}
