@@ -266,15 +266,8 @@ func ParseConfig(data []byte, shown string) (Config, []Problem) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			msg := strings.TrimSuffix(pe.Message, ".")
-			if dup := duplicateKeyRe().FindStringSubmatch(pe.Message); dup != nil {
-				// The parser's words ("Key 'x' has already been
-				// defined.") name neither line; the first one is found.
-				msg = fmt.Sprintf("%q is set twice; keep one", dup[1])
-				if first := locateKey(data, splitDotted(dup[1])); first > 0 && first < pe.Position.Line {
-					msg = fmt.Sprintf("%q is set twice (lines %d and %d); keep one", dup[1], first, pe.Position.Line)
-				}
-			} else if pe.LastKey != "" {
+			msg := TOMLParseMessage(data, pe)
+			if pe.LastKey != "" && !duplicateKeyRe().MatchString(pe.Message) {
 				msg = fmt.Sprintf("key %q: %s", pe.LastKey, msg)
 			}
 			return Defaults(), []Problem{{File: shown, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg}}
@@ -444,6 +437,22 @@ func (d *configDecoder) durationNotString(p toml.Primitive) string {
 		return fmt.Sprintf("%v is a number without a unit: a duration is a string with one, e.g. \"%vs\" or \"300ms\"", n, n)
 	}
 	return fmt.Sprintf("must be a duration, a string such as \"300ms\" or \"2s\", not %s", d.kind(p))
+}
+
+// TOMLParseMessage is what the TOML parser said of data, in our words
+// where its own name no line: a key or table given twice names both
+// ("\"detect.debounce\" is set twice (lines 2 and 3); keep one" for
+// "Key 'detect.debounce' has already been defined."). No final period:
+// the caller may go on.
+func TOMLParseMessage(data []byte, pe toml.ParseError) string {
+	dup := duplicateKeyRe().FindStringSubmatch(pe.Message)
+	if dup == nil {
+		return strings.TrimSuffix(pe.Message, ".")
+	}
+	if first := locateKey(data, splitDotted(dup[1])); first > 0 && first < pe.Position.Line {
+		return fmt.Sprintf("%q is set twice (lines %d and %d); keep one", dup[1], first, pe.Position.Line)
+	}
+	return fmt.Sprintf("%q is set twice; keep one", dup[1])
 }
 
 // duplicateKeyRe is the TOML parser's message for a key or table given

@@ -2,7 +2,6 @@ package herdr
 
 import (
 	"context"
-	"strings"
 )
 
 // Agent states a report may carry (herdr-socket-api.md §4.2). "done" is
@@ -375,13 +374,4 @@ func (c *Client) PaneLayout(ctx context.Context, paneID string) (Layout, error) 
 	}
 	err := c.call(ctx, "pane.layout", params, "pane_layout", &r, retryOnce)
 	return r.Layout, err
-}
-
-// ValidState reports whether s is a state pane.report_agent accepts.
-func ValidState(s string) bool {
-	switch strings.TrimSpace(s) {
-	case StateIdle, StateWorking, StateBlocked, StateUnknown:
-		return s == strings.TrimSpace(s)
-	}
-	return false
 }

@@ -35,6 +35,7 @@ func TestParseRejects(t *testing.T) {
 		{"unknown rule field", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\ncontains = [\"x\"]\nweight = 3\n", `unknown field "weight"`, 6},
 		{"unknown gate field", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\ncontains = [\"x\"]\nany = [{ contains = [\"z\"], contain = [\"y\"] }]\n", `unknown field "contain" in a gate`, 6},
 		{"no rules", "id = \"a\"\n", "at least one", 1},
+		{"a key twice", "id = \"a\"\nid = \"b\"\n" + okRule, `"id" is set twice (lines 1 and 2); keep one`, 2},
 		{"129 rules", many(129), "at most 128", 514},
 		{"blank rule id", "id = \"a\"\n[[rules]]\nid = \" \"\nstate = \"idle\"\ncontains = [\"x\"]\n", "id must not be blank", 3},
 		{"missing state", "id = \"a\"\n[[rules]]\nid = \"r\"\ncontains = [\"x\"]\n", `missing field "state"`, 2},
