@@ -2,6 +2,7 @@ package realpi
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -134,8 +135,23 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 		t.Fatalf("picker:\n%s", screen)
 	}
 	// The picker lists sessions most recent first; move to "please block".
-	for i := 0; i < 5 && !selected(tm.Screen(), "please block"); i++ {
-		tm.Send("\x1b[B")
+	// It fills in as it reads the sessions, and under load an entry read
+	// late moved the selection between the check and Enter (CI resumed
+	// the current session): Enter only once the selection held still.
+	for i := 0; i < 30; i++ {
+		s := tm.Screen()
+		if selected(s, "please block") {
+			time.Sleep(300 * time.Millisecond)
+			if tm.Screen() == s {
+				break
+			}
+			continue
+		}
+		key := "\x1b[B"
+		if row(s, "›") > row(s, "please block") {
+			key = "\x1b[A"
+		}
+		tm.Send(key)
 		time.Sleep(150 * time.Millisecond)
 	}
 	if !selected(tm.Screen(), "please block") {
@@ -166,6 +182,11 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 }
 
 // selected is true when the picker's cursor row mentions text.
+// row is the index of the first line of screen that holds text, or -1.
+func row(screen, text string) int {
+	return slices.IndexFunc(strings.Split(screen, "\n"), func(l string) bool { return strings.Contains(l, text) })
+}
+
 func selected(screen, text string) bool {
 	for _, l := range strings.Split(screen, "\n") {
 		if strings.Contains(l, text) && strings.Contains(l, "›") {
