@@ -523,3 +523,31 @@ func TestOtherUIDIsRejectedByPeerCredentials(t *testing.T) {
 		t.Fatalf("a rejected peer produced events")
 	}
 }
+
+// A client that said hello, or was answered, and then says nothing is
+// closed once IdleTimeout has passed: a stuck or hostile client of our own
+// uid holds a place only that long, whether or not anyone else is waiting
+// for one. (The probe, quiet for hours while Pi waits, has no such bound.)
+func TestASilentClientIsClosedAfterTheIdleTimeout(t *testing.T) {
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, 300 * time.Millisecond })
+	for _, tc := range []struct {
+		name string
+		send func(t *testing.T, c *raw)
+	}{
+		{"after its hello", func(t *testing.T, c *raw) { c.hello(t, f.tok, RoleClient) }},
+		{"after an answer", func(t *testing.T, c *raw) {
+			c.hello(t, f.tok, RoleClient)
+			c.line(t, `{"type":"request","id":"1","method":"status"}`)
+			if got := c.read(t); !strings.Contains(got, `"id":"1","ok":true`) {
+				t.Fatalf("status reply %q", got)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := f.raw(t)
+			tc.send(t, c)
+			c.closed(t)
+			f.logs.waitFor(t, "i/o timeout")
+		})
+	}
+}
