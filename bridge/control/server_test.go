@@ -529,7 +529,7 @@ func TestOtherUIDIsRejectedByPeerCredentials(t *testing.T) {
 // uid holds a place only that long, whether or not anyone else is waiting
 // for one. (The probe, quiet for hours while Pi waits, has no such bound.)
 func TestASilentClientIsClosedAfterTheIdleTimeout(t *testing.T) {
-	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, 300 * time.Millisecond })
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, 300*time.Millisecond })
 	for _, tc := range []struct {
 		name string
 		send func(t *testing.T, c *raw)
