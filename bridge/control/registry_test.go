@@ -151,6 +151,12 @@ func TestStartAndCloseLeaveNothingBehind(t *testing.T) {
 	if _, err := os.Stat(run.Dir); !os.IsNotExist(err) {
 		t.Errorf("run dir left behind: %v", err)
 	}
+	// Gone from the disk, not left for the next sweep or lookup to take
+	// as a dead wrapper's (looked at first: a lookup removes such an
+	// entry itself, and would hide that Close left it).
+	if _, err := os.Lstat(filepath.Join(PaneRegistry(base).Dir, PaneKey("/tmp/h.sock", "w1:p1"))); !os.IsNotExist(err) {
+		t.Errorf("registry file left behind: %v", err)
+	}
 	if _, err := PaneRegistry(base).Lookup(PaneKey("/tmp/h.sock", "w1:p1")); !errors.Is(err, ErrNoWrapper) {
 		t.Errorf("registry entry left behind: %v", err)
 	}
