@@ -47,7 +47,13 @@ func startHerdrStandIn(onRequest func(method string, params json.RawMessage)) (*
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	_ = os.Chmod(h.socket, 0o600)
+	// Whatever the umask: the directory is private already, and the
+	// socket is kept so should the directory's mode be loosened.
+	if err := os.Chmod(h.socket, 0o600); err != nil {
+		h.ln.Close()
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
