@@ -10,9 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 func TestEnsurePrivateDir(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	base := shortDir(t)
 	dir := filepath.Join(base, "rt")
 	if err := EnsurePrivateDir(dir); err != nil {
@@ -128,6 +131,7 @@ func TestRegistryLifecycle(t *testing.T) {
 }
 
 func TestStartAndCloseLeaveNothingBehind(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	base := filepath.Join(shortDir(t), "rt")
 	rec := newRecorder()
 	run, err := Start(RunConfig{RuntimeBase: base, PaneID: "w1:p1", HerdrSocket: "/tmp/h.sock", Events: rec, Requests: rec})

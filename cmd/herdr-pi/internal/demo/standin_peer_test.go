@@ -17,6 +17,7 @@ import (
 // got a descriptor). The demo's wrapper reports to it, and what it is
 // told feeds the timeline on the screen.
 func TestStandInSocketIsPrivateAndRefusesAnotherUID(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	requests := make(chan string, 4)
 	h, err := startHerdrStandIn(func(method string, _ json.RawMessage) { requests <- method })
 	if err != nil {
