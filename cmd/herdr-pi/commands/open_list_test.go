@@ -601,6 +601,13 @@ func TestOpenListSanitises(t *testing.T) {
 	}
 	path := filepath.Join(r.Dir, "state.json")
 	data, _ := os.ReadFile(path)
+	// The run's own state is the store's word too.
+	var run map[string]any
+	if err := json.Unmarshal(data, &run); err != nil {
+		t.Fatal(err)
+	}
+	run["state"] = "odd\x1b]0;state\x07"
+	data, _ = json.Marshal(run)
 	data = bytes.Replace(data, []byte(`"workflowName":"review-0"`), []byte(`"workflowName":"evil\u001b]0;title\u0007\u001b[31mred"`), 1)
 	data = bytes.ReplaceAll(data, []byte(`"name":"api"`), []byte(`"name":"a\u001b[2Jpi"`))
 	if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -617,7 +624,7 @@ func TestOpenListSanitises(t *testing.T) {
 	}
 	o := listingOf(t, home, g.Cwd, "")
 	evil := slices.IndexFunc(o.Runs, func(r handoff.ListedRun) bool { return r.ID == g.IDs[0] })
-	if evil < 0 || o.Runs[evil].Workflow != "evil\x1b]0;title\x07\x1b[31mred" || len(o.Runs) != 2 {
+	if evil < 0 || o.Runs[evil].Workflow != "evil\x1b]0;title\x07\x1b[31mred" || o.Runs[evil].State != "odd\x1b]0;state\x07" || len(o.Runs) != 2 {
 		t.Fatalf("the fixture did not take: %+v", o.Runs)
 	}
 	groups, _ := pickerGroups(o)

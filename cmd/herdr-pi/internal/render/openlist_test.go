@@ -38,3 +38,20 @@ func TestRunDetailHintPastes(t *testing.T) {
 		})
 	}
 }
+
+// A run's project is named by its directory, else by the store's key for
+// it: both come from the workflow store (the cwd Pi recorded, a directory
+// name), and are shown cleaned wherever the listing shows them.
+func TestProjectNameIsClean(t *testing.T) {
+	const evil = "\x1b]0;PWNED\a\u202e\u009b1m"
+	for _, r := range []handoff.ListedRun{
+		{ProjectDir: "/src/" + evil},
+		{Project: "p" + evil + "-4f3389aae5d7"},
+		{ProjectDir: "/src/" + evil, Here: true},
+	} {
+		got := ProjectName(&handoff.Listing{}, &r)
+		if !strings.Contains(got, "PWNED") || strings.ContainsAny(got, "\x1b\a\u202e\u009b") {
+			t.Errorf("project of %+v shows as %q", r, got)
+		}
+	}
+}
