@@ -1,6 +1,7 @@
 package render
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -55,3 +56,44 @@ func TestProjectNameIsClean(t *testing.T) {
 		}
 	}
 }
+
+// Every word of a listing comes from the workflow store or is built from
+// it (a run's note quotes a directory name, an owner's problem a lease
+// file): `open --list` and `open --list <run>` show each one cleaned, and
+// show it, so none is left out of this test.
+func TestListingCleansEveryField(t *testing.T) {
+	const evil = "\x1b]0;x\a\u009b1m\u202e"
+	at := func(n string) handoff.ListedAttempt {
+		return handoff.ListedAttempt{N: 1, Name: "atname" + n + evil, Selector: "atsel" + n + evil, State: "atstate" + n + evil, Model: "atmodel" + n + evil,
+			Action: handoff.ActionOpen, Note: "atnote" + n + evil}
+	}
+	ok := handoff.ListedRun{ID: "runid" + evil, Ref: "runref" + evil, Workflow: "wf" + evil, State: "runstate" + evil, ProjectDir: "/proj" + evil,
+		Owner: &handoff.ListedOwner{Problem: "ownerproblem" + evil}, Error: &handoff.ListedError{Code: "errcode" + evil, Message: "errmsg" + evil},
+		Agents: []handoff.ListedAgent{{Name: "agname" + evil, State: "agstate" + evil}, {Name: "ag2", Attempts: []handoff.ListedAttempt{at("")}}}}
+	broken := handoff.ListedRun{ID: "brokenid", Ref: "brokenref", Problem: "p", Note: "runnote" + evil}
+	o := &handoff.Listing{Runs: []handoff.ListedRun{ok, broken}}
+	for _, l := range []Look{New(false, 0), New(true, 200)} {
+		shown := RunTable(o, l) + RunDetail(o, &o.Runs[0], l)
+		// The hint names the attempt as the store does (an agent without
+		// an id has nothing else to name it by).
+		for _, want := range []string{"runid", "runref", "wf", "runstate", "proj", "ownerproblem", "errcode", "errmsg", "agname", "agstate",
+			"atname", "atstate", "atmodel", "atnote", "runnote", "herdr-pi open runref", "atsel"} {
+			if !strings.Contains(shown, want) {
+				t.Errorf("the listing lacks %q, so this test proves nothing for it:\n%s", want, shown)
+			}
+		}
+		for _, r := range stripStyle(shown) {
+			if r != '\n' && r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x202e {
+				t.Fatalf("%U reaches the terminal:\n%q", r, shown)
+			}
+		}
+	}
+}
+
+// stripStyle drops the SGR colour sequences the look itself adds, which
+// are the only escape sequences allowed through.
+func stripStyle(s string) string {
+	return sgr.ReplaceAllString(s, "")
+}
+
+var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")
