@@ -869,3 +869,32 @@ func TestOpenListShowsTheProjectOfAnUnreadableRun(t *testing.T) {
 		t.Fatalf("exit %d %q; want the project shown as ~/src/shop (here)\n%s", code, stderr, out.String())
 	}
 }
+
+// The picker draws every word of a listing from the store on the
+// terminal: each one, an attempt's state, model and note and a broken
+// run's note included, is cleaned and still shown.
+func TestPickerCleansEveryField(t *testing.T) {
+	const evil = "\x1b]0;x\a\u009b1m\u202e"
+	o := &handoff.Listing{Runs: []handoff.ListedRun{
+		{ID: "r1", Ref: "runref" + evil, Workflow: "wf" + evil, State: "done", Agents: []handoff.ListedAgent{{Name: "ag", Attempts: []handoff.ListedAttempt{
+			{N: 1, Name: "atname" + evil, Selector: "s#1", State: "atstate" + evil, Model: "atmodel" + evil, Action: handoff.ActionOpen},
+			{N: 2, Name: "other", Selector: "s#2", State: "x", Action: handoff.ActionNone, Note: "atnote" + evil}}}}},
+		{ID: "r2", Ref: "broken", Problem: "p", Note: "runnote" + evil},
+	}}
+	groups, _ := pickerGroups(o)
+	var shown string
+	for _, g := range groups {
+		shown += g.Title + "\n"
+		for _, it := range g.Items {
+			shown += it.Text + "\n"
+		}
+	}
+	for _, want := range []string{"runref", "wf", "atname", "atstate", "atmodel", "atnote", "runnote"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the picker lacks %q, so this test proves nothing for it:\n%s", want, shown)
+		}
+	}
+	if strings.ContainsAny(shown, "\x1b\a\u009b\u202e") {
+		t.Errorf("a control character reaches the picker:\n%q", shown)
+	}
+}
