@@ -17,6 +17,8 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 func ledger(t *testing.T) Ledger {
@@ -27,6 +29,7 @@ func ledger(t *testing.T) Ledger {
 // Records are 0600 files in a 0700 directory; Remove forgets one; a file
 // that is not a record is named, not trusted.
 func TestLedgerRecordsAreSmallPrivateFiles(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	l := ledger(t)
 	if rs, err := l.List(); err != nil || len(rs) != 0 {
 		t.Fatalf("an absent ledger lists %v, %v", rs, err)

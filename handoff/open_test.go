@@ -58,6 +58,7 @@ func inspection() Inspection {
 // or taller goes down, never taking the focus; the command is typed into
 // the new pane and nothing else is called.
 func TestSplitFollowsTheCallersGeometry(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	for _, c := range []struct {
 		name   string
 		before int // splits made first: the fake lays panes side by side in 200x50

@@ -732,3 +732,18 @@ func TestHerdrHintQuotesAnUnknownReason(t *testing.T) {
 		t.Errorf("a known reason: %q", got)
 	}
 }
+
+// `herdr-pi notify --body` passes on whatever a hook gave it; the toast
+// Herdr draws in its terminal carries none of it that a terminal would
+// act on or that reorders the line. (The title is fixed words and the
+// agent's name, cleaned where it is composed.)
+func TestHerdrToastBodyIsCleaned(t *testing.T) {
+	const evil = "PWNED\x1b]0;x\a\x1b[2J\u009b1m\u202e\u200bend"
+	toast := herdrToast(Message{Title: "t", Body: evil}, "")
+	if !strings.Contains(toast.Body, "PWNED") || !strings.Contains(toast.Body, "end") {
+		t.Fatalf("body %q: the text did not reach the toast, so this proves nothing", toast.Body)
+	}
+	if strings.ContainsAny(toast.Body, "\x1b\a\u009b\u202e\u200b") {
+		t.Errorf("body %q keeps a control or invisible character", toast.Body)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // lockDir is a private directory for lock files.
@@ -55,6 +57,7 @@ func lockInBackground(ctx context.Context, path string) (got chan lockResult, wa
 // while held and gone once the last holder is done; a second unlock does
 // nothing.
 func TestLockFileHoldersOfOnePathTakeTurns(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	dir := lockDir(t)
 	path := filepath.Join(dir, "a.lock")
 	first, locked := LockFile(t.Context(), path, 0, time.Millisecond, func() { t.Error("the free lock was waited for") })

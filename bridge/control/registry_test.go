@@ -10,9 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 func TestEnsurePrivateDir(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	base := shortDir(t)
 	dir := filepath.Join(base, "rt")
 	if err := EnsurePrivateDir(dir); err != nil {
@@ -128,6 +131,7 @@ func TestRegistryLifecycle(t *testing.T) {
 }
 
 func TestStartAndCloseLeaveNothingBehind(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	base := filepath.Join(shortDir(t), "rt")
 	rec := newRecorder()
 	run, err := Start(RunConfig{RuntimeBase: base, PaneID: "w1:p1", HerdrSocket: "/tmp/h.sock", Events: rec, Requests: rec})
@@ -150,6 +154,12 @@ func TestStartAndCloseLeaveNothingBehind(t *testing.T) {
 	}
 	if _, err := os.Stat(run.Dir); !os.IsNotExist(err) {
 		t.Errorf("run dir left behind: %v", err)
+	}
+	// Gone from the disk, not left for the next sweep or lookup to take
+	// as a dead wrapper's (looked at first: a lookup removes such an
+	// entry itself, and would hide that Close left it).
+	if _, err := os.Lstat(filepath.Join(PaneRegistry(base).Dir, PaneKey("/tmp/h.sock", "w1:p1"))); !os.IsNotExist(err) {
+		t.Errorf("registry file left behind: %v", err)
 	}
 	if _, err := PaneRegistry(base).Lookup(PaneKey("/tmp/h.sock", "w1:p1")); !errors.Is(err, ErrNoWrapper) {
 		t.Errorf("registry entry left behind: %v", err)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // helperBaseEnv makes this test binary, started by startWrapperLike, a
@@ -200,6 +202,7 @@ func TestRunDirLockIsNotInheritedByTheAgent(t *testing.T) {
 // While a directory is made, nothing under runDirPrefix is there, and a
 // sweep leaves the half-made one alone; once in place it is alive.
 func TestRunDirIsInPlaceOnlyWithItsLockHeld(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	base := filepath.Join(shortDir(t), "rt")
 	var seen []string
 	beforeRename = func(tmp string) {

@@ -448,6 +448,7 @@ type panicker struct{}
 func (panicker) ProbeEvent(Event) { panic("boom") }
 
 func TestSocketIsPrivateAndRemovedOnClose(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	f := start(t)
 	fi, err := os.Stat(f.path)
 	if err != nil {
@@ -521,5 +522,33 @@ func TestOtherUIDIsRejectedByPeerCredentials(t *testing.T) {
 	f.logs.waitFor(t, fmt.Sprintf("rejected a connection from uid %d", nobody))
 	if len(f.rec.ch) != 0 {
 		t.Fatalf("a rejected peer produced events")
+	}
+}
+
+// A client that said hello, or was answered, and then says nothing is
+// closed once IdleTimeout has passed: a stuck or hostile client of our own
+// uid holds a place only that long, whether or not anyone else is waiting
+// for one. (The probe, quiet for hours while Pi waits, has no such bound.)
+func TestASilentClientIsClosedAfterTheIdleTimeout(t *testing.T) {
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, 300*time.Millisecond })
+	for _, tc := range []struct {
+		name string
+		send func(t *testing.T, c *raw)
+	}{
+		{"after its hello", func(t *testing.T, c *raw) { c.hello(t, f.tok, RoleClient) }},
+		{"after an answer", func(t *testing.T, c *raw) {
+			c.hello(t, f.tok, RoleClient)
+			c.line(t, `{"type":"request","id":"1","method":"status"}`)
+			if got := c.read(t); !strings.Contains(got, `"id":"1","ok":true`) {
+				t.Fatalf("status reply %q", got)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := f.raw(t)
+			tc.send(t, c)
+			c.closed(t)
+			f.logs.waitFor(t, "i/o timeout")
+		})
 	}
 }

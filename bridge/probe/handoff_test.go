@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // handoffOut is what testdata/handoff_harness.mjs prints.
@@ -436,6 +438,7 @@ func TestOwnerLinkMessagesAreSizedInBytes(t *testing.T) {
 }
 
 func TestWriteAlsoPutsTheHandoffModuleBesideTheProbe(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	dir := t.TempDir()
 	if _, err := Write(dir); err != nil {
 		t.Fatal(err)

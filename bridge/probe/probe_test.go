@@ -44,6 +44,7 @@ func TestProbeJSMarkerIsTheSessionMarker(t *testing.T) {
 }
 
 func TestWriteMakesAPrivateFile(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	dir := t.TempDir()
 	path, err := Write(dir)
 	if err != nil {

@@ -37,6 +37,7 @@ func TestClientExtensionRefusesWhatItCannotServe(t *testing.T) {
 }
 
 func TestWriteClientMakesAPrivateFileBesideTheSocket(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	f := start(t, func(context.Context, Call, func(json.RawMessage)) (json.RawMessage, error) { return nil, nil })
 	path, err := f.srv.WriteClient()
 	if err != nil {

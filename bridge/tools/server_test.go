@@ -429,6 +429,7 @@ func TestTooManyCallsAreRefusedWithAReason(t *testing.T) {
 }
 
 func TestSocketIsPrivateWithAShortPath(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	f := start(t, func(context.Context, Call, func(json.RawMessage)) (json.RawMessage, error) { return nil, nil })
 	fi, err := os.Lstat(f.srv.Path())
 	if err != nil {
@@ -553,5 +554,21 @@ func TestABusyBridgeSaysNothingToAnotherUID(t *testing.T) {
 	out := runAsNobody(t, f.srv.Path(), f.srv.Token())
 	if !strings.Contains(out, `reply: ""`) || strings.Contains(out, "busy") {
 		t.Fatalf("uid %d was told: %s", nobody, out)
+	}
+}
+
+// A caller that connects and never sends its request line holds its place
+// only for RequestTimeout: then the bridge hangs up, and a flood of such
+// callers can keep the tools busy for that long at most.
+func TestASilentCallerIsClosedAfterTheRequestTimeout(t *testing.T) {
+	f := start(t, nil, func(c *Config) { c.RequestTimeout = 300 * time.Millisecond })
+	c := f.dial(t)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(c.r); err != nil && !errors.Is(err, syscall.ECONNRESET) || len(b) > 0 {
+		t.Fatalf("a silent caller: read %q, %v; want the bridge to hang up without a word", b, err)
+	}
+	f.logs.waitFor(t, "no request line")
+	if n := f.exec.count(); n != 0 {
+		t.Fatalf("%d calls ran for a caller that sent nothing", n)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // Seed 001: temporary bridge files use private permissions. The launch's
@@ -13,6 +15,7 @@ import (
 // instructions and are written 0600, whatever the umask lets through; an
 // existing file is never written through.
 func TestLaunchFilesArePrivate(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	dir := t.TempDir()
 	paths, err := writeFiles(dir, []control.LaunchFile{{Name: "prompt.md", Content: "secret task"}, {Name: "inline-extensions.mjs", Content: "export default () => {}"}})
 	if err != nil {

@@ -260,6 +260,7 @@ func TestLongLinesAreCut(t *testing.T) {
 }
 
 func TestFilesArePrivate(t *testing.T) {
+	testenv.PermissiveUmask(t) // the modes checked are the code's, whatever the umask
 	dir := filepath.Join(t.TempDir(), "state", "herdr-pi")
 	l := Open(Options{Dir: dir, Tag: "t"})
 	l.Printf("hello")

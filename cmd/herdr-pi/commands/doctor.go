@@ -3,11 +3,13 @@ package commands
 import (
 	"context"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
@@ -61,9 +63,20 @@ func doctorCommand(f *Factory) *cli.Command {
 }
 
 func doctorRun(ctx context.Context, f *Factory, opts *doctorOptions) error {
-	ctx, cancel := context.WithTimeout(ctx, doctorBudget)
+	// Ctrl-C, SIGTERM or a hangup stops the checks (the programs they run
+	// are killed with them) rather than the process: a check's files,
+	// such as the probe directory in TMPDIR, are removed on the way out.
+	sigCtx, stop := signal.NotifyContext(ctx, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer stop()
+	ctx, cancel := context.WithTimeout(sigCtx, doctorBudget)
 	defer cancel()
 	rows := doctor.Run(ctx, doctorInput(f), doctor.Pick(opts.Sections))
+	if sigCtx.Err() != nil {
+		// The rows say what an interrupted check could not find out, not
+		// what is wrong: none is shown.
+		tell(f.IO.Err, "herdr-pi doctor: interrupted\n")
+		return silentExit(exitInterrupted)
+	}
 	var err error
 	if opts.JSON {
 		err = writeJSON(f.IO.Out, doctor.NewReport(rows))

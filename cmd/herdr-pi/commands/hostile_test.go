@@ -145,3 +145,32 @@ func TestOpenNamesStoreAttemptsHarmlessly(t *testing.T) {
 		t.Errorf("open --list --json names %q; want the agent's name exactly, %q", names, "a"+hostile)
 	}
 }
+
+// A detection manifest is a file the person installed, perhaps from
+// elsewhere: its id, its rules' ids and the manifest's own file name are
+// shown by detect cleaned, the verdict line and every contender's line
+// alike.
+func TestDetectShowsAManifestsWordsHarmlessly(t *testing.T) {
+	dir := t.TempDir()
+	evil, _ := json.Marshal("PWNED" + hostile) // a TOML basic string takes JSON's escapes
+	manifest := filepath.Join(dir, "m"+hostile+".toml")
+	text := "id = " + string(evil) + "\nversion = \"1\"\nmin_engine_version = 3\n" +
+		"[[rules]]\nid = " + string(evil) + "\nstate = \"idle\"\nregion = \"whole_recent\"\ncontains = [\"done\"]\n" +
+		"[[rules]]\nid = \"other" + strings.TrimPrefix(string(evil), "\"") + "\nstate = \"blocked\"\nregion = \"whole_recent\"\ncontains = [\"never\"]\n"
+	screen := filepath.Join(dir, "screen.txt")
+	for path, data := range map[string]string{manifest: text, screen: "all done\n"} {
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"herdr-pi", "detect", "--manifest", manifest, screen},
+		IO{In: strings.NewReader(""), Out: &out, Err: &errb, Env: []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}})
+	if code != 0 {
+		t.Fatalf("detect: exit %d; stderr %q", code, errb.String())
+	}
+	harmless(t, "detect", out.String())
+	if !strings.Contains(out.String(), "other") {
+		t.Errorf("detect does not show the other rule, so this proves nothing for it:\n%s", out.String())
+	}
+}

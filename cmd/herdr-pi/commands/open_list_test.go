@@ -601,6 +601,13 @@ func TestOpenListSanitises(t *testing.T) {
 	}
 	path := filepath.Join(r.Dir, "state.json")
 	data, _ := os.ReadFile(path)
+	// The run's own state is the store's word too.
+	var run map[string]any
+	if err := json.Unmarshal(data, &run); err != nil {
+		t.Fatal(err)
+	}
+	run["state"] = "odd\x1b]0;state\x07"
+	data, _ = json.Marshal(run)
 	data = bytes.Replace(data, []byte(`"workflowName":"review-0"`), []byte(`"workflowName":"evil\u001b]0;title\u0007\u001b[31mred"`), 1)
 	data = bytes.ReplaceAll(data, []byte(`"name":"api"`), []byte(`"name":"a\u001b[2Jpi"`))
 	if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -617,7 +624,7 @@ func TestOpenListSanitises(t *testing.T) {
 	}
 	o := listingOf(t, home, g.Cwd, "")
 	evil := slices.IndexFunc(o.Runs, func(r handoff.ListedRun) bool { return r.ID == g.IDs[0] })
-	if evil < 0 || o.Runs[evil].Workflow != "evil\x1b]0;title\x07\x1b[31mred" || len(o.Runs) != 2 {
+	if evil < 0 || o.Runs[evil].Workflow != "evil\x1b]0;title\x07\x1b[31mred" || o.Runs[evil].State != "odd\x1b]0;state\x07" || len(o.Runs) != 2 {
 		t.Fatalf("the fixture did not take: %+v", o.Runs)
 	}
 	groups, _ := pickerGroups(o)
@@ -860,5 +867,34 @@ func TestOpenListShowsTheProjectOfAnUnreadableRun(t *testing.T) {
 	code, stderr := runOpen(t, home, cwd, &out, nil, "--list")
 	if code != 0 || !strings.Contains(out.String(), "~/src/shop (here)") {
 		t.Fatalf("exit %d %q; want the project shown as ~/src/shop (here)\n%s", code, stderr, out.String())
+	}
+}
+
+// The picker draws every word of a listing from the store on the
+// terminal: each one, an attempt's state, model and note and a broken
+// run's note included, is cleaned and still shown.
+func TestPickerCleansEveryField(t *testing.T) {
+	const evil = "\x1b]0;x\a\u009b1m\u202e"
+	o := &handoff.Listing{Runs: []handoff.ListedRun{
+		{ID: "r1", Ref: "runref" + evil, Workflow: "wf" + evil, State: "done", Agents: []handoff.ListedAgent{{Name: "ag", Attempts: []handoff.ListedAttempt{
+			{N: 1, Name: "atname" + evil, Selector: "s#1", State: "atstate" + evil, Model: "atmodel" + evil, Action: handoff.ActionOpen},
+			{N: 2, Name: "other", Selector: "s#2", State: "x", Action: handoff.ActionNone, Note: "atnote" + evil}}}}},
+		{ID: "r2", Ref: "broken", Problem: "p", Note: "runnote" + evil},
+	}}
+	groups, _ := pickerGroups(o)
+	var shown string
+	for _, g := range groups {
+		shown += g.Title + "\n"
+		for _, it := range g.Items {
+			shown += it.Text + "\n"
+		}
+	}
+	for _, want := range []string{"runref", "wf", "atname", "atstate", "atmodel", "atnote", "runnote"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the picker lacks %q, so this test proves nothing for it:\n%s", want, shown)
+		}
+	}
+	if strings.ContainsAny(shown, "\x1b\a\u009b\u202e") {
+		t.Errorf("a control character reaches the picker:\n%q", shown)
 	}
 }

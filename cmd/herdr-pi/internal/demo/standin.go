@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
 
 // herdrStandIn is the demo's Herdr: a unix socket that answers the requests
@@ -45,7 +47,13 @@ func startHerdrStandIn(onRequest func(method string, params json.RawMessage)) (*
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	_ = os.Chmod(h.socket, 0o600)
+	// Whatever the umask: the directory is private already, and the
+	// socket is kept so should the directory's mode be loosened.
+	if err := os.Chmod(h.socket, 0o600); err != nil {
+		h.ln.Close()
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -66,6 +74,17 @@ func startHerdrStandIn(onRequest func(method string, params json.RawMessage)) (*
 
 func (h *herdrStandIn) serve(conn net.Conn) {
 	defer conn.Close()
+	// Only our own uid may report to it, as to every socket herdr-pi
+	// serves: the 0700 directory keeps others out, and the kernel's peer
+	// credentials do so even if the directory were opened up. Another
+	// uid gets no answer at all.
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return
+	}
+	if cred, err := control.PeerCred(uc); err != nil || int(cred.Uid) != os.Getuid() {
+		return
+	}
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	line, err := bufio.NewReaderSize(conn, 64<<10).ReadBytes('\n')
 	if err != nil {

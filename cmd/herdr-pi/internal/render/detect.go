@@ -47,7 +47,9 @@ func DetectText(out io.Writer, m *detect.Manifest, ex detect.Explanation) error 
 			fmt.Fprintf(&w, "  %s (%s, priority %d, %s): %s\n", r.Rule.ID, r.Rule.State, r.Rule.Priority, r.Rule.Region, why)
 		}
 	}
-	_, err := io.WriteString(out, w.String())
+	// Ids and the manifest's path come from a file the person installed,
+	// perhaps from elsewhere: cleaned whole, as tell cleans a message.
+	_, err := io.WriteString(out, CleanLines(w.String()))
 	return err
 }
 

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -38,3 +39,61 @@ func TestRunDetailHintPastes(t *testing.T) {
 		})
 	}
 }
+
+// A run's project is named by its directory, else by the store's key for
+// it: both come from the workflow store (the cwd Pi recorded, a directory
+// name), and are shown cleaned wherever the listing shows them.
+func TestProjectNameIsClean(t *testing.T) {
+	const evil = "\x1b]0;PWNED\a\u202e\u009b1m"
+	for _, r := range []handoff.ListedRun{
+		{ProjectDir: "/src/" + evil},
+		{Project: "p" + evil + "-4f3389aae5d7"},
+		{ProjectDir: "/src/" + evil, Here: true},
+	} {
+		got := ProjectName(&handoff.Listing{}, &r)
+		if !strings.Contains(got, "PWNED") || strings.ContainsAny(got, "\x1b\a\u202e\u009b") {
+			t.Errorf("project of %+v shows as %q", r, got)
+		}
+	}
+}
+
+// Every word of a listing comes from the workflow store or is built from
+// it (a run's note quotes a directory name, an owner's problem a lease
+// file): `open --list` and `open --list <run>` show each one cleaned, and
+// show it, so none is left out of this test.
+func TestListingCleansEveryField(t *testing.T) {
+	const evil = "\x1b]0;x\a\u009b1m\u202e"
+	at := func(n string) handoff.ListedAttempt {
+		return handoff.ListedAttempt{N: 1, Name: "atname" + n + evil, Selector: "atsel" + n + evil, State: "atstate" + n + evil, Model: "atmodel" + n + evil,
+			Action: handoff.ActionOpen, Note: "atnote" + n + evil}
+	}
+	ok := handoff.ListedRun{ID: "runid" + evil, Ref: "runref" + evil, Workflow: "wf" + evil, State: "runstate" + evil, ProjectDir: "/proj" + evil,
+		Owner: &handoff.ListedOwner{Problem: "ownerproblem" + evil}, Error: &handoff.ListedError{Code: "errcode" + evil, Message: "errmsg" + evil},
+		Agents: []handoff.ListedAgent{{Name: "agname" + evil, State: "agstate" + evil}, {Name: "ag2", Attempts: []handoff.ListedAttempt{at("")}}}}
+	broken := handoff.ListedRun{ID: "brokenid", Ref: "brokenref", Problem: "p", Note: "runnote" + evil}
+	o := &handoff.Listing{Runs: []handoff.ListedRun{ok, broken}}
+	for _, l := range []Look{New(false, 0), New(true, 200)} {
+		shown := RunTable(o, l) + RunDetail(o, &o.Runs[0], l)
+		// The hint names the attempt as the store does (an agent without
+		// an id has nothing else to name it by).
+		for _, want := range []string{"runid", "runref", "wf", "runstate", "proj", "ownerproblem", "errcode", "errmsg", "agname", "agstate",
+			"atname", "atstate", "atmodel", "atnote", "runnote", "herdr-pi open runref", "atsel"} {
+			if !strings.Contains(shown, want) {
+				t.Errorf("the listing lacks %q, so this test proves nothing for it:\n%s", want, shown)
+			}
+		}
+		for _, r := range stripStyle(shown) {
+			if r != '\n' && r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x202e {
+				t.Fatalf("%U reaches the terminal:\n%q", r, shown)
+			}
+		}
+	}
+}
+
+// stripStyle drops the SGR colour sequences the look itself adds, which
+// are the only escape sequences allowed through.
+func stripStyle(s string) string {
+	return sgr.ReplaceAllString(s, "")
+}
+
+var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")

@@ -30,10 +30,18 @@ func TestStatusShowsAReasonsKeyOnce(t *testing.T) {
 func TestStatusCleansEveryReportedField(t *testing.T) {
 	now := time.Date(2026, 11, 29, 14, 4, 24, 0, time.UTC)
 	evil := "x\x1b]0;owned\x07\u202e"
-	st := control.Status{State: "idle" + evil, Agent: "pi" + evil, SessionFile: "/s" + evil, Herdr: "ok" + evil, WrapperPID: 6,
-		Reasons: []control.Reason{{Kind: "wait" + evil, Key: "k" + evil, Label: "l" + evil}}}
+	st := control.Status{State: "idle" + evil, Agent: "pi" + evil, Label: "lab" + evil, SessionFile: "/s" + evil, Herdr: "ok" + evil, WrapperPID: 6,
+		Reasons: []control.Reason{{Kind: "wait" + evil, Key: "k" + evil, Label: "l" + evil}},
+		// A channel that sent nothing yet shows its name alone; one that
+		// did, its last outcome and hint too.
+		Notifications: []control.NotifyChannel{{Channel: "quiet" + evil}, {Channel: "ntfy" + evil, Failed: 1, Failing: true, Last: "http" + evil, Hint: "fix" + evil}}}
 	got := Status(st, now, New(false, 0))
 	if strings.ContainsAny(got, "\x1b\x07\u202e") {
 		t.Errorf("status keeps a control character: %q", got)
+	}
+	for _, want := range []string{"lab", "quiet", "ntfy", "http", "fix"} {
+		if !strings.Contains(got, want+"x") {
+			t.Errorf("status lacks %q, so this test proves nothing for it:\n%s", want, got)
+		}
 	}
 }
