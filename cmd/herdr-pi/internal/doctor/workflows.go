@@ -15,12 +15,9 @@ import (
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
-// piPackages are the package sources in Pi's settings.json ("npm:…",
-// "git:…", paths, or objects with a source), as `pi install` records them
-// (pi-agent.md §7.7). A missing or unreadable file is no packages.
-func piPackages(agentDir string) []string { return readPiLoads(agentDir).packages }
-
-// piLoads is what Pi's settings.json says Pi loads: package sources, the
+// piLoads is what Pi's settings.json says Pi loads: package sources
+// ("npm:…", "git:…", paths, or objects with a source), as `pi install`
+// records them (pi-agent.md §7.7), the
 // extensions a package entry narrows itself to, and the settings' own
 // extension paths.
 type piLoads struct {
@@ -95,18 +92,27 @@ func workflowsRow(d Input) Row {
 	row := func(status, detail, fix string) Row {
 		return Row{Name: "workflow panes", Status: status, Detail: detail, Fix: fix}
 	}
-	pkgs := piPackages(d.Paths.PiAgentDir)
-	engine := hasPackage(pkgs, "pi-extensible-workflows")
-	upstream := hasPackage(pkgs, "@piewf/herdr")
-	shown := d.Paths.Pretty(filepath.Join(d.Paths.PiAgentDir, "settings.json"))
+	// Pi loads the packages of its agent directory and of the project it
+	// starts in: either may bring the engine or @piewf/herdr.
+	var engine bool
+	var read []string
+	upstreamIn, removeUpstream := "", ""
+	for _, scope := range piScopes(d) {
+		pkgs := readPiLoads(scope.dir).packages
+		read = append(read, scope.settings)
+		engine = engine || hasPackage(pkgs, "pi-extensible-workflows")
+		if src := packageSource(pkgs, "@piewf/herdr"); src != "" && upstreamIn == "" {
+			upstreamIn, removeUpstream = scope.settings, scope.remove+" "+handoff.ShellWord(src)
+		}
+	}
 	switch {
-	case !engine && !upstream:
-		return row(OK, fmt.Sprintf("the workflow engine (pi-extensible-workflows) is not among Pi's packages in %s; herdr-pi open still inspects runs it finds", shown), "")
-	case !upstream:
+	case !engine && upstreamIn == "":
+		return row(OK, fmt.Sprintf("the workflow engine (pi-extensible-workflows) is not among Pi's packages in %s; herdr-pi open still inspects runs it finds", strings.Join(read, " or ")), "")
+	case upstreamIn == "":
 		return row(OK, "herdr-pi owns workflow panes: a Pi started with 'herdr-pi wrap pi' offers herdr-pi's Herdr actions in /workflow, and herdr-pi open can take its live attempts over", "")
 	}
-	return row(Warn, fmt.Sprintf("both herdr-pi and @piewf/herdr can own workflow panes (%s lists @piewf/herdr): under 'herdr-pi wrap pi' herdr-pi's actions replace @piewf/herdr's, which it hides; a Pi started without herdr-pi uses @piewf/herdr's (it polls Herdr, and other panes cannot take its attempts over)", shown),
-		"start workflow owners with 'herdr-pi wrap pi'; 'pi remove npm:@piewf/herdr' leaves one integration")
+	return row(Warn, fmt.Sprintf("both herdr-pi and @piewf/herdr can own workflow panes (%s lists @piewf/herdr): under 'herdr-pi wrap pi' herdr-pi's actions replace @piewf/herdr's, which it hides; a Pi started without herdr-pi uses @piewf/herdr's (it polls Herdr, and other panes cannot take its attempts over)", upstreamIn),
+		fmt.Sprintf("start workflow owners with 'herdr-pi wrap pi'; to leave one integration: %s", removeUpstream))
 }
 
 // workflowSettingsRow reads the workflow engine's global settings file as

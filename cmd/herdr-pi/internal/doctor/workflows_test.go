@@ -20,16 +20,28 @@ func TestWorkflowPanesRow(t *testing.T) {
 		{"engine only", `{"packages":["npm:pi-extensible-workflows@5.7.0"]}`, OK, "herdr-pi owns workflow panes"},
 		{"engine as an object", `{"packages":[{"source":"npm:pi-extensible-workflows","extensions":["x"]}]}`, OK, "herdr-pi owns workflow panes"},
 		{"both", `{"packages":["npm:pi-extensible-workflows","npm:@piewf/herdr"]}`, Warn, "both herdr-pi and @piewf/herdr"},
+		// Pi loads a project's packages too (pi install -l).
+		{"engine in the project", "project:" + `{"packages":["npm:pi-extensible-workflows"]}`, OK, "herdr-pi owns workflow panes"},
+		{"upstream in the project", `{"packages":["npm:pi-extensible-workflows"]}` + "project:" + `{"packages":["npm:@piewf/herdr"]}`, Warn, "proj/.pi/settings.json lists @piewf/herdr"},
+		{"neither anywhere", "project:{}", OK, "not among Pi's packages in ~/.pi/agent/settings.json or "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := doctortest.New(t)
 			in := input(w, time.Minute)
-			if c.settings != "" {
-				w.File(filepath.Join(in.Paths.PiAgentDir, "settings.json"), c.settings, 0o600)
+			in.Dir = filepath.Join(t.TempDir(), "proj")
+			global, project, inProject := strings.Cut(c.settings, "project:")
+			if global != "" {
+				w.File(filepath.Join(in.Paths.PiAgentDir, "settings.json"), global, 0o600)
+			}
+			if inProject {
+				w.File(filepath.Join(in.Dir, ".pi", "settings.json"), project, 0o600)
 			}
 			r := workflowsRow(in)
 			if r.Status != c.status || !strings.Contains(r.Detail, c.says) {
 				t.Fatalf("%s: %s", r.Status, r.Detail)
+			}
+			if c.name == "upstream in the project" && !strings.Contains(r.Fix, "/proj && pi remove -l npm:@piewf/herdr") {
+				t.Fatalf("fix %q does not say how to remove it from the project", r.Fix)
 			}
 			if r.Status != OK && r.Fix == "" {
 				t.Fatal("a warning without a fix")
