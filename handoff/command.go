@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 )
 
 // Launch is a command for a pane: what it runs, with which extra
@@ -73,7 +73,7 @@ func (l Launch) script(self, watch string) string {
 	b.WriteString("rm -f -- " + Quote(self) + "\n")
 	if l.Dir != "" {
 		b.WriteString("cd -- " + Quote(l.Dir) + " || { rm -f -- " + Quote(watch) +
-			"; printf 'herdr-pi open: cannot enter %s; press Enter to close this pane.\\n' " + Quote(shown(l.Dir)) + "; read -r _; exit 1; }\n")
+			"; printf 'herdr-pi open: cannot enter %s; press Enter to close this pane.\\n' " + Quote(termtext.Clean(l.Dir)) + "; read -r _; exit 1; }\n")
 	}
 	b.WriteString(l.Line() + "\n")
 	b.WriteString("status=$?\n")
@@ -84,21 +84,6 @@ func (l Launch) script(self, watch string) string {
 	b.WriteString("fi\n")
 	b.WriteString("exit \"$status\"\n")
 	return b.String()
-}
-
-// shown is text from elsewhere (the workflow store's cwd) as the pane's
-// terminal may show it: control characters (ESC, BEL, the C1 CSI), format
-// characters (bidi overrides, zero-width ones) and invalid bytes become
-// '?', so none can start an escape sequence or reorder the line. The rule
-// of cmd's render.Clean, kept here because handoff imports neither cmd nor
-// notify.
-func shown(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
-			return '?'
-		}
-		return r
-	}, s)
 }
 
 // CommandFile is a launch written to a private file, and the short text to
