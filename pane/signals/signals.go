@@ -369,7 +369,7 @@ func channelWaitsOf(rs []state.Reason) []state.Reason {
 // one would keep a gone session's waits open, where the other mistake
 // costs a dialog still open a close and a reopen.
 func (s *Signals) sameSession(e control.SessionStart) bool {
-	return e.Reason == "reconnect" && e.SessionSeq != 0 && e.SessionSeq == s.sessionSeq && s.probePID == s.sessionPID
+	return e.Reason == control.ReasonReconnect && e.SessionSeq != 0 && e.SessionSeq == s.sessionSeq && s.probePID == s.sessionPID
 }
 
 // keepChannelBookkeeping keeps the herdr:blocked count and the permission
