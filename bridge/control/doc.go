@@ -13,5 +13,6 @@
 // A per-pane registry file lets commands run by Herdr pane hooks, outside
 // the wrapped child's environment, find the wrapper of their pane.
 //
-// It decides nothing about state: it validates, decodes and delivers.
+// It decides nothing about state: it validates, decodes and delivers (a
+// channel event the probe numbered, once: see Server.deliverProbeEvent).
 package control

@@ -35,8 +35,14 @@ const (
 	EvChannelEventsLost = "channel_events_lost"
 )
 
+// ReasonReconnect is the reason of a session_start the probe repeats on a
+// new connection (a resync), rather than one Pi started.
+const ReasonReconnect = "reconnect"
+
 // SessionStart: Pi (re)started a session: startup, /reload, /new, /resume,
-// /fork. Every reason clears the probe-fed reasons (reference §18, §20).
+// /fork. Every reason clears the probe-fed reasons (reference §18, §20),
+// but a resync of the session the wrapper knows (see ReasonReconnect and
+// pane/signals).
 type SessionStart struct {
 	Reason              string `json:"reason"`
 	SessionFile         string `json:"sessionFile"`

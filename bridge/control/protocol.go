@@ -15,6 +15,7 @@ import (
 //	client → server  {"type":"hello","token":"…","role":"probe"|"client","pid":N,"version":1}
 //	server → client  {"type":"hello","ok":true,"version":1}   or {"type":"error","error":"…"} and close
 //	probe  → server  {"type":"event","name":"agent_start","data":{…}}           (no answer)
+//	probe  → server  {"type":"event","name":"herdr:blocked","seq":N,"data":{…}} (a channel event, numbered)
 //	client → server  {"type":"request","id":"1","method":"status"|"waiting","params":{…}}
 //	server → client  {"type":"response","id":"1","ok":true,"result":{…}}  or  "ok":false,"error":"…"
 //
@@ -72,6 +73,11 @@ type Message struct {
 	OK      bool            `json:"ok,omitempty"`
 	Error   string          `json:"error,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
+	// Seq numbers a channel event the probe sends (1, 2, … for each Pi
+	// process), which it may write again on its next connection: the
+	// server delivers each number once (see Server.deliverProbeEvent).
+	// 0: not numbered (a probe before the numbers, or another event).
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // ErrLineTooLong is returned for a line over MaxLine.
@@ -190,7 +196,7 @@ func (m Message) validateOwner(needsID bool) error {
 	if len(m.Data) > 0 && !isJSONObject(m.Data) {
 		return fmt.Errorf("%s: data is not a JSON object", m.Type)
 	}
-	if m.Token != "" || m.Role != "" || m.Name != "" || m.Method != "" || len(m.Params) > 0 || len(m.Result) > 0 || m.OK || m.Error != "" || m.PID != 0 || m.Version != 0 {
+	if m.Token != "" || m.Role != "" || m.Name != "" || m.Method != "" || len(m.Params) > 0 || len(m.Result) > 0 || m.OK || m.Error != "" || m.PID != 0 || m.Version != 0 || m.Seq != 0 {
 		return fmt.Errorf("%s carries fields of another message kind", m.Type)
 	}
 	return nil

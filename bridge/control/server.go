@@ -98,6 +98,11 @@ type Server struct {
 	// holders are the processes holding open waits (`waiting start
 	// --pid`), by wait key (see holders.go).
 	holders map[string]*holder
+	// channelPID is the Pi process whose numbered channel event was
+	// delivered last, channelSeq its number (see deliverProbeEvent).
+	// Guarded by deliver.
+	channelPID int32
+	channelSeq int64
 }
 
 // connPhase is what a connection is doing, for choosing whom to drop when
@@ -438,7 +443,7 @@ func (s *Server) serve(c *net.UnixConn) {
 				s.cfg.Logf("control: pid %d: event dropped: %v", cred.Pid, err)
 				continue
 			}
-			s.deliverEvent(ev)
+			s.deliverProbeEvent(ev, cred.Pid, m.Seq)
 		case TypeRequest:
 			if m.Method == MethodHandoff && !probe {
 				// One stream per connection: it ends with the handback.
@@ -609,6 +614,36 @@ func plainWord(s, placeholder string) string {
 
 func (s *Server) deliverEvent(ev Event) {
 	s.call(func() { s.cfg.Events.ProbeEvent(ev) })
+}
+
+// deliverProbeEvent delivers an event a probe sent, a numbered channel
+// event only once. The probe keeps each channel event until a connection
+// whose answer it heard has carried it, and writes the kept ones again on
+// its next connection; but a connection can fail after the server read
+// what it carried and before the probe heard the answer, and a repeat
+// handled again would count twice (a herdr:blocked would keep the pane
+// blocked after its one close). A probe numbers its channel events in the
+// order it sends them, per Pi process (pid, from the kernel): one numbered
+// at or below the last delivered from that process was delivered already,
+// or is older than one that was. An event without a number (a probe
+// before the numbers) is delivered as it comes. A session_start other than
+// a resync (reason reconnect) begins the count afresh: the probe forgets
+// what it kept then, so nothing from before is written again, and a new
+// Pi that got an old one's pid counts from 1.
+func (s *Server) deliverProbeEvent(ev Event, pid int32, seq int64) {
+	s.call(func() {
+		if st, ok := ev.(SessionStart); ok && st.Reason != ReasonReconnect {
+			s.channelSeq = 0
+		}
+		if seq > 0 {
+			if pid == s.channelPID && seq <= s.channelSeq {
+				s.cfg.Logf("control: pid %d: channel event %d (%s) was delivered already; its repeat is dropped", pid, seq, ev.EventName())
+				return
+			}
+			s.channelPID, s.channelSeq = pid, seq
+		}
+		s.cfg.Events.ProbeEvent(ev)
+	})
 }
 
 // call runs one consumer call under the delivery lock, released by a

@@ -197,6 +197,57 @@ func (c *raw) closed(t *testing.T) {
 	}
 }
 
+// The probe numbers its channel events and writes those it kept again on
+// its next connection when it did not hear the server's answer on the one
+// that carried them: a number delivered already from that Pi process is
+// not delivered again, an event without a number (a probe before the
+// numbers) always is, and a session_start other than a resync begins the
+// count afresh (a new Pi with the pid of an old one counts from 1).
+func TestANumberedChannelEventIsDeliveredOnce(t *testing.T) {
+	f := start(t)
+	const (
+		startup    = `{"type":"event","name":"session_start","data":{"reason":"startup","sessionSeq":1}}`
+		reconnect  = `{"type":"event","name":"session_start","data":{"reason":"reconnect","sessionSeq":1}}`
+		blocked1   = `{"type":"event","name":"herdr:blocked","seq":1,"data":{"active":true,"label":"deploy"}}`
+		asked2     = `{"type":"event","name":"@eko24ive/pi-ask:started","seq":2,"data":{"flowId":"f1"}}`
+		closed3    = `{"type":"event","name":"herdr:blocked","seq":3,"data":{"active":false}}`
+		unnumbered = `{"type":"event","name":"herdr:blocked","data":{"active":true,"label":"old"}}`
+	)
+	events := func(lines ...string) []Event {
+		t.Helper()
+		c := f.raw(t)
+		c.hello(t, f.tok, RoleProbe)
+		for _, l := range lines {
+			c.line(t, l)
+		}
+		c.Close()
+		var got []Event
+		for {
+			switch ev := f.rec.next(t).(type) {
+			case ProbeConnected:
+			case ProbeDisconnected:
+				return got
+			default:
+				got = append(got, ev)
+			}
+		}
+	}
+	got := events(startup, blocked1, asked2)
+	got = append(got, events(reconnect, blocked1, asked2, closed3, unnumbered, unnumbered)...)
+	got = append(got, events(startup, blocked1)...)
+	want := []Event{
+		SessionStart{Reason: "startup", SessionSeq: 1}, HerdrBlocked{Active: true, Label: "deploy"}, AskStarted{FlowID: "f1"},
+		// the repeats of 1 and 2 are dropped
+		SessionStart{Reason: "reconnect", SessionSeq: 1}, HerdrBlocked{}, HerdrBlocked{Active: true, Label: "old"}, HerdrBlocked{Active: true, Label: "old"},
+		// another Pi, or another session: 1 is new
+		SessionStart{Reason: "startup", SessionSeq: 1}, HerdrBlocked{Active: true, Label: "deploy"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("events:\n got %#v\nwant %#v", got, want)
+	}
+	f.logs.waitFor(t, "channel event 2 (@eko24ive/pi-ask:started) was delivered already")
+}
+
 func TestEventsArriveTypedAndInOrder(t *testing.T) {
 	f := start(t)
 	c := f.raw(t)

@@ -69,9 +69,12 @@ const MAX_KEPT = 128;
 // kept (see sendChannel) until a connection the wrapper answered (taken)
 // carries them; written counts the first kept ones the connection carries
 // already, before the answer. dropped counts those the bound threw away,
-// which the wrapper is told of. sessionSeq counts the root sessions
-// started, so a resync says whether the session is the one the wrapper
-// knows. behind: an event was dropped because the wrapper stopped reading;
+// which the wrapper is told of. channelSeq numbers the channel events
+// this Pi process sent (the event line's seq): a connection can fail after
+// the wrapper read what it carried but before the probe heard the answer,
+// and the kept events it then writes again are known by their numbers and
+// handled once. sessionSeq counts the root sessions started, so a resync
+// says whether the session is the one the wrapper knows. behind: an event was dropped because the wrapper stopped reading;
 // once it has read what is buffered, the connection resyncs.
 const SHARED_KEY = Symbol.for("herdr-pi.probe.v1");
 const shared = (globalThis[SHARED_KEY] ??= {
@@ -100,6 +103,7 @@ const shared = (globalThis[SHARED_KEY] ??= {
 	keptSize: 0,
 	written: 0,
 	dropped: 0,
+	channelSeq: 0,
 });
 
 export function isHerdrEnv(env) {
@@ -257,30 +261,35 @@ function modeOf(ctx) {
 // the repeated objects: dropping the whole payload would lose what decides
 // the event (a requestId, or herdr:blocked's active, whose absence closes
 // a wait instead of opening one). Only a payload that cannot fit even
-// then goes as null.
-function encode(name, data) {
+// then goes as null. seq, when given, numbers a channel event (see
+// channelSeq).
+function encode(name, data, seq) {
 	const value = data === undefined ? null : data;
 	for (const cap of STRING_CAPS) {
-		const line = stringify(name, value, cap);
+		const line = stringify(name, value, cap, seq);
 		if (line !== undefined && fitsLine(line)) return line + "\n";
 	}
-	return JSON.stringify({ type: "event", name, data: null }) + "\n";
+	return JSON.stringify(eventLine(name, null, seq)) + "\n";
 }
 
-function stringify(name, data, cap) {
+function eventLine(name, data, seq) {
+	return seq === undefined ? { type: "event", name, data } : { type: "event", name, seq, data };
+}
+
+function stringify(name, data, cap, seq) {
 	const clip = (value) => {
 		if (typeof value === "string" && value.length > cap) return value.slice(0, cap) + "…";
 		if (typeof value === "bigint") return Number(value);
 		return value;
 	};
 	try {
-		return JSON.stringify({ type: "event", name, data }, (_key, value) => clip(value));
+		return JSON.stringify(eventLine(name, data, seq), (_key, value) => clip(value));
 	} catch {
 		// Circular (or a getter that throws): fall through.
 	}
 	const seen = new WeakSet();
 	try {
-		return JSON.stringify({ type: "event", name, data }, (_key, value) => {
+		return JSON.stringify(eventLine(name, data, seq), (_key, value) => {
 			value = clip(value);
 			if (value !== null && typeof value === "object") {
 				if (seen.has(value)) return null;
@@ -412,10 +421,13 @@ function send(name, data) {
 // with it, and a connection that is down or behind carries nothing. The
 // next connection writes the kept events right after its resync: a wait
 // closed meanwhile must close in the wrapper too, which holds the waits
-// open for the probe's return.
+// open for the probe's return. Each goes with its number (channelSeq), so
+// that one written again on the next connection after the wrapper did read
+// it is not handled twice.
 function sendChannel(name, data) {
 	try {
-		keep(encode(name, data));
+		shared.channelSeq = (shared.channelSeq || 0) + 1; // a shared state without it counts from 1
+		keep(encode(name, data, shared.channelSeq));
 		const sock = connection();
 		if (sock) flushKept(sock);
 	} catch {

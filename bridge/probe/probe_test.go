@@ -614,6 +614,103 @@ func TestKeptChannelEventsReachThePaneWithoutABlip(t *testing.T) {
 	}
 }
 
+// A channel event the wrapper read on a connection that failed before the
+// probe heard the wrapper's answer is written again on the next one: the
+// probe cannot know it arrived. The repeat is the same event and counts
+// once, through the wrapper's own socket, signals and state machine: a
+// herdr:blocked counted twice kept the pane blocked after its one close.
+func TestAChannelEventRepeatedAfterAnUnheardAnswerCountsOnce(t *testing.T) {
+	bin := node(t)
+	dir, path := writtenProbe(t)
+	var mu sync.Mutex
+	var reasons []string
+	m := state.New(state.Config{Sink: func(e state.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e.Kind {
+		case state.EventOpened:
+			reasons = append(reasons, "+"+e.Reason.Key)
+		case state.EventClosed:
+			reasons = append(reasons, "-"+e.Reason.Key)
+		}
+	}})
+	defer m.Stop()
+	sig := signals.New(signals.Config{Machine: m, Agent: "pi", Logf: t.Logf})
+	blocked := make(chan control.HerdrBlocked, 8)
+	events := eventFunc(func(ev control.Event) {
+		sig.ProbeEvent(ev)
+		if b, ok := ev.(control.HerdrBlocked); ok {
+			blocked <- b
+		}
+	})
+	tok, _ := control.NewToken()
+	srv, err := control.Listen(control.Config{Path: filepath.Join(dir, "c.sock"), Token: tok, Events: events, Requests: sig, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cmd := exec.Command(bin, "testdata/harness.mjs", "file://"+path)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "SCENARIO=repeat", control.EnvSocket + "=" + srv.Path(), control.EnvToken + "=" + tok}, herdrVars...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	next := func(what string) control.HerdrBlocked {
+		t.Helper()
+		select {
+		case b := <-blocked:
+			return b
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no herdr:blocked reached the wrapper (waiting for %s); harness: %s", what, stderr.String())
+			return control.HerdrBlocked{}
+		}
+	}
+	if b := next("the first"); !b.Active {
+		t.Fatalf("first herdr:blocked %+v, want active", b)
+	}
+	io.WriteString(stdin, "the wrapper has it\n")
+	var got []control.HerdrBlocked
+	for {
+		b := next("the close")
+		got = append(got, b)
+		if !b.Active {
+			break
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("harness: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	var out harnessOut
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil {
+		t.Fatalf("harness output %q: %v", stdout.String(), err)
+	}
+	if out.KeptWhileDown != 1 {
+		t.Fatalf("the probe kept %d events when its connection failed, want 1 (the one it wrote again)", out.KeptWhileDown)
+	}
+	var open []string
+	for _, r := range m.Snapshot().Reasons {
+		open = append(open, r.Key)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"+herdr:blocked#1", "-herdr:blocked#1"}
+	if len(got) != 1 || !reflect.DeepEqual(reasons, want) || len(open) != 0 {
+		t.Fatalf("after the close: herdr:blocked events delivered after the first %+v (want the close only), reasons %q (want %q), open %q (want none)",
+			got, reasons, want, open)
+	}
+}
+
+// eventFunc is an EventSink of one function.
+type eventFunc func(control.Event)
+
+func (f eventFunc) ProbeEvent(ev control.Event) { f(ev) }
+
 // probeEvents hands the probe's events to the wrapper's signals and counts
 // the connections that ended.
 type probeEvents struct {

@@ -86,7 +86,7 @@ type Signals struct {
 	// sessionSeq say which Pi process started the session the wrapper
 	// knows, and its count of sessions (control.SessionStart.SessionSeq).
 	// A resync that repeats both is the same session of the same Pi: the
-	// channel waits it had open stay (see keepsChannelWaits).
+	// dialogs and channel waits it had open stay (see sameSession).
 	probePID, sessionPID, sessionSeq int
 	// probeConn is the latest probe connection (control.ProbeConnected.Conn).
 	probeConn uint64
@@ -174,24 +174,23 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		if e.InputNeeded {
 			restore = append(restore, sentinel(e.Question))
 		}
-		if e.Reason == "reconnect" {
+		same := s.sameSession(e)
+		if same {
 			// The same session, on a new connection: the dialogs it had
 			// open stay so, and the repeat that follows this event takes
 			// them over (no news); those it does not repeat closed while
-			// the probe was away and close in a moment.
+			// the probe was away and close in a moment. The channel waits
+			// stay as they are: the events the probe kept while away
+			// follow and close those that closed meanwhile. Any other
+			// session_start closes them all here: they were the old
+			// session's, and what the new one has open it says.
 			open := s.m.Snapshot().Reasons
 			s.orphans = stillOpen(open, orphans)
-			restore = append(restore, s.orphans...)
-			if s.keepsChannelWaits(e) {
-				// And the channel waits stay as they are: the events the
-				// probe kept while away follow and close those that
-				// closed meanwhile.
-				kept := channelWaitsOf(open)
-				restore = append(restore, kept...)
-				s.keepChannelBookkeeping(kept, perms, herdrBlocked)
-			}
+			kept := channelWaitsOf(open)
+			restore = append(append(restore, s.orphans...), kept...)
+			s.keepChannelBookkeeping(kept, perms, herdrBlocked)
 		}
-		if e.Reason == "reconnect" && e.Running && s.keepsChannelWaits(e) {
+		if same && e.Running {
 			// The same session mid-run: the run goes on (its
 			// agent_start follows), and the pane stays working.
 			s.m.SessionRepeatedMidRun(restore...)
@@ -326,11 +325,12 @@ func (s *Signals) settle(inputNeeded bool, question string) {
 }
 
 // forgetProbeReasons holds open a while what only the probe could close:
-// it comes back within a second. Pi's dialogs it repeats (see orphans);
-// the channel waits stay as they are when it comes back as the same Pi in
-// the same session, and it then sends what it heard on the channels while
-// away (see keepsChannelWaits). Whatever it does not come back for closes
-// after ProbeReturnGrace, or at the session_start that says it is another.
+// it comes back within a second. Pi's dialogs and the channel waits stay
+// when it comes back as the same Pi in the same session (see sameSession):
+// it then repeats the dialogs still open (see orphans) and sends what it
+// heard on the channels while away. Whatever it does not come back for
+// closes after ProbeReturnGrace, or at the session_start that says it is
+// another.
 func (s *Signals) forgetProbeReasons() {
 	s.orphans = append(s.orphans, s.uiPrompts...)
 	s.uiPrompts = nil
@@ -358,14 +358,18 @@ func channelWaitsOf(rs []state.Reason) []state.Reason {
 	return out
 }
 
-// keepsChannelWaits says whether a session_start with reason reconnect is
-// the session the wrapper knows, repeated by the same Pi process: the one
-// that started it (a new Pi has a new pid even in the same session) with
-// the same count of sessions (a /new, /resume or /reload while the probe
-// was away counts one more). A probe that does not say its count (0)
-// keeps nothing.
-func (s *Signals) keepsChannelWaits(e control.SessionStart) bool {
-	return e.SessionSeq != 0 && e.SessionSeq == s.sessionSeq && s.probePID == s.sessionPID
+// sameSession says whether a session_start is a resync (reason reconnect)
+// of the session the wrapper knows, by the same Pi process: the one that
+// started it (a new Pi has a new pid even in the same session) with the
+// same count of sessions (a /new, /resume or /reload while the probe was
+// away counts one more). Only then do Pi's dialogs and the channel waits
+// open before it stay open. A probe that does not say its count (0)
+// cannot say it is the same session, and keeps nothing: the probe the
+// wrapper writes always counts, and taking an unknown session for the same
+// one would keep a gone session's waits open, where the other mistake
+// costs a dialog still open a close and a reopen.
+func (s *Signals) sameSession(e control.SessionStart) bool {
+	return e.Reason == control.ReasonReconnect && e.SessionSeq != 0 && e.SessionSeq == s.sessionSeq && s.probePID == s.sessionPID
 }
 
 // keepChannelBookkeeping keeps the herdr:blocked count and the permission

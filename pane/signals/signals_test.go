@@ -519,7 +519,7 @@ func TestProbeReconnectKeepsAnOpenDialog(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig()
 		defer r.m.Stop()
-		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl"})
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionSeq: 1})
 		time.Sleep(2 * time.Second)
 		dialog := control.UIPromptStart{Kind: "confirm", Title: "Deploy now?"}
 		r.feed(dialog)
@@ -530,7 +530,7 @@ func TestProbeReconnectKeepsAnOpenDialog(t *testing.T) {
 		r.feed(control.ProbeDisconnected{PID: 1})
 		time.Sleep(time.Second)
 		r.expect(t, want, told)
-		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl"}, dialog)
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl", SessionSeq: 1}, dialog)
 		time.Sleep(time.Minute)
 		r.expect(t, want, told)
 		if s := r.s.Status(); s.State != "blocked" || len(s.Reasons) != 1 || s.Reasons[0].Kind != "ui-prompt" {
@@ -548,7 +548,7 @@ func TestProbeReconnectKeepsAnOpenDialog(t *testing.T) {
 		r.expect(t, want, told)
 		r.feed(control.ProbeDisconnected{PID: 1})
 		time.Sleep(time.Second)
-		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl"})
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl", SessionSeq: 1})
 		time.Sleep(time.Minute)
 		r.expect(t, want+" idle", told)
 
@@ -569,13 +569,13 @@ func TestProbeReconnectRepeatIsMatchedByTitle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig()
 		defer r.m.Stop()
-		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl"})
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionSeq: 1})
 		time.Sleep(2 * time.Second)
 		r.feed(control.UIPromptStart{Kind: "confirm", Title: "Deploy now?"}, control.UIPromptStart{Kind: "select", Title: "Which region?"})
 		time.Sleep(time.Minute)
 		r.feed(control.ProbeDisconnected{PID: 1})
 		time.Sleep(time.Second)
-		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl"},
+		r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "reconnect", Mode: "tui", SessionFile: "/s.jsonl", SessionSeq: 1},
 			control.UIPromptStart{Kind: "select", Title: "Which region?"})
 		time.Sleep(time.Minute)
 		if open := r.m.Snapshot().Reasons; len(open) != 1 || open[0].Question != "Which region?" {
@@ -587,6 +587,76 @@ func TestProbeReconnectRepeatIsMatchedByTitle(t *testing.T) {
 			t.Fatalf("after its end: %+v", s)
 		}
 	})
+}
+
+// A dialog of Pi's open when the probe lost its connection is held for its
+// return only when it returns as the same Pi process in the same session
+// (the pid of its hello and the count of sessions its session_start says,
+// as for the channel waits): then the repeat takes it over, no blip and no
+// second notification. Any other return — another Pi process, the same Pi
+// after a /new, /resume or /reload while it was away, or a probe that does
+// not count its sessions and so cannot say — starts a session the dialog is
+// not part of: it closes at that session_start, not a second later, and a
+// dialog the new session repeats is that session's own.
+func TestProbeReconnectKeepsDialogsOnlyOfTheSameSession(t *testing.T) {
+	start := control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionID: "sid", SessionSeq: 1}
+	again := start
+	again.Reason = "reconnect"
+	moved := again
+	moved.SessionSeq = 2 // a /new, /resume or /reload while away
+	uncounted, uncountedAgain := start, again
+	uncounted.SessionSeq, uncountedAgain.SessionSeq = 0, 0
+	cases := []struct {
+		name        string
+		first, back control.SessionStart
+		pid         int // of the returning probe (the first is 7)
+		kept        bool
+	}{
+		{"the same Pi in the same session", start, again, 7, true},
+		{"another Pi process", start, again, 8, false},
+		{"the same Pi in another session", start, moved, 7, false},
+		{"a probe that does not count its sessions", uncounted, uncountedAgain, 7, false},
+	}
+	dialog := control.UIPromptStart{Kind: "confirm", Title: "Deploy now?"}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig()
+				defer r.m.Stop()
+				r.feed(control.ProbeConnected{PID: 7, Conn: 1}, c.first)
+				time.Sleep(2 * time.Second)
+				r.feed(dialog)
+				time.Sleep(time.Minute)
+				transitions, notes := r.got()
+				opened := r.reasonEvents()
+				if opened != "+ui_prompt#1" {
+					t.Fatalf("the dialog did not open: reasons %q", opened)
+				}
+
+				r.feed(control.ProbeDisconnected{PID: 7, Conn: 1})
+				time.Sleep(time.Second)
+				r.feed(control.ProbeConnected{PID: c.pid, Conn: 2}, c.back)
+				synctest.Wait()
+				if !c.kept {
+					if got := r.reasonEvents(); got != opened+" -ui_prompt#1" {
+						t.Fatalf("at the session_start: reasons %q, want %q (the old session's dialog closed there)", got, opened+" -ui_prompt#1")
+					}
+					r.feed(dialog)
+					time.Sleep(time.Minute)
+					if got, s := r.reasonEvents(), r.s.Status(); got != opened+" -ui_prompt#1 +ui_prompt#2" || s.State != "blocked" {
+						t.Fatalf("after the new session's dialog: reasons %q (state %s), want %q, blocked", got, s.State, opened+" -ui_prompt#1 +ui_prompt#2")
+					}
+					return
+				}
+				r.feed(dialog)
+				time.Sleep(time.Minute)
+				if gt, gn := r.got(); gt != transitions || gn != notes || r.reasonEvents() != opened || r.s.Status().State != "blocked" {
+					t.Fatalf("after the return: transitions %q, notifications %q, reasons %q (state %s); want %q, %q, %q, blocked",
+						gt, gn, r.reasonEvents(), r.s.Status().State, transitions, notes, opened)
+				}
+			})
+		})
+	}
 }
 
 // The probe's connection lost and made again while a run is under way

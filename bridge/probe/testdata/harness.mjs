@@ -282,6 +282,28 @@ if (scenario === "tui") {
 	await pi.fire("agent_start", {}, live); // connects: resync, word of the dropped, the kept
 	await until(() => answered() && kept() === 0);
 	await pi.fire("session_shutdown", { reason: "quit" }, live);
+} else if (scenario === "repeat") {
+	// The wrapper answers a connection and reads the channel event written
+	// on it, and the connection fails before the probe has heard the
+	// answer (Pi held Node's loop; here its socket is paused): the probe
+	// cannot know the event arrived, and writes it again on the connection
+	// it makes next. The Go side says on stdin when the wrapper has the
+	// event.
+	const { createInterface } = await import("node:readline");
+	const told = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+	const pi = fakePi();
+	mod.default(pi);
+	const live = ctx("tui", []);
+	const kept = () => (probeState().kept ?? []).length;
+	await pi.fire("session_start", { reason: "startup" }, live);
+	const first = probeState().sock;
+	first.pause(); // the wrapper's answer stays unheard
+	pi.events.emit("herdr:blocked", { active: true, label: "deploy" });
+	await told.next(); // the wrapper has it
+	out.keptWhileDown = kept();
+	first.destroy(); // the probe connects again by itself a second later
+	await until(() => probeState().sock !== null && probeState().sock !== first && answered() && kept() === 0);
+	pi.events.emit("herdr:blocked", { active: false, label: "deploy" });
 } else if (scenario === "stall") {
 	// A wrapper that takes the connection and then stops reading (the Go
 	// side reads again once told on stderr). Pi must never wait for it,
