@@ -88,7 +88,8 @@ func TestOpenJSONWriteErrorIsSaidOnce(t *testing.T) {
 
 // A script that asked for --json reads stdout, also when the command line
 // is wrong: a flag urfave/cli cannot read stops its parsing before --json
-// is known, and an extra word is refused by the command. open, close and
+// is known, a flag among a command's arguments is read after them, and an
+// extra word is refused by the command. open, close and
 // status print their failure object with code "usage" (in the documented
 // schema), stderr says it in words, and the exit status is 2. Without
 // --json, or with it after "--" (the agent's), stdout stays empty.
@@ -106,6 +107,10 @@ func TestUsageMistakesWithJSONPrintTheFailureObject(t *testing.T) {
 		{[]string{"close", "--json", "--bogus", "3f0c"}, closeFormat},
 		{[]string{"status", "--json", "--bogus"}, statusFormat},
 		{[]string{"status", "--json", "extra"}, statusFormat},
+		// A flag among the arguments is read by withArgs, after urfave/cli.
+		{[]string{"open", "3f0c", "api", "--bogus", "--json"}, openFormat},
+		{[]string{"open", "--list", "3f0c", "--json", "--bogus"}, handoff.ListFormat},
+		{[]string{"close", "3f0c", "--json", "--bogus"}, closeFormat},
 		{[]string{"open", "--bogus", "3f0c", "api"}, ""},
 		{[]string{"open", "--json=false", "--bogus", "3f0c", "api"}, ""},
 		{[]string{"status", "extra"}, ""},
