@@ -12,7 +12,9 @@ import (
 // action with them once the flags given among or after them are set too.
 // urfave/cli stops reading flags at the first argument, and people write
 // "herdr-pi open 3f0c fixer --inspect" or "herdr-pi detect screen.txt
-// --json". A --help among them shows the command's help.
+// --json". A --help among them shows the command's help. A flag it cannot
+// read there is a usage mistake, and with --json among the words the
+// command's failure object says so on stdout, as for one urfave/cli met.
 func withArgs(cmd string, action func(c *cli.Context, args []string) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		args, err := interleavedArgs(c, cmd)
@@ -20,7 +22,7 @@ func withArgs(cmd string, action func(c *cli.Context, args []string) error) cli.
 			return cli.ShowSubcommandHelp(c)
 		}
 		if err != nil {
-			return err
+			return usageFailedJSON(c, cmd, err)
 		}
 		return action(c, args)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -31,7 +32,9 @@ func demoCommand(f *Factory) *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the timeline as JSON at the end instead of drawing it (format: docs/demo.md)"}},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("demo", "unexpected argument %q", c.Args().First())
+				// urfave/cli stops reading flags at the first argument:
+				// a --json after it is among the words usageFailedJSON reads.
+				return usageFailedJSON(c, "demo", usagef("demo", "unexpected argument %q", c.Args().First()))
 			}
 			return demoRun(c.Context, f, &demoOptions{JSON: c.Bool("json")})
 		},
@@ -39,12 +42,24 @@ func demoCommand(f *Factory) *cli.Command {
 }
 
 func demoRun(ctx context.Context, f *Factory, opts *demoOptions) error {
+	out := &wroteWriter{w: f.IO.Out}
+	err := demoRunTo(ctx, f, opts, out)
+	// A demo that printed its timeline said how it ended (stopped, the
+	// agent's exit) there; one that failed before has only this to say.
+	var silent silentExit
+	if opts.JSON && err != nil && !out.wrote && !errors.As(err, &silent) {
+		err = failedJSON(f.IO.Out, demo.Format, "failed", err)
+	}
+	return err
+}
+
+func demoRunTo(ctx context.Context, f *Factory, opts *demoOptions, out io.Writer) error {
 	exe, err := f.Executable()
 	if err != nil {
 		return fmt.Errorf("demo: cannot find my own executable to run the demo agent: %w", err)
 	}
 	o := demo.Options{
-		Out: f.IO.Out, Styles: lookFor(f.IO).R, JSON: opts.JSON, Env: f.IO.Env,
+		Out: out, Styles: lookFor(f.IO).R, JSON: opts.JSON, Env: f.IO.Env,
 		Wrap: []string{exe, "wrap", "--", exe, "demo-agent"},
 	}
 	if tty, rows, cols := f.IO.stdoutTerminal(); tty {
@@ -61,6 +76,18 @@ func demoRun(ctx context.Context, f *Factory, opts *demoOptions) error {
 		return silentExit(128 + int(stopped.Signal))
 	}
 	return err
+}
+
+// wroteWriter tells whether anything was written through it, or tried to
+// be.
+type wroteWriter struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (w *wroteWriter) Write(p []byte) (int, error) {
+	w.wrote = true
+	return w.w.Write(p)
 }
 
 // demoAgentCommand is hidden: `herdr-pi demo` runs it under `wrap`.

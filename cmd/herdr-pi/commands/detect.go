@@ -27,6 +27,9 @@ type detectOptions struct {
 	Title    *string
 	Progress *string
 	File     string
+	// reported: the verdict was written (or tried to be); a failure
+	// after it is the write's, with nothing more to print.
+	reported bool
 }
 
 func detectCommand(f *Factory) *cli.Command {
@@ -55,55 +58,89 @@ func detectCommand(f *Factory) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the verdict as one JSON object (format: docs/detect.md)"},
 		},
 		Action: withArgs("detect", func(c *cli.Context, args []string) error {
-			if len(args) > 1 {
-				return usagef("detect", "one input at most (got %d: %s)", len(args), strings.Join(args, " "))
-			}
 			opts := &detectOptions{Agent: c.String("agent"), Manifest: c.String("manifest"),
 				Raw: c.Bool("raw"), JSON: c.Bool("json")}
-			if len(args) == 1 {
-				opts.File = args[0]
+			err := detectAction(c, f, opts, args)
+			if opts.JSON && err != nil && !opts.reported {
+				err = failedJSON(f.IO.Out, render.DetectFormat, detectErrorCode(err), err)
 			}
-			// Without a FILE, a terminal on stdin means nothing was piped
-			// in: reading it would wait, silently, for a screen nobody
-			// knows to type. "-" still reads it for whoever asks.
-			if opts.File == "" && isTerminal(f.IO.In) {
-				return usagef("detect", "no screen to read: give a FILE, or pipe one in (tmux capture-pane -p | herdr-pi detect); - reads this terminal until Ctrl-D")
-			}
-			if c.IsSet("title") {
-				v := c.String("title")
-				opts.Title = &v
-			}
-			if c.IsSet("progress") {
-				v := c.String("progress")
-				opts.Progress = &v
-			}
-			rows, cols, ok := parseSizeFlag(c.String("size"))
-			if !ok {
-				return usagef("detect", "--size %q: want ROWSxCOLS, e.g. 40x120", c.String("size"))
-			}
-			opts.Rows, opts.Cols = rows, cols
-			// A plain-text screen is as big as its rows: a --size for it
-			// would be ignored, and the person who gave it would not know.
-			if c.IsSet("size") && !opts.Raw {
-				return usagef("detect", "--size is the shadow screen for --raw input: add --raw if FILE is raw terminal bytes, or leave --size out (a plain-text screen is as big as its rows)")
-			}
-			// An empty value ("--agent=" or "--agent $UNSET") would otherwise
-			// pass as no flag, and the manifest would quietly come from elsewhere.
-			switch {
-			case c.IsSet("agent") && opts.Agent == "":
-				return usagef("detect", "--agent is empty: give a manifest id (--agent pi), or leave the flag out to take it from the config")
-			case c.IsSet("manifest") && opts.Manifest == "":
-				return usagef("detect", "--manifest is empty: give a manifest FILE, or leave the flag out")
-			case opts.Agent != "" && opts.Manifest != "":
-				return usagef("detect", "use --agent or --manifest, not both")
-			case opts.Agent != "":
-				if err := settings.CheckAgent(opts.Agent); err != nil {
-					return usagef("detect", "--agent: %v", err)
-				}
-			}
-			return detectRun(f, opts)
+			return err
 		}),
 	}
+}
+
+// detectAction checks detect's arguments and runs it.
+func detectAction(c *cli.Context, f *Factory, opts *detectOptions, args []string) error {
+	if len(args) > 1 {
+		return usagef("detect", "one input at most (got %d: %s)", len(args), strings.Join(args, " "))
+	}
+	if len(args) == 1 {
+		opts.File = args[0]
+	}
+	// Without a FILE, a terminal on stdin means nothing was piped
+	// in: reading it would wait, silently, for a screen nobody
+	// knows to type. "-" still reads it for whoever asks.
+	if opts.File == "" && isTerminal(f.IO.In) {
+		return usagef("detect", "no screen to read: give a FILE, or pipe one in (tmux capture-pane -p | herdr-pi detect); - reads this terminal until Ctrl-D")
+	}
+	if c.IsSet("title") {
+		v := c.String("title")
+		opts.Title = &v
+	}
+	if c.IsSet("progress") {
+		v := c.String("progress")
+		opts.Progress = &v
+	}
+	rows, cols, ok := parseSizeFlag(c.String("size"))
+	if !ok {
+		return usagef("detect", "--size %q: want ROWSxCOLS, e.g. 40x120", c.String("size"))
+	}
+	opts.Rows, opts.Cols = rows, cols
+	// A plain-text screen is as big as its rows: a --size for it
+	// would be ignored, and the person who gave it would not know.
+	if c.IsSet("size") && !opts.Raw {
+		return usagef("detect", "--size is the shadow screen for --raw input: add --raw if FILE is raw terminal bytes, or leave --size out (a plain-text screen is as big as its rows)")
+	}
+	// An empty value ("--agent=" or "--agent $UNSET") would otherwise
+	// pass as no flag, and the manifest would quietly come from elsewhere.
+	switch {
+	case c.IsSet("agent") && opts.Agent == "":
+		return usagef("detect", "--agent is empty: give a manifest id (--agent pi), or leave the flag out to take it from the config")
+	case c.IsSet("manifest") && opts.Manifest == "":
+		return usagef("detect", "--manifest is empty: give a manifest FILE, or leave the flag out")
+	case opts.Agent != "" && opts.Manifest != "":
+		return usagef("detect", "use --agent or --manifest, not both")
+	case opts.Agent != "":
+		if err := settings.CheckAgent(opts.Agent); err != nil {
+			return usagef("detect", "--agent: %v", err)
+		}
+	}
+	return detectRun(f, opts)
+}
+
+// detectError is a failure of detect's that `detect --json` names by code
+// (docs/detect.md): which of its inputs could not be had.
+type detectError struct {
+	code string
+	err  error
+}
+
+func (e *detectError) Error() string { return e.err.Error() }
+func (e *detectError) Unwrap() error { return e.err }
+
+// detectErrorCode names a detect failure for scripts.
+func detectErrorCode(err error) string {
+	var (
+		usage *usageError
+		de    *detectError
+	)
+	switch {
+	case errors.As(err, &usage):
+		return "usage"
+	case errors.As(err, &de):
+		return de.code
+	}
+	return "failed"
 }
 
 func parseSizeFlag(s string) (rows, cols int, ok bool) {
@@ -125,7 +162,7 @@ func detectRun(f *Factory, opts *detectOptions) error {
 	}
 	data, err := readDetectInput(io, opts.File)
 	if err != nil {
-		return err
+		return &detectError{code: "unreadable_input", err: err}
 	}
 	in := detect.Input{}
 	if opts.Raw {
@@ -150,6 +187,7 @@ func detectRun(f *Factory, opts *detectOptions) error {
 		in.Progress = *opts.Progress
 	}
 	ex := manifest.Explain(in)
+	opts.reported = true
 	if opts.JSON {
 		return render.DetectJSON(io.Out, manifest, ex, in, opts.Raw)
 	}
@@ -160,7 +198,7 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	if opts.Manifest != "" {
 		m, err := detect.LoadFile(opts.Manifest)
 		if err != nil {
-			return nil, fileError("detect", opts.Manifest, err)
+			return nil, &detectError{code: "unreadable_manifest", err: fileError("detect", opts.Manifest, err)}
 		}
 		return m, nil
 	}
@@ -178,8 +216,8 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	tellManifestProblems(f.IO.Err, problems)
 	m, ok := set.Lookup(agent)
 	if !ok {
-		return nil, fmt.Errorf("detect: no manifest for agent %q (known: %s; add %s/%s.toml or use --manifest)",
-			agent, strings.Join(set.Names(), ", "), paths.Pretty(paths.ManifestDir), agent)
+		return nil, &detectError{code: "no_manifest", err: fmt.Errorf("detect: no manifest for agent %q (known: %s; add %s/%s.toml or use --manifest)",
+			agent, strings.Join(set.Names(), ", "), paths.Pretty(paths.ManifestDir), agent)}
 	}
 	return m, nil
 }

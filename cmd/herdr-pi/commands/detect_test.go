@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 )
 
 // detect --json, on a screen a rule decides, one no rule does, a raw
@@ -114,28 +116,54 @@ func TestDetectAgentIsCheckedLikeWraps(t *testing.T) {
 	}
 }
 
-// detect --json has no error object (docs/detect.md): when it fails,
-// stdout stays empty, so a script that checks the exit status never
-// parses half a verdict, and stderr says why.
-func TestDetectJSONFailuresLeaveStdoutEmpty(t *testing.T) {
+// detect --json that fails still prints one object on stdout, in the
+// verdict's format with an error object instead of the verdict
+// (docs/detect.md), so a script piping it to jq reads why; stderr says it
+// in words as without --json, and the exit status stays 1 (2 for a usage
+// mistake). The schema is no formality: an error with a code it does not
+// list fails it.
+func TestDetectJSONFailuresPrintTheFailureObject(t *testing.T) {
+	schema := compileSchema(t, "detect")
 	dir := t.TempDir()
 	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}
+	broken := filepath.Join(dir, "broken.toml")
+	if err := os.WriteFile(broken, []byte("id = \"broken\"\n[[rules]]\nstate = 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
-		code int
+		exit int
+		code string
 	}{
-		{[]string{"--json", "--agent", "nosuch"}, 1},
-		{[]string{"--json", "--manifest", dir}, 1},
-		{[]string{"--json", filepath.Join(dir, "no-such-screen")}, 1},
-		{[]string{"--json", "--size", "40x120"}, 2},
-		{[]string{"--json", "a", "b"}, 2},
+		{[]string{"--json", "--agent", "nosuch"}, 1, "no_manifest"},
+		{[]string{"--json", "--manifest", dir}, 1, "unreadable_manifest"},
+		{[]string{"--json", "--manifest", broken}, 1, "unreadable_manifest"},
+		{[]string{"--json", filepath.Join(dir, "no-such-screen")}, 1, "unreadable_input"},
+		{[]string{"--json", dir}, 1, "unreadable_input"},
+		{[]string{"--json", "--size", "40x120"}, 2, "usage"},
+		{[]string{"--json", "a", "b"}, 2, "usage"},
 	} {
 		var out, errb bytes.Buffer
-		code := Main(context.Background(), append([]string{"herdr-pi", "detect"}, tc.args...),
+		exit := Main(context.Background(), append([]string{"herdr-pi", "detect"}, tc.args...),
 			IO{In: strings.NewReader("x\n"), Out: &out, Err: &errb, Env: env})
-		if code != tc.code || out.Len() != 0 || !strings.HasPrefix(errb.String(), "herdr-pi") {
-			t.Errorf("detect %q: exit %d, stdout %q, stderr %q; want %d, nothing on stdout, why on stderr", tc.args, code, out.String(), errb.String(), tc.code)
+		if exit != tc.exit || !strings.HasPrefix(errb.String(), "herdr-pi") {
+			t.Errorf("detect %q: exit %d, stderr %q; want %d and why on stderr", tc.args, exit, errb.String(), tc.exit)
 		}
+		validate(t, schema, out.String())
+		var got struct {
+			Format string
+			Error  struct{ Code, Message string }
+		}
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Format != render.DetectFormat || got.Error.Code != tc.code || got.Error.Message == "" {
+			t.Errorf("detect %q: stdout %q (%v); want format %s and code %s", tc.args, out.String(), err, render.DetectFormat, tc.code)
+		}
+	}
+	for _, doc := range docExamples(t, "detect") {
+		validate(t, schema, doc)
+	}
+	unknown := `{"format": "herdr-pi.detect/1", "error": {"code": "no_run", "message": "x"}}`
+	if inst, err := jsonschema.UnmarshalJSON(strings.NewReader(unknown)); err != nil || schema.Validate(inst) == nil {
+		t.Errorf("a failure with code no_run validates (%v)", err)
 	}
 }
 
@@ -206,7 +234,8 @@ func (t *terminalStdin) Size() (int, int)         { return 24, 80 }
 
 // detect with no FILE on a terminal would wait, saying nothing, for a
 // screen nobody knows to type; it is a usage mistake that says how to give
-// one, and stdin is never read. "-" is asking for the terminal, and reads it.
+// one, and stdin is never read (with --json, the failure object says it on
+// stdout too). "-" is asking for the terminal, and reads it.
 func TestDetectWithoutInputOnATerminalSaysSoInsteadOfWaiting(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}
@@ -215,7 +244,11 @@ func TestDetectWithoutInputOnATerminalSaysSoInsteadOfWaiting(t *testing.T) {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), append([]string{"herdr-pi", "detect"}, args...),
 			IO{In: in, Out: &out, Err: &errb, Env: env})
-		if code != 2 || in.reads != 0 || out.Len() != 0 ||
+		wantOut := ""
+		if len(args) > 0 {
+			wantOut = "{\n  \"format\": \"herdr-pi.detect/1\",\n  \"error\": {\n    \"code\": \"usage\",\n    \"message\": \"no screen to read: give a FILE, or pipe one in"
+		}
+		if code != 2 || in.reads != 0 || !strings.HasPrefix(out.String(), wantOut) || (wantOut == "" && out.Len() != 0) ||
 			!strings.HasPrefix(errb.String(), "herdr-pi detect: no screen to read: give a FILE, or pipe one in") {
 			t.Errorf("detect %q on a terminal: exit %d, %d reads, stdout %q, stderr %q; want 2, no read and the way out",
 				args, code, in.reads, out.String(), errb.String())

@@ -54,7 +54,11 @@ func doctorCommand(f *Factory) *cli.Command {
 			opts := &doctorOptions{JSON: c.Bool("json"), Sections: args}
 			for _, id := range opts.Sections {
 				if !slices.Contains(doctor.SectionIDs(), id) {
-					return usagef("doctor", "no section %q (sections: %s)", id, strings.Join(doctor.SectionIDs(), ", "))
+					err := usagef("doctor", "no section %q (sections: %s)", id, strings.Join(doctor.SectionIDs(), ", "))
+					if opts.JSON {
+						err = failedJSON(f.IO.Out, doctor.Format, "usage", err)
+					}
+					return err
 				}
 			}
 			return doctorRun(c.Context, f, opts)
@@ -73,8 +77,14 @@ func doctorRun(ctx context.Context, f *Factory, opts *doctorOptions) error {
 	rows := doctor.Run(ctx, doctorInput(f), doctor.Pick(opts.Sections))
 	if sigCtx.Err() != nil {
 		// The rows say what an interrupted check could not find out, not
-		// what is wrong: none is shown.
+		// what is wrong: none is shown. A script reading --json gets
+		// the failure object instead (docs/doctor.md).
 		tell(f.IO.Err, "herdr-pi doctor: interrupted\n")
+		if opts.JSON {
+			// Exit 130 says it was stopped whatever this write does: a
+			// stdout gone with the same Ctrl-C is not worth a word more.
+			_ = writeFailure(f.IO.Out, doctor.Format, "interrupted", "doctor: interrupted")
+		}
 		return silentExit(exitInterrupted)
 	}
 	var err error

@@ -104,6 +104,35 @@ func TestDoctorDoesNotAdviseRunningDoctor(t *testing.T) {
 	}
 }
 
+// doctor --json stopped by a signal still prints one object: no rows (they
+// would say what an interrupted check could not find out), an error with
+// code interrupted, in the documented schema; stderr says it as without
+// --json and the exit status stays 130. A cancelled context is what the
+// signal makes of doctor's own.
+func TestDoctorJSONInterruptedPrintsTheFailureObject(t *testing.T) {
+	schema := compileSchema(t, "doctor")
+	w := doctortest.New(t).Healthy()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	exit := Main(ctx, []string{"herdr-pi", "doctor", "--json", "runtime"}, IO{In: strings.NewReader(""), Out: &out, Err: &errb, Env: w.Env()})
+	if exit != exitInterrupted || errb.String() != "herdr-pi doctor: interrupted\n" {
+		t.Errorf("exit %d, stderr %q; want 130 and the words", exit, errb.String())
+	}
+	validate(t, schema, out.String())
+	var got struct {
+		Format string
+		Checks []doctor.Row
+		Error  struct{ Code, Message string }
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Format != doctor.Format || got.Error.Code != "interrupted" || got.Error.Message == "" || got.Checks != nil {
+		t.Errorf("stdout %q (%v); want format %s, code interrupted, no rows", out.String(), err, doctor.Format)
+	}
+	for _, doc := range docExamples(t, "doctor") {
+		validate(t, schema, doc)
+	}
+}
+
 func TestDoctorSectionArguments(t *testing.T) {
 	w := doctortest.New(t).Healthy()
 	code, out, _ := runDoctor(w, "runtime", "config")
@@ -158,6 +187,35 @@ func runDoctor(w *doctortest.World, args ...string) (code int, stdout, stderr st
 	var out, errb bytes.Buffer
 	code = Main(context.Background(), append([]string{"herdr-pi", "doctor"}, args...), IO{In: strings.NewReader(""), Out: &out, Err: &errb, Env: w.Env()})
 	return code, out.String(), errb.String()
+}
+
+// docExamples are the ```json blocks of docs/<page>.md in the command's
+// format (herdr-pi.<page>/1): the report and the failure objects the page
+// shows, not the other JSON it quotes (detect's trace lines).
+func docExamples(t testing.TB, page string) []string {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", page+".md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	for rest := string(md); ; {
+		var ok bool
+		if _, rest, ok = strings.Cut(rest, "```json\n"); !ok {
+			break
+		}
+		var block string
+		if block, rest, ok = strings.Cut(rest, "```"); !ok {
+			t.Fatalf("docs/%s.md: a json example is not closed", page)
+		}
+		if strings.HasPrefix(block, "{\n  \"format\": \"herdr-pi."+page+"/1\"") {
+			blocks = append(blocks, block)
+		}
+	}
+	if len(blocks) < 2 {
+		t.Fatalf("docs/%s.md has %d json examples, want the report and a failure", page, len(blocks))
+	}
+	return blocks
 }
 
 // compileSchema compiles docs/<name>.schema.json, the file the docs link

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/demo"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/urfave/cli/v2"
@@ -202,14 +204,15 @@ func exitCode(err error, stderr io.Writer) int {
 // usageFailedJSON.
 const argsKey = "args"
 
-// usageFailedJSON gives a command line urfave/cli could not parse the
-// failure object `open --json`, `close --json` and `status --json` print
-// for any other failure, when --json is among its words: the parser stops
-// at the bad flag before --json is known, and a script reading stdout
-// would get nothing. The words still go to stderr, and the exit status
-// stays 2.
+// usageFailedJSON gives a command line a command could not read the
+// failure object its --json prints for any other failure, when --json is
+// among its words: urfave/cli stops at a bad flag before --json is known,
+// withArgs at a bad flag among the arguments, demo at its first argument,
+// and a script reading stdout would get nothing. The words still go to
+// stderr, and the exit status stays 2.
 func usageFailedJSON(c *cli.Context, name string, err error) error {
-	if name != "open" && name != "close" && name != "status" {
+	format, ok := failureFormats[name]
+	if !ok {
 		return err
 	}
 	args, _ := c.App.Metadata[argsKey].([]string)
@@ -221,10 +224,50 @@ func usageFailedJSON(c *cli.Context, name string, err error) error {
 	switch name {
 	case "close":
 		return closeFailedJSON(w, &closeOptions{}, err)
-	case "status":
-		return statusFailedJSON(w, err)
+	case "open":
+		return openFailedJSON(w, &openOptions{List: slices.ContainsFunc(words, isListFlag)}, err)
 	}
-	return openFailedJSON(w, &openOptions{List: slices.ContainsFunc(words, isListFlag)}, err)
+	return failedJSON(w, format, "usage", err)
+}
+
+// failureFormats are the commands whose --json prints a failure object,
+// each with the format it prints it in (open's depends on --list and is
+// chosen by openFailedJSON).
+var failureFormats = map[string]string{
+	"open":   openFormat,
+	"close":  closeFormat,
+	"status": statusFormat,
+	"doctor": doctor.Format,
+	"detect": render.DetectFormat,
+	"demo":   demo.Format,
+}
+
+// jsonFailure is what a command's --json prints when it fails: the format
+// it would have printed and an error object instead of its result, so a
+// script reading stdout always gets JSON (docs/status.md, doctor.md,
+// detect.md, demo.md; open and close add fields of their own).
+type jsonFailure struct {
+	Format string `json:"format"`
+	Error  struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// failedJSON prints err as a jsonFailure in format, under code, and
+// returns it: the caller's error still reaches stderr and the exit status.
+func failedJSON(w io.Writer, format, code string, err error) error {
+	if werr := writeFailure(w, format, code, err.Error()); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+// writeFailure prints a jsonFailure; its error is the write's.
+func writeFailure(w io.Writer, format, code, message string) error {
+	fail := jsonFailure{Format: format}
+	fail.Error.Code, fail.Error.Message = code, render.CleanLines(message)
+	return render.JSON(w, fail)
 }
 
 // commandWords are the words of args after the command name and before a

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/demo"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
@@ -88,12 +91,15 @@ func TestOpenJSONWriteErrorIsSaidOnce(t *testing.T) {
 
 // A script that asked for --json reads stdout, also when the command line
 // is wrong: a flag urfave/cli cannot read stops its parsing before --json
-// is known, and an extra word is refused by the command. open, close and
-// status print their failure object with code "usage" (in the documented
-// schema), stderr says it in words, and the exit status is 2. Without
-// --json, or with it after "--" (the agent's), stdout stays empty.
+// is known, a flag among a command's arguments is read after them, and an
+// extra word is refused by the command. Every command with --json (open,
+// close, status, doctor, detect, demo) prints its failure object with code
+// "usage" (in the documented schema), stderr says it in words, and the
+// exit status is 2. Without --json, or with it after "--" (the agent's),
+// stdout stays empty.
 func TestUsageMistakesWithJSONPrintTheFailureObject(t *testing.T) {
-	open, status := compileSchema(t, "open"), compileSchema(t, "status")
+	schemas := map[string]string{openFormat: "open", handoff.ListFormat: "open", closeFormat: "open", statusFormat: "status",
+		doctor.Format: "doctor", render.DetectFormat: "detect", demo.Format: "demo"}
 	e := newCmdEnv(t, pane...)
 	for _, c := range []struct {
 		args   []string
@@ -106,7 +112,26 @@ func TestUsageMistakesWithJSONPrintTheFailureObject(t *testing.T) {
 		{[]string{"close", "--json", "--bogus", "3f0c"}, closeFormat},
 		{[]string{"status", "--json", "--bogus"}, statusFormat},
 		{[]string{"status", "--json", "extra"}, statusFormat},
+		// A flag among the arguments is read by withArgs, after urfave/cli.
+		{[]string{"open", "3f0c", "api", "--bogus", "--json"}, openFormat},
+		{[]string{"open", "--list", "3f0c", "--json", "--bogus"}, handoff.ListFormat},
+		{[]string{"close", "3f0c", "--json", "--bogus"}, closeFormat},
+		{[]string{"doctor", "--json", "--bogus"}, doctor.Format},
+		{[]string{"doctor", "--bogus", "--json"}, doctor.Format},
+		{[]string{"doctor", "--json", "plumbing"}, doctor.Format},
+		{[]string{"doctor", "runtime", "--json", "--bogus"}, doctor.Format},
+		{[]string{"detect", "--json", "--bogus", "s.txt"}, render.DetectFormat},
+		{[]string{"detect", "s.txt", "--bogus", "--json"}, render.DetectFormat},
+		{[]string{"detect", "--json", "a", "b"}, render.DetectFormat},
+		{[]string{"detect", "--json", "--size", "40x120", "-"}, render.DetectFormat},
+		{[]string{"detect", "--json", "--agent", "a/../x", "-"}, render.DetectFormat},
+		{[]string{"demo", "--json", "--bogus"}, demo.Format},
+		{[]string{"demo", "--json", "extra"}, demo.Format},
+		{[]string{"demo", "extra", "--json"}, demo.Format},
 		{[]string{"open", "--bogus", "3f0c", "api"}, ""},
+		{[]string{"doctor", "--bogus"}, ""},
+		{[]string{"detect", "a", "b"}, ""},
+		{[]string{"demo", "extra"}, ""},
 		{[]string{"open", "--json=false", "--bogus", "3f0c", "api"}, ""},
 		{[]string{"status", "extra"}, ""},
 		{[]string{"wrap", "--bogus", "--", "pi", "--json"}, ""},
@@ -122,11 +147,7 @@ func TestUsageMistakesWithJSONPrintTheFailureObject(t *testing.T) {
 				}
 				return
 			}
-			schema := open
-			if c.format == statusFormat {
-				schema = status
-			}
-			validate(t, schema, out)
+			validate(t, compileSchema(t, schemas[c.format]), out)
 			var got struct {
 				Format string
 				Error  struct{ Code, Message string }

@@ -57,26 +57,11 @@ type statusReport struct {
 	control.Status
 }
 
-// statusFailure is `status --json` when no wrapper answered: the same
-// format tag and an error object instead of the state, so a script reading
-// stdout always gets JSON.
-type statusFailure struct {
-	Format string `json:"format"`
-	Error  struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// statusFailedJSON prints a usage mistake as a statusFailure (code
-// "usage") and returns it: stderr says it in words, the exit status is 2.
+// statusFailedJSON prints a usage mistake as status's failure object
+// (code "usage") and returns it: stderr says it in words, the exit status
+// is 2.
 func statusFailedJSON(w io.Writer, err error) error {
-	fail := statusFailure{Format: statusFormat}
-	fail.Error.Code, fail.Error.Message = "usage", render.CleanLines(err.Error())
-	if werr := writeJSON(w, fail); werr != nil {
-		return errors.Join(err, werr)
-	}
-	return err
+	return failedJSON(w, statusFormat, "usage", err)
 }
 
 func statusRun(ctx context.Context, f *Factory, opts *statusOptions) error {
@@ -86,7 +71,10 @@ func statusRun(ctx context.Context, f *Factory, opts *statusOptions) error {
 		if !opts.JSON {
 			return fmt.Errorf("status: %w", err)
 		}
-		fail := statusFailure{Format: statusFormat}
+		// No wrapper answered: the same format tag and an error object
+		// instead of the state, so a script reading stdout always gets
+		// JSON. The object says it all: stderr stays quiet.
+		fail := jsonFailure{Format: statusFormat}
 		fail.Error.Code, fail.Error.Message = unreachable, err.Error()
 		var we *wrapperError
 		if errors.As(err, &we) {
