@@ -57,13 +57,13 @@ func TestTheWatchFileIsPrivateAndGoesOnlyWhenTheLaunchFails(t *testing.T) {
 // file size limit) leaves nothing behind: neither the partly written
 // script nor the watch file made before it.
 func TestACommandFileThatCannotBeWrittenLeavesNothing(t *testing.T) {
-	if dir := fileSizeLimited(t); dir != "" {
+	if dir := testenv.FileSizeLimited(t); dir != "" {
 		_, err := WriteCommandFile(dir, Launch{Argv: []string{"pi", strings.Repeat("x", 4096)}, Title: "test"})
 		t.Logf("result: %v", err)
 		return
 	}
 	dir := privateDir(t)
-	out := runFileSizeLimited(t, dir, 64)
+	out := testenv.RunFileSizeLimited(t, dir, 64)
 	if !strings.Contains(out, "result: writing the command file") || !strings.Contains(out, "file too large") {
 		t.Fatalf("the write did not fail for the file size limit, so this proves nothing:\n%s", out)
 	}

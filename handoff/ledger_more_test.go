@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // Add leaves exactly the record file behind (its temporary name is gone),
@@ -242,7 +243,7 @@ func TestLockPlacementRemovesALockItsKilledHolderLeft(t *testing.T) {
 // limit) leaves no temporary file in the ledger: it would be no record,
 // yet stay in the private directory for good.
 func TestALedgerRecordThatCannotBeWrittenLeavesNoTemporaryFile(t *testing.T) {
-	if dir := fileSizeLimited(t); dir != "" {
+	if dir := testenv.FileSizeLimited(t); dir != "" {
 		_, err := Ledger{Dir: dir}.Add(Record{Run: "r1", Kind: "pane", ID: "w1:p2", HerdrSocket: "/h.sock", Handoff: strings.Repeat("h", 512)})
 		t.Logf("result: %v", err)
 		return
@@ -251,7 +252,7 @@ func TestALedgerRecordThatCannotBeWrittenLeavesNoTemporaryFile(t *testing.T) {
 	if err := control.EnsurePrivateDir(filepath.Dir(l.Dir)); err != nil {
 		t.Fatal(err)
 	}
-	out := runFileSizeLimited(t, l.Dir, 64)
+	out := testenv.RunFileSizeLimited(t, l.Dir, 64)
 	if !strings.Contains(out, "result: the ledger of what herdr-pi opened") || !strings.Contains(out, "file too large") {
 		t.Fatalf("the write did not fail for the file size limit, so this proves nothing:\n%s", out)
 	}

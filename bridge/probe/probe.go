@@ -53,7 +53,8 @@ func Write(dir string) (string, error) {
 // writeFile creates path for b, once: the directory is a fresh private
 // one and nothing else writes there, so whatever is at path already (a
 // symlink, a file) is not ours and is refused, never followed or
-// rewritten. Pi would load it.
+// rewritten. Pi would load it. A file that cannot be written whole is
+// removed.
 func writeFile(path string, b []byte) (string, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if errors.Is(err, fs.ErrExist) {
@@ -62,12 +63,14 @@ func writeFile(path string, b []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("probe: %w", err)
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return "", fmt.Errorf("probe: %w", err)
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("probe: %w", err)
+	if err != nil {
+		// Half a module is none, and it is ours (O_EXCL made it).
+		_ = os.Remove(path)
+		return "", fmt.Errorf("probe: writing %s: %w", path, err)
 	}
 	return path, nil
 }

@@ -3,7 +3,10 @@ package probe
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // The probe, its handoff module and the launcher go into a fresh private
@@ -62,5 +65,26 @@ func TestWriteRefusesWhatIsAlreadyAtItsNames(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A module that cannot be written whole (a full disk, here a file size
+// limit) is removed: half a module in the run directory is not one, and
+// nothing would remove it before the run ends.
+func TestAModuleThatCannotBeWrittenIsRemoved(t *testing.T) {
+	if dir := testenv.FileSizeLimited(t); dir != "" {
+		_, err := Write(dir)
+		t.Logf("Write: %v", err)
+		_, err = WriteLauncher(dir)
+		t.Logf("WriteLauncher: %v", err)
+		return
+	}
+	dir := t.TempDir()
+	out := testenv.RunFileSizeLimited(t, dir, 1024)
+	if strings.Count(out, "file too large") != 2 {
+		t.Fatalf("the writes did not both fail for the file size limit, so this proves nothing:\n%s", out)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("left in the run directory: %v", left)
 	}
 }

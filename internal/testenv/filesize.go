@@ -1,4 +1,4 @@
-package handoff
+package testenv
 
 import (
 	"fmt"
@@ -12,16 +12,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fileSizeEnv makes this test binary, started by runFileSizeLimited, run
+// fileSizeEnv makes a test binary, started by RunFileSizeLimited, run
 // one test under a file size limit: "<limit>:<dir>".
 const fileSizeEnv = "HERDR_PI_TEST_FILE_SIZE_LIMIT"
 
-// fileSizeLimited is, in the child runFileSizeLimited starts, the
+// FileSizeLimited is, in the child RunFileSizeLimited starts, the
 // directory the test is to write into, with RLIMIT_FSIZE already lowered;
 // "" in the test run itself. A write past the limit fails part way with
 // EFBIG (the Go runtime ignores SIGXFSZ), as one on a full disk does: the
 // file exists, holds part of its text, and the code must clean it up.
-func fileSizeLimited(t *testing.T) string {
+// A test of such a failure starts with
+//
+//	if dir := testenv.FileSizeLimited(t); dir != "" {
+//		// the child: write into dir, t.Logf what came of it, return
+//	}
+//	out := testenv.RunFileSizeLimited(t, dir, limit) // the parent
+//
+// and must have no subtests (the child runs the test by its name).
+func FileSizeLimited(t *testing.T) string {
 	t.Helper()
 	spec := os.Getenv(fileSizeEnv)
 	if spec == "" {
@@ -43,11 +51,11 @@ func fileSizeLimited(t *testing.T) string {
 	return dir
 }
 
-// runFileSizeLimited runs the calling test again in a child process whose
+// RunFileSizeLimited runs the calling test again in a child process whose
 // writes stop at limit bytes a file, writing into dir, and returns what it
 // printed. The limit belongs to the whole process, so it is never set in
 // the test run itself, where other tests write files.
-func runFileSizeLimited(t *testing.T, dir string, limit int) string {
+func RunFileSizeLimited(t *testing.T, dir string, limit int) string {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
