@@ -7,8 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // Add leaves exactly the record file behind (its temporary name is gone),
@@ -232,5 +236,45 @@ func TestLockPlacementRemovesALockItsKilledHolderLeft(t *testing.T) {
 	unlock()
 	if entries, err := os.ReadDir(l.Dir); err != nil || len(entries) != 0 {
 		t.Fatalf("the ledger holds %v (%v) once every placement let go", entries, err)
+	}
+}
+
+// A record that cannot be written whole (a full disk, here a file size
+// limit) leaves no temporary file in the ledger: it would be no record,
+// yet stay in the private directory for good.
+func TestALedgerRecordThatCannotBeWrittenLeavesNoTemporaryFile(t *testing.T) {
+	if dir := testenv.FileSizeLimited(t); dir != "" {
+		_, err := Ledger{Dir: dir}.Add(Record{Run: "r1", Kind: "pane", ID: "w1:p2", HerdrSocket: "/h.sock", Handoff: strings.Repeat("h", 512)})
+		t.Logf("result: %v", err)
+		return
+	}
+	l := ledger(t)
+	if err := control.EnsurePrivateDir(filepath.Dir(l.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	out := testenv.RunFileSizeLimited(t, l.Dir, 64)
+	if !strings.Contains(out, "result: the ledger of what herdr-pi opened") || !strings.Contains(out, "file too large") {
+		t.Fatalf("the write did not fail for the file size limit, so this proves nothing:\n%s", out)
+	}
+	if left, _ := os.ReadDir(l.Dir); len(left) != 0 {
+		t.Fatalf("left in the ledger: %v", left)
+	}
+}
+
+// A record whose rename into place fails leaves no temporary file either.
+func TestALedgerRecordThatCannotBeRenamedLeavesNoTemporaryFile(t *testing.T) {
+	l := ledger(t)
+	renamed := false
+	old := renameRecord
+	renameRecord = func(from, to string) error {
+		renamed = true
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EIO}
+	}
+	t.Cleanup(func() { renameRecord = old })
+	if _, err := l.Add(Record{Run: "r1", Kind: "pane", ID: "w1:p2", HerdrSocket: "/h.sock"}); err == nil || !renamed {
+		t.Fatalf("Add with a failing rename: %v (rename tried: %v)", err, renamed)
+	}
+	if left, _ := os.ReadDir(l.Dir); len(left) != 0 {
+		t.Fatalf("left in the ledger: %v", left)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 )
 
 // The wire format: one JSON object per line (NDJSON), in both directions.
@@ -230,16 +232,19 @@ func Printable(s string) bool {
 	return true
 }
 
-// Clip shortens untrusted text for a log line, on a character boundary,
-// and makes it printable. Text for the caller of a request is not clipped
-// (see printableLong): a person or a script reads all of it.
+// Clip shortens untrusted text for a log line or an error message, on a
+// character boundary, and makes it harmless on a terminal by the
+// project's one rule ([termtext.Harmful]: controls, invalid bytes, bidi
+// controls), each such character shown as '?'. Text for the caller of a
+// request is not clipped (see printableLong): a person or a script reads
+// all of it.
 func Clip(s string) string {
 	const n = 80
 	if len(s) > n {
 		s = clipLong(s, n) + "…"
 	}
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if termtext.Harmful(r) {
 			return '?'
 		}
 		return r

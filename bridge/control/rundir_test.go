@@ -311,3 +311,30 @@ func TestRunDirsMadeTogetherAllStay(t *testing.T) {
 		}
 	}
 }
+
+// A run whose socket cannot be listened on removes the run directory it
+// made for it: nothing of a run that never started stays in the base,
+// where only the next wrapper's sweep (once the lock is free) would find
+// it. Listen's refusal of a run without an event sink is the failure a
+// test can provoke after the directory exists; every failure of Listen
+// takes the same way out.
+func TestARunThatCannotListenLeavesNoRunDirectory(t *testing.T) {
+	base := filepath.Join(shortDir(t), "rt")
+	run, err := Start(RunConfig{RuntimeBase: base, Requests: newRecorder()})
+	if err == nil {
+		run.Close()
+		t.Fatal("Start without an event sink listened")
+	}
+	if !strings.Contains(err.Error(), "Listen needs") {
+		t.Fatalf("Start failed before its Listen, so this proves nothing: %v", err)
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		t.Fatalf("the base was not made, so this proves nothing: %v", err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(strings.TrimPrefix(e.Name(), "."), runDirPrefix) {
+			t.Errorf("left in %s: %s", base, e.Name())
+		}
+	}
+}

@@ -15,8 +15,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
@@ -601,5 +603,26 @@ func TestASilentClientIsClosedAfterTheIdleTimeout(t *testing.T) {
 			c.closed(t)
 			f.logs.waitFor(t, "i/o timeout")
 		})
+	}
+}
+
+// Clip's text goes into log lines and error messages that a person reads
+// on a terminal: it makes harmless exactly what the project's rule for a
+// terminal (internal/termtext) does — controls, invalid bytes and the
+// bidi controls that make the rest of a line read backwards — marking
+// each with '?', and leaves every other character as it is.
+func TestClipAgreesWithTheTerminalRule(t *testing.T) {
+	if got, want := Clip("run\u202eexe.sh\u2066x\u2069\u200e\u200f\u061c\xff"), "run?exe.sh?x?????"; got != want {
+		t.Errorf("Clip = %q, want %q", got, want)
+	}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue // surrogates are not characters; Go writes them as U+FFFD
+		}
+		s := string(r)
+		harmful := termtext.Clean(s) != s
+		if clipped := Clip(s); (clipped != s) != harmful || harmful && clipped != "?" {
+			t.Errorf("Clip(%U) = %q; termtext finds it harmful: %v", r, clipped, harmful)
+		}
 	}
 }

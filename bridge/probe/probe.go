@@ -11,9 +11,13 @@ package probe
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/pane/session"
 	"github.com/herdr-pi/herdr-pi/settings"
@@ -37,8 +41,8 @@ const Instruction = "<herdr_integration>\n" +
 // Source is the probe's JavaScript.
 func Source() []byte { return append([]byte(nil), source...) }
 
-// Write puts the probe into dir (the wrapper's private 0700 run directory)
-// as a 0600 file and returns its path.
+// Write puts the probe into dir (the wrapper's private 0700 run directory,
+// made for this run) as a new 0600 file and returns its path.
 func Write(dir string) (string, error) {
 	if err := writeHandoff(dir); err != nil {
 		return "", err
@@ -46,17 +50,27 @@ func Write(dir string) (string, error) {
 	return writeFile(filepath.Join(dir, FileName), source)
 }
 
+// writeFile creates path for b, once: the directory is a fresh private
+// one and nothing else writes there, so whatever is at path already (a
+// symlink, a file) is not ours and is refused, never followed or
+// rewritten. Pi would load it. A file that cannot be written whole is
+// removed.
 func writeFile(path string, b []byte) (string, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("probe: %s is there already, put there by something other than this run: it is not loaded into Pi (remove it, and check who can write to %s)", path, filepath.Dir(path))
+	}
 	if err != nil {
 		return "", fmt.Errorf("probe: %w", err)
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return "", fmt.Errorf("probe: %w", err)
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("probe: %w", err)
+	if err != nil {
+		// Half a module is none, and it is ours (O_EXCL made it).
+		_ = os.Remove(path)
+		return "", fmt.Errorf("probe: writing %s: %w", path, err)
 	}
 	return path, nil
 }

@@ -1,7 +1,8 @@
 // Package termtext makes text from elsewhere harmless on a terminal. It
 // is the one rule for that below cmd: commands print through render,
 // which uses it, and packages that write for a terminal themselves (the
-// open command file's printf) use it directly.
+// open command file's printf, bridge/control's Clip for log lines and
+// error messages) use it directly.
 package termtext
 
 import (
@@ -31,10 +32,18 @@ func CleanLines(s string) string {
 }
 
 func cleanRune(r rune) rune {
-	if unicode.IsControl(r) || r == unicode.ReplacementChar || IsBidiControl(r) {
+	if Harmful(r) {
 		return ' '
 	}
 	return r
+}
+
+// Harmful reports the characters [Clean] replaces: controls, the
+// replacement character (what an invalid byte decodes to) and the bidi
+// controls. Code that marks them otherwise (a log line's '?') asks it, so
+// there is one rule for what may reach a terminal.
+func Harmful(r rune) bool {
+	return unicode.IsControl(r) || r == unicode.ReplacementChar || IsBidiControl(r)
 }
 
 // IsBidiControl reports the characters that change the direction of the

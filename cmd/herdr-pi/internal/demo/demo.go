@@ -255,6 +255,8 @@ loop:
 		return &Interrupted{Signal: interrupted.(syscall.Signal)}
 	case wrapErr != nil && !stopped:
 		return fmt.Errorf("demo: the wrapped agent failed: %w", wrapErr)
+	case herdr.failure() != nil:
+		return fmt.Errorf("demo: a herdr-pi bug (report it at https://github.com/herdr-pi/herdr-pi/issues): %w", herdr.failure())
 	}
 	return nil
 }

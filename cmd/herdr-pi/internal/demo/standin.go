@@ -3,14 +3,18 @@ package demo
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 )
 
 // herdrStandIn is the demo's Herdr: a unix socket that answers the requests
@@ -22,12 +26,24 @@ type herdrStandIn struct {
 	ln          net.Listener
 	onRequest   func(method string, params json.RawMessage)
 	wg          sync.WaitGroup
+	// slots holds a token for each connection being served, at most
+	// maxStandInConns.
+	slots chan struct{}
 
 	mu    sync.Mutex
 	conns map[net.Conn]bool // event streams held open
 	// agent and status are the pane's, as the last report set them.
 	agent, status string
+	// failed is the first panic recovered in the stand-in, "" when none.
+	failed string
 }
+
+// maxStandInConns bounds the connections the stand-in serves at once. The
+// demo's wrapper holds one event stream and sends one request at a time;
+// past the bound a connection is closed at once, unanswered (its sender
+// sees Herdr fail, as with a Herdr that went away), so that no amount of
+// connections makes the demo take more goroutines or descriptors.
+const maxStandInConns = 16
 
 // startHerdrStandIn listens in a new private directory. close stops it,
 // waits for its goroutines (it owns them) and removes the directory.
@@ -42,7 +58,8 @@ func startHerdrStandIn(onRequest func(method string, params json.RawMessage)) (*
 	if err != nil {
 		return nil, err
 	}
-	h := &herdrStandIn{dir: dir, socket: filepath.Join(dir, "herdr.sock"), onRequest: onRequest, conns: map[net.Conn]bool{}}
+	h := &herdrStandIn{dir: dir, socket: filepath.Join(dir, "herdr.sock"), onRequest: onRequest,
+		slots: make(chan struct{}, maxStandInConns), conns: map[net.Conn]bool{}}
 	if h.ln, err = net.Listen("unix", h.socket); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -54,22 +71,49 @@ func startHerdrStandIn(onRequest func(method string, params json.RawMessage)) (*
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		for {
-			conn, err := h.ln.Accept()
-			if err != nil {
-				return
-			}
-			h.wg.Add(1)
-			go func() {
-				defer h.wg.Done()
-				h.serve(conn)
-			}()
-		}
-	}()
+	guard.Go(&h.wg, h.logf, "demo: the Herdr stand-in's accept loop", "it takes no more connections; the wrapper's reports fail", h.accept)
 	return h, nil
+}
+
+func (h *herdrStandIn) accept() {
+	for {
+		conn, err := h.ln.Accept()
+		if err != nil {
+			return
+		}
+		select {
+		case h.slots <- struct{}{}:
+		default:
+			conn.Close() // past maxStandInConns: refused, unanswered
+			continue
+		}
+		guard.Go(&h.wg, h.logf, "demo: a Herdr stand-in connection", "that request goes unanswered; the others are served", func() {
+			defer func() { <-h.slots }()
+			h.serve(conn)
+		})
+	}
+}
+
+// logf keeps the first panic guard recovered, for failure: the demo draws
+// on the terminal, so nothing is printed while it runs.
+func (h *herdrStandIn) logf(format string, args ...any) {
+	line, _, _ := strings.Cut(fmt.Sprintf(format, args...), "\n") // not the stack
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failed == "" {
+		h.failed = line
+	}
+}
+
+// failure is the first panic in the stand-in, nil when there was none: a
+// herdr-pi bug, which makes the demo fail once it has ended.
+func (h *herdrStandIn) failure() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failed == "" {
+		return nil
+	}
+	return errors.New(h.failed)
 }
 
 func (h *herdrStandIn) serve(conn net.Conn) {
