@@ -423,7 +423,7 @@ func TestFaultRuntimeDirUnusable(t *testing.T) {
 			}
 			flat := strings.Join(strings.Fields(string(out)), " ") // the pty wraps long lines
 			for _, want := range []string{`"code": "no_control"`, "status=1", "waiting=1",
-				"herdr-pi: waiting start: the herdr-pi wrapper of this pane (pid ", ") runs without its control socket: ", tc.cause, "herdr-pi doctor runtime"} {
+				"herdr-pi waiting start: the herdr-pi wrapper of this pane (pid ", ") runs without its control socket: ", tc.cause, "herdr-pi doctor runtime"} {
 				if !strings.Contains(flat, want) {
 					t.Errorf("status and waiting inside the agent do not say %q:\n%s", want, tailOf([]byte(flat)))
 				}

@@ -203,12 +203,15 @@ func newApp(f *Factory) *cli.App {
 			demoAgentCommand(f),
 		},
 	}
-	// Every command, at every depth, reports usage errors under its own
-	// name and completes from its own flags.
+	// Every command, at every depth, reports its errors and usage errors
+	// under its own name and completes from its own flags.
 	var setup func([]*cli.Command)
 	setup = func(cmds []*cli.Command) {
 		for _, c := range cmds {
 			c.OnUsageError = app.OnUsageError
+			if c.Action != nil {
+				c.Action = namedErrors(c.Action)
+			}
 			c.HideHelpCommand = true
 			if c.BashComplete == nil {
 				c.BashComplete = completer(c, nil)

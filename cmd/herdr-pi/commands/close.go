@@ -142,7 +142,7 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 	}
 	if len(runs) > 1 {
 		// As open does with a prefix of several runs: an error, not usage.
-		return &ambiguousCloseError{fmt.Sprintf("close: %q names several runs with open panes (%s): give more of the id", opts.Run, strings.Join(runs, ", "))}
+		return &ambiguousCloseError{fmt.Sprintf("%q names several runs with open panes (%s): give more of the id", opts.Run, strings.Join(runs, ", "))}
 	}
 	rep := closeReport{Format: closeFormat, Run: opts.Run, Closed: []handoff.Closed{}, Failed: []handoff.Failed{}}
 	if len(runs) == 0 {
@@ -155,7 +155,7 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 			if listErr != nil {
 				tell(f.IO.Err, "herdr-pi close: %v\n", listErr)
 			}
-			return fmt.Errorf("close: %w", err)
+			return err
 		}
 		rep.Run = id
 	}
@@ -168,9 +168,9 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 		var ambiguous *store.AmbiguousRunError
 		switch {
 		case errors.As(err, &ambiguous):
-			return fmt.Errorf("close: %w", err)
+			return err
 		case err == nil && id != runs[0]:
-			return &ambiguousCloseError{fmt.Sprintf("close: %q names run %s in the workflow store, but run %s has things open: give more of the id", opts.Run, id, runs[0])}
+			return &ambiguousCloseError{fmt.Sprintf("%q names run %s in the workflow store, but run %s has things open: give more of the id", opts.Run, id, runs[0])}
 		}
 	}
 	if len(runs) == 1 {
@@ -190,7 +190,7 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 		return err
 	}
 	if len(rep.Failed) > 0 {
-		return fmt.Errorf("close: run %s: %w", rep.Run, &handoff.FailedError{Failed: rep.Failed})
+		return fmt.Errorf("run %s: %w", rep.Run, &handoff.FailedError{Failed: rep.Failed})
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ func TestStatusNamesAWrapperThatRunsWithoutItsControlSocket(t *testing.T) {
 				t.Errorf("status: exit %d, %q; want 1 and %q, pointing at doctor", code, errOut, want)
 			}
 			code, _, errOut = run(t, e.env, "waiting", "start", "--source", "s", "--id", "i")
-			if code != 1 || !strings.Contains(errOut, "herdr-pi: waiting start: "+want) {
+			if code != 1 || !strings.Contains(errOut, "herdr-pi waiting start: "+want) {
 				t.Errorf("waiting: exit %d, %q; want 1 and %q", code, errOut, want)
 			}
 			code, out, errOut := run(t, e.env, "status", "--json")

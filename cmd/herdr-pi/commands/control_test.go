@@ -149,7 +149,7 @@ func TestAWrapperRefusalIsShownWhole(t *testing.T) {
 	e := newCmdEnv(t, pane...)
 	startFake(t, e, "w1:p1")
 	code, out, errOut := run(t, e.env, "waiting", "start", "--source", "refuse-at-length", "--id", "1")
-	want := "herdr-pi: waiting start refuse-at-length:1: the wrapper refused: " + strings.NewReplacer("\x1b", "?", "\x07", "?").Replace(strings.TrimPrefix(longRefusal, "waiting: ")) + "\n"
+	want := "herdr-pi waiting start: the wrapper refused refuse-at-length:1: " + strings.NewReplacer("\x1b", "?", "\x07", "?").Replace(strings.TrimPrefix(longRefusal, "waiting: ")) + "\n"
 	if code != 1 || out != "" || errOut != want {
 		t.Fatalf("exit %d, stdout %q, stderr\n%q\nwant 1 and\n%q", code, out, errOut, want)
 	}
@@ -430,7 +430,7 @@ func TestAWrapperThatExitedIsNotUnreachable(t *testing.T) {
 				t.Errorf("status --json: exit %d, %v, %+v; want 1, code %s, a message saying the wrapper exited", exit, err, got.Error, noWrapper)
 			}
 			exit, _, errOut := run(t, env, "waiting", "stop", "--source", "deploy-hook", "--id", "42")
-			want := "herdr-pi: waiting stop: the herdr-pi wrapper named by HERDR_PI_CONTROL (" + r.Endpoint.Socket + ") has exited; start the agent under herdr-pi in this pane, e.g. 'herdr-pi wrap pi'\n"
+			want := "herdr-pi waiting stop: the herdr-pi wrapper named by HERDR_PI_CONTROL (" + r.Endpoint.Socket + ") has exited; start the agent under herdr-pi in this pane, e.g. 'herdr-pi wrap pi'\n"
 			if exit != 1 || errOut != want {
 				t.Errorf("waiting stop: exit %d, stderr %q; want 1, %q", exit, errOut, want)
 			}

@@ -56,7 +56,7 @@ func demoRun(ctx context.Context, f *Factory, opts *demoOptions) error {
 func demoRunTo(ctx context.Context, f *Factory, opts *demoOptions, out io.Writer) error {
 	exe, err := f.Executable()
 	if err != nil {
-		return fmt.Errorf("demo: cannot find my own executable to run the demo agent: %w", err)
+		return fmt.Errorf("cannot find my own executable to run the demo agent: %w", err)
 	}
 	o := demo.Options{
 		Out: out, Styles: lookFor(f.IO).R, JSON: opts.JSON, Env: f.IO.Env,
@@ -101,7 +101,7 @@ func demoAgentCommand(f *Factory) *cli.Command {
 		Action: func(c *cli.Context) error {
 			in, ok := file(f.IO.In)
 			if !ok {
-				return fmt.Errorf("demo-agent: stdin %w", errNoFile)
+				return fmt.Errorf("stdin %w", errNoFile)
 			}
 			return demo.RunAgent(c.Context, in, f.IO.Out, f.IO.env().Get)
 		},

@@ -198,7 +198,7 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	if opts.Manifest != "" {
 		m, err := detect.LoadFile(opts.Manifest)
 		if err != nil {
-			return nil, &detectError{code: "unreadable_manifest", err: fileError("detect", opts.Manifest, err)}
+			return nil, &detectError{code: "unreadable_manifest", err: fileError(opts.Manifest, err)}
 		}
 		return m, nil
 	}
@@ -207,16 +207,16 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	if agent == "" {
 		cfg, cfgErr := f.Config()
 		if cfgErr != nil {
-			tell(f.IO.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
+			tell(f.IO.Err, "herdr-pi detect: config problems, running with defaults:\n  %s\n",
 				strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
 		}
 		agent = cmpOr(cfg.Detect.Agent, "pi")
 	}
 	set, problems := detect.Load(paths.ManifestDir)
-	tellManifestProblems(f.IO.Err, problems)
+	tellManifestProblems(f.IO.Err, "herdr-pi detect", problems)
 	m, ok := set.Lookup(agent)
 	if !ok {
-		return nil, &detectError{code: "no_manifest", err: fmt.Errorf("detect: no manifest for agent %q (known: %s; add %s/%s.toml or use --manifest)",
+		return nil, &detectError{code: "no_manifest", err: fmt.Errorf("no manifest for agent %q (known: %s; add %s/%s.toml or use --manifest)",
 			agent, strings.Join(set.Names(), ", "), paths.Pretty(paths.ManifestDir), agent)}
 	}
 	return m, nil
@@ -234,13 +234,13 @@ func readDetectInput(io IO, file string) ([]byte, error) {
 	if file != "" && file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, fileError("detect", file, err)
+			return nil, fileError(file, err)
 		}
 		defer f.Close()
 		// A directory opens; reading it fails with "read /etc: is a
 		// directory", which says neither what was wanted nor what to do.
 		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return nil, fileError("detect", file, fmt.Errorf("%s is a directory: give a screen file", file))
+			return nil, fileError(file, fmt.Errorf("%s is a directory: give a screen file", file))
 		}
 		r = f
 	}
@@ -252,7 +252,7 @@ func readDetectInput(io IO, file string) ([]byte, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fileError("detect", file, fmt.Errorf("reading %s: %w", cmpOr(file, "stdin"), err))
+		return nil, fileError(file, fmt.Errorf("reading %s: %w", cmpOr(file, "stdin"), err))
 	}
 	return data, nil
 }

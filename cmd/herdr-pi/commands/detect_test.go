@@ -201,10 +201,10 @@ func TestDetectNamesAFileItCannotReadInOneLine(t *testing.T) {
 		args []string
 		says []string
 	}{
-		{[]string{long}, []string{"herdr-pi: detect: open " + dir, "… (", " bytes): no such file or directory"}},
-		{[]string{"--manifest", long, "-"}, []string{"herdr-pi: detect: " + dir, "… (", " bytes): does not exist"}},
+		{[]string{long}, []string{"herdr-pi detect: open " + dir, "… (", " bytes): no such file or directory"}},
+		{[]string{"--manifest", long, "-"}, []string{"herdr-pi detect: " + dir, "… (", " bytes): does not exist"}},
 		// A directory is named once, with what to give instead.
-		{[]string{dir}, []string{"herdr-pi: detect: " + dir + " is a directory: give a screen file\n"}},
+		{[]string{dir}, []string{"herdr-pi detect: " + dir + " is a directory: give a screen file\n"}},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), append([]string{"herdr-pi", "detect"}, tc.args...),

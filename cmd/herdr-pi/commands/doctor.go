@@ -83,7 +83,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *doctorOptions) error {
 		if opts.JSON {
 			// Exit 130 says it was stopped whatever this write does: a
 			// stdout gone with the same Ctrl-C is not worth a word more.
-			_ = writeFailure(f.IO.Out, doctor.Format, "interrupted", "doctor: interrupted")
+			_ = writeFailure(f.IO.Out, doctor.Format, "interrupted", "interrupted")
 		}
 		return silentExit(exitInterrupted)
 	}

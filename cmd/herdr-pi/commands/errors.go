@@ -119,16 +119,15 @@ func (c clipped) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, "… (%d bytes)", len(c))
 }
 
-// fileError is err, about a file the user named, prefixed by the command:
-// where the name is longer than clipAt (a path may be 4 KiB) every quote of
-// it is clipped like a usage error's argument, so the reason after it stays
-// in view. errors.Is and As still see err.
-func fileError(cmd, file string, err error) error {
-	msg := err.Error()
-	if len(file) > clipAt {
-		msg = strings.ReplaceAll(msg, file, fmt.Sprint(clipArg(file)))
+// fileError is err, about a file the user named: where the name is longer
+// than clipAt (a path may be 4 KiB) every quote of it is clipped like a
+// usage error's argument, so the reason after it stays in view. errors.Is
+// and As still see err.
+func fileError(file string, err error) error {
+	if len(file) <= clipAt {
+		return err
 	}
-	return &wrappedError{msg: cmd + ": " + msg, err: err}
+	return &wrappedError{msg: strings.ReplaceAll(err.Error(), file, fmt.Sprint(clipArg(file))), err: err}
 }
 
 type wrappedError struct {
@@ -139,7 +138,33 @@ type wrappedError struct {
 func (e *wrappedError) Error() string { return e.msg }
 func (e *wrappedError) Unwrap() error { return e.err }
 
-// exitError carries an exit code whose message, if any, was already shown.
+// commandError is an error that ended a command, with the command: exitCode
+// prints it as "herdr-pi <command>: <message>", the way it prints a usage
+// mistake, so no message names its own command (namedErrors adds it).
+type commandError struct {
+	cmd string // as typed after herdr-pi: "status", "waiting start"
+	err error
+}
+
+func (e *commandError) Error() string { return e.err.Error() }
+func (e *commandError) Unwrap() error { return e.err }
+
+// namedErrors is action with the error it returns, if any, tagged with the
+// command that ran it. newApp gives it to every command at every depth. An
+// error already tagged keeps its tag: help runs the command it shows, and
+// the outer command is the one the person typed.
+func namedErrors(action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		err := action(c)
+		var named *commandError
+		if err == nil || errors.As(err, &named) {
+			return err
+		}
+		return &commandError{cmd: commandName(c), err: err}
+	}
+}
+
+// silentExit carries an exit code whose message, if any, was already shown.
 type silentExit int
 
 func (e silentExit) Error() string { return fmt.Sprintf("exit %d", int(e)) }
@@ -173,6 +198,7 @@ func exitCode(err error, stderr io.Writer) int {
 		start  *pty.StartError
 		usage  *usageError
 		silent silentExit
+		named  *commandError
 	)
 	switch {
 	case errors.As(err, &status):
@@ -195,7 +221,12 @@ func exitCode(err error, stderr io.Writer) int {
 		}
 		tell(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, usage.err, helpOf)
 		return exitUsage
+	case errors.As(err, &named) && named.cmd != "":
+		tell(stderr, "herdr-pi %s: %v\n", named.cmd, err)
+		return exitError
 	}
+	// An error of herdr-pi itself, before or after any command (help
+	// that could not be written).
 	tell(stderr, "herdr-pi: %v\n", err)
 	return exitError
 }

@@ -77,7 +77,7 @@ func TestNotifyShowsHerdrsWordsHarmlessly(t *testing.T) {
 			var out, errb bytes.Buffer
 			env := append([]string{"HOME=" + t.TempDir(), "HERDR_PI_LOG=off"}, s.Env()...)
 			code := Main(context.Background(), []string{"herdr-pi", "notify", "--title", "hi"}, IO{In: strings.NewReader(""), Out: &out, Err: &errb, Env: env})
-			if code != 1 || !strings.HasPrefix(errb.String(), "herdr-pi: notify: not delivered: herdr: ") {
+			if code != 1 || !strings.HasPrefix(errb.String(), "herdr-pi notify: not delivered: herdr: ") {
 				t.Fatalf("exit %d, want 1 and the reason; stderr %q", code, errb.String())
 			}
 			harmless(t, "notify's error", errb.String())

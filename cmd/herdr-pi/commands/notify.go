@@ -141,7 +141,7 @@ func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notify
 	herdrEnv, inHerdr := settings.HerdrEnv(env)
 	choice := notify.Choose(ncfg, inHerdr)
 	if choice.Problem != "" && choice.Route == notify.RouteNone {
-		return fmt.Errorf("notify: not sent: %s", choice.Problem)
+		return fmt.Errorf("not sent: %s", choice.Problem)
 	}
 
 	setup := notify.Setup{Config: ncfg, Getenv: env.Get, InHerdr: inHerdr, TUI: true, HTTP: deps.http}
@@ -152,7 +152,7 @@ func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notify
 	case notify.RouteHerdr:
 		h, err := deps.herdr(herdrEnv)
 		if err != nil {
-			return fmt.Errorf("notify: cannot reach Herdr at %s: %w", herdrEnv.SocketPath, err)
+			return fmt.Errorf("cannot reach Herdr at %s: %w", herdrEnv.SocketPath, err)
 		}
 		setup.Herdr = h
 	case notify.RouteTerminal:
@@ -236,7 +236,7 @@ func notifyOutcome(io IO, status []notify.ChannelStatus) error {
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("notify: not delivered: %s", strings.Join(failed, "; "))
+		return fmt.Errorf("not delivered: %s", strings.Join(failed, "; "))
 	}
 	return nil
 }
@@ -249,7 +249,7 @@ func notifyTerminal(io IO, deps notifyDeps) (io.Writer, func(), error) {
 	}
 	tty, err := deps.openTTY()
 	if err != nil {
-		return nil, nil, fmt.Errorf("notify: no terminal to show it on: stdout is not a terminal and there is no controlling terminal (%v)", err)
+		return nil, nil, fmt.Errorf("no terminal to show it on: stdout is not a terminal and there is no controlling terminal (%v)", err)
 	}
 	return tty, func() { tty.Close() }, nil
 }

@@ -224,7 +224,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	}
 	cfg, cfgErr := f.Config()
 	if cfgErr != nil {
-		tell(io.Err, "herdr-pi: config problems, using defaults:\n  %s\n", strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
+		tell(io.Err, "herdr-pi open: config problems, using defaults:\n  %s\n", strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
 	}
 	place, err := openPlacement(opts, paths, a, h.PaneID, dir)
 	if err != nil {
@@ -264,7 +264,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			tell(io.Err, "herdr-pi open: interrupted\n")
 			return silentExit(exitInterrupted)
 		}
-		return fmt.Errorf("open: %s: %w", a, err)
+		return fmt.Errorf("%s: %w", a, err)
 	}
 	// What open created goes to the ledger once its Pi runs, so
 	// `herdr-pi close <run>` closes it too.
@@ -320,7 +320,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			return interrupted()
 		case err != nil:
 			opened.Close(opener.Herdr)
-			return fmt.Errorf("open: %s: %w", a, err)
+			return fmt.Errorf("%s: %w", a, err)
 		}
 		var failed bool
 		rep.Fork, failed = handoff.ForkOf(ctx, paths.RuntimeBase, h.SocketPath, opened, opts.ForkTimeout, end.Ended)
@@ -335,7 +335,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			if err := recordAroundFailedPane(ledger, a.Run.ID, h.SocketPath, opened.Placed); err != nil {
 				tell(io.Err, "herdr-pi open: %v\n", err)
 			}
-			return fmt.Errorf("open: %s: the command failed in pane %s before Pi opened the fork; "+
+			return fmt.Errorf("%s: the command failed in pane %s before Pi opened the fork; "+
 				"the pane shows why (press Enter there to close it)", a, opened.PaneID)
 		}
 		records = inspectionRecords(ledger, paths.RuntimeBase, a.Run.ID, h.SocketPath, opened.Placed, io.Err)
@@ -365,7 +365,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	}
 	if err != nil {
 		closeOpened()
-		return fmt.Errorf("open: waiting for pane %s: %w", opened.PaneID, err)
+		return fmt.Errorf("waiting for pane %s: %w", opened.PaneID, err)
 	}
 	// The pane is gone; a workspace open created for it may hold more.
 	forget(false)
@@ -437,13 +437,11 @@ func inspectionRecords(ledger handoff.Ledger, runtimeBase, run, socket string, p
 	return out
 }
 
-// openError adds the command's name to a store error and makes a
-// malformed selector a usage error.
 // notInHerdrError: open runs outside a Herdr pane.
 type notInHerdrError struct{ missing []string }
 
 func (e *notInHerdrError) Error() string {
-	return fmt.Sprintf("open: not inside a Herdr pane (missing %s); run it in a Herdr pane", strings.Join(e.missing, ", "))
+	return fmt.Sprintf("not inside a Herdr pane (missing %s); run it in a Herdr pane", strings.Join(e.missing, ", "))
 }
 
 // openFailure is what `open --json` prints when it fails: one object in
@@ -530,12 +528,13 @@ func openErrorCode(err error) string {
 	return "failed"
 }
 
+// openError makes a malformed selector a usage error.
 func openError(err error) error {
 	var sel *store.SelectorError
 	if errors.As(err, &sel) {
 		return usagef("open", "%v", err)
 	}
-	return fmt.Errorf("open: %w", err)
+	return err
 }
 
 // openPlacement decides where the pane goes: the flag, else the engine's
@@ -553,7 +552,7 @@ func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, ca
 		file := settings.WorkflowSettingsFile(paths.PiAgentDir)
 		w, err := settings.LoadWorkflows(file)
 		if err != nil {
-			return p, fmt.Errorf("open: the workflow settings: %w", err)
+			return p, fmt.Errorf("the workflow settings: %w", err)
 		}
 		p.Mode = handoff.ModeSplit
 		if w.FullyInspectable {
@@ -593,13 +592,13 @@ func lockRunWorkspace(ctx context.Context, ledger handoff.Ledger, place *handoff
 func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, dir string) (handoff.Opener, error) {
 	self, err := f.Executable()
 	if err != nil {
-		return handoff.Opener{}, fmt.Errorf("open: cannot find herdr-pi's own executable: %w", err)
+		return handoff.Opener{}, fmt.Errorf("cannot find herdr-pi's own executable: %w", err)
 	}
 	pi = append([]string(nil), pi...)
 	if !strings.Contains(pi[0], "/") {
 		p, ok := pty.LookPath(pi[0], env.Get("PATH"))
 		if !ok {
-			return handoff.Opener{}, fmt.Errorf("open: %q is not on your PATH; install Pi or set [open] pi in config.toml", pi[0])
+			return handoff.Opener{}, fmt.Errorf("%q is not on your PATH; install Pi or set [open] pi in config.toml", pi[0])
 		}
 		pi[0] = p
 	} else {
@@ -610,7 +609,7 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, 
 			pi[0] = filepath.Join(dir, pi[0])
 		}
 		if _, err := pty.Resolve(pi[0], nil); err != nil {
-			return handoff.Opener{}, fmt.Errorf("open: [open] pi in %s: %v; set it to Pi's path, or to \"pi\" for the one on your PATH",
+			return handoff.Opener{}, fmt.Errorf("[open] pi in %s: %v; set it to Pi's path, or to \"pi\" for the one on your PATH",
 				f.Paths().ConfigFile, err)
 		}
 	}
@@ -628,7 +627,7 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, 
 	files := filepath.Join(f.Paths().RuntimeBase, "open")
 	for _, d := range []string{f.Paths().RuntimeBase, files} {
 		if err := control.EnsurePrivateDir(d); err != nil {
-			return handoff.Opener{}, fmt.Errorf("open: the private directory for command files: %w", err)
+			return handoff.Opener{}, fmt.Errorf("the private directory for command files: %w", err)
 		}
 	}
 	return handoff.Opener{Herdr: client, Self: self, Pi: pi, PiEnv: piEnv, FileDir: files}, nil

@@ -55,11 +55,11 @@ func openPick(ctx context.Context, f *Factory, st *store.Store) (run, attempt st
 		return "", "", openError(err)
 	}
 	if len(listing.Runs) == 0 {
-		return "", "", fmt.Errorf("open: nothing to open: no workflow runs under %s yet", listing.Paths.Pretty(listing.Store))
+		return "", "", fmt.Errorf("nothing to open: no workflow runs under %s yet", listing.Paths.Pretty(listing.Store))
 	}
 	groups, picks := pickerGroups(listing)
 	if len(picks) == 0 {
-		return "", "", fmt.Errorf("open: no attempt can be opened yet; herdr-pi open --list shows why")
+		return "", "", fmt.Errorf("no attempt can be opened yet; herdr-pi open --list shows why")
 	}
 	choice, err := picker.Run(ctx, picker.Options{
 		In: f.IO.In, Out: f.IO.Out, Env: f.IO.Env, Color: f.IO.color(), Groups: groups,
@@ -70,7 +70,7 @@ func openPick(ctx context.Context, f *Factory, st *store.Store) (run, attempt st
 		return "", "", silentExit(exitInterrupted)
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("open: %w", err)
+		return "", "", err
 	}
 	p := picks[choice]
 	return p.run, p.selector, nil

@@ -40,16 +40,16 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	paths := f.Paths()
 	opts.live = true
 	if a.Record.Session == nil || a.Record.Session.SessionID == "" {
-		return fmt.Errorf("open: %s is live but the store names no session for it yet; try again in a moment, or add --inspect", a)
+		return fmt.Errorf("%s is live but the store names no session for it yet; try again in a moment, or add --inspect", a)
 	}
 	ep, err := handoff.OwnerWrapper(paths.RuntimeBase, lease.PID)
 	if errors.Is(err, handoff.ErrNotWrapped) {
-		return fmt.Errorf("open: %s is live in its owner Pi (pid %d), which does not run under herdr-pi wrap, so nothing can ask "+
+		return fmt.Errorf("%s is live in its owner Pi (pid %d), which does not run under herdr-pi wrap, so nothing can ask "+
 			"it to hand the attempt over; start the owner with 'herdr-pi wrap pi' (its /workflow menu then offers the handoff too), "+
 			"or add --inspect to open a read-only fork of what is there so far", a, lease.PID)
 	}
 	if err != nil {
-		return fmt.Errorf("open: %s: %w; add --inspect to open a read-only fork of what is there so far", a, err)
+		return fmt.Errorf("%s: %w; add --inspect to open a read-only fork of what is there so far", a, err)
 	}
 	ask := control.HandoffAsk{RunID: a.Run.ID, SessionID: a.Record.Session.SessionID, OwnerPID: lease.PID,
 		Hold: opts.Hold, Place: opts.Place, Label: fmt.Sprintf("herdr-pi open (pid %d)", os.Getpid())}
@@ -63,7 +63,7 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	c, err := control.Dial(dctx, ep.Socket, ep.Token)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("open: cannot reach the herdr-pi wrap (pid %d) of %s's owner at %s: %v; add --inspect to open a read-only fork instead", ep.PID, a, ep.Socket, err)
+		return fmt.Errorf("cannot reach the herdr-pi wrap (pid %d) of %s's owner at %s: %v; add --inspect to open a read-only fork instead", ep.PID, a, ep.Socket, err)
 	}
 	defer c.Close()
 
@@ -97,7 +97,7 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	final, err := c.Handoff(hctx, ask, follow)
 	if err != nil {
 		if writeErr != nil {
-			return fmt.Errorf("open: %s: its lines could not be written (%w), so open gave the handoff up, and the wrapper "+
+			return fmt.Errorf("%s: its lines could not be written (%w), so open gave the handoff up, and the wrapper "+
 				"did not confirm it gave the attempt back: %v", a, writeErr, err)
 		}
 		if sctx.Err() != nil && ctx.Err() == nil {
@@ -107,16 +107,16 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		if wrapperDied(ep) {
 			return ownerWrapperDied(a, ep.PID, pane, err)
 		}
-		return fmt.Errorf("open: %s: %w", a, err)
+		return fmt.Errorf("%s: %w", a, err)
 	}
 	gaveUp := writeErr != nil
 	follow(final)
 	switch {
 	case gaveUp:
-		return fmt.Errorf("open: %s: its lines could not be written (%w), so nobody could follow the handoff: "+
+		return fmt.Errorf("%s: its lines could not be written (%w), so nobody could follow the handoff: "+
 			"open gave it up, and the wrapper gave the attempt back to its owner (%s)", a, writeErr, final)
 	case writeErr != nil:
-		return fmt.Errorf("open: %s: its last line (%s) could not be written: %w", a, liveWords(a, final), writeErr)
+		return fmt.Errorf("%s: its last line (%s) could not be written: %w", a, liveWords(a, final), writeErr)
 	}
 	if sctx.Err() != nil {
 		tell(io.Err, "herdr-pi open: interrupted; the pane is closed and the attempt is back with its owner\n")
@@ -173,6 +173,6 @@ func ownerWrapperDied(a *store.Attempt, pid int, pane string, err error) error {
 		where = fmt.Sprintf("pane %s still runs the attempt's Pi, which nothing follows or closes now, "+
 			"and the owner Pi does not take the attempt back while that Pi may write its session", pane)
 	}
-	return fmt.Errorf("open: %s: the owner's herdr-pi wrap (pid %d) died during the handoff (%v); %s; run 'herdr-pi close %s' "+
+	return fmt.Errorf("%s: the owner's herdr-pi wrap (pid %d) died during the handoff (%v); %s; run 'herdr-pi close %s' "+
 		"(it also removes what the dead wrapper left)", a, pid, err, where, a.Run.Short())
 }

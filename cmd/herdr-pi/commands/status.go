@@ -69,7 +69,7 @@ func statusRun(ctx context.Context, f *Factory, opts *statusOptions) error {
 	st, err := askStatus(ctx, f)
 	if err != nil {
 		if !opts.JSON {
-			return fmt.Errorf("status: %w", err)
+			return err
 		}
 		// No wrapper answered: the same format tag and an error object
 		// instead of the state, so a script reading stdout always gets

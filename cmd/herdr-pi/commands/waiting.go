@@ -109,13 +109,13 @@ func waitingRun(ctx context.Context, f *Factory, opts *waitingOptions) error {
 	defer cancel()
 	c, err := dialWrapper(ctx, f)
 	if err != nil {
-		return fmt.Errorf("waiting %s: %w", opts.Action, err)
+		return err
 	}
 	defer c.Close()
 	if err := c.Wait(ctx, w); err != nil {
 		// The wrapper's reason starts "waiting: " for its own log and
 		// for other clients; here the line names the command already.
-		return fmt.Errorf("waiting %s %s: the wrapper refused: %s", opts.Action, w.Key(), strings.TrimPrefix(err.Error(), "waiting: "))
+		return fmt.Errorf("the wrapper refused %s: %s", w.Key(), strings.TrimPrefix(err.Error(), "waiting: "))
 	}
 	return nil
 }

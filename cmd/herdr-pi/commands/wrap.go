@@ -109,7 +109,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	stdin, okIn := file(io.In)
 	stdout, okOut := file(io.Out)
 	if !okIn || !okOut {
-		return fmt.Errorf("wrap: stdin and stdout %w (a terminal, pipe or file)", errNoFile)
+		return fmt.Errorf("stdin and stdout %w (a terminal, pipe or file)", errNoFile)
 	}
 	term := pty.Options{Env: io.Env, Dir: io.Dir, Stdin: stdin, Stdout: stdout, Logf: log.Printf}
 	if f, ok := file(io.Err); ok {

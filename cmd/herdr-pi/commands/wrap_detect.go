@@ -16,7 +16,7 @@ import (
 // instead.
 func pickManifest(io IO, paths settings.Paths, cfg settings.Config, opts *wrapOptions, log *logger) (*detect.Manifest, string) {
 	set, problems := detect.Load(paths.ManifestDir)
-	tellManifestProblems(io.Err, problems)
+	tellManifestProblems(io.Err, "herdr-pi", problems)
 	for _, p := range problems {
 		log.Printf("manifest: %v", p)
 	}
@@ -32,8 +32,10 @@ func pickManifest(io IO, paths settings.Paths, cfg settings.Config, opts *wrapOp
 }
 
 // tellManifestProblems says every manifest problem on stderr under one
-// header, each indented below it, as config problems are said.
-func tellManifestProblems(w io.Writer, problems []error) {
+// header, each indented below it, as config problems are said. who starts
+// the header: "herdr-pi" among the agent's output in wrap's pane, the
+// command's name where a command says it before its own result.
+func tellManifestProblems(w io.Writer, who string, problems []error) {
 	if len(problems) == 0 {
 		return
 	}
@@ -41,7 +43,7 @@ func tellManifestProblems(w io.Writer, problems []error) {
 	for _, p := range problems {
 		list.WriteString("\n  " + strings.ReplaceAll(p.Error(), "\n", "\n  "))
 	}
-	tell(w, "herdr-pi: manifest problems, using the built-in manifest:%s\n", list.String())
+	tell(w, "%s: manifest problems, using the built-in manifest:%s\n", who, list.String())
 }
 
 // startDetection starts watching the run. Every state event goes to the

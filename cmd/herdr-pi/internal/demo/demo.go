@@ -74,7 +74,7 @@ const Format = "herdr-pi.demo/1"
 // ErrInterrupted is what Run's error is (errors.Is) when a signal stopped
 // the demo: Ctrl-C, kill, the terminal closing. q is a way to end it and
 // not an error.
-var ErrInterrupted = errors.New("demo: interrupted")
+var ErrInterrupted = errors.New("interrupted")
 
 // Interrupted is Run's error when a signal stopped the demo: the command
 // exits 128+Signal, as a program that signal ended would.
@@ -94,7 +94,7 @@ func Run(ctx context.Context, o Options) error {
 		if os.Getenv("TMPDIR") != "" {
 			where = "TMPDIR=" + where
 		}
-		return fmt.Errorf("demo: cannot make its temporary directory in %s: %w; point TMPDIR at a writable directory", where, err)
+		return fmt.Errorf("cannot make its temporary directory in %s: %w; point TMPDIR at a writable directory", where, err)
 	}
 	defer os.RemoveAll(root)
 	project := filepath.Join(root, "demo-project")
@@ -108,7 +108,7 @@ func Run(ctx context.Context, o Options) error {
 	tl := &timeline{start: time.Now()}
 	herdr, err := startHerdrStandIn(func(m string, p json.RawMessage) { tl.add(herdrEvent(m, p)) })
 	if err != nil {
-		return fmt.Errorf("demo: Herdr stand-in: %w", err)
+		return fmt.Errorf("Herdr stand-in: %w", err)
 	}
 	defer herdr.close()
 
@@ -149,7 +149,7 @@ func Run(ctx context.Context, o Options) error {
 	wrap.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	if err := wrap.Start(); err != nil {
 		slave.Close()
-		return fmt.Errorf("demo: cannot start %s: %w", strings.Join(o.Wrap, " "), err)
+		return fmt.Errorf("cannot start %s: %w", strings.Join(o.Wrap, " "), err)
 	}
 	slave.Close()
 	wrapDone := make(chan error, 1)
@@ -248,15 +248,15 @@ loop:
 	}
 	switch {
 	case out.Err != nil:
-		return fmt.Errorf("demo: cannot write what it shows: %w", out.Err)
+		return fmt.Errorf("cannot write what it shows: %w", out.Err)
 	case timedOut:
-		return fmt.Errorf("demo: the scripted agent did not finish within %v", timeout)
+		return fmt.Errorf("the scripted agent did not finish within %v", timeout)
 	case interrupted != nil:
 		return &Interrupted{Signal: interrupted.(syscall.Signal)}
 	case wrapErr != nil && !stopped:
-		return fmt.Errorf("demo: the wrapped agent failed: %w", wrapErr)
+		return fmt.Errorf("the wrapped agent failed: %w", wrapErr)
 	case herdr.failure() != nil:
-		return fmt.Errorf("demo: a herdr-pi bug (report it at https://github.com/herdr-pi/herdr-pi/issues): %w", herdr.failure())
+		return fmt.Errorf("a herdr-pi bug (report it at https://github.com/herdr-pi/herdr-pi/issues): %w", herdr.failure())
 	}
 	return nil
 }
