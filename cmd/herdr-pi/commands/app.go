@@ -180,6 +180,9 @@ func newApp(f *Factory) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, isSub bool) error {
 			name := commandName(c)
+			if again := repeatedFlag(c); again != nil {
+				err = again // Go's flag package's string of it, as it is
+			}
 			return usageFailedJSON(c, name, flagUsageError(name, err))
 		},
 		Action: func(c *cli.Context) error {
@@ -217,11 +220,13 @@ func newApp(f *Factory) *cli.App {
 				c.BashComplete = completer(c, nil)
 			}
 			// A switch is off unless given: "(default: false)" after
-			// each one is noise. Other flags keep their default.
-			for _, fl := range c.Flags {
+			// each one is noise. Other flags keep their default, and
+			// take one value (flag_once.go).
+			for i, fl := range c.Flags {
 				if b, ok := fl.(*cli.BoolFlag); ok {
 					b.DisableDefaultText = true
 				}
+				c.Flags[i] = singleValued(fl)
 			}
 			setup(c.Subcommands)
 		}

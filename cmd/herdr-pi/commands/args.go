@@ -66,6 +66,10 @@ func interleavedArgs(c *cli.Context, cmd string) ([]string, error) {
 			}
 		}
 		if err := c.Set(name, value); err != nil {
+			var again *repeatedFlagError
+			if errors.As(err, &again) {
+				return nil, &usageError{cmd: cmd, err: again}
+			}
 			return nil, usagef(cmd, "%s: %v", a, err)
 		}
 	}
