@@ -1038,6 +1038,13 @@ const programStatusKey = "program-status"
 // because the probe reports Pi's dialogs itself (ui_prompt) and one dialog
 // must not open two reasons that race to name it; clear forgets the
 // channel. Unknown states (a later revision of the protocol) are ignored.
+//
+// While the probe is away the channel also tracks runs, as the probe's
+// AgentStart and AgentSettled do: working that is not a compaction begins
+// one, and the report that ends it — done, error or idle — is told as an
+// EventRunFinished (Completed, Errored with Pi's first line of the error,
+// Aborted) when the run's idle is committed after the debounce, so a reply
+// that asks for input is blocked by then and told as blocked.
 func (m *Machine) ProgramStatus(p ProgramStatus) {
 	m.update("program-status:"+p.State, func(now time.Time) {
 		switch p.State {
