@@ -158,6 +158,9 @@ func ChooseAgent(flag, configured string, argv []string, set *detect.Set) string
 func Describe(e state.Event) string {
 	switch e.Kind {
 	case state.EventRunFinished:
+		if e.Cause != "" { // told by Pi's status channel, which gives no stop reason
+			return fmt.Sprintf("run finished: %s (%s, %v)", e.Outcome, e.Cause, e.Duration.Round(time.Millisecond))
+		}
 		return fmt.Sprintf("run finished: %s (stop reason %q, %v)", e.Outcome, e.StopReason, e.Duration.Round(time.Millisecond))
 	case state.EventOpened, state.EventClosed, state.EventAsked:
 		return fmt.Sprintf("%s %s (%s)", e.Kind, e.Reason.Key, e.Reason.Kind)

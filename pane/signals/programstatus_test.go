@@ -3,6 +3,7 @@ package signals
 import (
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/pane/session"
@@ -42,4 +43,40 @@ func TestProgramStatusAsksForTheSessionFile(t *testing.T) {
 	// Pi's dialog told the person; clear (Pi stopped) leaves the screen to
 	// decide, which has seen nothing yet: idle.
 	r.expect(t, "idle working blocked(waiting for input) working idle", "input-needed")
+}
+
+// Without the probe, what the person hears of a run's end comes from Pi's
+// status channel, wired as wrap wires it: a run that ends done is
+// "finished", one that ends in an error is "failed" and names it. A reply
+// that asks for input also reads done on the channel; the session file
+// opens its sentinel within the debounce the run's idle is held, and the
+// person hears only that Pi needs input.
+func TestNoProbeRunEndsAreTold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig()
+		defer r.m.Stop()
+		r.s.ProgramStatus(state.ProgramStatus{State: "idle", App: "pi"})
+		r.s.ProgramStatus(state.ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		r.s.ProgramStatus(state.ProgramStatus{State: "done", App: "pi"})
+		time.Sleep(time.Second)
+		r.expect(t, "idle working idle", "finished")
+
+		r.s.ProgramStatus(state.ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		r.s.ProgramStatus(state.ProgramStatus{State: "error", App: "pi", Message: "429 Too Many Requests"})
+		time.Sleep(time.Second)
+		r.expect(t, "idle working idle working idle", "finished,failed[429 Too Many Requests]")
+
+		r.s.ProgramStatus(state.ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		r.s.ProgramStatus(state.ProgramStatus{State: "done", App: "pi"})
+		time.Sleep(100 * time.Millisecond)
+		r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a1"})
+		time.Sleep(time.Second)
+		r.expect(t, "idle working idle working idle working blocked(input needed)", "finished,failed[429 Too Many Requests],input-needed")
+		if len(r.runs) != 3 {
+			t.Fatalf("runs %v: the machine did not tell the third run's end", r.runs)
+		}
+	})
 }

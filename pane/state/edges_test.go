@@ -119,7 +119,8 @@ func TestSessionStartForgetsTheWork(t *testing.T) {
 }
 
 // A run's end on the status channel waits one debounce from the first end
-// report; a second end report (done, then idle) does not push it later.
+// report; a second end report (done, then idle) does not push it later,
+// nor change how the run ended.
 func TestProgramStatusRunEndHoldIsNotExtended(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, r := newMachine(300*time.Millisecond, 0)
@@ -130,7 +131,7 @@ func TestProgramStatusRunEndHoldIsNotExtended(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		m.ProgramStatus(ProgramStatus{State: "idle"})
 		time.Sleep(time.Second)
-		expect(t, r, "working@0 idle@400")
+		expect(t, r, "working@0 idle@400 run:completed@400")
 	})
 }
 

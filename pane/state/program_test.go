@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -41,7 +42,7 @@ func TestProgramStatusDecidesWithoutProbe(t *testing.T) {
 		time.Sleep(time.Second)
 		m.ProgramStatus(ProgramStatus{State: "idle"}) // cancelled
 		time.Sleep(time.Second)
-		expect(t, r, "idle@0 working@0 idle@2300 working@4000 idle@5400")
+		expect(t, r, "idle@0 working@0 idle@2300 run:completed@2300 working@4000 idle@5400 run:aborted@5400")
 		want := []string{"idle<-program-status:idle", "working<-program-status:working", "idle<-program-status:done",
 			"working<-program-status:working", "idle<-program-status:idle"}
 		if got := r.causes(); !slices.Equal(got, want) {
@@ -74,7 +75,7 @@ func TestProgramStatusBlocked(t *testing.T) {
 		time.Sleep(time.Second)
 		m.ProgramStatus(ProgramStatus{State: "blocked"})
 		m.ProgramStatus(ProgramStatus{State: "idle"})
-		expect(t, r, "working@0 blocked@0(waiting for your permission) working@0 idle@300 blocked@1000(waiting for input) idle@1000")
+		expect(t, r, "working@0 blocked@0(waiting for your permission) working@0 idle@300 run:completed@300 blocked@1000(waiting for input) idle@1000")
 		if got, want := r.reasons(), "+program-status ?program-status -program-status +program-status -program-status"; got != want {
 			t.Fatalf("reasons %q, want %q", got, want)
 		}
@@ -102,7 +103,7 @@ func TestProgramStatusRunEndWaitsForTheSessionFile(t *testing.T) {
 		}
 		m.Close("sentinel") // answered: the file has the person's message
 		m.ProgramStatus(ProgramStatus{State: "working"})
-		expect(t, r, "working@0 blocked@250(input needed) idle@1250 working@1250")
+		expect(t, r, "working@0 blocked@250(input needed) run:completed@300 idle@1250 working@1250")
 	})
 }
 
@@ -229,9 +230,144 @@ func TestProgramStatusClearedOverALaggingScreen(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		m.Screen(Verdict{State: Idle}) // the screen catches up
 		time.Sleep(time.Second)
-		expect(t, r, "working@0 idle@1300")
+		expect(t, r, "working@0 idle@1300 run:completed@1300")
 		if s := m.Snapshot(); s.State != Idle || s.ActivitySource != "screen" {
 			t.Fatalf("after clear: %+v", s)
+		}
+	})
+}
+
+// runs lists the run-finished events as "outcome:duration-ms[error]".
+func (r *recorder) runs() []string {
+	var out []string
+	for _, e := range r.list() {
+		if e.Kind == EventRunFinished {
+			s := fmt.Sprintf("%s:%d", e.Outcome, e.Duration.Milliseconds())
+			if e.Error != "" {
+				s += "[" + e.Error + "]"
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Without the probe, Pi's status channel tells a run's end: done is a run
+// that completed, error one that failed (with Pi's first line of the error),
+// idle one the person cancelled. The run-finished event comes when the
+// run's idle is committed, after the debounce, and says how long the run
+// took up to Pi's report. A compaction outside a run (Pi reports it as
+// working with "Compacting context") is no run.
+func TestProgramStatusTellsRunEndsWithoutProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProgramStatus(ProgramStatus{State: "idle", App: "pi"})
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi", Message: "my session"})
+		time.Sleep(2 * time.Second)
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi", Message: "my session"})
+		time.Sleep(700 * time.Millisecond)
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "error", App: "pi", Message: "429 Too Many Requests"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(500 * time.Millisecond)
+		m.ProgramStatus(ProgramStatus{State: "idle", App: "pi"}) // Escape
+		time.Sleep(time.Second)
+		// /compact: working, then done, outside any run.
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi", Message: "Compacting context"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 working@0 idle@2300 run:completed@2300 working@2700 idle@4000 run:error@4000 "+
+			"working@4700 idle@5500 run:aborted@5500 working@6200 idle@7500")
+		if got, want := r.runs(), []string{"completed:2000", "error:1000[429 Too Many Requests]", "aborted:500"}; !slices.Equal(got, want) {
+			t.Fatalf("runs\n got %q\nwant %q", got, want)
+		}
+	})
+}
+
+// A run that Pi compacts inside (a context overflow) is one run, from its
+// start to its end.
+func TestProgramStatusCompactionInsideARun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi", Message: "Compacting context"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		time.Sleep(time.Second)
+		expect(t, r, "working@0 idle@3300 run:completed@3300")
+		if got, want := r.runs(), []string{"completed:3000"}; !slices.Equal(got, want) {
+			t.Fatalf("runs %q, want %q", got, want)
+		}
+	})
+}
+
+// With the probe connected it alone tells runs: the channel's reports of
+// the same run add none. A probe that connects while the channel reports a
+// run under way takes it over: one run-finished, the probe's.
+func TestProgramStatusLeavesRunsToTheProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.AgentEnd("stop", "")
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		m.AgentSettled()
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 working@0 idle@1000 run:completed@1000")
+
+		// The probe leaves; a run begins on the channel; the probe comes
+		// back mid-run (a resync) and tells its end.
+		m.ProbeConnected(false)
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProbeConnected(true)
+		m.SessionRepeatedMidRun()
+		m.AgentStart()
+		time.Sleep(time.Second)
+		m.AgentEnd("stop", "")
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		m.AgentSettled()
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 working@0 idle@1000 run:completed@1000 working@2000 idle@4000 run:completed@4000")
+	})
+}
+
+// A run whose reports may have been lost (output dropped) is not told: the
+// channel's word on it is in doubt. The next run counts from its own start.
+// A run that ends as Pi stops reporting (clear within the debounce) is not
+// told either: its idle never counts.
+func TestProgramStatusForgetsRunsItLostTrackOf(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProgramStatusLost()
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		m.ProgramStatus(ProgramStatus{State: "clear", App: "pi"})
+		time.Sleep(time.Second)
+		if got, want := r.runs(), []string{"completed:1000"}; !slices.Equal(got, want) {
+			t.Fatalf("runs %q, want %q (events %s)", got, want, r.summary())
 		}
 	})
 }

@@ -162,7 +162,9 @@ type Event struct {
 	// or the reason an EventOpened or EventClosed is about.
 	Reason *Reason `json:"reason,omitempty"`
 	// Cause names the signal that decided it, e.g. "screen:busy_row",
-	// "probe:agent_start", "open:wait:hook:1".
+	// "probe:agent_start", "open:wait:hook:1"; for a run finished, the
+	// status channel's report that ended it ("program-status:done") when
+	// the channel told it, "" when the probe did.
 	Cause string `json:"cause,omitempty"`
 
 	// Run finished.
@@ -305,6 +307,15 @@ type Machine struct {
 	programActivity State
 	program         ProgramStatus
 	programIdleAt   time.Time
+	// The channel's run tracker, while the probe is away (the probe's own
+	// tracks runs otherwise): programRun is a run the channel reported
+	// beginning (working that is not a compaction) at programRunStart and
+	// not yet over; programEnd, the report that ended it (done, error or
+	// idle) at programEndAt, told once its idle is committed.
+	programRun      bool
+	programRunStart time.Time
+	programEnd      ProgramStatus
+	programEndAt    time.Time
 
 	// worked: the agent was seen working since the session started (or
 	// since New); a sentinel found before that is history, not news.
@@ -829,6 +840,10 @@ func (m *Machine) ProbeConnected(on bool) {
 				m.probeActivity = Working
 			}
 			m.quit = false // a new agent process
+			// The probe tells runs from now on, the one under way too
+			// (it repeats its agent_start on a reconnect mid-run): the
+			// channel's tracker must not tell it a second time.
+			m.forgetProgramRunLocked()
 		}
 		m.compacting = false
 		if !on {
@@ -1023,6 +1038,13 @@ const programStatusKey = "program-status"
 // because the probe reports Pi's dialogs itself (ui_prompt) and one dialog
 // must not open two reasons that race to name it; clear forgets the
 // channel. Unknown states (a later revision of the protocol) are ignored.
+//
+// While the probe is away the channel also tracks runs, as the probe's
+// AgentStart and AgentSettled do: working that is not a compaction begins
+// one, and the report that ends it — done, error or idle — is told as an
+// EventRunFinished (Completed, Errored with Pi's first line of the error,
+// Aborted) when the run's idle is committed after the debounce, so a reply
+// that asks for input is blocked by then and told as blocked.
 func (m *Machine) ProgramStatus(p ProgramStatus) {
 	m.update("program-status:"+p.State, func(now time.Time) {
 		switch p.State {
@@ -1031,7 +1053,16 @@ func (m *Machine) ProgramStatus(p ProgramStatus) {
 			m.programIdleAt = time.Time{}
 			m.worked = true
 			m.closeLocked(programStatusKey)
+			// Working again before the last run's end was committed:
+			// that run goes on.
+			m.programEnd = ProgramStatus{}
+			if !m.probe && !m.programRun && p.Message != compactingMessage {
+				m.programRun, m.programRunStart = true, now
+			}
 		case "done", "error", "idle":
+			if m.programRun && m.programEnd.State == "" {
+				m.programEnd, m.programEndAt = p, now
+			}
 			if m.programActivity == Working {
 				// A run ended. Its reply is in the session file already
 				// (Pi writes it before it settles), but the file is read
@@ -1124,6 +1155,7 @@ func (m *Machine) askLocked(now time.Time, key, q string) {
 func (m *Machine) forgetProgramLocked() {
 	m.programActivity = Unknown
 	m.programIdleAt = time.Time{}
+	m.forgetProgramRunLocked()
 	m.program = ProgramStatus{}
 	m.closeLocked(programStatusKey)
 }
@@ -1139,7 +1171,56 @@ func (m *Machine) settleProgram(now time.Time) time.Time {
 	}
 	m.programActivity = Idle
 	m.programIdleAt = time.Time{}
+	if m.programRun && m.programEnd.State != "" {
+		// The run's end is told now, when its idle counts, not at Pi's
+		// report: a reply that asks for input (the sentinel, read off the
+		// session file meanwhile) made the pane blocked first, and a run
+		// that ends waiting for the person is told as blocked.
+		end := m.programEnd
+		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: programOutcome(end.State),
+			Error: programError(end), Cause: "program-status:" + end.State, Duration: m.programEndAt.Sub(m.programRunStart)})
+		m.forgetProgramRunLocked()
+	}
 	return time.Time{}
+}
+
+// compactingMessage is the text Pi's status channel gives the working it
+// reports while it compacts the session's context (Pi 1.6.0's
+// program-status-reporter.js); a run's working carries the session's name,
+// if any. A compaction outside a run — /compact, or the one Pi makes before
+// a prompt when the context is over its threshold — is no run: its end is
+// not told.
+const compactingMessage = "Compacting context"
+
+// forgetProgramRunLocked ends the channel's run tracker: no run, nothing
+// pending to tell.
+func (m *Machine) forgetProgramRunLocked() {
+	m.programRun = false
+	m.programEnd = ProgramStatus{}
+}
+
+// programOutcome is how a run ended, by the channel's report of its end:
+// done completed; error failed (Pi reports it for an error that was not
+// retried, and also for a retry cancelled on its countdown, which the
+// channel cannot tell apart); idle, which Pi reports after a cancelled run,
+// was aborted.
+func programOutcome(state string) Outcome {
+	switch state {
+	case "error":
+		return Errored
+	case "idle":
+		return Aborted
+	}
+	return Completed
+}
+
+// programError is what went wrong with a run the channel reports failed:
+// the first line of Pi's error.
+func programError(p ProgramStatus) string {
+	if p.State != "error" {
+		return ""
+	}
+	return p.Message
 }
 
 // programStatusLabel is the blocked message for what the agent waits for;

@@ -575,7 +575,7 @@ func TestAnsweredClosesWhenTheAgentWorks(t *testing.T) {
 		{"probe", probe, probeStart, probeEnd, true,
 			"idle@0 working@0 blocked@1000(input needed) run:completed@1000 working@2050 idle@3050 run:completed@3050"},
 		{"program status", nil, programStart, programEnd, true,
-			"working@0 blocked@1000(input needed) working@2050 idle@3350"},
+			"working@0 blocked@1000(input needed) run:completed@1300 working@2050 idle@3350 run:completed@3350"},
 		{"screen", nil, screenStart, screenEnd, true,
 			"working@300 blocked@1000(input needed) working@2350 idle@3350"},
 		{"nothing", nil, screenStart, screenEnd, false,

@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/pane/session"
+)
+
+// A real Pi 1.6.0 without the probe (`wrap --no-probe`, as behind a
+// launcher herdr-pi cannot inject into), reporting on its status channel
+// (PI_PROGRAM_STATUS=1): how its runs end reaches the person, as
+// pi-terminal-notifications tells it from inside Pi (seed 003: "a desktop
+// notification when Pi settles or needs input").
+
+// everyRun is the environment entry of a config that tells every finished
+// run (finished_after = "0s"; the default tells runs of 20 s or more).
+func everyRun(t *testing.T) string {
+	t.Helper()
+	config := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(config, []byte("[notify]\nfinished_after = \"0s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return "HERDR_PI_CONFIG=" + config
+}
+
+// awaitToasts waits for n toasts at the fake Herdr and returns them.
+func awaitToasts(t *testing.T, h *herdrtest.Server, what string, n int) []herdrtest.NotificationCall {
+	t.Helper()
+	h.WaitFor(t, time.Minute, what, func() bool { return len(h.Notifications()) >= n })
+	return h.Notifications()
+}
+
+// A run that ends done is "finished"; one the model refuses (a 400, which
+// Pi does not retry) is "stopped with an error", naming the refusal.
+func TestWrapNoProbeRunEndToasts(t *testing.T) {
+	const refusal = "the model refuses this request"
+	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+		if strings.Contains(req.LastUser(), "REFUSE") {
+			return fakellm.Reply{Status: 400, Text: refusal}
+		}
+		return fakellm.Reply{Text: "Hello! Nothing to do here, all is well today.", WordDelay: 50 * time.Millisecond}
+	}, true)
+	r.extra = append(r.extra, everyRun(t))
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(t, trace))
+		}
+	})
+	tm.Type(t, "hello")
+	r.submitted(tm)
+	if n := awaitToasts(t, r.herdr, "the finished run's toast", 1); n[0].Title != "Pi finished" {
+		t.Fatalf("notifications %+v, want \"Pi finished\"", n)
+	}
+	tm.Type(t, "REFUSE please")
+	n := awaitToasts(t, r.herdr, "the refused run's toast", 2)
+	if n[1].Title != "Pi stopped with an error" || !strings.Contains(n[1].Body, refusal) {
+		t.Fatalf("notifications %+v, want the second to be \"Pi stopped with an error\" naming %q", n, refusal)
+	}
+	quit(t, tm) // wrap drains its queued toasts before it exits
+	if n := r.herdr.Notifications(); len(n) != 2 {
+		t.Fatalf("notifications %+v, want one per run", n)
+	}
+	r.noGuidance()
+}
+
+// A reply that ends with the sentinel reads "done" on Pi's channel too; it
+// is told as the question it is, never as a finished run.
+func TestWrapNoProbeQuestionIsToldAsBlockedOnly(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker, WordDelay: 50 * time.Millisecond}), true)
+	r.extra = append(r.extra, everyRun(t))
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
+	tm.Type(t, "which file?")
+	r.submitted(tm)
+	r.waitTraced(trace, "the question", "unknown", "idle", "working", "blocked(input needed)")
+	// The run's end is told when its idle counts, a debounce after Pi's
+	// done, under the question: wait for it before looking at the toasts.
+	for deadline := time.Now().Add(time.Minute); !tracedRunEnd(t, trace, "program-status:done"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no run_finished (program-status:done) in the trace; transitions %q", transitionCauses(t, trace))
+		}
+	}
+	quit(t, tm) // wrap drains its queued toasts before it exits
+	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title != "Pi needs your input" {
+		t.Fatalf("notifications %+v, want only the question's", n)
+	}
+}
+
+// tracedRunEnd says whether the trace has a run_finished of cause.
+func tracedRunEnd(t *testing.T, trace, cause string) bool {
+	t.Helper()
+	for _, e := range readTrace(t, trace) {
+		if e.Kind == "run_finished" && e.Cause == cause {
+			return true
+		}
+	}
+	return false
+}
+
+// /compact is no run: Pi reports it as working ("Compacting context") and
+// then done, outside any run, and nothing is told of its end. Three runs
+// first, each told, to give Pi something to compact (a small budget of
+// recent tokens); the summary's reply is held until the pane was seen
+// working, so the order is the test, not the timing.
+func TestWrapNoProbeCompactionIsNoRun(t *testing.T) {
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 300)
+	release := make(chan struct{})
+	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+		if !strings.Contains(req.LastUser(), "tell me more") {
+			select { // the summary
+			case <-release:
+			case <-time.After(2 * time.Minute):
+			}
+			return fakellm.Reply{Text: "## Goal\nsummary of the lorem ipsum"}
+		}
+		return fakellm.Reply{Chunks: []string{long, long, long}, WordDelay: 400 * time.Millisecond}
+	}, true)
+	settings := filepath.Join(r.agent.AgentDir, "settings.json")
+	var s map[string]any
+	b, err := os.ReadFile(settings)
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s["compaction"] = map[string]any{"enabled": true, "keepRecentTokens": 50}
+	if b, err = json.Marshal(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.extra = append(r.extra, everyRun(t))
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(t, trace))
+		}
+	})
+	for i, p := range []string{"tell me more a", "tell me more b", "tell me more c"} {
+		tm.Type(t, p)
+		if i == 0 {
+			r.submitted(tm)
+		}
+		awaitToasts(t, r.herdr, "run "+string(rune('1'+i))+"'s toast", i+1)
+	}
+	n := len(transitionCauses(t, trace))
+	tm.Type(t, "/compact")
+	r.herdr.WaitFor(t, time.Minute, "working while Pi compacts", func() bool {
+		return strings.Join(transitionCauses(t, trace)[n:], " ") == "working<-program-status:working"
+	})
+	close(release)
+	// The idle and a run's end, were it told, come in one step.
+	r.herdr.WaitFor(t, time.Minute, "idle once compacted", func() bool {
+		return strings.Join(transitionCauses(t, trace)[n:], " ") == "working<-program-status:working idle<-program-status:done"
+	})
+	quit(t, tm) // wrap drains its queued toasts before it exits
+	notes := r.herdr.Notifications()
+	if len(notes) != 3 {
+		t.Fatalf("notifications %+v, want one per run and none for the compaction", notes)
+	}
+	for _, note := range notes {
+		if note.Title != "Pi finished" {
+			t.Fatalf("notifications %+v, want three \"Pi finished\"", notes)
+		}
+	}
+	if !bytes.Contains(tm.Raw(), []byte("\x1b]7501;state=working:app=pi:msg="+base64.StdEncoding.EncodeToString([]byte("Compacting context"))+"\x1b\\")) {
+		t.Fatalf("Pi did not report its compaction as herdr-pi expects; reports: %q", statusSequences(tm.Raw()))
+	}
+}
