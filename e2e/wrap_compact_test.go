@@ -38,24 +38,7 @@ func TestWrapPiCompactionIsWorking(t *testing.T) {
 		}
 		return fakellm.Reply{Text: "## Goal\nsummary of the lorem ipsum"}
 	}, true)
-	// A small budget of recent tokens, so three long replies give Pi
-	// something to compact.
-	settings := filepath.Join(r.agent.AgentDir, "settings.json")
-	var s map[string]any
-	b, err := os.ReadFile(settings)
-	if err == nil {
-		err = json.Unmarshal(b, &s)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	s["compaction"] = map[string]any{"enabled": true, "keepRecentTokens": 50}
-	if b, err = json.Marshal(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(settings, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	smallCompactionBudget(t, r.agent.AgentDir)
 
 	tm := r.wrap()
 	t.Cleanup(func() {
@@ -80,4 +63,27 @@ func TestWrapPiCompactionIsWorking(t *testing.T) {
 	want = append(want, "idle")
 	r.waitStates("compacted", want...)
 	quit(t, tm)
+}
+
+// smallCompactionBudget gives Pi a small budget of recent tokens in the
+// agent directory's settings.json, so three long replies give it
+// something to compact.
+func smallCompactionBudget(t *testing.T, agentDir string) {
+	t.Helper()
+	settings := filepath.Join(agentDir, "settings.json")
+	var s map[string]any
+	b, err := os.ReadFile(settings)
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s["compaction"] = map[string]any{"enabled": true, "keepRecentTokens": 50}
+	if b, err = json.Marshal(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,22 +125,7 @@ func TestWrapNoProbeCompactionIsNoRun(t *testing.T) {
 		}
 		return fakellm.Reply{Chunks: []string{long, long, long}, WordDelay: 400 * time.Millisecond}
 	}, true)
-	settings := filepath.Join(r.agent.AgentDir, "settings.json")
-	var s map[string]any
-	b, err := os.ReadFile(settings)
-	if err == nil {
-		err = json.Unmarshal(b, &s)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	s["compaction"] = map[string]any{"enabled": true, "keepRecentTokens": 50}
-	if b, err = json.Marshal(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(settings, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	smallCompactionBudget(t, r.agent.AgentDir)
 	r.extra = append(r.extra, everyRun(t))
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
