@@ -548,14 +548,10 @@ func TestProbeKeepsChannelEventsWhileDisconnected(t *testing.T) {
 	}
 }
 
-// The same, through the wrapper's own signals and state machine: what
-// reaches the sinks (Herdr, the notifications) is one open per wait, no
-// close and reopen across the losses; the pi-ask answered while the probe
-// was away closes once, the one still open stays until the probe says it
-// lost events, and then everything the lost events may have closed closes.
-func TestKeptChannelEventsReachThePaneWithoutABlip(t *testing.T) {
-	bin := node(t)
-	dir, path := writtenProbe(t)
+// reasonMachine is a state machine for a test, stopped at its end, that
+// records the reasons it opens ("+key") and closes ("-key") in order,
+// under the mutex it returns.
+func reasonMachine(t *testing.T) (*state.Machine, *sync.Mutex, *[]string) {
 	var mu sync.Mutex
 	var reasons []string
 	m := state.New(state.Config{Sink: func(e state.Event) {
@@ -568,7 +564,19 @@ func TestKeptChannelEventsReachThePaneWithoutABlip(t *testing.T) {
 			reasons = append(reasons, "-"+e.Reason.Key)
 		}
 	}})
-	defer m.Stop()
+	t.Cleanup(m.Stop)
+	return m, &mu, &reasons
+}
+
+// The same, through the wrapper's own signals and state machine: what
+// reaches the sinks (Herdr, the notifications) is one open per wait, no
+// close and reopen across the losses; the pi-ask answered while the probe
+// was away closes once, the one still open stays until the probe says it
+// lost events, and then everything the lost events may have closed closes.
+func TestKeptChannelEventsReachThePaneWithoutABlip(t *testing.T) {
+	bin := node(t)
+	dir, path := writtenProbe(t)
+	m, mu, reasons := reasonMachine(t)
 	sig := signals.New(signals.Config{Machine: m, Agent: "pi", Logf: t.Logf})
 	ended := &sink{}
 	events := probeEvents{sig, ended}
@@ -599,7 +607,7 @@ func TestKeptChannelEventsReachThePaneWithoutABlip(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	var channelWaits []string // all but the 128 kept waits
-	for _, r := range reasons {
+	for _, r := range *reasons {
 		if !strings.HasPrefix(r[1:], "wait:s:") {
 			channelWaits = append(channelWaits, r)
 		}
@@ -622,19 +630,7 @@ func TestKeptChannelEventsReachThePaneWithoutABlip(t *testing.T) {
 func TestAChannelEventRepeatedAfterAnUnheardAnswerCountsOnce(t *testing.T) {
 	bin := node(t)
 	dir, path := writtenProbe(t)
-	var mu sync.Mutex
-	var reasons []string
-	m := state.New(state.Config{Sink: func(e state.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e.Kind {
-		case state.EventOpened:
-			reasons = append(reasons, "+"+e.Reason.Key)
-		case state.EventClosed:
-			reasons = append(reasons, "-"+e.Reason.Key)
-		}
-	}})
-	defer m.Stop()
+	m, mu, reasons := reasonMachine(t)
 	sig := signals.New(signals.Config{Machine: m, Agent: "pi", Logf: t.Logf})
 	blocked := make(chan control.HerdrBlocked, 8)
 	events := eventFunc(func(ev control.Event) {
@@ -700,9 +696,9 @@ func TestAChannelEventRepeatedAfterAnUnheardAnswerCountsOnce(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	want := []string{"+herdr:blocked#1", "-herdr:blocked#1"}
-	if len(got) != 1 || !reflect.DeepEqual(reasons, want) || len(open) != 0 {
+	if len(got) != 1 || !reflect.DeepEqual(*reasons, want) || len(open) != 0 {
 		t.Fatalf("after the close: herdr:blocked events delivered after the first %+v (want the close only), reasons %q (want %q), open %q (want none)",
-			got, reasons, want, open)
+			got, *reasons, want, open)
 	}
 }
 
