@@ -90,6 +90,50 @@ func TestWrapPiEscapeOnTheRetryCountdownIsSilent(t *testing.T) {
 	quit(t, tm)
 }
 
+// The same without the probe (`wrap --no-probe`), Pi reporting on its
+// status channel (PI_PROGRAM_STATUS=1): the channel says error for the
+// cancelled retry, as for a run that failed; the session file says Pi left
+// the failed reply out to retry it and no retry came, so the person, who
+// pressed Escape, is not told it failed. Every finished run is told
+// (finished_after 0s), so a cancelled run taken for a finished one would
+// show too.
+func TestWrapPiEscapeOnTheRetryCountdownIsSilentWithoutTheProbe(t *testing.T) {
+	r := newPiRig(t, failOr(), true)
+	r.retryAfter(10 * time.Minute) // the countdown outlasts any slow machine
+	r.extra = append(r.extra, everyRun(t))
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(t, trace))
+		}
+	})
+	tm.Type(t, "FAIL please")
+	r.submitted(tm)
+	tm.WaitText(t, "Retrying (1/3)", time.Minute)
+	if err := tm.Send("\x1b"); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitText(t, "Retry cancelled", time.Minute)
+	// The run's end is told, or not, when its idle counts: a debounce
+	// after Pi's error.
+	for deadline := time.Now().Add(time.Minute); !tracedRunEnd(t, trace, "program-status:error"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no run_finished (program-status:error) in the trace; transitions %q", transitionCauses(t, trace))
+		}
+	}
+
+	tm.Type(t, "which file?")
+	awaitToasts(t, r.herdr, "the question's toast", 1)
+	quit(t, tm) // wrap drains its queued toasts before it exits
+	// Toasts go in order, one at a time: one for the cancelled run would
+	// be before the question's, or merged into it ("+1 more").
+	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title != "Pi needs your input" || strings.Contains(n[0].Body, "more") {
+		t.Fatalf("notifications %+v, want only the question's", n)
+	}
+	r.noGuidance()
+}
+
 // Retries that run out are a failure: "Retry failed after 3 attempts".
 func TestWrapPiRetriesThatRunOutNotifyAnError(t *testing.T) {
 	r := newPiRig(t, failOr(), true)
@@ -105,15 +149,16 @@ func TestWrapPiRetriesThatRunOutNotifyAnError(t *testing.T) {
 	quit(t, tm)
 }
 
-// Escape on the compaction Pi makes to recover from a context overflow
-// ("Context overflow detected, Auto-compacting... (escape to cancel)")
-// ends the run with the refused reply's stop reason, error: the person
-// cancelled it and is not told it failed.
-func TestWrapPiEscapeOnTheOverflowCompactionIsSilent(t *testing.T) {
+// overflowOnce answers a prompt containing OVERFLOW, the first time, with
+// the refusal of a context overflow, which Pi recovers from by compacting;
+// the summary it then asks for is held for ever (until Escape cancels
+// it). A question ("which file") is asked with the marker; anything else
+// gets a long reply, to give Pi something to compact.
+func overflowOnce() fakellm.Responder {
 	long := strings.Repeat("lorem ipsum dolor sit amet ", 300)
 	var mu sync.Mutex
 	overflowed, summary := false, false
-	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+	return func(req fakellm.Request) fakellm.Reply {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -127,7 +172,38 @@ func TestWrapPiEscapeOnTheOverflowCompactionIsSilent(t *testing.T) {
 			return fakellm.Reply{Text: question + "\n" + session.Marker, WordDelay: 100 * time.Millisecond}
 		}
 		return fakellm.Reply{Text: long}
-	}, true)
+	}
+}
+
+// The same without the probe: the session file, which said the retry was
+// pending during each countdown, says otherwise once the last attempt
+// failed, within the debounce after Pi's error: told as a failure.
+func TestWrapPiRetriesThatRunOutNotifyAnErrorWithoutTheProbe(t *testing.T) {
+	r := newPiRig(t, failOr(), true)
+	r.retryAfter(50 * time.Millisecond)
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(t, trace))
+		}
+	})
+	tm.Type(t, "FAIL please")
+	r.submitted(tm)
+	tm.WaitText(t, "Retry failed after 3 attempts", time.Minute)
+	awaitToasts(t, r.herdr, "the error's toast", 1)
+	quit(t, tm)
+	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title != "Pi stopped with an error" {
+		t.Fatalf("notifications %+v, want the error's", n)
+	}
+}
+
+// Escape on the compaction Pi makes to recover from a context overflow
+// ("Context overflow detected, Auto-compacting... (escape to cancel)")
+// ends the run with the refused reply's stop reason, error: the person
+// cancelled it and is not told it failed.
+func TestWrapPiEscapeOnTheOverflowCompactionIsSilent(t *testing.T) {
+	r := newPiRig(t, overflowOnce(), true)
 	// A small budget of recent tokens, so one long reply gives Pi
 	// something to compact.
 	r.setting("compaction", map[string]any{"enabled": true, "keepRecentTokens": 50})
@@ -154,6 +230,43 @@ func TestWrapPiEscapeOnTheOverflowCompactionIsSilent(t *testing.T) {
 		t.Fatalf("notifications %+v, want only the question's", n)
 	}
 	quit(t, tm)
+}
+
+// The same without the probe: Pi's channel reports the cancelled
+// compaction as idle, and the refused reply Pi left out before it compacts
+// is no retry the person cancelled either way. Only the first run, which
+// finished, and the question are told.
+func TestWrapPiEscapeOnTheOverflowCompactionIsSilentWithoutTheProbe(t *testing.T) {
+	r := newPiRig(t, overflowOnce(), true)
+	r.setting("compaction", map[string]any{"enabled": true, "keepRecentTokens": 50})
+	r.extra = append(r.extra, everyRun(t))
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(t, trace))
+		}
+	})
+	tm.Type(t, "tell me more")
+	r.submitted(tm)
+	awaitToasts(t, r.herdr, "the first run's toast", 1)
+	tm.Type(t, "OVERFLOW please")
+	tm.WaitText(t, "Auto-compacting", time.Minute)
+	if err := tm.Send("\x1b"); err != nil {
+		t.Fatal(err)
+	}
+	tm.WaitText(t, "Auto-compaction cancelled", time.Minute)
+	for deadline := time.Now().Add(time.Minute); !tracedRunEnd(t, trace, "program-status:idle"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no run_finished (program-status:idle) in the trace; transitions %q", transitionCauses(t, trace))
+		}
+	}
+	tm.Type(t, "which file?")
+	awaitToasts(t, r.herdr, "the question's toast", 2)
+	quit(t, tm) // wrap drains its queued toasts before it exits
+	if n := r.herdr.Notifications(); len(n) != 2 || n[0].Title != "Pi finished" || n[1].Title != "Pi needs your input" {
+		t.Fatalf("notifications %+v, want the first run's and the question's", n)
+	}
 }
 
 // A failed run's toast says why, as Pi said it, without the key Pi was

@@ -108,6 +108,9 @@ func (s *sentinels) SessionSentinel(x session.Sentinel) {
 	s.got = append(s.got, x)
 }
 
+// SessionRetryPending: the retries these tests make are not theirs to follow.
+func (s *sentinels) SessionRetryPending(bool) {}
+
 func (s *sentinels) last() (session.Sentinel, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -24,6 +24,10 @@ type Entry struct {
 	Marker bool
 	// Cwd is set on the header line.
 	Cwd string
+	// Omits is, for a context_edit that leaves an entry out of what the
+	// model sees again (its replacement null), that entry's id. Pi 1.6.0
+	// writes one for a failed reply it is about to retry.
+	Omits string
 }
 
 // ErrNotEntry is returned for a line that is JSON but not a session line.
@@ -35,6 +39,10 @@ type line struct {
 	ParentID *string         `json:"parentId"`
 	Cwd      string          `json:"cwd"`
 	Message  json.RawMessage `json:"message"`
+	// TargetID and Replacement are a context_edit's; Replacement is the
+	// JSON null for an omission, nil when the line has none.
+	TargetID    string          `json:"targetId"`
+	Replacement json.RawMessage `json:"replacement"`
 }
 
 type message struct {
@@ -71,6 +79,9 @@ func ParseLine(b []byte) (Entry, error) {
 	}
 	if l.ParentID != nil {
 		e.ParentID = *l.ParentID
+	}
+	if l.Type == "context_edit" && string(l.Replacement) == "null" {
+		e.Omits = l.TargetID
 	}
 	if l.Type != "message" {
 		return e, nil

@@ -176,6 +176,8 @@ func (s *sink) SessionSentinel(x Sentinel) {
 	s.ch <- x
 }
 
+func (s *sink) SessionRetryPending(bool) {}
+
 func (s *sink) next(t *testing.T) Sentinel {
 	t.Helper()
 	select {
@@ -592,6 +594,7 @@ func TestWatcherPanicIsContained(t *testing.T) {
 type panicSink struct{}
 
 func (panicSink) SessionSentinel(Sentinel) { panic("sink boom") }
+func (panicSink) SessionRetryPending(bool) { panic("sink boom") }
 
 // A followed file that goes away (the session was deleted) waits for
 // nothing any more: the sentinel it reported closes.
@@ -633,4 +636,127 @@ func TestWatcherReadsAReplacedFileAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.none(t, 200*time.Millisecond)
+}
+
+// omit is the context_edit Pi 1.6.0 writes to leave the entry target out of
+// what the model sees again (replacement null): it does so for a reply it
+// is about to retry, and for one that overflowed the context before it
+// compacts.
+func omit(id, parent, target string) string {
+	return fmt.Sprintf(`{"type":"context_edit","id":%q,"parentId":%q,"timestamp":"t","targetId":%q,"replacement":null}`, id, parent, target)
+}
+
+func errorReply(id, parent string) string {
+	return msg(id, parent, "assistant", []any{}, "error")
+}
+
+// The retry rule: the branch ends in a reply that failed and that Pi left
+// out to retry it, with no retry after it — which, at the end of a run,
+// is a retry the person cancelled on its countdown.
+func TestRetryPendingRuleOnBranches(t *testing.T) {
+	base := []string{header("/p"), msg("u1", "", "user", text("FAIL please"), "")}
+	tests := []struct {
+		name  string
+		lines []string
+		want  string // the failed reply's id, "" for none
+	}{
+		{"a retry scheduled, none followed", []string{errorReply("a1", "u1"), omit("e1", "a1", "a1")}, "a1"},
+		// Pi writes the countdown's edit, then the session's name or a
+		// label may follow: not messages, passed over.
+		{"entries that are no messages come after", []string{errorReply("a1", "u1"), omit("e1", "a1", "a1"), other("l1", "e1", "label")}, "a1"},
+		// The retries ran out ("Retry failed after 3 attempts"): the last
+		// attempt is not left out.
+		{"retries ran out", []string{errorReply("a1", "u1"), omit("e1", "a1", "a1"), errorReply("a2", "e1"), omit("e2", "a2", "a2"), errorReply("a3", "e2")}, ""},
+		{"a retry that succeeded", []string{errorReply("a1", "u1"), omit("e1", "a1", "a1"), msg("a2", "e1", "assistant", text("Done."), "stop")}, ""},
+		{"a retry still failing, its own retry scheduled", []string{errorReply("a1", "u1"), omit("e1", "a1", "a1"), errorReply("a2", "e1"), omit("e2", "a2", "a2")}, "a2"},
+		{"a failure Pi does not retry", []string{errorReply("a1", "u1")}, ""},
+		{"an edit that replaces the reply is no omission", []string{errorReply("a1", "u1"),
+			`{"type":"context_edit","id":"e1","parentId":"a1","timestamp":"t","targetId":"a1","replacement":{"content":[{"type":"text","text":"x"}]}}`}, ""},
+		{"an edit without a replacement field is no omission", []string{errorReply("a1", "u1"), `{"type":"context_edit","id":"e1","parentId":"a1","timestamp":"t","targetId":"a1"}`}, ""},
+		{"another entry left out", []string{errorReply("a1", "u1"), omit("e1", "a1", "u1")}, ""},
+		{"a reply that did not fail", []string{msg("a1", "u1", "assistant", text("Done."), "stop"), omit("e1", "a1", "a1")}, ""},
+		{"the person wrote after the cancelled retry", []string{errorReply("a1", "u1"), omit("e1", "a1", "a1"), msg("u2", "e1", "user", text("again"), "")}, ""},
+		// The edit is on the branch that ends at the last line only.
+		{"the edit on another branch", []string{errorReply("a1", "u1"), omit("e1", "a1", "a1"), errorReply("a2", "u1")}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pending, id := treeOf(t, append(append([]string{}, base...), tt.lines...)...).RetryPending()
+			if pending != (tt.want != "") || id != tt.want {
+				t.Fatalf("RetryPending() = %v %q, want %q", pending, id, tt.want)
+			}
+		})
+	}
+}
+
+// retrySink records the retry reports beside the sentinel's.
+type retrySink struct {
+	*sink
+	retries chan bool
+}
+
+func (s *retrySink) SessionRetryPending(pending bool) { s.retries <- pending }
+
+func (s *retrySink) nextRetry(t *testing.T) bool {
+	t.Helper()
+	select {
+	case x := <-s.retries:
+		return x
+	case <-time.After(5 * time.Second):
+		t.Fatal("no retry report within 5s")
+		return false
+	}
+}
+
+func (s *retrySink) noRetry(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case x := <-s.retries:
+		t.Fatalf("unexpected retry report %v", x)
+	case <-time.After(d):
+	}
+}
+
+// The watcher tells whether the branch ends in a retry Pi left pending, as
+// it tells the sentinel: the first read of a file only when it does, then
+// each change; a new file that does not says so when the last one did.
+func TestWatcherReportsARetryLeftPending(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	appendLines(t, a, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text("Hello."), "stop"))
+	s := &retrySink{sink: newSink(), retries: make(chan bool, 64)}
+	w := Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond})
+	defer w.Close()
+	w.Follow(a)
+	s.noRetry(t, 100*time.Millisecond)
+
+	appendLines(t, a, msg("u2", "a1", "user", text("FAIL please"), ""), errorReply("a2", "u2"), omit("e2", "a2", "a2"))
+	if !s.nextRetry(t) {
+		t.Fatal("the retry's countdown: not reported pending")
+	}
+	appendLines(t, a, other("l1", "e2", "label")) // no change: nothing said
+	s.noRetry(t, 100*time.Millisecond)
+	appendLines(t, a, errorReply("a3", "l1")) // the retry ran, and failed for good
+	if s.nextRetry(t) {
+		t.Fatal("the last retry's failure: reported pending")
+	}
+	appendLines(t, a, msg("u3", "a3", "user", text("FAIL again"), ""), errorReply("a4", "u3"), omit("e4", "a4", "a4"))
+	if !s.nextRetry(t) {
+		t.Fatal("the second countdown: not reported pending")
+	}
+	// /new: a fresh file with no retry; then /resume back.
+	appendLines(t, b, header(dir), msg("u1", "", "user", text("new"), ""))
+	w.Follow(b)
+	if s.nextRetry(t) {
+		t.Fatal("the new file: reported pending")
+	}
+	w.Follow(a)
+	if !s.nextRetry(t) {
+		t.Fatal("back to the first file: not reported pending")
+	}
+	s.sink.mu.Lock()
+	defer s.sink.mu.Unlock()
+	if len(s.sink.got) != 0 {
+		t.Fatalf("sentinel reports %+v, want none", s.sink.got)
+	}
 }

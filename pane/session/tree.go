@@ -90,3 +90,32 @@ func (t *Tree) Blocked() (blocked bool, entryID string) {
 	}
 	return false, ""
 }
+
+// RetryPending says whether the branch ends in a retry Pi left pending: its
+// last message is a reply that failed (stop reason error), and an entry
+// after it leaves that reply out of what the model sees again — what Pi
+// 1.6.0 writes as it schedules a retry ("Retrying (1/3) in 2s... (escape
+// to cancel)") — and no retry's reply came after. Read as a run ends, that
+// is a retry the person cancelled on its countdown: Pi then ends the run
+// with the failed reply's stop reason, and says no more. Retries that ran
+// out ("Retry failed after 3 attempts") end with a reply that is not left
+// out; a failure Pi does not retry is not left out either. Pi also leaves
+// out a reply that overflowed the context, before it compacts: telling
+// that apart is the reader's business (a compaction within the run).
+func (t *Tree) RetryPending() (pending bool, entryID string) {
+	omitted := map[string]bool{}
+	for _, e := range t.Branch() {
+		if e.Omits != "" {
+			omitted[e.Omits] = true
+			continue
+		}
+		if e.Type != "message" {
+			continue
+		}
+		if e.Role == "assistant" && e.StopReason == "error" && omitted[e.ID] {
+			return true, e.ID
+		}
+		return false, ""
+	}
+	return false, ""
+}

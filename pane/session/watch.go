@@ -22,12 +22,16 @@ type Sentinel struct {
 	EntryID string
 }
 
-// Sink receives sentinel changes. The first report after a file is (re)read
-// is sent only when it is open (closed is what a consumer assumes at
-// start); after that, every change of Open is sent. Calls come from the
-// watcher's goroutine, one at a time.
+// Sink receives what the session file says, each fact on its own: the
+// sentinel (SessionSentinel), and whether the branch ends in a retry Pi
+// left pending (SessionRetryPending; see [Tree.RetryPending]). For each,
+// the first report after a file is (re)read is sent only when it is true
+// (false is what a consumer assumes at start, and a new file's false is
+// sent when the last file's was true); after that, every change is sent.
+// Calls come from the watcher's goroutine, one at a time.
 type Sink interface {
 	SessionSentinel(Sentinel)
+	SessionRetryPending(pending bool)
 }
 
 // WatchConfig configures a [Watcher].
@@ -69,10 +73,11 @@ type Watcher struct {
 	want atomic.Pointer[string]
 
 	// owned by the goroutine
-	cur    *tail
-	last   Sentinel
-	sent   bool
-	dirErr string // the last error watching the directory, logged once
+	cur       *tail
+	last      Sentinel
+	lastRetry bool
+	sent      bool
+	dirErr    string // the last error watching the directory, logged once
 }
 
 // Watch starts watching.
@@ -191,15 +196,23 @@ func (w *Watcher) poll() {
 	}
 	open, id := w.cur.tree.Blocked()
 	s := Sentinel{Open: open, File: path, EntryID: id}
-	switch {
-	case !w.sent && !open && !w.last.Open:
-		// Closed after closed: nothing to say, even for a new file.
-	case w.sent && open == w.last.Open:
-		// No change of Open (maybe a new marker message): stay quiet.
-	default:
+	// No change of Open (maybe a new marker message) is quiet, and so is
+	// closed after closed, even for a new file.
+	if news(w.sent, w.last.Open, open) {
 		w.cfg.Sink.SessionSentinel(s)
 	}
-	w.last, w.sent = s, true
+	retry, _ := w.cur.tree.RetryPending()
+	if news(w.sent, w.lastRetry, retry) {
+		w.cfg.Sink.SessionRetryPending(retry)
+	}
+	w.last, w.lastRetry, w.sent = s, retry, true
+}
+
+// news says whether a fact read now is to be reported: a change, or a true
+// one read first from a file (sent false), which a consumer that assumes
+// false at start, or heard it of the last file, must hear again.
+func news(sent, last, now bool) bool {
+	return now != last || (!sent && now)
 }
 
 // watchDir points the directory watch at the file's directory, or at the

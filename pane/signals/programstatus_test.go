@@ -1,6 +1,8 @@
 package signals
 
 import (
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -79,4 +81,75 @@ func TestNoProbeRunEndsAreTold(t *testing.T) {
 			t.Fatalf("runs %v: the machine did not tell the third run's end", r.runs)
 		}
 	})
+}
+
+// appendSession appends lines to a session file, as Pi writes them.
+func appendSession(t *testing.T, path string, lines ...string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, l := range lines {
+		if _, err := f.WriteString(l + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitRuns waits for the machine to tell n runs' ends.
+func (r *rig) waitRuns(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r.mu.Lock()
+		got := len(r.runs)
+		r.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs told, want %d", got, n)
+		}
+	}
+}
+
+// Without the probe, Pi's status channel reports a retry the person
+// cancelled on its countdown as error, like a run that failed; the session
+// file tells them apart, read by the real watcher as wrap wires it: Pi left
+// the failed reply out to retry it, and no retry came. The cancelled run is
+// not told; retries that run out are a failure, told with Pi's error. The
+// watcher looks only when asked (its interval is an hour): Pi's reports
+// ask it, within the debounce the run's end is held.
+func TestNoProbeCancelledRetryIsNotTold(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	appendSession(t, path, `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/p"}`)
+	w := session.Watch(session.WatchConfig{Sink: r.s, Interval: time.Hour})
+	defer w.Close()
+	w.Follow(path)
+	r.s.SetWatcher(w)
+
+	r.s.ProgramStatus(state.ProgramStatus{State: "idle", App: "pi"})
+	r.s.ProgramStatus(state.ProgramStatus{State: "working", App: "pi"})
+	appendSession(t, path,
+		`{"type":"message","id":"u1","parentId":null,"timestamp":"t","message":{"role":"user","content":"FAIL please"}}`,
+		`{"type":"message","id":"a1","parentId":"u1","timestamp":"t","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"503 overloaded"}}`,
+		`{"type":"context_edit","id":"e1","parentId":"a1","timestamp":"t","targetId":"a1","replacement":null}`)
+	// Escape on "Retrying (1/3) in 2s...": Pi writes nothing more.
+	r.s.ProgramStatus(state.ProgramStatus{State: "error", App: "pi", Message: "503 overloaded"})
+	r.waitRuns(t, 1)
+	r.expect(t, "idle working idle", "")
+
+	r.s.ProgramStatus(state.ProgramStatus{State: "working", App: "pi"})
+	appendSession(t, path,
+		`{"type":"message","id":"u2","parentId":"e1","timestamp":"t","message":{"role":"user","content":"FAIL again"}}`,
+		`{"type":"message","id":"a2","parentId":"u2","timestamp":"t","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"503 overloaded"}}`,
+		`{"type":"context_edit","id":"e2","parentId":"a2","timestamp":"t","targetId":"a2","replacement":null}`,
+		`{"type":"message","id":"a3","parentId":"e2","timestamp":"t","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"503 overloaded"}}`)
+	// "Retry failed after 3 attempts" (one, here).
+	r.s.ProgramStatus(state.ProgramStatus{State: "error", App: "pi", Message: "503 overloaded"})
+	r.waitRuns(t, 2)
+	r.expect(t, "idle working idle working idle", "failed[503 overloaded]")
 }

@@ -469,6 +469,17 @@ func (s *Signals) SessionSentinel(x session.Sentinel) {
 	}
 }
 
+// SessionRetryPending implements session.Sink: the file says whether the
+// branch ends in a retry Pi left pending. Pi's status channel reports a
+// retry the person cancelled on its countdown as error; the machine ends
+// such a run as cancelled instead, while the probe is away (with it, the
+// probe's agent_settled says retryCancelled, read off the same branch).
+// ProgramStatus asks the watcher for a look at the run's end, so the word
+// comes within the debounce the run's end is held.
+func (s *Signals) SessionRetryPending(pending bool) {
+	s.m.RetryPending(pending)
+}
+
 // ProgramStatus takes a report of Pi's own status channel (OSC 7501). How
 // it ranks among the other signals is the machine's business (state's
 // activityLocked); here, a report that may end a run — done, error, idle —

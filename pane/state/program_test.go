@@ -371,3 +371,80 @@ func TestProgramStatusForgetsRunsItLostTrackOf(t *testing.T) {
 		}
 	})
 }
+
+// Without the probe, a run that Pi's channel ends with error while the
+// session file says the run's last reply is a retry Pi left pending is a
+// retry the person cancelled on its countdown: Aborted, however Pi reported
+// it. The file's word counts when the run's idle is committed, so it may
+// come within the debounce after Pi's report; a retry that ran and failed
+// for good takes it back. A run that compacted inside (a context overflow,
+// whose refused reply Pi leaves out too before it compacts) is not told as
+// cancelled on the file's word: a compaction that failed ends it with the
+// same file. Without an error, the word changes nothing.
+func TestProgramStatusRetryCancelledOnItsCountdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		m.RetryPending(true) // "Retrying (1/3) in 2s..."
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "error", App: "pi", Message: "503 overloaded"}) // Escape
+		time.Sleep(time.Second)
+		m.RetryPending(false) // the person writes again
+
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "error", App: "pi", Message: "503 overloaded"})
+		time.Sleep(100 * time.Millisecond)
+		m.RetryPending(true) // read late, within the debounce
+		time.Sleep(time.Second)
+		m.RetryPending(false)
+
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		m.RetryPending(true)
+		time.Sleep(time.Second)
+		m.RetryPending(false) // the retry's reply: failed for good
+		m.ProgramStatus(ProgramStatus{State: "error", App: "pi", Message: "503 overloaded"})
+		time.Sleep(time.Second)
+
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi", Message: "Compacting context"})
+		m.RetryPending(true) // the overflowed reply, left out
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		m.ProgramStatus(ProgramStatus{State: "error", App: "pi", Message: "Context overflow recovery failed"})
+		time.Sleep(time.Second)
+		m.RetryPending(false)
+
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		m.RetryPending(true)
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		time.Sleep(time.Second)
+		if got, want := r.runs(), []string{"aborted:1000[503 overloaded]", "aborted:1000[503 overloaded]",
+			"error:1000[503 overloaded]", "error:1000[Context overflow recovery failed]", "completed:1000"}; !slices.Equal(got, want) {
+			t.Fatalf("runs\n got %q\nwant %q", got, want)
+		}
+	})
+}
+
+// With the probe connected it alone tells runs; the file's word on a
+// retry changes nothing the probe says.
+func TestRetryPendingUnderTheProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.AgentStart()
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		m.RetryPending(true)
+		time.Sleep(time.Second)
+		m.AgentEnd("error", "503 overloaded")
+		m.ProgramStatus(ProgramStatus{State: "error", App: "pi", Message: "503 overloaded"})
+		m.AgentSettled()
+		time.Sleep(time.Second)
+		if got, want := r.runs(), []string{"error:1000[503 overloaded]"}; !slices.Equal(got, want) {
+			t.Fatalf("runs\n got %q\nwant %q", got, want)
+		}
+	})
+}

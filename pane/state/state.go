@@ -316,6 +316,11 @@ type Machine struct {
 	programRunStart time.Time
 	programEnd      ProgramStatus
 	programEndAt    time.Time
+	// programCompacted: the channel reported a compaction inside the run
+	// (see RetryPending). retryPending is the session file's word that
+	// the branch ends in a retry Pi left pending.
+	programCompacted bool
+	retryPending     bool
 
 	// worked: the agent was seen working since the session started (or
 	// since New); a sentinel found before that is history, not news.
@@ -1059,6 +1064,9 @@ func (m *Machine) ProgramStatus(p ProgramStatus) {
 			if !m.probe && !m.programRun && p.Message != compactingMessage {
 				m.programRun, m.programRunStart = true, now
 			}
+			if m.programRun && p.Message == compactingMessage {
+				m.programCompacted = true
+			}
 		case "done", "error", "idle":
 			if m.programRun && m.programEnd.State == "" {
 				m.programEnd, m.programEndAt = p, now
@@ -1177,7 +1185,11 @@ func (m *Machine) settleProgram(now time.Time) time.Time {
 		// session file meanwhile) made the pane blocked first, and a run
 		// that ends waiting for the person is told as blocked.
 		end := m.programEnd
-		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: programOutcome(end.State),
+		outcome := programOutcome(end.State)
+		if outcome == Errored && m.retryPending && !m.programCompacted {
+			outcome = Aborted // see RetryPending
+		}
+		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome,
 			Error: programError(end), Cause: "program-status:" + end.State, Duration: m.programEndAt.Sub(m.programRunStart)})
 		m.forgetProgramRunLocked()
 	}
@@ -1195,15 +1207,32 @@ const compactingMessage = "Compacting context"
 // forgetProgramRunLocked ends the channel's run tracker: no run, nothing
 // pending to tell.
 func (m *Machine) forgetProgramRunLocked() {
-	m.programRun = false
+	m.programRun, m.programCompacted = false, false
 	m.programEnd = ProgramStatus{}
+}
+
+// RetryPending takes the session file's word on whether the branch ends in
+// a retry Pi left pending: a failed reply it left out of what the model
+// sees again, to retry it, and no retry after it (session.Tree.RetryPending).
+// A run the channel tracks (no probe) that ends in error while the file
+// says so, when its idle is committed, is a retry the person cancelled on
+// its countdown ("Retrying (1/3) in 2s... (escape to cancel)"): Pi reports
+// it as error, and the channel cannot tell it from a failure. It ends
+// Aborted, as the probe's RunCancelled ends it, keeping Pi's error. Not a
+// run that compacted inside: Pi leaves out a reply that overflowed the
+// context too, before it compacts, and a compaction that failed ends the
+// run in error with the same file (the probe's rule: no compaction since
+// the failed reply; the channel cannot say which reply came last, so a
+// retry cancelled after such a compaction is told as failed).
+func (m *Machine) RetryPending(pending bool) {
+	m.update("session:retry_pending", func(time.Time) { m.retryPending = pending })
 }
 
 // programOutcome is how a run ended, by the channel's report of its end:
 // done completed; error failed (Pi reports it for an error that was not
 // retried, and also for a retry cancelled on its countdown, which the
-// channel cannot tell apart); idle, which Pi reports after a cancelled run,
-// was aborted.
+// channel cannot tell apart: the session file does, see RetryPending);
+// idle, which Pi reports after a cancelled run, was aborted.
 func programOutcome(state string) Outcome {
 	switch state {
 	case "error":
