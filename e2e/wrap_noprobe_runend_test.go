@@ -49,13 +49,7 @@ func TestWrapNoProbeRunEndToasts(t *testing.T) {
 		return fakellm.Reply{Text: "Hello! Nothing to do here, all is well today.", WordDelay: 50 * time.Millisecond}
 	}, true)
 	r.extra = append(r.extra, everyRun(t))
-	trace := filepath.Join(t.TempDir(), "trace.jsonl")
-	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(t, trace))
-		}
-	})
+	tm, _ := r.wrapStatusChannelOnly()
 	tm.Type(t, "hello")
 	r.submitted(tm)
 	if n := awaitToasts(t, r.herdr, "the finished run's toast", 1); n[0].Title != "Pi finished" {
@@ -127,13 +121,7 @@ func TestWrapNoProbeCompactionIsNoRun(t *testing.T) {
 	}, true)
 	smallCompactionBudget(t, r.agent.AgentDir)
 	r.extra = append(r.extra, everyRun(t))
-	trace := filepath.Join(t.TempDir(), "trace.jsonl")
-	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(t, trace))
-		}
-	})
+	tm, trace := r.wrapStatusChannelOnly()
 	for i, p := range []string{"tell me more a", "tell me more b", "tell me more c"} {
 		tm.Type(t, p)
 		if i == 0 {

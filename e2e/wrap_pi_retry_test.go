@@ -101,13 +101,7 @@ func TestWrapPiEscapeOnTheRetryCountdownIsSilentWithoutTheProbe(t *testing.T) {
 	r := newPiRig(t, failOr(), true)
 	r.retryAfter(10 * time.Minute) // the countdown outlasts any slow machine
 	r.extra = append(r.extra, everyRun(t))
-	trace := filepath.Join(t.TempDir(), "trace.jsonl")
-	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(t, trace))
-		}
-	})
+	tm, trace := r.wrapStatusChannelOnly()
 	tm.Type(t, "FAIL please")
 	r.submitted(tm)
 	tm.WaitText(t, "Retrying (1/3)", time.Minute)
@@ -181,13 +175,7 @@ func overflowOnce() fakellm.Responder {
 func TestWrapPiRetriesThatRunOutNotifyAnErrorWithoutTheProbe(t *testing.T) {
 	r := newPiRig(t, failOr(), true)
 	r.retryAfter(50 * time.Millisecond)
-	trace := filepath.Join(t.TempDir(), "trace.jsonl")
-	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(t, trace))
-		}
-	})
+	tm, _ := r.wrapStatusChannelOnly()
 	tm.Type(t, "FAIL please")
 	r.submitted(tm)
 	tm.WaitText(t, "Retry failed after 3 attempts", time.Minute)
@@ -240,13 +228,7 @@ func TestWrapPiEscapeOnTheOverflowCompactionIsSilentWithoutTheProbe(t *testing.T
 	r := newPiRig(t, overflowOnce(), true)
 	r.setting("compaction", map[string]any{"enabled": true, "keepRecentTokens": 50})
 	r.extra = append(r.extra, everyRun(t))
-	trace := filepath.Join(t.TempDir(), "trace.jsonl")
-	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(t, trace))
-		}
-	})
+	tm, trace := r.wrapStatusChannelOnly()
 	tm.Type(t, "tell me more")
 	r.submitted(tm)
 	awaitToasts(t, r.herdr, "the first run's toast", 1)

@@ -25,6 +25,22 @@ const (
 	piStatusReport  = "\x1b]7501;state="
 )
 
+// wrapStatusChannelOnly starts Pi under wrap without the probe and with
+// PI_PROGRAM_STATUS=1, tracing to a file it returns: its status channel and
+// the session file are all that tell its runs. A failed test logs the
+// screen, the toasts and the traced transitions.
+func (r *piRig) wrapStatusChannelOnly() (*pitest.Term, string) {
+	r.t.Helper()
+	trace := filepath.Join(r.t.TempDir(), "trace.jsonl")
+	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})
+	r.t.Cleanup(func() {
+		if r.t.Failed() {
+			r.t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(r.t, trace))
+		}
+	})
+	return tm, trace
+}
+
 // wrapNoProbe starts `herdr-pi wrap --no-probe pi args…` with a trace and
 // waits for Pi's editor. Nothing tells when Pi takes input; prompts are
 // typed with submitted.
