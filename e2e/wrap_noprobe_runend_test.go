@@ -79,26 +79,27 @@ func TestWrapNoProbeQuestionIsToldAsBlockedOnly(t *testing.T) {
 	r.waitTraced(trace, "the question", "unknown", "idle", "working", "blocked(input needed)")
 	// The run's end is told when its idle counts, a debounce after Pi's
 	// done, under the question: wait for it before looking at the toasts.
-	for deadline := time.Now().Add(time.Minute); !tracedRunEnd(t, trace, "program-status:done"); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no run_finished (program-status:done) in the trace; transitions %q", transitionCauses(t, trace))
-		}
-	}
+	awaitTracedRunEnd(t, trace, "program-status:done")
 	quit(t, tm) // wrap drains its queued toasts before it exits
 	if n := r.herdr.Notifications(); len(n) != 1 || n[0].Title != "Pi needs your input" {
 		t.Fatalf("notifications %+v, want only the question's", n)
 	}
 }
 
-// tracedRunEnd says whether the trace has a run_finished of cause.
-func tracedRunEnd(t *testing.T, trace, cause string) bool {
+// awaitTracedRunEnd waits, a minute at most, for a run_finished of cause
+// in the trace.
+func awaitTracedRunEnd(t *testing.T, trace, cause string) {
 	t.Helper()
-	for _, e := range readTrace(t, trace) {
-		if e.Kind == "run_finished" && e.Cause == cause {
-			return true
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		for _, e := range readTrace(t, trace) {
+			if e.Kind == "run_finished" && e.Cause == cause {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no run_finished (%s) in the trace; transitions %q", cause, transitionCauses(t, trace))
 		}
 	}
-	return false
 }
 
 // /compact is no run: Pi reports it as working ("Compacting context") and

@@ -111,11 +111,7 @@ func TestWrapPiEscapeOnTheRetryCountdownIsSilentWithoutTheProbe(t *testing.T) {
 	tm.WaitText(t, "Retry cancelled", time.Minute)
 	// The run's end is told, or not, when its idle counts: a debounce
 	// after Pi's error.
-	for deadline := time.Now().Add(time.Minute); !tracedRunEnd(t, trace, "program-status:error"); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no run_finished (program-status:error) in the trace; transitions %q", transitionCauses(t, trace))
-		}
-	}
+	awaitTracedRunEnd(t, trace, "program-status:error")
 
 	tm.Type(t, "which file?")
 	awaitToasts(t, r.herdr, "the question's toast", 1)
@@ -238,11 +234,7 @@ func TestWrapPiEscapeOnTheOverflowCompactionIsSilentWithoutTheProbe(t *testing.T
 		t.Fatal(err)
 	}
 	tm.WaitText(t, "Auto-compaction cancelled", time.Minute)
-	for deadline := time.Now().Add(time.Minute); !tracedRunEnd(t, trace, "program-status:idle"); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no run_finished (program-status:idle) in the trace; transitions %q", transitionCauses(t, trace))
-		}
-	}
+	awaitTracedRunEnd(t, trace, "program-status:idle")
 	tm.Type(t, "which file?")
 	awaitToasts(t, r.herdr, "the question's toast", 2)
 	quit(t, tm) // wrap drains its queued toasts before it exits

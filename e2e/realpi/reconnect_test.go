@@ -17,7 +17,6 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/internal/fakellm"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
-	"github.com/herdr-pi/herdr-pi/notify"
 	"github.com/herdr-pi/herdr-pi/pane/signals"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
@@ -36,11 +35,7 @@ func TestPiProbeReconnectKeepsWhatIsOpen(t *testing.T) {
 	defer llm.Close()
 	a := pitest.NewAgent(t, pi, llm.BaseURL())
 	w := newWrapper(t)
-	seen := &stateLog{}
-	tr := notify.NewTriggers(seen, 0)
-	m := state.New(state.Config{Sink: func(e state.Event) { seen.event(e); tr.StateEvent(e) }})
-	defer m.Stop()
-	w.also = signals.New(signals.Config{Machine: m, Agent: "pi"})
+	seen, m := w.machine(t)
 	ext, err := filepath.Abs("testdata/waiter.mjs")
 	if err != nil {
 		t.Fatal(err)

@@ -35,11 +35,7 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 	w := newWrapper(t)
 	// What wrap does with the events: the machine's transitions and the
 	// notifications its triggers tell.
-	seen := &stateLog{}
-	tr := notify.NewTriggers(seen, 0)
-	m := state.New(state.Config{Sink: func(e state.Event) { seen.event(e); tr.StateEvent(e) }})
-	defer m.Stop()
-	w.also = signals.New(signals.Config{Machine: m, Agent: "pi"})
+	seen, _ := w.machine(t)
 	ext, err := filepath.Abs("testdata/waiter.mjs")
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +190,18 @@ func selected(screen, text string) bool {
 		}
 	}
 	return false
+}
+
+// machine gives the probe's events to wrap's signals and a state machine
+// (stopped at the test's end), as wrap does, and returns the log of its
+// transitions and of what notify's triggers tell.
+func (w *wrapper) machine(t *testing.T) (*stateLog, *state.Machine) {
+	seen := &stateLog{}
+	tr := notify.NewTriggers(seen, 0)
+	m := state.New(state.Config{Sink: func(e state.Event) { seen.event(e); tr.StateEvent(e) }})
+	t.Cleanup(m.Stop)
+	w.also = signals.New(signals.Config{Machine: m, Agent: "pi"})
+	return seen, m
 }
 
 // stateLog records the machine's transitions and what notify's triggers
