@@ -448,3 +448,64 @@ func TestRetryPendingUnderTheProbe(t *testing.T) {
 		}
 	})
 }
+
+// A probe that leaves mid-run (it crashed, or lost the wrapper's socket)
+// hands the run under way to the channel, which tells its end once: the
+// run counts from the probe's agent_start. A probe that comes back before
+// the end takes the run back (it repeats its agent_start) and tells it
+// alone; one that comes back after the channel saw the end, saying no run
+// is under way, leaves the end to the channel.
+func TestProgramStatusTakesOverTheRunOfAProbeThatLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProbeConnected(false) // never returns
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		time.Sleep(time.Second)
+		if got, want := r.runs(), []string{"completed:2000"}; !slices.Equal(got, want) {
+			t.Fatalf("a probe that left mid-run: runs %q, want %q (events %s)", got, want, r.summary())
+		}
+
+		// It comes back mid-run: the probe tells the run, once.
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProbeConnected(false)
+		time.Sleep(500 * time.Millisecond)
+		m.ProbeConnected(true)
+		m.SessionRepeatedMidRun()
+		m.AgentStart()
+		time.Sleep(500 * time.Millisecond)
+		m.AgentEnd("stop", "")
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		m.AgentSettled()
+		time.Sleep(time.Second)
+		if got, want := r.runs(), []string{"completed:2000", "completed:2000"}; !slices.Equal(got, want) {
+			t.Fatalf("a probe back mid-run: runs %q, want %q (events %s)", got, want, r.summary())
+		}
+
+		// It comes back after the run's end was reported, within the
+		// debounce: no agent_start follows, and the channel tells it.
+		m.AgentStart()
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProbeConnected(false)
+		time.Sleep(500 * time.Millisecond)
+		m.ProgramStatus(ProgramStatus{State: "error", App: "pi", Message: "500 boom"})
+		time.Sleep(100 * time.Millisecond)
+		m.ProbeConnected(true)
+		m.SessionStart()
+		time.Sleep(time.Second)
+		if got, want := r.runs(), []string{"completed:2000", "completed:2000", "error:1500[500 boom]"}; !slices.Equal(got, want) {
+			t.Fatalf("a probe back after the end: runs %q, want %q (events %s)", got, want, r.summary())
+		}
+	})
+}

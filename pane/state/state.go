@@ -845,12 +845,22 @@ func (m *Machine) ProbeConnected(on bool) {
 				m.probeActivity = Working
 			}
 			m.quit = false // a new agent process
-			// The probe tells runs from now on, the one under way too
-			// (it repeats its agent_start on a reconnect mid-run): the
-			// channel's tracker must not tell it a second time.
-			m.forgetProgramRunLocked()
+			// The probe tells runs from now on. A run the channel tracks
+			// stays tracked: the probe repeats its agent_start when the
+			// run goes on, and AgentStart takes the run over then; a
+			// probe that says nothing of it came back after its end,
+			// which the channel tells.
 		}
 		m.compacting = false
+		if !on && m.probe && m.runActive && m.programActivity == Working && m.programIdleAt.IsZero() {
+			// The probe leaves mid-run (it crashed, or lost the socket)
+			// and may never come back: the channel, which says the run
+			// goes on, tracks it from the probe's start and tells its
+			// end. Its bookkeeping goes, so that it is told once.
+			m.programRun, m.programRunStart, m.programCompacted = true, m.runStart, false
+			m.programEnd = ProgramStatus{}
+			m.forgetRunLocked()
+		}
 		if !on {
 			// The agent is gone mid-replacement: no session follows.
 			// What the file says (the sentinel) stays until it says
@@ -870,7 +880,16 @@ func (m *Machine) AgentStart() {
 		m.compacting = false
 		if !m.runActive {
 			m.runStart = now
+			if m.programRun {
+				// The run the channel tracked while the probe was away
+				// (a resync mid-run repeats the agent_start): it counts
+				// from the channel's start.
+				m.runStart = m.programRunStart
+			}
 		}
+		// The probe tells the run's end; the channel must not tell it a
+		// second time.
+		m.forgetProgramRunLocked()
 		m.runActive = true
 		m.worked = true
 		m.candidate, m.candidateError = "", ""
