@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 )
 
 // Herdr is what placing and closing a pane needs of Herdr's socket;
@@ -101,6 +102,7 @@ func Place(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 		out Placed
 		err error
 	)
+	p.cleanText()
 	switch p.Mode {
 	case ModeSplit, "":
 		out, err = placeSplit(ctx, h, p)
@@ -140,6 +142,22 @@ func (p *Placement) Label(workflow, runShort, agent string, n, attempt int, insp
 	p.Tokens = map[string]string{"workflow": workflow, "run": runShort}
 	if attempt > 0 {
 		p.Tokens["attempt"] = fmt.Sprintf("%s#%d", agent, attempt)
+	}
+}
+
+// cleanText makes the labels, title and tokens harmless where Herdr
+// draws them, its sidebar and tab bar being a terminal: they come from the
+// workflow store (a workflow's or an agent's name), which anyone who can
+// write a workflow fills. The cleaned label is also what finds the run's
+// workspace again.
+func (p *Placement) cleanText() {
+	p.WorkspaceLabel, p.TabLabel, p.Title = termtext.Clean(p.WorkspaceLabel), termtext.Clean(p.TabLabel), termtext.Clean(p.Title)
+	if p.Tokens != nil {
+		tokens := make(map[string]string, len(p.Tokens))
+		for k, v := range p.Tokens {
+			tokens[k] = termtext.Clean(v)
+		}
+		p.Tokens = tokens
 	}
 }
 

@@ -44,3 +44,33 @@ func TestWorkspacePlacementFreshAndGoneWorkspace(t *testing.T) {
 		t.Fatalf("a gone workspace id found %q by its label: %q %+v", first.WorkspaceID, m, other)
 	}
 }
+
+// Labels and titles come from the workflow store (a workflow's or an
+// agent's name) and Herdr draws them in its sidebar, a terminal: what
+// reaches it is cleaned (no escape sequence, no bidi override), and a run's
+// workspace is found again by its cleaned label.
+func TestPlacementCleansWhatHerdrDraws(t *testing.T) {
+	s := herdrtest.Start(t)
+	o := opener(t, s)
+	place := Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), WorkspaceLabel: "workflow re\x1b]0;pwn\x07view",
+		TabLabel: "#1 revi\u202eewer", Cwd: "/repo"}
+	place.Label("re\x1b[2Jview", "3f0c", "revi\u202eewer", 1, 1, true)
+	first, err := o.Open(t.Context(), o.InspectLaunch(inspection()), place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Requests() {
+		if strings.ContainsAny(string(r.Params), "\u202e") || strings.Contains(string(r.Params), `\u001b`) {
+			t.Errorf("%s sent %s", r.Method, r.Params)
+		}
+	}
+	s.ClearRecords()
+	place.TabLabel = "#2 other"
+	again, err := o.Open(t.Context(), o.InspectLaunch(inspection()), place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.WorkspaceID != first.WorkspaceID {
+		t.Fatalf("the run's workspace %s was not found again by its label: opened %s (%q)", first.WorkspaceID, again.WorkspaceID, s.Methods())
+	}
+}
