@@ -509,3 +509,34 @@ func TestProgramStatusTakesOverTheRunOfAProbeThatLeft(t *testing.T) {
 		}
 	})
 }
+
+// A probe back after the end of the run the channel tracked, followed at
+// once by a new run (within the debounce): the ended run is told then, and
+// the new one counts from its own start.
+func TestProgramStatusEndedRunIsToldWhenTheProbeStartsANewOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(time.Second)
+		m.ProbeConnected(false)
+		time.Sleep(time.Second)
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		time.Sleep(100 * time.Millisecond)
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		time.Sleep(500 * time.Millisecond)
+		m.AgentEnd("stop", "")
+		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+		m.AgentSettled()
+		time.Sleep(time.Second)
+		if got, want := r.runs(), []string{"completed:2000", "completed:500"}; !slices.Equal(got, want) {
+			t.Fatalf("runs %q, want %q (events %s)", got, want, r.summary())
+		}
+	})
+}

@@ -878,6 +878,10 @@ func (m *Machine) AgentStart() {
 		m.probeActivity = Working
 		m.quit = false // it did not quit after all
 		m.compacting = false
+		// A run the channel tracked while the probe was away and saw end
+		// is over, this one new: it is told now, not at its idle (a new
+		// run means the person has answered it).
+		m.tellProgramRunLocked(now)
 		if !m.runActive {
 			m.runStart = now
 			if m.programRun {
@@ -1198,21 +1202,28 @@ func (m *Machine) settleProgram(now time.Time) time.Time {
 	}
 	m.programActivity = Idle
 	m.programIdleAt = time.Time{}
-	if m.programRun && m.programEnd.State != "" {
-		// The run's end is told now, when its idle counts, not at Pi's
-		// report: a reply that asks for input (the sentinel, read off the
-		// session file meanwhile) made the pane blocked first, and a run
-		// that ends waiting for the person is told as blocked.
-		end := m.programEnd
-		outcome := programOutcome(end.State)
-		if outcome == Errored && m.retryPending && !m.programCompacted {
-			outcome = Aborted // see RetryPending
-		}
-		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome,
-			Error: programError(end), Cause: "program-status:" + end.State, Duration: m.programEndAt.Sub(m.programRunStart)})
-		m.forgetProgramRunLocked()
-	}
+	// The run's end is told now, when its idle counts, not at Pi's
+	// report: a reply that asks for input (the sentinel, read off the
+	// session file meanwhile) made the pane blocked first, and a run that
+	// ends waiting for the person is told as blocked.
+	m.tellProgramRunLocked(now)
 	return time.Time{}
+}
+
+// tellProgramRunLocked tells the end of the run the channel tracked, when
+// it has seen one, and ends the tracker.
+func (m *Machine) tellProgramRunLocked(now time.Time) {
+	if !m.programRun || m.programEnd.State == "" {
+		return
+	}
+	end := m.programEnd
+	outcome := programOutcome(end.State)
+	if outcome == Errored && m.retryPending && !m.programCompacted {
+		outcome = Aborted // see RetryPending
+	}
+	m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome,
+		Error: programError(end), Cause: "program-status:" + end.State, Duration: m.programEndAt.Sub(m.programRunStart)})
+	m.forgetProgramRunLocked()
 }
 
 // compactingMessage is the text Pi's status channel gives the working it
