@@ -236,3 +236,53 @@ func TestWrapPiSettledRunNotifiesInTheFallbackProtocol(t *testing.T) {
 		t.Fatalf("OSC sequences %q, want one \"finished\" per run", got)
 	}
 }
+
+// pi-permission-system and pi-ask show their question in one of Pi's own
+// dialogs right after their event, and Pi 1.6.0 announces that dialog to
+// the probe: still one notification per prompt and per flow, not a second
+// "needs your input" for the dialog. Each step waits for its toast, so a
+// toast more would show, as one more or as "+1 more" in the next (Herdr's
+// pace merges what waits). Answered, the pane is idle again.
+func TestWrapPiPromptShownInPisDialogIsToldOnce(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "ok"}), true)
+	r.herdr.SetDelivery("herdr")
+	tm := r.wrap("-e", asksAndPermissions(t))
+	r.waitStates("the probe connected", "unknown", "idle")
+	project := filepath.Base(r.agent.Project)
+	answer := func() {
+		t.Helper()
+		if err := tm.Send("\r"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"Pi needs permission | Permission required · " + project}
+	check := func() {
+		t.Helper()
+		if got := toasts(t, r.herdr, len(want)); !slices.Equal(got, want) {
+			t.Fatalf("toasts %q, want %q", got, want)
+		}
+	}
+
+	tm.Type(t, "/perm-with-dialog")
+	tm.WaitText(t, "Allow git status?", time.Minute)
+	r.waitReasons("the prompt and its dialog", "permission:permission:dialog-1", "ui-prompt:ui_prompt#1")
+	check()
+	answer()
+	r.waitStates("the prompt answered", "unknown", "idle", "blocked(Permission required)", "idle")
+
+	tm.Type(t, "/ask-with-dialog")
+	tm.WaitText(t, "Which region do you deploy to?", time.Minute)
+	r.waitReasons("the flow and its dialog", "pi-ask:ask:ask-d", "ui-prompt:ui_prompt#2")
+	want = append(want, "Pi has a question for you | Pick a region · "+project)
+	check()
+	answer()
+	r.waitStates("the flow answered", "unknown", "idle", "blocked(Permission required)", "idle", "blocked(Pick a region)", "idle")
+
+	// Heard after everything above (one socket, in order): nothing more
+	// can be on its way once it is told.
+	tm.Type(t, "/ask-start")
+	want = append(want, "Pi has a question for you | Choose deployment · "+project)
+	check()
+	quit(t, tm)
+	check()
+}

@@ -22,7 +22,9 @@ type Sink interface {
 //     opens over another (Pi's status channel then names the newer), when
 //     it asks what the spell has not told yet: Pi shows it in place of its
 //     editor, so it is what the person finds on switching to the pane, and
-//     the last notification names it;
+//     the last notification names it — but not while a pi-ask flow or a
+//     permission prompt told of is open: that dialog is the flow's or the
+//     prompt's own;
 //   - a pi-ask flow or a permission prompt, once per id while it is open,
 //     also when it opens while the agent is blocked already; its close
 //     lets the same id be told again;
@@ -109,6 +111,13 @@ func (t *Triggers) StateEvent(e state.Event) {
 // showing again once the one over it is answered is no news.
 func (t *Triggers) dialog(r state.Reason) {
 	if (r.Kind != state.KindUIPrompt && r.Kind != state.KindProgramStatus) || r.Restored || t.asked == nil {
+		return
+	}
+	// pi-ask and pi-permission-system ask through Pi's dialogs, which Pi
+	// announces right after their own event: while a flow or prompt told
+	// of is open, the dialog on screen is its, and telling it again would
+	// be two notifications for one question (seed 003).
+	if len(t.announced) > 0 {
 		return
 	}
 	if _, told := t.asked[r.Question]; told {

@@ -30,11 +30,21 @@ func DefaultTable() Table {
 }
 
 // Overlay returns a copy of t where programs extend or replace its entries
-// (keys trimmed) and a non-empty fallback replaces its fallback.
+// (keys trimmed) and a non-empty fallback replaces its fallback. An entry
+// replaces those of t whose name differs only in case: names match
+// ignoring case, so "wezterm" is meant to override the built-in
+// "WezTerm", and would otherwise lose to it on an exact match.
 func (t Table) Overlay(fallback Protocol, programs map[string]Protocol) Table {
 	out := Table{Fallback: t.Fallback, Programs: make(map[string]Protocol, len(t.Programs)+len(programs))}
 	for k, v := range t.Programs {
 		out.Programs[k] = v
+	}
+	for name := range programs {
+		for k := range out.Programs {
+			if strings.EqualFold(k, strings.TrimSpace(name)) {
+				delete(out.Programs, k)
+			}
+		}
 	}
 	for k, v := range programs {
 		out.Programs[strings.TrimSpace(k)] = v

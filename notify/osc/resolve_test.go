@@ -148,3 +148,29 @@ func TestZeroTableFallsBackToOSC99(t *testing.T) {
 		t.Fatal("nothing encoded")
 	}
 }
+
+// Seed 003: the user's termPrograms "extend or override the built-in
+// mappings", and names match ignoring case. So an entry written in
+// another case than the built-in's — wezterm = "osc777" under
+// [notify.term_programs], where TOML keys are lower case by habit — must
+// override it, not lose to the built-in "WezTerm" for TERM_PROGRAM=WezTerm
+// by an exact match. So must config.toml's entry over config.json's.
+func TestAnOverrideInAnotherCaseReplacesTheEntryBelow(t *testing.T) {
+	def := DefaultTable()
+	cases := []struct {
+		name  string
+		table Table
+		term  string
+		want  Protocol
+	}{
+		{"lower-case override of WezTerm", def.Overlay("", map[string]Protocol{"wezterm": OSC777}), "WezTerm", OSC777},
+		{"override of iTerm.app", def.Overlay("", map[string]Protocol{"ITERM.APP": OSC99}), "iTerm.app", OSC99},
+		{"config.toml over config.json", def.Overlay("", map[string]Protocol{"WezTerm": OSC777}).Overlay("", map[string]Protocol{"wezterm": OSC99}), "WezTerm", OSC99},
+		{"the other built-ins stay", def.Overlay("", map[string]Protocol{"wezterm": OSC777}), "ghostty", OSC9},
+	}
+	for _, c := range cases {
+		if got := c.table.Resolve(c.term, ""); got != c.want {
+			t.Errorf("%s: Resolve(%q) = %s, want %s", c.name, c.term, got, c.want)
+		}
+	}
+}

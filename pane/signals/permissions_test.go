@@ -156,3 +156,56 @@ func TestASessionReplacedClearsAsksAndPrompts(t *testing.T) {
 		})
 	}
 }
+
+// Seed 003: one notification per event. pi-ask and pi-permission-system
+// show their question through Pi's own dialogs (ctx.ui.custom, select,
+// confirm), and Pi 1.6.0 announces each such dialog with ui_prompt_start
+// right after the extension's own event. That dialog is the ask's or the
+// prompt's, told already: a second "needs your input" for it would be two
+// notifications for one question. A dialog of another extension, once the
+// prompt is decided, is news again.
+func TestTheDialogOfAnAskOrPromptIsNotToldTwice(t *testing.T) {
+	const (
+		perm   = "permission-needed(Permission required)"
+		fwd    = "permission-needed(Permission required by Worker)"
+		ask    = "ask-started(Choose deployment)"
+		direct = "idle working blocked(Permission required)"
+	)
+	cases := []struct {
+		name  string
+		steps []step
+		notes string
+	}{
+		{"a direct prompt and its select dialog", []step{
+			{control.EvPermissionPrompt, fmt.Sprintf(directPrompt, "direct-request", "git status"), direct},
+			{control.EvUIPromptStart, `{"kind":"select","title":"Allow git status?"}`, direct},
+			{control.EvUIPromptEnd, `{"kind":"select","title":"Allow git status?"}`, direct},
+			{control.EvPermissionDecided, childDecision, direct + " working"},
+		}, perm},
+		{"a forwarded prompt and its confirm dialog in the parent", []step{
+			{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-request", "git push"), "idle working blocked(Permission required by Worker)"},
+			{control.EvUIPromptStart, `{"kind":"confirm","title":"Worker asks: git push"}`, "idle working blocked(Permission required by Worker)"},
+			{control.EvUIPromptEnd, `{"kind":"confirm","title":"Worker asks: git push"}`, "idle working blocked(Permission required by Worker)"},
+			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-request"), "idle working blocked(Permission required by Worker) working"},
+		}, fwd},
+		{"a pi-ask flow and its custom dialog, which has no title", []step{
+			{control.EvAskStarted, `{"flowId":"ask-1","title":"Choose deployment"}`, "idle working blocked(Choose deployment)"},
+			{control.EvUIPromptStart, `{"kind":"custom"}`, "idle working blocked(Choose deployment)"},
+			{control.EvUIPromptEnd, `{"kind":"custom"}`, "idle working blocked(Choose deployment)"},
+			{control.EvAskCompleted, `{"flowId":"ask-1"}`, "idle working blocked(Choose deployment) working"},
+			// Another extension's dialog, after the flow: told.
+			{control.EvUIPromptStart, `{"kind":"confirm","title":"Commit these changes?"}`, "idle working blocked(Choose deployment) working blocked(waiting for your answer)"},
+		}, ask + ",input-needed(Commit these changes?)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig()
+			defer r.m.Stop()
+			r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"}, control.AgentStart{})
+			r.run(t, c.steps)
+			if _, notes := r.got(); notes != c.notes {
+				t.Fatalf("notifications %q, want %q", notes, c.notes)
+			}
+		})
+	}
+}

@@ -192,6 +192,13 @@ func TestNotifyProtocolFromSeedConfigAndConfigToml(t *testing.T) {
 			seedConfig:                     `{"fallback":"osc9","termPrograms":{"Custom":"osc777"}}`,
 			".config/herdr-pi/config.toml": "[notify]\nfallback = \"osc777\"\n[notify.term_programs]\nCustom = \"osc99\"\n",
 		}, "Custom", "\x1b]99;"},
+		{"an entry in another case overrides the built-in", map[string]string{
+			".config/herdr-pi/config.toml": "[notify.term_programs]\nwezterm = \"osc777\"\n",
+		}, "WezTerm", "\x1b]777;"},
+		{"config.toml overrides the seed in another case", map[string]string{
+			seedConfig:                     `{"termPrograms":{"WezTerm":"osc777"}}`,
+			".config/herdr-pi/config.toml": "[notify.term_programs]\nwezterm = \"osc99\"\n",
+		}, "WezTerm", "\x1b]99;"},
 		{"config.toml fallback over the seed's", map[string]string{
 			seedConfig:                     `{"fallback":"osc9"}`,
 			".config/herdr-pi/config.toml": "[notify]\nfallback = \"osc777\"\n",

@@ -64,10 +64,33 @@ const commands = {
 			surface: "external_directory",
 			value: "find ~/.pi -name package.json",
 		}),
+	// What the real extensions do: the event, then the question in one of
+	// Pi's own dialogs (Pi announces it with ui_prompt_start), then the
+	// answer.
+	"perm-with-dialog": async (pi, ctx) => {
+		pi.events.emit("permissions:ui_prompt", {
+			forwarding: null,
+			message: "Allow git status?",
+			requestId: "dialog-1",
+			surface: "bash",
+			value: "git status",
+		});
+		const choice = await ctx.ui.select("Allow git status?", ["Allow", "Deny"]);
+		pi.events.emit("permissions:decision", {
+			resolution: choice === "Allow" ? "user_approved" : "user_denied",
+			surface: "bash",
+			value: "git status",
+		});
+	},
+	"ask-with-dialog": async (pi, ctx) => {
+		pi.events.emit("@eko24ive/pi-ask:started", { flowId: "ask-d", title: "Pick a region" });
+		await ctx.ui.select("Which region do you deploy to?", ["eu", "us"]);
+		pi.events.emit("@eko24ive/pi-ask:completed", { flowId: "ask-d" });
+	},
 };
 
 export default function (pi) {
 	for (const [name, emit] of Object.entries(commands)) {
-		pi.registerCommand(name, { description: "emit " + name, handler: async () => emit(pi) });
+		pi.registerCommand(name, { description: "emit " + name, handler: async (_args, ctx) => emit(pi, ctx) });
 	}
 }
