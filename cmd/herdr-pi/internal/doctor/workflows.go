@@ -77,11 +77,28 @@ func hasPackage(sources []string, name string) bool { return packageSource(sourc
 func packageSource(sources []string, name string) string {
 	for _, src := range sources {
 		s := strings.TrimPrefix(src, "npm:")
-		if s == name || strings.HasPrefix(s, name+"@") || strings.Contains(s, "/"+name) {
+		if s == name || strings.HasPrefix(s, name+"@") || containsPathElement(s, name) {
 			return src
 		}
 	}
 	return ""
+}
+
+// containsPathElement says whether name follows a '/' in s and ends there,
+// at a '/' or at a version's '@': "@xzzpig/pi-notify@0.1.0" and
+// "./packages/pi-notify" hold pi-notify, "@someone/pi-notify-extra" does
+// not.
+func containsPathElement(s, name string) bool {
+	for rest := s; ; {
+		i := strings.Index(rest, "/"+name)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+1+len(name):]
+		if rest == "" || rest[0] == '/' || rest[0] == '@' {
+			return true
+		}
+	}
 }
 
 // workflowsRow says which integration owns workflow panes: the workflow
@@ -159,10 +176,16 @@ type replacedExtension struct {
 	pkg     string // its npm package
 	dir     string // its folder under <agent dir>/extensions when linked there
 	doubles bool   // it writes to the terminal itself: each notification twice
+	// more is what else it does that herdr-pi does too, for whoever keeps
+	// it for that ("" when nothing).
+	more string
 }
 
 var replacedExtensions = []replacedExtension{
 	{name: "pi-terminal-notifications", pkg: "@xzzpig/pi-terminal-notifications", dir: "pi-terminal-notifications", doubles: true},
+	// Its successor writes its own sequences in Pi's TUI just the same.
+	{name: "pi-notify", pkg: "@xzzpig/pi-notify", dir: "pi-notify", doubles: true,
+		more: "its pushes to ntfy are herdr-pi's too, with [notify.ntfy] in config.toml"},
 	{name: "pi-herdr-integration", pkg: "@siddr/pi-herdr-integration", dir: "herdr-integration"},
 }
 
@@ -198,7 +221,7 @@ func piScopes(d Input) []piScope {
 
 // replacedExtensionsRow says whether Pi loads an extension herdr-pi
 // replaces, globally or in the project doctor runs in.
-// pi-terminal-notifications is a warning: outside Herdr its own
+// pi-terminal-notifications and pi-notify are a warning: outside Herdr their own
 // notification sequence passes through the wrapper to the terminal beside
 // herdr-pi's, so each is told twice. pi-herdr-integration only repeats
 // what the probe does (herdr-pi counts its herdr:blocked events with its
@@ -230,7 +253,11 @@ func replacedExtensionsRow(d Input) Row {
 			}
 			what := fmt.Sprintf("%s is installed (%s)", e.name, where)
 			if e.doubles {
-				doubled = append(doubled, what+": outside Herdr each notification reaches your terminal twice, its own passing through herdr-pi beside herdr-pi's")
+				what += ": outside Herdr each notification reaches your terminal twice, its own passing through herdr-pi beside herdr-pi's"
+				if e.more != "" {
+					what += " (" + e.more + ")"
+				}
+				doubled = append(doubled, what)
 			} else {
 				redundant = append(redundant, what+": redundant under herdr-pi, which does its job and counts its herdr:blocked events with its own")
 			}
@@ -245,7 +272,7 @@ func replacedExtensionsRow(d Input) Row {
 	case len(redundant) > 0:
 		row.Detail = strings.Join(redundant, "; ") + "; " + strings.Join(fixes, "; ") + " leaves herdr-pi alone"
 	default:
-		row.Detail = "neither pi-terminal-notifications nor pi-herdr-integration is installed in Pi: herdr-pi does their jobs"
+		row.Detail = "neither pi-terminal-notifications (nor its successor pi-notify) nor pi-herdr-integration is installed in Pi: herdr-pi does their jobs"
 	}
 	return row
 }

@@ -102,7 +102,7 @@ func TestReplacedExtensionsRow(t *testing.T) {
 		status         string
 		says           []string
 	}{
-		{"none", "", nil, OK, []string{"neither pi-terminal-notifications nor pi-herdr-integration"}},
+		{"none", "", nil, OK, []string{"neither pi-terminal-notifications (nor its successor pi-notify) nor pi-herdr-integration"}},
 		{"config.json alone", "", []string{"extensions/pi-terminal-notifications/config.json"}, OK, []string{"neither"}},
 		{"npm", `{"packages":["npm:@xzzpig/pi-terminal-notifications@1.2.0"]}`, nil, Warn, []string{"pi-terminal-notifications", "twice", "settings.json", "pi remove npm:@xzzpig/pi-terminal-notifications@1.2.0"}},
 		{"checkout", `{"packages":["./packages/pi-terminal-notifications"]}`, nil, Warn, []string{"twice", "pi remove ./packages/pi-terminal-notifications"}},
@@ -124,6 +124,14 @@ func TestReplacedExtensionsRow(t *testing.T) {
 		{"global and project", `{"packages":["npm:@siddr/pi-herdr-integration"]}`, []string{"project:.pi/settings.json=" + `{"packages":["npm:@xzzpig/pi-terminal-notifications"]}`}, Warn,
 			[]string{"twice", "redundant", "pi remove npm:@siddr/pi-herdr-integration", "pi remove -l npm:@xzzpig/pi-terminal-notifications"}},
 		{"project without .pi", "", []string{"project:README.md"}, OK, []string{"neither"}},
+		// pi-notify, pi-terminal-notifications' successor, writes its own
+		// sequences in Pi's TUI as well (and pushes to ntfy, which
+		// herdr-pi's [notify.ntfy] does too). Its folder may hold only its
+		// config.json, which is not the extension.
+		{"pi-notify npm", `{"packages":["npm:@xzzpig/pi-notify@0.1.0"]}`, nil, Warn, []string{"pi-notify", "twice", "pi remove npm:@xzzpig/pi-notify@0.1.0", "[notify.ntfy]"}},
+		{"pi-notify extensions directory", "", []string{"extensions/pi-notify/index.ts"}, Warn, []string{"pi-notify", "twice", "extensions/pi-notify"}},
+		{"names that only begin alike", `{"packages":["npm:@someone/pi-notify-extra","./ext/pi-terminal-notifications-fork"]}`, nil, OK, []string{"neither"}},
+		{"pi-notify config.json alone", "", []string{"extensions/pi-notify/config.json"}, OK, []string{"neither"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := doctortest.New(t)
