@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/internal/fakellm"
+	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
 // /compact in a real Pi: Pi calls the model for a summary outside any run
@@ -86,4 +87,66 @@ func smallCompactionBudget(t *testing.T, agentDir string) {
 	if err := os.WriteFile(settings, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// /compact while a question waits: compacting is no run, so the question
+// stays open through it (the pane stays blocked, as the sentinel
+// integration keeps it until the next run starts), and the compaction
+// entry Pi then writes after the reply is passed over: a restart on the
+// session restores the question.
+func TestWrapPiCompactionKeepsTheQuestion(t *testing.T) {
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 300)
+	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+		switch {
+		case strings.Contains(req.LastUser(), "tell me more"):
+			return fakellm.Reply{Chunks: []string{long, long, long}, WordDelay: 400 * time.Millisecond}
+		case strings.Contains(req.LastUser(), "which file"):
+			return fakellm.Reply{Text: question + "\n" + session.Marker, WordDelay: 50 * time.Millisecond}
+		}
+		return fakellm.Reply{Text: "## Goal\nsummary of the lorem ipsum"}
+	}, true)
+	smallCompactionBudget(t, r.agent.AgentDir)
+	tm := r.wrap()
+	want := []string{"unknown", "idle"}
+	r.waitStates("start", want...)
+	for i, p := range []string{"tell me more a", "tell me more b", "which file?"} {
+		tm.Type(t, p)
+		want = append(want, "working", "idle")
+		if i == 2 {
+			want[len(want)-1] = "blocked(input needed)"
+		}
+		r.waitStates("run "+string(rune('1'+i)), want...)
+	}
+	files := r.agent.SessionFiles()
+	if len(files) != 1 {
+		t.Fatalf("session files %q", files)
+	}
+	compactions := func() int { return strings.Count(readFile(t, files[0]), `"type":"compaction"`) }
+	before, calls := compactions(), len(r.llm.Requests())
+	tm.Type(t, "/compact")
+	if _, err := r.llm.WaitRequests(calls+1, time.Minute); err != nil {
+		t.Fatalf("no summary asked for: %v\n%s", err, tm.Screen())
+	}
+	for deadline := time.Now().Add(30 * time.Second); compactions() == before; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no compaction entry in the session file:\n%s", tm.Screen())
+		}
+	}
+	time.Sleep(time.Second)
+	r.waitStates("compacted", want...) // nothing changed
+	quit(t, tm)
+
+	r.herdr.ClearRecords()
+	tm = r.wrap("--session", files[0])
+	r.waitRestart("the restart after the compaction", "blocked(input needed)")
+	quit(t, tm)
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -154,3 +154,32 @@ func TestWrapNoProbeCompactionIsNoRun(t *testing.T) {
 		t.Fatalf("Pi did not report its compaction as herdr-pi expects; reports: %q", statusSequences(tm.Raw()))
 	}
 }
+
+// Without the probe and Pi's status channel, the session file and the
+// screen alone: the person answers a question and Pi asks another at once,
+// in a reply quicker than the screen's debounce. The pane stays blocked
+// on the new question; the old answer does not close it.
+func TestWrapNoProbeQuestionAskedAgainAtOnceStaysBlocked(t *testing.T) {
+	const again = "Which function should I change?"
+	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+		if strings.Contains(req.LastUser(), "ANSWER") {
+			return fakellm.Reply{Text: again + "\n" + session.Marker}
+		}
+		return fakellm.Reply{Text: question + "\n" + session.Marker}
+	}, true)
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	tm := r.wrapNoProbe(trace, nil)
+	tm.Type(t, "which file?")
+	r.submitted(tm)
+	r.herdr.WaitFor(t, time.Minute, "the question", func() bool {
+		s := r.states()
+		return len(s) > 0 && s[len(s)-1] == "blocked(input needed)"
+	})
+	tm.Type(t, "ANSWER: main.go")
+	tm.WaitText(t, again, time.Minute)
+	time.Sleep(2 * time.Second) // past the answer's grace
+	if s := r.states(); s[len(s)-1] != "blocked(input needed)" {
+		t.Fatalf("after the second question the pane reports %q; transitions %q", s, transitionCauses(t, trace))
+	}
+	quit(t, tm)
+}

@@ -765,6 +765,10 @@ func (m *Machine) ClearReasons() {
 
 func (m *Machine) openLocked(now time.Time, r Reason) {
 	delete(m.held, r.Key)
+	// Opened again after it was answered (Answered) and before that closed
+	// it: the agent asks anew (a short reply to the answer, read from the
+	// file before the run was seen), and that answer is not this one's.
+	delete(m.answered, r.Key)
 	if i := slices.IndexFunc(m.reasons, func(o Reason) bool { return o.Key == r.Key }); i >= 0 {
 		m.relabelLocked(i, r)
 		return

@@ -743,3 +743,31 @@ func TestScreenVerdictOverdrawnWhileWaiting(t *testing.T) {
 		expect(t, r, "working@650")
 	})
 }
+
+// The person answers and the agent asks again at once: a short reply to
+// the answer that ends with the marker, written before the screen could
+// confirm the run (shorter than the debounce; no probe, no status
+// channel). The session file says answered, then open again: the new
+// question keeps the pane blocked: the answer to the old one no longer
+// closes it when its grace ends.
+func TestAQuestionAskedAgainBeforeTheAnswerClosedStaysOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.Screen(Verdict{State: Working, Rule: "busy"})
+		time.Sleep(time.Second)
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(time.Second) // the person reads the question
+		m.Answered("sentinel")
+		m.Screen(Verdict{State: Working, Rule: "busy"})
+		time.Sleep(200 * time.Millisecond)
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel}) // the reply asks again
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(3 * time.Second)
+		if s := m.Snapshot(); s.State != Blocked || len(s.Reasons) != 1 {
+			t.Fatalf("the second question: %+v", s)
+		}
+		expect(t, r, "working@300 blocked@1000(input needed)")
+	})
+}
