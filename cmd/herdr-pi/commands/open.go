@@ -228,7 +228,9 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	}
 	place, err := openPlacement(opts, paths, a, h.PaneID, dir)
 	if err != nil {
-		return err
+		// Only the place was to be read from the file: a flag chooses it
+		// without the file.
+		return fmt.Errorf("%w; fix the file (herdr-pi doctor checks it), or choose the place with --split, --tab or --workspace, which open takes without reading it", err)
 	}
 	// Another placement of the run at this moment may be making its
 	// workspace: wait for it to be in the ledger, and look then. Those of
