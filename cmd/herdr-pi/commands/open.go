@@ -247,7 +247,11 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if err != nil {
 		return err
 	}
-	if ownerGone && !opts.JSON {
+	switch {
+	case ownerGone && opts.JSON:
+	case ownerGone && a.Run.State() == "interrupted":
+		tell(io.Err, "herdr-pi open: %s never finished: its run was interrupted (its owner Pi went), and nothing runs it until the run is resumed; opening what it left\n", a)
+	case ownerGone:
 		tell(io.Err, "herdr-pi open: %s never finished: its owner Pi is gone (killed or crashed); opening what it left\n", a)
 	}
 
