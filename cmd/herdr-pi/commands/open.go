@@ -230,7 +230,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if err != nil {
 		// Only the place was to be read from the file: a flag chooses it
 		// without the file.
-		return fmt.Errorf("%w; fix the file (herdr-pi doctor checks it), or choose the place with --split, --tab or --workspace, which open takes without reading it", err)
+		return fmt.Errorf("%w, or choose the place with --split, --tab or --workspace, which open takes without reading it", err)
 	}
 	// Another placement of the run at this moment may be making its
 	// workspace: wait for it to be in the ledger, and look then. Those of
@@ -558,7 +558,7 @@ func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, ca
 		file := settings.WorkflowSettingsFile(paths.PiAgentDir)
 		w, err := settings.LoadWorkflows(file)
 		if err != nil {
-			return p, fmt.Errorf("the workflow settings: %w", err)
+			return p, fmt.Errorf("the workflow settings: %w; fix the file (herdr-pi doctor checks it)", err)
 		}
 		p.Mode = handoff.ModeSplit
 		if w.FullyInspectable {

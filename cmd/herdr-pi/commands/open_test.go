@@ -660,3 +660,33 @@ func TestOpenWithABadWorkflowSettingsFileSaysTheWayOut(t *testing.T) {
 		t.Fatalf("open --split: %v\n%s", err, errb)
 	}
 }
+
+// The menu's "Open session in Herdr pane" reads the same settings file
+// for the place: one it cannot read is refused before Herdr hears
+// anything, naming the file and how to fix it (the menu has no flags to
+// choose the place instead).
+func TestAMenuInspectionWithABadWorkflowSettingsFileSaysTheWayOut(t *testing.T) {
+	f, s, run, _, _ := openWorld(t, "exec sleep 600")
+	a, err := store.New(f.Paths().Home, f.IO.Dir).Find(run, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := settings.WorkflowSettingsFile(f.Paths().PiAgentDir)
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":"yes"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
+	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID}
+	err = inspectFromMenu(t.Context(), f, h, true, f.IO.Dir, req, t.Logf)
+	if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "herdr-pi doctor") {
+		t.Fatalf("the menu inspection: %v; want the file named and how to fix it", err)
+	}
+	for _, m := range s.Methods() {
+		if m == "pane.split" || m == "tab.create" || m == "workspace.create" {
+			t.Errorf("Herdr was asked %s before the bad file was said", m)
+		}
+	}
+}
