@@ -144,6 +144,9 @@ type ListedAttempt struct {
 
 	OwnerPID int    `json:"-"`
 	Note     string `json:"-"` // Problem, short, for tables
+	// Interrupted: not settled, in a run the engine marked interrupted
+	// (its owner went): nothing runs it until the run is resumed.
+	Interrupted bool `json:"-"`
 }
 
 // List reads every run of the store, or the one ref names, and what open
@@ -248,6 +251,7 @@ func listAttempt(a *store.Attempt, paths settings.Paths) ListedAttempt {
 	}
 	at.Live = live
 	at.OwnerGone = leaseErr == nil && !at.Settled && !live
+	at.Interrupted = !at.Settled && a.Run.State() == "interrupted"
 	dir, cwdErr := a.Cwd()
 	at.Cwd = dir
 	if at.Cwd == "" {

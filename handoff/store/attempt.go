@@ -169,7 +169,8 @@ func (a *Attempt) Settled() bool {
 }
 
 // Live is true when the attempt may still be running in its owner: it is
-// not settled and the owner lease of its session is alive. A non-settled
+// not settled, its run is not interrupted, and the owner lease of its
+// session is alive. A non-settled
 // attempt whose owner is gone (a killed Pi) is not live: nothing will
 // change it again. The lease is returned when there is one.
 func (a *Attempt) Live() (bool, *Lease, error) {
@@ -178,6 +179,14 @@ func (a *Attempt) Live() (bool, *Lease, error) {
 		// Whatever the lease says, nothing runs here: a broken lease must
 		// not keep a finished attempt from being opened.
 		return false, lease, nil
+	}
+	if a.Run.State() == "interrupted" {
+		// The engine marks a run interrupted when its owner goes, or when
+		// the next Pi of the same session starts and finds it unfinished:
+		// that Pi holds the lease then, yet runs none of the run's agents
+		// until the run is resumed (running again). The lease says nothing
+		// of this attempt.
+		return false, nil, nil
 	}
 	if err != nil {
 		return false, nil, err

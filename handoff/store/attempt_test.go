@@ -252,7 +252,9 @@ func TestLiveWithABrokenLease(t *testing.T) {
 
 // TestSettledByRunState: an agent left "running" in a run that is over
 // (completed, failed, stopped) runs no more; in a paused or interrupted
-// run it may resume, so the lease decides.
+// run it may resume, so it is not settled (whether it is live is the
+// lease's to say, and an interrupted run's never is: see
+// TestAnAttemptOfAnInterruptedRunIsNotLive).
 func TestSettledByRunState(t *testing.T) {
 	for state, want := range map[string]bool{"completed": true, "failed": true, "stopped": true, "running": false, "interrupted": false, "paused": false} {
 		rec, err := DecodeRun([]byte(`{"id":"r","workflowName":"w","state":"` + state + `","agents":[{"id":"r:1","name":"a","state":"running","attemptDetails":[{"attempt":1,"setup":{}}]}]}`))

@@ -93,3 +93,35 @@ func TestPickPrefersNameThenLabelThenNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestAnAttemptOfAnInterruptedRunIsNotLive: the engine marks a run
+// interrupted when its owner goes (its shutdown) or when the next Pi of
+// the same session starts and finds the run unfinished; that Pi holds the
+// session's lease then, while the run's agents keep the state they had
+// ("running", after a crash). Nothing runs them until the run is resumed
+// (it is "running" again then): asking that Pi for a handoff of such an
+// attempt could only be refused. Open forks what it left, as for an
+// owner that is gone; it is not settled (a resume may carry it on).
+func TestAnAttemptOfAnInterruptedRunIsNotLive(t *testing.T) {
+	h := newHome(t)
+	dir := h.run(h.cwd, "r1", `{"id":"r1","workflowName":"w","state":"interrupted","agents":[
+		{"id":"r1:1","name":"a","state":"running","attemptDetails":[{"attempt":1,"setup":{}}]}]}`, 0)
+	writeSelfLease(t, h, filepath.Dir(dir))
+	r, err := h.store().FindRun("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.PickText("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live, _, err := a.Live(); live || err != nil {
+		t.Errorf("an attempt of an interrupted run with a live lease: live %v, %v; want not live", live, err)
+	}
+	if gone, err := a.OwnerGone(); !gone || err != nil {
+		t.Errorf("owner gone %v, %v; want gone", gone, err)
+	}
+	if a.Settled() {
+		t.Error("settled; an interrupted run may be resumed")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -196,4 +197,59 @@ func snapshot(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// TestRealInterruptedRunIsNotLive: the real engine under a real Pi. Its
+// owner is SIGKILLed mid-attempt, and the person continues the same Pi
+// session (`pi -c`): that Pi takes the session's lease and the engine
+// marks the run interrupted, leaving its agent "running". While that Pi
+// runs (its lease alive), the attempt is not live: nothing runs it until
+// the run is resumed, so open forks what it left instead of asking that
+// Pi for a handoff it could only refuse.
+func TestRealInterruptedRunIsNotLive(t *testing.T) {
+	e := storetest.NewEnv(t)
+	o := e.StartOwner(t)
+	o.Kill()
+	// A reply streamed a word at a time: the second Pi runs a while.
+	cmd := exec.Command(e.Agent.Pi.Bin, "-c", "-e", e.Engine, "-p", storetest.InspectMarker+" after the crash")
+	cmd.Env, cmd.Dir = e.Agent.Env, e.Agent.Project
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	s := New(e.Agent.Home, e.Agent.Project)
+	timeout := time.After(2 * time.Minute)
+	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("the second Pi exited (%v) before its lease and the interrupted run were seen together", err)
+		case <-timeout:
+			t.Fatal("the run was never seen interrupted while the second Pi held its session's lease")
+		case <-time.After(20 * time.Millisecond):
+		}
+		r, err := s.FindRun(o.RunID)
+		if err != nil || r.State() != "interrupted" {
+			continue
+		}
+		if lease, err := r.Owner(); err != nil || lease == nil || lease.PID != cmd.Process.Pid || !lease.Alive() {
+			continue
+		}
+		a, err := s.Find(o.RunID, "api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Agent.State != "running" || a.Settled() {
+			t.Fatalf("agent state %s, settled %v; want the running agent the crash left", a.Agent.State, a.Settled())
+		}
+		if live, _, err := a.Live(); live || err != nil {
+			t.Fatalf("live %v, %v; want not live: the second Pi runs none of the interrupted run's agents", live, err)
+		}
+		if gone, err := a.OwnerGone(); !gone || err != nil {
+			t.Fatalf("owner gone %v, %v; want gone", gone, err)
+		}
+		return
+	}
 }

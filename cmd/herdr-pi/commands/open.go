@@ -228,7 +228,9 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	}
 	place, err := openPlacement(opts, paths, a, h.PaneID, dir)
 	if err != nil {
-		return err
+		// Only the place was to be read from the file: a flag chooses it
+		// without the file.
+		return fmt.Errorf("%w, or choose the place with --split, --tab or --workspace, which open takes without reading it", err)
 	}
 	// Another placement of the run at this moment may be making its
 	// workspace: wait for it to be in the ledger, and look then. Those of
@@ -245,7 +247,11 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if err != nil {
 		return err
 	}
-	if ownerGone && !opts.JSON {
+	switch {
+	case ownerGone && opts.JSON:
+	case ownerGone && a.Run.State() == "interrupted":
+		tell(io.Err, "herdr-pi open: %s never finished: its run was interrupted (its owner Pi went), and nothing runs it until the run is resumed; opening what it left\n", a)
+	case ownerGone:
 		tell(io.Err, "herdr-pi open: %s never finished: its owner Pi is gone (killed or crashed); opening what it left\n", a)
 	}
 
@@ -552,7 +558,7 @@ func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, ca
 		file := settings.WorkflowSettingsFile(paths.PiAgentDir)
 		w, err := settings.LoadWorkflows(file)
 		if err != nil {
-			return p, fmt.Errorf("the workflow settings: %w", err)
+			return p, fmt.Errorf("the workflow settings: %w; fix the file (herdr-pi doctor checks it)", err)
 		}
 		p.Mode = handoff.ModeSplit
 		if w.FullyInspectable {

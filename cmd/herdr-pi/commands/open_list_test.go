@@ -898,3 +898,68 @@ func TestPickerCleansEveryField(t *testing.T) {
 		t.Errorf("a control character reaches the picker:\n%q", shown)
 	}
 }
+
+// A run the engine marked interrupted (the next Pi of its session started
+// after a crash: it holds the session's lease, and the run's agents keep
+// the "running" they had) runs none of its agents until it is resumed.
+// Its unsettled attempt is not live: the listing says the run was
+// interrupted and offers the fork of what it left, and open forks it,
+// instead of asking that Pi for a handoff it could only refuse.
+func TestOpenListAnAttemptOfAnInterruptedRunIsNotLive(t *testing.T) {
+	ls := newListStore(t)
+	run := ls.runningRun(t)
+	lease := fmt.Sprintf(`{"pid":%d,"token":"t","startedAt":%d}`+"\n", os.Getpid(), time.Now().Add(time.Hour).UnixMilli())
+	if err := os.WriteFile(filepath.Join(filepath.Dir(run.Dir), "owner.json"), []byte(lease), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(run.Dir, "state.json")
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	st["state"] = "interrupted" // all the engine changes when it marks the run
+	if b, err = json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := listJSON(t, ls.Home, ls.Cwd, run.ID)
+	var unsettled []handoff.ListedAttempt
+	for _, ag := range o.Runs[0].Agents {
+		for _, at := range ag.Attempts {
+			if !at.Settled {
+				unsettled = append(unsettled, at)
+			}
+		}
+	}
+	if len(unsettled) == 0 {
+		t.Fatalf("run %s has no unsettled attempt", run.Short())
+	}
+	var out bytes.Buffer
+	code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list", run.ID)
+	for _, at := range unsettled {
+		if at.Live || !at.OwnerGone || at.Action != handoff.ActionGone {
+			t.Errorf("%s: live %v, owner gone %v, action %s; want not live, gone", at.Name, at.Live, at.OwnerGone, at.Action)
+		}
+		var row string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), at.Name+" ") {
+				row = l
+			}
+		}
+		if code != 0 || !strings.Contains(row, "run interrupted") {
+			t.Errorf("%s: exit %d %q; row %q, want STATUS run interrupted", at.Name, code, stderr, row)
+		}
+	}
+	// open takes it for what it left: it needs Herdr for that, not the
+	// owner's herdr-pi wrap.
+	code, stderr = runOpen(t, ls.Home, ls.Cwd, &out, nil, run.ID, unsettled[0].Selector)
+	if code != exitError || strings.Contains(stderr, "herdr-pi wrap") || !strings.Contains(stderr, "not inside a Herdr pane") {
+		t.Fatalf("open %s %s: exit %d, %q; want it to fork (outside Herdr: not in a Herdr pane)", run.Short(), unsettled[0].Selector, code, stderr)
+	}
+}

@@ -621,3 +621,72 @@ func TestAnOpenThatWaitsForThePlacementLockSaysSo(t *testing.T) {
 		t.Fatalf("open said more on stderr: %q", rest)
 	}
 }
+
+// A workflow settings file open cannot read (the engine would refuse it
+// too) stops open before Herdr hears anything, naming the file, and says
+// the two ways out: fix the file (doctor checks it), or choose the place
+// with a flag, which open then takes without reading the file. A person
+// who only wants to look at a finished attempt is not left stuck on a
+// file that has nothing to do with it.
+func TestOpenWithABadWorkflowSettingsFileSaysTheWayOut(t *testing.T) {
+	f, s, run, out, errb := openWorld(t, "exec sleep 600")
+	file := settings.WorkflowSettingsFile(f.Paths().PiAgentDir)
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":"yes"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code := runWith(t.Context(), []string{"herdr-pi", "open", run, "api"}, f)
+	msg := errb.String()
+	if code != 1 || !strings.Contains(msg, file) {
+		t.Fatalf("exit %d, stderr %q: want exit 1 naming %s", code, msg, file)
+	}
+	for _, want := range []string{"herdr-pi doctor", "--split", "--tab", "--workspace"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("stderr %q does not say the way out %q", msg, want)
+		}
+	}
+	for _, m := range s.Methods() {
+		if m == "pane.split" || m == "tab.create" || m == "workspace.create" {
+			t.Errorf("Herdr was asked %s before open said the file is bad", m)
+		}
+	}
+	// The way out works: with --split the file is not read.
+	out.Reset()
+	errb.Reset()
+	opts := &openOptions{Run: run, Attempt: "api", Place: "split", StartTimeout: time.Minute, ForkTimeout: time.Millisecond}
+	if err := openRun(t.Context(), f, opts); err != nil {
+		t.Fatalf("open --split: %v\n%s", err, errb)
+	}
+}
+
+// The menu's "Open session in Herdr pane" reads the same settings file
+// for the place: one it cannot read is refused before Herdr hears
+// anything, naming the file and how to fix it (the menu has no flags to
+// choose the place instead).
+func TestAMenuInspectionWithABadWorkflowSettingsFileSaysTheWayOut(t *testing.T) {
+	f, s, run, _, _ := openWorld(t, "exec sleep 600")
+	a, err := store.New(f.Paths().Home, f.IO.Dir).Find(run, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := settings.WorkflowSettingsFile(f.Paths().PiAgentDir)
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":"yes"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
+	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID}
+	err = inspectFromMenu(t.Context(), f, h, true, f.IO.Dir, req, t.Logf)
+	if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "herdr-pi doctor") {
+		t.Fatalf("the menu inspection: %v; want the file named and how to fix it", err)
+	}
+	for _, m := range s.Methods() {
+		if m == "pane.split" || m == "tab.create" || m == "workspace.create" {
+			t.Errorf("Herdr was asked %s before the bad file was said", m)
+		}
+	}
+}

@@ -177,6 +177,10 @@ func AttemptStatus(at *handoff.ListedAttempt) string {
 		return "settled"
 	case at.Live:
 		return fmt.Sprintf("live (pid %d)", at.OwnerPID)
+	case at.Interrupted:
+		// Its owner went; a Pi of the session that runs now (the owner
+		// line) runs none of it until the run is resumed.
+		return "run interrupted"
 	case at.OwnerGone && at.OwnerPID > 0:
 		// Its lease is left: the owner was killed or crashed.
 		return fmt.Sprintf("owner gone (pid %d)", at.OwnerPID)
