@@ -316,14 +316,9 @@ func TestProgramStatusLeavesRunsToTheProbe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, r := newMachine(300*time.Millisecond, 0)
 		defer m.Stop()
-		m.ProbeConnected(true)
-		m.SessionStart()
-		m.AgentStart()
-		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		probeRunStarts(m)
 		time.Sleep(time.Second)
-		m.AgentEnd("stop", "")
-		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
-		m.AgentSettled()
+		probeRunCompletes(m)
 		time.Sleep(time.Second)
 		expect(t, r, "idle@0 working@0 idle@1000 run:completed@1000")
 
@@ -336,9 +331,7 @@ func TestProgramStatusLeavesRunsToTheProbe(t *testing.T) {
 		m.SessionRepeatedMidRun()
 		m.AgentStart()
 		time.Sleep(time.Second)
-		m.AgentEnd("stop", "")
-		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
-		m.AgentSettled()
+		probeRunCompletes(m)
 		time.Sleep(time.Second)
 		expect(t, r, "idle@0 working@0 idle@1000 run:completed@1000 working@2000 idle@4000 run:completed@4000")
 	})
@@ -459,10 +452,7 @@ func TestProgramStatusTakesOverTheRunOfAProbeThatLeft(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, r := newMachine(300*time.Millisecond, 0)
 		defer m.Stop()
-		m.ProbeConnected(true)
-		m.SessionStart()
-		m.AgentStart()
-		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		probeRunStarts(m)
 		time.Sleep(time.Second)
 		m.ProbeConnected(false) // never returns
 		time.Sleep(time.Second)
@@ -473,10 +463,7 @@ func TestProgramStatusTakesOverTheRunOfAProbeThatLeft(t *testing.T) {
 		}
 
 		// It comes back mid-run: the probe tells the run, once.
-		m.ProbeConnected(true)
-		m.SessionStart()
-		m.AgentStart()
-		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		probeRunStarts(m)
 		time.Sleep(time.Second)
 		m.ProbeConnected(false)
 		time.Sleep(500 * time.Millisecond)
@@ -484,9 +471,7 @@ func TestProgramStatusTakesOverTheRunOfAProbeThatLeft(t *testing.T) {
 		m.SessionRepeatedMidRun()
 		m.AgentStart()
 		time.Sleep(500 * time.Millisecond)
-		m.AgentEnd("stop", "")
-		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
-		m.AgentSettled()
+		probeRunCompletes(m)
 		time.Sleep(time.Second)
 		if got, want := r.runs(), []string{"completed:2000", "completed:2000"}; !slices.Equal(got, want) {
 			t.Fatalf("a probe back mid-run: runs %q, want %q (events %s)", got, want, r.summary())
@@ -517,26 +502,35 @@ func TestProgramStatusEndedRunIsToldWhenTheProbeStartsANewOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, r := newMachine(300*time.Millisecond, 0)
 		defer m.Stop()
-		m.ProbeConnected(true)
-		m.SessionStart()
-		m.AgentStart()
-		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		probeRunStarts(m)
 		time.Sleep(time.Second)
 		m.ProbeConnected(false)
 		time.Sleep(time.Second)
 		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
 		time.Sleep(100 * time.Millisecond)
-		m.ProbeConnected(true)
-		m.SessionStart()
-		m.AgentStart()
-		m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+		probeRunStarts(m)
 		time.Sleep(500 * time.Millisecond)
-		m.AgentEnd("stop", "")
-		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
-		m.AgentSettled()
+		probeRunCompletes(m)
 		time.Sleep(time.Second)
 		if got, want := r.runs(), []string{"completed:2000", "completed:500"}; !slices.Equal(got, want) {
 			t.Fatalf("runs %q, want %q (events %s)", got, want, r.summary())
 		}
 	})
+}
+
+// probeRunStarts is a connected probe's session and a run of it, which
+// Pi's status channel reports too.
+func probeRunStarts(m *Machine) {
+	m.ProbeConnected(true)
+	m.SessionStart()
+	m.AgentStart()
+	m.ProgramStatus(ProgramStatus{State: "working", App: "pi"})
+}
+
+// probeRunCompletes is the end of a probe's run, as the probe and the
+// channel tell it.
+func probeRunCompletes(m *Machine) {
+	m.AgentEnd("stop", "")
+	m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
+	m.AgentSettled()
 }

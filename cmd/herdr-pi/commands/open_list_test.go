@@ -816,23 +816,8 @@ func TestOpenListAnOwnerThatExitedIsNotGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := filepath.Join(r.Dir, "state.json")
 	for _, agentState := range []string{run.Agents[1].State, "teleported"} {
-		b, err := os.ReadFile(state)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var st map[string]any
-		if err := json.Unmarshal(b, &st); err != nil {
-			t.Fatal(err)
-		}
-		st["agents"].([]any)[1].(map[string]any)["state"] = agentState
-		if b, err = json.Marshal(st); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(state, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		editRunState(t, r.Dir, func(st map[string]any) { st["agents"].([]any)[1].(map[string]any)["state"] = agentState })
 		var out bytes.Buffer
 		code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list", run.ID)
 		var row string
@@ -912,22 +897,7 @@ func TestOpenListAnAttemptOfAnInterruptedRunIsNotLive(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(filepath.Dir(run.Dir), "owner.json"), []byte(lease), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	state := filepath.Join(run.Dir, "state.json")
-	b, err := os.ReadFile(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st map[string]any
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
-	st["state"] = "interrupted" // all the engine changes when it marks the run
-	if b, err = json.Marshal(st); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(state, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editRunState(t, run.Dir, func(st map[string]any) { st["state"] = "interrupted" }) // all the engine changes when it marks the run
 	o, _ := listJSON(t, ls.Home, ls.Cwd, run.ID)
 	var unsettled []handoff.ListedAttempt
 	for _, ag := range o.Runs[0].Agents {
@@ -961,5 +931,26 @@ func TestOpenListAnAttemptOfAnInterruptedRunIsNotLive(t *testing.T) {
 	code, stderr = runOpen(t, ls.Home, ls.Cwd, &out, nil, run.ID, unsettled[0].Selector)
 	if code != exitError || strings.Contains(stderr, "herdr-pi wrap") || !strings.Contains(stderr, "not inside a Herdr pane") {
 		t.Fatalf("open %s %s: exit %d, %q; want it to fork (outside Herdr: not in a Herdr pane)", run.Short(), unsettled[0].Selector, code, stderr)
+	}
+}
+
+// editRunState rewrites the run's state.json in dir as edit changes it.
+func editRunState(t *testing.T, dir string, edit func(map[string]any)) {
+	t.Helper()
+	state := filepath.Join(dir, "state.json")
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	edit(st)
+	if b, err = json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
