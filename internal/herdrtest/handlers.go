@@ -992,14 +992,15 @@ func (s *Server) ClearRecords() {
 }
 
 // listTabsOrPanes answers tab.list and pane.list: every tab or pane, or
-// those of one workspace (an unknown workspace is workspace_not_found).
+// those of one workspace (an unknown workspace, "" too, is
+// workspace_not_found).
 func (s *Server) listTabsOrPanes(method string, p *params) (map[string]any, *apiError, *subscriber) {
 	wid, given := p.optStr("workspace_id")
 	if p.err != "" {
 		return nil, nil, nil
 	}
 	wss := s.workspaces
-	if given && wid != "" {
+	if given {
 		ws := s.wsByID(wid)
 		if ws == nil {
 			return nil, errf("workspace_not_found", "workspace %s not found", wid), nil

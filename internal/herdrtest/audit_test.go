@@ -1,0 +1,69 @@
+package herdrtest
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// A restarted Herdr (or the new process of a live handoff) starts with an
+// empty event hub: the ring is in memory and is not handed over
+// (herdr-socket-api.md §5.4, §9.1). A protocol-20 subscription after
+// Restart replays nothing from before it; events after it still come.
+func TestRestartForgetsRetainedEvents(t *testing.T) {
+	s := Start(t, Options{NoEventPacing: true})
+	call(t, s, `{"id":"s","method":"pane.split","params":{"target_pane_id":"w1:p1","direction":"right"}}`)
+	s.ExitPane("w1:p2")
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	st := subscribeRaw(t, s, `[{"type":"pane.exited"},{"type":"pane.created"}]`)
+	if l := st.next(t, time.Second); !strings.Contains(l, "subscription_started") {
+		t.Fatalf("ack %q", l)
+	}
+	if l := st.next(t, 300*time.Millisecond); l != "" {
+		t.Errorf("an event from before the restart was replayed: %q", l)
+	}
+	call(t, s, `{"id":"s","method":"pane.split","params":{"target_pane_id":"w1:p1","direction":"right"}}`)
+	if l := st.next(t, time.Second); !strings.Contains(l, `"pane_id":"w1:p3"`) {
+		t.Errorf("live event after the restart %q", l)
+	}
+}
+
+// The notification rate limit is the running Herdr's memory of its last
+// shown toast (§4.6): a restarted Herdr shows the next one.
+func TestRestartForgetsTheLastShownToast(t *testing.T) {
+	now := time.Unix(1000, 0)
+	s := Start(t, Options{Delivery: "herdr", Now: func() time.Time { return now }})
+	show := func() string {
+		m := call(t, s, `{"id":"n","method":"notification.show","params":{"title":"t"}}`)
+		return m["result"].(map[string]any)["reason"].(string)
+	}
+	if r := show(); r != "shown" {
+		t.Fatalf("first: %s", r)
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(100 * time.Millisecond)
+	if r := show(); r != "shown" {
+		t.Errorf("first toast after a restart: %s, want shown", r)
+	}
+}
+
+// An empty workspace_id is an id like any other, and names no workspace:
+// Herdr resolves every id it is given (workspace_not_found, §2.3) and
+// lists everything only when the key is absent or null.
+func TestListsWithAnEmptyWorkspaceID(t *testing.T) {
+	s := Start(t)
+	for _, m := range []string{"pane.list", "tab.list"} {
+		id, code, msg := errCode(call(t, s, `{"id":"l","method":"`+m+`","params":{"workspace_id":""}}`))
+		if code != "workspace_not_found" || id != "l" || msg != "workspace  not found" {
+			t.Errorf("%s with workspace_id \"\": id=%q code=%q msg=%q, want workspace_not_found", m, id, code, msg)
+		}
+		if r := call(t, s, `{"id":"l","method":"`+m+`","params":{"workspace_id":null}}`); r["result"] == nil {
+			t.Errorf("%s with a null workspace_id: %v", m, r)
+		}
+	}
+}
+
