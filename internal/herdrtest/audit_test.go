@@ -67,3 +67,33 @@ func TestListsWithAnEmptyWorkspaceID(t *testing.T) {
 	}
 }
 
+// A subscriber so slow that Herdr's 512-event ring moves past what it has
+// not been sent yet loses those events. Herdr 0.9 (protocol 22) tells it
+// with events_lost before it goes on with what the ring still holds
+// (landscape.md §9); protocol 20 says nothing (§5.4).
+func TestRingOverrunPerProtocol(t *testing.T) {
+	for _, protocol := range []int{20, Protocol22} {
+		s := Start(t, Options{Protocol: protocol}) // paced: one event per tick
+		st := subscribeRaw(t, s, `[{"type":"pane.created"},{"type":"tab.created"}]`)
+		if l := st.next(t, time.Second); !strings.Contains(l, "subscription_started") {
+			t.Fatalf("ack %q", l)
+		}
+		s.mu.Lock()
+		info := s.paneInfo(s.panes["w1:p1"])
+		for i := 0; i < ringSize+88; i++ {
+			s.emit("pane.created", map[string]any{"pane": info})
+		}
+		s.mu.Unlock()
+		l := st.next(t, time.Second)
+		switch {
+		case protocol == Protocol22 && l != `{"data":{"dropped":88,"type":"events_lost"},"event":"events_lost"}`:
+			t.Errorf("protocol 22: first line after the overrun %q, want events_lost for 88", l)
+		case protocol == 20 && !strings.Contains(l, `"event":"pane_created"`):
+			t.Errorf("protocol 20: first line after the overrun %q, want a retained pane_created", l)
+		}
+		if l := st.next(t, time.Second); !strings.Contains(l, `"event":"pane_created"`) {
+			t.Errorf("protocol %d: then %q, want the retained events", protocol, l)
+		}
+		s.Close()
+	}
+}
