@@ -97,3 +97,38 @@ func TestRingOverrunPerProtocol(t *testing.T) {
 		s.Close()
 	}
 }
+
+// pane.agent_status_changed carries the pane's title when it has one, and
+// fires when only that presentation changes (herdr-socket-api.md §5.2,
+// §5.4): a display-only pane.report_metadata is seen by status
+// subscribers too.
+func TestStatusEventsCarryThePresentation(t *testing.T) {
+	s := Start(t, Options{NoEventPacing: true})
+	call(t, s, `{"id":"r","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"custom:t","agent":"pi","state":"working","seq":1}}`)
+	st := subscribeRaw(t, s, `[{"type":"pane.agent_status_changed","pane_id":"w1:p1"}]`)
+	if l := st.next(t, time.Second); !strings.Contains(l, "subscription_started") {
+		t.Fatalf("ack %q", l)
+	}
+	meta := func(params string) {
+		t.Helper()
+		if m := call(t, s, `{"id":"m","method":"pane.report_metadata","params":{"pane_id":"w1:p1","source":"custom:d",`+params+`}}`); m["result"] == nil {
+			t.Fatalf("report_metadata: %v", m)
+		}
+	}
+	meta(`"agent":"pi","title":"fx #1 fixer"`)
+	if l := st.next(t, time.Second); l != `{"data":{"agent":"pi","agent_status":"working","pane_id":"w1:p1","title":"fx #1 fixer","workspace_id":"w1"},"event":"pane.agent_status_changed"}` {
+		t.Errorf("after a new title: %q", l)
+	}
+	meta(`"title":"fx #1 fixer"`)
+	if l := st.next(t, 200*time.Millisecond); l != "" {
+		t.Errorf("the same title again sent %q", l)
+	}
+	call(t, s, `{"id":"r","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"custom:t","agent":"pi","state":"idle","seq":2}}`)
+	if l := st.next(t, time.Second); !strings.Contains(l, `"agent_status":"idle"`) || !strings.Contains(l, `"title":"fx #1 fixer"`) {
+		t.Errorf("status change with a title: %q", l)
+	}
+	meta(`"clear_title":true`)
+	if l := st.next(t, time.Second); l != `{"data":{"agent":"pi","agent_status":"idle","pane_id":"w1:p1","workspace_id":"w1"},"event":"pane.agent_status_changed"}` {
+		t.Errorf("after clearing the title: %q", l)
+	}
+}

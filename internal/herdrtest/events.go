@@ -138,6 +138,9 @@ func (s *Server) statusLine(pn *pane) []byte {
 	if a := pn.agent(); a != "" {
 		data["agent"] = a
 	}
+	if title := pn.title(); title != "" {
+		data["title"] = title
+	}
 	line, _ := json.Marshal(map[string]any{"event": "pane.agent_status_changed", "data": data})
 	return line
 }

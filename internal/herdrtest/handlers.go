@@ -557,6 +557,7 @@ func (s *Server) reportMetadata(p *params) (map[string]any, *apiError, *subscrib
 			return nil, errf("invalid_metadata_token", "invalid metadata token name %s", k), nil
 		}
 	}
+	shown := pn.title()
 	md := pn.meta[source]
 	if md == nil {
 		md = &paneMeta{tokens: map[string]string{}}
@@ -582,6 +583,10 @@ func (s *Server) reportMetadata(p *params) (map[string]any, *apiError, *subscrib
 		pn.meta = map[string]*paneMeta{}
 	}
 	pn.meta[source] = md
+	// A change of presentation alone is a status event too (§5.4).
+	if pn.title() != shown {
+		s.emitStatus(pn)
+	}
 	return ok(), nil, nil
 }
 
