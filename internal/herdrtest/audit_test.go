@@ -132,3 +132,19 @@ func TestStatusEventsCarryThePresentation(t *testing.T) {
 		t.Errorf("after clearing the title: %q", l)
 	}
 }
+
+// pane.clear_agent_authority clears only the authority of the source it
+// names, when it names one (herdr-socket-api.md §4.2): an explicit empty
+// source is a name no authority has, not an absent one.
+func TestClearWithAnEmptySourceClearsNothing(t *testing.T) {
+	s := Start(t)
+	call(t, s, `{"id":"r","method":"pane.report_agent","params":{"pane_id":"w1:p1","source":"custom:t","agent":"pi","state":"working"}}`)
+	call(t, s, `{"id":"c","method":"pane.clear_agent_authority","params":{"pane_id":"w1:p1","source":""}}`)
+	if st := s.Pane("w1:p1"); st.Source != "custom:t" || st.Status != "working" {
+		t.Errorf("after a clear for source \"\": %+v, want custom:t still working", st)
+	}
+	call(t, s, `{"id":"c","method":"pane.clear_agent_authority","params":{"pane_id":"w1:p1"}}`)
+	if st := s.Pane("w1:p1"); st.Source != "" || st.Status != "unknown" {
+		t.Errorf("after a clear without a source: %+v, want no authority", st)
+	}
+}

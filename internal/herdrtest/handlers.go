@@ -471,7 +471,7 @@ func (s *Server) releaseAgent(p *params) (map[string]any, *apiError, *subscriber
 
 func (s *Server) clearAuthority(p *params) (map[string]any, *apiError, *subscriber) {
 	pid := p.str("pane_id")
-	source, _ := p.optStr("source")
+	source, hasSource := p.optStr("source")
 	seq, hasSeq := p.optU64("seq")
 	pn, aerr := s.paneFor(p, pid)
 	if pn == nil {
@@ -479,7 +479,8 @@ func (s *Server) clearAuthority(p *params) (map[string]any, *apiError, *subscrib
 	}
 	call := AgentCall{Request: p.req, Method: "pane.clear_agent_authority", PaneID: pid, Source: source, Seq: seq, HasSeq: hasSeq, At: time.Now()}
 	call.Accepted = pn.acceptSeq(source, seq, hasSeq)
-	if call.Accepted && pn.auth != nil && (source == "" || pn.auth.source == source) {
+	// A source given ("" too) must be the authority's; none clears any.
+	if call.Accepted && pn.auth != nil && (!hasSource || pn.auth.source == source) {
 		s.setAuthority(pn, nil)
 		call.Applied = true
 	}
