@@ -1,6 +1,7 @@
 package herdrtest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,31 @@ func TestClearWithAnEmptySourceClearsNothing(t *testing.T) {
 	call(t, s, `{"id":"c","method":"pane.clear_agent_authority","params":{"pane_id":"w1:p1"}}`)
 	if st := s.Pane("w1:p1"); st.Source != "" || st.Status != "unknown" {
 		t.Errorf("after a clear without a source: %+v, want no authority", st)
+	}
+}
+
+// A pane.report_metadata refused for the pane's token limit changes
+// nothing: Herdr checks before it applies (herdr-socket-api.md §4.2).
+func TestRefusedMetadataChangesNothing(t *testing.T) {
+	s := Start(t)
+	tokens := func(prefix string, n int) string {
+		var kv []string
+		for i := 0; i < n; i++ {
+			kv = append(kv, fmt.Sprintf(`"%s%d":"v"`, prefix, i))
+		}
+		return "{" + strings.Join(kv, ",") + "}"
+	}
+	for _, src := range []string{"a", "b"} {
+		if m := call(t, s, `{"id":"m","method":"pane.report_metadata","params":{"pane_id":"w1:p1","source":"`+src+`","tokens":`+tokens(src, 16)+`}}`); m["result"] == nil {
+			t.Fatalf("16 tokens from %s: %v", src, m)
+		}
+	}
+	m := call(t, s, `{"id":"m","method":"pane.report_metadata","params":{"pane_id":"w1:p1","source":"b","title":"new","tokens":{"extra":"v"}}}`)
+	if _, code, _ := errCode(m); code != "metadata_token_limit" {
+		t.Fatalf("a 33rd token: %v, want metadata_token_limit", m)
+	}
+	p := call(t, s, `{"id":"g","method":"pane.get","params":{"pane_id":"w1:p1"}}`)["result"].(map[string]any)["pane"].(map[string]any)
+	if tok, _ := p["tokens"].(map[string]any); p["title"] != nil || tok["extra"] != nil || len(tok) != 32 {
+		t.Errorf("the refused request was applied: title %v, %d tokens, extra %v", p["title"], len(tok), tok["extra"])
 	}
 }

@@ -3,6 +3,7 @@ package herdrtest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -559,9 +560,10 @@ func (s *Server) reportMetadata(p *params) (map[string]any, *apiError, *subscrib
 		}
 	}
 	shown := pn.title()
-	md := pn.meta[source]
-	if md == nil {
-		md = &paneMeta{tokens: map[string]string{}}
+	// Worked on a copy: a request refused below changes nothing.
+	md := &paneMeta{tokens: map[string]string{}}
+	if old := pn.meta[source]; old != nil {
+		md.title, md.tokens = old.title, maps.Clone(old.tokens)
 	}
 	md.agent = strings.TrimSpace(guard)
 	if hasTitle {
