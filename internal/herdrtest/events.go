@@ -56,7 +56,10 @@ type subscriber struct {
 	started bool // its acknowledgement was written: the client has it
 	entries []*subEntry
 	queue   []outLine
-	wake    chan struct{}
+	// lost counts the events of its generic entries that the ring dropped
+	// before they were sent (protocol 22 says so with events_lost).
+	lost uint64
+	wake chan struct{}
 }
 
 // outLine is a line to send and the schema it must satisfy.
@@ -84,11 +87,35 @@ func (s *Server) emit(typ string, data map[string]any) {
 	}
 	s.nextSeq++
 	s.ring = append(s.ring, ringEvent{seq: s.nextSeq, typ: typ, line: line})
-	if len(s.ring) > ringSize {
-		s.ring = s.ring[len(s.ring)-ringSize:]
+	if over := len(s.ring) - ringSize; over > 0 {
+		s.overrun(s.ring[:over])
+		s.ring = s.ring[over:]
 	}
 	for sub := range s.subs {
 		sub.poke()
+	}
+}
+
+// overrun counts, for every subscriber, the events of gone (about to
+// leave the ring) that it was still to be sent: they are lost to it
+// (§5.4). Protocol 20 drops them silently; its cursor simply ends up
+// before the ring. Called with s.mu held.
+func (s *Server) overrun(gone []ringEvent) {
+	if s.protocol < Protocol22 {
+		return
+	}
+	for sub := range s.subs {
+		for _, e := range sub.entries {
+			if !genericTypes[e.typ] {
+				continue
+			}
+			for _, ev := range gone {
+				if ev.seq >= e.cursor && ev.typ == e.typ {
+					sub.lost++
+					e.cursor = ev.seq + 1
+				}
+			}
+		}
 	}
 }
 
@@ -110,6 +137,9 @@ func (s *Server) statusLine(pn *pane) []byte {
 	data := map[string]any{"pane_id": pn.id, "workspace_id": pn.tab.ws.id, "agent_status": pn.status()}
 	if a := pn.agent(); a != "" {
 		data["agent"] = a
+	}
+	if title := pn.title(); title != "" {
+		data["title"] = title
 	}
 	line, _ := json.Marshal(map[string]any{"event": "pane.agent_status_changed", "data": data})
 	return line
@@ -229,6 +259,10 @@ func (s *Server) pending(sub *subscriber, ticked bool) []outLine {
 	}
 	out := sub.queue
 	sub.queue = nil
+	if sub.lost > 0 {
+		out = append([]outLine{eventsLostLine(sub.lost)}, out...)
+		sub.lost = 0
+	}
 	paced := !s.opts.NoEventPacing
 	if paced && !ticked {
 		return out

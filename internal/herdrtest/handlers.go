@@ -3,6 +3,7 @@ package herdrtest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -471,7 +472,7 @@ func (s *Server) releaseAgent(p *params) (map[string]any, *apiError, *subscriber
 
 func (s *Server) clearAuthority(p *params) (map[string]any, *apiError, *subscriber) {
 	pid := p.str("pane_id")
-	source, _ := p.optStr("source")
+	source, hasSource := p.optStr("source")
 	seq, hasSeq := p.optU64("seq")
 	pn, aerr := s.paneFor(p, pid)
 	if pn == nil {
@@ -479,7 +480,8 @@ func (s *Server) clearAuthority(p *params) (map[string]any, *apiError, *subscrib
 	}
 	call := AgentCall{Request: p.req, Method: "pane.clear_agent_authority", PaneID: pid, Source: source, Seq: seq, HasSeq: hasSeq, At: time.Now()}
 	call.Accepted = pn.acceptSeq(source, seq, hasSeq)
-	if call.Accepted && pn.auth != nil && (source == "" || pn.auth.source == source) {
+	// A source given ("" too) must be the authority's; none clears any.
+	if call.Accepted && pn.auth != nil && (!hasSource || pn.auth.source == source) {
 		s.setAuthority(pn, nil)
 		call.Applied = true
 	}
@@ -557,9 +559,11 @@ func (s *Server) reportMetadata(p *params) (map[string]any, *apiError, *subscrib
 			return nil, errf("invalid_metadata_token", "invalid metadata token name %s", k), nil
 		}
 	}
-	md := pn.meta[source]
-	if md == nil {
-		md = &paneMeta{tokens: map[string]string{}}
+	shown := pn.title()
+	// Worked on a copy: a request refused below changes nothing.
+	md := &paneMeta{tokens: map[string]string{}}
+	if old := pn.meta[source]; old != nil {
+		md.title, md.tokens = old.title, maps.Clone(old.tokens)
 	}
 	md.agent = strings.TrimSpace(guard)
 	if hasTitle {
@@ -582,6 +586,10 @@ func (s *Server) reportMetadata(p *params) (map[string]any, *apiError, *subscrib
 		pn.meta = map[string]*paneMeta{}
 	}
 	pn.meta[source] = md
+	// A change of presentation alone is a status event too (§5.4).
+	if pn.title() != shown {
+		s.emitStatus(pn)
+	}
 	return ok(), nil, nil
 }
 
@@ -992,14 +1000,15 @@ func (s *Server) ClearRecords() {
 }
 
 // listTabsOrPanes answers tab.list and pane.list: every tab or pane, or
-// those of one workspace (an unknown workspace is workspace_not_found).
+// those of one workspace (an unknown workspace, "" too, is
+// workspace_not_found).
 func (s *Server) listTabsOrPanes(method string, p *params) (map[string]any, *apiError, *subscriber) {
 	wid, given := p.optStr("workspace_id")
 	if p.err != "" {
 		return nil, nil, nil
 	}
 	wss := s.workspaces
-	if given && wid != "" {
+	if given {
 		ws := s.wsByID(wid)
 		if ws == nil {
 			return nil, errf("workspace_not_found", "workspace %s not found", wid), nil

@@ -335,6 +335,14 @@ func (p *pane) addMeta(m map[string]any) {
 	}
 }
 
+// title is the title the pane shows (addMeta's), "" when none.
+func (p *pane) title() string {
+	m := map[string]any{}
+	p.addMeta(m)
+	t, _ := m["title"].(string)
+	return t
+}
+
 func (w *world) agentInfo(p *pane) map[string]any {
 	m := map[string]any{
 		"pane_id": p.id, "terminal_id": p.term, "workspace_id": p.tab.ws.id, "tab_id": p.tab.id,

@@ -15,7 +15,8 @@ import (
 //     not be read (protocol 20 answers "");
 //   - a new subscription starts at the live edge: nothing retained is
 //     replayed;
-//   - a subscriber that falls behind (LoseEvents) gets events_lost in place
+//   - a subscriber that falls behind (LoseEvents, or the 512-event ring
+//     moving past what it was still to be sent) gets events_lost in place
 //     of what it missed;
 //   - pane.report_agent takes resume_argv, a list of strings (AgentCall
 //     records it); protocol 20 ignores the key, as it ignores every
@@ -65,8 +66,8 @@ func (s *Server) LoseEvents() {
 func (s *Server) loseEventsLocked() {
 	s.stalled = false
 	for sub := range s.subs {
-		dropped := len(sub.queue)
-		sub.queue = nil
+		dropped := uint64(len(sub.queue)) + sub.lost
+		sub.queue, sub.lost = nil, 0
 		for _, e := range sub.entries {
 			if !genericTypes[e.typ] {
 				continue
@@ -79,12 +80,18 @@ func (s *Server) loseEventsLocked() {
 			e.cursor = s.nextSeq + 1
 		}
 		if s.protocol >= Protocol22 {
-			line, _ := json.Marshal(map[string]any{"event": "events_lost",
-				"data": map[string]any{"type": "events_lost", "dropped": dropped}})
-			sub.queue = append(sub.queue, outLine{line, kindEventsLost})
+			sub.queue = append(sub.queue, eventsLostLine(dropped))
 		}
 		sub.poke()
 	}
+}
+
+// eventsLostLine is the line that tells a subscriber dropped events were
+// lost to it.
+func eventsLostLine(dropped uint64) outLine {
+	line, _ := json.Marshal(map[string]any{"event": "events_lost",
+		"data": map[string]any{"type": "events_lost", "dropped": dropped}})
+	return outLine{line, kindEventsLost}
 }
 
 // kindUnchecked is the output kind of a line no schema describes.

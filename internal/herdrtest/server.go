@@ -338,11 +338,15 @@ func (s *Server) Crash() {
 // Restart imitates Herdr coming back after a restart or a live handoff:
 // connections and subscriptions drop, the socket is served again at the
 // same path, and the panes keep their ids but lose their reported agent
-// state and seq memory, which do not survive a handoff (§9.1).
+// state and seq memory, which do not survive a handoff (§9.1). The new
+// process's event hub starts empty (nothing from before is replayed, §5.4)
+// and it has shown no toast yet (the rate limit starts afresh, §4.6).
 func (s *Server) Restart() error {
 	s.Crash()
 	s.mu.Lock()
 	s.world.forgetAuthority()
+	s.ring = nil
+	s.lastShown = time.Time{}
 	s.mu.Unlock()
 	_ = os.Remove(s.sock)
 	return s.listen()
