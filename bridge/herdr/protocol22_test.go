@@ -182,6 +182,8 @@ func TestPresenceReassertsWhenHerdrClearsTheReport(t *testing.T) {
 		if h := p.Health(); !strings.Contains(h, "re-asserted it at") || !strings.HasPrefix(h, "reporting to pane w1:p1") {
 			t.Errorf("protocol %d: health %q", protocol, h)
 		}
+		// The count goes up before the line is logged: wait for the line.
+		eventually(t, "the re-assert logged", func() bool { return len(log.matching("shows herdr-pi's report again")) > 0 })
 		if len(log.matching("Herdr dropped or cleared herdr-pi's report")) != 1 || len(log.matching("shows herdr-pi's report again")) != 1 {
 			t.Errorf("protocol %d: log %q", protocol, log.all())
 		}
