@@ -919,7 +919,9 @@ func openUpstreamCases(t *testing.T, r *openRig, fx *storetest.Real) {
 				text, _ := in["text"].(string)
 				file, ok := strings.CutPrefix(text, "exec sh '")
 				file = strings.TrimSuffix(file, "'")
-				if in["pane_id"] != rep.PaneID || !ok || filepath.Dir(file) != filepath.Join(r.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()), "open") ||
+				// In a run directory of open's own, under <runtime>/open.
+				if in["pane_id"] != rep.PaneID || !ok || filepath.Dir(filepath.Dir(file)) != filepath.Join(r.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()), "open") ||
+					!strings.HasPrefix(filepath.Base(filepath.Dir(file)), "run-") ||
 					len(text) > 200 || toStrings(in["keys"]) != "Enter" {
 					t.Fatalf("pane.send_input %v into %s", in, rep.PaneID)
 				}

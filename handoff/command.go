@@ -23,19 +23,24 @@ type Launch struct {
 }
 
 // Quote makes s one word for a POSIX shell (and fish): inside single quotes,
-// with each single quote in s closed, escaped and reopened.
+// with each single quote and each backslash in s closed, escaped and
+// reopened. fish reads \' and \\ inside single quotes as escapes, so a
+// backslash left inside could end fish's quote early and run the rest;
+// outside the quotes, \\ is one backslash in every shell.
 func Quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return "'" + quoteReplacer.Replace(s) + "'"
 }
 
+var quoteReplacer = strings.NewReplacer("'", `'\''`, `\`, `'\\'`)
+
 // ShellWord is s as one word for a POSIX shell (and fish): itself when
-// no shell reads anything into it, else in single quotes, each quote in
-// it closed, escaped and reopened. '=' is special only where a word
-// starts (zsh's =cmd); '#' and '~' are quoted wherever they stand: zsh
+// no shell reads anything into it, else as [Quote] makes it. '=' and '%'
+// are special only where a word starts (zsh's =cmd, fish's %self, which
+// is its pid); '#' and '~' are quoted wherever they stand: zsh
 // with EXTENDED_GLOB reads "fixer#2" as a pattern (and, finding no file,
 // refuses the command), and bash expands a '~' that follows '='.
 func ShellWord(s string) string {
-	if s != "" && s[0] != '=' && strings.Trim(s, shellSafe) == "" {
+	if s != "" && s[0] != '=' && s[0] != '%' && strings.Trim(s, shellSafe) == "" {
 		return s
 	}
 	return Quote(s)

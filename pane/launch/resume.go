@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/internal/lazyre"
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 )
 
 // Resume is what Pi prints when an interactive session ends with a session
@@ -37,7 +38,7 @@ func ResumeHint(output []byte) (Resume, bool) {
 	}
 	rest := words[1:]
 	if rest[0] == "--session-dir" {
-		if len(rest) < 2 || rest[1] == "" || !printable(rest[1]) {
+		if len(rest) < 2 || rest[1] == "" || !showable(rest[1]) {
 			return Resume{}, false
 		}
 		rest = rest[2:]
@@ -57,7 +58,8 @@ func ResumeHint(output []byte) (Resume, bool) {
 // arguments. Pi's other arguments are left out,
 // as Pi's own hint leaves them out. Words are quoted for a POSIX shell
 // when they need it; ok is false when a word holds characters that have no
-// place on a command line shown in a terminal (control or invisible ones).
+// place on a command line shown in a terminal (control or invisible ones,
+// or a backslash, which fish would misread).
 func (c Command) ResumeCommand(prefix []string, r Resume) (string, bool) {
 	launch := c.Launch
 	if c.Shape == Opaque {
@@ -69,7 +71,7 @@ func (c Command) ResumeCommand(prefix []string, r Resume) (string, bool) {
 	words := slices.Concat(prefix, launch, r.Args)
 	out := make([]string, len(words))
 	for i, w := range words {
-		if !printable(w) {
+		if !showable(w) {
 			return "", false
 		}
 		out[i] = quote(w)
@@ -134,16 +136,22 @@ func shellWords(line string) ([]string, bool) {
 	return append(words, w.String()), true
 }
 
-// printable: valid UTF-8 with no control characters (C0, DEL, C1) and none
-// of the invisible ones that can disguise text (zero-width, bidi controls,
-// soft hyphen, BOM).
+// showable is a word fit for the command line shown: printable, and with
+// no backslash. The words are quoted as Pi quotes them, in single quotes,
+// inside which fish reads \' as an escaped quote, so a word ending in a
+// backslash would run what follows it when the line is pasted into fish.
+func showable(w string) bool { return printable(w) && !strings.ContainsRune(w, '\\') }
+
+// printable: valid UTF-8 with nothing termtext finds harmful (controls,
+// bidi controls) and none of the invisible characters that can disguise
+// text (zero-width, soft hyphen, BOM).
 func printable(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
 	}
 	for _, r := range s {
 		switch {
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		case termtext.Harmful(r):
 			return false
 		case (r >= 0x200b && r <= 0x206f) || r == 0xad || r == 0xfeff:
 			return false

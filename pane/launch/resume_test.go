@@ -46,6 +46,12 @@ func TestResumeHint(t *testing.T) {
 		{"two spaces", "To resume this session:\npi  --session " + id + "\n", nil},
 		{"a control character in the dir", "To resume this session:\npi --session-dir '/tmp/\u0085x' --session " + id + "\n", nil},
 		{"a bidi override in the dir", "To resume this session:\npi --session-dir '/tmp/\u202ex' --session " + id + "\n", nil},
+		// The Arabic letter mark is a bidi control as well (termtext's rule).
+		{"an Arabic letter mark in the dir", "To resume this session:\npi --session-dir '/tmp/\u061cx' --session " + id + "\n", nil},
+		// The hint is quoted as Pi quotes it, in single quotes, inside
+		// which fish reads \' as an escaped quote: '/tmp/x\' would run
+		// what follows it when pasted into fish.
+		{"a backslash in the dir", "To resume this session:\npi --session-dir '/tmp/x\\' --session " + id + "\n", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

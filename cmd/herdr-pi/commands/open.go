@@ -243,10 +243,11 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	// A tab of the live attempt's label is its own turn at work (fully
 	// inspectable mode), not an inspection to reuse: --inspect forks.
 	place.Fresh = live
-	opener, err := newOpener(f, client, cfg.Open.Pi, env, cwd)
+	opener, removeFiles, err := newOpener(f, client, cfg.Open.Pi, env, cwd)
 	if err != nil {
 		return err
 	}
+	defer removeFiles()
 	switch {
 	case ownerGone && opts.JSON:
 	case ownerGone && a.Run.State() == "interrupted":
@@ -594,17 +595,18 @@ func lockRunWorkspace(ctx context.Context, ledger handoff.Ledger, place *handoff
 // newOpener resolves what the pane runs. A bare Pi command is looked up on
 // this PATH now, and the pane gets this PATH: the person's shell found Pi
 // (and its node) there, a fresh pane's might not.
-// A relative path to Pi is taken from dir, open's own directory.
-func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, dir string) (handoff.Opener, error) {
+// A relative path to Pi is taken from dir, open's own directory. remove
+// removes the directory of its command files; the caller defers it.
+func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, dir string) (_ handoff.Opener, remove func(), _ error) {
 	self, err := f.Executable()
 	if err != nil {
-		return handoff.Opener{}, fmt.Errorf("cannot find herdr-pi's own executable: %w", err)
+		return handoff.Opener{}, nil, fmt.Errorf("cannot find herdr-pi's own executable: %w", err)
 	}
 	pi = append([]string(nil), pi...)
 	if !strings.Contains(pi[0], "/") {
 		p, ok := pty.LookPath(pi[0], env.Get("PATH"))
 		if !ok {
-			return handoff.Opener{}, fmt.Errorf("%q is not on your PATH; install Pi or set [open] pi in config.toml", pi[0])
+			return handoff.Opener{}, nil, fmt.Errorf("%q is not on your PATH; install Pi or set [open] pi in config.toml", pi[0])
 		}
 		pi[0] = p
 	} else {
@@ -615,7 +617,7 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, 
 			pi[0] = filepath.Join(dir, pi[0])
 		}
 		if _, err := pty.Resolve(pi[0], nil); err != nil {
-			return handoff.Opener{}, fmt.Errorf("[open] pi in %s: %v; set it to Pi's path, or to \"pi\" for the one on your PATH",
+			return handoff.Opener{}, nil, fmt.Errorf("[open] pi in %s: %v; set it to Pi's path, or to \"pi\" for the one on your PATH",
 				f.Paths().ConfigFile, err)
 		}
 	}
@@ -630,13 +632,18 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, 
 	// with another XDG_RUNTIME_DIR (or none) would register where open
 	// does not look. This value makes the pane resolve open's directory.
 	piEnv = append(piEnv, "XDG_RUNTIME_DIR="+filepath.Dir(f.Paths().RuntimeBase))
-	files := filepath.Join(f.Paths().RuntimeBase, "open")
-	for _, d := range []string{f.Paths().RuntimeBase, files} {
-		if err := control.EnsurePrivateDir(d); err != nil {
-			return handoff.Opener{}, fmt.Errorf("the private directory for command files: %w", err)
-		}
+	// The command files go into a run directory of this process's own
+	// (control.NewRunDir): an open killed with SIGKILL leaves its files
+	// in a directory whose lock is free, and the next open's sweep removes
+	// it, as the wrappers' run directories are swept.
+	if err := control.EnsurePrivateDir(f.Paths().RuntimeBase); err != nil {
+		return handoff.Opener{}, nil, fmt.Errorf("the private directory for command files: %w", err)
 	}
-	return handoff.Opener{Herdr: client, Self: self, Pi: pi, PiEnv: piEnv, FileDir: files}, nil
+	held, err := control.NewRunDir(filepath.Join(f.Paths().RuntimeBase, "open"))
+	if err != nil {
+		return handoff.Opener{}, nil, fmt.Errorf("the private directory for command files: %w", err)
+	}
+	return handoff.Opener{Herdr: client, Self: self, Pi: pi, PiEnv: piEnv, FileDir: held.Path}, func() { _ = held.Remove() }, nil
 }
 
 func printOpen(f *Factory, rep openReport, asJSON bool) error {

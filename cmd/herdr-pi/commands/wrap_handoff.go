@@ -86,10 +86,11 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 	}
 	cfg, _ := f.Config()
 	client := herdr.NewClient(h.SocketPath)
-	opener, err := newOpener(f, client, cfg.Open.Pi, f.IO.env(), cwd)
+	opener, removeFiles, err := newOpener(f, client, cfg.Open.Pi, f.IO.env(), cwd)
 	if err != nil {
 		return err
 	}
+	defer removeFiles()
 	place, err := openPlacement(&openOptions{}, paths, a, h.PaneID, dir)
 	if err != nil {
 		return err

@@ -1,0 +1,118 @@
+package commands
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// openChildEnv makes the test binary, started by the test below, run one
+// `herdr-pi open` in the parent's world (JSON of openChild) and block.
+const openChildEnv = "HERDR_PI_TEST_OPEN_CHILD"
+
+type openChild struct {
+	Env  []string
+	Dir  string
+	Self string
+	Run  string
+}
+
+// An open killed with SIGKILL while it waits for the fork runs no cleanup
+// of its own: its command file's watch file (and the command file, when
+// the pane had not started it) is left in the private runtime directory.
+// The next open removes what the killed one left, and leaves nothing of
+// its own.
+func TestTheNextOpenRemovesWhatAKilledOpenLeft(t *testing.T) {
+	if spec := os.Getenv(openChildEnv); spec != "" {
+		var c openChild
+		if err := json.Unmarshal([]byte(spec), &c); err != nil {
+			t.Fatal(err)
+		}
+		f := NewFactory(IO{In: strings.NewReader(""), Out: os.Stdout, Err: os.Stderr, Env: c.Env, Dir: c.Dir})
+		f.Executable = func() (string, error) { return c.Self, nil }
+		err := openRun(t.Context(), f, &openOptions{Run: c.Run, Attempt: "api", JSON: true, StartTimeout: time.Minute, ForkTimeout: time.Hour})
+		t.Fatalf("open returned (%v); it was to wait for the fork until killed", err)
+	}
+	f, _, run, out, errb := openWorld(t, "exec sleep 600")
+	self, _ := f.Executable()
+	spec, err := json.Marshal(openChild{Env: f.IO.Env, Dir: f.IO.Dir, Self: self, Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(exe, "-test.run=^"+t.Name()+"$", "-test.v")
+	child.Env = append(os.Environ(), openChildEnv+"="+string(spec))
+	var childOut strings.Builder
+	child.Stdout, child.Stderr = &childOut, &childOut
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	files := filepath.Join(f.Paths().RuntimeBase, "open")
+	// The pane started its command (the script removed itself) and the
+	// open waits for the fork, its watch file in place.
+	for left := 0; ; left++ {
+		names := filesUnder(t, files)
+		watches, scripts := 0, 0
+		for _, n := range names {
+			switch filepath.Ext(n) {
+			case ".watch":
+				watches++
+			case ".sh":
+				scripts++
+			}
+		}
+		if watches == 1 && scripts == 0 {
+			break
+		}
+		if left == 6000 { // a guard against a hang, not a measurement
+			t.Fatalf("the open never waited for the fork with its watch file in place: %v\n%s", names, childOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	if names := filesUnder(t, files); len(names) == 0 {
+		t.Fatal("the killed open left nothing, so this proves nothing")
+	}
+
+	if err := openRun(t.Context(), f, &openOptions{Run: run, Attempt: "api", JSON: true, StartTimeout: time.Minute, ForkTimeout: time.Millisecond}); err != nil {
+		t.Fatalf("the next open: %v\n%s%s", err, out, errb)
+	}
+	if names := filesUnder(t, files); len(names) != 0 {
+		t.Fatalf("after the next open, %s still holds %v", files, names)
+	}
+}
+
+// filesUnder lists the files (not directories) under dir, relative to it.
+func filesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			names = append(names, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
