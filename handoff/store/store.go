@@ -597,8 +597,7 @@ func accessProblem(path string, err error) string {
 			return settings.NotADirectory(file)
 		}
 	case errors.Is(err, syscall.ELOOP):
-		return why + "; a symlink on the way leads back to itself: see where each leads with `ls -l` on " + path +
-			" and its directories, then point the loop's link at a real directory or file, or remove it"
+		return why + "; " + settings.LoopFix()
 	case errors.Is(err, fs.ErrPermission):
 		return why + "; make it readable by the user running herdr-pi, who must be the one who runs Pi (chmod u+r, or chown it), and let them into its directories"
 	}
