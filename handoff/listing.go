@@ -300,8 +300,11 @@ func shortProblem(err error, paths settings.Paths) string {
 		return "no working directory left (tried " + strings.Join(tried, ", ") + ")"
 	case errors.As(err, &file):
 		problem := file.Problem
-		if i := strings.Index(problem, " ("); i > 0 {
-			problem = problem[:i]
+		// The cause only: the fix, after " (" or "; ", is for the error.
+		for _, sep := range []string{" (", "; "} {
+			if i := strings.Index(problem, sep); i > 0 {
+				problem = problem[:i]
+			}
 		}
 		return filepath.Base(file.Path) + ": " + strings.TrimSuffix(problem, ":")
 	}

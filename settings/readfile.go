@@ -91,6 +91,9 @@ func ReadFile(path string, format Format) ([]byte, error) {
 				return nil, fail("cannot read: "+NotADirectory(file), err)
 			}
 		}
+		if errors.Is(err, unix.ELOOP) {
+			return nil, fail("cannot read: "+unwrapPathError(err)+"; "+LoopFix(), err)
+		}
 		return nil, fail("cannot read: "+unwrapPathError(err)+permissionFix(err), err)
 	}
 	// Reading /dev/null gives nothing, whatever it is: HERDR_PI_CONFIG=/dev/null,
@@ -260,6 +263,13 @@ func brokenLinkReason(path, link, target string) string {
 		return fmt.Sprintf("is a symlink to %s, which does not exist; point it at an existing file, or remove it", target)
 	}
 	return fmt.Sprintf("cannot read: %s is a symlink to %s, which does not exist; point it at an existing directory, or remove it", link, target)
+}
+
+// LoopFix is the way out of ELOOP at path ("too many levels of symbolic
+// links" alone names neither the link nor what to do).
+func LoopFix() string {
+	return "a symlink on the way leads back to itself: see where each link there leads with `ls -l`, " +
+		"then point the loop's link at a real directory or file, or remove it"
 }
 
 // NotADirectory says that what stands at path, where a directory should

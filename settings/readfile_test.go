@@ -288,3 +288,19 @@ func TestReadFileNamesADeviceWhereADirectoryShouldBe(t *testing.T) {
 		t.Fatalf("/dev/zero: %v", err)
 	}
 }
+
+// A symlink loop says what it is and what to do, not only the errno.
+func TestReadFileNamesASymlinkLoop(t *testing.T) {
+	dir := t.TempDir()
+	loop := filepath.Join(dir, "config.toml")
+	if err := os.Symlink("config.toml", loop); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{loop, filepath.Join(loop, "x.toml")} {
+		_, err := ReadFile(path, TOML)
+		want := path + ": cannot read: too many levels of symbolic links; a symlink on the way leads back to itself: see where each link there leads with `ls -l`, then point the loop's link at a real directory or file, or remove it"
+		if err == nil || err.Error() != want {
+			t.Errorf("got  %v\nwant %s", err, want)
+		}
+	}
+}

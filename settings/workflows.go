@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,9 +35,10 @@ var (
 
 // LoadWorkflows reads the engine's global settings file. A missing file is
 // the defaults. A file the engine itself would reject for its keys or the
-// Herdr part — text that is not JSON, a key it does not know, the obsolete
-// extensions.herdr shape, another key under herdr, a value that is not a
-// boolean — is an error that names the file and the key and says how to
+// Herdr part — text that is not JSON, a null or another non-object where
+// an object belongs (the top level, extensionSettings, its herdr), a key it
+// does not know, the obsolete extensions.herdr shape, another key under
+// herdr, a value that is not a boolean — is an error that names the file and the key and says how to
 // fix it; the values of the engine's other settings are its business and
 // are not judged here. The owner's probe reads the file by the same rules
 // (bridge/probe/handoff.js readInspectable) each time a run starts.
@@ -60,9 +62,14 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	if err := CheckNesting(data, JSON); err != nil {
 		return Workflows{}, fmt.Errorf("%s: %w", shown, err)
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return Workflows{}, fmt.Errorf("%s: not valid JSON, or not a JSON object: %v", shown, err)
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v)
+		return Workflows{}, fmt.Errorf("%s: not valid JSON (%v); fix the text or remove the file, which is the defaults", shown, err)
+	}
+	top, ok := jsonObject(data)
+	if !ok {
+		return Workflows{}, fmt.Errorf("%s: must hold a JSON object, not %s; write {} for the defaults", shown, jsonShort(data))
 	}
 	const key = "extensionSettings.herdr.enableFullyInspectableMode"
 	if raw, ok := top["extensions"]; ok {
@@ -83,12 +90,13 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	}
 	var w Workflows
 	raw, ok := top["extensionSettings"]
-	if !ok || string(raw) == "null" {
+	if !ok {
 		return w, nil
 	}
-	var ext map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &ext); err != nil {
-		return w, fmt.Errorf("%s: extensionSettings must be an object", shown)
+	// A null is no object to the engine either: it rejects the file.
+	ext, ok := jsonObject(raw)
+	if !ok {
+		return w, fmt.Errorf(`%s: extensionSettings must be an object, not %s; write "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}, or remove the key`, shown, jsonShort(raw))
 	}
 	for _, k := range sortedKeys(ext) {
 		if !workflowExtensionKeys[k] {
@@ -99,9 +107,9 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	if !ok {
 		return w, nil
 	}
-	var herdr map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &herdr); err != nil {
-		return w, fmt.Errorf("%s: extensionSettings.herdr must be an object", shown)
+	herdr, ok := jsonObject(raw)
+	if !ok {
+		return w, fmt.Errorf(`%s: extensionSettings.herdr must be an object, not %s; write "herdr": {"enableFullyInspectableMode": true}, or remove the key`, shown, jsonShort(raw))
 	}
 	for _, k := range sortedKeys(herdr) {
 		v := herdr[k]
@@ -113,6 +121,28 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 		}
 	}
 	return w, nil
+}
+
+// jsonObject decodes valid JSON text that is an object; null, an array
+// or a scalar is not one (Go would decode null as an empty map).
+func jsonObject(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// jsonShort is a JSON value as an error quotes it: short, one line.
+func jsonShort(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return "that"
+	}
+	if r := []rune(b.String()); len(r) > 40 {
+		return string(r[:37]) + "..."
+	}
+	return b.String()
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

@@ -26,6 +26,16 @@ func TestWorkflowSettings(t *testing.T) {
 		{"not JSON", `{`, false, "not valid JSON"},
 		{"unknown top-level key", `{"concurrency":2,"fullyInspectable":true}`, false, `unknown key "fullyInspectable"`},
 		{"unknown extension", `{"extensionSettings":{"herdr":{},"tmux":{}}}`, false, `unknown key "extensionSettings.tmux"`},
+		// The engine and the owner's probe reject a null or a non-object
+		// at each level the Herdr setting sits in, so doctor must too.
+		{"top-level null", `null`, false, `must hold a JSON object`},
+		{"top-level array", `[]`, false, `must hold a JSON object`},
+		{"top-level string", `"on"`, false, `must hold a JSON object`},
+		{"extensionSettings null", `{"extensionSettings":null}`, false, `extensionSettings must be an object, not null`},
+		{"extensionSettings array", `{"extensionSettings":[]}`, false, `extensionSettings must be an object, not []`},
+		{"herdr null", `{"extensionSettings":{"herdr":null}}`, false, `extensionSettings.herdr must be an object, not null`},
+		{"herdr boolean", `{"extensionSettings":{"herdr":true}}`, false, `extensionSettings.herdr must be an object, not true`},
+		{"mode null", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":null}}}`, false, `must be true or false, not null`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := ParseWorkflows([]byte(c.text), "settings.json")

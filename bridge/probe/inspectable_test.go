@@ -43,6 +43,12 @@ func checkSettingsAsTheGoReaderSees(t *testing.T, env settings.Env) {
 		`{"fullyInspectable":true}`,
 		`{"extensionSettings":`,
 		`[]`,
+		`null`,
+		`{"extensionSettings":null}`,
+		`{"extensionSettings":{"herdr":null}}`,
+		`{"extensionSettings":{"herdr":[]}}`,
+		`{"extensionSettings":{"herdr":{"enableFullyInspectableMode":null}}}`,
+		`{"extensions":null,"extensionSettings":{"herdr":{"enableFullyInspectableMode":true}}}`,
 	} {
 		cases = append(cases, &text)
 	}

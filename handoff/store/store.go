@@ -209,9 +209,15 @@ func (s *Store) projects() ([]string, error) {
 	entries, err := readDirNames(s.Root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			// No store yet is no runs yet; a link to nowhere in its place
+			// is a mistake (the engine cannot make its directory there).
+			if link, target := settings.BrokenLink(s.Root); link != "" {
+				return nil, &FileError{Path: s.Root, Problem: fmt.Sprintf("cannot list the workflow store: %s is a symlink to %s, which does not exist; "+
+					"point it at an existing directory, or remove it", link, target), Err: settings.ErrBrokenLink}
+			}
 			return nil, nil
 		}
-		return nil, &FileError{Path: s.Root, Problem: "cannot list the workflow store: " + err.Error(), Err: err}
+		return nil, &FileError{Path: s.Root, Problem: "cannot list the workflow store: " + accessProblem(s.Root, err), Err: err}
 	}
 	if i := slices.Index(entries, s.Project); i > 0 {
 		entries[0], entries[i] = entries[i], entries[0]
@@ -437,6 +443,11 @@ func (s *Store) readRun(loc location, lease *leaseOnce) (*Run, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return r, &FileError{Path: path, Problem: "missing: the run directory has no state (the engine is still creating it, or it is not a run); pick another run from `herdr-pi open --list`", Err: err}
 	}
+	var fe *FileError
+	if errors.As(err, &fe) && fe.Err == nil {
+		// Something other than a file stands there.
+		return r, &FileError{Path: path, Problem: fe.Problem + "; the engine keeps the run's state in a file there: move it away, or pick another run from `herdr-pi open --list`"}
+	}
 	if err != nil {
 		return r, err
 	}
@@ -536,7 +547,7 @@ func readRegularStat(path string, max int64) ([]byte, fs.FileInfo, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, err
 		}
-		return nil, nil, &FileError{Path: path, Problem: "cannot read: " + unwrapPathError(err), Err: err}
+		return nil, nil, &FileError{Path: path, Problem: "cannot read: " + accessProblem(path, err), Err: err}
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -574,4 +585,40 @@ func unwrapPathError(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// accessProblem says why path could not be opened and the way out: the
+// errno alone names neither the culprit nor the fix.
+func accessProblem(path string, err error) string {
+	why := unwrapPathError(err)
+	switch {
+	case errors.Is(err, syscall.ENOTDIR):
+		if file := fileOnTheWay(path); file != "" {
+			return settings.NotADirectory(file)
+		}
+	case errors.Is(err, syscall.ELOOP):
+		return why + "; " + settings.LoopFix()
+	case errors.Is(err, fs.ErrPermission):
+		return why + "; make it readable by the user running herdr-pi, who must be the one who runs Pi (chmod u+r, or chown it), and let them into its directories"
+	}
+	return why + "; look at it with `ls -ld " + path + "`"
+}
+
+// fileOnTheWay is what stands where a directory should on the way to
+// path, path itself included, following one symlink at path; "" when
+// nothing is found.
+func fileOnTheWay(path string) string {
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		return path
+	}
+	if file := settings.FileOnTheWay(path); file != "" {
+		return file
+	}
+	if target, err := os.Readlink(path); err == nil {
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		return settings.FileOnTheWay(target)
+	}
+	return ""
 }

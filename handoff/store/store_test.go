@@ -305,3 +305,95 @@ func TestShortestUnique(t *testing.T) {
 		t.Fatalf("%q\nwant %q", got, want)
 	}
 }
+
+// A store herdr-pi cannot read is an error that names the path and says
+// what to do about it, whatever stands in the way: a file where the store's
+// directory belongs, a symlink to nowhere or one in a loop in its place,
+// and, for a run's state.json, a loop, a path through a file, a directory.
+// (These are what root, which reads anything, still cannot read.)
+func TestUnreadableStoreSaysTheFix(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		make  func(t *testing.T, h *home, root string)
+		says  []string
+		isErr error
+	}{
+		{"the store is a file", func(t *testing.T, h *home, root string) { h.write(root, "", 0) },
+			[]string{"cannot list the workflow store", "ROOT is a file, not a directory; move it away or rename it"}, syscall.ENOTDIR},
+		{"its parent is a file", func(t *testing.T, h *home, root string) { h.write(filepath.Dir(root), "", 0) },
+			[]string{"cannot list the workflow store", "HOME/.pi/workflows is a file, not a directory; move it away or rename it"}, syscall.ENOTDIR},
+		{"the store is a symlink to nowhere", func(t *testing.T, h *home, root string) {
+			mkdir(t, filepath.Dir(root))
+			symlink(t, filepath.Join(h.dir, "gone"), root)
+		},
+			[]string{"cannot list the workflow store", "ROOT is a symlink to HOME/gone, which does not exist", "point it at an existing directory, or remove it"}, nil},
+		{"the store is a symlink loop", func(t *testing.T, h *home, root string) {
+			mkdir(t, filepath.Dir(root))
+			symlink(t, root, root)
+		},
+			[]string{"cannot list the workflow store: too many levels of symbolic links", "a symlink on the way leads back to itself", "ls -l"}, syscall.ELOOP},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHome(t)
+			root := filepath.Join(h.dir, ".pi", "workflows", "projects")
+			mkdir(t, filepath.Dir(filepath.Dir(root)))
+			c.make(t, h, root)
+			for _, call := range []func() error{
+				func() error { _, err := h.store().Runs(); return err },
+				func() error { _, err := h.store().FindRun("3f0c"); return err },
+			} {
+				err := call()
+				var fe *FileError
+				if !errors.As(err, &fe) {
+					t.Fatalf("%v, want a FileError", err)
+				}
+				if c.isErr != nil && !errors.Is(err, c.isErr) {
+					t.Errorf("%v is not %v", err, c.isErr)
+				}
+				for _, s := range c.says {
+					s = strings.NewReplacer("ROOT", root, "HOME", h.dir).Replace(s)
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("%q does not say %q", err, s)
+					}
+				}
+			}
+		})
+	}
+	h := newHome(t)
+	loop := h.run(h.cwd, "loop", `{}`, 0)
+	os.Remove(filepath.Join(loop, "state.json"))
+	symlink(t, filepath.Join(loop, "state.json"), filepath.Join(loop, "state.json"))
+	through := h.run(h.cwd, "through", `{}`, 0)
+	os.Remove(filepath.Join(through, "state.json"))
+	h.write(filepath.Join(h.dir, "plain"), "", 0)
+	symlink(t, filepath.Join(h.dir, "plain", "state.json"), filepath.Join(through, "state.json"))
+	if err := os.MkdirAll(filepath.Join(h.runsDir(h.cwd, "s1"), "dir", "state.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for id, says := range map[string][]string{
+		"loop":    {"cannot read: too many levels of symbolic links", "a symlink on the way leads back to itself"},
+		"through": {"cannot read: " + filepath.Join(h.dir, "plain") + " is a file, not a directory; move it away or rename it"},
+		"dir":     {"is a directory, not a file", "the engine keeps the run's state in a file there: move it away, or pick another run from `herdr-pi open --list`"},
+	} {
+		_, err := h.store().FindRun(id)
+		for _, s := range says {
+			if err == nil || !strings.Contains(err.Error(), s) {
+				t.Errorf("%s: %v does not say %q", id, err, s)
+			}
+		}
+	}
+}
+
+func mkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -24,7 +24,7 @@ func TestRunTimeErrorsNameTheirCommandOnce(t *testing.T) {
 		{[]string{"waiting", "stop", "--source", "s", "--id", "i"}, "herdr-pi waiting stop: no herdr-pi wrapper is running in this pane: "},
 		{[]string{"close", "3f0c"}, `herdr-pi close: no workflow run "3f0c": no runs under `},
 		{[]string{"open", "3f0c", "api"}, `herdr-pi open: no workflow run "3f0c": no runs under `},
-		{[]string{"detect", missing}, "herdr-pi detect: open " + missing + ": no such file or directory\n"},
+		{[]string{"detect", missing}, "herdr-pi detect: " + missing + ": no such file: give the file that holds the screen, or pipe the screen in (--agent, not FILE, names the agent)\n"},
 	} {
 		code, _, errOut := run(t, e.env, c.args...)
 		if code != exitError || !strings.HasPrefix(errOut, c.want) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -234,7 +235,7 @@ func readDetectInput(io IO, file string) ([]byte, error) {
 	if file != "" && file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, fileError(file, err)
+			return nil, fileError(file, &wrappedError{msg: file + ": " + screenFileProblem(file, err), err: err})
 		}
 		defer f.Close()
 		// A directory opens; reading it fails with "read /etc: is a
@@ -255,6 +256,34 @@ func readDetectInput(io IO, file string) ([]byte, error) {
 		return nil, fileError(file, fmt.Errorf("reading %s: %w", cmpOr(file, "stdin"), err))
 	}
 	return data, nil
+}
+
+// screenFileProblem says why detect could not open its screen file, and
+// the way out: the errno alone names neither.
+func screenFileProblem(file string, err error) string {
+	var pe *fs.PathError
+	why := err.Error()
+	if errors.As(err, &pe) {
+		why = pe.Err.Error()
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if link, target := settings.BrokenLink(file); link == file {
+			return "is a symlink to " + target + ", which does not exist; point it at the screen file"
+		} else if link != "" {
+			return "cannot read: " + link + " is a symlink to " + target + ", which does not exist; point it at an existing directory"
+		}
+		return "no such file: give the file that holds the screen, or pipe the screen in (--agent, not FILE, names the agent)"
+	case errors.Is(err, syscall.ENOTDIR):
+		if dir := settings.FileOnTheWay(file); dir != "" {
+			return "cannot read: " + settings.NotADirectory(dir)
+		}
+	case errors.Is(err, syscall.ELOOP):
+		return why + "; " + settings.LoopFix()
+	case errors.Is(err, fs.ErrPermission):
+		return why + "; make it readable by you (chmod u+r on it) and let yourself into its directories"
+	}
+	return why
 }
 
 func readAllLimited(r interface{ Read([]byte) (int, error) }, limit int) ([]byte, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -197,14 +198,27 @@ func TestDetectNamesAFileItCannotReadInOneLine(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "HERDR_PI_LOG=off"}
 	long := filepath.Join(dir, strings.Repeat("x", 200), strings.Repeat("y", 200), "screen.txt")
+	for link, target := range map[string]string{"loop": "loop", "nowhere": "gone.txt"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plain"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		says []string
 	}{
-		{[]string{long}, []string{"herdr-pi detect: open " + dir, "… (", " bytes): no such file or directory"}},
+		{[]string{long}, []string{"herdr-pi detect: " + dir, "… (", " bytes): no such file: give the file that holds the screen"}},
 		{[]string{"--manifest", long, "-"}, []string{"herdr-pi detect: " + dir, "… (", " bytes): does not exist"}},
 		// A directory is named once, with what to give instead.
 		{[]string{dir}, []string{"herdr-pi detect: " + dir + " is a directory: give a screen file\n"}},
+		// Each way a path can fail says what to do about it.
+		{[]string{filepath.Join(dir, "pi")}, []string{"pi: no such file: give the file that holds the screen, or pipe the screen in", "--agent, not FILE, names the agent"}},
+		{[]string{filepath.Join(dir, "loop")}, []string{"loop: too many levels of symbolic links; a symlink on the way leads back to itself"}},
+		{[]string{filepath.Join(dir, "plain", "screen.txt")}, []string{"screen.txt: cannot read: " + dir + "/plain is a file, not a directory; move it away or rename it"}},
+		{[]string{filepath.Join(dir, "nowhere")}, []string{"nowhere: is a symlink to gone.txt, which does not exist; point it at the screen file"}},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), append([]string{"herdr-pi", "detect"}, tc.args...),
@@ -218,7 +232,11 @@ func TestDetectNamesAFileItCannotReadInOneLine(t *testing.T) {
 				t.Errorf("detect %.60q: stderr %q lacks %q", tc.args, msg, want)
 			}
 		}
-		if n := strings.Count(msg, dir); n != 1 {
+		path := tc.args[0]
+		if path == "--manifest" {
+			path = tc.args[1]
+		}
+		if n := strings.Count(msg, fmt.Sprint(clipArg(path))); n != 1 {
 			t.Errorf("detect %.60q: stderr %q names the path %d times", tc.args, msg, n)
 		}
 	}

@@ -143,6 +143,15 @@ func TestDoctorConfigFixFitsAFileThatCannotBeRead(t *testing.T) {
 		}, "warn|~/.config/herdr-pi/config.toml: is a directory, not a file|make ~/.config/herdr-pi/config.toml a regular UTF-8 TOML file"},
 		{"it is UTF-16", func(w *doctortest.World) { w.File(".config/herdr-pi/config.toml", "\xff\xfe", 0o600) },
 			"warn|is UTF-16|make ~/.config/herdr-pi/config.toml a regular UTF-8 TOML file"},
+		{"it is a symlink loop", func(w *doctortest.World) {
+			if err := os.MkdirAll(filepath.Join(w.Home, ".config/herdr-pi"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("config.toml", filepath.Join(w.Home, ".config/herdr-pi/config.toml")); err != nil {
+				t.Fatal(err)
+			}
+		}, "warn|~/.config/herdr-pi/config.toml: cannot read: too many levels of symbolic links|" +
+			"~/.config/herdr-pi/config.toml leads through a symlink loop: see where each link there leads with `ls -l`, then point the loop's link at a real directory or file, or remove it"},
 		{"HERDR_PI_CONFIG names a file that is not there", func(w *doctortest.World) { w.Set("HERDR_PI_CONFIG=" + filepath.Join(w.Home, "confg.toml")) },
 			"warn|~/confg.toml: does not exist, and HERDR_PI_CONFIG names it|create ~/confg.toml, or point HERDR_PI_CONFIG at your config file"},
 	} {

@@ -84,6 +84,8 @@ func unreadableFix(err error, paths settings.Paths, file, format string, by chos
 		if link, target := settings.BrokenLink(file); link != "" {
 			return brokenLinkFix(paths, file, link, target, by)
 		}
+	case errors.Is(err, syscall.ELOOP):
+		return fmt.Sprintf("%s leads through a symlink loop: see where each link there leads with `ls -l`, then point the loop's link at a real directory or file, or remove it", shown)
 	case errors.Is(err, syscall.ENOTDIR):
 		culprit := settings.FileOnTheWay(file)
 		switch {

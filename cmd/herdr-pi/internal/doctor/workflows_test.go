@@ -65,6 +65,10 @@ func TestWorkflowSettingsRow(t *testing.T) {
 		{"unknown key", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":true,"tabs":1}}}`, Fail, []string{"settings.json", "extensionSettings.herdr.tabs"}},
 		{"old shape", `{"extensions":{"herdr":{"enableFullyInspectableMode":true}}}`, Fail,
 			[]string{"settings.json", "old place", `move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`}},
+		// The engine refuses every run on these, so they are no "off".
+		{"null", `null`, Fail, []string{"settings.json", "must hold a JSON object, not null"}},
+		{"null extensionSettings", `{"extensionSettings":null}`, Fail, []string{"settings.json", "extensionSettings must be an object, not null", "or remove the key"}},
+		{"null herdr", `{"extensionSettings":{"herdr":null}}`, Fail, []string{"settings.json", "extensionSettings.herdr must be an object, not null"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := doctortest.New(t)
