@@ -282,9 +282,7 @@ func TestProgramStatusTellsRunEndsWithoutProbe(t *testing.T) {
 		time.Sleep(time.Second)
 		expect(t, r, "idle@0 working@0 idle@2300 run:completed@2300 working@2700 idle@4000 run:error@4000 "+
 			"working@4700 idle@5500 run:aborted@5500 working@6200 idle@7500")
-		if got, want := r.runs(), []string{"completed:2000", "error:1000[429 Too Many Requests]", "aborted:500"}; !slices.Equal(got, want) {
-			t.Fatalf("runs\n got %q\nwant %q", got, want)
-		}
+		expectRuns(t, r, "", "completed:2000", "error:1000[429 Too Many Requests]", "aborted:500")
 	})
 }
 
@@ -303,9 +301,7 @@ func TestProgramStatusCompactionInsideARun(t *testing.T) {
 		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
 		time.Sleep(time.Second)
 		expect(t, r, "working@0 idle@3300 run:completed@3300")
-		if got, want := r.runs(), []string{"completed:3000"}; !slices.Equal(got, want) {
-			t.Fatalf("runs %q, want %q", got, want)
-		}
+		expectRuns(t, r, "", "completed:3000")
 	})
 }
 
@@ -359,9 +355,7 @@ func TestProgramStatusForgetsRunsItLostTrackOf(t *testing.T) {
 		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
 		m.ProgramStatus(ProgramStatus{State: "clear", App: "pi"})
 		time.Sleep(time.Second)
-		if got, want := r.runs(), []string{"completed:1000"}; !slices.Equal(got, want) {
-			t.Fatalf("runs %q, want %q (events %s)", got, want, r.summary())
-		}
+		expectRuns(t, r, "", "completed:1000")
 	})
 }
 
@@ -414,10 +408,8 @@ func TestProgramStatusRetryCancelledOnItsCountdown(t *testing.T) {
 		time.Sleep(time.Second)
 		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
 		time.Sleep(time.Second)
-		if got, want := r.runs(), []string{"aborted:1000[503 overloaded]", "aborted:1000[503 overloaded]",
-			"error:1000[503 overloaded]", "error:1000[Context overflow recovery failed]", "completed:1000"}; !slices.Equal(got, want) {
-			t.Fatalf("runs\n got %q\nwant %q", got, want)
-		}
+		expectRuns(t, r, "", "aborted:1000[503 overloaded]", "aborted:1000[503 overloaded]",
+			"error:1000[503 overloaded]", "error:1000[Context overflow recovery failed]", "completed:1000")
 	})
 }
 
@@ -436,9 +428,7 @@ func TestRetryPendingUnderTheProbe(t *testing.T) {
 		m.ProgramStatus(ProgramStatus{State: "error", App: "pi", Message: "503 overloaded"})
 		m.AgentSettled()
 		time.Sleep(time.Second)
-		if got, want := r.runs(), []string{"error:1000[503 overloaded]"}; !slices.Equal(got, want) {
-			t.Fatalf("runs\n got %q\nwant %q", got, want)
-		}
+		expectRuns(t, r, "", "error:1000[503 overloaded]")
 	})
 }
 
@@ -458,9 +448,7 @@ func TestProgramStatusTakesOverTheRunOfAProbeThatLeft(t *testing.T) {
 		time.Sleep(time.Second)
 		m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
 		time.Sleep(time.Second)
-		if got, want := r.runs(), []string{"completed:2000"}; !slices.Equal(got, want) {
-			t.Fatalf("a probe that left mid-run: runs %q, want %q (events %s)", got, want, r.summary())
-		}
+		expectRuns(t, r, "a probe that left mid-run", "completed:2000")
 
 		// It comes back mid-run: the probe tells the run, once.
 		probeRunStarts(m)
@@ -473,9 +461,7 @@ func TestProgramStatusTakesOverTheRunOfAProbeThatLeft(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		probeRunCompletes(m)
 		time.Sleep(time.Second)
-		if got, want := r.runs(), []string{"completed:2000", "completed:2000"}; !slices.Equal(got, want) {
-			t.Fatalf("a probe back mid-run: runs %q, want %q (events %s)", got, want, r.summary())
-		}
+		expectRuns(t, r, "a probe back mid-run", "completed:2000", "completed:2000")
 
 		// It comes back after the run's end was reported, within the
 		// debounce: no agent_start follows, and the channel tells it.
@@ -489,9 +475,7 @@ func TestProgramStatusTakesOverTheRunOfAProbeThatLeft(t *testing.T) {
 		m.ProbeConnected(true)
 		m.SessionStart()
 		time.Sleep(time.Second)
-		if got, want := r.runs(), []string{"completed:2000", "completed:2000", "error:1500[500 boom]"}; !slices.Equal(got, want) {
-			t.Fatalf("a probe back after the end: runs %q, want %q (events %s)", got, want, r.summary())
-		}
+		expectRuns(t, r, "a probe back after the end", "completed:2000", "completed:2000", "error:1500[500 boom]")
 	})
 }
 
@@ -512,9 +496,7 @@ func TestProgramStatusEndedRunIsToldWhenTheProbeStartsANewOne(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		probeRunCompletes(m)
 		time.Sleep(time.Second)
-		if got, want := r.runs(), []string{"completed:2000", "completed:500"}; !slices.Equal(got, want) {
-			t.Fatalf("runs %q, want %q (events %s)", got, want, r.summary())
-		}
+		expectRuns(t, r, "", "completed:2000", "completed:500")
 	})
 }
 
@@ -533,4 +515,16 @@ func probeRunCompletes(m *Machine) {
 	m.AgentEnd("stop", "")
 	m.ProgramStatus(ProgramStatus{State: "done", App: "pi"})
 	m.AgentSettled()
+}
+
+// expectRuns checks the run-finished events so far (see runs); what names
+// the check in its failure, when it is one of several.
+func expectRuns(t *testing.T, r *recorder, what string, want ...string) {
+	t.Helper()
+	if got := r.runs(); !slices.Equal(got, want) {
+		if what != "" {
+			what += ": "
+		}
+		t.Fatalf("%sruns\n got %q\nwant %q\n(events %s)", what, got, want, r.summary())
+	}
 }
