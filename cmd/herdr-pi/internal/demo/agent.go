@@ -110,7 +110,7 @@ func dialProbe(getenv func(string) string) *fakeProbe {
 	p := &fakeProbe{conn: conn}
 	p.send(control.Message{Type: control.TypeHello, Token: ep.Token, Role: control.RoleProbe, PID: os.Getpid(), Version: control.ProtocolVersion})
 	_ = conn.SetReadDeadline(time.Now().Add(time.Second))
-	if _, err := bufio.NewReader(conn).ReadString('\n'); err != nil {
+	if _, err := bufio.NewReaderSize(conn, control.MaxLine).ReadSlice('\n'); err != nil {
 		conn.Close()
 		return &fakeProbe{}
 	}

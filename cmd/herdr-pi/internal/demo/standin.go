@@ -130,7 +130,10 @@ func (h *herdrStandIn) serve(conn net.Conn) {
 		return
 	}
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	line, err := bufio.NewReaderSize(conn, 64<<10).ReadBytes('\n')
+	// One line of at most control.MaxLine, as every socket herdr-pi
+	// serves reads: a longer one (ErrBufferFull) ends the connection
+	// unanswered rather than grow a buffer to whatever size is sent.
+	line, err := bufio.NewReaderSize(conn, control.MaxLine).ReadSlice('\n')
 	if err != nil {
 		return
 	}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
 
 // ask sends one request on a new connection to the stand-in and returns its
@@ -98,5 +100,36 @@ func TestAPanicInTheStandInEndsOnlyItsConnection(t *testing.T) {
 	h.close() // waits for its goroutines: the panic is told after its connection closed
 	if f := h.failure(); f == nil || !strings.Contains(f.Error(), "panicked") || !strings.Contains(f.Error(), "boom") {
 		t.Fatalf("failure %v, want the panic named", f)
+	}
+}
+
+// A line longer than the stand-in takes (control.MaxLine, as every other
+// socket reader of herdr-pi) is not read to its end: the connection is
+// closed unanswered, so a sender cannot make the demo hold a line of any
+// size. A line within the cap is still answered.
+func TestStandInCapsTheLineItReads(t *testing.T) {
+	h, err := startHerdrStandIn(func(string, json.RawMessage) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	send := func(pad int) (string, error) {
+		c, err := net.Dial("unix", h.socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		line := `{"id":"1","method":"ping","params":{},"pad":"` + strings.Repeat("x", pad) + `"}` + "\n"
+		if _, err := io.WriteString(c, line); err != nil {
+			return "", err
+		}
+		return bufio.NewReader(c).ReadString('\n')
+	}
+	if reply, err := send(1 << 10); !strings.Contains(reply, `"pong"`) {
+		t.Fatalf("a line within the cap: reply %q, %v; want pong", reply, err)
+	}
+	if reply, err := send(control.MaxLine); strings.Contains(reply, `"pong"`) || !(reply == "" && err != nil) {
+		t.Fatalf("a line of %d bytes (over the cap of %d): reply %q, %v; want the connection closed unanswered", control.MaxLine+50, control.MaxLine, reply, err)
 	}
 }
