@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 	"github.com/herdr-pi/herdr-pi/internal/termtext"
 )
 
@@ -22,46 +23,19 @@ type Launch struct {
 	Title string
 }
 
-// Quote makes s one word for a POSIX shell (and fish): inside single quotes,
-// with each single quote and each backslash in s closed, escaped and
-// reopened. fish reads \' and \\ inside single quotes as escapes, so a
-// backslash left inside could end fish's quote early and run the rest;
-// outside the quotes, \\ is one backslash in every shell.
-func Quote(s string) string {
-	return "'" + quoteReplacer.Replace(s) + "'"
-}
-
-var quoteReplacer = strings.NewReplacer("'", `'\''`, `\`, `'\\'`)
-
-// ShellWord is s as one word for a POSIX shell (and fish): itself when
-// no shell reads anything into it, else as [Quote] makes it. '=' and '%'
-// are special only where a word starts (zsh's =cmd, fish's %self, which
-// is its pid); '#' and '~' are quoted wherever they stand: zsh
-// with EXTENDED_GLOB reads "fixer#2" as a pattern (and, finding no file,
-// refuses the command), and bash expands a '~' that follows '='.
-func ShellWord(s string) string {
-	if s != "" && s[0] != '=' && s[0] != '%' && strings.Trim(s, shellSafe) == "" {
-		return s
-	}
-	return Quote(s)
-}
-
-// shellSafe is what no shell reads anything into inside a word.
-const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@%+="
-
 // Line is the launch as one shell command line: env assignments, then the
 // quoted arguments.
 func (l Launch) Line() string {
 	var b strings.Builder
 	for _, kv := range l.Env {
 		k, v, _ := strings.Cut(kv, "=")
-		b.WriteString(k + "=" + Quote(v) + " ")
+		b.WriteString(k + "=" + shellword.Quote(v) + " ")
 	}
 	for i, a := range l.Argv {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(Quote(a))
+		b.WriteString(shellword.Quote(a))
 	}
 	return b.String()
 }
@@ -75,15 +49,15 @@ func (l Launch) script(self, watch string) string {
 	var b strings.Builder
 	b.WriteString("# " + strings.ReplaceAll(l.Title, "\n", " ") + "\n")
 	b.WriteString("# Written by herdr-pi open for one run; it deletes itself when it starts.\n")
-	b.WriteString("rm -f -- " + Quote(self) + "\n")
+	b.WriteString("rm -f -- " + shellword.Quote(self) + "\n")
 	if l.Dir != "" {
-		b.WriteString("cd -- " + Quote(l.Dir) + " || { rm -f -- " + Quote(watch) +
-			"; printf 'herdr-pi open: cannot enter %s; press Enter to close this pane.\\n' " + Quote(termtext.Clean(l.Dir)) + "; read -r _; exit 1; }\n")
+		b.WriteString("cd -- " + shellword.Quote(l.Dir) + " || { rm -f -- " + shellword.Quote(watch) +
+			"; printf 'herdr-pi open: cannot enter %s; press Enter to close this pane.\\n' " + shellword.Quote(termtext.Clean(l.Dir)) + "; read -r _; exit 1; }\n")
 	}
 	b.WriteString(l.Line() + "\n")
 	b.WriteString("status=$?\n")
 	b.WriteString("if [ \"$status\" -ne 0 ]; then\n")
-	b.WriteString("\trm -f -- " + Quote(watch) + "\n")
+	b.WriteString("\trm -f -- " + shellword.Quote(watch) + "\n")
 	b.WriteString("\tprintf '\\nherdr-pi open: the command ended with status %s; press Enter to close this pane.\\n' \"$status\"\n")
 	b.WriteString("\tread -r _\n")
 	b.WriteString("fi\n")
@@ -134,5 +108,5 @@ func WriteCommandFile(dir string, l Launch) (CommandFile, error) {
 		os.Remove(watch)
 		return CommandFile{}, fmt.Errorf("writing the command file %s: %w", path, werr)
 	}
-	return CommandFile{Path: path, Watch: watch, Typed: "exec sh " + Quote(path)}, nil
+	return CommandFile{Path: path, Watch: watch, Typed: "exec sh " + shellword.Quote(path)}, nil
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 )
 
 // EnsurePrivateDir creates dir (mode 0700) if it is missing and checks that
@@ -57,7 +59,7 @@ func (e *PrivateDirError) Error() string {
 	case ProblemOwner:
 		return fmt.Sprintf("private directory %s belongs to uid %d, not to us (uid %d): refusing to use it; remove it or set XDG_RUNTIME_DIR", e.Dir, e.Owner, os.Getuid())
 	case ProblemMode:
-		return fmt.Sprintf("private directory %s has mode %04o, want 0700: refusing to use it; run chmod 700 %s", e.Dir, e.Mode, e.Dir)
+		return fmt.Sprintf("private directory %s has mode %04o, want 0700: refusing to use it; run chmod 700 %s", e.Dir, e.Mode, shellword.Word(e.Dir))
 	}
 	return fmt.Sprintf("private directory %s: %v", e.Dir, e.Err)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/tools"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/internal/guard"
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 )
 
 // carry runs one handoff from the order to the handback and sets r.final,
@@ -185,7 +186,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 			// The records stay, so `herdr-pi close` can close the pane.
 			s.cfg.Logf("live: handoff %s: %v", r.id, err)
 			hb.Reason, hb.PaneRunning = control.HandbackFailed, true
-			hb.Error = joinText(hb.Error, fmt.Sprintf("%v, so the session file may still be written and is not reopened; close pane %s with `herdr-pi close %s`", err, opened.PaneID, r.order.RunID))
+			hb.Error = joinText(hb.Error, fmt.Sprintf("%v, so the session file may still be written and is not reopened; close pane %s with `herdr-pi close %s`", err, opened.PaneID, shellword.Word(r.order.RunID)))
 			return
 		}
 		if closeErr != nil && !handoff.HerdrGone(closeErr) {

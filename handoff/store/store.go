@@ -19,6 +19,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -601,7 +602,7 @@ func accessProblem(path string, err error) string {
 	case errors.Is(err, fs.ErrPermission):
 		return why + "; make it readable by the user running herdr-pi, who must be the one who runs Pi (chmod u+r, or chown it), and let them into its directories"
 	}
-	return why + "; look at it with `ls -ld " + path + "`"
+	return why + "; look at it with `ls -ld " + shellword.Word(path) + "`"
 }
 
 // fileOnTheWay is what stands where a directory should on the way to

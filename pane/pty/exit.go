@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 	"github.com/herdr-pi/herdr-pi/pane/pty/leader"
 )
 
@@ -61,7 +62,7 @@ func resolve(argv0 string, env []string) (string, error) {
 		p := filepath.Join(dir, argv0)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 			return "", &StartError{Command: argv0, Code: 126, Err: os.ErrPermission,
-				Reason: fmt.Sprintf("found %s on PATH, but it is not executable (try: chmod +x %s)", p, p)}
+				Reason: fmt.Sprintf("found %s on PATH, but it is not executable (try: chmod +x %s)", p, shellword.Word(p))}
 		}
 	}
 	shown := path
@@ -103,7 +104,7 @@ func checkExecutable(shown, p string) error {
 		return &StartError{Command: shown, Code: 126, Reason: "is a directory, not a program"}
 	case fi.Mode()&0o111 == 0:
 		return &StartError{Command: shown, Code: 126, Err: os.ErrPermission,
-			Reason: fmt.Sprintf("not executable (try: chmod +x %s)", shown)}
+			Reason: fmt.Sprintf("not executable (try: chmod +x %s)", shellword.Word(shown))}
 	}
 	return nil
 }

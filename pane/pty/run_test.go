@@ -306,6 +306,46 @@ func TestFoundOnPathButNotExecutable(t *testing.T) {
 	}
 }
 
+// The "try: chmod +x …" a not-executable program's error offers is the
+// command meant when pasted, whatever the program's path holds: named
+// on the command line or found on PATH, in a directory with a space and
+// a shell's metacharacters in its name.
+func TestNotExecutableHintIsACommandThatFixesIt(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	dir := t.TempDir() + "/my tools; $(touch INJECTED) #1"
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, argv0, path string }{
+		{"named", dir + "/named tool", "/usr/bin:/bin"},
+		{"on PATH", "found", dir + ":/usr/bin:/bin"},
+	} {
+		f := dir + "/" + strings.TrimPrefix(tc.argv0, dir+"/")
+		if err := os.WriteFile(f, []byte("#!/bin/sh\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := Run(context.Background(), Options{Argv: []string{tc.argv0}, Env: []string{"PATH=" + tc.path}, Stdin: o.tty, Stdout: o.tty})
+		// "… (try: CMD)": the path in CMD may hold a ')' too.
+		msg := fmt.Sprint(err)
+		start, end := strings.Index(msg, "(try: "), strings.LastIndex(msg, ")")
+		if start < 0 || end < start {
+			t.Fatalf("%s: %v: no hint", tc.name, err)
+		}
+		hint := msg[start+len("(try: ") : end]
+		c := exec.Command("sh", "-c", hint)
+		c.Dir = t.TempDir()
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("%s: the hint %q failed: %v\n%s", tc.name, hint, err, out)
+		}
+		if fi, err := os.Stat(f); err != nil || fi.Mode()&0o100 == 0 {
+			t.Fatalf("%s: after the hint %q, %s is %v (%v), want executable", tc.name, hint, f, fi.Mode(), err)
+		}
+		if _, err := os.Stat(c.Dir + "/INJECTED"); err == nil {
+			t.Fatalf("%s: the hint %q ran what the path holds", tc.name, hint)
+		}
+	}
+}
+
 // A program the kernel refuses although it looks executable (its
 // interpreter is missing) is reported like one that was not found, with the
 // exec error in the reason.

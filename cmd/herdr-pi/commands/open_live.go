@@ -15,6 +15,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 )
 
 // openLiveFormat names the lines of `open --json` on a live attempt
@@ -173,6 +174,6 @@ func ownerWrapperDied(a *store.Attempt, pid int, pane string, err error) error {
 		where = fmt.Sprintf("pane %s still runs the attempt's Pi, which nothing follows or closes now, "+
 			"and the owner Pi does not take the attempt back while that Pi may write its session", pane)
 	}
-	return fmt.Errorf("%s: the owner's herdr-pi wrap (pid %d) died during the handoff (%v); %s; run 'herdr-pi close %s' "+
-		"(it also removes what the dead wrapper left)", a, pid, err, where, a.Run.Short())
+	return fmt.Errorf("%s: the owner's herdr-pi wrap (pid %d) died during the handoff (%v); %s; run `herdr-pi close %s` "+
+		"(it also removes what the dead wrapper left)", a, pid, err, where, shellword.Word(a.Run.Short()))
 }

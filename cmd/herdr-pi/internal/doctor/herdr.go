@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -66,7 +67,7 @@ func herdrChecks(ctx context.Context, d Input) []Row {
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		rows = append(rows, row("socket", Warn,
 			fmt.Sprintf("%s answers ping, but its mode is %#o: other users can drive this Herdr (Herdr makes it 0600)", sock, perm),
-			"chmod 600 "+sock))
+			"chmod 600 "+shellword.Word(sock)))
 	} else {
 		rows = append(rows, row("socket", OK, sockDetail, ""))
 	}

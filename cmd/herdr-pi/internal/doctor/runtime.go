@@ -14,6 +14,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/internal/logfile"
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
@@ -102,7 +103,7 @@ func runtimeDirRow(d Input) Row {
 		}
 		fix := "point XDG_RUNTIME_DIR at a directory of yours (unset, herdr-pi uses /tmp)"
 		if why == notThere {
-			fix = fmt.Sprintf("create %s (mkdir -m 700 -p %[1]s), or point XDG_RUNTIME_DIR at a directory of yours that exists (unset, herdr-pi uses /tmp)", at)
+			fix = fmt.Sprintf("create %s (mkdir -m 700 -p %s), or point XDG_RUNTIME_DIR at a directory of yours that exists (unset, herdr-pi uses /tmp)", at, shellword.Word(at))
 		}
 		return row(Fail, fmt.Sprintf("%s cannot be made: %s %s", base, at, why)+without, fix)
 	}
@@ -189,7 +190,7 @@ func privateDirFix(err error) string {
 	}
 	switch pe.Problem {
 	case control.ProblemMode:
-		return "chmod 700 " + pe.Dir
+		return "chmod 700 " + shellword.Word(pe.Dir)
 	case control.ProblemOwner:
 		return fmt.Sprintf("remove %s (it belongs to uid %d: ask its owner or root), or point XDG_RUNTIME_DIR at a directory of your own", pe.Dir, pe.Owner)
 	case control.ProblemNotDir:
@@ -208,17 +209,17 @@ func registryRow(d Input) Row {
 		return row(Fail, "the pane registry "+privateDirProblem(err)+": pane hooks cannot find their wrapper", privateDirFix(err))
 	}
 	var live, stale, broken []string
-	var files []string
+	var files []string // as words of the rm the fix offers
 	for _, e := range entries {
 		switch {
 		case e.Err != nil:
 			broken = append(broken, e.File)
-			files = append(files, e.File)
+			files = append(files, shellword.Word(e.File))
 		case e.Alive:
 			live = append(live, fmt.Sprintf("pane %s (pid %d)", osc.CleanLabel(e.Endpoint.PaneID), e.Endpoint.PID))
 		default:
 			stale = append(stale, fmt.Sprintf("pane %s (pid %d, started %s)", osc.CleanLabel(e.Endpoint.PaneID), e.Endpoint.PID, startedAt(e.Endpoint)))
-			files = append(files, e.File)
+			files = append(files, shellword.Word(e.File))
 		}
 	}
 	summary := "no wrapper is registered for a Herdr pane"

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -119,7 +119,7 @@ func workflowsRow(d Input) Row {
 		read = append(read, scope.settings)
 		engine = engine || hasPackage(pkgs, "pi-extensible-workflows")
 		if src := packageSource(pkgs, "@piewf/herdr"); src != "" && upstreamIn == "" {
-			upstreamIn, removeUpstream = scope.settings, scope.remove+" "+handoff.ShellWord(src)
+			upstreamIn, removeUpstream = scope.settings, scope.remove+" "+shellword.Word(src)
 		}
 	}
 	switch {
@@ -214,7 +214,7 @@ func piScopes(d Input) []piScope {
 		// the fix goes there first (the absolute path: a quoted ~ would
 		// not expand).
 		scopes = append(scopes, piScope{dir: project, settings: d.Paths.Pretty(filepath.Join(project, "settings.json")),
-			remove: "cd " + handoff.ShellWord(d.Dir) + " && pi remove -l"})
+			remove: "cd " + shellword.Word(d.Dir) + " && pi remove -l"})
 	}
 	return scopes
 }
@@ -239,7 +239,7 @@ func replacedExtensionsRow(d Input) Row {
 			switch {
 			case src != "":
 				where = scope.settings + " lists its package"
-				fixes = append(fixes, scope.remove+" "+handoff.ShellWord(src))
+				fixes = append(fixes, scope.remove+" "+shellword.Word(src))
 			case listed != "":
 				where = scope.settings + " loads it"
 				fixes = append(fixes, fmt.Sprintf("take %s out of %s", listed, scope.settings))

@@ -8,6 +8,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
 	"github.com/herdr-pi/herdr-pi/internal/lazyre"
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 )
 
 // ProjectName is the run's project as a person knows it: its directory
@@ -126,7 +127,7 @@ func RunDetail(o *handoff.Listing, r *handoff.ListedRun, l Look) string {
 	for _, ag := range r.Agents {
 		for _, at := range ag.Attempts {
 			if _, ok := example[at.Action]; !ok {
-				example[at.Action] = Clean(r.Ref) + " " + hintSelector(&ag, &at)
+				example[at.Action] = shellword.Word(Clean(r.Ref)) + " " + hintSelector(&ag, &at)
 			}
 		}
 	}
@@ -232,5 +233,5 @@ func hintSelector(ag *handoff.ListedAgent, at *handoff.ListedAttempt) string {
 	if Clean(sel) != sel && ag.ID != "" {
 		sel = fmt.Sprintf("%s#%d", ag.ID, at.N)
 	}
-	return handoff.ShellWord(Clean(sel))
+	return shellword.Word(Clean(sel))
 }

@@ -40,6 +40,21 @@ func TestRunDetailHintPastes(t *testing.T) {
 	}
 }
 
+// The run in that hint is a word too: a run id is a directory name in
+// the workflow store, which nothing keeps from holding a space or a
+// shell's syntax.
+func TestRunDetailHintQuotesTheRun(t *testing.T) {
+	o := &handoff.Listing{}
+	ref := "r1 $(touch INJECTED)"
+	r := handoff.ListedRun{ID: ref, Short: ref, Ref: ref, Workflow: "fx", State: "completed",
+		Agents: []handoff.ListedAgent{{ID: "a1", Name: "api", State: "completed",
+			Attempts: []handoff.ListedAttempt{{N: 1, Name: "api#1", Selector: "api", State: "completed", Settled: true, Action: handoff.ActionOpen}}}}}
+	got := RunDetail(o, &r, New(false, 0))
+	if want := "herdr-pi open 'r1 $(touch INJECTED)' api opens"; !strings.Contains(got, want) {
+		t.Errorf("hint lacks %q:\n%s", want, got)
+	}
+}
+
 // A run's project is named by its directory, else by the store's key for
 // it: both come from the workflow store (the cwd Pi recorded, a directory
 // name), and are shown cleaned wherever the listing shows them.
@@ -77,7 +92,7 @@ func TestListingCleansEveryField(t *testing.T) {
 		// The hint names the attempt as the store does (an agent without
 		// an id has nothing else to name it by).
 		for _, want := range []string{"runid", "runref", "wf", "runstate", "proj", "ownerproblem", "errcode", "errmsg", "agname", "agstate",
-			"atname", "atstate", "atmodel", "atnote", "runnote", "herdr-pi open runref", "atsel"} {
+			"atname", "atstate", "atmodel", "atnote", "runnote", "herdr-pi open 'runref", "atsel"} {
 			if !strings.Contains(shown, want) {
 				t.Errorf("the listing lacks %q, so this test proves nothing for it:\n%s", want, shown)
 			}

@@ -1,4 +1,4 @@
-package handoff
+package shellword
 
 import (
 	"os/exec"
@@ -18,24 +18,24 @@ var shellWordSeeds = []string{
 	"caf\u00e9", "\u202eevil",
 }
 
-// A word ShellWord makes is that same word in every shell a person may
+// A word Word makes is that same word in every shell a person may
 // paste it into: POSIX sh, bash, and fish, whose single quotes take \'
 // and \\ as escapes. A word that closes fish's quote early runs the rest
 // as commands (an agent's name `x\'; rm -rf ~; #` in open's hint).
-func TestShellWordIsOneWordInEveryShell(t *testing.T) {
+func TestWordIsOneWordInEveryShell(t *testing.T) {
 	shells := wordShells(t)
 	for _, s := range shellWordSeeds {
-		checkShellWord(t, shells, s)
+		checkWord(t, shells, s)
 	}
 }
 
-func FuzzShellWord(f *testing.F) {
+func FuzzWord(f *testing.F) {
 	for _, s := range shellWordSeeds {
 		f.Add(s)
 	}
 	shells := wordShells(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		checkShellWord(t, shells, s)
+		checkWord(t, shells, s)
 	})
 }
 
@@ -50,18 +50,18 @@ func wordShells(t testing.TB) []string {
 	}
 }
 
-func checkShellWord(t *testing.T, shells []string, s string) {
+func checkWord(t *testing.T, shells []string, s string) {
 	t.Helper()
 	if strings.ContainsRune(s, 0) {
 		return // no shell word holds a NUL, nor does any path or name
 	}
-	w := ShellWord(s)
+	w := Word(s)
 	for _, sh := range shells {
 		// printf's format is the word's end marker too: a word that
 		// split or swallowed what follows shows.
 		out, err := exec.Command(sh, "-c", "printf '%s|' "+w+" end").Output()
 		if got, want := string(out), s+"|end|"; err != nil || got != want {
-			t.Fatalf("ShellWord(%q) = %s\n%s reads it as %q (%v), want %q", s, w, sh, got, err, want)
+			t.Fatalf("Word(%q) = %s\n%s reads it as %q (%v), want %q", s, w, sh, got, err, want)
 		}
 	}
 }
