@@ -104,17 +104,33 @@ func (l Ledger) Add(r Record) (Record, error) {
 		return r, err
 	}
 	r.File = filepath.Join(l.Dir, "rec-"+hex.EncodeToString(rnd[:])+".json")
-	tmp := r.File + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		os.Remove(tmp)
+	l.sweepTemp()
+	tmp, err := control.CreateTemp(l.Dir)
+	if err != nil {
 		return r, fmt.Errorf("the ledger of what herdr-pi opened: %w", err)
 	}
+	defer tmp.Done()
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
 	// The rename makes it appear whole to a `close` listing meanwhile.
-	if err := renameRecord(tmp, r.File); err != nil {
-		os.Remove(tmp)
+	if err == nil {
+		err = renameRecord(tmp.Name(), r.File)
+	}
+	if err != nil {
 		return r, fmt.Errorf("the ledger of what herdr-pi opened: %w", err)
 	}
 	return r, nil
+}
+
+// sweepTemp removes the temporary files of writers killed before they
+// renamed their record into place (see control.SweepTemp), and those
+// older herdr-pi versions left as "rec-….json.tmp": each Add sweeps, so
+// none stays longer than until the next record is written.
+func (l Ledger) sweepTemp() {
+	control.SweepTemp(l.Dir, control.TempPattern)
+	control.SweepTemp(l.Dir, "rec-*.json.tmp")
 }
 
 // AddAll adds recs in order and returns those written; one that cannot be

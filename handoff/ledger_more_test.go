@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -276,5 +277,43 @@ func TestALedgerRecordThatCannotBeRenamedLeavesNoTemporaryFile(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(l.Dir); len(left) != 0 {
 		t.Fatalf("left in the ledger: %v", left)
+	}
+}
+
+// A herdr-pi killed between writing a record's temporary file and
+// renaming it leaves the file behind; the next record written removes it,
+// as it does one an older herdr-pi left ("rec-….json.tmp"), once it is
+// old enough that no live writer can still be writing it. A fresh one is
+// left to its writer.
+func TestLedgerSweepsTheTempFilesOfKilledWriters(t *testing.T) {
+	l := ledger(t)
+	for _, d := range []string{filepath.Dir(l.Dir), l.Dir} {
+		if err := control.EnsurePrivateDir(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * time.Minute)
+	for _, f := range []string{".tmp-123456", "rec-0011223344556677.json.tmp", ".tmp-654321"} {
+		path := filepath.Join(l.Dir, f)
+		if err := os.WriteFile(path, []byte(`{"run":`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if f != ".tmp-654321" {
+			if err := os.Chtimes(path, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r, err := l.Add(Record{Run: "r1", Kind: "pane", ID: "w1:p2", HerdrSocket: "/h.sock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(l.Dir)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if want := []string{".tmp-654321", filepath.Base(r.File)}; !slices.Equal(left, want) {
+		t.Fatalf("the ledger holds %q after a record was added, want %q", left, want)
 	}
 }

@@ -199,13 +199,12 @@ func (r Registry) write(path string, e Endpoint) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(r.Dir, ".tmp-*")
+	tmp, err := CreateTemp(r.Dir)
 	if err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
-	defer os.Remove(tmp.Name())
+	defer tmp.Done()
 	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
 		return fmt.Errorf("registry: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
@@ -369,8 +368,11 @@ func (r Registry) sweep() {
 	}
 }
 
-// sweepLocked is sweep, with the registry's lock held.
+// sweepLocked is sweep, with the registry's lock held. It also removes
+// the temporary files of writers killed before their rename (see
+// [SweepTemp]).
 func (r Registry) sweepLocked() {
+	SweepTemp(r.Dir, TempPattern)
 	entries, _ := r.Entries()
 	for _, e := range entries {
 		if e.Err == nil && !e.Alive {

@@ -145,11 +145,13 @@ const sessionClaim = "session"
 // project, which has no probe to say which file is its own, passes it
 // over (SessionTaken). The claim goes with the run directory.
 func (r *Run) ClaimSession(path string) error {
-	tmp, err := os.CreateTemp(r.Dir, ".tmp-*")
+	// A wrapper killed before the rename leaves the temporary file in
+	// its run directory, which goes as a whole (see sweepRunDirs).
+	tmp, err := CreateTemp(r.Dir)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	defer tmp.Done()
 	_, err = tmp.WriteString(filepath.Clean(path))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr

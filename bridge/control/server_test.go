@@ -23,7 +23,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	runDirHelper() // started by startWrapperLike: hold a run directory until killed
+	runDirHelper()     // started by startWrapperLike: hold a run directory until killed
+	tempWriterHelper() // started by startTempWriter: hold a temporary file until killed
 	testenv.Main(m)
 }
 

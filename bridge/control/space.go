@@ -84,6 +84,9 @@ var (
 	}
 )
 
+// roomPrefix names CheckRoom's test file.
+const roomPrefix = ".room-"
+
 // CheckRoom says whether dir can take the files of a wrapper run, or why
 // not as a *RoomError. It asks the filesystem (statfs: read-only, free
 // blocks for this user, free inodes); with write, it also creates a small
@@ -101,12 +104,15 @@ func CheckRoom(dir string, write bool) error {
 	if !write {
 		return nil
 	}
-	f, err := os.CreateTemp(dir, ".room-*")
+	// The test file of a check killed before its removal is the next
+	// check's to remove (see SweepTemp).
+	SweepTemp(dir, roomPrefix+"*")
+	f, err := createTemp(dir, roomPrefix)
 	if err != nil {
 		return roomFailure(dir, err)
 	}
-	defer os.Remove(f.Name())
-	err = writeProbe(f)
+	defer f.Done()
+	err = writeProbe(f.File)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
