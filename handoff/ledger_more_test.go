@@ -18,8 +18,8 @@ import (
 
 // Add leaves exactly the record file behind (its temporary name is gone),
 // and a listing trusts only small regular files whose id prints: a
-// symlink to a record, or an id with terminal controls, is named, not
-// listed (close prints ids to the terminal).
+// symlink to a record, or an id with terminal controls or bidi controls,
+// is named, not listed (close prints ids to the terminal).
 func TestLedgerTrustsOnlyItsOwnPlainRecords(t *testing.T) {
 	l := ledger(t)
 	good, err := l.Add(Record{Run: "r1", Kind: "pane", ID: "w1:p2", HerdrSocket: "/h.sock"})
@@ -41,9 +41,14 @@ func TestLedgerTrustsOnlyItsOwnPlainRecords(t *testing.T) {
 	if err := os.WriteFile(evil, []byte(`{"run":"r1","kind":"pane","id":"w1:p3\u001b]0;owned\u0007"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A bidi control reads the rest of close's line backwards.
+	bidi := filepath.Join(l.Dir, "rec-bidi.json")
+	if err := os.WriteFile(bidi, []byte(`{"run":"r1","kind":"pane","id":"w1:p4\u202e"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	rs, err := l.List()
-	if err == nil || !strings.Contains(err.Error(), "rec-link.json") || !strings.Contains(err.Error(), "rec-evil.json") {
-		t.Errorf("a symlinked record and an unprintable id are not named: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "rec-link.json") || !strings.Contains(err.Error(), "rec-evil.json") || !strings.Contains(err.Error(), "rec-bidi.json") {
+		t.Errorf("a symlinked record and unprintable ids are not named: %v", err)
 	}
 	if len(rs) != 1 || rs[0].File != good.File {
 		t.Errorf("listed %+v, want only %s", rs, good.File)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/internal/termtext"
@@ -221,11 +220,15 @@ func encode(m Message, limit int) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Printable is true for text without control characters; ids, names and
-// tokens end up in logs and error messages.
+// Printable is true for text that may reach a terminal as it is: none of
+// what [termtext.Harmful] refuses (controls, invalid bytes, the bidi
+// controls). Ids, names, tokens and labels end up in logs, file names,
+// error messages and herdr-pi's own output (close prints a ledger
+// record's id as it is), where a bidi override would make the rest of the
+// line read backwards.
 func Printable(s string) bool {
 	for _, r := range s {
-		if unicode.IsControl(r) || r == utf8.RuneError {
+		if termtext.Harmful(r) {
 			return false
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 )
 
 // WaitRequest is one `herdr-pi waiting start|stop`: open or close the wait
@@ -74,7 +76,7 @@ func (w WaitRequest) Normalize() (WaitRequest, error) {
 		case len(f.v) > maxWaitKey:
 			return w, fmt.Errorf("%s is longer than %d bytes", f.name, maxWaitKey)
 		case !utf8.ValidString(f.v) || !Printable(f.v):
-			return w, fmt.Errorf("%s contains control characters", f.name)
+			return w, fmt.Errorf("%s contains control characters or bidi controls", f.name)
 		}
 	}
 	switch {
@@ -87,15 +89,16 @@ func (w WaitRequest) Normalize() (WaitRequest, error) {
 	return w, nil
 }
 
-// cleanLabel makes label safe to show: control characters (and invalid
-// UTF-8) become spaces, runs of space collapse, the ends are trimmed, and
-// it is cut to maxWaitLabel characters.
+// cleanLabel makes label safe to show: what may not reach a terminal
+// ([termtext.Harmful]: control characters, invalid UTF-8, bidi controls)
+// becomes spaces, runs of space collapse, the ends are trimmed, and it is
+// cut to maxWaitLabel characters.
 func cleanLabel(label string) string {
 	var b strings.Builder
 	n := 0
 	space := false
 	for _, r := range strings.ToValidUTF8(label, " ") {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
+		if termtext.Harmful(r) || unicode.IsSpace(r) {
 			space = b.Len() > 0
 			continue
 		}

@@ -238,6 +238,7 @@ func TestWaitingUsage(t *testing.T) {
 		{[]string{"waiting", "start", "--source", " ", "--id", "i"}, "herdr-pi waiting start: --source is empty"},
 		{[]string{"waiting", "stop", "--source", "s", "--id", "a\x07b"}, "herdr-pi waiting stop: --id contains control characters"},
 		{[]string{"waiting", "start", "--source", "\x1b", "--id", "i"}, "herdr-pi waiting start: --source contains control characters"},
+		{[]string{"waiting", "start", "--source", "s", "--id", "a\u202eb"}, "herdr-pi waiting start: --id contains control characters or bidi controls"},
 		{[]string{"waiting", "start", "--source", "s", "--id", "i", "extra"}, `herdr-pi waiting start: unexpected argument "extra"`},
 		{[]string{"waiting"}, "herdr-pi waiting: say start or stop"},
 		{[]string{"waiting", "start", "--source", "s", "--id", "i", "--pid", "1"}, "herdr-pi waiting start: --pid 1 cannot hold a wait: give a script's pid, e.g. --pid $$"},
