@@ -42,6 +42,10 @@ type Listing struct {
 	// prefix) passed over for the caller's project's run.
 	PrefixAlsoMatches []OtherMatch `json:"prefix_also_matches,omitempty"`
 	Runs              []ListedRun  `json:"runs"`
+	// Unreadable are the store's sessions and runs directories that could
+	// not be listed (whole listings only): their runs are missing from
+	// Runs, and this says why and what to do.
+	Unreadable []store.UnreadableDir `json:"unreadable_dirs,omitempty"`
 	// Paths and Now are what the listing was made with (for showing it).
 	Paths settings.Paths `json:"-"`
 	Now   time.Time      `json:"-"`
@@ -165,10 +169,11 @@ func List(st *store.Store, paths settings.Paths, ref string) (*Listing, error) {
 		listing.PrefixAlsoMatches = OtherMatches(passed)
 		listing.Runs = append(listing.Runs, listRun(st, paths, r, nil))
 	} else {
-		runs, err := st.Runs()
+		runs, unreadable, err := st.Runs()
 		if err != nil {
 			return nil, err
 		}
+		listing.Unreadable = unreadable
 		for _, r := range runs {
 			listing.Runs = append(listing.Runs, listRun(st, paths, r.Run, r.Err))
 		}

@@ -78,7 +78,7 @@ func BenchmarkRuns(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		runs, err := s.Runs()
+		runs, _, err := s.Runs()
 		times = append(times, time.Since(start))
 		if err != nil || len(runs) != 1000 {
 			b.Fatalf("%d runs, %v", len(runs), err)

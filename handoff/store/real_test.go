@@ -113,7 +113,7 @@ func TestRealStore(t *testing.T) {
 	})
 
 	t.Run("listing", func(t *testing.T) {
-		runs, err := s.Runs()
+		runs, _, err := s.Runs()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -228,12 +228,20 @@ func (s *Store) projects() ([]string, error) {
 
 // sessionRunsDirs lists <project>/sessions/*/runs.
 func (s *Store) sessionRunsDirs(project string) []string {
-	sessions, _ := readDirNames(filepath.Join(s.Root, project, "sessions"))
+	dirs, _ := s.sessionRunsDirsOrWhy(project)
+	return dirs
+}
+
+// sessionRunsDirsOrWhy is sessionRunsDirs, and the project's sessions
+// directory when it cannot be listed.
+func (s *Store) sessionRunsDirsOrWhy(project string) ([]string, *UnreadableDir) {
+	dir := filepath.Join(s.Root, project, "sessions")
+	sessions, err := readDirNames(dir)
 	dirs := make([]string, 0, len(sessions))
 	for _, sess := range sessions {
-		dirs = append(dirs, filepath.Join(s.Root, project, "sessions", sess, "runs"))
+		dirs = append(dirs, filepath.Join(dir, sess, "runs"))
 	}
-	return dirs
+	return dirs, unreadable(dir, err)
 }
 
 // readDirNames lists the directories in dir that the engine counts: no dot
@@ -487,19 +495,45 @@ type ListedRun struct {
 	Err error
 }
 
+// UnreadableDir is a sessions or runs directory of the store that could
+// not be listed: the runs in it are missing from a listing.
+type UnreadableDir struct {
+	Path string `json:"path"`
+	// Problem is why, and the way out.
+	Problem string `json:"problem"`
+}
+
+// unreadable is the directory dir as [UnreadableDir] when listing it
+// failed with err for another reason than its absence (no sessions or
+// runs yet is no runs, not a problem); nil otherwise.
+func unreadable(dir string, err error) *UnreadableDir {
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return &UnreadableDir{Path: dir, Problem: accessProblem(dir, err)}
+}
+
 // Runs lists every run of the store, most recently updated first. A run
 // whose state.json is unreadable is listed with its error rather than
-// hiding the others.
-func (s *Store) Runs() ([]ListedRun, error) {
+// hiding the others; a sessions or runs directory that cannot be listed
+// is named in unreadable, since its runs are missing.
+func (s *Store) Runs() (runs []ListedRun, unreadableDirs []UnreadableDir, err error) {
 	projects, err := s.projects()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var locs []location
 	leases := map[string]*leaseOnce{}
 	for _, p := range projects {
-		for _, runsDir := range s.sessionRunsDirs(p) {
-			ids, _ := readDirNames(runsDir)
+		runsDirs, bad := s.sessionRunsDirsOrWhy(p)
+		if bad != nil {
+			unreadableDirs = append(unreadableDirs, *bad)
+		}
+		for _, runsDir := range runsDirs {
+			ids, err := readDirNames(runsDir)
+			if bad := unreadable(runsDir, err); bad != nil {
+				unreadableDirs = append(unreadableDirs, *bad)
+			}
 			leases[runsDir] = &leaseOnce{}
 			for _, id := range ids {
 				locs = append(locs, location{id: id, dir: filepath.Join(runsDir, id), project: p, runsDir: runsDir})
@@ -522,7 +556,7 @@ func (s *Store) Runs() ([]ListedRun, error) {
 	}
 	wg.Wait()
 	slices.SortStableFunc(out, func(a, b ListedRun) int { return compareRecent(a.Run, b.Run) })
-	return out, nil
+	return out, unreadableDirs, nil
 }
 
 func sortRecentFirst(runs []*Run) { slices.SortStableFunc(runs, compareRecent) }
@@ -600,7 +634,11 @@ func accessProblem(path string, err error) string {
 	case errors.Is(err, syscall.ELOOP):
 		return why + "; " + settings.LoopFix()
 	case errors.Is(err, fs.ErrPermission):
-		return why + "; make it readable by the user running herdr-pi, who must be the one who runs Pi (chmod u+r, or chown it), and let them into its directories"
+		mode := "u+r"
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			mode = "u+rx" // listed with r, entered with x
+		}
+		return why + "; make it readable by the user running herdr-pi, who must be the one who runs Pi (chmod " + mode + ", or chown it), and let them into its directories"
 	}
 	return why + "; look at it with `ls -ld " + shellword.Word(path) + "`"
 }

@@ -256,7 +256,7 @@ func TestFindRunReportsBrokenState(t *testing.T) {
 func TestRunsListsMostRecentFirst(t *testing.T) {
 	h := shopStore(t)
 	h.run(h.cwd, "broken", `{`, 2*time.Minute)
-	runs, err := h.store().Runs()
+	runs, _, err := h.store().Runs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestRunsListsMostRecentFirst(t *testing.T) {
 	if strings.Join(got, "|") != want {
 		t.Errorf("runs:\n got %s\nwant %s", strings.Join(got, "|"), want)
 	}
-	if runs, err := New(filepath.Join(h.dir, "nobody"), h.cwd).Runs(); err != nil || len(runs) != 0 {
+	if runs, _, err := New(filepath.Join(h.dir, "nobody"), h.cwd).Runs(); err != nil || len(runs) != 0 {
 		t.Errorf("empty store: %v %v", runs, err)
 	}
 }
@@ -339,7 +339,7 @@ func TestUnreadableStoreSaysTheFix(t *testing.T) {
 			mkdir(t, filepath.Dir(filepath.Dir(root)))
 			c.make(t, h, root)
 			for _, call := range []func() error{
-				func() error { _, err := h.store().Runs(); return err },
+				func() error { _, _, err := h.store().Runs(); return err },
 				func() error { _, err := h.store().FindRun("3f0c"); return err },
 			} {
 				err := call()

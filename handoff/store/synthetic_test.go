@@ -19,7 +19,7 @@ func TestSyntheticStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(g.Home, g.Cwd)
-	runs, err := s.Runs()
+	runs, _, err := s.Runs()
 	if err != nil || len(runs) != 60 {
 		t.Fatalf("%d runs, %v", len(runs), err)
 	}

@@ -39,7 +39,17 @@ func openListRun(f *Factory, st *store.Store, opts *openOptions) error {
 		out = render.RunTable(listing, l)
 	}
 	_, err = io.WriteString(f.IO.Out, out)
+	tellUnreadable(f, listing)
 	return err
+}
+
+// tellUnreadable says, one line each on stderr, which of the store's
+// directories a listing could not look into: their runs are missing from
+// it, and a shorter list without a word would look complete.
+func tellUnreadable(f *Factory, listing *handoff.Listing) {
+	for _, u := range listing.Unreadable {
+		tell(f.IO.Err, "herdr-pi open: the runs in %s are not listed: %s\n", listing.Paths.Pretty(u.Path), u.Problem)
+	}
 }
 
 // openPick asks the person, on a terminal, which attempt to open: the
@@ -57,6 +67,7 @@ func openPick(ctx context.Context, f *Factory, st *store.Store) (run, attempt st
 	if len(listing.Runs) == 0 {
 		return "", "", fmt.Errorf("nothing to open: no workflow runs under %s yet", listing.Paths.Pretty(listing.Store))
 	}
+	tellUnreadable(f, listing)
 	groups, picks := pickerGroups(listing)
 	if len(picks) == 0 {
 		return "", "", fmt.Errorf("no attempt can be opened yet; herdr-pi open --list shows why")

@@ -954,3 +954,32 @@ func editRunState(t *testing.T, dir string, edit func(map[string]any)) {
 		t.Fatal(err)
 	}
 }
+
+// A sessions or runs directory the listing cannot look into hides its
+// runs: the listing says so, one line on stderr naming the directory,
+// why and the way out, and a field of --json; it still lists the rest
+// and exits 0.
+func TestOpenListSaysWhichDirectoriesItCouldNotRead(t *testing.T) {
+	ls := newListStore(t)
+	blocked := filepath.Join(ls.Home, ".pi", "workflows", "projects", store.ProjectKey(ls.Cwd), "sessions", "s-blocked", "runs")
+	if err := os.MkdirAll(filepath.Dir(blocked), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blocked, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--list")
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if code != 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], "herdr-pi open: the runs in ") || !strings.Contains(lines[0], blocked) ||
+		!strings.Contains(lines[0], "move it away") || !strings.Contains(lines[0], "not listed") {
+		t.Fatalf("exit %d, stderr %q; want one warning naming %s, why and the way out", code, stderr, blocked)
+	}
+	if n := strings.Count(out.String(), "\n"); n < len(ls.IDs) {
+		t.Errorf("the readable runs are not all listed:\n%s", out.String())
+	}
+	o, _ := listJSON(t, ls.Home, ls.Cwd)
+	if len(o.Runs) != len(ls.IDs) || len(o.Unreadable) != 1 || o.Unreadable[0].Path != blocked || !strings.Contains(o.Unreadable[0].Problem, "move it away") {
+		t.Fatalf("--json: %d runs, unreadable %+v", len(o.Runs), o.Unreadable)
+	}
+}

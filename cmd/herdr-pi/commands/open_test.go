@@ -91,7 +91,7 @@ func TestOpenStopsWaitingForTheForkWhenThePaneEnds(t *testing.T) {
 func TestOpenInspectionsOfTwoRunsOfOneWorkflowKeepTheirWorkspaces(t *testing.T) {
 	f, s, _, out, errb := openWorld(t, "exec sleep 600")
 	st := store.New(f.Paths().Home, f.IO.Dir)
-	runs, err := st.Runs()
+	runs, _, err := st.Runs()
 	if err != nil || len(runs) < 2 {
 		t.Fatalf("runs %v, %v", runs, err)
 	}

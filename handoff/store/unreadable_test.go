@@ -1,0 +1,83 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
+)
+
+// A sessions or runs directory the listing cannot look into hides its
+// runs; Runs names it, with why and the way out, instead of listing
+// fewer runs without a word. A missing one is no runs, not a problem.
+func TestRunsNamesTheDirectoriesItCannotRead(t *testing.T) {
+	t.Run("a file where the runs directory belongs", func(t *testing.T) {
+		h := shopStore(t)
+		blocked := h.runsDir(h.cwd, "s2")
+		h.write(blocked, "not a directory", 0)
+		// A session without runs yet, and one of another project.
+		if err := os.MkdirAll(filepath.Dir(h.runsDir(h.cwd, "s3")), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		runs, unreadable, err := h.store().Runs()
+		if err != nil || len(runs) != 4 {
+			t.Fatalf("runs %d, %v; want the 4 readable ones", len(runs), err)
+		}
+		if len(unreadable) != 1 || unreadable[0].Path != blocked || !strings.Contains(unreadable[0].Problem, "not a directory") ||
+			!strings.Contains(unreadable[0].Problem, "move it away") {
+			t.Fatalf("unreadable %+v, want %s named as a file in a directory's place, with the way out", unreadable, blocked)
+		}
+	})
+	t.Run("a sessions directory closed to us (chmod 000)", func(t *testing.T) {
+		h := shopStore(t)
+		// Open to all, as a home is to its owner: under root the listing
+		// runs as nobody (testenv.AsUnprivileged), who must get as far
+		// as the closed directory.
+		if err := os.Chmod(filepath.Dir(h.dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := filepath.WalkDir(h.dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return os.Chmod(path, 0o755)
+			}
+			return os.Chmod(path, 0o644)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		sessions := filepath.Dir(filepath.Dir(h.runsDir(h.cwd, "s1")))
+		if err := os.Chmod(sessions, 0); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(sessions, 0o700) })
+		var (
+			runs       []ListedRun
+			unreadable []UnreadableDir
+			err        error
+		)
+		testenv.AsUnprivileged(t, sessions, func() { runs, unreadable, err = h.store().Runs() })
+		var ids []string
+		for _, r := range runs {
+			ids = append(ids, r.ID)
+		}
+		slices.Sort(ids)
+		if err != nil || !slices.Equal(ids, []string{"3f0c1111-cccc", "77aa0000-dddd"}) {
+			t.Fatalf("runs %q, %v; want the other project's two", ids, err)
+		}
+		if len(unreadable) != 1 || unreadable[0].Path != sessions || !strings.Contains(unreadable[0].Problem, "permission denied") ||
+			!strings.Contains(unreadable[0].Problem, "chmod u+rx") { // a directory is listed with r and entered with x
+			t.Fatalf("unreadable %+v, want %s named with the way out", unreadable, sessions)
+		}
+	})
+	t.Run("nothing missing is nothing unreadable", func(t *testing.T) {
+		h := newHome(t)
+		if _, unreadable, err := h.store().Runs(); err != nil || len(unreadable) != 0 {
+			t.Fatalf("an empty store: %+v, %v", unreadable, err)
+		}
+	})
+}
