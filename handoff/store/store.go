@@ -516,7 +516,8 @@ func unreadable(dir string, err error) *UnreadableDir {
 // Runs lists every run of the store, most recently updated first. A run
 // whose state.json is unreadable is listed with its error rather than
 // hiding the others; a sessions or runs directory that cannot be listed
-// is named in unreadable, since its runs are missing.
+// is named in unreadableDirs, with why and the way out: its runs are
+// missing.
 func (s *Store) Runs() (runs []ListedRun, unreadableDirs []UnreadableDir, err error) {
 	projects, err := s.projects()
 	if err != nil {
