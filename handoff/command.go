@@ -47,7 +47,7 @@ func (l Launch) Line() string {
 // be read; one that ends well ends the pane.
 func (l Launch) script(self, watch string) string {
 	var b strings.Builder
-	b.WriteString("# " + strings.ReplaceAll(l.Title, "\n", " ") + "\n")
+	b.WriteString("# " + termtext.Clean(l.Title) + "\n")
 	b.WriteString("# Written by herdr-pi open for one run; it deletes itself when it starts.\n")
 	b.WriteString("rm -f -- " + shellword.Quote(self) + "\n")
 	if l.Dir != "" {

@@ -179,7 +179,7 @@ func ParseProgress(data []byte) (Progress, error) {
 			return Progress{}, fmt.Errorf("handoff progress: %w", err)
 		}
 	}
-	if len(p.Label) > maxLabel || !Printable(p.Label) {
+	if len(p.Label) > maxLabel || !PrintableLabel(p.Label) {
 		return Progress{}, errors.New("handoff progress: label is not printable")
 	}
 	if len(p.Error) > maxError {

@@ -555,7 +555,7 @@ func checkAttemptIDs(runID, agentID, sessionID, label string, standalone bool) e
 	if err := checkID("sessionId", sessionID, true); err != nil {
 		return err
 	}
-	if len(label) > maxLabel || !Printable(label) {
+	if len(label) > maxLabel || !PrintableLabel(label) {
 		return fmt.Errorf("label must be at most %d printable bytes", maxLabel)
 	}
 	return nil
@@ -603,10 +603,10 @@ func (l *Launch) check() error {
 	if err := checkID("workflow", l.Workflow, false); err != nil {
 		return err
 	}
-	if len(l.SessionLabel) > maxLabel || !Printable(l.SessionLabel) {
+	if len(l.SessionLabel) > maxLabel || !PrintableLabel(l.SessionLabel) {
 		return errors.New("sessionLabel is not printable")
 	}
-	if len(l.Breadcrumb) > maxLabel || !Printable(l.Breadcrumb) {
+	if len(l.Breadcrumb) > maxLabel || !PrintableLabel(l.Breadcrumb) {
 		return fmt.Errorf("breadcrumb must be at most %d printable bytes", maxLabel)
 	}
 	for _, p := range []struct{ name, v string }{{"sessionFile", l.SessionFile}, {"cwd", l.Cwd}, {"executable", l.Executable}} {

@@ -425,3 +425,25 @@ func TestOwnerLinkPIDIsThePeersOwn(t *testing.T) {
 		t.Fatalf("owner link pid %d, want the peer's %d", l.PID(), os.Getpid())
 	}
 }
+
+// An agent, a session or a breadcrumb named in right-to-left text carries
+// bidi marks: the launch is taken (the places that show a label clean
+// them), while an id holding one is still refused.
+func TestLaunchTakesRightToLeftLabels(t *testing.T) {
+	var l Launch
+	if err := strictUnmarshal([]byte(okLaunch), &l); err != nil {
+		t.Fatal(err)
+	}
+	l.Label, l.SessionLabel, l.Breadcrumb = "\u200fבודק קוד", "مراجعة\u061c", "\u2067review\u2069"
+	if err := l.check(); err != nil {
+		t.Fatalf("a launch with right-to-left labels: %v", err)
+	}
+	l.SessionID = "s\u202e1"
+	if err := l.check(); err == nil || !strings.Contains(err.Error(), "sessionId") {
+		t.Fatalf("a session id with a bidi override: %v, want refused", err)
+	}
+	l.SessionID, l.Label = "s1", "a\x1b[2Jb"
+	if err := l.check(); err == nil || !strings.Contains(err.Error(), "label") {
+		t.Fatalf("a label with an escape: %v, want refused", err)
+	}
+}

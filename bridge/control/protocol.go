@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/internal/termtext"
@@ -229,6 +230,22 @@ func encode(m Message, limit int) ([]byte, error) {
 func Printable(s string) bool {
 	for _, r := range s {
 		if termtext.Harmful(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// PrintableLabel is the rule for a label a person or a workflow wrote
+// (an agent's label, a session's, a breadcrumb): no control characters
+// and valid UTF-8, as for ids, but the bidi controls are let through.
+// Right-to-left text carries marks such as U+200F legitimately, and
+// refusing them would refuse the handoff of an agent named in Arabic or
+// Hebrew; every place a label is shown cleans them instead (the
+// placement's labels and title, notifications, status).
+func PrintableLabel(s string) bool {
+	for _, r := range s {
+		if unicode.IsControl(r) || r == utf8.RuneError {
 			return false
 		}
 	}
