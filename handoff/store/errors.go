@@ -17,14 +17,20 @@ type NoRunError struct {
 	Ref      string
 	Root     string   // …/.pi/workflows/projects
 	Projects []string // storage keys searched, the caller's project first
+	// Unreadable are the directories that could not be searched: the run
+	// may be in one of them.
+	Unreadable []UnreadableDir
 }
 
 func (e *NoRunError) Error() string {
 	if len(e.Projects) == 0 {
 		return fmt.Sprintf("no workflow run %q: no runs under %s yet; list runs with `herdr-pi open --list`", e.Ref, e.Root)
 	}
-	return fmt.Sprintf("no workflow run %q under %s (searched %d project(s): %s); list runs with `herdr-pi open --list`",
-		e.Ref, e.Root, len(e.Projects), listed(e.Projects, 3))
+	msg := fmt.Sprintf("no workflow run %q under %s (searched %d project(s): %s)", e.Ref, e.Root, len(e.Projects), listed(e.Projects, 3))
+	for _, d := range e.Unreadable {
+		msg += fmt.Sprintf("; not searched, and the run may be there: %s", d.Problem)
+	}
+	return msg + "; list runs with `herdr-pi open --list`"
 }
 
 // BadRunIDError: the ref cannot be a run id at all (empty, a path, . or

@@ -393,9 +393,17 @@ func (s *Store) locate(ref string) (match, error) {
 	// projects are searched too, so that what they pass over is known.
 	var here, elsewhere []location
 	var ids []string
+	var unreadableDirs []UnreadableDir
 	for i, p := range projects {
-		for _, runsDir := range s.sessionRunsDirs(p) {
-			names, _ := readDirNames(runsDir)
+		runsDirs, bad := s.sessionRunsDirsOrWhy(p)
+		if bad != nil {
+			unreadableDirs = append(unreadableDirs, *bad)
+		}
+		for _, runsDir := range runsDirs {
+			names, err := readDirNames(runsDir)
+			if bad := unreadable(runsDir, err); bad != nil {
+				unreadableDirs = append(unreadableDirs, *bad)
+			}
 			ids = append(ids, names...)
 			for _, id := range names {
 				if strings.HasPrefix(id, ref) {
@@ -415,7 +423,7 @@ func (s *Store) locate(ref string) (match, error) {
 	}
 	switch {
 	case len(matches) == 0:
-		return match{}, &NoRunError{Ref: ref, Root: s.Root, Projects: projects}
+		return match{}, &NoRunError{Ref: ref, Root: s.Root, Projects: projects, Unreadable: unreadableDirs}
 	case len(matches) == 1 && len(here) == 1:
 		return match{loc: here[0], others: elsewhere, ids: ids}, nil
 	case len(matches) == 1:

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,4 +81,26 @@ func TestRunsNamesTheDirectoriesItCannotRead(t *testing.T) {
 			t.Fatalf("an empty store: %+v, %v", unreadable, err)
 		}
 	})
+}
+
+// A run looked for by id or prefix may be in a directory that could not
+// be searched: the "no workflow run" error names it, with the way out,
+// rather than saying the run is not there.
+func TestNoRunNamesTheDirectoriesItCouldNotSearch(t *testing.T) {
+	h := shopStore(t)
+	blocked := h.runsDir(h.cwd, "s2")
+	h.write(blocked, "not a directory", 0)
+	_, err := h.store().FindRun("0000dead")
+	var nr *NoRunError
+	if !errors.As(err, &nr) {
+		t.Fatalf("FindRun: %v, want a NoRunError", err)
+	}
+	if !strings.Contains(err.Error(), "not searched") || !strings.Contains(err.Error(), blocked) ||
+		!strings.Contains(err.Error(), "move it away") {
+		t.Fatalf("error %q; want %s named as not searched, with the way out", err, blocked)
+	}
+	// A store with nothing unreadable says nothing of it.
+	if _, err := shopStore(t).store().FindRun("0000dead"); err == nil || strings.Contains(err.Error(), "not searched") {
+		t.Fatalf("a readable store: %v", err)
+	}
 }
