@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 )
 
 // ReporterConfig says which pane a [Reporter] speaks for and how.
@@ -164,7 +166,10 @@ func (r *Reporter) Report(state, message string) {
 	if r.stopped {
 		return
 	}
-	next := stateMsg{state, message}
+	// The message may be another extension's text (an ask's title, a
+	// wait's label): Herdr may draw it, so nothing in it acts on a
+	// terminal.
+	next := stateMsg{state, termtext.Clean(message)}
 	if r.hasWant && r.want == next {
 		return
 	}

@@ -441,3 +441,21 @@ func TestPanicInTheSenderIsRecovered(t *testing.T) {
 	}
 	checkSeqs(t, s.AgentCalls(s.PaneID()))
 }
+
+// A report's message is text from elsewhere (an ask's title, a wait's
+// label from another extension): what reaches Herdr, which may draw it,
+// carries no escape sequence and no bidi override.
+func TestReportedMessageIsCleaned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := herdrtest.StartInBubble(t)
+		r := newReporter(s, nil, inBubble(s))
+		defer r.Close()
+		r.Report("blocked", "deploy\x1b]0;x\x07 now\u202eok")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		rs := s.Reports(s.PaneID())
+		if len(rs) != 1 || rs[0].Message != "deploy ]0;x  now ok" {
+			t.Fatalf("reports %+v, want one with its message cleaned", rs)
+		}
+	})
+}
