@@ -123,7 +123,9 @@ type EngineStatus struct {
 	Upstream bool     `json:"upstream"`
 	Hidden   []string `json:"hidden,omitempty"`
 	// FullyInspectable is the engine's fully inspectable mode setting as
-	// the probe read it.
+	// the probe read it when it registered. Only the probe's own actions
+	// go by it: the wrapper places a handoff by the settings file as it
+	// is at the handoff.
 	FullyInspectable bool `json:"fullyInspectable"`
 }
 

@@ -902,9 +902,11 @@ func TestWithoutEventsAReleasedAgentHandsBackExited(t *testing.T) {
 
 // In the engine's fully inspectable mode a handoff asked with no place
 // goes to the run's workspace, where the run's turns are, not to a split.
+// The mode is the one Config.Place says at the handoff: the engine's
+// status from the owner's start (mode off here) has no say.
 func TestFullyInspectableModeHandsOffToTheRunsWorkspace(t *testing.T) {
-	r := newRig(t)
-	r.svc.ownerEvent(r.o, control.EngineStatus{Registered: true, FullyInspectable: true})
+	r := newRig(t, func(c *Config) { c.Place = func() (handoff.Mode, error) { return handoff.ModeWorkspace, nil } })
+	r.svc.ownerEvent(r.o, control.EngineStatus{Registered: true, FullyInspectable: false})
 	x := r.ask(control.HandoffAsk{})
 	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
 	if m := r.s.Methods(); !slices.Contains(m, "workspace.create") || slices.Contains(m, "pane.split") {
@@ -1023,5 +1025,38 @@ func TestThePanesPiExitingEndsTheHandoffWithoutHerdr(t *testing.T) {
 	}
 	if recs, err := handoff.LedgerAt(r.runtime).List(); err != nil || len(recs) != 0 {
 		t.Fatalf("the ledger: %+v %v", recs, err)
+	}
+}
+
+// A place that cannot be read at the handoff (the engine's settings file
+// broken since the owner started) refuses the handoff with its error,
+// before the owner is asked: nothing is cut, nothing opens. The menu's
+// request is refused the same way; a place the asker chose is taken
+// without asking.
+func TestAPlaceThatCannotBeReadRefusesTheHandoff(t *testing.T) {
+	bad := errors.New("the workflow settings: /x/settings.json: not valid JSON")
+	asked := 0
+	r := newRig(t, func(c *Config) {
+		c.Place = func() (handoff.Mode, error) { asked++; return "", bad }
+	})
+	if _, err := r.svc.Handoff(context.Background(), control.HandoffAsk{RunID: "r1", SessionID: "s1", OwnerPID: r.o.pid}, nil); !errors.Is(err, bad) {
+		t.Fatalf("open's ask: %v, want the settings error", err)
+	}
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r7", RunID: "r1", SessionID: "s1"})
+	r.o.mu.Lock()
+	refused := slices.Clone(r.o.refused)
+	r.o.mu.Unlock()
+	if !slices.Equal(refused, []string{"r7: " + bad.Error()}) {
+		t.Fatalf("the menu's request: refused %q", refused)
+	}
+	if m := r.s.Methods(); slices.ContainsFunc(m, func(x string) bool { return x != "ping" && x != "events.subscribe" }) || len(r.o.handbacksSoFar()) != 0 || asked != 2 {
+		t.Fatalf("Herdr was asked %q, the owner got %+v, the place was read %d times", m, r.o.handbacksSoFar(), asked)
+	}
+	x := r.ask(control.HandoffAsk{Place: string(handoff.ModeSplit)})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	x.cancel()
+	x.wait(t)
+	if asked != 2 {
+		t.Fatalf("the place was read for an ask that chose it")
 	}
 }

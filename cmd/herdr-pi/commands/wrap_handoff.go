@@ -37,6 +37,15 @@ func startHandoffs(f *Factory, paths settings.Paths, h settings.Herdr, inHerdr b
 	if inHerdr {
 		cfg.HerdrSocket, cfg.OwnerPane = h.SocketPath, h.PaneID
 	}
+	// Read at each handoff: the person may turn fully inspectable mode on
+	// or off (or break the file) while the owner runs.
+	cfg.Place = func() (handoff.Mode, error) {
+		m, err := settingsPlace(paths)
+		if err != nil {
+			return "", fmt.Errorf("%w, then ask again (herdr-pi open takes --split, --tab or --workspace without reading it)", err)
+		}
+		return m, nil
+	}
 	cfg.Inspect = func(ctx context.Context, req control.InspectRequest) error {
 		return inspectFromMenu(ctx, f, h, inHerdr, cwd, req, logf)
 	}
