@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -688,5 +689,38 @@ func TestAMenuInspectionWithABadWorkflowSettingsFileSaysTheWayOut(t *testing.T) 
 		if m == "pane.split" || m == "tab.create" || m == "workspace.create" {
 			t.Errorf("Herdr was asked %s before the bad file was said", m)
 		}
+	}
+}
+
+// A menu inspection given up while its pane is still to start its command
+// (the owner's wrapper quits: its Pi went) leaves nothing behind, as
+// open's own interrupt does: the pane it opened is closed, not left as a
+// shell whose command file is gone, which no ledger record names and
+// `herdr-pi close` could never find.
+func TestAMenuInspectionGivenUpWhileItsPaneStartsLeavesNothing(t *testing.T) {
+	f, s, run, _, _ := openWorld(t, "exec sleep 600")
+	a, err := store.New(f.Paths().Home, f.IO.Dir).Find(run, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Herdr takes the command but the pane never runs it: it is still
+	// starting when the inspection is given up.
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.send_input"},
+		Reply: map[string]any{"result": map[string]any{"type": "ok"}}})
+	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
+	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- inspectFromMenu(ctx, f, h, true, f.IO.Dir, req, t.Logf) }()
+	s.WaitFor(t, time.Minute, "the pane's command", func() bool { return slices.Contains(s.Methods(), "pane.send_input") })
+	cancel(errors.New("the owner's herdr-pi wrap is quitting"))
+	err = <-done
+	recs, _ := handoff.LedgerAt(f.Paths().RuntimeBase).List()
+	ex, exited := s.Exited("w1:p2")
+	if !exited || !ex.Closed || len(recs) != 0 {
+		t.Fatalf("given up while its pane started: pane w1:p2 ended %+v (%v), the ledger holds %+v (calls %v): the pane is left behind, unrecorded", ex, exited, recs, s.Methods())
+	}
+	if err == nil || !strings.Contains(err.Error(), "quitting") {
+		t.Fatalf("the inspection returned %v, want why it was given up", err)
 	}
 }
