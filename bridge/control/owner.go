@@ -340,6 +340,9 @@ const (
 	PaneIdle     = "idle"
 	PaneBlocked  = "blocked"
 	PaneDone     = "done"
+	// PaneStopping: the pane closed (or was to), but its Pi has not
+	// exited yet; the wrapper stops it before it hands the session back.
+	PaneStopping = "stopping"
 )
 
 // ToolCall is one bridged tool call the wrapper asks the owner to run.

@@ -447,9 +447,9 @@ function hideOthers(api) {
 // linked: the wrapper accepted the owner link, so it can act on requests.
 // cancelGraceMs is how long a cancelled handoff waits for the wrapper's
 // handback before it gives up on it. It outlasts the wrapper's own worst
-// case for making sure the pane's Pi is gone (10 s after pane.close, then
-// 5 s after each of three signals: handoff/live/agent.go), so a wrapper at
-// work is never taken for one that will not answer.
+// case for making sure the pane's Pi is gone (5 s after pane.close, then
+// 5 s after each of at most three signals: handoff/live/agent.go), so a
+// wrapper at work is never taken for one that will not answer.
 let cancelGraceMs = 30_000;
 
 // setCancelGrace changes cancelGraceMs (tests).
@@ -875,6 +875,13 @@ function onPaneState(id, data) {
 	for (const a of shared.attempts.values()) {
 		const h = a.handoff;
 		if (!h || h.id !== id || typeof data.state !== "string") continue;
+		if (data.state === "stopping") {
+			// The pane closed but its Pi has not exited: the session comes
+			// back once the wrapper has stopped it. How the pane's turn
+			// ended (paneState) stays what it was.
+			status(a, "handing back once its Herdr pane's Pi has stopped");
+			continue;
+		}
 		h.paneState = data.state;
 		if (data.state === "launched") h.launched = true;
 		// Herdr's done is a turn that ended out of sight; the engine's

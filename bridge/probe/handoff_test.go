@@ -270,7 +270,8 @@ func handOff(ctx context.Context, t *testing.T, l *control.OwnerLink, a control.
 // then idle or completed before handback; reference §5.10): working from
 // the launch, then the pane's idle — completed when Herdr said done (the
 // turn ended out of sight) — said again at the handback, idle after a pane
-// that ended while it worked, and cleared once the session is back.
+// that ended while it worked, the wait for a pane's Pi that outlived its
+// pane, and cleared once the session is back.
 func TestHandoffStatusLineFollowsThePane(t *testing.T) {
 	start := []string{"finder: handing off at the end of this turn", "finder: opening a Herdr pane", "finder: working", "finder: working"}
 	for _, c := range []struct {
@@ -282,6 +283,10 @@ func TestHandoffStatusLineFollowsThePane(t *testing.T) {
 		{"idle", []string{control.PaneLaunched, control.PaneWorking, control.PaneIdle}, control.HandbackIdle, []string{"finder: idle", "finder: idle"}},
 		{"done", []string{control.PaneLaunched, control.PaneWorking, control.PaneDone}, control.HandbackIdle, []string{"finder: completed", "finder: completed"}},
 		{"exited while working", []string{control.PaneLaunched, control.PaneWorking}, control.HandbackExited, []string{"finder: idle"}},
+		// The pane's Pi outlived its pane's close: the wait is said, and
+		// how the pane's turn ended is still what the handback shows.
+		{"done, then stopping its Pi", []string{control.PaneLaunched, control.PaneWorking, control.PaneDone, control.PaneStopping}, control.HandbackIdle,
+			[]string{"finder: completed", "finder: handing back once its Herdr pane's Pi has stopped", "finder: completed"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, _ := runHandoffHarnessSink(t, "handed", &ownerSink{react: paneWrapper(t, c.states, c.reason)})

@@ -180,7 +180,15 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		}
 		defer agent.release()
 		closeErr := s.closeRemote(h, &opened, launched || r.opts.turn, ended)
-		if err := agent.stop(closeErr == nil, s.cfg.Logf); err != nil {
+		stopping := func() {
+			// The handback waits for the Pi: said, not silent.
+			s.cfg.Logf("live: handoff %s: the pane's Pi (pid %d) has not exited yet; the handback waits until it is stopped", r.id, agent.pid)
+			if err := r.link.PaneState(r.id, control.PaneStopping); err != nil {
+				s.cfg.Logf("live: handoff %s: pane state: %v", r.id, err)
+			}
+			r.emit(control.Progress{Event: control.ProgressStopping, PaneID: opened.PaneID, AgentPID: agent.pid})
+		}
+		if err := agent.stop(closeErr == nil, s.cfg.Logf, stopping); err != nil {
 			// The owner must not reopen the session: it fails the attempt.
 			// The records stay, so `herdr-pi close` can close the pane.
 			s.cfg.Logf("live: handoff %s: %v", r.id, err)

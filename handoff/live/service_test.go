@@ -1060,3 +1060,54 @@ func TestAPlaceThatCannotBeReadRefusesTheHandoff(t *testing.T) {
 		t.Fatalf("the place was read for an ask that chose it")
 	}
 }
+
+// A pane's Pi that ignores its pane's close (the hangup it got from its
+// pty, and a terminate after) holds the handback until it is gone; the
+// wait is not silent: the asker hears "stopping" (the pane, the Pi's pid)
+// and the owner's status line the same, before the handback. The hangup
+// is not sent again (the close gave it one): terminate comes first, then
+// kill.
+func TestAPiThatIgnoresTheCloseIsStoppedAndTheWaitIsSaid(t *testing.T) {
+	defer func(c, g time.Duration) { closeGrace, signalGrace = c, g }(closeGrace, signalGrace)
+	closeGrace, signalGrace = 2*time.Second, time.Second // the Pi ignores what it is sent: no need to wait long on it
+	var mu sync.Mutex
+	var logged []string
+	r := newRig(t, func(c *Config) {
+		c.Logf = func(f string, a ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			logged = append(logged, fmt.Sprintf(f, a...))
+			t.Logf(f, a...)
+		}
+	})
+	agent := startAgent(t, "HUP TERM")
+	var runningAtHandback []bool
+	r.o.atHandback = func(control.Handback) { runningAtHandback = append(runningAtHandback, agent.running()) }
+	x := r.ask(control.HandoffAsk{})
+	pane := r.idleHandbackWith(agent, x)
+	stopping := x.next(t, control.ProgressStopping)
+	if stopping.PaneID != pane || stopping.AgentPID != agent.pid {
+		t.Fatalf("stopping %+v, want pane %s and the Pi's pid %d", stopping, pane, agent.pid)
+	}
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackIdle || !hb.Transferred || hb.Error != "" || !slices.Equal(runningAtHandback, []bool{false}) {
+		t.Fatalf("handback %+v; the Pi ran at the handback: %v", hb, runningAtHandback)
+	}
+	r.o.mu.Lock()
+	states := slices.Clone(r.o.states)
+	r.o.mu.Unlock()
+	if len(states) == 0 || states[len(states)-1] != control.PaneStopping {
+		t.Fatalf("the owner's pane states %q, want %q last before the handback", states, control.PaneStopping)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var sent []string
+	for _, l := range logged {
+		if _, sig, ok := strings.Cut(l, "sending "); ok {
+			sent = append(sent, sig)
+		}
+	}
+	if !slices.Equal(sent, []string{"terminated", "killed"}) {
+		t.Fatalf("signals sent %q, want terminate then kill (the close hung it up already)", sent)
+	}
+}
