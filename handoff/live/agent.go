@@ -117,8 +117,9 @@ var (
 	// signalGrace is how long it may take after each signal.
 	signalGrace = 5 * time.Second
 	// stopNotice is how long the agent may take to exit before the wait
-	// is told (the asker, the owner's status line).
-	stopNotice = time.Second
+	// is told (the asker, the owner's status line): past its pane
+	// wrapper's own kill, so no exit that went as it should is told.
+	stopNotice = 3 * time.Second
 )
 
 // stop makes sure the agent is gone before its attempt goes back: it
