@@ -30,6 +30,7 @@ type handoffOut struct {
 	Hooks              []string        `json:"hooks"`
 	Shown              []string        `json:"shown"`
 	StatusLines        []string        `json:"statusLines"`
+	Notes              []string        `json:"notes"`
 	InspectVisible     []bool          `json:"inspectVisible"`
 	LiveVisibleForeign bool            `json:"liveVisibleForeign"`
 	Launch             json.RawMessage `json:"launch"`
@@ -675,5 +676,24 @@ func TestTheLaunchCarriesTheEnginesToolTiming(t *testing.T) {
 	}
 	if l := parseLaunch(t, out.UntimedLaunch); !strings.Contains(l.Notes[0], "was not found") {
 		t.Errorf("no engine: %q", l.Notes)
+	}
+}
+
+// A live handoff the menu asks for and the wrapper refuses (a settings
+// file it cannot read, say) is said in the owner, and the status line
+// that said it was requested goes: nothing is handed off, and the line
+// must not claim otherwise for as long as the attempt runs.
+func TestARefusedMenuHandoffClearsItsStatusLine(t *testing.T) {
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		if r, ok := m.(control.HandoffRequest); ok {
+			_ = l.Refuse(r.ID, errors.New("the workflow settings: /a/settings.json: not valid JSON"))
+		}
+	}
+	out, _ := runHandoffHarnessSink(t, "menu-refused", &ownerSink{react: react})
+	if len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "/a/settings.json") || !strings.HasPrefix(out.Notes[0], "error: ") {
+		t.Fatalf("the owner was told %q", out.Notes)
+	}
+	if want := []string{"finder: handoff requested", "(cleared)"}; !slices.Equal(out.StatusLines, want) {
+		t.Fatalf("status lines %q, want %q", out.StatusLines, want)
 	}
 }
