@@ -401,7 +401,7 @@ func stoppingWords(p Progress) string {
 	if p.AgentPID > 0 {
 		pi = fmt.Sprintf("its Pi (pid %d)", p.AgentPID)
 	}
-	return fmt.Sprintf("pane %s is to close, but %s has not exited: stopping it (terminate, then kill) before the session goes back to its owner", p.PaneID, pi)
+	return fmt.Sprintf("pane %s is to close, but %s has not exited: stopping it before the session goes back to its owner", p.PaneID, pi)
 }
 
 func handbackWords(reason string) string {
