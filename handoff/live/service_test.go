@@ -1111,3 +1111,33 @@ func TestAPiThatIgnoresTheCloseIsStoppedAndTheWaitIsSaid(t *testing.T) {
 		t.Fatalf("signals sent %q, want terminate then kill (the close hung it up already)", sent)
 	}
 }
+
+// A handoff given up while its pane starts, in the run's workspace it
+// made, that an open of the same run has joined meanwhile (it found the
+// workspace in the ledger and added its tab): only the handoff's own tab
+// closes. The workspace, the other tab and the workspace's record stay,
+// as open's own interrupt leaves a joined workspace.
+func TestCancelDuringLaunchLeavesAJoinedWorkspace(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{Place: string(handoff.ModeWorkspace)})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	var recs []handoff.Record
+	r.s.WaitFor(t, long, "the records", func() bool { recs, _ = handoff.LedgerAt(r.runtime).List(); return len(recs) == 2 })
+	ws := recs[0].ID
+	other, _, err := r.client.TabCreate(context.Background(), ws, herdr.NewPlace{Label: "#2 other (inspect)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.cancel()
+	if hb := x.wait(t); hb.Reason != control.HandbackAborted || hb.Transferred {
+		t.Fatalf("handback %+v", hb)
+	}
+	m := r.s.Methods()
+	if slices.Contains(m, "workspace.close") || !slices.Contains(m, "tab.close") {
+		t.Fatalf("calls %q: the joined workspace %s (with tab %s) was closed, or the handoff's tab was not", m, ws, other.TabID)
+	}
+	left, _ := handoff.LedgerAt(r.runtime).List()
+	if len(left) != 1 || left[0].Kind != "workspace" || left[0].ID != ws {
+		t.Fatalf("records left: %+v, want the workspace's", left)
+	}
+}
