@@ -724,3 +724,29 @@ func TestAMenuInspectionGivenUpWhileItsPaneStartsLeavesNothing(t *testing.T) {
 		t.Fatalf("the inspection returned %v, want why it was given up", err)
 	}
 }
+
+// A menu inspection whose pane is closed before it starts its command (the
+// person closed it) says so, and leaves no record: the pane is gone, and
+// Herdr's "not found" when it is closed again is no failure to close it.
+func TestAMenuInspectionWhosePaneWentBeforeItStartedLeavesNoRecord(t *testing.T) {
+	f, s, run, _, _ := openWorld(t, "exec sleep 600")
+	a, err := store.New(f.Paths().Home, f.IO.Dir).Find(run, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.send_input"},
+		Reply: map[string]any{"result": map[string]any{"type": "ok"}}})
+	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
+	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID}
+	done := make(chan error, 1)
+	go func() { done <- inspectFromMenu(t.Context(), f, h, true, f.IO.Dir, req, t.Logf) }()
+	s.WaitFor(t, time.Minute, "the pane's command", func() bool { return slices.Contains(s.Methods(), "pane.send_input") })
+	if err := herdr.NewClient(s.SocketPath()).PaneClose(t.Context(), "w1:p2"); err != nil {
+		t.Fatal(err)
+	}
+	err = <-done
+	recs, _ := handoff.LedgerAt(f.Paths().RuntimeBase).List()
+	if err == nil || !strings.Contains(err.Error(), "ended before it started") || strings.Contains(err.Error(), "failed too") || len(recs) != 0 {
+		t.Fatalf("the inspection returned %v; the ledger holds %+v", err, recs)
+	}
+}

@@ -146,7 +146,7 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 		if ctx.Err() != nil {
 			err = fmt.Errorf("given up while pane %s started its command (%w)", opened.PaneID, context.Cause(ctx))
 		}
-		if cerr := opened.Close(client); cerr != nil && !handoff.HerdrGone(cerr) {
+		if cerr := opened.Close(client); cerr != nil && !handoff.Gone(cerr) && !handoff.HerdrGone(cerr) {
 			if _, lerr := ledger.AddAll(handoff.CreatedRecords(a.Run.ID, h.SocketPath, opened.Created)); lerr != nil {
 				logf("inspection of run %s: %v", a.Run.ID, lerr)
 			}
