@@ -750,3 +750,30 @@ func TestAMenuInspectionWhosePaneWentBeforeItStartedLeavesNoRecord(t *testing.T)
 		t.Fatalf("the inspection returned %v; the ledger holds %+v", err, recs)
 	}
 }
+
+// A menu inspection given up while its pane starts, whose pane Herdr then
+// refuses to close: the pane is in the ledger, so herdr-pi close can close
+// it later, and the error says so.
+func TestAMenuInspectionGivenUpWhosePaneWillNotCloseIsInTheLedger(t *testing.T) {
+	f, s, run, _, _ := openWorld(t, "exec sleep 600")
+	a, err := store.New(f.Paths().Home, f.IO.Dir).Find(run, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.send_input"},
+		Reply: map[string]any{"result": map[string]any{"type": "ok"}}})
+	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
+	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- inspectFromMenu(ctx, f, h, true, f.IO.Dir, req, t.Logf) }()
+	s.WaitFor(t, time.Minute, "the pane's command", func() bool { return slices.Contains(s.Methods(), "pane.send_input") })
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.close"},
+		Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "boom"}}})
+	cancel()
+	err = <-done
+	recs, _ := handoff.LedgerAt(f.Paths().RuntimeBase).List()
+	if len(recs) != 1 || recs[0].Thing() != "pane w1:p2" || err == nil || !strings.Contains(err.Error(), "herdr-pi close") {
+		t.Fatalf("the inspection returned %v; the ledger holds %+v, want pane w1:p2", err, recs)
+	}
+}
