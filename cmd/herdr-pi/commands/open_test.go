@@ -712,7 +712,9 @@ func TestAMenuInspectionGivenUpWhileItsPaneStartsLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- inspectFromMenu(ctx, f, h, true, f.IO.Dir, req, t.Logf) }()
-	s.WaitFor(t, time.Minute, "the pane's command", func() bool { return slices.Contains(s.Methods(), "pane.send_input") })
+	// Herdr's events are asked for once the command was typed: the
+	// inspection now waits for the pane to start it.
+	s.WaitFor(t, time.Minute, "the wait for the pane's start", func() bool { return slices.Contains(s.Methods(), "events.subscribe") })
 	cancel(errors.New("the owner's herdr-pi wrap is quitting"))
 	err = <-done
 	recs, _ := handoff.LedgerAt(f.Paths().RuntimeBase).List()
@@ -740,7 +742,7 @@ func TestAMenuInspectionWhosePaneWentBeforeItStartedLeavesNoRecord(t *testing.T)
 	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID}
 	done := make(chan error, 1)
 	go func() { done <- inspectFromMenu(t.Context(), f, h, true, f.IO.Dir, req, t.Logf) }()
-	s.WaitFor(t, time.Minute, "the pane's command", func() bool { return slices.Contains(s.Methods(), "pane.send_input") })
+	s.WaitFor(t, time.Minute, "the wait for the pane's start", func() bool { return slices.Contains(s.Methods(), "events.subscribe") })
 	if err := herdr.NewClient(s.SocketPath()).PaneClose(t.Context(), "w1:p2"); err != nil {
 		t.Fatal(err)
 	}
@@ -767,7 +769,7 @@ func TestAMenuInspectionGivenUpWhosePaneWillNotCloseIsInTheLedger(t *testing.T) 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- inspectFromMenu(ctx, f, h, true, f.IO.Dir, req, t.Logf) }()
-	s.WaitFor(t, time.Minute, "the pane's command", func() bool { return slices.Contains(s.Methods(), "pane.send_input") })
+	s.WaitFor(t, time.Minute, "the wait for the pane's start", func() bool { return slices.Contains(s.Methods(), "events.subscribe") })
 	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.close"},
 		Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "boom"}}})
 	cancel()
