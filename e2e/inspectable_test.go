@@ -61,16 +61,17 @@ func newFIRig(t *testing.T, script string) *fiRig {
 	return fi
 }
 
-// settings writes the engine's global settings file.
-func (fi *fiRig) settings(text string) {
-	fi.t.Helper()
-	p := filepath.Join(fi.agent.AgentDir, "pi-extensible-workflows", "settings.json")
+// settings writes the engine's global settings file and returns its path.
+func (lr *liveRig) settings(text string) string {
+	lr.t.Helper()
+	p := filepath.Join(lr.agent.AgentDir, "pi-extensible-workflows", "settings.json")
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		fi.t.Fatal(err)
+		lr.t.Fatal(err)
 	}
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-		fi.t.Fatal(err)
+		lr.t.Fatal(err)
 	}
+	return p
 }
 
 func (fi *fiRig) task2() string {

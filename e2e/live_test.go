@@ -151,9 +151,16 @@ func (lr *liveRig) respond(req fakellm.Request) fakellm.Reply {
 // tall) and the owner under herdr-pi wrap, runs the flow and returns once
 // every agent's first tool call holds its turn open at the gate.
 func (lr *liveRig) startOwner() {
+	lr.t.Helper()
+	lr.launchOwner()
+	lr.runFlow()
+}
+
+// runFlow has the owner run the flow and returns once every agent's
+// first tool call holds its turn open at the gate.
+func (lr *liveRig) runFlow() {
 	t := lr.t
 	t.Helper()
-	lr.launchOwner()
 	lr.owner.Type(t, lvOwnerPrompt)
 	want := []string{"start alpha gate"}
 	if lr.two {

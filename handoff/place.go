@@ -114,7 +114,11 @@ func Place(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 		return Placed{}, fmt.Errorf("unknown placement %q", p.Mode)
 	}
 	if err != nil {
-		if uerr := out.Undo(ctx, h); uerr != nil {
+		// Not on ctx: a placement given up halfway (ctx cancelled) must
+		// still close what it made, which nothing else knows of.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoBudget)
+		defer cancel()
+		if uerr := out.Undo(uctx, h); uerr != nil {
 			err = fmt.Errorf("%w (and closing what was opened failed: %v)", err, uerr)
 		}
 		return Placed{}, err

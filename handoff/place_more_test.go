@@ -1,8 +1,11 @@
 package handoff
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
@@ -72,5 +75,30 @@ func TestPlacementCleansWhatHerdrDraws(t *testing.T) {
 	}
 	if again.WorkspaceID != first.WorkspaceID {
 		t.Fatalf("the run's workspace %s was not found again by its label: opened %s (%q)", first.WorkspaceID, again.WorkspaceID, s.Methods())
+	}
+}
+
+// A placement cancelled halfway (open's Ctrl-C, a handoff given up, the
+// owner's wrapper quitting) still closes what it had made: the undo is
+// not sent on the cancelled context, where it could never reach Herdr and
+// would leave the new workspace behind, unrecorded.
+func TestAPlacementCancelledHalfwayClosesWhatItMade(t *testing.T) {
+	s := herdrtest.Start(t)
+	o := opener(t, s)
+	// tab.create never answers: the placement is cancelled while it waits.
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang, Methods: []string{"tab.create"}})
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for !slices.Contains(s.Methods(), "tab.create") {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	place := Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer", Cwd: "/repo", Dedicated: true}
+	if _, err := o.Open(ctx, o.InspectLaunch(inspection()), place); err == nil {
+		t.Fatal("a cancelled placement succeeded")
+	}
+	if m := s.Methods(); !slices.Contains(m, "workspace.close") {
+		t.Fatalf("calls %q: the workspace made before the cancel was never closed", m)
 	}
 }

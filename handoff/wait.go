@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
@@ -99,6 +100,13 @@ func paneGone(ctx context.Context, look PaneLookup, paneID string) bool {
 	_, err := look(ctx, paneID)
 	var he *herdr.Error
 	return errors.As(err, &he) && he.Code == "pane_not_found"
+}
+
+// Gone says err is Herdr's word that what was to be closed or looked at
+// (a pane, tab or workspace) is not there any more.
+func Gone(err error) bool {
+	var he *herdr.Error
+	return errors.As(err, &he) && strings.HasSuffix(he.Code, "_not_found")
 }
 
 // HerdrGone says err means Herdr's socket is gone or dead: Herdr went

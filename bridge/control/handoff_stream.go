@@ -76,6 +76,10 @@ const (
 	ProgressBlocked  = "blocked"
 	// ProgressHandback is the last: ownership is back with the owner.
 	ProgressHandback = "handback"
+	// ProgressStopping: the pane closed (or was to) but its Pi has not
+	// exited yet, and the handback waits until the wrapper has stopped it
+	// (terminate, then kill): two Pis never share the session file.
+	ProgressStopping = "stopping"
 	// ProgressFocused is the only answer when the attempt already runs in
 	// a tab of its run's workspace (fully inspectable mode): that tab was
 	// focused, nothing was handed off.
@@ -83,7 +87,7 @@ const (
 )
 
 var progressEvents = map[string]bool{ProgressOrdered: true, ProgressLaunched: true, ProgressWorking: true,
-	ProgressIdle: true, ProgressBlocked: true, ProgressHandback: true, ProgressFocused: true}
+	ProgressIdle: true, ProgressBlocked: true, ProgressHandback: true, ProgressFocused: true, ProgressStopping: true}
 
 // Progress is one change of a live handoff, as `open --json` prints it.
 type Progress struct {
@@ -368,6 +372,8 @@ func (p Progress) String() string {
 		return "handing off at the end of its current turn"
 	case ProgressLaunched:
 		return "launched in pane " + p.PaneID
+	case ProgressStopping:
+		return stoppingWords(p)
 	case ProgressHandback:
 		var b strings.Builder
 		b.WriteString("handed back: " + handbackWords(p.Reason))
@@ -386,6 +392,16 @@ func (p Progress) String() string {
 		return b.String()
 	}
 	return p.Event
+}
+
+// stoppingWords says why a handback waits: the pane's Pi outlived its
+// pane.
+func stoppingWords(p Progress) string {
+	pi := "its Pi"
+	if p.AgentPID > 0 {
+		pi = fmt.Sprintf("its Pi (pid %d)", p.AgentPID)
+	}
+	return fmt.Sprintf("pane %s is to close, but %s has not exited: stopping it before the session goes back to its owner", p.PaneID, pi)
 }
 
 func handbackWords(reason string) string {

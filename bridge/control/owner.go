@@ -123,7 +123,9 @@ type EngineStatus struct {
 	Upstream bool     `json:"upstream"`
 	Hidden   []string `json:"hidden,omitempty"`
 	// FullyInspectable is the engine's fully inspectable mode setting as
-	// the probe read it.
+	// the probe read it when it registered. Only the probe's own actions
+	// go by it: the wrapper places a handoff by the settings file as it
+	// is at the handoff.
 	FullyInspectable bool `json:"fullyInspectable"`
 }
 
@@ -338,6 +340,9 @@ const (
 	PaneIdle     = "idle"
 	PaneBlocked  = "blocked"
 	PaneDone     = "done"
+	// PaneStopping: the pane closed (or was to), but its Pi has not
+	// exited yet; the wrapper stops it before it hands the session back.
+	PaneStopping = "stopping"
 )
 
 // ToolCall is one bridged tool call the wrapper asks the owner to run.

@@ -330,6 +330,7 @@ function receive(l, m) {
 		case "request_refused": {
 			const error = typeof data.error === "string" ? data.error : "the request was refused";
 			if (turnRefused(m.id, error)) return;
+			menuRefused(m.id);
 			return notify(`herdr-pi: ${error}`, "error");
 		}
 		case "tool_call":
@@ -447,9 +448,9 @@ function hideOthers(api) {
 // linked: the wrapper accepted the owner link, so it can act on requests.
 // cancelGraceMs is how long a cancelled handoff waits for the wrapper's
 // handback before it gives up on it. It outlasts the wrapper's own worst
-// case for making sure the pane's Pi is gone (10 s after pane.close, then
-// 5 s after each of three signals: handoff/live/agent.go), so a wrapper at
-// work is never taken for one that will not answer.
+// case for making sure the pane's Pi is gone (5 s after pane.close, then
+// 5 s after each of at most three signals: handoff/live/agent.go), so a
+// wrapper at work is never taken for one that will not answer.
 let cancelGraceMs = 30_000;
 
 // setCancelGrace changes cancelGraceMs (tests).
@@ -498,7 +499,8 @@ function extension(env, fully) {
 		const a = shared.wrappedSessions.get(ctx.liveSession);
 		if (!a) throw new Error("herdr-pi does not hold this live session");
 		if (!sessionFileOf(a.inner.reference)) throw new Error("the session has no transcript file yet to hand off");
-		const sent = send("handoff_request", `r${++shared.nextRequest}`, {
+		const id = `r${++shared.nextRequest}`;
+		const sent = send("handoff_request", id, {
 			runId: ctx.run?.id ?? a.runId,
 			agentId: ctx.agent?.id ?? "",
 			attempt: ctx.attempt?.attempt ?? a.attempt,
@@ -507,6 +509,7 @@ function extension(env, fully) {
 			...(ctx.run ? {} : { standalone: true }),
 		});
 		if (!sent) throw new Error("herdr-pi's wrapper cannot be reached");
+		a.asked = id; // its refusal takes the line below down again
 		status(a, "handoff requested");
 	};
 	const actions = {
@@ -875,6 +878,13 @@ function onPaneState(id, data) {
 	for (const a of shared.attempts.values()) {
 		const h = a.handoff;
 		if (!h || h.id !== id || typeof data.state !== "string") continue;
+		if (data.state === "stopping") {
+			// The pane closed but its Pi has not exited: the session comes
+			// back once the wrapper has stopped it. How the pane's turn
+			// ended (paneState) stays what it was.
+			status(a, "handing back once its Herdr pane's Pi has stopped");
+			continue;
+		}
 		h.paneState = data.state;
 		if (data.state === "launched") h.launched = true;
 		// Herdr's done is a turn that ended out of sight; the engine's
@@ -1156,6 +1166,17 @@ function dropTurn(a, error) {
 
 // turnRefused: the wrapper refused a turn request (no Herdr, quitting,
 // the launch failed before it started). The prompt reports it.
+// menuRefused: the wrapper refused the menu's live handoff request: the
+// status line that said it was requested goes, unless a handoff of the
+// attempt is under way (its own line stays).
+function menuRefused(request) {
+	for (const a of shared.attempts.values()) {
+		if (a.asked !== request) continue;
+		a.asked = undefined;
+		if (!a.handoff) status(a, undefined);
+	}
+}
+
 function turnRefused(request, error) {
 	for (const a of shared.attempts.values()) {
 		if (!a.requests?.has(request)) continue;

@@ -30,6 +30,7 @@ type handoffOut struct {
 	Hooks              []string        `json:"hooks"`
 	Shown              []string        `json:"shown"`
 	StatusLines        []string        `json:"statusLines"`
+	Notes              []string        `json:"notes"`
 	InspectVisible     []bool          `json:"inspectVisible"`
 	LiveVisibleForeign bool            `json:"liveVisibleForeign"`
 	Launch             json.RawMessage `json:"launch"`
@@ -270,7 +271,8 @@ func handOff(ctx context.Context, t *testing.T, l *control.OwnerLink, a control.
 // then idle or completed before handback; reference §5.10): working from
 // the launch, then the pane's idle — completed when Herdr said done (the
 // turn ended out of sight) — said again at the handback, idle after a pane
-// that ended while it worked, and cleared once the session is back.
+// that ended while it worked, the wait for a pane's Pi that outlived its
+// pane, and cleared once the session is back.
 func TestHandoffStatusLineFollowsThePane(t *testing.T) {
 	start := []string{"finder: handing off at the end of this turn", "finder: opening a Herdr pane", "finder: working", "finder: working"}
 	for _, c := range []struct {
@@ -282,6 +284,10 @@ func TestHandoffStatusLineFollowsThePane(t *testing.T) {
 		{"idle", []string{control.PaneLaunched, control.PaneWorking, control.PaneIdle}, control.HandbackIdle, []string{"finder: idle", "finder: idle"}},
 		{"done", []string{control.PaneLaunched, control.PaneWorking, control.PaneDone}, control.HandbackIdle, []string{"finder: completed", "finder: completed"}},
 		{"exited while working", []string{control.PaneLaunched, control.PaneWorking}, control.HandbackExited, []string{"finder: idle"}},
+		// The pane's Pi outlived its pane's close: the wait is said, and
+		// how the pane's turn ended is still what the handback shows.
+		{"done, then stopping its Pi", []string{control.PaneLaunched, control.PaneWorking, control.PaneDone, control.PaneStopping}, control.HandbackIdle,
+			[]string{"finder: completed", "finder: handing back once its Herdr pane's Pi has stopped", "finder: completed"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, _ := runHandoffHarnessSink(t, "handed", &ownerSink{react: paneWrapper(t, c.states, c.reason)})
@@ -670,5 +676,24 @@ func TestTheLaunchCarriesTheEnginesToolTiming(t *testing.T) {
 	}
 	if l := parseLaunch(t, out.UntimedLaunch); !strings.Contains(l.Notes[0], "was not found") {
 		t.Errorf("no engine: %q", l.Notes)
+	}
+}
+
+// A live handoff the menu asks for and the wrapper refuses (a settings
+// file it cannot read, say) is said in the owner, and the status line
+// that said it was requested goes: nothing is handed off, and the line
+// must not claim otherwise for as long as the attempt runs.
+func TestARefusedMenuHandoffClearsItsStatusLine(t *testing.T) {
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		if r, ok := m.(control.HandoffRequest); ok {
+			_ = l.Refuse(r.ID, errors.New("the workflow settings: /a/settings.json: not valid JSON"))
+		}
+	}
+	out, _ := runHandoffHarnessSink(t, "menu-refused", &ownerSink{react: react})
+	if len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "/a/settings.json") || !strings.HasPrefix(out.Notes[0], "error: ") {
+		t.Fatalf("the owner was told %q", out.Notes)
+	}
+	if want := []string{"finder: handoff requested", "(cleared)"}; !slices.Equal(out.StatusLines, want) {
+		t.Fatalf("status lines %q, want %q", out.StatusLines, want)
 	}
 }

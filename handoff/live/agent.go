@@ -102,36 +102,65 @@ func (a *paneAgent) awaitGone(d time.Duration) bool {
 }
 
 // Grace periods of the agent's stop. A Pi whose pane Herdr closed gets a
-// hangup from its pty and exits within a second or two; a loaded machine
-// gets room to spare.
+// hangup from its pty and exits within a second or two: the pane's
+// herdr-pi wrap hangs it up and kills it 2 s later (pane/pty KillGrace),
+// so one that outlives closeGrace has a wrapper that could not; a loaded
+// machine gets room to spare. The handback waits through all of it (two
+// Pis never share the session file), at most closeGrace and three
+// signalGraces (HUP, TERM, KILL; only the last two after a close, which
+// hung it up already), and says so once the wait is longer than a normal
+// exit (stopNotice).
 var (
 	// closeGrace is how long the agent may take to exit after Herdr
 	// closed its pane.
-	closeGrace = 10 * time.Second
+	closeGrace = 5 * time.Second
 	// signalGrace is how long it may take after each signal.
 	signalGrace = 5 * time.Second
+	// stopNotice is how long the agent may take to exit before the wait
+	// is told (the asker, the owner's status line): past its pane
+	// wrapper's own kill, so no exit that went as it should is told.
+	stopNotice = 3 * time.Second
 )
 
 // stop makes sure the agent is gone before its attempt goes back: it
 // waits for it after Herdr closed its pane (closed: the close succeeded,
-// or the pane had closed), else — or when it outlives the wait — hangs it
-// up, terminates it, and last kills it. The error says why it may still
-// run: the owner must not reopen the session file.
-func (a *paneAgent) stop(closed bool, logf func(string, ...any)) error {
+// or the pane had closed), else — or when it outlives the wait — stops
+// it: a hangup (only when no close gave it one), a terminate, and last a
+// kill. stopping, when not nil, is called once, as soon as the wait is
+// longer than a normal exit: the person is told why the handback waits.
+// The error says why it may still run: the owner must not reopen the
+// session file.
+func (a *paneAgent) stop(closed bool, logf func(string, ...any), stopping func()) error {
 	if a == nil {
 		return nil
 	}
-	wait := time.Duration(0)
-	if closed {
-		wait = closeGrace
+	told := false
+	tell := func() {
+		if !told && stopping != nil {
+			told = true
+			stopping()
+		}
 	}
-	if a.awaitGone(wait) {
+	signals := []unix.Signal{unix.SIGHUP, unix.SIGTERM, unix.SIGKILL}
+	if closed {
+		if a.awaitGone(min(stopNotice, closeGrace)) {
+			return nil
+		}
+		tell()
+		if a.awaitGone(closeGrace - min(stopNotice, closeGrace)) {
+			return nil
+		}
+		// Its pty hung it up when the pane closed: another hangup is a
+		// wait for nothing.
+		signals = signals[1:]
+	} else if a.awaitGone(0) {
 		return nil
 	}
+	tell()
 	if a.fd < 0 {
 		return fmt.Errorf("the pane's Pi still runs: its herdr-pi wrap (pid %d) has not exited, and the Pi cannot be signalled from here (its pid %d could not be pinned to that wrapper)", a.wrapperPID, a.pid)
 	}
-	for _, sig := range []unix.Signal{unix.SIGHUP, unix.SIGTERM, unix.SIGKILL} {
+	for _, sig := range signals {
 		logf("live: the pane's Pi (pid %d) still runs after its pane was to close: sending %v", a.pid, sig)
 		if err := unix.PidfdSendSignal(a.fd, sig, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
 			return fmt.Errorf("the pane's Pi (pid %d) still runs and cannot be signalled: %w", a.pid, err)

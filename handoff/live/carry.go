@@ -180,8 +180,16 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 			agent = s.findAgent(r, opened.PaneID)
 		}
 		defer agent.release()
-		closeErr := s.closeRemote(h, &opened, launched || r.opts.turn, ended)
-		if err := agent.stop(closeErr == nil, s.cfg.Logf); err != nil {
+		kept, closeErr := s.closeRemote(h, &opened, launched || r.opts.turn, ended)
+		stopping := func() {
+			// The handback waits for the Pi: said, not silent.
+			s.cfg.Logf("live: handoff %s: the pane's Pi (pid %d) has not exited yet; the handback waits until it is stopped", r.id, agent.pid)
+			if err := r.link.PaneState(r.id, control.PaneStopping); err != nil {
+				s.cfg.Logf("live: handoff %s: pane state: %v", r.id, err)
+			}
+			r.emit(control.Progress{Event: control.ProgressStopping, PaneID: opened.PaneID, AgentPID: agent.pid})
+		}
+		if err := agent.stop(closeErr == nil, s.cfg.Logf, stopping); err != nil {
 			// The owner must not reopen the session: it fails the attempt.
 			// The records stay, so `herdr-pi close` can close the pane.
 			s.cfg.Logf("live: handoff %s: %v", r.id, err)
@@ -195,7 +203,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 			s.cfg.Logf("live: handoff %s: pane %s stays in the ledger for `herdr-pi close`", r.id, opened.PaneID)
 			return
 		}
-		s.forget(records, launched || r.opts.turn)
+		s.forget(records, launched || r.opts.turn || kept)
 	}()
 
 	// Herdr's events, from now on (the pane may end at any point).
@@ -424,26 +432,28 @@ func (s *Service) forget(records []handoff.Record, launched bool) {
 }
 
 // closeRemote closes the handoff's pane (its tab in a workspace) unless it
-// was closed already; before the launch it undoes the whole placement. The
-// error is Herdr's, when the pane may still be there.
-func (s *Service) closeRemote(h Herdr, o *handoff.Opened, launched bool, ended string) error {
+// was closed already; before the launch it undoes the whole placement —
+// but a workspace it made that others have joined since it was recorded
+// (an open or another handoff of the run found it in the ledger) stays,
+// and kept says so: only the handoff's own tab closes. The error is
+// Herdr's, when the pane may still be there.
+func (s *Service) closeRemote(h Herdr, o *handoff.Opened, launched bool, ended string) (kept bool, err error) {
 	if ended == string(handoff.PaneClosed) && launched {
-		return nil
+		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), handoff.CloseBudget)
 	defer cancel()
-	var err error
 	if !launched {
-		err = o.Undo(ctx, h)
+		kept, err = o.UndoJoined(ctx, h)
 	} else if n := len(o.Created); n > 0 {
 		kind, id, _ := strings.Cut(o.Created[n-1], " ")
 		err = closeThing(ctx, h, kind, id)
 	}
 	if err != nil && !notFound(err) {
 		s.cfg.Logf("live: closing the handoff's pane: %v", err)
-		return err
+		return kept, err
 	}
-	return nil
+	return kept, nil
 }
 
 // paneGone is true when Herdr says it has no such pane.

@@ -49,6 +49,12 @@ type Config struct {
 	Herdr func(socket string) Herdr
 	// Ledger records what is opened, for `herdr-pi close`.
 	Ledger handoff.Ledger
+	// Place is where a handoff asked with no place goes: a split, or the
+	// run's workspace in the engine's fully inspectable mode. It is asked
+	// at each handoff, before the owner is, since the person may change
+	// the engine's settings while the owner runs; its error (a settings
+	// file that cannot say) refuses the handoff. nil is always a split.
+	Place func() (handoff.Mode, error)
 	// Inspect opens a settled attempt for inspection (the menu's "Open
 	// session in Herdr pane"); nil refuses it.
 	Inspect func(ctx context.Context, req control.InspectRequest) error
@@ -72,7 +78,6 @@ type Service struct {
 
 	mu      sync.Mutex
 	link    Owner
-	engine  control.EngineStatus
 	running map[string]*run // by session id
 	// spaces are the workspaces of fully inspectable runs, by run id: a
 	// run's turns open their tabs there, and the workspace is closed when
@@ -170,7 +175,8 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 			s.endSpaceLocked(m.RunID, fmt.Errorf("workflow run %s ended (%s)", m.RunID, m.State))
 		}
 	case control.EngineStatus:
-		s.engine = m
+		// Its fully inspectable mode is the settings at the owner's
+		// start: a handoff reads them anew (Config.Place).
 	case control.HandoffRequest:
 		if s.ctx.Err() != nil {
 			_ = l.Refuse(m.ID, ErrClosing)
@@ -251,8 +257,12 @@ func (s *Service) optionsLocked(ask control.HandoffAsk) (options, error) {
 	}
 	if o.mode == "" {
 		o.mode = handoff.ModeSplit
-		if s.engine.FullyInspectable {
-			o.mode = handoff.ModeWorkspace
+		if s.cfg.Place != nil {
+			m, err := s.cfg.Place()
+			if err != nil {
+				return o, err
+			}
+			o.mode = m
 		}
 	}
 	return o, nil

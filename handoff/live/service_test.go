@@ -902,9 +902,11 @@ func TestWithoutEventsAReleasedAgentHandsBackExited(t *testing.T) {
 
 // In the engine's fully inspectable mode a handoff asked with no place
 // goes to the run's workspace, where the run's turns are, not to a split.
+// The mode is the one Config.Place says at the handoff: the engine's
+// status from the owner's start (mode off here) has no say.
 func TestFullyInspectableModeHandsOffToTheRunsWorkspace(t *testing.T) {
-	r := newRig(t)
-	r.svc.ownerEvent(r.o, control.EngineStatus{Registered: true, FullyInspectable: true})
+	r := newRig(t, func(c *Config) { c.Place = func() (handoff.Mode, error) { return handoff.ModeWorkspace, nil } })
+	r.svc.ownerEvent(r.o, control.EngineStatus{Registered: true, FullyInspectable: false})
 	x := r.ask(control.HandoffAsk{})
 	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
 	if m := r.s.Methods(); !slices.Contains(m, "workspace.create") || slices.Contains(m, "pane.split") {
@@ -1023,5 +1025,119 @@ func TestThePanesPiExitingEndsTheHandoffWithoutHerdr(t *testing.T) {
 	}
 	if recs, err := handoff.LedgerAt(r.runtime).List(); err != nil || len(recs) != 0 {
 		t.Fatalf("the ledger: %+v %v", recs, err)
+	}
+}
+
+// A place that cannot be read at the handoff (the engine's settings file
+// broken since the owner started) refuses the handoff with its error,
+// before the owner is asked: nothing is cut, nothing opens. The menu's
+// request is refused the same way; a place the asker chose is taken
+// without asking.
+func TestAPlaceThatCannotBeReadRefusesTheHandoff(t *testing.T) {
+	bad := errors.New("the workflow settings: /x/settings.json: not valid JSON")
+	asked := 0
+	r := newRig(t, func(c *Config) {
+		c.Place = func() (handoff.Mode, error) { asked++; return "", bad }
+	})
+	if _, err := r.svc.Handoff(context.Background(), control.HandoffAsk{RunID: "r1", SessionID: "s1", OwnerPID: r.o.pid}, nil); !errors.Is(err, bad) {
+		t.Fatalf("open's ask: %v, want the settings error", err)
+	}
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r7", RunID: "r1", SessionID: "s1"})
+	r.o.mu.Lock()
+	refused := slices.Clone(r.o.refused)
+	r.o.mu.Unlock()
+	if !slices.Equal(refused, []string{"r7: " + bad.Error()}) {
+		t.Fatalf("the menu's request: refused %q", refused)
+	}
+	if m := r.s.Methods(); slices.ContainsFunc(m, func(x string) bool { return x != "ping" && x != "events.subscribe" }) || len(r.o.handbacksSoFar()) != 0 || asked != 2 {
+		t.Fatalf("Herdr was asked %q, the owner got %+v, the place was read %d times", m, r.o.handbacksSoFar(), asked)
+	}
+	x := r.ask(control.HandoffAsk{Place: string(handoff.ModeSplit)})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	x.cancel()
+	x.wait(t)
+	if asked != 2 {
+		t.Fatalf("the place was read for an ask that chose it")
+	}
+}
+
+// A pane's Pi that ignores its pane's close (the hangup it got from its
+// pty, and a terminate after) holds the handback until it is gone; the
+// wait is not silent: the asker hears "stopping" (the pane, the Pi's pid)
+// and the owner's status line the same, before the handback. The hangup
+// is not sent again (the close gave it one): terminate comes first, then
+// kill.
+func TestAPiThatIgnoresTheCloseIsStoppedAndTheWaitIsSaid(t *testing.T) {
+	defer func(c, g time.Duration) { closeGrace, signalGrace = c, g }(closeGrace, signalGrace)
+	closeGrace, signalGrace = 2*time.Second, time.Second // the Pi ignores what it is sent: no need to wait long on it
+	var mu sync.Mutex
+	var logged []string
+	r := newRig(t, func(c *Config) {
+		c.Logf = func(f string, a ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			logged = append(logged, fmt.Sprintf(f, a...))
+			t.Logf(f, a...)
+		}
+	})
+	agent := startAgent(t, "HUP TERM")
+	var runningAtHandback []bool
+	r.o.atHandback = func(control.Handback) { runningAtHandback = append(runningAtHandback, agent.running()) }
+	x := r.ask(control.HandoffAsk{})
+	pane := r.idleHandbackWith(agent, x)
+	stopping := x.next(t, control.ProgressStopping)
+	if stopping.PaneID != pane || stopping.AgentPID != agent.pid {
+		t.Fatalf("stopping %+v, want pane %s and the Pi's pid %d", stopping, pane, agent.pid)
+	}
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackIdle || !hb.Transferred || hb.Error != "" || !slices.Equal(runningAtHandback, []bool{false}) {
+		t.Fatalf("handback %+v; the Pi ran at the handback: %v", hb, runningAtHandback)
+	}
+	r.o.mu.Lock()
+	states := slices.Clone(r.o.states)
+	r.o.mu.Unlock()
+	if len(states) == 0 || states[len(states)-1] != control.PaneStopping {
+		t.Fatalf("the owner's pane states %q, want %q last before the handback", states, control.PaneStopping)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var sent []string
+	for _, l := range logged {
+		if _, sig, ok := strings.Cut(l, "sending "); ok {
+			sent = append(sent, sig)
+		}
+	}
+	if !slices.Equal(sent, []string{"terminated", "killed"}) {
+		t.Fatalf("signals sent %q, want terminate then kill (the close hung it up already)", sent)
+	}
+}
+
+// A handoff given up while its pane starts, in the run's workspace it
+// made, that an open of the same run has joined meanwhile (it found the
+// workspace in the ledger and added its tab): only the handoff's own tab
+// closes. The workspace, the other tab and the workspace's record stay,
+// as open's own interrupt leaves a joined workspace.
+func TestCancelDuringLaunchLeavesAJoinedWorkspace(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{Place: string(handoff.ModeWorkspace)})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	var recs []handoff.Record
+	r.s.WaitFor(t, long, "the records", func() bool { recs, _ = handoff.LedgerAt(r.runtime).List(); return len(recs) == 2 })
+	ws := recs[0].ID
+	other, _, err := r.client.TabCreate(context.Background(), ws, herdr.NewPlace{Label: "#2 other (inspect)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.cancel()
+	if hb := x.wait(t); hb.Reason != control.HandbackAborted || hb.Transferred {
+		t.Fatalf("handback %+v", hb)
+	}
+	m := r.s.Methods()
+	if slices.Contains(m, "workspace.close") || !slices.Contains(m, "tab.close") {
+		t.Fatalf("calls %q: the joined workspace %s (with tab %s) was closed, or the handoff's tab was not", m, ws, other.TabID)
+	}
+	left, _ := handoff.LedgerAt(r.runtime).List()
+	if len(left) != 1 || left[0].Kind != "workspace" || left[0].ID != ws {
+		t.Fatalf("records left: %+v, want the workspace's", left)
 	}
 }

@@ -209,6 +209,22 @@ async function main() {
 		clearInterval(alive);
 		out.log = log;
 		out.statusLines = statuses.map(([, v]) => (v === undefined ? "(cleared)" : v));
+	} else if (scenario === "menu-refused") {
+		// The menu's "Open live session in Herdr pane" on a live attempt,
+		// which the wrapper (the Go test) refuses. What the owner's status
+		// line showed is printed, and what it was told.
+		const reg = fakeRegistry();
+		const notes = [];
+		ui.notify = (text, level) => notes.push(`${level}: ${text}`);
+		await startOwner(load, reg);
+		const { alive, session } = await liveAttempt(reg);
+		const live = Object.values(reg.host.api.agentAttemptActions()).find((a) => a.label === "Open live session in Herdr pane");
+		await live.run({ run: { id: "r" }, agent: { id: "r:1", state: "running", label: "finder" }, attempt: { attempt: 1 }, session: session.reference, liveSession: session, prepared: {}, handoff: {} });
+		for (let i = 0; i < 500 && notes.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+		await new Promise((r) => setTimeout(r, 100));
+		clearInterval(alive);
+		out.notes = notes;
+		out.statusLines = statuses.map(([, v]) => (v === undefined ? "(cleared)" : v));
 	} else if (scenario === "disposed") {
 		// The workflow stops while its attempt is in a pane: the
 		// engine disposes the session. The wrapper (the Go test) hears

@@ -556,18 +556,29 @@ func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, ca
 	}
 	p.Label(a.Run.Workflow(), a.Run.Short(), a.Agent.DisplayName(), a.Record.N, a.Record.N, true)
 	if p.Mode == "" {
-		file := settings.WorkflowSettingsFile(paths.PiAgentDir)
-		w, err := settings.LoadWorkflows(file)
-		if err != nil {
-			return p, fmt.Errorf("the workflow settings: %w; fix the file (herdr-pi doctor checks it)", err)
-		}
-		p.Mode = handoff.ModeSplit
-		if w.FullyInspectable {
-			p.Mode = handoff.ModeWorkspace
+		var err error
+		if p.Mode, err = settingsPlace(paths); err != nil {
+			return p, err
 		}
 	}
 	p.Dedicated = p.Mode == handoff.ModeWorkspace
 	return p, nil
+}
+
+// settingsPlace is where a pane goes when nobody chose: the run's
+// workspace in the engine's fully inspectable mode, else a split. The
+// engine's settings file is read each time (open, the menu's inspection,
+// each live handoff), so a change needs no restart; one it cannot read
+// is an error naming the file, never a split taken in silence.
+func settingsPlace(paths settings.Paths) (handoff.Mode, error) {
+	w, err := settings.LoadWorkflows(settings.WorkflowSettingsFile(paths.PiAgentDir))
+	if err != nil {
+		return "", fmt.Errorf("the workflow settings: %w; fix the file (herdr-pi doctor checks it)", err)
+	}
+	if w.FullyInspectable {
+		return handoff.ModeWorkspace, nil
+	}
+	return handoff.ModeSplit, nil
 }
 
 // lockRunWorkspace readies a placement in run's workspace (ModeWorkspace;

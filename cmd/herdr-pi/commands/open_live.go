@@ -140,7 +140,7 @@ func liveWords(a *store.Attempt, p control.Progress) string {
 		return "handing off " + what + " at the end of its current turn…"
 	case control.ProgressLaunched:
 		return fmt.Sprintf("%s runs in pane %s, under herdr-pi wrap", a.Name(), p.PaneID)
-	case control.ProgressHandback:
+	case control.ProgressHandback, control.ProgressStopping:
 		return p.String()
 	case control.ProgressFocused:
 		return fmt.Sprintf("%s works in tab %s of its run's workspace (fully inspectable mode): focused it", a.Name(), p.TabID)

@@ -37,6 +37,15 @@ func startHandoffs(f *Factory, paths settings.Paths, h settings.Herdr, inHerdr b
 	if inHerdr {
 		cfg.HerdrSocket, cfg.OwnerPane = h.SocketPath, h.PaneID
 	}
+	// Read at each handoff: the person may turn fully inspectable mode on
+	// or off (or break the file) while the owner runs.
+	cfg.Place = func() (handoff.Mode, error) {
+		m, err := settingsPlace(paths)
+		if err != nil {
+			return "", fmt.Errorf("%w, then ask again (herdr-pi open takes --split, --tab or --workspace without reading it)", err)
+		}
+		return m, nil
+	}
 	cfg.Inspect = func(ctx context.Context, req control.InspectRequest) error {
 		return inspectFromMenu(ctx, f, h, inHerdr, cwd, req, logf)
 	}
@@ -128,13 +137,26 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 	stop()
 	<-end.Done
 	_ = os.Remove(opened.WatchFile)
-	if err != nil && ctx.Err() == nil {
-		opened.Close(client)
+	if err != nil {
+		// The pane never started its command, whose file is gone now: it
+		// could only ever show a shell. Whether it failed or was given up
+		// (the wrapper quits), what was opened for it closes, as open's
+		// interrupt closes its own; only what Herdr would not close goes
+		// to the ledger, for herdr-pi close.
+		if ctx.Err() != nil {
+			err = fmt.Errorf("given up while pane %s started its command (%w)", opened.PaneID, context.Cause(ctx))
+		}
+		created := handoff.CreatedRecords(a.Run.ID, h.SocketPath, opened.Created) // Close empties Created
+		if cerr := opened.Close(client); cerr != nil && !handoff.Gone(cerr) && !handoff.HerdrGone(cerr) {
+			if _, lerr := ledger.AddAll(created); lerr != nil {
+				logf("inspection of run %s: %v", a.Run.ID, lerr)
+			}
+			err = fmt.Errorf("%w; closing what it opened failed too (%v): herdr-pi close %s closes it", err, cerr, a.Run.Short())
+		}
 		return err
 	}
 	var warn strings.Builder
 	switch {
-	case err != nil:
 	case failed:
 		// The pane stays to show why; a workspace made for it outlives it.
 		if err := recordAroundFailedPane(ledger, a.Run.ID, h.SocketPath, opened.Placed); err != nil {
