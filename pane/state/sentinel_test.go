@@ -228,3 +228,23 @@ func TestNoProbeScreenFollowUpAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// While the probe is connected, its settle says what its Pi asks: another
+// reply of the session file that asks (a second Pi writing the same file)
+// is no new question of this pane's.
+func TestProbeConnectedFileReplyIsNoNewQuestion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel, Question: "Which file?"})
+		m.AgentSettled()
+		m.Open(fileSentinel("a1")) // the same reply, read off the file
+		m.Open(fileSentinel("b1")) // the other Pi's
+		if got := r.reasons(); got != "+sentinel" {
+			t.Fatalf("reasons %q, want only the probe's sentinel", got)
+		}
+	})
+}

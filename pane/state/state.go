@@ -870,7 +870,8 @@ func (m *Machine) relabelLocked(i int, r Reason) {
 // status channel), or the file was read before the run's start was heard
 // — and the reason asks it now: an EventAsked, which is news. The same
 // reply, or the probe's sentinel (no entry) read off the file, changes
-// nothing but what the reason knows.
+// nothing but what the reason knows; so does any other reply while the
+// probe is connected.
 func (m *Machine) reaskLocked(now time.Time, i int, r Reason) {
 	old := m.reasons[i]
 	if r.Entry == "" || r.Entry == old.Entry {
@@ -881,6 +882,13 @@ func (m *Machine) reaskLocked(now time.Time, i int, r Reason) {
 		if m.opener != nil && m.opener.Key == r.Key {
 			m.opener.Entry = r.Entry
 		}
+		return
+	}
+	if m.probe {
+		// While the probe is connected its own run's settle says what
+		// it asks (its agent start closed the last question): another
+		// reply in the file is not its Pi's news — a second Pi writing
+		// the same session file, say.
 		return
 	}
 	r.Since = now
