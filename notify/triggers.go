@@ -25,6 +25,8 @@ type Sink interface {
 //     the last notification names it — but not while a pi-ask flow or a
 //     permission prompt told of is open: that dialog is the flow's or the
 //     prompt's own;
+//   - a sentinel that asks anew while the agent is blocked already: another
+//     reply of the session file ends with the marker;
 //   - a pi-ask flow or a permission prompt, once per id while it is open,
 //     also when it opens while the agent is blocked already; its close
 //     lets the same id be told again;
@@ -67,6 +69,7 @@ func (t *Triggers) StateEvent(e state.Event) {
 	case state.EventAsked:
 		if t.current == state.Blocked {
 			t.dialog(*e.Reason)
+			t.question(*e.Reason)
 		}
 	case state.EventClosed:
 		if k, ok := t.announced[e.Reason.Key]; ok {
@@ -84,6 +87,9 @@ func (t *Triggers) StateEvent(e state.Event) {
 			return
 		}
 		t.asked[e.Reason.Question] = struct{}{}
+		if e.Reason.Entry != "" {
+			t.asked[entryKey(e.Reason.Entry)] = struct{}{}
+		}
 		if _, keyed := itemKind(e.Reason.Kind); keyed {
 			t.announce(*e.Reason)
 			return
@@ -127,6 +133,26 @@ func (t *Triggers) dialog(r state.Reason) {
 	t.dialogs++
 	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("dialog#%d", t.dialogs), Question: r.Question})
 }
+
+// question tells a sentinel that asks anew while blocked: another reply of
+// the session file ends with the marker (state.Reason.Entry), a question
+// the spell has not told — the agent asked again in a run the pane stayed
+// blocked through.
+func (t *Triggers) question(r state.Reason) {
+	if r.Kind != state.KindSentinel || r.Entry == "" || r.Restored || t.asked == nil {
+		return
+	}
+	if _, told := t.asked[entryKey(r.Entry)]; told {
+		return
+	}
+	t.asked[entryKey(r.Entry)] = struct{}{}
+	t.spells++
+	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
+}
+
+// entryKey is how a sentinel's reply is kept among the questions a spell
+// told, apart from any question's text.
+func entryKey(entry string) string { return "\x00entry:" + entry }
 
 // announce tells a pi-ask flow or permission prompt once while it is open.
 func (t *Triggers) announce(r state.Reason) {

@@ -271,3 +271,26 @@ func TestTriggersRunVectors(t *testing.T) {
 		})
 	}
 }
+
+// Another reply of the session file that asks while the agent is blocked
+// on the sentinel already is a new question, told once; the reply told
+// already, and one that comes from the session's history, are not told.
+func TestTriggersTellASentinelThatAsksAnew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := triggerRig(0)
+		defer m.Stop()
+		sentinel := func(entry string) state.Reason {
+			return state.Reason{Key: "sentinel", Kind: state.KindSentinel, Entry: entry}
+		}
+		m.Open(sentinel("a0")) // before any work: history
+		m.Open(sentinel("a1")) // asks anew, still history
+		expectTold(t, r, "")
+		m.ProgramStatus(state.ProgramStatus{State: "working"})
+		m.ProgramStatus(state.ProgramStatus{State: "done"})
+		m.Open(sentinel("a2"))
+		m.Open(sentinel("a2")) // read again
+		m.Open(sentinel("a3"))
+		m.Open(state.Reason{Key: "sentinel", Kind: state.KindSentinel}) // no entry: the same
+		expectTold(t, r, "input-needed input-needed")
+	})
+}

@@ -760,3 +760,26 @@ func TestWatcherReportsARetryLeftPending(t *testing.T) {
 		t.Fatalf("sentinel reports %+v, want none", s.sink.got)
 	}
 }
+
+// Another reply that asks while the last one still asks (an extension's
+// message in between, which the rule passes over) is reported: the file
+// says open as before, but for another reply — a new question. The same
+// reply asking still is not.
+func TestWatcherReportsAnotherReplyThatAsks(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	s := newSink()
+	w := Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond})
+	defer w.Close()
+	w.Follow(a)
+	appendLines(t, a, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
+	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a1"}) {
+		t.Fatalf("the first question: %+v", got)
+	}
+	appendLines(t, a, `{"type":"custom_message","id":"c1","parentId":"a1","timestamp":"t","customType":"x","content":"go on","display":true}`)
+	s.none(t, 100*time.Millisecond)
+	appendLines(t, a, msg("a2", "c1", "assistant", text(reply), "stop"))
+	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a2"}) {
+		t.Fatalf("the second question: %+v", got)
+	}
+}

@@ -27,7 +27,8 @@ type Sentinel struct {
 // left pending (SessionRetryPending; see [Tree.RetryPending]). For each,
 // the first report after a file is (re)read is sent only when it is true
 // (false is what a consumer assumes at start, and a new file's false is
-// sent when the last file's was true); after that, every change is sent.
+// sent when the last file's was true); after that, every change is sent —
+// for the sentinel, also another reply that asks while it stays open.
 // Calls come from the watcher's goroutine, one at a time.
 type Sink interface {
 	SessionSentinel(Sentinel)
@@ -196,9 +197,11 @@ func (w *Watcher) poll() {
 	}
 	open, id := w.cur.tree.Blocked()
 	s := Sentinel{Open: open, File: path, EntryID: id}
-	// No change of Open (maybe a new marker message) is quiet, and so is
-	// closed after closed, even for a new file.
-	if news(w.sent, w.last.Open, open) {
+	// Closed after closed is quiet, even for a new file; so is the same
+	// reply asking still. Another reply asking is a new question, though
+	// the file said open before and says so still: the agent asked again
+	// in a run that nothing but the file may have seen.
+	if news(w.sent, w.last.Open, open) || (open && w.sent && id != w.last.EntryID) {
 		w.cfg.Sink.SessionSentinel(s)
 	}
 	retry, _ := w.cur.tree.RetryPending()

@@ -153,3 +153,82 @@ func TestNoProbeCancelledRetryIsNotTold(t *testing.T) {
 	r.waitRuns(t, 2)
 	r.expect(t, "idle working idle working idle", "failed[503 overloaded]")
 }
+
+// waitFor waits, ten seconds at most, until the transitions and the
+// notifications are exactly these.
+func (r *rig) waitFor(t *testing.T, transitions, notes string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		gt, gn := r.got()
+		if gt == transitions && gn == notes {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("transitions %q, want %q\nnotifications %q, want %q", gt, transitions, gn, notes)
+		}
+	}
+}
+
+// Without the probe, an extension (not the person) starts a run while Pi
+// waits on a question: its own message, which the session rule passes over
+// (only a user message answers), so the file still ends with the question.
+// Pi's status channel says the run began: the pane works while it runs, and
+// the run's reply that asks again is a new question, told again. Read by
+// the real watcher as wrap wires it, looking only when Pi's reports ask.
+func TestNoProbeExtensionRunAfterAQuestion(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	appendSession(t, path, `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/p"}`)
+	w := session.Watch(session.WatchConfig{Sink: r.s, Interval: time.Hour})
+	defer w.Close()
+	w.Follow(path)
+	r.s.SetWatcher(w)
+
+	r.s.ProgramStatus(state.ProgramStatus{State: "idle", App: "pi"})
+	r.s.ProgramStatus(state.ProgramStatus{State: "working", App: "pi"})
+	appendSession(t, path,
+		`{"type":"message","id":"u1","parentId":null,"timestamp":"t","message":{"role":"user","content":"which file?"}}`,
+		`{"type":"message","id":"a1","parentId":"u1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"Which file?\n:input_needed:"}],"stopReason":"stop"}}`)
+	r.s.ProgramStatus(state.ProgramStatus{State: "done", App: "pi"})
+	r.waitFor(t, "idle working blocked(input needed)", "input-needed")
+
+	// The extension's follow-up starts a run.
+	appendSession(t, path, `{"type":"custom_message","id":"c1","parentId":"a1","timestamp":"t","customType":"test-ext","content":"go on","display":true}`)
+	r.s.ProgramStatus(state.ProgramStatus{State: "working", App: "pi"})
+	r.waitFor(t, "idle working blocked(input needed) working", "input-needed")
+
+	// Its reply asks again.
+	appendSession(t, path, `{"type":"message","id":"a2","parentId":"c1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"And which function?\n:input_needed:"}],"stopReason":"stop"}}`)
+	r.s.ProgramStatus(state.ProgramStatus{State: "done", App: "pi"})
+	r.waitFor(t, "idle working blocked(input needed) working blocked(input needed)", "input-needed,input-needed")
+}
+
+// Without the probe and with nothing that saw the run between them (a run
+// quicker than the screen's debounce, no status channel), the session file
+// alone says the pane waits on another question: a reply after the one
+// that asked, asking again. It is told as the new question it is.
+func TestNoProbeNewQuestionWhileBlockedIsTold(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	appendSession(t, path, `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/p"}`)
+	w := session.Watch(session.WatchConfig{Sink: r.s, Interval: time.Hour})
+	defer w.Close()
+	w.Follow(path)
+	r.s.SetWatcher(w)
+	r.m.Screen(state.Verdict{State: state.Working, Rule: "busy_border"})
+	r.waitFor(t, "working", "")
+	appendSession(t, path,
+		`{"type":"message","id":"u1","parentId":null,"timestamp":"t","message":{"role":"user","content":"which file?"}}`,
+		`{"type":"message","id":"a1","parentId":"u1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"Which file?\n:input_needed:"}],"stopReason":"stop"}}`)
+	w.Poke()
+	r.m.Screen(state.Verdict{State: state.Idle})
+	r.waitFor(t, "working blocked(input needed)", "input-needed")
+
+	appendSession(t, path,
+		`{"type":"custom_message","id":"c1","parentId":"a1","timestamp":"t","customType":"test-ext","content":"go on","display":true}`,
+		`{"type":"message","id":"a2","parentId":"c1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"And which function?\n:input_needed:"}],"stopReason":"stop"}}`)
+	w.Poke()
+	r.waitFor(t, "working blocked(input needed)", "input-needed,input-needed")
+}

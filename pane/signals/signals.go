@@ -72,9 +72,10 @@ type Signals struct {
 	// running: the probe said a run started and it has not settled. The
 	// file's word on the sentinel waits for the settle meanwhile (a reply
 	// read before the run settles may not be its last); heldOpen says the
-	// file said open then.
+	// file said open then, heldEntry for which reply.
 	running      bool
 	heldOpen     bool
+	heldEntry    string
 	perms        permissions.Tracker
 	herdrBlocked []string       // open herdr:blocked reasons, oldest first
 	uiPrompts    []state.Reason // Pi's open dialogs, oldest first
@@ -136,6 +137,15 @@ func sentinel(question string) state.Reason {
 	return state.Reason{Key: SentinelKey, Kind: state.KindSentinel, Question: question}
 }
 
+// fileSentinel is the sentinel as the session file says it: the reply that
+// asks, by its entry id (the machine tells another reply's for a new
+// question), without its text.
+func fileSentinel(entry string) state.Reason {
+	r := sentinel("")
+	r.Entry = entry
+	return r
+}
+
 // ProbeEvent implements control.EventSink.
 func (s *Signals) ProbeEvent(ev control.Event) {
 	s.mu.Lock()
@@ -155,7 +165,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		// it any more. The sentinel stays (the session file says it), and
 		// what the file said during an unsettled run now counts.
 		if s.running && s.heldOpen {
-			s.m.Open(sentinel(""))
+			s.m.Open(fileSentinel(s.heldEntry))
 		}
 		s.m.ProbeConnected(false)
 		s.forgetProbeReasons()
@@ -456,9 +466,9 @@ func (s *Signals) SessionSentinel(x session.Sentinel) {
 	defer s.mu.Unlock()
 	switch {
 	case x.Open && s.running:
-		s.heldOpen = true
+		s.heldOpen, s.heldEntry = true, x.EntryID
 	case x.Open:
-		s.m.Open(sentinel(""))
+		s.m.Open(fileSentinel(x.EntryID))
 	default:
 		// The reply was answered (or the session moved to another
 		// branch): the machine closes the sentinel when the agent is seen

@@ -83,6 +83,10 @@ type Reason struct {
 	// Reports never carry it (Message does not use it); notifications may
 	// show its first line.
 	Question string `json:",omitempty"`
+	// Entry is, for a sentinel read from the session file, the id of the
+	// reply that asks: a sentinel opened again with another entry is
+	// another question (see Machine.Open). "" when not known (the probe's).
+	Entry string `json:",omitempty"`
 	// Restored is set by the machine for a reason that comes from the
 	// history of a session rather than from something the agent did in this
 	// one: restored by SessionStart, or a sentinel found before the agent
@@ -144,8 +148,9 @@ const (
 	// it is not news to notify.
 	EventRelabelled EventKind = "relabelled"
 	// EventAsked says that an open reason asks something else now: Pi
-	// shows another dialog over the one the reason opened with (Reason
-	// carries the new question).
+	// shows another dialog over the one the reason opened with, or the
+	// sentinel stands for another reply that asks (Reason carries the new
+	// question).
 	EventAsked EventKind = "reason_asked"
 )
 
@@ -347,6 +352,12 @@ type Machine struct {
 	// answered: reasons the person answered, by key, with when they close
 	// at the latest; they close as soon as the agent is seen working.
 	answered map[string]time.Time
+	// paused: without the probe, the sentinel a run closed as it began
+	// (runBeganLocked) while the session file still says its reply asks:
+	// an extension's own message, which only a user message would answer,
+	// started the run. It opens again, as told already, when the run ends
+	// idle and nothing answered it or asked anew meanwhile (settlePaused).
+	paused *Reason
 }
 
 // New starts a machine. Its state is unknown until something is known: the
@@ -418,6 +429,7 @@ func (m *Machine) step(cause string, f func(now time.Time)) bool {
 	before := slices.Clone(m.reasons)
 	f(now)
 	next := earliest(m.settleScreen(now), m.settleProgram(now))
+	next = earliest(next, m.settleScreenRun(now))
 	next = earliest(next, m.settleAnswered(now))
 	if m.replacing {
 		if now.Before(m.replaceEnd) {
@@ -433,6 +445,7 @@ func (m *Machine) step(cause string, f func(now time.Time)) bool {
 	if !next.IsZero() {
 		m.arm(next)
 	}
+	m.settlePaused(now)
 	m.reasonEvents(now, before)
 	m.recompute(now, cause)
 	m.out = append(m.out, m.after...)
@@ -541,6 +554,34 @@ func (m *Machine) settleScreen(now time.Time) time.Time {
 			m.closeLocked("screen")
 		}
 	}
+	return time.Time{}
+}
+
+// settleScreenRun is the screen's word on a run that begins while the
+// sentinel is open, when the screen decides (no probe, no status channel):
+// its busy indicator, shown since after the sentinel opened and held for
+// the debounce, is a run the question did not see — an extension's
+// follow-up (runBeganLocked). Not the run that wrote the question, whose
+// frames began before it was read (the screen may confirm them late), and
+// whether or not the screen confirmed an idle in between: a follow-up
+// sent as the last run settles is busy again before the idle could hold.
+// It returns when the indicator will have held (zero: nothing pending).
+func (m *Machine) settleScreenRun(now time.Time) time.Time {
+	if m.probe || m.quit || m.programActivity != Unknown || !m.screenSeen || m.rawScreen.State != Working {
+		return time.Time{}
+	}
+	i := m.newestLocked(KindSentinel)
+	if i < 0 || !m.reasons[i].Since.Before(m.rawSince) {
+		return time.Time{}
+	}
+	due := later(m.rawSince.Add(m.cfg.Debounce), m.graceEnd)
+	if now.Before(due) {
+		return due
+	}
+	if m.screenBehindLocked(due) {
+		return time.Time{} // ScreenSeen steps the machine again
+	}
+	m.runBeganLocked(m.rawSince)
 	return time.Time{}
 }
 
@@ -681,6 +722,9 @@ const AnswerGrace = time.Second
 // Unknown keys are ignored.
 func (m *Machine) Answered(key string) {
 	m.update("answered:"+key, func(now time.Time) {
+		if m.paused != nil && m.paused.Key == key {
+			m.paused = nil // the run's question was answered after all
+		}
 		if !slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == key }) {
 			return
 		}
@@ -769,7 +813,19 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 	// it: the agent asks anew (a short reply to the answer, read from the
 	// file before the run was seen), and that answer is not this one's.
 	delete(m.answered, r.Key)
+	if r.Kind == KindSentinel && m.paused != nil {
+		// The file's newest word on it: the paused question again (told
+		// already), or another.
+		if r.Entry != "" && r.Entry == m.paused.Entry {
+			r.Restored = true
+		}
+		m.paused = nil
+	}
 	if i := slices.IndexFunc(m.reasons, func(o Reason) bool { return o.Key == r.Key }); i >= 0 {
+		if r.Kind == KindSentinel && m.reasons[i].Kind == KindSentinel {
+			m.reaskLocked(now, i, r)
+			return
+		}
 		m.relabelLocked(i, r)
 		return
 	}
@@ -807,6 +863,90 @@ func (m *Machine) relabelLocked(i int, r Reason) {
 	}
 }
 
+// reaskLocked takes a sentinel opened again while the sentinel is open:
+// when it stands for another reply of the session file (its Entry), the
+// agent asks another question — the pane was blocked on the last one
+// through a run nothing else saw (quicker than the screen's debounce, no
+// status channel), or the file was read before the run's start was heard
+// — and the reason asks it now: an EventAsked, which is news. The same
+// reply, or the probe's sentinel (no entry) read off the file, changes
+// nothing but what the reason knows; so does any other reply while the
+// probe is connected.
+func (m *Machine) reaskLocked(now time.Time, i int, r Reason) {
+	old := m.reasons[i]
+	if r.Entry == "" || r.Entry == old.Entry {
+		return
+	}
+	if old.Entry == "" {
+		m.reasons[i].Entry = r.Entry
+		if m.opener != nil && m.opener.Key == r.Key {
+			m.opener.Entry = r.Entry
+		}
+		return
+	}
+	if m.probe {
+		// While the probe is connected its own run's settle says what
+		// it asks (its agent start closed the last question): another
+		// reply in the file is not its Pi's news — a second Pi writing
+		// the same session file, say.
+		return
+	}
+	r.Since = now
+	if !m.worked {
+		r.Restored = true
+	}
+	m.reasons[i] = r
+	if m.opener != nil && m.opener.Key == r.Key {
+		op := r
+		m.opener = &op
+	}
+	m.out = append(m.out, Event{Kind: EventAsked, At: now, Reason: &r})
+}
+
+// runBeganLocked is a run's start seen without the probe (its AgentStart
+// closes the sentinel itself): Pi's status channel says a run begins, or
+// the screen, when it decides, confirms one that began at since. As at the
+// probe's agent start the sentinel closes — here only one opened before
+// since (zero: any) — so the pane shows the run; a run started by an
+// extension's own message leaves the file still asking, and the question
+// is held (paused) for the run's end. The session file says what the run
+// asks next.
+func (m *Machine) runBeganLocked(since time.Time) {
+	i := m.newestLocked(KindSentinel)
+	if i < 0 || (!since.IsZero() && !m.reasons[i].Since.Before(since)) {
+		return
+	}
+	r := m.reasons[i]
+	m.closeLocked(r.Key)
+	if _, ok := m.answered[r.Key]; ok {
+		// The person's answer started it.
+		delete(m.answered, r.Key)
+		return
+	}
+	m.paused = &r
+}
+
+// settlePaused opens the paused sentinel again once the run that closed it
+// has ended (the activity is idle, the probe still away) and the session
+// file has not said otherwise meanwhile: no answer, no new question. The
+// file still ends with that question, as the reference reads a branch when
+// a run settles; the person was told of it, so it is Restored.
+func (m *Machine) settlePaused(now time.Time) {
+	if m.paused == nil || m.probe {
+		return
+	}
+	if a, _ := m.activityLocked(); a != Idle {
+		return
+	}
+	r := *m.paused
+	m.paused = nil
+	if m.newestLocked(KindSentinel) >= 0 {
+		return
+	}
+	r.Restored = true
+	m.openLocked(now, r)
+}
+
 func (m *Machine) closeLocked(key string) {
 	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Key == key })
 	if key == "screen" {
@@ -832,6 +972,7 @@ func (m *Machine) clearSessionLocked() {
 	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Kind != KindHook })
 	m.screenBlocked = false
 	m.answered = nil // what a restored reason waits for is not answered yet
+	m.paused = nil
 }
 
 // ProbeConnected says whether the in-agent probe is connected. While it is,
@@ -902,6 +1043,7 @@ func (m *Machine) AgentStart() {
 		m.worked = true
 		m.candidate, m.candidateError = "", ""
 		m.closeKindLocked(KindSentinel)
+		m.paused = nil
 	})
 }
 
@@ -1081,6 +1223,11 @@ func (m *Machine) ProgramStatus(p ProgramStatus) {
 	m.update("program-status:"+p.State, func(now time.Time) {
 		switch p.State {
 		case "working":
+			if !m.probe && p.Message != compactingMessage && !(m.programRun && m.programEnd.State == "") {
+				// A run begins (not a compaction, nor a run under
+				// way that goes on after a dialog or a compaction).
+				m.runBeganLocked(time.Time{})
+			}
 			m.programActivity = Working
 			m.programIdleAt = time.Time{}
 			m.worked = true
