@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 )
 
 // Entry is the part of one session line the sentinel rule needs. Texts are
@@ -28,6 +29,10 @@ type Entry struct {
 	// model sees again (its replacement null), that entry's id. Pi 1.6.0
 	// writes one for a failed reply it is about to retry.
 	Omits string
+	// Time is when Pi made the entry (its timestamp; zero when it has none
+	// that parses). A copy of a session — a fork, a clone, an import —
+	// keeps its entries' times, whenever the file is written.
+	Time time.Time
 }
 
 // ErrNotEntry is returned for a line that is JSON but not a session line.
@@ -39,6 +44,9 @@ type line struct {
 	ParentID *string         `json:"parentId"`
 	Cwd      string          `json:"cwd"`
 	Message  json.RawMessage `json:"message"`
+	// Timestamp is kept raw: a line whose time is not a string is still
+	// an entry, with no time.
+	Timestamp json.RawMessage `json:"timestamp"`
 	// TargetID and Replacement are a context_edit's; Replacement is the
 	// JSON null for an omission, nil when the line has none.
 	TargetID    string          `json:"targetId"`
@@ -79,6 +87,10 @@ func ParseLine(b []byte) (Entry, error) {
 	}
 	if l.ParentID != nil {
 		e.ParentID = *l.ParentID
+	}
+	var stamp string
+	if json.Unmarshal(l.Timestamp, &stamp) == nil {
+		e.Time, _ = time.Parse(time.RFC3339Nano, stamp)
 	}
 	if l.Type == "context_edit" && string(l.Replacement) == "null" {
 		e.Omits = l.TargetID

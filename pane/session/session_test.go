@@ -783,3 +783,37 @@ func TestWatcherReportsAnotherReplyThatAsks(t *testing.T) {
 		t.Fatalf("the second question: %+v", got)
 	}
 }
+
+// A reply Pi makes while the watcher looks is Live, by the entry's own
+// time; one from before — in a file Pi wrote before, or copied into a new
+// file (a fork) — is not, nor is one without a time. A timestamp that is
+// not a string leaves the line an entry.
+func TestWatcherSaysWhetherTheQuestionIsLive(t *testing.T) {
+	dir := t.TempDir()
+	stamped := func(line string, when time.Time) string {
+		return strings.Replace(line, `"2026-11-29T13:58:36.026Z"`, `"`+when.UTC().Format(time.RFC3339Nano)+`"`, 1)
+	}
+	s := newSink()
+	w := Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond})
+	defer w.Close()
+
+	copied := filepath.Join(dir, "fork.jsonl")
+	w.Follow(copied)
+	appendLines(t, copied, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
+	if got := s.next(t); !got.Open || got.Live {
+		t.Fatalf("a copied question: %+v", got)
+	}
+	appendLines(t, copied, stamped(msg("u2", "a1", "user", text("main.go"), ""), time.Now()))
+	if got := s.next(t); got.Open {
+		t.Fatalf("after the answer: %+v", got)
+	}
+	appendLines(t, copied, stamped(msg("a2", "u2", "assistant", text(reply), "stop"), time.Now()))
+	if got := s.next(t); !got.Open || !got.Live || got.EntryID != "a2" {
+		t.Fatalf("a question asked now: %+v", got)
+	}
+	appendLines(t, copied, `{"type":"custom_message","id":"c1","parentId":"a2","timestamp":7,"customType":"x","content":"go on","display":true}`,
+		strings.Replace(msg("a3", "c1", "assistant", text(reply), "stop"), `"timestamp":"2026-11-29T13:58:36.026Z",`, "", 1))
+	if got := s.next(t); !got.Open || got.Live || got.EntryID != "a3" {
+		t.Fatalf("a question with no time, after a line with a time that is no string: %+v", got)
+	}
+}

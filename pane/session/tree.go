@@ -1,5 +1,7 @@
 package session
 
+import "time"
+
 // Tree holds a session's entries as Pi would load them: the leaf is the
 // last entry line of the file (pi-agent.md §5.1), the branch is the path
 // from it to the root through parentId.
@@ -39,6 +41,17 @@ func (t *Tree) Add(e Entry) {
 // them, so the run that wrote one may still go on. Before it, entries are
 // the file as an earlier Pi (or session) left it: its runs are over.
 func (t *Tree) Watching() { t.watching = true }
+
+// WrittenSince says whether Pi made the entry id at since or later, by
+// the entry's own time: what Pi writes while it is watched, as opposed to
+// the history it had, and copies along when it starts a session from
+// another (a fork, a clone, an import writes old entries to a new file).
+// An entry without a time is taken as history. mtimeSlack allows for the
+// coarse clock the times may come from.
+func (t *Tree) WrittenSince(id string, since time.Time) bool {
+	e, ok := t.byID[id]
+	return ok && !e.Time.IsZero() && !e.Time.Before(since.Add(-mtimeSlack))
+}
 
 // Len is the number of entries added (header excluded).
 func (t *Tree) Len() int { return t.entries }

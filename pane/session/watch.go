@@ -20,6 +20,11 @@ type Sentinel struct {
 	// entry that carries the marker (when Open).
 	File    string
 	EntryID string
+	// Live says that Pi made that entry since the watcher began to look at
+	// the file (see [Tree.WrittenSince]): a question asked now, in a run
+	// of this Pi, not one restored from the session's history — whether
+	// or not anything else saw the run.
+	Live bool
 }
 
 // Sink receives what the session file says, each fact on its own: the
@@ -196,7 +201,7 @@ func (w *Watcher) poll() {
 		return
 	}
 	open, id := w.cur.tree.Blocked()
-	s := Sentinel{Open: open, File: path, EntryID: id}
+	s := Sentinel{Open: open, File: path, EntryID: id, Live: open && w.cur.tree.WrittenSince(id, w.cur.since)}
 	// Closed after closed is quiet, even for a new file; so is the same
 	// reply asking still. Another reply asking is a new question, though
 	// the file said open before and says so still: the agent asked again

@@ -72,10 +72,10 @@ type Signals struct {
 	// running: the probe said a run started and it has not settled. The
 	// file's word on the sentinel waits for the settle meanwhile (a reply
 	// read before the run settles may not be its last); heldOpen says the
-	// file said open then, heldEntry for which reply.
+	// file said open then, held what it said.
 	running      bool
 	heldOpen     bool
-	heldEntry    string
+	held         session.Sentinel
 	perms        permissions.Tracker
 	herdrBlocked []string       // open herdr:blocked reasons, oldest first
 	uiPrompts    []state.Reason // Pi's open dialogs, oldest first
@@ -139,10 +139,11 @@ func sentinel(question string) state.Reason {
 
 // fileSentinel is the sentinel as the session file says it: the reply that
 // asks, by its entry id (the machine tells another reply's for a new
-// question), without its text.
-func fileSentinel(entry string) state.Reason {
+// question), and whether Pi wrote it while watched (news, see
+// state.Reason.Live), without its text.
+func fileSentinel(x session.Sentinel) state.Reason {
 	r := sentinel("")
-	r.Entry = entry
+	r.Entry, r.Live = x.EntryID, x.Live
 	return r
 }
 
@@ -165,7 +166,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		// it any more. The sentinel stays (the session file says it), and
 		// what the file said during an unsettled run now counts.
 		if s.running && s.heldOpen {
-			s.m.Open(fileSentinel(s.heldEntry))
+			s.m.Open(fileSentinel(s.held))
 		}
 		s.m.ProbeConnected(false)
 		s.forgetProbeReasons()
@@ -466,9 +467,9 @@ func (s *Signals) SessionSentinel(x session.Sentinel) {
 	defer s.mu.Unlock()
 	switch {
 	case x.Open && s.running:
-		s.heldOpen, s.heldEntry = true, x.EntryID
+		s.heldOpen, s.held = true, x
 	case x.Open:
-		s.m.Open(fileSentinel(x.EntryID))
+		s.m.Open(fileSentinel(x))
 	default:
 		// The reply was answered (or the session moved to another
 		// branch): the machine closes the sentinel when the agent is seen

@@ -87,10 +87,19 @@ type Reason struct {
 	// reply that asks: a sentinel opened again with another entry is
 	// another question (see Machine.Open). "" when not known (the probe's).
 	Entry string `json:",omitempty"`
+	// Live says, for a sentinel read from the session file, that the agent
+	// wrote the reply that asks while the file was watched (the file's own
+	// time for it says so, session.Sentinel.Live): news, though nothing
+	// else may have seen the run — without the probe and Pi's status
+	// channel, a run quicker than the screen's debounce is never seen
+	// working. False for a reply from the session's history.
+	Live bool `json:",omitempty"`
 	// Restored is set by the machine for a reason that comes from the
 	// history of a session rather than from something the agent did in this
 	// one: restored by SessionStart, or a sentinel found before the agent
-	// was seen working in the session. The person has been told already.
+	// was seen working in the session — unless, while the probe is away,
+	// the file says the reply was written live. The person has been told
+	// already.
 	Restored bool `json:",omitempty"`
 	// Since is when it was opened (set by the machine).
 	Since time.Time
@@ -837,7 +846,7 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 		r.Question = title
 	}
 	r.Since = now
-	if r.Kind == KindSentinel && !m.worked {
+	if r.Kind == KindSentinel && m.historyLocked(r) {
 		r.Restored = true
 	}
 	m.reasons = append(m.reasons, r)
@@ -845,6 +854,17 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 		op := r
 		m.opener = &op
 	}
+}
+
+// historyLocked says whether the sentinel r is the session's history,
+// told before, rather than a question the agent asks now: found before
+// the agent was seen working in the session, unless the session file says
+// the reply was written while it was watched (Reason.Live). That word
+// counts only while the probe is away: with it, the probe's runs say what
+// is news, and a reply it did not see written is not its Pi's (another Pi
+// writing the same file).
+func (m *Machine) historyLocked(r Reason) bool {
+	return !m.worked && !(r.Live && !m.probe)
 }
 
 // relabelLocked gives the open reason i the label of r, a later open of
@@ -892,7 +912,7 @@ func (m *Machine) reaskLocked(now time.Time, i int, r Reason) {
 		return
 	}
 	r.Since = now
-	if !m.worked {
+	if m.historyLocked(r) {
 		r.Restored = true
 	}
 	m.reasons[i] = r

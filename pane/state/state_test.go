@@ -771,3 +771,40 @@ func TestAQuestionAskedAgainBeforeTheAnswerClosedStaysOpen(t *testing.T) {
 		expect(t, r, "working@300 blocked@1000(input needed)")
 	})
 }
+
+// A sentinel the session file says was written while watched (Live) is
+// news though the agent was never seen working — without the probe, a run
+// quicker than the screen's debounce — when it opens and when another
+// live reply asks anew. The history the file held is not. With the probe
+// connected its runs decide: a live reply it did not run is not news.
+func TestLiveSentinelsAreNewsWithoutTheProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		live := func(entry string) Reason {
+			return Reason{Key: "sentinel", Kind: KindSentinel, Entry: entry, Live: true}
+		}
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel, Entry: "a0"})
+		m.ClearReasons()
+		m.Open(live("a1"))
+		m.Open(live("a2"))
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel, Entry: "a3"})
+		var asked []bool
+		for _, e := range r.list() {
+			if e.Kind == EventAsked {
+				asked = append(asked, e.Reason.Restored)
+			}
+		}
+		if got := r.restoredOpens(); got != "rn" || len(asked) != 2 || asked[0] || !asked[1] {
+			t.Fatalf("blocked spells restored/news %q, want \"rn\"; asked again, restored: %v, want [false true]", got, asked)
+		}
+		m.ClearReasons()
+
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.Open(live("b1"))
+		if s := m.Snapshot(); len(s.Reasons) != 1 || !s.Reasons[0].Restored {
+			t.Fatalf("a live reply the probe did not run: %+v", s.Reasons)
+		}
+	})
+}
