@@ -149,6 +149,18 @@ func (l Ledger) AddAll(recs []Record) ([]Record, error) {
 	return out, errors.Join(errs...)
 }
 
+// AddLeftOpen records for run, in the Herdr at socket, what a failed Open
+// or Place left open when err is a *LeftOpenError (see there), so that
+// herdr-pi close finds it; any other err leaves nothing to record. It
+// returns the records written, and why any could not be.
+func (l Ledger) AddLeftOpen(run, socket string, err error) ([]Record, error) {
+	var left *LeftOpenError
+	if !errors.As(err, &left) || len(left.Left) == 0 {
+		return nil, nil
+	}
+	return l.AddAll(CreatedRecords(run, socket, left.Left))
+}
+
 // Remove deletes r's file (gone already is fine).
 func (l Ledger) Remove(r Record) error {
 	if r.File == "" {

@@ -88,7 +88,8 @@ const undoBudget = 3 * time.Second
 
 // Open places a pane and starts l in it through a command file. A failure
 // after something was created closes exactly that, removes the file, and
-// returns the first error. A reused tab (ModeWorkspace, the attempt's tab
+// returns the first error; when that close fails too, a *LeftOpenError
+// names what stays open, for the caller's ledger. A reused tab (ModeWorkspace, the attempt's tab
 // is still open) starts nothing.
 func (o Opener) Open(ctx context.Context, l Launch, p Placement) (Opened, error) {
 	placed, err := Place(ctx, o.Herdr, p)
@@ -111,10 +112,7 @@ func (o Opener) Open(ctx context.Context, l Launch, p Placement) (Opened, error)
 	if err != nil {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoBudget)
 		defer cancel()
-		if uerr := placed.Undo(uctx, o.Herdr); uerr != nil {
-			err = fmt.Errorf("%w (and %v)", err, uerr)
-		}
-		return Opened{}, err
+		return Opened{}, undoFailed(uctx, o.Herdr, &placed, err)
 	}
 	return out, nil
 }

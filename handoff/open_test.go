@@ -3,6 +3,7 @@ package handoff
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -383,5 +384,32 @@ func TestLabelledPaneShowsItsAttemptWhilePiRuns(t *testing.T) {
 	}
 	if m := strings.Join(s.Methods(), " "); !strings.HasSuffix(m, "pane.report_metadata pane.send_input") {
 		t.Fatalf("after refused metadata: %q", m)
+	}
+}
+
+// When closing what a failed open made fails too, the error names what
+// stays open (a *LeftOpenError), for the caller's ledger; Herdr saying it
+// is gone already leaves nothing open.
+func TestAFailedCloseNamesWhatStaysOpen(t *testing.T) {
+	for _, c := range []struct {
+		code string
+		left []string
+	}{{"internal_error", []string{"workspace w2"}}, {"workspace_not_found", nil}} {
+		t.Run(c.code, func(t *testing.T) {
+			s := herdrtest.Start(t)
+			s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"tab.create", "workspace.close"},
+				Reply: map[string]any{"error": map[string]any{"code": c.code, "message": "no"}}})
+			o := opener(t, s)
+			_, err := o.Open(t.Context(), o.InspectLaunch(inspection()),
+				Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer"})
+			var left *LeftOpenError
+			if err == nil || errors.As(err, &left) != (c.left != nil) || (left != nil && !slices.Equal(left.Left, c.left)) {
+				t.Fatalf("error %v (left open: %+v), want %v left open", err, left, c.left)
+			}
+			recs, lerr := Ledger{Dir: filepath.Join(privateDir(t), "opened")}.AddLeftOpen("r1", s.SocketPath(), err)
+			if lerr != nil || len(recs) != len(c.left) {
+				t.Fatalf("recorded %+v, %v", recs, lerr)
+			}
+		})
 	}
 }

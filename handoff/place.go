@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
@@ -96,7 +97,8 @@ type Placed struct {
 }
 
 // Place opens a pane as p says. On failure it closes what it had opened
-// already and returns the first error.
+// already and returns the first error; when that close fails too, a
+// *LeftOpenError names what stays open, for the caller's ledger.
 func Place(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 	var (
 		out Placed
@@ -118,10 +120,7 @@ func Place(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 		// still close what it made, which nothing else knows of.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoBudget)
 		defer cancel()
-		if uerr := out.Undo(uctx, h); uerr != nil {
-			err = fmt.Errorf("%w (and closing what was opened failed: %v)", err, uerr)
-		}
-		return Placed{}, err
+		return Placed{}, undoFailed(uctx, h, &out, err)
 	}
 	if !out.Reused && (p.Title != "" || len(p.Tokens) > 0) {
 		// Display only: a Herdr that refuses it (an older one, or a
@@ -332,6 +331,41 @@ func workspaceOf(paneID string) string {
 		return ""
 	}
 	return ws
+}
+
+// LeftOpenError is an open or a placement that failed after it had made
+// something in Herdr, which it then could not close either (Herdr refused
+// or did not answer): Left names what stays open, as Placed.Created does,
+// outermost first. Only the caller knows whose it is (the run), so only
+// the caller can put it in the ledger (Ledger.AddLeftOpen), and must:
+// else no herdr-pi close would ever find it.
+type LeftOpenError struct {
+	// Err is why opening failed; Close why closing what it made failed.
+	Err, Close error
+	Left       []string
+}
+
+func (e *LeftOpenError) Error() string {
+	return fmt.Sprintf("%v (and closing what was opened failed: %v)", e.Err, e.Close)
+}
+
+// Unwrap is why opening failed: the close's failure is only told.
+func (e *LeftOpenError) Unwrap() error { return e.Err }
+
+// undoFailed closes what p created after err, and returns err — as a
+// *LeftOpenError naming what stays open when the close failed. Herdr's
+// word that a thing is gone already, or Herdr itself gone (its panes
+// went with it), leaves nothing open.
+func undoFailed(ctx context.Context, h Herdr, p *Placed, err error) error {
+	left := slices.Clone(p.Created)
+	uerr := p.Undo(ctx, h)
+	switch {
+	case uerr == nil:
+		return err
+	case Gone(uerr) || HerdrGone(uerr):
+		return fmt.Errorf("%w (and closing what was opened failed: %v)", err, uerr)
+	}
+	return &LeftOpenError{Err: err, Close: uerr, Left: left}
 }
 
 // Undo closes what the placement created, once. Things were created

@@ -164,6 +164,8 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		r.mu.Lock()
 		r.placed = opened.Placed
 		r.mu.Unlock()
+	} else {
+		err = s.recordLeftOpen(r, err)
 	}
 	s.placing.Unlock()
 	unlockLedger()
@@ -417,6 +419,22 @@ func (s *Service) record(r *run, o handoff.Opened, runDir, bridge string) []hand
 		s.cfg.Logf("live: handoff %s: %v", r.id, err)
 	}
 	return out
+}
+
+// recordLeftOpen puts in the ledger what a failed placement left open in
+// Herdr (handoff.LeftOpenError: its close failed too), as the run's, and
+// says in err where it went: no handoff runs there, and only herdr-pi
+// close will close it.
+func (s *Service) recordLeftOpen(r *run, err error) error {
+	var left *handoff.LeftOpenError
+	if !errors.As(err, &left) {
+		return err
+	}
+	if _, lerr := s.cfg.Ledger.AddLeftOpen(r.order.RunID, r.opts.socket, err); lerr != nil {
+		s.cfg.Logf("live: handoff %s: %v", r.id, lerr)
+		return fmt.Errorf("%w; %s stays open in Herdr, and herdr-pi close will not know of it: close it in Herdr", err, left.Left[0])
+	}
+	return fmt.Errorf("%w; %s stays open in Herdr: herdr-pi close %s closes it", err, left.Left[0], shellword.Word(r.order.RunID))
 }
 
 // forget removes the handoff's own records, and the run's too when nothing

@@ -1141,3 +1141,26 @@ func TestCancelDuringLaunchLeavesAJoinedWorkspace(t *testing.T) {
 		t.Fatalf("records left: %+v, want the workspace's", left)
 	}
 }
+
+// The pane cannot be given its command and Herdr refuses to close it
+// again: the handoff fails, and the pane it leaves open is in the ledger,
+// so `herdr-pi close` closes it once Herdr answers.
+func TestAPaneLeftOpenByAFailedPlacementIsInTheLedger(t *testing.T) {
+	r := newRig(t)
+	r.s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.send_input", "pane.close"},
+		Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "boom"}}})
+	x := r.ask(control.HandoffAsk{})
+	hb := x.wait(t)
+	recs, err := handoff.LedgerAt(r.runtime).List()
+	if err != nil || len(recs) != 1 || recs[0].Kind != "pane" {
+		t.Fatalf("the ledger after a failed placement: %+v %v (handback %+v; calls %v): herdr-pi close cannot find the pane", recs, err, hb, r.s.Methods())
+	}
+	if !strings.Contains(hb.Error, "herdr-pi close") {
+		t.Fatalf("handback %+v, want it to say herdr-pi close closes the pane", hb)
+	}
+	r.s.SetFault(herdrtest.Fault{})
+	closed, failed := handoff.CloseRun(context.Background(), handoff.LedgerAt(r.runtime), func(s string) handoff.Herdr { return herdr.NewClient(s) }, recs, long)
+	if len(failed) != 0 || len(closed) != 1 || closed[0] != (handoff.Closed{Kind: "pane", ID: recs[0].ID, How: "closed"}) {
+		t.Fatalf("close: %+v, failed %+v", closed, failed)
+	}
+}

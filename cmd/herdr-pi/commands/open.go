@@ -266,7 +266,12 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	defer stop()
 	opened, err := opener.Open(ctx, launch, place)
 	if err != nil {
+		err = recordLeftOpen(ledger, a.Run.ID, a.Run.Short(), h.SocketPath, err)
 		if ctx.Err() != nil {
+			if l, ok := leftOpen(err); ok {
+				tell(io.Err, "herdr-pi open: interrupted; %s\n", l)
+				return silentExit(exitInterrupted)
+			}
 			// Open closed what it had made already.
 			tell(io.Err, "herdr-pi open: interrupted\n")
 			return silentExit(exitInterrupted)
@@ -410,6 +415,42 @@ func waitPaneEnd(ctx context.Context, client *herdr.Client, pane string, pid int
 		}
 	}
 	return end.How, end.Err
+}
+
+// recordLeftOpen puts in the ledger what a failed Open left open in Herdr
+// (a *handoff.LeftOpenError: closing it failed too), and says in the
+// error that herdr-pi close closes it, or that it could not be recorded.
+func recordLeftOpen(ledger handoff.Ledger, run, short, socket string, err error) error {
+	recs, lerr := ledger.AddLeftOpen(run, socket, err)
+	var left *handoff.LeftOpenError
+	switch {
+	case !errors.As(err, &left):
+		return err
+	case lerr != nil:
+		return &leftOpenError{err, fmt.Sprintf("%s stays open in Herdr, and herdr-pi close will not know of it (%v): close it in Herdr", left.Left[0], lerr)}
+	case len(recs) > 0:
+		return &leftOpenError{err, fmt.Sprintf("%s stays open in Herdr: herdr-pi close %s closes it", left.Left[0], short)}
+	}
+	return err
+}
+
+// leftOpenError is a failed open that left something open in Herdr, and
+// what to do about it.
+type leftOpenError struct {
+	err  error
+	what string
+}
+
+func (e *leftOpenError) Error() string { return e.err.Error() + "; " + e.what }
+func (e *leftOpenError) Unwrap() error { return e.err }
+
+// leftOpen is what to do about what a failed open left open, if it did.
+func leftOpen(err error) (string, bool) {
+	var l *leftOpenError
+	if errors.As(err, &l) {
+		return l.what, true
+	}
+	return "", false
 }
 
 // recordAroundFailedPane puts in the ledger what a placement created

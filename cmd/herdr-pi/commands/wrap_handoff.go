@@ -120,8 +120,11 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 		Label: place.Title, SessionFile: session, Model: a.Model(), Cwd: dir,
 	})
 	opened, err := opener.Open(ctx, launch, place)
-	if err != nil || opened.Reused {
-		return err
+	if err != nil {
+		return recordLeftOpen(ledger, a.Run.ID, a.Run.Short(), h.SocketPath, err)
+	}
+	if opened.Reused {
+		return nil
 	}
 	// Wait for the pane to start its command (or end), so no command file
 	// is left and a pane that cannot start is the menu's error.
