@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -90,4 +91,23 @@ func held(t *testing.T, r *piRig, d time.Duration, want ...string) {
 			t.Fatalf("this pane reported %q after the other Pi wrote, want %q still", got, wanted)
 		}
 	}
+}
+
+// /tree to the entry before the question's prompt: no run, nothing written to the
+// session file (the file's last line is the question still); Pi's branch
+// no longer waits, and the probe says where Pi moved (session_tree). The
+// pane stops being blocked once the answer grace is over.
+func TestWrapPiTreeMoveAwayFromTheQuestion(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n:input_needed:"}), true)
+	ext, err := filepath.Abs("testdata/pievents/tree.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.wrap("-e", ext)
+	r.waitStates("the probe connected", "unknown", "idle")
+	a.Type(t, "ask")
+	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
+	a.Type(t, "/tree-back")
+	r.waitStates("the move", "unknown", "idle", "working", "blocked(input needed)", "idle")
+	quit(t, a)
 }
