@@ -23,6 +23,7 @@ const (
 	EvAgentSettled      = "agent_settled"
 	EvCompactionStart   = "compaction_start"
 	EvCompactionEnd     = "compaction_end"
+	EvSessionTree       = "session_tree"
 	EvUIPromptStart     = "ui_prompt_start"
 	EvUIPromptEnd       = "ui_prompt_end"
 	EvWaitingForInput   = "pi:waiting-for-user-input"
@@ -77,6 +78,21 @@ type SessionStart struct {
 	// follows). A resync says it up front so that the session repeated
 	// mid-run is not taken for an idle one in between.
 	Running bool `json:"running"`
+	// LeafID: see [Leaf].
+	LeafID Leaf `json:"leafId"`
+}
+
+// Leaf is the id of the entry this Pi's session continues from
+// (ctx.sessionManager.getLeafId()): another Pi continuing the same session
+// file appends from its own leaf (pi-agent.md §5.1), and the file's last
+// line may be that Pi's. nil from a probe that does not say; "" for an
+// empty session (Pi's null).
+type Leaf *string
+
+// AgentStart: an agent run began.
+type AgentStart struct {
+	// LeafID: the leaf the run starts from (see [Leaf]).
+	LeafID Leaf `json:"leafId"`
 }
 
 // SessionShutdown: the session ends (quit, or before a replacement).
@@ -84,9 +100,6 @@ type SessionShutdown struct {
 	Reason            string `json:"reason"`
 	TargetSessionFile string `json:"targetSessionFile"`
 }
-
-// AgentStart: an agent run began.
-type AgentStart struct{}
 
 // AgentEnd: an agent run ended. StopReason is the last assistant message's
 // stop reason (stop, length, toolUse, error, aborted), else "".
@@ -102,6 +115,8 @@ type AgentEnd struct {
 	InputNeeded bool   `json:"inputNeeded"`
 	// Question: see [SessionStart.Question].
 	Question string `json:"question"`
+	// LeafID: see [Leaf].
+	LeafID Leaf `json:"leafId"`
 }
 
 // AgentSettled: the run fully settled: no retry, compaction or queued
@@ -124,6 +139,16 @@ type AgentSettled struct {
 	InputNeeded bool   `json:"inputNeeded"`
 	// Question: see [SessionStart.Question].
 	Question string `json:"question"`
+	// LeafID: see [Leaf].
+	LeafID Leaf `json:"leafId"`
+}
+
+// SessionTree: the person moved the session to another entry of its tree
+// (Pi's /tree), which starts no run: a question on the branch left is no
+// longer the one the session waits on.
+type SessionTree struct {
+	// LeafID: the leaf moved to (see [Leaf]).
+	LeafID Leaf `json:"leafId"`
 }
 
 // UIPromptStart: Pi is waiting on one of its own blocking dialogs (select,
@@ -225,6 +250,7 @@ func (AgentEnd) EventName() string            { return EvAgentEnd }
 func (AgentSettled) EventName() string        { return EvAgentSettled }
 func (CompactionStart) EventName() string     { return EvCompactionStart }
 func (CompactionEnd) EventName() string       { return EvCompactionEnd }
+func (SessionTree) EventName() string         { return EvSessionTree }
 func (UIPromptStart) EventName() string       { return EvUIPromptStart }
 func (UIPromptEnd) EventName() string         { return EvUIPromptEnd }
 func (WaitingForInput) EventName() string     { return EvWaitingForInput }
@@ -254,7 +280,9 @@ func ParseEvent(name string, data json.RawMessage) (Event, error) {
 	case EvSessionShutdown:
 		return lifecycle[SessionShutdown](data)
 	case EvAgentStart:
-		return AgentStart{}, nil
+		return lifecycle[AgentStart](data)
+	case EvSessionTree:
+		return lifecycle[SessionTree](data)
 	case EvAgentEnd:
 		return lifecycle[AgentEnd](data)
 	case EvAgentSettled:

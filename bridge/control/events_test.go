@@ -126,3 +126,44 @@ func FuzzWaitKey(f *testing.F) {
 		}
 	})
 }
+
+// The probe names its Pi's leaf in the session file; a probe that does not
+// (an older one) leaves it nil, and Pi's null leaf (an empty session) comes
+// as "".
+func TestLeafIDs(t *testing.T) {
+	leafOf := func(name, js string) Leaf {
+		t.Helper()
+		ev, err := ParseEvent(name, json.RawMessage(js))
+		if err != nil {
+			t.Fatalf("%s %s: %v", name, js, err)
+		}
+		switch e := ev.(type) {
+		case SessionStart:
+			return e.LeafID
+		case AgentStart:
+			return e.LeafID
+		case AgentEnd:
+			return e.LeafID
+		case AgentSettled:
+			return e.LeafID
+		case SessionTree:
+			return e.LeafID
+		}
+		t.Fatalf("%s: %T", name, ev)
+		return nil
+	}
+	for _, name := range []string{EvSessionStart, EvAgentStart, EvAgentEnd, EvAgentSettled, EvSessionTree} {
+		if l := leafOf(name, `{"leafId":"a1b2c3d4"}`); l == nil || *l != "a1b2c3d4" {
+			t.Errorf("%s: leaf %v", name, l)
+		}
+		if l := leafOf(name, `{"leafId":""}`); l == nil || *l != "" {
+			t.Errorf("%s: empty leaf %v", name, l)
+		}
+		if l := leafOf(name, `{}`); l != nil {
+			t.Errorf("%s without a leaf: %q", name, *l)
+		}
+	}
+	if l := leafOf(EvAgentStart, `null`); l != nil {
+		t.Errorf("agent_start null: %q", *l)
+	}
+}

@@ -61,7 +61,8 @@ const MAX_KEPT = 128;
 // the current root session's session_start (null before the first and
 // after a quit), running says a run started and has not settled, prompts
 // are the dialogs open now, oldest first; compacting says Pi compacts the
-// context now (outside a run). redials counts the reconnections
+// context now (outside a run); leaf() reads the session's leaf for a
+// resync's agent_start (see leafOf). redials counts the reconnections
 // made on the probe's own since the wrapper last answered one.
 //
 // The channel events (BUS_CHANNELS) cannot be repeated that way: the probe
@@ -86,6 +87,7 @@ const shared = (globalThis[SHARED_KEY] ??= {
 	rootGen: 0,
 	notTui: false,
 	session: null,
+	leaf: null,
 	settles: true,
 	running: false,
 	compacting: false,
@@ -246,6 +248,22 @@ function waiting(ctx) {
 	}
 }
 
+// leafOf is this Pi's leaf in its session file, the entry it continues
+// from (null for an empty session, sent as ""). Another Pi continuing the
+// same file appends from its own leaf (Pi does not lock the file), so the
+// wrapper cannot take the file's last line for this Pi's. Nothing when
+// this Pi cannot say: the wrapper then reads the last line, as before.
+function leafOf(ctx) {
+	try {
+		const sm = ctx && ctx.sessionManager;
+		if (!sm || typeof sm.getLeafId !== "function") return {};
+		const id = sm.getLeafId();
+		return { leafId: typeof id === "string" ? id : "" };
+	} catch {
+		return {};
+	}
+}
+
 // Pi 1.6.0 says its mode; Pi 0.73.1 only has hasUI (true in interactive and
 // RPC modes), so RPC is told apart by Pi's own argv.
 function modeOf(ctx) {
@@ -390,7 +408,7 @@ function writeResync(sock) {
 function resyncEvents() {
 	if (!shared.session) return [];
 	const events = [["session_start", shared.session("reconnect")]];
-	if (shared.running) events.push(["agent_start", null]);
+	if (shared.running) events.push(["agent_start", typeof shared.leaf === "function" ? shared.leaf() : null]);
 	if (shared.compacting) events.push(["compaction_start", null]);
 	for (const p of shared.prompts) events.push(["ui_prompt_start", p]);
 	return events;
@@ -579,8 +597,10 @@ function setup(pi) {
 			running: shared.running,
 			...fixed,
 			...waiting(ctx),
+			...leafOf(ctx),
 		});
 		shared.session = session;
+		shared.leaf = () => leafOf(ctx);
 		shared.settles = !inferred;
 		shared.running = false;
 		shared.compacting = false;
@@ -596,12 +616,12 @@ function setup(pi) {
 		return { systemPrompt: appendInstruction(event.systemPrompt) };
 	});
 
-	on("agent_start", () => {
+	on("agent_start", (event, ctx) => {
 		if (!current()) return;
 		shared.running = true;
 		shared.compacting = false;
 		shared.compactionCancelled = false;
-		send("agent_start", null);
+		send("agent_start", leafOf(ctx));
 	});
 	on("agent_end", (event, ctx) => {
 		if (!current()) return;
@@ -613,6 +633,7 @@ function setup(pi) {
 			...(errorMessage ? { errorMessage } : {}),
 			sessionName: sessionNameOf(pi),
 			...waiting(ctx),
+			...leafOf(ctx),
 		});
 	});
 	on("agent_settled", (event, ctx) => {
@@ -633,7 +654,14 @@ function setup(pi) {
 			idle,
 			sessionName: sessionNameOf(pi),
 			...waiting(ctx),
+			...leafOf(ctx),
 		});
+	});
+	// /tree moves the session to another entry without a run: a question
+	// on the branch left behind no longer waits.
+	on("session_tree", (event, ctx) => {
+		if (!current()) return;
+		send("session_tree", leafOf(ctx));
 	});
 	// Compacting the context is a model call outside any run (/compact, or
 	// Pi's own before or after one): without these the pane would read

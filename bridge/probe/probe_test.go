@@ -467,6 +467,45 @@ func TestProbeOutsideTUIOrHerdr(t *testing.T) {
 
 // Pi 0.73.1 has no ctx.mode and no Markdown transformers: the mode is
 // inferred, the prompt still gets the guidance.
+// Pi's getLeafId names the entry this Pi continues from, which the wrapper
+// needs when another Pi continues the same session file (pi-agent.md
+// §5.1): the probe says it with the session, as each run starts, ends and
+// settles, and on a move in the tree (/tree), which starts no run; a resync
+// mid-run repeats the run's start with the leaf as it is then. An empty
+// session's null leaf goes as "". Pis without getLeafId say none (the
+// other tests: their events carry no leaf).
+func TestProbeNamesItsLeaf(t *testing.T) {
+	_, events := runHarness(t, "leaf", true, herdrVars...)
+	leaf := func(id string) control.Leaf { return &id }
+	session := control.SessionStart{SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"}
+	start, resync := session, session
+	start.Reason, start.LeafID = "startup", leaf("")
+	resync.Reason, resync.LeafID, resync.Running = "reconnect", leaf("a1"), true
+	want := []control.Event{
+		start,
+		control.AgentStart{LeafID: leaf("")},
+		resync,
+		control.AgentStart{LeafID: leaf("a1")},
+		control.AgentEnd{LeafID: leaf("a1")},
+		control.AgentSettled{Idle: true, LeafID: leaf("a1")},
+		control.SessionTree{LeafID: leaf("u1")},
+		control.SessionShutdown{Reason: "quit"},
+	}
+	if !reflect.DeepEqual(events, want) {
+		t.Fatalf("events:\n got %s\nwant %s", show(events), show(want))
+	}
+}
+
+// show prints events with their leaves, which %#v shows as addresses.
+func show(evs []control.Event) string {
+	b, _ := json.Marshal(evs)
+	var names []string
+	for _, e := range evs {
+		names = append(names, e.EventName())
+	}
+	return strings.Join(names, ",") + " " + string(b)
+}
+
 func TestProbeOnOldPiAPI(t *testing.T) {
 	out, events := runHarness(t, "old", true, herdrVars...)
 	if out.Prompt["systemPrompt"] != "base prompt\n\n"+Instruction {

@@ -1,6 +1,7 @@
 package realpi
 
 import (
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -254,15 +255,23 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 	}
 	t.Logf("%d screen samples, none showed the marker; final screen:\n%s", samples, screen)
 
+	// The probe names Pi's leaf: in a new session, the entry Pi opens it
+	// with (kept in memory until the first reply ends, then written), the
+	// same as the run starts, and the reply once the run is over — the
+	// file's last entry, which this Pi alone writes.
+	if start.LeafID == nil || *start.LeafID == "" || !inFile(t, start.SessionFile, *start.LeafID) {
+		t.Fatalf("session_start of a new session names leaf %v, not an entry of the file", start.LeafID)
+	}
+	reply := lastEntry(t, start.SessionFile)
 	got := w.lifecycle()
 	want := []control.Event{
 		start,
-		control.AgentStart{},
-		control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question},
-		control.AgentSettled{Idle: true, InputNeeded: true, Question: question},
+		control.AgentStart{LeafID: start.LeafID},
+		control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question, LeafID: leafID(reply.ID)},
+		control.AgentSettled{Idle: true, InputNeeded: true, Question: question, LeafID: leafID(reply.ID)},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("events:\n got %#v\nwant %#v", got, want)
+	if !reflect.DeepEqual(got, want) || reply.Role != "assistant" {
+		t.Fatalf("events:\n got %s\nwant %s\n(the file's last entry %+v)", showEvents(got), showEvents(want), reply)
 	}
 	reqs := llm.Requests()
 	if len(reqs) != 1 || !strings.HasSuffix(reqs[0].System(), "\n\n"+probe.Instruction) {
@@ -319,6 +328,11 @@ func TestPiRestoresAfterRestart(t *testing.T) {
 	if !restart.InputNeeded || restart.Question != question || restart.SessionFile != start.SessionFile {
 		t.Fatalf("restart session_start %+v", restart)
 	}
+	// Pi loads the file with its last entry line as the leaf, and the
+	// probe names it.
+	if last := lastEntry(t, start.SessionFile); restart.LeafID == nil || *restart.LeafID != last.ID {
+		t.Fatalf("restart session_start names leaf %v, want %q", restart.LeafID, last.ID)
+	}
 	s2 := tm2.WaitText(t, question, 5*time.Second)
 	if markerShown(s2) {
 		t.Fatalf("the marker shows in the redrawn history:\n%s", s2)
@@ -355,6 +369,48 @@ func TestPiRestoresAfterRestart(t *testing.T) {
 	if blocked, _ := pitest.SessionTree(t, start.SessionFile).Blocked(); blocked {
 		t.Fatal("the session rule says blocked after the answer")
 	}
+}
+
+func leafID(id string) control.Leaf { return &id }
+
+// lastEntry is the last entry line of a session file.
+func lastEntry(t *testing.T, path string) session.Entry {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	e, err := session.ParseLine([]byte(lines[len(lines)-1]))
+	if err != nil {
+		t.Fatalf("the last line of %s: %v", path, err)
+	}
+	return e
+}
+
+// inFile says whether the session file has an entry of this id.
+func inFile(t *testing.T, path, id string) bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if e, err := session.ParseLine([]byte(l)); err == nil && e.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// showEvents prints events with their leaves (%#v shows addresses).
+func showEvents(evs []control.Event) string {
+	var out []string
+	for _, e := range evs {
+		b, _ := json.Marshal(e)
+		out = append(out, e.EventName()+string(b))
+	}
+	return strings.Join(out, " ")
 }
 
 // assistantSaid: the request carries an assistant message of exactly text.
@@ -397,8 +453,11 @@ func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].System() == "" || strings.Contains(reqs[0].System(), "herdr_integration") {
 		t.Fatalf("system prompt outside Herdr:\n%q", tail(reqs))
 	}
-	if got := w.lifecycle(); len(got) != 4 || got[2] != (control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question}) {
-		t.Fatalf("events %#v", got)
+	got := w.lifecycle()
+	end, _ := got[min(2, len(got)-1)].(control.AgentEnd)
+	end.LeafID = nil // TestPiBlockedReplyInsideHerdr checks it
+	if len(got) != 4 || end != (control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question}) {
+		t.Fatalf("events %s", showEvents(got))
 	}
 }
 
@@ -495,7 +554,12 @@ func TestOldPiLoadsTheProbe(t *testing.T) {
 		t.Fatalf("session_start %+v", start)
 	}
 	tm.Type(t, "hello")
-	end := w.waitEvent(t, control.EvAgentEnd, 15*time.Second)
+	end := w.waitEvent(t, control.EvAgentEnd, 15*time.Second).(control.AgentEnd)
+	// Pi 0.73.1 has getLeafId too: the run's reply, the file's last entry.
+	if last := lastEntry(t, start.SessionFile); end.LeafID == nil || *end.LeafID != last.ID {
+		t.Fatalf("agent_end names leaf %v, want %q", end.LeafID, last.ID)
+	}
+	end.LeafID = nil
 	if end != (control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question}) {
 		t.Fatalf("agent_end %#v", end)
 	}

@@ -817,3 +817,77 @@ func TestWatcherSaysWhetherTheQuestionIsLive(t *testing.T) {
 		t.Fatalf("a question with no time, after a line with a time that is no string: %+v", got)
 	}
 }
+
+// Two Pis on one session file (`pi -c` in two panes; pi-agent.md §5.1):
+// each appends from its own leaf. Both start at a1, which asks. The other
+// Pi's person answers it there (b1) and its reply asks again (b2); then
+// this pane's person answers (u2) and this Pi's reply asks (a3). Pinned to
+// this Pi's leaf, the watcher follows this Pi's chain only, and only while
+// this Pi runs: the other's answer does not answer this pane's question,
+// nor does the other's question open one here; this Pi's own answer and
+// question do.
+func TestPinnedWatcherFollowsItsOwnPiOnly(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	appendLines(t, a, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
+	s := newSink()
+	w := Watch(WatchConfig{Sink: s, Interval: 10 * time.Millisecond})
+	defer w.Close()
+	w.Follow(a)
+	w.Pin("a1", false) // session_start: this Pi's leaf
+	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a1"}) {
+		t.Fatalf("restored: %+v", got)
+	}
+	// The other Pi answers a1 and asks: none of it is this Pi's.
+	appendLines(t, a, msg("b1", "a1", "user", text("from the other pane"), ""))
+	s.none(t, 100*time.Millisecond)
+	appendLines(t, a, msg("b2", "b1", "assistant", text("Other question?\n:input_needed:"), "stop"))
+	s.none(t, 100*time.Millisecond)
+
+	// This Pi's run: its answer hangs off its own leaf, a1.
+	w.Pin("a1", true) // agent_start
+	appendLines(t, a, msg("u2", "a1", "user", text("from this pane"), ""))
+	if got := s.next(t); got.Open {
+		t.Fatalf("after this pane's answer: %+v", got)
+	}
+	// The other Pi writes on in the middle of this Pi's run.
+	appendLines(t, a, msg("b3", "b2", "user", text("other again"), ""), msg("b4", "b3", "assistant", text("Third?\n:input_needed:"), "stop"))
+	s.none(t, 100*time.Millisecond)
+	appendLines(t, a, msg("a3", "u2", "assistant", text(reply), "stop"))
+	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a3"}) {
+		t.Fatalf("this Pi's question: %+v", got)
+	}
+	w.Pin("a3", false) // agent_settled
+	// The other pane's answer to its own question changes nothing here.
+	appendLines(t, a, msg("b5", "b4", "user", text("answer there"), ""))
+	s.none(t, 100*time.Millisecond)
+	// /tree in this Pi to an entry before the question: answered, no run.
+	w.Pin("u1", false)
+	if got := s.next(t); got.Open {
+		t.Fatalf("after moving to another branch: %+v", got)
+	}
+}
+
+// Unpinned, the watcher keeps the last-line rule (no probe, an old one, or
+// before its session_start): the file's last entry line is the leaf.
+func TestUnpinnedTreeTakesTheLastLine(t *testing.T) {
+	tr := treeOf(t, header("/p"), msg("a1", "", "assistant", text(reply), "stop"), msg("b1", "a1", "user", text("other"), ""))
+	if blocked, _ := tr.Blocked(); blocked {
+		t.Fatal("unpinned: the last line answers")
+	}
+	tr.Pin("a1", false)
+	if blocked, id := tr.Blocked(); !blocked || id != "a1" {
+		t.Fatalf("pinned to a1: %v %q", blocked, id)
+	}
+	// An empty session pinned at its root (getLeafId null): following,
+	// its first entry is this Pi's.
+	tr = NewTree()
+	tr.Pin("", true)
+	for _, l := range []string{msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop")} {
+		e, _ := ParseLine([]byte(l))
+		tr.Add(e)
+	}
+	if blocked, id := tr.Blocked(); !blocked || id != "a1" {
+		t.Fatalf("new session followed from its root: %v %q", blocked, id)
+	}
+}

@@ -30,6 +30,17 @@ type tail struct {
 	partial []byte
 	skip    bool // inside an over-long line, until its newline
 	Skipped int  // unparsable lines so far
+	pin     *pin // the leaf pinned (nil: none), kept for a tree read anew
+}
+
+// setPin pins the tree's leaf (nil: back to the file's last line).
+func (t *tail) setPin(p *pin) {
+	t.pin = p
+	if p == nil {
+		t.tree.Unpin()
+		return
+	}
+	t.tree.Pin(p.leaf, p.follow)
 }
 
 func newTail(path string, since time.Time) *tail {
@@ -99,6 +110,9 @@ func (t *tail) poll() (changed bool, err error) {
 func (t *tail) reset() {
 	t.tree = NewTree()
 	t.tree.Watching()
+	if t.pin != nil {
+		t.tree.Pin(t.pin.leaf, t.pin.follow)
+	}
 	t.file = nil
 	t.offset = 0
 	t.partial = nil

@@ -4,12 +4,17 @@ import "time"
 
 // Tree holds a session's entries as Pi would load them: the leaf is the
 // last entry line of the file (pi-agent.md §5.1), the branch is the path
-// from it to the root through parentId.
+// from it to the root through parentId — until [Tree.Pin] names the leaf
+// of the one Pi the pane runs.
 type Tree struct {
 	Cwd     string // from the header
 	byID    map[string]Entry
 	leaf    string
 	entries int
+	// pinned: the leaf is the one the probe named for its own Pi, and
+	// moves only as follow allows (see Pin).
+	pinned, follow bool
+	lastLine       string // the last entry line's id, the leaf unpinned
 	// watching is set once entries are added as Pi writes them (see
 	// [Tree.Watching]); pastHandOvers holds the replies added before that
 	// which end with the marker and handed over to tools.
@@ -20,14 +25,20 @@ type Tree struct {
 // NewTree returns an empty tree.
 func NewTree() *Tree { return &Tree{byID: map[string]Entry{}} }
 
-// Add records one parsed line; the last one added is the leaf.
+// Add records one parsed line; unpinned, the last one added is the leaf.
+// Pinned, an entry becomes the leaf only while following and when its
+// parent is the leaf: the next link of this Pi's chain. Any other entry is
+// kept (a later pin may name it) but leaves the leaf where it is.
 func (t *Tree) Add(e Entry) {
 	if e.Type == "session" {
 		t.Cwd = e.Cwd
 		return
 	}
 	t.byID[e.ID] = e
-	t.leaf = e.ID
+	t.lastLine = e.ID
+	if !t.pinned || (t.follow && e.ParentID == t.leaf) {
+		t.leaf = e.ID
+	}
 	t.entries++
 	if !t.watching && e.Role == "assistant" && e.Marker && e.StopReason == "toolUse" {
 		if t.pastHandOvers == nil {
@@ -52,6 +63,22 @@ func (t *Tree) WrittenSince(id string, since time.Time) bool {
 	e, ok := t.byID[id]
 	return ok && !e.Time.IsZero() && !e.Time.Before(since.Add(-mtimeSlack))
 }
+
+// Pin makes leaf the leaf, whatever the file's last line: the leaf of the
+// Pi this pane runs, as its probe says it (Pi does not lock the file, and
+// another Pi continuing the same session appends its own entries from its
+// own leaf; pi-agent.md §5.1). "" is an empty session's root. With follow
+// (this Pi runs, so it writes), each entry added whose parent is the leaf
+// moves the leaf on; without it (this Pi is idle and writes nothing that
+// asks or answers), nothing added moves it: two Pis idle on one leaf give
+// the next entry hanging off it to whichever runs first, and only the
+// probe knows which. A pin stays until the next one.
+func (t *Tree) Pin(leaf string, follow bool) {
+	t.pinned, t.leaf, t.follow = true, leaf, follow
+}
+
+// Unpin returns to the last-line rule.
+func (t *Tree) Unpin() { t.pinned, t.follow, t.leaf = false, false, t.lastLine }
 
 // Len is the number of entries added (header excluded).
 func (t *Tree) Len() int { return t.entries }

@@ -63,9 +63,14 @@ type Watcher struct {
 	cfg  WatchConfig
 	mu   sync.Mutex
 	path string // set by Follow; wins over the locator
-	kick chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	// pin is the leaf the probe named for its Pi in path (see Pin); nil
+	// while none is named. pinSeq counts the pins, so the goroutine sees
+	// a new one even when it repeats the last.
+	pin    *pin
+	pinSeq int
+	kick   chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
 
 	// followed is when Follow named path, started when Watch began (the
 	// locator's files): a file last written before then is restored as it
@@ -80,6 +85,7 @@ type Watcher struct {
 
 	// owned by the goroutine
 	cur       *tail
+	curPinSeq int // the pin cur has
 	last      Sentinel
 	lastRetry bool
 	sent      bool
@@ -126,7 +132,31 @@ func (w *Watcher) dirEvent(name string) {
 // the locator.
 func (w *Watcher) Follow(path string) {
 	w.mu.Lock()
+	if path != w.path {
+		w.pin = nil // another file: its leaf is not known yet
+		w.pinSeq++
+	}
 	w.path, w.followed = path, time.Now()
+	w.mu.Unlock()
+	w.Poke()
+}
+
+// pin is a leaf the probe named; see [Tree.Pin].
+type pin struct {
+	leaf   string
+	follow bool
+}
+
+// Pin says the Pi this pane runs has leaf as its leaf in the file Follow
+// named, and whether it runs (follow): its entries are then told from
+// another Pi's on the same file (see [Tree.Pin]). The probe names the leaf
+// as a session starts, as a run starts, ends and settles, and when the
+// person moves to another branch. Without a pin, the file's last entry
+// line is the leaf. Follow to another file drops the pin.
+func (w *Watcher) Pin(leaf string, follow bool) {
+	w.mu.Lock()
+	w.pin = &pin{leaf: leaf, follow: follow}
+	w.pinSeq++
 	w.mu.Unlock()
 	w.Poke()
 }
@@ -168,32 +198,42 @@ func (w *Watcher) run() {
 	}
 }
 
-// target is the file to read and since when the watcher looks at it.
-func (w *Watcher) target() (path string, since time.Time, ok bool) {
+// target is the file to read, since when the watcher looks at it, and the
+// leaf pinned in it (nil: none; the locator's files have none).
+func (w *Watcher) target() (path string, since time.Time, p *pin, seq int, ok bool) {
 	w.mu.Lock()
-	p, followed := w.path, w.followed
+	path, followed, p, seq := w.path, w.followed, w.pin, w.pinSeq
 	w.mu.Unlock()
-	if p != "" {
-		return p, followed, true
+	if path != "" {
+		return path, followed, p, seq, true
 	}
 	path, ok = w.cfg.Locator.Find()
-	return path, w.started, ok
+	return path, w.started, nil, seq, ok
 }
 
 func (w *Watcher) poll() {
-	path, since, ok := w.target()
+	path, since, p, seq, ok := w.target()
 	w.watchDir(path)
 	if !ok {
 		return
 	}
 	if w.cur == nil || w.cur.path != path {
 		w.cur = newTail(path, since)
+		w.curPinSeq = -1
 		w.sent = false // a new file: its first report is fresh
 		if w.cfg.OnFile != nil {
 			w.cfg.OnFile(path)
 		}
 	}
+	// The pin goes first: the probe names a leaf once Pi has written it,
+	// so what is read next has it, and the entries after it are told by it.
+	repinned := w.curPinSeq != seq
+	if repinned {
+		w.cur.setPin(p)
+		w.curPinSeq = seq
+	}
 	changed, err := w.cur.poll()
+	changed = changed || repinned
 	if err != nil {
 		w.cfg.Logf("session: %s: %v", path, err)
 	}

@@ -28,9 +28,13 @@ import (
 const SentinelKey = "sentinel"
 
 // Watcher is the part of the session file watcher the signals steer: the
-// probe names the session file, and a run's end asks for a fresh look.
+// probe names the session file and its Pi's leaf in it, and a run's end
+// asks for a fresh look.
 type Watcher interface {
 	Follow(path string)
+	// Pin names the leaf of this pane's Pi and whether it runs (see
+	// session.Watcher.Pin).
+	Pin(leaf string, running bool)
 	Poke()
 }
 
@@ -215,6 +219,9 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		if s.watcher != nil && e.SessionFile != "" {
 			s.watcher.Follow(e.SessionFile)
 		}
+		// A resync mid-run (running) has its agent_start follow, which
+		// pins again.
+		s.pin(e.LeafID)
 	case control.SessionShutdown:
 		s.resetBookkeeping()
 		if e.Reason == "quit" || e.Reason == "" {
@@ -227,17 +234,25 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 	case control.AgentStart:
 		s.running, s.heldOpen = true, false
 		s.lastStop, s.lastAborted = "", false
+		s.pin(e.LeafID)
 		s.m.AgentStart()
+	case control.SessionTree:
+		// The person moved to another entry (/tree): the file read from
+		// there says whether the question was left behind.
+		s.pin(e.LeafID)
 	case control.AgentEnd:
 		s.heardName(e.SessionName)
 		s.lastStop = e.StopReason
 		s.lastAborted = s.lastAborted || e.StopReason == "aborted"
 		s.m.AgentEnd(e.StopReason, e.ErrorMessage)
-		if s.watcher != nil {
-			s.watcher.Poke()
-		}
 		if !s.settles {
 			s.settle(e.InputNeeded, e.Question)
+		}
+		// After the settle of a Pi that does not settle later: its run is
+		// over, and nothing more in the file is its.
+		s.pin(e.LeafID)
+		if s.watcher != nil {
+			s.watcher.Poke()
 		}
 	case control.AgentSettled:
 		s.heardName(e.SessionName)
@@ -251,6 +266,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			s.m.RunCancelled()
 		}
 		s.settle(e.InputNeeded, e.Question)
+		s.pin(e.LeafID)
 	case control.ChannelEventsLost:
 		// The probe dropped channel events it kept for us: any channel
 		// wait open now may have closed meanwhile. Closing them all is
@@ -314,6 +330,17 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		if id, ok := s.perms.ResolveForwarded(e.ForwardedDecision); ok {
 			s.m.Close("permission:" + id)
 		}
+	}
+}
+
+// pin hands the probe's word on its Pi's leaf to the watcher, with
+// whether that Pi runs now: another Pi continuing the same session file
+// writes there too, and only this one's entries speak for this pane. A
+// probe that names no leaf (nil) leaves the watcher as it is: on the
+// file's last line, unless a leaf was named before in the same file.
+func (s *Signals) pin(leaf control.Leaf) {
+	if s.watcher != nil && leaf != nil {
+		s.watcher.Pin(*leaf, s.running)
 	}
 }
 

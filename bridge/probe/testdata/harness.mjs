@@ -164,6 +164,25 @@ if (scenario === "tui") {
 	pi.events.emit("herdr:blocked", { active: false }); // heard by both instances, sent once
 	await pi.fire("agent_start", {}, ctx("tui")); // stale instance: not sent
 	await pi2.fire("session_shutdown", { reason: "quit" }, ctx("tui"));
+} else if (scenario === "leaf") {
+	// Pi 1.6.0's getLeafId: the probe names this Pi's leaf with the session,
+	// each run's start, end and settle, and a move in the tree. A resync
+	// mid-run repeats the run's start with the leaf as it is then.
+	const pi = fakePi();
+	mod.default(pi);
+	let leaf = null; // an empty session
+	const live = ctx("tui", [], { sessionManager: { getBranch: () => [], getSessionFile: () => "/s/one.jsonl", getSessionId: () => "sid", getLeafId: () => leaf } });
+	await pi.fire("session_start", { reason: "startup" }, live);
+	await pi.fire("agent_start", {}, live);
+	leaf = "a1";
+	await until(answered);
+	probeState().sock.destroy();
+	await until(() => probeState().connections > 1 && answered());
+	await pi.fire("agent_end", { messages: [] }, live);
+	await pi.fire("agent_settled", { aborted: false }, live);
+	leaf = "u1";
+	await pi.fire("session_tree", { newLeafId: "u1", oldLeafId: "a1" }, live);
+	await pi.fire("session_shutdown", { reason: "quit" }, live);
 } else if (scenario === "subsession") {
 	// An in-process sub-session (an SDK session an extension runs, no UI)
 	// loads the probe as well while the root TUI session runs: only the

@@ -175,7 +175,7 @@ func TestDoctorProbeLoadsUnderRealNode(t *testing.T) {
 	realNode(w)
 	w.FakePi("1.6.0")
 	rows := rowsByName(Run(t.Context(), input(w, time.Minute), Pick([]string{"pi"})))
-	checkRowWant(t, rows["pi/probe"], "ok|registers 13 event handlers and 9 bus channels (imported with a stand-in Pi; no model call)")
+	checkRowWant(t, rows["pi/probe"], "ok|registers 14 event handlers and 9 bus channels (imported with a stand-in Pi; no model call)")
 	if left, _ := filepath.Glob(filepath.Join(tmp, "herdr-pi-doctor-*")); len(left) > 0 {
 		t.Errorf("probe directories left behind: %v", left)
 	}
