@@ -141,6 +141,18 @@ func (w *Watcher) Follow(path string) {
 	w.Poke()
 }
 
+// Unpin drops the leaf named by Pin: the file's last entry line is the
+// leaf again (the probe that named it went away; its Pi may run on).
+func (w *Watcher) Unpin() {
+	w.mu.Lock()
+	if w.pin != nil {
+		w.pin = nil
+		w.pinSeq++
+	}
+	w.mu.Unlock()
+	w.Poke()
+}
+
 // pin is a leaf the probe named; see [Tree.Pin].
 type pin struct {
 	leaf   string

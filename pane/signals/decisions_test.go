@@ -24,6 +24,7 @@ type recordingWatcher struct {
 func (w *recordingWatcher) Follow(path string) { w.follows = append(w.follows, path) }
 func (w *recordingWatcher) Poke()              { w.pokes++ }
 func (w *recordingWatcher) Pin(string, bool)   {}
+func (w *recordingWatcher) Unpin()             {}
 
 // A session_shutdown without a reason (a Pi that does not say) ends the
 // session as quit does: a pane blocked on a question goes idle at once,

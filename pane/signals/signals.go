@@ -35,6 +35,9 @@ type Watcher interface {
 	// Pin names the leaf of this pane's Pi and whether it runs (see
 	// session.Watcher.Pin).
 	Pin(leaf string, running bool)
+	// Unpin returns to the file's last line: the probe that named the
+	// leaf is gone, and its Pi may run on without it.
+	Unpin()
 	Poke()
 }
 
@@ -174,6 +177,11 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		}
 		s.m.ProbeConnected(false)
 		s.forgetProbeReasons()
+		// Nothing names this Pi's leaf any more, and its Pi may run on:
+		// the file's last line counts again, as without the probe.
+		if s.watcher != nil {
+			s.watcher.Unpin()
+		}
 	case control.SessionStart:
 		s.logf("probe: session_start (%s, %s), session file %q, input needed %v", e.Reason, e.Mode, e.SessionFile, e.InputNeeded)
 		s.settles = !e.ModeInferred // Pi 0.73.1: no ctx.mode, no agent_settled

@@ -100,3 +100,26 @@ func TestWithoutALeafTheLastLineCounts(t *testing.T) {
 	w.Poke()
 	r.waitFor(t, "idle blocked(input needed)", "")
 }
+
+// A probe that goes away (it crashed, or lost the socket) while its Pi is
+// idle names no leaf any more, and its Pi runs on: what that Pi writes
+// next must be read, as without the probe. Left pinned, the watcher
+// would wait for a leaf that never comes, and the question of the Pi's
+// next run would never turn the pane blocked.
+func TestAProbeThatLeftLeavesTheLastLineToCount(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	appendSession(t, path, `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/p"}`,
+		line("u1", "", "user", "hi", ""), line("a0", "u1", "assistant", "Hello.", "stop"))
+	w := session.Watch(session.WatchConfig{Sink: r.s, Interval: time.Hour})
+	defer w.Close()
+	r.s.SetWatcher(w)
+	r.feed(control.ProbeConnected{PID: 1, Conn: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: path, LeafID: leaf("a0")})
+	r.m.Screen(state.Verdict{State: state.Idle})
+	r.waitFor(t, "idle", "")
+	r.feed(control.ProbeDisconnected{PID: 1, Conn: 1})
+	appendSession(t, path, line("u2", "a0", "user", "go on", ""), line("a1", "u2", "assistant", "Which file should I edit?\n:input_needed:", "stop"))
+	w.Poke()
+	r.waitFor(t, "idle blocked(input needed)", "")
+}
