@@ -28,6 +28,15 @@ func (r *recorder) restoredOpens() string {
 	return s
 }
 
+// expectSpells checks, for each transition to blocked in order, whether
+// it was restored ("r") or news ("n").
+func expectSpells(t *testing.T, r *recorder, want string) {
+	t.Helper()
+	if got := r.restoredOpens(); got != want {
+		t.Fatalf("blocked spells restored/news %q, want %q", got, want)
+	}
+}
+
 // Without the probe, Pi's status channel says a run begins while the pane
 // waits on a question: the sentinel closes as the probe's agent start
 // closes it, and the pane works. The run was an extension's (the file
@@ -62,9 +71,7 @@ func TestNoProbeRunStartClosesTheSentinel(t *testing.T) {
 		expect(t, r, "working@0 blocked@100(input needed) run:completed@300 "+
 			"working@2100 blocked@3400(input needed) run:aborted@3400 "+
 			"working@4100 blocked@5200(input needed) run:completed@5400")
-		if got := r.restoredOpens(); got != "nrn" {
-			t.Fatalf("blocked spells restored/news %q, want %q", got, "nrn")
-		}
+		expectSpells(t, r, "nrn")
 	})
 }
 
@@ -90,9 +97,7 @@ func TestNoProbeNewQuestionReadBeforeItsRunBegan(t *testing.T) {
 		if got, want := r.reasons(), "+sentinel ?sentinel -sentinel +sentinel"; got != want {
 			t.Fatalf("reasons %q, want %q", got, want)
 		}
-		if got := r.restoredOpens(); got != "nr" {
-			t.Fatalf("blocked spells restored/news %q, want %q", got, "nr")
-		}
+		expectSpells(t, r, "nr")
 		for _, e := range r.list() {
 			if e.Kind == EventAsked && (e.Reason.Entry != "a2" || e.Reason.Restored) {
 				t.Fatalf("the new question's event %+v", e.Reason)
@@ -158,9 +163,7 @@ func TestNoProbeScreenRunClosesTheSentinel(t *testing.T) {
 		m.Screen(Verdict{State: Idle})
 		time.Sleep(time.Second)
 		expect(t, r, "working@300 idle@1300 blocked@2250(input needed) working@3800 blocked@4800(input needed)")
-		if got := r.restoredOpens(); got != "nr" {
-			t.Fatalf("blocked spells restored/news %q, want %q", got, "nr")
-		}
+		expectSpells(t, r, "nr")
 	})
 }
 
@@ -199,9 +202,7 @@ func TestNoProbePausedQuestionReadAgainIsNoNews(t *testing.T) {
 		m.Open(fileSentinel("a1"))
 		time.Sleep(time.Second)
 		expect(t, r, "working@0 blocked@0(input needed) run:completed@300 working@1000 blocked@1000(input needed)")
-		if got := r.restoredOpens(); got != "nr" {
-			t.Fatalf("blocked spells restored/news %q, want %q", got, "nr")
-		}
+		expectSpells(t, r, "nr")
 	})
 }
 
@@ -223,9 +224,7 @@ func TestNoProbeScreenFollowUpAtOnce(t *testing.T) {
 		m.Screen(Verdict{State: Idle})
 		time.Sleep(time.Second)
 		expect(t, r, "working@300 blocked@1000(input needed) working@1400 blocked@2400(input needed)")
-		if got := r.restoredOpens(); got != "nr" {
-			t.Fatalf("blocked spells restored/news %q, want %q", got, "nr")
-		}
+		expectSpells(t, r, "nr")
 	})
 }
 
