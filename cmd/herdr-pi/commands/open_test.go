@@ -692,31 +692,39 @@ func TestAMenuInspectionWithABadWorkflowSettingsFileSaysTheWayOut(t *testing.T) 
 	}
 }
 
+// menuInspectionStuckStarting starts a menu inspection (on ctx) of the
+// attempt "api" of a run whose pane Herdr opens but never starts the
+// command in (pane.send_input is taken and nothing happens), and returns
+// once the inspection waits for that start: its end comes on done.
+func menuInspectionStuckStarting(t *testing.T, ctx context.Context) (f *Factory, s *herdrtest.Server, done chan error) {
+	t.Helper()
+	f, s, run, _, _ := openWorld(t, "exec sleep 600")
+	a, err := store.New(f.Paths().Home, f.IO.Dir).Find(run, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.send_input"},
+		Reply: map[string]any{"result": map[string]any{"type": "ok"}}})
+	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
+	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID}
+	done = make(chan error, 1)
+	go func() { done <- inspectFromMenu(ctx, f, h, true, f.IO.Dir, req, t.Logf) }()
+	// Herdr's events are asked for once the command was typed: the
+	// inspection now waits for the pane to start it.
+	s.WaitFor(t, time.Minute, "the wait for the pane's start", func() bool { return slices.Contains(s.Methods(), "events.subscribe") })
+	return f, s, done
+}
+
 // A menu inspection given up while its pane is still to start its command
 // (the owner's wrapper quits: its Pi went) leaves nothing behind, as
 // open's own interrupt does: the pane it opened is closed, not left as a
 // shell whose command file is gone, which no ledger record names and
 // `herdr-pi close` could never find.
 func TestAMenuInspectionGivenUpWhileItsPaneStartsLeavesNothing(t *testing.T) {
-	f, s, run, _, _ := openWorld(t, "exec sleep 600")
-	a, err := store.New(f.Paths().Home, f.IO.Dir).Find(run, "api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Herdr takes the command but the pane never runs it: it is still
-	// starting when the inspection is given up.
-	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.send_input"},
-		Reply: map[string]any{"result": map[string]any{"type": "ok"}}})
-	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
-	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID}
 	ctx, cancel := context.WithCancelCause(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- inspectFromMenu(ctx, f, h, true, f.IO.Dir, req, t.Logf) }()
-	// Herdr's events are asked for once the command was typed: the
-	// inspection now waits for the pane to start it.
-	s.WaitFor(t, time.Minute, "the wait for the pane's start", func() bool { return slices.Contains(s.Methods(), "events.subscribe") })
+	f, s, done := menuInspectionStuckStarting(t, ctx)
 	cancel(errors.New("the owner's herdr-pi wrap is quitting"))
-	err = <-done
+	err := <-done
 	recs, _ := handoff.LedgerAt(f.Paths().RuntimeBase).List()
 	ex, exited := s.Exited("w1:p2")
 	if !exited || !ex.Closed || len(recs) != 0 {
@@ -731,22 +739,11 @@ func TestAMenuInspectionGivenUpWhileItsPaneStartsLeavesNothing(t *testing.T) {
 // person closed it) says so, and leaves no record: the pane is gone, and
 // Herdr's "not found" when it is closed again is no failure to close it.
 func TestAMenuInspectionWhosePaneWentBeforeItStartedLeavesNoRecord(t *testing.T) {
-	f, s, run, _, _ := openWorld(t, "exec sleep 600")
-	a, err := store.New(f.Paths().Home, f.IO.Dir).Find(run, "api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.send_input"},
-		Reply: map[string]any{"result": map[string]any{"type": "ok"}}})
-	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
-	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID}
-	done := make(chan error, 1)
-	go func() { done <- inspectFromMenu(t.Context(), f, h, true, f.IO.Dir, req, t.Logf) }()
-	s.WaitFor(t, time.Minute, "the wait for the pane's start", func() bool { return slices.Contains(s.Methods(), "events.subscribe") })
+	f, s, done := menuInspectionStuckStarting(t, t.Context())
 	if err := herdr.NewClient(s.SocketPath()).PaneClose(t.Context(), "w1:p2"); err != nil {
 		t.Fatal(err)
 	}
-	err = <-done
+	err := <-done
 	recs, _ := handoff.LedgerAt(f.Paths().RuntimeBase).List()
 	if err == nil || !strings.Contains(err.Error(), "ended before it started") || strings.Contains(err.Error(), "failed too") || len(recs) != 0 {
 		t.Fatalf("the inspection returned %v; the ledger holds %+v", err, recs)
@@ -757,23 +754,12 @@ func TestAMenuInspectionWhosePaneWentBeforeItStartedLeavesNoRecord(t *testing.T)
 // refuses to close: the pane is in the ledger, so herdr-pi close can close
 // it later, and the error says so.
 func TestAMenuInspectionGivenUpWhosePaneWillNotCloseIsInTheLedger(t *testing.T) {
-	f, s, run, _, _ := openWorld(t, "exec sleep 600")
-	a, err := store.New(f.Paths().Home, f.IO.Dir).Find(run, "api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.send_input"},
-		Reply: map[string]any{"result": map[string]any{"type": "ok"}}})
-	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
-	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID}
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- inspectFromMenu(ctx, f, h, true, f.IO.Dir, req, t.Logf) }()
-	s.WaitFor(t, time.Minute, "the wait for the pane's start", func() bool { return slices.Contains(s.Methods(), "events.subscribe") })
+	f, s, done := menuInspectionStuckStarting(t, ctx)
 	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.close"},
 		Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "boom"}}})
 	cancel()
-	err = <-done
+	err := <-done
 	recs, _ := handoff.LedgerAt(f.Paths().RuntimeBase).List()
 	if len(recs) != 1 || recs[0].Thing() != "pane w1:p2" || err == nil || !strings.Contains(err.Error(), "herdr-pi close") {
 		t.Fatalf("the inspection returned %v; the ledger holds %+v, want pane w1:p2", err, recs)
