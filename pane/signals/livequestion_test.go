@@ -52,6 +52,21 @@ func (r *rig) watchFile(t *testing.T, path string) {
 	r.s.SetWatcher(w)
 }
 
+// watchWhenAsked wires a real session watcher to the rig as wrap wires it,
+// looking only when asked (its interval is an hour): Pi's reports, the
+// probe's events, Poke. It follows path, or, when path is "", the file the
+// probe's session_start names. It is closed when the test ends.
+func (r *rig) watchWhenAsked(t *testing.T, path string) *session.Watcher {
+	t.Helper()
+	w := session.Watch(session.WatchConfig{Sink: r.s, Interval: time.Hour})
+	t.Cleanup(w.Close)
+	if path != "" {
+		w.Follow(path)
+	}
+	r.s.SetWatcher(w)
+	return w
+}
+
 // awaitReasons waits until the machine has opened or closed n reasons in
 // all, and returns them.
 func (r *rig) awaitReasons(t *testing.T, n int) []string {

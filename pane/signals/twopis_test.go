@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
-	"github.com/herdr-pi/herdr-pi/pane/session"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
@@ -50,9 +49,7 @@ func TestAnotherPiOnTheSameFileNeitherAsksNorAnswersHere(t *testing.T) {
 	ask := "Which file should I edit?\n:input_needed:"
 	appendSession(t, path, `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/p"}`,
 		line("u1", "", "user", "hi", ""), line("a0", "u1", "assistant", "Hello.", "stop"))
-	w := session.Watch(session.WatchConfig{Sink: r.s, Interval: time.Hour})
-	defer w.Close()
-	r.s.SetWatcher(w)
+	w := r.watchWhenAsked(t, "")
 	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: path, LeafID: leaf("a0")})
 	r.m.Screen(state.Verdict{State: state.Idle})
 	r.waitFor(t, "idle", "")
@@ -90,9 +87,7 @@ func TestWithoutALeafTheLastLineCounts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	appendSession(t, path, `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/p"}`,
 		line("u1", "", "user", "hi", ""), line("a0", "u1", "assistant", "Hello.", "stop"))
-	w := session.Watch(session.WatchConfig{Sink: r.s, Interval: time.Hour})
-	defer w.Close()
-	r.s.SetWatcher(w)
+	w := r.watchWhenAsked(t, "")
 	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: path})
 	r.m.Screen(state.Verdict{State: state.Idle})
 	r.waitFor(t, "idle", "")
@@ -112,9 +107,7 @@ func TestAProbeThatLeftLeavesTheLastLineToCount(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	appendSession(t, path, `{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/p"}`,
 		line("u1", "", "user", "hi", ""), line("a0", "u1", "assistant", "Hello.", "stop"))
-	w := session.Watch(session.WatchConfig{Sink: r.s, Interval: time.Hour})
-	defer w.Close()
-	r.s.SetWatcher(w)
+	w := r.watchWhenAsked(t, "")
 	r.feed(control.ProbeConnected{PID: 1, Conn: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: path, LeafID: leaf("a0")})
 	r.m.Screen(state.Verdict{State: state.Idle})
 	r.waitFor(t, "idle", "")
