@@ -151,6 +151,15 @@ func (o *Opened) Close(h Herdr) error {
 	return o.Undo(ctx, h)
 }
 
+// CloseAfter closes what Open created after err, with a budget of its
+// own, and returns err: a *LeftOpenError naming what stays open when Herdr
+// refused the close, for the caller's ledger.
+func (o *Opened) CloseAfter(h Herdr, err error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), CloseBudget)
+	defer cancel()
+	return undoFailed(ctx, h, &o.Placed, err)
+}
+
 // CloseJoined closes what Open created as UndoJoined does (once others
 // may have joined the workspace), with a budget of its own.
 func (o *Opened) CloseJoined(h Herdr) (kept bool, err error) {

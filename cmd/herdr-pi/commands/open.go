@@ -288,31 +288,40 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			}
 		}
 	}
-	// closeOpened closes what this command created. Once its records are
-	// in the ledger, others may have joined the workspace it created (an
-	// open or a live handoff of the run finds it there): then only its
-	// own tab closes, and the workspace stays known to herdr-pi close.
-	closeOpened := func() string {
+	// closeOpened closes what this command created, and says what it did
+	// (left: Herdr refused the close, and what stays is in the ledger).
+	// Once its records are in the ledger, others may have joined the
+	// workspace it created (an open or a live handoff of the run finds it
+	// there): then only its own tab closes, and the workspace stays known
+	// to herdr-pi close.
+	closeOpened := func() (said string, left bool) {
 		what := "nothing: pane " + opened.PaneID + " was open before and stays"
 		if len(opened.Created) > 0 {
 			what = opened.Created[0]
 		}
 		if len(records) == 0 {
-			opened.Close(opener.Herdr)
-			forget(true)
-			return what
+			err := recordLeftOpen(ledger, a.Run.ID, a.Run.Short(), h.SocketPath, opened.CloseAfter(opener.Herdr, errInterrupted))
+			if l, ok := leftOpen(err); ok {
+				return l, true
+			}
+			return "closed " + what, false
 		}
-		kept, _ := opened.CloseJoined(opener.Herdr)
+		kept, err := opened.CloseJoined(opener.Herdr)
+		if err != nil && !handoff.Gone(err) && !handoff.HerdrGone(err) {
+			// Its records stay: herdr-pi close finds it.
+			return fmt.Sprintf("%s stays open in Herdr (%v): herdr-pi close %s closes it", what, err, a.Run.Short()), true
+		}
 		forget(!kept)
 		if kept {
 			what = fmt.Sprintf("tab %s; workspace %s stays (it holds other tabs now, or Herdr could not say)", opened.TabID, opened.WorkspaceID)
 		}
-		return what
+		return "closed " + what, false
 	}
 	interrupted := func() error {
 		// Only what this command created is closed: a reused tab was the
 		// person's before, and stays.
-		tell(io.Err, "herdr-pi open: interrupted; closed %s\n", closeOpened())
+		said, _ := closeOpened()
+		tell(io.Err, "herdr-pi open: interrupted; %s\n", said)
 		return silentExit(exitInterrupted)
 	}
 	// Herdr's events say when the pane ends, from now on: no wait of
@@ -331,8 +340,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		case ctx.Err() != nil:
 			return interrupted()
 		case err != nil:
-			opened.Close(opener.Herdr)
-			return fmt.Errorf("%s: %w", a, err)
+			return recordLeftOpen(ledger, a.Run.ID, a.Run.Short(), h.SocketPath, opened.CloseAfter(opener.Herdr, fmt.Errorf("%s: %w", a, err)))
 		}
 		var failed bool
 		rep.Fork, failed = handoff.ForkOf(ctx, paths.RuntimeBase, h.SocketPath, opened, opts.ForkTimeout, end.Ended)
@@ -376,8 +384,11 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		return interrupted()
 	}
 	if err != nil {
-		closeOpened()
-		return fmt.Errorf("waiting for pane %s: %w", opened.PaneID, err)
+		err = fmt.Errorf("waiting for pane %s: %w", opened.PaneID, err)
+		if said, left := closeOpened(); left {
+			return &leftOpenError{err, said}
+		}
+		return err
 	}
 	// The pane is gone; a workspace open created for it may hold more.
 	forget(false)
@@ -433,6 +444,9 @@ func recordLeftOpen(ledger handoff.Ledger, run, short, socket string, err error)
 	}
 	return err
 }
+
+// errInterrupted is why open closes what it made on Ctrl-C.
+var errInterrupted = errors.New("interrupted")
 
 // leftOpenError is a failed open that left something open in Herdr, and
 // what to do about it.

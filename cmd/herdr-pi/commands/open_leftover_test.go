@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +65,79 @@ func TestAFailedOpenWhoseCloseHerdrRefusesIsInTheLedger(t *testing.T) {
 			closed, failed := handoff.CloseRun(t.Context(), handoff.LedgerAt(f.Paths().RuntimeBase),
 				func(socket string) handoff.Herdr { return herdr.NewClient(socket) }, recs, time.Second)
 			if len(failed) != 0 || len(closed) != 1 || closed[0].How != "closed" {
+				t.Fatalf("herdr-pi close: closed %+v, failed %+v", closed, failed)
+			}
+		})
+	}
+}
+
+// What open made and then closes because its pane did not start, or
+// because the person pressed Ctrl-C, stays in Herdr when Herdr refuses
+// that close: it stays in the ledger too (before the pane ran, it goes in
+// then), and the person is told herdr-pi close <run> closes it.
+func TestWhatOpenCannotCloseAfterAFailedStartOrCtrlCIsInTheLedger(t *testing.T) {
+	refuse := herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.close", "tab.close", "workspace.close"},
+		Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "Herdr says no"}}}
+	for _, c := range []struct {
+		name, place string
+		// interrupt: Ctrl-C once the pane is open (records: once open
+		// has written its records).
+		interrupt, records bool
+		left               string
+	}{
+		{"not started", "split", false, false, "pane w1:p2"},
+		{"interrupted before the records", "split", true, false, "pane w1:p2"},
+		{"interrupted after the records", "workspace", true, true, "workspace w2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, s, run, _, errb := openWorld(t, "exec sleep 600")
+			ledger := handoff.LedgerAt(f.Paths().RuntimeBase)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			opts := &openOptions{Run: run, Attempt: "api", Place: c.place, StartTimeout: time.Minute, ForkTimeout: time.Hour}
+			if !c.interrupt {
+				// The pane cannot have run its command yet: the wait for
+				// it ends at once.
+				s.SetFault(refuse)
+				opts.StartTimeout = time.Nanosecond
+			}
+			if c.records {
+				opts.Wait, opts.ForkTimeout = true, time.Millisecond
+			}
+			done := make(chan error, 1)
+			go func() { done <- openRun(ctx, f, opts) }()
+			if c.interrupt {
+				s.WaitFor(t, time.Minute, "the pane's command", func() bool {
+					if c.records {
+						recs, _ := ledger.List()
+						return len(recs) > 0
+					}
+					// Open has returned: open watches the pane's end.
+					return slices.Contains(s.Methods(), "events.subscribe")
+				})
+				s.SetFault(refuse)
+				cancel()
+			}
+			err := <-done
+			recs, _ := ledger.List()
+			var kept []string
+			for _, r := range recs {
+				kept = append(kept, r.Run+" "+r.Thing())
+			}
+			if !slices.Contains(kept, run+" "+c.left) {
+				t.Fatalf("the ledger holds %q, want %q: Herdr kept it open and herdr-pi close cannot find it (open: %v; calls %v)\n%s", kept, c.left, err, s.Methods(), errb)
+			}
+			said := errb.String()
+			if err != nil {
+				said += err.Error()
+			}
+			if !strings.Contains(said, "herdr-pi close "+run[:8]) {
+				t.Fatalf("open: %v, stderr %q: want it to say herdr-pi close closes what stayed", err, errb)
+			}
+			s.SetFault(herdrtest.Fault{})
+			closed, failed := handoff.CloseRun(t.Context(), ledger,
+				func(socket string) handoff.Herdr { return herdr.NewClient(socket) }, recs, time.Second)
+			if len(failed) != 0 || len(closed) == 0 || closed[0].How != "closed" {
 				t.Fatalf("herdr-pi close: closed %+v, failed %+v", closed, failed)
 			}
 		})
