@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -135,7 +136,7 @@ type Server struct {
 	pipes int
 
 	mu            sync.Mutex
-	fault         Fault
+	faults        []Fault // in force, the first that fits a method wins
 	protocol      int
 	delivery      string
 	reasons       []string // scripted notification reasons
@@ -421,9 +422,15 @@ func (s *Server) Close() {
 }
 
 // SetFault makes the fake misbehave from now on; Fault{} makes it behave.
-func (s *Server) SetFault(f Fault) {
+func (s *Server) SetFault(f Fault) { s.SetFaults(f) }
+
+// SetFaults puts several faults in force at once, each for its methods
+// (one Herdr that takes a command without running it and refuses the
+// close after, say); for a request, the first that fits wins. None makes
+// the fake behave.
+func (s *Server) SetFaults(fs ...Fault) {
 	s.mu.Lock()
-	s.fault = f
+	s.faults = slices.DeleteFunc(slices.Clone(fs), func(f Fault) bool { return f.Kind == FaultNone })
 	s.mu.Unlock()
 }
 
@@ -528,23 +535,17 @@ func (s *Server) logf(format string, args ...any) {
 func (s *Server) takeFault(method string) Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := s.fault
-	if f.Kind == FaultNone {
-		return f
+	i := slices.IndexFunc(s.faults, func(f Fault) bool {
+		return len(f.Methods) == 0 || slices.Contains(f.Methods, method)
+	})
+	if i < 0 {
+		return Fault{}
 	}
-	if len(f.Methods) > 0 {
-		hit := false
-		for _, m := range f.Methods {
-			hit = hit || m == method
-		}
-		if !hit {
-			return Fault{}
-		}
-	}
+	f := s.faults[i]
 	if f.Count > 0 {
-		s.fault.Count--
-		if s.fault.Count == 0 {
-			s.fault = Fault{}
+		s.faults[i].Count--
+		if s.faults[i].Count == 0 {
+			s.faults = slices.Delete(s.faults, i, i+1)
 		}
 	}
 	return f

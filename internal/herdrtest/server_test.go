@@ -621,3 +621,30 @@ func TestPaneMetadata(t *testing.T) {
 		}
 	}
 }
+
+// Several faults in force at once each hold for their own methods; one
+// counted down to nothing leaves the others.
+func TestSeveralFaults(t *testing.T) {
+	s := Start(t)
+	ping := `{"id":"p","method":"ping","params":{}}`
+	list := `{"id":"l","method":"workspace.list","params":{}}`
+	s.SetFaults(
+		Fault{Kind: FaultReply, Methods: []string{"ping"}, Count: 1, Reply: map[string]any{"error": map[string]string{"code": "first", "message": "m"}}},
+		Fault{Kind: FaultReply, Methods: []string{"workspace.list"}, Reply: map[string]any{"error": map[string]string{"code": "second", "message": "m"}}},
+	)
+	if _, code, _ := errCode(call(t, s, ping)); code != "first" {
+		t.Errorf("ping: code %q, want the first fault's", code)
+	}
+	if m := call(t, s, ping); m["result"] == nil {
+		t.Errorf("ping after its fault ran out: %v", m)
+	}
+	for range 2 {
+		if _, code, _ := errCode(call(t, s, list)); code != "second" {
+			t.Errorf("workspace.list: code %q, want the second fault's", code)
+		}
+	}
+	s.SetFaults()
+	if m := call(t, s, list); m["result"] == nil {
+		t.Errorf("workspace.list with no fault: %v", m)
+	}
+}

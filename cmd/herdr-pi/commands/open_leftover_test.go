@@ -96,9 +96,11 @@ func TestWhatOpenCannotCloseAfterAFailedStartOrCtrlCIsInTheLedger(t *testing.T) 
 			defer cancel()
 			opts := &openOptions{Run: run, Attempt: "api", Place: c.place, StartTimeout: time.Minute, ForkTimeout: time.Hour}
 			if !c.interrupt {
-				// The pane cannot have run its command yet: the wait for
-				// it ends at once.
-				s.SetFault(refuse)
+				// Herdr takes the command but the pane never runs it:
+				// the wait for its start ends (at once), and the close
+				// after it is refused.
+				s.SetFaults(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.send_input"},
+					Reply: map[string]any{"result": map[string]any{"type": "ok"}}}, refuse)
 				opts.StartTimeout = time.Nanosecond
 			}
 			if c.records {
