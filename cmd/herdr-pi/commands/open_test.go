@@ -735,6 +735,24 @@ func TestAMenuInspectionGivenUpWhileItsPaneStartsLeavesNothing(t *testing.T) {
 	}
 }
 
+// The same, where the ledger cannot be written either (a file stands
+// where its directory belongs): the error says herdr-pi close will not
+// know of the pane, not that it closes it.
+func TestAMenuInspectionGivenUpWhosePaneNeitherClosesNorRecordsSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	f, s, done := menuInspectionStuckStarting(t, ctx)
+	if err := os.WriteFile(handoff.LedgerAt(f.Paths().RuntimeBase).Dir, []byte("in the way"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.close"},
+		Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "boom"}}})
+	cancel()
+	err := <-done
+	if err == nil || !strings.Contains(err.Error(), "herdr-pi close will not know of it") || strings.Contains(err.Error(), "closes it") {
+		t.Fatalf("the inspection returned %v, want it to say herdr-pi close will not know of pane w1:p2", err)
+	}
+}
+
 // A menu inspection whose pane is closed before it starts its command (the
 // person closed it) says so, and leaves no record: the pane is gone, and
 // Herdr's "not found" when it is closed again is no failure to close it.

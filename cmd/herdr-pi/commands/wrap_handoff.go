@@ -149,14 +149,7 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 		if ctx.Err() != nil {
 			err = fmt.Errorf("given up while pane %s started its command (%w)", opened.PaneID, context.Cause(ctx))
 		}
-		created := handoff.CreatedRecords(a.Run.ID, h.SocketPath, opened.Created) // Close empties Created
-		if cerr := opened.Close(client); cerr != nil && !handoff.Gone(cerr) && !handoff.HerdrGone(cerr) {
-			if _, lerr := ledger.AddAll(created); lerr != nil {
-				logf("inspection of run %s: %v", a.Run.ID, lerr)
-			}
-			err = fmt.Errorf("%w; closing what it opened failed too (%v): herdr-pi close %s closes it", err, cerr, a.Run.Short())
-		}
-		return err
+		return recordLeftOpen(ledger, a.Run.ID, a.Run.Short(), h.SocketPath, opened.CloseAfter(client, err))
 	}
 	var warn strings.Builder
 	switch {
