@@ -244,6 +244,27 @@ func (s *Store) sessionRunsDirsOrWhy(project string) ([]string, *UnreadableDir) 
 	return dirs, unreadable(dir, err)
 }
 
+// runLocations lists every run directory of project, session by
+// session; a sessions or runs directory that cannot be listed is added
+// to unreadableDirs (its runs are missing).
+func (s *Store) runLocations(project string, unreadableDirs *[]UnreadableDir) []location {
+	runsDirs, bad := s.sessionRunsDirsOrWhy(project)
+	if bad != nil {
+		*unreadableDirs = append(*unreadableDirs, *bad)
+	}
+	var locs []location
+	for _, runsDir := range runsDirs {
+		ids, err := readDirNames(runsDir)
+		if bad := unreadable(runsDir, err); bad != nil {
+			*unreadableDirs = append(*unreadableDirs, *bad)
+		}
+		for _, id := range ids {
+			locs = append(locs, location{id: id, dir: filepath.Join(runsDir, id), project: project, runsDir: runsDir})
+		}
+	}
+	return locs
+}
+
 // readDirNames lists the directories in dir that the engine counts: no dot
 // entries (the engine's temp directories are ".<id>.<pid>.<uuid>.tmp") and
 // nothing ending in .tmp.
@@ -395,25 +416,15 @@ func (s *Store) locate(ref string) (match, error) {
 	var ids []string
 	var unreadableDirs []UnreadableDir
 	for i, p := range projects {
-		runsDirs, bad := s.sessionRunsDirsOrWhy(p)
-		if bad != nil {
-			unreadableDirs = append(unreadableDirs, *bad)
-		}
-		for _, runsDir := range runsDirs {
-			names, err := readDirNames(runsDir)
-			if bad := unreadable(runsDir, err); bad != nil {
-				unreadableDirs = append(unreadableDirs, *bad)
+		for _, loc := range s.runLocations(p, &unreadableDirs) {
+			ids = append(ids, loc.id)
+			if !strings.HasPrefix(loc.id, ref) {
+				continue
 			}
-			ids = append(ids, names...)
-			for _, id := range names {
-				if strings.HasPrefix(id, ref) {
-					loc := location{id: id, dir: filepath.Join(runsDir, id), project: p, runsDir: runsDir}
-					if i == 0 && p == s.Project {
-						here = append(here, loc)
-					} else {
-						elsewhere = append(elsewhere, loc)
-					}
-				}
+			if i == 0 && p == s.Project {
+				here = append(here, loc)
+			} else {
+				elsewhere = append(elsewhere, loc)
 			}
 		}
 	}
@@ -534,19 +545,11 @@ func (s *Store) Runs() (runs []ListedRun, unreadableDirs []UnreadableDir, err er
 	var locs []location
 	leases := map[string]*leaseOnce{}
 	for _, p := range projects {
-		runsDirs, bad := s.sessionRunsDirsOrWhy(p)
-		if bad != nil {
-			unreadableDirs = append(unreadableDirs, *bad)
-		}
-		for _, runsDir := range runsDirs {
-			ids, err := readDirNames(runsDir)
-			if bad := unreadable(runsDir, err); bad != nil {
-				unreadableDirs = append(unreadableDirs, *bad)
+		for _, loc := range s.runLocations(p, &unreadableDirs) {
+			if leases[loc.runsDir] == nil {
+				leases[loc.runsDir] = &leaseOnce{}
 			}
-			leases[runsDir] = &leaseOnce{}
-			for _, id := range ids {
-				locs = append(locs, location{id: id, dir: filepath.Join(runsDir, id), project: p, runsDir: runsDir})
-			}
+			locs = append(locs, loc)
 		}
 	}
 	// Decoding is the cost of a listing (every agent's system prompt is in
