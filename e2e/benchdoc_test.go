@@ -868,6 +868,11 @@ Measured and rejected on this machine:
   script against 1.065 for the committed code in the same batch;
 - 1, 4 or 64 reads a burst instead of 16: 1.115, 1.07 and 1.083 against 1.065–1.08 (these two
   comparisons with cgo builds on both sides).
+- reading and writing on two threads (one blocked on the master, one on the terminal, 32 buffers
+  of 8 KiB between them), so that a wait on one pty overlaps the other: in a stand-alone copier
+  against the same copier on one thread, wall 1.155 and CPU 1.477 (10 interleaved rounds, 100 MiB
+  of base64 lines, Python reader, 2026-12-04, the machine loaded by other tests) — every buffer
+  handed over woke the other thread.
 
 ## Workflow store (handoff/store)
 
