@@ -59,6 +59,7 @@ func (s *Service) handBack(r *run, hb control.Handback) {
 	case res.Error != "":
 		p.Error = joinText(p.Error, "the owner could not reopen its session: "+res.Error)
 	}
+	p.LeftOpen = hb.LeftOpen
 	s.cfg.Logf("live: handoff %s handed back: %s (transferred %v, needs continue %v, continued %v) %s", r.id, hb.Reason, hb.Transferred, hb.NeedsContinue, res.Continued, p.Error)
 	r.final = r.stamp(p)
 }
@@ -201,8 +202,11 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		}
 		if closeErr != nil && !handoff.HerdrGone(closeErr) {
 			// Herdr still has the pane: `herdr-pi close` can try again
-			// (a Herdr that went away took it along).
-			s.cfg.Logf("live: handoff %s: pane %s stays in the ledger for `herdr-pi close`", r.id, opened.PaneID)
+			// (a Herdr that went away took it along). The handback says
+			// so, to the asker and the owner, as a note: the attempt is
+			// back all the same.
+			hb.LeftOpen = leftOpenWords(opened, launched || r.opts.turn, closeErr, records, r.order.RunID)
+			s.cfg.Logf("live: handoff %s: %s", r.id, hb.LeftOpen)
 			return
 		}
 		s.forget(records, launched || r.opts.turn || kept)
@@ -435,6 +439,24 @@ func (s *Service) recordLeftOpen(r *run, err error) error {
 		return fmt.Errorf("%w; %s stays open in Herdr, and herdr-pi close will not know of it: close it in Herdr", err, left.Left[0])
 	}
 	return fmt.Errorf("%w; %s stays open in Herdr: herdr-pi close %s closes it", err, left.Left[0], shellword.Word(r.order.RunID))
+}
+
+// leftOpenWords says what of a handoff's placement Herdr would not close
+// (err): after the launch its pane (or tab), before it the placement whole
+// (its outermost thing) — and how it can be closed: herdr-pi close when it
+// is in the ledger (records), else only in Herdr.
+func leftOpenWords(o handoff.Opened, launched bool, err error, records []handoff.Record, run string) string {
+	what := "pane " + o.PaneID
+	if n := len(o.Created); n > 0 {
+		what = o.Created[0]
+		if launched {
+			what = o.Created[n-1]
+		}
+	}
+	if len(records) == 0 {
+		return fmt.Sprintf("%s stays open in Herdr (%s), and herdr-pi close will not know of it: close it in Herdr", what, control.Clip(err.Error()))
+	}
+	return fmt.Sprintf("%s stays open in Herdr (%s): herdr-pi close %s closes it", what, control.Clip(err.Error()), shellword.Word(run))
 }
 
 // forget removes the handoff's own records, and the run's too when nothing

@@ -1164,3 +1164,29 @@ func TestAPaneLeftOpenByAFailedPlacementIsInTheLedger(t *testing.T) {
 		t.Fatalf("close: %+v, failed %+v", closed, failed)
 	}
 }
+
+// Herdr refuses to close the pane at an idle handback; its Pi goes at the
+// hangup the wrapper sends. The attempt is back (idle, no error: the
+// handback succeeded), and the handback says, to the asker and to the
+// owner, which pane stays open in Herdr and that `herdr-pi close` closes
+// it: the person learns it without reading the wrapper's log.
+func TestAPaneHerdrWillNotCloseIsSaidInTheHandback(t *testing.T) {
+	r := newRig(t)
+	agent := startAgent(t, "")
+	r.s.SetFault(paneCloseFails)
+	x := r.ask(control.HandoffAsk{})
+	pane := r.idleHandbackWith(agent, x)
+	hb := x.wait(t)
+	r.s.SetFault(herdrtest.Fault{})
+	if hb.Reason != control.HandbackIdle || !hb.Transferred || hb.Error != "" {
+		t.Fatalf("handback %+v, want a successful idle handback", hb)
+	}
+	for who, said := range map[string]string{"the asker": hb.LeftOpen, "the owner": r.o.handbacksSoFar()[0].LeftOpen} {
+		if !strings.Contains(said, "pane "+pane) || !strings.Contains(said, "herdr-pi close r1") {
+			t.Errorf("%s was told %q of what stays open, want pane %s and herdr-pi close r1", who, said, pane)
+		}
+	}
+	if recs, err := handoff.LedgerAt(r.runtime).List(); err != nil || len(recs) != 1 || recs[0].Thing() != "pane "+pane {
+		t.Fatalf("the ledger: %+v %v", recs, err)
+	}
+}
