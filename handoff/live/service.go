@@ -12,6 +12,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/internal/guard"
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 )
 
 // Owner is the owner link as a handoff uses it; *control.OwnerLink is one.
@@ -308,7 +309,7 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 		select {
 		case <-r.done:
 		case <-ctx.Done():
-			return control.Progress{}, context.Cause(ctx)
+			return control.Progress{}, r.leftFollowing()
 		}
 		return r.final, r.err
 	}
@@ -318,6 +319,7 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 		return control.Progress{}, err
 	}
 	r := s.startLocked(l, control.HandoffOrder{RunID: ask.RunID, SessionID: ask.SessionID}, "", opts, progress)
+	r.askedBy = ask.Label
 	unlock()
 	// The asker going away gives the attempt back: the pane was its.
 	stop := context.AfterFunc(ctx, func() { r.cancel(context.Cause(ctx)) })
@@ -375,13 +377,16 @@ func (s *Service) startLocked(l Owner, order control.HandoffOrder, label string,
 
 // run is one handoff: its order, who follows it, and how it ended.
 type run struct {
-	id     string
-	order  control.HandoffOrder
-	label  string
-	opts   options
-	link   Owner
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	id    string
+	order control.HandoffOrder
+	label string
+	// askedBy names who asked first, when an open did ("herdr-pi open
+	// (pid 42)"): its end gives the attempt back, a follower's does not.
+	askedBy string
+	opts    options
+	link    Owner
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
 
 	mu      sync.Mutex
 	placed  handoff.Placed // where its pane is, once placed
@@ -397,6 +402,33 @@ func (r *run) tab() (handoff.Placed, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.placed, r.placed.TabID != ""
+}
+
+// leftFollowing is what a follower of the handoff (an ask that found it
+// under way) hears when it leaves: nothing is given back, since the
+// handoff is whoever asked first's, and it says so — where the attempt
+// runs, and how to give it back anyway.
+func (r *run) leftFollowing() error {
+	who := "the owner's /workflow menu"
+	if r.order.Request == "" {
+		who = "the herdr-pi open"
+		if r.askedBy != "" {
+			who = r.askedBy
+		}
+	}
+	where := "no pane has opened yet"
+	if at, ok := r.where(); ok {
+		where = "pane " + at.PaneID + " runs the attempt"
+	}
+	return fmt.Errorf("stopped following handoff %s, which goes on for %s that asked for it first (%s); herdr-pi close %s gives the attempt back now",
+		r.id, who, where, shellword.Word(r.order.RunID))
+}
+
+// where is the handoff's pane, once placed.
+func (r *run) where() (handoff.Placed, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.placed, r.placed.PaneID != ""
 }
 
 // focus brings a turn's tab to the front for `herdr-pi open`.

@@ -1190,3 +1190,33 @@ func TestAPaneHerdrWillNotCloseIsSaidInTheHandback(t *testing.T) {
 		t.Fatalf("the ledger: %+v %v", recs, err)
 	}
 }
+
+// A second ask follows the handoff the first started (or the owner's menu
+// did); when it leaves (Ctrl-C on the second open) nothing is given back:
+// the pane goes on for the first. What it hears says so — the handoff
+// goes on, in which pane, and how to give it back anyway — rather than
+// that the asker "cancelled it", which reads as the attempt given back.
+func TestASecondAskThatLeavesHearsTheHandoffGoesOn(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	y := r.ask(control.HandoffAsk{})
+	y.next(t, control.ProgressLaunched)
+	y.cancel()
+	<-y.done
+	if y.err == nil || !strings.Contains(y.err.Error(), "goes on") || !strings.Contains(y.err.Error(), "pane "+pane) ||
+		!strings.Contains(y.err.Error(), "herdr-pi close r1") {
+		t.Fatalf("the second ask, cancelled, heard %+v, %v; want that the handoff goes on in pane %s, and herdr-pi close r1", y.final, y.err, pane)
+	}
+	if got := r.o.handbacksSoFar(); len(got) != 0 {
+		t.Fatalf("the owner got %+v when only a follower left", got)
+	}
+	r.report(pane, "idle")
+	r.release(pane)
+	if a := x.wait(t); a.Reason != control.HandbackExited {
+		t.Fatalf("the first ask: %+v", a)
+	}
+}

@@ -71,7 +71,9 @@ func openCommand(f *Factory) *cli.Command {
 			"running in the owner. open follows the pane and says each change until the\n" +
 			"attempt is handed back: when its Pi exits (/quit), the pane closes, or the Pi goes\n" +
 			"idle after working (--hold keeps the pane across turns until it exits). Ctrl-C\n" +
-			"gives the attempt back at once. --inspect opens a read-only fork instead.\n" +
+			"gives the attempt back at once (an open that joined a handoff under way, asked\n" +
+			"for by another open or the owner's /workflow menu, only stops following it).\n" +
+			"--inspect opens a read-only fork instead.\n" +
 			"An attempt whose owner was killed opens like a finished one.\n\n" +
 			"Without arguments on a terminal it offers a picker of recent attempts;\n" +
 			"--list prints runs (or one run's attempts) and what open can do with each.\n\n" +
