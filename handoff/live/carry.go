@@ -48,6 +48,7 @@ func (s *Service) carry(r *run) {
 // handBack returns the attempt to the owner, waits for it to resume, and
 // records the outcome.
 func (s *Service) handBack(r *run, hb control.Handback) {
+	r.end()
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.HandbackTimeout)
 	defer cancel()
 	res, err := r.link.Handback(ctx, r.id, hb)
@@ -178,6 +179,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	// gone (see paneAgent).
 	var agent *paneAgent
 	defer func() {
+		r.end() // the pane closes now: a new ask waits for a new handoff
 		if agent == nil && (launched || r.opts.turn) {
 			// Asked before the pane closes, while its wrapper still runs.
 			agent = s.findAgent(r, opened.PaneID)

@@ -184,9 +184,9 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 			return
 		}
 		if old, busy := s.running[m.SessionID]; busy {
-			if m.Turn {
-				// The attempt's previous turn is still being handed back:
-				// this one starts when that is over.
+			if m.Turn || old.isEnding() {
+				// The attempt's previous turn (or handoff) is still being
+				// handed back: this one starts when that is over.
 				guard.Go(&s.wg, s.cfg.Logf, "live: a turn waiting for the one before", "this turn is not handed off; the owner may ask again", func() {
 					select {
 					case <-old.done:
@@ -302,6 +302,18 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 			unlock()
 			return s.focus(ctx, r, at)
 		}
+		if r.isEnding() {
+			// Its pane is closing and the attempt on its way back: this
+			// ask is a new handoff, once that one is over — not a
+			// follower of one that ends without handing anything off.
+			unlock()
+			select {
+			case <-r.done:
+			case <-ctx.Done():
+				return control.Progress{}, context.Cause(ctx)
+			}
+			return s.Handoff(ctx, ask, progress)
+		}
 		// Shared: this asker follows; leaving gives nothing up.
 		unsubscribe := r.subscribe(progress)
 		defer unsubscribe()
@@ -393,8 +405,11 @@ type run struct {
 	subs    []func(control.Progress)
 	history []control.Progress
 	done    chan struct{}
-	final   control.Progress // set before done closes
-	err     error            // the order was refused: nothing was handed off
+	// ending is set once the handoff's end is decided (its pane closing,
+	// the handback under way): nobody joins it then.
+	ending bool
+	final  control.Progress // set before done closes
+	err    error            // the order was refused: nothing was handed off
 }
 
 // tab is where the handoff's pane was placed, once it was.
@@ -402,6 +417,19 @@ func (r *run) tab() (handoff.Placed, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.placed, r.placed.TabID != ""
+}
+
+// end marks the handoff as ending: see run.ending.
+func (r *run) end() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ending = true
+}
+
+func (r *run) isEnding() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ending
 }
 
 // leftFollowing is what a follower of the handoff (an ask that found it

@@ -1220,3 +1220,64 @@ func TestASecondAskThatLeavesHearsTheHandoffGoesOn(t *testing.T) {
 		t.Fatalf("the first ask: %+v", a)
 	}
 }
+
+// An open that asks while the attempt's handoff is being handed back (its
+// pane closed or closing, the owner reopening its session) asks for a new
+// handoff: it waits for the handback, then the owner is ordered again. It
+// does not join the ending one, whose replayed history and handback would
+// tell it "handed back" without anything handed off.
+func TestAnAskDuringAHandbackWaitsAndHandsOffAgain(t *testing.T) {
+	r := newRig(t)
+	atHandback, release := make(chan struct{}, 1), make(chan struct{})
+	r.o.atHandback = func(control.Handback) {
+		atHandback <- struct{}{}
+		<-release
+	}
+	x := r.ask(control.HandoffAsk{})
+	pane := r.idleHandbackWith(startAgent(t, ""), x)
+	select {
+	case <-atHandback:
+	case <-time.After(long):
+		t.Fatal("no handback")
+	}
+	y := r.ask(control.HandoffAsk{})
+	time.Sleep(100 * time.Millisecond) // y's ask reaches the service while h1 is handed back
+	r.o.atHandback = nil
+	close(release)
+	if a := x.wait(t); a.Handoff != "h1" || a.Reason != control.HandbackIdle {
+		t.Fatalf("the first ask: %+v", a)
+	}
+	if p := y.next(t, control.ProgressOrdered); p.Handoff != "h2" {
+		t.Fatalf("an ask during h1's handback heard ordered of handoff %q: it joined the handoff being handed back (pane %s)", p.Handoff, pane)
+	}
+}
+
+// The owner's menu asking for the live handoff while the attempt's last
+// one is handed back is not dropped either: once that is over the owner
+// is ordered again.
+func TestAMenuRequestDuringAHandbackHandsOffAgain(t *testing.T) {
+	r := newRig(t)
+	atHandback, release := make(chan struct{}, 1), make(chan struct{})
+	r.o.atHandback = func(control.Handback) {
+		atHandback <- struct{}{}
+		<-release
+	}
+	x := r.ask(control.HandoffAsk{})
+	r.idleHandbackWith(startAgent(t, ""), x)
+	select {
+	case <-atHandback:
+	case <-time.After(long):
+		t.Fatal("no handback")
+	}
+	r.o.waitBoundary = true // the new order waits at the owner: no second pane needed
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r5", RunID: "r1", SessionID: "s1", Label: "finder"})
+	r.o.atHandback = nil
+	close(release)
+	x.wait(t)
+	r.s.WaitFor(t, long, "the menu's request ordered once the handback is over", func() bool {
+		r.svc.mu.Lock()
+		defer r.svc.mu.Unlock()
+		h := r.svc.running["s1"]
+		return h != nil && h.order.Request == "r5"
+	})
+}
