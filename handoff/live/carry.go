@@ -209,6 +209,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 			// back all the same.
 			hb.LeftOpen = leftOpenWords(opened, launched || r.opts.turn, closeErr, records, r.order.RunID)
 			s.cfg.Logf("live: handoff %s: %s", r.id, hb.LeftOpen)
+			s.keepAsRuns(r, records)
 			return
 		}
 		s.forget(records, launched || r.opts.turn || kept)
@@ -441,6 +442,27 @@ func (s *Service) recordLeftOpen(r *run, err error) error {
 		return fmt.Errorf("%w; %s stays open in Herdr, and herdr-pi close will not know of it: close it in Herdr", err, left.Left[0])
 	}
 	return fmt.Errorf("%w; %s stays open in Herdr: herdr-pi close %s closes it", err, left.Left[0], shellword.Word(r.order.RunID))
+}
+
+// keepAsRuns makes the handoff's records of what Herdr would not close the
+// run's: the handoff is over (its bridge closed, its run directory gone),
+// and herdr-pi close is to close the pane, not wait for this wrapper to
+// hand it back, nor tidy a bridge that is gone. A record that cannot be
+// rewritten stays as it was (close still closes the pane).
+func (s *Service) keepAsRuns(r *run, records []handoff.Record) {
+	for _, rec := range records {
+		if rec.Handoff == "" {
+			continue
+		}
+		kept := handoff.Record{Run: rec.Run, Kind: rec.Kind, ID: rec.ID, HerdrSocket: rec.HerdrSocket, Opened: rec.Opened}
+		if _, err := s.cfg.Ledger.Add(kept); err != nil {
+			s.cfg.Logf("live: handoff %s: %v", r.id, err)
+			continue
+		}
+		if err := s.cfg.Ledger.Remove(rec); err != nil {
+			s.cfg.Logf("live: handoff %s: %v", r.id, err)
+		}
+	}
 }
 
 // leftOpenWords says what of a handoff's placement Herdr would not close

@@ -1186,8 +1186,15 @@ func TestAPaneHerdrWillNotCloseIsSaidInTheHandback(t *testing.T) {
 			t.Errorf("%s was told %q of what stays open, want pane %s and herdr-pi close r1", who, said, pane)
 		}
 	}
-	if recs, err := handoff.LedgerAt(r.runtime).List(); err != nil || len(recs) != 1 || recs[0].Thing() != "pane "+pane {
+	recs, err := handoff.LedgerAt(r.runtime).List()
+	if err != nil || len(recs) != 1 || recs[0].Thing() != "pane "+pane {
 		t.Fatalf("the ledger: %+v %v", recs, err)
+	}
+	// The handoff is over, its bridge closed: herdr-pi close closes the
+	// pane, and reports nothing of a bridge it had nothing to do with.
+	closed, failed := handoff.CloseRun(context.Background(), handoff.LedgerAt(r.runtime), func(s string) handoff.Herdr { return herdr.NewClient(s) }, recs, long)
+	if len(failed) != 0 || !slices.Equal(closed, []handoff.Closed{{Kind: "pane", ID: pane, How: "closed"}}) {
+		t.Fatalf("close after the handback: %+v, failed %+v; want only pane %s closed", closed, failed, pane)
 	}
 }
 
