@@ -176,6 +176,14 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		if _, ok := io.stdinTerminal(); !ok {
 			return usagef("open", "name a run and an attempt (herdr-pi open --list shows them)")
 		}
+		if tty, _, _ := io.stdoutTerminal(); !tty {
+			return usagef("open", "name a run and an attempt (herdr-pi open --list shows them)")
+		}
+		// What the picker offers opens in a pane of the Herdr open runs
+		// in: outside one, said now, not after the person chose.
+		if _, _, inHerdr := f.Herdr(); !inHerdr {
+			return &notInHerdrError{missing: settings.MissingHerdr(env), picker: true}
+		}
 		var err error
 		if opts.Run, opts.Attempt, err = openPick(ctx, f, st); err != nil {
 			return err
@@ -501,11 +509,19 @@ func inspectionRecords(ledger handoff.Ledger, runtimeBase, run, socket string, p
 	return out
 }
 
-// notInHerdrError: open runs outside a Herdr pane.
-type notInHerdrError struct{ missing []string }
+// notInHerdrError: open runs outside a Herdr pane (picker: it was about
+// to offer the picker, whose choices open there).
+type notInHerdrError struct {
+	missing []string
+	picker  bool
+}
 
 func (e *notInHerdrError) Error() string {
-	return fmt.Sprintf("not inside a Herdr pane (missing %s); run it in a Herdr pane", strings.Join(e.missing, ", "))
+	s := fmt.Sprintf("not inside a Herdr pane (missing %s); run it in a Herdr pane", strings.Join(e.missing, ", "))
+	if e.picker {
+		s += ": the picker's attempts open in panes of the Herdr it runs in (herdr-pi open --list shows the runs from anywhere)"
+	}
+	return s
 }
 
 // openFailure is what `open --json` prints when it fails: one object in
