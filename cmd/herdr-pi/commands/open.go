@@ -245,11 +245,19 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	// Another placement of the run at this moment may be making its
 	// workspace: wait for it to be in the ledger, and look then. Those of
 	// other runs are not waited for.
+	// Ctrl-C, SIGTERM or a hangup from here on (the wait for the lock
+	// included) closes what open opened, if anything, and says so.
+	ctx, stop := signal.NotifyContext(ctx, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer stop()
 	ledger := handoff.LedgerAt(paths.RuntimeBase)
 	placed := lockRunWorkspace(ctx, ledger, &place, a.Run.ID, h.SocketPath, func() {
 		tell(io.Err, "herdr-pi open: waiting for another herdr-pi that is placing a pane of run %s in its workspace (at most %d minutes, then it opens anyway)\n", a.Run.Short(), int(handoff.PlacementWait/time.Minute))
 	})
 	defer placed()
+	if ctx.Err() != nil {
+		tell(io.Err, "herdr-pi open: interrupted; nothing opened\n")
+		return silentExit(exitInterrupted)
+	}
 	// A tab of the live attempt's label is its own turn at work (fully
 	// inspectable mode), not an inspection to reuse: --inspect forks.
 	place.Fresh = live
@@ -270,10 +278,8 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		Title: fmt.Sprintf("herdr-pi open: run %s (%s), %s", a.Run.Short(), a.Run.Workflow(), a.Name()),
 		Label: place.Title, SessionFile: session, Model: a.Model(), Cwd: dir,
 	})
-	// Ctrl-C, SIGTERM or a hangup while open works or waits closes what it
-	// opened: the pane was only ever this command's.
-	ctx, stop := signal.NotifyContext(ctx, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
-	defer stop()
+	// Ctrl-C while open works or waits closes what it opened: the pane
+	// was only ever this command's.
 	opened, err := opener.Open(ctx, launch, place)
 	if err != nil {
 		err = recordLeftOpen(ledger, a.Run.ID, a.Run.Short(), h.SocketPath, err)
