@@ -310,7 +310,7 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 			select {
 			case <-r.done:
 			case <-ctx.Done():
-				return control.Progress{}, context.Cause(ctx)
+				return control.Progress{}, fmt.Errorf("stopped waiting for the attempt's last handoff (%s) to be handed back, after which a new one was to be asked for: nothing was handed off", r.id)
 			}
 			return s.Handoff(ctx, ask, progress)
 		}

@@ -1248,7 +1248,14 @@ func TestAnAskDuringAHandbackWaitsAndHandsOffAgain(t *testing.T) {
 		t.Fatal("no handback")
 	}
 	y := r.ask(control.HandoffAsk{})
-	time.Sleep(100 * time.Millisecond) // y's ask reaches the service while h1 is handed back
+	// One that gives up while it waits hears that nothing was handed off.
+	z := r.ask(control.HandoffAsk{})
+	time.Sleep(100 * time.Millisecond) // y's and z's asks reach the service while h1 is handed back
+	z.cancel()
+	<-z.done
+	if z.err == nil || !strings.Contains(z.err.Error(), "nothing was handed off") {
+		t.Fatalf("an ask given up while h1 was handed back heard %+v, %v", z.final, z.err)
+	}
 	r.o.atHandback = nil
 	close(release)
 	if a := x.wait(t); a.Handoff != "h1" || a.Reason != control.HandbackIdle {
