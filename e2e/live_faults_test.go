@@ -52,6 +52,12 @@ func TestLiveHandoffPaneCloseFailsStillStopsThePanesPi(t *testing.T) {
 	if panePi() {
 		t.Fatalf("the pane's Pi (pid %d) still runs after the handback: it and the owner share the session file", launched.AgentPID)
 	}
+	// The person is told, by open and in the owner, without the log:
+	// the handback succeeded, and the pane stays for herdr-pi close.
+	if !strings.Contains(hb.LeftOpen, "pane "+launched.PaneID) || !strings.Contains(hb.LeftOpen, "herdr-pi close ") || hb.Error != "" {
+		t.Fatalf("handback %+v: want left_open naming pane %s and herdr-pi close, and no error", hb, launched.PaneID)
+	}
+	lr.owner.WaitText(t, "stays open in Herdr", lvLong)
 	if got := lr.result(); got != lvPaneReply {
 		t.Fatalf("the workflow's result is %q", got)
 	}

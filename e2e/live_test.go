@@ -365,6 +365,7 @@ type lvLine struct {
 	NeedsContinue  bool     `json:"needs_continue"`
 	Continued      bool     `json:"continued"`
 	Error          string   `json:"error"`
+	LeftOpen       string   `json:"left_open"`
 }
 
 // lines decodes what a running open has printed so far, each line

@@ -117,6 +117,9 @@ type Progress struct {
 	NeedsContinue  bool   `json:"needs_continue"`
 	Continued      bool   `json:"continued,omitempty"`
 	Error          string `json:"error,omitempty"`
+	// LeftOpen (handback): what stays open in Herdr, which would not
+	// close it, and how to close it later; the handback still succeeded.
+	LeftOpen string `json:"left_open,omitempty"`
 }
 
 // Handoffs carries out `herdr-pi open`'s handoff requests. Unlike the other
@@ -186,7 +189,7 @@ func ParseProgress(data []byte) (Progress, error) {
 	if len(p.Label) > maxLabel || !PrintableLabel(p.Label) {
 		return Progress{}, errors.New("handoff progress: label is not printable")
 	}
-	if len(p.Error) > maxError {
+	if len(p.Error) > maxError || len(p.LeftOpen) > maxError {
 		return Progress{}, errors.New("handoff progress: error text too long")
 	}
 	if len(p.Command) > maxArgs || len(p.Env) > maxEnv+8 {
@@ -388,6 +391,10 @@ func (p Progress) String() string {
 		}
 		if p.Error != "" {
 			b.WriteString(" (" + p.Error + ")")
+		}
+		if p.LeftOpen != "" {
+			// A note, not a failure: the attempt is back.
+			b.WriteString("; " + p.LeftOpen)
 		}
 		return b.String()
 	}

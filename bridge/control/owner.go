@@ -41,7 +41,8 @@ import (
 //	wrapper → owner  tool_abort       id=c   (the tool's signal aborts; the call still ends with one result or error)
 //	owner → wrapper  handoff_cancel   id=h   {reason}: the owner gives up (run cancelled, attempt
 //	                                         disposed); the wrapper closes the pane and sends handback
-//	wrapper → owner  handback         id=h   {reason, transferred, needsContinue, lastStopReason, error}
+//	wrapper → owner  handback         id=h   {reason, transferred, needsContinue, lastStopReason, error,
+//	                                         paneRunning, leftOpen}
 //	owner → wrapper  resumed          id=h   {transferred, continued, error}: the local session is back
 //
 // A handback may come at any point after handoff: before the turn boundary
@@ -382,6 +383,10 @@ type Handback struct {
 	// still write the session file, so the owner must not reopen it (the
 	// attempt fails instead). Reason is then failed.
 	PaneRunning bool `json:"paneRunning,omitempty"`
+	// LeftOpen says what of the handoff stays open in Herdr, which would
+	// not close it, and how to close it later (herdr-pi close): the
+	// handback itself succeeded, so it is a note, not an Error.
+	LeftOpen string `json:"leftOpen,omitempty"`
 }
 
 // Resumed: the owner has its local session back after a handback.

@@ -867,6 +867,7 @@ function onHandback(id, hb) {
 			needsContinue: hb.needsContinue === true,
 			paneRunning: hb.paneRunning === true,
 			error: typeof hb.error === "string" ? hb.error : "",
+			leftOpen: typeof hb.leftOpen === "string" ? hb.leftOpen : "",
 		});
 		return;
 	}
@@ -953,8 +954,15 @@ async function runHandoff(a, h) {
 			});
 		}
 		const shown = h.paneState === "done" ? "completed" : "idle";
-		status(a, out.transferred ? shown : undefined);
-		if (out.transferred) {
+		if (hb.leftOpen) {
+			// Herdr would not close the pane: the session is back all the
+			// same, but the person must close it (herdr-pi close). Said
+			// once as a notice, and kept on the status line while the
+			// attempt lives, not taken down with the handback's.
+			notify(`${a.label}: ${hb.leftOpen}`, "warning");
+			status(a, out.transferred ? `${shown}; ${hb.leftOpen}` : hb.leftOpen);
+		} else status(a, out.transferred ? shown : undefined);
+		if (out.transferred && !hb.leftOpen) {
 			// Taken down only if still shown: the engine may have started
 			// the attempt's next turn meanwhile, and its status stays.
 			const shownNow = a.statusShown;

@@ -302,6 +302,39 @@ func TestHandoffStatusLineFollowsThePane(t *testing.T) {
 	}
 }
 
+// A handback after which Herdr would not close the pane (the wrapper's
+// note, leftOpen) is a handback all the same: the session comes back.
+// The owner's status line says what stays open and how to close it, and
+// keeps saying it (the attempt goes on locally meanwhile), and a notice
+// says it once: the person learns it without reading the wrapper's log.
+func TestHandoffSaysWhatAHandbackLeftOpen(t *testing.T) {
+	const left = "pane w1:p4 stays open in Herdr (boom): herdr-pi close r1 closes it"
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		if a, ok := m.(control.Attempt); ok && a.Live {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if !handOff(ctx, t, l, a, control.PaneLaunched, control.PaneWorking, control.PaneIdle) {
+					return
+				}
+				if _, err := l.Handback(ctx, "h1", control.Handback{Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop", LeftOpen: left}); err != nil {
+					t.Errorf("handback: %v", err)
+				}
+			}()
+		}
+	}
+	out, _ := runHandoffHarnessSink(t, "handed", &ownerSink{react: react})
+	if !slices.Equal(out.Log, []string{"create", "suspend", "resume"}) {
+		t.Fatalf("the local session saw %q, want it resumed", out.Log)
+	}
+	if last := out.StatusLines[len(out.StatusLines)-1]; last != "finder: idle; "+left {
+		t.Errorf("status lines %q\nwant the last %q, kept", out.StatusLines, "finder: idle; "+left)
+	}
+	if !slices.Equal(out.Notes, []string{"warning: finder: " + left}) {
+		t.Errorf("notices %q, want one warning saying %q", out.Notes, left)
+	}
+}
+
 // A handback that says the pane's Pi may still run (the wrapper could not
 // stop it) leaves the local session suspended: reopening it would make two
 // writers of the session file. The owner says so instead of resuming, and

@@ -48,6 +48,7 @@ func (s *Service) carry(r *run) {
 // handBack returns the attempt to the owner, waits for it to resume, and
 // records the outcome.
 func (s *Service) handBack(r *run, hb control.Handback) {
+	r.end()
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.HandbackTimeout)
 	defer cancel()
 	res, err := r.link.Handback(ctx, r.id, hb)
@@ -59,6 +60,7 @@ func (s *Service) handBack(r *run, hb control.Handback) {
 	case res.Error != "":
 		p.Error = joinText(p.Error, "the owner could not reopen its session: "+res.Error)
 	}
+	p.LeftOpen = hb.LeftOpen
 	s.cfg.Logf("live: handoff %s handed back: %s (transferred %v, needs continue %v, continued %v) %s", r.id, hb.Reason, hb.Transferred, hb.NeedsContinue, res.Continued, p.Error)
 	r.final = r.stamp(p)
 }
@@ -177,6 +179,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	// gone (see paneAgent).
 	var agent *paneAgent
 	defer func() {
+		r.end() // the pane closes now: a new ask waits for a new handoff
 		if agent == nil && (launched || r.opts.turn) {
 			// Asked before the pane closes, while its wrapper still runs.
 			agent = s.findAgent(r, opened.PaneID)
@@ -201,8 +204,12 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		}
 		if closeErr != nil && !handoff.HerdrGone(closeErr) {
 			// Herdr still has the pane: `herdr-pi close` can try again
-			// (a Herdr that went away took it along).
-			s.cfg.Logf("live: handoff %s: pane %s stays in the ledger for `herdr-pi close`", r.id, opened.PaneID)
+			// (a Herdr that went away took it along). The handback says
+			// so, to the asker and the owner, as a note: the attempt is
+			// back all the same.
+			hb.LeftOpen = leftOpenWords(opened, launched || r.opts.turn, closeErr, records, r.order.RunID)
+			s.cfg.Logf("live: handoff %s: %s", r.id, hb.LeftOpen)
+			s.keepAsRuns(r, records)
 			return
 		}
 		s.forget(records, launched || r.opts.turn || kept)
@@ -435,6 +442,45 @@ func (s *Service) recordLeftOpen(r *run, err error) error {
 		return fmt.Errorf("%w; %s stays open in Herdr, and herdr-pi close will not know of it: close it in Herdr", err, left.Left[0])
 	}
 	return fmt.Errorf("%w; %s stays open in Herdr: herdr-pi close %s closes it", err, left.Left[0], shellword.Word(r.order.RunID))
+}
+
+// keepAsRuns makes the handoff's records of what Herdr would not close the
+// run's: the handoff is over (its bridge closed, its run directory gone),
+// and herdr-pi close is to close the pane, not wait for this wrapper to
+// hand it back, nor tidy a bridge that is gone. A record that cannot be
+// rewritten stays as it was (close still closes the pane).
+func (s *Service) keepAsRuns(r *run, records []handoff.Record) {
+	for _, rec := range records {
+		if rec.Handoff == "" {
+			continue
+		}
+		kept := handoff.Record{Run: rec.Run, Kind: rec.Kind, ID: rec.ID, HerdrSocket: rec.HerdrSocket, Opened: rec.Opened}
+		if _, err := s.cfg.Ledger.Add(kept); err != nil {
+			s.cfg.Logf("live: handoff %s: %v", r.id, err)
+			continue
+		}
+		if err := s.cfg.Ledger.Remove(rec); err != nil {
+			s.cfg.Logf("live: handoff %s: %v", r.id, err)
+		}
+	}
+}
+
+// leftOpenWords says what of a handoff's placement Herdr would not close
+// (err): after the launch its pane (or tab), before it the placement whole
+// (its outermost thing) — and how it can be closed: herdr-pi close when it
+// is in the ledger (records), else only in Herdr.
+func leftOpenWords(o handoff.Opened, launched bool, err error, records []handoff.Record, run string) string {
+	what := "pane " + o.PaneID
+	if n := len(o.Created); n > 0 {
+		what = o.Created[0]
+		if launched {
+			what = o.Created[n-1]
+		}
+	}
+	if len(records) == 0 {
+		return fmt.Sprintf("%s stays open in Herdr (%s), and herdr-pi close will not know of it: close it in Herdr", what, control.Clip(err.Error()))
+	}
+	return fmt.Sprintf("%s stays open in Herdr (%s): herdr-pi close %s closes it", what, control.Clip(err.Error()), shellword.Word(run))
 }
 
 // forget removes the handoff's own records, and the run's too when nothing

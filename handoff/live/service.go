@@ -12,6 +12,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/internal/guard"
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 )
 
 // Owner is the owner link as a handoff uses it; *control.OwnerLink is one.
@@ -183,9 +184,9 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 			return
 		}
 		if old, busy := s.running[m.SessionID]; busy {
-			if m.Turn {
-				// The attempt's previous turn is still being handed back:
-				// this one starts when that is over.
+			if m.Turn || old.isEnding() {
+				// The attempt's previous turn (or handoff) is still being
+				// handed back: this one starts when that is over.
 				guard.Go(&s.wg, s.cfg.Logf, "live: a turn waiting for the one before", "this turn is not handed off; the owner may ask again", func() {
 					select {
 					case <-old.done:
@@ -301,6 +302,18 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 			unlock()
 			return s.focus(ctx, r, at)
 		}
+		if r.isEnding() {
+			// Its pane is closing and the attempt on its way back: this
+			// ask is a new handoff, once that one is over — not a
+			// follower of one that ends without handing anything off.
+			unlock()
+			select {
+			case <-r.done:
+			case <-ctx.Done():
+				return control.Progress{}, fmt.Errorf("stopped waiting for the attempt's last handoff (%s) to be handed back, after which a new one was to be asked for: nothing was handed off", r.id)
+			}
+			return s.Handoff(ctx, ask, progress)
+		}
 		// Shared: this asker follows; leaving gives nothing up.
 		unsubscribe := r.subscribe(progress)
 		defer unsubscribe()
@@ -308,7 +321,7 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 		select {
 		case <-r.done:
 		case <-ctx.Done():
-			return control.Progress{}, context.Cause(ctx)
+			return control.Progress{}, r.leftFollowing()
 		}
 		return r.final, r.err
 	}
@@ -318,6 +331,7 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 		return control.Progress{}, err
 	}
 	r := s.startLocked(l, control.HandoffOrder{RunID: ask.RunID, SessionID: ask.SessionID}, "", opts, progress)
+	r.askedBy = ask.Label
 	unlock()
 	// The asker going away gives the attempt back: the pane was its.
 	stop := context.AfterFunc(ctx, func() { r.cancel(context.Cause(ctx)) })
@@ -375,21 +389,27 @@ func (s *Service) startLocked(l Owner, order control.HandoffOrder, label string,
 
 // run is one handoff: its order, who follows it, and how it ended.
 type run struct {
-	id     string
-	order  control.HandoffOrder
-	label  string
-	opts   options
-	link   Owner
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	id    string
+	order control.HandoffOrder
+	label string
+	// askedBy names who asked first, when an open did ("herdr-pi open
+	// (pid 42)"): its end gives the attempt back, a follower's does not.
+	askedBy string
+	opts    options
+	link    Owner
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
 
 	mu      sync.Mutex
 	placed  handoff.Placed // where its pane is, once placed
 	subs    []func(control.Progress)
 	history []control.Progress
 	done    chan struct{}
-	final   control.Progress // set before done closes
-	err     error            // the order was refused: nothing was handed off
+	// ending is set once the handoff's end is decided (its pane closing,
+	// the handback under way): nobody joins it then.
+	ending bool
+	final  control.Progress // set before done closes
+	err    error            // the order was refused: nothing was handed off
 }
 
 // tab is where the handoff's pane was placed, once it was.
@@ -397,6 +417,46 @@ func (r *run) tab() (handoff.Placed, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.placed, r.placed.TabID != ""
+}
+
+// end marks the handoff as ending: see run.ending.
+func (r *run) end() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ending = true
+}
+
+func (r *run) isEnding() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ending
+}
+
+// leftFollowing is what a follower of the handoff (an ask that found it
+// under way) hears when it leaves: nothing is given back, since the
+// handoff is whoever asked first's, and it says so — where the attempt
+// runs, and how to give it back anyway.
+func (r *run) leftFollowing() error {
+	who := "the owner's /workflow menu"
+	if r.order.Request == "" {
+		who = "the herdr-pi open"
+		if r.askedBy != "" {
+			who = r.askedBy
+		}
+	}
+	where := "no pane has opened yet"
+	if at, ok := r.where(); ok {
+		where = "pane " + at.PaneID + " runs the attempt"
+	}
+	return fmt.Errorf("stopped following handoff %s, which goes on for %s that asked for it first (%s); herdr-pi close %s gives the attempt back now",
+		r.id, who, where, shellword.Word(r.order.RunID))
+}
+
+// where is the handoff's pane, once placed.
+func (r *run) where() (handoff.Placed, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.placed, r.placed.PaneID != ""
 }
 
 // focus brings a turn's tab to the front for `herdr-pi open`.

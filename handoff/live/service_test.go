@@ -1164,3 +1164,134 @@ func TestAPaneLeftOpenByAFailedPlacementIsInTheLedger(t *testing.T) {
 		t.Fatalf("close: %+v, failed %+v", closed, failed)
 	}
 }
+
+// Herdr refuses to close the pane at an idle handback; its Pi goes at the
+// hangup the wrapper sends. The attempt is back (idle, no error: the
+// handback succeeded), and the handback says, to the asker and to the
+// owner, which pane stays open in Herdr and that `herdr-pi close` closes
+// it: the person learns it without reading the wrapper's log.
+func TestAPaneHerdrWillNotCloseIsSaidInTheHandback(t *testing.T) {
+	r := newRig(t)
+	agent := startAgent(t, "")
+	r.s.SetFault(paneCloseFails)
+	x := r.ask(control.HandoffAsk{})
+	pane := r.idleHandbackWith(agent, x)
+	hb := x.wait(t)
+	r.s.SetFault(herdrtest.Fault{})
+	if hb.Reason != control.HandbackIdle || !hb.Transferred || hb.Error != "" {
+		t.Fatalf("handback %+v, want a successful idle handback", hb)
+	}
+	for who, said := range map[string]string{"the asker": hb.LeftOpen, "the owner": r.o.handbacksSoFar()[0].LeftOpen} {
+		if !strings.Contains(said, "pane "+pane) || !strings.Contains(said, "herdr-pi close r1") {
+			t.Errorf("%s was told %q of what stays open, want pane %s and herdr-pi close r1", who, said, pane)
+		}
+	}
+	recs, err := handoff.LedgerAt(r.runtime).List()
+	if err != nil || len(recs) != 1 || recs[0].Thing() != "pane "+pane {
+		t.Fatalf("the ledger: %+v %v", recs, err)
+	}
+	// The handoff is over, its bridge closed: herdr-pi close closes the
+	// pane, and reports nothing of a bridge it had nothing to do with.
+	closed, failed := handoff.CloseRun(context.Background(), handoff.LedgerAt(r.runtime), func(s string) handoff.Herdr { return herdr.NewClient(s) }, recs, long)
+	if len(failed) != 0 || !slices.Equal(closed, []handoff.Closed{{Kind: "pane", ID: pane, How: "closed"}}) {
+		t.Fatalf("close after the handback: %+v, failed %+v; want only pane %s closed", closed, failed, pane)
+	}
+}
+
+// A second ask follows the handoff the first started (or the owner's menu
+// did); when it leaves (Ctrl-C on the second open) nothing is given back:
+// the pane goes on for the first. What it hears says so — the handoff
+// goes on, in which pane, and how to give it back anyway — rather than
+// that the asker "cancelled it", which reads as the attempt given back.
+func TestASecondAskThatLeavesHearsTheHandoffGoesOn(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	y := r.ask(control.HandoffAsk{})
+	y.next(t, control.ProgressLaunched)
+	y.cancel()
+	<-y.done
+	if y.err == nil || !strings.Contains(y.err.Error(), "goes on") || !strings.Contains(y.err.Error(), "pane "+pane) ||
+		!strings.Contains(y.err.Error(), "herdr-pi close r1") {
+		t.Fatalf("the second ask, cancelled, heard %+v, %v; want that the handoff goes on in pane %s, and herdr-pi close r1", y.final, y.err, pane)
+	}
+	if got := r.o.handbacksSoFar(); len(got) != 0 {
+		t.Fatalf("the owner got %+v when only a follower left", got)
+	}
+	r.report(pane, "idle")
+	r.release(pane)
+	if a := x.wait(t); a.Reason != control.HandbackExited {
+		t.Fatalf("the first ask: %+v", a)
+	}
+}
+
+// An open that asks while the attempt's handoff is being handed back (its
+// pane closed or closing, the owner reopening its session) asks for a new
+// handoff: it waits for the handback, then the owner is ordered again. It
+// does not join the ending one, whose replayed history and handback would
+// tell it "handed back" without anything handed off.
+func TestAnAskDuringAHandbackWaitsAndHandsOffAgain(t *testing.T) {
+	r := newRig(t)
+	atHandback, release := make(chan struct{}, 1), make(chan struct{})
+	r.o.atHandback = func(control.Handback) {
+		atHandback <- struct{}{}
+		<-release
+	}
+	x := r.ask(control.HandoffAsk{})
+	pane := r.idleHandbackWith(startAgent(t, ""), x)
+	select {
+	case <-atHandback:
+	case <-time.After(long):
+		t.Fatal("no handback")
+	}
+	y := r.ask(control.HandoffAsk{})
+	// One that gives up while it waits hears that nothing was handed off.
+	z := r.ask(control.HandoffAsk{})
+	time.Sleep(100 * time.Millisecond) // y's and z's asks reach the service while h1 is handed back
+	z.cancel()
+	<-z.done
+	if z.err == nil || !strings.Contains(z.err.Error(), "nothing was handed off") {
+		t.Fatalf("an ask given up while h1 was handed back heard %+v, %v", z.final, z.err)
+	}
+	r.o.atHandback = nil
+	close(release)
+	if a := x.wait(t); a.Handoff != "h1" || a.Reason != control.HandbackIdle {
+		t.Fatalf("the first ask: %+v", a)
+	}
+	if p := y.next(t, control.ProgressOrdered); p.Handoff != "h2" {
+		t.Fatalf("an ask during h1's handback heard ordered of handoff %q: it joined the handoff being handed back (pane %s)", p.Handoff, pane)
+	}
+}
+
+// The owner's menu asking for the live handoff while the attempt's last
+// one is handed back is not dropped either: once that is over the owner
+// is ordered again.
+func TestAMenuRequestDuringAHandbackHandsOffAgain(t *testing.T) {
+	r := newRig(t)
+	atHandback, release := make(chan struct{}, 1), make(chan struct{})
+	r.o.atHandback = func(control.Handback) {
+		atHandback <- struct{}{}
+		<-release
+	}
+	x := r.ask(control.HandoffAsk{})
+	r.idleHandbackWith(startAgent(t, ""), x)
+	select {
+	case <-atHandback:
+	case <-time.After(long):
+		t.Fatal("no handback")
+	}
+	r.o.waitBoundary = true // the new order waits at the owner: no second pane needed
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r5", RunID: "r1", SessionID: "s1", Label: "finder"})
+	r.o.atHandback = nil
+	close(release)
+	x.wait(t)
+	r.s.WaitFor(t, long, "the menu's request ordered once the handback is over", func() bool {
+		r.svc.mu.Lock()
+		defer r.svc.mu.Unlock()
+		h := r.svc.running["s1"]
+		return h != nil && h.order.Request == "r5"
+	})
+}

@@ -195,6 +195,8 @@ async function main() {
 		// wrapper (the Go test) hands it off, says how the pane goes, and
 		// hands it back. What the owner's status line showed is printed.
 		const reg = fakeRegistry();
+		const notes = [];
+		ui.notify = (text, level) => notes.push(`${level}: ${text}`);
 		await startOwner(load, reg);
 		const { log, alive } = await liveAttempt(reg);
 		// Until the session is back, or the handback is over without it
@@ -209,6 +211,7 @@ async function main() {
 		clearInterval(alive);
 		out.log = log;
 		out.statusLines = statuses.map(([, v]) => (v === undefined ? "(cleared)" : v));
+		out.notes = notes;
 	} else if (scenario === "menu-refused") {
 		// The menu's "Open live session in Herdr pane" on a live attempt,
 		// which the wrapper (the Go test) refuses. What the owner's status

@@ -71,7 +71,9 @@ func openCommand(f *Factory) *cli.Command {
 			"running in the owner. open follows the pane and says each change until the\n" +
 			"attempt is handed back: when its Pi exits (/quit), the pane closes, or the Pi goes\n" +
 			"idle after working (--hold keeps the pane across turns until it exits). Ctrl-C\n" +
-			"gives the attempt back at once. --inspect opens a read-only fork instead.\n" +
+			"gives the attempt back at once (an open that joined a handoff under way, asked\n" +
+			"for by another open or the owner's /workflow menu, only stops following it).\n" +
+			"--inspect opens a read-only fork instead.\n" +
 			"An attempt whose owner was killed opens like a finished one.\n\n" +
 			"Without arguments on a terminal it offers a picker of recent attempts;\n" +
 			"--list prints runs (or one run's attempts) and what open can do with each.\n\n" +
@@ -174,6 +176,14 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		if _, ok := io.stdinTerminal(); !ok {
 			return usagef("open", "name a run and an attempt (herdr-pi open --list shows them)")
 		}
+		if tty, _, _ := io.stdoutTerminal(); !tty {
+			return usagef("open", "name a run and an attempt (herdr-pi open --list shows them)")
+		}
+		// What the picker offers opens in a pane of the Herdr open runs
+		// in: outside one, said now, not after the person chose.
+		if _, _, inHerdr := f.Herdr(); !inHerdr {
+			return &notInHerdrError{missing: settings.MissingHerdr(env), picker: true}
+		}
 		var err error
 		if opts.Run, opts.Attempt, err = openPick(ctx, f, st); err != nil {
 			return err
@@ -235,11 +245,19 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	// Another placement of the run at this moment may be making its
 	// workspace: wait for it to be in the ledger, and look then. Those of
 	// other runs are not waited for.
+	// Ctrl-C, SIGTERM or a hangup from here on (the wait for the lock
+	// included) closes what open opened, if anything, and says so.
+	ctx, stop := signal.NotifyContext(ctx, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer stop()
 	ledger := handoff.LedgerAt(paths.RuntimeBase)
 	placed := lockRunWorkspace(ctx, ledger, &place, a.Run.ID, h.SocketPath, func() {
 		tell(io.Err, "herdr-pi open: waiting for another herdr-pi that is placing a pane of run %s in its workspace (at most %d minutes, then it opens anyway)\n", a.Run.Short(), int(handoff.PlacementWait/time.Minute))
 	})
 	defer placed()
+	if ctx.Err() != nil {
+		tell(io.Err, "herdr-pi open: interrupted; nothing opened\n")
+		return silentExit(exitInterrupted)
+	}
 	// A tab of the live attempt's label is its own turn at work (fully
 	// inspectable mode), not an inspection to reuse: --inspect forks.
 	place.Fresh = live
@@ -260,10 +278,8 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		Title: fmt.Sprintf("herdr-pi open: run %s (%s), %s", a.Run.Short(), a.Run.Workflow(), a.Name()),
 		Label: place.Title, SessionFile: session, Model: a.Model(), Cwd: dir,
 	})
-	// Ctrl-C, SIGTERM or a hangup while open works or waits closes what it
-	// opened: the pane was only ever this command's.
-	ctx, stop := signal.NotifyContext(ctx, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
-	defer stop()
+	// Ctrl-C while open works or waits closes what it opened: the pane
+	// was only ever this command's.
 	opened, err := opener.Open(ctx, launch, place)
 	if err != nil {
 		err = recordLeftOpen(ledger, a.Run.ID, a.Run.Short(), h.SocketPath, err)
@@ -499,11 +515,19 @@ func inspectionRecords(ledger handoff.Ledger, runtimeBase, run, socket string, p
 	return out
 }
 
-// notInHerdrError: open runs outside a Herdr pane.
-type notInHerdrError struct{ missing []string }
+// notInHerdrError: open runs outside a Herdr pane (picker: it was about
+// to offer the picker, whose choices open there).
+type notInHerdrError struct {
+	missing []string
+	picker  bool
+}
 
 func (e *notInHerdrError) Error() string {
-	return fmt.Sprintf("not inside a Herdr pane (missing %s); run it in a Herdr pane", strings.Join(e.missing, ", "))
+	s := fmt.Sprintf("not inside a Herdr pane (missing %s); run it in a Herdr pane", strings.Join(e.missing, ", "))
+	if e.picker {
+		s += ": the picker's attempts open in panes of the Herdr it runs in (herdr-pi open --list shows the runs from anywhere)"
+	}
+	return s
 }
 
 // openFailure is what `open --json` prints when it fails: one object in

@@ -2,13 +2,18 @@ package commands
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/handoff"
 )
 
 // openChildEnv makes the test binary, started by the test below, run one
@@ -115,4 +120,81 @@ func filesUnder(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return names
+}
+
+// openLockChildEnv makes the test binary, started by the test below, run
+// one `herdr-pi open --workspace` (JSON of openChild) and say how it ended.
+const openLockChildEnv = "HERDR_PI_TEST_OPEN_LOCK_CHILD"
+
+// Ctrl-C while open waits for the run's placement lock (it said it waits)
+// ends it as at any other step: "interrupted", exit 130, nothing opened in
+// Herdr — not the default death by SIGINT, without a word, after a line
+// that promised it would open anyway.
+func TestOpenInterruptedWhileItWaitsForThePlacementLock(t *testing.T) {
+	if spec := os.Getenv(openLockChildEnv); spec != "" {
+		var c openChild
+		if err := json.Unmarshal([]byte(spec), &c); err != nil {
+			t.Fatal(err)
+		}
+		f := NewFactory(IO{In: strings.NewReader(""), Out: os.Stdout, Err: os.Stderr, Env: c.Env, Dir: c.Dir})
+		f.Executable = func() (string, error) { return c.Self, nil }
+		err := openRun(t.Context(), f, &openOptions{Run: c.Run, Attempt: "api", Place: "workspace", StartTimeout: time.Minute, ForkTimeout: time.Millisecond})
+		fmt.Printf("OPEN RETURNED: %v\n", err)
+		return
+	}
+	f, s, run, _, _ := openWorld(t, "exec sleep 600")
+	unlock := handoff.LedgerAt(f.Paths().RuntimeBase).LockPlacement(t.Context(), run, nil)
+	defer unlock()
+	self, _ := f.Executable()
+	spec, err := json.Marshal(openChild{Env: f.IO.Env, Dir: f.IO.Dir, Self: self, Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(exe, "-test.run=^"+t.Name()+"$", "-test.v")
+	child.Env = append(os.Environ(), openLockChildEnv+"="+string(spec))
+	var childOut lockedBuilder
+	child.Stdout, child.Stderr = &childOut, &childOut
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	for left := 0; !strings.Contains(childOut.String(), "waiting for another herdr-pi"); left++ {
+		if left == 6000 { // a guard against a hang, not a measurement
+			t.Fatalf("the open never said it waits for the lock:\n%s", childOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := child.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = child.Wait()
+	got := childOut.String()
+	if !strings.Contains(got, "OPEN RETURNED: exit 130") || !strings.Contains(got, "herdr-pi open: interrupted") {
+		t.Fatalf("Ctrl-C while open waited for the placement lock: %v; it said:\n%s\nwant it interrupted (130), saying so", err, got)
+	}
+	if m := strings.Join(s.Methods(), " "); strings.Contains(m, "workspace.create") || strings.Contains(m, "pane.") {
+		t.Fatalf("Herdr heard %s from an open interrupted before it placed anything", m)
+	}
+}
+
+// lockedBuilder is a strings.Builder a child's two streams write at once.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

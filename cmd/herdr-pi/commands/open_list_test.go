@@ -522,11 +522,12 @@ func TestOpenPickChoosesAnAttempt(t *testing.T) {
 	}
 }
 
-// herdr-pi open without arguments on a terminal: the picker; Esc exits 130
-// saying nothing opened; Enter hands the attempt to open, which checks it
-// and (outside Herdr) says where it must run.
+// herdr-pi open without arguments on a terminal in a Herdr pane: the
+// picker; Esc exits 130 saying nothing opened; Enter hands the attempt to
+// open, which opens it there.
 func TestOpenWithoutArgumentsPicks(t *testing.T) {
 	ls := newListStore(t)
+	inHerdr := append(openEnv(ls.Home), "HERDR_ENV=1", "HERDR_SOCKET_PATH="+filepath.Join(ls.Home, "no-herdr.sock"), "HERDR_PANE_ID=w1:p1")
 	for _, tc := range []struct {
 		keys   []string
 		code   int
@@ -534,13 +535,15 @@ func TestOpenWithoutArgumentsPicks(t *testing.T) {
 	}{
 		{[]string{pickertest.Esc}, exitInterrupted, "herdr-pi open: cancelled; nothing opened"},
 		{[]string{pickertest.CtrlC}, exitInterrupted, "cancelled"},
-		{[]string{pickertest.Enter}, exitError, "not inside a Herdr pane"},
+		// The chosen attempt goes on to open, which needs Pi (the test's
+		// environment has no PATH).
+		{[]string{pickertest.Enter}, exitError, `herdr-pi open: "pi" is not on your PATH`},
 	} {
 		tm := pickertest.Open(t, 30, 110)
 		var errb bytes.Buffer
 		code := make(chan int, 1)
 		go func() {
-			code <- Main(context.Background(), []string{"herdr-pi", "open"}, IO{In: tm.TTY, Out: tm.TTY, Err: &errb, Env: openEnv(ls.Home), Dir: ls.Cwd})
+			code <- Main(context.Background(), []string{"herdr-pi", "open"}, IO{In: tm.TTY, Out: tm.TTY, Err: &errb, Env: inHerdr, Dir: ls.Cwd})
 		}()
 		tm.WaitLine(t, "> api#1")
 		tm.Press(t, tc.keys...)
@@ -981,5 +984,30 @@ func TestOpenListSaysWhichDirectoriesItCouldNotRead(t *testing.T) {
 	o, _ := listJSON(t, ls.Home, ls.Cwd)
 	if len(o.Runs) != len(ls.IDs) || len(o.Unreadable) != 1 || o.Unreadable[0].Path != blocked || !strings.Contains(o.Unreadable[0].Problem, "move it away") {
 		t.Fatalf("--json: %d runs, unreadable %+v", len(o.Runs), o.Unreadable)
+	}
+}
+
+// Outside a Herdr pane nothing the picker offers can open (an inspection
+// needs a pane of the Herdr open runs in): open says so at once, as it
+// does with a run and an attempt, rather than let the person browse and
+// choose, and tell them only then.
+func TestOpenWithoutArgumentsOutsideHerdrSaysSoBeforeThePicker(t *testing.T) {
+	ls := newListStore(t)
+	tm := pickertest.Open(t, 30, 110)
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(context.Background(), []string{"herdr-pi", "open"}, IO{In: tm.TTY, Out: tm.TTY, Err: &errb, Env: openEnv(ls.Home), Dir: ls.Cwd})
+	}()
+	select {
+	case code := <-done:
+		if code != exitError || !strings.Contains(errb.String(), "not inside a Herdr pane") || !strings.Contains(errb.String(), "--list") {
+			t.Fatalf("exit %d, stderr %q; want exit 1, not inside a Herdr pane, and open --list for the runs", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		screen := tm.Screen()
+		tm.Press(t, "q")
+		<-done
+		t.Fatalf("open without arguments outside Herdr showed the picker, whose choice cannot open:\n%s", screen)
 	}
 }

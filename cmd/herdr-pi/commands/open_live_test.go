@@ -110,6 +110,8 @@ type scriptedHandoffs struct {
 	// focus answers as for an agent of fully inspectable mode: its tab
 	// focused, nothing handed off.
 	focus bool
+	// leftOpen is what the handback says stays open in Herdr.
+	leftOpen string
 	// Set on the server's goroutine; read once open returned, which the
 	// race detector cannot see through the socket.
 	mu       sync.Mutex
@@ -165,7 +167,8 @@ func (h *scriptedHandoffs) Handoff(ctx context.Context, ask control.HandoffAsk, 
 	case <-h.paneDone:
 	}
 	progress(control.Progress{Event: control.ProgressIdle, PaneID: "w1:p2"})
-	return control.Progress{Event: control.ProgressHandback, Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop"}, nil
+	return control.Progress{Event: control.ProgressHandback, Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop", LeftOpen: h.leftOpen,
+		RunID: ask.RunID, Handoff: "h1"}, nil
 }
 
 type noEvents struct{}
@@ -288,4 +291,36 @@ func (r *releasing) Write(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// A handback after which Herdr would not close the pane succeeded (exit
+// 0, nothing on stderr), and its line says what stays open and how to
+// close it: the person learns it from open, not from the wrapper's log.
+// With --json the handback line carries it as left_open, in the schema.
+func TestOpenLiveSaysWhatAHandbackLeftOpen(t *testing.T) {
+	const left = "pane w1:p2 stays open in Herdr (boom): herdr-pi close 3f0c closes it"
+	schema := compileSchema(t, "open")
+	for _, asJSON := range []bool{false, true} {
+		w := newLiveWorld(t)
+		w.handoffs.leftOpen = left
+		w.handoffs.endTurn()
+		w.handoffs.endPaneTurn()
+		var out bytes.Buffer
+		var args []string
+		if asJSON {
+			args = append(args, "--json")
+		}
+		code, stderr := w.open(t, &out, args...)
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		last := lines[len(lines)-1]
+		if code != exitOK || stderr != "" || !strings.Contains(last, left) {
+			t.Fatalf("--json %v: exit %d, last line %q, stderr %q; want exit 0 and the handback saying %q", asJSON, code, last, stderr, left)
+		}
+		if asJSON {
+			validate(t, schema, last)
+			if !strings.Contains(last, `"left_open":`) || strings.Contains(last, `"error"`) {
+				t.Fatalf("the handback line %s: want left_open, and no error", last)
+			}
+		}
+	}
 }
