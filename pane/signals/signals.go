@@ -147,10 +147,11 @@ func sentinel(question string) state.Reason {
 // fileSentinel is the sentinel as the session file says it: the reply that
 // asks, by its entry id (the machine tells another reply's for a new
 // question), and whether Pi wrote it while watched (news, see
-// state.Reason.Live), without its text.
+// state.Reason.Live) or before (history, state.Reason.Old), without its
+// text.
 func fileSentinel(x session.Sentinel) state.Reason {
 	r := sentinel("")
-	r.Entry, r.Live = x.EntryID, x.Live
+	r.Entry, r.Live, r.Old = x.EntryID, x.Live, x.Old
 	return r
 }
 

@@ -94,6 +94,12 @@ type Reason struct {
 	// channel, a run quicker than the screen's debounce is never seen
 	// working. False for a reply from the session's history.
 	Live bool `json:",omitempty"`
+	// Old says, for a sentinel read from the session file, that the file's
+	// own time for the reply that asks is from before the file was watched
+	// (session.Sentinel.Old): the session's history, told when it was
+	// asked, whenever it shows again — a /tree back to it, say. Neither Old
+	// nor Live when the reply has no time.
+	Old bool `json:",omitempty"`
 	// Restored is set by the machine for a reason that comes from the
 	// history of a session rather than from something the agent did in this
 	// one: restored by SessionStart, or a sentinel found before the agent
@@ -863,7 +869,15 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 // counts only while the probe is away: with it, the probe's runs say what
 // is news, and a reply it did not see written is not its Pi's (another Pi
 // writing the same file).
+//
+// A reply the file says was written before it was watched (Reason.Old)
+// is history whenever it shows, also after the agent worked: the person
+// moved back to it (/tree, or a branch summary hung off it), and it was
+// told when it was asked.
 func (m *Machine) historyLocked(r Reason) bool {
+	if r.Old {
+		return true
+	}
 	return !m.worked && !(r.Live && !m.probe)
 }
 

@@ -1,0 +1,95 @@
+package signals
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/pane/state"
+)
+
+// /tree back to a reply that asked, after the question was answered and
+// Pi ran on: the branch Pi is on ends with that question again, so the
+// pane is blocked, as it is when a /resume or a /fork lands on it. But the
+// question is the session's history, written long before this look (the
+// file's own time for it says so), and the person moved there themselves:
+// it was told when it was asked, and is not told again (seed 000: restored,
+// not a new question). The same holds without the probe, where a /tree
+// that writes a branch summary shows the move.
+func TestATreeMoveBackToAQuestionIsNotToldAgain(t *testing.T) {
+	for _, probe := range []bool{true, false} {
+		name := "probe"
+		if !probe {
+			name = "no probe"
+		}
+		t.Run(name, func(t *testing.T) {
+			r := newRig()
+			defer r.m.Stop()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "s.jsonl")
+			then := time.Now().Add(-time.Hour)
+			appendSession(t, path, sessionHeader(dir, then),
+				sessionLine(t, "u1", "", "user", "which file?", then),
+				sessionLine(t, "a1", "u1", "assistant", asks, then),
+				sessionLine(t, "u2", "a1", "user", "main.go", then),
+				sessionLine(t, "a2", "u2", "assistant", "Done.", then))
+			w := r.watchWhenAsked(t, path)
+			if probe {
+				r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "resume", Mode: "tui", SessionFile: path, LeafID: leaf("a2")})
+			} else {
+				w.Poke()
+			}
+			// A run of this Pi, seen working (by the probe, or by Pi's
+			// status channel without it), ends with nothing asked.
+			appendSession(t, path, sessionLine(t, "u3", "a2", "user", "and now?", time.Now()))
+			if probe {
+				r.feed(control.AgentStart{LeafID: leaf("a2")})
+			} else {
+				r.s.ProgramStatus(state.ProgramStatus{State: "working", App: "pi"})
+			}
+			appendSession(t, path, sessionLine(t, "a3", "u3", "assistant", "All done.", time.Now()))
+			if probe {
+				r.feed(control.AgentEnd{StopReason: "stop", LeafID: leaf("a3")}, control.AgentSettled{Idle: true, LeafID: leaf("a3")})
+			} else {
+				r.s.ProgramStatus(state.ProgramStatus{State: "done", App: "pi"})
+			}
+			r.waitRuns(t, 1)
+			_, before := r.got()
+
+			// /tree to the question.
+			if probe {
+				r.feed(control.SessionTree{LeafID: leaf("a1")})
+			} else {
+				appendSession(t, path, `{"type":"branch_summary","id":"b1","parentId":"a1","timestamp":"`+
+					time.Now().UTC().Format("2006-01-02T15:04:05.000Z")+`","summary":"went back"}`)
+				w.Poke()
+			}
+			r.awaitOpen(t, "sentinel")
+			if _, notes := r.got(); notes != before {
+				t.Fatalf("notifications %q after the move back to the question, want %q still: it was told when it was asked", notes, before)
+			}
+			if s := r.s.Status(); s.State != "blocked" {
+				t.Fatalf("state %q after the move back to the question, want blocked", s.State)
+			}
+		})
+	}
+}
+
+// awaitOpen waits until the machine opened the reason key.
+func (r *rig) awaitOpen(t *testing.T, key string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r.mu.Lock()
+		got := append([]string(nil), r.reasons...)
+		r.mu.Unlock()
+		for _, k := range got {
+			if k == "+"+key {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("reasons %q, want +%s", got, key)
+		}
+	}
+}
