@@ -2,10 +2,13 @@ package signals
 
 import (
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/pane/session"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
@@ -91,5 +94,113 @@ func (r *rig) awaitOpen(t *testing.T, key string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("reasons %q, want +%s", got, key)
 		}
+	}
+}
+
+// The same move within the wrapper that saw the question asked: Pi asks,
+// the person answers, Pi replies, and the person goes back with /tree to
+// the reply that asked. The pane is blocked again, but the question was
+// told as it was asked, in this very pane: once is enough (seed 003). So
+// too a /resume back to a session whose question this wrapper told.
+func TestATreeMoveBackToAQuestionToldHereIsNotToldAgain(t *testing.T) {
+	for _, probe := range []bool{true, false} {
+		name := "probe"
+		if !probe {
+			name = "no probe"
+		}
+		t.Run(name, func(t *testing.T) {
+			r := newRig()
+			defer r.m.Stop()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "s.jsonl")
+			told := &toldSink{Sink: r.s}
+			w := session.Watch(session.WatchConfig{Sink: told, Interval: time.Hour})
+			t.Cleanup(w.Close)
+			w.Follow(path)
+			r.s.SetWatcher(w)
+			if probe {
+				r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: path, LeafID: leaf("")})
+			}
+			run := func(from, user, reply, answer string, asks bool) {
+				if probe {
+					r.feed(control.AgentStart{LeafID: leaf(from)})
+				} else {
+					r.s.ProgramStatus(state.ProgramStatus{State: "working", App: "pi"})
+				}
+				appendSession(t, path, sessionLine(t, user, from, "user", "go", time.Now()),
+					sessionLine(t, reply, user, "assistant", answer, time.Now()))
+				if probe {
+					question := ""
+					if asks {
+						question = "Which file should I edit?"
+					}
+					r.feed(control.AgentEnd{StopReason: "stop", InputNeeded: asks, Question: question, LeafID: leaf(reply)},
+						control.AgentSettled{Idle: true, InputNeeded: asks, Question: question, LeafID: leaf(reply)})
+				} else {
+					r.s.ProgramStatus(state.ProgramStatus{State: "done", App: "pi"})
+				}
+			}
+			appendSession(t, path, sessionHeader(dir, time.Now()))
+			run("", "u1", "a1", asks, true)
+			r.awaitOpen(t, "sentinel")
+			told.await(t, w, true) // the file said which reply asks
+			run("a1", "u2", "a2", "Done.", false)
+			r.waitRuns(t, 1)
+			r.awaitReasons(t, 2)    // the question closed
+			told.await(t, w, false) // and the file said it was answered
+			_, before := r.got()
+			if strings.Count(before, "input-needed") != 1 {
+				t.Fatalf("notifications %q before the move, want the question once", before)
+			}
+
+			// /tree to the question.
+			if probe {
+				r.feed(control.SessionTree{LeafID: leaf("a1")})
+			} else {
+				appendSession(t, path, `{"type":"branch_summary","id":"b1","parentId":"a1","timestamp":"`+
+					time.Now().UTC().Format("2006-01-02T15:04:05.000Z")+`","summary":"went back"}`)
+				w.Poke()
+			}
+			r.awaitReasons(t, 3)
+			if _, notes := r.got(); notes != before {
+				t.Fatalf("notifications %q after the move back to the question, want %q still: it was told when it was asked", notes, before)
+			}
+			if s := r.s.Status(); s.State != "blocked" {
+				t.Fatalf("state %q after the move back to the question, want blocked", s.State)
+			}
+		})
+	}
+}
+
+// toldSink passes what the watcher reads on to Sink and keeps the last
+// word on the sentinel, so a test can wait for the file to have been read.
+type toldSink struct {
+	session.Sink
+	mu   sync.Mutex
+	last *session.Sentinel
+}
+
+func (s *toldSink) SessionSentinel(x session.Sentinel) {
+	s.mu.Lock()
+	s.last = &x
+	s.mu.Unlock()
+	s.Sink.SessionSentinel(x)
+}
+
+// await pokes w until the watcher's last word on the sentinel is open
+// (or closed).
+func (s *toldSink) await(t *testing.T, w *session.Watcher, open bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		last := s.last
+		s.mu.Unlock()
+		if last != nil && last.Open == open {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the watcher's last word %+v, want open %v", last, open)
+		}
+		w.Poke()
 	}
 }

@@ -361,12 +361,20 @@ func (s *Signals) heardName(name string) {
 }
 
 // settle ends a run; a reply that asks for input opens the sentinel first,
-// so the run's end already finds the agent blocked.
+// so the run's end already finds the agent blocked. The file's word held
+// during the run names the reply that asks (the watcher says it once): the
+// machine keeps it, so that the reply is not told again when the branch
+// comes back to it.
 func (s *Signals) settle(inputNeeded bool, question string) {
+	held, heldOpen := s.held, s.heldOpen
 	s.running, s.heldOpen = false, false
 	s.runs++
 	if inputNeeded {
-		s.m.Open(sentinel(question))
+		r := sentinel(question)
+		if heldOpen {
+			r.Entry = held.EntryID
+		}
+		s.m.Open(r)
 	}
 	s.m.AgentSettled()
 }
