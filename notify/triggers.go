@@ -24,7 +24,9 @@ type Sink interface {
 //     editor, so it is what the person finds on switching to the pane, and
 //     the last notification names it — but not while a pi-ask flow or a
 //     permission prompt told of is open: that dialog is the flow's or the
-//     prompt's own;
+//     prompt's own, nor while a wait of an extension (pi:waiting-for-user-
+//     input, herdr:blocked) that opened the spell is: that extension asks
+//     through it;
 //   - a sentinel that asks anew while the agent is blocked already: another
 //     reply of the session file ends with the marker;
 //   - a pi-ask flow or a permission prompt, once per id while it is open,
@@ -48,6 +50,10 @@ type Triggers struct {
 	// announced holds the pi-ask and permission reasons told and still
 	// open, by key.
 	announced map[string]Kind
+	// waits holds the waits of Pi's extensions (pi:waiting-for-user-input,
+	// herdr:blocked) that opened the blocked spell, told, while they are
+	// open, by key.
+	waits map[string]struct{}
 }
 
 // NewTriggers tells sink. A run that completes in less than finishedAfter
@@ -72,19 +78,23 @@ func (t *Triggers) StateEvent(e state.Event) {
 			t.question(*e.Reason)
 		}
 	case state.EventClosed:
+		delete(t.waits, e.Reason.Key)
 		if k, ok := t.announced[e.Reason.Key]; ok {
 			delete(t.announced, e.Reason.Key)
 			t.sink.Resolved(Event{Kind: k, Key: e.Reason.Key})
 		}
 	case state.EventTransition:
 		t.current = e.To
-		t.asked = nil
+		t.asked, t.waits = nil, nil
 		if e.To != state.Blocked || e.Reason == nil {
 			return
 		}
 		t.asked = map[string]struct{}{}
 		if e.Reason.Restored {
 			return
+		}
+		if e.Reason.Kind == state.KindWait || e.Reason.Kind == state.KindHerdrBlocked {
+			t.waits = map[string]struct{}{e.Reason.Key: {}}
 		}
 		t.asked[e.Reason.Question] = struct{}{}
 		if e.Reason.Entry != "" {
@@ -124,6 +134,13 @@ func (t *Triggers) dialog(r state.Reason) {
 	// of is open, the dialog on screen is its, and telling it again would
 	// be two notifications for one question (seed 003).
 	if len(t.announced) > 0 {
+		return
+	}
+	// So do the other extensions that say on Pi's bus that they wait for
+	// the person (plan-md's request_user_input, a herdr:blocked) before
+	// they ask in a dialog: while the wait that was told is open, the
+	// dialog is its question.
+	if len(t.waits) > 0 {
 		return
 	}
 	if _, told := t.asked[r.Question]; told {

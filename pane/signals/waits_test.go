@@ -72,3 +72,51 @@ func TestWaitsAggregateBySourceAndID(t *testing.T) {
 		})
 	}
 }
+
+// Seed 000 and 003: every question is told once. An extension that waits
+// for the person says so on Pi's bus (pi:waiting-for-user-input, as
+// plan-md's request_user_input does, or herdr:blocked) and then asks
+// through one of Pi's dialogs, which Pi announces right after
+// (ui_prompt_start, a microtask later). The wait turned the pane blocked
+// and was told; its dialog is the same question, not a second one. A
+// dialog of another extension once the wait is over is news again.
+func TestTheDialogOfAWaitIsNotToldTwice(t *testing.T) {
+	const plan = "plan-md:request_user_input"
+	cases := []struct {
+		name  string
+		steps []step
+		notes string
+	}{
+		{"a plan-md wait and its select dialog", []step{
+			{control.EvWaitingForInput, wait(plan, "call-1", true), "idle working blocked(input needed)"},
+			{control.EvUIPromptStart, `{"kind":"select","title":"Which approach should I take?"}`, "idle working blocked(input needed)"},
+			{control.EvUIPromptEnd, `{"kind":"select","title":"Which approach should I take?"}`, "idle working blocked(input needed)"},
+			{control.EvWaitingForInput, wait(plan, "call-1", false), "idle working blocked(input needed) working"},
+			// Another extension's dialog, after the wait: told.
+			{control.EvUIPromptStart, `{"kind":"confirm","title":"Commit these changes?"}`, "idle working blocked(input needed) working blocked(waiting for your answer)"},
+		}, "input-needed,input-needed(Commit these changes?)"},
+		{"a herdr:blocked of another extension and its confirm dialog", []step{
+			{control.EvHerdrBlocked, `{"active":true,"label":"Deploy to production?"}`, "idle working blocked(Deploy to production?)"},
+			{control.EvUIPromptStart, `{"kind":"confirm","title":"Deploy to production?"}`, "idle working blocked(Deploy to production?)"},
+			{control.EvUIPromptEnd, `{"kind":"confirm","title":"Deploy to production?"}`, "idle working blocked(Deploy to production?)"},
+			{control.EvHerdrBlocked, `{"active":false}`, "idle working blocked(Deploy to production?) working"},
+		}, "input-needed"},
+		{"a wait whose dialog closes after it", []step{
+			{control.EvWaitingForInput, wait(plan, "call-2", true), "idle working blocked(input needed)"},
+			{control.EvUIPromptStart, `{"kind":"input","title":"Name the new module?"}`, "idle working blocked(input needed)"},
+			{control.EvWaitingForInput, wait(plan, "call-2", false), "idle working blocked(input needed)"},
+			{control.EvUIPromptEnd, `{"kind":"input","title":"Name the new module?"}`, "idle working blocked(input needed) working"},
+		}, "input-needed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig()
+			defer r.m.Stop()
+			r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"}, control.AgentStart{})
+			r.run(t, c.steps)
+			if _, notes := r.got(); notes != c.notes {
+				t.Fatalf("notifications %q, want %q", notes, c.notes)
+			}
+		})
+	}
+}
