@@ -1,6 +1,7 @@
 package signals
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -202,5 +203,49 @@ func (s *toldSink) await(t *testing.T, w *session.Watcher, open bool) {
 			t.Fatalf("the watcher's last word %+v, want open %v", last, open)
 		}
 		w.Poke()
+	}
+}
+
+// Without the probe, a /resume back to a session whose question this
+// wrapper told: the locator follows the newest file of the project's
+// session directory, so the pane is blocked again once Pi writes to it,
+// and the question, written while herdr-pi watched (live), is the one it
+// told before: not told again.
+func TestAResumeBackToAQuestionToldHereIsNotToldAgain(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	dir := t.TempDir()
+	start := time.Now().Add(-time.Minute)
+	w := session.Watch(session.WatchConfig{Sink: r.s, Locator: session.Locator{Dir: dir, Since: start}, Interval: time.Hour})
+	t.Cleanup(w.Close)
+	r.s.SetWatcher(w)
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	touch := func(path string, at time.Time) {
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+		w.Poke()
+	}
+
+	now := time.Now()
+	appendSession(t, a, sessionHeader(dir, now), sessionLine(t, "u1", "", "user", "which file?", now),
+		sessionLine(t, "a1", "u1", "assistant", asks, now))
+	touch(a, now)
+	r.awaitOpen(t, "sentinel")
+	// /new, and a chat there: the newest file says nothing is asked.
+	appendSession(t, b, sessionHeader(dir, now), sessionLine(t, "u9", "", "user", "hi", now),
+		sessionLine(t, "a9", "u9", "assistant", "Hello.", now))
+	touch(b, now.Add(time.Second))
+	r.awaitReasons(t, 2)
+	// /resume of the first session: Pi writes to it (a model change).
+	appendSession(t, a, `{"type":"model_change","id":"m1","parentId":"a1","timestamp":"`+
+		time.Now().UTC().Format("2006-01-02T15:04:05.000Z")+`","provider":"x","modelId":"y"}`)
+	touch(a, now.Add(2*time.Second))
+	r.awaitReasons(t, 3)
+	if _, notes := r.got(); notes != "input-needed" {
+		t.Fatalf("notifications %q after the resume back to the question, want %q: it was told when it was asked", notes, "input-needed")
+	}
+	if s := r.s.Status(); s.State != "blocked" {
+		t.Fatalf("state %q after the resume back to the question, want blocked", s.State)
 	}
 }
