@@ -24,9 +24,10 @@ type Sink interface {
 //     editor, so it is what the person finds on switching to the pane, and
 //     the last notification names it — but not while a pi-ask flow or a
 //     permission prompt told of is open: that dialog is the flow's or the
-//     prompt's own, nor while a wait of an extension (pi:waiting-for-user-
-//     input, herdr:blocked) that opened the spell is: that extension asks
-//     through it;
+//     prompt's own, nor while a pi:waiting-for-user-input wait is open in
+//     a spell that such a wait (or a herdr:blocked, its mirror from
+//     pi-herdr-integration) opened and told: that extension asks through
+//     it;
 //   - a sentinel that asks anew while the agent is blocked already: another
 //     reply of the session file ends with the marker;
 //   - a pi-ask flow or a permission prompt, once per id while it is open,
@@ -50,22 +51,27 @@ type Triggers struct {
 	// announced holds the pi-ask and permission reasons told and still
 	// open, by key.
 	announced map[string]Kind
-	// waits holds the waits of Pi's extensions (pi:waiting-for-user-input,
-	// herdr:blocked) that opened the blocked spell, told, while they are
-	// open, by key.
-	waits map[string]struct{}
+	// byWait: the current spell was told for a wait of an extension on
+	// Pi's bus (pi:waiting-for-user-input, or a herdr:blocked), which says
+	// no question; waits holds the pi:waiting-for-user-input waits open in
+	// the spell, by key.
+	byWait bool
+	waits  map[string]struct{}
 }
 
 // NewTriggers tells sink. A run that completes in less than finishedAfter
 // gives no "finished" notification (0: every run does).
 func NewTriggers(sink Sink, finishedAfter time.Duration) *Triggers {
-	return &Triggers{sink: sink, finishedAfter: finishedAfter, current: state.Unknown, announced: map[string]Kind{}}
+	return &Triggers{sink: sink, finishedAfter: finishedAfter, current: state.Unknown, announced: map[string]Kind{}, waits: map[string]struct{}{}}
 }
 
 // StateEvent takes one event of the machine.
 func (t *Triggers) StateEvent(e state.Event) {
 	switch e.Kind {
 	case state.EventOpened:
+		if e.Reason.Kind == state.KindWait {
+			t.waits[e.Reason.Key] = struct{}{}
+		}
 		// One that makes the agent blocked is told by the transition right
 		// after it; this is for one that opens while blocked already.
 		if t.current == state.Blocked {
@@ -85,17 +91,16 @@ func (t *Triggers) StateEvent(e state.Event) {
 		}
 	case state.EventTransition:
 		t.current = e.To
-		t.asked, t.waits = nil, nil
+		t.asked, t.byWait = nil, false
 		if e.To != state.Blocked || e.Reason == nil {
+			t.waits = map[string]struct{}{}
 			return
 		}
 		t.asked = map[string]struct{}{}
 		if e.Reason.Restored {
 			return
 		}
-		if e.Reason.Kind == state.KindWait || e.Reason.Kind == state.KindHerdrBlocked {
-			t.waits = map[string]struct{}{e.Reason.Key: {}}
-		}
+		t.byWait = e.Reason.Kind == state.KindWait || e.Reason.Kind == state.KindHerdrBlocked
 		t.asked[e.Reason.Question] = struct{}{}
 		if e.Reason.Entry != "" {
 			t.asked[entryKey(e.Reason.Entry)] = struct{}{}
@@ -136,11 +141,14 @@ func (t *Triggers) dialog(r state.Reason) {
 	if len(t.announced) > 0 {
 		return
 	}
-	// So do the other extensions that say on Pi's bus that they wait for
-	// the person (plan-md's request_user_input, a herdr:blocked) before
-	// they ask in a dialog: while the wait that was told is open, the
-	// dialog is its question.
-	if len(t.waits) > 0 {
+	// So do the extensions that say on Pi's bus that they wait for the
+	// person (pi:waiting-for-user-input: plan-md's request_user_input,
+	// task-subagents' reviews) before they ask in a dialog: while such a
+	// wait is open in a spell told for it — by the wait itself, or by the
+	// herdr:blocked that pi-herdr-integration emits for it first — the
+	// dialog is its question. A wait that joins a spell told otherwise (a
+	// question of the reply) was not told: its dialog is.
+	if t.byWait && len(t.waits) > 0 {
 		return
 	}
 	if _, told := t.asked[r.Question]; told {

@@ -95,12 +95,24 @@ func TestTheDialogOfAWaitIsNotToldTwice(t *testing.T) {
 			// Another extension's dialog, after the wait: told.
 			{control.EvUIPromptStart, `{"kind":"confirm","title":"Commit these changes?"}`, "idle working blocked(input needed) working blocked(waiting for your answer)"},
 		}, "input-needed,input-needed(Commit these changes?)"},
-		{"a herdr:blocked of another extension and its confirm dialog", []step{
-			{control.EvHerdrBlocked, `{"active":true,"label":"Deploy to production?"}`, "idle working blocked(Deploy to production?)"},
-			{control.EvUIPromptStart, `{"kind":"confirm","title":"Deploy to production?"}`, "idle working blocked(Deploy to production?)"},
-			{control.EvUIPromptEnd, `{"kind":"confirm","title":"Deploy to production?"}`, "idle working blocked(Deploy to production?)"},
-			{control.EvHerdrBlocked, `{"active":false}`, "idle working blocked(Deploy to production?) working"},
+		// pi-herdr-integration, if still installed, mirrors the wait on
+		// herdr:blocked from its own listener, which may run before the
+		// probe's: the mirror opens the spell, told, and the wait joins it.
+		{"a wait mirrored on herdr:blocked first, and its dialog", []step{
+			{control.EvHerdrBlocked, `{"active":true,"label":"input needed"}`, "idle working blocked(input needed)"},
+			{control.EvWaitingForInput, wait(plan, "call-1", true), "idle working blocked(input needed)"},
+			{control.EvUIPromptStart, `{"kind":"select","title":"Which approach should I take?"}`, "idle working blocked(input needed)"},
+			{control.EvUIPromptEnd, `{"kind":"select","title":"Which approach should I take?"}`, "idle working blocked(input needed)"},
+			{control.EvHerdrBlocked, `{"active":false}`, "idle working blocked(input needed)"},
+			{control.EvWaitingForInput, wait(plan, "call-1", false), "idle working blocked(input needed) working"},
 		}, "input-needed"},
+		// The same mirror of a reply's question (pi-herdr-integration
+		// reports the sentinel too): no wait of an extension, so a dialog
+		// that opens under it is news, as under the question itself.
+		{"a herdr:blocked with no wait, and a dialog", []step{
+			{control.EvHerdrBlocked, `{"active":true,"label":"input needed"}`, "idle working blocked(input needed)"},
+			{control.EvUIPromptStart, `{"kind":"confirm","title":"Commit these changes?"}`, "idle working blocked(input needed)"},
+		}, "input-needed,input-needed(Commit these changes?)"},
 		{"a wait whose dialog closes after it", []step{
 			{control.EvWaitingForInput, wait(plan, "call-2", true), "idle working blocked(input needed)"},
 			{control.EvUIPromptStart, `{"kind":"input","title":"Name the new module?"}`, "idle working blocked(input needed)"},
@@ -118,5 +130,22 @@ func TestTheDialogOfAWaitIsNotToldTwice(t *testing.T) {
 				t.Fatalf("notifications %q, want %q", notes, c.notes)
 			}
 		})
+	}
+}
+
+// A wait that opens while a reply's question keeps the pane blocked (a
+// background review of task-subagents, say) was not told: its dialog is,
+// once — the spell's notification named the reply's question, not it.
+func TestTheDialogOfAWaitUnderAQuestionIsTold(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	r.feed(blockedReply...)
+	r.run(t, []step{
+		{control.EvWaitingForInput, wait("task-subagents:launch-review", "r-1", true), "idle working blocked(input needed)"},
+		{control.EvUIPromptStart, `{"kind":"select","title":"Launch the review?"}`, "idle working blocked(input needed)"},
+	})
+	if _, notes := r.got(); notes != "input-needed("+q+"),input-needed(Launch the review?)" {
+		t.Fatalf("notifications %q, want the question and the review's dialog once each", notes)
 	}
 }
