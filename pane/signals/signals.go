@@ -288,13 +288,17 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 	case control.CompactionEnd:
 		s.m.Compaction(false)
 	case control.UIPromptStart:
-		r := state.Reason{Key: s.next("ui_prompt"), Kind: state.KindUIPrompt, Label: "waiting for your answer", Question: e.Title}
+		// The title as Pi's status channel would report it, which may
+		// come first or next and name the same dialog (see
+		// state.ReportedTitle).
+		title := state.ReportedTitle(e.Title)
+		r := state.Reason{Key: s.next("ui_prompt"), Kind: state.KindUIPrompt, Label: "waiting for your answer", Question: title}
 		if len(s.orphans) > 0 {
 			// The reconnected probe repeats a dialog that is open
 			// still: the held one of its title (another may have been
 			// answered while it was away), else the oldest held one.
 			// Opening it again keeps it as it is.
-			i := max(slices.IndexFunc(s.orphans, func(o state.Reason) bool { return o.Question == e.Title }), 0)
+			i := max(slices.IndexFunc(s.orphans, func(o state.Reason) bool { return o.Question == title }), 0)
 			r = s.orphans[i]
 			s.orphans = slices.Delete(s.orphans, i, i+1)
 		}
