@@ -366,19 +366,19 @@ func (s *Signals) heardName(name string) {
 
 // settle ends a run; a reply that asks for input opens the sentinel first,
 // so the run's end already finds the agent blocked. The file's word held
-// during the run names the reply that asks (the watcher says it once): the
-// machine keeps it, so that the reply is not told again when the branch
-// comes back to it.
+// during the run then names the reply that asks (the watcher says it only
+// once): the machine keeps it, so that the reply is not told again when
+// the branch comes back to it. It only names: the probe's word decides
+// what is told, should the file's be out of date.
 func (s *Signals) settle(inputNeeded bool, question string) {
 	held, heldOpen := s.held, s.heldOpen
 	s.running, s.heldOpen = false, false
 	s.runs++
 	if inputNeeded {
-		r := sentinel(question)
+		s.m.Open(sentinel(question))
 		if heldOpen {
-			r.Entry = held.EntryID
+			s.m.Open(fileSentinel(held))
 		}
-		s.m.Open(r)
 	}
 	s.m.AgentSettled()
 }
