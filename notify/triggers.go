@@ -29,7 +29,9 @@ type Sink interface {
 //     pi-herdr-integration) opened and told: that extension asks through
 //     it;
 //   - a sentinel that asks anew while the agent is blocked already: another
-//     reply of the session file ends with the marker;
+//     reply of the session file ends with the marker; and a reply that asks
+//     while the agent is blocked on something else (a wait a script
+//     holds), but for a spell told for an extension's wait on Pi's bus;
 //   - a pi-ask flow or a permission prompt, once per id while it is open,
 //     also when it opens while the agent is blocked already; its close
 //     lets the same id be told again;
@@ -77,6 +79,7 @@ func (t *Triggers) StateEvent(e state.Event) {
 		if t.current == state.Blocked {
 			t.announce(*e.Reason)
 			t.dialog(*e.Reason)
+			t.joined(*e.Reason)
 		}
 	case state.EventAsked:
 		if t.current == state.Blocked {
@@ -171,6 +174,31 @@ func (t *Triggers) question(r state.Reason) {
 		return
 	}
 	t.asked[entryKey(r.Entry)] = struct{}{}
+	t.spells++
+	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
+}
+
+// joined tells a reply that asks while the agent is blocked already on
+// something else — a wait a script holds keeps the pane blocked through
+// the whole run that asks — once: the pane's colour does not change, so
+// only the notification says there is a question now. Not in a spell told
+// for a wait of an extension on Pi's bus: pi-herdr-integration, if
+// installed, reports the reply's question on herdr:blocked itself, and
+// the probe's word on the same question follows.
+func (t *Triggers) joined(r state.Reason) {
+	if r.Kind != state.KindSentinel || r.Restored || t.asked == nil || t.byWait {
+		return
+	}
+	if _, told := t.asked[entryKey(r.Entry)]; r.Entry != "" && told {
+		return
+	}
+	if _, told := t.asked[r.Question]; r.Entry == "" && r.Question != "" && told {
+		return
+	}
+	if r.Entry != "" {
+		t.asked[entryKey(r.Entry)] = struct{}{}
+	}
+	t.asked[r.Question] = struct{}{}
 	t.spells++
 	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
 }

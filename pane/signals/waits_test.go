@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
 // wait is a pi:waiting-for-user-input payload.
@@ -148,4 +149,38 @@ func TestTheDialogOfAWaitUnderAQuestionIsTold(t *testing.T) {
 	if _, notes := r.got(); notes != "input-needed("+q+"),input-needed(Launch the review?)" {
 		t.Fatalf("notifications %q, want the question and the review's dialog once each", notes)
 	}
+}
+
+// A reply that asks while the pane is blocked already — on a wait a script
+// holds (`herdr-pi waiting start`, say a deploy hook), which keeps it
+// blocked through Pi's whole run — is a question of its own: the person
+// must hear of it, once, though the pane's colour does not change.
+func TestAQuestionAskedWhileBlockedOnAWaitIsTold(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	if err := r.s.Wait(control.WaitRequest{Action: control.WaitStart, Source: "deploy-hook", ID: "42", Label: "approve the deploy"}); err != nil {
+		t.Fatal(err)
+	}
+	r.feed(blockedReply...)
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+")")
+	// The same question read again (the settle's, then the file's) is
+	// not told twice.
+	r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a1", Live: true})
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+")")
+}
+
+// pi-herdr-integration, if still installed, reports the reply's question
+// on herdr:blocked from its own agent_settled handler, which may run
+// before the probe's: its herdr:blocked opens the spell, told, and the
+// probe's word on the same question joins it. One question, one
+// notification.
+func TestAQuestionMirroredOnHerdrBlockedFirstIsToldOnce(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"},
+		control.AgentStart{}, control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: q},
+		control.HerdrBlocked{Active: true, Label: "input needed"},
+		control.AgentSettled{Idle: true, InputNeeded: true, Question: q})
+	r.expect(t, "idle working blocked(input needed)", "input-needed")
 }
