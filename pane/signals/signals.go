@@ -140,8 +140,10 @@ func (s *Signals) next(prefix string) string {
 	return fmt.Sprintf("%s#%d", prefix, s.seq)
 }
 
-func sentinel(question string) state.Reason {
-	return state.Reason{Key: SentinelKey, Kind: state.KindSentinel, Question: question}
+// sentinel is the sentinel as the probe says it: the question, and the
+// reply that asks by its entry id when the probe names it ("" when not).
+func sentinel(question, entry string) state.Reason {
+	return state.Reason{Key: SentinelKey, Kind: state.KindSentinel, Question: question, Entry: entry}
 }
 
 // fileSentinel is the sentinel as the session file says it: the reply that
@@ -150,8 +152,8 @@ func sentinel(question string) state.Reason {
 // state.Reason.Live) or before (history, state.Reason.Old), without its
 // text.
 func fileSentinel(x session.Sentinel) state.Reason {
-	r := sentinel("")
-	r.Entry, r.Live, r.Old = x.EntryID, x.Live, x.Old
+	r := sentinel("", x.EntryID)
+	r.Live, r.Old = x.Live, x.Old
 	return r
 }
 
@@ -196,7 +198,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		s.resetBookkeeping()
 		var restore []state.Reason
 		if e.InputNeeded {
-			restore = append(restore, sentinel(e.Question))
+			restore = append(restore, sentinel(e.Question, e.QuestionEntry))
 		}
 		same := s.sameSession(e)
 		if same {
@@ -255,7 +257,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		s.lastAborted = s.lastAborted || e.StopReason == "aborted"
 		s.m.AgentEnd(e.StopReason, e.ErrorMessage)
 		if !s.settles {
-			s.settle(e.InputNeeded, e.Question)
+			s.settle(e.InputNeeded, e.Question, e.QuestionEntry)
 		}
 		// After the settle of a Pi that does not settle later: its run is
 		// over, and nothing more in the file is its.
@@ -274,7 +276,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		if cancelled {
 			s.m.RunCancelled()
 		}
-		s.settle(e.InputNeeded, e.Question)
+		s.settle(e.InputNeeded, e.Question, e.QuestionEntry)
 		s.pin(e.LeafID)
 	case control.ChannelEventsLost:
 		// The probe dropped channel events it kept for us: any channel
@@ -365,18 +367,20 @@ func (s *Signals) heardName(name string) {
 }
 
 // settle ends a run; a reply that asks for input opens the sentinel first,
-// so the run's end already finds the agent blocked. The file's word held
-// during the run then names the reply that asks (the watcher says it only
-// once): the machine keeps it, so that the reply is not told again when
-// the branch comes back to it. It only names: the probe's word decides
-// what is told, should the file's be out of date.
-func (s *Signals) settle(inputNeeded bool, question string) {
+// so the run's end already finds the agent blocked. The probe names the
+// reply that asks (entry), and the machine keeps it: a reply told once is
+// not told again when the branch comes back to it, and another reply is
+// another question. From a probe that does not name it, the file's word
+// held during the run names it (the watcher says it only once); it only
+// names: the probe's word decides what is told, should the file's be out
+// of date.
+func (s *Signals) settle(inputNeeded bool, question, entry string) {
 	held, heldOpen := s.held, s.heldOpen
 	s.running, s.heldOpen = false, false
 	s.runs++
 	if inputNeeded {
-		s.m.Open(sentinel(question))
-		if heldOpen {
+		s.m.Open(sentinel(question, entry))
+		if heldOpen && entry == "" {
 			s.m.Open(fileSentinel(held))
 		}
 	}

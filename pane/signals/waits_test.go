@@ -184,3 +184,27 @@ func TestAQuestionMirroredOnHerdrBlockedFirstIsToldOnce(t *testing.T) {
 		control.AgentSettled{Idle: true, InputNeeded: true, Question: q})
 	r.expect(t, "idle working blocked(input needed)", "input-needed")
 }
+
+// Through a spell that a script's wait holds, each reply that asks is its
+// own question, told once, even when it asks in the same words as the one
+// before; a run that leaves the same reply asking (an extension's run that
+// wrote no reply) asks nothing new. The probe names the reply that asks.
+func TestEachReplyThatAsksUnderAWaitIsToldOnce(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	if err := r.s.Wait(control.WaitRequest{Action: control.WaitStart, Source: "deploy-hook", ID: "42", Label: "approve the deploy"}); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(entry string) {
+		r.feed(control.AgentStart{},
+			control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: q, QuestionEntry: entry},
+			control.AgentSettled{Idle: true, InputNeeded: true, Question: q, QuestionEntry: entry})
+	}
+	ask("a1")
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+")")
+	ask("a2") // the answer's reply asks again, in the same words
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+"),input-needed("+q+")")
+	ask("a2") // a run that wrote no reply: a2 still asks
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+"),input-needed("+q+")")
+}
