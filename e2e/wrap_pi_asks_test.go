@@ -286,3 +286,34 @@ func TestWrapPiPromptShownInPisDialogIsToldOnce(t *testing.T) {
 	quit(t, tm)
 	check()
 }
+
+// An extension that says on Pi's bus that it waits for the person
+// (pi:waiting-for-user-input, as plan-md's request_user_input does) and
+// then asks in one of Pi's dialogs: one question, one notification — the
+// wait's, not a second one for its dialog.
+func TestWrapPiWaitShownInPisDialogIsToldOnce(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "ok"}), true)
+	r.herdr.SetDelivery("herdr")
+	tm := r.wrap("-e", asksAndPermissions(t))
+	r.waitStates("the probe connected", "unknown", "idle")
+	project := filepath.Base(r.agent.Project)
+
+	tm.Type(t, "/wait-with-dialog")
+	tm.WaitText(t, "Which approach should I take?", time.Minute)
+	r.waitReasons("the wait and its dialog", "wait:wait:plan-md:request_user_input:call-1", "ui-prompt:ui_prompt#1")
+	if err := tm.Send("\r"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStates("the wait answered", "unknown", "idle", "blocked(input needed)", "idle")
+	// Heard after everything above (one socket, in order): nothing more
+	// can be on its way once it is told.
+	tm.Type(t, "/ask-start")
+	want := []string{"Pi needs your input | " + project, "Pi has a question for you | Choose deployment · " + project}
+	if got := toasts(t, r.herdr, len(want)); !slices.Equal(got, want) {
+		t.Fatalf("toasts %q, want %q", got, want)
+	}
+	quit(t, tm)
+	if got := toasts(t, r.herdr, len(want)); !slices.Equal(got, want) {
+		t.Fatalf("toasts %q, want %q", got, want)
+	}
+}

@@ -593,3 +593,29 @@ func TestWrapPiMarkerMentionedDoesNotBlock(t *testing.T) {
 	r.waitStates("nothing more", "unknown", "idle", "working", "idle", "working", "idle")
 	quit(t, tm)
 }
+
+// A script holds the pane blocked (`herdr-pi waiting start`, a deploy
+// hook) while Pi works; Pi's reply asks. The pane stays blocked all along,
+// so only the notification says there is a question now: it is told, once.
+func TestWrapPiQuestionAskedWhileAScriptWaitsIsTold(t *testing.T) {
+	r := newPiRig(t, answerOr(), true)
+	r.herdr.SetDelivery("herdr")
+	tm := r.wrap()
+	r.waitStates("the probe connected", "unknown", "idle")
+	if out, err := r.herdrPi("waiting", "start", "--source", "deploy-hook", "--id", "42", "--label", "approve the deploy"); err != nil {
+		t.Fatalf("waiting start: %v\n%s", err, out)
+	}
+	r.waitStates("the script's wait", "unknown", "idle", "blocked(approve the deploy)")
+	tm.Type(t, "hello")
+	tm.WaitText(t, question, time.Minute)
+	notes := awaitToasts(t, r.herdr, "the question's toast", 2)
+	if out, err := r.herdrPi("waiting", "stop", "--source", "deploy-hook", "--id", "42"); err != nil {
+		t.Fatalf("waiting stop: %v\n%s", err, out)
+	}
+	r.waitStates("the script done", "unknown", "idle", "blocked(approve the deploy)")
+	quit(t, tm) // wrap drains its queued toasts before it exits
+	notes = r.herdr.Notifications()
+	if len(notes) != 2 || !strings.HasPrefix(notes[1].Body, question+" · ") {
+		t.Fatalf("toasts %+v, want the script's wait's, then the question's", notes)
+	}
+}

@@ -111,3 +111,29 @@ func TestWrapPiTreeMoveAwayFromTheQuestion(t *testing.T) {
 	r.waitStates("the move", "unknown", "idle", "working", "blocked(input needed)", "idle")
 	quit(t, a)
 }
+
+// /tree back to a question after it was answered: the branch Pi is on
+// ends with the question again, so the pane is blocked, but the question
+// was told when Pi asked it; the move back is the person's own and no news
+// (seed 003: one notification per event).
+func TestWrapPiTreeBackToAnAnsweredQuestionIsNotToldAgain(t *testing.T) {
+	r := newPiRig(t, answerOr(), true)
+	r.herdr.SetDelivery("herdr")
+	ext, err := filepath.Abs("testdata/pievents/tree.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.wrap("-e", ext)
+	r.waitStates("the probe connected", "unknown", "idle")
+	a.Type(t, "hello")
+	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
+	a.Type(t, "ANSWER: use main.go")
+	r.waitStates("the answer", "unknown", "idle", "working", "blocked(input needed)", "working", "idle")
+	a.Type(t, "/tree-back")
+	r.waitStates("the move back", "unknown", "idle", "working", "blocked(input needed)", "working", "idle", "blocked(input needed)")
+	quit(t, a) // wrap drains its queued toasts before it exits
+	notes := r.herdr.Notifications()
+	if len(notes) != 1 || notes[0].Title != "Pi needs your input" {
+		t.Fatalf("toasts %+v, want the one for the question only", notes)
+	}
+}

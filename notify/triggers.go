@@ -24,9 +24,14 @@ type Sink interface {
 //     editor, so it is what the person finds on switching to the pane, and
 //     the last notification names it — but not while a pi-ask flow or a
 //     permission prompt told of is open: that dialog is the flow's or the
-//     prompt's own;
+//     prompt's own, nor while a pi:waiting-for-user-input wait is open in
+//     a spell that such a wait (or a herdr:blocked, its mirror from
+//     pi-herdr-integration) opened and told: that extension asks through
+//     it;
 //   - a sentinel that asks anew while the agent is blocked already: another
-//     reply of the session file ends with the marker;
+//     reply of the session file ends with the marker; and a reply that asks
+//     while the agent is blocked on something else (a wait a script
+//     holds), but for a spell told for an extension's wait on Pi's bus;
 //   - a pi-ask flow or a permission prompt, once per id while it is open,
 //     also when it opens while the agent is blocked already; its close
 //     lets the same id be told again;
@@ -48,23 +53,33 @@ type Triggers struct {
 	// announced holds the pi-ask and permission reasons told and still
 	// open, by key.
 	announced map[string]Kind
+	// byWait: the current spell was told for a wait of an extension on
+	// Pi's bus (pi:waiting-for-user-input, or a herdr:blocked), which says
+	// no question; waits holds the pi:waiting-for-user-input waits open in
+	// the spell, by key.
+	byWait bool
+	waits  map[string]struct{}
 }
 
 // NewTriggers tells sink. A run that completes in less than finishedAfter
 // gives no "finished" notification (0: every run does).
 func NewTriggers(sink Sink, finishedAfter time.Duration) *Triggers {
-	return &Triggers{sink: sink, finishedAfter: finishedAfter, current: state.Unknown, announced: map[string]Kind{}}
+	return &Triggers{sink: sink, finishedAfter: finishedAfter, current: state.Unknown, announced: map[string]Kind{}, waits: map[string]struct{}{}}
 }
 
 // StateEvent takes one event of the machine.
 func (t *Triggers) StateEvent(e state.Event) {
 	switch e.Kind {
 	case state.EventOpened:
+		if e.Reason.Kind == state.KindWait {
+			t.waits[e.Reason.Key] = struct{}{}
+		}
 		// One that makes the agent blocked is told by the transition right
 		// after it; this is for one that opens while blocked already.
 		if t.current == state.Blocked {
 			t.announce(*e.Reason)
 			t.dialog(*e.Reason)
+			t.joined(*e.Reason)
 		}
 	case state.EventAsked:
 		if t.current == state.Blocked {
@@ -72,20 +87,23 @@ func (t *Triggers) StateEvent(e state.Event) {
 			t.question(*e.Reason)
 		}
 	case state.EventClosed:
+		delete(t.waits, e.Reason.Key)
 		if k, ok := t.announced[e.Reason.Key]; ok {
 			delete(t.announced, e.Reason.Key)
 			t.sink.Resolved(Event{Kind: k, Key: e.Reason.Key})
 		}
 	case state.EventTransition:
 		t.current = e.To
-		t.asked = nil
+		t.asked, t.byWait = nil, false
 		if e.To != state.Blocked || e.Reason == nil {
+			t.waits = map[string]struct{}{}
 			return
 		}
 		t.asked = map[string]struct{}{}
 		if e.Reason.Restored {
 			return
 		}
+		t.byWait = e.Reason.Kind == state.KindWait || e.Reason.Kind == state.KindHerdrBlocked
 		t.asked[e.Reason.Question] = struct{}{}
 		if e.Reason.Entry != "" {
 			t.asked[entryKey(e.Reason.Entry)] = struct{}{}
@@ -126,6 +144,16 @@ func (t *Triggers) dialog(r state.Reason) {
 	if len(t.announced) > 0 {
 		return
 	}
+	// So do the extensions that say on Pi's bus that they wait for the
+	// person (pi:waiting-for-user-input: plan-md's request_user_input,
+	// task-subagents' reviews) before they ask in a dialog: while such a
+	// wait is open in a spell told for it — by the wait itself, or by the
+	// herdr:blocked that pi-herdr-integration emits for it first — the
+	// dialog is its question. A wait that joins a spell told otherwise (a
+	// question of the reply) was not told: its dialog is.
+	if t.byWait && len(t.waits) > 0 {
+		return
+	}
 	if _, told := t.asked[r.Question]; told {
 		return
 	}
@@ -146,6 +174,31 @@ func (t *Triggers) question(r state.Reason) {
 		return
 	}
 	t.asked[entryKey(r.Entry)] = struct{}{}
+	t.spells++
+	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
+}
+
+// joined tells a reply that asks while the agent is blocked already on
+// something else — a wait a script holds keeps the pane blocked through
+// the whole run that asks — once: the pane's colour does not change, so
+// only the notification says there is a question now. Not in a spell told
+// for a wait of an extension on Pi's bus: pi-herdr-integration, if
+// installed, reports the reply's question on herdr:blocked itself, and
+// the probe's word on the same question follows.
+func (t *Triggers) joined(r state.Reason) {
+	if r.Kind != state.KindSentinel || r.Restored || t.asked == nil || t.byWait {
+		return
+	}
+	if _, told := t.asked[entryKey(r.Entry)]; r.Entry != "" && told {
+		return
+	}
+	if _, told := t.asked[r.Question]; r.Entry == "" && r.Question != "" && told {
+		return
+	}
+	if r.Entry != "" {
+		t.asked[entryKey(r.Entry)] = struct{}{}
+	}
+	t.asked[r.Question] = struct{}{}
 	t.spells++
 	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
 }

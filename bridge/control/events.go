@@ -68,6 +68,10 @@ type SessionStart struct {
 	// code, else the first line of its last paragraph (raw: the consumer
 	// sanitises it).
 	Question string `json:"question"`
+	// QuestionEntry is, when InputNeeded, the session entry id of that
+	// reply ("" from a probe that does not say): another reply that asks
+	// is another question, though it may ask in the same words.
+	QuestionEntry string `json:"questionEntry"`
 	// SessionSeq counts the sessions this Pi process started, this one
 	// included (1 for the first; 0 from a probe that does not say). A
 	// resync (reason reconnect) repeats it: the same number from the same
@@ -115,6 +119,8 @@ type AgentEnd struct {
 	InputNeeded bool   `json:"inputNeeded"`
 	// Question: see [SessionStart.Question].
 	Question string `json:"question"`
+	// QuestionEntry: see [SessionStart.QuestionEntry].
+	QuestionEntry string `json:"questionEntry"`
 	// LeafID: see [Leaf].
 	LeafID Leaf `json:"leafId"`
 }
@@ -139,6 +145,8 @@ type AgentSettled struct {
 	InputNeeded bool   `json:"inputNeeded"`
 	// Question: see [SessionStart.Question].
 	Question string `json:"question"`
+	// QuestionEntry: see [SessionStart.QuestionEntry].
+	QuestionEntry string `json:"questionEntry"`
 	// LeafID: see [Leaf].
 	LeafID Leaf `json:"leafId"`
 }

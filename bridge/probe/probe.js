@@ -138,24 +138,32 @@ export function stripMarker(text, streaming) {
 	return lines.join("\n").trimEnd();
 }
 
-// The text of the latest assistant message on the branch, unless a user
-// message came after it (then the question was answered: "").
-export function lastUnansweredText(branch) {
-	if (!Array.isArray(branch)) return "";
+// The latest assistant entry on the branch, unless a user message came
+// after it (then the question was answered: undefined).
+export function lastUnanswered(branch) {
+	if (!Array.isArray(branch)) return undefined;
 	for (let i = branch.length - 1; i >= 0; i--) {
 		const entry = branch[i];
 		if (!entry || entry.type !== "message" || !entry.message) continue;
 		const m = entry.message;
-		if (m.role === "user") return "";
-		if (m.role !== "assistant") continue;
-		if (typeof m.content === "string") return m.content;
-		if (!Array.isArray(m.content)) return "";
-		return m.content
-			.filter((p) => p && p.type === "text" && typeof p.text === "string")
-			.map((p) => p.text)
-			.join("\n");
+		if (m.role === "user") return undefined;
+		if (m.role === "assistant") return entry;
 	}
-	return "";
+	return undefined;
+}
+
+// The text of the latest assistant message on the branch, unless a user
+// message came after it (then the question was answered: "").
+export function lastUnansweredText(branch) {
+	const entry = lastUnanswered(branch);
+	if (!entry) return "";
+	const m = entry.message;
+	if (typeof m.content === "string") return m.content;
+	if (!Array.isArray(m.content)) return "";
+	return m.content
+		.filter((p) => p && p.type === "text" && typeof p.text === "string")
+		.map((p) => p.text)
+		.join("\n");
 }
 
 // A line that asks: it ends with a question mark (Latin, fullwidth or
@@ -222,8 +230,6 @@ export function retryCancelled(branch) {
 	return false;
 }
 
-// What the branch waits for: whether its last unanswered reply ends with
-// the marker, and the question that reply asks.
 // sessionNameOf is the session's display name (Pi's /name), which the
 // wrapper's notifications end their body with, as pi-notify's do; "" when
 // the session has none or this Pi cannot say.
@@ -236,13 +242,19 @@ function sessionNameOf(pi) {
 	}
 }
 
+// What the branch waits for: whether its last unanswered reply ends with
+// the marker, the question that reply asks, and the reply by its entry id
+// (another reply that asks is another question, though it may ask in the
+// same words).
 function waiting(ctx) {
 	try {
 		const sm = ctx && ctx.sessionManager;
 		if (!sm || typeof sm.getBranch !== "function") return { inputNeeded: false };
-		const text = lastUnansweredText(sm.getBranch());
+		const branch = sm.getBranch();
+		const text = lastUnansweredText(branch);
 		if (!hasMarker(text)) return { inputNeeded: false };
-		return { inputNeeded: true, question: questionOf(text) };
+		const id = lastUnanswered(branch)?.id;
+		return { inputNeeded: true, question: questionOf(text), ...(typeof id === "string" ? { questionEntry: id } : {}) };
 	} catch {
 		return { inputNeeded: false };
 	}

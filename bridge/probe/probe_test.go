@@ -363,11 +363,11 @@ func TestProbeInTUIInsideHerdr(t *testing.T) {
 		nil, // r2 with its long message cut; checked below
 		control.HerdrBlocked{Active: true, Label: "deploy"},
 		control.UIPromptStart{Kind: "confirm", Title: "Sure?"},
-		control.AgentEnd{StopReason: "stop", SessionName: "auth refactor", InputNeeded: true, Question: "Which runtime should I use?"},
-		control.AgentSettled{Idle: true, SessionName: "auth refactor", InputNeeded: true, Question: "Which runtime should I use?"},
+		control.AgentEnd{StopReason: "stop", SessionName: "auth refactor", InputNeeded: true, Question: "Which runtime should I use?", QuestionEntry: "a1"},
+		control.AgentSettled{Idle: true, SessionName: "auth refactor", InputNeeded: true, Question: "Which runtime should I use?", QuestionEntry: "a1"},
 		control.SessionShutdown{Reason: "reload"},
 		control.SessionStart{Reason: "reload", SessionSeq: 2, SessionName: "auth refactor", SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj",
-			InputNeeded: true, Question: "Which runtime should I use?"},
+			InputNeeded: true, Question: "Which runtime should I use?", QuestionEntry: "a1"},
 		control.HerdrBlocked{},
 		control.SessionShutdown{Reason: "quit"},
 	}
@@ -529,7 +529,7 @@ func TestProbeRepeatsWhatALostConnectionTook(t *testing.T) {
 	start := func(reason string, waiting bool) control.SessionStart {
 		s := control.SessionStart{Reason: reason, SessionSeq: 1, SessionFile: "/s/one.jsonl", SessionID: "sid", Mode: "tui", HasUI: true, Cwd: "/proj"}
 		if waiting {
-			s.InputNeeded, s.Question = true, "Which runtime should I use?"
+			s.InputNeeded, s.Question, s.QuestionEntry = true, "Which runtime should I use?", "a1"
 		}
 		return s
 	}
@@ -541,7 +541,7 @@ func TestProbeRepeatsWhatALostConnectionTook(t *testing.T) {
 		// lost mid-run with the dialog open
 		midRun, control.AgentStart{}, dialog,
 		control.UIPromptEnd{Kind: "confirm", Title: "Sure?"},
-		control.AgentSettled{Idle: true, InputNeeded: true, Question: "Which runtime should I use?"},
+		control.AgentSettled{Idle: true, InputNeeded: true, Question: "Which runtime should I use?", QuestionEntry: "a1"},
 		// lost at rest, the reply waiting for the user
 		start("reconnect", true),
 		control.SessionShutdown{Reason: "quit"},

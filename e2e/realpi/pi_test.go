@@ -267,8 +267,8 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 	want := []control.Event{
 		start,
 		control.AgentStart{LeafID: start.LeafID},
-		control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question, LeafID: leafID(reply.ID)},
-		control.AgentSettled{Idle: true, InputNeeded: true, Question: question, LeafID: leafID(reply.ID)},
+		control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question, QuestionEntry: reply.ID, LeafID: leafID(reply.ID)},
+		control.AgentSettled{Idle: true, InputNeeded: true, Question: question, QuestionEntry: reply.ID, LeafID: leafID(reply.ID)},
 	}
 	if !reflect.DeepEqual(got, want) || reply.Role != "assistant" {
 		t.Fatalf("events:\n got %s\nwant %s\n(the file's last entry %+v)", showEvents(got), showEvents(want), reply)
@@ -455,7 +455,7 @@ func TestPiOutsideHerdrAddsNoGuidance(t *testing.T) {
 	}
 	got := w.lifecycle()
 	end, _ := got[min(2, len(got)-1)].(control.AgentEnd)
-	end.LeafID = nil // TestPiBlockedReplyInsideHerdr checks it
+	end.LeafID, end.QuestionEntry = nil, "" // TestPiBlockedReplyInsideHerdr checks them
 	if len(got) != 4 || end != (control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question}) {
 		t.Fatalf("events %s", showEvents(got))
 	}
@@ -556,10 +556,15 @@ func TestOldPiLoadsTheProbe(t *testing.T) {
 	tm.Type(t, "hello")
 	end := w.waitEvent(t, control.EvAgentEnd, 15*time.Second).(control.AgentEnd)
 	// Pi 0.73.1 has getLeafId too: the run's reply, the file's last entry.
-	if last := lastEntry(t, start.SessionFile); end.LeafID == nil || *end.LeafID != last.ID {
+	last := lastEntry(t, start.SessionFile)
+	if end.LeafID == nil || *end.LeafID != last.ID {
 		t.Fatalf("agent_end names leaf %v, want %q", end.LeafID, last.ID)
 	}
-	end.LeafID = nil
+	// …and the reply that asks, the same entry.
+	if end.QuestionEntry != last.ID {
+		t.Fatalf("agent_end names the reply that asks %q, want %q", end.QuestionEntry, last.ID)
+	}
+	end.LeafID, end.QuestionEntry = nil, ""
 	if end != (control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question}) {
 		t.Fatalf("agent_end %#v", end)
 	}

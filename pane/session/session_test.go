@@ -56,6 +56,8 @@ func header(cwd string) string {
 	return fmt.Sprintf(`{"type":"session","version":3,"id":"01a22799-ba7b-7032-8994-b66058536b75","timestamp":"2026-11-29T13:58:35.899Z","cwd":%q}`, cwd)
 }
 
+// msg is one entry line, stamped with a fixed time from before any test
+// runs: read by a watcher, it is the session's history (Sentinel.Old).
 func msg(id, parent, role string, content any, stop string) string {
 	m := map[string]any{"role": role, "content": content}
 	if stop != "" {
@@ -225,7 +227,7 @@ func TestWatcherFollowsAppendsAndSwitches(t *testing.T) {
 
 	// The first reply ends: Pi writes everything at once.
 	appendLines(t, a, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
-	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a1"}) {
+	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a1", Old: true}) {
 		t.Fatalf("after the marker reply: %+v", got)
 	}
 	// The user answers: closed.
@@ -773,13 +775,13 @@ func TestWatcherReportsAnotherReplyThatAsks(t *testing.T) {
 	defer w.Close()
 	w.Follow(a)
 	appendLines(t, a, header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(reply), "stop"))
-	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a1"}) {
+	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a1", Old: true}) {
 		t.Fatalf("the first question: %+v", got)
 	}
 	appendLines(t, a, `{"type":"custom_message","id":"c1","parentId":"a1","timestamp":"t","customType":"x","content":"go on","display":true}`)
 	s.none(t, 100*time.Millisecond)
 	appendLines(t, a, msg("a2", "c1", "assistant", text(reply), "stop"))
-	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a2"}) {
+	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a2", Old: true}) {
 		t.Fatalf("the second question: %+v", got)
 	}
 }
@@ -835,7 +837,7 @@ func TestPinnedWatcherFollowsItsOwnPiOnly(t *testing.T) {
 	defer w.Close()
 	w.Follow(a)
 	w.Pin("a1", false) // session_start: this Pi's leaf
-	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a1"}) {
+	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a1", Old: true}) {
 		t.Fatalf("restored: %+v", got)
 	}
 	// The other Pi answers a1 and asks: none of it is this Pi's.
@@ -854,7 +856,7 @@ func TestPinnedWatcherFollowsItsOwnPiOnly(t *testing.T) {
 	appendLines(t, a, msg("b3", "b2", "user", text("other again"), ""), msg("b4", "b3", "assistant", text("Third?\n:input_needed:"), "stop"))
 	s.none(t, 100*time.Millisecond)
 	appendLines(t, a, msg("a3", "u2", "assistant", text(reply), "stop"))
-	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a3"}) {
+	if got := s.next(t); got != (Sentinel{Open: true, File: a, EntryID: "a3", Old: true}) {
 		t.Fatalf("this Pi's question: %+v", got)
 	}
 	w.Pin("a3", false) // agent_settled

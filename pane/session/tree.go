@@ -64,6 +64,14 @@ func (t *Tree) WrittenSince(id string, since time.Time) bool {
 	return ok && !e.Time.IsZero() && !e.Time.Before(since.Add(-mtimeSlack))
 }
 
+// WrittenBefore says whether Pi made the entry id before since, by the
+// entry's own time (see WrittenSince): history. An entry without a time
+// is not known to be either.
+func (t *Tree) WrittenBefore(id string, since time.Time) bool {
+	e, ok := t.byID[id]
+	return ok && !e.Time.IsZero() && e.Time.Before(since.Add(-mtimeSlack))
+}
+
 // Pin makes leaf the leaf, whatever the file's last line: the leaf of the
 // Pi this pane runs, as its probe says it (Pi does not lock the file, and
 // another Pi continuing the same session appends its own entries from its

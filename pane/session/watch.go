@@ -25,6 +25,11 @@ type Sentinel struct {
 	// of this Pi, not one restored from the session's history — whether
 	// or not anything else saw the run.
 	Live bool
+	// Old says that Pi made that entry before the watcher began to look at
+	// the file, by the entry's own time: the session's history, whenever
+	// the branch comes back to it (a /tree move). An entry without a time
+	// is neither Live nor Old.
+	Old bool
 }
 
 // Sink receives what the session file says, each fact on its own: the
@@ -253,7 +258,8 @@ func (w *Watcher) poll() {
 		return
 	}
 	open, id := w.cur.tree.Blocked()
-	s := Sentinel{Open: open, File: path, EntryID: id, Live: open && w.cur.tree.WrittenSince(id, w.cur.since)}
+	s := Sentinel{Open: open, File: path, EntryID: id, Live: open && w.cur.tree.WrittenSince(id, w.cur.since),
+		Old: open && w.cur.tree.WrittenBefore(id, w.cur.since)}
 	// Closed after closed is quiet, even for a new file; so is the same
 	// reply asking still. Another reply asking is a new question, though
 	// the file said open before and says so still: the agent asked again

@@ -140,17 +140,20 @@ func (s *Signals) next(prefix string) string {
 	return fmt.Sprintf("%s#%d", prefix, s.seq)
 }
 
-func sentinel(question string) state.Reason {
-	return state.Reason{Key: SentinelKey, Kind: state.KindSentinel, Question: question}
+// sentinel is the sentinel as the probe says it: the question, and the
+// reply that asks by its entry id when the probe names it ("" when not).
+func sentinel(question, entry string) state.Reason {
+	return state.Reason{Key: SentinelKey, Kind: state.KindSentinel, Question: question, Entry: entry}
 }
 
 // fileSentinel is the sentinel as the session file says it: the reply that
 // asks, by its entry id (the machine tells another reply's for a new
 // question), and whether Pi wrote it while watched (news, see
-// state.Reason.Live), without its text.
+// state.Reason.Live) or before (history, state.Reason.Old), without its
+// text.
 func fileSentinel(x session.Sentinel) state.Reason {
-	r := sentinel("")
-	r.Entry, r.Live = x.EntryID, x.Live
+	r := sentinel("", x.EntryID)
+	r.Live, r.Old = x.Live, x.Old
 	return r
 }
 
@@ -195,7 +198,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		s.resetBookkeeping()
 		var restore []state.Reason
 		if e.InputNeeded {
-			restore = append(restore, sentinel(e.Question))
+			restore = append(restore, sentinel(e.Question, e.QuestionEntry))
 		}
 		same := s.sameSession(e)
 		if same {
@@ -254,7 +257,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		s.lastAborted = s.lastAborted || e.StopReason == "aborted"
 		s.m.AgentEnd(e.StopReason, e.ErrorMessage)
 		if !s.settles {
-			s.settle(e.InputNeeded, e.Question)
+			s.settle(e.InputNeeded, e.Question, e.QuestionEntry)
 		}
 		// After the settle of a Pi that does not settle later: its run is
 		// over, and nothing more in the file is its.
@@ -273,7 +276,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		if cancelled {
 			s.m.RunCancelled()
 		}
-		s.settle(e.InputNeeded, e.Question)
+		s.settle(e.InputNeeded, e.Question, e.QuestionEntry)
 		s.pin(e.LeafID)
 	case control.ChannelEventsLost:
 		// The probe dropped channel events it kept for us: any channel
@@ -287,13 +290,17 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 	case control.CompactionEnd:
 		s.m.Compaction(false)
 	case control.UIPromptStart:
-		r := state.Reason{Key: s.next("ui_prompt"), Kind: state.KindUIPrompt, Label: "waiting for your answer", Question: e.Title}
+		// The title as Pi's status channel would report it, which may
+		// come first or next and name the same dialog (see
+		// state.ReportedTitle).
+		title := state.ReportedTitle(e.Title)
+		r := state.Reason{Key: s.next("ui_prompt"), Kind: state.KindUIPrompt, Label: "waiting for your answer", Question: title}
 		if len(s.orphans) > 0 {
 			// The reconnected probe repeats a dialog that is open
 			// still: the held one of its title (another may have been
 			// answered while it was away), else the oldest held one.
 			// Opening it again keeps it as it is.
-			i := max(slices.IndexFunc(s.orphans, func(o state.Reason) bool { return o.Question == e.Title }), 0)
+			i := max(slices.IndexFunc(s.orphans, func(o state.Reason) bool { return o.Question == title }), 0)
 			r = s.orphans[i]
 			s.orphans = slices.Delete(s.orphans, i, i+1)
 		}
@@ -360,12 +367,22 @@ func (s *Signals) heardName(name string) {
 }
 
 // settle ends a run; a reply that asks for input opens the sentinel first,
-// so the run's end already finds the agent blocked.
-func (s *Signals) settle(inputNeeded bool, question string) {
+// so the run's end already finds the agent blocked. The probe names the
+// reply that asks (entry), and the machine keeps it: a reply told once is
+// not told again when the branch comes back to it, and another reply is
+// another question. From a probe that does not name it, the file's word
+// held during the run names it (the watcher says it only once); it only
+// names: the probe's word decides what is told, should the file's be out
+// of date.
+func (s *Signals) settle(inputNeeded bool, question, entry string) {
+	held, heldOpen := s.held, s.heldOpen
 	s.running, s.heldOpen = false, false
 	s.runs++
 	if inputNeeded {
-		s.m.Open(sentinel(question))
+		s.m.Open(sentinel(question, entry))
+		if heldOpen && entry == "" {
+			s.m.Open(fileSentinel(held))
+		}
 	}
 	s.m.AgentSettled()
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/pane/session"
 )
 
 // wait is a pi:waiting-for-user-input payload.
@@ -71,4 +72,139 @@ func TestWaitsAggregateBySourceAndID(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Seed 000 and 003: every question is told once. An extension that waits
+// for the person says so on Pi's bus (pi:waiting-for-user-input, as
+// plan-md's request_user_input does, or herdr:blocked) and then asks
+// through one of Pi's dialogs, which Pi announces right after
+// (ui_prompt_start, a microtask later). The wait turned the pane blocked
+// and was told; its dialog is the same question, not a second one. A
+// dialog of another extension once the wait is over is news again.
+func TestTheDialogOfAWaitIsNotToldTwice(t *testing.T) {
+	const plan = "plan-md:request_user_input"
+	cases := []struct {
+		name  string
+		steps []step
+		notes string
+	}{
+		{"a plan-md wait and its select dialog", []step{
+			{control.EvWaitingForInput, wait(plan, "call-1", true), "idle working blocked(input needed)"},
+			{control.EvUIPromptStart, `{"kind":"select","title":"Which approach should I take?"}`, "idle working blocked(input needed)"},
+			{control.EvUIPromptEnd, `{"kind":"select","title":"Which approach should I take?"}`, "idle working blocked(input needed)"},
+			{control.EvWaitingForInput, wait(plan, "call-1", false), "idle working blocked(input needed) working"},
+			// Another extension's dialog, after the wait: told.
+			{control.EvUIPromptStart, `{"kind":"confirm","title":"Commit these changes?"}`, "idle working blocked(input needed) working blocked(waiting for your answer)"},
+		}, "input-needed,input-needed(Commit these changes?)"},
+		// pi-herdr-integration, if still installed, mirrors the wait on
+		// herdr:blocked from its own listener, which may run before the
+		// probe's: the mirror opens the spell, told, and the wait joins it.
+		{"a wait mirrored on herdr:blocked first, and its dialog", []step{
+			{control.EvHerdrBlocked, `{"active":true,"label":"input needed"}`, "idle working blocked(input needed)"},
+			{control.EvWaitingForInput, wait(plan, "call-1", true), "idle working blocked(input needed)"},
+			{control.EvUIPromptStart, `{"kind":"select","title":"Which approach should I take?"}`, "idle working blocked(input needed)"},
+			{control.EvUIPromptEnd, `{"kind":"select","title":"Which approach should I take?"}`, "idle working blocked(input needed)"},
+			{control.EvHerdrBlocked, `{"active":false}`, "idle working blocked(input needed)"},
+			{control.EvWaitingForInput, wait(plan, "call-1", false), "idle working blocked(input needed) working"},
+		}, "input-needed"},
+		// The same mirror of a reply's question (pi-herdr-integration
+		// reports the sentinel too): no wait of an extension, so a dialog
+		// that opens under it is news, as under the question itself.
+		{"a herdr:blocked with no wait, and a dialog", []step{
+			{control.EvHerdrBlocked, `{"active":true,"label":"input needed"}`, "idle working blocked(input needed)"},
+			{control.EvUIPromptStart, `{"kind":"confirm","title":"Commit these changes?"}`, "idle working blocked(input needed)"},
+		}, "input-needed,input-needed(Commit these changes?)"},
+		{"a wait whose dialog closes after it", []step{
+			{control.EvWaitingForInput, wait(plan, "call-2", true), "idle working blocked(input needed)"},
+			{control.EvUIPromptStart, `{"kind":"input","title":"Name the new module?"}`, "idle working blocked(input needed)"},
+			{control.EvWaitingForInput, wait(plan, "call-2", false), "idle working blocked(input needed)"},
+			{control.EvUIPromptEnd, `{"kind":"input","title":"Name the new module?"}`, "idle working blocked(input needed) working"},
+		}, "input-needed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig()
+			defer r.m.Stop()
+			r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"}, control.AgentStart{})
+			r.run(t, c.steps)
+			if _, notes := r.got(); notes != c.notes {
+				t.Fatalf("notifications %q, want %q", notes, c.notes)
+			}
+		})
+	}
+}
+
+// A wait that opens while a reply's question keeps the pane blocked (a
+// background review of task-subagents, say) was not told: its dialog is,
+// once — the spell's notification named the reply's question, not it.
+func TestTheDialogOfAWaitUnderAQuestionIsTold(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	r.feed(blockedReply...)
+	r.run(t, []step{
+		{control.EvWaitingForInput, wait("task-subagents:launch-review", "r-1", true), "idle working blocked(input needed)"},
+		{control.EvUIPromptStart, `{"kind":"select","title":"Launch the review?"}`, "idle working blocked(input needed)"},
+	})
+	if _, notes := r.got(); notes != "input-needed("+q+"),input-needed(Launch the review?)" {
+		t.Fatalf("notifications %q, want the question and the review's dialog once each", notes)
+	}
+}
+
+// A reply that asks while the pane is blocked already — on a wait a script
+// holds (`herdr-pi waiting start`, say a deploy hook), which keeps it
+// blocked through Pi's whole run — is a question of its own: the person
+// must hear of it, once, though the pane's colour does not change.
+func TestAQuestionAskedWhileBlockedOnAWaitIsTold(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	if err := r.s.Wait(control.WaitRequest{Action: control.WaitStart, Source: "deploy-hook", ID: "42", Label: "approve the deploy"}); err != nil {
+		t.Fatal(err)
+	}
+	r.feed(blockedReply...)
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+")")
+	// The same question read again (the settle's, then the file's) is
+	// not told twice.
+	r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a1", Live: true})
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+")")
+}
+
+// pi-herdr-integration, if still installed, reports the reply's question
+// on herdr:blocked from its own agent_settled handler, which may run
+// before the probe's: its herdr:blocked opens the spell, told, and the
+// probe's word on the same question joins it. One question, one
+// notification.
+func TestAQuestionMirroredOnHerdrBlockedFirstIsToldOnce(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"},
+		control.AgentStart{}, control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: q},
+		control.HerdrBlocked{Active: true, Label: "input needed"},
+		control.AgentSettled{Idle: true, InputNeeded: true, Question: q})
+	r.expect(t, "idle working blocked(input needed)", "input-needed")
+}
+
+// Through a spell that a script's wait holds, each reply that asks is its
+// own question, told once, even when it asks in the same words as the one
+// before; a run that leaves the same reply asking (an extension's run that
+// wrote no reply) asks nothing new. The probe names the reply that asks.
+func TestEachReplyThatAsksUnderAWaitIsToldOnce(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	if err := r.s.Wait(control.WaitRequest{Action: control.WaitStart, Source: "deploy-hook", ID: "42", Label: "approve the deploy"}); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(entry string) {
+		r.feed(control.AgentStart{},
+			control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: q, QuestionEntry: entry},
+			control.AgentSettled{Idle: true, InputNeeded: true, Question: q, QuestionEntry: entry})
+	}
+	ask("a1")
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+")")
+	ask("a2") // the answer's reply asks again, in the same words
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+"),input-needed("+q+")")
+	ask("a2") // a run that wrote no reply: a2 still asks
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+"),input-needed("+q+")")
 }

@@ -94,6 +94,12 @@ type Reason struct {
 	// channel, a run quicker than the screen's debounce is never seen
 	// working. False for a reply from the session's history.
 	Live bool `json:",omitempty"`
+	// Old says, for a sentinel read from the session file, that the file's
+	// own time for the reply that asks is from before the file was watched
+	// (session.Sentinel.Old): the session's history, told when it was
+	// asked, whenever it shows again — a /tree back to it, say. Neither Old
+	// nor Live when the reply has no time.
+	Old bool `json:",omitempty"`
 	// Restored is set by the machine for a reason that comes from the
 	// history of a session rather than from something the agent did in this
 	// one: restored by SessionStart, or a sentinel found before the agent
@@ -361,6 +367,11 @@ type Machine struct {
 	// answered: reasons the person answered, by key, with when they close
 	// at the latest; they close as soon as the agent is seen working.
 	answered map[string]time.Time
+	// toldEntries are the replies that asked (a sentinel's Entry) which
+	// this machine has had open: a reply that shows again — a /tree or
+	// /resume back to it — was told when it first did. Never cleared: a
+	// reply's id names it in its session for good.
+	toldEntries map[string]bool
 	// paused: without the probe, the sentinel a run closed as it began
 	// (runBeganLocked) while the session file still says its reply asks:
 	// an extension's own message, which only a user message would answer,
@@ -846,9 +857,10 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 		r.Question = title
 	}
 	r.Since = now
-	if r.Kind == KindSentinel && m.historyLocked(r) {
+	if r.Kind == KindSentinel && (m.historyLocked(r) || m.toldEntries[r.Entry]) {
 		r.Restored = true
 	}
+	m.noteEntryLocked(r)
 	m.reasons = append(m.reasons, r)
 	if len(m.reasons) == 1 {
 		op := r
@@ -863,8 +875,28 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 // counts only while the probe is away: with it, the probe's runs say what
 // is news, and a reply it did not see written is not its Pi's (another Pi
 // writing the same file).
+//
+// A reply the file says was written before it was watched (Reason.Old)
+// is history whenever it shows, also after the agent worked: the person
+// moved back to it (/tree, or a branch summary hung off it), and it was
+// told when it was asked.
 func (m *Machine) historyLocked(r Reason) bool {
+	if r.Old {
+		return true
+	}
 	return !m.worked && !(r.Live && !m.probe)
+}
+
+// noteEntryLocked keeps the reply a sentinel stands for among those told
+// (see toldEntries).
+func (m *Machine) noteEntryLocked(r Reason) {
+	if r.Kind != KindSentinel || r.Entry == "" {
+		return
+	}
+	if m.toldEntries == nil {
+		m.toldEntries = map[string]bool{}
+	}
+	m.toldEntries[r.Entry] = true
 }
 
 // relabelLocked gives the open reason i the label of r, a later open of
@@ -902,6 +934,7 @@ func (m *Machine) reaskLocked(now time.Time, i int, r Reason) {
 		if m.opener != nil && m.opener.Key == r.Key {
 			m.opener.Entry = r.Entry
 		}
+		m.noteEntryLocked(r)
 		return
 	}
 	if m.probe {
@@ -912,9 +945,10 @@ func (m *Machine) reaskLocked(now time.Time, i int, r Reason) {
 		return
 	}
 	r.Since = now
-	if m.historyLocked(r) {
+	if m.historyLocked(r) || m.toldEntries[r.Entry] {
 		r.Restored = true
 	}
+	m.noteEntryLocked(r)
 	m.reasons[i] = r
 	if m.opener != nil && m.opener.Key == r.Key {
 		op := r

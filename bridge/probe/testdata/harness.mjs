@@ -45,7 +45,7 @@ const ctx = (mode, branch = [], extra = {}) => ({
 	sessionManager: { getBranch: () => branch, getSessionFile: () => "/s/one.jsonl", getSessionId: () => "sid" },
 	...extra,
 });
-const assistant = (text) => ({ type: "message", message: { role: "assistant", content: [{ type: "text", text }] } });
+const assistant = (text) => ({ type: "message", id: "a1", message: { role: "assistant", content: [{ type: "text", text }] } });
 const user = (text) => ({ type: "message", message: { role: "user", content: [{ type: "text", text }] } });
 const pause = () => new Promise((r) => setTimeout(r, 50));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -87,6 +87,18 @@ const commands = {
 		await ctx.ui.select("Which region do you deploy to?", ["eu", "us"]);
 		pi.events.emit("@eko24ive/pi-ask:completed", { flowId: "ask-d" });
 	},
+	// What plan-md's request_user_input does: it says on the bus that it
+	// waits for the person, asks in one of Pi's dialogs, and says the wait
+	// is over once answered.
+	"wait-with-dialog": async (pi, ctx) => {
+		const wait = (waiting) => pi.events.emit("pi:waiting-for-user-input", { source: "plan-md:request_user_input", id: "call-1", waiting });
+		wait(true);
+		try {
+			await ctx.ui.select("Which approach should I take?", ["small", "large"]);
+		} finally {
+			wait(false);
+		}
+	},
 };
 
 export default function (pi) {
