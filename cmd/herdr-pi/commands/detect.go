@@ -197,7 +197,14 @@ func detectRun(f *Factory, opts *detectOptions) error {
 
 func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	if opts.Manifest != "" {
-		m, err := detect.LoadFile(opts.Manifest)
+		// Read here, not by detect.LoadFile: the person named this path,
+		// so a directory or a pipe there is to be named otherwise, not
+		// removed.
+		data, err := settings.ReadNamedFile(opts.Manifest, settings.TOML, "name a regular file in --manifest instead")
+		if err != nil {
+			return nil, &detectError{code: "unreadable_manifest", err: fileError(opts.Manifest, err)}
+		}
+		m, err := detect.Parse(data, opts.Manifest)
 		if err != nil {
 			return nil, &detectError{code: "unreadable_manifest", err: fileError(opts.Manifest, err)}
 		}
