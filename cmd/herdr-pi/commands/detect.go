@@ -94,7 +94,7 @@ func detectAction(c *cli.Context, f *Factory, opts *detectOptions, args []string
 	}
 	rows, cols, ok := parseSizeFlag(c.String("size"))
 	if !ok {
-		return usagef("detect", "--size %q: want ROWSxCOLS, e.g. 40x120", c.String("size"))
+		return usagef("detect", "--size %q: want ROWSxCOLS, each from 1 to 1000, e.g. 40x120", c.String("size"))
 	}
 	opts.Rows, opts.Cols = rows, cols
 	// A plain-text screen is as big as its rows: a --size for it
