@@ -224,8 +224,8 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	tellManifestProblems(f.IO.Err, "herdr-pi detect", problems)
 	m, ok := set.Lookup(agent)
 	if !ok {
-		return nil, &detectError{code: "no_manifest", err: fmt.Errorf("no manifest for agent %q (known: %s; add %s/%s.toml or use --manifest)",
-			agent, strings.Join(set.Names(), ", "), paths.Pretty(paths.ManifestDir), agent)}
+		return nil, &detectError{code: "no_manifest", err: fmt.Errorf("no manifest for agent %q (known: %s%s; add %s/%s.toml or use --manifest)",
+			agent, strings.Join(set.Names(), ", "), meantAgent(agent, set.Names()), paths.Pretty(paths.ManifestDir), agent)}
 	}
 	return m, nil
 }
