@@ -219,12 +219,14 @@ func (e *ConfigError) Unwrap() []error {
 // On any problem it returns [Defaults] together with a *ConfigError naming
 // file, line and key of every problem, so callers can report it and carry
 // on; shown is the path as it should appear in messages.
-func LoadConfig(path, shown string) (Config, error) { return loadConfig(path, shown, "") }
+func LoadConfig(path, shown string) (Config, error) { return loadConfig(path, shown, "", "") }
 
 // loadConfig is [LoadConfig]; missing, when not empty, is the problem a
-// missing file is instead of "all defaults".
-func loadConfig(path, shown, missing string) (Config, error) {
-	data, err := ReadFile(path, TOML)
+// missing file is instead of "all defaults", and notFile the way out of a
+// path that is not a regular file when the person named it
+// ([ReadNamedFile]).
+func loadConfig(path, shown, missing, notFile string) (Config, error) {
+	data, err := readFile(path, TOML, notFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		if missing == "" {
 			return Defaults(), nil
@@ -245,12 +247,15 @@ func loadConfig(path, shown, missing string) (Config, error) {
 // that a file HERDR_PI_CONFIG names must exist: a typo in the variable
 // would otherwise drop every setting without a word.
 func (p Paths) LoadConfig() (Config, error) {
-	missing := ""
+	missing, notFile := "", ""
 	if p.ConfigNamed {
-		missing = fmt.Sprintf("does not exist, and HERDR_PI_CONFIG names it: create it, or point HERDR_PI_CONFIG at your config file (unset, herdr-pi reads %s)",
-			p.Pretty(filepath.Join(p.ConfigDir, "config.toml")))
+		unset := p.Pretty(filepath.Join(p.ConfigDir, "config.toml"))
+		missing = fmt.Sprintf("does not exist, and HERDR_PI_CONFIG names it: create it, or point HERDR_PI_CONFIG at your config file (unset, herdr-pi reads %s)", unset)
+		// A directory or a pipe there is the person's own: never to be
+		// removed for herdr-pi's sake.
+		notFile = fmt.Sprintf("point HERDR_PI_CONFIG at your config file (unset, herdr-pi reads %s)", unset)
 	}
-	return loadConfig(p.ConfigFile, p.Pretty(p.ConfigFile), missing)
+	return loadConfig(p.ConfigFile, p.Pretty(p.ConfigFile), missing, notFile)
 }
 
 // ParseConfig decodes and validates config text over the defaults. Every

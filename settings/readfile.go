@@ -75,6 +75,20 @@ func (e *FileError) Unwrap() error { return e.Err }
 // herdr-pi's config, detection manifests, the notification configs and
 // Pi's settings.json alike.
 func ReadFile(path string, format Format) ([]byte, error) {
+	return readFile(path, format, "")
+}
+
+// ReadNamedFile is [ReadFile] for a path the person named (HERDR_PI_CONFIG,
+// detect --manifest) rather than one herdr-pi looks for: a directory or a
+// pipe standing there is theirs, so the way out is wayOut (naming another
+// path, "point HERDR_PI_CONFIG at your config file"), never to remove it.
+func ReadNamedFile(path string, format Format, wayOut string) ([]byte, error) {
+	return readFile(path, format, wayOut)
+}
+
+// readFile is ReadFile; wayOut, when not "", is what to do about a path
+// that is not a regular file (ReadNamedFile).
+func readFile(path string, format Format, wayOut string) ([]byte, error) {
 	fail := func(reason string, err error) error { return &FileError{Path: path, Reason: reason, Err: err} }
 	// Stat first, so a device is never even opened (opening some has side
 	// effects); fstat after the open closes the race with a swap.
@@ -102,7 +116,7 @@ func ReadFile(path string, format Format) ([]byte, error) {
 	if isNullDevice(fi) {
 		return []byte{}, nil
 	}
-	if reason := notRegular(fi.Mode(), path); reason != "" {
+	if reason := notRegular(fi.Mode(), path, wayOut); reason != "" {
 		return nil, fail(reason, nil)
 	}
 	// O_NONBLOCK: should a FIFO be swapped in after the stat, the open
@@ -117,7 +131,7 @@ func ReadFile(path string, format Format) ([]byte, error) {
 	if err != nil {
 		return nil, fail("cannot read: "+unwrapPathError(err), err)
 	}
-	if reason := notRegular(fi.Mode(), path); reason != "" {
+	if reason := notRegular(fi.Mode(), path, wayOut); reason != "" {
 		return nil, fail(reason, nil)
 	}
 	if fi.Size() > MaxFileBytes {
@@ -167,10 +181,12 @@ func CheckNesting(data []byte, format Format) error {
 }
 
 // notRegular says what the file at path is instead of a regular file, and
-// the way out; "" for a regular file.
-func notRegular(m fs.FileMode, path string) string {
+// the way out (wayOut for a path the person named); "" for a regular file.
+func notRegular(m fs.FileMode, path, wayOut string) string {
 	fix := "; herdr-pi reads settings only from regular files: put a file (or a symlink to one) there, or remove it"
-	if fi, err := os.Lstat(path); m&fs.ModeDevice != 0 && err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+	if wayOut != "" {
+		fix = "; herdr-pi reads settings only from regular files: " + wayOut
+	} else if fi, err := os.Lstat(path); m&fs.ModeDevice != 0 && err == nil && fi.Mode()&fs.ModeSymlink == 0 {
 		// The device itself was named (HERDR_PI_CONFIG=/dev/zero): replacing
 		// or removing it would break the machine.
 		fix = "; herdr-pi reads settings only from regular files: name one instead, and leave the device as it is"

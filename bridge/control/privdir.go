@@ -49,7 +49,7 @@ const (
 	ProblemUnreadable PrivateDirProblem = iota // cannot stat it (missing, permission)
 	ProblemNotDir                              // a symlink or a file is in the way
 	ProblemOwner                               // someone else owns it
-	ProblemMode                                // group or others have access
+	ProblemMode                                // not 0700: group or others have access, or we lack it
 )
 
 func (e *PrivateDirError) Error() string {
@@ -86,7 +86,9 @@ func checkPrivate(dir string) error {
 	if int(st.Uid) != os.Getuid() {
 		return &PrivateDirError{Dir: dir, Problem: ProblemOwner, Owner: int(st.Uid)}
 	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+	// 0700 exactly: closed to others, and open to us, who make files in
+	// it (a 0500 left by chmod -R a-w is as unusable as a full disk).
+	if perm := fi.Mode().Perm(); perm != 0o700 {
 		return &PrivateDirError{Dir: dir, Problem: ProblemMode, Mode: perm}
 	}
 	return nil

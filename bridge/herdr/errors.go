@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 )
 
 // Error is Herdr's own answer that it did not do what was asked: an error
@@ -21,11 +24,34 @@ func (e *Error) Error() string { return e.detail() + e.advice() }
 
 // detail is the error without its advice to run herdr-pi doctor.
 func (e *Error) detail() string {
-	s := fmt.Sprintf("herdr at %s refused %s: %s (%s)", e.Socket, e.Method, e.Message, e.Code)
+	s := fmt.Sprintf("herdr at %s refused %s: %s (%s)", e.Socket, e.Method, shownText(e.Message, maxShownMessage), shownText(e.Code, maxShownCode))
 	if hint := hintFor(e.Code); hint != "" {
 		s += "; " + hint
 	}
 	return s
+}
+
+// How much of Herdr's error message and code an error shows: a sentence
+// and an identifier (herdr-socket-api.md §2.3); the reply line may be a
+// MiB.
+const (
+	maxShownMessage = 300
+	maxShownCode    = 64
+)
+
+// shownText is text from Herdr's reply as an error shows it: on one line
+// without control characters (wrap prints the error on the terminal, where
+// a newline in it would start a line that passes for herdr-pi's own), and
+// at most max bytes, whole characters, with how long it was.
+func shownText(s string, max int) string {
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
+	}
+	return termtext.Clean(s)
 }
 
 func hintFor(code string) string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 // The errors whose way out is herdr-pi doctor say so to every command;
@@ -38,6 +39,30 @@ func TestDetailLeavesOutTheAdviceToRunDoctor(t *testing.T) {
 	} {
 		if got := herdr.Detail(err); got != err.Error() {
 			t.Errorf("Detail(%q) = %q, want it whole", err, got)
+		}
+	}
+}
+
+// Herdr's error message is text from elsewhere that wrap prints on the
+// terminal ("Herdr showed none of this run's states: …") and doctor puts in
+// a row: it is shown on one line, without control characters, and bounded.
+// A 200 KB message was printed whole, and a newline in it started a line of
+// its own that could pass for herdr-pi's ("herdr-pi: all is well").
+func TestAHerdrErrorMessageIsShownOnOneBoundedCleanLine(t *testing.T) {
+	s := herdrtest.Start(t)
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"ping"},
+		Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": "bad \x1b]0;title\x07thing\r\nherdr-pi: all is well " + strings.Repeat("M", 200_000)}}})
+	_, err := herdr.NewClient(s.SocketPath()).Ping(t.Context())
+	var he *herdr.Error
+	if !errors.As(err, &he) {
+		t.Fatalf("Ping: %v, want Herdr's error", err)
+	}
+	for _, shown := range []string{err.Error(), herdr.Detail(err)} {
+		if !strings.Contains(shown, "refused ping: bad  ]0;title thing  herdr-pi: all is well MMM") || !strings.Contains(shown, "(internal_error)") {
+			t.Errorf("the message is not shown, cleaned, with its code: %.300q", shown)
+		}
+		if strings.ContainsAny(shown, "\x1b\x07\r\n") || len(shown) > 1000 {
+			t.Errorf("shown as %d bytes, with control characters or on several lines: %.300q", len(shown), shown)
 		}
 	}
 }

@@ -113,6 +113,12 @@ func helpAmongArgs(app *cli.App, args []string) []string {
 		}
 		cmd, cmds = next, next.Subcommands
 	}
+	if cmd == nil && len(args) > 2 && isHelpFlag(args[1]) && !strings.HasPrefix(args[2], "-") {
+		// "herdr-pi --help waiting start" is "herdr-pi help waiting
+		// start": urfave/cli would read one topic only, and say "No help
+		// topic for 'wrp'" (exit 1) where help names the commands.
+		return append([]string{args[0], "help"}, args[2:]...)
+	}
 	if cmd == nil || cmd.SkipFlagParsing {
 		return args // herdr-pi's own flags, or help, which reads its own
 	}

@@ -94,7 +94,7 @@ func detectAction(c *cli.Context, f *Factory, opts *detectOptions, args []string
 	}
 	rows, cols, ok := parseSizeFlag(c.String("size"))
 	if !ok {
-		return usagef("detect", "--size %q: want ROWSxCOLS, e.g. 40x120", c.String("size"))
+		return usagef("detect", "--size %q: want ROWSxCOLS, each from 1 to 1000, e.g. 40x120", c.String("size"))
 	}
 	opts.Rows, opts.Cols = rows, cols
 	// A plain-text screen is as big as its rows: a --size for it
@@ -197,7 +197,14 @@ func detectRun(f *Factory, opts *detectOptions) error {
 
 func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	if opts.Manifest != "" {
-		m, err := detect.LoadFile(opts.Manifest)
+		// Read here, not by detect.LoadFile: the person named this path,
+		// so a directory or a pipe there is to be named otherwise, not
+		// removed.
+		data, err := settings.ReadNamedFile(opts.Manifest, settings.TOML, "name a regular file in --manifest instead")
+		if err != nil {
+			return nil, &detectError{code: "unreadable_manifest", err: fileError(opts.Manifest, err)}
+		}
+		m, err := detect.Parse(data, opts.Manifest)
 		if err != nil {
 			return nil, &detectError{code: "unreadable_manifest", err: fileError(opts.Manifest, err)}
 		}
@@ -217,8 +224,8 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	tellManifestProblems(f.IO.Err, "herdr-pi detect", problems)
 	m, ok := set.Lookup(agent)
 	if !ok {
-		return nil, &detectError{code: "no_manifest", err: fmt.Errorf("no manifest for agent %q (known: %s; add %s/%s.toml or use --manifest)",
-			agent, strings.Join(set.Names(), ", "), paths.Pretty(paths.ManifestDir), agent)}
+		return nil, &detectError{code: "no_manifest", err: fmt.Errorf("no manifest for agent %q (known: %s%s; add %s/%s.toml or use --manifest)",
+			agent, strings.Join(set.Names(), ", "), meantAgent(agent, set.Names()), paths.Pretty(paths.ManifestDir), agent)}
 	}
 	return m, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 )
@@ -427,5 +428,33 @@ func TestDetectDocExamplesAreWhatItPrints(t *testing.T) {
 	if !reflect.DeepEqual(got, doc) {
 		g, _ := json.MarshalIndent(got, "", "  ")
 		t.Errorf("detect --json %s prints (without screen)\n%s\ndocs/detect.md shows\n%s", cmdline, g, docExample(t, "detect"))
+	}
+}
+
+// A path the person named (HERDR_PI_CONFIG, detect --manifest) that is a
+// directory or a FIFO is theirs, not herdr-pi's to have removed: the way
+// out is to name a file instead. "put a file there, or remove it" sent
+// them to remove /tmp for HERDR_PI_CONFIG=/tmp.
+func TestANamedSettingsPathThatIsNoFileIsNotToBeRemoved(t *testing.T) {
+	dir := t.TempDir()
+	screen := filepath.Join(dir, "screen.txt")
+	if err := os.WriteFile(screen, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, named := range []string{dir, fifo} {
+		e := newCmdEnv(t)
+		code, _, errOut := run(t, e.env, "detect", "--manifest", named, screen)
+		if code != 1 || strings.Contains(errOut, "remove it") || !strings.Contains(errOut, named+": ") || !strings.Contains(errOut, "name a regular file in --manifest instead") {
+			t.Errorf("detect --manifest %s: exit %d, %q; want 1, naming it, and the way out: name a regular file in --manifest instead", named, code, errOut)
+		}
+		e = newCmdEnv(t, "HERDR_PI_CONFIG="+named)
+		code, _, errOut = run(t, e.env, "detect", screen)
+		if code != 0 || strings.Contains(errOut, "remove it") || !strings.Contains(errOut, named+": ") || !strings.Contains(errOut, "point HERDR_PI_CONFIG at your config file") {
+			t.Errorf("HERDR_PI_CONFIG=%s detect: exit %d, %q; want 0, naming it, and the way out: point HERDR_PI_CONFIG at your config file", named, code, errOut)
+		}
 	}
 }

@@ -121,3 +121,26 @@ func TestHelpAmongArguments(t *testing.T) {
 }
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+
+// `herdr-pi --help <command>` is `herdr-pi help <command>`: a command name
+// misspelt there is a usage mistake that lists the commands (exit 2), as
+// `herdr-pi help wrp` says it — not urfave/cli's "No help topic for 'wrp'",
+// exit 1, which a script reads as a failure of herdr-pi itself.
+func TestHelpFlagBeforeACommandNameIsHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		code       int
+		out, sayth string
+	}{
+		{[]string{"--help", "wrp"}, 2, "", "herdr-pi help: herdr-pi has no command \"wrp\" (commands: wrap, open, close, waiting, notify, detect, status, doctor, demo, completion, help)\nRun 'herdr-pi --help' for usage.\n"},
+		{[]string{"-h", "waiting", "strat"}, 2, "", "herdr-pi help: herdr-pi waiting has no command \"strat\" (commands: start, stop)\nRun 'herdr-pi waiting --help' for usage.\n"},
+		{[]string{"--help", "status"}, 0, "NAME:\n   herdr-pi status - ", ""},
+		{[]string{"-help", "waiting", "start"}, 0, "NAME:\n   herdr-pi waiting start - ", ""},
+	} {
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), append([]string{"herdr-pi"}, tc.args...), IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
+		if code != tc.code || errOut.String() != tc.sayth || !strings.HasPrefix(out.String(), tc.out) {
+			t.Errorf("%q: exit %d, stderr %q, stdout starts %q; want %d, %q, %q", tc.args, code, errOut.String(), firstLine(out.String()), tc.code, tc.sayth, tc.out)
+		}
+	}
+}

@@ -21,6 +21,9 @@ func TestUsageEdges(t *testing.T) {
 		{[]string{"waiting", "stop", "--id", "1"}, 2, "herdr-pi waiting stop: --source is required"},
 		{[]string{"detect", "--raw", "--size", "10x1001", "-"}, 2, `herdr-pi detect: --size "10x1001": want ROWSxCOLS`},
 		{[]string{"detect", "--raw", "--size", "1001x10", "-"}, 2, `herdr-pi detect: --size "1001x10": want ROWSxCOLS`},
+		// A size of the right form but too big says the bound, not only
+		// the form it already has.
+		{[]string{"detect", "--raw", "--size", "2000x80", "-"}, 2, `herdr-pi detect: --size "2000x80": want ROWSxCOLS, each from 1 to 1000, e.g. 40x120`},
 		{[]string{"detect", "--raw", "--size", "0x10", "-"}, 2, `herdr-pi detect: --size "0x10": want ROWSxCOLS`},
 		{[]string{"detect", "--raw", "--size", "10x0", "-"}, 2, `herdr-pi detect: --size "10x0": want ROWSxCOLS`},
 		{[]string{"detect", "--raw", "--size", "40", "-"}, 2, `herdr-pi detect: --size "40": want ROWSxCOLS`},

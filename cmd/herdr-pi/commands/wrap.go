@@ -230,8 +230,14 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 			log.Printf("probe: %s; Pi runs without it (state from its screen and session file)", agentCmd.Why)
 		default:
 			if p, err := probe.Write(run.Dir); err != nil {
+				// The run directory took the socket but not the probe
+				// (its filesystem full, say): as for the socket, the
+				// person hears of it once, before Pi's screen, not only
+				// the log.
 				log.Printf("probe: %v; Pi runs without it", err)
+				tell(io.Err, "herdr-pi: the Pi probe is off for this run (%v): Pi's state comes from its screen, session file and status reports only; `herdr-pi doctor runtime` says why and what to do\n", err)
 			} else if argv, err = probeArgv(agentCmd, run.Dir, p, cwd, io.Env); err != nil {
+				log.Printf("probe: %v; Pi runs without it", err)
 				argv = opts.Argv
 			} else {
 				probed = true

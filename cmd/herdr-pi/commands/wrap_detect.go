@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -23,12 +24,24 @@ func pickManifest(io IO, paths settings.Paths, cfg settings.Config, opts *wrapOp
 	agent := observe.ChooseAgent(opts.Agent, cfg.Detect.Agent, opts.Argv, set)
 	manifest, ok := set.Lookup(agent)
 	if !ok {
-		tell(io.Err, "herdr-pi: no detection manifest for agent %q (known: %s); detecting as pi\n",
-			agent, strings.Join(set.Names(), ", "))
+		tell(io.Err, "herdr-pi: no detection manifest for agent %q (known: %s%s); detecting as pi\n",
+			agent, strings.Join(set.Names(), ", "), meantAgent(agent, set.Names()))
 		manifest, _ = set.Lookup("pi")
 	}
 	log.Printf("detect: agent %q, manifest %s (%s)", agent, manifest.ID, manifest.Source)
 	return manifest, agent
+}
+
+// meantAgent is, for an agent id no manifest has that differs only in case
+// from one that has (--agent Pi, as the product is written), the hint that
+// names it: ids are matched exactly, and only "pi" gets Pi's probe.
+func meantAgent(agent string, known []string) string {
+	for _, k := range known {
+		if k != agent && strings.EqualFold(k, agent) {
+			return fmt.Sprintf("; did you mean %q? agent ids are matched exactly", k)
+		}
+	}
+	return ""
 }
 
 // tellManifestProblems says every manifest problem on stderr under one

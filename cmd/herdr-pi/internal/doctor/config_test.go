@@ -230,6 +230,12 @@ func TestDoctorRuntimeRows(t *testing.T) {
 		{"open to others", func(t *testing.T, base string) { mkdir(t, base, 0o755) }, map[string]string{
 			"directory": "fail|private directory BASE has mode 0755, want 0700|chmod 700 BASE",
 		}},
+		// Ours and closed to others, but not to be written by us
+		// either: "cannot take a new file although it is ours and
+		// 0700" blamed an attribute or a security module.
+		{"not writable by us", func(t *testing.T, base string) { mkdir(t, base, 0o500) }, map[string]string{
+			"directory": "fail|private directory BASE has mode 0500, want 0700|chmod 700 BASE",
+		}},
 		{"a symlink in its place", func(t *testing.T, base string) {
 			mkdir(t, base+"-real", 0o700)
 			if err := os.Symlink(base+"-real", base); err != nil {

@@ -124,8 +124,28 @@ func toastRow(env settings.Env, row func(name, status, detail, fix string) Row) 
 			} `toml:"toast"`
 		} `toml:"ui"`
 	}
-	_, err := toml.DecodeFile(path, &cfg)
+	// Read as every settings file is (settings.ReadFile): a FIFO there
+	// would hang doctor past its budget and its Ctrl-C, /dev/zero fill
+	// its memory.
+	var data []byte
+	var err error
+	named := env.Get("HERDR_CONFIG_PATH") != ""
+	if named {
+		data, err = settings.ReadNamedFile(path, settings.TOML, "point HERDR_CONFIG_PATH at Herdr's config file, or unset it")
+	} else {
+		data, err = settings.ReadFile(path, settings.TOML)
+	}
+	var fe *settings.FileError
+	if err == nil {
+		_, err = toml.Decode(string(data), &cfg)
+	}
 	switch {
+	case errors.As(err, &fe) && !errors.Is(err, fs.ErrNotExist):
+		fix := "make it a regular file of at most 1 MiB; herdr-pi only reads [ui.toast] delivery from it"
+		if named {
+			fix = "point HERDR_CONFIG_PATH at Herdr's config file (the one Herdr reads), or unset it"
+		}
+		return row("toasts", Warn, fmt.Sprintf("cannot read Herdr's config %s: %s", shown, fe.Reason), fix)
 	case errors.Is(err, fs.ErrNotExist):
 		return row("toasts", Warn,
 			fmt.Sprintf("Herdr shows no toasts by default ([ui.toast] delivery = \"off\", and %s does not exist): herdr-pi's notifications inside Herdr come back \"disabled\"", shown),

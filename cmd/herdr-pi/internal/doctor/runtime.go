@@ -46,7 +46,7 @@ func logRow(d Input) Row {
 		}
 		return row(OK, fmt.Sprintf("%s does not exist yet: the first herdr-pi creates it, mode 0700, with the log %s in it", dir, logfile.DefaultName), "")
 	case err != nil:
-		return row(Warn, "the log "+privateDirProblem(err)+"; until then herdr-pi writes no log (everything else works)", privateDirFix(err))
+		return row(Warn, "the log "+privateDirProblem(err)+"; until then herdr-pi writes no log (everything else works)", privateDirFix(err, stateVar, d.Env))
 	}
 	if problem := logFileProblem(file); problem != "" {
 		return row(Warn, fmt.Sprintf("the log %s %s: herdr-pi writes no log (everything else works)", file, problem),
@@ -108,7 +108,7 @@ func runtimeDirRow(d Input) Row {
 		return row(Fail, fmt.Sprintf("%s cannot be made: %s %s", base, at, why)+without, fix)
 	}
 	if err != nil {
-		return row(Fail, privateDirProblem(err)+without, privateDirFix(err))
+		return row(Fail, privateDirProblem(err)+without, privateDirFix(err, runtimeVar, d.Env))
 	}
 	if err := d.room(base, true); err != nil {
 		return row(Fail, err.Error()+without, roomFix(base, err))
@@ -170,17 +170,34 @@ func fileOnTheWay(err error) (dir, file string) {
 	return pe.Dir, settings.FileOnTheWay(pe.Dir)
 }
 
+// The variables that choose where the private directories are: the
+// way out of one that cannot be used is often another place.
+const (
+	runtimeVar = "XDG_RUNTIME_DIR" // the runtime directory and the pane registry
+	stateVar   = "XDG_STATE_HOME"  // the log's directory
+)
+
 // privateDirProblem is a private directory's problem for a row's detail.
+// The way out is the fix's (privateDirFix), which knows the variable that
+// moves the directory.
 func privateDirProblem(err error) string {
 	if dir, file := fileOnTheWay(err); file != "" {
 		return fmt.Sprintf("directory %s cannot be made: %s is a file, not a directory", dir, file)
+	}
+	if above, owner, mode := closedAbove(err); above != "" {
+		return fmt.Sprintf("private directory %s cannot be reached: %s is closed to you (it belongs to uid %d, mode %04o)", privateDir(err), above, owner, mode)
+	}
+	var pe *control.PrivateDirError
+	if errors.As(err, &pe) && pe.Problem == control.ProblemOwner {
+		return fmt.Sprintf("private directory %s belongs to uid %d, not to us (uid %d): refusing to use it", pe.Dir, pe.Owner, os.Getuid())
 	}
 	return err.Error()
 }
 
 // privateDirFix is the way out of each problem a private directory can
-// have.
-func privateDirFix(err error) string {
+// have; via is the variable that puts the directory elsewhere, env where
+// it is read.
+func privateDirFix(err error, via string, env settings.Env) string {
 	var pe *control.PrivateDirError
 	if !errors.As(err, &pe) {
 		return "check the directory and its permissions"
@@ -188,15 +205,72 @@ func privateDirFix(err error) string {
 	if dir, file := fileOnTheWay(err); file != "" {
 		return fmt.Sprintf("move %s away or rename it: it is a file where %s needs a directory", file, dir)
 	}
+	if above, owner, _ := closedAbove(err); above != "" {
+		if v := env.Get(via); v != "" && strings.HasPrefix(filepath.Clean(v)+"/", above+"/") {
+			// The variable leads into the closed directory: kept from
+			// another user's session, as su (without -l) and sudo -E
+			// keep it.
+			return fmt.Sprintf("point %s at a directory of yours, or unset it (herdr-pi then uses %s): %s=%s leads into %s, which belongs to uid %d (kept from that user's session by su or sudo -E?)",
+				via, fallbackFor(via), via, v, above, owner)
+		}
+		return fmt.Sprintf("let uid %d into %s (it belongs to uid %d), or point %s at a directory of yours", os.Getuid(), above, owner, via)
+	}
 	switch pe.Problem {
 	case control.ProblemMode:
 		return "chmod 700 " + shellword.Word(pe.Dir)
 	case control.ProblemOwner:
-		return fmt.Sprintf("remove %s (it belongs to uid %d: ask its owner or root), or point XDG_RUNTIME_DIR at a directory of your own", pe.Dir, pe.Owner)
+		return fmt.Sprintf("remove %s (it belongs to uid %d: ask its owner or root), or point %s at a directory of your own", pe.Dir, pe.Owner, via)
 	case control.ProblemNotDir:
 		return "remove " + pe.Dir + " (a symlink or file is in its place); herdr-pi creates the directory again"
 	}
 	return "check that you can read " + pe.Dir + " and its parent"
+}
+
+// fallbackFor is where herdr-pi puts its directories when via is unset.
+func fallbackFor(via string) string {
+	if via == stateVar {
+		return "~/.local/state"
+	}
+	return "/tmp"
+}
+
+// privateDir is the directory a *control.PrivateDirError is about.
+func privateDir(err error) string {
+	var pe *control.PrivateDirError
+	if errors.As(err, &pe) {
+		return pe.Dir
+	}
+	return ""
+}
+
+// closedAbove is, for a private directory that could not even be looked
+// at (lstat: permission denied), the directory above it this user may not
+// enter, with its owner and mode; "" otherwise. It is the one that lstat
+// itself can see while it cannot see into it: another user's
+// /run/user/<uid>, say, which su leaves in XDG_RUNTIME_DIR.
+func closedAbove(err error) (dir string, owner int, mode fs.FileMode) {
+	var pe *control.PrivateDirError
+	if !errors.As(err, &pe) || pe.Problem != control.ProblemUnreadable || !errors.Is(err, fs.ErrPermission) {
+		return "", 0, 0
+	}
+	for child := pe.Dir; ; {
+		up := filepath.Dir(child)
+		if up == child {
+			return "", 0, 0
+		}
+		fi, err := os.Stat(up)
+		if err == nil {
+			st, ok := fi.Sys().(*syscall.Stat_t)
+			if !ok {
+				return "", 0, 0
+			}
+			return up, int(st.Uid), fi.Mode().Perm()
+		}
+		if !errors.Is(err, fs.ErrPermission) {
+			return "", 0, 0
+		}
+		child = up
+	}
 }
 
 func registryRow(d Input) Row {
@@ -206,7 +280,7 @@ func registryRow(d Input) Row {
 	reg := control.PaneRegistry(d.Paths.RuntimeBase)
 	entries, err := reg.Entries()
 	if err != nil {
-		return row(Fail, "the pane registry "+privateDirProblem(err)+": pane hooks cannot find their wrapper", privateDirFix(err))
+		return row(Fail, "the pane registry "+privateDirProblem(err)+": pane hooks cannot find their wrapper", privateDirFix(err, runtimeVar, d.Env))
 	}
 	var live, stale, broken []string
 	var files []string // as words of the rm the fix offers
