@@ -230,11 +230,19 @@ func (c *Client) dialKind(err error) FailureKind {
 		return FailPermission
 	case errors.Is(err, syscall.ENOTSOCK), errors.Is(err, syscall.ENOTDIR):
 		return FailNotSocket
+	case errors.Is(err, syscall.EINVAL) && len(c.Socket) > maxSocketPath:
+		// Go refuses to connect to a path that does not fit a sockaddr_un
+		// ("invalid argument"), before the kernel is asked.
+		return FailTooLong
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
 		return FailTimeout
 	}
 	return FailOther
 }
+
+// maxSocketPath is the longest path a unix socket address holds: 108
+// bytes of sun_path, one of them the terminating NUL.
+const maxSocketPath = 107
 
 var errLineTooLong = errors.New("line too long")
 

@@ -182,6 +182,7 @@ func TestTransportFailures(t *testing.T) {
 	for _, c := range []tc{
 		{name: "absent", socket: filepath.Join(dir, "nope.sock"), kind: herdr.FailNoSocket, words: []string{"does not exist", "start Herdr"}},
 		{name: "not a socket", socket: regular, kind: herdr.FailNotSocket, words: []string{"not a socket", "HERDR_SOCKET_PATH"}},
+		{name: "too long", socket: filepath.Join(dir, strings.Repeat("x", 120)+".sock"), kind: herdr.FailTooLong, words: []string{"longer than the 107", "HERDR_SOCKET_PATH"}},
 		{name: "dangling", crash: true, kind: herdr.FailRefused, words: []string{"refuses connections", "restart Herdr"}},
 		{name: "hang", fault: herdrtest.Fault{Kind: herdrtest.FaultHang}, kind: herdr.FailTimeout, words: []string{"no reply to pane.report_agent within 1.5s", "doctor"}},
 		{name: "garbage", fault: herdrtest.Fault{Kind: herdrtest.FaultGarbage}, kind: herdr.FailGarbage, words: []string{"not Herdr's protocol", "<html>"}},

@@ -98,6 +98,7 @@ type FailureKind string
 const (
 	FailNoSocket   FailureKind = "no-socket"   // the socket file does not exist
 	FailNotSocket  FailureKind = "not-socket"  // the path is not a socket
+	FailTooLong    FailureKind = "too-long"    // the path is longer than a unix socket's may be
 	FailRefused    FailureKind = "refused"     // a socket file nobody listens on
 	FailPermission FailureKind = "permission"  // the socket belongs to someone else
 	FailForeign    FailureKind = "foreign"     // another user's process serves the socket
@@ -146,6 +147,8 @@ func (e *TransportError) detail() string {
 		return fmt.Sprintf("herdr socket %s does not exist: Herdr is not running, or HERDR_SOCKET_PATH is left over from an old session (start Herdr, or open a new pane)", e.Socket)
 	case FailNotSocket:
 		return fmt.Sprintf("%s is not a socket: HERDR_SOCKET_PATH points at something else (fix the variable, or open a new pane)", e.Socket)
+	case FailTooLong:
+		return fmt.Sprintf("herdr socket path %s is %d bytes, longer than the %d a unix socket's path may have, so nothing can connect to it by that name: HERDR_SOCKET_PATH is not Herdr's socket (fix the variable, or open a new pane)", e.Socket, len(e.Socket), maxSocketPath)
 	case FailRefused:
 		return fmt.Sprintf("herdr socket %s refuses connections: Herdr has exited and left its socket behind (restart Herdr, or open a new pane)", e.Socket)
 	case FailPermission:

@@ -203,6 +203,8 @@ func socketFix(err error) string {
 		return "start Herdr, or open a new pane so HERDR_SOCKET_PATH is current"
 	case herdr.FailPermission:
 		return "run herdr-pi as the user who runs Herdr"
+	case herdr.FailNotSocket, herdr.FailTooLong:
+		return "open a new Herdr pane, or point HERDR_SOCKET_PATH at Herdr's socket"
 	case herdr.FailForeign:
 		return "HERDR_SOCKET_PATH names another user's socket: open a new pane of your own Herdr, or unset it outside Herdr"
 	case herdr.FailTimeout:
