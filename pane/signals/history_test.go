@@ -175,6 +175,9 @@ func TestATreeMoveBackToAQuestionToldHereIsNotToldAgain(t *testing.T) {
 
 // toldSink passes what the watcher reads on to Sink and keeps the last
 // word on the sentinel, so a test can wait for the file to have been read.
+// The word is kept once Sink has taken it: a test that went on as soon as
+// the watcher had read it raced the word to the signals, which then found
+// the next run under way (a word that came during it is held, not news).
 type toldSink struct {
 	session.Sink
 	mu   sync.Mutex
@@ -182,10 +185,10 @@ type toldSink struct {
 }
 
 func (s *toldSink) SessionSentinel(x session.Sentinel) {
+	s.Sink.SessionSentinel(x)
 	s.mu.Lock()
 	s.last = &x
 	s.mu.Unlock()
-	s.Sink.SessionSentinel(x)
 }
 
 // await pokes w until the watcher's last word on the sentinel is open
