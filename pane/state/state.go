@@ -79,7 +79,8 @@ type Reason struct {
 	Label string
 	// Question is what the agent asks, as far as it is known: the line
 	// of the reply that ended with the sentinel that asks (the probe picks
-	// it), a pi-ask title, a permission label.
+	// it), a pi-ask title, a permission label; for a hook wait or a
+	// herdr:blocked, the label its opener gave (none: "").
 	// Reports never carry it (Message does not use it); notifications may
 	// show its first line.
 	Question string `json:",omitempty"`
@@ -911,9 +912,9 @@ func (m *Machine) relabelLocked(i int, r Reason) {
 	if r.Kind != KindHook || m.reasons[i].Kind != KindHook {
 		return
 	}
-	m.reasons[i].Label = r.Label
+	m.reasons[i].Label, m.reasons[i].Question = r.Label, r.Question
 	if m.opener != nil && m.opener.Key == r.Key {
-		m.opener.Label = r.Label
+		m.opener.Label, m.opener.Question = r.Label, r.Question
 		m.relabelled = true
 	}
 }
