@@ -64,3 +64,23 @@ func TestTheReportMovesWhenASessionStartClearsItsOpener(t *testing.T) {
 		expect(t, r, "idle@0 blocked@0(input needed) blocked@1000(approve the deploy)")
 	})
 }
+
+// "Oldest" is by when each reason opened, not by where a session start
+// put it: the sentinel a reload restores, asked before the second script
+// wait opened, is named before that wait.
+func TestTheReportMovesToTheReasonThatOpenedFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(0, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.Open(Reason{Key: "hook:deploy:42", Kind: KindHook, Label: "approve the deploy"})
+		time.Sleep(time.Second)
+		m.Open(Reason{Key: "sentinel", Kind: KindSentinel})
+		time.Sleep(time.Second)
+		m.Open(Reason{Key: "hook:lint:1", Kind: KindHook, Label: "fix the lint"})
+		m.SessionReplaced()
+		m.SessionStart(Reason{Key: "sentinel", Kind: KindSentinel})
+		m.Close("hook:deploy:42")
+		expect(t, r, "idle@0 blocked@0(approve the deploy) blocked@2000(input needed)")
+	})
+}

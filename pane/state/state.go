@@ -1562,7 +1562,14 @@ func (m *Machine) reopenLocked() bool {
 	if m.opener != nil && slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == m.opener.Key }) {
 		return false
 	}
+	// By when each opened: a session start puts the reasons it restores
+	// after the hook waits it keeps, whatever their age.
 	op := m.reasons[0]
+	for _, r := range m.reasons[1:] {
+		if r.Since.Before(op.Since) {
+			op = r
+		}
+	}
 	m.opener = &op
 	return true
 }
