@@ -50,7 +50,7 @@ func TestWrapNotifiesTheTerminalOutsideHerdr(t *testing.T) {
 	if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
 		t.Fatalf("status %d, %v\n%q", status, err, r.bytes())
 	}
-	want := []byte("\x1b]777;notify;Pi needs your input;api-service\x1b\\")
+	want := []byte("\x1b]777;notify;Pi needs your input;approve · api-service\x1b\\")
 	if got := r.bytes(); bytes.Count(got, want) != 1 || bytes.Count(got, []byte("\x1b]777;")) != 1 {
 		t.Fatalf("want exactly one %q on the terminal, got:\n%q", want, got)
 	}

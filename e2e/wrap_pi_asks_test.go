@@ -82,7 +82,8 @@ func toasts(t *testing.T, h *herdrtest.Server, n int) []string {
 // turn the pane blocked, each told once; it stays blocked until both are
 // over: the child's own decision and a forwarded decision for another
 // request close nothing, the forwarded decision with the prompt's
-// requestId does. A direct prompt is closed by its decision, and a
+// requestId does. Once the flow is answered, Herdr's pane names the
+// prompt, which the pane waits on now. A direct prompt is closed by its decision, and a
 // session's end (here /reload) clears what is still open, so the same
 // requestId afterwards is news again.
 func TestWrapPiAsksAndPermissionPromptsBlockUntilAllAreOver(t *testing.T) {
@@ -106,6 +107,8 @@ func TestWrapPiAsksAndPermissionPromptsBlockUntilAllAreOver(t *testing.T) {
 	}
 	tm.Type(t, "/ask-done")
 	r.waitReasons("the flow answered", "permission:permission:fwd-1")
+	// The pane waits on the prompt alone now, and Herdr's pane says so.
+	r.waitStates("the flow answered", "unknown", "idle", "blocked(Choose deployment)", "blocked(Permission required by Worker)")
 
 	tm.Type(t, "/not-its-decisions")
 	r.waitReasons("decisions that are not the prompt's", "permission:permission:fwd-1", "pi-ask:ask:ask-2")
@@ -116,25 +119,25 @@ func TestWrapPiAsksAndPermissionPromptsBlockUntilAllAreOver(t *testing.T) {
 	tm.Type(t, "/ask2-done")
 	r.waitReasons("the second flow answered", "permission:permission:fwd-1")
 	tm.Type(t, "/forwarded-decision")
-	r.waitStates("the forwarded decision", "unknown", "idle", "blocked(Choose deployment)", "idle")
+	r.waitStates("the forwarded decision", "unknown", "idle", "blocked(Choose deployment)", "blocked(Permission required by Worker)", "idle")
 
 	tm.Type(t, "/perm-direct")
-	r.waitStates("the direct prompt", "unknown", "idle", "blocked(Choose deployment)", "idle", "blocked(Permission required)")
+	r.waitStates("the direct prompt", "unknown", "idle", "blocked(Choose deployment)", "blocked(Permission required by Worker)", "idle", "blocked(Permission required)")
 	want = append(want, "Pi needs permission | Permission required · "+project)
 	if got := toasts(t, r.herdr, 4); !slices.Equal(got, want) {
 		t.Fatalf("toasts %q, want %q", got, want)
 	}
 	tm.Type(t, "/reload")
-	r.waitStates("the session's end", "unknown", "idle", "blocked(Choose deployment)", "idle", "blocked(Permission required)", "idle")
+	r.waitStates("the session's end", "unknown", "idle", "blocked(Choose deployment)", "blocked(Permission required by Worker)", "idle", "blocked(Permission required)", "idle")
 
 	tm.Type(t, "/perm-direct")
-	r.waitStates("the prompt in the new session", "unknown", "idle", "blocked(Choose deployment)", "idle", "blocked(Permission required)", "idle", "blocked(Permission required)")
+	r.waitStates("the prompt in the new session", "unknown", "idle", "blocked(Choose deployment)", "blocked(Permission required by Worker)", "idle", "blocked(Permission required)", "idle", "blocked(Permission required)")
 	want = append(want, "Pi needs permission | Permission required · "+project)
 	if got := toasts(t, r.herdr, 5); !slices.Equal(got, want) {
 		t.Fatalf("toasts %q, want %q", got, want)
 	}
 	tm.Type(t, "/direct-decision")
-	r.waitStates("the decision", "unknown", "idle", "blocked(Choose deployment)", "idle", "blocked(Permission required)", "idle", "blocked(Permission required)", "idle")
+	r.waitStates("the decision", "unknown", "idle", "blocked(Choose deployment)", "blocked(Permission required by Worker)", "idle", "blocked(Permission required)", "idle", "blocked(Permission required)", "idle")
 	quit(t, tm)
 	if got := toasts(t, r.herdr, 5); !slices.Equal(got, want) {
 		t.Fatalf("toasts %q after the quit, want only %q", got, want)

@@ -597,6 +597,7 @@ func TestWrapPiMarkerMentionedDoesNotBlock(t *testing.T) {
 // A script holds the pane blocked (`herdr-pi waiting start`, a deploy
 // hook) while Pi works; Pi's reply asks. The pane stays blocked all along,
 // so only the notification says there is a question now: it is told, once.
+// When the script's wait ends, Herdr's pane names the question.
 func TestWrapPiQuestionAskedWhileAScriptWaitsIsTold(t *testing.T) {
 	r := newPiRig(t, answerOr(), true)
 	r.herdr.SetDelivery("herdr")
@@ -612,7 +613,9 @@ func TestWrapPiQuestionAskedWhileAScriptWaitsIsTold(t *testing.T) {
 	if out, err := r.herdrPi("waiting", "stop", "--source", "deploy-hook", "--id", "42"); err != nil {
 		t.Fatalf("waiting stop: %v\n%s", err, out)
 	}
-	r.waitStates("the script done", "unknown", "idle", "blocked(approve the deploy)")
+	// The pane waits on Pi's question now: Herdr says so (blocked again,
+	// with the question's message; nothing in between).
+	r.waitStates("the script done", "unknown", "idle", "blocked(approve the deploy)", "blocked(input needed)")
 	quit(t, tm) // wrap drains its queued toasts before it exits
 	notes = r.herdr.Notifications()
 	if len(notes) != 2 || !strings.HasPrefix(notes[1].Body, question+" · ") {

@@ -28,6 +28,8 @@ type Sink interface {
 //     a spell that such a wait (or a herdr:blocked, its mirror from
 //     pi-herdr-integration) opened and told: that extension asks through
 //     it;
+//   - a wait a script opens (herdr-pi waiting start) while the agent is
+//     blocked already, once: a new thing to act on;
 //   - a sentinel that asks anew while the agent is blocked already: another
 //     reply of the session file ends with the marker; and a reply that asks
 //     while the agent is blocked on something else (a wait a script
@@ -80,6 +82,7 @@ func (t *Triggers) StateEvent(e state.Event) {
 			t.announce(*e.Reason)
 			t.dialog(*e.Reason)
 			t.joined(*e.Reason)
+			t.scripted(*e.Reason)
 		}
 	case state.EventAsked:
 		if t.current == state.Blocked {
@@ -199,6 +202,23 @@ func (t *Triggers) joined(r state.Reason) {
 		t.asked[entryKey(r.Entry)] = struct{}{}
 	}
 	t.asked[r.Question] = struct{}{}
+	t.spells++
+	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
+}
+
+// scripted tells a wait a script opens (herdr-pi waiting start) while the
+// agent is blocked already, once: it is a new thing the person must act on,
+// and the pane's colour does not change. Named by its label when it was
+// given one (Reason.Question). Starting the same wait again opens nothing
+// (the state machine relabels it), so it is not told again; stopped and
+// started anew, it is another wait.
+func (t *Triggers) scripted(r state.Reason) {
+	if r.Kind != state.KindHook || r.Restored || t.asked == nil {
+		return
+	}
+	if r.Question != "" {
+		t.asked[r.Question] = struct{}{}
+	}
 	t.spells++
 	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
 }

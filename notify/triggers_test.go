@@ -68,10 +68,13 @@ func TestTriggersBlockedOncePerSpellAndRunOutcomes(t *testing.T) {
 		m.ProbeConnected(true)
 		m.AgentStart()
 		m.Open(state.Reason{Key: "sentinel", Kind: state.KindSentinel, Question: "Which file?"})
-		m.Open(state.Reason{Key: "hook:a", Kind: state.KindHook, Label: "approve"}) // same spell
+		// Same spell, but a script's wait is a new thing to act on: told,
+		// by its label.
+		m.Open(state.Reason{Key: "hook:a", Kind: state.KindHook, Label: "approve", Question: "approve"})
+		m.Open(state.Reason{Key: "hook:a", Kind: state.KindHook, Label: "approve", Question: "approve"}) // the same wait
 		m.AgentSettled()
 		m.Close("hook:a")
-		expectTold(t, r, "input-needed(Which file?)")
+		expectTold(t, r, "input-needed(Which file?) input-needed(approve)")
 
 		m.AgentStart() // the answer closes the sentinel
 		m.AgentEnd("stop", "")
@@ -83,7 +86,7 @@ func TestTriggersBlockedOncePerSpellAndRunOutcomes(t *testing.T) {
 		m.AgentEnd("error", "")
 		m.AgentSettled()
 		m.Open(state.Reason{Key: "hook:b", Kind: state.KindHook, Label: "again"})
-		expectTold(t, r, "input-needed(Which file?) finished failed input-needed")
+		expectTold(t, r, "input-needed(Which file?) input-needed(approve) finished failed input-needed")
 	})
 }
 
@@ -120,15 +123,15 @@ func TestTriggersTellTheNewestDialog(t *testing.T) {
 		// the run settled): the dialog is what the pane shows.
 		m.Open(state.Reason{Key: "sentinel", Kind: state.KindSentinel, Question: "Which file?"})
 		m.AgentSettled()
-		m.Open(state.Reason{Key: "hook:a", Kind: state.KindHook, Label: "approve"})
+		m.Open(state.Reason{Key: "hook:a", Kind: state.KindHook, Label: "approve", Question: "approve"})
 		m.Open(state.Reason{Key: "ui_prompt#3", Kind: state.KindUIPrompt, Question: "Commit?"})
-		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?) input-needed(Which tag?) input-needed(Which file?) input-needed(Commit?)")
+		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?) input-needed(Which tag?) input-needed(Which file?) input-needed(approve) input-needed(Commit?)")
 
 		// A restored question is not told; a dialog over it is news.
 		m.SessionStart(state.Reason{Key: "sentinel", Kind: state.KindSentinel, Question: "Which file?"})
 		m.Open(state.Reason{Key: "ui_prompt#4", Kind: state.KindUIPrompt, Question: "Reload?"})
 		m.ProgramStatus(state.ProgramStatus{State: "blocked", Kind: "question", Message: "Reload?"})
-		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?) input-needed(Which tag?) input-needed(Which file?) input-needed(Commit?) input-needed(Reload?)")
+		expectTold(t, r, "input-needed(Deploy?) input-needed(Which region?) input-needed(Which tag?) input-needed(Which file?) input-needed(approve) input-needed(Commit?) input-needed(Reload?)")
 	})
 }
 

@@ -127,10 +127,13 @@ type Status struct {
 	// wrapper's working directory (its base name is the project), and
 	// the session's name (Pi's /name) as the probe last said it.
 	// `herdr-pi notify` in the pane names the pane with them.
-	Label       string    `json:"label,omitempty"`
-	Cwd         string    `json:"cwd,omitempty"`
-	SessionName string    `json:"session_name,omitempty"`
-	State       string    `json:"state"` // idle | working | blocked | unknown
+	Label       string `json:"label,omitempty"`
+	Cwd         string `json:"cwd,omitempty"`
+	SessionName string `json:"session_name,omitempty"`
+	State       string `json:"state"` // idle | working | blocked | unknown
+	// Message is what the state is reported to Herdr with: while blocked,
+	// the label of the reason marked Reported.
+	Message     string    `json:"message,omitempty"`
 	Since       time.Time `json:"since,omitzero"`
 	Reasons     []Reason  `json:"reasons"`
 	SessionFile string    `json:"session_file,omitempty"`
@@ -199,6 +202,10 @@ type Reason struct {
 	// HolderPID is the process that holds a wait opened with `waiting
 	// start --pid`: the wait closes when it exits.
 	HolderPID int `json:"holder_pid,omitempty"`
+	// Reported marks, while blocked, the reason the report to Herdr names:
+	// the one that opened the blocked state, or once that closed, the
+	// oldest still open.
+	Reported bool `json:"reported,omitempty"`
 }
 
 // ErrNoWrapper says no herdr-pi wrapper serves this pane.

@@ -324,7 +324,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		if e.Active {
 			key := s.next("herdr:blocked")
 			s.herdrBlocked = append(s.herdrBlocked, key)
-			s.m.Open(state.Reason{Key: key, Kind: state.KindHerdrBlocked, Label: e.Label})
+			s.m.Open(state.Reason{Key: key, Kind: state.KindHerdrBlocked, Label: e.Label, Question: blockedQuestion(e.Label)})
 		} else if n := len(s.herdrBlocked); n > 0 {
 			s.m.Close(s.herdrBlocked[n-1])
 			s.herdrBlocked = s.herdrBlocked[:n-1]
@@ -573,7 +573,9 @@ func (s *Signals) Wait(w control.WaitRequest) error {
 		if label == "" {
 			label = "waiting for " + w.Source
 		}
-		s.m.Open(state.Reason{Key: key, Kind: state.KindHook, Label: label})
+		// The label given is what the script asks the person: its
+		// notification names it, as a reply's names its question.
+		s.m.Open(state.Reason{Key: key, Kind: state.KindHook, Label: label, Question: w.Label})
 		s.setHolder(key, w.PID)
 		return nil
 	}
@@ -603,13 +605,13 @@ func (s *Signals) Status() control.Status {
 	holders := maps.Clone(s.holders)
 	s.mu.Unlock()
 	st := control.Status{
-		Agent: s.agent, State: string(snap.State), Since: snap.Since,
+		Agent: s.agent, State: string(snap.State), Message: snap.Message, Since: snap.Since,
 		SessionFile: file, ChildPID: int(s.childPID.Load()),
 		LastStopReason: lastStop, LastAborted: lastAborted, Runs: runs, SessionName: name,
 		Reasons: make([]control.Reason, 0, len(snap.Reasons)),
 	}
 	for _, r := range snap.Reasons {
-		reason := control.Reason{Kind: statusKind(r.Kind), Key: r.Key, Label: r.Message(), Since: r.Since}
+		reason := control.Reason{Kind: statusKind(r.Kind), Key: r.Key, Label: r.Message(), Since: r.Since, Reported: r.Key == snap.Reported}
 		if r.Kind == state.KindHook {
 			reason.HolderPID = holders[r.Key]
 		}
@@ -619,6 +621,17 @@ func (s *Signals) Status() control.Status {
 		st.Herdr = s.herdrHealth()
 	}
 	return st
+}
+
+// blockedQuestion is what a herdr:blocked's notification names: its label,
+// but for the sentinel integration's "input needed" (pi-herdr-integration
+// mirrors a reply's question with it), which says nothing the title ("Pi
+// needs your input") does not.
+func blockedQuestion(label string) string {
+	if label == state.SentinelMessage {
+		return ""
+	}
+	return label
 }
 
 // statusKind names reason kinds the way `herdr-pi status` documents them.

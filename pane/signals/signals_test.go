@@ -236,9 +236,9 @@ func TestHerdrBlockedIsBalanced(t *testing.T) {
 	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup"},
 		control.HerdrBlocked{Active: true, Label: "approve bash"}, control.HerdrBlocked{Active: true, Label: "second"},
 		control.HerdrBlocked{Active: false})
-	r.expect(t, "idle blocked(approve bash)", "input-needed")
+	r.expect(t, "idle blocked(approve bash)", "input-needed(approve bash)")
 	r.feed(control.HerdrBlocked{Active: false}, control.HerdrBlocked{Active: false})
-	r.expect(t, "idle blocked(approve bash) idle", "input-needed")
+	r.expect(t, "idle blocked(approve bash) idle", "input-needed(approve bash)")
 }
 
 // A permission prompt blocks with its label and a permission notification;

@@ -163,11 +163,11 @@ func TestAQuestionAskedWhileBlockedOnAWaitIsTold(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.feed(blockedReply...)
-	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+")")
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed(approve the deploy),input-needed("+q+")")
 	// The same question read again (the settle's, then the file's) is
 	// not told twice.
 	r.s.SessionSentinel(session.Sentinel{Open: true, File: "/s.jsonl", EntryID: "a1", Live: true})
-	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+")")
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed(approve the deploy),input-needed("+q+")")
 }
 
 // pi-herdr-integration, if still installed, reports the reply's question
@@ -202,9 +202,9 @@ func TestEachReplyThatAsksUnderAWaitIsToldOnce(t *testing.T) {
 			control.AgentSettled{Idle: true, InputNeeded: true, Question: q, QuestionEntry: entry})
 	}
 	ask("a1")
-	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+")")
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed(approve the deploy),input-needed("+q+")")
 	ask("a2") // the answer's reply asks again, in the same words
-	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+"),input-needed("+q+")")
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed(approve the deploy),input-needed("+q+"),input-needed("+q+")")
 	ask("a2") // a run that wrote no reply: a2 still asks
-	r.expect(t, "idle blocked(approve the deploy)", "input-needed,input-needed("+q+"),input-needed("+q+")")
+	r.expect(t, "idle blocked(approve the deploy)", "input-needed(approve the deploy),input-needed("+q+"),input-needed("+q+")")
 }

@@ -79,7 +79,8 @@ type Reason struct {
 	Label string
 	// Question is what the agent asks, as far as it is known: the line
 	// of the reply that ended with the sentinel that asks (the probe picks
-	// it), a pi-ask title, a permission label.
+	// it), a pi-ask title, a permission label; for a hook wait or a
+	// herdr:blocked, the label its opener gave (none: "").
 	// Reports never carry it (Message does not use it); notifications may
 	// show its first line.
 	Question string `json:",omitempty"`
@@ -158,9 +159,10 @@ const (
 	EventOpened EventKind = "reason_opened"
 	EventClosed EventKind = "reason_closed"
 	// EventRelabelled says the blocked state's message changed while it
-	// stays blocked: the reason that opened it took a new label (a hook
-	// wait started again). The state is reported again with the message;
-	// it is not news to notify.
+	// stays blocked: the reason it is reported with took a new label (a
+	// hook wait started again), or closed while others stay open and the
+	// report moved to the oldest of them (Reason). The state is reported
+	// again with the message; it is not news to notify.
 	EventRelabelled EventKind = "relabelled"
 	// EventAsked says that an open reason asks something else now: Pi
 	// shows another dialog over the one the reason opened with, or the
@@ -715,7 +717,9 @@ func (m *Machine) fire(gen uint64) {
 
 // Open adds a reason to wait for the user. The first open reason turns the
 // state blocked, with that reason's message; more reasons change nothing
-// visible until the last one closes.
+// visible while it stays open. When it closes first, the message moves to
+// the oldest reason still open (EventRelabelled); the state turns back
+// when the last one closes.
 func (m *Machine) Open(r Reason) {
 	m.update("open:"+r.Key, func(now time.Time) { m.openLocked(now, r) })
 }
@@ -908,9 +912,9 @@ func (m *Machine) relabelLocked(i int, r Reason) {
 	if r.Kind != KindHook || m.reasons[i].Kind != KindHook {
 		return
 	}
-	m.reasons[i].Label = r.Label
+	m.reasons[i].Label, m.reasons[i].Question = r.Label, r.Question
 	if m.opener != nil && m.opener.Key == r.Key {
-		m.opener.Label = r.Label
+		m.opener.Label, m.opener.Question = r.Label, r.Question
 		m.relabelled = true
 	}
 }
@@ -1511,6 +1515,7 @@ func (m *Machine) recompute(now time.Time, cause string) {
 	to := activity
 	if len(m.reasons) > 0 {
 		to = Blocked
+		relabelled = m.reopenLocked() || relabelled
 	} else {
 		m.opener = nil
 	}
@@ -1544,6 +1549,29 @@ func (m *Machine) recompute(now time.Time, cause string) {
 	}
 	m.reported, m.since, m.message = to, now, e.Message
 	m.out = append(m.out, e)
+}
+
+// reopenLocked keeps the opener (the reason the blocked state is reported
+// with) among the open reasons: when it closed while others stay open, the
+// pane waits for those now, and the report names the oldest of them — the
+// one the person has waited on longest, and the one that would have opened
+// the state had the closed one never come. It says whether the opener
+// moved; recompute reports the new message then, as for a relabel: the
+// pane stays blocked, so it is no new transition and nothing to notify.
+func (m *Machine) reopenLocked() bool {
+	if m.opener != nil && slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == m.opener.Key }) {
+		return false
+	}
+	// By when each opened: a session start puts the reasons it restores
+	// after the hook waits it keeps, whatever their age.
+	op := m.reasons[0]
+	for _, r := range m.reasons[1:] {
+		if r.Since.Before(op.Since) {
+			op = r
+		}
+	}
+	m.opener = &op
+	return true
 }
 
 // activityLocked ranks the signals that say working or idle; the first
@@ -1592,9 +1620,15 @@ func (m *Machine) activityLocked() (State, string) {
 
 // Snapshot is the machine's state for `herdr-pi status`.
 type Snapshot struct {
-	State   State     `json:"state"`
+	State State `json:"state"`
+	// Message is what the state is reported with: while blocked, the
+	// message of the reason Reported names.
 	Message string    `json:"message,omitempty"`
 	Since   time.Time `json:"since"`
+	// Reported is, while blocked, the key of the open reason the report
+	// names: the one that opened the blocked state, or once that closed,
+	// the oldest still open. "" otherwise.
+	Reported string `json:"reported,omitempty"`
 	// Reasons are the open reasons, oldest first.
 	Reasons []Reason `json:"reasons"`
 	// Activity is working or idle regardless of reasons, and who decided it.
@@ -1619,6 +1653,9 @@ func (m *Machine) Snapshot() Snapshot {
 		Reasons:  slices.Clone(m.reasons),
 		Activity: activity, ActivitySource: source,
 		Screen: m.rawScreen, ProbeConnected: m.probe, RunActive: m.runActive,
+	}
+	if m.reported == Blocked && m.opener != nil {
+		snap.Reported = m.opener.Key
 	}
 	if m.program.State != "" {
 		p := m.program

@@ -172,7 +172,8 @@ func TestStartupGrace(t *testing.T) {
 }
 
 // Blocked is the OR of open reasons: one transition in, one out, with the
-// message of the reason that opened it.
+// message of the reason that opened it while that stays open, then of the
+// oldest reason still open (a relabel, not a transition).
 func TestReasons(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, r := newMachine(300*time.Millisecond, 0)
@@ -188,7 +189,7 @@ func TestReasons(t *testing.T) {
 		m.Open(Reason{Key: "perm:1", Kind: KindPermission})
 		m.CloseKind(KindPermission)
 		m.ClearReasons()
-		expect(t, r, "blocked@0(review the plan) idle@1000 blocked@1000(input needed) idle@1000")
+		expect(t, r, "blocked@0(review the plan) blocked@0(other) idle@1000 blocked@1000(input needed) idle@1000")
 		// Every reason that opened or closed is told, whether or not the
 		// state changed with it.
 		if got := r.reasons(); got != "+wait:hook:1 +wait:hook:2 -wait:hook:1 -wait:hook:2 +sentinel +perm:1 -perm:1 -sentinel" {
@@ -298,7 +299,8 @@ func TestProbeLifecycle(t *testing.T) {
 			t.Fatalf("snapshot %+v", s)
 		}
 		m.SessionShutdown()
-		expect(t, r, "blocked@2000(input needed) idle@2000")
+		// The run closed the sentinel; the flow still open is named.
+		expect(t, r, "blocked@2000(input needed) blocked@2000(pick one) idle@2000")
 
 		// The probe goes away: the screen (idle, confirmed long ago) decides.
 		m.AgentStart()
@@ -347,7 +349,9 @@ func TestSessionStartKeepsHooksAndRestores(t *testing.T) {
 			t.Fatalf("after shutdown: %+v", s)
 		}
 		m.Close("deploy:42")
-		expect(t, r, "idle@0 blocked@0(input needed) idle@0")
+		// The session start closed the sentinel; the hook wait it keeps
+		// is named until it closes.
+		expect(t, r, "idle@0 blocked@0(input needed) blocked@0(approve deploy) idle@0")
 	})
 }
 
@@ -459,7 +463,7 @@ func TestReplacedSessionEndsOnStartOrAfterGrace(t *testing.T) {
 			t.Fatalf("after /new: %+v", s)
 		}
 		m.Close("hook:a")
-		expect(t, r, "idle@0 blocked@0(input needed) idle@100")
+		expect(t, r, "idle@0 blocked@0(input needed) blocked@100(approve) idle@100")
 		if got := r.reasons(); got != "+sentinel +hook:a -sentinel -hook:a" {
 			t.Fatalf("reason events %q", got)
 		}
@@ -472,7 +476,7 @@ func TestReplacedSessionEndsOnStartOrAfterGrace(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 		synctest.Wait() // the timer's goroutine runs at the same instant
-		expect(t, r, "idle@0 blocked@0(input needed) idle@100 blocked@100(input needed) idle@5100")
+		expect(t, r, "idle@0 blocked@0(input needed) blocked@100(approve) idle@100 blocked@100(input needed) idle@5100")
 
 		// The agent leaving mid-replacement: no session follows, and the
 		// sentinel (what the file says) stays.

@@ -100,11 +100,11 @@ func visibleWidth(s string) int {
 // sampleStatus is a blocked Pi with three reasons of different ages.
 func sampleStatus(now time.Time) control.Status {
 	return control.Status{
-		Agent: "pi", State: "blocked", Since: now.Add(-133 * time.Second),
+		Agent: "pi", State: "blocked", Message: "approve deploy", Since: now.Add(-133 * time.Second),
 		SessionFile: "/home/me/.pi/agent/sessions/--home-me-api--/2026-11-29T14-00-02-118Z_3f0c9a2e.jsonl",
 		ChildPID:    48211, WrapperPID: 48207, ProbeConnected: true,
 		Reasons: []control.Reason{
-			{Kind: "wait", Key: "deploy-hook:42", Label: "approve deploy", Since: now.Add(-133 * time.Second)},
+			{Kind: "wait", Key: "deploy-hook:42", Label: "approve deploy", Since: now.Add(-133 * time.Second), Reported: true},
 			{Kind: "herdr-blocked", Key: "herdr:blocked#1", Label: "evil\x1b]0;title\x07label", Since: now.Add(-2*time.Hour - 5*time.Minute)},
 			{Kind: "sentinel", Key: "sentinel", Label: "input needed", Since: now.Add(-10 * time.Second)},
 		},

@@ -92,15 +92,19 @@ func notifyLine(c control.NotifyChannel, l Look) string {
 	return out
 }
 
-// stateLine is "blocked for 2m13s (since 14:02:11)", the state coloured
-// the way Herdr shows it.
+// stateLine is "blocked for 2m13s (since 14:02:11): approve deploy", the
+// state coloured the way Herdr shows it, then the message it is reported
+// with (blocked: the label of the reason the report names).
 func stateLine(st control.Status, now time.Time, l Look) string {
 	state := Clean(st.State)
-	styled := l.Render(stateStyle(state, l), state)
-	if st.Since.IsZero() {
-		return styled
+	out := l.Render(stateStyle(state, l), state)
+	if !st.Since.IsZero() {
+		out = fmt.Sprintf("%s for %s %s", out, Age(now.Sub(st.Since)), l.Render(l.Faint, "(since "+Clock(st.Since, now)+")"))
 	}
-	return fmt.Sprintf("%s for %s %s", styled, Age(now.Sub(st.Since)), l.Render(l.Faint, "(since "+Clock(st.Since, now)+")"))
+	if msg := Clean(st.Message); msg != "" {
+		out += ": " + msg
+	}
+	return out
 }
 
 func stateStyle(state string, l Look) lipgloss.Style {

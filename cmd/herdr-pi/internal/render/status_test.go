@@ -45,3 +45,18 @@ func TestStatusCleansEveryReportedField(t *testing.T) {
 		}
 	}
 }
+
+// The state line says what the state is reported to Herdr with: while
+// blocked, the label of the reason the report names, which may be another
+// than the first listed once the one that opened the state closed.
+func TestStatusSaysTheReportedMessage(t *testing.T) {
+	now := time.Date(2026, 11, 29, 14, 4, 24, 0, time.UTC)
+	st := control.Status{State: "blocked", Message: "input\x1b]0;x\x07 needed", Since: now.Add(-10 * time.Second), WrapperPID: 6, Reasons: []control.Reason{
+		{Kind: "wait", Key: "hook:lint:1", Label: "fix the lint"},
+		{Kind: "sentinel", Key: "sentinel", Label: "input needed", Reported: true},
+	}}
+	got := Status(st, now, New(false, 0))
+	if want := "state    blocked for 10s (since 14:04:14): input ]0;x  needed\n"; !strings.HasPrefix(got, want) {
+		t.Errorf("status begins\n%q\nwant\n%q", strings.SplitAfter(got, "\n")[0], want)
+	}
+}
