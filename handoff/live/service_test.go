@@ -1295,3 +1295,46 @@ func TestAMenuRequestDuringAHandbackHandsOffAgain(t *testing.T) {
 		return h != nil && h.order.Request == "r5"
 	})
 }
+
+// `herdr-pi close` while a handoff is ordered (the owner holds the order
+// until its turn ends, and no pane has opened): the handoff is in the
+// ledger from the order on, so close finds it, asks this wrapper to give
+// it up, and waits; the order is withdrawn, the attempt stays with its
+// owner, and no pane opens when the owner's turn ends.
+func TestCloseWhileAHandoffIsOrderedGivesItUpAndNothingOpens(t *testing.T) {
+	r := newRig(t)
+	r.o.waitBoundary = true
+	x := r.ask(control.HandoffAsk{})
+	x.next(t, control.ProgressOrdered)
+	var named []string
+	files, _ := filepath.Glob(filepath.Join(handoff.LedgerAt(r.runtime).Dir, "*"))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), `"r1"`) {
+			named = append(named, f)
+		}
+	}
+	if len(named) == 0 {
+		t.Fatalf("close would say nothing is open: no ledger file names run r1 while its handoff is ordered (%q)", files)
+	}
+	ledger := handoff.LedgerAt(r.runtime)
+	pending, err := ledger.Pendings()
+	if err != nil || len(pending) != 1 || pending[0].Run != "r1" || pending[0].WrapperPID != os.Getpid() {
+		t.Fatalf("pending handoffs: %+v %v", pending, err)
+	}
+	done, failed := handoff.CancelPending(context.Background(), ledger, pending, long)
+	if len(failed) != 0 || len(done) != 1 || done[0].Kind != "handoff" || done[0].How != "given back" {
+		t.Fatalf("close: %+v, failed %+v", done, failed)
+	}
+	close(r.o.boundary) // the owner's turn ends: had the order stood, a pane would open now
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackAborted || hb.Transferred || !strings.Contains(hb.Error, "herdr-pi close") {
+		t.Fatalf("handback %+v", hb)
+	}
+	if got := r.o.handbacksSoFar(); len(got) != 1 || got[0].Reason != control.HandbackAborted {
+		t.Fatalf("the owner got %+v", got)
+	}
+	if m := r.s.Methods(); slices.Contains(m, "pane.split") {
+		t.Fatalf("a pane opened: %q", m)
+	}
+	r.nothingLeft()
+}
