@@ -33,7 +33,7 @@ func (s *Service) carry(r *run) {
 	case errors.As(err, &cancelled), errors.Is(err, control.ErrOwnerGone):
 		// The owner gave the order up (or is gone) before its turn ended:
 		// nothing was suspended, nothing is to be handed back.
-		r.final = r.stamp(control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Error: err.Error()})
+		r.final = r.stamp(control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Error: control.ClipText(err.Error(), control.MaxErrorText)})
 		return
 	default:
 		// Our side gave up while the owner still held the order: withdraw
@@ -63,6 +63,9 @@ func (s *Service) handBack(r *run, hb control.Handback) {
 		p.Error = joinText(p.Error, "the owner could not reopen its session: "+res.Error)
 	}
 	p.LeftOpen = hb.LeftOpen
+	// Either may carry Herdr's words, of any length: past the field's
+	// limit `open` would refuse the handback and say nothing of it.
+	p.Error, p.LeftOpen = control.ClipText(p.Error, control.MaxErrorText), control.ClipText(p.LeftOpen, control.MaxErrorText)
 	s.cfg.Logf("live: handoff %s handed back: %s (transferred %v, needs continue %v, continued %v) %s", r.id, hb.Reason, hb.Transferred, hb.NeedsContinue, res.Continued, p.Error)
 	r.final = r.stamp(p)
 }
@@ -88,11 +91,14 @@ func causeText(ctx context.Context, err error) string {
 // tool bridge, then the files; the pane's wrapper releases its own agent.
 func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	hb = control.Handback{Reason: control.HandbackFailed}
+	// The error may carry Herdr's words, of any length: clipped to half
+	// the field, so that what is added to it later (the way out when the
+	// pane's Pi may still run) still fits.
 	fail := func(err error) control.Handback {
 		if r.ctx.Err() != nil {
-			hb.Reason, hb.Error = control.HandbackAborted, causeText(r.ctx, err)
+			hb.Reason, hb.Error = control.HandbackAborted, control.ClipText(causeText(r.ctx, err), control.MaxErrorText/2)
 		} else {
-			hb.Reason, hb.Error = control.HandbackFailed, err.Error()
+			hb.Reason, hb.Error = control.HandbackFailed, control.ClipText(err.Error(), control.MaxErrorText/2)
 		}
 		return hb
 	}

@@ -1338,3 +1338,50 @@ func TestCloseWhileAHandoffIsOrderedGivesItUpAndNothingOpens(t *testing.T) {
 	}
 	r.nothingLeft()
 }
+
+// A Herdr error can be long (a message of its own, a path, a dump): the
+// handback that carries it must still fit the handoff stream's field
+// limit, or `open` refuses the handback as too long and the person hears
+// nothing of why. What the handback says is clipped, its start (what
+// failed, and Herdr's words) kept; so is what stays open when Herdr would
+// not close the pane, with the way to close it.
+func TestALongHerdrErrorStillReachesTheAsker(t *testing.T) {
+	long := strings.Repeat("herdr says no; ", 300)
+	fault := func(method string) herdrtest.Fault {
+		return herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{method},
+			Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": long}}}
+	}
+	check := func(t *testing.T, hb control.Progress) control.Progress {
+		t.Helper()
+		b, err := json.Marshal(hb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := control.ParseProgress(b)
+		if err != nil {
+			t.Fatalf("the asker refuses the handback (%v): error %d bytes, left_open %d bytes", err, len(hb.Error), len(hb.LeftOpen))
+		}
+		return p
+	}
+	t.Run("placing the pane", func(t *testing.T) {
+		r := newRig(t)
+		r.s.SetFault(fault("pane.split"))
+		x := r.ask(control.HandoffAsk{})
+		hb := check(t, x.wait(t))
+		if hb.Reason != control.HandbackFailed || !strings.Contains(hb.Error, "opening a pane") || !strings.Contains(hb.Error, "herdr says no") {
+			t.Fatalf("handback %+v", hb)
+		}
+	})
+	t.Run("closing the pane", func(t *testing.T) {
+		r := newRig(t)
+		agent := startAgent(t, "")
+		r.s.SetFault(fault("pane.close"))
+		x := r.ask(control.HandoffAsk{})
+		pane := r.idleHandbackWith(agent, x)
+		hb := check(t, x.wait(t))
+		r.s.SetFault(herdrtest.Fault{})
+		if hb.Reason != control.HandbackIdle || !strings.Contains(hb.LeftOpen, "pane "+pane) || !strings.Contains(hb.LeftOpen, "herdr-pi close r1") {
+			t.Fatalf("handback %+v", hb)
+		}
+	})
+}
