@@ -27,8 +27,12 @@ type Pending struct {
 	Handoff string `json:"handoff"`
 	// WrapperPID is the wrapper whose handoff it is: it watches for the
 	// file's cancel mark (see CancelPending).
-	WrapperPID int       `json:"wrapper_pid"`
-	Ordered    time.Time `json:"ordered"`
+	WrapperPID int `json:"wrapper_pid"`
+	// RunDir is a private run directory the wrapper holds while the
+	// handoff is pending (as Record.RunDir): whether it still runs is
+	// judged by its lock, not by a pid the kernel may have handed on.
+	RunDir  string    `json:"run_dir,omitempty"`
+	Ordered time.Time `json:"ordered"`
 
 	// File is its own file.
 	File string `json:"-"`
@@ -119,7 +123,7 @@ func CancelPending(ctx context.Context, ledger Ledger, pending []Pending, wait t
 	deadline := time.Now().Add(wait)
 	var asked []Pending
 	for _, p := range pending {
-		if !control.ProcessAlive(p.WrapperPID) {
+		if !control.WrapperAlive(p.RunDir, p.WrapperPID) {
 			if err := ledger.RemovePending(p); err != nil {
 				failures = append(failures, Failed{Kind: "record", ID: p.File, Why: fmt.Sprintf("handoff %s of a wrapper that is gone could not be forgotten (%v): remove the file", p.Handoff, err)})
 				continue

@@ -414,6 +414,7 @@ type run struct {
 	// The handoff as ordered, in the ledger until its pane is (carry's
 	// goroutine alone touches these: see notePending).
 	pending        handoff.Pending
+	pendingDir     *control.HeldRunDir
 	stopPending    chan struct{}
 	pendingWatched chan struct{}
 }

@@ -1318,7 +1318,7 @@ func TestCloseWhileAHandoffIsOrderedGivesItUpAndNothingOpens(t *testing.T) {
 	}
 	ledger := handoff.LedgerAt(r.runtime)
 	pending, err := ledger.Pendings()
-	if err != nil || len(pending) != 1 || pending[0].Run != "r1" || pending[0].WrapperPID != os.Getpid() {
+	if err != nil || len(pending) != 1 || pending[0].Run != "r1" || pending[0].WrapperPID != os.Getpid() || !control.WrapperAlive(pending[0].RunDir, os.Getpid()) || pending[0].RunDir == "" {
 		t.Fatalf("pending handoffs: %+v %v", pending, err)
 	}
 	done, failed := handoff.CancelPending(context.Background(), ledger, pending, long)
