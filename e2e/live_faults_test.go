@@ -153,3 +153,36 @@ func TestLiveHandoffOpenCannotWriteItsLines(t *testing.T) {
 	lr.quitOwner()
 	lr.wantNothingLeft()
 }
+
+// `herdr-pi close <run>` while a live handoff is ordered — the owner's
+// turn still runs, no pane is open — does not say that nothing is open:
+// it has the owner's wrapper give the handoff up, and says so. open hears
+// the handback (aborted, by close); the attempt finishes in the owner,
+// and no pane opens when its turn ends.
+func TestCloseGivesUpAnOrderedHandoff(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	st := lr.run()
+	ro := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
+	ro.waitEvent(t, "ordered")
+	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	out, code := lr.herdrPi(t, "close", st.ID[:8], "--json")
+	if code != 0 || !strings.Contains(out, `"kind": "handoff"`) || !strings.Contains(out, `"how": "given back"`) {
+		t.Fatalf("close while the handoff is ordered: exit %d\n%s", code, out)
+	}
+	validateJSON(t, docSchema(t, "open"), []byte(out))
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	if hb := ls[len(ls)-1]; res.code != 0 || hb.Event != "handback" || hb.Reason != "aborted" || hb.Transferred || !strings.Contains(hb.Error, "herdr-pi close") {
+		t.Fatalf("open: exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	lr.openGate()
+	if got := lr.result(); got != "agent: finished locally" {
+		t.Fatalf("the workflow's result is %q, want the owner's own reply", got)
+	}
+	if m := lr.s.Methods(); slices.Contains(m, "pane.split") || slices.Contains(m, "tab.create") {
+		t.Fatalf("a pane opened for a handoff close gave up: %q", m)
+	}
+	lr.quitOwner()
+	lr.wantNothingLeft()
+}

@@ -99,15 +99,22 @@ func (l Ledger) Add(r Record) (Record, error) {
 	if err != nil {
 		return r, err
 	}
+	r.File, err = l.write("rec-", b)
+	return r, err
+}
+
+// write puts b in a new file of the ledger named prefix + random + ".json",
+// whole (a listing never sees it half written), and returns its path.
+func (l Ledger) write(prefix string, b []byte) (string, error) {
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
-		return r, err
+		return "", err
 	}
-	r.File = filepath.Join(l.Dir, "rec-"+hex.EncodeToString(rnd[:])+".json")
+	file := filepath.Join(l.Dir, prefix+hex.EncodeToString(rnd[:])+".json")
 	l.sweepTemp()
 	tmp, err := control.CreateTemp(l.Dir)
 	if err != nil {
-		return r, fmt.Errorf("the ledger of what herdr-pi opened: %w", err)
+		return "", fmt.Errorf("the ledger of what herdr-pi opened: %w", err)
 	}
 	defer tmp.Done()
 	_, err = tmp.Write(b)
@@ -116,12 +123,12 @@ func (l Ledger) Add(r Record) (Record, error) {
 	}
 	// The rename makes it appear whole to a `close` listing meanwhile.
 	if err == nil {
-		err = renameRecord(tmp.Name(), r.File)
+		err = renameRecord(tmp.Name(), file)
 	}
 	if err != nil {
-		return r, fmt.Errorf("the ledger of what herdr-pi opened: %w", err)
+		return "", fmt.Errorf("the ledger of what herdr-pi opened: %w", err)
 	}
-	return r, nil
+	return file, nil
 }
 
 // sweepTemp removes the temporary files of writers killed before they

@@ -2,6 +2,10 @@ package control
 
 import (
 	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 	"testing"
 )
 
@@ -76,4 +80,26 @@ func normalizeProgress(p Progress) Progress {
 		p.Env = nil
 	}
 	return p
+}
+
+// FuzzClipText: whatever the text and the limit, the result fits it, is
+// valid UTF-8 with nothing harmful on a terminal, and is the text itself
+// when that fit and was harmless.
+func FuzzClipText(f *testing.F) {
+	for _, s := range []string{"", "boom", strings.Repeat("é", 700), "a\x1b[2Jb", "\xff\xfe", strings.Repeat("x", 2000)} {
+		f.Add(s, MaxErrorText)
+		f.Add(s, 5)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 3 || n > 1<<16 {
+			return // the limits it is used with; "…" alone is 3 bytes
+		}
+		got := ClipText(s, n)
+		if len(got) > n || !utf8.ValidString(got) || strings.ContainsFunc(got, termtext.Harmful) {
+			t.Fatalf("ClipText(%x, %d) = %x", s, n, got)
+		}
+		if len(s) <= n && utf8.ValidString(s) && !strings.ContainsFunc(s, termtext.Harmful) && got != s {
+			t.Fatalf("ClipText(%x, %d) changed a text that fit: %x", s, n, got)
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/herdr-pi/herdr-pi/internal/guard"
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 )
 
 // The live handoff as `herdr-pi open` asks for it from another pane: one
@@ -292,6 +293,27 @@ func watchCancel(read func() (Message, error), id string, cancel context.CancelC
 		}
 		cancel(ErrAskerGone)
 	}
+}
+
+// MaxErrorText is how long a handoff's error text may be (Progress.Error
+// and LeftOpen, a handback's error): ParseProgress refuses a longer one.
+const MaxErrorText = maxError
+
+// ClipText cuts text from elsewhere (a Herdr error, say) to at most n
+// bytes, on a character boundary and ending in "…" when cut, and makes it
+// harmless on a terminal as Clip does: what a handoff says fits its field
+// (MaxErrorText), and the person still reads how it begins.
+func ClipText(s string, n int) string {
+	const more = "…"
+	if len(s) > n {
+		s = clipLong(s, max(n-len(more), 0)) + more
+	}
+	return strings.Map(func(r rune) rune {
+		if termtext.Harmful(r) {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
 }
 
 // printableLong is s cut to maxError bytes with control characters

@@ -19,6 +19,8 @@ import (
 // carry runs one handoff from the order to the handback and sets r.final,
 // or r.err when the owner refused and nothing was handed off.
 func (s *Service) carry(r *run) {
+	s.notePending(r)
+	defer s.forgetPending(r)
 	r.emit(control.Progress{Event: control.ProgressOrdered})
 	l, err := r.link.Handoff(r.ctx, r.order)
 	var refused *control.HandoffRefused
@@ -31,7 +33,7 @@ func (s *Service) carry(r *run) {
 	case errors.As(err, &cancelled), errors.Is(err, control.ErrOwnerGone):
 		// The owner gave the order up (or is gone) before its turn ended:
 		// nothing was suspended, nothing is to be handed back.
-		r.final = r.stamp(control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Error: err.Error()})
+		r.final = r.stamp(control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Error: control.ClipText(err.Error(), control.MaxErrorText)})
 		return
 	default:
 		// Our side gave up while the owner still held the order: withdraw
@@ -61,6 +63,9 @@ func (s *Service) handBack(r *run, hb control.Handback) {
 		p.Error = joinText(p.Error, "the owner could not reopen its session: "+res.Error)
 	}
 	p.LeftOpen = hb.LeftOpen
+	// Either may carry Herdr's words, of any length: past the field's
+	// limit `open` would refuse the handback and say nothing of it.
+	p.Error, p.LeftOpen = control.ClipText(p.Error, control.MaxErrorText), control.ClipText(p.LeftOpen, control.MaxErrorText)
 	s.cfg.Logf("live: handoff %s handed back: %s (transferred %v, needs continue %v, continued %v) %s", r.id, hb.Reason, hb.Transferred, hb.NeedsContinue, res.Continued, p.Error)
 	r.final = r.stamp(p)
 }
@@ -86,11 +91,14 @@ func causeText(ctx context.Context, err error) string {
 // tool bridge, then the files; the pane's wrapper releases its own agent.
 func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	hb = control.Handback{Reason: control.HandbackFailed}
+	// The error may carry Herdr's words, of any length: clipped to half
+	// the field, so that what is added to it later (the way out when the
+	// pane's Pi may still run) still fits.
 	fail := func(err error) control.Handback {
 		if r.ctx.Err() != nil {
-			hb.Reason, hb.Error = control.HandbackAborted, causeText(r.ctx, err)
+			hb.Reason, hb.Error = control.HandbackAborted, control.ClipText(causeText(r.ctx, err), control.MaxErrorText/2)
 		} else {
-			hb.Reason, hb.Error = control.HandbackFailed, err.Error()
+			hb.Reason, hb.Error = control.HandbackFailed, control.ClipText(err.Error(), control.MaxErrorText/2)
 		}
 		return hb
 	}
@@ -160,6 +168,9 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 			bridgePath = bridge.Path()
 		}
 		records = s.record(r, opened, dir, bridgePath)
+		// From here on close finds the pane, and closing it gives the
+		// attempt back.
+		s.forgetPending(r)
 		if r.opts.turn {
 			s.keepSpace(r, opened, records)
 		}
@@ -571,4 +582,70 @@ func wrapperOf(ctx context.Context, runtimeBase, herdrSocket, pane string) (cont
 	defer c.Close()
 	st, err := c.Status(ctx)
 	return ep, st, err == nil
+}
+
+// ErrGivenUpByClose is the cause of a handoff's end when `herdr-pi close`
+// gave it up before its pane opened.
+var ErrGivenUpByClose = errors.New("herdr-pi close gave the handoff up before its pane opened")
+
+// notePending puts the handoff in the ledger as ordered (handoff.Pending),
+// so that `herdr-pi close` knows of it before its pane opens, and starts
+// the watch for close's cancel mark, which ends the handoff: the order is
+// withdrawn and no pane opens. forgetPending ends the watch, waits for it
+// and removes the file; carry calls it on every way out, and runPane as
+// soon as the pane is in the ledger. A handoff whose pending file cannot
+// be written goes on (logged): close then only finds its pane.
+func (s *Service) notePending(r *run) {
+	p := handoff.Pending{Run: r.order.RunID, Handoff: r.id, WrapperPID: os.Getpid()}
+	// A run directory held meanwhile says this wrapper runs, as a pid
+	// alone cannot once the wrapper is killed and its pid reused: close
+	// then forgets the entry instead of waiting for it. Without one the
+	// pid has to do.
+	held, err := control.NewRunDir(s.cfg.RunBase)
+	if err == nil {
+		p.RunDir = held.Path
+	}
+	p, err = s.cfg.Ledger.AddPending(p)
+	if err != nil {
+		s.cfg.Logf("live: handoff %s: %v", r.id, err)
+		held.Remove()
+		return
+	}
+	stop, watched := make(chan struct{}), make(chan struct{})
+	r.pending, r.pendingDir, r.stopPending, r.pendingWatched = p, held, stop, watched
+	go func() {
+		defer close(watched)
+		guard.Run(s.cfg.Logf, "live: the close watch of handoff "+r.id, "herdr-pi close cannot give this handoff up before its pane opens", func() {
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-r.ctx.Done():
+					return
+				case <-tick.C:
+					if p.Cancelled() {
+						s.cfg.Logf("live: handoff %s: herdr-pi close gives it up", r.id)
+						r.cancel(ErrGivenUpByClose)
+						return
+					}
+				}
+			}
+		})
+	}()
+}
+
+// forgetPending: see notePending. Safe to call more than once.
+func (s *Service) forgetPending(r *run) {
+	if r.stopPending == nil {
+		return
+	}
+	close(r.stopPending)
+	<-r.pendingWatched
+	r.stopPending = nil
+	if err := s.cfg.Ledger.RemovePending(r.pending); err != nil {
+		s.cfg.Logf("live: handoff %s: %v", r.id, err)
+	}
+	r.pendingDir.Remove() // after the entry: never an entry of a wrapper that seems gone
 }

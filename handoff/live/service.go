@@ -410,6 +410,13 @@ type run struct {
 	ending bool
 	final  control.Progress // set before done closes
 	err    error            // the order was refused: nothing was handed off
+
+	// The handoff as ordered, in the ledger until its pane is (carry's
+	// goroutine alone touches these: see notePending).
+	pending        handoff.Pending
+	pendingDir     *control.HeldRunDir
+	stopPending    chan struct{}
+	pendingWatched chan struct{}
 }
 
 // tab is where the handoff's pane was placed, once it was.

@@ -1295,3 +1295,93 @@ func TestAMenuRequestDuringAHandbackHandsOffAgain(t *testing.T) {
 		return h != nil && h.order.Request == "r5"
 	})
 }
+
+// `herdr-pi close` while a handoff is ordered (the owner holds the order
+// until its turn ends, and no pane has opened): the handoff is in the
+// ledger from the order on, so close finds it, asks this wrapper to give
+// it up, and waits; the order is withdrawn, the attempt stays with its
+// owner, and no pane opens when the owner's turn ends.
+func TestCloseWhileAHandoffIsOrderedGivesItUpAndNothingOpens(t *testing.T) {
+	r := newRig(t)
+	r.o.waitBoundary = true
+	x := r.ask(control.HandoffAsk{})
+	x.next(t, control.ProgressOrdered)
+	var named []string
+	files, _ := filepath.Glob(filepath.Join(handoff.LedgerAt(r.runtime).Dir, "*"))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), `"r1"`) {
+			named = append(named, f)
+		}
+	}
+	if len(named) == 0 {
+		t.Fatalf("close would say nothing is open: no ledger file names run r1 while its handoff is ordered (%q)", files)
+	}
+	ledger := handoff.LedgerAt(r.runtime)
+	pending, err := ledger.Pendings()
+	if err != nil || len(pending) != 1 || pending[0].Run != "r1" || pending[0].WrapperPID != os.Getpid() || !control.WrapperAlive(pending[0].RunDir, os.Getpid()) || pending[0].RunDir == "" {
+		t.Fatalf("pending handoffs: %+v %v", pending, err)
+	}
+	done, failed := handoff.CancelPending(context.Background(), ledger, pending, long)
+	if len(failed) != 0 || len(done) != 1 || done[0].Kind != "handoff" || done[0].How != "given back" {
+		t.Fatalf("close: %+v, failed %+v", done, failed)
+	}
+	close(r.o.boundary) // the owner's turn ends: had the order stood, a pane would open now
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackAborted || hb.Transferred || !strings.Contains(hb.Error, "herdr-pi close") {
+		t.Fatalf("handback %+v", hb)
+	}
+	if got := r.o.handbacksSoFar(); len(got) != 1 || got[0].Reason != control.HandbackAborted {
+		t.Fatalf("the owner got %+v", got)
+	}
+	if m := r.s.Methods(); slices.Contains(m, "pane.split") {
+		t.Fatalf("a pane opened: %q", m)
+	}
+	r.nothingLeft()
+}
+
+// A Herdr error can be long (a message of its own, a path, a dump): the
+// handback that carries it must still fit the handoff stream's field
+// limit, or `open` refuses the handback as too long and the person hears
+// nothing of why. What the handback says is clipped, its start (what
+// failed, and Herdr's words) kept; so is what stays open when Herdr would
+// not close the pane, with the way to close it.
+func TestALongHerdrErrorStillReachesTheAsker(t *testing.T) {
+	long := strings.Repeat("herdr says no; ", 300)
+	fault := func(method string) herdrtest.Fault {
+		return herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{method},
+			Reply: map[string]any{"error": map[string]any{"code": "internal_error", "message": long}}}
+	}
+	check := func(t *testing.T, hb control.Progress) control.Progress {
+		t.Helper()
+		b, err := json.Marshal(hb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := control.ParseProgress(b)
+		if err != nil {
+			t.Fatalf("the asker refuses the handback (%v): error %d bytes, left_open %d bytes", err, len(hb.Error), len(hb.LeftOpen))
+		}
+		return p
+	}
+	t.Run("placing the pane", func(t *testing.T) {
+		r := newRig(t)
+		r.s.SetFault(fault("pane.split"))
+		x := r.ask(control.HandoffAsk{})
+		hb := check(t, x.wait(t))
+		if hb.Reason != control.HandbackFailed || !strings.Contains(hb.Error, "opening a pane") || !strings.Contains(hb.Error, "herdr says no") {
+			t.Fatalf("handback %+v", hb)
+		}
+	})
+	t.Run("closing the pane", func(t *testing.T) {
+		r := newRig(t)
+		agent := startAgent(t, "")
+		r.s.SetFault(fault("pane.close"))
+		x := r.ask(control.HandoffAsk{})
+		pane := r.idleHandbackWith(agent, x)
+		hb := check(t, x.wait(t))
+		r.s.SetFault(herdrtest.Fault{})
+		if hb.Reason != control.HandbackIdle || !strings.Contains(hb.LeftOpen, "pane "+pane) || !strings.Contains(hb.LeftOpen, "herdr-pi close r1") {
+			t.Fatalf("handback %+v", hb)
+		}
+	})
+}

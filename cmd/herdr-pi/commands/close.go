@@ -39,7 +39,9 @@ func closeCommand(f *Factory) *cli.Command {
 			"panes and tabs of its live handoffs and of its inspections (herdr-pi open, or the\n" +
 			"owner's /workflow menu), and the run's workspace, each once. A live handoff whose\n" +
 			"pane closes is handed back to its owner, which goes on locally; close waits for\n" +
-			"that and for the handoff's tool bridge to close. An inspection whose Pi has quit\n" +
+			"that and for the handoff's tool bridge to close. A live handoff ordered whose pane\n" +
+			"has not opened yet is given up: the attempt stays with its owner, no pane opens.\n" +
+			"An inspection whose Pi has quit\n" +
 			"is reported gone, untouched. What Herdr fails to close stays known: close again.\n" +
 			"With nothing open, it exits 0 for a run the workflow store knows and 1 for a\n" +
 			"run it does not (a typo is not success).\n\n" +
@@ -130,13 +132,27 @@ type closeReport struct {
 func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 	ledger := handoff.LedgerAt(f.Paths().RuntimeBase)
 	all, listErr := ledger.List()
+	// Handoffs ordered whose panes have not opened yet: the run has
+	// something under way even with nothing open, and its pane would open
+	// after close said there was none.
+	allPending, pendErr := ledger.Pendings()
+	listErr = errors.Join(listErr, pendErr)
 	var records []handoff.Record
+	var pending []handoff.Pending
 	var runs []string
 	for _, r := range all {
 		if strings.HasPrefix(r.Run, opts.Run) {
 			records = append(records, r)
 			if !slices.Contains(runs, r.Run) {
 				runs = append(runs, r.Run)
+			}
+		}
+	}
+	for _, p := range allPending {
+		if strings.HasPrefix(p.Run, opts.Run) {
+			pending = append(pending, p)
+			if !slices.Contains(runs, p.Run) {
+				runs = append(runs, p.Run)
 			}
 		}
 	}
@@ -175,6 +191,22 @@ func closeRun(ctx context.Context, f *Factory, opts *closeOptions) error {
 	}
 	if len(runs) == 1 {
 		rep.Run = runs[0]
+		if len(pending) > 0 {
+			// Given up first, so that none opens a pane after the listing
+			// below; one placed meanwhile has its pane in the ledger by
+			// the time it is over here, and is closed with the rest.
+			given, failed := handoff.CancelPending(ctx, ledger, pending, opts.Wait)
+			rep.Closed = append(rep.Closed, given...)
+			rep.Failed = append(rep.Failed, failed...)
+			if all, err := ledger.List(); err == nil {
+				records = records[:0]
+				for _, r := range all {
+					if r.Run == runs[0] {
+						records = append(records, r)
+					}
+				}
+			}
+		}
 		closed, failed := handoff.CloseRun(ctx, ledger, func(socket string) handoff.Herdr { return herdr.NewClient(socket) }, records, opts.Wait)
 		rep.Closed = append(rep.Closed, closed...)
 		rep.Failed = append(rep.Failed, failed...)
@@ -245,6 +277,8 @@ func printClose(f *Factory, rep closeReport, asJSON bool) error {
 			err = say(f.IO.Out, "%s %s was closed already\n", c.Kind, c.ID)
 		case "removed":
 			err = say(f.IO.Out, "removed the leftovers of %s %s (its wrapper is gone)\n", c.Kind, c.ID)
+		case "given back":
+			err = say(f.IO.Out, "gave up handoff %s before its pane opened: the attempt stays with its owner\n", c.ID)
 		default:
 			err = say(f.IO.Out, "closed %s %s %s\n", c.Kind, c.ID, c.How)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff"
@@ -337,5 +338,45 @@ func TestCloseDoesNotHideACorruptRecord(t *testing.T) {
 	code, out, errs = runClose(t, env, ls.Cwd, other)
 	if code != 1 || out != "" || !strings.Contains(errs, "what it tracked cannot be made out") {
 		t.Errorf("an unreadable record of no known run: exit %d, %q %q", code, out, errs)
+	}
+}
+
+// A live handoff ordered and not yet placed (its owner's turn has not
+// ended) has no pane yet, but it will: close must not say that nothing is
+// open. It asks the owner's wrapper (played here) to give the handoff up,
+// waits until it has, and says so.
+func TestCloseGivesUpAHandoffWhosePaneHasNotOpened(t *testing.T) {
+	ls := newListStore(t)
+	env := closeEnv(t, ls.Home)
+	run := ls.IDs[1]
+	ledger := handoff.LedgerAt(settings.Resolve(settings.EnvFrom(env)).RuntimeBase)
+	p, err := ledger.AddPending(handoff.Pending{Run: run, Handoff: "h1", WrapperPID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The wrapper: it gives the handoff up when close asks (or at the end).
+	stop, gaveUp := make(chan struct{}), make(chan bool, 1)
+	go func() {
+		for !p.Cancelled() {
+			select {
+			case <-stop:
+				gaveUp <- false
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		ledger.RemovePending(p)
+		gaveUp <- true
+	}()
+	t.Cleanup(func() { close(stop) })
+	code, out, errs := runClose(t, env, ls.Cwd, run[:8])
+	if code != 0 || out != "gave up handoff h1 before its pane opened: the attempt stays with its owner\n" || errs != "" {
+		t.Fatalf("exit %d, %q %q", code, out, errs)
+	}
+	if !<-gaveUp {
+		t.Fatal("the wrapper was not asked")
+	}
+	if left, _ := ledger.Pendings(); len(left) != 0 {
+		t.Fatalf("still pending: %+v", left)
 	}
 }

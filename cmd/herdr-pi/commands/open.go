@@ -76,7 +76,9 @@ func openCommand(f *Factory) *cli.Command {
 			"--inspect opens a read-only fork instead.\n" +
 			"An attempt whose owner was killed opens like a finished one.\n\n" +
 			"Without arguments on a terminal it offers a picker of recent attempts;\n" +
-			"--list prints runs (or one run's attempts) and what open can do with each.\n\n" +
+			"--list prints runs (or one run's attempts) and what open can do with each;\n" +
+			"it opens nothing, so --split, --tab, --workspace, --wait, --hold and --inspect\n" +
+			"are refused with it.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi open 3f0c reviewer\n" +
 			"  herdr-pi open 3f0c9a2e reviewer#1 --tab\n" +
@@ -106,8 +108,21 @@ func openCommand(f *Factory) *cli.Command {
 	}
 }
 
+// openOnlyFlags are open's flags that mean something only when it opens an
+// attempt, which --list does not.
+var openOnlyFlags = []string{"split", "tab", "workspace", "wait", "hold", "inspect"}
+
 // openAction checks open's arguments and runs it.
 func openAction(c *cli.Context, f *Factory, opts *openOptions, args []string) error {
+	if opts.List {
+		// --list opens nothing: a flag that says how to open would be
+		// dropped in silence, and the person meant something by it.
+		for _, o := range openOnlyFlags {
+			if c.Bool(o) {
+				return usagef("open", "--list only lists; --%s is for opening an attempt: drop one of them", o)
+			}
+		}
+	}
 	for _, p := range []string{"split", "tab", "workspace"} {
 		if c.Bool(p) {
 			if opts.Place != "" {

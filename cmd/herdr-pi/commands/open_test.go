@@ -482,6 +482,35 @@ func TestOpenJSONFailuresSayWhy(t *testing.T) {
 	})
 }
 
+// `open --list` only lists: a flag that only means something when opening
+// (a place, --wait, --hold, --inspect) is a usage mistake naming it, as
+// two places are, not silently dropped — the person meant something by it.
+func TestOpenListRefusesFlagsOnlyOpenTakes(t *testing.T) {
+	f, _, run, out, errb := openWorld(t, "exec sleep 600")
+	schema := compileSchema(t, "open")
+	for _, flag := range []string{"split", "tab", "workspace", "wait", "hold", "inspect"} {
+		t.Run(flag, func(t *testing.T) {
+			out.Reset()
+			errb.Reset()
+			code := runWith(t.Context(), []string{"herdr-pi", "open", "--list", "--" + flag, run}, f)
+			if code != 2 || !strings.Contains(errb.String(), "--"+flag) {
+				t.Fatalf("open --list --%s: exit %d, stderr %q; want exit 2 naming --%s", flag, code, errb, flag)
+			}
+			out.Reset()
+			errb.Reset()
+			code = runWith(t.Context(), []string{"herdr-pi", "open", "--json", "--list", "--" + flag}, f)
+			var fail openFailure
+			if err := json.Unmarshal([]byte(out.String()), &fail); err != nil || code != 2 {
+				t.Fatalf("exit %d, stdout %q (%v)\nstderr %s", code, out, err, errb)
+			}
+			if fail.Format != handoff.ListFormat || fail.Error.Code != "usage" || !strings.Contains(fail.Error.Message, "--"+flag) {
+				t.Fatalf("%+v, want format %s, code usage, a message naming --%s", fail, handoff.ListFormat, flag)
+			}
+			validate(t, schema, out.String())
+		})
+	}
+}
+
 // Herdr goes away (its panes with it) while open --wait follows an
 // inspection: no event will ever say the pane ended, but the herdr-pi wrap
 // in the pane exits, and open ends with it — closed, since Herdr no longer
