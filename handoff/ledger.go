@@ -87,11 +87,6 @@ var renameRecord = os.Rename
 
 // Add writes r and returns it with its File set.
 func (l Ledger) Add(r Record) (Record, error) {
-	for _, d := range []string{filepath.Dir(l.Dir), l.Dir} {
-		if err := control.EnsurePrivateDir(d); err != nil {
-			return r, fmt.Errorf("the ledger of what herdr-pi opened: %w", err)
-		}
-	}
 	if r.Opened.IsZero() {
 		r.Opened = time.Now().UTC()
 	}
@@ -106,6 +101,13 @@ func (l Ledger) Add(r Record) (Record, error) {
 // write puts b in a new file of the ledger named prefix + random + ".json",
 // whole (a listing never sees it half written), and returns its path.
 func (l Ledger) write(prefix string, b []byte) (string, error) {
+	// The ledger's directory, and the runtime base above it, made private
+	// here if they are not yet (and refused if not ours).
+	for _, d := range []string{filepath.Dir(l.Dir), l.Dir} {
+		if err := control.EnsurePrivateDir(d); err != nil {
+			return "", fmt.Errorf("the ledger of what herdr-pi opened: %w", err)
+		}
+	}
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return "", err

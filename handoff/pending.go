@@ -49,11 +49,6 @@ func (p Pending) Cancelled() bool {
 
 // AddPending writes p and returns it with its File set.
 func (l Ledger) AddPending(p Pending) (Pending, error) {
-	for _, d := range []string{filepath.Dir(l.Dir), l.Dir} {
-		if err := control.EnsurePrivateDir(d); err != nil {
-			return p, fmt.Errorf("the ledger of what herdr-pi opened: %w", err)
-		}
-	}
 	if p.Ordered.IsZero() {
 		p.Ordered = time.Now().UTC()
 	}
