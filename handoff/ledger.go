@@ -181,18 +181,24 @@ func (l Ledger) Remove(r Record) error {
 	return nil
 }
 
-// List returns every record, oldest first. A missing ledger has none; an
-// unreadable record is skipped and named in an *UnreadableRecordsError,
-// with what it may have tracked: it may be all that knows of a pane that
-// is still open.
-func (l Ledger) List() ([]Record, error) {
+// files lists the ledger's files that match pattern; a missing ledger has
+// none, one that is not private is an error.
+func (l Ledger) files(pattern string) ([]string, error) {
 	if err := control.CheckPrivateDir(l.Dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, err
 	}
-	files, err := filepath.Glob(filepath.Join(l.Dir, "rec-*.json"))
+	return filepath.Glob(filepath.Join(l.Dir, pattern))
+}
+
+// List returns every record, oldest first. A missing ledger has none; an
+// unreadable record is skipped and named in an *UnreadableRecordsError,
+// with what it may have tracked: it may be all that knows of a pane that
+// is still open.
+func (l Ledger) List() ([]Record, error) {
+	files, err := l.files("rec-*.json")
 	if err != nil {
 		return nil, err
 	}

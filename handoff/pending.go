@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -78,13 +77,7 @@ func (l Ledger) RemovePending(p Pending) error {
 // Pendings lists the handoffs ordered and not yet placed, of every run,
 // oldest first; a file that cannot be read is skipped (it names no pane).
 func (l Ledger) Pendings() ([]Pending, error) {
-	if err := control.CheckPrivateDir(l.Dir); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	files, err := filepath.Glob(filepath.Join(l.Dir, "pending-*.json"))
+	files, err := l.files("pending-*.json")
 	if err != nil {
 		return nil, err
 	}
