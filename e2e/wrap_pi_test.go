@@ -493,18 +493,27 @@ func TestWrapPiWaitsAggregate(t *testing.T) {
 	if st.State != "blocked" || !st.ProbeConnected || st.SessionFile == "" {
 		t.Fatalf("status %+v", st)
 	}
+	// Each reason the pane is reported with that closes while others
+	// stay open hands the report to the oldest still open: Herdr says
+	// what the pane waits for now (docs/blocked.md, "More than one
+	// reason"), blocked throughout.
 	waiting("stop", "--source", "deploy", "--id", "a")
+	reasons("the first hook wait closed", "hook:deploy:b", "wait:test-ext:w1", "wait:test-ext:w2")
+	moved := []string{"unknown", "idle", "blocked(approve deploy)", "blocked(waiting for deploy)"}
+	r.waitStates("the report moved to the second hook wait", moved...)
 	waiting("stop", "--source", "deploy", "--id", "b")
 	reasons("the hook waits closed", "wait:test-ext:w1", "wait:test-ext:w2")
-	r.waitStates("two waits closed, two open", "unknown", "idle", "blocked(approve deploy)")
+	moved = append(moved, "blocked(input needed)")
+	r.waitStates("two waits closed, two open", moved...)
 	tm.Type(t, "/wait-off w1")
 	reasons("the extension's first wait closed", "wait:test-ext:w2")
-	r.waitStates("one wait open", "unknown", "idle", "blocked(approve deploy)")
+	// The same message: nothing to report again.
+	r.waitStates("one wait open", moved...)
 	tm.Type(t, "/wait-off w2")
-	r.waitStates("the last wait closed", "unknown", "idle", "blocked(approve deploy)", "idle")
+	r.waitStates("the last wait closed", append(moved, "idle")...)
 	reasons("none left")
 	quit(t, tm)
-	r.waitStates("nothing more", "unknown", "idle", "blocked(approve deploy)", "idle")
+	r.waitStates("nothing more", append(moved, "idle")...)
 }
 
 // Print and JSON mode are a pure passthrough: same stdout and exit code as
