@@ -272,3 +272,45 @@ func (s *standIn) close() {
 	s.mu.Unlock()
 	s.done.Wait()
 }
+
+// A question Pi asks while its probe is away reaches the wrapper only as
+// the session the probe repeats on its return: the run's end was sent to a
+// socket no wrapper read. It is news all the same — the pane turns blocked
+// and the person is told, once; the repeat of a question told already is
+// not told again.
+func TestPiQuestionAskedWhileTheProbeIsAwayIsTold(t *testing.T) {
+	pi := pitest.Current(t)
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n\n:input_needed:"}))
+	defer llm.Close()
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	seen, _ := w.machine(t)
+	tm := startPi(t, a, w, herdrEnv)
+	editorReady(t, tm, w)
+	socket := w.run.Endpoint.Socket
+
+	away := mute(t, socket)
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	away.await(t, control.EvSessionStart, "", false) // the probe redialled: into the stand-in
+	tm.Type(t, "hello")
+	away.await(t, control.EvAgentSettled, "", false) // asked, and sent where no one reads
+	away.restore(t)
+	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" || !ev.InputNeeded {
+		t.Fatalf("after the stand-in: session_start %+v, want reason reconnect, input needed", ev)
+	}
+	seen.await(t, "idle blocked", "input-needed("+question+")")
+
+	// Away again, and back with the same question open: no news.
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" || !ev.InputNeeded {
+		t.Fatalf("after the second cut: session_start %+v, want reason reconnect, input needed", ev)
+	}
+	time.Sleep(signals.ReplayGrace + 500*time.Millisecond)
+	seen.expect(t, "idle blocked", "input-needed("+question+")")
+}

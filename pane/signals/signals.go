@@ -216,10 +216,12 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			restore = append(append(restore, s.orphans...), kept...)
 			s.keepChannelBookkeeping(kept, perms, herdrBlocked)
 		}
-		if same && e.Running {
-			// The same session mid-run: the run goes on (its
-			// agent_start follows), and the pane stays working.
-			s.m.SessionRepeatedMidRun(restore...)
+		if same {
+			// The same session: what the probe says it asks that the
+			// wrapper never had open was asked while the probe was away,
+			// and is news. Mid-run, the run goes on (its agent_start
+			// follows), and the pane stays working.
+			s.m.SessionRepeated(e.Running, restore...)
 		} else {
 			s.m.SessionStart(restore...)
 		}

@@ -831,7 +831,13 @@ func (m *Machine) ClearReasons() {
 	m.update("clear", func(time.Time) { m.clearLocked() })
 }
 
-func (m *Machine) openLocked(now time.Time, r Reason) {
+func (m *Machine) openLocked(now time.Time, r Reason) { m.openAsLocked(now, r, false) }
+
+// openAsLocked is openLocked; asked says the sentinel r is the agent's own
+// word that the branch asks now, in a session the machine has followed
+// all along (SessionRepeated): whether it is news is then only whether the
+// machine had its reply open before (toldEntries), not the history rules.
+func (m *Machine) openAsLocked(now time.Time, r Reason, asked bool) {
 	delete(m.held, r.Key)
 	// Opened again after it was answered (Answered) and before that closed
 	// it: the agent asks anew (a short reply to the answer, read from the
@@ -861,7 +867,7 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 		r.Question = title
 	}
 	r.Since = now
-	if r.Kind == KindSentinel && (m.historyLocked(r) || m.toldEntries[r.Entry]) {
+	if r.Kind == KindSentinel && m.toldLocked(r, asked) {
 		r.Restored = true
 	}
 	m.noteEntryLocked(r)
@@ -889,6 +895,19 @@ func (m *Machine) historyLocked(r Reason) bool {
 		return true
 	}
 	return !m.worked && !(r.Live && !m.probe)
+}
+
+// toldLocked says whether the person was told of the sentinel r already
+// (or it is history, never news): a reply this machine had open before,
+// or, unless asked (see openAsLocked), one the history rules
+// (historyLocked) call the session's past. An asked sentinel that does not
+// name its reply cannot be told from one the machine had: it counts as
+// told, so that nothing is told twice.
+func (m *Machine) toldLocked(r Reason, asked bool) bool {
+	if asked {
+		return r.Entry == "" || r.Old || m.toldEntries[r.Entry]
+	}
+	return m.historyLocked(r) || m.toldEntries[r.Entry]
 }
 
 // noteEntryLocked keeps the reply a sentinel stands for among those told
@@ -948,8 +967,15 @@ func (m *Machine) reaskLocked(now time.Time, i int, r Reason) {
 		// the same session file, say.
 		return
 	}
+	m.askAnewLocked(now, i, r, false)
+}
+
+// askAnewLocked makes the open sentinel i stand for r, another reply that
+// asks (see reaskLocked; asked: see openAsLocked), and says so with an
+// EventAsked.
+func (m *Machine) askAnewLocked(now time.Time, i int, r Reason, asked bool) {
 	r.Since = now
-	if m.historyLocked(r) || m.toldEntries[r.Entry] {
+	if m.toldLocked(r, asked) {
 		r.Restored = true
 	}
 	m.noteEntryLocked(r)
@@ -1166,19 +1192,26 @@ func (m *Machine) AgentSettled() {
 // nothing at all. Restoring a reason held open (HoldOpen) opens it again:
 // it no longer closes when the hold ends.
 func (m *Machine) SessionStart(restore ...Reason) {
-	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, restore) })
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, false, restore) })
 }
 
-// SessionRepeatedMidRun is SessionStart for the session the agent had,
-// repeated by its probe on a new connection while a run of it is under
-// way (a resync; its agent_start follows): the run goes on — working,
-// counted from its real start — where SessionStart would begin idle and
-// the pane would be idle for a moment.
-func (m *Machine) SessionRepeatedMidRun(restore ...Reason) {
-	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, restore) })
+// SessionRepeated is SessionStart for the session the agent had, repeated
+// by the same agent process on its probe's return (a resync: a new
+// connection, or the probe fell behind and dropped events). Nothing of
+// the session is history to the machine, which followed it all along:
+// what the probe could not say meanwhile is what it repeats now. So a
+// sentinel restored for a reply the machine never had open was asked
+// while the probe was away, and is news; one standing for another reply
+// than the open sentinel's asks anew (EventAsked); one the machine had is
+// not told again. With running, a run of it is under way (its agent_start
+// follows): the run goes on — working, counted from its real start —
+// where SessionStart would begin idle and the pane would be idle for a
+// moment.
+func (m *Machine) SessionRepeated(running bool, restore ...Reason) {
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, running, restore) })
 }
 
-func (m *Machine) sessionStartLocked(now time.Time, midRun bool, restore []Reason) {
+func (m *Machine) sessionStartLocked(now time.Time, repeat, midRun bool, restore []Reason) {
 	old := slices.Clone(m.reasons)
 	m.replacing, m.quit, m.compacting = false, false, false
 	m.clearSessionLocked()
@@ -1191,10 +1224,16 @@ func (m *Machine) sessionStartLocked(now time.Time, midRun bool, restore []Reaso
 				op := old[i]
 				m.opener = &op
 			}
+			if repeat && r.Kind == KindSentinel && old[i].Kind == KindSentinel && r.Entry != "" && old[i].Entry != "" && r.Entry != old[i].Entry {
+				// Answered and asked again while the probe was away.
+				m.askAnewLocked(now, len(m.reasons)-1, r, true)
+			}
 			continue
 		}
-		r.Restored = true
-		m.openLocked(now, r)
+		if !repeat {
+			r.Restored = true
+		}
+		m.openAsLocked(now, r, repeat)
 	}
 	if midRun {
 		m.probeActivity = Working
@@ -1202,7 +1241,9 @@ func (m *Machine) sessionStartLocked(now time.Time, midRun bool, restore []Reaso
 	}
 	m.forgetRunLocked()
 	m.probeActivity = Idle
-	m.worked = false
+	if !repeat {
+		m.worked = false
+	}
 }
 
 // SessionShutdown: the session ends for good (the agent quits); every

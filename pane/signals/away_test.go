@@ -1,0 +1,101 @@
+package signals
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/control"
+)
+
+// A question Pi asks while its probe is away — the connection lost, or
+// the wrapper fell behind and the probe dropped the run's end — reaches
+// the wrapper only as the session the probe repeats on its return. In the
+// same session of the same Pi, a question the wrapper never had open was
+// asked meanwhile: it is told, once. One it had open (told when asked, or
+// restored from the session's history) is not told again, and neither is
+// the question of a session started while it was away (/resume: history).
+func TestAQuestionAskedWhileTheProbeWasAwayIsToldOnce(t *testing.T) {
+	const q2 = "Which branch?"
+	start := control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionID: "sid", SessionSeq: 1}
+	back := func(entry, question string) control.SessionStart {
+		e := start
+		e.Reason = "reconnect"
+		e.InputNeeded, e.Question, e.QuestionEntry = true, question, entry
+		return e
+	}
+	restoring := start
+	restoring.InputNeeded, restoring.Question, restoring.QuestionEntry = true, q, "e0"
+	resumed := back("e9", q2)
+	resumed.SessionSeq, resumed.SessionFile, resumed.SessionID = 2, "/t.jsonl", "sid2"
+	asked := func(entry, question string) []control.Event {
+		return []control.Event{control.AgentStart{},
+			control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question, QuestionEntry: entry},
+			control.AgentSettled{Idle: true, InputNeeded: true, Question: question, QuestionEntry: entry}}
+	}
+	lost := []control.Event{control.ProbeDisconnected{PID: 7}}
+	redial := []control.Event{control.ProbeConnected{PID: 7}}
+	cat := func(parts ...[]control.Event) []control.Event {
+		var out []control.Event
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	cases := []struct {
+		name   string
+		start  control.SessionStart
+		before []control.Event // while the probe is there
+		script string          // a `waiting start` label held throughout ("": none)
+		away   []control.Event // the loss and the return
+		notes  string
+		state  string
+	}{
+		{"asked while the connection was down", start, []control.Event{control.AgentStart{}},
+			"", cat(lost, redial, []control.Event{back("e1", q)}), "input-needed(" + q + ")", "blocked"},
+		{"asked while the wrapper fell behind", start, []control.Event{control.AgentStart{}},
+			"", []control.Event{back("e1", q)}, "input-needed(" + q + ")", "blocked"},
+		{"asked while away and repeated twice", start, []control.Event{control.AgentStart{}},
+			"", cat(lost, redial, []control.Event{back("e1", q)}, lost, redial, []control.Event{back("e1", q)}),
+			"input-needed(" + q + ")", "blocked"},
+		{"told before the loss", start, asked("e1", q),
+			"", cat(lost, redial, []control.Event{back("e1", q)}), "input-needed(" + q + ")", "blocked"},
+		{"answered and asked again while away", start, asked("e1", q),
+			"", cat(lost, redial, []control.Event{back("e2", q2)}), "input-needed(" + q + "),input-needed(" + q2 + ")", "blocked"},
+		{"answered and asked again while behind", start, asked("e1", q),
+			"", []control.Event{back("e2", q2)}, "input-needed(" + q + "),input-needed(" + q2 + ")", "blocked"},
+		{"restored at the start", restoring, nil,
+			"", cat(lost, redial, []control.Event{back("e0", q)}), "", "blocked"},
+		{"a session resumed while away", start, nil,
+			"", cat(lost, redial, []control.Event{resumed}), "", "blocked"},
+		{"asked while away under a script's wait", start, []control.Event{control.AgentStart{}},
+			"approve", cat(lost, redial, []control.Event{back("e1", q)}), "input-needed(approve),input-needed(" + q + ")", "blocked"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig()
+				defer r.m.Stop()
+				r.feed(control.ProbeConnected{PID: 7}, c.start)
+				time.Sleep(2 * time.Second)
+				if c.script != "" {
+					r.wait(t, control.WaitStart, "1", c.script)
+				}
+				r.feed(c.before...)
+				time.Sleep(time.Second)
+				for _, ev := range c.away {
+					r.feed(ev)
+					time.Sleep(time.Second)
+				}
+				time.Sleep(time.Minute)
+				_, notes := r.got()
+				if notes != c.notes {
+					t.Errorf("notifications %q, want %q", notes, c.notes)
+				}
+				if s := r.s.Status(); s.State != c.state {
+					t.Errorf("state %s, want %s", s.State, c.state)
+				}
+			})
+		})
+	}
+}
