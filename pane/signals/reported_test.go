@@ -69,3 +69,25 @@ func TestAWaitThatBlocksIsToldByItsLabel(t *testing.T) {
 	r.expect(t, "idle blocked(approve the deploy) idle blocked(approve bash) idle blocked(waiting for deploy)",
 		"input-needed(approve the deploy),input-needed(approve bash),input-needed")
 }
+
+// `herdr-pi status` lists the open reasons by age, oldest first, also
+// after a reload restores Pi's question, asked before a script's wait
+// that the reload keeps; when the question is answered, the report moves
+// to the wait.
+func TestStatusListsTheReasonsByAgeAfterAReload(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	r.feed(blockedReply...)
+	r.wait(t, control.WaitStart, "42", "approve the deploy")
+	r.feed(control.SessionShutdown{Reason: "reload"},
+		control.SessionStart{Reason: "reload", Mode: "tui", InputNeeded: true, Question: q})
+	s := r.s.Status()
+	if len(s.Reasons) != 2 || s.Reasons[0].Kind != "sentinel" || !s.Reasons[0].Reported || s.Reasons[1].Kind != "wait" {
+		t.Fatalf("after the reload: %+v; want the sentinel (reported), then the script's wait", s.Reasons)
+	}
+	r.feed(control.AgentStart{})
+	if s := r.s.Status(); s.Message != "approve the deploy" || len(s.Reasons) != 1 || !s.Reasons[0].Reported {
+		t.Fatalf("after the answer: message %q, reasons %+v", s.Message, s.Reasons)
+	}
+}

@@ -9,6 +9,7 @@
 package state
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -110,6 +111,9 @@ type Reason struct {
 	Restored bool `json:",omitempty"`
 	// Since is when it was opened (set by the machine).
 	Since time.Time
+	// order counts the reasons the machine opened, this one's place among
+	// them: of two opened in the same instant, the first is older.
+	order uint64
 }
 
 // Message is what the reason says when it opens the blocked state.
@@ -290,6 +294,8 @@ type Machine struct {
 	// relabelled: this update gave the opener a new label (relabelLocked),
 	// which recompute reports when the state stays blocked.
 	relabelled bool
+	// opened counts the reasons opened (Reason.order).
+	opened uint64
 
 	// Screen: the latest raw verdict, when it began and when the screen
 	// last changed; the confirmed activity.
@@ -468,6 +474,11 @@ func (m *Machine) step(cause string, f func(now time.Time)) bool {
 		m.arm(next)
 	}
 	m.settlePaused(now)
+	// Oldest first: a session start puts the script's waits it keeps
+	// before what it restores, and a reply that asks anew is asked now;
+	// `status` lists the reasons as they are kept, and the report moves
+	// to the first of them (reopenLocked).
+	slices.SortStableFunc(m.reasons, olderFirst)
 	m.reasonEvents(now, before)
 	m.recompute(now, cause)
 	m.out = append(m.out, m.after...)
@@ -867,6 +878,8 @@ func (m *Machine) openAsLocked(now time.Time, r Reason, asked bool) {
 		r.Question = title
 	}
 	r.Since = now
+	m.opened++
+	r.order = m.opened
 	if r.Kind == KindSentinel && m.toldLocked(r, asked) {
 		r.Restored = true
 	}
@@ -975,6 +988,8 @@ func (m *Machine) reaskLocked(now time.Time, i int, r Reason) {
 // EventAsked.
 func (m *Machine) askAnewLocked(now time.Time, i int, r Reason, asked bool) {
 	r.Since = now
+	m.opened++
+	r.order = m.opened
 	if m.toldLocked(r, asked) {
 		r.Restored = true
 	}
@@ -1603,16 +1618,18 @@ func (m *Machine) reopenLocked() bool {
 	if m.opener != nil && slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == m.opener.Key }) {
 		return false
 	}
-	// By when each opened: a session start puts the reasons it restores
-	// after the hook waits it keeps, whatever their age.
-	op := m.reasons[0]
-	for _, r := range m.reasons[1:] {
-		if r.Since.Before(op.Since) {
-			op = r
-		}
-	}
+	op := m.reasons[0] // kept oldest first (step)
 	m.opener = &op
 	return true
+}
+
+// olderFirst orders reasons by when they opened, and of two opened in the
+// same instant the first opened first.
+func olderFirst(a, b Reason) int {
+	if c := a.Since.Compare(b.Since); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.order, b.order)
 }
 
 // activityLocked ranks the signals that say working or idle; the first
