@@ -24,10 +24,8 @@ type Sink interface {
 //     editor, so it is what the person finds on switching to the pane, and
 //     the last notification names it — but not while a pi-ask flow or a
 //     permission prompt told of is open: that dialog is the flow's or the
-//     prompt's own, nor while a pi:waiting-for-user-input wait is open in
-//     a spell that such a wait (or a herdr:blocked, its mirror from
-//     pi-herdr-integration) opened and told: that extension asks through
-//     it;
+//     prompt's own, nor while a pi:waiting-for-user-input wait is open:
+//     that extension asks through it, and the wait was told;
 //   - a wait a script opens (herdr-pi waiting start) while the agent is
 //     blocked already, once: a new thing to act on;
 //   - a sentinel that asks anew while the agent is blocked already: another
@@ -37,6 +35,9 @@ type Sink interface {
 //   - a pi-ask flow or a permission prompt, once per id while it is open,
 //     also when it opens while the agent is blocked already; its close
 //     lets the same id be told again;
+//   - a wait of an extension on Pi's bus (pi:waiting-for-user-input) that
+//     opens while the agent is blocked already, once, by itself; the dialog
+//     it asks in is not told again while it is open;
 //   - a run that ended on its own: failed always, finished only when it
 //     ran at least the finished-after duration. Aborted runs are silent,
 //     and a run that ends waiting for the person is told as blocked.
@@ -83,6 +84,7 @@ func (t *Triggers) StateEvent(e state.Event) {
 			t.dialog(*e.Reason)
 			t.joined(*e.Reason)
 			t.scripted(*e.Reason)
+			t.waited(*e.Reason)
 		}
 	case state.EventAsked:
 		if t.current == state.Blocked {
@@ -150,11 +152,10 @@ func (t *Triggers) dialog(r state.Reason) {
 	// So do the extensions that say on Pi's bus that they wait for the
 	// person (pi:waiting-for-user-input: plan-md's request_user_input,
 	// task-subagents' reviews) before they ask in a dialog: while such a
-	// wait is open in a spell told for it — by the wait itself, or by the
-	// herdr:blocked that pi-herdr-integration emits for it first — the
-	// dialog is its question. A wait that joins a spell told otherwise (a
-	// question of the reply) was not told: its dialog is.
-	if t.byWait && len(t.waits) > 0 {
+	// wait is open the dialog is its question, and the wait was told — by
+	// itself (the spell's notification, or waited), or by the herdr:blocked
+	// that pi-herdr-integration emits for it first.
+	if len(t.waits) > 0 {
 		return
 	}
 	if _, told := t.asked[r.Question]; told {
@@ -218,6 +219,23 @@ func (t *Triggers) scripted(r state.Reason) {
 	}
 	if r.Question != "" {
 		t.asked[r.Question] = struct{}{}
+	}
+	t.spells++
+	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
+}
+
+// waited tells a wait of an extension on Pi's bus
+// (pi:waiting-for-user-input) that opens while the agent is blocked
+// already, once: a thing of its own to act on, as a pi-ask question is,
+// told by itself whether it turns the pane blocked or joins a spell (its
+// label, "input needed", says no more than the title, so the notification
+// names nothing). The dialog it asks in next is its question, not told
+// again while it is open (see dialog). Not in a spell told for such a wait
+// or its mirror on herdr:blocked: that notification was its, or said the
+// same.
+func (t *Triggers) waited(r state.Reason) {
+	if r.Kind != state.KindWait || r.Restored || t.asked == nil || t.byWait {
+		return
 	}
 	t.spells++
 	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
