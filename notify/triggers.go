@@ -34,7 +34,9 @@ type Sink interface {
 //     holds), but for a spell told for an extension's wait on Pi's bus;
 //   - a pi-ask flow or a permission prompt, once per id while it is open,
 //     also when it opens while the agent is blocked already; its close
-//     lets the same id be told again;
+//     lets the same id be told again — but not the one whose mirror on
+//     herdr:blocked (pi-terminal-notifications, if still installed) turned
+//     the agent blocked just before and was told;
 //   - a wait of an extension on Pi's bus (pi:waiting-for-user-input) that
 //     opens while the agent is blocked already, once, by itself; the dialog
 //     it asks in is not told again while it is open;
@@ -62,6 +64,13 @@ type Triggers struct {
 	// the spell, by key.
 	byWait bool
 	waits  map[string]struct{}
+	// mirror is the label of the herdr:blocked that opened the current
+	// spell and was told, until a pi-ask question or permission prompt
+	// asking in the same words takes it: pi-terminal-notifications (or
+	// pi-notify), if still installed, mirrors the one that turns Pi
+	// blocked on herdr:blocked, labelled as it, from its own listener of
+	// the same event, which may run before the probe's.
+	mirror string
 }
 
 // NewTriggers tells sink. A run that completes in less than finishedAfter
@@ -99,7 +108,7 @@ func (t *Triggers) StateEvent(e state.Event) {
 		}
 	case state.EventTransition:
 		t.current = e.To
-		t.asked, t.byWait = nil, false
+		t.asked, t.byWait, t.mirror = nil, false, ""
 		if e.To != state.Blocked || e.Reason == nil {
 			t.waits = map[string]struct{}{}
 			return
@@ -109,6 +118,9 @@ func (t *Triggers) StateEvent(e state.Event) {
 			return
 		}
 		t.byWait = e.Reason.Kind == state.KindWait || e.Reason.Kind == state.KindHerdrBlocked
+		if e.Reason.Kind == state.KindHerdrBlocked {
+			t.mirror = e.Reason.Question
+		}
 		t.asked[e.Reason.Question] = struct{}{}
 		if e.Reason.Entry != "" {
 			t.asked[entryKey(e.Reason.Entry)] = struct{}{}
@@ -255,6 +267,12 @@ func (t *Triggers) announce(r state.Reason) {
 		return
 	}
 	t.announced[r.Key] = kind
+	if t.mirror != "" && r.Question == t.mirror {
+		// Its mirror on herdr:blocked came first and was told: the same
+		// question. Held as told, so its dialog is not told either.
+		t.mirror = ""
+		return
+	}
 	t.sink.Notify(Event{Kind: kind, Key: r.Key, Question: r.Question})
 }
 
