@@ -314,3 +314,52 @@ func TestPiQuestionAskedWhileTheProbeIsAwayIsTold(t *testing.T) {
 	time.Sleep(signals.ReplayGrace + 500*time.Millisecond)
 	seen.expect(t, "idle blocked", "input-needed("+question+")")
 }
+
+// With a real Pi: a probe back later than the wrapper holds what it had
+// open finds the pane idle; a wait and a dialog Pi still has open block it
+// again on its return, without a second notification.
+func TestPiProbeBackLateBlocksAgainOnWhatIsStillOpen(t *testing.T) {
+	pi := pitest.Current(t)
+	llm := fakellm.Start(func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "Sure."} })
+	defer llm.Close()
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	seen, m := w.machine(t)
+	ext, err := filepath.Abs("testdata/waiter.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := startPi(t, a, w, herdrEnv, "-e", ext)
+	editorReady(t, tm, w)
+	socket := w.run.Endpoint.Socket
+
+	tm.Type(t, "/wait-on w1")
+	w.waitEvent(t, control.EvWaitingForInput, 10*time.Second)
+	tm.Type(t, "/ask-confirm")
+	w.waitEvent(t, control.EvUIPromptStart, 10*time.Second)
+	tm.WaitText(t, "Deploy now?", 5*time.Second)
+	seen.await(t, "idle blocked", "input-needed")
+
+	away := mute(t, socket)
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	away.await(t, control.EvSessionStart, "", false)
+	seen.await(t, "idle blocked idle", "input-needed") // the hold ended
+	away.restore(t)
+	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" {
+		t.Fatalf("after the stand-in: session_start %+v, want reason reconnect", ev)
+	}
+	seen.await(t, "idle blocked idle blocked", "input-needed")
+	time.Sleep(signals.ReplayGrace + 500*time.Millisecond)
+	seen.expect(t, "idle blocked idle blocked", "input-needed")
+	// The repeated dialog opened again at once, the wait a moment later.
+	expectReasons(t, m, "Deploy now?", "wait:"+control.WaitKey("test-ext", "w1"))
+	if err := tm.Send("\x1b"); err != nil { // Escape cancels the dialog
+		t.Fatal(err)
+	}
+	w.waitEvent(t, control.EvUIPromptEnd, 10*time.Second)
+	tm.Type(t, "/wait-off w1")
+	seen.await(t, "idle blocked idle blocked idle", "input-needed")
+}

@@ -90,6 +90,11 @@ type Signals struct {
 	// connection, oldest first: the machine holds them open (HoldOpen)
 	// until the probe, connected again, repeats those still open.
 	orphans []state.Reason
+	// awayWaits are the channel waits open when the probe lost its
+	// connection; lapsed are the dialogs of orphans whose hold ended
+	// before it came back, which its repeats may name (see SessionStart).
+	awayWaits []state.Reason
+	lapsed    []state.Reason
 	// probePID is the pid of the latest probe connection; sessionPID and
 	// sessionSeq say which Pi process started the session the wrapper
 	// knows, and its count of sessions (control.SessionStart.SessionSeq).
@@ -161,6 +166,12 @@ func fileSentinel(x session.Sentinel) state.Reason {
 func (s *Signals) ProbeEvent(ev control.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	switch ev.(type) {
+	case control.UIPromptStart, control.AgentStart, control.CompactionStart:
+	default:
+		// The repeats of a return are over: a dialog now is a new one.
+		s.lapsed = nil
+	}
 	switch e := ev.(type) {
 	case control.ProbeConnected:
 		s.probePID, s.probeConn = e.PID, e.Conn
@@ -194,6 +205,8 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		// the dialogs still in uiPrompts: they are repeated all the same.
 		orphans := append(s.orphans, s.uiPrompts...)
 		s.orphans = nil
+		awayWaits := s.awayWaits
+		s.awayWaits = nil
 		perms, herdrBlocked := s.perms.Pending(), s.herdrBlocked
 		s.resetBookkeeping()
 		var restore []state.Reason
@@ -201,6 +214,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			restore = append(restore, sentinel(e.Question, e.QuestionEntry))
 		}
 		same := s.sameSession(e)
+		var late []state.Reason
 		if same {
 			// The same session, on a new connection: the dialogs it had
 			// open stay so, and the repeat that follows this event takes
@@ -210,11 +224,20 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			// follow and close those that closed meanwhile. Any other
 			// session_start closes them all here: they were the old
 			// session's, and what the new one has open it says.
+			//
+			// A probe back later than the hold (ProbeReturnGrace) finds
+			// them closed: its repeats of a dialog it still has open
+			// open it again (lapsed), and the channel waits open when it
+			// left open again a moment after its return, unless the
+			// events it kept close them first. The person was told of
+			// them: no second notification.
 			open := s.m.Snapshot().Reasons
 			s.orphans = stillOpen(open, orphans)
+			s.lapsed = notOpen(open, orphans)
 			kept := channelWaitsOf(open)
+			late = notOpen(open, awayWaits)
 			restore = append(append(restore, s.orphans...), kept...)
-			s.keepChannelBookkeeping(kept, perms, herdrBlocked)
+			s.keepChannelBookkeeping(append(kept, late...), perms, herdrBlocked)
 		}
 		if same {
 			// The same session: what the probe says it asks that the
@@ -228,6 +251,9 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		s.sessionPID, s.sessionSeq = s.probePID, e.SessionSeq
 		if len(s.orphans) > 0 {
 			s.m.HoldOpen(keys(s.orphans), ReplayGrace)
+		}
+		if len(late) > 0 {
+			s.m.OpenLater(late, ReplayGrace)
 		}
 		if s.watcher != nil && e.SessionFile != "" {
 			s.watcher.Follow(e.SessionFile)
@@ -305,6 +331,12 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			i := max(slices.IndexFunc(s.orphans, func(o state.Reason) bool { return o.Question == title }), 0)
 			r = s.orphans[i]
 			s.orphans = slices.Delete(s.orphans, i, i+1)
+		} else if i := slices.IndexFunc(s.lapsed, func(o state.Reason) bool { return o.Question == title }); i >= 0 {
+			// The repeat of a dialog whose hold ended before the probe
+			// came back: open again, told already.
+			r = s.lapsed[i]
+			r.Restored = true
+			s.lapsed = slices.Delete(s.lapsed, i, i+1)
 		}
 		s.uiPrompts = append(s.uiPrompts, r)
 		s.m.Open(r)
@@ -399,7 +431,8 @@ func (s *Signals) settle(inputNeeded bool, question, entry string) {
 func (s *Signals) forgetProbeReasons() {
 	s.orphans = append(s.orphans, s.uiPrompts...)
 	s.uiPrompts = nil
-	held := append(keys(s.orphans), keys(channelWaitsOf(s.m.Snapshot().Reasons))...)
+	s.awayWaits = channelWaitsOf(s.m.Snapshot().Reasons)
+	held := append(keys(s.orphans), keys(s.awayWaits)...)
 	if len(held) > 0 {
 		s.m.HoldOpen(held, ProbeReturnGrace)
 	}
@@ -480,6 +513,18 @@ func keys(rs []state.Reason) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.Key
+	}
+	return out
+}
+
+// notOpen keeps the reasons of rs that open does not have (by key), in
+// rs's order.
+func notOpen(open, rs []state.Reason) []state.Reason {
+	var out []state.Reason
+	for _, r := range rs {
+		if !slices.ContainsFunc(open, func(o state.Reason) bool { return o.Key == r.Key }) {
+			out = append(out, r)
+		}
 	}
 	return out
 }

@@ -10,6 +10,7 @@ package state
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -360,6 +361,10 @@ type Machine struct {
 	// held: reasons only a probe that lost its connection could close,
 	// by key, with when they close unless opened again first (HoldOpen).
 	held map[string]time.Time
+	// lapsed: reasons whose hold ended before the probe came back, which
+	// its return says may still be open; each opens again (Restored) when
+	// its time comes unless closed first (OpenLater).
+	lapsed map[string]lapsedReason
 	// quit: the agent said its session ended for good (SessionShutdown:
 	// Pi quits) and no run, session or probe came after. Only its exit
 	// follows, so it is idle until then: the screen may still be drawing
@@ -470,6 +475,7 @@ func (m *Machine) step(cause string, f func(now time.Time)) bool {
 		}
 	}
 	next = earliest(next, m.settleHeld(now))
+	next = earliest(next, m.settleLapsed(now))
 	if !next.IsZero() {
 		m.arm(next)
 	}
@@ -819,6 +825,50 @@ func (m *Machine) HoldOpen(keys []string, d time.Duration) {
 	})
 }
 
+// lapsedReason is a reason OpenLater opens at the latest at.
+type lapsedReason struct {
+	r  Reason
+	at time.Time
+}
+
+// OpenLater opens the reasons rs after d from now — as Restored: the
+// person was told of them — unless they are closed (Close, CloseKind, a
+// session start) or opened meanwhile. It is for what a probe that came
+// back too late for its hold (HoldOpen) had open when it left and may
+// have still: it comes back with the events it kept while away, right
+// after its return, and those close what closed meanwhile. Opening them
+// at once would turn an idle pane blocked for a moment for a reason the
+// next event closes.
+func (m *Machine) OpenLater(rs []Reason, d time.Duration) {
+	m.update("open-later", func(now time.Time) {
+		for _, r := range rs {
+			if slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == r.Key }) {
+				continue
+			}
+			if m.lapsed == nil {
+				m.lapsed = map[string]lapsedReason{}
+			}
+			r.Restored = true
+			m.lapsed[r.Key] = lapsedReason{r, now.Add(d)}
+		}
+	})
+}
+
+// settleLapsed opens the lapsed reasons that are due, and returns when the
+// next one will be (zero while none waits).
+func (m *Machine) settleLapsed(now time.Time) time.Time {
+	var next time.Time
+	for k, l := range m.lapsed {
+		if now.Before(l.at) {
+			next = earliest(next, l.at)
+			continue
+		}
+		delete(m.lapsed, k)
+		m.openLocked(now, l.r)
+	}
+	return next
+}
+
 // settleHeld closes the held reasons that are due, and returns when the
 // next one will be (zero while none is held).
 func (m *Machine) settleHeld(now time.Time) time.Time {
@@ -850,6 +900,7 @@ func (m *Machine) openLocked(now time.Time, r Reason) { m.openAsLocked(now, r, f
 // machine had its reply open before (toldEntries), not the history rules.
 func (m *Machine) openAsLocked(now time.Time, r Reason, asked bool) {
 	delete(m.held, r.Key)
+	delete(m.lapsed, r.Key)
 	// Opened again after it was answered (Answered) and before that closed
 	// it: the agent asks anew (a short reply to the answer, read from the
 	// file before the run was seen), and that answer is not this one's.
@@ -1047,6 +1098,7 @@ func (m *Machine) settlePaused(now time.Time) {
 }
 
 func (m *Machine) closeLocked(key string) {
+	delete(m.lapsed, key)
 	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Key == key })
 	if key == "screen" {
 		m.screenBlocked = false
@@ -1054,6 +1106,7 @@ func (m *Machine) closeLocked(key string) {
 }
 
 func (m *Machine) closeKindLocked(k Kind) {
+	maps.DeleteFunc(m.lapsed, func(_ string, l lapsedReason) bool { return l.r.Kind == k })
 	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Kind == k })
 	if k == KindScreen {
 		m.screenBlocked = false
@@ -1061,6 +1114,7 @@ func (m *Machine) closeKindLocked(k Kind) {
 }
 
 func (m *Machine) clearLocked() {
+	m.lapsed = nil
 	m.reasons = nil
 	m.screenBlocked = false
 }
@@ -1068,6 +1122,7 @@ func (m *Machine) clearLocked() {
 // clearSessionLocked closes what belonged to the agent's session: every
 // reason except hook waits.
 func (m *Machine) clearSessionLocked() {
+	m.lapsed = nil // what the next session has open it says
 	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Kind != KindHook })
 	m.screenBlocked = false
 	m.answered = nil // what a restored reason waits for is not answered yet
