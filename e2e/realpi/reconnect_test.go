@@ -363,3 +363,51 @@ func TestPiProbeBackLateBlocksAgainOnWhatIsStillOpen(t *testing.T) {
 	tm.Type(t, "/wait-off w1")
 	seen.await(t, "idle blocked idle blocked idle", "input-needed")
 }
+
+// With a real Pi: while the probe is away the person answers Pi's dialog
+// and another opens. The probe, back, repeats only the new one: it is
+// told by its own title, and the answered one closes.
+func TestPiDialogOpenedWhileTheProbeIsAwayIsTold(t *testing.T) {
+	pi := pitest.Current(t)
+	llm := fakellm.Start(func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "Sure."} })
+	defer llm.Close()
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	seen, m := w.machine(t)
+	ext, err := filepath.Abs("testdata/waiter.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := startPi(t, a, w, herdrEnv, "-e", ext)
+	editorReady(t, tm, w)
+	socket := w.run.Endpoint.Socket
+
+	tm.Type(t, "/ask-confirm")
+	w.waitEvent(t, control.EvUIPromptStart, 10*time.Second)
+	tm.WaitText(t, "Deploy now?", 5*time.Second)
+	seen.await(t, "idle blocked", "input-needed(Deploy now?)")
+
+	away := mute(t, socket)
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	away.await(t, control.EvSessionStart, "", false)
+	if err := tm.Send("\x1b"); err != nil { // Escape cancels the dialog
+		t.Fatal(err)
+	}
+	away.await(t, control.EvUIPromptEnd, "", false)
+	tm.Type(t, "/ask-region")
+	away.await(t, control.EvUIPromptStart, "", false)
+	tm.WaitText(t, "Which region?", 5*time.Second)
+	away.restore(t)
+	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" {
+		t.Fatalf("after the stand-in: session_start %+v, want reason reconnect", ev)
+	}
+	if ev := w.waitEvent(t, control.EvUIPromptStart, 5*time.Second).(control.UIPromptStart); ev.Title != "Which region?" {
+		t.Fatalf("the repeated dialog: %#v", ev)
+	}
+	time.Sleep(signals.ReplayGrace + 500*time.Millisecond)
+	seen.expect(t, "idle blocked", "input-needed(Deploy now?),input-needed(Which region?)")
+	expectReasons(t, m, "Which region?")
+}

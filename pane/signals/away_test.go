@@ -1,11 +1,13 @@
 package signals
 
 import (
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
 // A question Pi asks while its probe is away — the connection lost, or
@@ -94,6 +96,64 @@ func TestAQuestionAskedWhileTheProbeWasAwayIsToldOnce(t *testing.T) {
 				}
 				if s := r.s.Status(); s.State != c.state {
 					t.Errorf("state %s, want %s", s.State, c.state)
+				}
+			})
+		})
+	}
+}
+
+// While the probe is away the person answers Pi's dialog and Pi opens
+// another (the next tool call asks): the probe, back, repeats only the new
+// one. That is a dialog of its own, not the one held: told, and named by
+// its own title, while the held one closes. A dialog Pi's status channel
+// retitled (the newest of two open at once) is still found by the title
+// the probe gave it.
+func TestADialogOpenedWhileTheProbeWasAwayIsToldByItsTitle(t *testing.T) {
+	start := control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionID: "sid", SessionSeq: 1}
+	again := start
+	again.Reason = "reconnect"
+	deploy := control.UIPromptStart{Kind: "confirm", Title: "Deploy now?"}
+	region := control.UIPromptStart{Kind: "select", Title: "Which region?"}
+	cases := []struct {
+		name    string
+		status  bool // Pi's status channel names the newest dialog
+		repeats []control.Event
+		notes   string
+		open    string
+	}{
+		{"the held one answered, another opened", false, []control.Event{region},
+			"input-needed(Deploy now?),input-needed(Which region?)", "Which region?"},
+		{"the held one still open, another opened", false, []control.Event{deploy, region},
+			"input-needed(Deploy now?),input-needed(Which region?)", "Deploy now?,Which region?"},
+		{"the held one still open, retitled by the status channel", true, []control.Event{deploy},
+			"input-needed(Deploy now?),input-needed(Nested?)", "Nested?"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig()
+				defer r.m.Stop()
+				r.feed(control.ProbeConnected{PID: 7}, start)
+				time.Sleep(2 * time.Second)
+				r.feed(deploy)
+				if c.status {
+					r.s.ProgramStatus(state.ProgramStatus{State: "blocked", Kind: "question", Message: "Nested?"})
+				}
+				time.Sleep(time.Minute)
+				r.feed(control.ProbeDisconnected{PID: 7})
+				time.Sleep(time.Second)
+				r.feed(control.ProbeConnected{PID: 7}, again)
+				r.feed(c.repeats...)
+				time.Sleep(time.Minute)
+				if _, notes := r.got(); notes != c.notes {
+					t.Errorf("notifications %q, want %q", notes, c.notes)
+				}
+				var open []string
+				for _, x := range r.m.Snapshot().Reasons {
+					open = append(open, x.Question)
+				}
+				if got := strings.Join(open, ","); got != c.open {
+					t.Errorf("open dialogs %q, want %q", got, c.open)
 				}
 			})
 		})

@@ -232,11 +232,11 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			// events it kept close them first. The person was told of
 			// them: no second notification.
 			open := s.m.Snapshot().Reasons
-			s.orphans = stillOpen(open, orphans)
+			s.orphans = stillOurs(open, orphans) // their titles as the probe gave them
 			s.lapsed = notOpen(open, orphans)
 			kept := channelWaitsOf(open)
 			late = notOpen(open, awayWaits)
-			restore = append(append(restore, s.orphans...), kept...)
+			restore = append(append(restore, stillOpen(open, orphans)...), kept...)
 			s.keepChannelBookkeeping(append(kept, late...), perms, herdrBlocked)
 		}
 		if same {
@@ -323,12 +323,13 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		// state.ReportedTitle).
 		title := state.ReportedTitle(e.Title)
 		r := state.Reason{Key: s.next("ui_prompt"), Kind: state.KindUIPrompt, Label: "waiting for your answer", Question: title}
-		if len(s.orphans) > 0 {
+		if i := slices.IndexFunc(s.orphans, func(o state.Reason) bool { return o.Question == title }); i >= 0 {
 			// The reconnected probe repeats a dialog that is open
-			// still: the held one of its title (another may have been
-			// answered while it was away), else the oldest held one.
-			// Opening it again keeps it as it is.
-			i := max(slices.IndexFunc(s.orphans, func(o state.Reason) bool { return o.Question == title }), 0)
+			// still: the held one of its title, as the probe gave it
+			// (Pi's status channel may have named it otherwise since).
+			// Opening it again keeps it as it is. A title no held
+			// dialog has is a dialog Pi opened while the probe was away
+			// (another may have been answered meanwhile): news.
 			r = s.orphans[i]
 			s.orphans = slices.Delete(s.orphans, i, i+1)
 		} else if i := slices.IndexFunc(s.lapsed, func(o state.Reason) bool { return o.Question == title }); i >= 0 {
@@ -527,6 +528,14 @@ func notOpen(open, rs []state.Reason) []state.Reason {
 		}
 	}
 	return out
+}
+
+// stillOurs keeps the reasons of rs that open has too (by key), as rs
+// has them, in rs's order.
+func stillOurs(open, rs []state.Reason) []state.Reason {
+	return slices.DeleteFunc(slices.Clone(rs), func(r state.Reason) bool {
+		return !slices.ContainsFunc(open, func(o state.Reason) bool { return o.Key == r.Key })
+	})
 }
 
 // stillOpen keeps the reasons of rs that open has (by key), in rs's order.
