@@ -159,3 +159,33 @@ func TestADialogOpenedWhileTheProbeWasAwayIsToldByItsTitle(t *testing.T) {
 		})
 	}
 }
+
+// Pi ends its session to start another (/reload, /new, /resume) and its
+// probe is lost before the next session starts (Pi crashed in between, or
+// the connection went): no session follows to say what is open, so what
+// only the probe could close — a dialog of Pi's, a channel wait — closes
+// once the probe has had its time to come back, and the pane is not left
+// blocked for good.
+func TestWhatASessionEndingLeftOpenClosesWhenItsProbeIsLost(t *testing.T) {
+	for _, open := range []control.Event{
+		control.UIPromptStart{Kind: "confirm", Title: "Deploy now?"},
+		control.AskStarted{FlowID: "f1", Title: "Which region?"},
+		control.WaitingForInput{Source: "plan-md", ID: "c1", Waiting: true},
+	} {
+		t.Run(open.EventName(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig()
+				defer r.m.Stop()
+				r.feed(control.ProbeConnected{PID: 7}, control.SessionStart{Reason: "startup", Mode: "tui", SessionSeq: 1})
+				time.Sleep(2 * time.Second)
+				r.feed(open)
+				time.Sleep(time.Minute)
+				r.feed(control.SessionShutdown{Reason: "reload"}, control.ProbeDisconnected{PID: 7})
+				time.Sleep(time.Minute)
+				if s := r.s.Status(); s.State != "idle" || len(s.Reasons) != 0 {
+					t.Fatalf("a minute after the loss: %s, reasons %+v; want idle, none", s.State, s.Reasons)
+				}
+			})
+		})
+	}
+}

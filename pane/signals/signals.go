@@ -262,12 +262,16 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		// pins again.
 		s.pin(e.LeafID)
 	case control.SessionShutdown:
-		s.resetBookkeeping()
 		if e.Reason == "quit" || e.Reason == "" {
+			s.resetBookkeeping()
 			s.m.SessionShutdown()
 		} else {
 			// reload, new, resume, fork: a session_start follows in this
-			// Pi; the machine holds the old reasons until it comes.
+			// Pi; the machine holds the old reasons until it comes. Its
+			// dialogs are the probe's to close should the probe be lost
+			// first (forgetProbeReasons): no session follows then.
+			s.orphans = append(s.orphans, s.uiPrompts...)
+			s.resetBookkeeping()
 			s.m.SessionReplaced()
 		}
 	case control.AgentStart:
