@@ -42,7 +42,9 @@ type Sink interface {
 //     it asks in is not told again while it is open;
 //   - a run that ended on its own: failed always, finished only when it
 //     ran at least the finished-after duration. Aborted runs are silent,
-//     and a run that ends waiting for the person is told as blocked.
+//     and a run that ends asking (the sentinel open) is told as blocked;
+//     one that ends while the agent is blocked on something else (a
+//     script's wait) is told as it would be otherwise.
 //
 // It is the machine's sink (or one of them): events come one at a time, in
 // order. It is not safe for concurrent use.
@@ -71,6 +73,9 @@ type Triggers struct {
 	// blocked on herdr:blocked, labelled as it, from its own listener of
 	// the same event, which may run before the probe's.
 	mirror string
+	// asking: the sentinel is open (a reply's question): a run that ends
+	// with it open ended asking, and is told as blocked.
+	asking bool
 }
 
 // NewTriggers tells sink. A run that completes in less than finishedAfter
@@ -85,6 +90,9 @@ func (t *Triggers) StateEvent(e state.Event) {
 	case state.EventOpened:
 		if e.Reason.Kind == state.KindWait {
 			t.waits[e.Reason.Key] = struct{}{}
+		}
+		if e.Reason.Kind == state.KindSentinel {
+			t.asking = true
 		}
 		// One that makes the agent blocked is told by the transition right
 		// after it; this is for one that opens while blocked already.
@@ -102,6 +110,9 @@ func (t *Triggers) StateEvent(e state.Event) {
 		}
 	case state.EventClosed:
 		delete(t.waits, e.Reason.Key)
+		if e.Reason.Kind == state.KindSentinel {
+			t.asking = false
+		}
 		if k, ok := t.announced[e.Reason.Key]; ok {
 			delete(t.announced, e.Reason.Key)
 			t.sink.Resolved(Event{Kind: k, Key: e.Reason.Key})
@@ -132,7 +143,10 @@ func (t *Triggers) StateEvent(e state.Event) {
 		t.spells++
 		t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: e.Reason.Question})
 	case state.EventRunFinished:
-		if t.current == state.Blocked {
+		if t.current == state.Blocked && t.asking {
+			// It ended asking: told as blocked. A run that ends while
+			// the pane waits on something else (a script's wait) is
+			// news of its own.
 			return
 		}
 		key := fmt.Sprintf("run@%d", e.At.UnixNano())
