@@ -73,6 +73,11 @@ type Triggers struct {
 	// blocked on herdr:blocked, labelled as it, from its own listener of
 	// the same event, which may run before the probe's.
 	mirror string
+	// unsure: the current spell was told for a herdr:blocked labelled
+	// "input needed", pi-herdr-integration's mirror of either a reply's
+	// question or a wait, until the probe's word on one of them says
+	// which (see mirrored).
+	unsure bool
 	// asking: the sentinel is open (a reply's question): a run that ends
 	// with it open ended asking, and is told as blocked.
 	asking bool
@@ -96,7 +101,7 @@ func (t *Triggers) StateEvent(e state.Event) {
 		}
 		// One that makes the agent blocked is told by the transition right
 		// after it; this is for one that opens while blocked already.
-		if t.current == state.Blocked {
+		if t.current == state.Blocked && !t.mirrored(*e.Reason) {
 			t.announce(*e.Reason)
 			t.dialog(*e.Reason)
 			t.joined(*e.Reason)
@@ -119,7 +124,7 @@ func (t *Triggers) StateEvent(e state.Event) {
 		}
 	case state.EventTransition:
 		t.current = e.To
-		t.asked, t.byWait, t.mirror = nil, false, ""
+		t.asked, t.byWait, t.mirror, t.unsure = nil, false, "", false
 		if e.To != state.Blocked || e.Reason == nil {
 			t.waits = map[string]struct{}{}
 			return
@@ -131,6 +136,7 @@ func (t *Triggers) StateEvent(e state.Event) {
 		t.byWait = e.Reason.Kind == state.KindWait || e.Reason.Kind == state.KindHerdrBlocked
 		if e.Reason.Kind == state.KindHerdrBlocked {
 			t.mirror = e.Reason.Question
+			t.unsure = e.Reason.Question == ""
 		}
 		t.asked[e.Reason.Question] = struct{}{}
 		if e.Reason.Entry != "" {
@@ -159,6 +165,30 @@ func (t *Triggers) StateEvent(e state.Event) {
 			t.sink.Notify(Event{Kind: Failed, Key: key, Error: runError(e)})
 		}
 	}
+}
+
+// mirrored says whether r, opening while blocked, is what the
+// herdr:blocked that opened the spell mirrored, told with it: the first
+// reply's question or extension's wait the probe hears after
+// pi-herdr-integration's "input needed". A question mirrored so makes the
+// spell one told for a question, not for a wait: a wait that opens later
+// in it is news (waited), and so is a dialog.
+func (t *Triggers) mirrored(r state.Reason) bool {
+	if !t.unsure || r.Restored {
+		return false
+	}
+	switch r.Kind {
+	case state.KindSentinel:
+		t.unsure, t.byWait = false, false
+		if r.Entry != "" {
+			t.asked[entryKey(r.Entry)] = struct{}{}
+		}
+		return true
+	case state.KindWait:
+		t.unsure = false
+		return true
+	}
+	return false
 }
 
 // dialog tells a dialog of Pi's shown while blocked (opened then, or asking

@@ -48,3 +48,39 @@ func TestAQuestionMirroredOnHerdrBlockedIsToldOnce(t *testing.T) {
 		})
 	}
 }
+
+// pi-herdr-integration, if still installed, mirrors both a reply's
+// question and an extension's wait on herdr:blocked with one label,
+// "input needed", and only as Pi turns blocked. Which it mirrored shows by
+// what the probe hears next: the question (the sentinel) or the wait. A
+// wait that opens later, under the mirrored question, is news of its own,
+// told once, and its dialog is its question; under a mirrored wait, or the
+// wait itself, it was told with the spell.
+func TestAWaitUnderAQuestionMirroredOnHerdrBlockedIsTold(t *testing.T) {
+	mirror := control.HerdrBlocked{Active: true, Label: "input needed"}
+	question := []control.Event{control.AgentStart{}, control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: q},
+		mirror, control.AgentSettled{Idle: true, InputNeeded: true, Question: q}}
+	plan := control.WaitingForInput{Source: "plan-md", ID: "c1", Waiting: true}
+	review := control.WaitingForInput{Source: "task-subagents:launch-review", ID: "r1", Waiting: true}
+	dialog := control.UIPromptStart{Kind: "select", Title: "Launch the review?"}
+	cases := []struct {
+		name   string
+		events []control.Event
+		notes  string
+	}{
+		{"a wait under the mirrored question", append(append([]control.Event{}, question...), review, dialog),
+			"input-needed,input-needed"},
+		{"a wait under a mirrored wait", []control.Event{mirror, plan, review, dialog}, "input-needed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig()
+			defer r.m.Stop()
+			r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+			r.feed(c.events...)
+			if _, notes := r.got(); notes != c.notes {
+				t.Fatalf("notifications %q, want %q", notes, c.notes)
+			}
+		})
+	}
+}
