@@ -411,3 +411,42 @@ func TestPiDialogOpenedWhileTheProbeIsAwayIsTold(t *testing.T) {
 	seen.expect(t, "idle blocked", "input-needed(Deploy now?),input-needed(Which region?)")
 	expectReasons(t, m, "Which region?")
 }
+
+// With a real Pi: a run that starts while the probe is there and ends
+// while it is away is told when the probe is back — its agent_settled was
+// sent where no wrapper read it, and the repeated session says how the
+// session's latest run ended. Once: a second return says nothing new.
+func TestPiRunThatEndedWhileTheProbeWasAwayIsTold(t *testing.T) {
+	pi := pitest.Current(t)
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: "All done here, nothing else to do.", WordDelay: 150 * time.Millisecond}))
+	defer llm.Close()
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	seen, _ := w.machine(t)
+	tm := startPi(t, a, w, herdrEnv)
+	editorReady(t, tm, w)
+	socket := w.run.Endpoint.Socket
+
+	tm.Type(t, "hello")
+	w.waitEvent(t, control.EvAgentStart, 10*time.Second)
+	seen.await(t, "idle working", "")
+	away := mute(t, socket)
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	away.await(t, control.EvAgentSettled, "", false) // ended, and sent where no one reads
+	away.restore(t)
+	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" || ev.LastRun == nil || ev.LastRun.Ended != 1 {
+		t.Fatalf("after the stand-in: session_start %+v, want reason reconnect with the run's end", ev)
+	}
+	seen.await(t, "idle working idle", "finished")
+
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	w.waitEvent(t, control.EvSessionStart, 10*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	seen.expect(t, "idle working idle", "finished")
+}

@@ -189,3 +189,59 @@ func TestWhatASessionEndingLeftOpenClosesWhenItsProbeIsLost(t *testing.T) {
 		})
 	}
 }
+
+// A run that ends while the probe is away — its agent_settled went down
+// with the connection, or was dropped while the wrapper fell behind — is
+// told from the repeated session, which says how the session's latest run
+// ended: failed or finished as at its settle, not at all when cut short,
+// as blocked when it ended asking, and once — a repeat of a run heard
+// ending is no news.
+func TestARunThatEndedWhileTheProbeWasAwayIsTold(t *testing.T) {
+	start := control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionID: "sid", SessionSeq: 1}
+	back := func(end control.RunEnd, asking bool) control.SessionStart {
+		e := start
+		e.Reason = "reconnect"
+		e.LastRun = &end
+		if asking {
+			e.InputNeeded, e.Question, e.QuestionEntry = true, q, "e1"
+		}
+		return e
+	}
+	lost := []control.Event{control.ProbeDisconnected{PID: 7}, control.ProbeConnected{PID: 7}}
+	cases := []struct {
+		name   string
+		before []control.Event
+		away   []control.Event
+		notes  string
+	}{
+		{"failed", []control.Event{control.AgentStart{}},
+			append(lost, back(control.RunEnd{StopReason: "error", ErrorMessage: "rate limited", Ended: 1}, false)), "failed[rate limited]"},
+		{"finished", []control.Event{control.AgentStart{}},
+			append(lost, back(control.RunEnd{StopReason: "stop", Ended: 1}, false)), "finished"},
+		{"finished, the wrapper behind", []control.Event{control.AgentStart{}},
+			[]control.Event{back(control.RunEnd{StopReason: "stop", Ended: 1}, false)}, "finished"},
+		{"cut short", []control.Event{control.AgentStart{}},
+			append(lost, back(control.RunEnd{StopReason: "error", ErrorMessage: "x", RetryCancelled: true, Ended: 1}, false)), ""},
+		{"asking", []control.Event{control.AgentStart{}},
+			append(lost, back(control.RunEnd{StopReason: "stop", Ended: 1}, true)), "input-needed(" + q + ")"},
+		{"heard ending before the loss", []control.Event{control.AgentStart{}, control.AgentEnd{StopReason: "stop"}, control.AgentSettled{Idle: true}},
+			append(lost, back(control.RunEnd{StopReason: "stop", Ended: 1}, false)), "finished"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig()
+				defer r.m.Stop()
+				r.feed(control.ProbeConnected{PID: 7}, start)
+				time.Sleep(2 * time.Second)
+				r.feed(c.before...)
+				time.Sleep(time.Second)
+				r.feed(c.away...)
+				time.Sleep(time.Minute)
+				if _, notes := r.got(); notes != c.notes {
+					t.Errorf("notifications %q, want %q", notes, c.notes)
+				}
+			})
+		})
+	}
+}

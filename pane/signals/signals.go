@@ -109,6 +109,10 @@ type Signals struct {
 	lastStop    string
 	lastAborted bool
 	runs        int
+	// ended counts the runs of the session known here that the probe said
+	// ended (control.RunEnd.Ended): a repeat that counts more says how one
+	// ended while it could not.
+	ended int
 	// name is the session's display name as the probe last said it, for
 	// `status`.
 	name string
@@ -242,11 +246,16 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		if same {
 			// The same session: what the probe says it asks that the
 			// wrapper never had open was asked while the probe was away,
-			// and is news. Mid-run, the run goes on (its agent_start
-			// follows), and the pane stays working.
-			s.m.SessionRepeated(e.Running, restore...)
+			// and is news, and so is a run that ended meanwhile. Mid-run,
+			// the run goes on (its agent_start follows), and the pane
+			// stays working.
+			s.m.SessionRepeated(e.Running, s.endedAway(e), restore...)
 		} else {
 			s.m.SessionStart(restore...)
+		}
+		s.ended = 0
+		if e.LastRun != nil {
+			s.ended = e.LastRun.Ended
 		}
 		s.sessionPID, s.sessionSeq = s.probePID, e.SessionSeq
 		if len(s.orphans) > 0 {
@@ -417,6 +426,7 @@ func (s *Signals) settle(inputNeeded bool, question, entry string) {
 	held, heldOpen := s.held, s.heldOpen
 	s.running, s.heldOpen = false, false
 	s.runs++
+	s.ended++
 	if inputNeeded {
 		s.m.Open(sentinel(question, entry))
 		if heldOpen && entry == "" {
@@ -424,6 +434,22 @@ func (s *Signals) settle(inputNeeded bool, question, entry string) {
 		}
 	}
 	s.m.AgentSettled()
+}
+
+// endedAway is how the session's latest run ended when the repeated
+// session e says one ended that the wrapper did not hear end (nil
+// otherwise), and `status` takes it as the last run. A repeat mid-run says
+// nothing of a run that ended before it: the one under way goes on.
+func (s *Signals) endedAway(e control.SessionStart) *state.RunEnd {
+	end := e.LastRun
+	if e.Running || end == nil || end.Ended <= s.ended {
+		return nil
+	}
+	s.runs++
+	s.lastStop = end.StopReason
+	cancelled := end.Aborted || end.RetryCancelled || end.CompactionCancelled
+	s.lastAborted = cancelled || end.StopReason == "aborted"
+	return &state.RunEnd{StopReason: end.StopReason, Error: end.ErrorMessage, Cancelled: cancelled}
 }
 
 // forgetProbeReasons holds open a while what only the probe could close:

@@ -124,7 +124,7 @@ func TestTheReasonsAreKeptOldestFirst(t *testing.T) {
 			m.Open(sentinel("e1"))
 			m.ProbeConnected(false)
 			m.ProbeConnected(true)
-			m.SessionRepeated(false, sentinel("e1"), dialog)
+			m.SessionRepeated(false, nil, sentinel("e1"), dialog)
 		}, "ui_prompt#1 hook:deploy sentinel"},
 		{"a reply that asks anew is asked now", func(m *Machine) {
 			m.Open(sentinel("e1"))

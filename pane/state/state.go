@@ -1239,18 +1239,24 @@ func (m *Machine) AgentSettled() {
 		if !m.runActive {
 			return
 		}
-		stop := m.candidate
-		if stop == "" {
-			stop = string(Completed)
-		}
-		outcome := OutcomeOf(stop)
-		if m.cancelled {
-			outcome = Aborted
-		}
-		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome, StopReason: stop,
-			Error: m.candidateError, Duration: now.Sub(m.runStart)})
-		m.forgetRunLocked()
+		m.settleRunLocked(now)
 	})
+}
+
+// settleRunLocked tells the active run finished, with what its last model
+// turn said, and ends its bookkeeping.
+func (m *Machine) settleRunLocked(now time.Time) {
+	stop := m.candidate
+	if stop == "" {
+		stop = string(Completed)
+	}
+	outcome := OutcomeOf(stop)
+	if m.cancelled {
+		outcome = Aborted
+	}
+	m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome, StopReason: stop,
+		Error: m.candidateError, Duration: now.Sub(m.runStart)})
+	m.forgetRunLocked()
 }
 
 // SessionStart: a new, reloaded or resumed session; every reason but hook
@@ -1262,7 +1268,7 @@ func (m *Machine) AgentSettled() {
 // nothing at all. Restoring a reason held open (HoldOpen) opens it again:
 // it no longer closes when the hold ends.
 func (m *Machine) SessionStart(restore ...Reason) {
-	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, false, restore) })
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, false, nil, restore) })
 }
 
 // SessionRepeated is SessionStart for the session the agent had, repeated
@@ -1277,11 +1283,26 @@ func (m *Machine) SessionStart(restore ...Reason) {
 // follows): the run goes on — working, counted from its real start —
 // where SessionStart would begin idle and the pane would be idle for a
 // moment.
-func (m *Machine) SessionRepeated(running bool, restore ...Reason) {
-	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, running, restore) })
+//
+// ended, when not nil, is how the run the machine saw start ended while the
+// probe could not say (its agent_settled went down with the connection, or
+// was dropped while the wrapper fell behind): the run is told finished as
+// at AgentSettled, after what the session restores — a run that ended
+// asking is told as blocked. Its length counts to the return, the latest it
+// can have ended.
+func (m *Machine) SessionRepeated(running bool, ended *RunEnd, restore ...Reason) {
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, running, ended, restore) })
 }
 
-func (m *Machine) sessionStartLocked(now time.Time, repeat, midRun bool, restore []Reason) {
+// RunEnd is how a run ended, for SessionRepeated: its last model turn's
+// stop reason and error, and whether the person cut it short.
+type RunEnd struct {
+	StopReason string
+	Error      string
+	Cancelled  bool
+}
+
+func (m *Machine) sessionStartLocked(now time.Time, repeat, midRun bool, ended *RunEnd, restore []Reason) {
 	old := slices.Clone(m.reasons)
 	m.replacing, m.quit, m.compacting = false, false, false
 	m.clearSessionLocked()
@@ -1308,6 +1329,11 @@ func (m *Machine) sessionStartLocked(now time.Time, repeat, midRun bool, restore
 	if midRun {
 		m.probeActivity = Working
 		return
+	}
+	if ended != nil && m.runActive {
+		m.candidate, m.candidateError = ended.StopReason, ended.Error
+		m.cancelled = m.cancelled || ended.Cancelled
+		m.settleRunLocked(now)
 	}
 	m.forgetRunLocked()
 	m.probeActivity = Idle
