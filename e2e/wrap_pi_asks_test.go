@@ -320,3 +320,31 @@ func TestWrapPiWaitShownInPisDialogIsToldOnce(t *testing.T) {
 		t.Fatalf("toasts %q, want %q", got, want)
 	}
 }
+
+// pi-terminal-notifications, if still installed beside herdr-pi, mirrors a
+// pi-ask flow that turns Pi blocked on herdr:blocked, labelled as the
+// flow; its listener may run before the probe's, so the mirror reaches
+// the wrapper first. One question, one toast — the mirror's, which turned
+// the pane blocked — and the next flow is told.
+func TestWrapPiAskMirroredOnHerdrBlockedFirstIsToldOnce(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "ok"}), true)
+	r.herdr.SetDelivery("herdr")
+	tm := r.wrap("-e", asksAndPermissions(t))
+	r.waitStates("the probe connected", "unknown", "idle")
+	project := filepath.Base(r.agent.Project)
+
+	tm.Type(t, "/ask-mirrored")
+	r.waitReasons("the mirror and the flow", "herdr-blocked:herdr:blocked#1", "pi-ask:ask:ask-m")
+	tm.Type(t, "/ask-mirrored-done")
+	r.waitStates("the flow answered", "unknown", "idle", "blocked(Choose deployment)", "idle")
+	// Heard after everything above (one socket, in order).
+	tm.Type(t, "/ask-start")
+	want := []string{"Pi needs your input | Choose deployment · " + project, "Pi has a question for you | Choose deployment · " + project}
+	if got := toasts(t, r.herdr, len(want)); !slices.Equal(got, want) {
+		t.Fatalf("toasts %q, want %q", got, want)
+	}
+	quit(t, tm)
+	if got := toasts(t, r.herdr, len(want)); !slices.Equal(got, want) {
+		t.Fatalf("toasts %q, want %q", got, want)
+	}
+}

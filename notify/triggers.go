@@ -24,10 +24,8 @@ type Sink interface {
 //     editor, so it is what the person finds on switching to the pane, and
 //     the last notification names it — but not while a pi-ask flow or a
 //     permission prompt told of is open: that dialog is the flow's or the
-//     prompt's own, nor while a pi:waiting-for-user-input wait is open in
-//     a spell that such a wait (or a herdr:blocked, its mirror from
-//     pi-herdr-integration) opened and told: that extension asks through
-//     it;
+//     prompt's own, nor while a pi:waiting-for-user-input wait is open:
+//     that extension asks through it, and the wait was told;
 //   - a wait a script opens (herdr-pi waiting start) while the agent is
 //     blocked already, once: a new thing to act on;
 //   - a sentinel that asks anew while the agent is blocked already: another
@@ -36,10 +34,17 @@ type Sink interface {
 //     holds), but for a spell told for an extension's wait on Pi's bus;
 //   - a pi-ask flow or a permission prompt, once per id while it is open,
 //     also when it opens while the agent is blocked already; its close
-//     lets the same id be told again;
+//     lets the same id be told again — but not the one whose mirror on
+//     herdr:blocked (pi-terminal-notifications, if still installed) turned
+//     the agent blocked just before and was told;
+//   - a wait of an extension on Pi's bus (pi:waiting-for-user-input) that
+//     opens while the agent is blocked already, once, by itself; the dialog
+//     it asks in is not told again while it is open;
 //   - a run that ended on its own: failed always, finished only when it
 //     ran at least the finished-after duration. Aborted runs are silent,
-//     and a run that ends waiting for the person is told as blocked.
+//     and a run that ends asking (the sentinel open) is told as blocked;
+//     one that ends while the agent is blocked on something else (a
+//     script's wait) is told as it would be otherwise.
 //
 // It is the machine's sink (or one of them): events come one at a time, in
 // order. It is not safe for concurrent use.
@@ -61,6 +66,21 @@ type Triggers struct {
 	// the spell, by key.
 	byWait bool
 	waits  map[string]struct{}
+	// mirror is the label of the herdr:blocked that opened the current
+	// spell and was told, until a pi-ask question or permission prompt
+	// asking in the same words takes it: pi-terminal-notifications (or
+	// pi-notify), if still installed, mirrors the one that turns Pi
+	// blocked on herdr:blocked, labelled as it, from its own listener of
+	// the same event, which may run before the probe's.
+	mirror string
+	// unsure: the current spell was told for a herdr:blocked labelled
+	// "input needed", pi-herdr-integration's mirror of either a reply's
+	// question or a wait, until the probe's word on one of them says
+	// which (see mirrored).
+	unsure bool
+	// asking: the sentinel is open (a reply's question): a run that ends
+	// with it open ended asking, and is told as blocked.
+	asking bool
 }
 
 // NewTriggers tells sink. A run that completes in less than finishedAfter
@@ -76,13 +96,17 @@ func (t *Triggers) StateEvent(e state.Event) {
 		if e.Reason.Kind == state.KindWait {
 			t.waits[e.Reason.Key] = struct{}{}
 		}
+		if e.Reason.Kind == state.KindSentinel {
+			t.asking = true
+		}
 		// One that makes the agent blocked is told by the transition right
 		// after it; this is for one that opens while blocked already.
-		if t.current == state.Blocked {
+		if t.current == state.Blocked && !t.mirrored(*e.Reason) {
 			t.announce(*e.Reason)
 			t.dialog(*e.Reason)
 			t.joined(*e.Reason)
 			t.scripted(*e.Reason)
+			t.waited(*e.Reason)
 		}
 	case state.EventAsked:
 		if t.current == state.Blocked {
@@ -91,13 +115,16 @@ func (t *Triggers) StateEvent(e state.Event) {
 		}
 	case state.EventClosed:
 		delete(t.waits, e.Reason.Key)
+		if e.Reason.Kind == state.KindSentinel {
+			t.asking = false
+		}
 		if k, ok := t.announced[e.Reason.Key]; ok {
 			delete(t.announced, e.Reason.Key)
 			t.sink.Resolved(Event{Kind: k, Key: e.Reason.Key})
 		}
 	case state.EventTransition:
 		t.current = e.To
-		t.asked, t.byWait = nil, false
+		t.asked, t.byWait, t.mirror, t.unsure = nil, false, "", false
 		if e.To != state.Blocked || e.Reason == nil {
 			t.waits = map[string]struct{}{}
 			return
@@ -107,6 +134,10 @@ func (t *Triggers) StateEvent(e state.Event) {
 			return
 		}
 		t.byWait = e.Reason.Kind == state.KindWait || e.Reason.Kind == state.KindHerdrBlocked
+		if e.Reason.Kind == state.KindHerdrBlocked {
+			t.mirror = e.Reason.Question
+			t.unsure = e.Reason.Question == ""
+		}
 		t.asked[e.Reason.Question] = struct{}{}
 		if e.Reason.Entry != "" {
 			t.asked[entryKey(e.Reason.Entry)] = struct{}{}
@@ -118,7 +149,10 @@ func (t *Triggers) StateEvent(e state.Event) {
 		t.spells++
 		t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: e.Reason.Question})
 	case state.EventRunFinished:
-		if t.current == state.Blocked {
+		if t.current == state.Blocked && t.asking {
+			// It ended asking: told as blocked. A run that ends while
+			// the pane waits on something else (a script's wait) is
+			// news of its own.
 			return
 		}
 		key := fmt.Sprintf("run@%d", e.At.UnixNano())
@@ -131,6 +165,30 @@ func (t *Triggers) StateEvent(e state.Event) {
 			t.sink.Notify(Event{Kind: Failed, Key: key, Error: runError(e)})
 		}
 	}
+}
+
+// mirrored says whether r, opening while blocked, is what the
+// herdr:blocked that opened the spell mirrored, told with it: the first
+// reply's question or extension's wait the probe hears after
+// pi-herdr-integration's "input needed". A question mirrored so makes the
+// spell one told for a question, not for a wait: a wait that opens later
+// in it is news (waited), and so is a dialog.
+func (t *Triggers) mirrored(r state.Reason) bool {
+	if !t.unsure || r.Restored {
+		return false
+	}
+	switch r.Kind {
+	case state.KindSentinel:
+		t.unsure, t.byWait = false, false
+		if r.Entry != "" {
+			t.asked[entryKey(r.Entry)] = struct{}{}
+		}
+		return true
+	case state.KindWait:
+		t.unsure = false
+		return true
+	}
+	return false
 }
 
 // dialog tells a dialog of Pi's shown while blocked (opened then, or asking
@@ -150,11 +208,10 @@ func (t *Triggers) dialog(r state.Reason) {
 	// So do the extensions that say on Pi's bus that they wait for the
 	// person (pi:waiting-for-user-input: plan-md's request_user_input,
 	// task-subagents' reviews) before they ask in a dialog: while such a
-	// wait is open in a spell told for it — by the wait itself, or by the
-	// herdr:blocked that pi-herdr-integration emits for it first — the
-	// dialog is its question. A wait that joins a spell told otherwise (a
-	// question of the reply) was not told: its dialog is.
-	if t.byWait && len(t.waits) > 0 {
+	// wait is open the dialog is its question, and the wait was told — by
+	// itself (the spell's notification, or waited), or by the herdr:blocked
+	// that pi-herdr-integration emits for it first.
+	if len(t.waits) > 0 {
 		return
 	}
 	if _, told := t.asked[r.Question]; told {
@@ -223,6 +280,23 @@ func (t *Triggers) scripted(r state.Reason) {
 	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
 }
 
+// waited tells a wait of an extension on Pi's bus
+// (pi:waiting-for-user-input) that opens while the agent is blocked
+// already, once: a thing of its own to act on, as a pi-ask question is,
+// told by itself whether it turns the pane blocked or joins a spell (its
+// label, "input needed", says no more than the title, so the notification
+// names nothing). The dialog it asks in next is its question, not told
+// again while it is open (see dialog). Not in a spell told for such a wait
+// or its mirror on herdr:blocked: that notification was its, or said the
+// same.
+func (t *Triggers) waited(r state.Reason) {
+	if r.Kind != state.KindWait || r.Restored || t.asked == nil || t.byWait {
+		return
+	}
+	t.spells++
+	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
+}
+
 // entryKey is how a sentinel's reply is kept among the questions a spell
 // told, apart from any question's text.
 func entryKey(entry string) string { return "\x00entry:" + entry }
@@ -237,6 +311,12 @@ func (t *Triggers) announce(r state.Reason) {
 		return
 	}
 	t.announced[r.Key] = kind
+	if t.mirror != "" && r.Question == t.mirror {
+		// Its mirror on herdr:blocked came first and was told: the same
+		// question. Held as told, so its dialog is not told either.
+		t.mirror = ""
+		return
+	}
 	t.sink.Notify(Event{Kind: kind, Key: r.Key, Question: r.Question})
 }
 

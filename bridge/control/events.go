@@ -84,6 +84,22 @@ type SessionStart struct {
 	Running bool `json:"running"`
 	// LeafID: see [Leaf].
 	LeafID Leaf `json:"leafId"`
+	// LastRun is, in a resync (reason reconnect), how the session's
+	// latest run ended, nil before any did: a run that ended while the
+	// wrapper was not listening is told from it.
+	LastRun *RunEnd `json:"lastRun"`
+}
+
+// RunEnd is how a run ended, as its agent_end and agent_settled said.
+type RunEnd struct {
+	StopReason          string `json:"stopReason"`
+	ErrorMessage        string `json:"errorMessage"`
+	Aborted             bool   `json:"aborted"`
+	RetryCancelled      bool   `json:"retryCancelled"`
+	CompactionCancelled bool   `json:"compactionCancelled"`
+	// Ended counts the runs of the session that have ended, this one
+	// included: the wrapper compares it with those it heard end.
+	Ended int `json:"ended"`
 }
 
 // Leaf is the id of the entry this Pi's session continues from

@@ -76,7 +76,11 @@ const MAX_KEPT = 128;
 // and the kept events it then writes again are known by their numbers and
 // handled once. sessionSeq counts the root sessions started, so a resync
 // says whether the session is the one the wrapper knows. behind: an event was dropped because the wrapper stopped reading;
-// once it has read what is buffered, the connection resyncs.
+// once it has read what is buffered, the connection resyncs. lastRun is how
+// the session's latest run ended (its agent_end and agent_settled, and how
+// many runs of the session have ended): a resync repeats it, since a run
+// that ended while the wrapper was not listening is news it never heard;
+// lastEnd is the current run's agent_end until it settles.
 const SHARED_KEY = Symbol.for("herdr-pi.probe.v1");
 const shared = (globalThis[SHARED_KEY] ??= {
 	sock: null,
@@ -99,6 +103,9 @@ const shared = (globalThis[SHARED_KEY] ??= {
 	compactionCancelled: false,
 	prompts: [],
 	sessionSeq: 0,
+	lastEnd: null,
+	lastRun: null,
+	runsEnded: 0,
 	taken: false,
 	behind: false,
 	kept: [],
@@ -610,7 +617,10 @@ function setup(pi) {
 			...fixed,
 			...waiting(ctx),
 			...leafOf(ctx),
+			...(reason === "reconnect" && shared.lastRun ? { lastRun: shared.lastRun } : {}),
 		});
+		shared.lastEnd = shared.lastRun = null;
+		shared.runsEnded = 0;
 		shared.session = session;
 		shared.leaf = () => leafOf(ctx);
 		shared.settles = !inferred;
@@ -640,6 +650,8 @@ function setup(pi) {
 		if (!shared.settles) shared.running = false; // Pi 0.73.1: its run ends here
 		shared.compactedSinceEnd = false;
 		const errorMessage = errorMessageOf(event);
+		shared.lastEnd = { stopReason: stopReasonOf(event), ...(errorMessage ? { errorMessage } : {}) };
+		if (!shared.settles) shared.lastRun = { ...shared.lastEnd, ended: ++shared.runsEnded };
 		send("agent_end", {
 			stopReason: stopReasonOf(event),
 			...(errorMessage ? { errorMessage } : {}),
@@ -659,6 +671,14 @@ function setup(pi) {
 		const compaction = shared.compactionCancelled;
 		shared.compactedSinceEnd = false;
 		shared.compactionCancelled = false;
+		shared.lastRun = {
+			...(shared.lastEnd ?? {}),
+			...(event.aborted === true ? { aborted: true } : {}),
+			...(retry ? { retryCancelled: true } : {}),
+			...(compaction ? { compactionCancelled: true } : {}),
+			ended: ++shared.runsEnded,
+		};
+		shared.lastEnd = null;
 		send("agent_settled", {
 			aborted: event.aborted === true,
 			...(retry ? { retryCancelled: true } : {}),

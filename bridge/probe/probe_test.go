@@ -536,6 +536,10 @@ func TestProbeRepeatsWhatALostConnectionTook(t *testing.T) {
 	midRun := start("reconnect", false)
 	midRun.Running = true // said before its agent_start
 	dialog := control.UIPromptStart{Kind: "confirm", Title: "Sure?"}
+	// Lost at rest after the run ended: the resync says how it ended (the
+	// wrapper may not have heard).
+	atRest := start("reconnect", true)
+	atRest.LastRun = &control.RunEnd{Ended: 1}
 	want := []control.Event{
 		start("startup", false), control.AgentStart{}, dialog,
 		// lost mid-run with the dialog open
@@ -543,7 +547,7 @@ func TestProbeRepeatsWhatALostConnectionTook(t *testing.T) {
 		control.UIPromptEnd{Kind: "confirm", Title: "Sure?"},
 		control.AgentSettled{Idle: true, InputNeeded: true, Question: "Which runtime should I use?", QuestionEntry: "a1"},
 		// lost at rest, the reply waiting for the user
-		start("reconnect", true),
+		atRest,
 		control.SessionShutdown{Reason: "quit"},
 	}
 	if !reflect.DeepEqual(events, want) {

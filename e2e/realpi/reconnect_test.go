@@ -272,3 +272,181 @@ func (s *standIn) close() {
 	s.mu.Unlock()
 	s.done.Wait()
 }
+
+// A question Pi asks while its probe is away reaches the wrapper only as
+// the session the probe repeats on its return: the run's end was sent to a
+// socket no wrapper read. It is news all the same — the pane turns blocked
+// and the person is told, once; the repeat of a question told already is
+// not told again.
+func TestPiQuestionAskedWhileTheProbeIsAwayIsTold(t *testing.T) {
+	pi := pitest.Current(t)
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n\n:input_needed:"}))
+	defer llm.Close()
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	seen, _ := w.machine(t)
+	tm := startPi(t, a, w, herdrEnv)
+	editorReady(t, tm, w)
+	socket := w.run.Endpoint.Socket
+
+	away := mute(t, socket)
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	away.await(t, control.EvSessionStart, "", false) // the probe redialled: into the stand-in
+	tm.Type(t, "hello")
+	away.await(t, control.EvAgentSettled, "", false) // asked, and sent where no one reads
+	away.restore(t)
+	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" || !ev.InputNeeded {
+		t.Fatalf("after the stand-in: session_start %+v, want reason reconnect, input needed", ev)
+	}
+	seen.await(t, "idle blocked", "input-needed("+question+")")
+
+	// Away again, and back with the same question open: no news.
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" || !ev.InputNeeded {
+		t.Fatalf("after the second cut: session_start %+v, want reason reconnect, input needed", ev)
+	}
+	time.Sleep(signals.ReplayGrace + 500*time.Millisecond)
+	seen.expect(t, "idle blocked", "input-needed("+question+")")
+}
+
+// With a real Pi: a probe back later than the wrapper holds what it had
+// open finds the pane idle; a wait and a dialog Pi still has open block it
+// again on its return, without a second notification.
+func TestPiProbeBackLateBlocksAgainOnWhatIsStillOpen(t *testing.T) {
+	pi := pitest.Current(t)
+	llm := fakellm.Start(func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "Sure."} })
+	defer llm.Close()
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	seen, m := w.machine(t)
+	ext, err := filepath.Abs("testdata/waiter.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := startPi(t, a, w, herdrEnv, "-e", ext)
+	editorReady(t, tm, w)
+	socket := w.run.Endpoint.Socket
+
+	tm.Type(t, "/wait-on w1")
+	w.waitEvent(t, control.EvWaitingForInput, 10*time.Second)
+	tm.Type(t, "/ask-confirm")
+	w.waitEvent(t, control.EvUIPromptStart, 10*time.Second)
+	tm.WaitText(t, "Deploy now?", 5*time.Second)
+	seen.await(t, "idle blocked", "input-needed")
+
+	away := mute(t, socket)
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	away.await(t, control.EvSessionStart, "", false)
+	seen.await(t, "idle blocked idle", "input-needed") // the hold ended
+	away.restore(t)
+	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" {
+		t.Fatalf("after the stand-in: session_start %+v, want reason reconnect", ev)
+	}
+	seen.await(t, "idle blocked idle blocked", "input-needed")
+	time.Sleep(signals.ReplayGrace + 500*time.Millisecond)
+	seen.expect(t, "idle blocked idle blocked", "input-needed")
+	// The repeated dialog opened again at once, the wait a moment later.
+	expectReasons(t, m, "Deploy now?", "wait:"+control.WaitKey("test-ext", "w1"))
+	if err := tm.Send("\x1b"); err != nil { // Escape cancels the dialog
+		t.Fatal(err)
+	}
+	w.waitEvent(t, control.EvUIPromptEnd, 10*time.Second)
+	tm.Type(t, "/wait-off w1")
+	seen.await(t, "idle blocked idle blocked idle", "input-needed")
+}
+
+// With a real Pi: while the probe is away the person answers Pi's dialog
+// and another opens. The probe, back, repeats only the new one: it is
+// told by its own title, and the answered one closes.
+func TestPiDialogOpenedWhileTheProbeIsAwayIsTold(t *testing.T) {
+	pi := pitest.Current(t)
+	llm := fakellm.Start(func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "Sure."} })
+	defer llm.Close()
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	seen, m := w.machine(t)
+	ext, err := filepath.Abs("testdata/waiter.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := startPi(t, a, w, herdrEnv, "-e", ext)
+	editorReady(t, tm, w)
+	socket := w.run.Endpoint.Socket
+
+	tm.Type(t, "/ask-confirm")
+	w.waitEvent(t, control.EvUIPromptStart, 10*time.Second)
+	tm.WaitText(t, "Deploy now?", 5*time.Second)
+	seen.await(t, "idle blocked", "input-needed(Deploy now?)")
+
+	away := mute(t, socket)
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	away.await(t, control.EvSessionStart, "", false)
+	if err := tm.Send("\x1b"); err != nil { // Escape cancels the dialog
+		t.Fatal(err)
+	}
+	away.await(t, control.EvUIPromptEnd, "", false)
+	tm.Type(t, "/ask-region")
+	away.await(t, control.EvUIPromptStart, "", false)
+	tm.WaitText(t, "Which region?", 5*time.Second)
+	away.restore(t)
+	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" {
+		t.Fatalf("after the stand-in: session_start %+v, want reason reconnect", ev)
+	}
+	if ev := w.waitEvent(t, control.EvUIPromptStart, 5*time.Second).(control.UIPromptStart); ev.Title != "Which region?" {
+		t.Fatalf("the repeated dialog: %#v", ev)
+	}
+	time.Sleep(signals.ReplayGrace + 500*time.Millisecond)
+	seen.expect(t, "idle blocked", "input-needed(Deploy now?),input-needed(Which region?)")
+	expectReasons(t, m, "Which region?")
+}
+
+// With a real Pi: a run that starts while the probe is there and ends
+// while it is away is told when the probe is back — its agent_settled was
+// sent where no wrapper read it, and the repeated session says how the
+// session's latest run ended. Once: a second return says nothing new.
+func TestPiRunThatEndedWhileTheProbeWasAwayIsTold(t *testing.T) {
+	pi := pitest.Current(t)
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: "All done here, nothing else to do.", WordDelay: 150 * time.Millisecond}))
+	defer llm.Close()
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	seen, _ := w.machine(t)
+	tm := startPi(t, a, w, herdrEnv)
+	editorReady(t, tm, w)
+	socket := w.run.Endpoint.Socket
+
+	tm.Type(t, "hello")
+	w.waitEvent(t, control.EvAgentStart, 10*time.Second)
+	seen.await(t, "idle working", "")
+	away := mute(t, socket)
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	away.await(t, control.EvAgentSettled, "", false) // ended, and sent where no one reads
+	away.restore(t)
+	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" || ev.LastRun == nil || ev.LastRun.Ended != 1 {
+		t.Fatalf("after the stand-in: session_start %+v, want reason reconnect with the run's end", ev)
+	}
+	seen.await(t, "idle working idle", "finished")
+
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	w.waitEvent(t, control.EvSessionStart, 10*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	seen.expect(t, "idle working idle", "finished")
+}

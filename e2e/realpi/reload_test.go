@@ -74,9 +74,10 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 	if ev := w.waitEvent(t, control.EvUIPromptEnd, 10*time.Second); ev != (control.UIPromptEnd{Kind: "confirm", Title: "Deploy now?"}) {
 		t.Fatalf("ui_prompt_end: %#v", ev)
 	}
-	// The dialog, shown in place of the editor while the question waited,
-	// was told as what the pane showed then.
-	told := "input-needed(" + question + "),input-needed(Deploy now?)"
+	// The wait was told by itself, though the question kept the pane
+	// blocked; the dialog, shown in place of the editor once the wait
+	// was over, was told as what the pane showed then.
+	told := "input-needed(" + question + "),input-needed,input-needed(Deploy now?)"
 	seen.expect(t, "idle working blocked", told)
 
 	// /reload: shutdown(reload), then a new instance's session_start that
@@ -168,8 +169,9 @@ func TestPiReloadResumeAndOtherExtensions(t *testing.T) {
 	if x.File != start.SessionFile {
 		t.Fatalf("restored from %s", x.File)
 	}
-	// Blocked again, but the question was told before: no toast.
-	seen.expect(t, "idle working blocked idle working idle blocked", told+",finished")
+	// Blocked again, but the question was told before: no toast. (The
+	// wait opened after the reload was told as it opened.)
+	seen.expect(t, "idle working blocked idle working idle blocked", told+",input-needed,finished")
 	if got := len(llm.Requests()); got != 2 {
 		t.Fatalf("%d model calls, want 2 (restoring calls nothing)", got)
 	}

@@ -207,3 +207,90 @@ func TestALateEndOfTheReplacedConnectionChangesNothing(t *testing.T) {
 		}
 	})
 }
+
+// A probe that comes back later than the wrapper holds what it had open
+// (ProbeReturnGrace: a machine so busy that its hello is late) finds the
+// pane idle: the waits and dialogs closed when the hold ended. Back as the
+// same Pi in the same session, what Pi still has open is open again — the
+// dialogs it repeats, the channel waits no kept event closes — and blocks
+// the pane, without a second notification: the person was told. The
+// extension's close still closes it.
+func TestWhatAProbeBackLateStillHasOpenBlocksAgain(t *testing.T) {
+	start := control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionID: "sid", SessionSeq: 1}
+	again := start
+	again.Reason = "reconnect"
+	dialog := control.UIPromptStart{Kind: "confirm", Title: "Deploy now?"}
+	waits := append(channelWaits(t), channelWait{"Pi's dialog", dialog, control.UIPromptEnd{Kind: "confirm", Title: "Deploy now?"}})
+	for _, w := range waits {
+		t.Run(w.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig()
+				defer r.m.Stop()
+				r.feed(control.ProbeConnected{PID: 7}, start)
+				time.Sleep(2 * time.Second)
+				r.feed(w.open)
+				time.Sleep(time.Minute)
+				_, notes := r.got()
+				if s := r.s.Status(); s.State != "blocked" || notes == "" {
+					t.Fatalf("the wait did not open: %+v, %q", s, notes)
+				}
+
+				r.feed(control.ProbeDisconnected{PID: 7})
+				time.Sleep(ProbeReturnGrace + time.Second)
+				if s := r.s.Status(); s.State != "idle" {
+					t.Fatalf("past the hold: %s, want idle", s.State)
+				}
+				back := []control.Event{control.ProbeConnected{PID: 7}, again}
+				if w.open == control.Event(dialog) {
+					back = append(back, dialog) // the probe repeats its open dialogs
+				}
+				r.feed(back...)
+				time.Sleep(time.Minute)
+				if s := r.s.Status(); s.State != "blocked" || len(s.Reasons) != 1 {
+					t.Fatalf("back as the same Pi: %+v, want blocked on the wait still open", s)
+				}
+				if _, gn := r.got(); gn != notes {
+					t.Fatalf("back as the same Pi: notifications %q, want %q (no second)", gn, notes)
+				}
+				r.feed(w.closes)
+				time.Sleep(time.Minute)
+				if s := r.s.Status(); s.State != "idle" || len(s.Reasons) != 0 {
+					t.Fatalf("after the extension closed it: %+v", s)
+				}
+			})
+		})
+	}
+}
+
+// Back late, as the same Pi, with the kept event that closed the wait
+// while away (or in another session): nothing opens again, not even for a
+// moment.
+func TestWhatAProbeBackLateClosedMeanwhileStaysClosed(t *testing.T) {
+	start := control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionID: "sid", SessionSeq: 1}
+	again := start
+	again.Reason = "reconnect"
+	other := again
+	other.SessionSeq = 2
+	for _, w := range channelWaits(t) {
+		for _, back := range [][]control.Event{{control.ProbeConnected{PID: 7}, again, w.closes}, {control.ProbeConnected{PID: 7}, other}} {
+			t.Run(w.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					r := newRig()
+					defer r.m.Stop()
+					r.feed(control.ProbeConnected{PID: 7}, start)
+					time.Sleep(2 * time.Second)
+					r.feed(w.open)
+					time.Sleep(time.Minute)
+					r.feed(control.ProbeDisconnected{PID: 7})
+					time.Sleep(ProbeReturnGrace + time.Second)
+					transitions, notes := r.got()
+					r.feed(back...)
+					time.Sleep(time.Minute)
+					if gt, gn := r.got(); gt != transitions || gn != notes || r.s.Status().State != "idle" {
+						t.Fatalf("back: transitions %q, notifications %q, state %s; want %q, %q, idle", gt, gn, r.s.Status().State, transitions, notes)
+					}
+				})
+			})
+		}
+	}
+}

@@ -69,3 +69,60 @@ func TestAWaitThatBlocksIsToldByItsLabel(t *testing.T) {
 	r.expect(t, "idle blocked(approve the deploy) idle blocked(approve bash) idle blocked(waiting for deploy)",
 		"input-needed(approve the deploy),input-needed(approve bash),input-needed")
 }
+
+// `herdr-pi status` lists the open reasons by age, oldest first, also
+// after a reload restores Pi's question, asked before a script's wait
+// that the reload keeps; when the question is answered, the report moves
+// to the wait.
+func TestStatusListsTheReasonsByAgeAfterAReload(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+	r.feed(blockedReply...)
+	r.wait(t, control.WaitStart, "42", "approve the deploy")
+	r.feed(control.SessionShutdown{Reason: "reload"},
+		control.SessionStart{Reason: "reload", Mode: "tui", InputNeeded: true, Question: q})
+	s := r.s.Status()
+	if len(s.Reasons) != 2 || s.Reasons[0].Kind != "sentinel" || !s.Reasons[0].Reported || s.Reasons[1].Kind != "wait" {
+		t.Fatalf("after the reload: %+v; want the sentinel (reported), then the script's wait", s.Reasons)
+	}
+	r.feed(control.AgentStart{})
+	if s := r.s.Status(); s.Message != "approve the deploy" || len(s.Reasons) != 1 || !s.Reasons[0].Reported {
+		t.Fatalf("after the answer: message %q, reasons %+v", s.Message, s.Reasons)
+	}
+}
+
+// A run that ends while the pane is blocked on something else — a
+// script's wait holds it, another extension's herdr:blocked — is told as
+// any run is: a failure always, a finish too. Only a run that ends asking
+// (its reply's question, or the question it left open) is told as
+// blocked instead; an aborted run is never told.
+func TestARunThatEndsWhileBlockedOnSomethingElseIsTold(t *testing.T) {
+	end := func(stop, err string, inputNeeded bool) []control.Event {
+		return []control.Event{control.AgentStart{},
+			control.AgentEnd{StopReason: stop, ErrorMessage: err, InputNeeded: inputNeeded, Question: q},
+			control.AgentSettled{Idle: true, Aborted: stop == "aborted", InputNeeded: inputNeeded, Question: q}}
+	}
+	cases := []struct {
+		name  string
+		run   []control.Event
+		notes string
+	}{
+		{"failed", end("error", "rate limited", false), "input-needed(approve),failed[rate limited]"},
+		{"finished", end("stop", "", false), "input-needed(approve),finished"},
+		{"asking", end("stop", "", true), "input-needed(approve),input-needed(" + q + ")"},
+		{"aborted", end("aborted", "", false), "input-needed(approve)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig()
+			defer r.m.Stop()
+			r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+			r.wait(t, control.WaitStart, "42", "approve")
+			r.feed(c.run...)
+			if _, notes := r.got(); notes != c.notes {
+				t.Fatalf("notifications %q, want %q", notes, c.notes)
+			}
+		})
+	}
+}

@@ -90,6 +90,11 @@ type Signals struct {
 	// connection, oldest first: the machine holds them open (HoldOpen)
 	// until the probe, connected again, repeats those still open.
 	orphans []state.Reason
+	// awayWaits are the channel waits open when the probe lost its
+	// connection; lapsed are the dialogs of orphans whose hold ended
+	// before it came back, which its repeats may name (see SessionStart).
+	awayWaits []state.Reason
+	lapsed    []state.Reason
 	// probePID is the pid of the latest probe connection; sessionPID and
 	// sessionSeq say which Pi process started the session the wrapper
 	// knows, and its count of sessions (control.SessionStart.SessionSeq).
@@ -104,6 +109,10 @@ type Signals struct {
 	lastStop    string
 	lastAborted bool
 	runs        int
+	// ended counts the runs of the session known here that the probe said
+	// ended (control.RunEnd.Ended): a repeat that counts more says how one
+	// ended while it could not.
+	ended int
 	// name is the session's display name as the probe last said it, for
 	// `status`.
 	name string
@@ -161,6 +170,12 @@ func fileSentinel(x session.Sentinel) state.Reason {
 func (s *Signals) ProbeEvent(ev control.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	switch ev.(type) {
+	case control.UIPromptStart, control.AgentStart, control.CompactionStart:
+	default:
+		// The repeats of a return are over: a dialog now is a new one.
+		s.lapsed = nil
+	}
 	switch e := ev.(type) {
 	case control.ProbeConnected:
 		s.probePID, s.probeConn = e.PID, e.Conn
@@ -194,6 +209,8 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		// the dialogs still in uiPrompts: they are repeated all the same.
 		orphans := append(s.orphans, s.uiPrompts...)
 		s.orphans = nil
+		awayWaits := s.awayWaits
+		s.awayWaits = nil
 		perms, herdrBlocked := s.perms.Pending(), s.herdrBlocked
 		s.resetBookkeeping()
 		var restore []state.Reason
@@ -201,6 +218,7 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			restore = append(restore, sentinel(e.Question, e.QuestionEntry))
 		}
 		same := s.sameSession(e)
+		var late []state.Reason
 		if same {
 			// The same session, on a new connection: the dialogs it had
 			// open stay so, and the repeat that follows this event takes
@@ -210,22 +228,41 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			// follow and close those that closed meanwhile. Any other
 			// session_start closes them all here: they were the old
 			// session's, and what the new one has open it says.
+			//
+			// A probe back later than the hold (ProbeReturnGrace) finds
+			// them closed: its repeats of a dialog it still has open
+			// open it again (lapsed), and the channel waits open when it
+			// left open again a moment after its return, unless the
+			// events it kept close them first. The person was told of
+			// them: no second notification.
 			open := s.m.Snapshot().Reasons
-			s.orphans = stillOpen(open, orphans)
+			s.orphans = stillOurs(open, orphans) // their titles as the probe gave them
+			s.lapsed = notOpen(open, orphans)
 			kept := channelWaitsOf(open)
-			restore = append(append(restore, s.orphans...), kept...)
-			s.keepChannelBookkeeping(kept, perms, herdrBlocked)
+			late = notOpen(open, awayWaits)
+			restore = append(append(restore, stillOpen(open, orphans)...), kept...)
+			s.keepChannelBookkeeping(append(kept, late...), perms, herdrBlocked)
 		}
-		if same && e.Running {
-			// The same session mid-run: the run goes on (its
-			// agent_start follows), and the pane stays working.
-			s.m.SessionRepeatedMidRun(restore...)
+		if same {
+			// The same session: what the probe says it asks that the
+			// wrapper never had open was asked while the probe was away,
+			// and is news, and so is a run that ended meanwhile. Mid-run,
+			// the run goes on (its agent_start follows), and the pane
+			// stays working.
+			s.m.SessionRepeated(e.Running, s.endedAway(e), restore...)
 		} else {
 			s.m.SessionStart(restore...)
+		}
+		s.ended = 0
+		if e.LastRun != nil {
+			s.ended = e.LastRun.Ended
 		}
 		s.sessionPID, s.sessionSeq = s.probePID, e.SessionSeq
 		if len(s.orphans) > 0 {
 			s.m.HoldOpen(keys(s.orphans), ReplayGrace)
+		}
+		if len(late) > 0 {
+			s.m.OpenLater(late, ReplayGrace)
 		}
 		if s.watcher != nil && e.SessionFile != "" {
 			s.watcher.Follow(e.SessionFile)
@@ -234,12 +271,16 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		// pins again.
 		s.pin(e.LeafID)
 	case control.SessionShutdown:
-		s.resetBookkeeping()
 		if e.Reason == "quit" || e.Reason == "" {
+			s.resetBookkeeping()
 			s.m.SessionShutdown()
 		} else {
 			// reload, new, resume, fork: a session_start follows in this
-			// Pi; the machine holds the old reasons until it comes.
+			// Pi; the machine holds the old reasons until it comes. Its
+			// dialogs are the probe's to close should the probe be lost
+			// first (forgetProbeReasons): no session follows then.
+			s.orphans = append(s.orphans, s.uiPrompts...)
+			s.resetBookkeeping()
 			s.m.SessionReplaced()
 		}
 	case control.AgentStart:
@@ -295,14 +336,21 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		// state.ReportedTitle).
 		title := state.ReportedTitle(e.Title)
 		r := state.Reason{Key: s.next("ui_prompt"), Kind: state.KindUIPrompt, Label: "waiting for your answer", Question: title}
-		if len(s.orphans) > 0 {
+		if i := slices.IndexFunc(s.orphans, func(o state.Reason) bool { return o.Question == title }); i >= 0 {
 			// The reconnected probe repeats a dialog that is open
-			// still: the held one of its title (another may have been
-			// answered while it was away), else the oldest held one.
-			// Opening it again keeps it as it is.
-			i := max(slices.IndexFunc(s.orphans, func(o state.Reason) bool { return o.Question == title }), 0)
+			// still: the held one of its title, as the probe gave it
+			// (Pi's status channel may have named it otherwise since).
+			// Opening it again keeps it as it is. A title no held
+			// dialog has is a dialog Pi opened while the probe was away
+			// (another may have been answered meanwhile): news.
 			r = s.orphans[i]
 			s.orphans = slices.Delete(s.orphans, i, i+1)
+		} else if i := slices.IndexFunc(s.lapsed, func(o state.Reason) bool { return o.Question == title }); i >= 0 {
+			// The repeat of a dialog whose hold ended before the probe
+			// came back: open again, told already.
+			r = s.lapsed[i]
+			r.Restored = true
+			s.lapsed = slices.Delete(s.lapsed, i, i+1)
 		}
 		s.uiPrompts = append(s.uiPrompts, r)
 		s.m.Open(r)
@@ -378,6 +426,7 @@ func (s *Signals) settle(inputNeeded bool, question, entry string) {
 	held, heldOpen := s.held, s.heldOpen
 	s.running, s.heldOpen = false, false
 	s.runs++
+	s.ended++
 	if inputNeeded {
 		s.m.Open(sentinel(question, entry))
 		if heldOpen && entry == "" {
@@ -385,6 +434,22 @@ func (s *Signals) settle(inputNeeded bool, question, entry string) {
 		}
 	}
 	s.m.AgentSettled()
+}
+
+// endedAway is how the session's latest run ended when the repeated
+// session e says one ended that the wrapper did not hear end (nil
+// otherwise), and `status` takes it as the last run. A repeat mid-run says
+// nothing of a run that ended before it: the one under way goes on.
+func (s *Signals) endedAway(e control.SessionStart) *state.RunEnd {
+	end := e.LastRun
+	if e.Running || end == nil || end.Ended <= s.ended {
+		return nil
+	}
+	s.runs++
+	s.lastStop = end.StopReason
+	cancelled := end.Aborted || end.RetryCancelled || end.CompactionCancelled
+	s.lastAborted = cancelled || end.StopReason == "aborted"
+	return &state.RunEnd{StopReason: end.StopReason, Error: end.ErrorMessage, Cancelled: cancelled}
 }
 
 // forgetProbeReasons holds open a while what only the probe could close:
@@ -397,7 +462,8 @@ func (s *Signals) settle(inputNeeded bool, question, entry string) {
 func (s *Signals) forgetProbeReasons() {
 	s.orphans = append(s.orphans, s.uiPrompts...)
 	s.uiPrompts = nil
-	held := append(keys(s.orphans), keys(channelWaitsOf(s.m.Snapshot().Reasons))...)
+	s.awayWaits = channelWaitsOf(s.m.Snapshot().Reasons)
+	held := append(keys(s.orphans), keys(s.awayWaits)...)
 	if len(held) > 0 {
 		s.m.HoldOpen(held, ProbeReturnGrace)
 	}
@@ -480,6 +546,26 @@ func keys(rs []state.Reason) []string {
 		out[i] = r.Key
 	}
 	return out
+}
+
+// notOpen keeps the reasons of rs that open does not have (by key), in
+// rs's order.
+func notOpen(open, rs []state.Reason) []state.Reason {
+	var out []state.Reason
+	for _, r := range rs {
+		if !slices.ContainsFunc(open, func(o state.Reason) bool { return o.Key == r.Key }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// stillOurs keeps the reasons of rs that open has too (by key), as rs
+// has them, in rs's order.
+func stillOurs(open, rs []state.Reason) []state.Reason {
+	return slices.DeleteFunc(slices.Clone(rs), func(r state.Reason) bool {
+		return !slices.ContainsFunc(open, func(o state.Reason) bool { return o.Key == r.Key })
+	})
 }
 
 // stillOpen keeps the reasons of rs that open has (by key), in rs's order.

@@ -134,20 +134,58 @@ func TestTheDialogOfAWaitIsNotToldTwice(t *testing.T) {
 	}
 }
 
-// A wait that opens while a reply's question keeps the pane blocked (a
-// background review of task-subagents, say) was not told: its dialog is,
-// once — the spell's notification named the reply's question, not it.
-func TestTheDialogOfAWaitUnderAQuestionIsTold(t *testing.T) {
-	r := newRig()
-	defer r.m.Stop()
-	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
-	r.feed(blockedReply...)
-	r.run(t, []step{
-		{control.EvWaitingForInput, wait("task-subagents:launch-review", "r-1", true), "idle working blocked(input needed)"},
-		{control.EvUIPromptStart, `{"kind":"select","title":"Launch the review?"}`, "idle working blocked(input needed)"},
-	})
-	if _, notes := r.got(); notes != "input-needed("+q+"),input-needed(Launch the review?)" {
-		t.Fatalf("notifications %q, want the question and the review's dialog once each", notes)
+// A wait of an extension on Pi's bus (pi:waiting-for-user-input) is a
+// thing of its own to act on, as a pi-ask question or a permission prompt
+// is: one that opens while the pane is blocked already — under a reply's
+// question, a script's wait, a pi-ask flow — is told by itself, once, as
+// a wait that turns the pane blocked is; the dialog it then asks in is its
+// question, not told again while it is open. A wait opened again after it
+// closed is another wait. In a spell told for a wait (or its mirror on
+// herdr:blocked) a wait that joins was told with it: the notification
+// would say nothing new.
+func TestAWaitThatOpensWhileBlockedIsToldByItself(t *testing.T) {
+	const review = "task-subagents:launch-review"
+	dialog := []step{
+		{control.EvUIPromptStart, `{"kind":"select","title":"Launch the review?"}`, ""},
+		{control.EvUIPromptEnd, `{"kind":"select","title":"Launch the review?"}`, ""},
+	}
+	waitOn := func(id string) step { return step{control.EvWaitingForInput, wait(review, id, true), ""} }
+	waitOff := func(id string) step { return step{control.EvWaitingForInput, wait(review, id, false), ""} }
+	cases := []struct {
+		name  string
+		open  func(r *rig)
+		steps []step
+		notes string
+	}{
+		{"under a reply's question", func(r *rig) { r.feed(blockedReply...) },
+			append([]step{waitOn("r-1")}, dialog...), "input-needed(" + q + "),input-needed"},
+		{"under a script's wait", func(r *rig) { r.wait(t, control.WaitStart, "42", "approve the deploy") },
+			append([]step{waitOn("r-1")}, dialog...), "input-needed(approve the deploy),input-needed"},
+		{"under a pi-ask question", func(r *rig) { r.feed(control.AskStarted{FlowID: "f1", Title: "Which region?"}) },
+			[]step{waitOn("r-1")}, "ask-started(Which region?),input-needed"},
+		{"repeated, then closed and opened again", func(r *rig) { r.feed(blockedReply...) },
+			[]step{waitOn("r-1"), waitOn("r-1"), waitOff("r-1"), waitOn("r-1")}, "input-needed(" + q + "),input-needed,input-needed"},
+		{"joining a spell a wait opened", func(r *rig) { r.feed(control.WaitingForInput{Source: "plan-md", ID: "c1", Waiting: true}) },
+			append([]step{waitOn("r-1")}, dialog...), "input-needed"},
+		{"joining a spell its mirror on herdr:blocked opened", func(r *rig) { r.feed(control.HerdrBlocked{Active: true, Label: "input needed"}) },
+			append([]step{waitOn("r-1")}, dialog...), "input-needed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig()
+			defer r.m.Stop()
+			r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"})
+			c.open(r)
+			for _, st := range c.steps {
+				r.feed(parsed(t, st.name, st.payload))
+			}
+			if _, notes := r.got(); notes != c.notes {
+				t.Fatalf("notifications %q, want %q", notes, c.notes)
+			}
+			if s := r.s.Status(); s.State != "blocked" {
+				t.Fatalf("state %s, want blocked", s.State)
+			}
+		})
 	}
 }
 

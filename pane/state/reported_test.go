@@ -1,6 +1,7 @@
 package state
 
 import (
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -83,4 +84,71 @@ func TestTheReportMovesToTheReasonThatOpenedFirst(t *testing.T) {
 		m.Close("hook:deploy:42")
 		expect(t, r, "idle@0 blocked@0(approve the deploy) blocked@2000(input needed)")
 	})
+}
+
+// The open reasons are kept oldest first, by when each opened, whatever
+// moved them: the snapshot `herdr-pi status` lists says so, and the report
+// moves to the first of them when its opener closes. A session start keeps
+// a script's waits and restores the rest after them; a reply that asks
+// anew is asked now.
+func TestTheReasonsAreKeptOldestFirst(t *testing.T) {
+	hook := func(id string) Reason { return Reason{Key: "hook:" + id, Kind: KindHook, Label: id} }
+	sentinel := func(entry string) Reason { return Reason{Key: "sentinel", Kind: KindSentinel, Entry: entry} }
+	dialog := Reason{Key: "ui_prompt#1", Kind: KindUIPrompt, Label: "waiting for your answer", Question: "Deploy now?"}
+	cases := []struct {
+		name  string
+		steps func(m *Machine)
+		want  string
+	}{
+		{"a reload restores the question asked before a script's wait", func(m *Machine) {
+			m.ProbeConnected(true)
+			m.Open(sentinel("e1"))
+			time.Sleep(time.Second)
+			m.Open(hook("deploy"))
+			m.SessionReplaced()
+			m.SessionStart(sentinel("e1"))
+		}, "sentinel hook:deploy"},
+		{"a reload restores the question asked in the same instant as a script's wait", func(m *Machine) {
+			m.ProbeConnected(true)
+			m.Open(sentinel("e1"))
+			m.Open(hook("deploy"))
+			m.SessionReplaced()
+			m.SessionStart(sentinel("e1"))
+		}, "sentinel hook:deploy"},
+		{"the probe's return keeps a dialog opened before a script's wait", func(m *Machine) {
+			m.ProbeConnected(true)
+			m.Open(dialog)
+			time.Sleep(time.Second)
+			m.Open(hook("deploy"))
+			time.Sleep(time.Second)
+			m.Open(sentinel("e1"))
+			m.ProbeConnected(false)
+			m.ProbeConnected(true)
+			m.SessionRepeated(false, nil, sentinel("e1"), dialog)
+		}, "ui_prompt#1 hook:deploy sentinel"},
+		{"a reply that asks anew is asked now", func(m *Machine) {
+			m.Open(sentinel("e1"))
+			time.Sleep(time.Second)
+			m.Open(hook("deploy"))
+			time.Sleep(time.Second)
+			m.Open(sentinel("e2"))
+		}, "hook:deploy sentinel"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m, _ := newMachine(0, 0)
+				defer m.Stop()
+				c.steps(m)
+				time.Sleep(time.Second)
+				var keys []string
+				for _, r := range m.Snapshot().Reasons {
+					keys = append(keys, r.Key)
+				}
+				if got := strings.Join(keys, " "); got != c.want {
+					t.Errorf("reasons %q, want %q (oldest first)", got, c.want)
+				}
+			})
+		})
+	}
 }

@@ -9,6 +9,8 @@
 package state
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -110,6 +112,9 @@ type Reason struct {
 	Restored bool `json:",omitempty"`
 	// Since is when it was opened (set by the machine).
 	Since time.Time
+	// order counts the reasons the machine opened, this one's place among
+	// them: of two opened in the same instant, the first is older.
+	order uint64
 }
 
 // Message is what the reason says when it opens the blocked state.
@@ -290,6 +295,8 @@ type Machine struct {
 	// relabelled: this update gave the opener a new label (relabelLocked),
 	// which recompute reports when the state stays blocked.
 	relabelled bool
+	// opened counts the reasons opened (Reason.order).
+	opened uint64
 
 	// Screen: the latest raw verdict, when it began and when the screen
 	// last changed; the confirmed activity.
@@ -354,6 +361,10 @@ type Machine struct {
 	// held: reasons only a probe that lost its connection could close,
 	// by key, with when they close unless opened again first (HoldOpen).
 	held map[string]time.Time
+	// lapsed: reasons whose hold ended before the probe came back, which
+	// its return says may still be open; each opens again (Restored) when
+	// its time comes unless closed first (OpenLater).
+	lapsed map[string]lapsedReason
 	// quit: the agent said its session ended for good (SessionShutdown:
 	// Pi quits) and no run, session or probe came after. Only its exit
 	// follows, so it is idle until then: the screen may still be drawing
@@ -464,10 +475,16 @@ func (m *Machine) step(cause string, f func(now time.Time)) bool {
 		}
 	}
 	next = earliest(next, m.settleHeld(now))
+	next = earliest(next, m.settleLapsed(now))
 	if !next.IsZero() {
 		m.arm(next)
 	}
 	m.settlePaused(now)
+	// Oldest first: a session start puts the script's waits it keeps
+	// before what it restores, and a reply that asks anew is asked now;
+	// `status` lists the reasons as they are kept, and the report moves
+	// to the first of them (reopenLocked).
+	slices.SortStableFunc(m.reasons, olderFirst)
 	m.reasonEvents(now, before)
 	m.recompute(now, cause)
 	m.out = append(m.out, m.after...)
@@ -808,6 +825,50 @@ func (m *Machine) HoldOpen(keys []string, d time.Duration) {
 	})
 }
 
+// lapsedReason is a reason OpenLater opens at the latest at.
+type lapsedReason struct {
+	r  Reason
+	at time.Time
+}
+
+// OpenLater opens the reasons rs after d from now — as Restored: the
+// person was told of them — unless they are closed (Close, CloseKind, a
+// session start) or opened meanwhile. It is for what a probe that came
+// back too late for its hold (HoldOpen) had open when it left and may
+// have still: it comes back with the events it kept while away, right
+// after its return, and those close what closed meanwhile. Opening them
+// at once would turn an idle pane blocked for a moment for a reason the
+// next event closes.
+func (m *Machine) OpenLater(rs []Reason, d time.Duration) {
+	m.update("open-later", func(now time.Time) {
+		for _, r := range rs {
+			if slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == r.Key }) {
+				continue
+			}
+			if m.lapsed == nil {
+				m.lapsed = map[string]lapsedReason{}
+			}
+			r.Restored = true
+			m.lapsed[r.Key] = lapsedReason{r, now.Add(d)}
+		}
+	})
+}
+
+// settleLapsed opens the lapsed reasons that are due, and returns when the
+// next one will be (zero while none waits).
+func (m *Machine) settleLapsed(now time.Time) time.Time {
+	var next time.Time
+	for k, l := range m.lapsed {
+		if now.Before(l.at) {
+			next = earliest(next, l.at)
+			continue
+		}
+		delete(m.lapsed, k)
+		m.openLocked(now, l.r)
+	}
+	return next
+}
+
 // settleHeld closes the held reasons that are due, and returns when the
 // next one will be (zero while none is held).
 func (m *Machine) settleHeld(now time.Time) time.Time {
@@ -831,8 +892,15 @@ func (m *Machine) ClearReasons() {
 	m.update("clear", func(time.Time) { m.clearLocked() })
 }
 
-func (m *Machine) openLocked(now time.Time, r Reason) {
+func (m *Machine) openLocked(now time.Time, r Reason) { m.openAsLocked(now, r, false) }
+
+// openAsLocked is openLocked; asked says the sentinel r is the agent's own
+// word that the branch asks now, in a session the machine has followed
+// all along (SessionRepeated): whether it is news is then only whether the
+// machine had its reply open before (toldEntries), not the history rules.
+func (m *Machine) openAsLocked(now time.Time, r Reason, asked bool) {
 	delete(m.held, r.Key)
+	delete(m.lapsed, r.Key)
 	// Opened again after it was answered (Answered) and before that closed
 	// it: the agent asks anew (a short reply to the answer, read from the
 	// file before the run was seen), and that answer is not this one's.
@@ -861,7 +929,9 @@ func (m *Machine) openLocked(now time.Time, r Reason) {
 		r.Question = title
 	}
 	r.Since = now
-	if r.Kind == KindSentinel && (m.historyLocked(r) || m.toldEntries[r.Entry]) {
+	m.opened++
+	r.order = m.opened
+	if r.Kind == KindSentinel && m.toldLocked(r, asked) {
 		r.Restored = true
 	}
 	m.noteEntryLocked(r)
@@ -889,6 +959,19 @@ func (m *Machine) historyLocked(r Reason) bool {
 		return true
 	}
 	return !m.worked && !(r.Live && !m.probe)
+}
+
+// toldLocked says whether the person was told of the sentinel r already
+// (or it is history, never news): a reply this machine had open before,
+// or, unless asked (see openAsLocked), one the history rules
+// (historyLocked) call the session's past. An asked sentinel that does not
+// name its reply cannot be told from one the machine had: it counts as
+// told, so that nothing is told twice.
+func (m *Machine) toldLocked(r Reason, asked bool) bool {
+	if asked {
+		return r.Entry == "" || r.Old || m.toldEntries[r.Entry]
+	}
+	return m.historyLocked(r) || m.toldEntries[r.Entry]
 }
 
 // noteEntryLocked keeps the reply a sentinel stands for among those told
@@ -948,8 +1031,17 @@ func (m *Machine) reaskLocked(now time.Time, i int, r Reason) {
 		// the same session file, say.
 		return
 	}
+	m.askAnewLocked(now, i, r, false)
+}
+
+// askAnewLocked makes the open sentinel i stand for r, another reply that
+// asks (see reaskLocked; asked: see openAsLocked), and says so with an
+// EventAsked.
+func (m *Machine) askAnewLocked(now time.Time, i int, r Reason, asked bool) {
 	r.Since = now
-	if m.historyLocked(r) || m.toldEntries[r.Entry] {
+	m.opened++
+	r.order = m.opened
+	if m.toldLocked(r, asked) {
 		r.Restored = true
 	}
 	m.noteEntryLocked(r)
@@ -1006,6 +1098,7 @@ func (m *Machine) settlePaused(now time.Time) {
 }
 
 func (m *Machine) closeLocked(key string) {
+	delete(m.lapsed, key)
 	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Key == key })
 	if key == "screen" {
 		m.screenBlocked = false
@@ -1013,6 +1106,7 @@ func (m *Machine) closeLocked(key string) {
 }
 
 func (m *Machine) closeKindLocked(k Kind) {
+	maps.DeleteFunc(m.lapsed, func(_ string, l lapsedReason) bool { return l.r.Kind == k })
 	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Kind == k })
 	if k == KindScreen {
 		m.screenBlocked = false
@@ -1020,6 +1114,7 @@ func (m *Machine) closeKindLocked(k Kind) {
 }
 
 func (m *Machine) clearLocked() {
+	m.lapsed = nil
 	m.reasons = nil
 	m.screenBlocked = false
 }
@@ -1027,6 +1122,7 @@ func (m *Machine) clearLocked() {
 // clearSessionLocked closes what belonged to the agent's session: every
 // reason except hook waits.
 func (m *Machine) clearSessionLocked() {
+	m.lapsed = nil // what the next session has open it says
 	m.reasons = slices.DeleteFunc(m.reasons, func(o Reason) bool { return o.Kind != KindHook })
 	m.screenBlocked = false
 	m.answered = nil // what a restored reason waits for is not answered yet
@@ -1143,18 +1239,24 @@ func (m *Machine) AgentSettled() {
 		if !m.runActive {
 			return
 		}
-		stop := m.candidate
-		if stop == "" {
-			stop = string(Completed)
-		}
-		outcome := OutcomeOf(stop)
-		if m.cancelled {
-			outcome = Aborted
-		}
-		m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome, StopReason: stop,
-			Error: m.candidateError, Duration: now.Sub(m.runStart)})
-		m.forgetRunLocked()
+		m.settleRunLocked(now)
 	})
+}
+
+// settleRunLocked tells the active run finished, with what its last model
+// turn said, and ends its bookkeeping.
+func (m *Machine) settleRunLocked(now time.Time) {
+	stop := m.candidate
+	if stop == "" {
+		stop = string(Completed)
+	}
+	outcome := OutcomeOf(stop)
+	if m.cancelled {
+		outcome = Aborted
+	}
+	m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome, StopReason: stop,
+		Error: m.candidateError, Duration: now.Sub(m.runStart)})
+	m.forgetRunLocked()
 }
 
 // SessionStart: a new, reloaded or resumed session; every reason but hook
@@ -1166,19 +1268,41 @@ func (m *Machine) AgentSettled() {
 // nothing at all. Restoring a reason held open (HoldOpen) opens it again:
 // it no longer closes when the hold ends.
 func (m *Machine) SessionStart(restore ...Reason) {
-	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, restore) })
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, false, nil, restore) })
 }
 
-// SessionRepeatedMidRun is SessionStart for the session the agent had,
-// repeated by its probe on a new connection while a run of it is under
-// way (a resync; its agent_start follows): the run goes on — working,
-// counted from its real start — where SessionStart would begin idle and
-// the pane would be idle for a moment.
-func (m *Machine) SessionRepeatedMidRun(restore ...Reason) {
-	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, restore) })
+// SessionRepeated is SessionStart for the session the agent had, repeated
+// by the same agent process on its probe's return (a resync: a new
+// connection, or the probe fell behind and dropped events). Nothing of
+// the session is history to the machine, which followed it all along:
+// what the probe could not say meanwhile is what it repeats now. So a
+// sentinel restored for a reply the machine never had open was asked
+// while the probe was away, and is news; one standing for another reply
+// than the open sentinel's asks anew (EventAsked); one the machine had is
+// not told again. With running, a run of it is under way (its agent_start
+// follows): the run goes on — working, counted from its real start —
+// where SessionStart would begin idle and the pane would be idle for a
+// moment.
+//
+// ended, when not nil, is how the run the machine saw start ended while the
+// probe could not say (its agent_settled went down with the connection, or
+// was dropped while the wrapper fell behind): the run is told finished as
+// at AgentSettled, after what the session restores — a run that ended
+// asking is told as blocked. Its length counts to the return, the latest it
+// can have ended.
+func (m *Machine) SessionRepeated(running bool, ended *RunEnd, restore ...Reason) {
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, running, ended, restore) })
 }
 
-func (m *Machine) sessionStartLocked(now time.Time, midRun bool, restore []Reason) {
+// RunEnd is how a run ended, for SessionRepeated: its last model turn's
+// stop reason and error, and whether the person cut it short.
+type RunEnd struct {
+	StopReason string
+	Error      string
+	Cancelled  bool
+}
+
+func (m *Machine) sessionStartLocked(now time.Time, repeat, midRun bool, ended *RunEnd, restore []Reason) {
 	old := slices.Clone(m.reasons)
 	m.replacing, m.quit, m.compacting = false, false, false
 	m.clearSessionLocked()
@@ -1191,18 +1315,31 @@ func (m *Machine) sessionStartLocked(now time.Time, midRun bool, restore []Reaso
 				op := old[i]
 				m.opener = &op
 			}
+			if repeat && r.Kind == KindSentinel && old[i].Kind == KindSentinel && r.Entry != "" && old[i].Entry != "" && r.Entry != old[i].Entry {
+				// Answered and asked again while the probe was away.
+				m.askAnewLocked(now, len(m.reasons)-1, r, true)
+			}
 			continue
 		}
-		r.Restored = true
-		m.openLocked(now, r)
+		if !repeat {
+			r.Restored = true
+		}
+		m.openAsLocked(now, r, repeat)
 	}
 	if midRun {
 		m.probeActivity = Working
 		return
 	}
+	if ended != nil && m.runActive {
+		m.candidate, m.candidateError = ended.StopReason, ended.Error
+		m.cancelled = m.cancelled || ended.Cancelled
+		m.settleRunLocked(now)
+	}
 	m.forgetRunLocked()
 	m.probeActivity = Idle
-	m.worked = false
+	if !repeat {
+		m.worked = false
+	}
 }
 
 // SessionShutdown: the session ends for good (the agent quits); every
@@ -1562,16 +1699,18 @@ func (m *Machine) reopenLocked() bool {
 	if m.opener != nil && slices.ContainsFunc(m.reasons, func(o Reason) bool { return o.Key == m.opener.Key }) {
 		return false
 	}
-	// By when each opened: a session start puts the reasons it restores
-	// after the hook waits it keeps, whatever their age.
-	op := m.reasons[0]
-	for _, r := range m.reasons[1:] {
-		if r.Since.Before(op.Since) {
-			op = r
-		}
-	}
+	op := m.reasons[0] // kept oldest first (step)
 	m.opener = &op
 	return true
+}
+
+// olderFirst orders reasons by when they opened, and of two opened in the
+// same instant the first opened first.
+func olderFirst(a, b Reason) int {
+	if c := a.Since.Compare(b.Since); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.order, b.order)
 }
 
 // activityLocked ranks the signals that say working or idle; the first

@@ -18,6 +18,12 @@ export default function (pi) {
 		description: "start a run with a custom message",
 		handler: async () => pi.sendMessage({ customType: "test-ext", content: "go on", display: true }, { triggerTurn: true }),
 	});
+	pi.registerCommand("ask-region", {
+		description: "open a select dialog",
+		handler: async (_args, ctx) => {
+			await ctx.ui.select("Which region?", ["eu", "us"]);
+		},
+	});
 	pi.registerCommand("ask-confirm", {
 		description: "open a confirm dialog",
 		handler: async (_args, ctx) => {

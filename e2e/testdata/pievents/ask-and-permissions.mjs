@@ -19,6 +19,17 @@ const commands = {
 		pi.events.emit("@eko24ive/pi-ask:started", { flowId: "ask-1", title: "Choose deployment" });
 	},
 	"ask-done": (pi) => pi.events.emit("@eko24ive/pi-ask:completed", { flowId: "ask-1" }),
+	// pi-terminal-notifications' mirror of a flow that turns Pi blocked,
+	// heard before the flow's own event (its listener ran first), and
+	// its end before the flow's.
+	"ask-mirrored": (pi) => {
+		pi.events.emit("herdr:blocked", { active: true, label: "Choose deployment" });
+		pi.events.emit("@eko24ive/pi-ask:started", { flowId: "ask-m", title: "Choose deployment" });
+	},
+	"ask-mirrored-done": (pi) => {
+		pi.events.emit("herdr:blocked", { active: false });
+		pi.events.emit("@eko24ive/pi-ask:completed", { flowId: "ask-m" });
+	},
 	// A prompt forwarded from a child session.
 	"perm-forwarded": (pi) =>
 		pi.events.emit("permissions:ui_prompt", {
