@@ -97,6 +97,13 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	}
 	final, err := c.Handoff(hctx, ask, follow)
 	if err != nil {
+		if writeErr != nil && !errors.Is(err, writeErr) {
+			// The wrapper answered with words of its own, not a handback:
+			// this open only joined a handoff another asked for (which goes
+			// on, and the words say so), or the handoff ended without one
+			// (refused). open gave nothing up; it stopped following.
+			return fmt.Errorf("%s: its lines could not be written (%w), so open stopped following the handoff; the owner's wrapper says: %v", a, writeErr, err)
+		}
 		if writeErr != nil {
 			return fmt.Errorf("%s: its lines could not be written (%w), so open gave the handoff up, and the wrapper "+
 				"did not confirm it gave the attempt back: %v", a, writeErr, err)
