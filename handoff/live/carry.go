@@ -596,23 +596,20 @@ var ErrGivenUpByClose = errors.New("herdr-pi close gave the handoff up before it
 // soon as the pane is in the ledger. A handoff whose pending file cannot
 // be written goes on (logged): close then only finds its pane.
 func (s *Service) notePending(r *run) {
-	p := handoff.Pending{Run: r.order.RunID, Handoff: r.id, WrapperPID: os.Getpid()}
-	// A run directory held meanwhile says this wrapper runs, as a pid
-	// alone cannot once the wrapper is killed and its pid reused: close
-	// then forgets the entry instead of waiting for it. Without one the
-	// pid has to do.
-	held, err := control.NewRunDir(s.cfg.RunBase)
-	if err == nil {
-		p.RunDir = held.Path
-	}
-	p, err = s.cfg.Ledger.AddPending(p)
+	// The wrapper's own run directory, whose lock it holds until it exits,
+	// says this wrapper runs, as a pid alone cannot once the wrapper is
+	// killed and its pid reused: close then forgets the entry instead of
+	// waiting for it. Until the directory is known the pid has to do.
+	s.mu.Lock()
+	p := handoff.Pending{Run: r.order.RunID, Handoff: r.id, WrapperPID: os.Getpid(), RunDir: s.runDir}
+	s.mu.Unlock()
+	p, err := s.cfg.Ledger.AddPending(p)
 	if err != nil {
 		s.cfg.Logf("live: handoff %s: %v", r.id, err)
-		held.Remove()
 		return
 	}
 	stop, watched := make(chan struct{}), make(chan struct{})
-	r.pending, r.pendingDir, r.stopPending, r.pendingWatched = p, held, stop, watched
+	r.pending, r.stopPending, r.pendingWatched = p, stop, watched
 	go func() {
 		defer close(watched)
 		guard.Run(s.cfg.Logf, "live: the close watch of handoff "+r.id, "herdr-pi close cannot give this handoff up before its pane opens", func() {
@@ -647,5 +644,4 @@ func (s *Service) forgetPending(r *run) {
 	if err := s.cfg.Ledger.RemovePending(r.pending); err != nil {
 		s.cfg.Logf("live: handoff %s: %v", r.id, err)
 	}
-	r.pendingDir.Remove() // after the entry: never an entry of a wrapper that seems gone
 }

@@ -86,6 +86,9 @@ type Service struct {
 	spaces map[string]*space
 	next   int
 	wg     sync.WaitGroup
+	// runDir is the wrapper's own run directory (SetRunDir), "" until
+	// it is known.
+	runDir string
 }
 
 // space is the workspace of a fully inspectable run.
@@ -142,6 +145,17 @@ func (s *Service) Close() {
 	for _, sp := range left {
 		s.closeSpace(sp)
 	}
+}
+
+// SetRunDir names the wrapper's own private run directory (control.Run's
+// Dir), whose lock the wrapper holds until it exits: a pending handoff
+// shows by it that its wrapper runs (see notePending). The wrapper starts
+// its control run after the Service (the run needs it) and closes it after
+// Close, so the lock outlives every handoff.
+func (s *Service) SetRunDir(dir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runDir = dir
 }
 
 // OwnerEvent implements control.OwnerSink. It returns at once: anything
@@ -414,7 +428,6 @@ type run struct {
 	// The handoff as ordered, in the ledger until its pane is (carry's
 	// goroutine alone touches these: see notePending).
 	pending        handoff.Pending
-	pendingDir     *control.HeldRunDir
 	stopPending    chan struct{}
 	pendingWatched chan struct{}
 }

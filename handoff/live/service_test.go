@@ -125,6 +125,7 @@ type rig struct {
 	svc     *Service
 	o       *fakeOwner
 	runtime string
+	ownDir  string // the wrapper's own run directory
 	client  *herdr.Client
 	seq     uint64
 }
@@ -159,9 +160,17 @@ func newRig(t *testing.T, mut ...func(*Config)) *rig {
 		m(&cfg)
 	}
 	svc := New(cfg)
+	// The wrapper's own control run, as wrap starts it after the service
+	// and closes it after the service is closed (cleanups run last first).
+	own, err := control.Start(control.RunConfig{RuntimeBase: rt, Events: &paneWrapper{}, Requests: &paneWrapper{}, Owner: svc, Handoffs: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { own.Close() })
+	svc.SetRunDir(own.Dir)
 	t.Cleanup(svc.Close)
 	svc.ownerEvent(o, control.OwnerConnected{PID: o.pid})
-	return &rig{t: t, s: s, svc: svc, o: o, runtime: rt, client: herdr.NewClient(s.SocketPath())}
+	return &rig{t: t, s: s, svc: svc, o: o, runtime: rt, ownDir: own.Dir, client: herdr.NewClient(s.SocketPath())}
 }
 
 // paneWrapper plays the herdr-pi wrap in the pane: registered for it, with
@@ -1336,6 +1345,28 @@ func TestCloseWhileAHandoffIsOrderedGivesItUpAndNothingOpens(t *testing.T) {
 	if m := r.s.Methods(); slices.Contains(m, "pane.split") {
 		t.Fatalf("a pane opened: %q", m)
 	}
+	r.nothingLeft()
+}
+
+// A pending handoff shows that its wrapper runs by the wrapper's own run
+// directory, whose lock the wrapper holds until it exits (handoffs end
+// before its control socket closes): it makes no run directory of its own
+// for that, and close judges it alive (and gone once that lock is free).
+func TestAPendingHandoffIsJudgedByTheWrappersOwnRunDirectory(t *testing.T) {
+	r := newRig(t)
+	r.o.waitBoundary = true
+	x := r.ask(control.HandoffAsk{})
+	x.next(t, control.ProgressOrdered)
+	pending, err := handoff.LedgerAt(r.runtime).Pendings()
+	if err != nil || len(pending) != 1 || pending[0].RunDir != r.ownDir || !control.WrapperAlive(pending[0].RunDir, pending[0].WrapperPID) {
+		t.Fatalf("pending handoffs %+v (%v); want one, judged by the wrapper's own run directory %s", pending, err, r.ownDir)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(r.runtime, "run-*"))
+	if len(dirs) != 1 || dirs[0] != r.ownDir {
+		t.Fatalf("run directories while the handoff is pending: %q; want only the wrapper's own %s", dirs, r.ownDir)
+	}
+	x.cancel()
+	<-x.done
 	r.nothingLeft()
 }
 
