@@ -1370,6 +1370,80 @@ func TestAPendingHandoffIsJudgedByTheWrappersOwnRunDirectory(t *testing.T) {
 	r.nothingLeft()
 }
 
+// `herdr-pi close` while a live handoff waits for the attempt's last one
+// to be handed back (the owner's menu asked, or another open, while that
+// one's pane closed and the owner reopened its session): the waiting ask
+// is in the ledger as a pending handoff from the moment it waits, so close
+// finds it and gives it up. The menu hears why (its request refused), an
+// open hears that close gave it up and nothing was handed off, and once
+// the last handoff is back no order goes to the owner and no pane opens.
+func TestCloseWhileAHandoffWaitsForTheLastHandbackGivesItUp(t *testing.T) {
+	for _, by := range []string{"menu", "open"} {
+		t.Run(by, func(t *testing.T) {
+			r := newRig(t)
+			atHandback, release := make(chan struct{}, 1), make(chan struct{})
+			r.o.atHandback = func(control.Handback) {
+				atHandback <- struct{}{}
+				<-release
+			}
+			x := r.ask(control.HandoffAsk{})
+			var releasing sync.Once
+			letGo := func() { releasing.Do(func() { close(release) }) }
+			t.Cleanup(letGo) // before x's cleanup waits for it: a failing test does not hang
+			r.idleHandbackWith(startAgent(t, ""), x)
+			select {
+			case <-atHandback:
+			case <-time.After(long):
+				t.Fatal("no handback")
+			}
+			var y *asked
+			if by == "menu" {
+				r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r5", RunID: "r1", SessionID: "s1", Label: "finder"})
+			} else {
+				y = r.ask(control.HandoffAsk{})
+			}
+			ledger := handoff.LedgerAt(r.runtime)
+			var pending []handoff.Pending
+			r.s.WaitFor(t, long, "the waiting ask in the ledger, for close to find", func() bool {
+				pending, _ = ledger.Pendings()
+				return len(pending) == 1
+			})
+			if p := pending[0]; p.Run != "r1" || p.Handoff != "h2" || p.RunDir != r.ownDir {
+				t.Fatalf("pending %+v", p)
+			}
+			done, failed := handoff.CancelPending(context.Background(), ledger, pending, long)
+			if len(failed) != 0 || len(done) != 1 || done[0] != (handoff.Closed{Kind: "handoff", ID: "h2", How: "given back"}) {
+				t.Fatalf("close: %+v, failed %+v", done, failed)
+			}
+			if by == "menu" {
+				r.o.mu.Lock()
+				refused := slices.Clone(r.o.refused)
+				r.o.mu.Unlock()
+				if len(refused) != 1 || !strings.HasPrefix(refused[0], "r5: ") || !strings.Contains(refused[0], "herdr-pi close") {
+					t.Fatalf("the menu's request was answered %q; want it refused, saying herdr-pi close gave it up", refused)
+				}
+			} else {
+				<-y.done
+				if y.err == nil || !strings.Contains(y.err.Error(), "herdr-pi close") || !strings.Contains(y.err.Error(), "nothing was handed off") {
+					t.Fatalf("the waiting open heard %+v, %v", y.final, y.err)
+				}
+			}
+			letGo()
+			if a := x.wait(t); a.Handoff != "h1" {
+				t.Fatalf("the first ask: %+v", a)
+			}
+			r.svc.Close()
+			if n := len(slices.DeleteFunc(r.s.Methods(), func(m string) bool { return m != "pane.split" })); n != 1 {
+				t.Fatalf("panes split %d: a pane opened after close gave the waiting handoff up", n)
+			}
+			if got := r.o.handbacksSoFar(); len(got) != 1 {
+				t.Fatalf("the owner was handed back %+v: a second handoff was ordered", got)
+			}
+			r.nothingLeft()
+		})
+	}
+}
+
 // A Herdr error can be long (a message of its own, a path, a dump): the
 // handback that carries it must still fit the handoff stream's field
 // limit, or `open` refuses the handback as too long and the person hears
