@@ -91,3 +91,6 @@ func (n *pendingNote) givenUp() <-chan struct{} {
 	}
 	return n.given.Done()
 }
+
+// isGivenUp says whether close gave the handoff up (never for nil).
+func (n *pendingNote) isGivenUp() bool { return n != nil && n.given.Err() != nil }

@@ -276,9 +276,15 @@ func (s *Service) waitLocked(l Owner, m control.HandoffRequest, old *run, id str
 		}
 		select {
 		case <-old.done:
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.requestLocked(l, m, id, note)
+			if !note.isGivenUp() {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				s.requestLocked(l, m, id, note)
+				return
+			}
+			// Given up just as old ended: close it is.
+			_ = l.Refuse(m.ID, ErrGivenUpByClose)
+			note.forget()
 		case <-note.givenUp():
 			// Refused first: by the time close sees the entry gone, the
 			// owner has heard.
@@ -386,8 +392,11 @@ func (s *Service) handoff(ctx context.Context, ask control.HandoffAsk, progress 
 			}
 			select {
 			case <-r.done:
+				if note.isGivenUp() {
+					return control.Progress{}, givenUpWaiting(id, r.id)
+				}
 			case <-note.givenUp():
-				return control.Progress{}, fmt.Errorf("herdr-pi close gave handoff %s up while it waited for the attempt's last handoff (%s) to be handed back: nothing was handed off", id, r.id)
+				return control.Progress{}, givenUpWaiting(id, r.id)
 			case <-ctx.Done():
 				return control.Progress{}, fmt.Errorf("stopped waiting for the attempt's last handoff (%s) to be handed back, after which a new one was to be asked for: nothing was handed off", r.id)
 			}
@@ -419,6 +428,12 @@ func (s *Service) handoff(ctx context.Context, ask control.HandoffAsk, progress 
 	defer stop()
 	<-r.done
 	return r.final, r.err
+}
+
+// givenUpWaiting is what an open hears whose ask close gave up while it
+// waited for the attempt's last handoff (last) to be handed back.
+func givenUpWaiting(id, last string) error {
+	return fmt.Errorf("herdr-pi close gave handoff %s up while it waited for the attempt's last handoff (%s) to be handed back: nothing was handed off", id, last)
 }
 
 // startLocked starts one handoff on its own goroutine. order.ID and note
