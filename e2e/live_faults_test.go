@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
@@ -166,6 +169,16 @@ func TestCloseGivesUpAnOrderedHandoff(t *testing.T) {
 	ro := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
 	ro.waitEvent(t, "ordered")
 	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	// The pending handoff is judged alive by the owner's wrapper's own run
+	// directory (its control socket's), not one made for it; private.
+	pending, err := handoff.LedgerAt(filepath.Join(lr.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()))).Pendings()
+	if err != nil || len(pending) != 1 || pending[0].Run != st.ID || pending[0].RunDir == "" {
+		t.Fatalf("pending handoffs while ordered: %+v %v", pending, err)
+	}
+	if _, err := os.Lstat(filepath.Join(pending[0].RunDir, "control.sock")); err != nil {
+		t.Fatalf("the pending handoff names run directory %s, not its wrapper's own (%v)", pending[0].RunDir, err)
+	}
+	lr.wantPrivate()
 	out, code := lr.herdrPi(t, "close", st.ID[:8], "--json")
 	if code != 0 || !strings.Contains(out, `"kind": "handoff"`) || !strings.Contains(out, `"how": "given back"`) {
 		t.Fatalf("close while the handoff is ordered: exit %d\n%s", code, out)
