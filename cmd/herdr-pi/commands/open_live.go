@@ -120,6 +120,10 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	gaveUp := writeErr != nil
 	follow(final)
 	switch {
+	case gaveUp && final.Reason != control.HandbackAborted:
+		// The handoff ended by itself as open left it: not open's doing.
+		return fmt.Errorf("%s: its lines could not be written (%w), so nobody could follow the handoff, "+
+			"which ended meanwhile (%s)", a, writeErr, final)
 	case gaveUp:
 		return fmt.Errorf("%s: its lines could not be written (%w), so nobody could follow the handoff: "+
 			"open gave it up, and the wrapper gave the attempt back to its owner (%s)", a, writeErr, final)

@@ -115,6 +115,9 @@ type scriptedHandoffs struct {
 	// joined answers as for an ask that joined a handoff another asked
 	// for first: leaving it gives nothing up, and the wrapper says so.
 	joined bool
+	// endedMeanwhile: the handoff ends by itself (its pane's Pi went idle)
+	// as open leaves it, so the answer is that handback, not open's.
+	endedMeanwhile bool
 	// Set on the server's goroutine; read once open returned, which the
 	// race detector cannot see through the socket.
 	mu       sync.Mutex
@@ -142,6 +145,9 @@ func (h *scriptedHandoffs) outcome() (launched bool, cause error) {
 func (h *scriptedHandoffs) Handoff(ctx context.Context, ask control.HandoffAsk, progress func(control.Progress)) (control.Progress, error) {
 	launched := false
 	given := func() (control.Progress, error) {
+		if h.endedMeanwhile {
+			return control.Progress{Event: control.ProgressHandback, Reason: control.HandbackIdle, Transferred: launched, LastStopReason: "stop", RunID: ask.RunID, Handoff: "h1"}, nil
+		}
 		if h.joined {
 			// The words of the owner's wrapper (handoff/live) to a follower
 			// that leaves: the handoff goes on.
@@ -279,6 +285,19 @@ func TestOpenLiveThatJoinedAHandoffDoesNotClaimToGiveItUp(t *testing.T) {
 			!strings.Contains(stderr, "herdr-pi close") {
 			t.Fatalf("--json %v: exit %d; stderr:\n%s\nwant exit 1, the write error, and that the handoff it joined goes on (herdr-pi close gives it back), not that open gave it up", asJSON, code, stderr)
 		}
+	}
+}
+
+// When the handoff ends by itself (its pane's Pi went idle) just as open,
+// unable to write its lines, leaves it, the handback is not open's doing:
+// open must not say it gave the handoff up; it says how it ended.
+func TestOpenLiveWhoseHandoffEndedMeanwhileDoesNotClaimToGiveItUp(t *testing.T) {
+	w := newLiveWorld(t)
+	w.handoffs.endedMeanwhile = true
+	code, stderr := w.open(t, devFull(t))
+	if code != exitError || !strings.Contains(stderr, "no space left on device") || strings.Contains(stderr, "gave it up") ||
+		strings.Contains(stderr, "gave the handoff up") || !strings.Contains(stderr, "idle") {
+		t.Fatalf("exit %d; stderr:\n%s\nwant exit 1, the write error and the handback as it was (idle), not that open gave the handoff up", code, stderr)
 	}
 }
 
