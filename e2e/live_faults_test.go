@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
@@ -154,6 +157,40 @@ func TestLiveHandoffOpenCannotWriteItsLines(t *testing.T) {
 	lr.wantNothingLeft()
 }
 
+// An open that joins the handoff the owner's menu asked for, and cannot
+// write its lines (stdout is /dev/full), has nothing to give up: it exits
+// 1 with the write error, says the handoff goes on and that herdr-pi close
+// gives the attempt back — not that it gave the handoff up — and the
+// handoff does go on: the pane opens when the turn ends, and the workflow
+// completes with the pane's reply.
+func TestLiveHandoffJoinedOpenCannotWriteItsLines(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	list := lvActionList(lvAgentActions(t, lr.owner))
+	if lvCount(list, "Open live session in Herdr pane") != 1 || list[0] != "Open live session in Herdr pane" {
+		t.Fatalf("the running agent's actions: %q", list)
+	}
+	lvSend(t, lr.owner, lvEnter)
+	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	res := lr.startTo(t, lr.s, full, nil, lr.run().ID, lvLabel).wait(t)
+	if res.code != 1 || !strings.Contains(res.stderr, "no space left on device") || strings.Contains(res.stderr, "gave the handoff up") ||
+		strings.Contains(res.stderr, "gave it up") || !strings.Contains(res.stderr, "goes on") || !strings.Contains(res.stderr, "herdr-pi close") {
+		t.Fatalf("a joined open > /dev/full: exit %d\n%s", res.code, res.stderr)
+	}
+	lr.openGate()
+	lr.s.WaitFor(t, lvLong, "the handoff's pane", func() bool { return len(lr.s.Inputs()) > 0 })
+	if got := lr.result(); got != lvPaneReply {
+		t.Fatalf("the workflow's result is %q, want the pane's reply %q", got, lvPaneReply)
+	}
+	lr.quitOwner()
+	lr.wantNothingLeft()
+}
+
 // `herdr-pi close <run>` while a live handoff is ordered — the owner's
 // turn still runs, no pane is open — does not say that nothing is open:
 // it has the owner's wrapper give the handoff up, and says so. open hears
@@ -166,6 +203,16 @@ func TestCloseGivesUpAnOrderedHandoff(t *testing.T) {
 	ro := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
 	ro.waitEvent(t, "ordered")
 	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	// The pending handoff is judged alive by the owner's wrapper's own run
+	// directory (its control socket's), not one made for it; private.
+	pending, err := handoff.LedgerAt(filepath.Join(lr.private, fmt.Sprintf("herdr-pi-%d", os.Getuid()))).Pendings()
+	if err != nil || len(pending) != 1 || pending[0].Run != st.ID || pending[0].RunDir == "" {
+		t.Fatalf("pending handoffs while ordered: %+v %v", pending, err)
+	}
+	if _, err := os.Lstat(filepath.Join(pending[0].RunDir, "control.sock")); err != nil {
+		t.Fatalf("the pending handoff names run directory %s, not its wrapper's own (%v)", pending[0].RunDir, err)
+	}
+	lr.wantPrivate()
 	out, code := lr.herdrPi(t, "close", st.ID[:8], "--json")
 	if code != 0 || !strings.Contains(out, `"kind": "handoff"`) || !strings.Contains(out, `"how": "given back"`) {
 		t.Fatalf("close while the handoff is ordered: exit %d\n%s", code, out)

@@ -27,9 +27,10 @@ type Pending struct {
 	// WrapperPID is the wrapper whose handoff it is: it watches for the
 	// file's cancel mark (see CancelPending).
 	WrapperPID int `json:"wrapper_pid"`
-	// RunDir is a private run directory the wrapper holds while the
-	// handoff is pending (as Record.RunDir): whether it still runs is
-	// judged by its lock, not by a pid the kernel may have handed on.
+	// RunDir is the wrapper's own private run directory, whose lock it
+	// holds until it exits (as Record.RunDir): whether it still runs is
+	// judged by that lock, not by a pid the kernel may have handed on.
+	// Empty when the wrapper did not know it yet: the pid has to do.
 	RunDir  string    `json:"run_dir,omitempty"`
 	Ordered time.Time `json:"ordered"`
 

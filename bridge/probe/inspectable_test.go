@@ -280,3 +280,46 @@ func fullyInspectableAgentDir(t *testing.T) string {
 	}
 	return dir
 }
+
+// What docs/inspectable.md says of `herdr-pi close` on a turn that is
+// ordered but has no tab yet: the wrapper gives the order up and hands the
+// turn back untransferred (its tab never opens). The prompt is not lost:
+// the probe asks for the turn once more, as for a turn whose tab could not
+// be opened, and the second tab runs it.
+func TestInspectableTurnGivenUpBeforeItsTabIsAskedForOnceMore(t *testing.T) {
+	dir := fullyInspectableAgentDir(t)
+	var mu sync.Mutex
+	var requests []control.HandoffRequest
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		r, ok := m.(control.HandoffRequest)
+		if !ok {
+			return
+		}
+		mu.Lock()
+		requests = append(requests, r)
+		n := len(requests)
+		mu.Unlock()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			order := control.HandoffOrder{ID: fmt.Sprintf("h%d", n), RunID: r.RunID, SessionID: r.SessionID, Request: r.ID}
+			if _, err := l.Handoff(ctx, order); err != nil {
+				return
+			}
+			hb := control.Handback{Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop"}
+			if n == 1 {
+				hb = control.Handback{Reason: control.HandbackAborted, Error: "herdr-pi close gave the handoff up before its pane opened"}
+			} else {
+				_ = l.PaneState(order.ID, control.PaneLaunched)
+			}
+			_, _ = l.Handback(ctx, order.ID, hb)
+		}()
+	}
+	out, _ := runHandoffHarnessSink(t, "turn-given-up", &ownerSink{react: react}, "PI_CODING_AGENT_DIR="+dir)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(requests) != 2 || !slices.Equal(out.Results, []string{"done"}) {
+		t.Fatalf("turn requests %d, prompt results %q, the local session saw %q; want the turn asked for once more and run", len(requests), out.Results, out.Log)
+	}
+	t.Logf("the local session saw %q", out.Log)
+}

@@ -19,8 +19,16 @@ import (
 // carry runs one handoff from the order to the handback and sets r.final,
 // or r.err when the owner refused and nothing was handed off.
 func (s *Service) carry(r *run) {
-	s.notePending(r)
-	defer s.forgetPending(r)
+	if r.pending == nil {
+		r.pending = s.notePending(r.order.RunID, r.id)
+	}
+	defer r.pending.forget()
+	if r.pending != nil {
+		// close's cancel mark ends the handoff: the order is withdrawn and
+		// no pane opens.
+		stop := context.AfterFunc(r.pending.given, func() { r.cancel(context.Cause(r.pending.given)) })
+		defer stop()
+	}
 	r.emit(control.Progress{Event: control.ProgressOrdered})
 	l, err := r.link.Handoff(r.ctx, r.order)
 	var refused *control.HandoffRefused
@@ -170,7 +178,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		records = s.record(r, opened, dir, bridgePath)
 		// From here on close finds the pane, and closing it gives the
 		// attempt back.
-		s.forgetPending(r)
+		r.pending.forget()
 		if r.opts.turn {
 			s.keepSpace(r, opened, records)
 		}
@@ -582,70 +590,4 @@ func wrapperOf(ctx context.Context, runtimeBase, herdrSocket, pane string) (cont
 	defer c.Close()
 	st, err := c.Status(ctx)
 	return ep, st, err == nil
-}
-
-// ErrGivenUpByClose is the cause of a handoff's end when `herdr-pi close`
-// gave it up before its pane opened.
-var ErrGivenUpByClose = errors.New("herdr-pi close gave the handoff up before its pane opened")
-
-// notePending puts the handoff in the ledger as ordered (handoff.Pending),
-// so that `herdr-pi close` knows of it before its pane opens, and starts
-// the watch for close's cancel mark, which ends the handoff: the order is
-// withdrawn and no pane opens. forgetPending ends the watch, waits for it
-// and removes the file; carry calls it on every way out, and runPane as
-// soon as the pane is in the ledger. A handoff whose pending file cannot
-// be written goes on (logged): close then only finds its pane.
-func (s *Service) notePending(r *run) {
-	p := handoff.Pending{Run: r.order.RunID, Handoff: r.id, WrapperPID: os.Getpid()}
-	// A run directory held meanwhile says this wrapper runs, as a pid
-	// alone cannot once the wrapper is killed and its pid reused: close
-	// then forgets the entry instead of waiting for it. Without one the
-	// pid has to do.
-	held, err := control.NewRunDir(s.cfg.RunBase)
-	if err == nil {
-		p.RunDir = held.Path
-	}
-	p, err = s.cfg.Ledger.AddPending(p)
-	if err != nil {
-		s.cfg.Logf("live: handoff %s: %v", r.id, err)
-		held.Remove()
-		return
-	}
-	stop, watched := make(chan struct{}), make(chan struct{})
-	r.pending, r.pendingDir, r.stopPending, r.pendingWatched = p, held, stop, watched
-	go func() {
-		defer close(watched)
-		guard.Run(s.cfg.Logf, "live: the close watch of handoff "+r.id, "herdr-pi close cannot give this handoff up before its pane opens", func() {
-			tick := time.NewTicker(50 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-r.ctx.Done():
-					return
-				case <-tick.C:
-					if p.Cancelled() {
-						s.cfg.Logf("live: handoff %s: herdr-pi close gives it up", r.id)
-						r.cancel(ErrGivenUpByClose)
-						return
-					}
-				}
-			}
-		})
-	}()
-}
-
-// forgetPending: see notePending. Safe to call more than once.
-func (s *Service) forgetPending(r *run) {
-	if r.stopPending == nil {
-		return
-	}
-	close(r.stopPending)
-	<-r.pendingWatched
-	r.stopPending = nil
-	if err := s.cfg.Ledger.RemovePending(r.pending); err != nil {
-		s.cfg.Logf("live: handoff %s: %v", r.id, err)
-	}
-	r.pendingDir.Remove() // after the entry: never an entry of a wrapper that seems gone
 }

@@ -86,6 +86,9 @@ type Service struct {
 	spaces map[string]*space
 	next   int
 	wg     sync.WaitGroup
+	// runDir is the wrapper's own run directory (SetRunDir), "" until
+	// it is known.
+	runDir string
 }
 
 // space is the workspace of a fully inspectable run.
@@ -144,6 +147,17 @@ func (s *Service) Close() {
 	}
 }
 
+// SetRunDir names the wrapper's own private run directory (control.Run's
+// Dir), whose lock the wrapper holds until it exits: a pending handoff
+// shows by it that its wrapper runs (see notePending). The wrapper starts
+// its control run after the Service (the run needs it) and closes it after
+// Close, so the lock outlives every handoff.
+func (s *Service) SetRunDir(dir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runDir = dir
+}
+
 // OwnerEvent implements control.OwnerSink. It returns at once: anything
 // that waits runs on a goroutine of the Service.
 func (s *Service) OwnerEvent(l *control.OwnerLink, m control.OwnerMessage) { s.ownerEvent(l, m) }
@@ -179,36 +193,7 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 		// Its fully inspectable mode is the settings at the owner's
 		// start: a handoff reads them anew (Config.Place).
 	case control.HandoffRequest:
-		if s.ctx.Err() != nil {
-			_ = l.Refuse(m.ID, ErrClosing)
-			return
-		}
-		if old, busy := s.running[m.SessionID]; busy {
-			if m.Turn || old.isEnding() {
-				// The attempt's previous turn (or handoff) is still being
-				// handed back: this one starts when that is over.
-				guard.Go(&s.wg, s.cfg.Logf, "live: a turn waiting for the one before", "this turn is not handed off; the owner may ask again", func() {
-					select {
-					case <-old.done:
-						s.ownerEvent(l, m)
-					case <-s.ctx.Done():
-						_ = l.Refuse(m.ID, ErrClosing)
-					}
-				})
-			}
-			return // one launch per attempt: this request shares it
-		}
-		ask := control.HandoffAsk{}
-		if m.Turn {
-			ask.Place = string(handoff.ModeWorkspace)
-		}
-		opts, err := s.optionsLocked(ask)
-		if err != nil {
-			_ = l.Refuse(m.ID, err)
-			return
-		}
-		opts.turn = m.Turn
-		s.startLocked(l, control.HandoffOrder{RunID: m.RunID, SessionID: m.SessionID, Request: m.ID}, m.Label, opts)
+		s.requestLocked(l, m, "", nil)
 	case control.InspectRequest:
 		if s.ctx.Err() != nil {
 			_ = l.Refuse(m.ID, ErrClosing)
@@ -235,6 +220,81 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 			}
 		}
 	}
+}
+
+// requestLocked answers the owner's request for a handoff (its menu's, or
+// a turn's in fully inspectable mode). id and note belong to a request
+// that waited for the attempt's last handoff (waitLocked): its handoff id,
+// reserved, and its pending note, which the handoff takes over when it
+// starts, or which is forgotten here when it does not.
+func (s *Service) requestLocked(l Owner, m control.HandoffRequest, id string, note *pendingNote) {
+	if s.ctx.Err() != nil {
+		note.forget()
+		_ = l.Refuse(m.ID, ErrClosing)
+		return
+	}
+	if old, busy := s.running[m.SessionID]; busy {
+		if m.Turn || old.isEnding() {
+			// The attempt's previous turn (or handoff) is still being
+			// handed back: this one starts when that is over.
+			s.waitLocked(l, m, old, id, note)
+			return
+		}
+		note.forget()
+		return // one launch per attempt: this request shares it
+	}
+	ask := control.HandoffAsk{}
+	if m.Turn {
+		ask.Place = string(handoff.ModeWorkspace)
+	}
+	opts, err := s.optionsLocked(ask)
+	if err != nil {
+		note.forget()
+		_ = l.Refuse(m.ID, err)
+		return
+	}
+	opts.turn = m.Turn
+	s.startLocked(l, control.HandoffOrder{RunID: m.RunID, SessionID: m.SessionID, Request: m.ID, ID: id}, m.Label, opts, note)
+}
+
+// waitLocked holds the owner's request m until old, the attempt's last
+// handoff, is over, then answers it anew. A menu's request waits in the
+// ledger as a pending handoff (its id reserved now), so that `herdr-pi
+// close` meanwhile finds it and gives it up: the request is refused and
+// nothing opens once old is back. A turn's request (fully inspectable
+// mode) does not: refused, the turn would be asked for again at once, and
+// the mode opens each prompt's tab whatever close closed before
+// (docs/inspectable.md).
+func (s *Service) waitLocked(l Owner, m control.HandoffRequest, old *run, id string, note *pendingNote) {
+	if !m.Turn && id == "" {
+		s.next++
+		id = fmt.Sprintf("h%d", s.next)
+	}
+	guard.Go(&s.wg, s.cfg.Logf, "live: a request waiting for the attempt's last handoff", "this request is not handed off; the owner may ask again", func() {
+		if note == nil && !m.Turn {
+			note = s.notePending(m.RunID, id)
+		}
+		select {
+		case <-old.done:
+			if !note.isGivenUp() {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				s.requestLocked(l, m, id, note)
+				return
+			}
+			// Given up just as old ended: close it is.
+			_ = l.Refuse(m.ID, ErrGivenUpByClose)
+			note.forget()
+		case <-note.givenUp():
+			// Refused first: by the time close sees the entry gone, the
+			// owner has heard.
+			_ = l.Refuse(m.ID, ErrGivenUpByClose)
+			note.forget()
+		case <-s.ctx.Done():
+			note.forget()
+			_ = l.Refuse(m.ID, ErrClosing)
+		}
+	})
 }
 
 // options is how one handoff places and watches its pane.
@@ -273,6 +333,20 @@ func (s *Service) optionsLocked(ask control.HandoffAsk) (options, error) {
 // of a live attempt of this wrapper's owner and follows it to the
 // handback. A second ask for an attempt under way shares its launch.
 func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress func(control.Progress)) (control.Progress, error) {
+	return s.handoff(ctx, ask, progress, "", nil)
+}
+
+// handoff is Handoff; id and note belong to an ask that waited for the
+// attempt's last handoff to be handed back: its handoff id, reserved, and
+// its pending note, which the new handoff takes over (or which is
+// forgotten when the ask ends otherwise).
+func (s *Service) handoff(ctx context.Context, ask control.HandoffAsk, progress func(control.Progress), id string, note *pendingNote) (control.Progress, error) {
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			note.forget()
+		}
+	}()
 	s.mu.Lock()
 	// Released by the defer only when a panic leaves it held (the control
 	// server recovers a panic in Handoff): a Service left locked would
@@ -306,13 +380,28 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 			// Its pane is closing and the attempt on its way back: this
 			// ask is a new handoff, once that one is over — not a
 			// follower of one that ends without handing anything off.
+			// Meanwhile it is in the ledger as pending, so that close
+			// finds it and can give it up.
+			if id == "" {
+				s.next++
+				id = fmt.Sprintf("h%d", s.next)
+			}
 			unlock()
+			if note == nil {
+				note = s.notePending(ask.RunID, id)
+			}
 			select {
 			case <-r.done:
+				if note.isGivenUp() {
+					return control.Progress{}, givenUpWaiting(id, r.id)
+				}
+			case <-note.givenUp():
+				return control.Progress{}, givenUpWaiting(id, r.id)
 			case <-ctx.Done():
 				return control.Progress{}, fmt.Errorf("stopped waiting for the attempt's last handoff (%s) to be handed back, after which a new one was to be asked for: nothing was handed off", r.id)
 			}
-			return s.Handoff(ctx, ask, progress)
+			handedOver = true
+			return s.handoff(ctx, ask, progress, id, note)
 		}
 		// Shared: this asker follows; leaving gives nothing up.
 		unsubscribe := r.subscribe(progress)
@@ -330,7 +419,8 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 		unlock()
 		return control.Progress{}, err
 	}
-	r := s.startLocked(l, control.HandoffOrder{RunID: ask.RunID, SessionID: ask.SessionID}, "", opts, progress)
+	handedOver = true
+	r := s.startLocked(l, control.HandoffOrder{RunID: ask.RunID, SessionID: ask.SessionID, ID: id}, "", opts, note, progress)
 	r.askedBy = ask.Label
 	unlock()
 	// The asker going away gives the attempt back: the pane was its.
@@ -340,12 +430,22 @@ func (s *Service) Handoff(ctx context.Context, ask control.HandoffAsk, progress 
 	return r.final, r.err
 }
 
-// startLocked starts one handoff on its own goroutine.
-func (s *Service) startLocked(l Owner, order control.HandoffOrder, label string, opts options, subs ...func(control.Progress)) *run {
-	s.next++
-	order.ID = fmt.Sprintf("h%d", s.next)
+// givenUpWaiting is what an open hears whose ask close gave up while it
+// waited for the attempt's last handoff (last) to be handed back.
+func givenUpWaiting(id, last string) error {
+	return fmt.Errorf("herdr-pi close gave handoff %s up while it waited for the attempt's last handoff (%s) to be handed back: nothing was handed off", id, last)
+}
+
+// startLocked starts one handoff on its own goroutine. order.ID and note
+// are a waiting ask's (see requestLocked); a handoff without an id gets
+// the next one, and carry writes its note.
+func (s *Service) startLocked(l Owner, order control.HandoffOrder, label string, opts options, note *pendingNote, subs ...func(control.Progress)) *run {
+	if order.ID == "" {
+		s.next++
+		order.ID = fmt.Sprintf("h%d", s.next)
+	}
 	ctx, cancel := context.WithCancelCause(s.ctx)
-	r := &run{id: order.ID, order: order, label: label, opts: opts, link: l, ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	r := &run{id: order.ID, order: order, label: label, opts: opts, link: l, ctx: ctx, cancel: cancel, done: make(chan struct{}), pending: note}
 	for _, f := range subs {
 		r.subscribe(f)
 	}
@@ -411,12 +511,12 @@ type run struct {
 	final  control.Progress // set before done closes
 	err    error            // the order was refused: nothing was handed off
 
-	// The handoff as ordered, in the ledger until its pane is (carry's
-	// goroutine alone touches these: see notePending).
-	pending        handoff.Pending
-	pendingDir     *control.HeldRunDir
-	stopPending    chan struct{}
-	pendingWatched chan struct{}
+	// pending is the handoff in the ledger as ordered, until its pane is
+	// (nil when its file could not be written). A request that waited for
+	// the attempt's last handoff hands its note over when it starts;
+	// otherwise carry writes it. From then on carry's goroutine alone
+	// touches it.
+	pending *pendingNote
 }
 
 // tab is where the handoff's pane was placed, once it was.

@@ -125,6 +125,7 @@ type rig struct {
 	svc     *Service
 	o       *fakeOwner
 	runtime string
+	ownDir  string // the wrapper's own run directory
 	client  *herdr.Client
 	seq     uint64
 }
@@ -159,9 +160,17 @@ func newRig(t *testing.T, mut ...func(*Config)) *rig {
 		m(&cfg)
 	}
 	svc := New(cfg)
+	// The wrapper's own control run, as wrap starts it after the service
+	// and closes it after the service is closed (cleanups run last first).
+	own, err := control.Start(control.RunConfig{RuntimeBase: rt, Events: &paneWrapper{}, Requests: &paneWrapper{}, Owner: svc, Handoffs: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { own.Close() })
+	svc.SetRunDir(own.Dir)
 	t.Cleanup(svc.Close)
 	svc.ownerEvent(o, control.OwnerConnected{PID: o.pid})
-	return &rig{t: t, s: s, svc: svc, o: o, runtime: rt, client: herdr.NewClient(s.SocketPath())}
+	return &rig{t: t, s: s, svc: svc, o: o, runtime: rt, ownDir: own.Dir, client: herdr.NewClient(s.SocketPath())}
 }
 
 // paneWrapper plays the herdr-pi wrap in the pane: registered for it, with
@@ -1261,7 +1270,9 @@ func TestAnAskDuringAHandbackWaitsAndHandsOffAgain(t *testing.T) {
 	if a := x.wait(t); a.Handoff != "h1" || a.Reason != control.HandbackIdle {
 		t.Fatalf("the first ask: %+v", a)
 	}
-	if p := y.next(t, control.ProgressOrdered); p.Handoff != "h2" {
+	// A new handoff: its id is not h1's (the asks that waited each had
+	// one reserved, in the order they reached the service).
+	if p := y.next(t, control.ProgressOrdered); p.Handoff == "h1" || p.Handoff == "" {
 		t.Fatalf("an ask during h1's handback heard ordered of handoff %q: it joined the handoff being handed back (pane %s)", p.Handoff, pane)
 	}
 }
@@ -1337,6 +1348,102 @@ func TestCloseWhileAHandoffIsOrderedGivesItUpAndNothingOpens(t *testing.T) {
 		t.Fatalf("a pane opened: %q", m)
 	}
 	r.nothingLeft()
+}
+
+// A pending handoff shows that its wrapper runs by the wrapper's own run
+// directory, whose lock the wrapper holds until it exits (handoffs end
+// before its control socket closes): it makes no run directory of its own
+// for that, and close judges it alive (and gone once that lock is free).
+func TestAPendingHandoffIsJudgedByTheWrappersOwnRunDirectory(t *testing.T) {
+	r := newRig(t)
+	r.o.waitBoundary = true
+	x := r.ask(control.HandoffAsk{})
+	x.next(t, control.ProgressOrdered)
+	pending, err := handoff.LedgerAt(r.runtime).Pendings()
+	if err != nil || len(pending) != 1 || pending[0].RunDir != r.ownDir || !control.WrapperAlive(pending[0].RunDir, pending[0].WrapperPID) {
+		t.Fatalf("pending handoffs %+v (%v); want one, judged by the wrapper's own run directory %s", pending, err, r.ownDir)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(r.runtime, "run-*"))
+	if len(dirs) != 1 || dirs[0] != r.ownDir {
+		t.Fatalf("run directories while the handoff is pending: %q; want only the wrapper's own %s", dirs, r.ownDir)
+	}
+	x.cancel()
+	<-x.done
+	r.nothingLeft()
+}
+
+// `herdr-pi close` while a live handoff waits for the attempt's last one
+// to be handed back (the owner's menu asked, or another open, while that
+// one's pane closed and the owner reopened its session): the waiting ask
+// is in the ledger as a pending handoff from the moment it waits, so close
+// finds it and gives it up. The menu hears why (its request refused), an
+// open hears that close gave it up and nothing was handed off, and once
+// the last handoff is back no order goes to the owner and no pane opens.
+func TestCloseWhileAHandoffWaitsForTheLastHandbackGivesItUp(t *testing.T) {
+	for _, by := range []string{"menu", "open"} {
+		t.Run(by, func(t *testing.T) {
+			r := newRig(t)
+			atHandback, release := make(chan struct{}, 1), make(chan struct{})
+			r.o.atHandback = func(control.Handback) {
+				atHandback <- struct{}{}
+				<-release
+			}
+			x := r.ask(control.HandoffAsk{})
+			var releasing sync.Once
+			letGo := func() { releasing.Do(func() { close(release) }) }
+			t.Cleanup(letGo) // before x's cleanup waits for it: a failing test does not hang
+			r.idleHandbackWith(startAgent(t, ""), x)
+			select {
+			case <-atHandback:
+			case <-time.After(long):
+				t.Fatal("no handback")
+			}
+			var y *asked
+			if by == "menu" {
+				r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r5", RunID: "r1", SessionID: "s1", Label: "finder"})
+			} else {
+				y = r.ask(control.HandoffAsk{})
+			}
+			ledger := handoff.LedgerAt(r.runtime)
+			var pending []handoff.Pending
+			r.s.WaitFor(t, long, "the waiting ask in the ledger, for close to find", func() bool {
+				pending, _ = ledger.Pendings()
+				return len(pending) == 1
+			})
+			if p := pending[0]; p.Run != "r1" || p.Handoff != "h2" || p.RunDir != r.ownDir {
+				t.Fatalf("pending %+v", p)
+			}
+			done, failed := handoff.CancelPending(context.Background(), ledger, pending, long)
+			if len(failed) != 0 || len(done) != 1 || done[0] != (handoff.Closed{Kind: "handoff", ID: "h2", How: "given back"}) {
+				t.Fatalf("close: %+v, failed %+v", done, failed)
+			}
+			if by == "menu" {
+				r.o.mu.Lock()
+				refused := slices.Clone(r.o.refused)
+				r.o.mu.Unlock()
+				if len(refused) != 1 || !strings.HasPrefix(refused[0], "r5: ") || !strings.Contains(refused[0], "herdr-pi close") {
+					t.Fatalf("the menu's request was answered %q; want it refused, saying herdr-pi close gave it up", refused)
+				}
+			} else {
+				<-y.done
+				if y.err == nil || !strings.Contains(y.err.Error(), "herdr-pi close") || !strings.Contains(y.err.Error(), "nothing was handed off") {
+					t.Fatalf("the waiting open heard %+v, %v", y.final, y.err)
+				}
+			}
+			letGo()
+			if a := x.wait(t); a.Handoff != "h1" {
+				t.Fatalf("the first ask: %+v", a)
+			}
+			r.svc.Close()
+			if n := len(slices.DeleteFunc(r.s.Methods(), func(m string) bool { return m != "pane.split" })); n != 1 {
+				t.Fatalf("panes split %d: a pane opened after close gave the waiting handoff up", n)
+			}
+			if got := r.o.handbacksSoFar(); len(got) != 1 {
+				t.Fatalf("the owner was handed back %+v: a second handoff was ordered", got)
+			}
+			r.nothingLeft()
+		})
+	}
 }
 
 // A Herdr error can be long (a message of its own, a path, a dump): the

@@ -34,7 +34,8 @@ var unguarded = map[string]struct {
 	"bridge/tools/server.go (*Server).run":               {1, "a read, a log line and a cancel"},
 	"handoff/live/agent.go (*paneAgent).watch":           {1, "polls the pane's Pi's pidfd (or its wrapper's lock) and closes a channel"},
 	"handoff/wait.go WatchWrapper":                       {1, "polls a run directory's lock and closes a channel"},
-	"handoff/live/service.go (*Service).Handoff":         {1, "a cancel"},
+	"handoff/live/service.go (*Service).handoff":         {1, "a cancel"},
+	"handoff/live/carry.go (*Service).carry":             {1, "a cancel (herdr-pi close gave the pending handoff up)"},
 	"handoff/live/service.go (*Service).startLocked":     {1, "a select and a cancel"},
 	"handoff/store/store.go (*Store).Runs":               {1, "decodes runs for `herdr-pi open`'s listing, not for wrap"},
 }

@@ -324,6 +324,30 @@ async function main() {
 		clearInterval(alive);
 		out.log = log;
 		await new Promise((r) => setTimeout(r, 200)); // let the link flush
+	} else if (scenario === "turn-given-up") {
+		// Fully inspectable mode: the wrapper gives the turn's order up
+		// before its tab opens (herdr-pi close) and hands it back
+		// untransferred; what the prompt does next is the result.
+		const reg = fakeRegistry();
+		await startOwner(load, reg);
+		const log = [];
+		const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
+		const agent = { transport: localTransport(log, reply) };
+		const context = { run: { runId: "r", workflow: { name: "flow" } }, attempt: 1, signal: new AbortController().signal };
+		reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiFullyInspectable").setup(agent, context);
+		const session = await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "flow:foo:attempt-1" }, context);
+		const alive = setInterval(() => {}, 1000);
+		const results = [];
+		try {
+			results.push(await session.prompt("ONCE"));
+		} catch (e) {
+			log.push(`prompt failed: ${e.message}`);
+		}
+		out.results = results.map((r) => r.assistant?.content?.[0]?.text ?? "");
+		await session.dispose();
+		clearInterval(alive);
+		out.log = log;
+		await new Promise((r) => setTimeout(r, 200)); // let the link flush
 	} else if (scenario === "fits") {
 		// The wrapper counts the owner link's 16 MiB in bytes: six million
 		// three-byte characters are 18 MB there, six million ASCII ones 6 MB.

@@ -97,6 +97,13 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	}
 	final, err := c.Handoff(hctx, ask, follow)
 	if err != nil {
+		if writeErr != nil && !errors.Is(err, writeErr) {
+			// The wrapper answered with words of its own, not a handback:
+			// this open only joined a handoff another asked for (which goes
+			// on, and the words say so), or the handoff ended without one
+			// (refused). open gave nothing up; it stopped following.
+			return fmt.Errorf("%s: its lines could not be written (%w), so open stopped following the handoff; the owner's wrapper says: %v", a, writeErr, err)
+		}
 		if writeErr != nil {
 			return fmt.Errorf("%s: its lines could not be written (%w), so open gave the handoff up, and the wrapper "+
 				"did not confirm it gave the attempt back: %v", a, writeErr, err)
@@ -113,6 +120,10 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	gaveUp := writeErr != nil
 	follow(final)
 	switch {
+	case gaveUp && final.Reason != control.HandbackAborted:
+		// The handoff ended by itself as open left it: not open's doing.
+		return fmt.Errorf("%s: its lines could not be written (%w), so nobody could follow the handoff, "+
+			"which ended meanwhile (%s)", a, writeErr, final)
 	case gaveUp:
 		return fmt.Errorf("%s: its lines could not be written (%w), so nobody could follow the handoff: "+
 			"open gave it up, and the wrapper gave the attempt back to its owner (%s)", a, writeErr, final)

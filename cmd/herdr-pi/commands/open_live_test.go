@@ -112,6 +112,12 @@ type scriptedHandoffs struct {
 	focus bool
 	// leftOpen is what the handback says stays open in Herdr.
 	leftOpen string
+	// joined answers as for an ask that joined a handoff another asked
+	// for first: leaving it gives nothing up, and the wrapper says so.
+	joined bool
+	// endedMeanwhile: the handoff ends by itself (its pane's Pi went idle)
+	// as open leaves it, so the answer is that handback, not open's.
+	endedMeanwhile bool
 	// Set on the server's goroutine; read once open returned, which the
 	// race detector cannot see through the socket.
 	mu       sync.Mutex
@@ -139,6 +145,14 @@ func (h *scriptedHandoffs) outcome() (launched bool, cause error) {
 func (h *scriptedHandoffs) Handoff(ctx context.Context, ask control.HandoffAsk, progress func(control.Progress)) (control.Progress, error) {
 	launched := false
 	given := func() (control.Progress, error) {
+		if h.endedMeanwhile {
+			return control.Progress{Event: control.ProgressHandback, Reason: control.HandbackIdle, Transferred: launched, LastStopReason: "stop", RunID: ask.RunID, Handoff: "h1"}, nil
+		}
+		if h.joined {
+			// The words of the owner's wrapper (handoff/live) to a follower
+			// that leaves: the handoff goes on.
+			return control.Progress{}, fmt.Errorf("stopped following handoff h1, which goes on for the owner's /workflow menu that asked for it first (no pane has opened yet); herdr-pi close %s gives the attempt back now", ask.RunID)
+		}
 		h.mu.Lock()
 		h.cause = context.Cause(ctx)
 		h.mu.Unlock()
@@ -250,6 +264,40 @@ func TestOpenLiveGivesTheHandoffUpWhenItsLinesCannotBeWritten(t *testing.T) {
 					code, launched, cause, stderr, exitError)
 			}
 		})
+	}
+}
+
+// An open that joined a handoff another asked for first (the owner's menu,
+// another open) gives nothing up when its lines cannot be written: it only
+// stops following, the handoff goes on, and open must not claim it gave
+// the handoff up or that the attempt is on its way back.
+func TestOpenLiveThatJoinedAHandoffDoesNotClaimToGiveItUp(t *testing.T) {
+	for _, asJSON := range []bool{false, true} {
+		w := newLiveWorld(t)
+		w.handoffs.joined = true
+		var args []string
+		if asJSON {
+			args = append(args, "--json")
+		}
+		code, stderr := w.open(t, devFull(t), args...)
+		if code != exitError || !strings.Contains(stderr, "no space left on device") || strings.Contains(stderr, "gave the handoff up") ||
+			strings.Contains(stderr, "gave it up") || strings.Contains(stderr, "gave the attempt back") || !strings.Contains(stderr, "goes on") ||
+			!strings.Contains(stderr, "herdr-pi close") {
+			t.Fatalf("--json %v: exit %d; stderr:\n%s\nwant exit 1, the write error, and that the handoff it joined goes on (herdr-pi close gives it back), not that open gave it up", asJSON, code, stderr)
+		}
+	}
+}
+
+// When the handoff ends by itself (its pane's Pi went idle) just as open,
+// unable to write its lines, leaves it, the handback is not open's doing:
+// open must not say it gave the handoff up; it says how it ended.
+func TestOpenLiveWhoseHandoffEndedMeanwhileDoesNotClaimToGiveItUp(t *testing.T) {
+	w := newLiveWorld(t)
+	w.handoffs.endedMeanwhile = true
+	code, stderr := w.open(t, devFull(t))
+	if code != exitError || !strings.Contains(stderr, "no space left on device") || strings.Contains(stderr, "gave it up") ||
+		strings.Contains(stderr, "gave the handoff up") || !strings.Contains(stderr, "idle") {
+		t.Fatalf("exit %d; stderr:\n%s\nwant exit 1, the write error and the handback as it was (idle), not that open gave the handoff up", code, stderr)
 	}
 }
 

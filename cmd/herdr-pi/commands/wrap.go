@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/herdr-pi/herdr-pi/handoff/live"
 	"io"
 	"os"
 	"os/signal"
@@ -197,15 +198,19 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
 		Events: signals, Requests: herdrStatus{signals, presence, notes, names}, Logf: log.Printf,
 	}
+	var handoffs *live.Service
 	if isPi {
 		// Any Pi may load the workflow engine: its probe then links up as
 		// the owner, and live handoffs run here.
-		if handoffs := startHandoffs(f, paths, herdrEnv, inHerdr, cwd, log.Printf); handoffs != nil {
+		if handoffs = startHandoffs(f, paths, herdrEnv, inHerdr, cwd, log.Printf); handoffs != nil {
 			rc.Owner, rc.Handoffs = handoffs, handoffs
 			down.handoffs = handoffs.Close
 		}
 	}
 	run, err := control.Start(rc)
+	if err == nil && handoffs != nil {
+		handoffs.SetRunDir(run.Dir) // held until after handoffs close (wrapShutdown)
+	}
 	if err != nil {
 		// The agent runs anyway; only what needs the socket is missing.
 		// One line, so the cause stays short: doctor has the fix for
