@@ -114,7 +114,8 @@ type NtfyConfig struct {
 
 // LogConfig controls the log file.
 type LogConfig struct {
-	// Level is info or debug (HERDR_PI_LOG overrides).
+	// Level is info or debug, in lower case whatever case the file used
+	// (HERDR_PI_LOG overrides).
 	Level string `toml:"level"`
 }
 
@@ -282,8 +283,13 @@ func ParseConfig(data []byte, shown string) (Config, []Problem) {
 	cfg := Defaults()
 	d := configDecoder{md: md, data: data, shown: shown}
 	d.table(top, reflect.ValueOf(&cfg).Elem(), nil)
+	// The level's words take any case, as HERDR_PI_LOG's do; the rest of
+	// the program sees them in lower case.
+	if level := strings.ToLower(cfg.Log.Level); level == "info" || level == "debug" {
+		cfg.Log.Level = level
+	}
 	problems := d.problems
-	for _, v := range cfg.validate() {
+	for _, v := range cfg.validate(d.written) {
 		problems = append(problems, Problem{File: shown, Line: locateKey(data, v.key), Key: strings.Join(v.key, "."), Msg: v.msg})
 	}
 	slices.SortStableFunc(problems, func(a, b Problem) int { return a.Line - b.Line })
@@ -297,6 +303,9 @@ type configDecoder struct {
 	data     []byte
 	shown    string
 	problems []Problem
+	// written is each duration as the file spells it, by dotted key: a
+	// value out of range is quoted that way ("60m", not "1h0m0s").
+	written map[string]string
 }
 
 func (d *configDecoder) add(key []string, msg string) {
@@ -403,11 +412,19 @@ func (d *configDecoder) subTable(p toml.Primitive, key []string) (map[string]tom
 // fit.
 func (d *configDecoder) decode(p toml.Primitive, v reflect.Value, key []string) bool {
 	err := d.md.PrimitiveDecode(p, v.Interface())
+	_, isDuration := v.Interface().(*Duration)
 	if err == nil {
+		var text string
+		if isDuration && d.md.PrimitiveDecode(p, &text) == nil {
+			if d.written == nil {
+				d.written = map[string]string{}
+			}
+			d.written[strings.Join(key, ".")] = text
+		}
 		return true
 	}
 	name := toml.Key(key).String()
-	if _, ok := v.Interface().(*Duration); ok {
+	if isDuration {
 		if msg := d.durationNotString(p); msg != "" {
 			d.add(key, fmt.Sprintf("key %q: %s", name, msg))
 			return false
@@ -526,8 +543,17 @@ var (
 	protocols   = []string{"osc9", "osc99", "osc777"}
 )
 
-func (c Config) validate() []invalid {
+// validate checks the values' ranges and words; written gives a duration
+// by dotted key as the file spells it, for the message.
+func (c Config) validate(written map[string]string) []invalid {
 	var out []invalid
+	// asWritten is a duration as the person wrote it, else Go's spelling.
+	asWritten := func(d Duration, key ...string) string {
+		if text, ok := written[strings.Join(key, ".")]; ok {
+			return text
+		}
+		return d.D().String()
+	}
 	bad := func(msg string, key ...string) { out = append(out, invalid{key: key, msg: msg}) }
 	oneOf := func(v string, allowed []string, key ...string) {
 		if !slices.Contains(allowed, v) {
@@ -551,10 +577,10 @@ func (c Config) validate() []invalid {
 		}
 	}
 	if d := c.Detect.Debounce.D(); d < 0 || d > 10*time.Second {
-		bad(fmt.Sprintf("debounce = %q: must be between 0s and 10s", d), "detect", "debounce")
+		bad(fmt.Sprintf("debounce = %q: must be between 0s and 10s", asWritten(c.Detect.Debounce, "detect", "debounce")), "detect", "debounce")
 	}
 	if d := c.Detect.StartupGrace.D(); d < 0 || d > time.Minute {
-		bad(fmt.Sprintf("startup_grace = %q: must be between 0s and 1m", d), "detect", "startup_grace")
+		bad(fmt.Sprintf("startup_grace = %q: must be between 0s and 1m", asWritten(c.Detect.StartupGrace, "detect", "startup_grace")), "detect", "startup_grace")
 	}
 	switch channel := c.Notify.Channel; {
 	// "channel" reads like "where notifications go", so ntfy and the
@@ -568,7 +594,7 @@ func (c Config) validate() []invalid {
 	}
 	oneOf(c.Notify.Sound, []string{"none", "done", "request"}, "notify", "sound")
 	if d := c.Notify.FinishedAfter.D(); d < 0 || d > 24*time.Hour {
-		bad(fmt.Sprintf("finished_after = %q: must be between 0s (every run) and 24h", d), "notify", "finished_after")
+		bad(fmt.Sprintf("finished_after = %q: must be between 0s (every run) and 24h", asWritten(c.Notify.FinishedAfter, "notify", "finished_after")), "notify", "finished_after")
 	}
 	if c.Notify.Fallback != "" {
 		oneOf(c.Notify.Fallback, protocols, "notify", "fallback")
@@ -600,7 +626,7 @@ func (c Config) validate() []invalid {
 		bad(fmt.Sprintf("priority = %d: must be 1 to 5", n.Priority), "notify", "ntfy", "priority")
 	}
 	if d := n.Timeout.D(); d <= 0 || d > time.Minute {
-		bad(fmt.Sprintf("timeout = %q: must be above 0s and at most 1m", d), "notify", "ntfy", "timeout")
+		bad(fmt.Sprintf("timeout = %q: must be above 0s and at most 1m", asWritten(n.Timeout, "notify", "ntfy", "timeout")), "notify", "ntfy", "timeout")
 	}
 	if len(c.Open.Pi) == 0 || c.Open.Pi[0] == "" {
 		bad(`pi: name the Pi command, e.g. "pi" or ["node", "/opt/pi/dist/cli.js"]`, "open", "pi")

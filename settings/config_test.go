@@ -429,3 +429,38 @@ func TestDuplicateKeyNamesBothLines(t *testing.T) {
 		}
 	}
 }
+
+// A duration out of range is quoted as the file wrote it: "60m" read back
+// as "1h0m0s" is a value the person never typed and cannot find.
+func TestOutOfRangeDurationQuotesTheFile(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"[detect]\ndebounce = \"60m\"\n", `c.toml:2: debounce = "60m": must be between 0s and 10s`},
+		{"[detect]\nstartup_grace = \"90s\"\n", `c.toml:2: startup_grace = "90s": must be between 0s and 1m`},
+		{"[notify]\nfinished_after = \"1500m\"\n", `c.toml:2: finished_after = "1500m": must be between 0s (every run) and 24h`},
+		{"[notify.ntfy]\ntimeout = \"120000ms\"\n", `c.toml:2: timeout = "120000ms": must be above 0s and at most 1m`},
+	} {
+		_, problems := ParseConfig([]byte(c.data), "c.toml")
+		if len(problems) != 1 || problems[0].String() != c.want {
+			t.Errorf("%q:\n got  %q\n want %q", c.data, problems, c.want)
+		}
+	}
+}
+
+// [log] level takes its words in any case, as HERDR_PI_LOG does, and
+// gives the canonical lower-case form to the rest of the program.
+func TestLogLevelIgnoresCase(t *testing.T) {
+	for data, want := range map[string]string{
+		"[log]\nlevel = \"DEBUG\"\n": "debug",
+		"[log]\nlevel = \"Info\"\n":  "info",
+		"[log]\nlevel = \"debug\"\n": "debug",
+	} {
+		cfg, problems := ParseConfig([]byte(data), "c.toml")
+		if len(problems) != 0 || cfg.Log.Level != want {
+			t.Errorf("%q: level %q, problems %q; want %q and none", data, cfg.Log.Level, problems, want)
+		}
+	}
+	_, problems := ParseConfig([]byte("[log]\nlevel = \"LOUD\"\n"), "c.toml")
+	if want := `c.toml:2: level = "LOUD": must be one of info, debug`; len(problems) != 1 || problems[0].String() != want {
+		t.Errorf("LOUD: got %q, want %q", problems, want)
+	}
+}
