@@ -599,3 +599,25 @@ func runtimeRows(t *testing.T, w *doctortest.World) map[string]Row {
 	}
 	return rows
 }
+
+// The fix that says where herdr-pi goes without XDG_RUNTIME_DIR names the
+// directory it really takes then: $TMPDIR when that is usable, else /tmp
+// (settings.Resolve). "/tmp" under a TMPDIR sent the person looking in
+// the wrong place.
+func TestDoctorRuntimeFixNamesTheRealFallback(t *testing.T) {
+	for _, tc := range []struct{ name, tmpdir, want string }{
+		{"TMPDIR set", "TMP", "unset, herdr-pi uses TMP)"},
+		{"TMPDIR unset", "", "unset, herdr-pi uses /tmp)"},
+		{"TMPDIR relative", "rel/tmp", "unset, herdr-pi uses /tmp)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := doctortest.New(t)
+			gone := filepath.Join(w.Home, "run", "user", "1000")
+			tmp := filepath.Join(w.Home, "tmp")
+			mkdir(t, tmp, 0o700)
+			w.Set("XDG_RUNTIME_DIR="+gone, "TMPDIR="+strings.ReplaceAll(tc.tmpdir, "TMP", tmp))
+			rows := runtimeRows(t, w)
+			checkRowWant(t, rows["directory"], "fail|"+gone+" does not exist|"+strings.ReplaceAll(tc.want, "TMP", tmp))
+		})
+	}
+}
