@@ -76,16 +76,17 @@ func herdrChecks(ctx context.Context, d Input) []Row {
 	if pong.Capabilities != nil && pong.Capabilities.LiveHandoff {
 		handoff = "yes"
 	}
+	version := herdr.ShownVersion(pong.Version)
 	if pm == nil {
 		rows = append(rows, row("protocol", OK,
-			fmt.Sprintf("Herdr %s speaks protocol %d, the one herdr-pi is built for (live handoff: %s)", pong.Version, pong.Protocol, handoff), ""))
+			fmt.Sprintf("Herdr %s speaks protocol %d, the one herdr-pi is built for (live handoff: %s)", version, pong.Protocol, handoff), ""))
 	} else if pm.Got > pm.Expected {
 		rows = append(rows, row("protocol", Warn,
-			fmt.Sprintf("Herdr %s speaks protocol %d, newer than the %d herdr-pi is built for: herdr-pi only uses pane.report_agent, pane.release_agent, pane.get and notification.show, which may have changed", pong.Version, pm.Got, pm.Expected),
+			fmt.Sprintf("Herdr %s speaks protocol %d, newer than the %d herdr-pi is built for: herdr-pi only uses pane.report_agent, pane.release_agent, pane.get and notification.show, which may have changed", version, pm.Got, pm.Expected),
 			"upgrade herdr-pi if states or toasts misbehave"))
 	} else {
 		rows = append(rows, row("protocol", Warn,
-			fmt.Sprintf("Herdr %s speaks protocol %d, older than the %d herdr-pi is built for: methods herdr-pi relies on may be missing", pong.Version, pm.Got, pm.Expected),
+			fmt.Sprintf("Herdr %s speaks protocol %d, older than the %d herdr-pi is built for: methods herdr-pi relies on may be missing", version, pm.Got, pm.Expected),
 			"upgrade Herdr"))
 	}
 
