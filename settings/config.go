@@ -273,10 +273,20 @@ func ParseConfig(data []byte, shown string) (Config, []Problem) {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			msg := TOMLParseMessage(data, pe)
-			if pe.LastKey != "" && !duplicateKeyRe().MatchString(pe.Message) {
-				msg = fmt.Sprintf("key %q: %s", pe.LastKey, msg)
+			line := TOMLParseLine(data, pe)
+			// The parser's last key is the last one it read, often a
+			// table above the mistake ("debounce "3s"" under [detect]
+			// has "detect"): named only when it is on the mistake's line.
+			key := pe.LastKey
+			switch {
+			case duplicateKeyRe().MatchString(pe.Message):
+				// The message names the key and both its lines.
+			case key != "" && locateKey(data, splitDotted(key)) != line:
+				key = ""
+			case key != "":
+				msg = fmt.Sprintf("key %q: %s", key, msg)
 			}
-			return Defaults(), []Problem{{File: shown, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg}}
+			return Defaults(), []Problem{{File: shown, Line: line, Key: key, Msg: msg}}
 		}
 		return Defaults(), []Problem{{File: shown, Line: lineFromTOMLError(err), Msg: strings.TrimPrefix(err.Error(), "toml: ")}}
 	}
@@ -475,6 +485,21 @@ func TOMLParseMessage(data []byte, pe toml.ParseError) string {
 		return fmt.Sprintf("%q is set twice (lines %d and %d); keep one", dup[1], first, pe.Position.Line)
 	}
 	return fmt.Sprintf("%q is set twice; keep one", dup[1])
+}
+
+// TOMLParseLine is the line a TOML parse error is on, from the byte it
+// points at: the parser counts the newline that ends an unclosed table
+// header ("[detect") as the next line's, and an error at the end of the
+// file is on its last line, not on the empty one after it.
+func TOMLParseLine(data []byte, pe toml.ParseError) int {
+	at := pe.Position.Start
+	if pe.Position.Line == 0 || at < 0 || at > len(data) {
+		return pe.Position.Line
+	}
+	if at == len(data) && at > 0 && data[at-1] == '\n' {
+		at--
+	}
+	return 1 + bytes.Count(data[:at], []byte("\n"))
 }
 
 // duplicateKeyRe is the TOML parser's message for a key or table given

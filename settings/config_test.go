@@ -464,3 +464,23 @@ func TestLogLevelIgnoresCase(t *testing.T) {
 		t.Errorf("LOUD: got %q, want %q", problems, want)
 	}
 }
+
+// A syntax error is placed on the line that holds it, and names a key
+// only when that key is on that line: the parser counts the newline that
+// ends an unclosed table header as the next line's, and its "last key" is
+// the last key it read, often a table above the mistake.
+func TestSyntaxErrorLineAndKey(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"[detect\ndebounce = \"3s\"\n", `c.toml:1: expected '.' or ']' to end table name, but got '\n' instead`},
+		{"[a]\nb = 1\n[c\n", `c.toml:3: expected '.' or ']' to end table name, but got '\n' instead`},
+		{"[detect]\ndebounce \"3s\"\n", `c.toml:2: expected '.' or '=', but got '"' instead`},
+		{"[detect]\ndebounce = \"3s\"\nx\n", `c.toml:3: expected '.' or '=', but got '\n' instead`},
+		// The key on the line of the mistake is still named.
+		{"[detect]\ndebounce = \n", `c.toml:2: key "detect.debounce": expected value but found '\n' instead`},
+	} {
+		_, problems := ParseConfig([]byte(c.data), "c.toml")
+		if len(problems) != 1 || problems[0].String() != c.want {
+			t.Errorf("%q:\n got  %q\n want %q", c.data, problems, c.want)
+		}
+	}
+}
