@@ -58,8 +58,8 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 					"once it is fixed, %s", render.Clean(h.PaneID), render.Clean(reg.Dir), render.Clean(full), howToStart)
 			}
 			return nil, wrapperErrorf(noWrapper, "no herdr-pi wrapper is registered for Herdr pane %s in %s (%s): "+
-				"a wrapper started with another XDG_RUNTIME_DIR registers under that one, so run this with the wrapper's "+
-				"XDG_RUNTIME_DIR, or pass on %s and %s from the agent's environment; if none runs, %s",
+				"a wrapper started with another XDG_RUNTIME_DIR (or, without one, another TMPDIR) registers under that one, so run this with the wrapper's "+
+				"XDG_RUNTIME_DIR (or TMPDIR), or pass on %s and %s from the agent's environment; if none runs, %s",
 				render.Clean(h.PaneID), render.Clean(reg.Dir), runtimeFrom(env, reg.Dir), control.EnvSocket, control.EnvToken, howToStart)
 		case err != nil:
 			return nil, wrapperErrorf(unreachable, "cannot read the wrapper registry: %w", err)
@@ -103,14 +103,22 @@ func roomless(base string) string {
 // for.
 func runtimeFrom(env settings.Env, registry string) string {
 	v := env.Get("XDG_RUNTIME_DIR")
+	var why string
 	switch {
 	case v == "":
-		return "XDG_RUNTIME_DIR is unset"
+		why = "XDG_RUNTIME_DIR is unset"
 	case !strings.HasPrefix(registry, filepath.Clean(v)+"/"):
 		// settings.Resolve passes over a relative or long one.
-		return "XDG_RUNTIME_DIR=" + render.Clean(v) + " is relative or too long for a socket, so not used"
+		why = "XDG_RUNTIME_DIR=" + render.Clean(v) + " is relative or too long for a socket, so not used"
+	default:
+		return "from XDG_RUNTIME_DIR=" + render.Clean(v)
 	}
-	return "from XDG_RUNTIME_DIR=" + render.Clean(v)
+	// Then TMPDIR chose it, when usable (settings.RuntimeFallback): a
+	// hook with another TMPDIR reads another registry.
+	if tmp := env.Get("TMPDIR"); tmp != "" && settings.RuntimeFallback(env) == tmp {
+		why += ", so from TMPDIR=" + render.Clean(tmp)
+	}
+	return why
 }
 
 // tokenLost is the error for a process that a wrapper started (it names

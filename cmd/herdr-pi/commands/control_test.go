@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -224,6 +225,29 @@ func TestNoWrapperSaysWhereItLooked(t *testing.T) {
 			if code != 1 || !strings.Contains(errOut, says) {
 				t.Errorf("%q: exit %d, %q; want 1 and %q", args, code, errOut, says)
 			}
+		}
+	}
+}
+
+// Without XDG_RUNTIME_DIR the registry is under TMPDIR (settings.Resolve):
+// a hook with another TMPDIR than the wrapper's reads another registry,
+// and the message names TMPDIR, not only a variable that is unset.
+func TestNoWrapperNamesTMPDIRWhenItChoseTheRegistry(t *testing.T) {
+	tmp, err := os.MkdirTemp("/tmp", "hptmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	hook := newCmdEnv(t, append(slices.Clone(pane), "XDG_RUNTIME_DIR=", "TMPDIR="+tmp)...)
+	reg := control.PaneRegistry(hook.runtime).Dir
+	if !strings.HasPrefix(reg, tmp+"/") {
+		t.Fatalf("registry %s is not under TMPDIR %s", reg, tmp)
+	}
+	code, _, errOut := run(t, hook.env, "status")
+	for _, says := range []string{"in " + reg + " (XDG_RUNTIME_DIR is unset, so from TMPDIR=" + tmp + ")",
+		"another XDG_RUNTIME_DIR (or, without one, another TMPDIR)"} {
+		if code != 1 || !strings.Contains(errOut, says) {
+			t.Errorf("exit %d, %q; want 1 and %q", code, errOut, says)
 		}
 	}
 }
