@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -67,6 +68,16 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		where = fmt.Sprintf("the wrapper of Herdr pane %s (pid %d)", render.Clean(h.PaneID), ep.PID)
 		ended = "the herdr-pi " + strings.TrimPrefix(where, "the ")
 	}
+	pid := ep.PID
+	if rd, ok := control.ReadRunDir(filepath.Dir(ep.Socket)); ok && pid == 0 {
+		pid = rd.PID // named by the environment: its run directory says whose
+	}
+	if stoppedProcess(pid) {
+		// Stopped with Ctrl-Z, it holds its socket and answers nothing
+		// until it runs again; "start the agent" would put a second
+		// wrapper in the pane.
+		return nil, wrapperErrorf(unreachable, "%s is stopped (Ctrl-Z?) and answers nothing until it runs again: resume it with fg in the shell of its pane (kill -CONT %d only when no shell started it: a shell's stopped job stops again)", stoppedWho(where, pid), pid)
+	}
 	c, err := control.Dial(ctx, ep.Socket, ep.Token)
 	if err != nil && control.RunDirEnded(filepath.Dir(ep.Socket)) {
 		// Gone, not out of reach: a process the wrapper started outlived
@@ -78,10 +89,40 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 	if errors.Is(err, control.ErrUnauthorized) {
 		return nil, wrapperErrorf(refused, "%s refused our token (a stale %s?); %s", where, control.EnvToken, howToStart)
 	}
+	if err != nil && stoppedProcess(pid) {
+		// Stopped while we waited for its answer.
+		return nil, wrapperErrorf(unreachable, "%s is stopped (Ctrl-Z?) and answers nothing until it runs again: resume it with fg in the shell of its pane (kill -CONT %d only when no shell started it: a shell's stopped job stops again)", stoppedWho(where, pid), pid)
+	}
 	if err != nil {
 		return nil, wrapperErrorf(unreachable, "cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
 	}
 	return c, nil
+}
+
+// stoppedProcess says whether pid is stopped by a signal (Ctrl-Z, SIGSTOP)
+// by its state in /proc; false for 0, a process that is gone, or when
+// that cannot be read.
+func stoppedProcess(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command's name in parentheses, which may
+	// itself hold ") ".
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'T' || stat[i+2] == 't')
+}
+
+// stoppedWho names a stopped wrapper with its pid: where already does for
+// one found in the pane registry.
+func stoppedWho(where string, pid int) string {
+	if strings.Contains(where, "(pid ") {
+		return "the herdr-pi " + strings.TrimPrefix(where, "the ")
+	}
+	return fmt.Sprintf("the herdr-pi %s (pid %d)", strings.TrimPrefix(where, "the "), pid)
 }
 
 // roomless says why the runtime directory base (or, before it exists, its
