@@ -184,6 +184,11 @@ func Run(ctx context.Context, o Options) error {
 	interrupt := make(chan os.Signal, 1)
 	signal.Notify(interrupt, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
 	defer signal.Stop(interrupt)
+	// Ctrl-Z and fg: the terminal is given back before the demo stops,
+	// and taken again when it continues.
+	jobControl := make(chan os.Signal, 2)
+	signal.Notify(jobControl, unix.SIGTSTP, unix.SIGCONT)
+	defer signal.Stop(jobControl)
 
 	// A demo nobody can see is stopped at the first write that fails (a
 	// full disk, a closed pipe), and that error is the demo's.
@@ -219,6 +224,13 @@ loop:
 			stop()
 		case <-killAfter:
 			_ = wrap.Process.Kill()
+		case sig := <-jobControl:
+			if sig == unix.SIGTSTP {
+				v.suspend()
+				_ = unix.Kill(os.Getpid(), unix.SIGSTOP) // as the default action of SIGTSTP would
+			} else {
+				v.resume()
+			}
 		case <-tick.C:
 			if v.quitRequested() || out.Err != nil {
 				stop()
