@@ -75,6 +75,13 @@ func TestDoctorConfigRows(t *testing.T) {
 		}, map[string]string{
 			"config.toml": `warn|~/.config/herdr-pi/config.toml: unknown table [a]: herdr-pi runs with the built-in defaults|fix the mistake(s) named in ~/.config/herdr-pi/config.toml`,
 		}, nil},
+		// No manifest is built in under claude: the file is ignored and
+		// wrap reads the agent as pi, not with a built-in of its name.
+		{"a broken manifest with no built-in of its name", map[string]string{
+			".config/herdr-pi/manifests/claude.toml": "id = \"claude\"\n[[rules]]\nid = \"x\"\nstate = \"sleepy\"\n",
+		}, map[string]string{
+			"manifests": `warn|must be idle, working, blocked or unknown: this file is ignored, and no manifest is built in as claude: wrap reads that agent as pi|herdr-pi detect --manifest FILE`,
+		}, nil},
 		{"a broken manifest next to a good one", map[string]string{
 			".config/herdr-pi/manifests/mine.toml": goodManifest,
 			".config/herdr-pi/manifests/pi.toml":   "id = \"pi\"\n[[rules]]\nid = \"x\"\nstate = \"sleepy\"\n",
