@@ -358,6 +358,14 @@ func TestDoctorRuntimeRowsNameAFileInTheWay(t *testing.T) {
 	}
 	checkRowWant(t, rows["directory"], "fail|directory "+base+" cannot be made: "+file+" is a file, not a directory|move "+file+" away or rename it: it is a file where "+base+" needs a directory")
 	checkRowWant(t, rows["registry"], "fail|"+file+" is a file, not a directory|move "+file+" away or rename it")
+	// The variable names that file itself: it may well be the person's
+	// own (a script, a note), and the variable is the likelier mistake.
+	for _, name := range []string{"directory", "registry"} {
+		checkRowWant(t, rows[name], "fail||or point XDG_RUNTIME_DIR at a directory of yours, or unset it (herdr-pi then uses /tmp): XDG_RUNTIME_DIR="+file+" names that file")
+	}
+	// So for the log's directory and XDG_STATE_HOME.
+	w.Set("XDG_STATE_HOME=" + file)
+	checkRowWant(t, logRow(input(w, time.Second)), "warn||or point XDG_STATE_HOME at a directory of yours, or unset it (herdr-pi then uses ~/.local/state): XDG_STATE_HOME="+file+" names that file")
 }
 
 func mkdir(t *testing.T, dir string, mode os.FileMode) {

@@ -203,7 +203,14 @@ func privateDirFix(err error, via string, env settings.Env) string {
 		return "check the directory and its permissions"
 	}
 	if dir, file := fileOnTheWay(err); file != "" {
-		return fmt.Sprintf("move %s away or rename it: it is a file where %s needs a directory", file, dir)
+		fix := fmt.Sprintf("move %s away or rename it: it is a file where %s needs a directory", file, dir)
+		if v := env.Get(via); v != "" && strings.HasPrefix(filepath.Clean(v)+"/", file+"/") {
+			// The variable leads into the file: it may well be the
+			// person's own (a script, a note), and the variable the
+			// likelier mistake.
+			fix += fmt.Sprintf(", or point %s at a directory of yours, or unset it (herdr-pi then uses %s): %s=%s names that file", via, fallbackFor(via, env), via, v)
+		}
+		return fix
 	}
 	if above, owner, _ := closedAbove(err); above != "" {
 		if v := env.Get(via); v != "" && strings.HasPrefix(filepath.Clean(v)+"/", above+"/") {
