@@ -354,6 +354,12 @@ func (d *configDecoder) kind(p toml.Primitive) string {
 	if d.md.PrimitiveDecode(p, &v) != nil {
 		return "a value of another type"
 	}
+	return TOMLKind(v)
+}
+
+// TOMLKind names the TOML type of a decoded value for people ("a
+// string", "a table").
+func TOMLKind(v any) string {
 	switch v.(type) {
 	case string:
 		return "a string"
