@@ -331,8 +331,15 @@ func (d *configDecoder) table(t map[string]toml.Primitive, dst reflect.Value, pa
 		field, ok := fieldFor(dst, name)
 		if !ok {
 			msg := unknownKeyMsg(key)
+			meant := Meant(name, fieldNames(dst))
+			if meant != "" {
+				msg += fmt.Sprintf("; did you mean %q?", meant)
+			}
 			if d.kind(t[name]) == kindTable {
 				msg = fmt.Sprintf("unknown table [%s]", toml.Key(key).String())
+				if meant != "" {
+					msg += fmt.Sprintf("; did you mean [%s]?", toml.Key(append(slices.Clip(path), meant)).String())
+				}
 			}
 			d.add(key, msg)
 			continue
@@ -524,6 +531,17 @@ func fieldFor(v reflect.Value, name string) (reflect.Value, bool) {
 		}
 	}
 	return reflect.Value{}, false
+}
+
+// fieldNames are the keys the struct v takes, from its fields' toml tags.
+func fieldNames(v reflect.Value) []string {
+	names := make([]string, 0, v.NumField())
+	for i := range v.NumField() {
+		if tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ","); tag != "" && tag != "-" {
+			names = append(names, tag)
+		}
+	}
+	return names
 }
 
 // goWords names what a field of Config takes, in the file's terms.

@@ -484,3 +484,22 @@ func TestSyntaxErrorLineAndKey(t *testing.T) {
 		}
 	}
 }
+
+// An unknown key or table that is a typo of a known one (a letter wrong,
+// missing, extra or swapped, or another case) names the one meant.
+func TestUnknownKeyNamesTheOneMeant(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"[notify]\nchanel = \"off\"\n", `c.toml:2: unknown key "chanel" in [notify]; did you mean "channel"?`},
+		{"[notify]\nChannel = \"off\"\n", `c.toml:2: unknown key "Channel" in [notify]; did you mean "channel"?`},
+		{"[Notify]\nchannel = \"off\"\n", `c.toml:1: unknown table [Notify]; did you mean [notify]?`},
+		{"[detect]\ndebounse = \"1s\"\n", `c.toml:2: unknown key "debounse" in [detect]; did you mean "debounce"?`},
+		{"[notify.ntfy]\ntopik = \"x\"\n", `c.toml:2: unknown key "topik" in [notify.ntfy]; did you mean "topic"?`},
+		{"[notify]\ncolour = \"red\"\n", `c.toml:2: unknown key "colour" in [notify]`},
+		{"lvl = 1\n", `c.toml:1: unknown key "lvl" at the top level`},
+	} {
+		_, problems := ParseConfig([]byte(c.data), "c.toml")
+		if len(problems) != 1 || problems[0].String() != c.want {
+			t.Errorf("%q:\n got  %q\n want %q", c.data, problems, c.want)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // Version is set at build time with -ldflags "-X …/commands.Version=v1.2.3";
@@ -332,42 +333,12 @@ func commandNames(cmds []*cli.Command) []string {
 }
 
 // meantCommand is "; did you mean "x"?" for a name that is a typo of the
-// command x (a letter or two wrong, missing, extra or swapped, fewer the
-// shorter the name), else "".
+// command x (settings.Meant), else "".
 func meantCommand(name string, names []string) string {
-	for _, n := range names {
-		if d := typoDistance(name, n); d > 0 && d <= 2 && 3*d <= len(name) {
-			return fmt.Sprintf("; did you mean %q?", n)
-		}
+	if n := settings.Meant(name, names); n != "" {
+		return fmt.Sprintf("; did you mean %q?", n)
 	}
 	return ""
-}
-
-// typoDistance counts the edits from a to b: a character inserted,
-// removed, replaced, or two neighbours swapped (optimal string alignment).
-func typoDistance(a, b string) int {
-	x, y := []rune(a), []rune(b)
-	d := make([][]int, len(x)+1)
-	for i := range d {
-		d[i] = make([]int, len(y)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(x); i++ {
-		for j := 1; j <= len(y); j++ {
-			cost := 1
-			if x[i-1] == y[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(x)][len(y)]
 }
 
 // errNotBuilt is what a command that does not exist yet says.
