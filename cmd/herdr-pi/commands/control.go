@@ -76,7 +76,7 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		// Stopped with Ctrl-Z, it holds its socket and answers nothing
 		// until it runs again; "start the agent" would put a second
 		// wrapper in the pane.
-		return nil, wrapperErrorf(unreachable, "%s is stopped (Ctrl-Z?) and answers nothing until it runs again: resume it with fg in the shell of its pane (kill -CONT %d only when no shell started it: a shell's stopped job stops again)", stoppedWho(where, pid), pid)
+		return nil, stoppedError(where, pid)
 	}
 	c, err := control.Dial(ctx, ep.Socket, ep.Token)
 	if err != nil && control.RunDirEnded(filepath.Dir(ep.Socket)) {
@@ -91,7 +91,7 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 	}
 	if err != nil && stoppedProcess(pid) {
 		// Stopped while we waited for its answer.
-		return nil, wrapperErrorf(unreachable, "%s is stopped (Ctrl-Z?) and answers nothing until it runs again: resume it with fg in the shell of its pane (kill -CONT %d only when no shell started it: a shell's stopped job stops again)", stoppedWho(where, pid), pid)
+		return nil, stoppedError(where, pid)
 	}
 	if err != nil {
 		return nil, wrapperErrorf(unreachable, "cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
@@ -116,13 +116,16 @@ func stoppedProcess(pid int) bool {
 	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'T' || stat[i+2] == 't')
 }
 
-// stoppedWho names a stopped wrapper with its pid: where already does for
-// one found in the pane registry.
-func stoppedWho(where string, pid int) string {
-	if strings.Contains(where, "(pid ") {
-		return "the herdr-pi " + strings.TrimPrefix(where, "the ")
+// stoppedError is the error for a wrapper that is stopped, named with its
+// pid (where already has it for one found in the pane registry), and the
+// way to resume it.
+func stoppedError(where string, pid int) error {
+	who := "the herdr-pi " + strings.TrimPrefix(where, "the ")
+	if !strings.Contains(where, "(pid ") {
+		who += fmt.Sprintf(" (pid %d)", pid)
 	}
-	return fmt.Sprintf("the herdr-pi %s (pid %d)", strings.TrimPrefix(where, "the "), pid)
+	return wrapperErrorf(unreachable, "%s is stopped (Ctrl-Z?) and answers nothing until it runs again: "+
+		"resume it with fg in the shell of its pane (kill -CONT %d only when no shell started it: a shell's stopped job stops again)", who, pid)
 }
 
 // roomless says why the runtime directory base (or, before it exists, its
