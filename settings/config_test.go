@@ -196,6 +196,16 @@ func TestResolvePaths(t *testing.T) {
 	if got := p.Pretty("/home/u/.config/herdr-pi/config.toml"); got != "~/.config/herdr-pi/config.toml" {
 		t.Fatal(got)
 	}
+	// HERDR_PI_CONFIG set where no shell expands "~" (a Herdr layout's
+	// env, a systemd unit) means the home, as PI_CODING_AGENT_DIR's does;
+	// anything else is taken as given.
+	for v, want := range map[string]string{
+		"~/herdr-pi.toml": "/home/u/herdr-pi.toml", "/abs/c.toml": "/abs/c.toml", "rel/c.toml": "rel/c.toml", "~other/c.toml": "~other/c.toml",
+	} {
+		if got := Resolve(Env{"HOME": "/home/u", "HERDR_PI_CONFIG": v}).ConfigFile; got != want {
+			t.Errorf("HERDR_PI_CONFIG=%s: config file %q, want %q", v, got, want)
+		}
+	}
 	// PI_CODING_AGENT_DIR as Pi reads it (its normalizePath): "~" and
 	// "~/…" are under home, a file:// URL is its path, the rest as given.
 	for dir, want := range map[string]string{
@@ -350,8 +360,8 @@ func TestResolveNeverMakesPathsRelativeToTheWorkingDirectory(t *testing.T) {
 // probe look up from anywhere: a relative TMPDIR (with no XDG_RUNTIME_DIR)
 // would put it under whatever directory each command runs in.
 func TestRuntimeBaseIsAbsoluteUnderARelativeTMPDIR(t *testing.T) {
-	t.Setenv("TMPDIR", "tmp")
-	for _, env := range []Env{{"HOME": "/home/u"}, {"HOME": "/home/u", "XDG_RUNTIME_DIR": "run"}} {
+	t.Setenv("TMPDIR", "tmp") // as the process sees it too
+	for _, env := range []Env{{"HOME": "/home/u", "TMPDIR": "tmp"}, {"HOME": "/home/u", "XDG_RUNTIME_DIR": "run", "TMPDIR": "tmp"}} {
 		if p := Resolve(env); !filepath.IsAbs(p.RuntimeBase) {
 			t.Errorf("%v: runtime base %q is relative", env, p.RuntimeBase)
 		}

@@ -72,6 +72,12 @@ func Resolve(env Env) Paths {
 	p.ConfigDir = filepath.Join(xdg("XDG_CONFIG_HOME", ".config"), "herdr-pi")
 	p.ConfigFile = filepath.Join(p.ConfigDir, "config.toml")
 	if v := env.Get("HERDR_PI_CONFIG"); v != "" {
+		// Set where no shell expands "~" (a Herdr layout's env, a
+		// systemd unit), "~/…" still means the home, as it does in
+		// PI_CODING_AGENT_DIR.
+		if rest, ok := strings.CutPrefix(v, "~/"); ok {
+			v = filepath.Join(home, rest)
+		}
 		p.ConfigFile, p.ConfigNamed = v, true
 	}
 	p.ManifestDir = filepath.Join(p.ConfigDir, "manifests")
