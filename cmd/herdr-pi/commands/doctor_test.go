@@ -315,3 +315,33 @@ func TestDoctorClipsHerdrsVersion(t *testing.T) {
 		}
 	}
 }
+
+// The pane row shows Herdr's text too (the pane's agent, status and tab):
+// clipped and cleaned as the version is, so a Herdr that answers with a
+// long or hostile agent label cannot fill doctor's report or act on a
+// terminal that prints the --json detail.
+func TestDoctorClipsHerdrsPaneText(t *testing.T) {
+	s := herdrtest.Start(t)
+	long := "pi-" + strings.Repeat("x", 2000) + "\x1b]0;owned\x07"
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.get"}, Reply: map[string]any{"result": map[string]any{
+		"type": "pane_info",
+		"pane": map[string]any{"pane_id": "w1:p1", "terminal_id": "t1", "workspace_id": "w1", "tab_id": "w1:t1", "focused": true,
+			"agent_status": "idle\x1b[2J", "revision": 1, "agent": long},
+	}}})
+	w := doctortest.New(t).Healthy().Set(s.Env()...)
+	_, out, _ := runDoctor(w, "herdr", "--json")
+	var rep doctor.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, r := range rep.Checks {
+		if r.Name != "pane" {
+			continue
+		}
+		if len(r.Detail) > 300 || strings.ContainsAny(r.Detail, "\x1b\x07") || !strings.Contains(r.Detail, "agent pi-xxx") || !strings.Contains(r.Detail, fmt.Sprintf("(%d bytes)", len(long))) {
+			t.Errorf("pane row of %d bytes, want Herdr's text clipped, cleaned and its length said:\n%q", len(r.Detail), r.Detail)
+		}
+		return
+	}
+	t.Fatalf("no pane row:\n%s", out)
+}

@@ -76,7 +76,7 @@ func herdrChecks(ctx context.Context, d Input) []Row {
 	if pong.Capabilities != nil && pong.Capabilities.LiveHandoff {
 		handoff = "yes"
 	}
-	version := herdr.ShownVersion(pong.Version)
+	version := herdr.Shown(pong.Version)
 	if pm == nil {
 		rows = append(rows, row("protocol", OK,
 			fmt.Sprintf("Herdr %s speaks protocol %d, the one herdr-pi is built for (live handoff: %s)", version, pong.Protocol, handoff), ""))
@@ -103,10 +103,10 @@ func herdrChecks(ctx context.Context, d Input) []Row {
 		default:
 			who := "no agent"
 			if pane.Agent != "" {
-				who = "agent " + pane.Agent
+				who = "agent " + herdr.Shown(pane.Agent)
 			}
 			rows = append(rows, row("pane", OK,
-				fmt.Sprintf("Herdr knows pane %s in tab %s (%s, status %s)", pane.PaneID, pane.TabID, who, pane.AgentStatus), ""))
+				fmt.Sprintf("Herdr knows pane %s in tab %s (%s, status %s)", herdr.Shown(pane.PaneID), herdr.Shown(pane.TabID), who, herdr.Shown(pane.AgentStatus)), ""))
 		}
 	}
 	return append(rows, toastRow(env, row))
