@@ -204,6 +204,18 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 		// so a directory or a pipe there is to be named otherwise, not
 		// removed.
 		data, err := settings.ReadNamedFile(opts.Manifest, settings.TOML, "name a regular file in --manifest instead")
+		if errors.Is(err, fs.ErrNotExist) { // not a symlink that leads nowhere: that one says so
+			// A path mistyped, or relative to another directory: say
+			// where it was looked for and the way out.
+			where := ""
+			if !filepath.IsAbs(opts.Manifest) {
+				if cwd, err := os.Getwd(); err == nil {
+					where = " (looked in " + render.Clean(cwd) + ")"
+				}
+			}
+			return nil, &detectError{code: "unreadable_manifest", err: fileError(opts.Manifest, fmt.Errorf(
+				"%s: does not exist%s: give the path of a manifest file, or leave --manifest out to use the installed manifests", opts.Manifest, where))}
+		}
 		if err != nil {
 			return nil, &detectError{code: "unreadable_manifest", err: fileError(opts.Manifest, err)}
 		}

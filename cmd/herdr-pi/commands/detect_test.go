@@ -485,3 +485,16 @@ func TestDetectBrokenManifestWithoutABuiltIn(t *testing.T) {
 		}
 	}
 }
+
+// A --manifest file that is not there is a path mistyped, or a file in
+// another directory: the error says where it looked and the way out, not
+// only "does not exist".
+func TestDetectMissingManifestSaysTheWayOut(t *testing.T) {
+	e := newCmdEnv(t)
+	code, _, errOut := run(t, e.env, "detect", "--manifest", "nope.toml")
+	cwd, _ := os.Getwd()
+	want := "herdr-pi detect: nope.toml: does not exist (looked in " + cwd + "): give the path of a manifest file, or leave --manifest out to use the installed manifests\n"
+	if code != 1 || errOut != want {
+		t.Errorf("exit %d, stderr\n%q\nwant 1 and\n%q", code, errOut, want)
+	}
+}
