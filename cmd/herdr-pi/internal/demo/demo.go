@@ -88,6 +88,13 @@ func (e *Interrupted) Is(target error) bool { return target == ErrInterrupted }
 // Run runs the demo to its end, or until the person presses q or
 // interrupts it (then the agent is stopped and the demo says so).
 func Run(ctx context.Context, o Options) error {
+	// A reader that went away (demo | head) must fail the write, which
+	// stops the demo and cleans up, not kill it with SIGPIPE and leave
+	// its temporary directories behind. Asked for, the signal is only
+	// counted here; the channel is never read.
+	brokenPipe := make(chan os.Signal, 1)
+	signal.Notify(brokenPipe, unix.SIGPIPE)
+	defer signal.Stop(brokenPipe)
 	root, err := os.MkdirTemp(tempBase(), "herdr-pi-demo")
 	if err != nil {
 		where := os.TempDir()
