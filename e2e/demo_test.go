@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,5 +62,39 @@ func TestDemoJSONMatchesItsDocumentedSchema(t *testing.T) {
 	}
 	if schema.Validate(inst) == nil {
 		t.Error("a request to Herdr without its method validates")
+	}
+}
+
+// `herdr-pi demo | head -2`, or a reader that went away: the demo stops at
+// its first write that fails, as docs/demo.md says (exit 1, the reason on
+// stderr), and leaves nothing behind in TMPDIR. Killed by SIGPIPE instead,
+// it left its temporary directories (the project, the wrapper's runtime
+// and state, the stand-in's socket) for good.
+func TestDemoIntoAClosedPipeStopsAndCleansUp(t *testing.T) {
+	// Short: the demo's runtime directory is under it, and one too long
+	// for a socket's path would send the wrapper's elsewhere.
+	tmp, err := os.MkdirTemp("/tmp", "hpd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader is gone before the first line
+	cmd := exec.Command("herdr-pi", "demo")
+	cmd.Env = append(withoutHerdr(os.Environ()), "TMPDIR="+tmp, "XDG_CONFIG_HOME="+tmp+"/c", "XDG_STATE_HOME="+tmp+"/s", "XDG_RUNTIME_DIR=")
+	cmd.Stdout = w
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	w.Close()
+	if code := exitStatus(err); code != 1 || !strings.Contains(stderr.String(), "herdr-pi demo: cannot write what it shows") {
+		t.Errorf("exit %d, stderr %q; want 1 and the write that failed", code, stderr.String())
+	}
+	left, _ := os.ReadDir(tmp)
+	for _, e := range left {
+		t.Errorf("left in TMPDIR: %s", e.Name())
 	}
 }

@@ -114,7 +114,8 @@ type NtfyConfig struct {
 
 // LogConfig controls the log file.
 type LogConfig struct {
-	// Level is info or debug (HERDR_PI_LOG overrides).
+	// Level is info or debug, in lower case whatever case the file used
+	// (HERDR_PI_LOG overrides).
 	Level string `toml:"level"`
 }
 
@@ -272,18 +273,33 @@ func ParseConfig(data []byte, shown string) (Config, []Problem) {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			msg := TOMLParseMessage(data, pe)
-			if pe.LastKey != "" && !duplicateKeyRe().MatchString(pe.Message) {
-				msg = fmt.Sprintf("key %q: %s", pe.LastKey, msg)
+			line := TOMLParseLine(data, pe)
+			// The parser's last key is the last one it read, often a
+			// table above the mistake ("debounce "3s"" under [detect]
+			// has "detect"): named only when it is on the mistake's line.
+			key := pe.LastKey
+			switch {
+			case duplicateKeyRe().MatchString(pe.Message):
+				// The message names the key and both its lines.
+			case key != "" && locateKey(data, splitDotted(key)) != line:
+				key = ""
+			case key != "":
+				msg = fmt.Sprintf("key %q: %s", key, msg)
 			}
-			return Defaults(), []Problem{{File: shown, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg}}
+			return Defaults(), []Problem{{File: shown, Line: line, Key: key, Msg: msg}}
 		}
 		return Defaults(), []Problem{{File: shown, Line: lineFromTOMLError(err), Msg: strings.TrimPrefix(err.Error(), "toml: ")}}
 	}
 	cfg := Defaults()
 	d := configDecoder{md: md, data: data, shown: shown}
 	d.table(top, reflect.ValueOf(&cfg).Elem(), nil)
+	// The level's words take any case, as HERDR_PI_LOG's do; the rest of
+	// the program sees them in lower case.
+	if level := strings.ToLower(cfg.Log.Level); level == "info" || level == "debug" {
+		cfg.Log.Level = level
+	}
 	problems := d.problems
-	for _, v := range cfg.validate() {
+	for _, v := range cfg.validate(d.written) {
 		problems = append(problems, Problem{File: shown, Line: locateKey(data, v.key), Key: strings.Join(v.key, "."), Msg: v.msg})
 	}
 	slices.SortStableFunc(problems, func(a, b Problem) int { return a.Line - b.Line })
@@ -297,6 +313,9 @@ type configDecoder struct {
 	data     []byte
 	shown    string
 	problems []Problem
+	// written is each duration as the file spells it, by dotted key: a
+	// value out of range is quoted that way ("60m", not "1h0m0s").
+	written map[string]string
 }
 
 func (d *configDecoder) add(key []string, msg string) {
@@ -312,8 +331,15 @@ func (d *configDecoder) table(t map[string]toml.Primitive, dst reflect.Value, pa
 		field, ok := fieldFor(dst, name)
 		if !ok {
 			msg := unknownKeyMsg(key)
+			meant := Meant(name, fieldNames(dst))
+			if meant != "" {
+				msg += fmt.Sprintf("; did you mean %q?", meant)
+			}
 			if d.kind(t[name]) == kindTable {
 				msg = fmt.Sprintf("unknown table [%s]", toml.Key(key).String())
+				if meant != "" {
+					msg += fmt.Sprintf("; did you mean [%s]?", toml.Key(append(slices.Clip(path), meant)).String())
+				}
 			}
 			d.add(key, msg)
 			continue
@@ -335,6 +361,12 @@ func (d *configDecoder) kind(p toml.Primitive) string {
 	if d.md.PrimitiveDecode(p, &v) != nil {
 		return "a value of another type"
 	}
+	return TOMLKind(v)
+}
+
+// TOMLKind names the TOML type of a decoded value for people ("a
+// string", "a table").
+func TOMLKind(v any) string {
 	switch v.(type) {
 	case string:
 		return "a string"
@@ -403,11 +435,19 @@ func (d *configDecoder) subTable(p toml.Primitive, key []string) (map[string]tom
 // fit.
 func (d *configDecoder) decode(p toml.Primitive, v reflect.Value, key []string) bool {
 	err := d.md.PrimitiveDecode(p, v.Interface())
+	_, isDuration := v.Interface().(*Duration)
 	if err == nil {
+		var text string
+		if isDuration && d.md.PrimitiveDecode(p, &text) == nil {
+			if d.written == nil {
+				d.written = map[string]string{}
+			}
+			d.written[strings.Join(key, ".")] = text
+		}
 		return true
 	}
 	name := toml.Key(key).String()
-	if _, ok := v.Interface().(*Duration); ok {
+	if isDuration {
 		if msg := d.durationNotString(p); msg != "" {
 			d.add(key, fmt.Sprintf("key %q: %s", name, msg))
 			return false
@@ -460,6 +500,21 @@ func TOMLParseMessage(data []byte, pe toml.ParseError) string {
 	return fmt.Sprintf("%q is set twice; keep one", dup[1])
 }
 
+// TOMLParseLine is the line a TOML parse error is on, from the byte it
+// points at: the parser counts the newline that ends an unclosed table
+// header ("[detect") as the next line's, and an error at the end of the
+// file is on its last line, not on the empty one after it.
+func TOMLParseLine(data []byte, pe toml.ParseError) int {
+	at := pe.Position.Start
+	if pe.Position.Line == 0 || at < 0 || at > len(data) {
+		return pe.Position.Line
+	}
+	if at == len(data) && at > 0 && data[at-1] == '\n' {
+		at--
+	}
+	return 1 + bytes.Count(data[:at], []byte("\n"))
+}
+
 // duplicateKeyRe is the TOML parser's message for a key or table given
 // twice.
 var duplicateKeyRe = lazyre.New(`^Key '([^']*)' has already been defined\.?$`)
@@ -476,6 +531,17 @@ func fieldFor(v reflect.Value, name string) (reflect.Value, bool) {
 		}
 	}
 	return reflect.Value{}, false
+}
+
+// fieldNames are the keys the struct v takes, from its fields' toml tags.
+func fieldNames(v reflect.Value) []string {
+	names := make([]string, 0, v.NumField())
+	for i := range v.NumField() {
+		if tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ","); tag != "" && tag != "-" {
+			names = append(names, tag)
+		}
+	}
+	return names
 }
 
 // goWords names what a field of Config takes, in the file's terms.
@@ -526,8 +592,17 @@ var (
 	protocols   = []string{"osc9", "osc99", "osc777"}
 )
 
-func (c Config) validate() []invalid {
+// validate checks the values' ranges and words; written gives a duration
+// by dotted key as the file spells it, for the message.
+func (c Config) validate(written map[string]string) []invalid {
 	var out []invalid
+	// asWritten is a duration as the person wrote it, else Go's spelling.
+	asWritten := func(d Duration, key ...string) string {
+		if text, ok := written[strings.Join(key, ".")]; ok {
+			return text
+		}
+		return d.D().String()
+	}
 	bad := func(msg string, key ...string) { out = append(out, invalid{key: key, msg: msg}) }
 	oneOf := func(v string, allowed []string, key ...string) {
 		if !slices.Contains(allowed, v) {
@@ -551,10 +626,10 @@ func (c Config) validate() []invalid {
 		}
 	}
 	if d := c.Detect.Debounce.D(); d < 0 || d > 10*time.Second {
-		bad(fmt.Sprintf("debounce = %q: must be between 0s and 10s", d), "detect", "debounce")
+		bad(fmt.Sprintf("debounce = %q: must be between 0s and 10s", asWritten(c.Detect.Debounce, "detect", "debounce")), "detect", "debounce")
 	}
 	if d := c.Detect.StartupGrace.D(); d < 0 || d > time.Minute {
-		bad(fmt.Sprintf("startup_grace = %q: must be between 0s and 1m", d), "detect", "startup_grace")
+		bad(fmt.Sprintf("startup_grace = %q: must be between 0s and 1m", asWritten(c.Detect.StartupGrace, "detect", "startup_grace")), "detect", "startup_grace")
 	}
 	switch channel := c.Notify.Channel; {
 	// "channel" reads like "where notifications go", so ntfy and the
@@ -568,7 +643,7 @@ func (c Config) validate() []invalid {
 	}
 	oneOf(c.Notify.Sound, []string{"none", "done", "request"}, "notify", "sound")
 	if d := c.Notify.FinishedAfter.D(); d < 0 || d > 24*time.Hour {
-		bad(fmt.Sprintf("finished_after = %q: must be between 0s (every run) and 24h", d), "notify", "finished_after")
+		bad(fmt.Sprintf("finished_after = %q: must be between 0s (every run) and 24h", asWritten(c.Notify.FinishedAfter, "notify", "finished_after")), "notify", "finished_after")
 	}
 	if c.Notify.Fallback != "" {
 		oneOf(c.Notify.Fallback, protocols, "notify", "fallback")
@@ -600,7 +675,7 @@ func (c Config) validate() []invalid {
 		bad(fmt.Sprintf("priority = %d: must be 1 to 5", n.Priority), "notify", "ntfy", "priority")
 	}
 	if d := n.Timeout.D(); d <= 0 || d > time.Minute {
-		bad(fmt.Sprintf("timeout = %q: must be above 0s and at most 1m", d), "notify", "ntfy", "timeout")
+		bad(fmt.Sprintf("timeout = %q: must be above 0s and at most 1m", asWritten(n.Timeout, "notify", "ntfy", "timeout")), "notify", "ntfy", "timeout")
 	}
 	if len(c.Open.Pi) == 0 || c.Open.Pi[0] == "" {
 		bad(`pi: name the Pi command, e.g. "pi" or ["node", "/opt/pi/dist/cli.js"]`, "open", "pi")

@@ -196,6 +196,16 @@ func TestResolvePaths(t *testing.T) {
 	if got := p.Pretty("/home/u/.config/herdr-pi/config.toml"); got != "~/.config/herdr-pi/config.toml" {
 		t.Fatal(got)
 	}
+	// HERDR_PI_CONFIG set where no shell expands "~" (a Herdr layout's
+	// env, a systemd unit) means the home, as PI_CODING_AGENT_DIR's does;
+	// anything else is taken as given.
+	for v, want := range map[string]string{
+		"~/herdr-pi.toml": "/home/u/herdr-pi.toml", "/abs/c.toml": "/abs/c.toml", "rel/c.toml": "rel/c.toml", "~other/c.toml": "~other/c.toml",
+	} {
+		if got := Resolve(Env{"HOME": "/home/u", "HERDR_PI_CONFIG": v}).ConfigFile; got != want {
+			t.Errorf("HERDR_PI_CONFIG=%s: config file %q, want %q", v, got, want)
+		}
+	}
 	// PI_CODING_AGENT_DIR as Pi reads it (its normalizePath): "~" and
 	// "~/…" are under home, a file:// URL is its path, the rest as given.
 	for dir, want := range map[string]string{
@@ -350,8 +360,8 @@ func TestResolveNeverMakesPathsRelativeToTheWorkingDirectory(t *testing.T) {
 // probe look up from anywhere: a relative TMPDIR (with no XDG_RUNTIME_DIR)
 // would put it under whatever directory each command runs in.
 func TestRuntimeBaseIsAbsoluteUnderARelativeTMPDIR(t *testing.T) {
-	t.Setenv("TMPDIR", "tmp")
-	for _, env := range []Env{{"HOME": "/home/u"}, {"HOME": "/home/u", "XDG_RUNTIME_DIR": "run"}} {
+	t.Setenv("TMPDIR", "tmp") // as the process sees it too
+	for _, env := range []Env{{"HOME": "/home/u", "TMPDIR": "tmp"}, {"HOME": "/home/u", "XDG_RUNTIME_DIR": "run", "TMPDIR": "tmp"}} {
 		if p := Resolve(env); !filepath.IsAbs(p.RuntimeBase) {
 			t.Errorf("%v: runtime base %q is relative", env, p.RuntimeBase)
 		}
@@ -426,6 +436,80 @@ func TestDuplicateKeyNamesBothLines(t *testing.T) {
 		_, problems := ParseConfig([]byte(c.data), "c.toml")
 		if len(problems) != 1 || problems[0].String() != c.want {
 			t.Errorf("%q: got %q, want %q", c.data, problems, c.want)
+		}
+	}
+}
+
+// A duration out of range is quoted as the file wrote it: "60m" read back
+// as "1h0m0s" is a value the person never typed and cannot find.
+func TestOutOfRangeDurationQuotesTheFile(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"[detect]\ndebounce = \"60m\"\n", `c.toml:2: debounce = "60m": must be between 0s and 10s`},
+		{"[detect]\nstartup_grace = \"90s\"\n", `c.toml:2: startup_grace = "90s": must be between 0s and 1m`},
+		{"[notify]\nfinished_after = \"1500m\"\n", `c.toml:2: finished_after = "1500m": must be between 0s (every run) and 24h`},
+		{"[notify.ntfy]\ntimeout = \"120000ms\"\n", `c.toml:2: timeout = "120000ms": must be above 0s and at most 1m`},
+	} {
+		_, problems := ParseConfig([]byte(c.data), "c.toml")
+		if len(problems) != 1 || problems[0].String() != c.want {
+			t.Errorf("%q:\n got  %q\n want %q", c.data, problems, c.want)
+		}
+	}
+}
+
+// [log] level takes its words in any case, as HERDR_PI_LOG does, and
+// gives the canonical lower-case form to the rest of the program.
+func TestLogLevelIgnoresCase(t *testing.T) {
+	for data, want := range map[string]string{
+		"[log]\nlevel = \"DEBUG\"\n": "debug",
+		"[log]\nlevel = \"Info\"\n":  "info",
+		"[log]\nlevel = \"debug\"\n": "debug",
+	} {
+		cfg, problems := ParseConfig([]byte(data), "c.toml")
+		if len(problems) != 0 || cfg.Log.Level != want {
+			t.Errorf("%q: level %q, problems %q; want %q and none", data, cfg.Log.Level, problems, want)
+		}
+	}
+	_, problems := ParseConfig([]byte("[log]\nlevel = \"LOUD\"\n"), "c.toml")
+	if want := `c.toml:2: level = "LOUD": must be one of info, debug`; len(problems) != 1 || problems[0].String() != want {
+		t.Errorf("LOUD: got %q, want %q", problems, want)
+	}
+}
+
+// A syntax error is placed on the line that holds it, and names a key
+// only when that key is on that line: the parser counts the newline that
+// ends an unclosed table header as the next line's, and its "last key" is
+// the last key it read, often a table above the mistake.
+func TestSyntaxErrorLineAndKey(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"[detect\ndebounce = \"3s\"\n", `c.toml:1: expected '.' or ']' to end table name, but got '\n' instead`},
+		{"[a]\nb = 1\n[c\n", `c.toml:3: expected '.' or ']' to end table name, but got '\n' instead`},
+		{"[detect]\ndebounce \"3s\"\n", `c.toml:2: expected '.' or '=', but got '"' instead`},
+		{"[detect]\ndebounce = \"3s\"\nx\n", `c.toml:3: expected '.' or '=', but got '\n' instead`},
+		// The key on the line of the mistake is still named.
+		{"[detect]\ndebounce = \n", `c.toml:2: key "detect.debounce": expected value but found '\n' instead`},
+	} {
+		_, problems := ParseConfig([]byte(c.data), "c.toml")
+		if len(problems) != 1 || problems[0].String() != c.want {
+			t.Errorf("%q:\n got  %q\n want %q", c.data, problems, c.want)
+		}
+	}
+}
+
+// An unknown key or table that is a typo of a known one (a letter wrong,
+// missing, extra or swapped, or another case) names the one meant.
+func TestUnknownKeyNamesTheOneMeant(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"[notify]\nchanel = \"off\"\n", `c.toml:2: unknown key "chanel" in [notify]; did you mean "channel"?`},
+		{"[notify]\nChannel = \"off\"\n", `c.toml:2: unknown key "Channel" in [notify]; did you mean "channel"?`},
+		{"[Notify]\nchannel = \"off\"\n", `c.toml:1: unknown table [Notify]; did you mean [notify]?`},
+		{"[detect]\ndebounse = \"1s\"\n", `c.toml:2: unknown key "debounse" in [detect]; did you mean "debounce"?`},
+		{"[notify.ntfy]\ntopik = \"x\"\n", `c.toml:2: unknown key "topik" in [notify.ntfy]; did you mean "topic"?`},
+		{"[notify]\ncolour = \"red\"\n", `c.toml:2: unknown key "colour" in [notify]`},
+		{"lvl = 1\n", `c.toml:1: unknown key "lvl" at the top level`},
+	} {
+		_, problems := ParseConfig([]byte(c.data), "c.toml")
+		if len(problems) != 1 || problems[0].String() != c.want {
+			t.Errorf("%q:\n got  %q\n want %q", c.data, problems, c.want)
 		}
 	}
 }

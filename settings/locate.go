@@ -4,6 +4,12 @@ import (
 	"strings"
 )
 
+// LineOf is the line of a TOML file that sets key (a table's header for
+// a table), or of the nearest table above it that has one; 0 when none
+// is found. Messages about another program's TOML file (Herdr's) place
+// their problems with it as herdr-pi's own config does.
+func LineOf(data []byte, key ...string) int { return locateKey(data, key) }
+
 // locateKey finds the line (1-based) where a dotted key path is set in TOML
 // text; for a key the file does not set (a required value left out) it finds
 // the nearest enclosing table. 0 when neither appears. The TOML decoder keeps

@@ -72,26 +72,43 @@ func Resolve(env Env) Paths {
 	p.ConfigDir = filepath.Join(xdg("XDG_CONFIG_HOME", ".config"), "herdr-pi")
 	p.ConfigFile = filepath.Join(p.ConfigDir, "config.toml")
 	if v := env.Get("HERDR_PI_CONFIG"); v != "" {
+		// Set where no shell expands "~" (a Herdr layout's env, a
+		// systemd unit), "~/…" still means the home, as it does in
+		// PI_CODING_AGENT_DIR.
+		if rest, ok := strings.CutPrefix(v, "~/"); ok {
+			v = filepath.Join(home, rest)
+		}
 		p.ConfigFile, p.ConfigNamed = v, true
 	}
 	p.ManifestDir = filepath.Join(p.ConfigDir, "manifests")
 	p.StateDir = filepath.Join(xdg("XDG_STATE_HOME", ".local/state"), "herdr-pi")
 	// Runtime directories hold unix sockets, whose paths are limited to 107
-	// bytes: prefer the short XDG_RUNTIME_DIR, else /tmp.
+	// bytes: prefer the short XDG_RUNTIME_DIR, else TMPDIR, else /tmp.
 	base := env.Get("XDG_RUNTIME_DIR")
-	if !filepath.IsAbs(base) || len(base) > 60 {
-		base = os.TempDir()
-		// A relative TMPDIR would be a different directory for every
-		// command's working directory.
-		if !filepath.IsAbs(base) || len(base) > 60 {
-			base = "/tmp"
-		}
+	if !usableRuntimeBase(base) {
+		base = RuntimeFallback(env)
 	}
 	p.RuntimeBase = filepath.Join(base, fmt.Sprintf("herdr-pi-%d", os.Getuid()))
 	p.PiAgentDir = piAgentDir(env.Get("PI_CODING_AGENT_DIR"), home)
 	p.PiAgentDirNamed = env.Get("PI_CODING_AGENT_DIR") != ""
 	return p
 }
+
+// RuntimeFallback is the directory the runtime directory goes under when
+// XDG_RUNTIME_DIR is unset (or unusable): TMPDIR, as os.TempDir reads it,
+// when usable, else /tmp. Doctor's fixes name it.
+func RuntimeFallback(env Env) string {
+	// A relative TMPDIR would be a different directory for every
+	// command's working directory.
+	if tmp := env.Get("TMPDIR"); usableRuntimeBase(tmp) {
+		return tmp
+	}
+	return "/tmp"
+}
+
+// usableRuntimeBase says whether dir may hold the runtime directory: an
+// absolute path short enough to leave room for a socket's name under it.
+func usableRuntimeBase(dir string) bool { return filepath.IsAbs(dir) && len(dir) <= 60 }
 
 // noHome stands in for a home that cannot be found: like the nobody
 // account's, it does not exist and only root could make it, so nothing is

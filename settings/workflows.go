@@ -83,9 +83,17 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 			}
 		}
 	}
+	// The mode written where it does not go: say where it does.
+	const moveIt = `; move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`
+	misplaced := func(k string) string {
+		if k == "enableFullyInspectableMode" || k == "herdr" {
+			return moveIt
+		}
+		return ""
+	}
 	for _, k := range sortedKeys(top) {
 		if !workflowKeys[k] {
-			return Workflows{}, fmt.Errorf("%s: unknown key %q (the engine rejects the file)", shown, k)
+			return Workflows{}, fmt.Errorf("%s: unknown key %q (the engine rejects the file)%s", shown, k, misplaced(k))
 		}
 	}
 	var w Workflows
@@ -100,7 +108,7 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	}
 	for _, k := range sortedKeys(ext) {
 		if !workflowExtensionKeys[k] {
-			return w, fmt.Errorf("%s: unknown key \"extensionSettings.%s\" (the engine knows herdr and trajectory)", shown, k)
+			return w, fmt.Errorf("%s: unknown key \"extensionSettings.%s\" (the engine knows herdr and trajectory)%s", shown, k, misplaced(k))
 		}
 	}
 	raw, ok = ext["herdr"]

@@ -36,6 +36,14 @@ func TestWorkflowSettings(t *testing.T) {
 		{"herdr null", `{"extensionSettings":{"herdr":null}}`, false, `extensionSettings.herdr must be an object, not null`},
 		{"herdr boolean", `{"extensionSettings":{"herdr":true}}`, false, `extensionSettings.herdr must be an object, not true`},
 		{"mode null", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":null}}}`, false, `must be true or false, not null`},
+		// The mode written where it does not go: the way out is where it
+		// does, not only that the key is unknown.
+		{"mode at the top", `{"enableFullyInspectableMode":true}`, false,
+			`unknown key "enableFullyInspectableMode" (the engine rejects the file); move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`},
+		{"herdr at the top", `{"herdr":{"enableFullyInspectableMode":true}}`, false,
+			`unknown key "herdr" (the engine rejects the file); move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`},
+		{"mode beside herdr", `{"extensionSettings":{"enableFullyInspectableMode":true}}`, false,
+			`unknown key "extensionSettings.enableFullyInspectableMode" (the engine knows herdr and trajectory); move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := ParseWorkflows([]byte(c.text), "settings.json")

@@ -37,7 +37,13 @@ func (e *Error) detail() string {
 const (
 	maxShownMessage = 300
 	maxShownCode    = 64
+	maxShownWord    = 64 // a version ("0.9.3", or a build's describe string), an agent label, a status, an id
 )
+
+// Shown is a short piece of Herdr's text — the version ping answered, a
+// pane's agent, status or tab — as herdr-pi shows it (doctor's rows, the
+// protocol mismatch): clipped and cleaned as Herdr's error text is.
+func Shown(s string) string { return shownText(s, maxShownWord) }
 
 // shownText is text from Herdr's reply as an error shows it: on one line
 // without control characters (wrap prints the error on the terminal, where
@@ -184,7 +190,7 @@ func (e *ProtocolMismatchError) Error() string {
 		dir, fix = "older", "upgrade Herdr"
 	}
 	return fmt.Sprintf("herdr at %s speaks protocol %d (Herdr %s), %s than the protocol %d herdr-pi was built for: the methods herdr-pi uses may differ (%s)",
-		e.Socket, e.Got, e.Version, dir, e.Expected, fix)
+		e.Socket, e.Got, Shown(e.Version), dir, e.Expected, fix)
 }
 
 // KindOf classifies err for log de-duplication: a transport failure kind,

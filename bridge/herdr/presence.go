@@ -275,7 +275,7 @@ func (p *Presence) learnProtocol(ctx context.Context) {
 	p.claim.protocol = pong.Protocol
 	p.mu.Unlock()
 	if changed {
-		p.logf("herdr: Herdr %s speaks protocol %d", pong.Version, pong.Protocol)
+		p.logf("herdr: Herdr %s speaks protocol %d", Shown(pong.Version), pong.Protocol)
 	}
 	p.r.SetProtocol(pong.Protocol)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // Version is set at build time with -ldflags "-X …/commands.Version=v1.2.3";
@@ -193,7 +194,9 @@ func newApp(f *Factory) *cli.App {
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("", "unknown command %q", c.Args().First())
+				name := c.Args().First()
+				names := commandNames(c.App.VisibleCommands())
+				return usagef("", "unknown command %q%s (commands: %s)", name, meantCommand(name, names), strings.Join(names, ", "))
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -287,7 +290,8 @@ func helpCommand() *cli.Command {
 					if len(cmds) == 0 {
 						err = usagef("help", "%s has no subcommands", where)
 					} else {
-						err = usagef("help", "%s has no command %q (commands: %s)", where, name, strings.Join(commandNames(cmds), ", "))
+						names := commandNames(cmds)
+						err = usagef("help", "%s has no command %q%s (commands: %s)", where, name, meantCommand(name, names), strings.Join(names, ", "))
 					}
 					err.(*usageError).helpOf = where
 					return err
@@ -326,6 +330,15 @@ func commandNames(cmds []*cli.Command) []string {
 		names = append(names, c.Name)
 	}
 	return names
+}
+
+// meantCommand is "; did you mean "x"?" for a name that is a typo of the
+// command x (settings.Meant), else "".
+func meantCommand(name string, names []string) string {
+	if n := settings.Meant(name, names); n != "" {
+		return fmt.Sprintf("; did you mean %q?", n)
+	}
+	return ""
 }
 
 // errNotBuilt is what a command that does not exist yet says.

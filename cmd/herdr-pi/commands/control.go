@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -58,14 +59,24 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 					"once it is fixed, %s", render.Clean(h.PaneID), render.Clean(reg.Dir), render.Clean(full), howToStart)
 			}
 			return nil, wrapperErrorf(noWrapper, "no herdr-pi wrapper is registered for Herdr pane %s in %s (%s): "+
-				"a wrapper started with another XDG_RUNTIME_DIR registers under that one, so run this with the wrapper's "+
-				"XDG_RUNTIME_DIR, or pass on %s and %s from the agent's environment; if none runs, %s",
+				"a wrapper started with another XDG_RUNTIME_DIR (or, without one, another TMPDIR) registers under that one, so run this with the wrapper's "+
+				"XDG_RUNTIME_DIR (or TMPDIR), or pass on %s and %s from the agent's environment; if none runs, %s",
 				render.Clean(h.PaneID), render.Clean(reg.Dir), runtimeFrom(env, reg.Dir), control.EnvSocket, control.EnvToken, howToStart)
 		case err != nil:
 			return nil, wrapperErrorf(unreachable, "cannot read the wrapper registry: %w", err)
 		}
 		where = fmt.Sprintf("the wrapper of Herdr pane %s (pid %d)", render.Clean(h.PaneID), ep.PID)
 		ended = "the herdr-pi " + strings.TrimPrefix(where, "the ")
+	}
+	pid := ep.PID
+	if rd, ok := control.ReadRunDir(filepath.Dir(ep.Socket)); ok && pid == 0 {
+		pid = rd.PID // named by the environment: its run directory says whose
+	}
+	if stoppedProcess(pid) {
+		// Stopped with Ctrl-Z, it holds its socket and answers nothing
+		// until it runs again; "start the agent" would put a second
+		// wrapper in the pane.
+		return nil, stoppedError(where, pid)
 	}
 	c, err := control.Dial(ctx, ep.Socket, ep.Token)
 	if err != nil && control.RunDirEnded(filepath.Dir(ep.Socket)) {
@@ -78,10 +89,43 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 	if errors.Is(err, control.ErrUnauthorized) {
 		return nil, wrapperErrorf(refused, "%s refused our token (a stale %s?); %s", where, control.EnvToken, howToStart)
 	}
+	if err != nil && stoppedProcess(pid) {
+		// Stopped while we waited for its answer.
+		return nil, stoppedError(where, pid)
+	}
 	if err != nil {
 		return nil, wrapperErrorf(unreachable, "cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
 	}
 	return c, nil
+}
+
+// stoppedProcess says whether pid is stopped by a signal (Ctrl-Z, SIGSTOP)
+// by its state in /proc; false for 0, a process that is gone, or when
+// that cannot be read.
+func stoppedProcess(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command's name in parentheses, which may
+	// itself hold ") ".
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'T' || stat[i+2] == 't')
+}
+
+// stoppedError is the error for a wrapper that is stopped, named with its
+// pid (where already has it for one found in the pane registry), and the
+// way to resume it.
+func stoppedError(where string, pid int) error {
+	who := "the herdr-pi " + strings.TrimPrefix(where, "the ")
+	if !strings.Contains(where, "(pid ") {
+		who += fmt.Sprintf(" (pid %d)", pid)
+	}
+	return wrapperErrorf(unreachable, "%s is stopped (Ctrl-Z?) and answers nothing until it runs again: "+
+		"resume it with fg in the shell of its pane (kill -CONT %d only when no shell started it: a shell's stopped job stops again)", who, pid)
 }
 
 // roomless says why the runtime directory base (or, before it exists, its
@@ -103,14 +147,22 @@ func roomless(base string) string {
 // for.
 func runtimeFrom(env settings.Env, registry string) string {
 	v := env.Get("XDG_RUNTIME_DIR")
+	var why string
 	switch {
 	case v == "":
-		return "XDG_RUNTIME_DIR is unset"
+		why = "XDG_RUNTIME_DIR is unset"
 	case !strings.HasPrefix(registry, filepath.Clean(v)+"/"):
 		// settings.Resolve passes over a relative or long one.
-		return "XDG_RUNTIME_DIR=" + render.Clean(v) + " is relative or too long for a socket, so not used"
+		why = "XDG_RUNTIME_DIR=" + render.Clean(v) + " is relative or too long for a socket, so not used"
+	default:
+		return "from XDG_RUNTIME_DIR=" + render.Clean(v)
 	}
-	return "from XDG_RUNTIME_DIR=" + render.Clean(v)
+	// Then TMPDIR chose it, when usable (settings.RuntimeFallback): a
+	// hook with another TMPDIR reads another registry.
+	if tmp := env.Get("TMPDIR"); tmp != "" && settings.RuntimeFallback(env) == tmp {
+		why += ", so from TMPDIR=" + render.Clean(tmp)
+	}
+	return why
 }
 
 // tokenLost is the error for a process that a wrapper started (it names

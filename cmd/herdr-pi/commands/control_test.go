@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
@@ -228,6 +231,29 @@ func TestNoWrapperSaysWhereItLooked(t *testing.T) {
 	}
 }
 
+// Without XDG_RUNTIME_DIR the registry is under TMPDIR (settings.Resolve):
+// a hook with another TMPDIR than the wrapper's reads another registry,
+// and the message names TMPDIR, not only a variable that is unset.
+func TestNoWrapperNamesTMPDIRWhenItChoseTheRegistry(t *testing.T) {
+	tmp, err := os.MkdirTemp("/tmp", "hptmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	hook := newCmdEnv(t, append(slices.Clone(pane), "XDG_RUNTIME_DIR=", "TMPDIR="+tmp)...)
+	reg := control.PaneRegistry(hook.runtime).Dir
+	if !strings.HasPrefix(reg, tmp+"/") {
+		t.Fatalf("registry %s is not under TMPDIR %s", reg, tmp)
+	}
+	code, _, errOut := run(t, hook.env, "status")
+	for _, says := range []string{"in " + reg + " (XDG_RUNTIME_DIR is unset, so from TMPDIR=" + tmp + ")",
+		"another XDG_RUNTIME_DIR (or, without one, another TMPDIR)"} {
+		if code != 1 || !strings.Contains(errOut, says) {
+			t.Errorf("exit %d, %q; want 1 and %q", code, errOut, says)
+		}
+	}
+}
+
 func TestWaitingUsage(t *testing.T) {
 	e := newCmdEnv(t, pane...)
 	_, f := startFake(t, e, "w1:p1")
@@ -332,6 +358,44 @@ func TestStatusJSONWithoutAWrapper(t *testing.T) {
 	run1, _ := startFake(t, e, "")
 	e.env = append(e.env, control.EnvSocket+"="+run1.Endpoint.Socket, control.EnvToken+"=stale")
 	check("stale token", refused)
+}
+
+// A wrapper stopped with Ctrl-Z (job control works under herdr-pi) holds
+// its socket and answers nothing: a pane hook's status or waiting says
+// so at once and how to resume it, not after its 5 s "start the agent
+// under herdr-pi", which would start a second wrapper in the pane.
+func TestStoppedWrapperIsNamedAsStopped(t *testing.T) {
+	schema := compileSchema(t, "status")
+	e := newCmdEnv(t, pane...)
+	stopped := exec.Command("sleep", "60")
+	if err := stopped.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopped.Process.Kill(); stopped.Wait() })
+	if err := stopped.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(stopped.Process.Pid, &ws, syscall.WUNTRACED, nil); err != nil || !ws.Stopped() {
+		t.Fatalf("the child did not stop: %v %v", err, ws)
+	}
+	pid := stopped.Process.Pid
+	if _, err := control.PaneRegistry(e.runtime).Register(control.PaneKey("/tmp/herdr-test.sock", "w1:p1"), control.Endpoint{Socket: "/tmp/hp-nothing-listens.sock", Token: "t", PID: pid}); err != nil {
+		t.Fatal(err)
+	}
+	says := fmt.Sprintf("the herdr-pi wrapper of Herdr pane w1:p1 (pid %d) is stopped", pid)
+	resume := fmt.Sprintf("kill -CONT %d", pid)
+	for _, args := range [][]string{{"status"}, {"waiting", "start", "--source", "s", "--id", "i"}} {
+		code, _, errOut := run(t, e.env, args...)
+		if code != 1 || !strings.Contains(errOut, says) || !strings.Contains(errOut, resume) || strings.Contains(errOut, "herdr-pi wrap pi") {
+			t.Errorf("%q: exit %d, %q; want 1, %q and %q, no new wrapper", args, code, errOut, says, resume)
+		}
+	}
+	code, out, _ := run(t, e.env, "status", "--json")
+	validate(t, schema, out)
+	if code != 1 || !strings.Contains(out, `"code": "unreachable"`) || !strings.Contains(out, says) {
+		t.Errorf("--json: exit %d\n%s", code, out)
+	}
 }
 
 // deadPIDForStatus is the pid of a child that ran and was reaped.

@@ -6,12 +6,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/pane/detect"
 	"github.com/herdr-pi/herdr-pi/pane/screen"
@@ -201,6 +204,18 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 		// so a directory or a pipe there is to be named otherwise, not
 		// removed.
 		data, err := settings.ReadNamedFile(opts.Manifest, settings.TOML, "name a regular file in --manifest instead")
+		if errors.Is(err, fs.ErrNotExist) { // not a symlink that leads nowhere: that one says so
+			// A path mistyped, or relative to another directory: say
+			// where it was looked for and the way out.
+			where := ""
+			if !filepath.IsAbs(opts.Manifest) {
+				if cwd, err := os.Getwd(); err == nil {
+					where = " (looked in " + render.Clean(cwd) + ")"
+				}
+			}
+			return nil, &detectError{code: "unreadable_manifest", err: fileError(opts.Manifest, fmt.Errorf(
+				"%s: does not exist%s: give the path of a manifest file, or leave --manifest out to use the installed manifests", opts.Manifest, where))}
+		}
 		if err != nil {
 			return nil, &detectError{code: "unreadable_manifest", err: fileError(opts.Manifest, err)}
 		}
@@ -223,6 +238,12 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	set, problems := detect.Load(paths.ManifestDir)
 	tellManifestProblems(f.IO.Err, "herdr-pi detect", problems)
 	m, ok := set.Lookup(agent)
+	if !ok && slices.Contains(doctor.ManifestsWithoutBuiltIn(problems), agent) {
+		// The file is there, with the problems said above: "add" it
+		// would send the person looking for a file they have.
+		return nil, &detectError{code: "no_manifest", err: fmt.Errorf("no manifest for agent %q: fix %s (its problems are above), then check it with --manifest",
+			agent, paths.Pretty(filepath.Join(paths.ManifestDir, agent+".toml")))}
+	}
 	if !ok {
 		return nil, &detectError{code: "no_manifest", err: fmt.Errorf("no manifest for agent %q (known: %s%s; add %s/%s.toml or use --manifest)",
 			agent, strings.Join(set.Names(), ", "), meantAgent(agent, set.Names()), paths.Pretty(paths.ManifestDir), agent)}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // detect --json, on a screen a rule decides, one no rule does, a raw
@@ -456,5 +457,44 @@ func TestANamedSettingsPathThatIsNoFileIsNotToBeRemoved(t *testing.T) {
 		if code != 0 || strings.Contains(errOut, "remove it") || !strings.Contains(errOut, named+": ") || !strings.Contains(errOut, "point HERDR_PI_CONFIG at your config file") {
 			t.Errorf("HERDR_PI_CONFIG=%s detect: exit %d, %q; want 0, naming it, and the way out: point HERDR_PI_CONFIG at your config file", named, code, errOut)
 		}
+	}
+}
+
+// A user manifest with problems under a name no manifest is built in as
+// (claude.toml) has nothing to fall back on: detect must not claim the
+// built-in one is used, nor tell the person to add the file they have.
+func TestDetectBrokenManifestWithoutABuiltIn(t *testing.T) {
+	e := newCmdEnv(t)
+	dir := filepath.Join(settings.Resolve(settings.EnvFrom(e.env)).ManifestDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "claude.toml"), []byte("id = \"claude\"\n[[rules]]\nid = \"x\"\nstate = \"sleepy\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := run(t, e.env, "detect", "--agent", "claude")
+	for _, bad := range []string{"using the built-in manifest", "add "} {
+		if strings.Contains(errOut, bad) {
+			t.Errorf("stderr says %q:\n%s", bad, errOut)
+		}
+	}
+	for _, want := range []string{"manifest problems, ignoring these files (no manifest is built in as claude):",
+		"claude.toml:4:", "no manifest for agent \"claude\": fix ~/config/herdr-pi/manifests/claude.toml (its problems are above)"} {
+		if code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, errOut)
+		}
+	}
+}
+
+// A --manifest file that is not there is a path mistyped, or a file in
+// another directory: the error says where it looked and the way out, not
+// only "does not exist".
+func TestDetectMissingManifestSaysTheWayOut(t *testing.T) {
+	e := newCmdEnv(t)
+	code, _, errOut := run(t, e.env, "detect", "--manifest", "nope.toml")
+	cwd, _ := os.Getwd()
+	want := "herdr-pi detect: nope.toml: does not exist (looked in " + cwd + "): give the path of a manifest file, or leave --manifest out to use the installed manifests\n"
+	if code != 1 || errOut != want {
+		t.Errorf("exit %d, stderr\n%q\nwant 1 and\n%q", code, errOut, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -284,4 +285,63 @@ func TestAConfigFileHERDRPICONFIGNamesMustExist(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "ok    config.toml  ~/.config/herdr-pi/config.toml does not exist: the built-in defaults apply") {
 		t.Errorf("doctor config without HERDR_PI_CONFIG: exit %d\n%s", code, out)
 	}
+}
+
+// Herdr's version string is Herdr's text, clipped and cleaned as its
+// error messages are (bridge/herdr): a ping answering a 2 KiB version with
+// an escape sequence in it gave a protocol row of 2 KiB that retitled the
+// window through --json consumers that print the detail.
+func TestDoctorClipsHerdrsVersion(t *testing.T) {
+	version := "0.8.0-" + strings.Repeat("x", 2000) + "\x1b]0;owned\x07"
+	for _, protocol := range []int{0, 19} {
+		s := herdrtest.Start(t, herdrtest.Options{Version: version, Protocol: protocol})
+		w := doctortest.New(t).Healthy().Set(s.Env()...)
+		_, out, _ := runDoctor(w, "herdr", "--json")
+		var rep doctor.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		var row *doctor.Row
+		for i := range rep.Checks {
+			if rep.Checks[i].Name == "protocol" {
+				row = &rep.Checks[i]
+			}
+		}
+		if row == nil {
+			t.Fatalf("no protocol row:\n%s", out)
+		}
+		if len(row.Detail) > 300 || strings.ContainsAny(row.Detail, "\x1b\x07") || !strings.Contains(row.Detail, "Herdr 0.8.0-xxx") || !strings.Contains(row.Detail, fmt.Sprintf("(%d bytes)", len(version))) {
+			t.Errorf("protocol %d: detail of %d bytes, want Herdr's version clipped, cleaned and its length said:\n%q", protocol, len(row.Detail), row.Detail)
+		}
+	}
+}
+
+// The pane row shows Herdr's text too (the pane's agent, status and tab):
+// clipped and cleaned as the version is, so a Herdr that answers with a
+// long or hostile agent label cannot fill doctor's report or act on a
+// terminal that prints the --json detail.
+func TestDoctorClipsHerdrsPaneText(t *testing.T) {
+	s := herdrtest.Start(t)
+	long := "pi-" + strings.Repeat("x", 2000) + "\x1b]0;owned\x07"
+	s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"pane.get"}, Reply: map[string]any{"result": map[string]any{
+		"type": "pane_info",
+		"pane": map[string]any{"pane_id": "w1:p1", "terminal_id": "t1", "workspace_id": "w1", "tab_id": "w1:t1", "focused": true,
+			"agent_status": "idle\x1b[2J", "revision": 1, "agent": long},
+	}}})
+	w := doctortest.New(t).Healthy().Set(s.Env()...)
+	_, out, _ := runDoctor(w, "herdr", "--json")
+	var rep doctor.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, r := range rep.Checks {
+		if r.Name != "pane" {
+			continue
+		}
+		if len(r.Detail) > 300 || strings.ContainsAny(r.Detail, "\x1b\x07") || !strings.Contains(r.Detail, "agent pi-xxx") || !strings.Contains(r.Detail, fmt.Sprintf("(%d bytes)", len(long))) {
+			t.Errorf("pane row of %d bytes, want Herdr's text clipped, cleaned and its length said:\n%q", len(r.Detail), r.Detail)
+		}
+		return
+	}
+	t.Fatalf("no pane row:\n%s", out)
 }

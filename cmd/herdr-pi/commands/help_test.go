@@ -132,8 +132,8 @@ func TestHelpFlagBeforeACommandNameIsHelp(t *testing.T) {
 		code       int
 		out, sayth string
 	}{
-		{[]string{"--help", "wrp"}, 2, "", "herdr-pi help: herdr-pi has no command \"wrp\" (commands: wrap, open, close, waiting, notify, detect, status, doctor, demo, completion, help)\nRun 'herdr-pi --help' for usage.\n"},
-		{[]string{"-h", "waiting", "strat"}, 2, "", "herdr-pi help: herdr-pi waiting has no command \"strat\" (commands: start, stop)\nRun 'herdr-pi waiting --help' for usage.\n"},
+		{[]string{"--help", "wrp"}, 2, "", "herdr-pi help: herdr-pi has no command \"wrp\"; did you mean \"wrap\"? (commands: wrap, open, close, waiting, notify, detect, status, doctor, demo, completion, help)\nRun 'herdr-pi --help' for usage.\n"},
+		{[]string{"-h", "waiting", "strat"}, 2, "", "herdr-pi help: herdr-pi waiting has no command \"strat\"; did you mean \"start\"? (commands: start, stop)\nRun 'herdr-pi waiting --help' for usage.\n"},
 		{[]string{"--help", "status"}, 0, "NAME:\n   herdr-pi status - ", ""},
 		{[]string{"-help", "waiting", "start"}, 0, "NAME:\n   herdr-pi waiting start - ", ""},
 	} {

@@ -74,3 +74,29 @@ func TestFlagErrorsNameTheFlagAsTheHelpDoes(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped command is the commonest mistake: the error lists the
+// commands, as help's and doctor's do, and names the one meant when the
+// word is a typo of it.
+func TestUnknownCommandSaysWhichWereMeant(t *testing.T) {
+	env := newCmdEnv(t).env
+	const all = "(commands: wrap, open, close, waiting, notify, detect, status, doctor, demo, completion, help)"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"wrpa", "pi"}, `herdr-pi: unknown command "wrpa"; did you mean "wrap"? ` + all},
+		{[]string{"dcotor"}, `herdr-pi: unknown command "dcotor"; did you mean "doctor"? ` + all},
+		{[]string{"stauts", "--json"}, `herdr-pi: unknown command "stauts"; did you mean "status"? ` + all},
+		{[]string{"pi"}, `herdr-pi: unknown command "pi" ` + all},
+		{[]string{"bogus"}, `herdr-pi: unknown command "bogus" ` + all},
+		{[]string{"help", "wrpa"}, `herdr-pi help: herdr-pi has no command "wrpa"; did you mean "wrap"? ` + all},
+		{[]string{"waiting", "strat", "--source", "s", "--id", "1"}, `herdr-pi waiting: no subcommand "strat"; did you mean "start"? (start or stop)`},
+		{[]string{"waiting", "begin"}, `herdr-pi waiting: no subcommand "begin" (start or stop)`},
+	} {
+		code, _, errOut := run(t, env, tc.args...)
+		if first, _, _ := strings.Cut(errOut, "\n"); code != exitUsage || first != tc.want {
+			t.Errorf("%q: exit %d, stderr\n%s\nwant exit 2 and first line\n%s", tc.args, code, errOut, tc.want)
+		}
+	}
+}

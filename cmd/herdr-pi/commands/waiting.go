@@ -71,7 +71,8 @@ func waitingCommand(f *Factory) *cli.Command {
 			"  herdr-pi waiting stop --source deploy-hook --id 42",
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("waiting", "no subcommand %q (start or stop)", c.Args().First())
+				name := c.Args().First()
+				return usagef("waiting", "no subcommand %q%s (start or stop)", name, meantCommand(name, []string{"start", "stop"}))
 			}
 			// A call without start or stop is a mistake (a hook that lost
 			// its word, say), not a request for help: it must not pass.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
 	"github.com/herdr-pi/herdr-pi/pane/detect"
 	"github.com/herdr-pi/herdr-pi/pane/observe"
 	"github.com/herdr-pi/herdr-pi/pane/state"
@@ -56,7 +57,12 @@ func tellManifestProblems(w io.Writer, who string, problems []error) {
 	for _, p := range problems {
 		list.WriteString("\n  " + strings.ReplaceAll(p.Error(), "\n", "\n  "))
 	}
-	tell(w, "%s: manifest problems, using the built-in manifest:%s\n", who, list.String())
+	// A broken claude.toml has no built-in manifest to give way to.
+	instead := "using the built-in manifest"
+	if lacking := doctor.ManifestsWithoutBuiltIn(problems); len(lacking) > 0 {
+		instead = "ignoring these files (no manifest is built in as " + strings.Join(lacking, " or ") + ")"
+	}
+	tell(w, "%s: manifest problems, %s:%s\n", who, instead, list.String())
 }
 
 // startDetection starts watching the run. Every state event goes to the

@@ -88,6 +88,13 @@ func (e *Interrupted) Is(target error) bool { return target == ErrInterrupted }
 // Run runs the demo to its end, or until the person presses q or
 // interrupts it (then the agent is stopped and the demo says so).
 func Run(ctx context.Context, o Options) error {
+	// A reader that went away (demo | head) must fail the write, which
+	// stops the demo and cleans up, not kill it with SIGPIPE and leave
+	// its temporary directories behind. Asked for, the signal is only
+	// counted here; the channel is never read.
+	brokenPipe := make(chan os.Signal, 1)
+	signal.Notify(brokenPipe, unix.SIGPIPE)
+	defer signal.Stop(brokenPipe)
 	root, err := os.MkdirTemp(tempBase(), "herdr-pi-demo")
 	if err != nil {
 		where := os.TempDir()
@@ -184,6 +191,11 @@ func Run(ctx context.Context, o Options) error {
 	interrupt := make(chan os.Signal, 1)
 	signal.Notify(interrupt, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
 	defer signal.Stop(interrupt)
+	// Ctrl-Z and fg: the terminal is given back before the demo stops,
+	// and taken again when it continues.
+	jobControl := make(chan os.Signal, 2)
+	signal.Notify(jobControl, unix.SIGTSTP, unix.SIGCONT)
+	defer signal.Stop(jobControl)
 
 	// A demo nobody can see is stopped at the first write that fails (a
 	// full disk, a closed pipe), and that error is the demo's.
@@ -219,6 +231,13 @@ loop:
 			stop()
 		case <-killAfter:
 			_ = wrap.Process.Kill()
+		case sig := <-jobControl:
+			if sig == unix.SIGTSTP {
+				v.suspend()
+				_ = unix.Kill(os.Getpid(), unix.SIGSTOP) // as the default action of SIGTSTP would
+			} else {
+				v.resume()
+			}
 		case <-tick.C:
 			if v.quitRequested() || out.Err != nil {
 				stop()

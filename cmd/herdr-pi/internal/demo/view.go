@@ -62,6 +62,7 @@ type view struct {
 	lay     layout
 	keys    *os.File // the person's terminal, for q
 	saved   *unix.Termios
+	raw     *unix.Termios // the key mode, taken again after Ctrl-Z and fg
 	printed int
 	r       *lipgloss.Renderer
 	last    string
@@ -81,7 +82,7 @@ func newView(o Options, lay layout, live bool) *view {
 			raw.Lflag &^= unix.ECHO | unix.ICANON
 			raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 0, 0
 			if unix.IoctlSetTermios(int(in.Fd()), unix.TCSETS, &raw) == nil {
-				v.keys, v.saved = in, t
+				v.keys, v.saved, v.raw = in, t, &raw
 			}
 		}
 	}
@@ -109,6 +110,14 @@ func (v *view) quitRequested() bool {
 	if v.keys == nil {
 		return false
 	}
+	// Asked first, so the read never waits whatever the mode: after
+	// Ctrl-Z and fg the shell has put the terminal back in line mode
+	// until resume, and a read would wait for Enter with the whole demo
+	// (its frames, its timeout, Ctrl-C) behind it.
+	fds := []unix.PollFd{{Fd: int32(v.keys.Fd()), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 0); err != nil || n == 0 || fds[0].Revents&unix.POLLIN == 0 {
+		return false
+	}
 	buf := make([]byte, 32)
 	n, _ := unix.Read(int(v.keys.Fd()), buf)
 	for _, c := range buf[:max(n, 0)] {
@@ -117,6 +126,30 @@ func (v *view) quitRequested() bool {
 		}
 	}
 	return false
+}
+
+// suspend gives the terminal back as the demo found it before the demo
+// stops (Ctrl-Z): the shell's prompt comes back with the cursor shown.
+func (v *view) suspend() {
+	if v.saved != nil {
+		_ = unix.IoctlSetTermios(int(v.keys.Fd()), unix.TCSETS, v.saved)
+	}
+	if v.live {
+		fmt.Fprint(v.out, "\x1b[?25h")
+	}
+}
+
+// resume takes the terminal again after fg: the key mode back (the shell
+// restored its own), and on the live view a whole frame drawn anew over
+// whatever the shell printed meanwhile.
+func (v *view) resume() {
+	if v.raw != nil {
+		_ = unix.IoctlSetTermios(int(v.keys.Fd()), unix.TCSETS, v.raw)
+	}
+	if v.live {
+		fmt.Fprint(v.out, "\x1b[?25l\x1b[2J\x1b[H")
+		v.last = ""
+	}
 }
 
 // frame shows the events so far: a redrawn frame on a terminal; in a log,

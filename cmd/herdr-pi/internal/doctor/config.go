@@ -93,7 +93,7 @@ func manifestsRow(d Input) Row {
 		for i, p := range problems {
 			msgs[i] = problemList(prettyManifestError(p, d.Paths))
 		}
-		return row(Warn, strings.Join(msgs, "; ")+": each of these files is ignored and the built-in manifest of the same name is used",
+		return row(Warn, strings.Join(msgs, "; ")+": "+manifestsIgnored(len(problems), ManifestsWithoutBuiltIn(problems)),
 			"fix the file(s), then check one with 'herdr-pi detect --manifest FILE SCREEN.txt'")
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.toml"))
@@ -156,4 +156,42 @@ func seedConfigRow(d Input) (Row, bool) {
 		row.Fix = fmt.Sprintf(`make %s a JSON object, such as {"termPrograms": {"MyTerminal": "osc777"}}, or remove it; or %s`, shown, instead)
 	}
 	return row, true
+}
+
+// ManifestsWithoutBuiltIn are the names of the user manifests with
+// problems that no built-in manifest stands in for: a broken pi.toml gives
+// way to the built-in pi, a broken claude.toml to nothing (wrap then reads
+// the agent as pi). A user manifest's name is its file's (detect.Load).
+func ManifestsWithoutBuiltIn(problems []error) []string {
+	var names []string
+	for _, p := range problems {
+		var me *detect.ManifestError
+		if !errors.As(p, &me) {
+			continue
+		}
+		name, isFile := strings.CutSuffix(filepath.Base(me.File), ".toml")
+		if _, builtIn := detect.Embedded().Lookup(name); isFile && !builtIn && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// manifestsIgnored says what takes the place of n user manifests with
+// problems, of which those named in lacking have no built-in manifest.
+func manifestsIgnored(n int, lacking []string) string {
+	switch {
+	case len(lacking) == 0:
+		return "each of these files is ignored and the built-in manifest of the same name is used"
+	case n == 1:
+		return "this file is ignored, and no manifest is built in as " + lacking[0] + ": wrap reads that agent as pi"
+	case len(lacking) == n:
+		return "each of these files is ignored, and no manifest is built in as " + strings.Join(lacking, " or ") + ": wrap reads those agents as pi"
+	}
+	agents := "that agent"
+	if len(lacking) > 1 {
+		agents = "those agents"
+	}
+	return "each of these files is ignored and the built-in manifest of the same name is used, but none is built in as " +
+		strings.Join(lacking, " or ") + ": wrap reads " + agents + " as pi"
 }

@@ -75,6 +75,13 @@ func TestDoctorConfigRows(t *testing.T) {
 		}, map[string]string{
 			"config.toml": `warn|~/.config/herdr-pi/config.toml: unknown table [a]: herdr-pi runs with the built-in defaults|fix the mistake(s) named in ~/.config/herdr-pi/config.toml`,
 		}, nil},
+		// No manifest is built in under claude: the file is ignored and
+		// wrap reads the agent as pi, not with a built-in of its name.
+		{"a broken manifest with no built-in of its name", map[string]string{
+			".config/herdr-pi/manifests/claude.toml": "id = \"claude\"\n[[rules]]\nid = \"x\"\nstate = \"sleepy\"\n",
+		}, map[string]string{
+			"manifests": `warn|must be idle, working, blocked or unknown: this file is ignored, and no manifest is built in as claude: wrap reads that agent as pi|herdr-pi detect --manifest FILE`,
+		}, nil},
 		{"a broken manifest next to a good one", map[string]string{
 			".config/herdr-pi/manifests/mine.toml": goodManifest,
 			".config/herdr-pi/manifests/pi.toml":   "id = \"pi\"\n[[rules]]\nid = \"x\"\nstate = \"sleepy\"\n",
@@ -351,6 +358,14 @@ func TestDoctorRuntimeRowsNameAFileInTheWay(t *testing.T) {
 	}
 	checkRowWant(t, rows["directory"], "fail|directory "+base+" cannot be made: "+file+" is a file, not a directory|move "+file+" away or rename it: it is a file where "+base+" needs a directory")
 	checkRowWant(t, rows["registry"], "fail|"+file+" is a file, not a directory|move "+file+" away or rename it")
+	// The variable names that file itself: it may well be the person's
+	// own (a script, a note), and the variable is the likelier mistake.
+	for _, name := range []string{"directory", "registry"} {
+		checkRowWant(t, rows[name], "fail||or point XDG_RUNTIME_DIR at a directory of yours, or unset it (herdr-pi then uses /tmp): XDG_RUNTIME_DIR="+file+" names that file")
+	}
+	// So for the log's directory and XDG_STATE_HOME.
+	w.Set("XDG_STATE_HOME=" + file)
+	checkRowWant(t, logRow(input(w, time.Second)), "warn||or point XDG_STATE_HOME at a directory of yours, or unset it (herdr-pi then uses ~/.local/state): XDG_STATE_HOME="+file+" names that file")
 }
 
 func mkdir(t *testing.T, dir string, mode os.FileMode) {
@@ -598,4 +613,26 @@ func runtimeRows(t *testing.T, w *doctortest.World) map[string]Row {
 		rows[r.Name] = r
 	}
 	return rows
+}
+
+// The fix that says where herdr-pi goes without XDG_RUNTIME_DIR names the
+// directory it really takes then: $TMPDIR when that is usable, else /tmp
+// (settings.Resolve). "/tmp" under a TMPDIR sent the person looking in
+// the wrong place.
+func TestDoctorRuntimeFixNamesTheRealFallback(t *testing.T) {
+	for _, tc := range []struct{ name, tmpdir, want string }{
+		{"TMPDIR set", "TMP", "unset, herdr-pi uses TMP)"},
+		{"TMPDIR unset", "", "unset, herdr-pi uses /tmp)"},
+		{"TMPDIR relative", "rel/tmp", "unset, herdr-pi uses /tmp)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := doctortest.New(t)
+			gone := filepath.Join(w.Home, "run", "user", "1000")
+			tmp := filepath.Join(w.Home, "tmp")
+			mkdir(t, tmp, 0o700)
+			w.Set("XDG_RUNTIME_DIR="+gone, "TMPDIR="+strings.ReplaceAll(tc.tmpdir, "TMP", tmp))
+			rows := runtimeRows(t, w)
+			checkRowWant(t, rows["directory"], "fail|"+gone+" does not exist|"+strings.ReplaceAll(tc.want, "TMP", tmp))
+		})
+	}
 }

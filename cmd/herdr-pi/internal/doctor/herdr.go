@@ -76,16 +76,17 @@ func herdrChecks(ctx context.Context, d Input) []Row {
 	if pong.Capabilities != nil && pong.Capabilities.LiveHandoff {
 		handoff = "yes"
 	}
+	version := herdr.Shown(pong.Version)
 	if pm == nil {
 		rows = append(rows, row("protocol", OK,
-			fmt.Sprintf("Herdr %s speaks protocol %d, the one herdr-pi is built for (live handoff: %s)", pong.Version, pong.Protocol, handoff), ""))
+			fmt.Sprintf("Herdr %s speaks protocol %d, the one herdr-pi is built for (live handoff: %s)", version, pong.Protocol, handoff), ""))
 	} else if pm.Got > pm.Expected {
 		rows = append(rows, row("protocol", Warn,
-			fmt.Sprintf("Herdr %s speaks protocol %d, newer than the %d herdr-pi is built for: herdr-pi only uses pane.report_agent, pane.release_agent, pane.get and notification.show, which may have changed", pong.Version, pm.Got, pm.Expected),
+			fmt.Sprintf("Herdr %s speaks protocol %d, newer than the %d herdr-pi is built for: herdr-pi only uses pane.report_agent, pane.release_agent, pane.get and notification.show, which may have changed", version, pm.Got, pm.Expected),
 			"upgrade herdr-pi if states or toasts misbehave"))
 	} else {
 		rows = append(rows, row("protocol", Warn,
-			fmt.Sprintf("Herdr %s speaks protocol %d, older than the %d herdr-pi is built for: methods herdr-pi relies on may be missing", pong.Version, pm.Got, pm.Expected),
+			fmt.Sprintf("Herdr %s speaks protocol %d, older than the %d herdr-pi is built for: methods herdr-pi relies on may be missing", version, pm.Got, pm.Expected),
 			"upgrade Herdr"))
 	}
 
@@ -102,10 +103,10 @@ func herdrChecks(ctx context.Context, d Input) []Row {
 		default:
 			who := "no agent"
 			if pane.Agent != "" {
-				who = "agent " + pane.Agent
+				who = "agent " + herdr.Shown(pane.Agent)
 			}
 			rows = append(rows, row("pane", OK,
-				fmt.Sprintf("Herdr knows pane %s in tab %s (%s, status %s)", pane.PaneID, pane.TabID, who, pane.AgentStatus), ""))
+				fmt.Sprintf("Herdr knows pane %s in tab %s (%s, status %s)", herdr.Shown(pane.PaneID), herdr.Shown(pane.TabID), who, herdr.Shown(pane.AgentStatus)), ""))
 		}
 	}
 	return append(rows, toastRow(env, row))
@@ -117,13 +118,6 @@ func herdrChecks(ctx context.Context, d Input) []Row {
 func toastRow(env settings.Env, row func(name, status, detail, fix string) Row) Row {
 	const noProbe = "; whether a given toast shows also depends on focus and Herdr's 1 s rate limit, which only sending one can tell (notification.show has no dry run)"
 	path, shown := herdrConfigPath(env)
-	var cfg struct {
-		UI struct {
-			Toast struct {
-				Delivery *string `toml:"delivery"`
-			} `toml:"toast"`
-		} `toml:"ui"`
-	}
 	// Read as every settings file is (settings.ReadFile): a FIFO there
 	// would hang doctor past its budget and its Ctrl-C, /dev/zero fill
 	// its memory.
@@ -136,8 +130,10 @@ func toastRow(env settings.Env, row func(name, status, detail, fix string) Row) 
 		data, err = settings.ReadFile(path, settings.TOML)
 	}
 	var fe *settings.FileError
+	var delivery *string
+	var mistake string
 	if err == nil {
-		_, err = toml.Decode(string(data), &cfg)
+		delivery, mistake = toastDelivery(data, shown)
 	}
 	switch {
 	case errors.As(err, &fe) && !errors.Is(err, fs.ErrNotExist):
@@ -153,10 +149,13 @@ func toastRow(env settings.Env, row func(name, status, detail, fix string) Row) 
 	case err != nil:
 		return row("toasts", Warn, fmt.Sprintf("cannot read Herdr's config %s: %v", shown, err),
 			"fix the file; herdr-pi only reads [ui.toast] delivery from it")
+	case mistake != "":
+		return row("toasts", Warn, mistake,
+			fmt.Sprintf("fix the mistake in %s; herdr-pi only reads [ui.toast] delivery from it", shown))
 	}
 	d := "off"
-	if cfg.UI.Toast.Delivery != nil {
-		d = *cfg.UI.Toast.Delivery
+	if delivery != nil {
+		d = *delivery
 	}
 	switch d {
 	case "herdr", "terminal", "system":
@@ -168,6 +167,47 @@ func toastRow(env settings.Env, row func(name, status, detail, fix string) Row) 
 	}
 	return row("toasts", Warn, fmt.Sprintf("[ui.toast] delivery = %q in %s is not one Herdr knows (off, herdr, terminal, system)", d, shown),
 		"set it to \"herdr\", \"terminal\" or \"system\"")
+}
+
+// toastDelivery reads [ui.toast] delivery from Herdr's config text (nil
+// when unset), or says what is wrong with the file in its own terms, on
+// its line: the TOML decoder's words for a table where a string stands
+// are Go's ("type mismatch for struct { Delivery *string … }").
+func toastDelivery(data []byte, shown string) (delivery *string, mistake string) {
+	var top map[string]any
+	if _, err := toml.Decode(string(data), &top); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Sprintf("cannot read Herdr's config %s:%d: %s", shown, settings.TOMLParseLine(data, pe), settings.TOMLParseMessage(data, pe))
+		}
+		return nil, fmt.Sprintf("cannot read Herdr's config %s: %s", shown, strings.TrimPrefix(err.Error(), "toml: "))
+	}
+	at := func(key ...string) string { return fmt.Sprintf("%s:%d", shown, settings.LineOf(data, key...)) }
+	ui, ok := top["ui"]
+	if !ok {
+		return nil, ""
+	}
+	uiTable, ok := ui.(map[string]any)
+	if !ok {
+		return nil, fmt.Sprintf("%s: ui must be a table, not %s", at("ui"), settings.TOMLKind(ui))
+	}
+	toast, ok := uiTable["toast"]
+	if !ok {
+		return nil, ""
+	}
+	toastTable, ok := toast.(map[string]any)
+	if !ok {
+		return nil, fmt.Sprintf("%s: [ui] toast must be a table, not %s", at("ui", "toast"), settings.TOMLKind(toast))
+	}
+	d, ok := toastTable["delivery"]
+	if !ok {
+		return nil, ""
+	}
+	text, ok := d.(string)
+	if !ok {
+		return nil, fmt.Sprintf("%s: [ui.toast] delivery = %v must be a string: \"off\", \"herdr\", \"terminal\" or \"system\"", at("ui", "toast", "delivery"), d)
+	}
+	return &text, ""
 }
 
 func deliveryWhere(d string) string {

@@ -94,16 +94,16 @@ func runtimeDirRow(d Input) Row {
 		// in a directory that is not ours (/tmp, say).
 		if parent := filepath.Dir(base); isDir(parent) {
 			if err := d.room(parent, false); err != nil {
-				return row(Fail, fmt.Sprintf("%s cannot be made: %v", base, err)+without, roomFix(parent, err))
+				return row(Fail, fmt.Sprintf("%s cannot be made: %v", base, err)+without, roomFix(parent, err, d.Env))
 			}
 		}
 		at, why := unmakeable(base, false)
 		if at == "" {
 			return row(OK, fmt.Sprintf("%s does not exist yet: the first wrapper creates it, mode 0700", base), "")
 		}
-		fix := "point XDG_RUNTIME_DIR at a directory of yours (unset, herdr-pi uses /tmp)"
+		fix := fmt.Sprintf("point XDG_RUNTIME_DIR at a directory of yours (unset, herdr-pi uses %s)", fallbackFor(runtimeVar, d.Env))
 		if why == notThere {
-			fix = fmt.Sprintf("create %s (mkdir -m 700 -p %s), or point XDG_RUNTIME_DIR at a directory of yours that exists (unset, herdr-pi uses /tmp)", at, shellword.Word(at))
+			fix = fmt.Sprintf("create %s (mkdir -m 700 -p %s), or point XDG_RUNTIME_DIR at a directory of yours that exists (unset, herdr-pi uses %s)", at, shellword.Word(at), fallbackFor(runtimeVar, d.Env))
 		}
 		return row(Fail, fmt.Sprintf("%s cannot be made: %s %s", base, at, why)+without, fix)
 	}
@@ -111,7 +111,7 @@ func runtimeDirRow(d Input) Row {
 		return row(Fail, privateDirProblem(err)+without, privateDirFix(err, runtimeVar, d.Env))
 	}
 	if err := d.room(base, true); err != nil {
-		return row(Fail, err.Error()+without, roomFix(base, err))
+		return row(Fail, err.Error()+without, roomFix(base, err, d.Env))
 	}
 	detail := base + " is ours and 0700"
 	var live, dead int
@@ -134,8 +134,8 @@ func runtimeDirRow(d Input) Row {
 
 // roomFix is the way out of a directory that cannot take a new file:
 // what to free or fix on its filesystem, or another directory.
-func roomFix(dir string, err error) string {
-	const elsewhere = ", or point XDG_RUNTIME_DIR at a directory of yours on another filesystem (unset, herdr-pi uses /tmp); then start the agent again under herdr-pi wrap"
+func roomFix(dir string, err error, env settings.Env) string {
+	elsewhere := fmt.Sprintf(", or point XDG_RUNTIME_DIR at a directory of yours on another filesystem (unset, herdr-pi uses %s); then start the agent again under herdr-pi wrap", fallbackFor(runtimeVar, env))
 	var re *control.RoomError
 	if !errors.As(err, &re) {
 		return "check " + dir + " and its filesystem" + elsewhere
@@ -203,7 +203,14 @@ func privateDirFix(err error, via string, env settings.Env) string {
 		return "check the directory and its permissions"
 	}
 	if dir, file := fileOnTheWay(err); file != "" {
-		return fmt.Sprintf("move %s away or rename it: it is a file where %s needs a directory", file, dir)
+		fix := fmt.Sprintf("move %s away or rename it: it is a file where %s needs a directory", file, dir)
+		if v := env.Get(via); v != "" && strings.HasPrefix(filepath.Clean(v)+"/", file+"/") {
+			// The variable leads into the file: it may well be the
+			// person's own (a script, a note), and the variable the
+			// likelier mistake.
+			fix += fmt.Sprintf(", or point %s at a directory of yours, or unset it (herdr-pi then uses %s): %s=%s names that file", via, fallbackFor(via, env), via, v)
+		}
+		return fix
 	}
 	if above, owner, _ := closedAbove(err); above != "" {
 		if v := env.Get(via); v != "" && strings.HasPrefix(filepath.Clean(v)+"/", above+"/") {
@@ -211,7 +218,7 @@ func privateDirFix(err error, via string, env settings.Env) string {
 			// another user's session, as su (without -l) and sudo -E
 			// keep it.
 			return fmt.Sprintf("point %s at a directory of yours, or unset it (herdr-pi then uses %s): %s=%s leads into %s, which belongs to uid %d (kept from that user's session by su or sudo -E?)",
-				via, fallbackFor(via), via, v, above, owner)
+				via, fallbackFor(via, env), via, v, above, owner)
 		}
 		return fmt.Sprintf("let uid %d into %s (it belongs to uid %d), or point %s at a directory of yours", os.Getuid(), above, owner, via)
 	}
@@ -226,12 +233,14 @@ func privateDirFix(err error, via string, env settings.Env) string {
 	return "check that you can read " + pe.Dir + " and its parent"
 }
 
-// fallbackFor is where herdr-pi puts its directories when via is unset.
-func fallbackFor(via string) string {
+// fallbackFor is where herdr-pi puts its directories when via is unset:
+// for the runtime directory TMPDIR's directory or /tmp, as
+// settings.Resolve chooses, not always /tmp.
+func fallbackFor(via string, env settings.Env) string {
 	if via == stateVar {
 		return "~/.local/state"
 	}
-	return "/tmp"
+	return settings.RuntimeFallback(env)
 }
 
 // privateDir is the directory a *control.PrivateDirError is about.

@@ -54,3 +54,30 @@ func TestDoctorToastRowReadsOnlyARegularHerdrConfig(t *testing.T) {
 	}
 	_ = os.Remove(fifo)
 }
+
+// A mistake in Herdr's config is said in the file's terms, on its line:
+// not in Go's ("type mismatch for struct { Delivery *string … }",
+// "destination has type string"), and an unclosed table header on its
+// own line, not the next.
+func TestDoctorToastRowSaysHerdrConfigMistakesInTheFilesTerms(t *testing.T) {
+	w := doctortest.New(t)
+	file := filepath.Join(w.Home, "herdr.toml")
+	env := settings.EnvFrom(append(w.Env(), "HERDR_CONFIG_PATH="+file))
+	for _, tc := range []struct{ data, want string }{
+		{"[ui.toast\n", "warn|cannot read Herdr's config ~/herdr.toml:1: expected '.' or ']' to end table name|fix the mistake in ~/herdr.toml"},
+		{"[ui]\ntoast = \"x\"\n", "warn|~/herdr.toml:2: [ui] toast must be a table, not a string|fix the mistake in ~/herdr.toml"},
+		{"ui = 3\n", "warn|~/herdr.toml:1: ui must be a table, not a number|fix the mistake in ~/herdr.toml"},
+		{"[ui.toast]\ndelivery = 1\n", "warn|~/herdr.toml:2: [ui.toast] delivery = 1 must be a string: \"off\", \"herdr\", \"terminal\" or \"system\"|fix the mistake in ~/herdr.toml"},
+	} {
+		if err := os.WriteFile(file, []byte(tc.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := toastRow(env, func(name, status, detail, fix string) Row {
+			return Row{Name: name, Status: status, Detail: detail, Fix: fix}
+		})
+		checkRowWant(t, r, tc.want)
+		if strings.Contains(r.Detail, "struct") || strings.Contains(r.Detail, "destination") || strings.Contains(r.Detail, "toml: line") {
+			t.Errorf("%q: Go's words in %q", tc.data, r.Detail)
+		}
+	}
+}
