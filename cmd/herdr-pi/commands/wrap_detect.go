@@ -33,14 +33,13 @@ func pickManifest(io IO, paths settings.Paths, cfg settings.Config, opts *wrapOp
 	return manifest, agent
 }
 
-// meantAgent is, for an agent id no manifest has that differs only in case
-// from one that has (--agent Pi, as the product is written), the hint that
-// names it: ids are matched exactly, and only "pi" gets Pi's probe.
+// meantAgent is, for an agent id no manifest has that is a typo of one
+// that has (--agent Pi, as the product is written; settings.Meant), the
+// hint that names it: ids are matched exactly, and only "pi" gets Pi's
+// probe.
 func meantAgent(agent string, known []string) string {
-	for _, k := range known {
-		if k != agent && strings.EqualFold(k, agent) {
-			return fmt.Sprintf("; did you mean %q? agent ids are matched exactly", k)
-		}
+	if k := settings.Meant(agent, known); k != "" {
+		return fmt.Sprintf("; did you mean %q? agent ids are matched exactly", k)
 	}
 	return ""
 }
