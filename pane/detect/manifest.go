@@ -132,7 +132,7 @@ func Parse(data []byte, file string) (*Manifest, error) {
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &ManifestError{File: file, Problems: []Problem{{Line: pe.Position.Line, Msg: settings.TOMLParseMessage(data, pe)}}}
+			return nil, &ManifestError{File: file, Problems: []Problem{{Line: settings.TOMLParseLine(data, pe), Msg: settings.TOMLParseMessage(data, pe)}}}
 		}
 		return nil, &ManifestError{File: file, Problems: []Problem{{Msg: err.Error()}}}
 	}

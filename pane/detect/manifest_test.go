@@ -64,6 +64,9 @@ func TestParseRejects(t *testing.T) {
 		{"bad priority", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\npriority = \"high\"\ncontains = [\"x\"]\n", "priority must be", 5},
 		{"priority overflow", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\npriority = 3000000000\ncontains = [\"x\"]\n", "32-bit", 5},
 		{"toml syntax", "id = \"a\n", "", 1},
+		// The parser puts the newline that ends an unclosed header on the
+		// next line.
+		{"unclosed header", "id = \"a\"\n[[rules\nid = \"r\"\n", "", 2},
 		{"missing id", okRule, `missing field "id"`, 1},
 		{"contains not a list", "id = \"a\"\n[[rules]]\nid = \"r\"\nstate = \"idle\"\ncontains = \"x\"\n", "list of strings", 5},
 	}
