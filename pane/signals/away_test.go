@@ -16,7 +16,9 @@ import (
 // same session of the same Pi, a question the wrapper never had open was
 // asked meanwhile: it is told, once. One it had open (told when asked, or
 // restored from the session's history) is not told again, and neither is
-// the question of a session started while it was away (/resume: history).
+// the question of a session started while it was away (/resume: history)
+// unless a run of that session ended meanwhile in the same Pi (/new, then
+// the reply asks): that question was asked, not restored.
 func TestAQuestionAskedWhileTheProbeWasAwayIsToldOnce(t *testing.T) {
 	const q2 = "Which branch?"
 	start := control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionID: "sid", SessionSeq: 1}
@@ -30,6 +32,10 @@ func TestAQuestionAskedWhileTheProbeWasAwayIsToldOnce(t *testing.T) {
 	restoring.InputNeeded, restoring.Question, restoring.QuestionEntry = true, q, "e0"
 	resumed := back("e9", q2)
 	resumed.SessionSeq, resumed.SessionFile, resumed.SessionID = 2, "/t.jsonl", "sid2"
+	// /new while away, and the new session's first reply asks: the
+	// probe's lastRun says a run of that session ended, unheard.
+	renewed := resumed
+	renewed.LastRun = &control.RunEnd{StopReason: "stop", Ended: 1}
 	asked := func(entry, question string) []control.Event {
 		return []control.Event{control.AgentStart{},
 			control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question, QuestionEntry: entry},
@@ -70,6 +76,14 @@ func TestAQuestionAskedWhileTheProbeWasAwayIsToldOnce(t *testing.T) {
 			"", cat(lost, redial, []control.Event{back("e0", q)}), "", "blocked"},
 		{"a session resumed while away", start, nil,
 			"", cat(lost, redial, []control.Event{resumed}), "", "blocked"},
+		{"a new session started while away, and its reply asked", start, nil,
+			"", cat(lost, redial, []control.Event{renewed}), "input-needed(" + q2 + ")", "blocked"},
+		{"a new session started while away asked, the old one's question open", start, asked("e1", q),
+			"", cat(lost, redial, []control.Event{renewed}), "input-needed(" + q + "),input-needed(" + q2 + ")", "blocked"},
+		{"a new session started while away asked, repeated twice", start, nil,
+			"", cat(lost, redial, []control.Event{renewed}, lost, redial, []control.Event{renewed}), "input-needed(" + q2 + ")", "blocked"},
+		{"a session resumed while away, another Pi's run", start, nil,
+			"", cat(lost, []control.Event{control.ProbeConnected{PID: 8}, renewed}), "", "blocked"},
 		{"asked while away under a script's wait", start, []control.Event{control.AgentStart{}},
 			"approve", cat(lost, redial, []control.Event{back("e1", q)}), "input-needed(approve),input-needed(" + q + ")", "blocked"},
 	}

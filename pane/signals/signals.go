@@ -250,6 +250,12 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			// the run goes on (its agent_start follows), and the pane
 			// stays working.
 			s.m.SessionRepeated(e.Running, s.endedAway(e), restore...)
+		} else if s.startedAway(e) {
+			// Another session of the same Pi, one the wrapper never
+			// heard start (a /new while the probe was away), in which a
+			// run ended meanwhile: the question it asks was asked then,
+			// not restored from its history.
+			s.m.SessionStartedAway(restore...)
 		} else {
 			s.m.SessionStart(restore...)
 		}
@@ -499,6 +505,16 @@ func channelWaitsOf(rs []state.Reason) []state.Reason {
 // costs a dialog still open a close and a reopen.
 func (s *Signals) sameSession(e control.SessionStart) bool {
 	return e.Reason == control.ReasonReconnect && e.SessionSeq != 0 && e.SessionSeq == s.sessionSeq && s.probePID == s.sessionPID
+}
+
+// startedAway says whether a session_start is a resync (reason
+// reconnect) by the Pi process the wrapper knows of a session it never
+// heard start, where a run ended before the return (the probe's lastRun
+// counts the runs of the current session only). A resync of a session
+// another Pi started says nothing the wrapper can take as live.
+func (s *Signals) startedAway(e control.SessionStart) bool {
+	return e.Reason == control.ReasonReconnect && s.sessionPID != 0 && s.probePID == s.sessionPID &&
+		!s.sameSession(e) && e.LastRun != nil && e.LastRun.Ended > 0
 }
 
 // keepChannelBookkeeping keeps the herdr:blocked count and the permission

@@ -1268,7 +1268,17 @@ func (m *Machine) settleRunLocked(now time.Time) {
 // nothing at all. Restoring a reason held open (HoldOpen) opens it again:
 // it no longer closes when the hold ends.
 func (m *Machine) SessionStart(restore ...Reason) {
-	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, false, nil, restore) })
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, false, false, nil, restore) })
+}
+
+// SessionStartedAway is SessionStart for a session the agent process
+// started while its probe was away (a /new during the outage) and in
+// which a run ended before the probe came back. What that session
+// restores is not its history: the run asked it, unheard, so a sentinel
+// the machine never had open is news, told once, as SessionRepeated tells
+// one asked while the probe was away.
+func (m *Machine) SessionStartedAway(restore ...Reason) {
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, true, false, nil, restore) })
 }
 
 // SessionRepeated is SessionStart for the session the agent had, repeated
@@ -1291,7 +1301,7 @@ func (m *Machine) SessionStart(restore ...Reason) {
 // asking is told as blocked. Its length counts to the return, the latest it
 // can have ended.
 func (m *Machine) SessionRepeated(running bool, ended *RunEnd, restore ...Reason) {
-	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, running, ended, restore) })
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, false, running, ended, restore) })
 }
 
 // RunEnd is how a run ended, for SessionRepeated: its last model turn's
@@ -1302,7 +1312,10 @@ type RunEnd struct {
 	Cancelled  bool
 }
 
-func (m *Machine) sessionStartLocked(now time.Time, repeat, midRun bool, ended *RunEnd, restore []Reason) {
+// asked says the restored reasons were asked while the probe was away in
+// a session it did not see start (SessionStartedAway): news, as in a
+// repeat, though the session is a new one.
+func (m *Machine) sessionStartLocked(now time.Time, repeat, asked, midRun bool, ended *RunEnd, restore []Reason) {
 	old := slices.Clone(m.reasons)
 	m.replacing, m.quit, m.compacting = false, false, false
 	m.clearSessionLocked()
@@ -1315,16 +1328,16 @@ func (m *Machine) sessionStartLocked(now time.Time, repeat, midRun bool, ended *
 				op := old[i]
 				m.opener = &op
 			}
-			if repeat && r.Kind == KindSentinel && old[i].Kind == KindSentinel && r.Entry != "" && old[i].Entry != "" && r.Entry != old[i].Entry {
+			if (repeat || asked) && r.Kind == KindSentinel && old[i].Kind == KindSentinel && r.Entry != "" && old[i].Entry != "" && r.Entry != old[i].Entry {
 				// Answered and asked again while the probe was away.
 				m.askAnewLocked(now, len(m.reasons)-1, r, true)
 			}
 			continue
 		}
-		if !repeat {
+		if !repeat && !asked {
 			r.Restored = true
 		}
-		m.openAsLocked(now, r, repeat)
+		m.openAsLocked(now, r, repeat || asked)
 	}
 	if midRun {
 		m.probeActivity = Working
@@ -1338,7 +1351,8 @@ func (m *Machine) sessionStartLocked(now time.Time, repeat, midRun bool, ended *
 	m.forgetRunLocked()
 	m.probeActivity = Idle
 	if !repeat {
-		m.worked = false
+		// A session started while away had a run: the agent worked in it.
+		m.worked = asked
 	}
 }
 
