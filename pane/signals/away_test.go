@@ -1,6 +1,7 @@
 package signals
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -252,6 +253,58 @@ func TestARunThatEndedWhileTheProbeWasAwayIsTold(t *testing.T) {
 				time.Sleep(time.Second)
 				r.feed(c.away...)
 				time.Sleep(time.Minute)
+				if _, notes := r.got(); notes != c.notes {
+					t.Errorf("notifications %q, want %q", notes, c.notes)
+				}
+			})
+		})
+	}
+}
+
+// A run that ends while the probe is away lasts as long as it ran, not up
+// to the probe's return: the probe says how long ago it ended (lastRun's
+// endedMsAgo), so a short run lost in a long outage is not told
+// "finished" past finished_after. A probe that does not say has it end at
+// the return, the latest it can have.
+func TestARunThatEndedWhileTheProbeWasAwayLastsAsItRan(t *testing.T) {
+	start := control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionID: "sid", SessionSeq: 1}
+	back := func(ago *float64) control.SessionStart {
+		e := start
+		e.Reason = "reconnect"
+		e.LastRun = &control.RunEnd{StopReason: "stop", Ended: 1, EndedMsAgo: ago}
+		return e
+	}
+	ms := func(v float64) *float64 { return &v }
+	cases := []struct {
+		name  string
+		ago   *float64
+		run   time.Duration
+		notes string
+	}{
+		{"ended 2 s in, 38 s before the return", ms(38000), 2 * time.Second, ""},
+		{"not said", nil, 40 * time.Second, "finished"},
+		{"said as before the run began", ms(3600000), 0, ""},
+		{"said as after the return", ms(-5), 40 * time.Second, "finished"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRigFinishedAfter(20 * time.Second)
+				defer r.m.Stop()
+				r.feed(control.ProbeConnected{PID: 7}, start)
+				time.Sleep(2 * time.Second)
+				r.feed(control.AgentStart{})
+				time.Sleep(time.Second)
+				r.feed(control.ProbeDisconnected{PID: 7})
+				time.Sleep(39 * time.Second)
+				r.feed(control.ProbeConnected{PID: 7}, back(c.ago))
+				time.Sleep(time.Minute)
+				r.mu.Lock()
+				runs := slices.Clone(r.runs)
+				r.mu.Unlock()
+				if len(runs) != 1 || runs[0] != c.run {
+					t.Errorf("runs %v, want [%v]", runs, c.run)
+				}
 				if _, notes := r.got(); notes != c.notes {
 					t.Errorf("notifications %q, want %q", notes, c.notes)
 				}

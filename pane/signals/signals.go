@@ -13,10 +13,12 @@ package signals
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/permissions"
@@ -455,7 +457,17 @@ func (s *Signals) endedAway(e control.SessionStart) *state.RunEnd {
 	s.lastStop = end.StopReason
 	cancelled := end.Aborted || end.RetryCancelled || end.CompactionCancelled
 	s.lastAborted = cancelled || end.StopReason == "aborted"
-	return &state.RunEnd{StopReason: end.StopReason, Error: end.ErrorMessage, Cancelled: cancelled}
+	return &state.RunEnd{StopReason: end.StopReason, Error: end.ErrorMessage, Cancelled: cancelled, Ago: endedAgo(end.EndedMsAgo)}
+}
+
+// endedAgo is the probe's word on how long before its return the run
+// ended; 0 (at the return) when it says nothing usable. A day bounds it:
+// the wrapper clamps the end to the run's start anyway.
+func endedAgo(ms *float64) time.Duration {
+	if ms == nil || math.IsNaN(*ms) || *ms <= 0 {
+		return 0
+	}
+	return time.Duration(min(*ms, float64(24*time.Hour/time.Millisecond)) * float64(time.Millisecond))
 }
 
 // forgetProbeReasons holds open a while what only the probe could close:

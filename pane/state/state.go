@@ -1245,7 +1245,11 @@ func (m *Machine) AgentSettled() {
 
 // settleRunLocked tells the active run finished, with what its last model
 // turn said, and ends its bookkeeping.
-func (m *Machine) settleRunLocked(now time.Time) {
+func (m *Machine) settleRunLocked(now time.Time) { m.settleRunEndedLocked(now, now) }
+
+// settleRunEndedLocked is settleRunLocked for a run told at now that
+// ended at end: its length counts to end.
+func (m *Machine) settleRunEndedLocked(now, end time.Time) {
 	stop := m.candidate
 	if stop == "" {
 		stop = string(Completed)
@@ -1255,7 +1259,7 @@ func (m *Machine) settleRunLocked(now time.Time) {
 		outcome = Aborted
 	}
 	m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome, StopReason: stop,
-		Error: m.candidateError, Duration: now.Sub(m.runStart)})
+		Error: m.candidateError, Duration: end.Sub(m.runStart)})
 	m.forgetRunLocked()
 }
 
@@ -1298,8 +1302,8 @@ func (m *Machine) SessionStartedAway(restore ...Reason) {
 // probe could not say (its agent_settled went down with the connection, or
 // was dropped while the wrapper fell behind): the run is told finished as
 // at AgentSettled, after what the session restores — a run that ended
-// asking is told as blocked. Its length counts to the return, the latest it
-// can have ended.
+// asking is told as blocked. Its length counts to its end (see RunEnd.Ago),
+// so a short run is not told finished for the outage's length.
 func (m *Machine) SessionRepeated(running bool, ended *RunEnd, restore ...Reason) {
 	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, false, running, ended, restore) })
 }
@@ -1310,6 +1314,11 @@ type RunEnd struct {
 	StopReason string
 	Error      string
 	Cancelled  bool
+	// Ago is how long before the return the run ended, as the agent
+	// says; 0 when it does not, and the run is taken to end at the return,
+	// the latest it can have. Its length counts to its end, never before
+	// its start.
+	Ago time.Duration
 }
 
 // asked says the restored reasons were asked while the probe was away in
@@ -1346,7 +1355,14 @@ func (m *Machine) sessionStartLocked(now time.Time, repeat, asked, midRun bool, 
 	if ended != nil && m.runActive {
 		m.candidate, m.candidateError = ended.StopReason, ended.Error
 		m.cancelled = m.cancelled || ended.Cancelled
-		m.settleRunLocked(now)
+		end := now
+		if ended.Ago > 0 {
+			end = now.Add(-ended.Ago)
+		}
+		if end.Before(m.runStart) {
+			end = m.runStart
+		}
+		m.settleRunEndedLocked(now, end)
 	}
 	m.forgetRunLocked()
 	m.probeActivity = Idle
