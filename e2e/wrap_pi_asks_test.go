@@ -144,6 +144,32 @@ func TestWrapPiAsksAndPermissionPromptsBlockUntilAllAreOver(t *testing.T) {
 	}
 }
 
+// Seed 003: the child emits its own decision once it takes the parent's
+// answer to a forwarded prompt, and it reaches the parent's bus. With a
+// prompt of the parent's own open, that decision must not close it (the
+// reference's sole-candidate fallback would): Pi still waits for the
+// person, and the pane stays blocked until the parent's own answer.
+func TestWrapPiChildsDecisionLeavesTheParentsPromptOpen(t *testing.T) {
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "ok"}), true)
+	r.herdr.SetDelivery("herdr")
+	tm := r.wrap("-e", asksAndPermissions(t))
+	r.waitStates("the probe connected", "unknown", "idle")
+
+	tm.Type(t, "/perm-own")
+	r.waitStates("the parent's prompt", "unknown", "idle", "blocked(Permission required)")
+	tm.Type(t, "/perm-forwarded")
+	r.waitReasons("both prompts", "permission:permission:own-1", "permission:permission:fwd-1")
+	tm.Type(t, "/forwarded-decision")
+	r.waitReasons("the forwarded prompt answered", "permission:permission:own-1")
+	tm.Type(t, "/child-decision")
+	r.waitReasons("the child's own decision", "permission:permission:own-1", "pi-ask:ask:ask-2")
+	tm.Type(t, "/ask2-done")
+	r.waitReasons("the flow answered", "permission:permission:own-1")
+	tm.Type(t, "/own-decision")
+	r.waitStates("the parent's answer", "unknown", "idle", "blocked(Permission required)", "idle")
+	quit(t, tm)
+}
+
 // Outside Herdr each of these is one notification sequence in the
 // terminal's protocol (OSC 777 for Warp), written into Pi's screen by the
 // wrapper: one per flow or prompt while it is open, none when it closes,

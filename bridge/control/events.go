@@ -100,6 +100,11 @@ type RunEnd struct {
 	// Ended counts the runs of the session that have ended, this one
 	// included: the wrapper compares it with those it heard end.
 	Ended int `json:"ended"`
+	// EndedMsAgo is how long before the resync was written the run
+	// ended, in milliseconds of Pi's monotonic clock (nil when the probe
+	// does not say): the wrapper, which did not hear the end, counts the
+	// run's length to it rather than to the probe's return.
+	EndedMsAgo *float64 `json:"endedMsAgo,omitempty"`
 }
 
 // Leaf is the id of the entry this Pi's session continues from

@@ -172,6 +172,24 @@ var userResolutions = map[string]bool{
 // not safe for concurrent use; its owner serialises calls.
 type Tracker struct {
 	pending []Prompt
+	// echoes are forwarded prompts already answered whose child has yet
+	// to emit its own permissions:decision (seed 003), oldest first. That
+	// late decision reaches this bus too; it must not close a direct
+	// prompt of the parent, which the person has not answered.
+	echoes []Prompt
+}
+
+// maxEchoes bounds the answered forwarded prompts kept: a child that runs
+// in another process never echoes here, and its entries must not pile up.
+const maxEchoes = 16
+
+// requester is the agent a forwarded prompt came from: the child whose
+// own decision will echo it.
+func (p Prompt) requester() string {
+	if p.RequesterAgentName != "" {
+		return p.RequesterAgentName
+	}
+	return p.AgentName
 }
 
 // Track opens a prompt; false when one with the same requestId is pending.
@@ -195,9 +213,15 @@ func compatible(a, b string) bool { return a == "" || b == "" || a == b }
 // its requestId. The first prompt whose surface, value and agent all match
 // wins; when none matches but exactly one direct prompt of a compatible
 // agent is pending, that one is closed, because bash prompts announce
-// surface "bash" but are decided as "external_directory".
+// surface "bash" but are decided as "external_directory". Before any of
+// that, a child's late echo of an answered forwarded prompt is set aside
+// (see consumeEcho): the reference assumes it finds nothing to close, yet
+// the fallback would close the parent's own sole prompt with it.
 func (t *Tracker) ResolveDecision(d Decision) (string, bool) {
 	if !userResolutions[d.Resolution] {
+		return "", false
+	}
+	if t.consumeEcho(d) {
 		return "", false
 	}
 	var candidates []int
@@ -218,19 +242,46 @@ func (t *Tracker) ResolveDecision(d Decision) (string, bool) {
 	return "", false
 }
 
+// consumeEcho reports whether d is the child's own decision for a
+// forwarded prompt already answered, and forgets that prompt if so. Only a
+// decision naming the same agent as the child counts: the parent's own
+// decisions, which name another agent or none, are never taken for an
+// echo, so an echo that never comes cannot keep a parent's prompt open.
+// The surface is not compared, because the child decides a bash prompt as
+// external_directory; the value is.
+func (t *Tracker) consumeEcho(d Decision) bool {
+	if d.AgentName == "" {
+		return false
+	}
+	for i, e := range t.echoes {
+		if e.requester() == d.AgentName && compatible(e.Value, d.Value) {
+			t.echoes = append(t.echoes[:i], t.echoes[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
 // ResolveForwarded closes the forwarded prompt with the decision's
 // requestId. A direct prompt is never closed this way.
 func (t *Tracker) ResolveForwarded(d ForwardedDecision) (string, bool) {
 	for i, p := range t.pending {
 		if p.Forwarded && p.RequestID == d.RequestID {
+			if p.requester() != "" {
+				if len(t.echoes) == maxEchoes {
+					t.echoes = t.echoes[1:]
+				}
+				t.echoes = append(t.echoes, p)
+			}
 			return t.remove(i), true
 		}
 	}
 	return "", false
 }
 
-// Shutdown drops every pending prompt without resolving any.
-func (t *Tracker) Shutdown() { t.pending = nil }
+// Shutdown drops every pending prompt without resolving any, and forgets
+// the answered ones: the session whose children would echo them is over.
+func (t *Tracker) Shutdown() { t.pending, t.echoes = nil, nil }
 
 func (t *Tracker) remove(i int) string {
 	id := t.pending[i].RequestID

@@ -196,3 +196,41 @@ func TestPromptParsingAndLabels(t *testing.T) {
 		}
 	}
 }
+
+// Seed 003: after the parent answers a forwarded prompt, the child emits
+// its own permissions:decision, which reaches the parent's bus too. When the
+// parent has one direct prompt of its own open (no agentName, so any agent
+// is compatible), that late decision must not close it through the
+// sole-candidate fallback: the person has not answered the parent yet.
+func TestAChildsDecisionDoesNotCloseTheParentsOwnPrompt(t *testing.T) {
+	for _, childSurface := range []string{"bash", "external_directory"} {
+		t.Run(childSurface, func(t *testing.T) {
+			var tr Tracker
+			tr.Track(prompt(t, `{"requestId":"parent-own","surface":"read","value":"/etc/hosts"}`))
+			tr.Track(prompt(t, `{"agentName":"Worker","forwarding":{"requesterAgentName":"Worker","requesterSessionId":"child-session"},"requestId":"forwarded-request","surface":"bash","value":"git status"}`))
+			id, ok := tr.ResolveForwarded(forwarded(t, "forwarded-request"))
+			wantResolved(t, id, ok, "forwarded-request")
+			id, ok = tr.ResolveDecision(decision(t, `{"agentName":"Worker","resolution":"user_approved","surface":"`+childSurface+`","value":"git status"}`))
+			wantResolved(t, id, ok, "")
+			// The parent's own answer still closes its prompt, and only once.
+			id, ok = tr.ResolveDecision(decision(t, `{"resolution":"user_approved","surface":"read","value":"/etc/hosts"}`))
+			wantResolved(t, id, ok, "parent-own")
+		})
+	}
+}
+
+// The child's decision is consumed once: a second decision like it is the
+// parent's own (bash prompts decide as external_directory), and the sole
+// candidate fallback applies to it as before.
+func TestTheChildsDecisionIsConsumedOnce(t *testing.T) {
+	var tr Tracker
+	tr.Track(prompt(t, `{"agentName":"Worker","forwarding":{"requesterAgentName":"Worker"},"requestId":"forwarded-request","surface":"bash","value":"git status"}`))
+	id, ok := tr.ResolveForwarded(forwarded(t, "forwarded-request"))
+	wantResolved(t, id, ok, "forwarded-request")
+	tr.Track(prompt(t, `{"requestId":"parent-own","surface":"bash","value":"git status"}`))
+	child := decision(t, `{"agentName":"Worker","resolution":"user_approved","surface":"external_directory","value":"git status"}`)
+	id, ok = tr.ResolveDecision(child)
+	wantResolved(t, id, ok, "")
+	id, ok = tr.ResolveDecision(decision(t, `{"resolution":"user_approved","surface":"external_directory","value":"git status"}`))
+	wantResolved(t, id, ok, "parent-own")
+}

@@ -80,8 +80,31 @@ const MAX_KEPT = 128;
 // the session's latest run ended (its agent_end and agent_settled, and how
 // many runs of the session have ended): a resync repeats it, since a run
 // that ended while the wrapper was not listening is news it never heard;
-// lastEnd is the current run's agent_end until it settles.
+// lastRunAt is when, by Pi's monotonic clock, that run ended (see
+// lastRunNow); lastEnd is the current run's agent_end until it settles.
 const SHARED_KEY = Symbol.for("herdr-pi.probe.v1");
+
+// monotonicNow is Pi's monotonic clock in milliseconds (undefined when it
+// cannot be read): a run's end is kept by it, so a resync can say how long
+// ago the run ended whatever the wall clock did meanwhile.
+function monotonicNow() {
+	try {
+		const t = globalThis.performance?.now();
+		return typeof t === "number" && Number.isFinite(t) ? t : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+// lastRunNow is lastRun as a resync says it now: with how long ago, in
+// milliseconds, the run ended (endedMsAgo), so that the wrapper, which did
+// not hear it end, counts its length to its end and not to the return.
+function lastRunNow() {
+	const now = monotonicNow();
+	const at = shared.lastRunAt;
+	if (typeof at !== "number" || now === undefined || now < at) return shared.lastRun;
+	return { ...shared.lastRun, endedMsAgo: Math.round(now - at) };
+}
 const shared = (globalThis[SHARED_KEY] ??= {
 	sock: null,
 	retryAt: 0,
@@ -105,6 +128,7 @@ const shared = (globalThis[SHARED_KEY] ??= {
 	sessionSeq: 0,
 	lastEnd: null,
 	lastRun: null,
+	lastRunAt: undefined,
 	runsEnded: 0,
 	taken: false,
 	behind: false,
@@ -617,9 +641,10 @@ function setup(pi) {
 			...fixed,
 			...waiting(ctx),
 			...leafOf(ctx),
-			...(reason === "reconnect" && shared.lastRun ? { lastRun: shared.lastRun } : {}),
+			...(reason === "reconnect" && shared.lastRun ? { lastRun: lastRunNow() } : {}),
 		});
 		shared.lastEnd = shared.lastRun = null;
+		shared.lastRunAt = undefined;
 		shared.runsEnded = 0;
 		shared.session = session;
 		shared.leaf = () => leafOf(ctx);
@@ -651,7 +676,10 @@ function setup(pi) {
 		shared.compactedSinceEnd = false;
 		const errorMessage = errorMessageOf(event);
 		shared.lastEnd = { stopReason: stopReasonOf(event), ...(errorMessage ? { errorMessage } : {}) };
-		if (!shared.settles) shared.lastRun = { ...shared.lastEnd, ended: ++shared.runsEnded };
+		if (!shared.settles) {
+			shared.lastRun = { ...shared.lastEnd, ended: ++shared.runsEnded };
+			shared.lastRunAt = monotonicNow();
+		}
 		send("agent_end", {
 			stopReason: stopReasonOf(event),
 			...(errorMessage ? { errorMessage } : {}),
@@ -678,6 +706,7 @@ function setup(pi) {
 			...(compaction ? { compactionCancelled: true } : {}),
 			ended: ++shared.runsEnded,
 		};
+		shared.lastRunAt = monotonicNow();
 		shared.lastEnd = null;
 		send("agent_settled", {
 			aborted: event.aborted === true,

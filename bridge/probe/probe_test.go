@@ -149,8 +149,11 @@ type harnessOut struct {
 	Connections int `json:"connections"`
 	// KeptWhileDown and KeptAtMost: channel events the probe kept for the
 	// wrapper (scenario kept).
-	KeptWhileDown int `json:"keptWhileDown"`
-	KeptAtMost    int `json:"keptAtMost"`
+	// EndedAtMostMillisAgo bounds, in the harness's reckoning, how long
+	// before the resync the run ended (scenario reconnect).
+	EndedAtMostMillisAgo float64 `json:"endedAtMostMillisAgo"`
+	KeptWhileDown        int     `json:"keptWhileDown"`
+	KeptAtMost           int     `json:"keptAtMost"`
 	// Scenario stall: the most the connection buffered, how long Pi's
 	// 2002 events took, and whether the probe kept its connection.
 	MaxBuffered    int  `json:"maxBuffered"`
@@ -549,6 +552,21 @@ func TestProbeRepeatsWhatALostConnectionTook(t *testing.T) {
 		// lost at rest, the reply waiting for the user
 		atRest,
 		control.SessionShutdown{Reason: "quit"},
+	}
+	// The resync at rest says how long ago the run ended: by Pi's clock,
+	// so only bounded here (it ended within the harness's span, from just
+	// before its settle to the resync's answer).
+	for i, ev := range events {
+		if s, ok := ev.(control.SessionStart); ok && s.LastRun != nil {
+			ago := s.LastRun.EndedMsAgo
+			if ago == nil || *ago < 0 || *ago > out.EndedAtMostMillisAgo+1 {
+				t.Fatalf("resync at rest: endedMsAgo %v, want between 0 and %.0f", ago, out.EndedAtMostMillisAgo)
+			}
+			run := *s.LastRun
+			run.EndedMsAgo = nil
+			s.LastRun = &run
+			events[i] = s
+		}
 	}
 	if !reflect.DeepEqual(events, want) {
 		t.Fatalf("events:\n got %#v\nwant %#v", events, want)

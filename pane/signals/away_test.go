@@ -1,6 +1,7 @@
 package signals
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -16,7 +17,9 @@ import (
 // same session of the same Pi, a question the wrapper never had open was
 // asked meanwhile: it is told, once. One it had open (told when asked, or
 // restored from the session's history) is not told again, and neither is
-// the question of a session started while it was away (/resume: history).
+// the question of a session started while it was away (/resume: history)
+// unless a run of that session ended meanwhile in the same Pi (/new, then
+// the reply asks): that question was asked, not restored.
 func TestAQuestionAskedWhileTheProbeWasAwayIsToldOnce(t *testing.T) {
 	const q2 = "Which branch?"
 	start := control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionID: "sid", SessionSeq: 1}
@@ -30,6 +33,10 @@ func TestAQuestionAskedWhileTheProbeWasAwayIsToldOnce(t *testing.T) {
 	restoring.InputNeeded, restoring.Question, restoring.QuestionEntry = true, q, "e0"
 	resumed := back("e9", q2)
 	resumed.SessionSeq, resumed.SessionFile, resumed.SessionID = 2, "/t.jsonl", "sid2"
+	// /new while away, and the new session's first reply asks: the
+	// probe's lastRun says a run of that session ended, unheard.
+	renewed := resumed
+	renewed.LastRun = &control.RunEnd{StopReason: "stop", Ended: 1}
 	asked := func(entry, question string) []control.Event {
 		return []control.Event{control.AgentStart{},
 			control.AgentEnd{StopReason: "stop", InputNeeded: true, Question: question, QuestionEntry: entry},
@@ -70,6 +77,14 @@ func TestAQuestionAskedWhileTheProbeWasAwayIsToldOnce(t *testing.T) {
 			"", cat(lost, redial, []control.Event{back("e0", q)}), "", "blocked"},
 		{"a session resumed while away", start, nil,
 			"", cat(lost, redial, []control.Event{resumed}), "", "blocked"},
+		{"a new session started while away, and its reply asked", start, nil,
+			"", cat(lost, redial, []control.Event{renewed}), "input-needed(" + q2 + ")", "blocked"},
+		{"a new session started while away asked, the old one's question open", start, asked("e1", q),
+			"", cat(lost, redial, []control.Event{renewed}), "input-needed(" + q + "),input-needed(" + q2 + ")", "blocked"},
+		{"a new session started while away asked, repeated twice", start, nil,
+			"", cat(lost, redial, []control.Event{renewed}, lost, redial, []control.Event{renewed}), "input-needed(" + q2 + ")", "blocked"},
+		{"a session resumed while away, another Pi's run", start, nil,
+			"", cat(lost, []control.Event{control.ProbeConnected{PID: 8}, renewed}), "", "blocked"},
 		{"asked while away under a script's wait", start, []control.Event{control.AgentStart{}},
 			"approve", cat(lost, redial, []control.Event{back("e1", q)}), "input-needed(approve),input-needed(" + q + ")", "blocked"},
 	}
@@ -238,6 +253,58 @@ func TestARunThatEndedWhileTheProbeWasAwayIsTold(t *testing.T) {
 				time.Sleep(time.Second)
 				r.feed(c.away...)
 				time.Sleep(time.Minute)
+				if _, notes := r.got(); notes != c.notes {
+					t.Errorf("notifications %q, want %q", notes, c.notes)
+				}
+			})
+		})
+	}
+}
+
+// A run that ends while the probe is away lasts as long as it ran, not up
+// to the probe's return: the probe says how long ago it ended (lastRun's
+// endedMsAgo), so a short run lost in a long outage is not told
+// "finished" past finished_after. A probe that does not say has it end at
+// the return, the latest it can have.
+func TestARunThatEndedWhileTheProbeWasAwayLastsAsItRan(t *testing.T) {
+	start := control.SessionStart{Reason: "startup", Mode: "tui", SessionFile: "/s.jsonl", SessionID: "sid", SessionSeq: 1}
+	back := func(ago *float64) control.SessionStart {
+		e := start
+		e.Reason = "reconnect"
+		e.LastRun = &control.RunEnd{StopReason: "stop", Ended: 1, EndedMsAgo: ago}
+		return e
+	}
+	ms := func(v float64) *float64 { return &v }
+	cases := []struct {
+		name  string
+		ago   *float64
+		run   time.Duration
+		notes string
+	}{
+		{"ended 2 s in, 38 s before the return", ms(38000), 2 * time.Second, ""},
+		{"not said", nil, 40 * time.Second, "finished"},
+		{"said as before the run began", ms(3600000), 0, ""},
+		{"said as after the return", ms(-5), 40 * time.Second, "finished"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRigFinishedAfter(20 * time.Second)
+				defer r.m.Stop()
+				r.feed(control.ProbeConnected{PID: 7}, start)
+				time.Sleep(2 * time.Second)
+				r.feed(control.AgentStart{})
+				time.Sleep(time.Second)
+				r.feed(control.ProbeDisconnected{PID: 7})
+				time.Sleep(39 * time.Second)
+				r.feed(control.ProbeConnected{PID: 7}, back(c.ago))
+				time.Sleep(time.Minute)
+				r.mu.Lock()
+				runs := slices.Clone(r.runs)
+				r.mu.Unlock()
+				if len(runs) != 1 || runs[0] != c.run {
+					t.Errorf("runs %v, want [%v]", runs, c.run)
+				}
 				if _, notes := r.got(); notes != c.notes {
 					t.Errorf("notifications %q, want %q", notes, c.notes)
 				}

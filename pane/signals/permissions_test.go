@@ -96,6 +96,13 @@ func TestPermissionRuntimeVectors(t *testing.T) {
 			{control.EvPermissionDecided, childDecision, byWorker},
 			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-b"), byWorker + " idle"},
 		}, "permission-needed(Permission required by Worker),permission-needed(Permission required by Worker)"},
+		{"the child's late decision does not close the parent's own prompt", []step{
+			{control.EvPermissionPrompt, `{"requestId":"parent-own","surface":"read","value":"/etc/hosts"}`, direct},
+			{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-request", "git status"), direct},
+			{control.EvPermissionForward, fmt.Sprintf(fwdDecision, "forwarded-request"), direct},
+			{control.EvPermissionDecided, childDecision, direct},
+			{control.EvPermissionDecided, `{"resolution":"user_approved","surface":"read","value":"/etc/hosts"}`, direct + " idle"},
+		}, "permission-needed(Permission required),permission-needed(Permission required by Worker)"},
 		{"D1.5#7 the same forwarded prompt twice is one reason", []step{
 			{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-request", "git status"), byWorker},
 			{control.EvPermissionPrompt, fmt.Sprintf(fwdPrompt, "forwarded-request", "git status"), byWorker},

@@ -13,10 +13,12 @@ package signals
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/permissions"
@@ -250,6 +252,12 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 			// the run goes on (its agent_start follows), and the pane
 			// stays working.
 			s.m.SessionRepeated(e.Running, s.endedAway(e), restore...)
+		} else if s.startedAway(e) {
+			// Another session of the same Pi, one the wrapper never
+			// heard start (a /new while the probe was away), in which a
+			// run ended meanwhile: the question it asks was asked then,
+			// not restored from its history.
+			s.m.SessionStartedAway(restore...)
 		} else {
 			s.m.SessionStart(restore...)
 		}
@@ -449,7 +457,17 @@ func (s *Signals) endedAway(e control.SessionStart) *state.RunEnd {
 	s.lastStop = end.StopReason
 	cancelled := end.Aborted || end.RetryCancelled || end.CompactionCancelled
 	s.lastAborted = cancelled || end.StopReason == "aborted"
-	return &state.RunEnd{StopReason: end.StopReason, Error: end.ErrorMessage, Cancelled: cancelled}
+	return &state.RunEnd{StopReason: end.StopReason, Error: end.ErrorMessage, Cancelled: cancelled, Ago: endedAgo(end.EndedMsAgo)}
+}
+
+// endedAgo is the probe's word on how long before its return the run
+// ended; 0 (at the return) when it says nothing usable. A day bounds it:
+// the wrapper clamps the end to the run's start anyway.
+func endedAgo(ms *float64) time.Duration {
+	if ms == nil || math.IsNaN(*ms) || *ms <= 0 {
+		return 0
+	}
+	return time.Duration(min(*ms, float64(24*time.Hour/time.Millisecond)) * float64(time.Millisecond))
 }
 
 // forgetProbeReasons holds open a while what only the probe could close:
@@ -499,6 +517,16 @@ func channelWaitsOf(rs []state.Reason) []state.Reason {
 // costs a dialog still open a close and a reopen.
 func (s *Signals) sameSession(e control.SessionStart) bool {
 	return e.Reason == control.ReasonReconnect && e.SessionSeq != 0 && e.SessionSeq == s.sessionSeq && s.probePID == s.sessionPID
+}
+
+// startedAway says whether a session_start is a resync (reason
+// reconnect) by the Pi process the wrapper knows of a session it never
+// heard start, where a run ended before the return (the probe's lastRun
+// counts the runs of the current session only). A resync of a session
+// another Pi started says nothing the wrapper can take as live.
+func (s *Signals) startedAway(e control.SessionStart) bool {
+	return e.Reason == control.ReasonReconnect && s.sessionPID != 0 && s.probePID == s.sessionPID &&
+		!s.sameSession(e) && e.LastRun != nil && e.LastRun.Ended > 0
 }
 
 // keepChannelBookkeeping keeps the herdr:blocked count and the permission

@@ -49,9 +49,13 @@ func (r *rig) Notify(ev notify.Event) {
 
 func (r *rig) Resolved(notify.Event) {}
 
-func newRig() *rig {
+func newRig() *rig { return newRigFinishedAfter(0) }
+
+// newRigFinishedAfter is newRig with wrap's finished_after: a run shorter
+// than d ends without a "finished" notification.
+func newRigFinishedAfter(d time.Duration) *rig {
 	r := &rig{}
-	tr := notify.NewTriggers(r, 0)
+	tr := notify.NewTriggers(r, d)
 	// wrap's defaults: the screen says nothing before a second has passed.
 	r.m = state.New(state.Config{Debounce: 300 * time.Millisecond, StartupGrace: time.Second, Sink: func(e state.Event) {
 		switch e.Kind {

@@ -1245,7 +1245,11 @@ func (m *Machine) AgentSettled() {
 
 // settleRunLocked tells the active run finished, with what its last model
 // turn said, and ends its bookkeeping.
-func (m *Machine) settleRunLocked(now time.Time) {
+func (m *Machine) settleRunLocked(now time.Time) { m.settleRunEndedLocked(now, now) }
+
+// settleRunEndedLocked is settleRunLocked for a run told at now that
+// ended at end: its length counts to end.
+func (m *Machine) settleRunEndedLocked(now, end time.Time) {
 	stop := m.candidate
 	if stop == "" {
 		stop = string(Completed)
@@ -1255,7 +1259,7 @@ func (m *Machine) settleRunLocked(now time.Time) {
 		outcome = Aborted
 	}
 	m.after = append(m.after, Event{Kind: EventRunFinished, At: now, Outcome: outcome, StopReason: stop,
-		Error: m.candidateError, Duration: now.Sub(m.runStart)})
+		Error: m.candidateError, Duration: end.Sub(m.runStart)})
 	m.forgetRunLocked()
 }
 
@@ -1268,7 +1272,17 @@ func (m *Machine) settleRunLocked(now time.Time) {
 // nothing at all. Restoring a reason held open (HoldOpen) opens it again:
 // it no longer closes when the hold ends.
 func (m *Machine) SessionStart(restore ...Reason) {
-	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, false, nil, restore) })
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, false, false, nil, restore) })
+}
+
+// SessionStartedAway is SessionStart for a session the agent process
+// started while its probe was away (a /new during the outage) and in
+// which a run ended before the probe came back. What that session
+// restores is not its history: the run asked it, unheard, so a sentinel
+// the machine never had open is news, told once, as SessionRepeated tells
+// one asked while the probe was away.
+func (m *Machine) SessionStartedAway(restore ...Reason) {
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, false, true, false, nil, restore) })
 }
 
 // SessionRepeated is SessionStart for the session the agent had, repeated
@@ -1288,10 +1302,10 @@ func (m *Machine) SessionStart(restore ...Reason) {
 // probe could not say (its agent_settled went down with the connection, or
 // was dropped while the wrapper fell behind): the run is told finished as
 // at AgentSettled, after what the session restores — a run that ended
-// asking is told as blocked. Its length counts to the return, the latest it
-// can have ended.
+// asking is told as blocked. Its length counts to its end (see RunEnd.Ago),
+// so a short run is not told finished for the outage's length.
 func (m *Machine) SessionRepeated(running bool, ended *RunEnd, restore ...Reason) {
-	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, running, ended, restore) })
+	m.update("probe:session_start", func(now time.Time) { m.sessionStartLocked(now, true, false, running, ended, restore) })
 }
 
 // RunEnd is how a run ended, for SessionRepeated: its last model turn's
@@ -1300,9 +1314,17 @@ type RunEnd struct {
 	StopReason string
 	Error      string
 	Cancelled  bool
+	// Ago is how long before the return the run ended, as the agent
+	// says; 0 when it does not, and the run is taken to end at the return,
+	// the latest it can have. Its length counts to its end, never before
+	// its start.
+	Ago time.Duration
 }
 
-func (m *Machine) sessionStartLocked(now time.Time, repeat, midRun bool, ended *RunEnd, restore []Reason) {
+// asked says the restored reasons were asked while the probe was away in
+// a session it did not see start (SessionStartedAway): news, as in a
+// repeat, though the session is a new one.
+func (m *Machine) sessionStartLocked(now time.Time, repeat, asked, midRun bool, ended *RunEnd, restore []Reason) {
 	old := slices.Clone(m.reasons)
 	m.replacing, m.quit, m.compacting = false, false, false
 	m.clearSessionLocked()
@@ -1315,16 +1337,16 @@ func (m *Machine) sessionStartLocked(now time.Time, repeat, midRun bool, ended *
 				op := old[i]
 				m.opener = &op
 			}
-			if repeat && r.Kind == KindSentinel && old[i].Kind == KindSentinel && r.Entry != "" && old[i].Entry != "" && r.Entry != old[i].Entry {
+			if (repeat || asked) && r.Kind == KindSentinel && old[i].Kind == KindSentinel && r.Entry != "" && old[i].Entry != "" && r.Entry != old[i].Entry {
 				// Answered and asked again while the probe was away.
 				m.askAnewLocked(now, len(m.reasons)-1, r, true)
 			}
 			continue
 		}
-		if !repeat {
+		if !repeat && !asked {
 			r.Restored = true
 		}
-		m.openAsLocked(now, r, repeat)
+		m.openAsLocked(now, r, repeat || asked)
 	}
 	if midRun {
 		m.probeActivity = Working
@@ -1333,12 +1355,20 @@ func (m *Machine) sessionStartLocked(now time.Time, repeat, midRun bool, ended *
 	if ended != nil && m.runActive {
 		m.candidate, m.candidateError = ended.StopReason, ended.Error
 		m.cancelled = m.cancelled || ended.Cancelled
-		m.settleRunLocked(now)
+		end := now
+		if ended.Ago > 0 {
+			end = now.Add(-ended.Ago)
+		}
+		if end.Before(m.runStart) {
+			end = m.runStart
+		}
+		m.settleRunEndedLocked(now, end)
 	}
 	m.forgetRunLocked()
 	m.probeActivity = Idle
 	if !repeat {
-		m.worked = false
+		// A session started while away had a run: the agent worked in it.
+		m.worked = asked
 	}
 }
 

@@ -256,10 +256,13 @@ if (scenario === "tui") {
 	await lose();
 	await pi.fire("ui_prompt_end", { kind: "confirm", title: "Sure?" }, live);
 	branch.push(user("hi"), assistant(response));
+	const settling = performance.now();
 	await pi.fire("agent_settled", { aborted: false }, live);
 	// Lost again while idle: the session is repeated with what its branch
-	// waits for now, and no run or dialog comes with it.
+	// waits for now, and how long ago its run ended, and no run or dialog
+	// comes with it.
 	await lose();
+	out.endedAtMostMillisAgo = performance.now() - settling;
 	await pi.fire("session_shutdown", { reason: "quit" }, live);
 	// After a quit there is nothing to repeat: no new connection.
 	await until(answered);

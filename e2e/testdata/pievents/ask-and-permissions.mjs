@@ -48,6 +48,18 @@ const commands = {
 		pi.events.emit("permissions:forwarded_decision", forwardedDecision("other-request"));
 		pi.events.emit("@eko24ive/pi-ask:started", { flowId: "ask-2", title: "Which region?" });
 	},
+	// The parent's own prompt, under no agent name: a decision of any
+	// agent is of a compatible one.
+	"perm-own": (pi) =>
+		pi.events.emit("permissions:ui_prompt", { message: "Allow reading /etc/hosts?", requestId: "own-1", surface: "read", value: "/etc/hosts" }),
+	"own-decision": (pi) => pi.events.emit("permissions:decision", { resolution: "user_approved", surface: "read", value: "/etc/hosts" }),
+	// The child takes the parent's answer to fwd-1 and emits its own
+	// decision; then a second flow, whose notification says it reached
+	// the wrapper.
+	"child-decision": (pi) => {
+		pi.events.emit("permissions:decision", { agentName: "Worker", resolution: "user_approved", surface: "bash", value: "git push" });
+		pi.events.emit("@eko24ive/pi-ask:started", { flowId: "ask-2", title: "Which region?" });
+	},
 	// A title that tries to end the notification early and start one of
 	// its own (ESC, BEL, the 8-bit OSC, the field separator).
 	"ask-hostile": (pi) =>
