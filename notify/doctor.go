@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +47,9 @@ type DoctorInput struct {
 	InHerdr bool
 	// Tmux asks tmux; nil skips the tmux checks.
 	Tmux PassthroughProbe
+	// ConfigFile is herdr-pi's config file as the person knows it (~/…),
+	// named by the fixes that edit it; "" says "herdr-pi's config.toml".
+	ConfigFile string
 	// Rejected, when not empty, is herdr-pi's config file, which was
 	// rejected for a mistake: Config then holds the built-in defaults, and
 	// the rows that show them say so rather than describe them as chosen.
@@ -62,7 +66,8 @@ func Doctor(ctx context.Context, in DoctorInput) []Check {
 	}
 	switch {
 	case c.Problem != "":
-		checks = append(checks, Check{Name: "notification channel", Status: CheckFail, Detail: c.Problem, Fix: "edit [notify] channel in herdr-pi's config.toml"})
+		file := cmp.Or(in.ConfigFile, "herdr-pi's config.toml")
+		checks = append(checks, Check{Name: "notification channel", Status: CheckFail, Detail: c.Problem, Fix: "edit [notify] channel in " + file})
 	case c.Route == RouteNone:
 		checks = append(checks, Check{Name: "notification channel", Status: CheckInfo, Detail: "none: " + c.Why + defaults})
 	default:

@@ -636,3 +636,25 @@ func TestDoctorRuntimeFixNamesTheRealFallback(t *testing.T) {
 		})
 	}
 }
+
+// A channel that cannot work here is fixed in herdr-pi's config file: the
+// fix names that file where it is, as the config rows do.
+func TestDoctorNotifyChannelFixNamesTheConfigFile(t *testing.T) {
+	w := doctortest.New(t)
+	w.File(".config/herdr-pi/config.toml", "[notify]\nchannel = \"herdr\"\n", 0o600)
+	in := input(w, time.Second)
+	if in.ConfigErr != nil {
+		t.Fatal(in.ConfigErr)
+	}
+	in.Notify = notify.DoctorInput{Getenv: in.Env.Get, Config: notify.Config{
+		Enabled: true, Channel: in.Config.Notify.Channel, Table: osc.DefaultTable(),
+	}}
+	rows := map[string]Row{}
+	for _, r := range notifyChecks(t.Context(), in) {
+		rows[r.Name] = r
+	}
+	r := rows["notification channel"]
+	if r.Status != Fail || r.Fix != "edit [notify] channel in ~/.config/herdr-pi/config.toml" {
+		t.Fatalf("row %+v", r)
+	}
+}

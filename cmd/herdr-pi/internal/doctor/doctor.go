@@ -188,6 +188,7 @@ func notifyChecks(ctx context.Context, d Input) []Row {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	in := d.Notify
+	in.ConfigFile = d.Paths.Pretty(d.Paths.ConfigFile)
 	if d.ConfigErr != nil {
 		in.Rejected = d.Paths.Pretty(d.Paths.ConfigFile)
 	}
