@@ -730,3 +730,35 @@ func TestARefusedMenuHandoffClearsItsStatusLine(t *testing.T) {
 		t.Fatalf("status lines %q, want %q", out.StatusLines, want)
 	}
 }
+
+// The reason a menu's live handoff was refused reaches the person as one
+// short line naming the attempt: the wrapper's text may carry terminal
+// control sequences (a path, a Herdr message) and runs to a kilobyte,
+// neither of which belongs in Pi's notice area.
+func TestARefusedMenuHandoffSaysWhyInShort(t *testing.T) {
+	hostile := "\x1b[2J\x1b]0;owned\x07the workflow settings: /a/settings.json:\r\nnot valid JSON\t\u009b31m " + strings.Repeat("x", 900)
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		if r, ok := m.(control.HandoffRequest); ok {
+			_ = l.Refuse(r.ID, errors.New(hostile))
+		}
+	}
+	out, _ := runHandoffHarnessSink(t, "menu-refused", &ownerSink{react: react})
+	if len(out.Notes) != 1 {
+		t.Fatalf("the owner was told %q", out.Notes)
+	}
+	note := out.Notes[0]
+	if !strings.HasPrefix(note, "error: herdr-pi: finder was not handed off: the workflow settings: /a/settings.json: not valid JSON") {
+		t.Errorf("the notice %q does not name the attempt and the reason", note)
+	}
+	for _, r := range note {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
+			t.Fatalf("the notice carries control character %U: %q", r, note)
+		}
+	}
+	if strings.Contains(note, "owned") || strings.Contains(note, "[2J") {
+		t.Errorf("the notice keeps a control sequence's text: %q", note)
+	}
+	if n := len([]rune(note)); n > 320 || !strings.HasSuffix(note, "…") {
+		t.Errorf("the notice is %d characters (%q…), want a short line that says it was cut", n, note[:40])
+	}
+}
