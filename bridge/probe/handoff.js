@@ -509,7 +509,9 @@ function extension(env, fully) {
 		});
 		if (!sent) throw new Error("herdr-pi's wrapper cannot be reached");
 		a.asked = id; // its refusal takes the line below down again
-		status(a, "handoff requested");
+		// A handoff under way keeps its own line (how its pane is doing):
+		// the wrapper answers this request with where the attempt is.
+		if (!a.handoff) status(a, "handoff requested");
 	};
 	const actions = {
 		herdrPiOpenSession: { label: INSPECT_LABEL, visible: inspectVisible, run: inspect, visibleStandalone: inspectVisible, runStandalone: inspect },

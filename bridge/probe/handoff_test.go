@@ -762,3 +762,42 @@ func TestARefusedMenuHandoffSaysWhyInShort(t *testing.T) {
 		t.Errorf("the notice is %d characters (%q…), want a short line that says it was cut", n, note[:40])
 	}
 }
+
+// The menu's live action on an attempt that is in a pane already: the
+// wrapper says where it is, which the owner shows as news, and the
+// attempt's status line keeps saying how its pane is doing — not
+// "handoff requested", which nothing would take down again.
+func TestAMenuRequestForAnAttemptInAPaneKeepsItsStatusLine(t *testing.T) {
+	where := "it is handed off already (h1) and runs in Herdr pane w1:p3: closing that pane hands it back"
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		switch m := m.(type) {
+		case control.Attempt:
+			if m.Live {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					handOff(ctx, t, l, m, control.PaneLaunched, control.PaneWorking)
+				}()
+			}
+		case control.HandoffRequest:
+			_ = l.Refuse(m.ID, errors.New(where))
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if _, err := l.Handback(ctx, "h1", control.Handback{Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop"}); err != nil {
+					t.Errorf("handback: %v", err)
+				}
+			}()
+		}
+	}
+	out, _ := runHandoffHarnessSink(t, "menu-busy", &ownerSink{react: react})
+	if want := []string{"info: herdr-pi: finder: " + where}; !slices.Equal(out.Notes, want) {
+		t.Errorf("the owner was told %q, want %q", out.Notes, want)
+	}
+	if slices.Contains(out.StatusLines, "finder: handoff requested") {
+		t.Errorf("status lines %q: the pane's line gave way to a request that started nothing", out.StatusLines)
+	}
+	if !slices.Equal(out.Log, []string{"create", "suspend", "resume"}) {
+		t.Errorf("the local session saw %q", out.Log)
+	}
+}
