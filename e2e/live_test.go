@@ -719,6 +719,43 @@ func TestLiveHandoffInterruptedOpen(t *testing.T) {
 	}
 }
 
+// The owner's menu asked to hand off an attempt that open has handed off
+// already: the owner shows where it is (its pane, who asked) and its
+// status line goes on saying how the pane is doing; nothing else opens,
+// and open's handoff carries on to its end (real Pi, real engine).
+func TestLiveHandoffMenuOnAnAttemptInAPane(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel)
+	ro.waitEvent(t, "working")
+	lr.owner.WaitText(t, lvLabel+": working", lvLong)
+	list := lvActionList(lvAgentActions(t, lr.owner))
+	if lvCount(list, "Open live session in Herdr pane") != 1 {
+		t.Fatalf("the handed-off agent's actions: %q", list)
+	}
+	lvSend(t, lr.owner, lvEnter)
+	lr.owner.WaitFor(t, "the owner to say where the attempt is", lvLong, func(s string) bool {
+		return strings.Contains(s, "handed off already") && strings.Contains(s, "Herdr pane "+launched.PaneID)
+	})
+	lr.leaveMenu()
+	if scr := lr.owner.Screen(); strings.Contains(scr, lvLabel+": handoff requested") || !strings.Contains(scr, lvLabel+": working") {
+		t.Fatalf("the owner's status line:\n%s", scr)
+	}
+	if n := len(lvCalls(lr.s, "pane.split")); n != 1 {
+		t.Fatalf("%d panes split for one attempt", n)
+	}
+	ro.running(t)
+	if err := ro.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if res := ro.wait(t); res.code != 130 {
+		t.Fatalf("open: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if got := lr.result(); got != lvLocalReply {
+		t.Fatalf("the workflow's result is %q, want the local continuation %q", got, lvLocalReply)
+	}
+}
+
 // The owner's menu on a settled agent offers "Open session in Herdr pane":
 // the wrapper opens a read-only fork of its session in a split of the
 // owner's pane, as herdr-pi open does.

@@ -330,8 +330,7 @@ function receive(l, m) {
 		case "request_refused": {
 			const error = typeof data.error === "string" ? data.error : "the request was refused";
 			if (turnRefused(m.id, error)) return;
-			menuRefused(m.id);
-			return notify(`herdr-pi: ${error}`, "error");
+			return menuRefused(m.id, error);
 		}
 		case "tool_call":
 			return void runTool(m.id, data);
@@ -510,7 +509,9 @@ function extension(env, fully) {
 		});
 		if (!sent) throw new Error("herdr-pi's wrapper cannot be reached");
 		a.asked = id; // its refusal takes the line below down again
-		status(a, "handoff requested");
+		// A handoff under way keeps its own line (how its pane is doing):
+		// the wrapper answers this request with where the attempt is.
+		if (!a.handoff) status(a, "handoff requested");
 	};
 	const actions = {
 		herdrPiOpenSession: { label: INSPECT_LABEL, visible: inspectVisible, run: inspect, visibleStandalone: inspectVisible, runStandalone: inspect },
@@ -1172,19 +1173,49 @@ function dropTurn(a, error) {
 	t.resolve({ transferred: false, cancelled: a.disposed || Boolean(a.signal?.aborted), error });
 }
 
-// turnRefused: the wrapper refused a turn request (no Herdr, quitting,
-// the launch failed before it started). The prompt reports it.
-// menuRefused: the wrapper refused the menu's live handoff request: the
-// status line that said it was requested goes, unless a handoff of the
-// attempt is under way (its own line stays).
-function menuRefused(request) {
+// menuRefused: the wrapper refused the menu's live handoff request (or an
+// inspection: no attempt asked it): the status line that said it was
+// requested goes, unless a handoff of the attempt is under way (its own
+// line stays).
+// The person chose the action and waits to see something happen: the
+// reason is said as a notice naming the attempt. One whose handoff is
+// under way already is told where it is (the wrapper's words), which is
+// news, not a failure.
+function menuRefused(request, error) {
+	const reason = shortNotice(error);
 	for (const a of shared.attempts.values()) {
 		if (a.asked !== request) continue;
 		a.asked = undefined;
-		if (!a.handoff) status(a, undefined);
+		if (a.handoff) return notify(`herdr-pi: ${shortNotice(a.label)}: ${reason}`, "info");
+		status(a, undefined);
+		return notify(`herdr-pi: ${shortNotice(a.label)} was not handed off: ${reason}`, "error");
 	}
+	notify(`herdr-pi: ${reason}`, "error");
 }
 
+// NOTICE_MAX is the most of a wrapper's text a notice shows: Pi's notice
+// area is a line or two, not a log.
+const NOTICE_MAX = 240;
+
+// shortNotice makes text from the wrapper (which may quote paths, Herdr's
+// messages, a run's names) fit for Pi's notice area: terminal control
+// sequences and characters go, whitespace runs become one space, and a
+// long text is cut, saying so.
+export function shortNotice(text) {
+	const plain = String(text)
+		.replace(/(?:\x1b\[|\u009b)[0-?]*[ -/]*[@-~]/g, "") // CSI
+		.replace(/(?:\x1b\]|\u009d)[^\x07\x1b\u009c]*(?:\x07|\x1b\\|\u009c)?/g, "") // OSC
+		.replace(/(?:\x1b[PX^_]|[\u0090\u0098\u009e\u009f])[^\x1b\u009c]*(?:\x1b\\|\u009c)?/g, "") // DCS, SOS, PM, APC
+		.replace(/\x1b[ -/]*[0-~]?/g, "") // other escapes
+		.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]/g, " ")
+		.replace(/\s+/g, " ")
+		.trim();
+	const chars = [...plain];
+	return chars.length <= NOTICE_MAX ? plain : chars.slice(0, NOTICE_MAX - 1).join("").trimEnd() + "…";
+}
+
+// turnRefused: the wrapper refused a turn request (no Herdr, quitting,
+// the launch failed before it started). The prompt reports it.
 function turnRefused(request, error) {
 	for (const a of shared.attempts.values()) {
 		if (!a.requests?.has(request)) continue;

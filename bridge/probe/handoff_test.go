@@ -730,3 +730,74 @@ func TestARefusedMenuHandoffClearsItsStatusLine(t *testing.T) {
 		t.Fatalf("status lines %q, want %q", out.StatusLines, want)
 	}
 }
+
+// The reason a menu's live handoff was refused reaches the person as one
+// short line naming the attempt: the wrapper's text may carry terminal
+// control sequences (a path, a Herdr message) and runs to a kilobyte,
+// neither of which belongs in Pi's notice area.
+func TestARefusedMenuHandoffSaysWhyInShort(t *testing.T) {
+	hostile := "\x1b[2J\x1b]0;owned\x07the workflow settings: /a/settings.json:\r\nnot valid JSON\t\u009b31m " + strings.Repeat("x", 900)
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		if r, ok := m.(control.HandoffRequest); ok {
+			_ = l.Refuse(r.ID, errors.New(hostile))
+		}
+	}
+	out, _ := runHandoffHarnessSink(t, "menu-refused", &ownerSink{react: react})
+	if len(out.Notes) != 1 {
+		t.Fatalf("the owner was told %q", out.Notes)
+	}
+	note := out.Notes[0]
+	if !strings.HasPrefix(note, "error: herdr-pi: finder was not handed off: the workflow settings: /a/settings.json: not valid JSON") {
+		t.Errorf("the notice %q does not name the attempt and the reason", note)
+	}
+	for _, r := range note {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
+			t.Fatalf("the notice carries control character %U: %q", r, note)
+		}
+	}
+	if strings.Contains(note, "owned") || strings.Contains(note, "[2J") {
+		t.Errorf("the notice keeps a control sequence's text: %q", note)
+	}
+	if n := len([]rune(note)); n > 320 || !strings.HasSuffix(note, "…") {
+		t.Errorf("the notice is %d characters (%q…), want a short line that says it was cut", n, note[:40])
+	}
+}
+
+// The menu's live action on an attempt that is in a pane already: the
+// wrapper says where it is, which the owner shows as news, and the
+// attempt's status line keeps saying how its pane is doing — not
+// "handoff requested", which nothing would take down again.
+func TestAMenuRequestForAnAttemptInAPaneKeepsItsStatusLine(t *testing.T) {
+	where := "it is handed off already (h1) and runs in Herdr pane w1:p3: closing that pane hands it back"
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		switch m := m.(type) {
+		case control.Attempt:
+			if m.Live {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					handOff(ctx, t, l, m, control.PaneLaunched, control.PaneWorking)
+				}()
+			}
+		case control.HandoffRequest:
+			_ = l.Refuse(m.ID, errors.New(where))
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if _, err := l.Handback(ctx, "h1", control.Handback{Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop"}); err != nil {
+					t.Errorf("handback: %v", err)
+				}
+			}()
+		}
+	}
+	out, _ := runHandoffHarnessSink(t, "menu-busy", &ownerSink{react: react})
+	if want := []string{"info: herdr-pi: finder: " + where}; !slices.Equal(out.Notes, want) {
+		t.Errorf("the owner was told %q, want %q", out.Notes, want)
+	}
+	if slices.Contains(out.StatusLines, "finder: handoff requested") {
+		t.Errorf("status lines %q: the pane's line gave way to a request that started nothing", out.StatusLines)
+	}
+	if !slices.Equal(out.Log, []string{"create", "suspend", "resume"}) {
+		t.Errorf("the local session saw %q", out.Log)
+	}
+}

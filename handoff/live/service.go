@@ -241,7 +241,10 @@ func (s *Service) requestLocked(l Owner, m control.HandoffRequest, id string, no
 			return
 		}
 		note.forget()
-		return // one launch per attempt: this request shares it
+		// One launch per attempt: nothing new starts, but the person who
+		// chose the action hears where the attempt is.
+		_ = l.Refuse(m.ID, old.underWay())
+		return
 	}
 	ask := control.HandoffAsk{}
 	if m.Turn {
@@ -517,6 +520,23 @@ type run struct {
 	// otherwise carry writes it. From then on carry's goroutine alone
 	// touches it.
 	pending *pendingNote
+}
+
+// underWay is the answer to a menu's request for an attempt this handoff
+// holds already: who asked for it and where its pane is, or that it is
+// opening.
+func (r *run) underWay() error {
+	r.mu.Lock()
+	pane := r.placed.PaneID
+	r.mu.Unlock()
+	by := ""
+	if r.askedBy != "" {
+		by = ", asked by " + r.askedBy
+	}
+	if pane == "" {
+		return fmt.Errorf("a handoff of it is under way already (%s%s): its Herdr pane is opening", r.id, by)
+	}
+	return fmt.Errorf("it is handed off already (%s%s) and runs in Herdr pane %s: closing that pane hands it back", r.id, by, pane)
 }
 
 // tab is where the handoff's pane was placed, once it was.

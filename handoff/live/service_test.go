@@ -645,7 +645,7 @@ func TestAskerGoneBeforeTheBoundaryWithdrawsTheOrder(t *testing.T) {
 }
 
 // Asks the wrapper cannot serve are refused in words; a second ask for an
-// attempt under way shares its launch; a refusal from the owner is the
+// attempt under way shares its launch (the menu's is told so); a refusal from the owner is the
 // asker's error, and the menu's requester hears it.
 func TestRefusalsAndSharedLaunches(t *testing.T) {
 	r := newRig(t)
@@ -657,7 +657,11 @@ func TestRefusalsAndSharedLaunches(t *testing.T) {
 	first.next(t, control.ProgressOrdered)
 	second := r.ask(control.HandoffAsk{})
 	second.next(t, control.ProgressOrdered) // replayed: the same handoff
+	// The menu's request shares it too, and hears so.
 	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r9", RunID: "r1", SessionID: "s1"})
+	if got := r.o.refusedSoFar(); len(got) != 1 || !strings.Contains(got[0], "r9: a handoff of it is under way already (h1)") {
+		t.Fatalf("the menu's request for the attempt under way: %q", got)
+	}
 	first.cancel()
 	a, b := first.wait(t), second.wait(t)
 	if a.Handoff != "h1" || b.Handoff != "h1" || len(r.o.handbacksSoFar()) != 1 {
@@ -675,7 +679,7 @@ func TestRefusalsAndSharedLaunches(t *testing.T) {
 		r.o.mu.Lock()
 		refused := slices.Clone(r.o.refused)
 		r.o.mu.Unlock()
-		if len(refused) == 1 && strings.HasPrefix(refused[0], "r10: ") {
+		if len(refused) == 2 && strings.HasPrefix(refused[1], "r10: ") {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -1491,4 +1495,40 @@ func TestALongHerdrErrorStillReachesTheAsker(t *testing.T) {
 			t.Fatalf("handback %+v", hb)
 		}
 	})
+}
+
+// refusedSoFar is what the owner's menu was told so far.
+func (o *fakeOwner) refusedSoFar() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.refused)
+}
+
+// The menu asks for an attempt whose handoff is under way already (open
+// took it over, say): the person hears where it is — its pane once there
+// is one — rather than nothing at all.
+func TestAMenuRequestForAnAttemptUnderWayIsToldWhereItIs(t *testing.T) {
+	r := newRig(t)
+	r.o.waitBoundary = true
+	x := r.ask(control.HandoffAsk{Label: "herdr-pi open (pid 42)"})
+	x.next(t, control.ProgressOrdered)
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r9", RunID: "r1", SessionID: "s1", Label: "finder"})
+	if got := r.o.refusedSoFar(); len(got) != 1 || !strings.HasPrefix(got[0], "r9: ") ||
+		!strings.Contains(got[0], "under way already (h1, asked by herdr-pi open (pid 42))") || !strings.Contains(got[0], "its Herdr pane is opening") {
+		t.Fatalf("the menu's request before the pane: the owner was told %q", got)
+	}
+	close(r.o.boundary)
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapper(pane)
+	x.next(t, control.ProgressLaunched)
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r10", RunID: "r1", SessionID: "s1", Label: "finder"})
+	if got := r.o.refusedSoFar(); len(got) != 2 || !strings.HasPrefix(got[1], "r10: ") || !strings.Contains(got[1], "runs in Herdr pane "+pane) {
+		t.Fatalf("the menu's request with the pane open: the owner was told %q", got)
+	}
+	if n := len(slices.DeleteFunc(r.s.Methods(), func(m string) bool { return m != "pane.split" })); n != 1 {
+		t.Fatalf("%d panes opened for one attempt", n)
+	}
+	x.cancel()
+	x.wait(t)
 }

@@ -73,8 +73,8 @@ func TestDecodeRunSaysWhatIsWrong(t *testing.T) {
 		{`{"id":"r","agents":[{"id":"r:1"`, "truncated JSON"},
 		{`{"id":"r",}`, "invalid JSON at byte 11"},
 		{`[]`, "want a JSON object, got array"},
-		{`{"agents":{"id":1}}`, "field agents: want []store.AgentRecord, got object"},
-		{`{"agents":[{"attemptDetails":[{"attempt":"1"}]}]}`, "field agents.attemptDetails.attempt: want int, got string"},
+		{`{"agents":{"id":1}}`, "field agents: want an array, got object"},
+		{`{"agents":[{"attemptDetails":[{"attempt":"1"}]}]}`, "field agents.attemptDetails.attempt: want a whole number, got string"},
 		{`{"id":"r","workflowName":"w","state":"running","agents":[{"name":"api","attemptDetails":[{"attempt":0}]}]}`, "agent api: attempt number 0 is not positive"},
 		// Valid JSON that is no run: encoding/json accepts null and an
 		// object without a single field of the engine's.
@@ -84,7 +84,7 @@ func TestDecodeRunSaysWhatIsWrong(t *testing.T) {
 		{`{"id":null,"workflowName":"w","state":"running"}`, "no id (the engine always writes it)"},
 		{`{"id":"r","workflowName":"w","state":""}`, "no state (the engine always writes it)"},
 		{`{"id":"r","workflowName":"w","agents":[]}`, "no state (the engine always writes it)"},
-		{`{"agents":[{"attemptDetails":[{"attempt":1.5}]}]}`, "field agents.attemptDetails.attempt: want int, got number 1.5"},
+		{`{"agents":[{"attemptDetails":[{"attempt":1.5}]}]}`, "field agents.attemptDetails.attempt: want a whole number, got number 1.5"},
 	} {
 		_, err := DecodeRun([]byte(tc.json))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -194,6 +194,7 @@ func TestFindRunReportsBrokenState(t *testing.T) {
 	h := newHome(t)
 	h.run(h.cwd, "corrupt", `{"id":"corrupt","agents":[`, 0)
 	h.run(h.cwd, "wrongtype", `{"id":"wrongtype","state":7}`, 0)
+	h.run(h.cwd, "wrongagents", `{"id":"wrongagents","workflowName":"w","state":"running","agents":7}`, 0)
 	big := h.run(h.cwd, "big", `{}`, 0)
 	if err := os.Truncate(filepath.Join(big, "state.json"), maxStateSize+1); err != nil {
 		t.Fatal(err)
@@ -225,8 +226,10 @@ func TestFindRunReportsBrokenState(t *testing.T) {
 	for id, want := range map[string]string{
 		"renamed":   `names run "3f0c9a2e-aaaa", but its directory is named "renamed"`,
 		"corrupt":   "corrupt run state: truncated JSON (unexpected end of input)",
-		"wrongtype": "corrupt run state: field state: want string, got number",
-		"big":       "too large (",
+		"wrongtype": "corrupt run state: field state: want a string, got number",
+		// Said in JSON's words, not Go's ("want []store.AgentRecord").
+		"wrongagents": "corrupt run state: field agents: want an array, got number",
+		"big":         "too large (",
 		// Said in words, not as a mode string ("d---------").
 		"fifo":  "state.json: is a named pipe (FIFO), not a regular file",
 		"dir":   "state.json: is a directory, not a file",

@@ -212,6 +212,26 @@ async function main() {
 		out.log = log;
 		out.statusLines = statuses.map(([, v]) => (v === undefined ? "(cleared)" : v));
 		out.notes = notes;
+	} else if (scenario === "menu-busy") {
+		// The wrapper (the Go test) hands the attempt off; while its pane
+		// works, the person chooses the menu's live action on it, which
+		// the wrapper answers with where the attempt is, and then hands
+		// it back. What the status line showed is printed, and what the
+		// owner was told.
+		const reg = fakeRegistry();
+		const notes = [];
+		ui.notify = (text, level) => notes.push(`${level}: ${text}`);
+		await startOwner(load, reg);
+		const { log, alive, session } = await liveAttempt(reg);
+		await waitStatus("working");
+		const live = Object.values(reg.host.api.agentAttemptActions()).find((a) => a.label === "Open live session in Herdr pane");
+		await live.run({ run: { id: "r" }, agent: { id: "r:1", state: "running", label: "finder" }, attempt: { attempt: 1 }, session: session.reference, liveSession: session, prepared: {}, handoff: {} });
+		for (let i = 0; i < 1500 && !log.includes("resume"); i++) await new Promise((r) => setTimeout(r, 20));
+		await new Promise((r) => setTimeout(r, 300));
+		clearInterval(alive);
+		out.log = log;
+		out.notes = notes;
+		out.statusLines = statuses.map(([, v]) => (v === undefined ? "(cleared)" : v));
 	} else if (scenario === "menu-refused") {
 		// The menu's "Open live session in Herdr pane" on a live attempt,
 		// which the wrapper (the Go test) refuses. What the owner's status
