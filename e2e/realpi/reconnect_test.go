@@ -30,18 +30,7 @@ import (
 // leads to a stand-in that never answers, so the events it sends then are
 // seen to be sent — and kept, since no wrapper took them.
 func TestPiProbeReconnectKeepsWhatIsOpen(t *testing.T) {
-	pi := pitest.Current(t)
-	llm := fakellm.Start(func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "Sure."} })
-	defer llm.Close()
-	a := pitest.NewAgent(t, pi, llm.BaseURL())
-	w := newWrapper(t)
-	seen, m := w.machine(t)
-	ext, err := filepath.Abs("testdata/waiter.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm := startPi(t, a, w, herdrEnv, "-e", ext)
-	editorReady(t, tm, w)
+	w, seen, m, tm := startWaiterPi(t, fakellm.Fixed(fakellm.Reply{Text: "Sure."}))
 	socket := w.run.Endpoint.Socket
 
 	// A dialog of Pi's, open when the connection drops.
@@ -51,10 +40,7 @@ func TestPiProbeReconnectKeepsWhatIsOpen(t *testing.T) {
 	}
 	tm.WaitText(t, "Deploy now?", 5*time.Second)
 	seen.await(t, "idle blocked", "input-needed(Deploy now?)")
-	if n := cutProbe(t, socket); n != 1 {
-		t.Fatalf("cut %d probe connections, want 1", n)
-	}
-	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	cutAway(t, w, socket)
 	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" {
 		t.Fatalf("after the cut: session_start %+v, want reason reconnect", ev)
 	}
@@ -78,10 +64,7 @@ func TestPiProbeReconnectKeepsWhatIsOpen(t *testing.T) {
 	w.waitEvent(t, control.EvWaitingForInput, 10*time.Second)
 	seen.await(t, "idle blocked idle blocked", "input-needed(Deploy now?),input-needed")
 	away := mute(t, socket)
-	if n := cutProbe(t, socket); n != 1 {
-		t.Fatalf("cut %d probe connections, want 1", n)
-	}
-	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	cutAway(t, w, socket)
 	away.await(t, control.EvSessionStart, "", false) // the probe redialled: into the stand-in
 	tm.Type(t, "/wait-on w2")
 	away.await(t, control.EvWaitingForInput, "w2", true)
@@ -136,6 +119,37 @@ func (l *stateLog) await(t *testing.T, transitions, notes string) {
 		}
 	}
 	l.expect(t, transitions, notes)
+}
+
+// startWaiterPi starts a real Pi answering with respond, with the test
+// extension that waits and asks (testdata/waiter.mjs), under a wrapper
+// whose machine's transitions and notifications seen records; it returns
+// once Pi's editor is ready.
+func startWaiterPi(t *testing.T, respond fakellm.Responder) (*wrapper, *stateLog, *state.Machine, *pitest.Term) {
+	t.Helper()
+	pi := pitest.Current(t)
+	llm := fakellm.Start(respond)
+	t.Cleanup(llm.Close)
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	seen, m := w.machine(t)
+	ext, err := filepath.Abs("testdata/waiter.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := startPi(t, a, w, herdrEnv, "-e", ext)
+	editorReady(t, tm, w)
+	return w, seen, m, tm
+}
+
+// cutAway cuts the probe's one connection from the wrapper's side and
+// waits until the wrapper has heard it go.
+func cutAway(t *testing.T, w *wrapper, socket string) {
+	t.Helper()
+	if n := cutProbe(t, socket); n != 1 {
+		t.Fatalf("cut %d probe connections, want 1", n)
+	}
+	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
 }
 
 // cutProbe shuts down, in this process (the wrapper's side), every
@@ -290,10 +304,7 @@ func TestPiQuestionAskedWhileTheProbeIsAwayIsTold(t *testing.T) {
 	socket := w.run.Endpoint.Socket
 
 	away := mute(t, socket)
-	if n := cutProbe(t, socket); n != 1 {
-		t.Fatalf("cut %d probe connections, want 1", n)
-	}
-	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	cutAway(t, w, socket)
 	away.await(t, control.EvSessionStart, "", false) // the probe redialled: into the stand-in
 	tm.Type(t, "hello")
 	away.await(t, control.EvAgentSettled, "", false) // asked, and sent where no one reads
@@ -304,10 +315,7 @@ func TestPiQuestionAskedWhileTheProbeIsAwayIsTold(t *testing.T) {
 	seen.await(t, "idle blocked", "input-needed("+question+")")
 
 	// Away again, and back with the same question open: no news.
-	if n := cutProbe(t, socket); n != 1 {
-		t.Fatalf("cut %d probe connections, want 1", n)
-	}
-	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	cutAway(t, w, socket)
 	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" || !ev.InputNeeded {
 		t.Fatalf("after the second cut: session_start %+v, want reason reconnect, input needed", ev)
 	}
@@ -319,18 +327,7 @@ func TestPiQuestionAskedWhileTheProbeIsAwayIsTold(t *testing.T) {
 // open finds the pane idle; a wait and a dialog Pi still has open block it
 // again on its return, without a second notification.
 func TestPiProbeBackLateBlocksAgainOnWhatIsStillOpen(t *testing.T) {
-	pi := pitest.Current(t)
-	llm := fakellm.Start(func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "Sure."} })
-	defer llm.Close()
-	a := pitest.NewAgent(t, pi, llm.BaseURL())
-	w := newWrapper(t)
-	seen, m := w.machine(t)
-	ext, err := filepath.Abs("testdata/waiter.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm := startPi(t, a, w, herdrEnv, "-e", ext)
-	editorReady(t, tm, w)
+	w, seen, m, tm := startWaiterPi(t, fakellm.Fixed(fakellm.Reply{Text: "Sure."}))
 	socket := w.run.Endpoint.Socket
 
 	tm.Type(t, "/wait-on w1")
@@ -341,10 +338,7 @@ func TestPiProbeBackLateBlocksAgainOnWhatIsStillOpen(t *testing.T) {
 	seen.await(t, "idle blocked", "input-needed")
 
 	away := mute(t, socket)
-	if n := cutProbe(t, socket); n != 1 {
-		t.Fatalf("cut %d probe connections, want 1", n)
-	}
-	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	cutAway(t, w, socket)
 	away.await(t, control.EvSessionStart, "", false)
 	seen.await(t, "idle blocked idle", "input-needed") // the hold ended
 	away.restore(t)
@@ -368,18 +362,7 @@ func TestPiProbeBackLateBlocksAgainOnWhatIsStillOpen(t *testing.T) {
 // and another opens. The probe, back, repeats only the new one: it is
 // told by its own title, and the answered one closes.
 func TestPiDialogOpenedWhileTheProbeIsAwayIsTold(t *testing.T) {
-	pi := pitest.Current(t)
-	llm := fakellm.Start(func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "Sure."} })
-	defer llm.Close()
-	a := pitest.NewAgent(t, pi, llm.BaseURL())
-	w := newWrapper(t)
-	seen, m := w.machine(t)
-	ext, err := filepath.Abs("testdata/waiter.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm := startPi(t, a, w, herdrEnv, "-e", ext)
-	editorReady(t, tm, w)
+	w, seen, m, tm := startWaiterPi(t, fakellm.Fixed(fakellm.Reply{Text: "Sure."}))
 	socket := w.run.Endpoint.Socket
 
 	tm.Type(t, "/ask-confirm")
@@ -388,10 +371,7 @@ func TestPiDialogOpenedWhileTheProbeIsAwayIsTold(t *testing.T) {
 	seen.await(t, "idle blocked", "input-needed(Deploy now?)")
 
 	away := mute(t, socket)
-	if n := cutProbe(t, socket); n != 1 {
-		t.Fatalf("cut %d probe connections, want 1", n)
-	}
-	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	cutAway(t, w, socket)
 	away.await(t, control.EvSessionStart, "", false)
 	if err := tm.Send("\x1b"); err != nil { // Escape cancels the dialog
 		t.Fatal(err)
@@ -431,10 +411,7 @@ func TestPiRunThatEndedWhileTheProbeWasAwayIsTold(t *testing.T) {
 	w.waitEvent(t, control.EvAgentStart, 10*time.Second)
 	seen.await(t, "idle working", "")
 	away := mute(t, socket)
-	if n := cutProbe(t, socket); n != 1 {
-		t.Fatalf("cut %d probe connections, want 1", n)
-	}
-	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	cutAway(t, w, socket)
 	away.await(t, control.EvAgentSettled, "", false) // ended, and sent where no one reads
 	away.restore(t)
 	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" || ev.LastRun == nil || ev.LastRun.Ended != 1 {
@@ -442,10 +419,7 @@ func TestPiRunThatEndedWhileTheProbeWasAwayIsTold(t *testing.T) {
 	}
 	seen.await(t, "idle working idle", "finished")
 
-	if n := cutProbe(t, socket); n != 1 {
-		t.Fatalf("cut %d probe connections, want 1", n)
-	}
-	w.waitEvent(t, control.ProbeDisconnected{}.EventName(), 5*time.Second)
+	cutAway(t, w, socket)
 	w.waitEvent(t, control.EvSessionStart, 10*time.Second)
 	time.Sleep(500 * time.Millisecond)
 	seen.expect(t, "idle working idle", "finished")

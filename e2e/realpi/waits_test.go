@@ -16,18 +16,7 @@ import (
 // though the pane was blocked already; its dialog is its question, not
 // told again while it is open.
 func TestPiWaitThatOpensWhileBlockedIsToldByItself(t *testing.T) {
-	pi := pitest.Current(t)
-	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n\n:input_needed:"}))
-	defer llm.Close()
-	a := pitest.NewAgent(t, pi, llm.BaseURL())
-	w := newWrapper(t)
-	seen, m := w.machine(t)
-	ext, err := filepath.Abs("testdata/waiter.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm := startPi(t, a, w, herdrEnv, "-e", ext)
-	editorReady(t, tm, w)
+	w, seen, m, tm := startWaiterPi(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n\n:input_needed:"}))
 
 	tm.Type(t, "hello")
 	w.waitEvent(t, control.EvAgentSettled, 30*time.Second)
