@@ -413,9 +413,18 @@ func TestPiRunThatEndedWhileTheProbeWasAwayIsTold(t *testing.T) {
 	away := mute(t, socket)
 	cutAway(t, w, socket)
 	away.await(t, control.EvAgentSettled, "", false) // ended, and sent where no one reads
+	// Away a while after the run's end: the resync says how long ago it
+	// ended, so the run is not counted to the return (a short run told
+	// "finished" for the length of an outage).
+	const outage = 2 * time.Second
+	time.Sleep(outage)
 	away.restore(t)
-	if ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart); ev.Reason != "reconnect" || ev.LastRun == nil || ev.LastRun.Ended != 1 {
+	ev := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
+	if ev.Reason != "reconnect" || ev.LastRun == nil || ev.LastRun.Ended != 1 {
 		t.Fatalf("after the stand-in: session_start %+v, want reason reconnect with the run's end", ev)
+	}
+	if ago := ev.LastRun.EndedMsAgo; ago == nil || *ago < float64(outage/time.Millisecond) {
+		t.Fatalf("the resync says the run ended %v ms ago, want at least the outage's %v", ago, outage)
 	}
 	seen.await(t, "idle working idle", "finished")
 
