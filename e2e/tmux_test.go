@@ -83,8 +83,10 @@ func TestDemoAndHelpInTmux(t *testing.T) {
 	}
 
 	s.run("new-window", "-t", "demo", "-n", "help", "herdr-pi --help; sleep 60")
+	// The help is drawn in pieces: wait for its last line (--version),
+	// not its last header, which a capture can catch alone.
 	var help string
-	for i := 0; i < 50 && !strings.Contains(help, "GLOBAL OPTIONS"); i++ {
+	for end := time.Now().Add(30 * time.Second); !strings.Contains(help, "--version") && time.Now().Before(end); {
 		time.Sleep(100 * time.Millisecond)
 		help = s.capture("demo:help")
 	}
