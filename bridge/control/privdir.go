@@ -35,7 +35,8 @@ type PrivateDirError struct {
 	Problem PrivateDirProblem
 	// Mode is the directory's permission bits (ProblemMode).
 	Mode fs.FileMode
-	// Owner is the directory's uid (ProblemOwner).
+	// Owner is the directory's uid (ProblemOwner), or the uid of what is
+	// in its place (ProblemNotDir).
 	Owner int
 	// Err is the underlying error (ProblemUnreadable).
 	Err error
@@ -55,6 +56,12 @@ const (
 func (e *PrivateDirError) Error() string {
 	switch e.Problem {
 	case ProblemNotDir:
+		if e.Owner != os.Getuid() {
+			// In a sticky directory (/tmp) only its owner or root may
+			// remove it: "remove it" would send the person to an rm
+			// that fails, and another user's link there may be a trap.
+			return fmt.Sprintf("private directory %s is not a directory (a symlink or file of uid %d, not ours (uid %d), is in the way): refusing it; ask its owner or root to remove it, or set XDG_RUNTIME_DIR", e.Dir, e.Owner, os.Getuid())
+		}
 		return fmt.Sprintf("private directory %s is not a directory (a symlink or file is in the way; remove it)", e.Dir)
 	case ProblemOwner:
 		return fmt.Sprintf("private directory %s belongs to uid %d, not to us (uid %d): refusing to use it; remove it or set XDG_RUNTIME_DIR", e.Dir, e.Owner, os.Getuid())
@@ -76,10 +83,14 @@ func checkPrivate(dir string) error {
 	if err != nil {
 		return &PrivateDirError{Dir: dir, Problem: ProblemUnreadable, Err: err}
 	}
-	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return &PrivateDirError{Dir: dir, Problem: ProblemNotDir}
-	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		owner := os.Getuid()
+		if ok {
+			owner = int(st.Uid)
+		}
+		return &PrivateDirError{Dir: dir, Problem: ProblemNotDir, Owner: owner}
+	}
 	if !ok {
 		return &PrivateDirError{Dir: dir, Problem: ProblemUnreadable, Err: errors.New("cannot read its owner")}
 	}

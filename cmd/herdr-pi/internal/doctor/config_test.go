@@ -339,6 +339,21 @@ func TestDoctorRuntimeRows(t *testing.T) {
 			r := runtimeChecks(t.Context(), input(w, time.Second))[0]
 			checkRowWant(t, r, "fail|private directory "+base+" belongs to uid 65534, not to us (uid 0)|remove "+base+" (it belongs to uid 65534: ask its owner or root), or point XDG_RUNTIME_DIR at a directory of your own")
 		})
+		// Planted in a sticky /tmp by another user, it is theirs to
+		// remove, not ours: "remove BASE" was an rm that fails.
+		t.Run("someone else's symlink in its place", func(t *testing.T) {
+			w := doctortest.New(t)
+			base := w.Paths().RuntimeBase
+			mkdir(t, base+"-real", 0o700)
+			if err := os.Symlink(base+"-real", base); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Lchown(base, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			r := runtimeChecks(t.Context(), input(w, time.Second))[0]
+			checkRowWant(t, r, "fail|private directory "+base+" is not a directory: a symlink or file of uid 65534, not ours (uid 0), is in its place: refusing to use it|remove "+base+" (a symlink or file of uid 65534 is in its place: ask its owner or root), or point XDG_RUNTIME_DIR at a directory of your own")
+		})
 	}
 }
 
