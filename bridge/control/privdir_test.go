@@ -23,7 +23,7 @@ func TestAnotherUsersThingInAPrivateDirsPlaceIsNamedWithItsOwner(t *testing.T) {
 		testenv.Missing(t, "root", "run the tests as root to plant a file as another uid (CI runs as root)")
 	}
 	sticky := shortDir(t)
-	if err := os.Chmod(sticky, 0o1777); err != nil {
+	if err := os.Chmod(sticky, 0o777|os.ModeSticky); err != nil {
 		t.Fatal(err)
 	}
 	target := filepath.Join(sticky, "target")
@@ -67,5 +67,67 @@ func TestAnotherUsersThingInAPrivateDirsPlaceIsNamedWithItsOwner(t *testing.T) {
 	err := EnsurePrivateDir(own)
 	if err == nil || !strings.Contains(err.Error(), "remove it") || strings.Contains(err.Error(), "uid") {
 		t.Fatalf("our own symlink: %v", err)
+	}
+}
+
+// A private directory is only as private as the directories above it: in
+// one that others may write and that is not sticky (a TMPDIR or
+// XDG_RUNTIME_DIR of mode 0777), anyone may rename ours away and put
+// their own in its place between our check and our use, and then replace
+// the probe Pi loads from it. Such a directory is refused, naming the
+// directory above and the way out; a sticky one (/tmp) is fine.
+func TestAPrivateDirUnderADirectoryOthersMayWriteIsRefused(t *testing.T) {
+	testenv.PermissiveUmask(t)
+	top := shortDir(t)
+	if err := os.Chmod(top, 0o755); err != nil { // others reach what is below
+		t.Fatal(err)
+	}
+	open := filepath.Join(top, "open")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for name, dir := range map[string]string{
+		"right below it":    filepath.Join(open, "herdr-pi-0"),
+		"further below it":  filepath.Join(open, "mine", "herdr-pi-0"),
+		"through a symlink": filepath.Join(top, "link", "herdr-pi-0"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.MkdirAll(filepath.Join(open, "mine"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(open, filepath.Join(top, "link")); err != nil && !errors.Is(err, os.ErrExist) {
+				t.Fatal(err)
+			}
+			err := EnsurePrivateDir(dir)
+			var pe *PrivateDirError
+			if !errors.As(err, &pe) || pe.Problem != ProblemParent || pe.Parent != open {
+				t.Fatalf("got %v, want it refused for %s above it", err, open)
+			}
+			for _, want := range []string{dir, open, "chmod +t " + open, "XDG_RUNTIME_DIR"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if err := CheckPrivateDir(dir); !errors.As(err, &pe) || pe.Problem != ProblemParent {
+				t.Errorf("CheckPrivateDir: %v", err)
+			}
+		})
+	}
+	if err := os.Chmod(open, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsurePrivateDir(filepath.Join(open, "herdr-pi-0")); err != nil {
+		t.Fatalf("under a sticky directory: %v", err)
+	}
+	// Others cannot reach an open directory below one they may not
+	// search (a test's 0700 temporary directory under umask 000).
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(top, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsurePrivateDir(filepath.Join(open, "herdr-pi-1")); err != nil {
+		t.Fatalf("out of others' reach: %v", err)
 	}
 }

@@ -251,6 +251,16 @@ func TestDoctorRuntimeRows(t *testing.T) {
 		}, map[string]string{
 			"directory": "fail|private directory BASE is not a directory|remove BASE (a symlink or file is in its place)",
 		}},
+		// Anyone may rename an open, non-sticky XDG_RUNTIME_DIR's
+		// entries: the wrapper refuses it, and doctor says so before,
+		// whether the runtime directory exists yet or not.
+		{"under a directory others may write", func(t *testing.T, base string) {
+			if err := os.Chmod(filepath.Dir(base), 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{
+			"directory": "fail|private directory BASE is under PARENT, which others may write and which is not sticky (anyone could put a directory of theirs in place of ours): refusing to use it|chmod +t PARENT (or chmod o-w PARENT), or point XDG_RUNTIME_DIR at a directory of your own",
+		}},
 		{"a registry open to others", func(t *testing.T, base string) {
 			mkdir(t, base, 0o700)
 			mkdir(t, filepath.Join(base, "panes"), 0o755)
@@ -324,7 +334,7 @@ func TestDoctorRuntimeRows(t *testing.T) {
 				rows[r.Name] = r
 			}
 			for name, want := range tc.want {
-				checkRowWant(t, rows[name], strings.ReplaceAll(want, "BASE", base))
+				checkRowWant(t, rows[name], strings.NewReplacer("BASE", base, "PARENT", filepath.Dir(base)).Replace(want))
 			}
 		})
 	}
