@@ -109,10 +109,11 @@ func checkPrivate(dir string) error {
 // 002) a home's directories often are.
 func checkAbove(dir string) error {
 	parent, err := filepath.EvalSymlinks(filepath.Dir(filepath.Clean(dir)))
-	if err != nil || !filepath.IsAbs(parent) {
-		if parent, err = filepath.Abs(parent); err != nil {
-			return nil // nothing to make dir in: Mkdir or Lstat says so
-		}
+	if err != nil {
+		return nil // nothing to make dir in: Mkdir or Lstat says so
+	}
+	if parent, err = filepath.Abs(parent); err != nil {
+		return nil
 	}
 	var chain []string // parent first, "/" last
 	for p := parent; ; p = filepath.Dir(p) {

@@ -2,6 +2,7 @@ package control
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,13 @@ func TestAPrivateDirUnderADirectoryOthersMayWriteIsRefused(t *testing.T) {
 				t.Errorf("CheckPrivateDir: %v", err)
 			}
 		})
+	}
+	// A directory to be made under one that is missing says so, whatever
+	// the working directory is.
+	t.Chdir(open)
+	var pe *PrivateDirError
+	if err := EnsurePrivateDir(filepath.Join(top, "gone", "herdr-pi-0")); errors.As(err, &pe) && pe.Problem == ProblemParent || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("under a missing directory: %v", err)
 	}
 	if err := os.Chmod(open, 0o777|os.ModeSticky); err != nil {
 		t.Fatal(err)
