@@ -86,7 +86,9 @@ func normalizeProgress(p Progress) Progress {
 // valid UTF-8 with nothing harmful on a terminal, and is the text itself
 // when that fit and was harmless.
 func FuzzClipText(f *testing.F) {
-	for _, s := range []string{"", "boom", strings.Repeat("é", 700), "a\x1b[2Jb", "\xff\xfe", strings.Repeat("x", 2000)} {
+	for _, s := range []string{"", "boom", strings.Repeat("é", 700), "a\x1b[2Jb", "\xff\xfe", strings.Repeat("x", 2000),
+		// C1 controls as code points and as raw bytes, a bidi override, an OSC with BEL.
+		"\u009b2J\x9b\u202eexe.txt", "\x1b]0;title\x07" + strings.Repeat("é", 60)} {
 		f.Add(s, MaxErrorText)
 		f.Add(s, 5)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -21,6 +22,9 @@ import (
 // hold our sockets and tokens, so a wrong owner or mode is refused, not
 // repaired.
 func EnsurePrivateDir(dir string) error {
+	if err := checkAbove(dir); err != nil {
+		return err // and nothing made there
+	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create private directory %s: %w", dir, err)
 	}
@@ -35,10 +39,14 @@ type PrivateDirError struct {
 	Problem PrivateDirProblem
 	// Mode is the directory's permission bits (ProblemMode).
 	Mode fs.FileMode
-	// Owner is the directory's uid (ProblemOwner).
+	// Owner is the directory's uid (ProblemOwner), or the uid of what is
+	// in its place (ProblemNotDir).
 	Owner int
 	// Err is the underlying error (ProblemUnreadable).
 	Err error
+	// Parent is the directory above Dir that others may write
+	// (ProblemParent).
+	Parent string
 }
 
 // PrivateDirProblem is what is wrong with a private directory.
@@ -50,16 +58,25 @@ const (
 	ProblemNotDir                              // a symlink or a file is in the way
 	ProblemOwner                               // someone else owns it
 	ProblemMode                                // not 0700: group or others have access, or we lack it
+	ProblemParent                              // a directory above it others may write, not sticky
 )
 
 func (e *PrivateDirError) Error() string {
 	switch e.Problem {
 	case ProblemNotDir:
+		if e.Owner != os.Getuid() {
+			// In a sticky directory (/tmp) only its owner or root may
+			// remove it: "remove it" would send the person to an rm
+			// that fails, and another user's link there may be a trap.
+			return fmt.Sprintf("private directory %s is not a directory (a symlink or file of uid %d, not ours (uid %d), is in the way): refusing it; ask its owner or root to remove it, or set XDG_RUNTIME_DIR", e.Dir, e.Owner, os.Getuid())
+		}
 		return fmt.Sprintf("private directory %s is not a directory (a symlink or file is in the way; remove it)", e.Dir)
 	case ProblemOwner:
 		return fmt.Sprintf("private directory %s belongs to uid %d, not to us (uid %d): refusing to use it; remove it or set XDG_RUNTIME_DIR", e.Dir, e.Owner, os.Getuid())
 	case ProblemMode:
 		return fmt.Sprintf("private directory %s has mode %04o, want 0700: refusing to use it; run chmod 700 %s", e.Dir, e.Mode, shellword.Word(e.Dir))
+	case ProblemParent:
+		return fmt.Sprintf("private directory %s is under %s, which others may write and which is not sticky (anyone could put a directory of theirs in place of ours): refusing to use it; run chmod +t %s (or chmod o-w), or set XDG_RUNTIME_DIR", e.Dir, e.Parent, shellword.Word(e.Parent))
 	}
 	return fmt.Sprintf("private directory %s: %v", e.Dir, e.Err)
 }
@@ -68,18 +85,72 @@ func (e *PrivateDirError) Unwrap() error { return e.Err }
 
 // CheckPrivateDir checks, without creating or repairing anything, that dir
 // is a real directory owned by us and closed to everyone else. The error
-// is a *PrivateDirError; a missing dir matches fs.ErrNotExist.
+// is a *PrivateDirError; a missing dir matches fs.ErrNotExist (unless
+// the directories above it already rule it out: ProblemParent).
 func CheckPrivateDir(dir string) error { return checkPrivate(dir) }
 
 func checkPrivate(dir string) error {
+	// Above first: a directory that cannot be private there is refused
+	// before it is made, and doctor does not call a missing one fine.
+	if err := checkAbove(dir); err != nil {
+		return err
+	}
+	return checkPrivateItself(dir)
+}
+
+// checkAbove checks the directories above dir, symlinks resolved: one
+// that others may write and that is not sticky lets anyone rename our
+// private directory (or a directory on the way to it) away and put one of
+// theirs in its place, between our check and our use, and then replace
+// what Pi loads from it. A sticky one (/tmp) lets only the owner of an
+// entry rename it, and one that others cannot reach (below a directory
+// they may not search, as a test's 0700 temporary directory) is no
+// danger. Group-writable directories pass: with a group per user (umask
+// 002) a home's directories often are.
+func checkAbove(dir string) error {
+	parent, err := filepath.EvalSymlinks(filepath.Dir(filepath.Clean(dir)))
+	if err != nil {
+		return nil // nothing to make dir in: Mkdir or Lstat says so
+	}
+	if parent, err = filepath.Abs(parent); err != nil {
+		return nil
+	}
+	var chain []string // parent first, "/" last
+	for p := parent; ; p = filepath.Dir(p) {
+		chain = append(chain, p)
+		if p == filepath.Dir(p) {
+			break
+		}
+	}
+	for i := len(chain) - 1; i >= 0; i-- { // from "/" down
+		fi, err := os.Stat(chain[i])
+		if err != nil {
+			return nil
+		}
+		perm := fi.Mode().Perm()
+		if perm&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+			return &PrivateDirError{Dir: dir, Problem: ProblemParent, Parent: chain[i]}
+		}
+		if perm&0o001 == 0 {
+			return nil // others cannot reach anything below
+		}
+	}
+	return nil
+}
+
+func checkPrivateItself(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return &PrivateDirError{Dir: dir, Problem: ProblemUnreadable, Err: err}
 	}
-	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return &PrivateDirError{Dir: dir, Problem: ProblemNotDir}
-	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		owner := os.Getuid()
+		if ok {
+			owner = int(st.Uid)
+		}
+		return &PrivateDirError{Dir: dir, Problem: ProblemNotDir, Owner: owner}
+	}
 	if !ok {
 		return &PrivateDirError{Dir: dir, Problem: ProblemUnreadable, Err: errors.New("cannot read its owner")}
 	}

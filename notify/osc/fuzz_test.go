@@ -89,6 +89,12 @@ func FuzzEncode(f *testing.F) {
 	f.Add("\x1b]9;evil\x07", "\x1b\\\x1bPtmux;\x1b\x1b]52;c;AAAA\x07", "0", uint8(1), uint8(2))
 	f.Add("", "\xff\x9c\x9d", ";;", uint8(0), uint8(3))
 	f.Add("\u202etxt.exe", "\u2028\u2029\ufeff", "\u200b", uint8(1), uint8(1))
+	// An ST, 8-bit ST and BEL inside the text, under three tmux levels:
+	// none may end a level early.
+	f.Add("a\x1b\\b", "c\u009cd\x07e\x9c", "i\x1b\\", uint8(2), uint8(3))
+	// A cut at 256 code points that lands inside two-byte runes, with an
+	// escape right after it.
+	f.Add(strings.Repeat("é", 300)+"\x1b\\", strings.Repeat("é", 255)+"\x1b]52;c;AAAA\x07", "x", uint8(0), uint8(1))
 	f.Fuzz(func(t *testing.T, title, body, id string, proto, levels uint8) {
 		p := Protocols[int(proto)%len(Protocols)]
 		lv := int(levels % 4)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,14 +31,16 @@ type Trace struct {
 // would hold wrap before the agent starts, with the signals that could end
 // it held too; a terminal would get the JSON lines drawn over the very
 // screen being watched. Anything else is an error that says what the path
-// is and how to fix it; the caller runs without a trace.
+// is and how to fix it; the caller runs without a trace. What another
+// user put at the path (a symlink, a file) is refused too (see below).
 func OpenTrace(path string) (*Trace, error) {
 	// Stat first, so a device is never even opened (opening some has side
 	// effects); the fstat after the open closes the race with a swap.
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		// Made by the open below.
+		// Made by the open below (unless a link to nowhere is in the way,
+		// which theirs checks).
 	case err != nil:
 		return nil, err
 	default:
@@ -45,10 +48,26 @@ func OpenTrace(path string) (*Trace, error) {
 			return nil, fmt.Errorf("%s: %s", path, reason)
 		}
 	}
+	// A symlink leads the trace only when it is ours: in a shared
+	// directory (/tmp/trace.jsonl) another user's would lead it into any
+	// file of ours, or make one where it points. A path that is no
+	// symlink now is opened without following one, so a link put there
+	// after this look is refused, not followed.
+	flags := unix.O_WRONLY | unix.O_APPEND | unix.O_CREAT | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
+	if li, err := os.Lstat(path); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		if owner := fileOwner(li); owner != os.Getuid() {
+			return nil, fmt.Errorf("%s: is a symlink of uid %d, not yours, which herdr-pi does not follow%s", path, owner, notOursFix)
+		}
+	} else {
+		flags |= unix.O_NOFOLLOW
+	}
 	// O_NONBLOCK: should a FIFO be swapped in after the stat, the open
 	// fails at once (ENXIO) instead of waiting for a reader. On a regular
 	// file it changes nothing.
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0o600)
+	fd, err := unix.Open(path, flags, 0o600)
+	if errors.Is(err, unix.ELOOP) && flags&unix.O_NOFOLLOW != 0 {
+		return nil, fmt.Errorf("%s: a symlink was put there while herdr-pi opened it, and herdr-pi does not follow it%s", path, notOursFix)
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -61,7 +80,25 @@ func OpenTrace(path string) (*Trace, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %s", path, reason)
 	}
+	// Another user's file (one open to all, in /tmp) would hand them
+	// the trace, the agent's questions included.
+	if owner := fileOwner(fi); owner != os.Getuid() {
+		f.Close()
+		return nil, fmt.Errorf("%s: belongs to uid %d, not to you, who would read the trace%s", path, owner, notOursFix)
+	}
 	return &Trace{w: f, start: time.Now()}, nil
+}
+
+// notOursFix is the way out of a trace path another user holds: in a
+// sticky directory only they (or root) may remove what is there.
+const notOursFix = "; name a file in a directory only you can write (it is created), or unset HERDR_PI_TRACE"
+
+// fileOwner is fi's uid; our own when it cannot be read.
+func fileOwner(fi fs.FileInfo) int {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid)
+	}
+	return os.Getuid()
 }
 
 // notTraceFile says why a file of mode m cannot take the trace, "" when it

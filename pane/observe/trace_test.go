@@ -10,6 +10,7 @@ import (
 	creackpty "github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
@@ -96,5 +97,59 @@ func TestOpenTraceFollowsASymlinkAndAppends(t *testing.T) {
 	}
 	if n := strings.Count(string(data), `"to":"idle"`); n != 2 {
 		t.Errorf("trace file has %d transitions to idle, want 2:\n%s", n, data)
+	}
+}
+
+// A trace path in a shared directory (docs/troubleshooting.md suggests
+// /tmp/trace.jsonl) is where another user can be first: a symlink of
+// theirs there led the trace into the file it names (~/.bashrc got JSON
+// lines appended), and a file of theirs open to all got the trace, the
+// agent's questions included, for them to read. Both are refused, the
+// file they point at untouched; a symlink of our own still leads the
+// trace (TestOpenTraceFollowsASymlinkAndAppends).
+func TestOpenTraceRefusesAnotherUsersSymlinkOrFile(t *testing.T) {
+	if os.Getuid() != 0 {
+		testenv.Missing(t, "root", "run the tests as root to plant a file as another uid (CI runs as root)")
+	}
+	testenv.PermissiveUmask(t)
+	shared := t.TempDir()
+	if err := os.Chmod(shared, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(t.TempDir(), "bashrc")
+	if err := os.WriteFile(victim, []byte("# mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, plant := range map[string]func(path string) error{
+		"their symlink to a file of ours": func(path string) error { return os.Symlink(victim, path) },
+		"their symlink to nowhere":        func(path string) error { return os.Symlink(filepath.Join(filepath.Dir(victim), "new"), path) },
+		"their file open to all":          func(path string) error { return os.WriteFile(path, nil, 0o666) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(shared, strings.ReplaceAll(name, " ", "-")+".jsonl")
+			if err := plant(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Lchown(path, testenv.Nobody, testenv.Nobody); err != nil {
+				t.Fatal(err)
+			}
+			tr, err := OpenTrace(path)
+			if tr != nil {
+				tr.Write(state.Event{Kind: state.EventTransition, From: state.Unknown, To: state.Blocked, Message: "a private question", At: time.Now()})
+				tr.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "uid 65534") || !strings.Contains(err.Error(), "unset HERDR_PI_TRACE") {
+				t.Errorf("OpenTrace = %v, want it refused, naming the path, the owner and the way out", err)
+			}
+			if data, _ := os.ReadFile(victim); string(data) != "# mine\n" {
+				t.Errorf("the file of ours the link names now holds %q", data)
+			}
+			if _, err := os.Lstat(filepath.Join(filepath.Dir(victim), "new")); err == nil {
+				t.Error("a file of ours was created where their link led")
+			}
+			if data, _ := os.ReadFile(path); strings.Contains(string(data), "question") {
+				t.Errorf("their file got the trace: %q", data)
+			}
+		})
 	}
 }

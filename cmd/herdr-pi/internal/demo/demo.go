@@ -85,6 +85,10 @@ func (e *Interrupted) Error() string {
 }
 func (e *Interrupted) Is(target error) bool { return target == ErrInterrupted }
 
+// madeTempDir lets a test act the moment the demo's temporary directory
+// exists (stop the demo with a signal there).
+var madeTempDir = func(root string) {}
+
 // Run runs the demo to its end, or until the person presses q or
 // interrupts it (then the agent is stopped and the demo says so).
 func Run(ctx context.Context, o Options) error {
@@ -95,6 +99,14 @@ func Run(ctx context.Context, o Options) error {
 	brokenPipe := make(chan os.Signal, 1)
 	signal.Notify(brokenPipe, unix.SIGPIPE)
 	defer signal.Stop(brokenPipe)
+	// Ctrl-C, or the terminal closing, stops the agent like q does. Held
+	// from before the temporary directories are made: one that comes
+	// while the demo starts waits in the channel, and the demo stops as
+	// soon as its agent runs, removing them on the way out (killed by
+	// the signal's default action, it left them in TMPDIR for good).
+	interrupt := make(chan os.Signal, 1)
+	signal.Notify(interrupt, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer signal.Stop(interrupt)
 	root, err := os.MkdirTemp(tempBase(), "herdr-pi-demo")
 	if err != nil {
 		where := os.TempDir()
@@ -104,6 +116,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("cannot make its temporary directory in %s: %w; point TMPDIR at a writable directory", where, err)
 	}
 	defer os.RemoveAll(root)
+	madeTempDir(root)
 	project := filepath.Join(root, "demo-project")
 	if err := os.Mkdir(project, 0o700); err != nil {
 		return err
@@ -187,10 +200,6 @@ func Run(ctx context.Context, o Options) error {
 		person(userCtx, master, tl)
 	}()
 
-	// Ctrl-C, or the terminal closing, stops the agent like q does.
-	interrupt := make(chan os.Signal, 1)
-	signal.Notify(interrupt, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
-	defer signal.Stop(interrupt)
 	// Ctrl-Z and fg: the terminal is given back before the demo stops,
 	// and taken again when it continues.
 	jobControl := make(chan os.Signal, 2)

@@ -251,6 +251,16 @@ func TestDoctorRuntimeRows(t *testing.T) {
 		}, map[string]string{
 			"directory": "fail|private directory BASE is not a directory|remove BASE (a symlink or file is in its place)",
 		}},
+		// Anyone may rename an open, non-sticky XDG_RUNTIME_DIR's
+		// entries: the wrapper refuses it, and doctor says so before,
+		// whether the runtime directory exists yet or not.
+		{"under a directory others may write", func(t *testing.T, base string) {
+			if err := os.Chmod(filepath.Dir(base), 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{
+			"directory": "fail|private directory BASE is under PARENT, which others may write and which is not sticky (anyone could put a directory of theirs in place of ours): refusing to use it|chmod +t PARENT (or chmod o-w PARENT), or point XDG_RUNTIME_DIR at a directory of your own",
+		}},
 		{"a registry open to others", func(t *testing.T, base string) {
 			mkdir(t, base, 0o700)
 			mkdir(t, filepath.Join(base, "panes"), 0o755)
@@ -324,7 +334,7 @@ func TestDoctorRuntimeRows(t *testing.T) {
 				rows[r.Name] = r
 			}
 			for name, want := range tc.want {
-				checkRowWant(t, rows[name], strings.ReplaceAll(want, "BASE", base))
+				checkRowWant(t, rows[name], strings.NewReplacer("BASE", base, "PARENT", filepath.Dir(base)).Replace(want))
 			}
 		})
 	}
@@ -338,6 +348,21 @@ func TestDoctorRuntimeRows(t *testing.T) {
 			}
 			r := runtimeChecks(t.Context(), input(w, time.Second))[0]
 			checkRowWant(t, r, "fail|private directory "+base+" belongs to uid 65534, not to us (uid 0)|remove "+base+" (it belongs to uid 65534: ask its owner or root), or point XDG_RUNTIME_DIR at a directory of your own")
+		})
+		// Planted in a sticky /tmp by another user, it is theirs to
+		// remove, not ours: "remove BASE" was an rm that fails.
+		t.Run("someone else's symlink in its place", func(t *testing.T) {
+			w := doctortest.New(t)
+			base := w.Paths().RuntimeBase
+			mkdir(t, base+"-real", 0o700)
+			if err := os.Symlink(base+"-real", base); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Lchown(base, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			r := runtimeChecks(t.Context(), input(w, time.Second))[0]
+			checkRowWant(t, r, "fail|private directory "+base+" is not a directory: a symlink or file of uid 65534, not ours (uid 0), is in its place: refusing to use it|remove "+base+" (a symlink or file of uid 65534 is in its place: ask its owner or root), or point XDG_RUNTIME_DIR at a directory of your own")
 		})
 	}
 }

@@ -14,8 +14,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
 	"github.com/herdr-pi/herdr-pi/internal/lazyre"
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
@@ -329,6 +331,13 @@ func probeRow(ctx context.Context, d Input, node nodeFacts) Row {
 		return row(Warn, "cannot make a temporary directory for the probe: "+err.Error(), "check TMPDIR and its free space")
 	}
 	defer os.RemoveAll(dir)
+	// node runs what it finds there: in a TMPDIR others may write that is
+	// not sticky, anyone could swap the directory for theirs first.
+	var pe *control.PrivateDirError
+	if err := control.CheckPrivateDir(dir); errors.As(err, &pe) && pe.Problem == control.ProblemParent {
+		return row(Warn, fmt.Sprintf("cannot check that the probe loads: TMPDIR %s may be written by others and is not sticky (%s is), so anyone could swap the probe node would run for theirs", os.TempDir(), pe.Parent),
+			fmt.Sprintf("chmod +t %s (or chmod o-w %s), or point TMPDIR at a directory of yours", shellword.Word(pe.Parent), shellword.Word(pe.Parent)))
+	}
 	path, err := probe.Write(dir)
 	if err != nil {
 		return row(Warn, err.Error(), "check TMPDIR and its free space")

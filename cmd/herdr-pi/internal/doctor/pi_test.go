@@ -181,6 +181,35 @@ func TestDoctorProbeLoadsUnderRealNode(t *testing.T) {
 	}
 }
 
+// The probe check has node import the probe from a directory in TMPDIR.
+// Under a TMPDIR that others can reach and write and that is not sticky,
+// anyone could rename that directory away and put one of theirs with a
+// probe of their own in its place, which node would run as the person
+// running doctor: the check is not made, and the row says why.
+func TestDoctorProbeCheckRunsNothingUnderAnOpenTMPDIR(t *testing.T) {
+	open, err := os.MkdirTemp("/tmp", "hpopen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(open) })
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", open)
+	w := doctortest.New(t)
+	w.FakePi("1.6.0")
+	ran := filepath.Join(w.Home, "node-ran")
+	w.Script("node", `case "$1" in --version) echo v24.22.3 ;; *) : > `+ran+`; echo '{"handlers":["session_start"],"channels":[]}' ;; esac`)
+	rows := rowsByName(Run(t.Context(), input(w, time.Minute), Pick([]string{"pi"})))
+	checkRowWant(t, rows["pi/probe"], "warn|cannot check that the probe loads: TMPDIR "+open+" may be written by others and is not sticky|chmod +t "+open+" (or chmod o-w "+open+"), or point TMPDIR at a directory of yours")
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("node ran a probe from a directory anyone could have replaced")
+	}
+	if left, _ := filepath.Glob(filepath.Join(open, "*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
 // Against the Pi releases from npm: 1.6.0 with its Node 24, 0.73.1 with the
 // machine's node, and 1.6.0 with a Node that is too old for it.
 func TestDoctorPiRowsAgainstRealPi(t *testing.T) {

@@ -191,6 +191,12 @@ func privateDirProblem(err error) string {
 	if errors.As(err, &pe) && pe.Problem == control.ProblemOwner {
 		return fmt.Sprintf("private directory %s belongs to uid %d, not to us (uid %d): refusing to use it", pe.Dir, pe.Owner, os.Getuid())
 	}
+	if errors.As(err, &pe) && pe.Problem == control.ProblemParent {
+		return fmt.Sprintf("private directory %s is under %s, which others may write and which is not sticky (anyone could put a directory of theirs in place of ours): refusing to use it", pe.Dir, pe.Parent)
+	}
+	if errors.As(err, &pe) && pe.Problem == control.ProblemNotDir && pe.Owner != os.Getuid() {
+		return fmt.Sprintf("private directory %s is not a directory: a symlink or file of uid %d, not ours (uid %d), is in its place: refusing to use it", pe.Dir, pe.Owner, os.Getuid())
+	}
 	return err.Error()
 }
 
@@ -225,9 +231,16 @@ func privateDirFix(err error, via string, env settings.Env) string {
 	switch pe.Problem {
 	case control.ProblemMode:
 		return "chmod 700 " + shellword.Word(pe.Dir)
+	case control.ProblemParent:
+		return fmt.Sprintf("chmod +t %s (or chmod o-w %s), or point %s at a directory of your own", shellword.Word(pe.Parent), shellword.Word(pe.Parent), via)
 	case control.ProblemOwner:
 		return fmt.Sprintf("remove %s (it belongs to uid %d: ask its owner or root), or point %s at a directory of your own", pe.Dir, pe.Owner, via)
 	case control.ProblemNotDir:
+		if pe.Owner != os.Getuid() {
+			// Another user's, in a sticky directory: only its owner or
+			// root may remove it.
+			return fmt.Sprintf("remove %s (a symlink or file of uid %d is in its place: ask its owner or root), or point %s at a directory of your own", pe.Dir, pe.Owner, via)
+		}
 		return "remove " + pe.Dir + " (a symlink or file is in its place); herdr-pi creates the directory again"
 	}
 	return "check that you can read " + pe.Dir + " and its parent"

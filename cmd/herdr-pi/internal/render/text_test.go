@@ -33,7 +33,9 @@ func TestCleanVectors(t *testing.T) {
 // terminal acts on (a newline only from CleanLines), one code point for
 // each the input decodes to, and cleaning it again changes nothing.
 func FuzzClean(f *testing.F) {
-	for _, s := range []string{"", "x", "\x1b]0;t\x07", "\u009b1m", "\xc2", "\u202e\n\r\t", "é\x9d"} {
+	for _, s := range []string{"", "x", "\x1b]0;t\x07", "\u009b1m", "\xc2", "\u202e\n\r\t", "é\x9d",
+		// Bidi isolates and marks, a tmux passthrough of a clipboard write, DEL and NEL.
+		"\u2066\u061c\u200ex\u2069", "\x1bPtmux;\x1b\x1b]52;c;AAAA\x07\x1b\\", "\x00\x7f\u0085\xc2\x85"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
