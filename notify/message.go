@@ -32,6 +32,15 @@ type Message struct {
 	// could show them (its pace, or "not now" answers); the channel says
 	// "+n more" so none is lost without a trace.
 	Merged int
+
+	// blocking: the agent waits for the person (a question, a prompt); a
+	// toast Herdr holds back for one is put on the [Board].
+	blocking bool
+	// place names the pane in the toasts of other panes: its label, else
+	// its project.
+	place string
+	// seq tells this message from the one that replaces it.
+	seq uint64
 }
 
 // questionLimit is how much of a question a notification shows.
@@ -138,8 +147,13 @@ func compose(ev Event, agent, project, session, instance string) Message {
 		id += "-" + instance
 	}
 	errLine, errStatus := describeError(ev.Error)
+	place := osc.Truncate(osc.CleanLabel(ev.Label), labelLimit)
+	if place == "" {
+		place = osc.CleanLabel(project)
+	}
 	return Message{Title: title, Body: strings.Join(parts, partSep), Question: QuestionLine(ev.Question),
-		Error: errLine, ErrorStatus: errStatus, ID: osc.SanitizeIdentifier(id)}
+		Error: errLine, ErrorStatus: errStatus, ID: osc.SanitizeIdentifier(id),
+		blocking: ev.Kind.Blocking(), place: place}
 }
 
 // Place is where a notification comes from, as the body of the wrapper's

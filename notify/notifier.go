@@ -8,7 +8,27 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/internal/guard"
+	"github.com/herdr-pi/herdr-pi/notify/board"
 )
+
+// Board is where the wrappers of one person leave the questions Herdr has
+// not shown yet ([board.Board]).
+type Board interface {
+	// Hold puts a question from place on the board and returns its entry.
+	Hold(place string) string
+	// Others are the questions other wrappers hold, oldest first.
+	Others() []board.Held
+	// Told marks others' entries as named by a toast Herdr showed.
+	Told(entries []string)
+	// Taken reports whether another wrapper's toast named entry.
+	Taken(entry string) bool
+	// Drop takes entry off the board.
+	Drop(entry string)
+}
+
+// OutcomeToldWithOthers is the Herdr channel's outcome for a question that
+// another pane's toast named while Herdr held this pane's own back.
+const OutcomeToldWithOthers = "told_with_others"
 
 // Options are the channels a Notifier uses and what it says in them. A nil
 // channel is off.
@@ -18,6 +38,11 @@ type Options struct {
 	// Barrier, when set, is waited on (for at most barrierWait) before each
 	// Herdr toast, so Herdr shows the state before the toast about it.
 	Barrier Barrier
+	// Board, when set, is shared with the other wrappers of the person
+	// (notify/board): a question Herdr holds back ("not now") is put on it,
+	// and a question's toast that Herdr shows names the others held there,
+	// so one toast a second tells of every pane that asks.
+	Board Board
 	// Sound is Herdr's toast sound: none (the default), done or request.
 	Sound string
 	// Terminal is the channel outside Herdr; set it only when the agent runs
@@ -79,10 +104,15 @@ type Notifier struct {
 	session string
 	seen    map[string]struct{}
 	order   []string
+	// seq numbers the messages offered.
+	seq uint64
 	// closed is set by Close; later events are dropped.
 	closed bool
 
-	workers  []*worker
+	workers []*worker
+	// unhold takes this wrapper's question off the board, once the
+	// workers are done.
+	unhold   func()
 	draining chan struct{}
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -93,14 +123,19 @@ type Notifier struct {
 func Start(o Options) *Notifier {
 	n := &Notifier{
 		agent: o.AgentName, project: o.Project, label: o.Label, instance: o.Instance, logf: o.Logf,
-		seen: map[string]struct{}{}, draining: make(chan struct{}),
+		seen: map[string]struct{}{}, draining: make(chan struct{}), unhold: func() {},
 	}
 	if n.logf == nil {
 		n.logf = func(string, ...any) {}
 	}
 	if o.Herdr != nil {
 		h, sound, barrier := o.Herdr, o.Sound, o.Barrier
+		hb := &heldOn{board: o.Board}
+		n.unhold = hb.drop
 		n.workers = append(n.workers, newWorker("herdr", herdrPace, herdrRetryFor, func(ctx context.Context, m Message) (string, bool, error) {
+			if hb.taken(m) {
+				return OutcomeToldWithOthers, false, nil
+			}
 			if barrier != nil {
 				bctx, cancel := context.WithTimeout(ctx, barrierWait)
 				err := barrier.Reported(bctx)
@@ -111,10 +146,14 @@ func Start(o Options) *Notifier {
 			}
 			ctx, cancel := context.WithTimeout(ctx, callTimeout)
 			defer cancel()
-			res, err := h.ShowNotification(ctx, herdrToast(m, sound))
+			toast := herdrToast(m, sound)
+			named := hb.nameOthers(m, &toast)
+			res, err := h.ShowNotification(ctx, toast)
 			if err != nil {
+				hb.drop()
 				return "", false, err
 			}
+			hb.answered(m, res.Reason, named)
 			return res.Reason, retryable(res.Reason), nil
 		}))
 	}
@@ -166,11 +205,14 @@ func (n *Notifier) Notify(ev Event) {
 		}
 	}
 	session := n.session
+	n.seq++
+	seq := n.seq
 	n.mu.Unlock()
 	if ev.Label == "" {
 		ev.Label = n.label
 	}
 	m := compose(ev, n.agent, n.project, session, n.instance)
+	m.seq = seq
 	for _, w := range n.workers {
 		w.offer(m)
 	}
@@ -190,6 +232,8 @@ func (n *Notifier) SetSessionName(name string) {
 func (n *Notifier) Post(m Message) {
 	n.mu.Lock()
 	closed := n.closed
+	n.seq++
+	m.seq = n.seq
 	n.mu.Unlock()
 	if closed {
 		return
@@ -235,6 +279,7 @@ func (n *Notifier) Close(ctx context.Context) {
 		<-done
 	}
 	n.cancel()
+	n.unhold()
 }
 
 // ChannelStatus is what one channel did so far.
@@ -425,7 +470,7 @@ func (w *worker) record(outcome string, err error, logf func(string, ...any)) {
 		logf("notify: %s channel recovered", w.name)
 		w.failing = false
 	}
-	if w.name == "herdr" && outcome != ReasonShown {
+	if w.name == "herdr" && outcome != ReasonShown && outcome != OutcomeToldWithOthers {
 		w.st.Hint = HerdrHint(outcome)
 		if changed {
 			logf("notify: Herdr did not show the notification (%s): %s", outcome, w.st.Hint)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/notify"
+	"github.com/herdr-pi/herdr-pi/notify/board"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/settings"
@@ -51,6 +52,13 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 		setup.Herdr, _ = herdrChannel(h)
 		setup.Barrier = barrier // each toast waits for the state it is about to reach Herdr
 		setup.Instance = h.PaneID
+		// Herdr shows one toast a second for all panes: the questions it
+		// holds back are left where the other wrappers' toasts name them.
+		if b, err := openBoard(paths, h.PaneID); err != nil {
+			log.Printf("notify: each toast goes alone, without the board the wrappers share: %v", err)
+		} else {
+			setup.Board = b
+		}
 	} else {
 		setup.Instance = "pid" + strconv.Itoa(os.Getpid())
 	}
@@ -110,4 +118,17 @@ func displayName(agent string) string {
 	}
 	r, size := utf8.DecodeRuneInString(agent)
 	return string(unicode.ToUpper(r)) + agent[size:]
+}
+
+// openBoard opens the toast board in herdr-pi's private runtime directory,
+// which, like the board itself, must be ours and closed to others: the
+// board names the panes that ask.
+func openBoard(paths settings.Paths, instance string) (*board.Board, error) {
+	dir := filepath.Join(paths.RuntimeBase, "toasts")
+	for _, d := range []string{paths.RuntimeBase, dir} {
+		if err := control.EnsurePrivateDir(d); err != nil {
+			return nil, err
+		}
+	}
+	return board.Open(dir, instance)
 }

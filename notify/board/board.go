@@ -1,0 +1,165 @@
+// Package board is where the wrappers of one person leave the questions
+// Herdr has not shown yet, so that the toast Herdr does show names them
+// all. Herdr shows one toast a second for every pane together
+// (herdr-socket-api.md §4.6): thirty panes that ask at once would wait
+// half a minute for their own toasts, and lose them when the wrapper's
+// retries run out. The board is one small file per waiting question in a
+// private directory; every change is one create, rename or remove, so no
+// wrapper ever waits on another. It does not decide what a toast says
+// (notify does) and never talks to Herdr.
+package board
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// staleAfter is how old a question may be before it is taken for the
+// leftover of a wrapper that was killed: a wrapper offers its toast for
+// at most half a minute, then takes its question off.
+const staleAfter = 2 * time.Minute
+
+// nameLimit caps what is read of one entry: a place is a short name.
+const nameLimit = 512
+
+const (
+	heldExt = ".held"
+	toldExt = ".told"
+)
+
+// Board is one wrapper's view of the shared directory.
+type Board struct {
+	dir  string
+	self string
+	n    atomic.Uint64
+}
+
+// Held is another wrapper's question on the board: its entry and the
+// name of the place it comes from (a pane's label, or its project).
+type Held struct {
+	Entry, Place string
+}
+
+// Open makes dir (0700) if needed and returns the board of the wrapper
+// known as instance (its Herdr pane id).
+func Open(dir, instance string) (*Board, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(instance))
+	// The process id keeps two wrappers of one pane (nested ones) apart.
+	self := hex.EncodeToString(sum[:6]) + "." + strconv.Itoa(os.Getpid())
+	return &Board{dir: dir, self: self}, nil
+}
+
+// Hold puts a question from place on the board and returns its entry; the
+// caller drops it once told.
+func (b *Board) Hold(place string) string {
+	entry := b.self + "-" + strconv.FormatUint(b.n.Add(1), 10)
+	tmp := filepath.Join(b.dir, "."+entry+".tmp")
+	if err := os.WriteFile(tmp, []byte(place), 0o600); err != nil {
+		_ = os.Remove(tmp)
+		return ""
+	}
+	if err := os.Rename(tmp, filepath.Join(b.dir, entry+heldExt)); err != nil {
+		_ = os.Remove(tmp)
+		return ""
+	}
+	return entry
+}
+
+// Others are the questions the other wrappers hold, oldest first. Entries
+// left by wrappers that are gone are removed on the way.
+func (b *Board) Others() []Held {
+	des, err := os.ReadDir(b.dir)
+	if err != nil {
+		return nil
+	}
+	type aged struct {
+		Held
+		at time.Time
+	}
+	var out []aged
+	for _, de := range des {
+		name := de.Name()
+		ext := filepath.Ext(name)
+		if ext != heldExt && ext != toldExt && ext != ".tmp" {
+			continue
+		}
+		fi, err := de.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if time.Since(fi.ModTime()) > staleAfter {
+			_ = os.Remove(filepath.Join(b.dir, name))
+			continue
+		}
+		entry := strings.TrimSuffix(name, ext)
+		if ext != heldExt || strings.HasPrefix(entry, b.self+"-") {
+			continue
+		}
+		place, ok := readPlace(filepath.Join(b.dir, name))
+		if !ok {
+			continue
+		}
+		out = append(out, aged{Held{Entry: entry, Place: place}, fi.ModTime()})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
+	held := make([]Held, len(out))
+	for i, a := range out {
+		held[i] = a.Held
+	}
+	return held
+}
+
+func readPlace(path string) (string, bool) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, nameLimit))
+	if err != nil {
+		return "", false
+	}
+	return string(data), true
+}
+
+// Told marks others' entries as named by a toast Herdr showed. An entry
+// its wrapper replaced or dropped meanwhile is left alone: that wrapper
+// has something newer to say.
+func (b *Board) Told(entries []string) {
+	for _, e := range entries {
+		if strings.ContainsAny(e, `/\`) || e == "" {
+			continue
+		}
+		_ = os.Rename(filepath.Join(b.dir, e+heldExt), filepath.Join(b.dir, e+toldExt))
+	}
+}
+
+// Taken reports whether another wrapper's toast named entry, and takes it
+// off the board when so.
+func (b *Board) Taken(entry string) bool {
+	if entry == "" {
+		return false
+	}
+	return os.Remove(filepath.Join(b.dir, entry+toldExt)) == nil
+}
+
+// Drop takes entry off the board, told or not.
+func (b *Board) Drop(entry string) {
+	if entry == "" {
+		return
+	}
+	_ = os.Remove(filepath.Join(b.dir, entry+heldExt))
+	_ = os.Remove(filepath.Join(b.dir, entry+toldExt))
+}

@@ -1,0 +1,59 @@
+package board
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// A question one wrapper holds is seen by the others, not by itself; a
+// toast that named it lets its wrapper know once; one replaced meanwhile
+// is not taken for told.
+func TestHeldToldTakenAndReplaced(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := Open(dir, "w1:p1")
+	b, _ := Open(dir, "w1:p2")
+	ea := a.Hold("api")
+	if len(a.Others()) != 0 {
+		t.Fatalf("a sees its own question: %+v", a.Others())
+	}
+	others := b.Others()
+	if !slices.Equal(others, []Held{{Entry: ea, Place: "api"}}) {
+		t.Fatalf("b sees %+v", others)
+	}
+	// a replaces its question before b's toast names the old one.
+	a.Drop(ea)
+	ea2 := a.Hold("api")
+	b.Told([]string{ea})
+	if a.Taken(ea2) {
+		t.Fatal("a newer question was taken for told by a toast that named the older")
+	}
+	b.Told([]string{ea2})
+	if !a.Taken(ea2) || a.Taken(ea2) {
+		t.Fatal("a told question is taken exactly once")
+	}
+	if got := b.Others(); len(got) != 0 {
+		t.Fatalf("a told question is still held: %+v", got)
+	}
+}
+
+// The question of a wrapper that was killed is not named for ever: it is
+// swept once stale.
+func TestStaleQuestionIsSwept(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := Open(dir, "w1:p1")
+	b, _ := Open(dir, "w1:p2")
+	e := a.Hold("api")
+	old := time.Now().Add(-staleAfter - time.Minute)
+	if err := os.Chtimes(filepath.Join(dir, e+heldExt), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Others(); len(got) != 0 {
+		t.Fatalf("stale question named: %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, e+heldExt)); !os.IsNotExist(err) {
+		t.Fatalf("stale question left: %v", err)
+	}
+}
