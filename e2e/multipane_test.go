@@ -188,8 +188,8 @@ func (r *outerRun) pid() int { return r.cmd.Process.Pid }
 // never carry another's state; hooks run from a pane (Herdr's variables
 // only, so found through the pane registry) reach that pane's wrapper,
 // the oldest as well as the newest; three panes blocking at the same
-// moment give three toasts, each naming its pane, none lost to Herdr's
-// one-a-second limit; after Herdr restarts every pane shows its wrapper's
+// moment are each named in a toast, none lost to Herdr's one-a-second
+// limit; after Herdr restarts every pane shows its wrapper's
 // current state again; one wrapper's exit releases its pane alone and
 // leaves the others' registry entries.
 func TestSeveralPanesEachReportTheirOwnAgent(t *testing.T) {
@@ -227,18 +227,27 @@ func TestSeveralPanesEachReportTheirOwnAgent(t *testing.T) {
 	for _, p := range blocked {
 		m.waitPane(p, "blocked")
 	}
-	want := []string{"backend · api", "tests · api", "web"}
-	m.h.WaitFor(t, 30*time.Second, "a toast for each blocked pane", func() bool { return len(m.shown()) >= len(want) })
-	var bodies []string
-	for _, n := range m.shown() {
-		if n.Title != "Pi needs your input" {
-			t.Errorf("toast %+v", n)
+	// Herdr shows one toast a second for all panes: a pane whose toast it
+	// held back is named by the next one it shows (blocked.md, "Many
+	// panes asking at once").
+	names := []string{"backend", "tests", "web"}
+	named := func() (missing []string) {
+		for _, name := range names {
+			told := false
+			for _, n := range m.shown() {
+				told = told || strings.Contains(n.Body, name)
+			}
+			if !told {
+				missing = append(missing, name)
+			}
 		}
-		bodies = append(bodies, n.Body)
+		return missing
 	}
-	slices.Sort(bodies)
-	if !slices.Equal(bodies, want) {
-		t.Fatalf("toasts %q, want one for each blocked pane: %q", bodies, want)
+	m.h.WaitFor(t, 30*time.Second, "every blocked pane named in a toast", func() bool { return len(named()) == 0 })
+	for _, n := range m.shown() {
+		if n.Title != "Pi needs your input" || strings.Contains(n.Body, "docs") {
+			t.Errorf("toast %+v (docs stays idle)", n)
+		}
 	}
 	for i, p := range m.panes {
 		st := m.status(p)

@@ -22,7 +22,7 @@ func TestManyPanesBlockingAtOnceAreAllTold(t *testing.T) {
 		dir := t.TempDir()
 		var ns []*Notifier
 		for i := range panes {
-			b, err := board.Open(dir, fmt.Sprintf("w1:p%d", i))
+			b, err := board.Open(dir, "/run/herdr.sock", fmt.Sprintf("w1:p%d", i))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ package board
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -49,11 +50,19 @@ type Held struct {
 	Entry, Place string
 }
 
-// Open makes dir (0700) if needed and returns the board of the wrapper
-// known as instance (its Herdr pane id).
-func Open(dir, instance string) (*Board, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+// Open returns the board of the wrapper known as instance (its Herdr pane
+// id) among the wrappers of the Herdr at herdrSocket: a directory of its
+// own under base (made 0700 when missing; base must be private already).
+// A toast in one Herdr never names the panes of another, which the person
+// may not be looking at.
+func Open(base, herdrSocket, instance string) (*Board, error) {
+	at := sha256.Sum256([]byte(herdrSocket))
+	dir := filepath.Join(base, hex.EncodeToString(at[:8]))
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
 		return nil, err
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("toast board %s is not a directory", dir)
 	}
 	sum := sha256.Sum256([]byte(instance))
 	// The process id keeps two wrappers of one pane (nested ones) apart.

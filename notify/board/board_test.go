@@ -13,8 +13,8 @@ import (
 // is not taken for told.
 func TestHeldToldTakenAndReplaced(t *testing.T) {
 	dir := t.TempDir()
-	a, _ := Open(dir, "w1:p1")
-	b, _ := Open(dir, "w1:p2")
+	a, _ := Open(dir, "/h.sock", "w1:p1")
+	b, _ := Open(dir, "/h.sock", "w1:p2")
 	ea := a.Hold("api")
 	if len(a.Others()) != 0 {
 		t.Fatalf("a sees its own question: %+v", a.Others())
@@ -43,17 +43,29 @@ func TestHeldToldTakenAndReplaced(t *testing.T) {
 // swept once stale.
 func TestStaleQuestionIsSwept(t *testing.T) {
 	dir := t.TempDir()
-	a, _ := Open(dir, "w1:p1")
-	b, _ := Open(dir, "w1:p2")
+	a, _ := Open(dir, "/h.sock", "w1:p1")
+	b, _ := Open(dir, "/h.sock", "w1:p2")
 	e := a.Hold("api")
 	old := time.Now().Add(-staleAfter - time.Minute)
-	if err := os.Chtimes(filepath.Join(dir, e+heldExt), old, old); err != nil {
+	if err := os.Chtimes(filepath.Join(a.dir, e+heldExt), old, old); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.Others(); len(got) != 0 {
 		t.Fatalf("stale question named: %+v", got)
 	}
-	if _, err := os.Stat(filepath.Join(dir, e+heldExt)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(a.dir, e+heldExt)); !os.IsNotExist(err) {
 		t.Fatalf("stale question left: %v", err)
+	}
+}
+
+// Panes of another Herdr (another session the person may not be looking
+// at) are never named.
+func TestAnotherHerdrsQuestionsAreNotSeen(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := Open(dir, "/run/herdr-a.sock", "w1:p1")
+	b, _ := Open(dir, "/run/herdr-b.sock", "w1:p2")
+	a.Hold("api")
+	if got := b.Others(); len(got) != 0 {
+		t.Fatalf("another Herdr's pane named: %+v", got)
 	}
 }

@@ -54,7 +54,7 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 		setup.Instance = h.PaneID
 		// Herdr shows one toast a second for all panes: the questions it
 		// holds back are left where the other wrappers' toasts name them.
-		if b, err := openBoard(paths, h.PaneID); err != nil {
+		if b, err := openBoard(paths, h); err != nil {
 			log.Printf("notify: each toast goes alone, without the board the wrappers share: %v", err)
 		} else {
 			setup.Board = b
@@ -123,12 +123,12 @@ func displayName(agent string) string {
 // openBoard opens the toast board in herdr-pi's private runtime directory,
 // which, like the board itself, must be ours and closed to others: the
 // board names the panes that ask.
-func openBoard(paths settings.Paths, instance string) (*board.Board, error) {
+func openBoard(paths settings.Paths, h settings.Herdr) (*board.Board, error) {
 	dir := filepath.Join(paths.RuntimeBase, "toasts")
 	for _, d := range []string{paths.RuntimeBase, dir} {
 		if err := control.EnsurePrivateDir(d); err != nil {
 			return nil, err
 		}
 	}
-	return board.Open(dir, instance)
+	return board.Open(dir, h.SocketPath, h.PaneID)
 }
