@@ -524,3 +524,48 @@ func TestAPiWithoutTheProbeNeverTakesAnotherPanesQuestion(t *testing.T) {
 	quit(t, noProbe)
 	quit(t, probed)
 }
+
+// Two unlabelled Pis in one project, in two tabs, block one after the
+// other: their toasts would both read "api", so each names its tab; a
+// third in its own project says nothing more (blocked.md, "Many panes
+// asking at once").
+func TestNamesakePanesToastTheirTabs(t *testing.T) {
+	m := newMultiHerdr(t, 2)
+	c := herdr.NewClient(m.h.SocketPath())
+	first, err := c.PaneGet(context.Background(), m.panes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, root, err := c.TabCreate(context.Background(), first.WorkspaceID, herdr.NewPlace{Label: "review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	panes := []string{m.panes[0], root.PaneID, m.panes[1]}
+	projects := []string{"api", "api", "web"}
+	var runs []*outerRun
+	for i, p := range panes {
+		runs = append(runs, m.wrap(p, projects[i], "", `print \e[?2026hready\e[?2026l\r\n`, "readline"))
+	}
+	for _, p := range panes {
+		m.waitPane(p, "idle")
+	}
+	for i, p := range panes {
+		m.mustHook(p, "waiting", "start", "--source", "hook", "--id", strconv.Itoa(i))
+		m.h.WaitFor(t, 30*time.Second, "the toast of pane "+p, func() bool { return len(m.shown()) == i+1 })
+	}
+	var bodies []string
+	for _, n := range m.shown() {
+		bodies = append(bodies, n.Body)
+	}
+	if want := []string{"api · tab 1", "api · tab review", "web"}; !slices.Equal(bodies, want) {
+		t.Fatalf("toasts %q, want %q", bodies, want)
+	}
+	for _, r := range runs {
+		if err := sendKeys(r, "\r"); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := r.wait(30 * time.Second); err != nil || st != 0 {
+			t.Fatalf("wrapper: exit %d, %v", st, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -57,6 +58,48 @@ func TestManyPanesBlockingAtOnceAreAllTold(t *testing.T) {
 		}
 		if len(missed) > 0 {
 			t.Fatalf("%d of %d panes never named in a toast Herdr showed within 15 s (%d shown): %v\nshown: %q", len(missed), panes, len(shown), missed, shown)
+		}
+	})
+}
+
+// Two unlabelled Pis in one project: each toast would read "Pi needs your
+// input · api", and the person could not tell which pane asks. While
+// another wrapper of the Herdr has the same name, a toast says where its
+// pane is; a pane whose name is its own says nothing more.
+func TestNamesakePanesSayWhereTheyAre(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{}
+		dir := t.TempDir()
+		start := func(pane, project, where string) *Notifier {
+			b, err := board.Open(dir, "/run/herdr.sock", pane)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Present(PaneName("", project)); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(b.Close)
+			return Start(Options{Herdr: h, Board: b, Roster: b, Project: project, Instance: pane,
+				Where: func(context.Context) string { return where }})
+		}
+		a := start("w1:p1", "api", "tab 1")
+		b := start("w1:p2", "api", "tab 2")
+		c := start("w1:p3", "web", "tab 3")
+		for _, n := range []*Notifier{a, b, c} {
+			n.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+			time.Sleep(2 * time.Second)
+		}
+		for _, n := range []*Notifier{a, b, c} {
+			n.Close(context.Background())
+		}
+		calls, _ := h.snapshot()
+		var bodies []string
+		for _, c := range calls {
+			bodies = append(bodies, c.Body)
+		}
+		want := []string{"api · tab 1", "api · tab 2", "web"}
+		if !slices.Equal(bodies, want) {
+			t.Fatalf("toasts %q, want %q", bodies, want)
 		}
 	})
 }

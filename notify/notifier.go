@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/internal/guard"
 	"github.com/herdr-pi/herdr-pi/notify/board"
+	"github.com/herdr-pi/herdr-pi/notify/osc"
 )
 
 // Board is where the wrappers of one person leave the questions Herdr has
@@ -24,6 +25,12 @@ type Board interface {
 	Taken(entry string) bool
 	// Drop takes entry off the board.
 	Drop(entry string)
+}
+
+// Roster says which other wrappers run in the same Herdr ([board.Board]).
+type Roster interface {
+	// Namesakes counts the others known by place ([PaneName]).
+	Namesakes(place string) int
 }
 
 // OutcomeToldWithOthers is the Herdr channel's outcome for a question that
@@ -43,6 +50,13 @@ type Options struct {
 	// and a question's toast that Herdr shows names the others held there,
 	// so one toast a second tells of every pane that asks.
 	Board Board
+	// Where, when set, says where the pane is in Herdr in words a person
+	// finds it by ("tab 2"); a toast ends with it only while another
+	// wrapper in the Roster has the same label or project, whose toast
+	// would otherwise read the same.
+	Where func(ctx context.Context) string
+	// Roster, with Where, says when another pane has this one's name.
+	Roster Roster
 	// Sound is Herdr's toast sound: none (the default), done or request.
 	Sound string
 	// Terminal is the channel outside Herdr; set it only when the agent runs
@@ -79,6 +93,10 @@ const herdrPace = time.Second
 // toast took the second; busy: a toast is still on screen). The last news
 // must not be lost to a toast that happens to be showing.
 const herdrRetryFor = 30 * time.Second
+
+// whereWait bounds the look-up of where the pane is: a toast without it
+// beats a late one.
+const whereWait = time.Second
 
 // barrierWait bounds how long a toast waits for the state report before
 // it goes anyway: a late toast is better than none.
@@ -129,7 +147,7 @@ func Start(o Options) *Notifier {
 		n.logf = func(string, ...any) {}
 	}
 	if o.Herdr != nil {
-		h, sound, barrier := o.Herdr, o.Sound, o.Barrier
+		h, sound, barrier, where, roster := o.Herdr, o.Sound, o.Barrier, o.Where, o.Roster
 		hb := &heldOn{board: o.Board}
 		n.unhold = hb.drop
 		n.workers = append(n.workers, newWorker("herdr", herdrPace, herdrRetryFor, func(ctx context.Context, m Message) (string, bool, error) {
@@ -146,6 +164,11 @@ func Start(o Options) *Notifier {
 			}
 			ctx, cancel := context.WithTimeout(ctx, callTimeout)
 			defer cancel()
+			if where != nil && roster != nil && roster.Namesakes(PaneName(o.Label, o.Project)) > 0 {
+				wctx, cancel := context.WithTimeout(ctx, whereWait)
+				m.Body = joinParts(m.Body, osc.CleanLabel(where(wctx)))
+				cancel()
+			}
 			toast := herdrToast(m, sound)
 			named := hb.nameOthers(m, &toast)
 			res, err := h.ShowNotification(ctx, toast)
@@ -212,7 +235,7 @@ func (n *Notifier) Notify(ev Event) {
 		ev.Label = n.label
 	}
 	m := compose(ev, n.agent, n.project, session, n.instance)
-	m.seq = seq
+	m.seq, m.place = seq, PaneName(n.label, n.project)
 	for _, w := range n.workers {
 		w.offer(m)
 	}

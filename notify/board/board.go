@@ -42,7 +42,11 @@ type Board struct {
 	dir  string
 	self string
 	n    atomic.Uint64
+	// here is this wrapper's presence file, locked while it runs.
+	here *os.File
 }
+
+const hereExt = ".here"
 
 // Held is another wrapper's question on the board: its entry and the
 // name of the place it comes from (a pane's label, or its project).
@@ -101,7 +105,7 @@ func (b *Board) Others() []Held {
 	for _, de := range des {
 		name := de.Name()
 		ext := filepath.Ext(name)
-		if ext != heldExt && ext != toldExt && ext != ".tmp" {
+		if ext != heldExt && ext != toldExt && ext != ".tmp" && ext != ".making" {
 			continue
 		}
 		fi, err := de.Info()
@@ -171,4 +175,87 @@ func (b *Board) Drop(entry string) {
 	}
 	_ = os.Remove(filepath.Join(b.dir, entry+heldExt))
 	_ = os.Remove(filepath.Join(b.dir, entry+toldExt))
+}
+
+// Present says this wrapper runs here, known by place, until Close: the
+// file is locked for as long as it is open, so a wrapper that was killed
+// is told from a running one by its lock, never by its age or pid.
+func (b *Board) Present(place string) error {
+	// Made, locked and written under another name first: a file that
+	// appears under its own name is locked already, never taken for a
+	// dead wrapper's.
+	path := filepath.Join(b.dir, b.self+hereExt)
+	tmp := filepath.Join(b.dir, "."+b.self+".making")
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		_, err = f.WriteString(place)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		f.Close()
+		_ = os.Remove(tmp)
+		return err
+	}
+	b.here = f
+	return nil
+}
+
+// Namesakes counts the other wrappers running here known by the same
+// place: two unlabelled Pis in one project, whose toasts would otherwise
+// read the same. Presence files of wrappers that are gone are removed.
+func (b *Board) Namesakes(place string) int {
+	des, err := os.ReadDir(b.dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, de := range des {
+		name := de.Name()
+		if filepath.Ext(name) != hereExt || name == b.self+hereExt || !de.Type().IsRegular() {
+			continue
+		}
+		path := filepath.Join(b.dir, name)
+		other, ok := readPlace(path)
+		if !ok {
+			continue
+		}
+		if !running(path) {
+			_ = os.Remove(path)
+			continue
+		}
+		if other == place {
+			n++
+		}
+	}
+	return n
+}
+
+// running reports whether the wrapper of a presence file still holds its
+// lock.
+func running(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return true
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
+// Close takes this wrapper's presence off the board.
+func (b *Board) Close() {
+	if b.here != nil {
+		_ = os.Remove(filepath.Join(b.dir, b.self+hereExt))
+		b.here.Close()
+		b.here = nil
+	}
 }

@@ -69,3 +69,35 @@ func TestAnotherHerdrsQuestionsAreNotSeen(t *testing.T) {
 		t.Fatalf("another Herdr's pane named: %+v", got)
 	}
 }
+
+// A wrapper that runs counts as a namesake; one killed (its lock gone
+// with it, its file left) does not, and its file is swept.
+func TestNamesakesAreRunningWrappersOnly(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := Open(dir, "/h.sock", "w1:p1")
+	b, _ := Open(dir, "/h.sock", "w1:p2")
+	c, _ := Open(dir, "/h.sock", "w1:p3")
+	for _, x := range []*Board{a, b, c} {
+		if err := x.Present("api"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := a.Namesakes("api"); n != 2 {
+		t.Fatalf("%d namesakes, want 2", n)
+	}
+	if n := a.Namesakes("web"); n != 0 {
+		t.Fatalf("%d namesakes of web", n)
+	}
+	c.here.Close() // killed: the kernel drops the lock, the file stays
+	if n := a.Namesakes("api"); n != 1 {
+		t.Fatalf("%d namesakes after one was killed, want 1", n)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, c.self+hereExt)); !os.IsNotExist(err) {
+		t.Fatalf("a killed wrapper's presence left: %v", err)
+	}
+	b.Close()
+	if n := a.Namesakes("api"); n != 0 {
+		t.Fatalf("%d namesakes after the other closed", n)
+	}
+	a.Close()
+}
