@@ -39,8 +39,10 @@ const (
 
 // Board is one wrapper's view of the shared directory.
 type Board struct {
-	dir  string
-	self string
+	dir string
+	// pane names this wrapper's pane; self is pane and the process id,
+	// which keeps nested wrappers of one pane apart.
+	pane, self string
 	n    atomic.Uint64
 	// here is this wrapper's presence file, locked while it runs.
 	here *os.File
@@ -69,9 +71,8 @@ func Open(base, herdrSocket, instance string) (*Board, error) {
 		return nil, fmt.Errorf("toast board %s is not a directory", dir)
 	}
 	sum := sha256.Sum256([]byte(instance))
-	// The process id keeps two wrappers of one pane (nested ones) apart.
-	self := hex.EncodeToString(sum[:6]) + "." + strconv.Itoa(os.Getpid())
-	return &Board{dir: dir, self: self}, nil
+	pane := hex.EncodeToString(sum[:6]) + "."
+	return &Board{dir: dir, pane: pane, self: pane + strconv.Itoa(os.Getpid())}, nil
 }
 
 // Hold puts a question from place on the board and returns its entry; the
@@ -206,9 +207,11 @@ func (b *Board) Present(place string) error {
 	return nil
 }
 
-// Namesakes counts the other wrappers running here known by the same
-// place: two unlabelled Pis in one project, whose toasts would otherwise
-// read the same. Presence files of wrappers that are gone are removed.
+// Namesakes counts the wrappers of other panes running here known by the
+// same place: two unlabelled Pis in one project, whose toasts would
+// otherwise read the same. A wrapper nested in this one's pane is no
+// namesake: the pane is the same. Presence files of wrappers that are
+// gone are removed.
 func (b *Board) Namesakes(place string) int {
 	des, err := os.ReadDir(b.dir)
 	if err != nil {
@@ -217,7 +220,7 @@ func (b *Board) Namesakes(place string) int {
 	n := 0
 	for _, de := range des {
 		name := de.Name()
-		if filepath.Ext(name) != hereExt || name == b.self+hereExt || !de.Type().IsRegular() {
+		if filepath.Ext(name) != hereExt || strings.HasPrefix(name, b.pane) || !de.Type().IsRegular() {
 			continue
 		}
 		path := filepath.Join(b.dir, name)

@@ -101,3 +101,21 @@ func TestNamesakesAreRunningWrappersOnly(t *testing.T) {
 	}
 	a.Close()
 }
+
+// A wrapper nested in another's pane (herdr-pi wrap bash, then herdr-pi
+// wrap pi in it) shares its pane, and is no namesake to tell apart.
+func TestANestedWrapperIsNoNamesake(t *testing.T) {
+	dir := t.TempDir()
+	outer, _ := Open(dir, "/h.sock", "w1:p1")
+	inner, _ := Open(dir, "/h.sock", "w1:p1")
+	inner.self += "-nested" // another process of the same pane
+	for _, x := range []*Board{outer, inner} {
+		if err := x.Present("api"); err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+	}
+	if n := inner.Namesakes("api"); n != 0 {
+		t.Fatalf("%d namesakes in one pane", n)
+	}
+}
