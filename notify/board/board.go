@@ -43,7 +43,7 @@ type Board struct {
 	// pane names this wrapper's pane; self is pane and the process id,
 	// which keeps nested wrappers of one pane apart.
 	pane, self string
-	n    atomic.Uint64
+	n          atomic.Uint64
 	// here is this wrapper's presence file, locked while it runs.
 	here *os.File
 }
