@@ -2,6 +2,7 @@ package notify
 
 import (
 	"fmt"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/notify/board"
@@ -13,10 +14,14 @@ import (
 const ownRoom = 110
 
 // heldOn is the Herdr channel's part of the [Board]: the question of this
-// pane Herdr has held back, if any. Only the channel's goroutine uses it
-// (and Close, once that goroutine has ended).
+// pane Herdr has held back, if any. The channel's goroutine uses it, and
+// [Notifier.Unblocked] drops it.
 type heldOn struct {
 	board Board
+	// answered says a question is answered: it is not put on the board.
+	isAnswered func(Message) bool
+
+	mu    sync.Mutex
 	entry string
 	// seq is the message the entry stands for.
 	seq uint64
@@ -25,10 +30,12 @@ type heldOn struct {
 // taken reports whether another pane's toast named m while Herdr held it
 // back: m is told, and needs no toast of its own.
 func (h *heldOn) taken(m Message) bool {
-	if h.board == nil || h.entry == "" {
+	if h.board == nil {
 		return false
 	}
-	if !h.board.Taken(h.entry) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.entry == "" || !h.board.Taken(h.entry) {
 		return false
 	}
 	h.entry = ""
@@ -59,22 +66,31 @@ func (h *heldOn) answered(m Message, reason string, named []string) {
 	if h.board == nil {
 		return
 	}
-	switch {
-	case reason == ReasonShown:
+	if reason == ReasonShown {
 		h.board.Told(named)
-		h.drop()
-	case retryable(reason) && m.blocking:
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case retryable(reason) && m.blocking && !h.isAnswered(m):
 		if h.entry != "" && h.seq == m.seq {
 			return
 		}
-		h.drop()
+		h.dropLocked()
 		h.entry, h.seq = h.board.Hold(m.place), m.seq
 	default:
-		h.drop()
+		h.dropLocked()
 	}
 }
 
+// drop takes this pane's question off the board.
 func (h *heldOn) drop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.dropLocked()
+}
+
+func (h *heldOn) dropLocked() {
 	if h.board != nil && h.entry != "" {
 		h.board.Drop(h.entry)
 	}

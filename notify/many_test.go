@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/notify/board"
+	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
 // Forty wrappers, one Herdr: every pane turns blocked at the same moment.
@@ -100,6 +101,43 @@ func TestNamesakePanesSayWhereTheyAre(t *testing.T) {
 		want := []string{"api · tab 1", "api · tab 2", "web"}
 		if !slices.Equal(bodies, want) {
 			t.Fatalf("toasts %q, want %q", bodies, want)
+		}
+	})
+}
+
+// A question answered while Herdr held its toast back (another pane's
+// toast had the second) is over: no toast says "needs your input" after
+// the pane went back to work, and no other pane's toast names it.
+func TestAQuestionAnsweredBeforeItsToastIsNotToldAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{before: func(call int) string {
+			if call == 1 {
+				return ReasonRateLimited
+			}
+			return ""
+		}}
+		dir := t.TempDir()
+		b, err := board.Open(dir, "/run/herdr.sock", "w1:p1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := Start(Options{Herdr: h, Board: b, Project: "api", Instance: "w1:p1"})
+		tr := NewTriggers(n, 0)
+		tr.StateEvent(state.Event{Kind: state.EventTransition, From: state.Idle, To: state.Blocked,
+			Reason: &state.Reason{Kind: state.KindSentinel, Key: "sentinel", Question: "Which database?"}})
+		time.Sleep(300 * time.Millisecond) // Herdr answered rate_limited
+		tr.StateEvent(state.Event{Kind: state.EventTransition, From: state.Blocked, To: state.Working})
+		other, _ := board.Open(dir, "/run/herdr.sock", "w1:p2")
+		if held := other.Others(); len(held) != 0 {
+			t.Errorf("the answered question is still on the board: %+v", held)
+		}
+		time.Sleep(5 * time.Second)
+		n.Close(context.Background())
+		calls, results := h.snapshot()
+		for i, r := range results {
+			if r.Shown {
+				t.Errorf("toast %+v shown after the question was answered", calls[i])
+			}
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/internal/guard"
@@ -124,12 +125,16 @@ type Notifier struct {
 	order   []string
 	// seq numbers the messages offered.
 	seq uint64
+	// answeredUpTo is the seq of the last message offered before the
+	// agent was last unblocked: a question up to it is answered, and no
+	// channel tells it any more.
+	answeredUpTo atomic.Uint64
 	// closed is set by Close; later events are dropped.
 	closed bool
 
 	workers []*worker
-	// unhold takes this wrapper's question off the board, once the
-	// workers are done.
+	// unhold takes this wrapper's question off the board: once the
+	// workers are done, or once it was answered.
 	unhold   func()
 	draining chan struct{}
 	cancel   context.CancelFunc
@@ -148,7 +153,7 @@ func Start(o Options) *Notifier {
 	}
 	if o.Herdr != nil {
 		h, sound, barrier, where, roster := o.Herdr, o.Sound, o.Barrier, o.Where, o.Roster
-		hb := &heldOn{board: o.Board}
+		hb := &heldOn{board: o.Board, isAnswered: n.answered}
 		n.unhold = hb.drop
 		n.workers = append(n.workers, newWorker("herdr", herdrPace, herdrRetryFor, func(ctx context.Context, m Message) (string, bool, error) {
 			if hb.taken(m) {
@@ -195,6 +200,7 @@ func Start(o Options) *Notifier {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	for _, w := range n.workers {
+		w.stale = n.answered
 		// Each send is guarded where it is made (see run); this covers the
 		// loop around it, so a panic there ends one channel, never the
 		// wrapper, and Close still finds the worker done.
@@ -264,6 +270,22 @@ func (n *Notifier) Post(m Message) {
 	for _, w := range n.workers {
 		w.offer(m)
 	}
+}
+
+// Unblocked says the agent waits for the person no more: every question
+// told so far is answered, so one a channel still holds back (Herdr's
+// pace) is not sent, and comes off the board.
+func (n *Notifier) Unblocked() {
+	n.mu.Lock()
+	seq := n.seq
+	n.mu.Unlock()
+	n.answeredUpTo.Store(seq)
+	n.unhold()
+}
+
+// answered reports whether m is a question the agent no longer waits on.
+func (n *Notifier) answered(m Message) bool {
+	return m.blocking && m.seq <= n.answeredUpTo.Load()
 }
 
 // Resolved says the thing ev was about is over (the ask was answered, the
@@ -352,6 +374,8 @@ type worker struct {
 	retryFor time.Duration
 	send     sendFunc
 	wake     chan struct{}
+	// stale says a message is no longer worth sending (answered).
+	stale func(Message) bool
 
 	mu      sync.Mutex
 	next    *pending
@@ -440,7 +464,7 @@ func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(st
 			}
 		}
 		p := w.take()
-		if p == nil {
+		if p == nil || w.stale != nil && w.stale(p.m) {
 			continue
 		}
 		if p.first.IsZero() {
@@ -464,6 +488,7 @@ func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(st
 		w.record(outcome, err, logf)
 		switch {
 		case err != nil || !again:
+		case w.stale != nil && w.stale(p.m):
 		case time.Since(p.first) < w.retryFor:
 			w.retry(p)
 		default:
