@@ -18,7 +18,7 @@ const ownRoom = 110
 // [Notifier.Unblocked] drops it.
 type heldOn struct {
 	board Board
-	// answered says a question is answered: it is not put on the board.
+	// isAnswered says a question is answered: it is not put on the board.
 	isAnswered func(Message) bool
 
 	mu    sync.Mutex
