@@ -6,8 +6,10 @@
 // leaves.
 //
 // It owns which of the state machine's events are worth telling
-// ([Triggers]), sanitising, channel choice, de-duplication, Herdr's pace and
-// each channel's goroutine; it does not decide when the agent is blocked
+// ([Triggers]), sanitising, channel choice, de-duplication, Herdr's pace
+// (and the board on which the wrappers of one Herdr leave the questions it
+// held back, so that the toast it shows names them: notify/board) and each
+// channel's goroutine; it does not decide when the agent is blocked
 // (pane/state does) and does not speak Herdr's socket protocol itself (the
 // caller hands it a [Herdr], and a [Barrier] that says when the state
 // reached Herdr). A failing channel never blocks the caller or another

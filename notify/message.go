@@ -32,6 +32,14 @@ type Message struct {
 	// could show them (its pace, or "not now" answers); the channel says
 	// "+n more" so none is lost without a trace.
 	Merged int
+
+	// blocking: the agent waits for the person (a question, a prompt); a
+	// toast Herdr holds back for one is put on the [Board].
+	blocking bool
+	// place names the pane in the toasts of other panes ([PaneName]).
+	place string
+	// seq tells this message from the one that replaces it.
+	seq uint64
 }
 
 // questionLimit is how much of a question a notification shows.
@@ -139,7 +147,8 @@ func compose(ev Event, agent, project, session, instance string) Message {
 	}
 	errLine, errStatus := describeError(ev.Error)
 	return Message{Title: title, Body: strings.Join(parts, partSep), Question: QuestionLine(ev.Question),
-		Error: errLine, ErrorStatus: errStatus, ID: osc.SanitizeIdentifier(id)}
+		Error: errLine, ErrorStatus: errStatus, ID: osc.SanitizeIdentifier(id),
+		blocking: ev.Kind.Blocking()}
 }
 
 // Place is where a notification comes from, as the body of the wrapper's
@@ -200,4 +209,13 @@ func saysWord(text, word string) bool {
 
 func wordRune(r rune) bool {
 	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// PaneName is what names a pane among the person's others: its label,
+// else its project (the working directory's base name).
+func PaneName(label, project string) string {
+	if l := osc.Truncate(osc.CleanLabel(label), labelLimit); l != "" {
+		return l
+	}
+	return osc.CleanLabel(project)
 }

@@ -5,10 +5,38 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/internal/guard"
+	"github.com/herdr-pi/herdr-pi/notify/board"
+	"github.com/herdr-pi/herdr-pi/notify/osc"
 )
+
+// Board is where the wrappers of one person leave the questions Herdr has
+// not shown yet ([board.Board]).
+type Board interface {
+	// Hold puts a question from place on the board and returns its entry.
+	Hold(place string) string
+	// Others are the questions other wrappers hold, oldest first.
+	Others() []board.Held
+	// Told marks others' entries as named by a toast Herdr showed.
+	Told(entries []string)
+	// Taken reports whether another wrapper's toast named entry.
+	Taken(entry string) bool
+	// Drop takes entry off the board.
+	Drop(entry string)
+}
+
+// Roster says which other wrappers run in the same Herdr ([board.Board]).
+type Roster interface {
+	// Namesakes counts the others known by place ([PaneName]).
+	Namesakes(place string) int
+}
+
+// OutcomeToldWithOthers is the Herdr channel's outcome for a question that
+// another pane's toast named while Herdr held this pane's own back.
+const OutcomeToldWithOthers = "told_with_others"
 
 // Options are the channels a Notifier uses and what it says in them. A nil
 // channel is off.
@@ -18,6 +46,18 @@ type Options struct {
 	// Barrier, when set, is waited on (for at most barrierWait) before each
 	// Herdr toast, so Herdr shows the state before the toast about it.
 	Barrier Barrier
+	// Board, when set, is shared with the other wrappers of the person
+	// (notify/board): a question Herdr holds back ("not now") is put on it,
+	// and a question's toast that Herdr shows names the others held there,
+	// so one toast a second tells of every pane that asks.
+	Board Board
+	// Where, when set, says where the pane is in Herdr in words a person
+	// finds it by ("tab 2"); a toast ends with it only while another
+	// wrapper in the Roster has the same label or project, whose toast
+	// would otherwise read the same.
+	Where func(ctx context.Context) string
+	// Roster, with Where, says when another pane has this one's name.
+	Roster Roster
 	// Sound is Herdr's toast sound: none (the default), done or request.
 	Sound string
 	// Terminal is the channel outside Herdr; set it only when the agent runs
@@ -55,6 +95,10 @@ const herdrPace = time.Second
 // must not be lost to a toast that happens to be showing.
 const herdrRetryFor = 30 * time.Second
 
+// whereWait bounds the look-up of where the pane is: a toast without it
+// beats a late one.
+const whereWait = time.Second
+
 // barrierWait bounds how long a toast waits for the state report before
 // it goes anyway: a late toast is better than none.
 const barrierWait = 2 * time.Second
@@ -79,10 +123,19 @@ type Notifier struct {
 	session string
 	seen    map[string]struct{}
 	order   []string
+	// seq numbers the messages offered.
+	seq uint64
+	// answeredUpTo is the seq of the last message offered before the
+	// agent was last unblocked: a question up to it is answered, and no
+	// channel tells it any more.
+	answeredUpTo atomic.Uint64
 	// closed is set by Close; later events are dropped.
 	closed bool
 
-	workers  []*worker
+	workers []*worker
+	// unhold takes this wrapper's question off the board: once the
+	// workers are done, or once it was answered.
+	unhold   func()
 	draining chan struct{}
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -93,14 +146,19 @@ type Notifier struct {
 func Start(o Options) *Notifier {
 	n := &Notifier{
 		agent: o.AgentName, project: o.Project, label: o.Label, instance: o.Instance, logf: o.Logf,
-		seen: map[string]struct{}{}, draining: make(chan struct{}),
+		seen: map[string]struct{}{}, draining: make(chan struct{}), unhold: func() {},
 	}
 	if n.logf == nil {
 		n.logf = func(string, ...any) {}
 	}
 	if o.Herdr != nil {
-		h, sound, barrier := o.Herdr, o.Sound, o.Barrier
+		h, sound, barrier, where, roster := o.Herdr, o.Sound, o.Barrier, o.Where, o.Roster
+		hb := &heldOn{board: o.Board, isAnswered: n.answered}
+		n.unhold = hb.drop
 		n.workers = append(n.workers, newWorker("herdr", herdrPace, herdrRetryFor, func(ctx context.Context, m Message) (string, bool, error) {
+			if hb.taken(m) {
+				return OutcomeToldWithOthers, false, nil
+			}
 			if barrier != nil {
 				bctx, cancel := context.WithTimeout(ctx, barrierWait)
 				err := barrier.Reported(bctx)
@@ -111,10 +169,19 @@ func Start(o Options) *Notifier {
 			}
 			ctx, cancel := context.WithTimeout(ctx, callTimeout)
 			defer cancel()
-			res, err := h.ShowNotification(ctx, herdrToast(m, sound))
+			if where != nil && roster != nil && roster.Namesakes(PaneName(o.Label, o.Project)) > 0 {
+				wctx, cancel := context.WithTimeout(ctx, whereWait)
+				m.Body = joinParts(m.Body, osc.CleanLabel(where(wctx)))
+				cancel()
+			}
+			toast := herdrToast(m, sound)
+			named := hb.nameOthers(m, &toast)
+			res, err := h.ShowNotification(ctx, toast)
 			if err != nil {
+				hb.drop()
 				return "", false, err
 			}
+			hb.answered(m, res.Reason, named)
 			return res.Reason, retryable(res.Reason), nil
 		}))
 	}
@@ -133,6 +200,7 @@ func Start(o Options) *Notifier {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	for _, w := range n.workers {
+		w.stale = n.answered
 		// Each send is guarded where it is made (see run); this covers the
 		// loop around it, so a panic there ends one channel, never the
 		// wrapper, and Close still finds the worker done.
@@ -166,11 +234,14 @@ func (n *Notifier) Notify(ev Event) {
 		}
 	}
 	session := n.session
+	n.seq++
+	seq := n.seq
 	n.mu.Unlock()
 	if ev.Label == "" {
 		ev.Label = n.label
 	}
 	m := compose(ev, n.agent, n.project, session, n.instance)
+	m.seq, m.place = seq, PaneName(n.label, n.project)
 	for _, w := range n.workers {
 		w.offer(m)
 	}
@@ -190,6 +261,8 @@ func (n *Notifier) SetSessionName(name string) {
 func (n *Notifier) Post(m Message) {
 	n.mu.Lock()
 	closed := n.closed
+	n.seq++
+	m.seq = n.seq
 	n.mu.Unlock()
 	if closed {
 		return
@@ -197,6 +270,22 @@ func (n *Notifier) Post(m Message) {
 	for _, w := range n.workers {
 		w.offer(m)
 	}
+}
+
+// Unblocked says the agent waits for the person no more: every question
+// told so far is answered, so one a channel still holds back (Herdr's
+// pace) is not sent, and comes off the board.
+func (n *Notifier) Unblocked() {
+	n.mu.Lock()
+	seq := n.seq
+	n.mu.Unlock()
+	n.answeredUpTo.Store(seq)
+	n.unhold()
+}
+
+// answered reports whether m is a question the agent no longer waits on.
+func (n *Notifier) answered(m Message) bool {
+	return m.blocking && m.seq <= n.answeredUpTo.Load()
 }
 
 // Resolved says the thing ev was about is over (the ask was answered, the
@@ -235,6 +324,7 @@ func (n *Notifier) Close(ctx context.Context) {
 		<-done
 	}
 	n.cancel()
+	n.unhold()
 }
 
 // ChannelStatus is what one channel did so far.
@@ -284,6 +374,8 @@ type worker struct {
 	retryFor time.Duration
 	send     sendFunc
 	wake     chan struct{}
+	// stale says a message is no longer worth sending (answered).
+	stale func(Message) bool
 
 	mu      sync.Mutex
 	next    *pending
@@ -372,7 +464,7 @@ func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(st
 			}
 		}
 		p := w.take()
-		if p == nil {
+		if p == nil || w.stale != nil && w.stale(p.m) {
 			continue
 		}
 		if p.first.IsZero() {
@@ -396,6 +488,7 @@ func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(st
 		w.record(outcome, err, logf)
 		switch {
 		case err != nil || !again:
+		case w.stale != nil && w.stale(p.m):
 		case time.Since(p.first) < w.retryFor:
 			w.retry(p)
 		default:
@@ -425,7 +518,7 @@ func (w *worker) record(outcome string, err error, logf func(string, ...any)) {
 		logf("notify: %s channel recovered", w.name)
 		w.failing = false
 	}
-	if w.name == "herdr" && outcome != ReasonShown {
+	if w.name == "herdr" && outcome != ReasonShown && outcome != OutcomeToldWithOthers {
 		w.st.Hint = HerdrHint(outcome)
 		if changed {
 			logf("notify: Herdr did not show the notification (%s): %s", outcome, w.st.Hint)

@@ -89,6 +89,13 @@ type Setup struct {
 	// Barrier holds each Herdr toast until the pane's state reached Herdr
 	// (the pane's presence in Herdr); nil: toasts do not wait.
 	Barrier Barrier
+	// Board is shared with the person's other wrappers (notify/board);
+	// nil: each pane's toasts go alone.
+	Board Board
+	// Where and Roster let a toast say where the pane is when another
+	// pane has its name (see Options).
+	Where  func(ctx context.Context) string
+	Roster Roster
 	// TUI is true when the agent runs its interactive TUI. In its print,
 	// json or rpc modes nothing is written to the terminal (the seed does
 	// the same, notifications-and-sentinel.md §7.1): those bytes would land
@@ -112,7 +119,7 @@ func (s Setup) Options(ctx context.Context) (Options, Choice) {
 	o := Options{Sound: s.Config.Sound, AgentName: s.AgentName, Project: s.Project, Label: s.Label, Instance: s.Instance, Logf: s.Logf}
 	switch c.Route {
 	case RouteHerdr:
-		o.Herdr, o.Barrier = s.Herdr, s.Barrier
+		o.Herdr, o.Barrier, o.Board, o.Where, o.Roster = s.Herdr, s.Barrier, s.Board, s.Where, s.Roster
 	case RouteTerminal:
 		if s.TUI && s.Terminal != nil {
 			o.Terminal = &Terminal{W: s.Terminal, Target: ResolveTarget(ctx, s.Getenv, s.Config.Table, s.Tmux)}

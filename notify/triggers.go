@@ -13,6 +13,10 @@ type Sink interface {
 	Resolved(Event)
 }
 
+// unblocker is a Sink that wants to hear when the agent stops waiting for
+// the person ([Notifier.Unblocked]).
+type unblocker interface{ Unblocked() }
+
 // Triggers decides which of the state machine's events the person hears
 // about:
 //   - the agent turning blocked, once per blocked spell whatever keeps it
@@ -123,6 +127,11 @@ func (t *Triggers) StateEvent(e state.Event) {
 			t.sink.Resolved(Event{Kind: k, Key: e.Reason.Key})
 		}
 	case state.EventTransition:
+		if t.current == state.Blocked && e.To != state.Blocked {
+			if u, ok := t.sink.(unblocker); ok {
+				u.Unblocked()
+			}
+		}
 		t.current = e.To
 		t.asked, t.byWait, t.mirror, t.unsure = nil, false, "", false
 		if e.To != state.Blocked || e.Reason == nil {

@@ -148,7 +148,8 @@ func TestNoProbeCancelledRetryIsNotTold(t *testing.T) {
 	// "Retry failed after 3 attempts" (one, here).
 	r.s.ProgramStatus(state.ProgramStatus{State: "error", App: "pi", Message: "503 overloaded"})
 	r.waitRuns(t, 2)
-	r.expect(t, "idle working idle working idle", "failed[503 overloaded]")
+	// The sink tells the failure after the run is counted: waited for.
+	r.waitFor(t, "idle working idle working idle", "failed[503 overloaded]")
 }
 
 // waitFor waits, ten seconds at most, until the transitions and the

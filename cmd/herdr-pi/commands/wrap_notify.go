@@ -10,7 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/notify"
+	"github.com/herdr-pi/herdr-pi/notify/board"
 	"github.com/herdr-pi/herdr-pi/notify/tmux"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/settings"
@@ -26,6 +28,8 @@ const notifyDrain = 1500 * time.Millisecond
 type wrapNotifier struct {
 	n        *notify.Notifier
 	triggers *notify.Triggers
+	// board is shared with the other wrappers of the Herdr; nil outside.
+	board *board.Board
 }
 
 // notifyNames is what a wrapper's notifications name: the agent in the
@@ -47,10 +51,26 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 	}
 	setup := notify.Setup{Config: ncfg, Getenv: env.Get, InHerdr: inHerdr, TUI: tui, Terminal: inject,
 		AgentName: displayName(names.Agent), Project: filepath.Base(names.Cwd), Label: names.Label, Logf: log.Printf}
+	var shared *board.Board
 	if inHerdr {
 		setup.Herdr, _ = herdrChannel(h)
 		setup.Barrier = barrier // each toast waits for the state it is about to reach Herdr
 		setup.Instance = h.PaneID
+		// Herdr shows one toast a second for all panes: the questions it
+		// holds back are left where the other wrappers' toasts name them.
+		if b, err := openBoard(paths, h); err != nil {
+			log.Printf("notify: each toast goes alone, without the board the wrappers share: %v", err)
+		} else {
+			setup.Board = b
+			// Two unlabelled Pis in one project would send the same words:
+			// while another wrapper has this pane's name, toasts say its tab.
+			if err := b.Present(notify.PaneName(names.Label, filepath.Base(names.Cwd))); err != nil {
+				log.Printf("notify: toasts cannot tell this pane from another of the same name: %v", err)
+			} else {
+				setup.Roster, setup.Where = b, paneWhere(herdr.NewClient(h.SocketPath), h.PaneID)
+			}
+			shared = b
+		}
 	} else {
 		setup.Instance = "pid" + strconv.Itoa(os.Getpid())
 	}
@@ -66,10 +86,13 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 		log.Printf("notify: %s", choice.Why)
 	}
 	if o.Herdr == nil && o.Terminal == nil && o.Ntfy == nil {
+		if shared != nil {
+			shared.Close()
+		}
 		return wrapNotifier{}
 	}
 	n := notify.Start(o)
-	return wrapNotifier{n: n, triggers: notify.NewTriggers(n, ncfg.FinishedAfter)}
+	return wrapNotifier{n: n, triggers: notify.NewTriggers(n, ncfg.FinishedAfter), board: shared}
 }
 
 // sessionName ends the body of the notifications that follow with the
@@ -100,6 +123,35 @@ func (w wrapNotifier) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), notifyDrain)
 	defer cancel()
 	w.n.Close(ctx)
+	if w.board != nil {
+		w.board.Close()
+	}
+}
+
+// paneWhere says where the pane is in Herdr as a person finds it: its
+// tab's own label when it was given one, else the tab's number ("tab 2").
+// Empty when Herdr cannot say.
+func paneWhere(c *herdr.Client, paneID string) func(ctx context.Context) string {
+	return func(ctx context.Context) string {
+		p, err := c.PaneGet(ctx, paneID)
+		if err != nil {
+			return ""
+		}
+		tabs, err := c.TabList(ctx, p.WorkspaceID)
+		if err != nil {
+			return ""
+		}
+		for _, t := range tabs {
+			if t.TabID != p.TabID {
+				continue
+			}
+			if t.Label != "" && t.Label != strconv.Itoa(t.Number) {
+				return "tab " + t.Label
+			}
+			return "tab " + strconv.Itoa(t.Number)
+		}
+		return ""
+	}
 }
 
 // displayName is how notifications name an agent: its id with a capital
@@ -110,4 +162,17 @@ func displayName(agent string) string {
 	}
 	r, size := utf8.DecodeRuneInString(agent)
 	return string(unicode.ToUpper(r)) + agent[size:]
+}
+
+// openBoard opens the toast board in herdr-pi's private runtime directory,
+// which, like the board itself, must be ours and closed to others: the
+// board names the panes that ask.
+func openBoard(paths settings.Paths, h settings.Herdr) (*board.Board, error) {
+	dir := filepath.Join(paths.RuntimeBase, "toasts")
+	for _, d := range []string{paths.RuntimeBase, dir} {
+		if err := control.EnsurePrivateDir(d); err != nil {
+			return nil, err
+		}
+	}
+	return board.Open(dir, h.SocketPath, h.PaneID)
 }

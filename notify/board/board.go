@@ -1,0 +1,264 @@
+// Package board is where the wrappers of one person leave the questions
+// Herdr has not shown yet, so that the toast Herdr does show names them
+// all. Herdr shows one toast a second for every pane together
+// (herdr-socket-api.md §4.6): thirty panes that ask at once would wait
+// half a minute for their own toasts, and lose them when the wrapper's
+// retries run out. The board is one small file per waiting question in a
+// private directory; every change is one create, rename or remove, so no
+// wrapper ever waits on another. It does not decide what a toast says
+// (notify does) and never talks to Herdr.
+package board
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// staleAfter is how old a question may be before it is taken for the
+// leftover of a wrapper that was killed: a wrapper offers its toast for
+// at most half a minute, then takes its question off.
+const staleAfter = 2 * time.Minute
+
+// nameLimit caps what is read of one entry: a place is a short name.
+const nameLimit = 512
+
+const (
+	heldExt = ".held"
+	toldExt = ".told"
+)
+
+// Board is one wrapper's view of the shared directory.
+type Board struct {
+	dir string
+	// pane names this wrapper's pane; self is pane and the process id,
+	// which keeps nested wrappers of one pane apart.
+	pane, self string
+	n          atomic.Uint64
+	// here is this wrapper's presence file, locked while it runs.
+	here *os.File
+}
+
+const hereExt = ".here"
+
+// Held is another wrapper's question on the board: its entry and the
+// name of the place it comes from (a pane's label, or its project).
+type Held struct {
+	Entry, Place string
+}
+
+// Open returns the board of the wrapper known as instance (its Herdr pane
+// id) among the wrappers of the Herdr at herdrSocket: a directory of its
+// own under base (made 0700 when missing; base must be private already).
+// A toast in one Herdr never names the panes of another, which the person
+// may not be looking at.
+func Open(base, herdrSocket, instance string) (*Board, error) {
+	at := sha256.Sum256([]byte(herdrSocket))
+	dir := filepath.Join(base, hex.EncodeToString(at[:8]))
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+		return nil, err
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("toast board %s is not a directory", dir)
+	}
+	sum := sha256.Sum256([]byte(instance))
+	pane := hex.EncodeToString(sum[:6]) + "."
+	return &Board{dir: dir, pane: pane, self: pane + strconv.Itoa(os.Getpid())}, nil
+}
+
+// Hold puts a question from place on the board and returns its entry; the
+// caller drops it once told.
+func (b *Board) Hold(place string) string {
+	entry := b.self + "-" + strconv.FormatUint(b.n.Add(1), 10)
+	tmp := filepath.Join(b.dir, "."+entry+".tmp")
+	if err := os.WriteFile(tmp, []byte(place), 0o600); err != nil {
+		_ = os.Remove(tmp)
+		return ""
+	}
+	if err := os.Rename(tmp, filepath.Join(b.dir, entry+heldExt)); err != nil {
+		_ = os.Remove(tmp)
+		return ""
+	}
+	return entry
+}
+
+// Others are the questions the other wrappers hold, oldest first. Entries
+// left by wrappers that are gone are removed on the way.
+func (b *Board) Others() []Held {
+	des, err := os.ReadDir(b.dir)
+	if err != nil {
+		return nil
+	}
+	type aged struct {
+		Held
+		at time.Time
+	}
+	var out []aged
+	for _, de := range des {
+		name := de.Name()
+		ext := filepath.Ext(name)
+		if ext != heldExt && ext != toldExt && ext != ".tmp" && ext != ".making" {
+			continue
+		}
+		fi, err := de.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if time.Since(fi.ModTime()) > staleAfter {
+			_ = os.Remove(filepath.Join(b.dir, name))
+			continue
+		}
+		entry := strings.TrimSuffix(name, ext)
+		if ext != heldExt || strings.HasPrefix(entry, b.self+"-") {
+			continue
+		}
+		place, ok := readPlace(filepath.Join(b.dir, name))
+		if !ok {
+			continue
+		}
+		out = append(out, aged{Held{Entry: entry, Place: place}, fi.ModTime()})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
+	held := make([]Held, len(out))
+	for i, a := range out {
+		held[i] = a.Held
+	}
+	return held
+}
+
+func readPlace(path string) (string, bool) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, nameLimit))
+	if err != nil {
+		return "", false
+	}
+	return string(data), true
+}
+
+// Told marks others' entries as named by a toast Herdr showed. An entry
+// its wrapper replaced or dropped meanwhile is left alone: that wrapper
+// has something newer to say.
+func (b *Board) Told(entries []string) {
+	for _, e := range entries {
+		if strings.ContainsAny(e, `/\`) || e == "" {
+			continue
+		}
+		_ = os.Rename(filepath.Join(b.dir, e+heldExt), filepath.Join(b.dir, e+toldExt))
+	}
+}
+
+// Taken reports whether another wrapper's toast named entry, and takes it
+// off the board when so.
+func (b *Board) Taken(entry string) bool {
+	if entry == "" {
+		return false
+	}
+	return os.Remove(filepath.Join(b.dir, entry+toldExt)) == nil
+}
+
+// Drop takes entry off the board, told or not.
+func (b *Board) Drop(entry string) {
+	if entry == "" {
+		return
+	}
+	_ = os.Remove(filepath.Join(b.dir, entry+heldExt))
+	_ = os.Remove(filepath.Join(b.dir, entry+toldExt))
+}
+
+// Present says this wrapper runs here, known by place, until Close: the
+// file is locked for as long as it is open, so a wrapper that was killed
+// is told from a running one by its lock, never by its age or pid.
+func (b *Board) Present(place string) error {
+	// Made, locked and written under another name first: a file that
+	// appears under its own name is locked already, never taken for a
+	// dead wrapper's.
+	path := filepath.Join(b.dir, b.self+hereExt)
+	tmp := filepath.Join(b.dir, "."+b.self+".making")
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		_, err = f.WriteString(place)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		f.Close()
+		_ = os.Remove(tmp)
+		return err
+	}
+	b.here = f
+	return nil
+}
+
+// Namesakes counts the wrappers of other panes running here known by the
+// same place: two unlabelled Pis in one project, whose toasts would
+// otherwise read the same. A wrapper nested in this one's pane is no
+// namesake: the pane is the same. Presence files of wrappers that are
+// gone are removed.
+func (b *Board) Namesakes(place string) int {
+	des, err := os.ReadDir(b.dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, de := range des {
+		name := de.Name()
+		if filepath.Ext(name) != hereExt || strings.HasPrefix(name, b.pane) || !de.Type().IsRegular() {
+			continue
+		}
+		path := filepath.Join(b.dir, name)
+		other, ok := readPlace(path)
+		if !ok {
+			continue
+		}
+		if !running(path) {
+			_ = os.Remove(path)
+			continue
+		}
+		if other == place {
+			n++
+		}
+	}
+	return n
+}
+
+// running reports whether the wrapper of a presence file still holds its
+// lock.
+func running(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return true
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
+// Close takes this wrapper's presence off the board.
+func (b *Board) Close() {
+	if b.here != nil {
+		_ = os.Remove(filepath.Join(b.dir, b.self+hereExt))
+		b.here.Close()
+		b.here = nil
+	}
+}

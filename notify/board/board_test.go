@@ -1,0 +1,121 @@
+package board
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// A question one wrapper holds is seen by the others, not by itself; a
+// toast that named it lets its wrapper know once; one replaced meanwhile
+// is not taken for told.
+func TestHeldToldTakenAndReplaced(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := Open(dir, "/h.sock", "w1:p1")
+	b, _ := Open(dir, "/h.sock", "w1:p2")
+	ea := a.Hold("api")
+	if len(a.Others()) != 0 {
+		t.Fatalf("a sees its own question: %+v", a.Others())
+	}
+	others := b.Others()
+	if !slices.Equal(others, []Held{{Entry: ea, Place: "api"}}) {
+		t.Fatalf("b sees %+v", others)
+	}
+	// a replaces its question before b's toast names the old one.
+	a.Drop(ea)
+	ea2 := a.Hold("api")
+	b.Told([]string{ea})
+	if a.Taken(ea2) {
+		t.Fatal("a newer question was taken for told by a toast that named the older")
+	}
+	b.Told([]string{ea2})
+	if !a.Taken(ea2) || a.Taken(ea2) {
+		t.Fatal("a told question is taken exactly once")
+	}
+	if got := b.Others(); len(got) != 0 {
+		t.Fatalf("a told question is still held: %+v", got)
+	}
+}
+
+// The question of a wrapper that was killed is not named for ever: it is
+// swept once stale.
+func TestStaleQuestionIsSwept(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := Open(dir, "/h.sock", "w1:p1")
+	b, _ := Open(dir, "/h.sock", "w1:p2")
+	e := a.Hold("api")
+	old := time.Now().Add(-staleAfter - time.Minute)
+	if err := os.Chtimes(filepath.Join(a.dir, e+heldExt), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Others(); len(got) != 0 {
+		t.Fatalf("stale question named: %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(a.dir, e+heldExt)); !os.IsNotExist(err) {
+		t.Fatalf("stale question left: %v", err)
+	}
+}
+
+// Panes of another Herdr (another session the person may not be looking
+// at) are never named.
+func TestAnotherHerdrsQuestionsAreNotSeen(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := Open(dir, "/run/herdr-a.sock", "w1:p1")
+	b, _ := Open(dir, "/run/herdr-b.sock", "w1:p2")
+	a.Hold("api")
+	if got := b.Others(); len(got) != 0 {
+		t.Fatalf("another Herdr's pane named: %+v", got)
+	}
+}
+
+// A wrapper that runs counts as a namesake; one killed (its lock gone
+// with it, its file left) does not, and its file is swept.
+func TestNamesakesAreRunningWrappersOnly(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := Open(dir, "/h.sock", "w1:p1")
+	b, _ := Open(dir, "/h.sock", "w1:p2")
+	c, _ := Open(dir, "/h.sock", "w1:p3")
+	for _, x := range []*Board{a, b, c} {
+		if err := x.Present("api"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := a.Namesakes("api"); n != 2 {
+		t.Fatalf("%d namesakes, want 2", n)
+	}
+	if n := a.Namesakes("web"); n != 0 {
+		t.Fatalf("%d namesakes of web", n)
+	}
+	c.here.Close() // killed: the kernel drops the lock, the file stays
+	if n := a.Namesakes("api"); n != 1 {
+		t.Fatalf("%d namesakes after one was killed, want 1", n)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, c.self+hereExt)); !os.IsNotExist(err) {
+		t.Fatalf("a killed wrapper's presence left: %v", err)
+	}
+	b.Close()
+	if n := a.Namesakes("api"); n != 0 {
+		t.Fatalf("%d namesakes after the other closed", n)
+	}
+	a.Close()
+}
+
+// A wrapper nested in another's pane (herdr-pi wrap bash, then herdr-pi
+// wrap pi in it) shares its pane, and is no namesake to tell apart.
+func TestANestedWrapperIsNoNamesake(t *testing.T) {
+	dir := t.TempDir()
+	outer, _ := Open(dir, "/h.sock", "w1:p1")
+	inner, _ := Open(dir, "/h.sock", "w1:p1")
+	inner.self += "-nested" // another process of the same pane
+	for _, x := range []*Board{outer, inner} {
+		if err := x.Present("api"); err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+	}
+	if n := inner.Namesakes("api"); n != 0 {
+		t.Fatalf("%d namesakes in one pane", n)
+	}
+}

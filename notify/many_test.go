@@ -1,0 +1,143 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/notify/board"
+	"github.com/herdr-pi/herdr-pi/pane/state"
+)
+
+// Forty wrappers, one Herdr: every pane turns blocked at the same moment.
+// Herdr shows one toast a second, so each wrapper alone would be answered
+// rate_limited until its retries ran out; the person must still be told of
+// every pane that asks, and soon.
+func TestManyPanesBlockingAtOnceAreAllTold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const panes = 40
+		h := &pacedHerdr{}
+		dir := t.TempDir()
+		var ns []*Notifier
+		for i := range panes {
+			b, err := board.Open(dir, "/run/herdr.sock", fmt.Sprintf("w1:p%d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns = append(ns, Start(Options{Herdr: h, Board: b, Project: "api", Label: fmt.Sprintf("agent%02d", i), Instance: fmt.Sprintf("w1:p%d", i)}))
+		}
+		for _, n := range ns {
+			n.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+		}
+		time.Sleep(15 * time.Second)
+		calls, results := h.snapshot()
+		for _, n := range ns {
+			n.Close(context.Background())
+		}
+		var shown []string
+		for i, r := range results {
+			if r.Shown {
+				shown = append(shown, calls[i].Body)
+			}
+		}
+		var missed []string
+		for i := range panes {
+			name := fmt.Sprintf("agent%02d", i)
+			told := false
+			for _, b := range shown {
+				if strings.Contains(b, name) {
+					told = true
+				}
+			}
+			if !told {
+				missed = append(missed, name)
+			}
+		}
+		if len(missed) > 0 {
+			t.Fatalf("%d of %d panes never named in a toast Herdr showed within 15 s (%d shown): %v\nshown: %q", len(missed), panes, len(shown), missed, shown)
+		}
+	})
+}
+
+// Two unlabelled Pis in one project: each toast would read "Pi needs your
+// input · api", and the person could not tell which pane asks. While
+// another wrapper of the Herdr has the same name, a toast says where its
+// pane is; a pane whose name is its own says nothing more.
+func TestNamesakePanesSayWhereTheyAre(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{}
+		dir := t.TempDir()
+		start := func(pane, project, where string) *Notifier {
+			b, err := board.Open(dir, "/run/herdr.sock", pane)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Present(PaneName("", project)); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(b.Close)
+			return Start(Options{Herdr: h, Board: b, Roster: b, Project: project, Instance: pane,
+				Where: func(context.Context) string { return where }})
+		}
+		a := start("w1:p1", "api", "tab 1")
+		b := start("w1:p2", "api", "tab 2")
+		c := start("w1:p3", "web", "tab 3")
+		for _, n := range []*Notifier{a, b, c} {
+			n.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+			time.Sleep(2 * time.Second)
+		}
+		for _, n := range []*Notifier{a, b, c} {
+			n.Close(context.Background())
+		}
+		calls, _ := h.snapshot()
+		var bodies []string
+		for _, c := range calls {
+			bodies = append(bodies, c.Body)
+		}
+		want := []string{"api · tab 1", "api · tab 2", "web"}
+		if !slices.Equal(bodies, want) {
+			t.Fatalf("toasts %q, want %q", bodies, want)
+		}
+	})
+}
+
+// A question answered while Herdr held its toast back (another pane's
+// toast had the second) is over: no toast says "needs your input" after
+// the pane went back to work, and no other pane's toast names it.
+func TestAQuestionAnsweredBeforeItsToastIsNotToldAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{before: func(call int) string {
+			if call == 1 {
+				return ReasonRateLimited
+			}
+			return ""
+		}}
+		dir := t.TempDir()
+		b, err := board.Open(dir, "/run/herdr.sock", "w1:p1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := Start(Options{Herdr: h, Board: b, Project: "api", Instance: "w1:p1"})
+		tr := NewTriggers(n, 0)
+		tr.StateEvent(state.Event{Kind: state.EventTransition, From: state.Idle, To: state.Blocked,
+			Reason: &state.Reason{Kind: state.KindSentinel, Key: "sentinel", Question: "Which database?"}})
+		time.Sleep(300 * time.Millisecond) // Herdr answered rate_limited
+		tr.StateEvent(state.Event{Kind: state.EventTransition, From: state.Blocked, To: state.Working})
+		other, _ := board.Open(dir, "/run/herdr.sock", "w1:p2")
+		if held := other.Others(); len(held) != 0 {
+			t.Errorf("the answered question is still on the board: %+v", held)
+		}
+		time.Sleep(5 * time.Second)
+		n.Close(context.Background())
+		calls, results := h.snapshot()
+		for i, r := range results {
+			if r.Shown {
+				t.Errorf("toast %+v shown after the question was answered", calls[i])
+			}
+		}
+	})
+}
