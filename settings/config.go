@@ -227,7 +227,7 @@ func LoadConfig(path, shown string) (Config, error) { return loadConfig(path, sh
 // path that is not a regular file when the person named it
 // ([ReadNamedFile]).
 func loadConfig(path, shown, missing, notFile string) (Config, error) {
-	data, err := readFile(path, TOML, notFile)
+	data, err := readFile(path, TOML, notFile, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		if missing == "" {
 			return Defaults(), nil

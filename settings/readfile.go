@@ -8,8 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 )
 
 // Limits for every settings file herdr-pi reads. Real files are a few KiB
@@ -75,7 +78,17 @@ func (e *FileError) Unwrap() error { return e.Err }
 // herdr-pi's config, detection manifests, the notification configs and
 // Pi's settings.json alike.
 func ReadFile(path string, format Format) ([]byte, error) {
-	return readFile(path, format, "")
+	return readFile(path, format, "", false)
+}
+
+// ReadOwnFile is [ReadFile] for a file that steers herdr-pi itself (its
+// config, its detection manifests): it is refused, too, when another user
+// owns it or anyone may write it. Such a file could send the agent's
+// questions to someone else's ntfy server, or keep a pane from ever
+// showing blocked; ssh refuses its own config on the same grounds. root's
+// files pass (a config a system administrator installed).
+func ReadOwnFile(path string, format Format) ([]byte, error) {
+	return readFile(path, format, "", true)
 }
 
 // ReadNamedFile is [ReadFile] for a path the person named (HERDR_PI_CONFIG,
@@ -83,12 +96,13 @@ func ReadFile(path string, format Format) ([]byte, error) {
 // pipe standing there is theirs, so the way out is wayOut (naming another
 // path, "point HERDR_PI_CONFIG at your config file"), never to remove it.
 func ReadNamedFile(path string, format Format, wayOut string) ([]byte, error) {
-	return readFile(path, format, wayOut)
+	return readFile(path, format, wayOut, false)
 }
 
 // readFile is ReadFile; wayOut, when not "", is what to do about a path
-// that is not a regular file (ReadNamedFile).
-func readFile(path string, format Format, wayOut string) ([]byte, error) {
+// that is not a regular file (ReadNamedFile); own asks for ReadOwnFile's
+// rule.
+func readFile(path string, format Format, wayOut string, own bool) ([]byte, error) {
 	fail := func(reason string, err error) error { return &FileError{Path: path, Reason: reason, Err: err} }
 	// Stat first, so a device is never even opened (opening some has side
 	// effects); fstat after the open closes the race with a swap.
@@ -134,6 +148,12 @@ func readFile(path string, format Format, wayOut string) ([]byte, error) {
 	if reason := notRegular(fi.Mode(), path, wayOut); reason != "" {
 		return nil, fail(reason, nil)
 	}
+	if own {
+		// Checked on the open file: a swap after the open is not read.
+		if reason := notOurs(fi, path); reason != "" {
+			return nil, fail(reason, ErrNotOurs)
+		}
+	}
 	if fi.Size() > MaxFileBytes {
 		return nil, fail(tooBig(fi.Size()), nil)
 	}
@@ -178,6 +198,22 @@ func CheckNesting(data []byte, format Format) error {
 			"%s nests deeper than %d levels (tables, arrays, dotted keys): refusing to parse it; flatten it", format, MaxDepth)}
 	}
 	return nil
+}
+
+// ErrNotOurs is behind a *FileError of [ReadOwnFile] for a file of
+// another user or one anyone may write.
+var ErrNotOurs = errors.New("not a file of yours alone")
+
+// notOurs says why herdr-pi takes no settings from fi (ReadOwnFile), ""
+// when it may.
+func notOurs(fi fs.FileInfo, path string) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
+		return fmt.Sprintf("belongs to uid %d, not to you (uid %d): herdr-pi takes its settings only from your own files (another user's could send your agent's questions to their server); copy it to a file of yours", st.Uid, os.Getuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o002 != 0 {
+		return fmt.Sprintf("may be written by anyone (mode %04o): herdr-pi takes no settings from it; run chmod o-w %s", perm, shellword.Word(path))
+	}
+	return ""
 }
 
 // notRegular says what the file at path is instead of a regular file, and

@@ -101,7 +101,7 @@ func Load(dir string) (*Set, []error) {
 	}
 	var problems []error
 	for _, f := range files {
-		data, err := settings.ReadFile(f, settings.TOML)
+		data, err := settings.ReadOwnFile(f, settings.TOML)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				problems = append(problems, fileError(f, err))

@@ -1,8 +1,10 @@
 package detect
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +72,31 @@ func TestAUsersManifestReplacesTheBuiltInUnderAllItsNames(t *testing.T) {
 	}
 	if _, ok := Embedded().Lookup("herdr:pi"); !ok {
 		t.Error("the built-in set lost its own alias")
+	}
+}
+
+// A manifest anyone may write could keep a pane from ever showing
+// blocked: it is refused, named with the fix, and the built-in one stays.
+func TestAManifestAnyoneMayWriteIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	data, err := embeddedFS.ReadFile("manifests/pi.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte("blocked"), []byte("idle"), -1)
+	path := filepath.Join(dir, "pi.toml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o646); err != nil {
+		t.Fatal(err)
+	}
+	s, problems := Load(dir)
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "may be written by anyone (mode 0646)") {
+		t.Fatalf("problems %v, want the manifest refused as open to all", problems)
+	}
+	m, _ := s.Lookup("pi")
+	if m != Embedded().byName["pi"] {
+		t.Fatalf("the open manifest replaced the built-in one")
 	}
 }
