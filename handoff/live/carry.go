@@ -41,7 +41,8 @@ func (s *Service) carry(r *run) {
 	case errors.As(err, &cancelled), errors.Is(err, control.ErrOwnerGone):
 		// The owner gave the order up (or is gone) before its turn ended:
 		// nothing was suspended, nothing is to be handed back.
-		r.final = r.stamp(control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Error: control.ClipText(err.Error(), control.MaxErrorText)})
+		r.final = r.stamp(control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Error: control.ClipText(err.Error(), control.MaxErrorText),
+			OwnerGone: errors.Is(err, control.ErrOwnerGone)})
 		return
 	default:
 		// Our side gave up while the owner still held the order: withdraw
@@ -65,6 +66,14 @@ func (s *Service) handBack(r *run, hb control.Handback) {
 	p := control.Progress{Event: control.ProgressHandback, Reason: hb.Reason, Transferred: hb.Transferred,
 		LastStopReason: hb.LastStopReason, NeedsContinue: hb.NeedsContinue, Continued: res.Continued, Error: hb.Error}
 	switch {
+	case errors.Is(err, control.ErrOwnerGone):
+		// Often the very reason the handoff ended: said once, with what it
+		// means for the attempt.
+		p.OwnerGone = true
+		if !strings.Contains(p.Error, err.Error()) {
+			p.Error = joinText(p.Error, err.Error())
+		}
+		p.Error = joinText(p.Error, "nobody has the attempt back")
 	case err != nil:
 		p.Error = joinText(p.Error, "the owner did not confirm it has its session back: "+err.Error())
 	case res.Error != "":

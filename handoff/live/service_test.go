@@ -588,6 +588,10 @@ func TestOwnerGoneClosesThePane(t *testing.T) {
 	if hb.Reason != control.HandbackAborted || !hb.Transferred || !strings.Contains(hb.Error, "gone") {
 		t.Fatalf("handback %+v", hb)
 	}
+	// Said once, and what it means for the attempt: nobody has it back.
+	if n := strings.Count(hb.Error, control.ErrOwnerGone.Error()); n != 1 || !hb.OwnerGone || !strings.Contains(hb.Error, "nobody has the attempt back") {
+		t.Fatalf("the handback's error says the owner is gone %d times, and not that nobody has the attempt back: %q", n, hb.Error)
+	}
 	if ex := r.s.WaitExited(t, pane, long); !ex.Closed {
 		t.Fatalf("the pane ended %+v", ex)
 	}
@@ -886,7 +890,7 @@ func TestOwnerGoneBeforeTheBoundaryHandsNothingBack(t *testing.T) {
 	x.next(t, control.ProgressOrdered)
 	close(r.o.done)
 	hb := x.wait(t)
-	if hb.Reason != control.HandbackAborted || hb.Transferred || !strings.Contains(hb.Error, control.ErrOwnerGone.Error()) {
+	if hb.Reason != control.HandbackAborted || hb.Transferred || !hb.OwnerGone || !strings.Contains(hb.Error, control.ErrOwnerGone.Error()) {
 		t.Fatalf("handback %+v", hb)
 	}
 	if got := r.o.handbacksSoFar(); len(got) != 0 {

@@ -130,6 +130,15 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	case writeErr != nil:
 		return fmt.Errorf("%s: its last line (%s) could not be written: %w", a, liveWords(a, final), writeErr)
 	}
+	if final.OwnerGone {
+		// Not a handback: nobody has the attempt, and nothing will finish
+		// it. A script's `open && …` must not go on as if it were back;
+		// its last line (owner_gone) says so already, as a failed launch's does.
+		tell(io.Err, "herdr-pi open: %s: its owner Pi (pid %d) went away during the handoff, so nobody has the attempt back and it will not "+
+			"finish; `herdr-pi open %s %s` opens what it left, read-only\n",
+			a, lease.PID, shellword.Word(a.Run.Short()), shellword.Word(a.Name()))
+		return silentExit(exitError)
+	}
 	if sctx.Err() != nil {
 		tell(io.Err, "herdr-pi open: interrupted; the pane is closed and the attempt is back with its owner\n")
 		return silentExit(exitInterrupted)
