@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"strings"
 	"syscall"
 	"testing"
@@ -324,5 +325,34 @@ func TestLiveHandoffPanesWrapperKilled(t *testing.T) {
 	if _, code := lr.herdrPi(t, "wrap", "--", "true"); code != 0 {
 		t.Fatalf("the next wrap: exit %d", code)
 	}
+	lr.wantNothingLeft()
+}
+
+// Herdr drops the connection that types the pane's command (it went away
+// mid-launch): the pane is closed again, the handoff fails, the attempt
+// goes on in its owner, and nothing is left.
+func TestLiveHandoffHerdrDropsTheLaunchsInput(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	st := lr.run()
+	lr.s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultClose, Methods: []string{"pane.send_input"}, Count: 1})
+	ro := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
+	ro.waitEvent(t, "ordered")
+	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	lr.openGate()
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	if res.code != 1 || hb.Reason != "failed" || hb.Transferred || !strings.Contains(hb.Error, "pane.send_input") {
+		t.Fatalf("exit %d, handback %+v", res.code, hb)
+	}
+	if got := lr.result(); got != lvLocalReply {
+		t.Fatalf("the workflow's result is %q", got)
+	}
+	out, code := lr.herdrPi(t, "close", st.ID)
+	if code != 0 || !strings.Contains(out, "is open") {
+		t.Fatalf("close: exit %d\n%s", code, out)
+	}
+	lr.quitOwner()
 	lr.wantNothingLeft()
 }
