@@ -356,3 +356,75 @@ func TestLiveHandoffHerdrDropsTheLaunchsInput(t *testing.T) {
 	lr.quitOwner()
 	lr.wantNothingLeft()
 }
+
+// The owner's wrapper is SIGKILLed while the handoff is ordered (no pane
+// yet): open says the wrapper died, close removes what it left, and the
+// next open of the attempt opens what it left (the owner Pi went with its
+// wrapper).
+func TestLiveHandoffOwnerWrapperKilledWhileOrdered(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	st := lr.run()
+	ro := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
+	ro.waitEvent(t, "ordered")
+	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	wrapper := lvParent(t, lvParent(t, lr.ownerPID()))
+	if err := syscall.Kill(wrapper, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	res := ro.wait(t)
+	if res.code != 1 || !strings.Contains(res.stderr, "died during the handoff") || !strings.Contains(res.stderr, "herdr-pi close "+st.ID[:8]) {
+		t.Fatalf("open: exit %d\n%s", res.code, res.stderr)
+	}
+	_, _ = lr.owner.ExitCode(lvLong)
+	if out, code := lr.herdrPi(t, "close", st.ID); code != 0 {
+		t.Fatalf("close: exit %d\n%s", code, out)
+	}
+	lr.killOwnerPi()
+	again := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json").wait(t)
+	if again.code != 0 || !strings.Contains(again.stdout, `"fork"`) {
+		t.Fatalf("open again: exit %d\n%s%s", again.code, again.stdout, again.stderr)
+	}
+	if m := lr.s.Methods(); strings.Count(strings.Join(m, " "), "pane.split") != 1 {
+		t.Fatalf("panes split: %q, want the inspection's only", m)
+	}
+}
+
+// `herdr-pi close` races a live handoff's launch (asked as the turn
+// ends): whichever wins, open ends with a handback that says what
+// happened (given up; the pane closed; or, closed before its Pi started,
+// a launch that failed for that reason), the attempt is back with its
+// owner, and nothing stays open or left behind.
+func TestCloseRacesALiveHandoffsLaunch(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.startOwner()
+	st := lr.run()
+	ro := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
+	ro.waitEvent(t, "ordered")
+	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	lr.openGate()
+	out, code := lr.herdrPi(t, "close", st.ID)
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	launchCut := hb.Reason == "failed" && strings.Contains(hb.Error, "closed before its Pi started")
+	if hb.Event != "handback" || (hb.Reason != "aborted" && hb.Reason != "closed" && !launchCut) {
+		t.Fatalf("close: exit %d\n%s\nopen: exit %d, handback %+v\n%s", code, out, res.code, hb, res.stderr)
+	}
+	if code != 0 {
+		// A pane placed as close looked may need a second close.
+		if out, code = lr.herdrPi(t, "close", st.ID); code != 0 {
+			t.Fatalf("close again: exit %d\n%s", code, out)
+		}
+	}
+	if got := lr.result(); got != lvLocalReply && got != "agent: finished locally" {
+		t.Fatalf("the workflow's result is %q", got)
+	}
+	for _, p := range []string{"w1:p2", "w1:p3"} {
+		if pn := lr.s.Pane(p); pn.Exists {
+			t.Fatalf("pane %s stays open: %+v", p, pn)
+		}
+	}
+	lr.quitOwner()
+	lr.wantNothingLeft()
+}

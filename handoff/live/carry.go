@@ -270,6 +270,11 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		return fail(r.ctx.Err())
 	case failed:
 		return fail(fmt.Errorf("the command failed in pane %s before Pi started", opened.PaneID))
+	case session == "" && closed(endedCh):
+		// The pane went first (closed by the person or by `herdr-pi
+		// close`): no timeout was waited out, and saying one would send
+		// the person looking for a slow Pi.
+		return fail(fmt.Errorf("pane %s %s before its Pi started", opened.PaneID, endedWords(paneEnd(events))))
 	case session == "":
 		return fail(fmt.Errorf("Pi did not start in pane %s within %v", opened.PaneID, s.cfg.StartTimeout))
 	}
@@ -383,6 +388,42 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	// never took up the cut turn it was given.
 	hb.NeedsContinue = last.LastAborted || (l.NeedsContinue && !sawWorking)
 	return hb
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// paneEnd is how the pane ended, once watchPane closed its ended channel:
+// the end it sends right after ("" should it not come within a second).
+func paneEnd(events <-chan paneEvent) string {
+	timeout := time.NewTimer(time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case ev := <-events:
+			if ev.end != "" {
+				return ev.end
+			}
+		case <-timeout.C:
+			return ""
+		}
+	}
+}
+
+func endedWords(end string) string {
+	switch end {
+	case string(handoff.PaneClosed):
+		return "closed"
+	case string(handoff.PaneExited):
+		return "ended (its command or shell exited)"
+	}
+	return "ended"
 }
 
 // turnAskEvery paces asking a turn's pane wrapper whether its run settled.

@@ -1536,3 +1536,24 @@ func TestAMenuRequestForAnAttemptUnderWayIsToldWhereItIs(t *testing.T) {
 	x.cancel()
 	x.wait(t)
 }
+
+// The pane is closed after it started its command and before its Pi
+// started (`herdr-pi close` racing the launch, or the person): the launch
+// failed because the pane went, and the handback says so — not that Pi
+// did not start within the start timeout, which it never waited out.
+func TestAPaneClosedBeforeItsPiStartedIsSaidSo(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	file := strings.TrimSuffix(strings.TrimPrefix(r.s.Inputs()[0].Text, "exec sh '"), "'")
+	r.s.WaitFor(t, long, "the pane to start its command", func() bool { _, err := os.Lstat(file); return errors.Is(err, fs.ErrNotExist) })
+	if err := herdr.NewClient(r.s.SocketPath()).PaneClose(t.Context(), pane); err != nil {
+		t.Fatal(err)
+	}
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackFailed || hb.Transferred || !strings.Contains(hb.Error, "pane "+pane+" closed before its Pi started") {
+		t.Fatalf("handback %+v, want failed: pane %s closed before its Pi started", hb, pane)
+	}
+	r.nothingLeft()
+}
