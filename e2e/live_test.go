@@ -366,6 +366,7 @@ type lvLine struct {
 	Continued      bool     `json:"continued"`
 	Error          string   `json:"error"`
 	LeftOpen       string   `json:"left_open"`
+	OwnerGone      bool     `json:"owner_gone"`
 }
 
 // lines decodes what a running open has printed so far, each line
@@ -944,11 +945,19 @@ func TestLiveHandoffOwnerKilled(t *testing.T) {
 	if err := syscall.Kill(owner, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	st := lr.run()
 	res := ro.wait(t)
 	ls := ro.lines(t)
 	hb := ls[len(ls)-1]
-	if hb.Event != "handback" || hb.Reason != "aborted" || !hb.Transferred {
+	if hb.Event != "handback" || hb.Reason != "aborted" || !hb.Transferred || !hb.OwnerGone {
 		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	// Nobody has the attempt back: not a success, and the way on is said.
+	for _, want := range []string{"run " + st.ID[:8] + " attempt " + lvLabel + "#1", "owner Pi (pid " + strconv.Itoa(owner) + ") went away",
+		"nobody has the attempt back", "herdr-pi open " + st.ID[:8] + " '" + lvLabel + "#1'"} {
+		if res.code != 1 || !strings.Contains(res.stderr, want) {
+			t.Fatalf("exit %d, stderr does not say %q:\n%s", res.code, want, res.stderr)
+		}
 	}
 	if ex := lr.s.WaitExited(t, launched.PaneID, 30*time.Second); !ex.Closed {
 		t.Fatalf("the pane ended %+v, not closed", ex)

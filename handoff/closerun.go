@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -123,6 +124,15 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 	for _, r := range records {
 		if failed[key{r.HerdrSocket, r.Thing()}] {
 			// Still open: no wrapper hands back a pane that did not close.
+			continue
+		}
+		if _, err := os.Lstat(r.File); r.WrapperPID > 0 && errors.Is(err, fs.ErrNotExist) {
+			// Its wrapper handed back before this looked (its run
+			// directory went with the handoff): it removed the record and
+			// closed the bridge itself. A killed wrapper removes nothing.
+			if r.Bridge != "" {
+				out = append(out, Closed{Kind: "bridge", ID: r.Bridge, How: "closed"})
+			}
 			continue
 		}
 		if r.WrapperPID > 0 && control.WrapperAlive(r.RunDir, r.WrapperPID) {

@@ -474,3 +474,51 @@ func closeWorld(t *testing.T, tabLabel string) (*herdrtest.Server, *herdr.Client
 	}
 	return s, c, ws, tab, split
 }
+
+// handsBackAtOnce is Herdr as close sees it while a live handoff's wrapper
+// is quick: by the time pane.close returns, the wrapper has handed back,
+// closed its bridge and removed its run directory and record.
+type handsBackAtOnce struct {
+	*herdr.Client
+	handBack func()
+}
+
+func (h handsBackAtOnce) PaneClose(ctx context.Context, id string) error {
+	err := h.Client.PaneClose(ctx, id)
+	h.handBack()
+	return err
+}
+
+// A live wrapper that hands back before close looks again closed its
+// bridge itself: close says so ("closed"), not that its wrapper is gone
+// and it removed the leftovers — the wrapper runs on, and the words would
+// send the person looking for a crash. (Met with close racing a handoff's
+// launch.)
+func TestCloseRunAWrapperThatHandedBackAtOnceClosedItsBridge(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	p, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: s.PaneID(), Direction: "right"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(t.TempDir(), "rt")
+	if err := control.EnsurePrivateDir(base); err != nil {
+		t.Fatal(err)
+	}
+	held, err := control.NewRunDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bridge := filepath.Join(held.Path, "tools-1.sock")
+	l := ledger(t)
+	rec, err := l.Add(Record{Run: "r1", Kind: "pane", ID: p.PaneID, HerdrSocket: s.SocketPath(), WrapperPID: os.Getpid(), RunDir: held.Path, Handoff: "h1", Bridge: bridge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := handsBackAtOnce{Client: c, handBack: func() { l.Remove(rec); held.Remove() }}
+	closed, failed := CloseRun(ctx, l, func(string) Herdr { return h }, []Record{rec}, time.Minute)
+	if failed != nil || len(closed) != 2 || closed[1] != (Closed{Kind: "bridge", ID: bridge, How: "closed"}) {
+		t.Fatalf("closed %+v, failed %+v; want the bridge closed (by its wrapper)", closed, failed)
+	}
+}

@@ -121,6 +121,9 @@ type Progress struct {
 	// LeftOpen (handback): what stays open in Herdr, which would not
 	// close it, and how to close it later; the handback still succeeded.
 	LeftOpen string `json:"left_open,omitempty"`
+	// OwnerGone (handback): the workflow owner's Pi went away during the
+	// handoff, so nobody took the attempt back; it will not finish.
+	OwnerGone bool `json:"owner_gone,omitempty"`
 }
 
 // Handoffs carries out `herdr-pi open`'s handoff requests. Unlike the other
@@ -401,7 +404,12 @@ func (p Progress) String() string {
 		return stoppingWords(p)
 	case ProgressHandback:
 		var b strings.Builder
-		b.WriteString("handed back: " + handbackWords(p.Reason))
+		if p.OwnerGone {
+			// Nobody took it back: "handed back" would say otherwise.
+			b.WriteString("not handed back, its owner Pi is gone: " + handbackWords(p.Reason))
+		} else {
+			b.WriteString("handed back: " + handbackWords(p.Reason))
+		}
 		if p.LastStopReason != "" {
 			b.WriteString("; the last reply stopped with " + p.LastStopReason)
 		}

@@ -41,7 +41,8 @@ func (s *Service) carry(r *run) {
 	case errors.As(err, &cancelled), errors.Is(err, control.ErrOwnerGone):
 		// The owner gave the order up (or is gone) before its turn ended:
 		// nothing was suspended, nothing is to be handed back.
-		r.final = r.stamp(control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Error: control.ClipText(err.Error(), control.MaxErrorText)})
+		r.final = r.stamp(control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Error: control.ClipText(err.Error(), control.MaxErrorText),
+			OwnerGone: errors.Is(err, control.ErrOwnerGone)})
 		return
 	default:
 		// Our side gave up while the owner still held the order: withdraw
@@ -65,6 +66,14 @@ func (s *Service) handBack(r *run, hb control.Handback) {
 	p := control.Progress{Event: control.ProgressHandback, Reason: hb.Reason, Transferred: hb.Transferred,
 		LastStopReason: hb.LastStopReason, NeedsContinue: hb.NeedsContinue, Continued: res.Continued, Error: hb.Error}
 	switch {
+	case errors.Is(err, control.ErrOwnerGone):
+		// Often the very reason the handoff ended: said once, with what it
+		// means for the attempt.
+		p.OwnerGone = true
+		if !strings.Contains(p.Error, err.Error()) {
+			p.Error = joinText(p.Error, err.Error())
+		}
+		p.Error = joinText(p.Error, "nobody has the attempt back")
 	case err != nil:
 		p.Error = joinText(p.Error, "the owner did not confirm it has its session back: "+err.Error())
 	case res.Error != "":
@@ -261,6 +270,11 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		return fail(r.ctx.Err())
 	case failed:
 		return fail(fmt.Errorf("the command failed in pane %s before Pi started", opened.PaneID))
+	case session == "" && closed(endedCh):
+		// The pane went first (closed by the person or by `herdr-pi
+		// close`): no timeout was waited out, and saying one would send
+		// the person looking for a slow Pi.
+		return fail(fmt.Errorf("pane %s %s before its Pi started", opened.PaneID, endedWords(paneEnd(events))))
 	case session == "":
 		return fail(fmt.Errorf("Pi did not start in pane %s within %v", opened.PaneID, s.cfg.StartTimeout))
 	}
@@ -374,6 +388,42 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	// never took up the cut turn it was given.
 	hb.NeedsContinue = last.LastAborted || (l.NeedsContinue && !sawWorking)
 	return hb
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// paneEnd is how the pane ended, once watchPane closed its ended channel:
+// the end it sends right after ("" should it not come within a second).
+func paneEnd(events <-chan paneEvent) string {
+	timeout := time.NewTimer(time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case ev := <-events:
+			if ev.end != "" {
+				return ev.end
+			}
+		case <-timeout.C:
+			return ""
+		}
+	}
+}
+
+func endedWords(end string) string {
+	switch end {
+	case string(handoff.PaneClosed):
+		return "closed"
+	case string(handoff.PaneExited):
+		return "ended (its command or shell exited)"
+	}
+	return "ended"
 }
 
 // turnAskEvery paces asking a turn's pane wrapper whether its run settled.

@@ -588,6 +588,10 @@ func TestOwnerGoneClosesThePane(t *testing.T) {
 	if hb.Reason != control.HandbackAborted || !hb.Transferred || !strings.Contains(hb.Error, "gone") {
 		t.Fatalf("handback %+v", hb)
 	}
+	// Said once, and what it means for the attempt: nobody has it back.
+	if n := strings.Count(hb.Error, control.ErrOwnerGone.Error()); n != 1 || !hb.OwnerGone || !strings.Contains(hb.Error, "nobody has the attempt back") {
+		t.Fatalf("the handback's error says the owner is gone %d times, and not that nobody has the attempt back: %q", n, hb.Error)
+	}
 	if ex := r.s.WaitExited(t, pane, long); !ex.Closed {
 		t.Fatalf("the pane ended %+v", ex)
 	}
@@ -886,7 +890,7 @@ func TestOwnerGoneBeforeTheBoundaryHandsNothingBack(t *testing.T) {
 	x.next(t, control.ProgressOrdered)
 	close(r.o.done)
 	hb := x.wait(t)
-	if hb.Reason != control.HandbackAborted || hb.Transferred || !strings.Contains(hb.Error, control.ErrOwnerGone.Error()) {
+	if hb.Reason != control.HandbackAborted || hb.Transferred || !hb.OwnerGone || !strings.Contains(hb.Error, control.ErrOwnerGone.Error()) {
 		t.Fatalf("handback %+v", hb)
 	}
 	if got := r.o.handbacksSoFar(); len(got) != 0 {
@@ -1531,4 +1535,25 @@ func TestAMenuRequestForAnAttemptUnderWayIsToldWhereItIs(t *testing.T) {
 	}
 	x.cancel()
 	x.wait(t)
+}
+
+// The pane is closed after it started its command and before its Pi
+// started (`herdr-pi close` racing the launch, or the person): the launch
+// failed because the pane went, and the handback says so — not that Pi
+// did not start within the start timeout, which it never waited out.
+func TestAPaneClosedBeforeItsPiStartedIsSaidSo(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	file := strings.TrimSuffix(strings.TrimPrefix(r.s.Inputs()[0].Text, "exec sh '"), "'")
+	r.s.WaitFor(t, long, "the pane to start its command", func() bool { _, err := os.Lstat(file); return errors.Is(err, fs.ErrNotExist) })
+	if err := herdr.NewClient(r.s.SocketPath()).PaneClose(t.Context(), pane); err != nil {
+		t.Fatal(err)
+	}
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackFailed || hb.Transferred || !strings.Contains(hb.Error, "pane "+pane+" closed before its Pi started") {
+		t.Fatalf("handback %+v, want failed: pane %s closed before its Pi started", hb, pane)
+	}
+	r.nothingLeft()
 }

@@ -469,6 +469,10 @@ func (s *Store) readRun(loc location, lease *leaseOnce) (*Run, error) {
 	r := &Run{ID: loc.id, Dir: loc.dir, Project: loc.project, RunsDir: loc.runsDir, lease: lease}
 	data, fi, err := readRegularStat(path, maxStateSize)
 	if errors.Is(err, fs.ErrNotExist) {
+		if _, derr := os.Lstat(loc.dir); errors.Is(derr, fs.ErrNotExist) {
+			// Found by the scan, removed before this read.
+			return r, &FileError{Path: loc.dir, Problem: "removed as herdr-pi read the store: the run is gone; `herdr-pi open --list` lists the runs there are", Err: ErrRunRemoved}
+		}
 		return r, &FileError{Path: path, Problem: "missing: the run directory has no state (the engine is still creating it, or it is not a run); pick another run from `herdr-pi open --list`", Err: err}
 	}
 	var fe *FileError
@@ -493,6 +497,10 @@ func (s *Store) readRun(loc location, lease *leaseOnce) (*Run, error) {
 	r.Record = rec
 	return r, nil
 }
+
+// ErrRunRemoved is the cause of a run whose directory went away while it
+// was read: it is gone, not still being made.
+var ErrRunRemoved = errors.New("the run's directory was removed")
 
 // ErrNotItsRun is the cause of a run whose state.json names another run.
 var ErrNotItsRun = errors.New("the run's state names another run")
@@ -567,6 +575,8 @@ func (s *Store) Runs() (runs []ListedRun, unreadableDirs []UnreadableDir, err er
 		})
 	}
 	wg.Wait()
+	// A run removed since the scan is no run: not a row with a problem.
+	out = slices.DeleteFunc(out, func(r ListedRun) bool { return errors.Is(r.Err, ErrRunRemoved) })
 	slices.SortStableFunc(out, func(a, b ListedRun) int { return compareRecent(a.Run, b.Run) })
 	return out, unreadableDirs, nil
 }

@@ -104,3 +104,21 @@ func TestNoRunNamesTheDirectoriesItCouldNotSearch(t *testing.T) {
 		t.Fatalf("a readable store: %v", err)
 	}
 }
+
+// A run directory removed between the scan that found it and the read of
+// its state (the engine, or a person, deleting runs while open looks) is
+// said to be gone — not "the engine is still creating it", which would
+// send the person to wait for a run that will never come.
+func TestARunRemovedWhileReadIsSaidToBeGone(t *testing.T) {
+	h := newHome(t)
+	const id = "3f0c9a2e-5b7d-4a51-9a8e-0d6f2c1b7e44"
+	dir := h.run(h.cwd, id, strings.ReplaceAll(reviewRun, "%CWD%", h.cwd), 0)
+	loc := location{id: id, dir: dir, project: ProjectKey(h.cwd), runsDir: filepath.Dir(dir)}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.store().readRun(loc, nil)
+	if !errors.Is(err, ErrRunRemoved) || !strings.Contains(err.Error(), "removed") || strings.Contains(err.Error(), "still creating") {
+		t.Fatalf("read of a removed run: %v", err)
+	}
+}

@@ -229,7 +229,13 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 		return openError(err)
 	}
 	if live && !opts.Inspect {
-		return openLive(ctx, f, opts, a, lease)
+		return openLive(ctx, f, opts, a, lease, func() (*store.Attempt, error) {
+			r, err := st.FindRun(a.Run.ID)
+			if err != nil {
+				return nil, err
+			}
+			return r.Pick(sel)
+		})
 	}
 	if opts.Hold {
 		tell(io.Err, "herdr-pi open: --hold is for a live handoff, and %s is not live: opening a read-only fork of it\n", a)

@@ -36,7 +36,9 @@ type openLiveLine struct {
 // owner Pi (lease pid → the wrapper above it), asks it for the handoff and
 // follows it to the handback, saying each change. Ctrl-C, SIGTERM or a
 // hangup give the attempt back at once (the wrapper closes the pane).
-func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attempt, lease *store.Lease) error {
+// reread reads the attempt again from the store, for when the owner
+// answers that it runs no such attempt.
+func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attempt, lease *store.Lease, reread func() (*store.Attempt, error)) error {
 	io := f.IO
 	paths := f.Paths()
 	opts.live = true
@@ -115,6 +117,13 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		if wrapperDied(ep) {
 			return ownerWrapperDied(a, ep.PID, pane, err)
 		}
+		if how := endedMeanwhile(reread); how != "" {
+			// open read the store a moment before the engine wrote the
+			// attempt's end: the owner's words name a session it no longer
+			// runs; the person needs the attempt's story and the way on.
+			return fmt.Errorf("%s %s while open asked its owner for it (%v); `herdr-pi open %s %s` opens what it left, read-only",
+				a, how, err, shellword.Word(a.Run.Short()), shellword.Word(a.Name()))
+		}
 		return fmt.Errorf("%s: %w", a, err)
 	}
 	gaveUp := writeErr != nil
@@ -130,6 +139,15 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	case writeErr != nil:
 		return fmt.Errorf("%s: its last line (%s) could not be written: %w", a, liveWords(a, final), writeErr)
 	}
+	if final.OwnerGone {
+		// Not a handback: nobody has the attempt, and nothing will finish
+		// it. A script's `open && …` must not go on as if it were back;
+		// its last line (owner_gone) says so already, as a failed launch's does.
+		tell(io.Err, "herdr-pi open: %s: its owner Pi (pid %d) went away during the handoff, so nobody has the attempt back and it will not "+
+			"finish; `herdr-pi open %s %s` opens what it left, read-only\n",
+			a, lease.PID, shellword.Word(a.Run.Short()), shellword.Word(a.Name()))
+		return silentExit(exitError)
+	}
 	if sctx.Err() != nil {
 		tell(io.Err, "herdr-pi open: interrupted; the pane is closed and the attempt is back with its owner\n")
 		return silentExit(exitInterrupted)
@@ -138,6 +156,26 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		return silentExit(exitError)
 	}
 	return nil
+}
+
+// endedMeanwhile says how the attempt stopped being live since open read
+// the store ("finished", "lost its owner Pi"), or "" when it still is, or
+// cannot be read again.
+func endedMeanwhile(reread func() (*store.Attempt, error)) string {
+	a, err := reread()
+	if err != nil {
+		return ""
+	}
+	live, _, err := a.Live()
+	switch {
+	case err != nil || live:
+		return ""
+	case a.Settled():
+		return "finished"
+	case a.Run.State() == "interrupted":
+		return "was interrupted with its run"
+	}
+	return "lost its owner Pi"
 }
 
 // liveWords is one change of a live handoff in words.

@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -115,6 +116,10 @@ type scriptedHandoffs struct {
 	// joined answers as for an ask that joined a handoff another asked
 	// for first: leaving it gives nothing up, and the wrapper says so.
 	joined bool
+	// refuse, when set, answers the order as the owner's wrapper does when
+	// the owner no longer runs the attempt, after running (the attempt
+	// settles meanwhile, say).
+	refuse func() error
 	// endedMeanwhile: the handoff ends by itself (its pane's Pi went idle)
 	// as open leaves it, so the answer is that handback, not open's.
 	endedMeanwhile bool
@@ -163,6 +168,9 @@ func (h *scriptedHandoffs) Handoff(ctx context.Context, ask control.HandoffAsk, 
 		return control.Progress{Event: control.ProgressFocused, PaneID: "w2:p1", TabID: "w2:t2", WorkspaceID: "w2"}, nil
 	}
 	progress(control.Progress{Event: control.ProgressOrdered, RunID: ask.RunID, Label: "docs", Handoff: "h1"})
+	if h.refuse != nil {
+		return control.Progress{}, h.refuse()
+	}
 	// The turn ends when the test says so, or never: a cancel must end it.
 	select {
 	case <-ctx.Done():
@@ -369,6 +377,45 @@ func TestOpenLiveSaysWhatAHandbackLeftOpen(t *testing.T) {
 			if !strings.Contains(last, `"left_open":`) || strings.Contains(last, `"error"`) {
 				t.Fatalf("the handback line %s: want left_open, and no error", last)
 			}
+		}
+	}
+}
+
+// The attempt finishes between open's look at the store and its owner's
+// answer (a race of a few milliseconds: open read the store as the engine
+// wrote it): the owner says it runs no such attempt. open says what
+// happened in the person's terms — the attempt finished meanwhile — and
+// how to open it now, not only the owner's words about a session id.
+func TestOpenLiveOnAnAttemptThatFinishedMeanwhileSaysHowToOpenIt(t *testing.T) {
+	w := newLiveWorld(t)
+	st := store.New(w.home, w.cwd)
+	w.handoffs.refuse = func() error {
+		r, err := st.FindRun(w.run)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(r.Dir, "state.json")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return err
+		}
+		for _, ag := range rec["agents"].([]any) {
+			ag.(map[string]any)["state"] = "completed"
+		}
+		b, _ = json.Marshal(rec)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return err
+		}
+		return errors.New("the workflow owner refused the handoff: no live attempt with session s1 in this workflow owner (pid 42)")
+	}
+	code, stderr := w.open(t, io.Discard)
+	for _, want := range []string{"docs#1", "finished while open asked its owner for it", "herdr-pi open " + w.run[:8] + " 'docs#1'"} {
+		if code != exitError || !strings.Contains(stderr, want) {
+			t.Fatalf("exit %d, stderr does not say %q:\n%s", code, want, stderr)
 		}
 	}
 }
