@@ -63,11 +63,12 @@ var wrapCases = []faultCase{
 		},
 	},
 	{
-		Fault:     "Herdr answers garbage, or closes mid-line",
-		Guarantee: "treated as a failed call: logged once, retried, never shown to the agent; the agent's code comes back",
+		Fault:     "Herdr answers garbage, or closes the connection unanswered or mid-line (crashing or restarting mid-call)",
+		Guarantee: "treated as a failed call: logged once, retried, never shown to the agent; the agent's code comes back; the error says which it was: a reply herdr-pi cannot decode points at the protocol versions, a dropped connection at a Herdr restarting or crashed",
 		Tests: []testRef{
 			{"e2e", "TestScripts/herdr_broken"},
 			{"bridge/herdr", "TestTransportFailures"},
+			{"bridge/herdr", "TestADroppedConnectionIsNotCalledAProtocolMismatch"},
 		},
 	},
 	{
