@@ -248,7 +248,7 @@ var workflowCases = []faultCase{
 		},
 	},
 	{
-		Fault:     "Herdr goes away for good, its panes with them, while a handed-off pane or an inspectable run's tab works",
+		Fault:     "Herdr goes away for good, its panes with it, while a handed-off pane or an inspectable run's tab works",
 		Guarantee: "the wrapper hands back (exited) at once and the owner finishes the turn locally; an inspectable run's next prompt fails for want of Herdr, and what Herdr could not close stays in herdr-pi's ledger for `herdr-pi close`",
 		Tests: []testRef{
 			{"e2e", "TestLiveHandoffHerdrGoesAway"},
