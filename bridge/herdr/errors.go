@@ -133,15 +133,19 @@ func (e *TransportError) Unwrap() error { return e.Err }
 func (e *TransportError) Error() string { return e.detail() + e.advice() }
 
 // advice is what Error adds after detail: for the failures whose way out
-// is herdr-pi doctor, the pointer to it.
+// is herdr-pi doctor, the pointer to it. Protocol versions are named only
+// where a protocol change is a likely cause: a reply herdr-pi cannot
+// decode. Herdr answers every request it reads, one it does not understand
+// too (herdr-socket-api.md §1.3, §2.3), so a connection it closes
+// unanswered or half-answered is a Herdr that went away mid-call.
 func (e *TransportError) advice() string {
 	switch e.Kind {
 	case FailTimeout:
 		return " (run 'herdr-pi doctor'; restart Herdr if it stays so)"
 	case FailClosed:
-		return " (run 'herdr-pi doctor' to compare protocol versions)"
+		return " (run 'herdr-pi doctor' to check it)"
 	case FailGarbage:
-		return " (run 'herdr-pi doctor')"
+		return " (run 'herdr-pi doctor' to compare protocol versions)"
 	}
 	return ""
 }
@@ -164,7 +168,7 @@ func (e *TransportError) detail() string {
 	case FailTimeout:
 		return fmt.Sprintf("herdr socket %s: no reply to %s within %v: Herdr is busy or hung", e.Socket, e.Method, e.After)
 	case FailClosed:
-		return fmt.Sprintf("herdr socket %s: Herdr closed the connection without answering %s", e.Socket, e.Method)
+		return fmt.Sprintf("herdr socket %s: Herdr closed the connection without answering %s: it may be restarting, or have crashed", e.Socket, e.Method)
 	case FailGarbage:
 		return fmt.Sprintf("herdr socket %s: the reply to %s is not Herdr's protocol (%v): is HERDR_SOCKET_PATH another program's socket?", e.Socket, e.Method, e.Err)
 	case FailCanceled:

@@ -66,3 +66,67 @@ func TestAHerdrErrorMessageIsShownOnOneBoundedCleanLine(t *testing.T) {
 		}
 	}
 }
+
+// A connection Herdr drops before it answers — it crashed or is
+// restarting mid-call, or died half-way through its reply — is said to be
+// that, with doctor to check Herdr: nothing in it suggests the protocols
+// differ, and the advice to compare protocol versions misled a person whose
+// Herdr had only restarted. That advice stays for what a protocol change
+// would bring: a reply herdr-pi cannot decode, or Herdr refusing a request
+// it does not understand.
+func TestADroppedConnectionIsNotCalledAProtocolMismatch(t *testing.T) {
+	s := herdrtest.Start(t)
+	sendInput := func() error {
+		return herdr.NewClient(s.SocketPath()).PaneSendInput(t.Context(), s.PaneID(), "pi\n")
+	}
+	dropped := map[string]func() error{
+		"closed unanswered": func() error {
+			s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultClose, Count: 1})
+			return sendInput()
+		},
+		"closed mid-line": func() error {
+			s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultCloseMidLine, Count: 1})
+			return sendInput()
+		},
+		"crashed mid-call": func() error {
+			s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultHang, Count: 1})
+			before := len(s.Requests())
+			errc := make(chan error, 1)
+			go func() { errc <- sendInput() }()
+			s.WaitFor(t, 10*time.Second, "the call", func() bool { return len(s.Requests()) > before })
+			s.Crash()
+			defer func() {
+				if err := s.Restart(); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			return <-errc
+		},
+	}
+	for name, call := range dropped {
+		err := call()
+		s.SetFault(herdrtest.Fault{})
+		if herdr.KindOf(err) != herdr.FailClosed {
+			t.Fatalf("%s: %v, want the connection closed", name, err)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "protocol") || !strings.Contains(msg, "restarting") || !strings.Contains(msg, "'herdr-pi doctor'") {
+			t.Errorf("%s: %q; want it to say Herdr may be restarting, and doctor, and nothing of protocols", name, msg)
+		}
+	}
+
+	mismatched := map[string]herdrtest.Fault{
+		"garbage":         {Kind: herdrtest.FaultGarbage, Count: 1},
+		"unknown method":  {Kind: herdrtest.FaultReply, Count: 1, Reply: map[string]any{"error": map[string]any{"code": "invalid_request", "message": "invalid request: unknown variant `pane.send_input`"}}},
+		"not implemented": {Kind: herdrtest.FaultReply, Count: 1, Reply: map[string]any{"error": map[string]any{"code": "not_implemented", "message": "no handler"}}},
+		"another result":  {Kind: herdrtest.FaultReply, Count: 1, Reply: map[string]any{"result": map[string]any{"type": "input_sent"}}},
+	}
+	for name, f := range mismatched {
+		s.SetFault(f)
+		err := sendInput()
+		s.SetFault(herdrtest.Fault{})
+		if err == nil || !strings.Contains(err.Error(), "run 'herdr-pi doctor' to compare protocol versions") {
+			t.Errorf("%s: %v; want the advice to compare protocol versions", name, err)
+		}
+	}
+}

@@ -16,11 +16,14 @@ type testRef struct {
 	Name string
 }
 
-// Every end-to-end fault test (e2e) runs the real binary under an outer
-// pty and checks, besides what its case promises, the agent's exit code,
-// the terminal mode afterwards, Herdr's release and what is left in the
-// runtime directory and the process table.
-var cases = []faultCase{
+// Every end-to-end fault test (e2e) of a wrapped agent runs the real
+// binary under an outer pty and checks, besides what its case promises,
+// the agent's exit code, the terminal mode afterwards, Herdr's release and
+// what is left in the runtime directory and the process table. The
+// workflow cases at the end (workflowCases) check their own promises.
+var cases = append(wrapCases, workflowCases...)
+
+var wrapCases = []faultCase{
 	{
 		Fault:     "Herdr missing: no socket, or a socket nobody listens on",
 		Guarantee: "the agent runs and exits with its own code; nothing about Herdr on its screen while it runs, one line after it exits saying no state reached Herdr and why; one log line per kind of failure; terminal restored",
@@ -60,11 +63,12 @@ var cases = []faultCase{
 		},
 	},
 	{
-		Fault:     "Herdr answers garbage, or closes mid-line",
-		Guarantee: "treated as a failed call: logged once, retried, never shown to the agent; the agent's code comes back",
+		Fault:     "Herdr answers garbage, or closes the connection unanswered or mid-line (crashing or restarting mid-call)",
+		Guarantee: "treated as a failed call: logged once, retried, never shown to the agent; the agent's code comes back; the error says which it was: a reply herdr-pi cannot decode points at the protocol versions, a dropped connection at a Herdr restarting or crashed",
 		Tests: []testRef{
 			{"e2e", "TestScripts/herdr_broken"},
 			{"bridge/herdr", "TestTransportFailures"},
+			{"bridge/herdr", "TestADroppedConnectionIsNotCalledAProtocolMismatch"},
 		},
 	},
 	{
@@ -179,6 +183,93 @@ var cases = []faultCase{
 			{"notify", "TestAPanickingSendCostsOneNotification"},
 			{"bridge/control", "TestAPanickingHandoffFailsThatHandoffOnly"},
 			{"internal/guard", "TestEveryGoroutineIsGuarded"},
+		},
+	},
+}
+
+// workflowCases are the faults of `herdr-pi open` on a workflow's agents:
+// a live handoff, or fully inspectable mode. Their end-to-end tests run a
+// real owner (Pi with the workflow engine under `herdr-pi wrap`) and real
+// Pis in the fake Herdr's tmux panes, and check, besides what the case
+// promises, that the attempt comes back to its owner or open says plainly
+// why not, and what is left in the private runtime directory.
+var workflowCases = []faultCase{
+	{
+		Fault:     "the `herdr-pi open` that asked for a live handoff is SIGKILLed, while its order waits for the turn boundary or while the attempt works in its pane; or two opens share the handoff and the one that asked is killed",
+		Guarantee: "the order is withdrawn and no pane opens, or the owner's wrapper gives the attempt back (aborted) and closes its pane; the owner carries the turn on locally; the other open says the asker went away and ends with the handback; nothing is left open for `herdr-pi close`",
+		Tests: []testRef{
+			{"e2e", "TestLiveHandoffOpenKilledBeforeTheBoundary"},
+			{"e2e", "TestLiveHandoffOpenKilled"},
+			{"e2e", "TestLiveHandoffTwoOpensAtOnceTheAskerKilled"},
+		},
+	},
+	{
+		Fault:     "the `herdr-pi open` of a live handoff cannot write its lines (stdout is a full disk)",
+		Guarantee: "open exits 1 with the write error; an open that asked gives the handoff up before any pane opens and the turn goes on in the owner; one that joined says the handoff goes on and how to give it back, and it does go on",
+		Tests: []testRef{
+			{"e2e", "TestLiveHandoffOpenCannotWriteItsLines"},
+			{"e2e", "TestLiveHandoffJoinedOpenCannotWriteItsLines"},
+		},
+	},
+	{
+		Fault:     "the handed-off pane's Pi, or its `herdr-pi wrap`, is SIGKILLed while the attempt works",
+		Guarantee: "the attempt comes back at once and the owner carries the cut turn on locally; open exits 0 with the handback; what the killed wrapper left is reclaimed by the next wrapper's start",
+		Tests: []testRef{
+			{"e2e", "TestLiveHandoffPanesPiKilled"},
+			{"e2e", "TestLiveHandoffPanesWrapperKilled"},
+		},
+	},
+	{
+		Fault:     "the owner of a live handoff or of a fully inspectable run is SIGKILLed: its Pi, or its `herdr-pi wrap` (while the handoff is ordered, or while the pane or tab works)",
+		Guarantee: "open exits 1 saying the owner is gone and the way on (the pane that still runs and the `herdr-pi close` that closes it, or the open that opens what it left); close closes what was left; the next open of the attempt opens what it left, a read-only fork, saying the owner is gone; an inspectable run's wrapper whose Pi died closes the tab and the workspace itself",
+		Tests: []testRef{
+			{"e2e", "TestLiveHandoffOwnerKilledThenOpenAgain"},
+			{"e2e", "TestLiveHandoffOwnerWrapperKilledWhileOrdered"},
+			{"e2e", "TestLiveHandoffOwnerWrapperKilled"},
+			{"e2e", "TestFullyInspectableOwnerPiKilled"},
+			{"e2e", "TestFullyInspectableOwnerWrapperKilled"},
+		},
+	},
+	{
+		Fault:     "Herdr is down at a live handoff's launch, or drops the connection that types the pane's command",
+		Guarantee: "the handoff fails: open exits 1 saying why (restart Herdr; the call that failed), a pane already placed is closed again, and the attempt goes on in its owner; nothing is left open",
+		Tests: []testRef{
+			{"e2e", "TestLiveHandoffHerdrDownAtTheLaunch"},
+			{"e2e", "TestLiveHandoffHerdrDropsTheLaunchsInput"},
+		},
+	},
+	{
+		Fault:     "Herdr crashes while a handed-off pane or an inspectable run's tab works, and restarts a few seconds later with its panes",
+		Guarantee: "the wrapper follows the pane again: a turn that ended during the outage comes back (idle) with the pane's reply; a pane or tab closed after it hands back (closed) and the owner carries on; an inspectable run opens its next tab and closes its workspace at the end",
+		Tests: []testRef{
+			{"e2e", "TestLiveHandoffTurnEndsDuringAHerdrOutage"},
+			{"e2e", "TestLiveHandoffHerdrOutageThenPaneClosed"},
+			{"e2e", "TestFullyInspectableHerdrOutageThenTabClosed"},
+		},
+	},
+	{
+		Fault:     "Herdr goes away for good, its panes with it, while a handed-off pane or an inspectable run's tab works",
+		Guarantee: "the wrapper hands back (exited) at once and the owner finishes the turn locally; an inspectable run's next prompt fails for want of Herdr, and what Herdr could not close stays in herdr-pi's ledger for `herdr-pi close`",
+		Tests: []testRef{
+			{"e2e", "TestLiveHandoffHerdrGoesAway"},
+			{"e2e", "TestFullyInspectableHerdrGoesAway"},
+		},
+	},
+	{
+		Fault:     "Herdr is down, or refuses `pane.close`, at a live handoff's handback",
+		Guarantee: "the wrapper stops the pane's Pi itself before the owner has the attempt back (never two Pis on one session file); the pane stays in herdr-pi's ledger, said at the handback, and `herdr-pi close` closes it once Herdr answers",
+		Tests: []testRef{
+			{"e2e", "TestLiveHandoffHerdrDownAtTheHandback"},
+			{"e2e", "TestLiveHandoffPaneCloseFailsStillStopsThePanesPi"},
+		},
+	},
+	{
+		Fault:     "`herdr-pi close <run>` cuts a handoff short: while it is ordered, as its pane is launched, or while an inspectable run's turn works in its tab",
+		Guarantee: "whichever comes first, the handoff ends with a handback that says what happened (open prints it), the attempt or turn is back with its owner, and no pane, tab or workspace stays open",
+		Tests: []testRef{
+			{"e2e", "TestCloseGivesUpAnOrderedHandoff"},
+			{"e2e", "TestCloseRacesALiveHandoffsLaunch"},
+			{"e2e", "TestFullyInspectableCloseWhileTheRunWorks"},
 		},
 	},
 }

@@ -43,3 +43,50 @@ func TestEveryCaseNamesARealTest(t *testing.T) {
 		}
 	}
 }
+
+// faultFiles are e2e's files of fault tests: every test in them guards a
+// fault and is named by the table, so that a fault test added there shows
+// in RELIABILITY.md (notAFault says which ones are not and why).
+var faultFiles = []string{
+	"faults_test.go",
+	"live_faults_test.go",
+	"live_kill_test.go",
+	"inspectable_faults_test.go",
+	"inspectable_outage_test.go",
+}
+
+var notAFault = map[string]string{
+	"TestFullyInspectableAbortInTheTabCarriesOnLocally": "Escape in the tab is the person's own abort",
+}
+
+func TestEveryFaultTestIsInTheTable(t *testing.T) {
+	named := map[string]bool{}
+	for _, c := range cases {
+		for _, ref := range c.Tests {
+			if ref.Pkg == "e2e" {
+				top, _, _ := strings.Cut(ref.Name, "/")
+				named[top] = true
+			}
+		}
+	}
+	decl := regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\)`)
+	declared := map[string]bool{}
+	for _, f := range faultFiles {
+		b, err := os.ReadFile(filepath.Join("..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range decl.FindAllSubmatch(b, -1) {
+			name := string(m[1])
+			declared[name] = true
+			if !named[name] && notAFault[name] == "" {
+				t.Errorf("e2e/%s: %s is in no fault case (cases.go): add it to the case it guards, or to notAFault with the reason", f, name)
+			}
+		}
+	}
+	for name := range notAFault {
+		if !declared[name] {
+			t.Errorf("notAFault names %s, which no fault file declares", name)
+		}
+	}
+}

@@ -117,7 +117,9 @@ func runFaultTests() (map[testRef]result, []testRun, bool) {
 		if g.top != "" {
 			pattern = "^" + g.top + "$/" + pattern
 		}
-		args := []string{"test", "-race", "-count=1", "-json", "-timeout", "30m", "-run", pattern, "./" + g.pkg}
+		// e2e's group holds two dozen workflow tests, each with real Pis
+		// under the race detector: the timeout e2e is given in CI.
+		args := []string{"test", "-race", "-count=1", "-json", "-timeout", "45m", "-run", pattern, "./" + g.pkg}
 		start := time.Now()
 		fmt.Fprintf(os.Stderr, "reliability: go %s\n", strings.Join(args, " "))
 		cmd := exec.Command("go", args...)

@@ -24,6 +24,11 @@ func render(results map[testRef]result, runs []testRun, sk *soakReport, reused b
 	w("the agent keeps running or exits with its own code; the terminal's mode is restored; Herdr's\n")
 	w("pane ends right (released, seq above every report) unless Herdr cannot answer at all; nothing\n")
 	w("is left behind (no file or socket in the runtime directory, no process of the run).\n\n")
+	w("The workflow fault tests (the rows from `herdr-pi open` on; package `e2e` too) run a real\n")
+	w("owner, Pi with the workflow engine under `herdr-pi wrap`, and real Pis in the fake Herdr's\n")
+	w("tmux panes, a fake model scripting every turn. Whatever the fault, the attempt comes back\n")
+	w("to its owner or `herdr-pi open` says plainly why not and what to do, and what is left (in\n")
+	w("the private runtime directory, in herdr-pi's ledger for `herdr-pi close`) is what the row says.\n\n")
 
 	w("## Fault cases\n\n")
 	if len(runs) > 0 {
