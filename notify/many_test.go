@@ -24,10 +24,7 @@ func TestManyPanesBlockingAtOnceAreAllTold(t *testing.T) {
 		dir := t.TempDir()
 		var ns []*Notifier
 		for i := range panes {
-			b, err := board.Open(dir, "/run/herdr.sock", fmt.Sprintf("w1:p%d", i))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := presentBoard(t, dir, fmt.Sprintf("w1:p%d", i), "api")
 			ns = append(ns, Start(Options{Herdr: h, Board: b, Project: "api", Label: fmt.Sprintf("agent%02d", i), Instance: fmt.Sprintf("w1:p%d", i)}))
 		}
 		for _, n := range ns {
@@ -117,10 +114,7 @@ func TestAQuestionAnsweredBeforeItsToastIsNotToldAfter(t *testing.T) {
 			return ""
 		}}
 		dir := t.TempDir()
-		b, err := board.Open(dir, "/run/herdr.sock", "w1:p1")
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := presentBoard(t, dir, "w1:p1", "api")
 		n := Start(Options{Herdr: h, Board: b, Project: "api", Instance: "w1:p1"})
 		tr := NewTriggers(n, 0)
 		tr.StateEvent(state.Event{Kind: state.EventTransition, From: state.Idle, To: state.Blocked,
@@ -140,4 +134,19 @@ func TestAQuestionAnsweredBeforeItsToastIsNotToldAfter(t *testing.T) {
 			}
 		}
 	})
+}
+
+// presentBoard is the board of a running wrapper of pane, known by place,
+// as wrap opens it: present until the test ends.
+func presentBoard(t *testing.T, dir, pane, place string) *board.Board {
+	t.Helper()
+	b, err := board.Open(dir, "/run/herdr.sock", pane)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Present(place); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
 }
