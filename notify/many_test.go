@@ -150,3 +150,50 @@ func presentBoard(t *testing.T, dir, pane, place string) *board.Board {
 	t.Cleanup(b.Close)
 	return b
 }
+
+// A question Herdr holds back for longer than the half minute a toast is
+// offered ("busy": a toast stayed on screen), while no other pane toasts
+// to name it: it is not given up while it is open and on the board, but
+// offered again, more slowly, until Herdr shows it.
+func TestAQuestionHeldBackPastTheRetriesIsStillToasted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		h := &pacedHerdr{before: func(int) string {
+			if time.Since(start) < herdrRetryFor+15*time.Second {
+				return ReasonBusy
+			}
+			return ""
+		}}
+		dir := t.TempDir()
+		b := presentBoard(t, dir, "w1:p1", "api")
+		n := Start(Options{Herdr: h, Board: b, Project: "api", Instance: "w1:p1"})
+		defer n.Close(context.Background())
+		n.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+		time.Sleep(herdrRetryFor + 30*time.Second)
+		calls, results := h.snapshot()
+		if last := len(results) - 1; last < 0 || !results[last].Shown || calls[last].Body != "api" {
+			t.Fatalf("the question was never shown (%d calls, last %+v)", len(results), results[max(last, 0):])
+		}
+		// Once shown it is off the board and offered no more.
+		time.Sleep(10 * time.Second)
+		n.Close(context.Background())
+		if again, _ := h.snapshot(); len(again) != len(calls) {
+			t.Fatalf("%d calls after it was shown", len(again)-len(calls))
+		}
+
+		// A wrapper that ends while Herdr still holds its question back
+		// does not wait to offer it again.
+		busy := &pacedHerdr{before: func(int) string { return ReasonBusy }}
+		n = Start(Options{Herdr: busy, Board: b, Project: "api", Instance: "w1:p1"})
+		n.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+		time.Sleep(herdrRetryFor + time.Minute)
+		closing := time.Now()
+		n.Close(context.Background())
+		if d := time.Since(closing); d >= herdrRetryLate {
+			t.Fatalf("closing waited %v for a question kept on offer", d)
+		}
+		if held := presentBoard(t, dir, "w1:p2", "web").Others(); len(held) != 0 {
+			t.Fatalf("a closed wrapper's question is still on the board: %+v", held)
+		}
+	})
+}
