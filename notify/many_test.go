@@ -197,3 +197,43 @@ func TestAQuestionHeldBackPastTheRetriesIsStillToasted(t *testing.T) {
 		}
 	})
 }
+
+// Two panes of one name (two unlabelled Pis in one project), the first's
+// toast held back and named by the second's: the name says which pane it
+// is, as its own toast would have. "api · tab 2 · also asking: api" read
+// as the same pane twice, and the person went to tab 2 only.
+func TestANamesakeNamedByAnotherToastSaysWhereItIs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{before: func(call int) string {
+			if call == 1 {
+				return ReasonRateLimited
+			}
+			return ""
+		}}
+		dir := t.TempDir()
+		start := func(pane, where string) *Notifier {
+			b := presentBoard(t, dir, pane, "api")
+			n := Start(Options{Herdr: h, Board: b, Roster: b, Project: "api", Instance: pane,
+				Where: func(context.Context) string { return where }})
+			t.Cleanup(func() { n.Close(context.Background()) })
+			return n
+		}
+		a := start("w1:p1", "tab 1")
+		b := start("w1:p2", "tab 2")
+		a.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+		time.Sleep(100 * time.Millisecond) // Herdr held a's toast back
+		b.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+		time.Sleep(5 * time.Second)
+		calls, results := h.snapshot()
+		var shown []string
+		for i, r := range results {
+			if r.Shown {
+				shown = append(shown, calls[i].Body)
+			}
+		}
+		want := []string{"api · tab 2 · also asking: api (tab 1)"}
+		if !slices.Equal(shown, want) {
+			t.Fatalf("shown %q, want %q", shown, want)
+		}
+	})
+}

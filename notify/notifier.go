@@ -176,7 +176,12 @@ func Start(o Options) *Notifier {
 			defer cancel()
 			if where != nil && roster != nil && roster.Namesakes(PaneName(o.Label, o.Project)) > 0 {
 				wctx, cancel := context.WithTimeout(ctx, whereWait)
-				m.Body = joinParts(m.Body, osc.CleanLabel(where(wctx)))
+				if w := osc.CleanLabel(where(wctx)); w != "" {
+					m.Body = joinParts(m.Body, w)
+					// Named in another pane's toast, it says where too:
+					// "also asking: api" would read as the namesake asking.
+					m.place += " (" + w + ")"
+				}
 				cancel()
 			}
 			toast := herdrToast(m, sound)
