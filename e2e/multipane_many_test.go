@@ -2,11 +2,15 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 )
 
 // Ten wrappers in ten panes of one Herdr, half of them blocked, when Herdr
@@ -109,5 +113,51 @@ func TestThirtyPanesBlockingAtOnceAreAllShownAndTold(t *testing.T) {
 		if st, err := r.wait(30 * time.Second); err != nil || st != 0 {
 			t.Fatalf("wrapper: exit %d, %v", st, err)
 		}
+	}
+}
+
+// A wrapper killed (SIGKILL: none of its code runs) while Herdr held its
+// question's toast back: the next toast of another pane does not name
+// it. Before, "also asking: kbeta" sent the person looking for a question
+// no pane asked, for two minutes.
+func TestAKilledWrappersQuestionIsNotNamedByAnotherPanesToast(t *testing.T) {
+	m := newMultiHerdr(t, 2)
+	a := m.wrap(m.panes[0], "api", "kalpha", `print \e[?2026hready\e[?2026l\r\n`, "readline")
+	b := m.wrap(m.panes[1], "api", "kbeta", `print \e[?2026hready\e[?2026l\r\n`, "readline")
+	for _, p := range m.panes {
+		m.waitPane(p, "idle")
+	}
+	m.h.SetFault(herdrtest.Fault{Kind: herdrtest.FaultReply, Methods: []string{"notification.show"},
+		Reply: map[string]any{"result": map[string]any{"type": "notification_show", "shown": false, "reason": "busy"}}})
+	m.mustHook(m.panes[1], "waiting", "start", "--source", "hook", "--id", "1")
+	m.waitPane(m.panes[1], "blocked")
+	m.h.WaitFor(t, 20*time.Second, "kbeta's question on the board", func() bool {
+		held, _ := filepath.Glob(filepath.Join(m.runtime, "herdr-pi*", "toasts", "*", "*.held"))
+		return len(held) == 1
+	})
+	if err := b.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = b.wait(30 * time.Second) // gone, whatever its status says
+	m.h.SetFaults()
+	m.mustHook(m.panes[0], "waiting", "start", "--source", "hook", "--id", "0")
+	m.h.WaitFor(t, 20*time.Second, "kalpha's toast shown", func() bool {
+		for _, s := range m.shown() {
+			if strings.Contains(s.Body, "kalpha") {
+				return true
+			}
+		}
+		return false
+	})
+	for _, s := range m.shown() {
+		if strings.Contains(s.Body, "kbeta") {
+			t.Fatalf("a killed wrapper's question named: %q", s.Body)
+		}
+	}
+	if err := sendKeys(a, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := a.wait(30 * time.Second); err != nil || st != 0 {
+		t.Fatalf("wrapper: exit %d, %v", st, err)
 	}
 }

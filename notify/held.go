@@ -43,6 +43,17 @@ func (h *heldOn) taken(m Message) bool {
 	return h.seq == m.seq
 }
 
+// holds reports whether m is the question this pane has on the board: it
+// is offered to Herdr for as long as it is, named by no other toast yet.
+func (h *heldOn) holds(m Message) bool {
+	if h.board == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.entry != "" && h.seq == m.seq
+}
+
 // nameOthers adds to the toast of a question the questions other panes
 // hold on the board, as many as fit, and returns their entries; any that
 // do not fit are counted.

@@ -24,10 +24,7 @@ func TestManyPanesBlockingAtOnceAreAllTold(t *testing.T) {
 		dir := t.TempDir()
 		var ns []*Notifier
 		for i := range panes {
-			b, err := board.Open(dir, "/run/herdr.sock", fmt.Sprintf("w1:p%d", i))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := presentBoard(t, dir, fmt.Sprintf("w1:p%d", i), "api")
 			ns = append(ns, Start(Options{Herdr: h, Board: b, Project: "api", Label: fmt.Sprintf("agent%02d", i), Instance: fmt.Sprintf("w1:p%d", i)}))
 		}
 		for _, n := range ns {
@@ -117,10 +114,7 @@ func TestAQuestionAnsweredBeforeItsToastIsNotToldAfter(t *testing.T) {
 			return ""
 		}}
 		dir := t.TempDir()
-		b, err := board.Open(dir, "/run/herdr.sock", "w1:p1")
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := presentBoard(t, dir, "w1:p1", "api")
 		n := Start(Options{Herdr: h, Board: b, Project: "api", Instance: "w1:p1"})
 		tr := NewTriggers(n, 0)
 		tr.StateEvent(state.Event{Kind: state.EventTransition, From: state.Idle, To: state.Blocked,
@@ -138,6 +132,108 @@ func TestAQuestionAnsweredBeforeItsToastIsNotToldAfter(t *testing.T) {
 			if r.Shown {
 				t.Errorf("toast %+v shown after the question was answered", calls[i])
 			}
+		}
+	})
+}
+
+// presentBoard is the board of a running wrapper of pane, known by place,
+// as wrap opens it: present until the test ends.
+func presentBoard(t *testing.T, dir, pane, place string) *board.Board {
+	t.Helper()
+	b, err := board.Open(dir, "/run/herdr.sock", pane)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Present(place); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+// A question Herdr holds back for longer than the half minute a toast is
+// offered ("busy": a toast stayed on screen), while no other pane toasts
+// to name it: it is not given up while it is open and on the board, but
+// offered again, more slowly, until Herdr shows it.
+func TestAQuestionHeldBackPastTheRetriesIsStillToasted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		h := &pacedHerdr{before: func(int) string {
+			if time.Since(start) < herdrRetryFor+15*time.Second {
+				return ReasonBusy
+			}
+			return ""
+		}}
+		dir := t.TempDir()
+		b := presentBoard(t, dir, "w1:p1", "api")
+		n := Start(Options{Herdr: h, Board: b, Project: "api", Instance: "w1:p1"})
+		defer n.Close(context.Background())
+		n.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+		time.Sleep(herdrRetryFor + 30*time.Second)
+		calls, results := h.snapshot()
+		if last := len(results) - 1; last < 0 || !results[last].Shown || calls[last].Body != "api" {
+			t.Fatalf("the question was never shown (%d calls, last %+v)", len(results), results[max(last, 0):])
+		}
+		// Once shown it is off the board and offered no more.
+		time.Sleep(10 * time.Second)
+		n.Close(context.Background())
+		if again, _ := h.snapshot(); len(again) != len(calls) {
+			t.Fatalf("%d calls after it was shown", len(again)-len(calls))
+		}
+
+		// A wrapper that ends while Herdr still holds its question back
+		// does not wait to offer it again.
+		busy := &pacedHerdr{before: func(int) string { return ReasonBusy }}
+		n = Start(Options{Herdr: busy, Board: b, Project: "api", Instance: "w1:p1"})
+		n.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+		time.Sleep(herdrRetryFor + time.Minute)
+		closing := time.Now()
+		n.Close(context.Background())
+		if d := time.Since(closing); d >= herdrRetryLate {
+			t.Fatalf("closing waited %v for a question kept on offer", d)
+		}
+		if held := presentBoard(t, dir, "w1:p2", "web").Others(); len(held) != 0 {
+			t.Fatalf("a closed wrapper's question is still on the board: %+v", held)
+		}
+	})
+}
+
+// Two panes of one name (two unlabelled Pis in one project), the first's
+// toast held back and named by the second's: the name says which pane it
+// is, as its own toast would have. "api · tab 2 · also asking: api" read
+// as the same pane twice, and the person went to tab 2 only.
+func TestANamesakeNamedByAnotherToastSaysWhereItIs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{before: func(call int) string {
+			if call == 1 {
+				return ReasonRateLimited
+			}
+			return ""
+		}}
+		dir := t.TempDir()
+		start := func(pane, where string) *Notifier {
+			b := presentBoard(t, dir, pane, "api")
+			n := Start(Options{Herdr: h, Board: b, Roster: b, Project: "api", Instance: pane,
+				Where: func(context.Context) string { return where }})
+			t.Cleanup(func() { n.Close(context.Background()) })
+			return n
+		}
+		a := start("w1:p1", "tab 1")
+		b := start("w1:p2", "tab 2")
+		a.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+		time.Sleep(100 * time.Millisecond) // Herdr held a's toast back
+		b.Notify(Event{Kind: InputNeeded, Key: "blocked#1"})
+		time.Sleep(5 * time.Second)
+		calls, results := h.snapshot()
+		var shown []string
+		for i, r := range results {
+			if r.Shown {
+				shown = append(shown, calls[i].Body)
+			}
+		}
+		want := []string{"api · tab 2 · also asking: api (tab 1)"}
+		if !slices.Equal(shown, want) {
+			t.Fatalf("shown %q, want %q", shown, want)
 		}
 	})
 }

@@ -95,6 +95,11 @@ const herdrPace = time.Second
 // must not be lost to a toast that happens to be showing.
 const herdrRetryFor = 30 * time.Second
 
+// herdrRetryLate is how often a question Herdr still holds back after
+// herdrRetryFor is offered again while it is open and on the board: it is
+// not given up, since no other pane may toast to name it.
+const herdrRetryLate = 5 * time.Second
+
 // whereWait bounds the look-up of where the pane is: a toast without it
 // beats a late one.
 const whereWait = time.Second
@@ -155,7 +160,7 @@ func Start(o Options) *Notifier {
 		h, sound, barrier, where, roster := o.Herdr, o.Sound, o.Barrier, o.Where, o.Roster
 		hb := &heldOn{board: o.Board, isAnswered: n.answered}
 		n.unhold = hb.drop
-		n.workers = append(n.workers, newWorker("herdr", herdrPace, herdrRetryFor, func(ctx context.Context, m Message) (string, bool, error) {
+		w := newWorker("herdr", herdrPace, herdrRetryFor, func(ctx context.Context, m Message) (string, bool, error) {
 			if hb.taken(m) {
 				return OutcomeToldWithOthers, false, nil
 			}
@@ -171,7 +176,12 @@ func Start(o Options) *Notifier {
 			defer cancel()
 			if where != nil && roster != nil && roster.Namesakes(PaneName(o.Label, o.Project)) > 0 {
 				wctx, cancel := context.WithTimeout(ctx, whereWait)
-				m.Body = joinParts(m.Body, osc.CleanLabel(where(wctx)))
+				if w := osc.CleanLabel(where(wctx)); w != "" {
+					m.Body = joinParts(m.Body, w)
+					// Named in another pane's toast, it says where too:
+					// "also asking: api" would read as the namesake asking.
+					m.place += " (" + w + ")"
+				}
 				cancel()
 			}
 			toast := herdrToast(m, sound)
@@ -183,7 +193,9 @@ func Start(o Options) *Notifier {
 			}
 			hb.answered(m, res.Reason, named)
 			return res.Reason, retryable(res.Reason), nil
-		}))
+		})
+		w.keep, w.late = hb.holds, herdrRetryLate
+		n.workers = append(n.workers, w)
 	}
 	if o.Terminal != nil {
 		t := o.Terminal
@@ -364,6 +376,9 @@ type pending struct {
 	m Message
 	// first is when it was first offered to the channel.
 	first time.Time
+	// after, once retryFor has passed for a message kept on offer, is
+	// when it is offered next.
+	after time.Time
 }
 
 type worker struct {
@@ -376,6 +391,10 @@ type worker struct {
 	wake     chan struct{}
 	// stale says a message is no longer worth sending (answered).
 	stale func(Message) bool
+	// keep, when set, says a message answered "not now" is offered again
+	// past retryFor, every late, until the channel closes.
+	keep func(Message) bool
+	late time.Duration
 
 	mu      sync.Mutex
 	next    *pending
@@ -416,6 +435,26 @@ func (w *worker) waiting() bool {
 	return w.next != nil
 }
 
+// nextAfter is when the waiting message may go, zero for at once.
+func (w *worker) nextAfter() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next == nil {
+		return time.Time{}
+	}
+	return w.next.after
+}
+
+// dropLate forgets the waiting message when it is one kept on offer past
+// retryFor: a closing channel does not wait for it.
+func (w *worker) dropLate() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.next != nil && !w.next.after.IsZero() {
+		w.next = nil
+	}
+}
+
 // retry puts p back, or, when something newer arrived meanwhile, counts
 // it as merged into that.
 func (w *worker) retry(p *pending) {
@@ -454,10 +493,29 @@ func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(st
 				return
 			}
 		}
-		if d := time.Until(earliest); d > 0 {
+		d := time.Until(earliest)
+		after := w.nextAfter()
+		if a := time.Until(after); a > d {
+			d = a
+		}
+		if d > 0 {
+			// A message kept on offer waits long: a newer one cuts the
+			// wait short, and closing drops it.
+			var wake <-chan struct{}
+			var closing <-chan struct{}
+			if !after.IsZero() {
+				wake, closing = w.wake, draining
+			}
 			timer := time.NewTimer(d)
 			select {
 			case <-timer.C:
+			case <-wake:
+				timer.Stop()
+				continue
+			case <-closing:
+				timer.Stop()
+				w.dropLate()
+				continue
 			case <-ctx.Done():
 				timer.Stop()
 				return
@@ -491,9 +549,24 @@ func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(st
 		case w.stale != nil && w.stale(p.m):
 		case time.Since(p.first) < w.retryFor:
 			w.retry(p)
+		case w.keep != nil && w.keep(p.m) && !isClosed(draining):
+			if p.after.IsZero() {
+				logf("notify: %s still holds back %q after %v of %q: offered again every %v while it is open", w.name, p.m.Title, w.retryFor, outcome, w.late)
+			}
+			p.after = time.Now().Add(w.late)
+			w.retry(p)
 		default:
 			logf("notify: %s gave up on %q after %v of %q", w.name, p.m.Title, w.retryFor, outcome)
 		}
+	}
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 

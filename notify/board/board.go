@@ -5,7 +5,9 @@
 // half a minute for their own toasts, and lose them when the wrapper's
 // retries run out. The board is one small file per waiting question in a
 // private directory; every change is one create, rename or remove, so no
-// wrapper ever waits on another. It does not decide what a toast says
+// wrapper ever waits on another. A wrapper's files count only while it
+// holds the lock on its presence file, which the kernel drops when it
+// dies. It does not decide what a toast says
 // (notify does) and never talks to Herdr.
 package board
 
@@ -24,10 +26,10 @@ import (
 	"time"
 )
 
-// staleAfter is how old a question may be before it is taken for the
-// leftover of a wrapper that was killed: a wrapper offers its toast for
-// at most half a minute, then takes its question off.
-const staleAfter = 2 * time.Minute
+// leftoverAfter is how old a half-made file (.tmp, .making) may be before
+// it is taken for the leftover of a wrapper killed while writing it: its
+// making takes microseconds.
+const leftoverAfter = 2 * time.Minute
 
 // nameLimit caps what is read of one entry: a place is a short name.
 const nameLimit = 512
@@ -72,12 +74,19 @@ func Open(base, herdrSocket, instance string) (*Board, error) {
 	}
 	sum := sha256.Sum256([]byte(instance))
 	pane := hex.EncodeToString(sum[:6]) + "."
-	return &Board{dir: dir, pane: pane, self: pane + strconv.Itoa(os.Getpid())}, nil
+	// The pid and the start time: a later wrapper of the pane that got a
+	// killed one's pid back never takes over its files.
+	self := pane + strconv.Itoa(os.Getpid()) + "." + strconv.FormatInt(time.Now().UnixNano(), 36)
+	return &Board{dir: dir, pane: pane, self: self}, nil
 }
 
 // Hold puts a question from place on the board and returns its entry; the
-// caller drops it once told.
+// caller drops it once told. Only a wrapper [Board.Present] holds: others
+// name its questions while it runs and no longer (it returns "" before).
 func (b *Board) Hold(place string) string {
+	if b.here == nil {
+		return ""
+	}
 	entry := b.self + "-" + strconv.FormatUint(b.n.Add(1), 10)
 	tmp := filepath.Join(b.dir, "."+entry+".tmp")
 	if err := os.WriteFile(tmp, []byte(place), 0o600); err != nil {
@@ -91,41 +100,23 @@ func (b *Board) Hold(place string) string {
 	return entry
 }
 
-// Others are the questions the other wrappers hold, oldest first. Entries
-// left by wrappers that are gone are removed on the way.
+// Others are the questions the other wrappers hold, oldest first. The
+// files of wrappers that are gone are removed on the way.
 func (b *Board) Others() []Held {
-	des, err := os.ReadDir(b.dir)
-	if err != nil {
-		return nil
-	}
 	type aged struct {
 		Held
 		at time.Time
 	}
 	var out []aged
-	for _, de := range des {
-		name := de.Name()
-		ext := filepath.Ext(name)
-		if ext != heldExt && ext != toldExt && ext != ".tmp" && ext != ".making" {
+	for _, f := range b.look() {
+		if f.ext != heldExt || f.owner == b.self {
 			continue
 		}
-		fi, err := de.Info()
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		if time.Since(fi.ModTime()) > staleAfter {
-			_ = os.Remove(filepath.Join(b.dir, name))
-			continue
-		}
-		entry := strings.TrimSuffix(name, ext)
-		if ext != heldExt || strings.HasPrefix(entry, b.self+"-") {
-			continue
-		}
-		place, ok := readPlace(filepath.Join(b.dir, name))
+		place, ok := readPlace(filepath.Join(b.dir, f.name))
 		if !ok {
 			continue
 		}
-		out = append(out, aged{Held{Entry: entry, Place: place}, fi.ModTime()})
+		out = append(out, aged{Held{Entry: strings.TrimSuffix(f.name, f.ext), Place: place}, f.at})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
 	held := make([]Held, len(out))
@@ -133,6 +124,68 @@ func (b *Board) Others() []Held {
 		held[i] = a.Held
 	}
 	return held
+}
+
+// file is one file of the board whose wrapper runs.
+type file struct {
+	name, ext string
+	// owner is the wrapper (its self) the file belongs to.
+	owner string
+	at    time.Time
+}
+
+// look lists the board's entries and presences whose wrappers still run,
+// and removes the others: a question or a presence is on the board only
+// while its wrapper holds the lock on its presence file, so one killed
+// (SIGKILL, a crash: no code of its own ran) is gone from the next look
+// on, and the directory holds no more files than wrappers that run, two
+// each. Half-made files are removed once old.
+func (b *Board) look() []file {
+	des, err := os.ReadDir(b.dir)
+	if err != nil {
+		return nil
+	}
+	alive := map[string]bool{}
+	isAlive := func(owner string) bool {
+		v, ok := alive[owner]
+		if !ok {
+			v = owner == b.self && b.here != nil || running(filepath.Join(b.dir, owner+hereExt))
+			alive[owner] = v
+		}
+		return v
+	}
+	var out []file
+	for _, de := range des {
+		name := de.Name()
+		ext := filepath.Ext(name)
+		if ext != heldExt && ext != toldExt && ext != hereExt && ext != ".tmp" && ext != ".making" {
+			continue
+		}
+		fi, err := de.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if ext == ".tmp" || ext == ".making" {
+			if time.Since(fi.ModTime()) > leftoverAfter {
+				_ = os.Remove(filepath.Join(b.dir, name))
+			}
+			continue
+		}
+		owner := strings.TrimSuffix(name, ext)
+		if ext != hereExt {
+			i := strings.LastIndexByte(owner, '-')
+			if i < 0 {
+				continue
+			}
+			owner = owner[:i]
+		}
+		if !isAlive(owner) {
+			_ = os.Remove(filepath.Join(b.dir, name))
+			continue
+		}
+		out = append(out, file{name: name, ext: ext, owner: owner, at: fi.ModTime()})
+	}
+	return out
 }
 
 func readPlace(path string) (string, bool) {
@@ -204,35 +257,22 @@ func (b *Board) Present(place string) error {
 		return err
 	}
 	b.here = f
+	b.look() // what wrappers killed before left
 	return nil
 }
 
 // Namesakes counts the wrappers of other panes running here known by the
 // same place: two unlabelled Pis in one project, whose toasts would
 // otherwise read the same. A wrapper nested in this one's pane is no
-// namesake: the pane is the same. Presence files of wrappers that are
-// gone are removed.
+// namesake: the pane is the same. The files of wrappers that are gone are
+// removed.
 func (b *Board) Namesakes(place string) int {
-	des, err := os.ReadDir(b.dir)
-	if err != nil {
-		return 0
-	}
 	n := 0
-	for _, de := range des {
-		name := de.Name()
-		if filepath.Ext(name) != hereExt || strings.HasPrefix(name, b.pane) || !de.Type().IsRegular() {
+	for _, f := range b.look() {
+		if f.ext != hereExt || strings.HasPrefix(f.name, b.pane) {
 			continue
 		}
-		path := filepath.Join(b.dir, name)
-		other, ok := readPlace(path)
-		if !ok {
-			continue
-		}
-		if !running(path) {
-			_ = os.Remove(path)
-			continue
-		}
-		if other == place {
+		if other, ok := readPlace(filepath.Join(b.dir, f.name)); ok && other == place {
 			n++
 		}
 	}

@@ -15,6 +15,7 @@ func TestHeldToldTakenAndReplaced(t *testing.T) {
 	dir := t.TempDir()
 	a, _ := Open(dir, "/h.sock", "w1:p1")
 	b, _ := Open(dir, "/h.sock", "w1:p2")
+	present(t, a, b)
 	ea := a.Hold("api")
 	if len(a.Others()) != 0 {
 		t.Fatalf("a sees its own question: %+v", a.Others())
@@ -39,22 +40,24 @@ func TestHeldToldTakenAndReplaced(t *testing.T) {
 	}
 }
 
-// The question of a wrapper that was killed is not named for ever: it is
-// swept once stale.
-func TestStaleQuestionIsSwept(t *testing.T) {
+// A question its wrapper still waits on is named however long Herdr held
+// it back: it is not taken for a killed wrapper's by its age (the old
+// two-minute sweep dropped the question of a pane still asking).
+func TestALongHeldQuestionOfARunningWrapperIsNamed(t *testing.T) {
 	dir := t.TempDir()
 	a, _ := Open(dir, "/h.sock", "w1:p1")
 	b, _ := Open(dir, "/h.sock", "w1:p2")
+	if err := a.Present("api"); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
 	e := a.Hold("api")
-	old := time.Now().Add(-staleAfter - time.Minute)
+	old := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(filepath.Join(a.dir, e+heldExt), old, old); err != nil {
 		t.Fatal(err)
 	}
-	if got := b.Others(); len(got) != 0 {
-		t.Fatalf("stale question named: %+v", got)
-	}
-	if _, err := os.Stat(filepath.Join(a.dir, e+heldExt)); !os.IsNotExist(err) {
-		t.Fatalf("stale question left: %v", err)
+	if got := b.Others(); !slices.Equal(got, []Held{{Entry: e, Place: "api"}}) {
+		t.Fatalf("an hour-old question of a running wrapper: %+v", got)
 	}
 }
 
@@ -64,6 +67,7 @@ func TestAnotherHerdrsQuestionsAreNotSeen(t *testing.T) {
 	dir := t.TempDir()
 	a, _ := Open(dir, "/run/herdr-a.sock", "w1:p1")
 	b, _ := Open(dir, "/run/herdr-b.sock", "w1:p2")
+	present(t, a, b)
 	a.Hold("api")
 	if got := b.Others(); len(got) != 0 {
 		t.Fatalf("another Herdr's pane named: %+v", got)
@@ -117,5 +121,17 @@ func TestANestedWrapperIsNoNamesake(t *testing.T) {
 	}
 	if n := inner.Namesakes("api"); n != 0 {
 		t.Fatalf("%d namesakes in one pane", n)
+	}
+}
+
+// present makes each board present, as a running wrapper's is, until the
+// test ends.
+func present(t *testing.T, bs ...*Board) {
+	t.Helper()
+	for _, b := range bs {
+		if err := b.Present("x"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(b.Close)
 	}
 }

@@ -58,17 +58,19 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 		setup.Instance = h.PaneID
 		// Herdr shows one toast a second for all panes: the questions it
 		// holds back are left where the other wrappers' toasts name them.
-		if b, err := openBoard(paths, h); err != nil {
+		// Its questions are named there only while it is present (its
+		// lock held), so a wrapper killed is never named.
+		b, err := openBoard(paths, h)
+		if err == nil {
+			err = b.Present(notify.PaneName(names.Label, filepath.Base(names.Cwd)))
+		}
+		if err != nil {
 			log.Printf("notify: each toast goes alone, without the board the wrappers share: %v", err)
 		} else {
 			setup.Board = b
 			// Two unlabelled Pis in one project would send the same words:
 			// while another wrapper has this pane's name, toasts say its tab.
-			if err := b.Present(notify.PaneName(names.Label, filepath.Base(names.Cwd))); err != nil {
-				log.Printf("notify: toasts cannot tell this pane from another of the same name: %v", err)
-			} else {
-				setup.Roster, setup.Where = b, paneWhere(herdr.NewClient(h.SocketPath), h.PaneID)
-			}
+			setup.Roster, setup.Where = b, paneWhere(herdr.NewClient(h.SocketPath), h.PaneID)
 			shared = b
 		}
 	} else {
