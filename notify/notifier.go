@@ -396,8 +396,13 @@ type worker struct {
 	keep func(Message) bool
 	late time.Duration
 
-	mu      sync.Mutex
-	next    *pending
+	mu   sync.Mutex
+	next *pending
+	// behind is news (a run's end, a hook's post) that came while next
+	// is a question still open: it goes once the question went or was
+	// answered, never in its place. Set only while next is such a
+	// question.
+	behind  *pending
 	st      ChannelStatus
 	failing bool
 }
@@ -410,10 +415,25 @@ func newWorker(name string, pace, retryFor time.Duration, send sendFunc) *worker
 // and what it had merged — and wakes the worker.
 func (w *worker) offer(m Message) {
 	w.mu.Lock()
-	if w.next != nil {
-		m.Merged += w.next.m.Merged + 1
+	switch {
+	case w.next != nil && w.outranks(w.next.m, m):
+		// The person still has to answer: the question keeps its place
+		// (the pane stays blocked, and a toast of the news would leave
+		// the question to "+1 more"), and the news waits behind it.
+		if w.behind != nil {
+			m.Merged += w.behind.m.Merged + 1
+		}
+		w.behind = &pending{m: m}
+	default:
+		if w.next != nil {
+			m.Merged += w.next.m.Merged + 1
+		}
+		if w.behind != nil && !m.blocking {
+			m.Merged += w.behind.m.Merged + 1
+			w.behind = nil
+		}
+		w.next = &pending{m: m}
 	}
-	w.next = &pending{m: m}
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -425,8 +445,14 @@ func (w *worker) take() *pending {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p := w.next
-	w.next = nil
+	w.next, w.behind = w.behind, nil
 	return p
+}
+
+// outranks reports whether q, waiting, keeps its place before news: q is a
+// question not answered yet, and news is not one.
+func (w *worker) outranks(q, news Message) bool {
+	return q.blocking && !news.blocking && (w.stale == nil || !w.stale(q))
 }
 
 func (w *worker) waiting() bool {
@@ -451,17 +477,24 @@ func (w *worker) dropLate() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.next != nil && !w.next.after.IsZero() {
-		w.next = nil
+		w.next, w.behind = w.behind, nil
 	}
 }
 
 // retry puts p back, or, when something newer arrived meanwhile, counts
-// it as merged into that.
+// it as merged into that (unless p is a question still open and the newer
+// one news: then p goes first).
 func (w *worker) retry(p *pending) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.next == nil {
 		w.next = p
+		return
+	}
+	if w.outranks(p.m, w.next.m) {
+		// News came while the question was out: the question goes
+		// first again (behind is empty, as next is no question).
+		w.next, w.behind = p, w.next
 		return
 	}
 	w.next.m.Merged += p.m.Merged + 1
@@ -476,7 +509,8 @@ func (w *worker) status() ChannelStatus {
 // run delivers messages until draining is closed and nothing is left, or
 // ctx is cancelled. Between two sends it keeps the channel's pace; a
 // message that arrives meanwhile replaces the waiting one, so the pace
-// coalesces bursts instead of dropping the latest.
+// coalesces bursts instead of dropping the latest — except that news
+// waits behind a question still open (see offer).
 func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(string, ...any)) {
 	var earliest time.Time
 	for {

@@ -688,6 +688,7 @@ func TestHerdrRetriedToastIsCountedWhenReplaced(t *testing.T) {
 		n.Notify(Event{Kind: InputNeeded, Key: "a", Label: "first"})
 		synctest.Wait() // answered busy: offered again after the pace
 		time.Sleep(500 * time.Millisecond)
+		n.Unblocked() // answered; the next run finished
 		n.Notify(Event{Kind: Finished, Key: "b"})
 		time.Sleep(3 * time.Second)
 		n.Close(context.Background())
@@ -712,7 +713,8 @@ func TestHerdrToastArrivingDuringANotNowCountsIt(t *testing.T) {
 			return ""
 		}}
 		n = Start(Options{Herdr: h, Project: "api"})
-		n.Notify(Event{Kind: InputNeeded, Key: "a", Label: "first"})
+		// News both (a question would keep its place: TestNewsWaitsBehindAQuestionStillOpen).
+		n.Notify(Event{Kind: Finished, Key: "a", Label: "first"})
 		time.Sleep(3 * time.Second)
 		n.Close(context.Background())
 		calls, results := h.snapshot()
@@ -720,6 +722,46 @@ func TestHerdrToastArrivingDuringANotNowCountsIt(t *testing.T) {
 			t.Fatalf("calls %+v results %+v", calls, results)
 		}
 	})
+}
+
+// News that comes while a question Herdr held back is still open (a run
+// that ends while a script's wait keeps the pane blocked, a hook's post)
+// does not take the question's place: the question is shown first, the
+// news after it, and neither is left to "+1 more". It makes no difference
+// whether the news came while the question waited or while it was out.
+func TestNewsWaitsBehindAQuestionStillOpen(t *testing.T) {
+	for _, during := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			var n *Notifier
+			h := &pacedHerdr{before: func(call int) string {
+				if call == 1 {
+					if during {
+						n.Notify(Event{Kind: Finished, Key: "b"})
+					}
+					return ReasonBusy
+				}
+				return ""
+			}}
+			n = Start(Options{Herdr: h, Project: "api"})
+			n.Notify(Event{Kind: InputNeeded, Key: "a", Question: "Which database?"})
+			if !during {
+				synctest.Wait() // answered busy: offered again after the pace
+				time.Sleep(500 * time.Millisecond)
+				n.Notify(Event{Kind: Finished, Key: "b"})
+			}
+			time.Sleep(5 * time.Second)
+			n.Close(context.Background())
+			calls, _ := h.snapshot()
+			var shown []string
+			for _, c := range calls {
+				shown = append(shown, c.Title+": "+c.Body)
+			}
+			want := []string{"Pi needs your input: Which database? · api", "Pi needs your input: Which database? · api", "Pi finished: api"}
+			if !slices.Equal(shown, want) {
+				t.Fatalf("news during the send %v: toasts %q\nwant %q", during, shown, want)
+			}
+		})
+	}
 }
 
 // A reason notify does not know is Herdr's word, shown quoted with its
