@@ -103,9 +103,12 @@ func TestNamesakePanesSayWhereTheyAre(t *testing.T) {
 }
 
 // A question answered while Herdr held its toast back (another pane's
-// toast had the second) is over: no toast says "needs your input" after
-// the pane went back to work, and no other pane's toast names it.
-func TestAQuestionAnsweredBeforeItsToastIsNotToldAfter(t *testing.T) {
+// toast had the second) is over for the other panes: no other pane's toast
+// names it. Its own toast still comes, a second late: the last blocked
+// spell is always told (TestWrapNotifiesThroughHerdr, issue 6), and a
+// dialog escaped before its toast went is still said
+// (TestWrapPiStatusChannelWithoutProbe).
+func TestAQuestionAnsweredBeforeItsToastIsNotNamedByOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &pacedHerdr{before: func(call int) string {
 			if call == 1 {
@@ -126,12 +129,13 @@ func TestAQuestionAnsweredBeforeItsToastIsNotToldAfter(t *testing.T) {
 			t.Errorf("the answered question is still on the board: %+v", held)
 		}
 		time.Sleep(5 * time.Second)
+		if held := other.Others(); len(held) != 0 {
+			t.Errorf("the answered question went back on the board: %+v", held)
+		}
 		n.Close(context.Background())
 		calls, results := h.snapshot()
-		for i, r := range results {
-			if r.Shown {
-				t.Errorf("toast %+v shown after the question was answered", calls[i])
-			}
+		if len(calls) != 2 || !results[1].Shown || calls[1].Body != "Which database? · api" {
+			t.Errorf("toasts %+v (%+v), want the question's own toast shown once Herdr let it", calls, results)
 		}
 	})
 }

@@ -389,7 +389,10 @@ type worker struct {
 	retryFor time.Duration
 	send     sendFunc
 	wake     chan struct{}
-	// stale says a message is no longer worth sending (answered).
+	// stale says a message is a question answered since: it is still
+	// sent (the last blocked spell is always told, a second or so late
+	// under Herdr's pace), but it no longer keeps its place before news,
+	// and the board does not name it.
 	stale func(Message) bool
 	// keep, when set, says a message answered "not now" is offered again
 	// past retryFor, every late, until the channel closes.
@@ -556,7 +559,7 @@ func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(st
 			}
 		}
 		p := w.take()
-		if p == nil || w.stale != nil && w.stale(p.m) {
+		if p == nil {
 			continue
 		}
 		if p.first.IsZero() {
@@ -580,7 +583,6 @@ func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(st
 		w.record(outcome, err, logf)
 		switch {
 		case err != nil || !again:
-		case w.stale != nil && w.stale(p.m):
 		case time.Since(p.first) < w.retryFor:
 			w.retry(p)
 		case w.keep != nil && w.keep(p.m) && !isClosed(draining):
