@@ -131,8 +131,8 @@ type Notifier struct {
 	// seq numbers the messages offered.
 	seq uint64
 	// answeredUpTo is the seq of the last message offered before the
-	// agent was last unblocked: a question up to it is answered, and no
-	// channel tells it any more.
+	// agent was last unblocked: a question up to it is answered, off the
+	// board and no longer ahead of news.
 	answeredUpTo atomic.Uint64
 	// closed is set by Close; later events are dropped.
 	closed bool
@@ -286,7 +286,8 @@ func (n *Notifier) Post(m Message) {
 
 // Unblocked says the agent waits for the person no more: every question
 // told so far is answered, so one a channel still holds back (Herdr's
-// pace) is not sent, and comes off the board.
+// pace) comes off the board and no longer goes before news; it is still
+// sent, once the channel lets it (the last blocked spell is always told).
 func (n *Notifier) Unblocked() {
 	n.mu.Lock()
 	seq := n.seq
