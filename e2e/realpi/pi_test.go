@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -584,4 +585,75 @@ func TestOldPiLoadsTheProbe(t *testing.T) {
 	if len(got) == 0 || got[len(got)-1] != (control.SessionShutdown{Reason: "quit"}) {
 		t.Fatalf("events %#v", got)
 	}
+}
+
+// Seed 001: the Herdr integration of workflow agents gives the model no
+// tool of its own; herdr-pi's probe, which takes its place (and the sentinel
+// integration's) in every wrapped Pi, neither. A Pi with the probe inside
+// Herdr offers its model exactly the tools the same Pi offers without it.
+func TestPiProbeGivesTheModelNoTools(t *testing.T) {
+	pi := pitest.Current(t)
+	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: "ok"}))
+	defer llm.Close()
+	a := pitest.NewAgent(t, pi, llm.BaseURL())
+	w := newWrapper(t)
+	ask := func(tm *pitest.Term, ready func()) []string {
+		t.Helper()
+		ready()
+		n := len(llm.Requests())
+		tm.Type(t, "hello")
+		for deadline := time.Now().Add(time.Minute); len(llm.Requests()) == n; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no model call:\n%s", tm.Screen())
+			}
+		}
+		tm.WaitText(t, "ok", 15*time.Second)
+		names := toolNames(t, llm.Requests()[n])
+		tm.Type(t, "/quit")
+		if code, err := tm.ExitCode(10 * time.Second); err != nil || code != 0 {
+			t.Fatalf("/quit: exit %d, %v", code, err)
+		}
+		return names
+	}
+	// Both runs load ready.mjs, which gives no tool and shows on screen
+	// when Pi's start-up is over (a prompt typed before is refused).
+	ready, err := filepath.Abs("testdata/ready.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := pitest.StartTerm(t, []string{a.Pi.Bin, "-e", ready}, a.With(herdrEnv...), a.Project, 30, 100)
+	without := ask(bare, func() { bare.WaitText(t, "started", 2*time.Minute) })
+	tm := startPi(t, a, w, herdrEnv, "-e", ready)
+	with := ask(tm, func() { editorReady(t, tm, w); tm.WaitText(t, "started", time.Minute) })
+	if len(without) == 0 {
+		t.Fatal("test bug: bare Pi offered no tools, so nothing can be compared")
+	}
+	if !slices.Equal(with, without) {
+		t.Fatalf("with the probe the model is offered tools %q, without it %q", with, without)
+	}
+	if reqs := llm.Requests(); !strings.Contains(reqs[len(reqs)-1].System(), "herdr_integration") {
+		t.Fatal("test bug: the probe was not loaded inside Herdr (no guidance)")
+	}
+}
+
+// toolNames are the names of the tools a model request offers, sorted.
+func toolNames(t *testing.T, r fakellm.Request) []string {
+	t.Helper()
+	var body struct {
+		Tools []struct {
+			Name     string `json:"name"`
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		t.Fatalf("the model request is not JSON: %v\n%s", err, r.Body)
+	}
+	var names []string
+	for _, tool := range body.Tools {
+		names = append(names, tool.Name+tool.Function.Name)
+	}
+	slices.Sort(names)
+	return names
 }
