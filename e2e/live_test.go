@@ -1485,3 +1485,32 @@ func TestLiveHandoffRunStopped(t *testing.T) {
 		t.Fatal("the stopped run's agent went on locally")
 	}
 }
+
+// Seed: "Stopping or disposing the workflow closes active Herdr panes,
+// bridges, and owned workspaces before the underlying local session is
+// disposed." Disposing, as a person does it: /quit in the owner while its
+// agent works in a handed-off pane. The pane is closed before the owner's
+// Pi is gone (its wrapper, which ends after it, finds it closed), the
+// bridge and the launch's files go, and open says the handoff ended with
+// its owner; the cancelled run's agent does not go on locally.
+func TestLiveHandoffOwnerQuitClosesThePaneFirst(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel)
+	ro.waitEvent(t, "working")
+	lr.s.WaitForText(t, launched.PaneID, "Working", lvLong)
+	lr.quitOwner()
+	if ex, exited := lr.s.Exited(launched.PaneID); !exited || !ex.Closed {
+		t.Fatalf("the owner's Pi and its wrapper ended while the handed-off pane %s ran on (%+v, exited %v)", launched.PaneID, ex, exited)
+	}
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	hb := ls[len(ls)-1]
+	if hb.Event != "handback" || hb.Reason != "aborted" || hb.Continued || !hb.OwnerGone || res.code != 1 || !strings.Contains(res.stderr, "went away") {
+		t.Fatalf("exit %d, last line %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	lr.wantNothingLeft()
+	if slices.ContainsFunc(lr.llm.Requests(), func(r fakellm.Request) bool { return strings.Contains(r.LastUser(), lvBackHome) }) {
+		t.Fatal("the cancelled run's agent went on locally")
+	}
+}
