@@ -21,27 +21,36 @@ func TestEveryCaseNamesARealTest(t *testing.T) {
 			t.Errorf("%q has no test", c.Fault)
 		}
 		for _, ref := range c.Tests {
-			top, sub, _ := strings.Cut(ref.Name, "/")
-			files, _ := filepath.Glob(filepath.Join(root, ref.Pkg, "*_test.go"))
-			found := false
-			decl := regexp.MustCompile(`(?m)^func ` + regexp.QuoteMeta(top) + `\(t \*testing\.T\)`)
-			for _, f := range files {
-				b, err := os.ReadFile(f)
-				if err == nil && decl.Match(b) {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("%q: %s has no %s", c.Fault, ref.Pkg, top)
-				continue
-			}
-			if top == "TestScripts" && sub != "" {
-				if _, err := os.Stat(filepath.Join(root, ref.Pkg, "testdata", sub+".txtar")); err != nil {
-					t.Errorf("%q: no script %s", c.Fault, sub)
-				}
+			if problem := missingTest(root, ref); problem != "" {
+				t.Errorf("%q: %s", c.Fault, problem)
 			}
 		}
 	}
+}
+
+// missingTest says what is missing when ref names no test of the module
+// at root ("" when the test is there): its package declares no such
+// top-level test, or TestScripts has no script of the subtest's name.
+func missingTest(root string, ref testRef) string {
+	top, sub, _ := strings.Cut(ref.Name, "/")
+	files, _ := filepath.Glob(filepath.Join(root, ref.Pkg, "*_test.go"))
+	decl := regexp.MustCompile(`(?m)^func ` + regexp.QuoteMeta(top) + `\(t \*testing\.T\)`)
+	found := false
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err == nil && decl.Match(b) {
+			found = true
+		}
+	}
+	if !found {
+		return ref.Pkg + " has no " + top
+	}
+	if top == "TestScripts" && sub != "" {
+		if _, err := os.Stat(filepath.Join(root, ref.Pkg, "testdata", sub+".txtar")); err != nil {
+			return "no script " + sub
+		}
+	}
+	return ""
 }
 
 // faultFiles are e2e's files of fault tests: every test in them guards a
