@@ -23,6 +23,9 @@ func TestWrapNotifiesInTheProtocolItsTerminalMapsTo(t *testing.T) {
 		seedOverrides = `{"fallback": "osc777", "termPrograms": {"WezTerm": "osc777", "MyTerminal": "osc9"}}`
 		notJSON       = `{"fallback": "osc777",`
 		badNames      = `{"fallback": "osc42", "termPrograms": {"WezTerm": "bell", "MyTerminal": 9}}`
+		// unreadable puts a directory where config.json should be (a file
+		// without read permission would not do: tests may run as root).
+		unreadable    = "<a directory>"
 		tomlOverrides = "[notify]\nfallback = \"osc9\"\n[notify.term_programs]\nWezTerm = \"osc99\"\n"
 	)
 	cases := []struct {
@@ -47,6 +50,7 @@ func TestWrapNotifiesInTheProtocolItsTerminalMapsTo(t *testing.T) {
 		{name: "seed config not JSON", termProgram: "SomeOtherTerminal", seed: notJSON, want: "99"},
 		{name: "seed config with invalid protocols", termProgram: "WezTerm", seed: badNames, want: "9"},
 		{name: "seed config with an invalid fallback", termProgram: "MyTerminal", seed: badNames, want: "99"},
+		{name: "seed config unreadable", termProgram: "WarpTerminal", seed: unreadable, want: "777"},
 		// herdr-pi's own config.toml has the last word.
 		{name: "config.toml over the seed config", termProgram: "WezTerm", seed: seedOverrides, toml: tomlOverrides, want: "99"},
 		{name: "config.toml fallback over the seed's", termProgram: "SomeOtherTerminal", seed: seedOverrides, toml: tomlOverrides, want: "9"},
@@ -90,8 +94,15 @@ func wrapBlockedOnceOutsideHerdr(t *testing.T, termProgram, seedConfig, configTo
 			t.Fatal(err)
 		}
 	}
-	if seedConfig != "" {
-		if err := os.WriteFile(filepath.Join(agentDir, "extensions", "pi-terminal-notifications", "config.json"), []byte(seedConfig), 0o600); err != nil {
+	seedFile := filepath.Join(agentDir, "extensions", "pi-terminal-notifications", "config.json")
+	switch seedConfig {
+	case "":
+	case "<a directory>":
+		if err := os.Mkdir(seedFile, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		if err := os.WriteFile(seedFile, []byte(seedConfig), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
