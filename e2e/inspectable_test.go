@@ -555,3 +555,31 @@ func TestFullyInspectableMenu(t *testing.T) {
 	}
 	fi.quitOwner()
 }
+
+// Seed 001: fully inspectable mode is set in the global workflow settings
+// only. The same setting in the project's settings file (where the engine
+// reads its project settings, in the directory the owner and its agents
+// work in) leaves it off: the agent works in the owner and no workspace,
+// tab or pane opens.
+func TestFullyInspectableModeIsNotTakenFromTheProject(t *testing.T) {
+	fi := newFIRig(t, fmt.Sprintf(`return await agent(%q, { label: "seeker" });`, fiTask2))
+	fi.settings(`{}`)
+	project := filepath.Join(fi.agent.Project, ".pi", "pi-extensible-workflows", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(project), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(project, []byte(`{"extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi.start()
+	if got := fi.result(); got != fiReply2 {
+		t.Fatalf("the run's result is %q, want the seeker's reply %q", got, fiReply2)
+	}
+	for _, m := range fi.s.Methods() {
+		if m == "workspace.create" || m == "tab.create" || m == "pane.split" {
+			t.Fatalf("a project settings file turned fully inspectable mode on: Herdr was asked %q", fi.s.Methods())
+		}
+	}
+	fi.quitOwner()
+	fi.wantNothingLeft()
+}
