@@ -13,8 +13,9 @@ import (
 )
 
 // Seeds 000 and 003 through `herdr-pi wrap` and Herdr, in one Pi process:
-// a session that ends (here /new) takes its open question with it, so
-// Herdr shows the pane idle in the new session; /resume back to the
+// a session that ends (here /new) takes what it left open with it (its
+// question, an extension's wait), so Herdr shows the pane idle in the new
+// session; /resume back to the
 // session whose question nobody answered makes it blocked again, without
 // a second "needs your input" (the person was told when Pi asked).
 func TestWrapPiNewSessionLeavesTheQuestionAndResumeRestoresIt(t *testing.T) {
@@ -25,7 +26,11 @@ func TestWrapPiNewSessionLeavesTheQuestionAndResumeRestoresIt(t *testing.T) {
 		return fakellm.Reply{Text: "Sure."}
 	}, true)
 	r.herdr.SetDelivery("herdr")
-	tm := r.wrap()
+	waiter, err := filepath.Abs("realpi/testdata/waiter.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := r.wrap("-e", waiter)
 	r.waitStates("the probe connected", "unknown", "idle")
 	project := filepath.Base(r.agent.Project)
 	told := []string{"Pi needs your input | " + question + " · " + project}
@@ -33,6 +38,13 @@ func TestWrapPiNewSessionLeavesTheQuestionAndResumeRestoresIt(t *testing.T) {
 	tm.Type(t, "please block")
 	r.waitStates("the question", "unknown", "idle", "working", "blocked(input needed)")
 	if got := toasts(t, r.herdr, 1); !slices.Equal(got, told) {
+		t.Fatalf("toasts %q, want %q", got, told)
+	}
+	// An extension's wait joins the question (told by itself, as plan-md's
+	// question would be); the session's end takes both.
+	tm.Type(t, "/wait-on")
+	told = append(told, "Pi needs your input | "+project)
+	if got := toasts(t, r.herdr, 2); !slices.Equal(got, told) {
 		t.Fatalf("toasts %q, want %q", got, told)
 	}
 
@@ -49,7 +61,7 @@ func TestWrapPiNewSessionLeavesTheQuestionAndResumeRestoresIt(t *testing.T) {
 		t.Fatalf("the resumed history shows the marker:\n%s", s)
 	}
 	quit(t, tm)
-	if got := toasts(t, r.herdr, 1); !slices.Equal(got, told) {
+	if got := toasts(t, r.herdr, 2); !slices.Equal(got, told) {
 		t.Fatalf("toasts %q after the resume, want only %q", got, told)
 	}
 }
