@@ -16,11 +16,7 @@ func TestTheLastWrapperToLeaveRemovesTheBoard(t *testing.T) {
 	a, _ := Open(base, "/h.sock", "w1:p1")
 	b, _ := Open(base, "/h.sock", "w1:p2")
 	c, _ := Open(base, "/h.sock", "w1:p3")
-	for _, x := range []*Board{a, b, c} {
-		if err := x.Present("api"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	present(t, a, b, c)
 	c.Hold("api")
 	c.here.Close() // killed: its files stay, its lock goes
 	a.Hold("api")
