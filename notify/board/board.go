@@ -347,13 +347,13 @@ func running(path string) bool {
 // Removing a directory removes only an empty one, so a wrapper that has
 // put anything there keeps it; one that made it and had not yet put its
 // presence there makes it again ([Board.Present]).
+// A board Open made and no wrapper joined goes the same way.
 func (b *Board) Close() {
-	if b.here == nil {
-		return
+	if b.here != nil {
+		_ = os.Remove(filepath.Join(b.dir, b.self+hereExt))
+		b.here.Close()
+		b.here = nil
+		b.look()
 	}
-	_ = os.Remove(filepath.Join(b.dir, b.self+hereExt))
-	b.here.Close()
-	b.here = nil
-	b.look()
 	_ = os.Remove(b.dir)
 }

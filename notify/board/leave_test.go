@@ -103,3 +103,17 @@ func TestWrappersJoiningAndLeavingAtOnce(t *testing.T) {
 		t.Fatalf("boards left after every wrapper left: %v", left)
 	}
 }
+
+// A board opened and never joined (the wrapper's Present failed, or it
+// found no channel to toast in) leaves no directory of its own behind.
+func TestABoardNeverJoinedLeavesNoDirectory(t *testing.T) {
+	base := t.TempDir()
+	b, err := Open(base, "/h.sock", "w1:p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if left, _ := os.ReadDir(base); len(left) != 0 {
+		t.Fatalf("a board never joined left %v", left)
+	}
+}
