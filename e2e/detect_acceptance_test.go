@@ -16,7 +16,9 @@ import (
 
 // linkCommands puts herdr-pi and fakeagent (this test binary, re-executed
 // by testscript.Main under those names) in a fresh directory and returns an
-// environment that finds them first and keeps herdr-pi's files inside dir.
+// environment that finds them first and keeps herdr-pi's files inside dir,
+// and its runtime files in a private runtime directory of the test's own
+// (extra may name another).
 func linkCommands(t testing.TB, dir string, extra ...string) []string {
 	t.Helper()
 	exe, err := os.Executable()
@@ -34,8 +36,21 @@ func linkCommands(t testing.TB, dir string, extra ...string) []string {
 	}
 	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + dir, "TERM=xterm-256color",
 		"XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "XDG_STATE_HOME=" + filepath.Join(dir, "state"),
-		"HERDR_PI_LOG=off"}
+		"HERDR_PI_LOG=off", "XDG_RUNTIME_DIR=" + privateRuntime(t)}
 	return append(env, extra...)
+}
+
+// privateRuntime is a runtime directory (XDG_RUNTIME_DIR) of the test's
+// own, removed when it ends: under the person's default one, every fake
+// Herdr's socket left a toast board there. Short, as sockets live in it.
+func privateRuntime(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "hpr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // traceEvent is one line of a HERDR_PI_TRACE file.

@@ -116,6 +116,7 @@ func measureEcho(t testing.TB, herdrPi string, herdrEnv []string, keys int) echo
 	state := t.TempDir()
 	cmd := exec.Command(herdrPi, "wrap", "--", "sh", "-c", "echo ready; exec cat")
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + state, "XDG_STATE_HOME=" + state, "XDG_CONFIG_HOME=" + state, "TERM=xterm",
+		"XDG_RUNTIME_DIR=" + privateRuntime(t),
 		// A race-enabled binary sleeps 1 s at exit by default; that is not
 		// the wrapper's time.
 		"GORACE=atexit_sleep_ms=0"}, herdrEnv...)

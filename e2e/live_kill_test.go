@@ -33,13 +33,8 @@ func TestLiveHandoffOpenKilled(t *testing.T) {
 	if ex := lr.s.WaitExited(t, launched.PaneID, 30*time.Second); !ex.Closed {
 		t.Fatalf("the pane ended %+v, not closed", ex)
 	}
-	if got := lr.result(); got != lvLocalReply {
-		t.Fatalf("the workflow's result is %q, want the local continuation %q", got, lvLocalReply)
-	}
-	out, code := lr.herdrPi(t, "close", lr.run().ID)
-	if code != 0 || !strings.Contains(out, "is open") {
-		t.Fatalf("close after the handback: exit %d\n%s", code, out)
-	}
+	lr.wantResult(t, lvLocalReply)
+	lr.wantClosedAll(t, lr.run().ID)
 	lr.quitOwner()
 	lr.wantNothingLeft()
 }
@@ -51,24 +46,17 @@ func TestLiveHandoffOpenKilledBeforeTheBoundary(t *testing.T) {
 	lr := newLiveRig(t)
 	lr.startOwner()
 	st := lr.run()
-	ro := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
-	ro.waitEvent(t, "ordered")
-	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	ro := lr.order(t, st.ID)
 	if err := ro.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-ro.done
 	lr.openGate()
-	if got := lr.result(); got != "agent: finished locally" {
-		t.Fatalf("the workflow's result is %q, want the owner's own reply", got)
-	}
+	lr.wantResult(t, "agent: finished locally") // the owner's own reply
 	if m := lr.s.Methods(); strings.Contains(strings.Join(m, " "), "pane.split") {
 		t.Fatalf("a pane opened for a killed open: %q", m)
 	}
-	out, code := lr.herdrPi(t, "close", st.ID)
-	if code != 0 || !strings.Contains(out, "is open") {
-		t.Fatalf("close after the handback: exit %d\n%s", code, out)
-	}
+	lr.wantClosedAll(t, st.ID)
 	lr.quitOwner()
 	lr.wantNothingLeft()
 }
@@ -84,15 +72,11 @@ func TestLiveHandoffPanesPiKilled(t *testing.T) {
 	if err := syscall.Kill(launched.AgentPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	res := ro.wait(t)
-	ls := ro.lines(t)
-	hb := ls[len(ls)-1]
+	res, hb := ro.handback(t)
 	if res.code != 0 || hb.Event != "handback" || hb.Reason != "exited" || !hb.Transferred || !hb.Continued {
 		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
 	}
-	if got := lr.result(); got != lvLocalReply {
-		t.Fatalf("the workflow's result is %q", got)
-	}
+	lr.wantResult(t, lvLocalReply)
 	lr.quitOwner()
 	lr.wantNothingLeft()
 }
@@ -116,15 +100,11 @@ func TestLiveHandoffHerdrOutageThenPaneClosed(t *testing.T) {
 	if err := herdr.NewClient(lr.s.SocketPath()).PaneClose(t.Context(), launched.PaneID); err != nil {
 		t.Fatal(err)
 	}
-	res := ro.wait(t)
-	ls := ro.lines(t)
-	hb := ls[len(ls)-1]
+	res, hb := ro.handback(t)
 	if res.code != 0 || hb.Event != "handback" || hb.Reason != "closed" || !hb.Transferred {
 		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
 	}
-	if got := lr.result(); got != lvLocalReply {
-		t.Fatalf("the workflow's result is %q", got)
-	}
+	lr.wantResult(t, lvLocalReply)
 	lr.quitOwner()
 	lr.wantNothingLeft()
 }
@@ -142,15 +122,11 @@ func TestLiveHandoffTurnEndsDuringAHerdrOutage(t *testing.T) {
 	if err := lr.s.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	res := ro.wait(t)
-	ls := ro.lines(t)
-	hb := ls[len(ls)-1]
+	res, hb := ro.handback(t)
 	if res.code != 0 || hb.Event != "handback" || hb.Reason != "idle" || !hb.Transferred {
 		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
 	}
-	if got := lr.result(); got != lvPaneReply {
-		t.Fatalf("the workflow's result is %q", got)
-	}
+	lr.wantResult(t, lvPaneReply)
 	lr.quitOwner()
 	lr.wantNothingLeft()
 }
@@ -162,27 +138,18 @@ func TestLiveHandoffHerdrDownAtTheLaunch(t *testing.T) {
 	lr := newLiveRig(t)
 	lr.startOwner()
 	st := lr.run()
-	ro := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
-	ro.waitEvent(t, "ordered")
-	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	ro := lr.order(t, st.ID)
 	lr.s.Crash()
 	lr.openGate()
-	res := ro.wait(t)
-	ls := ro.lines(t)
-	hb := ls[len(ls)-1]
+	res, hb := ro.handback(t)
 	if res.code != 1 || hb.Reason != "failed" || hb.Transferred || !strings.Contains(hb.Error, "restart Herdr") {
 		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
 	}
-	if got := lr.result(); got != lvLocalReply {
-		t.Fatalf("the workflow's result is %q", got)
-	}
+	lr.wantResult(t, lvLocalReply)
 	if err := lr.s.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	out, code := lr.herdrPi(t, "close", st.ID)
-	if code != 0 || !strings.Contains(out, "is open") {
-		t.Fatalf("close after the failed launch: exit %d\n%s", code, out)
-	}
+	lr.wantClosedAll(t, st.ID)
 	lr.quitOwner()
 	lr.wantNothingLeft()
 }
@@ -200,18 +167,14 @@ func TestLiveHandoffHerdrDownAtTheHandback(t *testing.T) {
 	if err := ro.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	res := ro.wait(t)
-	ls := ro.lines(t)
-	hb := ls[len(ls)-1]
+	res, hb := ro.handback(t)
 	if res.code != 130 || hb.Event != "handback" || hb.Reason != "aborted" || !hb.Transferred {
 		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
 	}
 	if panePi() {
 		t.Fatalf("the pane's Pi still runs after the handback")
 	}
-	if got := lr.result(); got != lvLocalReply {
-		t.Fatalf("the workflow's result is %q", got)
-	}
+	lr.wantResult(t, lvLocalReply)
 	if err := lr.s.Restart(); err != nil {
 		t.Fatal(err)
 	}
@@ -254,19 +217,12 @@ func TestLiveHandoffTwoOpensAtOnceTheAskerKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-a.done
-	res := b.wait(t)
-	ls := b.lines(t)
-	hb := ls[len(ls)-1]
+	res, hb := b.handback(t)
 	if res.code != 0 || hb.Event != "handback" || hb.Reason != "aborted" || !hb.Transferred || !strings.Contains(hb.Error, "went away") {
 		t.Fatalf("the other open: exit %d, handback %+v\n%s", res.code, hb, res.stderr)
 	}
-	if got := lr.result(); got != lvLocalReply {
-		t.Fatalf("the workflow's result is %q", got)
-	}
-	out, code := lr.herdrPi(t, "close", st.ID)
-	if code != 0 || !strings.Contains(out, "is open") {
-		t.Fatalf("close: exit %d\n%s", code, out)
-	}
+	lr.wantResult(t, lvLocalReply)
+	lr.wantClosedAll(t, st.ID)
 	lr.quitOwner()
 	lr.wantNothingLeft()
 }
@@ -311,15 +267,11 @@ func TestLiveHandoffPanesWrapperKilled(t *testing.T) {
 	if err := syscall.Kill(wrapper, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	res := ro.wait(t)
-	ls := ro.lines(t)
-	hb := ls[len(ls)-1]
+	res, hb := ro.handback(t)
 	if res.code != 0 || hb.Event != "handback" || !hb.Transferred {
 		t.Fatalf("exit %d, handback %+v", res.code, hb)
 	}
-	if got := lr.result(); got != lvLocalReply {
-		t.Fatalf("the workflow's result is %q", got)
-	}
+	lr.wantResult(t, lvLocalReply)
 	lr.quitOwner()
 	// The killed wrapper's run directory and registration are reclaimed
 	// by the next wrapper's start.
@@ -337,23 +289,14 @@ func TestLiveHandoffHerdrDropsTheLaunchsInput(t *testing.T) {
 	lr.startOwner()
 	st := lr.run()
 	lr.s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultClose, Methods: []string{"pane.send_input"}, Count: 1})
-	ro := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
-	ro.waitEvent(t, "ordered")
-	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	ro := lr.order(t, st.ID)
 	lr.openGate()
-	res := ro.wait(t)
-	ls := ro.lines(t)
-	hb := ls[len(ls)-1]
+	res, hb := ro.handback(t)
 	if res.code != 1 || hb.Reason != "failed" || hb.Transferred || !strings.Contains(hb.Error, "pane.send_input") {
 		t.Fatalf("exit %d, handback %+v", res.code, hb)
 	}
-	if got := lr.result(); got != lvLocalReply {
-		t.Fatalf("the workflow's result is %q", got)
-	}
-	out, code := lr.herdrPi(t, "close", st.ID)
-	if code != 0 || !strings.Contains(out, "is open") {
-		t.Fatalf("close: exit %d\n%s", code, out)
-	}
+	lr.wantResult(t, lvLocalReply)
+	lr.wantClosedAll(t, st.ID)
 	lr.quitOwner()
 	lr.wantNothingLeft()
 }
@@ -366,9 +309,7 @@ func TestLiveHandoffOwnerWrapperKilledWhileOrdered(t *testing.T) {
 	lr := newLiveRig(t)
 	lr.startOwner()
 	st := lr.run()
-	ro := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
-	ro.waitEvent(t, "ordered")
-	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	ro := lr.order(t, st.ID)
 	wrapper := lvParent(t, lvParent(t, lr.ownerPID()))
 	if err := syscall.Kill(wrapper, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -400,14 +341,10 @@ func TestCloseRacesALiveHandoffsLaunch(t *testing.T) {
 	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
 	lr.startOwner()
 	st := lr.run()
-	ro := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
-	ro.waitEvent(t, "ordered")
-	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	ro := lr.order(t, st.ID)
 	lr.openGate()
 	out, code := lr.herdrPi(t, "close", st.ID)
-	res := ro.wait(t)
-	ls := ro.lines(t)
-	hb := ls[len(ls)-1]
+	res, hb := ro.handback(t)
 	launchCut := hb.Reason == "failed" && strings.Contains(hb.Error, "closed before its Pi started")
 	if hb.Event != "handback" || (hb.Reason != "aborted" && hb.Reason != "closed" && !launchCut) {
 		t.Fatalf("close: exit %d\n%s\nopen: exit %d, handback %+v\n%s", code, out, res.code, hb, res.stderr)
@@ -428,4 +365,43 @@ func TestCloseRacesALiveHandoffsLaunch(t *testing.T) {
 	}
 	lr.quitOwner()
 	lr.wantNothingLeft()
+}
+
+// order starts `herdr-pi open <run> lvLabel --json` and waits until the
+// owner holds its order for the end of the turn (the gate still shut).
+func (lr *liveRig) order(t *testing.T, run string) *runningOpen {
+	t.Helper()
+	ro := lr.start(t, lr.s, nil, run, lvLabel, "--json")
+	ro.waitEvent(t, "ordered")
+	lr.owner.WaitText(t, lvLabel+": handing off at the end of this turn", lvLong)
+	return ro
+}
+
+// handback waits for open to end and returns how it ended and its last
+// line, the handback.
+func (ro *runningOpen) handback(t *testing.T) (openResult, lvLine) {
+	t.Helper()
+	res := ro.wait(t)
+	ls := ro.lines(t)
+	if len(ls) == 0 {
+		t.Fatalf("open printed no line: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	return res, ls[len(ls)-1]
+}
+
+// wantResult checks what the workflow's run ended with.
+func (lr *liveRig) wantResult(t *testing.T, want string) {
+	t.Helper()
+	if got := lr.result(); got != want {
+		t.Fatalf("the workflow's result is %q, want %q", got, want)
+	}
+}
+
+// wantClosedAll runs `herdr-pi close <run>` after the handoff ended and
+// checks it finds nothing open: the handback closed all it had opened.
+func (lr *liveRig) wantClosedAll(t *testing.T, run string) {
+	t.Helper()
+	if out, code := lr.herdrPi(t, "close", run); code != 0 || !strings.Contains(out, "is open") {
+		t.Fatalf("close after the handback: exit %d\n%s", code, out)
+	}
 }

@@ -41,6 +41,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
 			env.Setenv("HERDR_PI_CONFIG", "")
+			// and every runtime file (the wrappers' control sockets, the
+			// toast board of each fake Herdr) in a short directory of its own.
+			rt, err := os.MkdirTemp("/tmp", "hps")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(rt) })
+			env.Setenv("XDG_RUNTIME_DIR", rt)
 			env.Setenv("GORACE", os.Getenv("GORACE"))
 			setupHerdrFake(env)
 			return nil

@@ -20,7 +20,8 @@ type Closed struct {
 	Kind string `json:"kind"`
 	ID   string `json:"id"`
 	// How: "closed"; "gone" (closed before, by someone else); "with
-	// workspace w2" (closed with what held it). A bridge is "closed" by
+	// workspace w2" (closed with what held it); "left open: <why>" (its id
+	// names a pane herdr-pi did not open now, see [Foreign]). A bridge is "closed" by
 	// the wrapper whose handoff it served, or its leftover files "removed"
 	// when that wrapper was dead.
 	How string `json:"how"`
@@ -107,6 +108,8 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 			// The inspection ended and its pane with it; whatever has the
 			// id now is not ours to close.
 			how = "gone"
+		} else if why := Foreign(ctx, herdrAt(r.HerdrSocket), r.Kind, r.ID, r.Pane, r.Terminal); why != "" {
+			how = "left open: " + why
 		} else if err := closeThing(ctx, herdrAt(r.HerdrSocket), r.Kind, r.ID); err != nil {
 			var he *herdr.Error
 			if errors.As(err, &he) && strings.HasSuffix(he.Code, "_not_found") {

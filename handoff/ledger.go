@@ -45,8 +45,13 @@ type Record struct {
 	// the directory's lock is held. A pid alone is not enough once the
 	// wrapper is gone (killed, so it could not tidy up): the kernel hands
 	// its pid to the next process sooner or later.
-	RunDir string    `json:"run_dir,omitempty"`
-	Opened time.Time `json:"opened"`
+	RunDir string `json:"run_dir,omitempty"`
+	// Pane is the pane herdr-pi opened (in the tab, for a tab) and
+	// Terminal its terminal_id: close leaves a pane or tab whose id Herdr
+	// gave to another since ([Foreign]). Empty in records from before.
+	Pane     string    `json:"pane,omitempty"`
+	Terminal string    `json:"terminal,omitempty"`
+	Opened   time.Time `json:"opened"`
 
 	// File is the record's own file.
 	File string `json:"-"`
@@ -65,6 +70,19 @@ func CreatedRecords(run, socket string, created []string) []Record {
 		out = append(out, Record{Run: run, Kind: kind, ID: id, HerdrSocket: socket})
 	}
 	return out
+}
+
+// Records are the records of what p created for run in the Herdr at
+// socket, the pane it opened and its tab naming that pane and its
+// terminal.
+func (p Placed) Records(run, socket string) []Record {
+	recs := CreatedRecords(run, socket, p.Created)
+	for i := range recs {
+		if r := &recs[i]; r.Kind == "pane" && r.ID == p.PaneID || r.Kind == "tab" && r.ID == p.TabID {
+			r.Pane, r.Terminal = p.PaneID, p.Terminal
+		}
+	}
+	return recs
 }
 
 // Ledger is the directory of records (one 0600 file each, in the private

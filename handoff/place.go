@@ -26,6 +26,7 @@ type Herdr interface {
 	TabCreate(ctx context.Context, workspaceID string, p herdr.NewPlace) (herdr.TabInfo, herdr.PaneInfo, error)
 	TabRename(ctx context.Context, tabID, label string) (herdr.TabInfo, error)
 	TabClose(ctx context.Context, tabID string) error
+	PaneGet(ctx context.Context, paneID string) (herdr.PaneInfo, error)
 	PaneReportMetadata(ctx context.Context, m herdr.Metadata) error
 }
 
@@ -90,6 +91,11 @@ type Placed struct {
 	// Created lists what this placement opened, in order, as "pane w1:p3",
 	// "tab w2:t2" or "workspace w2".
 	Created []string `json:"created,omitempty"`
+	// Terminal is the terminal_id of the pane this placement opened ("" for
+	// a reused tab): a Herdr started afresh counts its pane ids from the
+	// start again, and only the terminal tells the pane herdr-pi opened
+	// from a namesake ([Foreign]).
+	Terminal string `json:"terminal,omitempty"`
 	// RootTab is the tab Herdr opened with a workspace this placement
 	// created (its spare shell): it belongs to the workspace, not to
 	// anyone who joined it. UndoJoined tells it from others' tabs.
@@ -208,7 +214,7 @@ func placeSplit(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 		return Placed{}, errors.New("Herdr split a pane but returned no pane id")
 	}
 	return Placed{PaneID: pane.PaneID, TabID: pane.TabID, WorkspaceID: pane.WorkspaceID, Direction: dir,
-		Created: []string{"pane " + pane.PaneID}}, nil
+		Created: []string{"pane " + pane.PaneID}, Terminal: pane.TerminalID}, nil
 }
 
 func placeTab(ctx context.Context, h Herdr, p Placement) (Placed, error) {
@@ -220,7 +226,8 @@ func placeTab(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 	if err != nil {
 		return Placed{}, fmt.Errorf("opening a tab: %w", err)
 	}
-	out := Placed{PaneID: root.PaneID, TabID: tab.TabID, WorkspaceID: tab.WorkspaceID, Created: []string{"tab " + tab.TabID}}
+	out := Placed{PaneID: root.PaneID, TabID: tab.TabID, WorkspaceID: tab.WorkspaceID, Created: []string{"tab " + tab.TabID},
+		Terminal: root.TerminalID}
 	if root.PaneID == "" {
 		return out, fmt.Errorf("Herdr opened tab %s but returned no pane id", tab.TabID)
 	}
@@ -274,7 +281,7 @@ func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 	if err != nil {
 		return out, fmt.Errorf("opening tab %q in workspace %s: %w", p.TabLabel, out.WorkspaceID, err)
 	}
-	out.TabID, out.PaneID = tab.TabID, root.PaneID
+	out.TabID, out.PaneID, out.Terminal = tab.TabID, root.PaneID, root.TerminalID
 	out.Created = append(out.Created, "tab "+tab.TabID)
 	if root.PaneID == "" {
 		return out, fmt.Errorf("Herdr opened tab %s but returned no pane id", tab.TabID)

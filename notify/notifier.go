@@ -160,6 +160,15 @@ func Start(o Options) *Notifier {
 		h, sound, barrier, where, roster := o.Herdr, o.Sound, o.Barrier, o.Where, o.Roster
 		hb := &heldOn{board: o.Board, isAnswered: n.answered}
 		n.unhold = hb.drop
+		// whereFor is where the pane was when the message m.seq was first
+		// offered: a toast Herdr holds back is offered again every second,
+		// and asking Herdr again each time (two requests) adds to the load
+		// that held it back. Only this worker's goroutine reads it.
+		var whereFor struct {
+			seq   uint64
+			asked bool
+			at    string
+		}
 		w := newWorker("herdr", herdrPace, herdrRetryFor, func(ctx context.Context, m Message) (string, bool, error) {
 			if hb.taken(m) {
 				return OutcomeToldWithOthers, false, nil
@@ -175,14 +184,17 @@ func Start(o Options) *Notifier {
 			ctx, cancel := context.WithTimeout(ctx, callTimeout)
 			defer cancel()
 			if where != nil && roster != nil && roster.Namesakes(PaneName(o.Label, o.Project)) > 0 {
-				wctx, cancel := context.WithTimeout(ctx, whereWait)
-				if w := osc.CleanLabel(where(wctx)); w != "" {
+				if !whereFor.asked || whereFor.seq != m.seq {
+					wctx, cancel := context.WithTimeout(ctx, whereWait)
+					whereFor.seq, whereFor.asked, whereFor.at = m.seq, true, osc.CleanLabel(where(wctx))
+					cancel()
+				}
+				if w := whereFor.at; w != "" {
 					m.Body = joinParts(m.Body, w)
 					// Named in another pane's toast, it says where too:
 					// "also asking: api" would read as the namesake asking.
 					m.place += " (" + w + ")"
 				}
-				cancel()
 			}
 			toast := herdrToast(m, sound)
 			named := hb.nameOthers(m, &toast)

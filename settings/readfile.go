@@ -153,6 +153,9 @@ func readFile(path string, format Format, wayOut string, own bool) ([]byte, erro
 		if reason := notOurs(fi, path); reason != "" {
 			return nil, fail(reason, ErrNotOurs)
 		}
+		if reason := dirNotOurs(path); reason != "" {
+			return nil, fail(reason, ErrNotOurs)
+		}
 	}
 	if fi.Size() > MaxFileBytes {
 		return nil, fail(tooBig(fi.Size()), nil)
@@ -212,6 +215,33 @@ func notOurs(fi fs.FileInfo, path string) string {
 	}
 	if perm := fi.Mode().Perm(); perm&0o002 != 0 {
 		return fmt.Sprintf("may be written by anyone (mode %04o): herdr-pi takes no settings from it; run chmod o-w %s", perm, shellword.Word(path))
+	}
+	return ""
+}
+
+// dirNotOurs says why a file of ours at path still cannot be trusted, ""
+// when it can: a directory that holds it (where the path names it, and
+// where its symlinks lead) lets another user put their file under its
+// name — one anyone may write and that is not sticky, or one another user
+// (not root) owns. A sticky directory (/tmp) lets others remove only
+// their own files; group-writable is the person's choice (umask 002).
+func dirNotOurs(path string) string {
+	dirs := []string{filepath.Dir(path)}
+	if real, err := filepath.EvalSymlinks(path); err == nil && filepath.Dir(real) != dirs[0] {
+		dirs = append(dirs, filepath.Dir(real))
+	}
+	for _, dir := range dirs {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			continue // the file was opened through it: nothing more to learn
+		}
+		shown := shellword.Word(dir)
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
+			return fmt.Sprintf("is in directory %s, which belongs to uid %d, not to you (uid %d): they could put another file in its place, and herdr-pi takes its settings only from your own; move it to a directory of yours", dir, st.Uid, os.Getuid())
+		}
+		if perm := fi.Mode().Perm(); perm&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+			return fmt.Sprintf("is in directory %s, which may be written by anyone and is not sticky (mode %04o): anyone could put another file in its place, and herdr-pi takes no settings from it; run chmod o-w %s (or chmod +t %s), or move it to a directory of yours", dir, perm, shown, shown)
+		}
 	}
 	return ""
 }

@@ -485,7 +485,7 @@ func shortID(id string) string {
 // it (the run's workspace) as the run's, which outlives the handoff until
 // `herdr-pi close`.
 func (s *Service) record(r *run, o handoff.Opened, runDir, bridge string) []handoff.Record {
-	recs := handoff.CreatedRecords(r.order.RunID, r.opts.socket, o.Created)
+	recs := o.Records(r.order.RunID, r.opts.socket)
 	if n := len(recs); n > 0 {
 		last := &recs[n-1]
 		last.WrapperPID, last.RunDir, last.Handoff, last.Bridge = os.Getpid(), runDir, r.id, bridge
@@ -523,7 +523,8 @@ func (s *Service) keepAsRuns(r *run, records []handoff.Record) {
 		if rec.Handoff == "" {
 			continue
 		}
-		kept := handoff.Record{Run: rec.Run, Kind: rec.Kind, ID: rec.ID, HerdrSocket: rec.HerdrSocket, Opened: rec.Opened}
+		kept := handoff.Record{Run: rec.Run, Kind: rec.Kind, ID: rec.ID, HerdrSocket: rec.HerdrSocket,
+			Pane: rec.Pane, Terminal: rec.Terminal, Opened: rec.Opened}
 		if _, err := s.cfg.Ledger.Add(kept); err != nil {
 			s.cfg.Logf("live: handoff %s: %v", r.id, err)
 			continue
@@ -580,6 +581,10 @@ func (s *Service) closeRemote(h Herdr, o *handoff.Opened, launched bool, ended s
 		kept, err = o.UndoJoined(ctx, h)
 	} else if n := len(o.Created); n > 0 {
 		kind, id, _ := strings.Cut(o.Created[n-1], " ")
+		if why := handoff.Foreign(ctx, h, kind, id, o.PaneID, o.Terminal); why != "" {
+			s.cfg.Logf("live: leaving %s %s open: %s", kind, id, why)
+			return false, nil
+		}
 		err = closeThing(ctx, h, kind, id)
 	}
 	if err != nil && !notFound(err) {

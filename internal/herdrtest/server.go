@@ -353,6 +353,29 @@ func (s *Server) Restart() error {
 	return s.listen()
 }
 
+// RestartCold imitates Herdr started afresh (quit and run again, not a
+// live handoff): every pane, tab and workspace is new, and their ids count
+// from the start again, so an id a client kept may name a pane it never
+// opened, in a new terminal (a new terminal_id). Only without real panes:
+// those would outlive the world they belong to.
+func (s *Server) RestartCold() error {
+	if s.real != nil {
+		return errors.New("herdrtest: RestartCold needs a fake without real panes")
+	}
+	s.Crash()
+	s.mu.Lock()
+	terms := s.world.termSeq
+	s.world = world{}
+	s.world.init()
+	// Terminals are never reused, even by a new Herdr.
+	s.world.termSeq += terms
+	s.ring = nil
+	s.lastShown = time.Time{}
+	s.mu.Unlock()
+	_ = os.Remove(s.sock)
+	return s.listen()
+}
+
 // Streams returns how many event streams are open whose acknowledgement
 // was written: ended by DropSubscriptions, each is one the client saw
 // start, so it reconnects rather than retrying a first subscribe.

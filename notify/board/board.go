@@ -14,8 +14,10 @@ package board
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -48,6 +50,28 @@ type Board struct {
 	n          atomic.Uint64
 	// here is this wrapper's presence file, locked while it runs.
 	here *os.File
+	// joining, when set, runs between making the directory and making the
+	// presence file in it: tests let another wrapper leave there.
+	joining func()
+}
+
+// makeDir makes the board's directory when missing and checks it is one.
+// A directory found and then gone was removed by the last wrapper leaving
+// it: it is made again.
+func makeDir(dir string) error {
+	for tries := 1; ; tries++ {
+		if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+			return err
+		}
+		fi, err := os.Lstat(dir)
+		if os.IsNotExist(err) && tries < joinTries {
+			continue
+		}
+		if err != nil || !fi.IsDir() {
+			return fmt.Errorf("toast board %s is not a directory", dir)
+		}
+		return nil
+	}
 }
 
 const hereExt = ".here"
@@ -60,17 +84,15 @@ type Held struct {
 
 // Open returns the board of the wrapper known as instance (its Herdr pane
 // id) among the wrappers of the Herdr at herdrSocket: a directory of its
-// own under base (made 0700 when missing; base must be private already).
+// own under base (made 0700 when missing, removed by the last wrapper to
+// leave; base must be private already).
 // A toast in one Herdr never names the panes of another, which the person
 // may not be looking at.
 func Open(base, herdrSocket, instance string) (*Board, error) {
 	at := sha256.Sum256([]byte(herdrSocket))
 	dir := filepath.Join(base, hex.EncodeToString(at[:8]))
-	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+	if err := makeDir(dir); err != nil {
 		return nil, err
-	}
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("toast board %s is not a directory", dir)
 	}
 	sum := sha256.Sum256([]byte(instance))
 	pane := hex.EncodeToString(sum[:6]) + "."
@@ -235,15 +257,39 @@ func (b *Board) Drop(entry string) {
 // file is locked for as long as it is open, so a wrapper that was killed
 // is told from a running one by its lock, never by its age or pid.
 func (b *Board) Present(place string) error {
+	for tries := 1; ; tries++ {
+		err := b.join(place)
+		// The last wrapper to leave removed the directory between our
+		// making it and our file: make it again. Each retry means another
+		// wrapper left in that moment, so a few are plenty.
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || tries == joinTries {
+			return err
+		}
+	}
+}
+
+// joinTries bounds how often a wrapper joins again whose directory was
+// removed under it.
+const joinTries = 20
+
+func (b *Board) join(place string) error {
 	// Made, locked and written under another name first: a file that
 	// appears under its own name is locked already, never taken for a
 	// dead wrapper's.
 	path := filepath.Join(b.dir, b.self+hereExt)
 	tmp := filepath.Join(b.dir, "."+b.self+".making")
+	if err := makeDir(b.dir); err != nil {
+		return err
+	}
+	if b.joining != nil {
+		b.joining()
+	}
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
 	}
+	// From here on the directory holds a file of ours, and a wrapper
+	// leaving cannot remove it.
 	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if err == nil {
 		_, err = f.WriteString(place)
@@ -294,11 +340,20 @@ func running(path string) bool {
 	return false
 }
 
-// Close takes this wrapper's presence off the board.
+// Close takes this wrapper's presence off the board, and the board's
+// directory with it when this was the last wrapper there: one directory
+// is made per Herdr socket, and sockets come and go (every test run's
+// fake Herdr has its own). What killed wrappers left is swept first.
+// Removing a directory removes only an empty one, so a wrapper that has
+// put anything there keeps it; one that made it and had not yet put its
+// presence there makes it again ([Board.Present]).
+// A board Open made and no wrapper joined goes the same way.
 func (b *Board) Close() {
 	if b.here != nil {
 		_ = os.Remove(filepath.Join(b.dir, b.self+hereExt))
 		b.here.Close()
 		b.here = nil
+		b.look()
 	}
+	_ = os.Remove(b.dir)
 }

@@ -525,7 +525,7 @@ func recordAroundFailedPane(ledger handoff.Ledger, run, socket string, placed ha
 // handoff.Record). A record that cannot be written is only a warning: the
 // inspection runs, and close will not know of it.
 func inspectionRecords(ledger handoff.Ledger, runtimeBase, run, socket string, placed handoff.Placed, stderr io.Writer) []handoff.Record {
-	recs := handoff.CreatedRecords(run, socket, placed.Created)
+	recs := placed.Records(run, socket)
 	if n := len(recs); n > 0 {
 		recs[n-1].PaneWrapperPID, recs[n-1].RunDir = handoff.PaneWrapper(runtimeBase, socket, placed.PaneID)
 	}

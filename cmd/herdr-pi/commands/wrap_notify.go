@@ -62,7 +62,9 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 		// lock held), so a wrapper killed is never named.
 		b, err := openBoard(paths, h)
 		if err == nil {
-			err = b.Present(notify.PaneName(names.Label, filepath.Base(names.Cwd)))
+			if err = b.Present(notify.PaneName(names.Label, filepath.Base(names.Cwd))); err != nil {
+				b.Close()
+			}
 		}
 		if err != nil {
 			log.Printf("notify: each toast goes alone, without the board the wrappers share: %v", err)

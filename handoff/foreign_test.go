@@ -1,0 +1,84 @@
+package handoff
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+)
+
+// Herdr was quit and started again while a run's panes were recorded: the
+// new Herdr counts its ids from the start, and the pane id herdr-pi kept
+// now names a pane the person opened. herdr-pi close leaves that pane and
+// that tab alone and says why; a pane that is still the one herdr-pi
+// opened is closed as before.
+func TestCloseRunLeavesAPaneWhoseIdHerdrGaveAnother(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	split, err := Place(ctx, c, Placement{Mode: ModeSplit, CallerPane: s.PaneID(), Direction: "right"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Place(ctx, c, Placement{Mode: ModeTab, CallerPane: s.PaneID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledger(t)
+	recs, err := l.AddAll(append(split.Records("r1", s.SocketPath()), tab.Records("r1", s.SocketPath())...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RestartCold(); err != nil {
+		t.Fatal(err)
+	}
+	// The person's own panes, opened in the new Herdr, get the same ids.
+	mine, err := c.PaneSplit(ctx, herdr.Split{TargetPaneID: "w1:p1", Direction: "right"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	myTab, myRoot, err := c.TabCreate(ctx, "w1", herdr.NewPlace{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine.PaneID != split.PaneID || myTab.TabID != tab.TabID || myRoot.PaneID != tab.PaneID {
+		t.Fatalf("the new Herdr did not reuse the ids (%s %s, recorded %s %s): the test proves nothing", mine.PaneID, myTab.TabID, split.PaneID, tab.TabID)
+	}
+	s.ClearRecords()
+	closed, failed := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if failed != nil {
+		t.Fatal(failed)
+	}
+	if m := s.Methods(); slices.Contains(m, "pane.close") || slices.Contains(m, "tab.close") {
+		t.Fatalf("close closed the person's pane or tab that has a recorded id (calls %q; closed %+v)", m, closed)
+	}
+	for _, x := range closed {
+		if !strings.HasPrefix(x.How, "left open: ") || !strings.Contains(x.How, "Herdr was started afresh") {
+			t.Errorf("%s %s: %q, want it left open, saying why", x.Kind, x.ID, x.How)
+		}
+	}
+	if len(closed) != 2 {
+		t.Errorf("closed %+v, want the pane and the tab, each left open", closed)
+	}
+	if rs, _ := l.List(); len(rs) != 0 {
+		t.Fatalf("records left of what is gone: %+v", rs)
+	}
+
+	// Still the pane herdr-pi opened: closed.
+	again, err := Place(ctx, c, Placement{Mode: ModeSplit, CallerPane: "w1:p1", Direction: "down"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err = l.AddAll(again.Records("r1", s.SocketPath()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, failed = CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if failed != nil || len(closed) != 1 || closed[0].How != "closed" {
+		t.Fatalf("herdr-pi's own pane: closed %+v, failed %+v", closed, failed)
+	}
+}
