@@ -89,6 +89,11 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 	if errors.Is(err, control.ErrUnauthorized) {
 		return nil, wrapperErrorf(refused, "%s refused our token (a stale %s?); %s", where, control.EnvToken, howToStart)
 	}
+	if errors.Is(err, control.ErrSkew) {
+		// Reached, and of another build: "start the agent" would be
+		// the wrong way out; the error names the right one.
+		return nil, wrapperErrorf(unreachable, "%s: %v", where, err)
+	}
 	if err != nil && stoppedProcess(pid) {
 		// Stopped while we waited for its answer.
 		return nil, stoppedError(where, pid)
