@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // oneAnswerWrapper listens at a socket of its own and answers the first
@@ -75,5 +76,22 @@ func TestStatusAndWaitingNameAWrapperOfAnotherBuild(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// herdr-pi moved or removed since the process started (a wrapper that
+// opens an inspection from its owner's /workflow menu days later): the
+// pane could not run it, so no pane is opened and the error says why.
+func TestAnOpenerRefusesAHerdrPiThatIsGone(t *testing.T) {
+	e := newCmdEnv(t)
+	f := NewFactory(IO{Env: e.env})
+	gone := filepath.Join(t.TempDir(), "herdr-pi")
+	f.Executable = func() (string, error) { return gone, nil }
+	_, remove, err := newOpener(f, nil, []string{"/bin/sh"}, settings.EnvFrom(e.env), t.TempDir())
+	if remove != nil {
+		remove()
+	}
+	if err == nil || !strings.Contains(err.Error(), gone) || !strings.Contains(err.Error(), "no longer") {
+		t.Fatalf("newOpener: %v, want a refusal naming %s", err, gone)
 	}
 }
