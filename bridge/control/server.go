@@ -553,6 +553,7 @@ func (s *Server) answer(m Message, peerPID int, peerBuild string) Message {
 		st.ProbeConnected = s.probes > 0
 		s.mu.Unlock()
 		st.WrapperPID = os.Getpid()
+		st.Build = s.build()
 		st.Goroutines = runtime.NumGoroutine()
 		st.HeapLiveKiB = heapLiveKiB()
 		result = st

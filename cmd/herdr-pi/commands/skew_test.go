@@ -95,3 +95,23 @@ func TestAnOpenerRefusesAHerdrPiThatIsGone(t *testing.T) {
 		t.Fatalf("newOpener: %v, want a refusal naming %s", err, gone)
 	}
 }
+
+// herdr-pi upgraded under a running wrapper: `status` shows that the
+// wrapper still runs the build it started with, before anything fails.
+func TestStatusNamesAWrapperStillOnAnotherBuild(t *testing.T) {
+	for _, c := range []struct{ name, greet, build, want string }{
+		{"older than builds in status", `{"type":"hello","version":1,"ok":true}`, "", "an older herdr-pi"},
+		{"another build", `{"type":"hello","version":1,"ok":true,"herdr_pi":"v0.1.0"}`, `,"build":"v0.1.0"`, "herdr-pi v0.1.0, not this herdr-pi " + control.Build()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newCmdEnv(t)
+			result := `{"type":"response","id":"1","ok":true,"result":{"state":"idle","reasons":[],"wrapper_pid":77,"probe_connected":false` + c.build + `}}`
+			sock := oneAnswerWrapper(t, e.runtime[:strings.LastIndex(e.runtime, "/")], c.greet, result)
+			env := append(append([]string{}, e.env...), control.EnvSocket+"="+sock, control.EnvToken+"=tok")
+			code, out, errOut := run(t, env, "status")
+			if code != 0 || !strings.Contains(out, "wrapper  pid 77, "+c.want) || !strings.Contains(out, "start it again under herdr-pi wrap") {
+				t.Errorf("exit %d, stdout:\n%s\nstderr: %s", code, out, errOut)
+			}
+		})
+	}
+}
