@@ -190,7 +190,7 @@ func (m Message) validate() error {
 	default:
 		t, ok := ownerTypes[m.Type]
 		if !ok {
-			return &UnknownTypeError{Type: m.Type}
+			return &unknownTypeError{Type: m.Type}
 		}
 		return m.validateOwner(t.needsID)
 	}

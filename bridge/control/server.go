@@ -441,7 +441,7 @@ func (s *Server) serve(c *net.UnixConn) {
 		}
 		_ = c.SetReadDeadline(deadline)
 		m, err := s.readMessage(r, cred.Pid)
-		if ut := (*UnknownTypeError)(nil); errors.As(err, &ut) {
+		if ut := (*unknownTypeError)(nil); errors.As(err, &ut) {
 			// A newer command's message: it hears why before the hang-up.
 			s.write(c, Message{Type: TypeError, Error: printableLong(fmt.Sprintf("%v; %s", err, s.skewWords(hello.HerdrPi)))})
 			return

@@ -105,10 +105,10 @@ func (s *Server) build() string {
 // method it does not know.
 const unknownMethod = "unknown method "
 
-// UnknownTypeError is a line whose message type this build does not know
+// unknownTypeError is a line whose message type this build does not know
 // (a newer peer's); the server answers it before it hangs up.
-type UnknownTypeError struct{ Type string }
+type unknownTypeError struct{ Type string }
 
-func (e *UnknownTypeError) Error() string {
+func (e *unknownTypeError) Error() string {
 	return fmt.Sprintf("unknown message type %q", Clip(e.Type))
 }
