@@ -4,7 +4,8 @@
 # Without cgo: herdr-pi needs none, and a static binary starts faster
 # (no dynamic loader; README.md "Building").
 build:
-	CGO_ENABLED=0 go build -ldflags "-X github.com/herdr-pi/herdr-pi/cmd/herdr-pi/commands.Version=$$(git describe --tags --always --dirty 2>/dev/null || echo devel)" -o herdr-pi ./cmd/herdr-pi
+	v=$$(git describe --tags --always --dirty 2>/dev/null || echo devel); \
+	CGO_ENABLED=0 go build -ldflags "-X github.com/herdr-pi/herdr-pi/cmd/herdr-pi/commands.Version=$$v -X github.com/herdr-pi/herdr-pi/bridge/control.release=$$v" -o herdr-pi ./cmd/herdr-pi
 
 # Every test, with the race detector, never from the cache. A test that
 # lacks something (Pi, tmux, ../shared) skips outside CI and fails under

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -19,7 +20,14 @@ type Client struct {
 	conn net.Conn
 	r    *bufio.Reader
 	next int
+	// peer is the wrapper's build as its hello named it ("" for a build
+	// older than the field).
+	peer string
 }
+
+// PeerBuild is the wrapper's build as its hello named it: "" for a build
+// from before hellos named it.
+func (c *Client) PeerBuild() string { return c.peer }
 
 // ErrUnauthorized is returned when the wrapper refused our token.
 var ErrUnauthorized = errors.New("the wrapper refused the token")
@@ -36,7 +44,7 @@ func Dial(ctx context.Context, path, token string) (*Client, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
-	if err := c.send(Message{Type: TypeHello, Token: token, Role: RoleClient, PID: os.Getpid(), Version: ProtocolVersion}); err != nil {
+	if err := c.send(Message{Type: TypeHello, Token: token, Role: RoleClient, PID: os.Getpid(), Version: ProtocolVersion, HerdrPi: Build()}); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -45,10 +53,22 @@ func Dial(ctx context.Context, path, token string) (*Client, error) {
 		conn.Close()
 		return nil, err
 	}
-	if m.Type == TypeError || !m.OK {
+	switch {
+	case m.Type == TypeError && m.Error != "wrong token":
+		// Every build says "wrong token" for a token; anything else is
+		// a wrapper that refuses this build (a newer protocol).
+		conn.Close()
+		return nil, fmt.Errorf("%w: the wrapper refused this command: %s; this command is herdr-pi %s: run the command with the herdr-pi that started the wrapper, or %s",
+			ErrSkew, printableLong(m.Error), Build(), restartWrapper)
+	case m.Type != TypeHello || !m.OK:
 		conn.Close()
 		return nil, ErrUnauthorized
+	case m.Version > ProtocolVersion:
+		conn.Close()
+		return nil, fmt.Errorf("%w: the wrapper speaks protocol version %d and this command %d; it runs %s, this command is herdr-pi %s: "+
+			"run the command with the herdr-pi that started the wrapper", ErrSkew, m.Version, ProtocolVersion, buildWords(m.HerdrPi), Build())
 	}
+	c.peer = m.HerdrPi
 	return c, nil
 }
 
@@ -114,18 +134,37 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	if err != nil {
 		return err
 	}
+	if reply.Type == TypeError {
+		// A wrapper that does not know our message type says so before
+		// it hangs up.
+		return c.refused(reply.Error)
+	}
 	if reply.Type != TypeResponse || reply.ID != id {
 		return fmt.Errorf("unexpected reply %q (id %q)", reply.Type, reply.ID)
 	}
 	if !reply.OK {
-		// Made printable here too: the text is another process's, and
-		// the caller prints it.
-		return errors.New(printableLong(reply.Error))
+		return c.refused(reply.Error)
 	}
 	if out != nil && len(reply.Result) > 0 {
 		return json.Unmarshal(reply.Result, out)
 	}
 	return nil
+}
+
+// refused is the error for a wrapper's refusal: its text, made printable
+// (another process's words, and the caller prints them), and when the
+// refusal is for something this build asks that the wrapper's does not
+// know, an ErrSkew naming both builds and the way out.
+func (c *Client) refused(text string) error {
+	text = printableLong(text)
+	if !strings.HasPrefix(text, unknownMethod) && !strings.HasPrefix(text, "unknown message type ") {
+		return errors.New(text)
+	}
+	if c.peer != "" && strings.Contains(text, "restart") {
+		// A wrapper of this build or newer says the rest itself.
+		return fmt.Errorf("%w: %s", ErrSkew, text)
+	}
+	return skewError(text, c.peer)
 }
 
 // Wait sends one waiting request.

@@ -144,12 +144,21 @@ const maxPlaceWord = 16
 // ParseHandoffAsk decodes and checks a handoff request's parameters. It
 // never panics, whatever the bytes (FuzzParseHandoffAsk).
 func ParseHandoffAsk(params []byte) (HandoffAsk, error) {
+	// The version first: an ask of another version may carry fields this
+	// one does not know, and its refusal must say why.
+	var v struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(params, &v); err == nil && v.Version != HandoffVersion {
+		way := "run herdr-pi open from the herdr-pi that started the owner"
+		if v.Version > HandoffVersion {
+			way = "restart the owner's Pi under the newer herdr-pi"
+		}
+		return HandoffAsk{}, fmt.Errorf("%w: handoff: request version %d, this wrapper speaks %d: herdr-pi open and the owner's herdr-pi wrap are different builds; %s", ErrSkew, v.Version, HandoffVersion, way)
+	}
 	var a HandoffAsk
 	if err := strictUnmarshal(params, &a); err != nil {
 		return HandoffAsk{}, fmt.Errorf("handoff: bad parameters: %w", err)
-	}
-	if a.Version != HandoffVersion {
-		return HandoffAsk{}, fmt.Errorf("handoff: request version %d, this wrapper speaks %d: herdr-pi open and the owner's herdr-pi wrap are different builds; restart the owner under this herdr-pi", a.Version, HandoffVersion)
 	}
 	if err := checkAttemptIDs(a.RunID, "", a.SessionID, a.Label, false); err != nil {
 		return HandoffAsk{}, fmt.Errorf("handoff: %w", err)
@@ -178,11 +187,13 @@ func ParseHandoffAsk(params []byte) (HandoffAsk, error) {
 // (FuzzParseProgress).
 func ParseProgress(data []byte) (Progress, error) {
 	var p Progress
-	if err := strictUnmarshal(data, &p); err != nil {
+	// Not strict, unlike the ask: a newer wrapper may add fields, and an
+	// `open` that gave up on one would cancel the handoff it follows.
+	if err := json.Unmarshal(data, &p); err != nil {
 		return Progress{}, fmt.Errorf("handoff progress: %w", err)
 	}
 	if !progressEvents[p.Event] {
-		return Progress{}, fmt.Errorf("handoff progress: unknown event %q", Clip(p.Event))
+		return Progress{}, &unknownEventError{p.Event}
 	}
 	for _, f := range []struct{ name, v string }{{"run", p.RunID}, {"handoff", p.Handoff}, {"pane_id", p.PaneID},
 		{"tab_id", p.TabID}, {"workspace_id", p.WorkspaceID}, {"reason", p.Reason}, {"last_stop_reason", p.LastStopReason}} {
@@ -210,10 +221,18 @@ func ParseProgress(data []byte) (Progress, error) {
 	return p, nil
 }
 
+// unknownEventError is a progress event this build does not know (a
+// newer wrapper's).
+type unknownEventError struct{ event string }
+
+func (e *unknownEventError) Error() string {
+	return fmt.Sprintf("handoff progress: unknown event %q", Clip(e.event))
+}
+
 // streamHandoff serves one handoff request to its end: progress lines, the
 // response, then the connection closes. It owns the goroutine that watches
 // the client for a cancel (or its going away) and waits for it.
-func (s *Server) streamHandoff(c net.Conn, read func() (Message, error), m Message) {
+func (s *Server) streamHandoff(c net.Conn, read func() (Message, error), m Message, peerBuild string) {
 	var wmu sync.Mutex
 	emit := func(msg Message) bool {
 		wmu.Lock()
@@ -227,6 +246,9 @@ func (s *Server) streamHandoff(c net.Conn, read func() (Message, error), m Messa
 		return
 	}
 	ask, err := ParseHandoffAsk(m.Params)
+	if errors.Is(err, ErrSkew) {
+		err = fmt.Errorf("%w (this wrapper runs herdr-pi %s, the asking open %s)", err, Clip(s.build()), strings.TrimPrefix(buildWords(peerBuild), "herdr-pi "))
+	}
 	if err != nil {
 		fail(err)
 		return
@@ -373,6 +395,11 @@ func (c *Client) Handoff(ctx context.Context, ask HandoffAsk, progress func(Prog
 			return Progress{}, fmt.Errorf("the wrapper answered request %q, not %q", Clip(m.ID), id)
 		case m.Type == TypeProgress:
 			p, err := ParseProgress(m.Data)
+			if ue := (*unknownEventError)(nil); errors.As(err, &ue) {
+				// A newer wrapper's news this build cannot word: the
+				// handoff goes on (giving up would cancel it).
+				continue
+			}
 			if err != nil {
 				return Progress{}, err
 			}
@@ -380,7 +407,9 @@ func (c *Client) Handoff(ctx context.Context, ask HandoffAsk, progress func(Prog
 				progress(p)
 			}
 		case m.Type == TypeResponse && !m.OK:
-			return Progress{}, errors.New(m.Error)
+			return Progress{}, c.refused(m.Error)
+		case m.Type == TypeError:
+			return Progress{}, c.refused(m.Error)
 		case m.Type == TypeResponse:
 			return ParseProgress(m.Result)
 		default:

@@ -14,8 +14,8 @@ import (
 
 // The wire format: one JSON object per line (NDJSON), in both directions.
 //
-//	client → server  {"type":"hello","token":"…","role":"probe"|"client","pid":N,"version":1}
-//	server → client  {"type":"hello","ok":true,"version":1}   or {"type":"error","error":"…"} and close
+//	client → server  {"type":"hello","token":"…","role":"probe"|"client","pid":N,"version":1,"herdr_pi":"v1.2.3 (…)"}
+//	server → client  {"type":"hello","ok":true,"version":1,"herdr_pi":"…"}   or {"type":"error","error":"…"} and close
 //	probe  → server  {"type":"event","name":"agent_start","data":{…}}           (no answer)
 //	probe  → server  {"type":"event","name":"herdr:blocked","seq":N,"data":{…}} (a channel event, numbered)
 //	client → server  {"type":"request","id":"1","method":"status"|"waiting","params":{…}}
@@ -31,6 +31,9 @@ import (
 // The first line of a connection must be a hello carrying the run's token.
 // A line that does not decode, or is longer than MaxLine, ends the
 // connection; the server keeps serving everyone else.
+
+// Both hellos name their build (herdr_pi, absent from older builds'):
+// see skew.go for what each side does with the other's.
 
 // ProtocolVersion is the version hello lines carry.
 const ProtocolVersion = 1
@@ -80,6 +83,9 @@ type Message struct {
 	// server delivers each number once (see Server.deliverProbeEvent).
 	// 0: not numbered (a probe before the numbers, or another event).
 	Seq int64 `json:"seq,omitempty"`
+	// HerdrPi, in a hello, names the sender's build ([Build]); absent
+	// from builds older than the field.
+	HerdrPi string `json:"herdr_pi,omitempty"`
 }
 
 // ErrLineTooLong is returned for a line over MaxLine.
@@ -144,6 +150,9 @@ func (m Message) validate() error {
 		if len(m.Token) > maxToken || !Printable(m.Token) {
 			return errors.New("hello with a malformed token")
 		}
+		if len(m.HerdrPi) > maxBuild || !Printable(m.HerdrPi) {
+			return errors.New("hello with a malformed build")
+		}
 		if m.Role != "" && m.Role != RoleProbe && m.Role != RoleClient && m.Role != RoleOwner {
 			return fmt.Errorf("hello with unknown role %q", Clip(m.Role))
 		}
@@ -181,7 +190,7 @@ func (m Message) validate() error {
 	default:
 		t, ok := ownerTypes[m.Type]
 		if !ok {
-			return fmt.Errorf("unknown message type %q", Clip(m.Type))
+			return &unknownTypeError{Type: m.Type}
 		}
 		return m.validateOwner(t.needsID)
 	}
@@ -198,7 +207,7 @@ func (m Message) validateOwner(needsID bool) error {
 	if len(m.Data) > 0 && !isJSONObject(m.Data) {
 		return fmt.Errorf("%s: data is not a JSON object", m.Type)
 	}
-	if m.Token != "" || m.Role != "" || m.Name != "" || m.Method != "" || len(m.Params) > 0 || len(m.Result) > 0 || m.OK || m.Error != "" || m.PID != 0 || m.Version != 0 || m.Seq != 0 {
+	if m.Token != "" || m.Role != "" || m.Name != "" || m.Method != "" || len(m.Params) > 0 || len(m.Result) > 0 || m.OK || m.Error != "" || m.PID != 0 || m.Version != 0 || m.Seq != 0 || m.HerdrPi != "" {
 		return fmt.Errorf("%s carries fields of another message kind", m.Type)
 	}
 	return nil

@@ -117,7 +117,7 @@ func cleanLabel(label string) string {
 }
 
 // Status is what `herdr-pi status` shows. The wrapper's state machine fills
-// State and Reasons; the server adds WrapperPID, ProbeConnected and
+// State and Reasons; the server adds WrapperPID, ProbeConnected, Build and
 // Goroutines.
 type Status struct {
 	Agent string `json:"agent,omitempty"`
@@ -152,6 +152,10 @@ type Status struct {
 	Runs           int  `json:"runs,omitempty"`
 	WrapperPID     int  `json:"wrapper_pid"`
 	ProbeConnected bool `json:"probe_connected"`
+	// Build is the herdr-pi build the wrapper runs ([Build]): after an
+	// upgrade, `status` tells a wrapper still running the old one.
+	// Absent from wrappers older than the field.
+	Build string `json:"build,omitempty"`
 	// Goroutines is how many goroutines the wrapper runs: flat over a
 	// long run (the soak test watches it), growing means a leak.
 	Goroutines int `json:"goroutines,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -223,6 +224,33 @@ func RunDirEnded(dir string) bool {
 	}
 	rd, ok := ReadRunDir(dir)
 	return ok && !rd.Alive
+}
+
+// RunDirRemoved says whether dir, named as a run directory, is gone while
+// the wrapper named in it still runs: something other than herdr-pi
+// removed it (a cleaner of /tmp, a logout that emptied
+// XDG_RUNTIME_DIR), and the control socket with it. pid is the wrapper.
+// A pid that another process took since is not taken for the wrapper:
+// it must run `… wrap …` (see wrapperProcess).
+func RunDirRemoved(dir string) (pid int, removed bool) {
+	pid, named := runDirPID(filepath.Base(dir))
+	if !named {
+		return 0, false
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return 0, false
+	}
+	return pid, ProcessAlive(pid) && wrapperProcess(pid)
+}
+
+// wrapperProcess says whether pid runs a herdr-pi wrapper, by its
+// command line: "wrap" among its words. Unreadable: not one.
+func wrapperProcess(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	return slices.Contains(strings.Split(string(b), "\x00"), "wrap")
 }
 
 // runDirPID is the pid in a run directory's name ("run-<pid>-…").

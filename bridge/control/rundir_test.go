@@ -338,3 +338,43 @@ func TestARunThatCannotListenLeavesNoRunDirectory(t *testing.T) {
 		}
 	}
 }
+
+// A run directory gone while the wrapper named in it runs was removed from
+// under it; gone with its wrapper, or with a pid some other program took
+// since, it was not.
+func TestRunDirRemovedNeedsItsWrapperRunning(t *testing.T) {
+	base := t.TempDir()
+	wrapper := exec.Command("sh", "-c", "sleep 600; :", "herdr-pi", "wrap")
+	if err := wrapper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wrapper.Process.Kill(); wrapper.Wait() })
+	other := exec.Command("sh", "-c", "sleep 600; :")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	dirOf := func(pid int) string { return filepath.Join(base, fmt.Sprintf("run-%d-42", pid)) }
+
+	// /proc shows the new command line once sh runs.
+	for deadline := time.Now().Add(10 * time.Second); !wrapperProcess(wrapper.Process.Pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stand-in wrapper never showed its command line")
+		}
+	}
+	if pid, removed := RunDirRemoved(dirOf(wrapper.Process.Pid)); !removed || pid != wrapper.Process.Pid {
+		t.Errorf("gone under a running wrapper: %d, %v", pid, removed)
+	}
+	if _, removed := RunDirRemoved(dirOf(other.Process.Pid)); removed {
+		t.Error("a pid another program runs under counted as the wrapper")
+	}
+	if err := os.Mkdir(dirOf(wrapper.Process.Pid), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, removed := RunDirRemoved(dirOf(wrapper.Process.Pid)); removed {
+		t.Error("a directory that is there counted as removed")
+	}
+	if _, removed := RunDirRemoved(filepath.Join(base, "not-a-run-dir")); removed {
+		t.Error("a directory not named as a run directory counted")
+	}
+}

@@ -52,6 +52,9 @@ type Config struct {
 	// Handoffs carries out `herdr-pi open`'s handoff requests (optional:
 	// without it they are refused).
 	Handoffs Handoffs
+	// Build names the wrapper's build in its hello and its refusals
+	// (default: [Build]; tests name others).
+	Build string
 	// Logf receives diagnostics (rejected peers, bad lines). Never the
 	// terminal.
 	Logf func(format string, args ...any)
@@ -392,6 +395,14 @@ func (s *Server) serve(c *net.UnixConn) {
 		return
 	}
 	probe := hello.Role == RoleProbe
+	if hello.Version > ProtocolVersion {
+		// A newer build changed the protocol so that this one would
+		// misread it: refused in words (an owner link has its own).
+		s.cfg.Logf("control: refused pid %d: protocol version %d, this wrapper speaks %d (%s)", cred.Pid, hello.Version, ProtocolVersion, Clip(hello.HerdrPi))
+		s.write(c, Message{Type: TypeError, Error: printableLong(fmt.Sprintf("protocol version %d is newer than this wrapper's %d; %s",
+			hello.Version, ProtocolVersion, s.skewWords(hello.HerdrPi)))})
+		return
+	}
 	// reply answers the peer. A client is idle from the moment its answer
 	// is ready, not from when the goroutine gets round to marking it after
 	// the write: by the time a client reads its answer it already counts as
@@ -402,7 +413,7 @@ func (s *Server) serve(c *net.UnixConn) {
 		}
 		return s.write(c, m)
 	}
-	if !reply(Message{Type: TypeHello, OK: true, Version: ProtocolVersion}) {
+	if !reply(Message{Type: TypeHello, OK: true, Version: ProtocolVersion, HerdrPi: s.build()}) {
 		return
 	}
 	if probe {
@@ -430,6 +441,11 @@ func (s *Server) serve(c *net.UnixConn) {
 		}
 		_ = c.SetReadDeadline(deadline)
 		m, err := s.readMessage(r, cred.Pid)
+		if ut := (*unknownTypeError)(nil); errors.As(err, &ut) {
+			// A newer command's message: it hears why before the hang-up.
+			s.write(c, Message{Type: TypeError, Error: printableLong(fmt.Sprintf("%v; %s", err, s.skewWords(hello.HerdrPi)))})
+			return
+		}
 		if err != nil {
 			return
 		}
@@ -447,10 +463,10 @@ func (s *Server) serve(c *net.UnixConn) {
 		case TypeRequest:
 			if m.Method == MethodHandoff && !probe {
 				// One stream per connection: it ends with the handback.
-				s.streamHandoff(c, func() (Message, error) { return s.readStreamed(r, cred.Pid) }, m)
+				s.streamHandoff(c, func() (Message, error) { return s.readStreamed(r, cred.Pid) }, m, hello.HerdrPi)
 				return
 			}
-			if !reply(s.answer(m, int(cred.Pid))) {
+			if !reply(s.answer(m, int(cred.Pid), hello.HerdrPi)) {
 				return
 			}
 		default:
@@ -520,7 +536,7 @@ func (s *Server) write(c net.Conn, m Message) bool {
 
 // answer answers one request of the peer peerPID (as this process sees
 // pids).
-func (s *Server) answer(m Message, peerPID int) Message {
+func (s *Server) answer(m Message, peerPID int, peerBuild string) Message {
 	reply := Message{Type: TypeResponse, ID: m.ID}
 	// The refusal is for whoever asked (a person at `herdr-pi waiting`, a
 	// script): whole, within the protocol's bound, and printable.
@@ -537,6 +553,7 @@ func (s *Server) answer(m Message, peerPID int) Message {
 		st.ProbeConnected = s.probes > 0
 		s.mu.Unlock()
 		st.WrapperPID = os.Getpid()
+		st.Build = s.build()
 		st.Goroutines = runtime.NumGoroutine()
 		st.HeapLiveKiB = heapLiveKiB()
 		result = st
@@ -554,7 +571,7 @@ func (s *Server) answer(m Message, peerPID int) Message {
 		}
 		result = struct{}{}
 	default:
-		return fail(fmt.Errorf("unknown method %q", Clip(m.Method)))
+		return fail(fmt.Errorf(unknownMethod+"%q; %s", Clip(m.Method), s.skewWords(peerBuild)))
 	}
 	b, err := json.Marshal(result)
 	if err != nil {

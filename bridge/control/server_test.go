@@ -175,7 +175,7 @@ func (c *raw) hello(t *testing.T, token, role string) {
 	t.Helper()
 	c.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, token, role))
 	got := c.read(t)
-	if got != `{"type":"hello","version":1,"ok":true}` {
+	if got != `{"type":"hello","version":1,"ok":true,"herdr_pi":"`+Build()+`"}` {
 		t.Fatalf("hello reply %q", got)
 	}
 }

@@ -319,6 +319,11 @@ func (s *Service) optionsLocked(ask control.HandoffAsk) (options, error) {
 	if o.socket == "" {
 		return o, errors.New("neither the owner's herdr-pi wrap nor herdr-pi open runs inside a Herdr pane: there is no Herdr to open a pane in")
 	}
+	// The wrapper itself goes on from the kernel's copy of its binary, but
+	// the pane is another process that needs the path.
+	if err := handoff.CheckSelf(s.cfg.Self, "restart the owner's Pi under the herdr-pi installed now (quit it and run 'herdr-pi wrap pi' again)"); err != nil {
+		return o, err
+	}
 	if o.mode == "" {
 		o.mode = handoff.ModeSplit
 		if s.cfg.Place != nil {

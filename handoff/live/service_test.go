@@ -1557,3 +1557,35 @@ func TestAPaneClosedBeforeItsPiStartedIsSaidSo(t *testing.T) {
 	}
 	r.nothingLeft()
 }
+
+// herdr-pi moved or removed under a running owner (an upgrade that puts
+// the new build elsewhere, an uninstall): the pane could not start the
+// attempt, so the handoff is refused before the owner is asked or a pane
+// opens, in words that name the path and the way out; the owner's
+// session is never suspended for a launch that cannot run.
+func TestAHerdrPiRemovedSinceTheWrapperStartedRefusesTheHandoff(t *testing.T) {
+	var self string
+	r := newRig(t, func(c *Config) { self = c.Self })
+	if err := os.Remove(self); err != nil {
+		t.Fatal(err)
+	}
+	x := r.ask(control.HandoffAsk{})
+	select {
+	case <-x.done:
+	case <-time.After(long):
+		t.Fatalf("the handoff did not end within %v (Herdr was asked %q)", long, r.s.Methods())
+	}
+	if x.err == nil || !strings.Contains(x.err.Error(), self) || !strings.Contains(x.err.Error(), "restart the owner") {
+		t.Fatalf("handoff: %+v, %v; want a refusal naming %s and the restart", x.final, x.err, self)
+	}
+	if m := r.s.Methods(); slices.ContainsFunc(m, func(x string) bool { return x != "ping" && x != "events.subscribe" }) || len(r.o.handbacksSoFar()) != 0 {
+		t.Fatalf("Herdr was asked %q, the owner got %+v", m, r.o.handbacksSoFar())
+	}
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r7", RunID: "r1", SessionID: "s1"})
+	r.o.mu.Lock()
+	refused := slices.Clone(r.o.refused)
+	r.o.mu.Unlock()
+	if len(refused) != 1 || !strings.Contains(refused[0], self) {
+		t.Fatalf("the menu's request: refused %q", refused)
+	}
+}

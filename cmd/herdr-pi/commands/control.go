@@ -79,6 +79,11 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		return nil, stoppedError(where, pid)
 	}
 	c, err := control.Dial(ctx, ep.Socket, ep.Token)
+	if err != nil {
+		if err := runDirRemoved(ep.Socket, where); err != nil {
+			return nil, err
+		}
+	}
 	if err != nil && control.RunDirEnded(filepath.Dir(ep.Socket)) {
 		// Gone, not out of reach: a process the wrapper started outlived
 		// it (a background job keeps HERDR_PI_CONTROL), or the pane's
@@ -89,6 +94,11 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 	if errors.Is(err, control.ErrUnauthorized) {
 		return nil, wrapperErrorf(refused, "%s refused our token (a stale %s?); %s", where, control.EnvToken, howToStart)
 	}
+	if errors.Is(err, control.ErrSkew) {
+		// Reached, and of another build: "start the agent" would be
+		// the wrong way out; the error names the right one.
+		return nil, wrapperErrorf(unreachable, "%s: %v", where, err)
+	}
 	if err != nil && stoppedProcess(pid) {
 		// Stopped while we waited for its answer.
 		return nil, stoppedError(where, pid)
@@ -97,6 +107,25 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		return nil, wrapperErrorf(unreachable, "cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
 	}
 	return c, nil
+}
+
+// runDirRemoved is the error for a wrapper that still runs while its run
+// directory, and the control socket in it, are gone (removed from under
+// it), or nil. "Has exited" would be false, and would have the person
+// start a second wrapper in the pane.
+func runDirRemoved(socket, where string) error {
+	pid, removed := control.RunDirRemoved(filepath.Dir(socket))
+	if !removed {
+		return nil
+	}
+	who := "the herdr-pi " + strings.TrimPrefix(where, "the ")
+	if !strings.Contains(where, "(pid ") {
+		who += fmt.Sprintf(" (pid %d)", pid)
+	}
+	return wrapperErrorf(unreachable, "%s still runs, but its run directory %s is gone, and its control socket with it: something removed it "+
+		"from under the wrapper (a cleaner of /tmp, a logout that emptied XDG_RUNTIME_DIR), so nothing can reach that wrapper: "+
+		"quit the agent and start it again under herdr-pi wrap",
+		who, render.Clean(filepath.Dir(socket)))
 }
 
 // stoppedProcess says whether pid is stopped by a signal (Ctrl-Z, SIGSTOP)
@@ -174,6 +203,9 @@ func tokenLost(get func(string) string) error {
 	socket := get(control.EnvSocket)
 	if socket == "" || get(control.EnvToken) != "" {
 		return nil
+	}
+	if err := runDirRemoved(socket, "the wrapper named by "+control.EnvSocket); err != nil {
+		return err
 	}
 	if control.RunDirEnded(filepath.Dir(socket)) {
 		// Unless that wrapper has exited (a job it started outlived

@@ -713,6 +713,11 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, 
 	if err != nil {
 		return handoff.Opener{}, nil, fmt.Errorf("cannot find herdr-pi's own executable: %w", err)
 	}
+	// A wrapper opening from its owner's menu may have run for days:
+	// herdr-pi may have moved since (os.Executable names where it was).
+	if err := handoff.CheckSelf(self, "restart the owner's Pi (or run herdr-pi open) under the herdr-pi installed now"); err != nil {
+		return handoff.Opener{}, nil, err
+	}
 	pi = append([]string(nil), pi...)
 	if !strings.Contains(pi[0], "/") {
 		p, ok := pty.LookPath(pi[0], env.Get("PATH"))

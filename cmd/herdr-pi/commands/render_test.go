@@ -118,24 +118,28 @@ func TestStatusTextGolden(t *testing.T) {
 		name string
 		st   control.Status
 		l    look
+		self string // this command's build ("": not compared)
 	}{
-		{"blocked plain", sampleStatus(statusNow), render.New(false, 0)},
-		{"blocked colour", sampleStatus(statusNow), render.New(true, 100)},
-		{"idle without probe or session", control.Status{Agent: "claude", Label: "backend", State: "idle", Since: statusNow.Add(-26 * time.Hour), ChildPID: 7, WrapperPID: 6}, render.New(false, 0)},
-		{"unknown at start", control.Status{State: "unknown", WrapperPID: 6}, render.New(true, 80)},
+		{"blocked plain", sampleStatus(statusNow), render.New(false, 0), ""},
+		{"blocked colour", sampleStatus(statusNow), render.New(true, 100), ""},
+		{"idle without probe or session", control.Status{Agent: "claude", Label: "backend", State: "idle", Since: statusNow.Add(-26 * time.Hour), ChildPID: 7, WrapperPID: 6}, render.New(false, 0), ""},
+		{"unknown at start", control.Status{State: "unknown", WrapperPID: 6}, render.New(true, 80), ""},
+		{"the same build", control.Status{State: "idle", WrapperPID: 6, Build: "v1.4.0"}, render.New(false, 0), "v1.4.0"},
+		{"a wrapper of another build", control.Status{State: "idle", WrapperPID: 6, Build: "v1.3.0 (0a1b2c3d4e5f)"}, render.New(true, 80), "v1.4.0"},
+		{"a wrapper older than builds in status", control.Status{State: "idle", WrapperPID: 6}, render.New(false, 0), "v1.4.0"},
 		{"a wait held by a process", control.Status{Agent: "pi", State: "blocked", WrapperPID: 6, Reasons: []control.Reason{
 			{Kind: "wait", Key: "hook:deploy-hook:42", Label: "approve deploy", Since: statusNow.Add(-133 * time.Second), HolderPID: 48230},
 			{Kind: "wait", Key: "hook:lint:1", Label: "waiting for lint", HolderPID: 48231},
 			{Kind: "wait", Key: "hook:notes:2", Label: "waiting for notes", Since: statusNow.Add(-5 * time.Second)},
-		}}, render.New(false, 0)},
+		}}, render.New(false, 0), ""},
 		{"notification channels", control.Status{Agent: "pi", State: "idle", WrapperPID: 6, Notifications: []control.NotifyChannel{
 			{Channel: "herdr", Sent: 2, Last: "disabled", Hint: notify.HerdrHint("disabled")},
 			{Channel: "terminal"},
 			{Channel: "ntfy", Sent: 1, Failed: 2, Failing: true, Last: "http 401: unauthorized\x1b]0;t\x07", Hint: "the server refused access to the topic: check [notify.ntfy] token"},
-		}}, render.New(true, 80)},
+		}}, render.New(true, 80), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := render.Status(tc.st, statusNow, tc.l)
+			got := render.Status(tc.st, tc.self, statusNow, tc.l)
 			golden.Check(t, golden.Path(t), got)
 			if strings.ContainsAny(got, "\x07") || strings.Contains(got, "\x1b]") {
 				t.Errorf("a label's control characters reached the output: %q", got)

@@ -88,7 +88,7 @@ func statusRun(ctx context.Context, f *Factory, opts *statusOptions) error {
 	if opts.JSON {
 		return writeJSON(io.Out, statusReport{Format: statusFormat, Status: st})
 	}
-	_, err = fmt.Fprint(io.Out, render.Status(st, opts.Now(), lookFor(io)))
+	_, err = fmt.Fprint(io.Out, render.Status(st, control.Build(), opts.Now(), lookFor(io)))
 	return err
 }
 

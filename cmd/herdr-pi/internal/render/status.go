@@ -14,8 +14,10 @@ import (
 // Status is the human form: a column of labelled lines, then the
 // open reasons as a small table. Labels and keys come from other programs
 // (extensions, hooks): control characters are made harmless before they
-// reach the terminal.
-func Status(st control.Status, now time.Time, l Look) string {
+// reach the terminal. self is the asking command's build: a wrapper that
+// runs another (herdr-pi was upgraded under it) is named with both and
+// the way to the new one; "" compares nothing.
+func Status(st control.Status, self string, now time.Time, l Look) string {
 	var b strings.Builder
 	line := func(label, value string) {
 		fmt.Fprintf(&b, "%s  %s\n", Pad(l.Render(l.Bold, label), 7), l.Hang(value, 9))
@@ -43,7 +45,7 @@ func Status(st control.Status, now time.Time, l Look) string {
 		session = Clean(st.SessionFile)
 	}
 	line("session", session)
-	line("wrapper", fmt.Sprintf("pid %d", st.WrapperPID))
+	line("wrapper", wrapperLine(st, self, l))
 	if st.Herdr != "" {
 		line("herdr", Clean(st.Herdr))
 	}
@@ -61,6 +63,21 @@ func Status(st control.Status, now time.Time, l Look) string {
 	line("reasons", fmt.Sprintf("%d open", len(st.Reasons)))
 	b.WriteString(reasonTable(st.Reasons, now, l))
 	return b.String()
+}
+
+// wrapperLine is the wrapper's pid, and when it runs another build than
+// self, both builds in yellow and what to do.
+func wrapperLine(st control.Status, self string, l Look) string {
+	s := fmt.Sprintf("pid %d", st.WrapperPID)
+	if self == "" || st.Build == self {
+		return s
+	}
+	runs := "an older herdr-pi (from before status named builds)"
+	if st.Build != "" {
+		runs = "herdr-pi " + Clean(st.Build)
+	}
+	return s + ", " + l.Render(l.Warn, fmt.Sprintf("%s, not this herdr-pi %s", runs, Clean(self))) +
+		": quit the agent and start it again under herdr-pi wrap to run this one"
 }
 
 // notifyLine is one notification channel: "ntfy: failing, 0 sent, 2

@@ -17,7 +17,7 @@ func TestStatusShowsAReasonsKeyOnce(t *testing.T) {
 		{Kind: "wait", Key: "lint:1"},
 		{Kind: "wait", Key: "deploy", Label: "deploy"},
 	}}
-	got := Status(st, now, New(false, 0))
+	got := Status(st, "", now, New(false, 0))
 	want := "reasons  2 open\n  wait  lint:1\n  wait  deploy\n"
 	if !strings.HasSuffix(got, want) {
 		t.Errorf("status ends\n%s\nwant it to end\n%s", got, want)
@@ -35,7 +35,7 @@ func TestStatusCleansEveryReportedField(t *testing.T) {
 		// A channel that sent nothing yet shows its name alone; one that
 		// did, its last outcome and hint too.
 		Notifications: []control.NotifyChannel{{Channel: "quiet" + evil}, {Channel: "ntfy" + evil, Failed: 1, Failing: true, Last: "http" + evil, Hint: "fix" + evil}}}
-	got := Status(st, now, New(false, 0))
+	got := Status(st, "", now, New(false, 0))
 	if strings.ContainsAny(got, "\x1b\x07\u202e") {
 		t.Errorf("status keeps a control character: %q", got)
 	}
@@ -55,7 +55,7 @@ func TestStatusSaysTheReportedMessage(t *testing.T) {
 		{Kind: "wait", Key: "hook:lint:1", Label: "fix the lint"},
 		{Kind: "sentinel", Key: "sentinel", Label: "input needed", Reported: true},
 	}}
-	got := Status(st, now, New(false, 0))
+	got := Status(st, "", now, New(false, 0))
 	if want := "state    blocked for 10s (since 14:04:14): input ]0;x  needed\n"; !strings.HasPrefix(got, want) {
 		t.Errorf("status begins\n%q\nwant\n%q", strings.SplitAfter(got, "\n")[0], want)
 	}
