@@ -61,10 +61,12 @@ type Options struct {
 
 	// Seams for this package's tests: ppoll stands in for unix.Ppoll in
 	// the copy loop, stopSelf for stopping this process on job control,
-	// injectWait for the bound on waiting for a clean boundary.
+	// injectWait and injectCap for the bounds on waiting for a clean
+	// boundary.
 	ppoll      func(fds []unix.PollFd, timeout *unix.Timespec, sigmask *unix.Sigset_t) (int, error)
 	stopSelf   func()
 	injectWait time.Duration
+	injectCap  time.Duration
 }
 
 // forwarded are the signals sent on to the child instead of acting on us.
@@ -336,6 +338,7 @@ type loop struct {
 	ppoll          func([]unix.PollFd, *unix.Timespec, *unix.Sigset_t) (int, error)
 	stopSelf       func()
 	injectWait     time.Duration
+	injectCap      time.Duration
 	closeMaster    func()
 	onStop, onCont func()
 }
@@ -347,9 +350,12 @@ func newLoop(o Options, master, inFd int, out outHandle, inTTY bool, sizeFds []i
 	}
 	l := &loop{o: o, mfd: master, inFd: inFd, out: out, inTTY: inTTY,
 		sizeFds: sizeFds, pid: pid, child: child, wake: w, exited: make(chan struct{}),
-		ppoll: o.ppoll, stopSelf: o.stopSelf, injectWait: o.injectWait}
+		ppoll: o.ppoll, stopSelf: o.stopSelf, injectWait: o.injectWait, injectCap: o.injectCap}
 	if l.injectWait == 0 {
 		l.injectWait = injectWait
+	}
+	if l.injectCap == 0 {
+		l.injectCap = injectCap
 	}
 	if l.ppoll == nil {
 		l.ppoll = unix.Ppoll
@@ -432,9 +438,12 @@ func (l *loop) end(why error) {
 }
 
 const (
-	// injectWait is how long an injection waits for the child's output to
-	// reach a clean boundary before it is written anyway.
+	// injectWait is how long the child's output may stay quiet inside a
+	// sequence or a character before a waiting injection is written
+	// anyway; injectCap bounds the whole wait, for output that keeps
+	// coming inside a sequence that never ends.
 	injectWait  = 50 * time.Millisecond
+	injectCap   = 2 * time.Second
 	readChunk   = 64 << 10
 	inputLimit  = 64 << 10
 	burstReads  = 16
@@ -483,7 +492,8 @@ func (l *loop) run() (int, error) {
 	bnd := NewBoundary()
 	// pollSet is reused by every turn of the loop: no garbage per poll.
 	pollSet := make([]unix.PollFd, 0, 3)
-	var injectBy time.Time // when set, write pending injections by then
+	var injectBy time.Time    // when set, write pending injections by then
+	var injectSince time.Time // when pending injections began to wait
 
 	hangup := func(why string) {
 		if termLost {
@@ -564,22 +574,35 @@ func (l *loop) run() (int, error) {
 	}
 
 	// flushInject writes what others queued for the terminal, at a clean
-	// boundary of the child's output, or regardless when forced.
-	flushInject := func(force bool) {
+	// boundary of the child's output, or regardless when forced. Output
+	// that keeps coming inside a sequence puts the forced write off
+	// (output is true when the call follows output): a long sequence
+	// still on its way (an OSC 52 clipboard write, a sixel image, either
+	// through a slow terminal) is not cut in two, but one the child left
+	// unfinished and went quiet on does not hold the bytes back for long,
+	// and one that never ends, not beyond injectCap.
+	flushInject := func(force, output bool) {
 		if l.o.Inject == nil || !l.o.Inject.hasPending() {
-			injectBy = time.Time{}
+			injectBy, injectSince = time.Time{}, time.Time{}
 			return
 		}
 		if !bnd.clean && !force {
-			if injectBy.IsZero() {
-				injectBy = time.Now().Add(l.injectWait)
+			if injectBy.IsZero() || output {
+				now := time.Now()
+				if injectSince.IsZero() {
+					injectSince = now
+				}
+				injectBy = now.Add(l.injectWait)
+				if limit := injectSince.Add(l.injectCap); limit.Before(injectBy) {
+					injectBy = limit
+				}
 			}
 			return
 		}
 		for _, p := range l.o.Inject.take() {
 			writeOut(p)
 		}
-		injectBy = time.Time{}
+		injectBy, injectSince = time.Time{}, time.Time{}
 	}
 
 	sendEOF := func() {
@@ -603,7 +626,7 @@ func (l *loop) run() (int, error) {
 		if childDone {
 			now := time.Now()
 			if !masterOpen || now.Sub(drainStart) > drainLimit || now.Sub(lastOut) > drainQuiet {
-				flushInject(true)
+				flushInject(true, false)
 				if l.o.Tap != nil {
 					l.o.Tap.Close()
 				}
@@ -700,19 +723,19 @@ func (l *loop) run() (int, error) {
 					l.waitExit(5 * time.Second)
 					return 1, e.err
 				case evInject:
-					flushInject(false)
+					flushInject(false, false)
 				}
 			}
 		}
 		if !injectBy.IsZero() && !time.Now().Before(injectBy) {
-			flushInject(true)
+			flushInject(true, false)
 		}
 
 		if mi >= 0 && masterOpen {
 			re := fds[mi].Revents
 			if re&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0 {
 				eof, _ := readMaster()
-				flushInject(false)
+				flushInject(false, true)
 				if eof {
 					// EIO: no slave fd is left, but the child may still be
 					// alive (coreutils closes 0-2 before exiting). Closing
