@@ -559,15 +559,21 @@ func (l *loop) run() (int, error) {
 		return false, false
 	}
 
+	// known is the size the child's pty has.
+	var known Size
+	if ws, err := unix.IoctlGetWinsize(l.mfd, unix.TIOCGWINSZ); err == nil {
+		known = Size{Rows: ws.Row, Cols: ws.Col}
+	}
 	resize := func() {
 		s, ok := sizeOf(l.sizeFds...)
-		if !ok || !masterOpen {
+		if !ok || !masterOpen || s == known {
 			return
 		}
 		if err := setWinsize(l.mfd, s); err != nil {
 			l.o.Logf("pty: resize: %v", err)
 			return
 		}
+		known = s
 		if l.o.Tap != nil {
 			l.o.Tap.Resize(s)
 		}
@@ -761,6 +767,13 @@ func (l *loop) run() (int, error) {
 			n, err := unix.Read(l.inFd, inBuf[:min(len(inBuf), inputLimit-len(in))])
 			switch {
 			case n > 0:
+				// A resize comes before the keys typed after it, as on
+				// the terminal itself: our SIGWINCH, coming through Go's
+				// signal machinery, is often later than the keys. One
+				// ioctl per read of input, not per byte of output.
+				if l.inTTY {
+					resize()
+				}
 				in = append(in, inBuf[:n]...)
 			case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
 			case l.inTTY:
