@@ -197,3 +197,28 @@ func TestWrapResizesToOneCellAndToAHugeWindow(t *testing.T) {
 func sizeLines(out []byte) []string {
 	return regexp.MustCompile(`size: \d+ \d+`).FindAllString(string(out), -1)
 }
+
+// The agent crashes in the alternate screen with mouse reporting, bracketed
+// paste and the kitty keyboard on. The terminal's line mode comes back
+// (raw off: finish checks it), and the screen modes stay as the agent left
+// them: herdr-pi writes nothing of its own on the way out, exactly as
+// util-linux script does and as the agent would leave a bare terminal.
+// Undoing them would need knowing which the terminal had before; `reset`
+// does it (docs/troubleshooting.md).
+func TestWrapAgentCrashingInTheAlternateScreen(t *testing.T) {
+	crash := []string{"sh", "-c", `stty raw -echo; printf '\033[?1049h\033[?1000h\033[?1006h\033[?2004h\033[>1u\033[?25l\033[2J\033[Hdrawn'; kill -SEGV $$`}
+	h := herdrtest.Start(t)
+	e := newFaultEnv(t, h)
+	bare, err := startOuter(outerOptions{Argv: crash, Env: e.env, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := bare.wait(30 * time.Second); err != nil || status != 139 {
+		t.Fatalf("bare: status %d, %v", status, err)
+	}
+	r := e.start(outerOptions{Argv: append([]string{"herdr-pi", "wrap", "--"}, crash...), Keep: true})
+	r.finish(139, true)
+	if got, want := r.bytes(), bare.bytes(); !bytes.Equal(got, want) {
+		t.Fatalf("the terminal got other bytes than from the bare agent:\n got %q\nwant %q", got, want)
+	}
+}
