@@ -143,7 +143,18 @@ func (h outHandle) close() {
 
 // write writes all of p or returns the error that stopped it. A full
 // terminal is waited for in ppoll; EINTR is retried.
-func (h outHandle) write(p []byte) error {
+func (h outHandle) write(p []byte) error { return h.writeServing(p, nil, nil) }
+
+// errServeStopped is writeServing's error when serve gave the write up.
+var errServeStopped = errors.New("write given up")
+
+// writeServing is write that, while the terminal is full, also waits for
+// the descriptor inFd names (when it names one: -1 is none) to be readable,
+// and then calls serve; serve returning false gives the write up
+// (errServeStopped). The copy loop reads the keyboard this way: a
+// terminal that takes no output for a while still takes keys, and Ctrl-C
+// reaches a flooding child as on a bare terminal.
+func (h outHandle) writeServing(p []byte, inFd func() int, serve func() bool) error {
 	for len(p) > 0 {
 		var n int
 		var err error
@@ -166,8 +177,16 @@ func (h outHandle) write(p []byte) error {
 			// non-blocking: wait until it takes more, as a blocking
 			// write would.
 			pfd := []unix.PollFd{{Fd: int32(h.fd), Events: unix.POLLOUT}}
+			if inFd != nil {
+				if fd := inFd(); fd >= 0 {
+					pfd = append(pfd, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+				}
+			}
 			if _, perr := waitFor(pfd, pollForever, unix.Ppoll); perr != nil && !errors.Is(perr, unix.EINTR) {
 				return perr
+			}
+			if len(pfd) > 1 && pfd[1].Revents != 0 && !serve() {
+				return errServeStopped
 			}
 		case err == nil, errors.Is(err, unix.EINTR):
 		default:

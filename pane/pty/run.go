@@ -510,11 +510,30 @@ func (l *loop) run() (int, error) {
 		}
 	}
 
+	// readInput reads the keyboard and feeds the child; false when the
+	// terminal is gone. Set below, with what it needs.
+	var readInput func() bool
+	// inputFd is stdin while the loop takes input, else -1.
+	inputFd := func() int {
+		if stdinOpen && len(in) < inputLimit && !childDone {
+			return l.inFd
+		}
+		return -1
+	}
+
+	// servedInput: the keyboard was read while the terminal was full,
+	// since the loop's last poll, whose word on stdin is stale then (stdin
+	// blocks: a read on that word could wait for the next key).
+	servedInput := false
+	serveInput := func() bool {
+		servedInput = true
+		return readInput()
+	}
 	writeOut := func(p []byte) {
 		if termLost {
 			return
 		}
-		if err := l.out.write(p); err != nil {
+		if err := l.out.writeServing(p, inputFd, serveInput); err != nil && !termLost {
 			hangup("stdout: " + err.Error())
 		}
 	}
@@ -628,6 +647,48 @@ func (l *loop) run() (int, error) {
 		in = append(in, eof)
 	}
 
+	// feedMaster gives the child what it can take of the input.
+	feedMaster := func() {
+		if !masterOpen || len(in) == 0 {
+			return
+		}
+		n, err := unix.Write(l.mfd, in)
+		if n > 0 {
+			lastIn = in[n-1]
+			in = append(in[:0], in[n:]...)
+		}
+		if err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
+			l.o.Logf("pty: write master: %v", err)
+			in = in[:0]
+		}
+	}
+	readInput = func() bool {
+		n, err := unix.Read(l.inFd, inBuf[:min(len(inBuf), inputLimit-len(in))])
+		switch {
+		case n > 0:
+			// A resize comes before the keys typed after it, as on
+			// the terminal itself: our SIGWINCH, coming through Go's
+			// signal machinery, is often later than the keys. One
+			// ioctl per read of input, not per byte of output.
+			if l.inTTY {
+				resize()
+			}
+			in = append(in, inBuf[:n]...)
+		case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
+		case l.inTTY:
+			hangup("stdin closed")
+			return false
+		default:
+			if err != nil {
+				l.o.Logf("pty: read stdin: %v", err)
+			}
+			stdinOpen = false
+			sendEOF()
+		}
+		feedMaster()
+		return true
+	}
+
 	for {
 		if childDone {
 			now := time.Now()
@@ -667,6 +728,7 @@ func (l *loop) run() (int, error) {
 			}
 		}
 		_, err := waitFor(fds, wait, l.ppoll)
+		servedInput = false
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			err = fmt.Errorf("pty: poll: %w", err)
 			l.end(err)
@@ -750,41 +812,13 @@ func (l *loop) run() (int, error) {
 					masterOpen = false
 				}
 			}
-			if masterOpen && re&unix.POLLOUT != 0 && len(in) > 0 {
-				n, err := unix.Write(l.mfd, in)
-				if n > 0 {
-					lastIn = in[n-1]
-					in = append(in[:0], in[n:]...)
-				}
-				if err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
-					l.o.Logf("pty: write master: %v", err)
-					in = in[:0]
-				}
+			if masterOpen && re&unix.POLLOUT != 0 {
+				feedMaster()
 			}
 		}
 
-		if ii >= 0 && fds[ii].Revents != 0 {
-			n, err := unix.Read(l.inFd, inBuf[:min(len(inBuf), inputLimit-len(in))])
-			switch {
-			case n > 0:
-				// A resize comes before the keys typed after it, as on
-				// the terminal itself: our SIGWINCH, coming through Go's
-				// signal machinery, is often later than the keys. One
-				// ioctl per read of input, not per byte of output.
-				if l.inTTY {
-					resize()
-				}
-				in = append(in, inBuf[:n]...)
-			case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
-			case l.inTTY:
-				hangup("stdin closed")
-			default:
-				if err != nil {
-					l.o.Logf("pty: read stdin: %v", err)
-				}
-				stdinOpen = false
-				sendEOF()
-			}
+		if ii >= 0 && fds[ii].Revents != 0 && stdinOpen && !servedInput {
+			readInput()
 		}
 	}
 }
