@@ -578,14 +578,17 @@ func (l *loop) run() (int, error) {
 		return false, false
 	}
 
-	// known is the size the child's pty has.
+	// known is the terminal's size the child's pty was last given.
 	var known Size
 	if ws, err := unix.IoctlGetWinsize(l.mfd, unix.TIOCGWINSZ); err == nil {
 		known = Size{Rows: ws.Row, Cols: ws.Col}
 	}
-	resize := func() {
+	// resize gives the child's pty the terminal's size: always on a
+	// SIGWINCH or after a stop, only when it changed otherwise (a size the
+	// child set itself, stty cols 40, stays until the terminal's changes).
+	resize := func(always bool) {
 		s, ok := sizeOf(l.sizeFds...)
-		if !ok || !masterOpen || s == known {
+		if !ok || !masterOpen || (!always && s == known) {
 			return
 		}
 		if err := setWinsize(l.mfd, s); err != nil {
@@ -671,7 +674,7 @@ func (l *loop) run() (int, error) {
 			// signal machinery, is often later than the keys. One
 			// ioctl per read of input, not per byte of output.
 			if l.inTTY {
-				resize()
+				resize(false)
 			}
 			in = append(in, inBuf[:n]...)
 		case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
@@ -755,7 +758,7 @@ func (l *loop) run() (int, error) {
 				case evSignal:
 					switch e.sig {
 					case unix.SIGWINCH:
-						resize()
+						resize(true)
 					case unix.SIGHUP:
 						hangup("SIGHUP")
 					default:
@@ -784,7 +787,7 @@ func (l *loop) run() (int, error) {
 						}
 					}
 					l.suspend(termLost)
-					resize()
+					resize(true)
 				case evPanic:
 					l.onStop()
 					l.killAll()
