@@ -148,13 +148,13 @@ func (h outHandle) write(p []byte) error { return h.writeServing(p, nil, nil) }
 // errServeStopped is writeServing's error when serve gave the write up.
 var errServeStopped = errors.New("write given up")
 
-// writeServing is write that, while the terminal is full, also waits for
-// the descriptor inFd names (when it names one: -1 is none) to be readable,
-// and then calls serve; serve returning false gives the write up
-// (errServeStopped). The copy loop reads the keyboard this way: a
-// terminal that takes no output for a while still takes keys, and Ctrl-C
-// reaches a flooding child as on a bare terminal.
-func (h outHandle) writeServing(p []byte, inFd func() int, serve func() bool) error {
+// writeServing is write that, while the terminal is full, also waits on
+// the descriptors watch adds to the poll set, and calls serve with their
+// results when any is ready; serve returning false gives the write up
+// (errServeStopped). The copy loop reads the keyboard and takes signals
+// this way: a terminal that takes no output for a while still takes keys,
+// and Ctrl-C or a SIGTERM reaches a flooding child as it would a bare one.
+func (h outHandle) writeServing(p []byte, watch func([]unix.PollFd) []unix.PollFd, serve func([]unix.PollFd) bool) error {
 	for len(p) > 0 {
 		var n int
 		var err error
@@ -177,15 +177,14 @@ func (h outHandle) writeServing(p []byte, inFd func() int, serve func() bool) er
 			// non-blocking: wait until it takes more, as a blocking
 			// write would.
 			pfd := []unix.PollFd{{Fd: int32(h.fd), Events: unix.POLLOUT}}
-			if inFd != nil {
-				if fd := inFd(); fd >= 0 {
-					pfd = append(pfd, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
-				}
+			if watch != nil {
+				pfd = watch(pfd)
 			}
-			if _, perr := waitFor(pfd, pollForever, unix.Ppoll); perr != nil && !errors.Is(perr, unix.EINTR) {
+			n, perr := waitFor(pfd, pollForever, unix.Ppoll)
+			if perr != nil && !errors.Is(perr, unix.EINTR) {
 				return perr
 			}
-			if len(pfd) > 1 && pfd[1].Revents != 0 && !serve() {
+			if n > 0 && len(pfd) > 1 && !serve(pfd[1:]) {
 				return errServeStopped
 			}
 		case err == nil, errors.Is(err, unix.EINTR):

@@ -521,19 +521,42 @@ func (l *loop) run() (int, error) {
 		return -1
 	}
 
-	// servedInput: the keyboard was read while the terminal was full,
-	// since the loop's last poll, whose word on stdin is stale then (stdin
-	// blocks: a read on that word could wait for the next key).
+	// While the terminal is full, the keyboard is read and signals are
+	// passed on (whileFull). servedInput: the keyboard was read so since
+	// the loop's last poll, whose word on stdin is stale then (stdin
+	// blocks: a read on that word could wait for the next key). Events
+	// other than signals wait in deferred for the loop.
 	servedInput := false
-	serveInput := func() bool {
-		servedInput = true
-		return readInput()
+	var deferred []event
+	var onSignal func(os.Signal)
+	watch := func(fds []unix.PollFd) []unix.PollFd {
+		fds = append(fds, unix.PollFd{Fd: int32(l.wake.fd), Events: unix.POLLIN})
+		if fd := inputFd(); fd >= 0 {
+			fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		}
+		return fds
+	}
+	whileFull := func(fds []unix.PollFd) bool {
+		if fds[0].Revents != 0 {
+			for _, e := range l.takeEvents() {
+				if e.kind == evSignal {
+					onSignal(e.sig)
+				} else {
+					deferred = append(deferred, e)
+				}
+			}
+		}
+		if len(fds) > 1 && fds[1].Revents != 0 && !termLost {
+			servedInput = true
+			readInput()
+		}
+		return !termLost
 	}
 	writeOut := func(p []byte) {
 		if termLost {
 			return
 		}
-		if err := l.out.writeServing(p, inputFd, serveInput); err != nil && !termLost {
+		if err := l.out.writeServing(p, watch, whileFull); err != nil && !termLost {
 			hangup("stdout: " + err.Error())
 		}
 	}
@@ -543,6 +566,10 @@ func (l *loop) run() (int, error) {
 	// had nothing more to read.
 	readMaster := func() (eof, empty bool) {
 		for i := 0; i < burstReads; i++ {
+			if !masterOpen {
+				// A hangup while the last chunk was written closed it.
+				return true, true
+			}
 			buf := out
 			if tap != nil {
 				buf = tap.Space()
@@ -692,6 +719,19 @@ func (l *loop) run() (int, error) {
 		return true
 	}
 
+	onSignal = func(sig os.Signal) {
+		switch sig {
+		case unix.SIGWINCH:
+			resize(true)
+		case unix.SIGHUP:
+			hangup("SIGHUP")
+		default:
+			if !childDone {
+				_ = unix.Kill(l.pid, sig.(unix.Signal))
+			}
+		}
+	}
+
 	for {
 		if childDone {
 			now := time.Now()
@@ -723,6 +763,9 @@ func (l *loop) run() (int, error) {
 		if childDone {
 			wait = drainQuiet
 		}
+		if len(deferred) > 0 {
+			wait = 0 // events taken while the terminal was full
+		}
 		for _, at := range []time.Time{killAt, injectBy} {
 			if !at.IsZero() {
 				if d := time.Until(at); wait < 0 || d < wait {
@@ -744,8 +787,13 @@ func (l *loop) run() (int, error) {
 			killAt = time.Time{}
 		}
 
-		if fds[0].Revents != 0 {
-			for _, e := range l.takeEvents() {
+		if fds[0].Revents != 0 || len(deferred) > 0 {
+			events := deferred
+			deferred = nil
+			if fds[0].Revents != 0 {
+				events = append(events, l.takeEvents()...)
+			}
+			for _, e := range events {
 				switch e.kind {
 				case evExit:
 					childDone = true
@@ -756,16 +804,7 @@ func (l *loop) run() (int, error) {
 						l.o.Logf("pty: %v", e.err)
 					}
 				case evSignal:
-					switch e.sig {
-					case unix.SIGWINCH:
-						resize(true)
-					case unix.SIGHUP:
-						hangup("SIGHUP")
-					default:
-						if !childDone {
-							_ = unix.Kill(l.pid, e.sig.(unix.Signal))
-						}
-					}
+					onSignal(e.sig)
 				case evCancel:
 					if !childDone {
 						_ = unix.Kill(l.pid, unix.SIGTERM)

@@ -19,6 +19,25 @@ import (
 // not wait until the terminal reads again. The test reads nothing until the
 // child has gone.
 func TestKeysReachTheChildWhileTheTerminalTakesNoOutput(t *testing.T) {
+	stalled(t, func(master *os.File, _ chan os.Signal) {
+		if _, err := master.Write([]byte{3}); err != nil {
+			t.Fatal(err)
+		}
+	}, "Ctrl-C", 42)
+}
+
+// Signals too: a SIGTERM to the wrapper reaches the child while the
+// terminal takes no output, as it would reach a bare agent. (A trap could
+// not run before the child's write to its full terminal ends, bare or
+// not: the child dies of the signal.)
+func TestSignalsReachTheChildWhileTheTerminalTakesNoOutput(t *testing.T) {
+	stalled(t, func(_ *os.File, sigs chan os.Signal) { sigs <- unix.SIGTERM }, "SIGTERM", 128+15)
+}
+
+// stalled runs a flooding child whose terminal reads nothing, does what
+// poke does once the child is held by the full terminal, and checks that
+// the child ended with status want before the terminal read again.
+func stalled(t *testing.T, poke func(master *os.File, sigs chan os.Signal), what string, want int) {
 	master, tty, err := creackpty.Open()
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +45,7 @@ func TestKeysReachTheChildWhileTheTerminalTakesNoOutput(t *testing.T) {
 	defer master.Close()
 	defer tty.Close()
 	var child atomic.Int64
-	_, done := start(t, Options{
+	sigs, done := start(t, Options{
 		Argv:  []string{"sh", "-c", `trap 'exit 42' INT; while :; do echo flooding the terminal; done`},
 		Stdin: tty, Stdout: tty, Started: func(pid int) { child.Store(int64(pid)) },
 	})
@@ -46,9 +65,7 @@ func TestKeysReachTheChildWhileTheTerminalTakesNoOutput(t *testing.T) {
 			t.Fatalf("the child never waited on its full terminal (it sleeps in %q)", where)
 		}
 	}
-	if _, err := master.Write([]byte{3}); err != nil {
-		t.Fatal(err)
-	}
+	poke(master, sigs)
 	gone := false
 	for deadline := time.Now().Add(10 * time.Second); !gone && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		gone = errors.Is(unix.Kill(int(child.Load()), 0), unix.ESRCH)
@@ -57,9 +74,9 @@ func TestKeysReachTheChildWhileTheTerminalTakesNoOutput(t *testing.T) {
 	go func() { _, _ = io.Copy(io.Discard, master) }()
 	r := wait(t, done)
 	if !gone {
-		t.Fatalf("Ctrl-C did not reach the child while the terminal took no output (it ended once read again: %v)", r)
+		t.Fatalf("%s did not reach the child while the terminal took no output (it ended once read again: %v)", what, r)
 	}
-	if got := statusOfErr(t, r); got != 42 {
-		t.Fatalf("exit status %d, want the child's 42 from its INT trap", got)
+	if got := statusOfErr(t, r); got != want {
+		t.Fatalf("exit status %d, want %d", got, want)
 	}
 }
