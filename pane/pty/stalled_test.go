@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,18 +53,18 @@ func stalled(t *testing.T, poke func(master *os.File, sigs chan os.Signal), what
 	})
 	// Once the terminal is full, the wrapper waits to write and reads no
 	// more of the child's output; the child then waits in its own write
-	// to its full pty (the kernel says where it sleeps).
+	// to its full pty (the kernel says which call a process sleeps in).
 	var where string
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if pid := child.Load(); pid != 0 {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid))
-			where = string(b)
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/syscall", pid))
+			where, _, _ = strings.Cut(string(b), " ")
 		}
-		if where == "n_tty_write" || where == "wait_woken" {
+		if where == strconv.Itoa(unix.SYS_WRITE) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the child never waited on its full terminal (it sleeps in %q)", where)
+			t.Fatalf("the child never waited on its full terminal (/proc/PID/syscall begins %q)", where)
 		}
 	}
 	poke(master, sigs)
