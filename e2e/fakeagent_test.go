@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -31,6 +33,13 @@ import (
 //	event NAME JSON  send one probe event (e.g. event herdr:blocked {"active":true})
 //	run CMD ARGS…    run a command (split on spaces) and wait for it; a
 //	                 failure ends the agent with status 3
+//	raw              put its terminal in raw mode (cfmakeraw: no echo, no
+//	                 signals, every input byte as it is)
+//	readhex N        read exactly N bytes of input, print them as hex
+//	readsum N        read exactly N bytes of input, print "sum: SHA256"
+//	flood TEXT       write TEXT (escapes decoded) over and over, from a
+//	                 goroutine, until flood-stop; the last write is whole
+//	flood-stop       stop the flood and wait for its last write
 func fakeAgentMain() {
 	var lines []string
 	if len(os.Args) >= 4 && os.Args[1] == "-e" && strings.HasSuffix(os.Args[2], ".mjs") {
@@ -95,6 +104,16 @@ func fakeAgentMain() {
 				fmt.Fprintf(os.Stderr, "fakeagent: %s: %v\n", arg, err)
 				os.Exit(3)
 			}
+		case "raw":
+			rawTerminal()
+		case "readhex":
+			fmt.Printf("hex: %x\r\n", readInput(in, arg))
+		case "readsum":
+			fmt.Printf("sum: %x\r\n", sha256.Sum256(readInput(in, arg)))
+		case "flood":
+			startFlood(unescape(arg))
+		case "flood-stop":
+			stopFlood()
 		case "probe":
 			probeConnect()
 		case "event":
@@ -104,6 +123,50 @@ func fakeAgentMain() {
 			fmt.Fprintf(os.Stderr, "fakeagent: unknown instruction %q\n", line)
 			os.Exit(2)
 		}
+	}
+}
+
+// readInput reads exactly n (a decimal) bytes of input.
+func readInput(in io.Reader, n string) []byte {
+	size, err := strconv.Atoi(strings.TrimSpace(n))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent:", err)
+		os.Exit(2)
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(in, b); err != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent: read input:", err)
+		os.Exit(3)
+	}
+	return b
+}
+
+var flood struct {
+	stop chan struct{}
+	done chan struct{}
+}
+
+// startFlood writes text over and over until stopFlood.
+func startFlood(text string) {
+	flood.stop, flood.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(flood.done)
+		for {
+			select {
+			case <-flood.stop:
+				return
+			default:
+			}
+			os.Stdout.WriteString(text)
+		}
+	}()
+}
+
+func stopFlood() {
+	if flood.stop != nil {
+		close(flood.stop)
+		<-flood.done
+		flood.stop = nil
 	}
 }
 

@@ -29,3 +29,23 @@ func signalNamed(name string) unix.Signal {
 func killSelf(name string) { _ = unix.Kill(os.Getpid(), signalNamed(name)) }
 
 func ignoreSignal(name string) { signal.Ignore(signalNamed(name)) }
+
+// rawTerminal puts stdin's terminal in raw mode as cfmakeraw does.
+func rawTerminal() {
+	fd := int(os.Stdin.Fd())
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent: raw:", err)
+		os.Exit(3)
+	}
+	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	t.Oflag &^= unix.OPOST
+	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	t.Cflag &^= unix.CSIZE | unix.PARENB
+	t.Cflag |= unix.CS8
+	t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, t); err != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent: raw:", err)
+		os.Exit(3)
+	}
+}

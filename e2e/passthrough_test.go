@@ -12,13 +12,21 @@ import (
 )
 
 // randomTerminalBytes makes n bytes of printable text mixed with newlines,
-// carriage returns, escape sequences and UTF-8, from a fixed seed.
+// carriage returns, escape sequences (24-bit colour, the alternate screen,
+// synchronized output, OSC 8 hyperlinks, an OSC 52 clipboard write), UTF-8
+// (wide, combining, emoji joined by ZWJ) and invalid UTF-8 (a stray
+// continuation byte, a cut character, an overlong form, 0xff), from a fixed
+// seed. The pty cuts all of it across reads wherever it likes.
 func randomTerminalBytes(n int, seed uint64) []byte {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	pieces := [][]byte{
 		[]byte("\x1b[31m"), []byte("\x1b[0m"), []byte("\x1b[2K"), []byte("\x1b[?2026h"), []byte("\x1b[?2026l"),
 		[]byte("\x1b]0;title\x07"), []byte("\x1b[10;5H"), []byte("\r\n"), []byte("\n"), []byte("\r"),
 		[]byte("─"), []byte("⠋"), []byte("状"), []byte("😀"), []byte("\t"), []byte("\x1b"),
+		[]byte("\x1b[38;2;255;128;0m"), []byte("\x1b[48;2;30;30;46m"), []byte("\x1b[?1049h"), []byte("\x1b[?1049l"),
+		[]byte("\x1b]8;;https://example.com/a?b=c\x1b\\"), []byte("\x1b]8;;\x1b\\"),
+		[]byte("\x1b]52;c;aGVyZHItcGkgY2xpcGJvYXJk\x07"), []byte("e\u0301"), []byte("👩\u200d💻"), []byte("🇫🇷"),
+		[]byte("\x80"), []byte("\xe7\x8a"), []byte("\xc0\xaf"), []byte("\xff"),
 	}
 	out := make([]byte, 0, n)
 	for len(out) < n {

@@ -143,7 +143,18 @@ func (h outHandle) close() {
 
 // write writes all of p or returns the error that stopped it. A full
 // terminal is waited for in ppoll; EINTR is retried.
-func (h outHandle) write(p []byte) error {
+func (h outHandle) write(p []byte) error { return h.writeServing(p, nil, nil) }
+
+// errServeStopped is writeServing's error when serve gave the write up.
+var errServeStopped = errors.New("write given up")
+
+// writeServing is write that, while the terminal is full, also waits on
+// the descriptors watch adds to the poll set, and calls serve with their
+// results when any is ready; serve returning false gives the write up
+// (errServeStopped). The copy loop reads the keyboard and takes signals
+// this way: a terminal that takes no output for a while still takes keys,
+// and Ctrl-C or a SIGTERM reaches a flooding child as it would a bare one.
+func (h outHandle) writeServing(p []byte, watch func([]unix.PollFd) []unix.PollFd, serve func([]unix.PollFd) bool) error {
 	for len(p) > 0 {
 		var n int
 		var err error
@@ -166,8 +177,15 @@ func (h outHandle) write(p []byte) error {
 			// non-blocking: wait until it takes more, as a blocking
 			// write would.
 			pfd := []unix.PollFd{{Fd: int32(h.fd), Events: unix.POLLOUT}}
-			if _, perr := waitFor(pfd, pollForever, unix.Ppoll); perr != nil && !errors.Is(perr, unix.EINTR) {
+			if watch != nil {
+				pfd = watch(pfd)
+			}
+			n, perr := waitFor(pfd, pollForever, unix.Ppoll)
+			if perr != nil && !errors.Is(perr, unix.EINTR) {
 				return perr
+			}
+			if n > 0 && len(pfd) > 1 && !serve(pfd[1:]) {
+				return errServeStopped
 			}
 		case err == nil, errors.Is(err, unix.EINTR):
 		default:

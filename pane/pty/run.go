@@ -61,10 +61,12 @@ type Options struct {
 
 	// Seams for this package's tests: ppoll stands in for unix.Ppoll in
 	// the copy loop, stopSelf for stopping this process on job control,
-	// injectWait for the bound on waiting for a clean boundary.
+	// injectWait and injectCap for the bounds on waiting for a clean
+	// boundary.
 	ppoll      func(fds []unix.PollFd, timeout *unix.Timespec, sigmask *unix.Sigset_t) (int, error)
 	stopSelf   func()
 	injectWait time.Duration
+	injectCap  time.Duration
 }
 
 // forwarded are the signals sent on to the child instead of acting on us.
@@ -336,6 +338,7 @@ type loop struct {
 	ppoll          func([]unix.PollFd, *unix.Timespec, *unix.Sigset_t) (int, error)
 	stopSelf       func()
 	injectWait     time.Duration
+	injectCap      time.Duration
 	closeMaster    func()
 	onStop, onCont func()
 }
@@ -347,9 +350,12 @@ func newLoop(o Options, master, inFd int, out outHandle, inTTY bool, sizeFds []i
 	}
 	l := &loop{o: o, mfd: master, inFd: inFd, out: out, inTTY: inTTY,
 		sizeFds: sizeFds, pid: pid, child: child, wake: w, exited: make(chan struct{}),
-		ppoll: o.ppoll, stopSelf: o.stopSelf, injectWait: o.injectWait}
+		ppoll: o.ppoll, stopSelf: o.stopSelf, injectWait: o.injectWait, injectCap: o.injectCap}
 	if l.injectWait == 0 {
 		l.injectWait = injectWait
+	}
+	if l.injectCap == 0 {
+		l.injectCap = injectCap
 	}
 	if l.ppoll == nil {
 		l.ppoll = unix.Ppoll
@@ -432,9 +438,12 @@ func (l *loop) end(why error) {
 }
 
 const (
-	// injectWait is how long an injection waits for the child's output to
-	// reach a clean boundary before it is written anyway.
+	// injectWait is how long the child's output may stay quiet inside a
+	// sequence or a character before a waiting injection is written
+	// anyway; injectCap bounds the whole wait, for output that keeps
+	// coming inside a sequence that never ends.
 	injectWait  = 50 * time.Millisecond
+	injectCap   = 2 * time.Second
 	readChunk   = 64 << 10
 	inputLimit  = 64 << 10
 	burstReads  = 16
@@ -483,7 +492,8 @@ func (l *loop) run() (int, error) {
 	bnd := NewBoundary()
 	// pollSet is reused by every turn of the loop: no garbage per poll.
 	pollSet := make([]unix.PollFd, 0, 3)
-	var injectBy time.Time // when set, write pending injections by then
+	var injectBy time.Time    // when set, write pending injections by then
+	var injectSince time.Time // when pending injections began to wait
 
 	hangup := func(why string) {
 		if termLost {
@@ -500,11 +510,53 @@ func (l *loop) run() (int, error) {
 		}
 	}
 
+	// readInput reads the keyboard and feeds the child; false when the
+	// terminal is gone. Set below, with what it needs.
+	var readInput func() bool
+	// inputFd is stdin while the loop takes input, else -1.
+	inputFd := func() int {
+		if stdinOpen && len(in) < inputLimit && !childDone {
+			return l.inFd
+		}
+		return -1
+	}
+
+	// While the terminal is full, the keyboard is read and signals are
+	// passed on (whileFull). servedInput: the keyboard was read so since
+	// the loop's last poll, whose word on stdin is stale then (stdin
+	// blocks: a read on that word could wait for the next key). Events
+	// other than signals wait in deferred for the loop.
+	servedInput := false
+	var deferred []event
+	var onSignal func(os.Signal)
+	watch := func(fds []unix.PollFd) []unix.PollFd {
+		fds = append(fds, unix.PollFd{Fd: int32(l.wake.fd), Events: unix.POLLIN})
+		if fd := inputFd(); fd >= 0 {
+			fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		}
+		return fds
+	}
+	whileFull := func(fds []unix.PollFd) bool {
+		if fds[0].Revents != 0 {
+			for _, e := range l.takeEvents() {
+				if e.kind == evSignal {
+					onSignal(e.sig)
+				} else {
+					deferred = append(deferred, e)
+				}
+			}
+		}
+		if len(fds) > 1 && fds[1].Revents != 0 && !termLost {
+			servedInput = true
+			readInput()
+		}
+		return !termLost
+	}
 	writeOut := func(p []byte) {
 		if termLost {
 			return
 		}
-		if err := l.out.write(p); err != nil {
+		if err := l.out.writeServing(p, watch, whileFull); err != nil && !termLost {
 			hangup("stdout: " + err.Error())
 		}
 	}
@@ -514,6 +566,10 @@ func (l *loop) run() (int, error) {
 	// had nothing more to read.
 	readMaster := func() (eof, empty bool) {
 		for i := 0; i < burstReads; i++ {
+			if !masterOpen {
+				// A hangup while the last chunk was written closed it.
+				return true, true
+			}
 			buf := out
 			if tap != nil {
 				buf = tap.Space()
@@ -549,37 +605,59 @@ func (l *loop) run() (int, error) {
 		return false, false
 	}
 
-	resize := func() {
+	// known is the terminal's size the child's pty was last given.
+	var known Size
+	if ws, err := unix.IoctlGetWinsize(l.mfd, unix.TIOCGWINSZ); err == nil {
+		known = Size{Rows: ws.Row, Cols: ws.Col}
+	}
+	// resize gives the child's pty the terminal's size: always on a
+	// SIGWINCH or after a stop, only when it changed otherwise (a size the
+	// child set itself, stty cols 40, stays until the terminal's changes).
+	resize := func(always bool) {
 		s, ok := sizeOf(l.sizeFds...)
-		if !ok || !masterOpen {
+		if !ok || !masterOpen || (!always && s == known) {
 			return
 		}
 		if err := setWinsize(l.mfd, s); err != nil {
 			l.o.Logf("pty: resize: %v", err)
 			return
 		}
+		known = s
 		if l.o.Tap != nil {
 			l.o.Tap.Resize(s)
 		}
 	}
 
 	// flushInject writes what others queued for the terminal, at a clean
-	// boundary of the child's output, or regardless when forced.
-	flushInject := func(force bool) {
+	// boundary of the child's output, or regardless when forced. Output
+	// that keeps coming inside a sequence puts the forced write off
+	// (output is true when the call follows output): a long sequence
+	// still on its way (an OSC 52 clipboard write, a sixel image, either
+	// through a slow terminal) is not cut in two, but one the child left
+	// unfinished and went quiet on does not hold the bytes back for long,
+	// and one that never ends, not beyond injectCap.
+	flushInject := func(force, output bool) {
 		if l.o.Inject == nil || !l.o.Inject.hasPending() {
-			injectBy = time.Time{}
+			injectBy, injectSince = time.Time{}, time.Time{}
 			return
 		}
 		if !bnd.clean && !force {
-			if injectBy.IsZero() {
-				injectBy = time.Now().Add(l.injectWait)
+			if injectBy.IsZero() || output {
+				now := time.Now()
+				if injectSince.IsZero() {
+					injectSince = now
+				}
+				injectBy = now.Add(l.injectWait)
+				if limit := injectSince.Add(l.injectCap); limit.Before(injectBy) {
+					injectBy = limit
+				}
 			}
 			return
 		}
 		for _, p := range l.o.Inject.take() {
 			writeOut(p)
 		}
-		injectBy = time.Time{}
+		injectBy, injectSince = time.Time{}, time.Time{}
 	}
 
 	sendEOF := func() {
@@ -599,11 +677,66 @@ func (l *loop) run() (int, error) {
 		in = append(in, eof)
 	}
 
+	// feedMaster gives the child what it can take of the input.
+	feedMaster := func() {
+		if !masterOpen || len(in) == 0 {
+			return
+		}
+		n, err := unix.Write(l.mfd, in)
+		if n > 0 {
+			lastIn = in[n-1]
+			in = append(in[:0], in[n:]...)
+		}
+		if err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
+			l.o.Logf("pty: write master: %v", err)
+			in = in[:0]
+		}
+	}
+	readInput = func() bool {
+		n, err := unix.Read(l.inFd, inBuf[:min(len(inBuf), inputLimit-len(in))])
+		switch {
+		case n > 0:
+			// A resize comes before the keys typed after it, as on
+			// the terminal itself: our SIGWINCH, coming through Go's
+			// signal machinery, is often later than the keys. One
+			// ioctl per read of input, not per byte of output.
+			if l.inTTY {
+				resize(false)
+			}
+			in = append(in, inBuf[:n]...)
+		case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
+		case l.inTTY:
+			hangup("stdin closed")
+			return false
+		default:
+			if err != nil {
+				l.o.Logf("pty: read stdin: %v", err)
+			}
+			stdinOpen = false
+			sendEOF()
+		}
+		feedMaster()
+		return true
+	}
+
+	onSignal = func(sig os.Signal) {
+		switch sig {
+		case unix.SIGWINCH:
+			resize(true)
+		case unix.SIGHUP:
+			hangup("SIGHUP")
+		default:
+			if !childDone {
+				_ = unix.Kill(l.pid, sig.(unix.Signal))
+			}
+		}
+	}
+
 	for {
 		if childDone {
 			now := time.Now()
 			if !masterOpen || now.Sub(drainStart) > drainLimit || now.Sub(lastOut) > drainQuiet {
-				flushInject(true)
+				flushInject(true, false)
 				if l.o.Tap != nil {
 					l.o.Tap.Close()
 				}
@@ -630,6 +763,9 @@ func (l *loop) run() (int, error) {
 		if childDone {
 			wait = drainQuiet
 		}
+		if len(deferred) > 0 {
+			wait = 0 // events taken while the terminal was full
+		}
 		for _, at := range []time.Time{killAt, injectBy} {
 			if !at.IsZero() {
 				if d := time.Until(at); wait < 0 || d < wait {
@@ -638,6 +774,7 @@ func (l *loop) run() (int, error) {
 			}
 		}
 		_, err := waitFor(fds, wait, l.ppoll)
+		servedInput = false
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			err = fmt.Errorf("pty: poll: %w", err)
 			l.end(err)
@@ -650,8 +787,13 @@ func (l *loop) run() (int, error) {
 			killAt = time.Time{}
 		}
 
-		if fds[0].Revents != 0 {
-			for _, e := range l.takeEvents() {
+		if fds[0].Revents != 0 || len(deferred) > 0 {
+			events := deferred
+			deferred = nil
+			if fds[0].Revents != 0 {
+				events = append(events, l.takeEvents()...)
+			}
+			for _, e := range events {
 				switch e.kind {
 				case evExit:
 					childDone = true
@@ -662,16 +804,7 @@ func (l *loop) run() (int, error) {
 						l.o.Logf("pty: %v", e.err)
 					}
 				case evSignal:
-					switch e.sig {
-					case unix.SIGWINCH:
-						resize()
-					case unix.SIGHUP:
-						hangup("SIGHUP")
-					default:
-						if !childDone {
-							_ = unix.Kill(l.pid, e.sig.(unix.Signal))
-						}
-					}
+					onSignal(e.sig)
 				case evCancel:
 					if !childDone {
 						_ = unix.Kill(l.pid, unix.SIGTERM)
@@ -693,26 +826,26 @@ func (l *loop) run() (int, error) {
 						}
 					}
 					l.suspend(termLost)
-					resize()
+					resize(true)
 				case evPanic:
 					l.onStop()
 					l.killAll()
 					l.waitExit(5 * time.Second)
 					return 1, e.err
 				case evInject:
-					flushInject(false)
+					flushInject(false, false)
 				}
 			}
 		}
 		if !injectBy.IsZero() && !time.Now().Before(injectBy) {
-			flushInject(true)
+			flushInject(true, false)
 		}
 
 		if mi >= 0 && masterOpen {
 			re := fds[mi].Revents
 			if re&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0 {
 				eof, _ := readMaster()
-				flushInject(false)
+				flushInject(false, true)
 				if eof {
 					// EIO: no slave fd is left, but the child may still be
 					// alive (coreutils closes 0-2 before exiting). Closing
@@ -721,34 +854,13 @@ func (l *loop) run() (int, error) {
 					masterOpen = false
 				}
 			}
-			if masterOpen && re&unix.POLLOUT != 0 && len(in) > 0 {
-				n, err := unix.Write(l.mfd, in)
-				if n > 0 {
-					lastIn = in[n-1]
-					in = append(in[:0], in[n:]...)
-				}
-				if err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
-					l.o.Logf("pty: write master: %v", err)
-					in = in[:0]
-				}
+			if masterOpen && re&unix.POLLOUT != 0 {
+				feedMaster()
 			}
 		}
 
-		if ii >= 0 && fds[ii].Revents != 0 {
-			n, err := unix.Read(l.inFd, inBuf[:min(len(inBuf), inputLimit-len(in))])
-			switch {
-			case n > 0:
-				in = append(in, inBuf[:n]...)
-			case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
-			case l.inTTY:
-				hangup("stdin closed")
-			default:
-				if err != nil {
-					l.o.Logf("pty: read stdin: %v", err)
-				}
-				stdinOpen = false
-				sendEOF()
-			}
+		if ii >= 0 && fds[ii].Revents != 0 && stdinOpen && !servedInput {
+			readInput()
 		}
 	}
 }

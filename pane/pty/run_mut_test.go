@@ -98,3 +98,62 @@ func TestInjectRoomComesBackOnceWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A long sequence that keeps coming (an OSC 52 clipboard write of a big
+// selection, a sixel image, a slow terminal draining either) is not cut by
+// a notification: while the child's output keeps flowing, the injection
+// waits for the sequence to end, however long that takes past the quiet
+// wait. The child writes one 4 KiB piece of the sequence per line the test
+// sends; the test keeps sending for four quiet waits.
+func TestInjectDoesNotCutASequenceThatKeepsComing(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	inj := NewInjector()
+	const quiet = 250 * time.Millisecond
+	_, done := start(t, Options{
+		Argv: []string{"sh", "-c", `stty -echo; piece=$(head -c 3072 /dev/zero | base64 -w0); printf 'start\033]52;c;'
+while read x; do [ "$x" = end ] && break; printf '%s' "$piece"; done; printf '\007end'`},
+		Stdin: o.tty, Stdout: o.tty, Inject: inj, injectWait: quiet, injectCap: time.Hour,
+	})
+	o.waitFor("start\x1b]52;c;")
+	if _, err := inj.Write([]byte("<INJ>")); err != nil {
+		t.Fatal(err)
+	}
+	injected := time.Now()
+	for i := 1; time.Since(injected) < 4*quiet || i < 8; i++ {
+		if _, err := o.master.Write([]byte("x\r")); err != nil {
+			t.Fatal(err)
+		}
+		o.waitCount("AAAA", i*1024)
+	}
+	if _, err := o.master.Write([]byte("end\r")); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor("<INJ>")
+	got := o.output()
+	if at, end := strings.Index(got, "<INJ>"), strings.Index(got, "\x07end"); at < end {
+		t.Fatalf("the injection landed inside the OSC 52 sequence, %d bytes after it began (it ends at %d)", at-strings.Index(got, "\x1b]52"), end)
+	}
+}
+
+// A sequence that never ends (an unterminated string, then output that
+// keeps coming) holds an injection back at most injectCap.
+func TestInjectGoesOutWhenASequenceNeverEnds(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	inj := NewInjector()
+	_, done := start(t, Options{
+		Argv:  []string{"sh", "-c", `stty -echo; printf 'start\033P'; while :; do printf 'more'; sleep 0.01; done`},
+		Stdin: o.tty, Stdout: o.tty, Inject: inj, injectWait: time.Hour, injectCap: 200 * time.Millisecond,
+	})
+	o.waitFor("start\x1bPmore")
+	if _, err := inj.Write([]byte("<INJ>")); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor("<INJ>") // the child still writes
+	if _, err := o.master.Write([]byte{3}); err != nil {
+		t.Fatal(err)
+	}
+	_ = wait(t, done)
+}

@@ -231,6 +231,40 @@ func TestSizeExitCodeAndResize(t *testing.T) {
 	}
 }
 
+// A key typed after the window changed size reaches the child after the
+// new size, as on a bare terminal, where the size is set at once: the
+// kernel's SIGWINCH to the wrapper comes through Go's signal machinery, and
+// the keystroke may well be read before it. Here the signal comes only
+// after the child answered, the way it can come late.
+func TestResizeComesBeforeTheKeysTypedAfterIt(t *testing.T) {
+	o := newOuter(t, 33, 101)
+	sigs, done := start(t, Options{
+		Argv:  []string{"sh", "-c", `stty -echo; echo ready; while read x; do [ "$x" = end ] && exit 0; printf "size:%s;\n" "$(stty size)"; done`},
+		Stdin: o.tty, Stdout: o.tty,
+	})
+	o.waitFor("ready")
+	for i, s := range []creackpty.Winsize{{Rows: 1, Cols: 1}, {Rows: 40, Cols: 120}, {Rows: 500, Cols: 1000}} {
+		if err := creackpty.Setsize(o.master, &s); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.master.Write([]byte("x\r")); err != nil {
+			t.Fatal(err)
+		}
+		o.waitCount("size:", i+1)
+		sigs <- unix.SIGWINCH
+		want := fmt.Sprintf("size:%d %d;", s.Rows, s.Cols)
+		if got := o.output(); !strings.HasSuffix(strings.TrimRight(got, "\r\n"), want) {
+			t.Fatalf("the child, asked after the resize, answered %q, want %q", got[strings.LastIndex(got, "size:"):], want)
+		}
+	}
+	if _, err := o.master.Write([]byte("end\r")); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestChildKilledBySignal(t *testing.T) {
 	o := newOuter(t, 24, 80)
 	before := o.termios()
