@@ -485,6 +485,7 @@ func (l *loop) run() (int, error) {
 	masterOpen := true // still reading output
 	stdinOpen := true
 	termLost := false // the caller's terminal is gone (hangup)
+	pipeGone := false // …because the reader of our stdout pipe went away
 	childDone := false
 	status := 0
 	var drainStart, lastOut time.Time
@@ -503,8 +504,16 @@ func (l *loop) run() (int, error) {
 		stdinOpen = false
 		l.o.Logf("pty: terminal gone (%s); hanging up the child", why)
 		_ = unix.Kill(l.pid, unix.SIGHUP)
-		masterOpen = false
-		l.closeMaster()
+		if !pipeGone {
+			masterOpen = false
+			l.closeMaster()
+		}
+		// For a closed pipe the master stays open, its output read and
+		// let go, until the child ends: a child writing when the
+		// master closed would get EIO before the SIGHUP (the leader
+		// passes it on) and exit 1 with a write error, where the bare
+		// command in the pipeline dies of SIGPIPE. Killed at killAt
+		// when it ignores the hangup.
 		if killAt.IsZero() {
 			killAt = time.Now().Add(l.o.KillGrace)
 		}
@@ -557,6 +566,7 @@ func (l *loop) run() (int, error) {
 			return
 		}
 		if err := l.out.writeServing(p, watch, whileFull); err != nil && !termLost {
+			pipeGone = errors.Is(err, unix.EPIPE)
 			hangup("stdout: " + err.Error())
 		}
 	}
@@ -739,6 +749,16 @@ func (l *loop) run() (int, error) {
 				flushInject(true, false)
 				if l.o.Tap != nil {
 					l.o.Tap.Close()
+				}
+				if pipeGone && (status == 128+int(unix.SIGHUP) || status == 128+int(unix.SIGKILL)) {
+					// The child died of the hangup we gave it for
+					// the closed pipe (`wrap -- cmd | head`): the
+					// pipeline's status is the one the shell gives a
+					// command the closed pipe killed, as for bare
+					// `cmd | head` and for script; 129 would read as
+					// the terminal hanging up. A status the child
+					// chose itself stays.
+					status = 128 + int(unix.SIGPIPE)
 				}
 				return status, nil
 			}

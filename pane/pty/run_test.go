@@ -451,3 +451,46 @@ func TestTapGetsOutputAfterTerminal(t *testing.T) {
 		t.Fatalf("tap got %q closed=%v", got, b.Closed)
 	}
 }
+
+// `herdr-pi wrap -- cmd | head`: the reader of our stdout goes away and
+// the child, hung up for it, dies of our SIGHUP. The pipeline's status is
+// what the shell gives a command killed by the closed pipe (128+SIGPIPE,
+// as bare `cmd | head` and util-linux script give), not 129, which reads
+// as the terminal hanging up.
+func TestAClosedPipeOnStdoutExitsAsSIGPIPE(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, done := start(t, Options{Argv: []string{"yes"}, Stdin: o.tty, Stdout: w})
+	if _, err := io.ReadFull(r, make([]byte, 64)); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	res := wait(t, done)
+	w.Close()
+	if got, want := statusOfErr(t, res), 128+int(unix.SIGPIPE); got != want {
+		t.Fatalf("exit %d after the pipe's reader went away, want %d (128+SIGPIPE)", got, want)
+	}
+}
+
+// A child that takes the hangup and chooses its own status keeps it: only
+// a death the wrapper caused is put down to the closed pipe.
+func TestAClosedPipeOnStdoutKeepsTheChildsOwnStatus(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, done := start(t, Options{Argv: []string{"sh", "-c", `trap 'exit 5' HUP; while :; do echo y; done`}, Stdin: o.tty, Stdout: w})
+	if _, err := io.ReadFull(r, make([]byte, 64)); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	res := wait(t, done)
+	w.Close()
+	if got := statusOfErr(t, res); got != 5 {
+		t.Fatalf("exit %d, want the child's own 5", got)
+	}
+}
