@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +209,59 @@ func TestHandoffProgressTooLongDropsTheCommand(t *testing.T) {
 func dump(v any) string {
 	b, _ := jsonData(v)
 	return string(b)
+}
+
+// closingHandoff is a handoff that ends as the wrapper quits: it hands back
+// once the server stopped listening, as the live handoffs do when
+// wrapShutdown ends them just before it closes the control socket.
+type closingHandoff struct {
+	path    string
+	started chan struct{}
+}
+
+func (h *closingHandoff) Handoff(ctx context.Context, ask HandoffAsk, progress func(Progress)) (Progress, error) {
+	close(h.started)
+	for {
+		c, err := net.Dial("unix", h.path)
+		if err != nil {
+			break
+		}
+		c.Close()
+		time.Sleep(time.Millisecond)
+	}
+	return Progress{Event: ProgressHandback, Reason: HandbackAborted, OwnerGone: true, Error: "the workflow owner's Pi is gone"}, nil
+}
+
+// The wrapper quitting (its owner Pi did /quit) ends its handoffs and then
+// closes the control socket: a handback the handoff gave just before still
+// reaches the asking open, which otherwise read EOF and said the owner's
+// wrapper died with the pane still running, neither of which was true.
+func TestAHandbackGivenAsTheWrapperQuitsReachesTheAsker(t *testing.T) {
+	h := &closingHandoff{started: make(chan struct{})}
+	f := start(t, func(c *Config) { c.Handoffs = h })
+	h.path = f.path
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, f.path, f.tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	type result struct {
+		p   Progress
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		p, err := c.Handoff(context.Background(), ask, func(Progress) {})
+		got <- result{p, err}
+	}()
+	<-h.started
+	closed := make(chan struct{})
+	go func() { f.srv.Close(); close(closed) }()
+	r := <-got
+	<-closed
+	if r.err != nil || !r.p.OwnerGone || r.p.Event != ProgressHandback {
+		t.Fatalf("the asker got %+v, %v; want the handback given as the wrapper quit", r.p, r.err)
+	}
 }

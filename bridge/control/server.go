@@ -98,6 +98,9 @@ type Server struct {
 	probeConns uint64
 	closed     bool
 	wg         sync.WaitGroup
+	// streams are the handoff streams still to give their answer, each
+	// closed when it has (see Close).
+	streams map[chan struct{}]struct{}
 	// holders are the processes holding open waits (`waiting start
 	// --pid`), by wait key (see holders.go).
 	holders map[string]*holder
@@ -201,6 +204,25 @@ func (s *Server) Close() error {
 	s.closed = true
 	s.room.Broadcast()
 	err := s.ln.Close()
+	streams := make([]chan struct{}, 0, len(s.streams))
+	for ch := range s.streams {
+		streams = append(streams, ch)
+	}
+	s.mu.Unlock()
+	// The wrapper ends its handoffs before it closes this socket
+	// (wrapShutdown): a handback given just now is still on its way to
+	// the asking open. Closed under it, open would read EOF and tell the
+	// person the owner's wrapper died with the pane still running. A
+	// stream whose handoff still runs is not waited for past the bound.
+	bound := time.NewTimer(streamAnswerWait)
+	for _, ch := range streams {
+		select {
+		case <-ch:
+		case <-bound.C:
+		}
+	}
+	bound.Stop()
+	s.mu.Lock()
 	for c := range s.conns {
 		_ = c.Close()
 	}
@@ -209,6 +231,33 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	_ = os.Remove(s.cfg.Path) // in case the listener did not unlink it
 	return err
+}
+
+// streamAnswerWait bounds how long Close waits for handoff streams to give
+// their answers.
+const streamAnswerWait = 2 * time.Second
+
+// streamStarts registers a handoff stream; false once the server closes.
+func (s *Server) streamStarts() (answered chan struct{}, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, false
+	}
+	if s.streams == nil {
+		s.streams = map[chan struct{}]struct{}{}
+	}
+	answered = make(chan struct{})
+	s.streams[answered] = struct{}{}
+	return answered, true
+}
+
+// streamEnds says a handoff stream gave its answer (or gave up).
+func (s *Server) streamEnds(answered chan struct{}) {
+	s.mu.Lock()
+	delete(s.streams, answered)
+	s.mu.Unlock()
+	close(answered)
 }
 
 func (s *Server) accept() {
@@ -463,6 +512,11 @@ func (s *Server) serve(c *net.UnixConn) {
 		case TypeRequest:
 			if m.Method == MethodHandoff && !probe {
 				// One stream per connection: it ends with the handback.
+				answered, ok := s.streamStarts()
+				if !ok {
+					return
+				}
+				defer s.streamEnds(answered)
 				s.streamHandoff(c, func() (Message, error) { return s.readStreamed(r, cred.Pid) }, m, hello.HerdrPi)
 				return
 			}
