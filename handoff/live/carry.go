@@ -38,11 +38,17 @@ func (s *Service) carry(r *run) {
 	case errors.As(err, &refused):
 		r.err = fmt.Errorf("the workflow owner refused the handoff: %s", refused.Message)
 		return
-	case errors.As(err, &cancelled), errors.Is(err, control.ErrOwnerGone):
+	case errors.As(err, &cancelled), errors.Is(err, control.ErrOwnerGone), errors.Is(context.Cause(r.ctx), control.ErrOwnerGone):
 		// The owner gave the order up (or is gone) before its turn ended:
-		// nothing was suspended, nothing is to be handed back.
+		// nothing was suspended, nothing is to be handed back. Gone is
+		// heard twice, by the link's call and by the run's context the
+		// owner's disconnection cancels, whichever comes first.
+		gone := errors.Is(err, control.ErrOwnerGone) || errors.Is(context.Cause(r.ctx), control.ErrOwnerGone)
+		if gone && !errors.Is(err, control.ErrOwnerGone) {
+			err = context.Cause(r.ctx)
+		}
 		r.final = r.stamp(control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Error: control.ClipText(err.Error(), control.MaxErrorText),
-			OwnerGone: errors.Is(err, control.ErrOwnerGone)})
+			OwnerGone: gone})
 		return
 	default:
 		// Our side gave up while the owner still held the order: withdraw
