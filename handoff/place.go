@@ -100,6 +100,11 @@ type Placed struct {
 	// created (its spare shell): it belongs to the workspace, not to
 	// anyone who joined it. UndoJoined tells it from others' tabs.
 	RootTab string `json:"-"`
+	// RootPane is that tab's pane and RootTerminal its terminal_id: the
+	// workspace's own fact a Herdr started afresh cannot give a namesake
+	// workspace ([ForeignWorkspace]).
+	RootPane     string `json:"root_pane,omitempty"`
+	RootTerminal string `json:"root_terminal,omitempty"`
 }
 
 // Place opens a pane as p says. On failure it closes what it had opened
@@ -259,6 +264,7 @@ func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 		}
 		out.Created = append(out.Created, "workspace "+out.WorkspaceID)
 		out.RootTab = created.Tab.TabID
+		out.RootPane, out.RootTerminal = created.RootPane.PaneID, created.RootPane.TerminalID
 		// The root tab carries the run's name too, so the workspace reads
 		// the same whichever tab is shown.
 		if _, err := h.TabRename(ctx, created.Tab.TabID, p.WorkspaceLabel); err != nil {
