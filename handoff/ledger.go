@@ -191,7 +191,9 @@ func (l Ledger) AddLeftOpen(run, socket string, err error) ([]Record, error) {
 	if !errors.As(err, &left) || len(left.Left) == 0 {
 		return nil, nil
 	}
-	return l.AddAll(CreatedRecords(run, socket, left.Left))
+	p := left.Placed
+	p.Created = left.Left
+	return l.AddAll(p.Records(run, socket))
 }
 
 // Remove deletes r's file (gone already is fine).

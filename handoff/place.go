@@ -356,6 +356,10 @@ type LeftOpenError struct {
 	// Err is why opening failed; Close why closing what it made failed.
 	Err, Close error
 	Left       []string
+	// Placed is the placement as it was made (its Created is Left): the
+	// panes and terminals Herdr gave, which the records keep (see
+	// [Placed.Records]).
+	Placed Placed
 }
 
 func (e *LeftOpenError) Error() string {
@@ -370,7 +374,8 @@ func (e *LeftOpenError) Unwrap() error { return e.Err }
 // word that a thing is gone already, or Herdr itself gone (its panes
 // went with it), leaves nothing open.
 func undoFailed(ctx context.Context, h Herdr, p *Placed, err error) error {
-	left := slices.Clone(p.Created)
+	made := *p
+	made.Created = slices.Clone(p.Created)
 	uerr := p.Undo(ctx, h)
 	switch {
 	case uerr == nil:
@@ -378,7 +383,7 @@ func undoFailed(ctx context.Context, h Herdr, p *Placed, err error) error {
 	case Gone(uerr) || HerdrGone(uerr):
 		return fmt.Errorf("%w (and closing what was opened failed: %v)", err, uerr)
 	}
-	return &LeftOpenError{Err: err, Close: uerr, Left: left}
+	return &LeftOpenError{Err: err, Close: uerr, Left: made.Created, Placed: made}
 }
 
 // Undo closes what the placement created, once. Things were created

@@ -513,7 +513,10 @@ func recordAroundFailedPane(ledger handoff.Ledger, run, socket string, placed ha
 	if n < 2 {
 		return nil
 	}
-	if _, err := ledger.AddAll(handoff.CreatedRecords(run, socket, placed.Created[:n-1])); err != nil {
+	// Its records name the panes and terminals Herdr gave (a workspace's
+	// root pane), as every record does: close tells by them what is still
+	// herdr-pi's after Herdr started afresh.
+	if _, err := ledger.AddAll(placed.Records(run, socket)[:n-1]); err != nil {
 		return fmt.Errorf("herdr-pi close will not know of %s: %w", placed.Created[0], err)
 	}
 	return nil
