@@ -152,3 +152,43 @@ func TestCloseRunLeavesAWorkspaceWhoseIdHerdrGaveAnother(t *testing.T) {
 		t.Fatalf("herdr-pi's own workspace: closed %+v, failed %+v", closed, failed)
 	}
 }
+
+// A workspace is herdr-pi's while it holds any pane herdr-pi opened there:
+// the person closed its first pane (the spare shell), and the run's tab
+// still tells it. A record from a herdr-pi that kept no terminal closes
+// as before, unchecked.
+func TestCloseRunTellsAWorkspaceByAnyPaneItOpenedThere(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	p := Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), Dedicated: true, WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer"}
+	placed, err := Place(ctx, c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PaneClose(ctx, placed.RootPane); err != nil {
+		t.Fatal(err)
+	}
+	l := ledger(t)
+	recs, err := l.AddAll(placed.Records("r1", s.SocketPath()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, failed := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if failed != nil || len(closed) != 2 || closed[0].How != "closed" {
+		t.Fatalf("a workspace holding herdr-pi's tab: closed %+v, failed %+v", closed, failed)
+	}
+
+	p.WorkspaceLabel = "workflow old"
+	old, err := Place(ctx, c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, err = l.AddAll(CreatedRecords("r1", s.SocketPath(), old.Created)); err != nil {
+		t.Fatal(err)
+	}
+	closed, failed = CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if failed != nil || len(closed) != 2 || closed[0].How != "closed" {
+		t.Fatalf("an older herdr-pi's records: closed %+v, failed %+v", closed, failed)
+	}
+}
