@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -190,5 +191,38 @@ func TestCloseRunTellsAWorkspaceByAnyPaneItOpenedThere(t *testing.T) {
 	closed, failed = CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
 	if failed != nil || len(closed) != 2 || closed[0].How != "closed" {
 		t.Fatalf("an older herdr-pi's records: closed %+v, failed %+v", closed, failed)
+	}
+}
+
+// Undoing a placement before its launch, after Herdr started afresh: the
+// person's new workspace has the id of the one herdr-pi made, and its
+// first tab the id of that one's root tab, so it looks joined by no one.
+// Nothing of it closes; the error says why.
+func TestUndoJoinedLeavesAWorkspaceWhoseIdHerdrGaveAnother(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	placed, err := Place(ctx, c, Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), Dedicated: true, WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RestartCold(); err != nil {
+		t.Fatal(err)
+	}
+	mine, err := c.WorkspaceCreate(ctx, herdr.NewPlace{Label: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine.Workspace.WorkspaceID != placed.WorkspaceID || mine.Tab.TabID != placed.RootTab {
+		t.Fatalf("the new Herdr did not reuse the ids: the test proves nothing")
+	}
+	s.ClearRecords()
+	_, err = placed.UndoJoined(ctx, c)
+	if m := s.Methods(); slices.Contains(m, "workspace.close") || slices.Contains(m, "tab.close") {
+		t.Fatalf("undo closed the person's workspace %s (calls %q, err %v)", placed.WorkspaceID, m, err)
+	}
+	var fe *ForeignError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Why, "Herdr was started afresh") {
+		t.Fatalf("undo said %v, want why the workspace is left", err)
 	}
 }

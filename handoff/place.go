@@ -309,6 +309,14 @@ func (p *Placed) UndoJoined(ctx context.Context, h Herdr) (kept bool, err error)
 	}
 	ws := strings.TrimPrefix(p.Created[0], "workspace ")
 	own := strings.TrimPrefix(p.Created[1], "tab ")
+	// A Herdr started afresh since may have given the workspace's id, and
+	// its root tab's, to the person's: nothing of it is closed then.
+	if p.RootTerminal != "" {
+		if why := ForeignWorkspace(ctx, h, ws, p.RootPane, []string{p.RootTerminal, p.Terminal}); why != "" {
+			p.Created = nil
+			return false, &ForeignError{Thing: "workspace " + ws, Why: why}
+		}
+	}
 	tabs, lerr := h.TabList(ctx, ws)
 	joined := lerr != nil
 	for _, t := range tabs {
@@ -322,6 +330,13 @@ func (p *Placed) UndoJoined(ctx context.Context, h Herdr) (kept bool, err error)
 	p.Created = p.Created[1:]
 	return true, p.Undo(ctx, h)
 }
+
+// ForeignError is a close that closed nothing because the id names
+// something herdr-pi did not open now ([Foreign]): its record goes, and
+// the caller says why.
+type ForeignError struct{ Thing, Why string }
+
+func (e *ForeignError) Error() string { return "leaving " + e.Thing + " open: " + e.Why }
 
 func firstPaneOf(ctx context.Context, h Herdr, workspaceID, tabID string) (string, error) {
 	panes, err := h.PaneList(ctx, workspaceID)

@@ -579,6 +579,11 @@ func (s *Service) closeRemote(h Herdr, o *handoff.Opened, launched bool, ended s
 	defer cancel()
 	if !launched {
 		kept, err = o.UndoJoined(ctx, h)
+		var fe *handoff.ForeignError
+		if errors.As(err, &fe) {
+			s.cfg.Logf("live: %v", fe)
+			return false, nil
+		}
 	} else if n := len(o.Created); n > 0 {
 		kind, id, _ := strings.Cut(o.Created[n-1], " ")
 		if why := handoff.Foreign(ctx, h, kind, id, o.PaneID, o.Terminal); why != "" {

@@ -344,6 +344,11 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			return "closed " + what, false
 		}
 		kept, err := opened.CloseJoined(opener.Herdr)
+		var fe *handoff.ForeignError
+		if errors.As(err, &fe) {
+			forget(true) // not herdr-pi's any more: its records go
+			return fe.Error(), false
+		}
 		if err != nil && !handoff.Gone(err) && !handoff.HerdrGone(err) {
 			// Its records stay: herdr-pi close finds it.
 			return fmt.Sprintf("%s stays open in Herdr (%v): herdr-pi close %s closes it", what, err, a.Run.Short()), true
