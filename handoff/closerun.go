@@ -21,7 +21,8 @@ type Closed struct {
 	ID   string `json:"id"`
 	// How: "closed"; "gone" (closed before, by someone else); "with
 	// workspace w2" (closed with what held it); "left open: <why>" (its id
-	// names a pane herdr-pi did not open now, see [Foreign]). A bridge is "closed" by
+	// names a pane or workspace herdr-pi did not open now, see [Foreign]).
+	// A bridge is "closed" by
 	// the wrapper whose handoff it served, or its leftover files "removed"
 	// when that wrapper was dead.
 	How string `json:"how"`
@@ -74,9 +75,20 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 	type key struct{ socket, thing string }
 	done := map[key]string{} // what was closed → how
 	workspaces := map[string]string{}
+	// terminals are those of the panes herdr-pi opened in each workspace
+	// (its root pane's first): one still there tells it is ours.
+	terminals := map[string][]string{}
 	for _, r := range records {
 		if r.Kind == "workspace" {
 			workspaces[r.HerdrSocket+"\x00"+r.ID] = r.ID
+			if r.Terminal != "" {
+				terminals[r.HerdrSocket+"\x00"+r.ID] = append([]string{r.Terminal}, terminals[r.HerdrSocket+"\x00"+r.ID]...)
+			}
+		}
+	}
+	for _, r := range records {
+		if k := r.HerdrSocket + "\x00" + workspaceOf(r.ID); r.Kind != "workspace" && r.Terminal != "" && len(terminals[k]) > 0 {
+			terminals[k] = append(terminals[k], r.Terminal)
 		}
 	}
 	order := func(kind string) int { return map[string]int{"workspace": 0, "tab": 1, "pane": 2}[kind] }
@@ -99,8 +111,9 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 		ws, inWorkspace := workspaces[r.HerdrSocket+"\x00"+workspaceOf(r.ID)]
 		if inWorkspace && r.Kind != "workspace" {
 			// Only a workspace that did close took this along (workspaces
-			// come first).
-			_, inWorkspace = done[key{r.HerdrSocket, "workspace " + ws}]
+			// come first); one left open took nothing.
+			wsHow, closed := done[key{r.HerdrSocket, "workspace " + ws}]
+			inWorkspace = closed && !strings.HasPrefix(wsHow, "left open: ")
 		}
 		if inWorkspace && r.Kind != "workspace" {
 			how = "with workspace " + ws
@@ -108,7 +121,7 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 			// The inspection ended and its pane with it; whatever has the
 			// id now is not ours to close.
 			how = "gone"
-		} else if why := Foreign(ctx, herdrAt(r.HerdrSocket), r.Kind, r.ID, r.Pane, r.Terminal); why != "" {
+		} else if why := foreign(ctx, herdrAt(r.HerdrSocket), r, terminals[r.HerdrSocket+"\x00"+r.ID]); why != "" {
 			how = "left open: " + why
 		} else if err := closeThing(ctx, herdrAt(r.HerdrSocket), r.Kind, r.ID); err != nil {
 			var he *herdr.Error
@@ -163,6 +176,15 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 		}
 	}
 	return out, failures
+}
+
+// foreign is Foreign for r; a workspace is told by any of the terminals
+// herdr-pi opened in it.
+func foreign(ctx context.Context, h Herdr, r Record, terminals []string) string {
+	if r.Kind == "workspace" {
+		return ForeignWorkspace(ctx, h, r.ID, r.Pane, terminals)
+	}
+	return Foreign(ctx, h, r.Kind, r.ID, r.Pane, r.Terminal)
 }
 
 func closeThing(ctx context.Context, h Herdr, kind, id string) error {

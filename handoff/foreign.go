@@ -4,23 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 )
 
-// Foreign says why the pane or tab id names something herdr-pi did not
-// open, or "" when it is still what herdr-pi opened or that cannot be
-// told. pane is the pane herdr-pi opened (in the tab, for a tab) and
-// terminal its terminal_id then. A Herdr started afresh counts its ids
-// from the start again (herdr-socket-api.md §4.4: a pane's terminal_id is
-// its terminal's, which a new Herdr does not have), so the id kept since
-// may name another person's pane, which must not be closed for ours. A
-// Herdr that cannot answer leaves the close as it was: closing then
-// fails the same way.
+// Foreign says why the pane, tab or workspace id names something
+// herdr-pi did not open, or "" when it is still what herdr-pi opened or
+// that cannot be told. pane is the pane herdr-pi opened (in the tab, for
+// a tab; the workspace's root pane, for a workspace) and terminal its
+// terminal_id then. A Herdr started afresh counts its ids from the start
+// again (herdr-socket-api.md §4.4: a pane's terminal_id is its
+// terminal's, which a new Herdr does not have), so the id kept since may
+// name another person's pane, which must not be closed for ours. A Herdr
+// that cannot answer leaves the close as it was: closing then fails the
+// same way.
 func Foreign(ctx context.Context, h Herdr, kind, id, pane, terminal string) string {
-	if pane == "" || terminal == "" || (kind != "pane" && kind != "tab") {
+	if pane == "" || terminal == "" {
 		return "" // a record from before herdr-pi kept the terminal
+	}
+	if kind == "workspace" {
+		return ForeignWorkspace(ctx, h, id, pane, []string{terminal})
+	}
+	if kind != "pane" && kind != "tab" {
+		return ""
 	}
 	info, err := h.PaneGet(ctx, pane)
 	var he *herdr.Error
@@ -42,4 +50,34 @@ func Foreign(ctx context.Context, h Herdr, kind, id, pane, terminal string) stri
 		return fmt.Sprintf("the pane herdr-pi opened in it (%s) is in tab %s now", pane, info.TabID)
 	}
 	return ""
+}
+
+// ForeignWorkspace is Foreign for workspace id: WorkspaceInfo has nothing
+// a fresh Herdr could not give a namesake (its number and label come
+// again), so the workspace is told by its panes. terminals are those of
+// panes herdr-pi opened in it, the root pane (pane) first: one of them
+// still there makes it ours. With none there, the workspace holds only
+// what someone else opened (its root pane closed by the person, say), and
+// closing it would close that: it is left, as a tab whose pane went is.
+func ForeignWorkspace(ctx context.Context, h Herdr, id, pane string, terminals []string) string {
+	if len(terminals) == 0 {
+		return "" // a record from before herdr-pi kept the terminal
+	}
+	panes, err := h.PaneList(ctx, id)
+	if err != nil {
+		// workspace_not_found: close says it is gone; anything else
+		// fails the close the same way.
+		return ""
+	}
+	for _, pn := range panes {
+		if slices.Contains(terminals, pn.TerminalID) {
+			return ""
+		}
+	}
+	for _, pn := range panes {
+		if pn.PaneID == pane {
+			return fmt.Sprintf("its first pane %s is another terminal now (%s, not %s): Herdr was started afresh and gave the id to a workspace herdr-pi did not open", pane, pn.TerminalID, terminals[0])
+		}
+	}
+	return fmt.Sprintf("no pane herdr-pi opened in it is there any more (its first, %s, is gone), so what it holds now is not herdr-pi's", pane)
 }

@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -80,5 +81,148 @@ func TestCloseRunLeavesAPaneWhoseIdHerdrGaveAnother(t *testing.T) {
 	closed, failed = CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
 	if failed != nil || len(closed) != 1 || closed[0].How != "closed" {
 		t.Fatalf("herdr-pi's own pane: closed %+v, failed %+v", closed, failed)
+	}
+}
+
+// The same for a run's workspace: after Herdr started afresh, the id
+// herdr-pi kept names the person's new workspace. close leaves it (and the
+// tab of the same id in it) open and says why, rather than closing every
+// pane the person has there; a workspace that is still the one herdr-pi
+// opened closes as before.
+func TestCloseRunLeavesAWorkspaceWhoseIdHerdrGaveAnother(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	p := Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), Dedicated: true, WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer"}
+	placed, err := Place(ctx, c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledger(t)
+	recs, err := l.AddAll(placed.Records("r1", s.SocketPath()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RestartCold(); err != nil {
+		t.Fatal(err)
+	}
+	// The person's own workspace and a tab in it, in the new Herdr, get
+	// the ids herdr-pi recorded.
+	mine, err := c.WorkspaceCreate(ctx, herdr.NewPlace{Label: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	myTab, _, err := c.TabCreate(ctx, mine.Workspace.WorkspaceID, herdr.NewPlace{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine.Workspace.WorkspaceID != placed.WorkspaceID || myTab.TabID != placed.TabID {
+		t.Fatalf("the new Herdr did not reuse the ids (%s %s, recorded %s %s): the test proves nothing", mine.Workspace.WorkspaceID, myTab.TabID, placed.WorkspaceID, placed.TabID)
+	}
+	s.ClearRecords()
+	closed, failed := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if failed != nil {
+		t.Fatal(failed)
+	}
+	if m := s.Methods(); slices.Contains(m, "workspace.close") || slices.Contains(m, "tab.close") {
+		t.Fatalf("close closed the person's workspace or tab that has a recorded id (calls %q; closed %+v)", m, closed)
+	}
+	for _, x := range closed {
+		if !strings.HasPrefix(x.How, "left open: ") || !strings.Contains(x.How, "Herdr was started afresh") {
+			t.Errorf("%s %s: %q, want it left open, saying why", x.Kind, x.ID, x.How)
+		}
+	}
+	if len(closed) != 2 {
+		t.Errorf("closed %+v, want the workspace and the tab, each left open", closed)
+	}
+	if rs, _ := l.List(); len(rs) != 0 {
+		t.Fatalf("records left of what is gone: %+v", rs)
+	}
+
+	// Still the workspace herdr-pi opened: closed, its tab with it.
+	p.WorkspaceLabel = "workflow again"
+	again, err := Place(ctx, c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, err = l.AddAll(again.Records("r1", s.SocketPath())); err != nil {
+		t.Fatal(err)
+	}
+	closed, failed = CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if failed != nil || len(closed) != 2 || closed[0].How != "closed" || closed[1].How != "with workspace "+again.WorkspaceID {
+		t.Fatalf("herdr-pi's own workspace: closed %+v, failed %+v", closed, failed)
+	}
+}
+
+// A workspace is herdr-pi's while it holds any pane herdr-pi opened there:
+// the person closed its first pane (the spare shell), and the run's tab
+// still tells it. A record from a herdr-pi that kept no terminal closes
+// as before, unchecked.
+func TestCloseRunTellsAWorkspaceByAnyPaneItOpenedThere(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	p := Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), Dedicated: true, WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer"}
+	placed, err := Place(ctx, c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PaneClose(ctx, placed.RootPane); err != nil {
+		t.Fatal(err)
+	}
+	l := ledger(t)
+	recs, err := l.AddAll(placed.Records("r1", s.SocketPath()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, failed := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if failed != nil || len(closed) != 2 || closed[0].How != "closed" {
+		t.Fatalf("a workspace holding herdr-pi's tab: closed %+v, failed %+v", closed, failed)
+	}
+
+	p.WorkspaceLabel = "workflow old"
+	old, err := Place(ctx, c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, err = l.AddAll(CreatedRecords("r1", s.SocketPath(), old.Created)); err != nil {
+		t.Fatal(err)
+	}
+	closed, failed = CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if failed != nil || len(closed) != 2 || closed[0].How != "closed" {
+		t.Fatalf("an older herdr-pi's records: closed %+v, failed %+v", closed, failed)
+	}
+}
+
+// Undoing a placement before its launch, after Herdr started afresh: the
+// person's new workspace has the id of the one herdr-pi made, and its
+// first tab the id of that one's root tab, so it looks joined by no one.
+// Nothing of it closes; the error says why.
+func TestUndoJoinedLeavesAWorkspaceWhoseIdHerdrGaveAnother(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	placed, err := Place(ctx, c, Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), Dedicated: true, WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RestartCold(); err != nil {
+		t.Fatal(err)
+	}
+	mine, err := c.WorkspaceCreate(ctx, herdr.NewPlace{Label: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine.Workspace.WorkspaceID != placed.WorkspaceID || mine.Tab.TabID != placed.RootTab {
+		t.Fatalf("the new Herdr did not reuse the ids: the test proves nothing")
+	}
+	s.ClearRecords()
+	_, err = placed.UndoJoined(ctx, c)
+	if m := s.Methods(); slices.Contains(m, "workspace.close") || slices.Contains(m, "tab.close") {
+		t.Fatalf("undo closed the person's workspace %s (calls %q, err %v)", placed.WorkspaceID, m, err)
+	}
+	var fe *ForeignError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Why, "Herdr was started afresh") {
+		t.Fatalf("undo said %v, want why the workspace is left", err)
 	}
 }

@@ -46,9 +46,12 @@ type Record struct {
 	// wrapper is gone (killed, so it could not tidy up): the kernel hands
 	// its pid to the next process sooner or later.
 	RunDir string `json:"run_dir,omitempty"`
-	// Pane is the pane herdr-pi opened (in the tab, for a tab) and
-	// Terminal its terminal_id: close leaves a pane or tab whose id Herdr
-	// gave to another since ([Foreign]). Empty in records from before.
+	// Pane is the pane herdr-pi opened (in the tab, for a tab; the root
+	// pane Herdr opened with it, for a workspace) and Terminal its
+	// terminal_id: close leaves a pane, tab or workspace whose id Herdr
+	// gave to another since ([Foreign]). Empty in records from before,
+	// which close the old way: nothing tells them apart, and leaving them
+	// would strand what an older herdr-pi opened.
 	Pane     string    `json:"pane,omitempty"`
 	Terminal string    `json:"terminal,omitempty"`
 	Opened   time.Time `json:"opened"`
@@ -74,12 +77,15 @@ func CreatedRecords(run, socket string, created []string) []Record {
 
 // Records are the records of what p created for run in the Herdr at
 // socket, the pane it opened and its tab naming that pane and its
-// terminal.
+// terminal, a workspace it opened its root pane and that one's terminal.
 func (p Placed) Records(run, socket string) []Record {
 	recs := CreatedRecords(run, socket, p.Created)
 	for i := range recs {
-		if r := &recs[i]; r.Kind == "pane" && r.ID == p.PaneID || r.Kind == "tab" && r.ID == p.TabID {
+		switch r := &recs[i]; {
+		case r.Kind == "pane" && r.ID == p.PaneID || r.Kind == "tab" && r.ID == p.TabID:
 			r.Pane, r.Terminal = p.PaneID, p.Terminal
+		case r.Kind == "workspace" && r.ID == p.WorkspaceID:
+			r.Pane, r.Terminal = p.RootPane, p.RootTerminal
 		}
 	}
 	return recs
@@ -185,7 +191,9 @@ func (l Ledger) AddLeftOpen(run, socket string, err error) ([]Record, error) {
 	if !errors.As(err, &left) || len(left.Left) == 0 {
 		return nil, nil
 	}
-	return l.AddAll(CreatedRecords(run, socket, left.Left))
+	p := left.Placed
+	p.Created = left.Left
+	return l.AddAll(p.Records(run, socket))
 }
 
 // Remove deletes r's file (gone already is fine).

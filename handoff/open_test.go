@@ -410,6 +410,14 @@ func TestAFailedCloseNamesWhatStaysOpen(t *testing.T) {
 			if lerr != nil || len(recs) != len(c.left) {
 				t.Fatalf("recorded %+v, %v", recs, lerr)
 			}
+			// The record tells the workspace by its root pane's terminal,
+			// as close needs once Herdr may have started afresh.
+			for _, r := range recs {
+				info, err := herdr.NewClient(s.SocketPath()).PaneGet(t.Context(), r.Pane)
+				if r.Pane == "" || r.Terminal == "" || err != nil || info.TerminalID != r.Terminal {
+					t.Fatalf("%s recorded with pane %q terminal %q, Herdr says %+v (%v): close cannot tell it from a namesake", r.Thing(), r.Pane, r.Terminal, info, err)
+				}
+			}
 		})
 	}
 }

@@ -100,6 +100,11 @@ type Placed struct {
 	// created (its spare shell): it belongs to the workspace, not to
 	// anyone who joined it. UndoJoined tells it from others' tabs.
 	RootTab string `json:"-"`
+	// RootPane is that tab's pane and RootTerminal its terminal_id: the
+	// workspace's own fact a Herdr started afresh cannot give a namesake
+	// workspace ([ForeignWorkspace]).
+	RootPane     string `json:"root_pane,omitempty"`
+	RootTerminal string `json:"root_terminal,omitempty"`
 }
 
 // Place opens a pane as p says. On failure it closes what it had opened
@@ -259,6 +264,7 @@ func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 		}
 		out.Created = append(out.Created, "workspace "+out.WorkspaceID)
 		out.RootTab = created.Tab.TabID
+		out.RootPane, out.RootTerminal = created.RootPane.PaneID, created.RootPane.TerminalID
 		// The root tab carries the run's name too, so the workspace reads
 		// the same whichever tab is shown.
 		if _, err := h.TabRename(ctx, created.Tab.TabID, p.WorkspaceLabel); err != nil {
@@ -303,6 +309,14 @@ func (p *Placed) UndoJoined(ctx context.Context, h Herdr) (kept bool, err error)
 	}
 	ws := strings.TrimPrefix(p.Created[0], "workspace ")
 	own := strings.TrimPrefix(p.Created[1], "tab ")
+	// A Herdr started afresh since may have given the workspace's id, and
+	// its root tab's, to the person's: nothing of it is closed then.
+	if p.RootTerminal != "" {
+		if why := ForeignWorkspace(ctx, h, ws, p.RootPane, []string{p.RootTerminal, p.Terminal}); why != "" {
+			p.Created = nil
+			return false, &ForeignError{Thing: "workspace " + ws, Why: why}
+		}
+	}
 	tabs, lerr := h.TabList(ctx, ws)
 	joined := lerr != nil
 	for _, t := range tabs {
@@ -316,6 +330,13 @@ func (p *Placed) UndoJoined(ctx context.Context, h Herdr) (kept bool, err error)
 	p.Created = p.Created[1:]
 	return true, p.Undo(ctx, h)
 }
+
+// ForeignError is a close that closed nothing because the id names
+// something herdr-pi did not open now ([Foreign]): its record goes, and
+// the caller says why.
+type ForeignError struct{ Thing, Why string }
+
+func (e *ForeignError) Error() string { return "leaving " + e.Thing + " open: " + e.Why }
 
 func firstPaneOf(ctx context.Context, h Herdr, workspaceID, tabID string) (string, error) {
 	panes, err := h.PaneList(ctx, workspaceID)
@@ -350,6 +371,10 @@ type LeftOpenError struct {
 	// Err is why opening failed; Close why closing what it made failed.
 	Err, Close error
 	Left       []string
+	// Placed is the placement as it was made (its Created is Left): the
+	// panes and terminals Herdr gave, which the records keep (see
+	// [Placed.Records]).
+	Placed Placed
 }
 
 func (e *LeftOpenError) Error() string {
@@ -364,7 +389,8 @@ func (e *LeftOpenError) Unwrap() error { return e.Err }
 // word that a thing is gone already, or Herdr itself gone (its panes
 // went with it), leaves nothing open.
 func undoFailed(ctx context.Context, h Herdr, p *Placed, err error) error {
-	left := slices.Clone(p.Created)
+	made := *p
+	made.Created = slices.Clone(p.Created)
 	uerr := p.Undo(ctx, h)
 	switch {
 	case uerr == nil:
@@ -372,7 +398,7 @@ func undoFailed(ctx context.Context, h Herdr, p *Placed, err error) error {
 	case Gone(uerr) || HerdrGone(uerr):
 		return fmt.Errorf("%w (and closing what was opened failed: %v)", err, uerr)
 	}
-	return &LeftOpenError{Err: err, Close: uerr, Left: left}
+	return &LeftOpenError{Err: err, Close: uerr, Left: made.Created, Placed: made}
 }
 
 // Undo closes what the placement created, once. Things were created

@@ -575,8 +575,9 @@ func (s *Service) forget(records []handoff.Record, launched bool) {
 // was closed already; before the launch it undoes the whole placement —
 // but a workspace it made that others have joined since it was recorded
 // (an open or another handoff of the run found it in the ledger) stays,
-// and kept says so: only the handoff's own tab closes. The error is
-// Herdr's, when the pane may still be there.
+// and kept says so: only the handoff's own tab closes. A pane, tab or
+// workspace whose id a Herdr started afresh gave to another is left, said
+// in the log. The error is Herdr's, when the pane may still be there.
 func (s *Service) closeRemote(h Herdr, o *handoff.Opened, launched bool, ended string) (kept bool, err error) {
 	if ended == string(handoff.PaneClosed) && launched {
 		return false, nil
@@ -585,6 +586,11 @@ func (s *Service) closeRemote(h Herdr, o *handoff.Opened, launched bool, ended s
 	defer cancel()
 	if !launched {
 		kept, err = o.UndoJoined(ctx, h)
+		var fe *handoff.ForeignError
+		if errors.As(err, &fe) {
+			s.cfg.Logf("live: %v", fe)
+			return false, nil
+		}
 	} else if n := len(o.Created); n > 0 {
 		kind, id, _ := strings.Cut(o.Created[n-1], " ")
 		if why := handoff.Foreign(ctx, h, kind, id, o.PaneID, o.Terminal); why != "" {

@@ -87,11 +87,17 @@ func (s *Service) endSpaceLocked(runID string, cause error) {
 }
 
 // closeSpace closes a run's workspace (once: the caller took it out of
-// s.spaces) and removes its ledger record.
+// s.spaces) and removes its ledger record. A workspace whose id Herdr
+// gave to another since is left open, and its record goes all the same.
 func (s *Service) closeSpace(sp *space) {
 	ctx, cancel := context.WithTimeout(context.Background(), handoff.CloseBudget)
 	defer cancel()
-	if err := s.cfg.Herdr(sp.socket).WorkspaceClose(ctx, sp.workspaceID); err != nil && !notFound(err) {
+	h := s.cfg.Herdr(sp.socket)
+	// Its turns' tabs are closed by now: its root pane is what tells it
+	// from a workspace a Herdr started afresh gave the same id.
+	if why := handoff.Foreign(ctx, h, "workspace", sp.workspaceID, sp.record.Pane, sp.record.Terminal); why != "" {
+		s.cfg.Logf("live: leaving workspace %s open (run %s): %s", sp.workspaceID, sp.run, why)
+	} else if err := h.WorkspaceClose(ctx, sp.workspaceID); err != nil && !notFound(err) {
 		s.cfg.Logf("live: closing workspace %s of run %s: %v", sp.workspaceID, sp.run, err)
 		return // the record stays: herdr-pi close can try again
 	}

@@ -344,6 +344,11 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			return "closed " + what, false
 		}
 		kept, err := opened.CloseJoined(opener.Herdr)
+		var fe *handoff.ForeignError
+		if errors.As(err, &fe) {
+			forget(true) // not herdr-pi's any more: its records go
+			return fe.Error(), false
+		}
 		if err != nil && !handoff.Gone(err) && !handoff.HerdrGone(err) {
 			// Its records stay: herdr-pi close finds it.
 			return fmt.Sprintf("%s stays open in Herdr (%v): herdr-pi close %s closes it", what, err, a.Run.Short()), true
@@ -513,7 +518,10 @@ func recordAroundFailedPane(ledger handoff.Ledger, run, socket string, placed ha
 	if n < 2 {
 		return nil
 	}
-	if _, err := ledger.AddAll(handoff.CreatedRecords(run, socket, placed.Created[:n-1])); err != nil {
+	// Its records name the panes and terminals Herdr gave (a workspace's
+	// root pane), as every record does: close tells by them what is still
+	// herdr-pi's after Herdr started afresh.
+	if _, err := ledger.AddAll(placed.Records(run, socket)[:n-1]); err != nil {
 		return fmt.Errorf("herdr-pi close will not know of %s: %w", placed.Created[0], err)
 	}
 	return nil
