@@ -5,7 +5,7 @@
 # (no dynamic loader; README.md "Building").
 build:
 	v=$$(git describe --tags --always --dirty 2>/dev/null || echo devel); \
-	CGO_ENABLED=0 go build -ldflags "-X github.com/herdr-pi/herdr-pi/cmd/herdr-pi/commands.Version=$$v -X github.com/herdr-pi/herdr-pi/bridge/control.release=$$v" -o herdr-pi ./cmd/herdr-pi
+	CGO_ENABLED=0 go build -ldflags "-X github.com/herdr-pi/herdr-pi/internal/buildinfo.Release=$$v" -o herdr-pi ./cmd/herdr-pi
 
 # Every test, with the race detector, never from the cache. A test that
 # lacks something (Pi, tmux, ../shared) skips outside CI and fails under

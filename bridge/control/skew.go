@@ -3,9 +3,10 @@ package control
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"sync"
+
+	"github.com/herdr-pi/herdr-pi/internal/buildinfo"
 )
 
 // Version skew. Wrappers run for days and people upgrade herdr-pi under
@@ -27,36 +28,14 @@ import (
 // different herdr-pi builds.
 var ErrSkew = errors.New("different herdr-pi builds")
 
-// release is set at build time with -ldflags "-X …/bridge/control.release=v1.2.3"
-// (the Makefile sets it with commands.Version); otherwise Build reads the
-// module's build info.
-var release = ""
-
 // Build names this binary's build as the hello carries it: the release
-// (or module version, or "devel") and the commit it was built from.
+// (or module version, or "devel") and the commit it was built from, when
+// the release does not name it already (internal/buildinfo).
 var Build = sync.OnceValue(func() string {
-	v, rev, modified := release, "", false
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v == "" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-	}
-	if v == "" || v == "(devel)" {
-		v = "devel"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
+	in := buildinfo.Read()
+	v, rev := in.Version, in.Revision
 	if rev != "" && !strings.Contains(v, rev[:min(7, len(rev))]) {
-		if modified {
+		if in.Modified {
 			rev += "+dirty"
 		}
 		v += " (" + rev + ")"

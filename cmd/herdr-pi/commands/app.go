@@ -9,50 +9,29 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
+	"github.com/herdr-pi/herdr-pi/internal/buildinfo"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
-// Version is set at build time with -ldflags "-X …/commands.Version=v1.2.3";
-// otherwise it comes from the module's build info.
-var Version = ""
-
+// version is --version's line: the build (internal/buildinfo, which make
+// build stamps with the release), its commit and when, and the Go that
+// built it.
 func version() string {
-	v, rev, modified, when := Version, "", false, ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v == "" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			case "vcs.time":
-				when = s.Value
-			}
-		}
-	}
-	if v == "" || v == "(devel)" {
-		v = "devel"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if rev != "" {
-		if modified {
+	in := buildinfo.Read()
+	v := in.Version
+	if rev := in.Revision; rev != "" {
+		if in.Modified {
 			rev += "+dirty"
 		}
 		v += " (" + rev
-		if when != "" {
-			v += " " + when
+		if in.Time != "" {
+			v += " " + in.Time
 		}
 		v += ")"
 	}
