@@ -265,3 +265,40 @@ func TestAHandbackGivenAsTheWrapperQuitsReachesTheAsker(t *testing.T) {
 		t.Fatalf("the asker got %+v, %v; want the handback given as the wrapper quit", r.p, r.err)
 	}
 }
+
+// Two handoffs still running as the wrapper quits (two opens asking, the
+// live handoff not yet ended): Close waits its one bound for their answers,
+// then closes their connections, which ends both. A bound that ran out on
+// the first stream must not leave Close waiting on the second for ever.
+func TestCloseWithTwoRunningHandoffsEnds(t *testing.T) {
+	h := newHandoffs()
+	f, c1 := handoffFixture(t, h)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c2, err := Dial(ctx, f.path, f.tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	answers := make(chan error, 2)
+	for _, c := range []*Client{c1, c2} {
+		go func() {
+			_, err := c.Handoff(context.Background(), ask, func(Progress) {})
+			answers <- err
+		}()
+	}
+	<-h.asks
+	<-h.asks
+	closed := make(chan struct{})
+	go func() { f.srv.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * streamAnswerWait):
+		t.Fatalf("Close never returned with two handoffs running (it waits its bound once, for all streams)")
+	}
+	<-answers
+	<-answers
+	if got := len(h.ended); got != 2 {
+		t.Fatalf("%d of the 2 handoffs ended", got)
+	}
+}

@@ -214,11 +214,15 @@ func (s *Server) Close() error {
 	// the asking open. Closed under it, open would read EOF and tell the
 	// person the owner's wrapper died with the pane still running. A
 	// stream whose handoff still runs is not waited for past the bound.
+	// One bound for all: its channel fires once, so the wait ends there
+	// rather than going on to the next stream with nothing to stop it.
 	bound := time.NewTimer(streamAnswerWait)
+wait:
 	for _, ch := range streams {
 		select {
 		case <-ch:
 		case <-bound.C:
+			break wait
 		}
 	}
 	bound.Stop()
