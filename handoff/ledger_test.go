@@ -384,14 +384,18 @@ func startUnder(t *testing.T, env ...string) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Process.Kill(); cmd.Wait() })
-	// The child counts once it is sleep: before, it is a fork of the
-	// shell, and in the middle of its exec its environment reads empty.
+	// The child counts once it is sleep and its environment reads: before,
+	// it is a fork of the shell, and in the middle of its exec the kernel
+	// names it sleep before its new environment is in place (it read
+	// empty once in a loaded run: "through the environment: {… PID:0 …}").
 	for {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
 		if f := strings.Fields(string(b)); len(f) > 0 {
 			var pid int
 			fmt.Sscan(f[0], &pid)
-			if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "sleep" {
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+			environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+			if strings.TrimSpace(string(comm)) == "sleep" && strings.Contains(string(environ), "=") {
 				return pid
 			}
 		}
