@@ -104,8 +104,15 @@ func makeRunDir(base string) (*HeldRunDir, error) {
 		return nil, fmt.Errorf("create run directory in %s: %w", base, err)
 	}
 	// os.OpenFile opens close-on-exec: the wrapped agent never inherits
-	// the lock (see the package comment above).
-	lock, err := os.OpenFile(filepath.Join(tmp, runLockName), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	// the lock (see the package comment above). The file is made and
+	// locked under another name and only then named the lock: a sweep
+	// that finds the lock file finds it held, and one that comes before
+	// finds none and leaves a directory this young alone (makingGrace).
+	// Made under its own name, a sweep between the making and the
+	// locking took the lock and the directory, and a maker raced so on
+	// every attempt (many wrappers starting at once) got none.
+	lockPath := filepath.Join(tmp, runLockName)
+	lock, err := os.OpenFile(lockPath+".new", os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errRaced // a sweep took tmp for a leftover (makingGrace)
 	}
@@ -113,15 +120,19 @@ func makeRunDir(base string) (*HeldRunDir, error) {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create run directory lock in %s: %w", tmp, err)
 	}
+	beforeLock(tmp)
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		// A sweep holds it (it found the file before we locked it) and
-		// removes tmp; anything else leaves tmp ours to remove.
 		_ = lock.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, errRaced
-		}
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("lock run directory %s: %w", tmp, err)
+	}
+	if err := os.Rename(lockPath+".new", lockPath); err != nil {
+		_ = lock.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errRaced // a sweep took tmp for a leftover (makingGrace)
+		}
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("create run directory lock in %s: %w", tmp, err)
 	}
 	d := &HeldRunDir{Path: tmp, lock: lock}
 	beforeRename(tmp)
@@ -150,8 +161,12 @@ func makeRunDir(base string) (*HeldRunDir, error) {
 }
 
 // beforeRename lets a test look at the base while a directory is half
-// made, its lock held but not yet in place.
-var beforeRename = func(tmp string) {}
+// made, its lock held but not yet in place; beforeLock, while its lock
+// file is made but not yet locked.
+var (
+	beforeRename = func(tmp string) {}
+	beforeLock   = func(tmp string) {}
+)
 
 // renameNoReplace renames a directory unless newpath exists: a plain
 // rename would replace an empty directory there.

@@ -236,6 +236,32 @@ func TestRunDirIsInPlaceOnlyWithItsLockHeld(t *testing.T) {
 	}
 }
 
+// Many wrappers starting at once (Herdr restoring a layout of many panes)
+// each sweep the base as they make their directories. A sweep that comes
+// between a maker's creating its lock file and locking it must not take
+// the directory: before, it did, and a maker raced so on each of its
+// attempts got no run directory, and so no control socket (old: 'create
+// run directory in …: a sweep removed the directory while it was made';
+// TestRunDirsMadeTogetherAllStay failed so in a loaded CI run).
+func TestASweepBetweenTheLockFileAndItsLockLeavesTheDirectory(t *testing.T) {
+	base := filepath.Join(shortDir(t), "rt")
+	beforeLock = func(tmp string) {
+		sweepRunDirs(base)
+		if !exists(t, tmp) {
+			t.Error("a sweep removed a directory whose lock file was just made")
+		}
+	}
+	t.Cleanup(func() { beforeLock = func(string) {} })
+	held, err := NewRunDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Remove()
+	if got := RunDirs(base); len(got) != 1 || !got[0].Alive {
+		t.Errorf("run dirs %+v", got)
+	}
+}
+
 // Leftovers of a wrapper killed while making its directory are swept
 // once surely abandoned: a free lock, or no lock file and older than
 // makingGrace. One whose lock is held, or fresh without one, is being
