@@ -148,13 +148,15 @@ func (h outHandle) write(p []byte) error { return h.writeServing(p, nil, nil) }
 // errServeStopped is writeServing's error when serve gave the write up.
 var errServeStopped = errors.New("write given up")
 
-// writeServing is write that, while the terminal is full, also waits on
-// the descriptors watch adds to the poll set, and calls serve with their
-// results when any is ready; serve returning false gives the write up
-// (errServeStopped). The copy loop reads the keyboard and takes signals
-// this way: a terminal that takes no output for a while still takes keys,
-// and Ctrl-C or a SIGTERM reaches a flooding child as it would a bare one.
-func (h outHandle) writeServing(p []byte, watch func([]unix.PollFd) []unix.PollFd, serve func([]unix.PollFd) bool) error {
+// writeServing is write that, while the terminal is full, waits on the
+// poll set watch makes of the terminal's entry and the descriptors it
+// adds (the caller's own slice, so a wait makes no garbage under a
+// flood), and calls serve with the results past the terminal's when any
+// is ready; serve returning false gives the write up (errServeStopped).
+// The copy loop reads the keyboard and takes signals this way: a terminal
+// that takes no output for a while still takes keys, and Ctrl-C or a
+// SIGTERM reaches a flooding child as it would a bare one.
+func (h outHandle) writeServing(p []byte, watch func(out unix.PollFd) []unix.PollFd, serve func([]unix.PollFd) bool) error {
 	for len(p) > 0 {
 		var n int
 		var err error
@@ -176,9 +178,12 @@ func (h outHandle) writeServing(p []byte, watch func([]unix.PollFd) []unix.PollF
 			// Ours is full, or someone else made a shared stdout
 			// non-blocking: wait until it takes more, as a blocking
 			// write would.
-			pfd := []unix.PollFd{{Fd: int32(h.fd), Events: unix.POLLOUT}}
+			out := unix.PollFd{Fd: int32(h.fd), Events: unix.POLLOUT}
+			var pfd []unix.PollFd
 			if watch != nil {
-				pfd = watch(pfd)
+				pfd = watch(out)
+			} else {
+				pfd = []unix.PollFd{out}
 			}
 			n, perr := waitFor(pfd, pollForever, unix.Ppoll)
 			if perr != nil && !errors.Is(perr, unix.EINTR) {

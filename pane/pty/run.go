@@ -538,8 +538,9 @@ func (l *loop) run() (int, error) {
 	servedInput := false
 	var deferred []event
 	var onSignal func(os.Signal)
-	watch := func(fds []unix.PollFd) []unix.PollFd {
-		fds = append(fds, unix.PollFd{Fd: int32(l.wake.fd), Events: unix.POLLIN})
+	fullSet := make([]unix.PollFd, 0, 3) // reused by every wait, as pollSet
+	watch := func(out unix.PollFd) []unix.PollFd {
+		fds := append(fullSet[:0], out, unix.PollFd{Fd: int32(l.wake.fd), Events: unix.POLLIN})
 		if fd := inputFd(); fd >= 0 {
 			fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 		}
