@@ -63,11 +63,11 @@ func TestLiveHandoffOpenKilledBeforeTheBoundary(t *testing.T) {
 
 // The pane's Pi is SIGKILLed while it works: the wrapper hands back at
 // once, the owner continues the cut turn locally, and open exits 0 with
-// the handback. Its reason is exited, or idle: a killed Pi's probe
-// connection ends with it, and the pane's wrapper, its probe gone mid-run,
-// may report the pane idle (what its screen says) a moment before it sees
-// its child's exit; either way the attempt is back at once (CI, 05:59 UTC
-// 2026-12-05: the probe's end 29 ms before the exit, reason idle).
+// the handback. Its reason is exited, never idle: a killed Pi's probe
+// connection ends with it a moment before the pane's wrapper sees its
+// exit, and that end no longer turns a run idle (CI, 05:59 UTC 2026-12-05,
+// before: the probe's end 29 ms before the exit, reason idle; see
+// TestAKilledAgentIsNotReportedIdleBeforeItsExit).
 func TestLiveHandoffPanesPiKilled(t *testing.T) {
 	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
 	lr.startOwner()
@@ -77,7 +77,7 @@ func TestLiveHandoffPanesPiKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, hb := ro.handback(t)
-	if res.code != 0 || hb.Event != "handback" || (hb.Reason != "exited" && hb.Reason != "idle") || !hb.Transferred || !hb.Continued {
+	if res.code != 0 || hb.Event != "handback" || hb.Reason != "exited" || !hb.Transferred || !hb.Continued {
 		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
 	}
 	lr.wantResult(t, lvLocalReply)

@@ -150,3 +150,101 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// Pi compacts on its own right after the reply that asks (its context is
+// over the threshold as the run ends), with nothing but the screen to
+// tell runs (no probe, no status channel): its "Auto-compacting..." is
+// drawn where a run's indicator is, but it follows the run that asked
+// without a frame between, so it is no run that began after the question
+// was read, and the question stays open through it: the pane stays
+// blocked, and is not told a second time. The summary is held until the
+// test has looked, so the order is the test's, not the timing's. (Pi
+// 0.73.1 does the same: HERDR_PI_TEST_PI=.ci/cache/pi073/node_modules/.bin/pi.)
+func TestWrapPiAutoCompactionAfterAQuestionFromTheScreenAlone(t *testing.T) {
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 300)
+	release := make(chan struct{})
+	var asked sync.WaitGroup
+	asked.Add(1)
+	var once sync.Once
+	r := newPiRig(t, func(req fakellm.Request) fakellm.Reply {
+		summary := strings.Contains(req.System(), "context summarization assistant")
+		switch {
+		case summary && strings.Contains(req.LastUser(), "which file"):
+			once.Do(asked.Done)
+			select { // the summary after the question: held until the test looked
+			case <-release:
+			case <-time.After(2 * time.Minute):
+			}
+			return fakellm.Reply{Text: "## Goal\nsummary of the lorem ipsum and a question"}
+		case summary:
+			return fakellm.Reply{Text: "## Goal\nsummary of the lorem ipsum"}
+		case strings.Contains(req.LastUser(), "which file"):
+			return fakellm.Reply{Chunks: []string{long, "\n" + question + "\n" + session.Marker}, WordDelay: 400 * time.Millisecond}
+		}
+		return fakellm.Reply{Chunks: []string{long, long, long}, WordDelay: 400 * time.Millisecond}
+	}, true)
+	smallCompactionBudget(t, r.agent.AgentDir)
+	compactAtEveryRunsEnd(t, r.agent.AgentDir)
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=0"})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen:\n%s\nnotifications: %+v\ntransitions: %q", tm.Screen(), r.herdr.Notifications(), transitionCauses(t, trace))
+		}
+	})
+	tm.Type(t, "tell me more a")
+	r.submitted(tm)
+	// Its reply, then the summary of its compaction.
+	if _, err := r.llm.WaitRequests(2, 2*time.Minute); err != nil {
+		t.Fatalf("no compaction after the first run: %v\n%s", err, tm.Screen())
+	}
+	r.herdr.Await(2*time.Minute, func() bool {
+		s := r.states()
+		return len(s) > 0 && s[len(s)-1] == "idle"
+	})
+	tm.Type(t, "which file?")
+	asked.Wait()
+	// The run's reply is in the file, and Pi compacts; the screen shows it.
+	r.herdr.Await(2*time.Minute, func() bool {
+		s := r.states()
+		return len(s) > 0 && s[len(s)-1] == "blocked(input needed)"
+	})
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if s := r.states(); s[len(s)-1] != "blocked(input needed)" {
+			t.Fatalf("while Pi compacts after the question: reports %q", s)
+		}
+	}
+	if !strings.Contains(tm.Screen(), "ompacting") {
+		t.Logf("screen while the summary is held:\n%s", tm.Screen())
+	}
+	close(release)
+	time.Sleep(2 * time.Second)
+	if s := r.states(); s[len(s)-1] != "blocked(input needed)" || strings.Count(strings.Join(s, " "), "blocked") != 1 {
+		t.Fatalf("after the compaction: reports %q, want blocked once, still", s)
+	}
+	if n := len(r.herdr.Notifications()); n != 1 {
+		t.Fatalf("%d notifications, want the question's one: %+v", n, r.herdr.Notifications())
+	}
+}
+
+// compactAtEveryRunsEnd sets the threshold so low that Pi compacts at the
+// end of every run.
+func compactAtEveryRunsEnd(t *testing.T, agentDir string) {
+	t.Helper()
+	settings := filepath.Join(agentDir, "settings.json")
+	var s map[string]any
+	b, err := os.ReadFile(settings)
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s["compaction"].(map[string]any)["reserveTokens"] = 31990
+	if b, err = json.Marshal(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -14,6 +14,13 @@ import (
 // line it cannot parse.
 const maxLine = 32 << 20
 
+// firstWindow is how much of a long file's end the first read takes: the
+// sentinel and retry rules look at the last entries of the branch, and a
+// long session's file (hundreds of megabytes of tool results) took seconds
+// to read whole. What the window leaves out is read only when the rules
+// would walk into it (see tail.whole).
+const firstWindow = 1 << 20
+
 // tail follows one session file: it reads what was appended since the last
 // poll, starts over when the file was replaced or truncated, and keeps an
 // unfinished last line until its newline arrives.
@@ -31,6 +38,14 @@ type tail struct {
 	skip    bool // inside an over-long line, until its newline
 	Skipped int  // unparsable lines so far
 	pin     *pin // the leaf pinned (nil: none), kept for a tree read anew
+	// window is firstWindow but in tests. head is how many bytes at the
+	// file's start the first read left out (0: none, or read since);
+	// firstEnd is where the first read ended, and firstWatching whether
+	// the tree took its entries as written (Tree.Watching) already.
+	window        int64
+	head          int64
+	firstEnd      int64
+	firstWatching bool
 }
 
 // setPin pins the tree's leaf (nil: back to the file's last line).
@@ -44,7 +59,7 @@ func (t *tail) setPin(p *pin) {
 }
 
 func newTail(path string, since time.Time) *tail {
-	return &tail{path: path, since: since, tree: NewTree()}
+	return &tail{path: path, since: since, tree: NewTree(), window: firstWindow}
 }
 
 // poll reads new lines. It reports whether the tree changed; a missing
@@ -78,8 +93,19 @@ func (t *tail) poll() (changed bool, err error) {
 		// writes it.
 		if !fi.ModTime().Before(t.since.Add(-mtimeSlack)) {
 			t.tree.Watching()
+			t.firstWatching = true
 		}
-		defer t.tree.Watching()
+		if t.window > 0 && t.offset == 0 && fi.Size() > t.window {
+			// Only the end, from the first line that begins in it: the
+			// byte before the window is read too, so that a window that
+			// begins with a line keeps it whole.
+			t.head = fi.Size() - t.window
+			t.offset, t.skip = t.head-1, true
+		}
+		defer func() {
+			t.tree.Watching()
+			t.firstEnd = t.offset
+		}()
 	}
 	if fi.Size() == t.offset {
 		return changed, nil
@@ -105,6 +131,60 @@ func (t *tail) poll() (changed bool, err error) {
 	}
 }
 
+// whole reads the start of the file the first read left out, when what
+// the sentinel and retry rules say could depend on it: the branch, walked
+// back from the leaf, reaches an entry not read before a user or
+// assistant message decides (a /tree back to an old entry, a tool result
+// longer than the window), or the window held no entry. The tree is then
+// what reading the whole file as it was read would have made: the first
+// read's lines as the first read took them, the later ones as written, and
+// the leaf the pin moved to. It says whether it read.
+func (t *tail) whole() (bool, error) {
+	if t.head == 0 || t.tree.decidedWithin() {
+		return false, nil
+	}
+	f, err := os.Open(t.path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || t.file == nil || !os.SameFile(t.file, fi) {
+		return false, err // replaced: the next poll reads it anew
+	}
+	full := &tail{tree: NewTree()}
+	if t.firstWatching {
+		full.tree.Watching()
+	}
+	if err := full.feedFrom(f, 0, t.firstEnd); err != nil {
+		return false, err
+	}
+	full.tree.Watching()
+	if err := full.feedFrom(f, t.firstEnd, t.offset); err != nil {
+		return false, err
+	}
+	if old := t.tree; old.pinned {
+		full.tree.pinned, full.tree.follow, full.tree.leaf = true, old.follow, old.leaf
+	}
+	t.tree, t.partial, t.skip, t.Skipped, t.head = full.tree, full.partial, full.skip, full.Skipped, 0
+	return true, nil
+}
+
+// feedFrom feeds the bytes of f from start to end.
+func (t *tail) feedFrom(f *os.File, start, end int64) error {
+	r := io.NewSectionReader(f, start, end-start)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		t.feed(buf[:n])
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
 // reset forgets what was read: the file went away, was replaced or cut
 // short while we watched, so what it holds next is read as written.
 func (t *tail) reset() {
@@ -117,6 +197,7 @@ func (t *tail) reset() {
 	t.offset = 0
 	t.partial = nil
 	t.skip = false
+	t.head = 0
 }
 
 // feed splits data into lines and adds the parsable ones.

@@ -108,6 +108,30 @@ func (t *Tree) Branch() []Entry {
 	return branch
 }
 
+// decidedWithin says whether the sentinel and retry rules decide on the
+// entries the tree has, read from a file's end (see tail.whole): the
+// branch walked back from the leaf comes to a user or assistant message
+// (both rules decide by then) or to its root, not to an entry the tree
+// lacks. A tree without entries has not read the file's last line.
+func (t *Tree) decidedWithin() bool {
+	if t.entries == 0 && !(t.pinned && t.leaf == "") {
+		return false
+	}
+	seen := map[string]bool{}
+	for id := t.leaf; id != "" && !seen[id]; {
+		e, ok := t.byID[id]
+		if !ok {
+			return false
+		}
+		if e.Type == "message" && (e.Role == "user" || e.Role == "assistant") {
+			return true
+		}
+		seen[id] = true
+		id = e.ParentID
+	}
+	return true
+}
+
 // Blocked applies the sentinel rule to the branch (§16, §20): walking back
 // from the leaf, a user message means answered (not blocked); other roles
 // (tool results, bash runs, custom messages, Pi's system entries) are

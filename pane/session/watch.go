@@ -254,6 +254,11 @@ func (w *Watcher) poll() {
 	if err != nil {
 		w.cfg.Logf("session: %s: %v", path, err)
 	}
+	if read, err := w.cur.whole(); err != nil {
+		w.cfg.Logf("session: %s: %v", path, err)
+	} else if read {
+		changed = true
+	}
 	if !changed && w.sent {
 		return
 	}

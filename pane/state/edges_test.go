@@ -47,8 +47,11 @@ func TestFirstOfReasonsOpenedTogetherNamesTheState(t *testing.T) {
 }
 
 // A probe that went away mid-run (the agent crashed) and a new one that
-// connects: the new probe has not said working, so what the old one said
-// last must not come back with it.
+// connects: the new probe's session_start, which follows its connection
+// at once, says it runs nothing, so what the old one said last does not
+// stay with it. (Until then the old one's working holds, see
+// TestAProbeGoneMidRunHoldsItsWorking: the same Pi's probe back mid-run
+// repeats the run.)
 func TestReconnectedProbeStartsIdle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, r := newMachine(300*time.Millisecond, 0)
@@ -56,8 +59,9 @@ func TestReconnectedProbeStartsIdle(t *testing.T) {
 		time.Sleep(time.Second)
 		m.ProbeConnected(true)
 		m.AgentStart()
-		m.ProbeConnected(false) // the screen decides: idle
+		m.ProbeConnected(false) // the screen (idle) decides after the hold
 		m.ProbeConnected(true)
+		m.SessionStart()
 		time.Sleep(time.Second)
 		expect(t, r, "idle@300 working@1000 idle@1000")
 		if s := m.Snapshot(); s.Activity != Idle || s.ActivitySource != "probe" {
@@ -247,5 +251,61 @@ func TestCompactionIsWorkingOutsideARun(t *testing.T) {
 		if s := m.Snapshot(); s.Activity != Idle || s.ActivitySource != "probe" {
 			t.Fatalf("after a run: %+v", s)
 		}
+	})
+}
+
+// The probe's connection ends mid-run while the screen shows nothing busy
+// (a run younger than the debounce, or a working indicator an extension
+// hid): an agent killed or crashed closes it a moment before its exit is
+// seen, and a probe that lost its socket is back within a second. Either
+// way its end says nothing of the run, which stays working for the hold —
+// no idle after working, which Herdr tells as "finished" — until a probe
+// back says what goes on, or the hold runs out and the screen decides. The
+// status channel, once it spoke, decides at once.
+func TestAProbeGoneMidRunHoldsItsWorking(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.ProbeConnected(false) // killed: its exit is seen next
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 working@0")
+		if s := m.Snapshot(); s.State != Working || s.ActivitySource != "probe:gone" || !s.RunActive {
+			t.Fatalf("as the probe left mid-run: %+v", s)
+		}
+
+		// The same Pi's probe back: the run goes on, no blip.
+		m.ProbeConnected(true)
+		m.SessionRepeated(true, nil)
+		m.AgentStart()
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 working@0")
+
+		// It never comes back: the screen decides once the hold is over.
+		m.ProbeConnected(false)
+		time.Sleep(ProbeGoneGrace - time.Millisecond)
+		expect(t, r, "idle@0 working@0")
+		time.Sleep(1001 * time.Millisecond)
+		expect(t, r, "idle@0 working@0 idle@7000")
+
+		// Idle when it left: nothing held.
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.ProbeConnected(false)
+		if s := m.Snapshot(); s.ActivitySource != "screen" {
+			t.Fatalf("a probe gone while idle: %+v", s)
+		}
+
+		// Pi's status channel says the run goes on, or not: it decides.
+		m.ProbeConnected(true)
+		m.SessionStart()
+		m.AgentStart()
+		m.ProgramStatus(ProgramStatus{State: "working"})
+		m.ProbeConnected(false)
+		m.ProgramStatus(ProgramStatus{State: "idle"}) // cancelled as the probe left
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 working@0 idle@7000 working@8000 idle@8300 run:aborted@8300")
 	})
 }

@@ -328,6 +328,10 @@ type Machine struct {
 	candidateError string
 	// cancelled: the person cut the active run short (RunCancelled).
 	cancelled bool
+	// probeGoneUntil: the probe's connection ended while it said the
+	// agent works (ProbeConnected), and its word stands until then unless
+	// the status channel speaks or a probe connects (zero: no such hold).
+	probeGoneUntil time.Time
 
 	// Program status (the agent's own OSC 7501 reports): the activity the
 	// last report gave — Unknown before the first and after the channel was
@@ -474,6 +478,7 @@ func (m *Machine) step(cause string, f func(now time.Time)) bool {
 			m.clearSessionLocked()
 		}
 	}
+	next = earliest(next, m.settleProbeGone(now))
 	next = earliest(next, m.settleHeld(now))
 	next = earliest(next, m.settleLapsed(now))
 	if !next.IsZero() {
@@ -1133,14 +1138,15 @@ func (m *Machine) clearSessionLocked() {
 // its lifecycle events decide working and idle; the screen decides
 // otherwise.
 func (m *Machine) ProbeConnected(on bool) {
-	m.update("probe:connected", func(time.Time) {
+	m.update("probe:connected", func(now time.Time) {
 		if on && !m.probe {
 			// Until the probe says otherwise (its session_start follows
 			// at once), the activity stays what the screen or the status
 			// channel said: a probe that connects again mid-run must not
 			// make a working pane idle for a moment.
+			a, _ := m.activityLocked() // a gone probe's held working counts
 			m.probeActivity = Idle
-			if a, _ := m.activityLocked(); a == Working && !m.quit {
+			if a == Working && !m.quit {
 				m.probeActivity = Working
 			}
 			m.quit = false // a new agent process
@@ -1151,6 +1157,24 @@ func (m *Machine) ProbeConnected(on bool) {
 			// which the channel tells.
 		}
 		m.compacting = false
+		if on {
+			// The new connection's probe decides from here, starting from
+			// the held working (its session_start follows at once and
+			// says whether a run goes on).
+			m.probeGoneUntil = time.Time{}
+		} else if m.probe && m.probeActivity == Working && !m.quit {
+			// The connection ends mid-run. Its end is no word on the
+			// run: an agent killed or crashed closes it a moment before
+			// its exit is seen, and a probe that lost its socket is back
+			// within a second and repeats the run's start. Falling to the
+			// screen at once would report idle after working — Herdr's
+			// "finished" — whenever the screen shows nothing busy (a run
+			// younger than the debounce, a working indicator an
+			// extension hid). The run stays working for the hold; the
+			// wrapper stops the machine at the agent's exit, and a probe
+			// back says what goes on.
+			m.probeGoneUntil = now.Add(ProbeGoneGrace)
+		}
 		if !on && m.probe && m.runActive && m.programActivity == Working && m.programIdleAt.IsZero() {
 			// The probe leaves mid-run (it crashed, or lost the socket)
 			// and may never come back: the channel, which says the run
@@ -1168,6 +1192,25 @@ func (m *Machine) ProbeConnected(on bool) {
 		}
 		m.probe = on
 	})
+}
+
+// ProbeGoneGrace is how long a run the probe said was under way stays
+// working after the probe's connection ended without the agent's exit
+// (see ProbeConnected): as long as what only the probe could close stays
+// open (signals.ProbeReturnGrace).
+const ProbeGoneGrace = DefaultReplaceGrace
+
+// settleProbeGone ends the hold of a gone probe's working once it is
+// over, or returns when it will be (zero while nothing is held).
+func (m *Machine) settleProbeGone(now time.Time) time.Time {
+	if m.probeGoneUntil.IsZero() {
+		return time.Time{}
+	}
+	if now.Before(m.probeGoneUntil) {
+		return m.probeGoneUntil
+	}
+	m.probeGoneUntil = time.Time{}
+	return time.Time{}
 }
 
 // AgentStart: a run began; the agent works now. The sentinel reason from
@@ -1780,6 +1823,9 @@ func (m *Machine) activityLocked() (State, string) {
 	}
 	if m.programActivity != Unknown {
 		return m.programActivity, "program-status:" + m.program.State
+	}
+	if !m.probeGoneUntil.IsZero() {
+		return m.probeActivity, "probe:gone"
 	}
 	if m.rawScreen.Rule != "" && m.screenActivity == m.rawScreen.State {
 		return m.screenActivity, "screen:" + m.rawScreen.Rule

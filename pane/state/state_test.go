@@ -302,9 +302,15 @@ func TestProbeLifecycle(t *testing.T) {
 		// The run closed the sentinel; the flow still open is named.
 		expect(t, r, "blocked@2000(input needed) blocked@2000(pick one) idle@2000")
 
-		// The probe goes away: the screen (idle, confirmed long ago) decides.
+		// The probe goes away mid-run: its working stands for the hold (an
+		// agent killed is released by then), then the screen (idle,
+		// confirmed long ago) decides.
 		m.AgentStart()
 		m.ProbeConnected(false)
+		if s := m.Snapshot(); s.State != Working || s.ActivitySource != "probe:gone" {
+			t.Fatalf("as the probe left: %+v", s)
+		}
+		time.Sleep(ProbeGoneGrace + time.Millisecond)
 		s := m.Snapshot()
 		if s.State != Idle || s.ActivitySource != "screen" {
 			t.Fatalf("after the probe left: %+v", s)

@@ -1,0 +1,175 @@
+package session
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// longSession writes a session of turns (a user prompt, a tool call, its
+// result of about resultSize bytes, a reply) to a file in dir, as a long
+// Pi session looks: most of its bytes are tool results. The last reply
+// asks (ends with the marker) when asks. It returns the file and the id
+// of the last reply.
+func longSession(t testing.TB, dir string, turns, resultSize int, asks bool) (string, string) {
+	t.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("long-%d-%d-%v.jsonl", turns, resultSize, asks))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	fmt.Fprintln(w, header(dir))
+	result := strings.Repeat("src/main.go:12: func main() { fmt.Println(\"x\") }\n", resultSize/52+1)
+	parent, last := "", ""
+	for i := range turns {
+		u, a, r, b := fmt.Sprintf("u%d", i), fmt.Sprintf("a%d", i), fmt.Sprintf("r%d", i), fmt.Sprintf("b%d", i)
+		reply := "Done with step " + u + "."
+		if asks && i == turns-1 {
+			reply = "Which file next?\n:input_needed:"
+		}
+		fmt.Fprintln(w, msg(u, parent, "user", text("Go on with step "+u), ""))
+		fmt.Fprintln(w, msg(a, u, "assistant", handOver("Let me look."), "toolUse"))
+		fmt.Fprintln(w, msg(r, a, "toolResult", text(result), ""))
+		fmt.Fprintln(w, msg(b, r, "assistant", text(reply), "stop"))
+		parent, last = b, b
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path, last
+}
+
+// The first read of a 64 MiB session, of which the sentinel rule needs the
+// last few entries (go test -run '^$' -bench FirstRead ./pane/session/).
+func BenchmarkFirstReadOfALongSession(b *testing.B) {
+	path, last := longSession(b, b.TempDir(), 4000, 16<<10, true)
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(fi.Size())
+	b.ResetTimer()
+	for range b.N {
+		tl := newTail(path, time.Now())
+		if _, err := tl.poll(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tl.whole(); err != nil {
+			b.Fatal(err)
+		}
+		if open, id := tl.tree.Blocked(); !open || id != last {
+			b.Fatalf("Blocked() = %v %q, want %q", open, id, last)
+		}
+	}
+}
+
+// The first read of a long session takes its end only: the sentinel rule
+// decides on the last entries, and a session of hundreds of megabytes took
+// seconds to read whole. What it says is what a whole read says.
+func TestTheFirstReadOfALongSessionTakesItsEnd(t *testing.T) {
+	const turns = 400
+	path, last := longSession(t, t.TempDir(), turns, 16<<10, true)
+	tl := newTail(path, time.Now())
+	if _, err := tl.poll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tl.whole(); err != nil {
+		t.Fatal(err)
+	}
+	if open, id := tl.tree.Blocked(); !open || id != last {
+		t.Fatalf("Blocked() = %v %q, want %q", open, id, last)
+	}
+	if n := tl.tree.Len(); n >= 4*turns/2 {
+		t.Fatalf("the first read parsed %d of the %d entries of a %d-turn session to decide on its last reply", n, 4*turns, turns)
+	}
+}
+
+// Whatever the window, the tail says what a whole read says: as first
+// read, pinned to an old entry (a /tree back), with lines appended, and
+// unpinned again.
+func TestATailReadFromTheEndSaysWhatAWholeReadSays(t *testing.T) {
+	dir := t.TempDir()
+	const q = "Which one?\n:input_needed:"
+	files := map[string][]string{
+		"asks at the end": {header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(q), "stop"),
+			msg("u2", "a1", "user", text("this one"), ""), msg("a2", "u2", "assistant", handOver("Let me look."), "toolUse"),
+			msg("t2", "a2", "toolResult", text(strings.Repeat("x", 300)), ""), msg("a3", "t2", "assistant", text(q), "stop")},
+		"a long tool result after the hand-over that asks": {header(dir), msg("u1", "", "user", text("hi"), ""),
+			msg("a1", "u1", "assistant", handOver(q), "toolUse"), msg("t1", "a1", "toolResult", text(strings.Repeat("y", 500)), ""),
+			other("l1", "t1", "label"), "garbage"},
+		"a retry left pending": {header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", []any{}, "error"),
+			`{"type":"context_edit","id":"e1","parentId":"a1","timestamp":"t","targetId":"a1","replacement":null}`},
+		"the last line unparsable and long": {header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", text(q), "stop"),
+			`{"type":"message","id":"u9","parentId":"a1","message":{"role":"user"` + strings.Repeat("z", 400)},
+		"another Pi's branch last": {header(dir), msg("a1", "", "assistant", text(q), "stop"), msg("u2", "a1", "user", text("B answers"), ""),
+			msg("a3", "u2", "assistant", text("ok"), "stop"), msg("a4", "a1", "assistant", text("still?\n:input_needed:"), "stop")},
+	}
+	appended := []string{msg("u5", "a1", "user", text("later"), ""), msg("a5", "u5", "assistant", text(q), "stop")}
+	for name, lines := range files {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".jsonl")
+		body := strings.Join(lines, "\n") + "\n"
+		for _, window := range windows(body) {
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			since := time.Now()
+			whole, end := &tail{path: path, since: since, tree: NewTree()}, newTail(path, since)
+			end.window = window
+			step := func(what string, f func(tl *tail)) {
+				t.Helper()
+				for _, tl := range []*tail{whole, end} {
+					f(tl)
+					if _, err := tl.poll(); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := tl.whole(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got, want := says(end.tree, since), says(whole.tree, since); got != want {
+					t.Fatalf("%s, window %d, %s: read from the end %s, whole %s", name, window, what, got, want)
+				}
+			}
+			step("first read", func(*tail) {})
+			step("pinned to the first reply", func(tl *tail) { tl.setPin(&pin{leaf: "a1", follow: true}) })
+			step("lines appended", func(*tail) { appendLines(t, path, appended...) })
+			step("unpinned", func(tl *tail) { tl.setPin(nil) })
+		}
+	}
+}
+
+// says is what the watcher reads off a tree.
+func says(tr *Tree, since time.Time) string {
+	open, id := tr.Blocked()
+	retry, rid := tr.RetryPending()
+	return fmt.Sprintf("blocked %v %q (live %v, old %v), retry %v %q", open, id, tr.WrittenSince(id, since), tr.WrittenBefore(id, since), retry, rid)
+}
+
+// windows are the first-read windows worth trying on body: those that
+// begin a byte before, at and after each line's start, every 17th byte
+// besides, and one larger than the file.
+func windows(body string) []int64 {
+	size := int64(len(body))
+	var ws []int64
+	for i := int64(1); i <= size+1; i += 17 {
+		ws = append(ws, i)
+	}
+	for i, c := range body {
+		if c == '\n' {
+			for _, w := range []int64{size - int64(i), size - int64(i) - 1, size - int64(i) - 2} {
+				if w > 0 {
+					ws = append(ws, w)
+				}
+			}
+		}
+	}
+	return ws
+}
