@@ -226,3 +226,62 @@ func TestUndoJoinedLeavesAWorkspaceWhoseIdHerdrGaveAnother(t *testing.T) {
 		t.Fatalf("undo said %v, want why the workspace is left", err)
 	}
 }
+
+// An open whose pane never started its command (or was given up) undoes
+// its placement. Herdr was quit and started afresh meanwhile, and the
+// person's first split (or tab) got the id of the pane (tab) herdr-pi
+// opened: the undo leaves it open, says why, and names nothing for the
+// ledger (it is not herdr-pi's). The same before a live handoff's launch.
+func TestUndoLeavesAPaneOrTabWhoseIdHerdrGaveAnother(t *testing.T) {
+	for _, mode := range []Mode{ModeSplit, ModeTab} {
+		t.Run(string(mode), func(t *testing.T) {
+			s := herdrtest.Start(t)
+			c := herdr.NewClient(s.SocketPath())
+			ctx := context.Background()
+			p := Placement{Mode: mode, CallerPane: s.PaneID(), Direction: "right"}
+			placed, err := Place(ctx, c, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RestartCold(); err != nil {
+				t.Fatal(err)
+			}
+			mine, err := Place(ctx, c, p) // the person's, in the new Herdr
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mine.PaneID != placed.PaneID || mine.TabID != placed.TabID && mode == ModeTab {
+				t.Fatalf("the new Herdr did not reuse the ids (%s %s, placed %s %s): the test proves nothing", mine.PaneID, mine.TabID, placed.PaneID, placed.TabID)
+			}
+			s.ClearRecords()
+			failed := errors.New("pane did not start its command")
+			o := Opened{Placed: placed}
+			err = o.CloseAfter(c, failed)
+			if m := s.Methods(); slices.Contains(m, "pane.close") || slices.Contains(m, "tab.close") {
+				t.Fatalf("the undo closed the person's pane %s (calls %q, err %v)", mine.PaneID, m, err)
+			}
+			var lo *LeftOpenError
+			if !errors.Is(err, failed) || errors.As(err, &lo) || !strings.Contains(err.Error(), "Herdr was started afresh") {
+				t.Fatalf("the undo said %v, want the first error, and why nothing was closed, with nothing for the ledger", err)
+			}
+
+			s.ClearRecords()
+			again := Opened{Placed: placed}
+			if _, err := again.UndoJoined(ctx, c); err == nil || !strings.Contains(err.Error(), "Herdr was started afresh") {
+				t.Fatalf("the undo before a launch said %v, want why nothing was closed", err)
+			}
+			if m := s.Methods(); slices.Contains(m, "pane.close") || slices.Contains(m, "tab.close") {
+				t.Fatalf("the undo before a launch closed the person's pane %s (calls %q)", mine.PaneID, m)
+			}
+
+			// The person's pane is the one placed now: its own undo closes it.
+			own := Opened{Placed: mine}
+			if err := own.CloseAfter(c, failed); !errors.Is(err, failed) || strings.Contains(err.Error(), "closing") {
+				t.Fatalf("undoing a placement that is still ours: %v", err)
+			}
+			if st := s.Pane(mine.PaneID); st.Exists {
+				t.Fatalf("a pane herdr-pi did open was not closed by its undo")
+			}
+		})
+	}
+}

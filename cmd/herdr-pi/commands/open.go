@@ -341,6 +341,10 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			if l, ok := leftOpen(err); ok {
 				return l, true
 			}
+			// Herdr started afresh meanwhile: the id is another's now.
+			if fe := (*handoff.ForeignError)(nil); errors.As(err, &fe) {
+				return fe.Error(), false
+			}
 			return "closed " + what, false
 		}
 		kept, err := opened.CloseJoined(opener.Herdr)
