@@ -398,9 +398,12 @@ func (e *LeftOpenError) Unwrap() error { return e.Err }
 
 // undoFailed closes what p created after err, and returns err — as a
 // *LeftOpenError naming what stays open when the close failed. Herdr's
-// word that a thing is gone already, or Herdr itself gone (its panes
-// went with it), leaves nothing open; nor does an id that names what
-// herdr-pi did not open now (a *ForeignError, which the result wraps too).
+// word that a thing is gone already leaves nothing open; nor does an id
+// that names what herdr-pi did not open now (a *ForeignError, which the
+// result wraps too). Herdr itself gone took the pane's processes along,
+// but a Herdr that comes back brings the pane back (its layout, restored
+// with new shells; the pane itself after a live handoff): that is left
+// open too, for the ledger, so herdr-pi close can see to it.
 func undoFailed(ctx context.Context, h Herdr, p *Placed, err error) error {
 	made := *p
 	made.Created = slices.Clone(p.Created)
@@ -411,7 +414,7 @@ func undoFailed(ctx context.Context, h Herdr, p *Placed, err error) error {
 		return err
 	case errors.As(uerr, &fe):
 		return fmt.Errorf("%w (%w)", err, fe)
-	case Gone(uerr) || HerdrGone(uerr):
+	case Gone(uerr):
 		return fmt.Errorf("%w (and closing what was opened failed: %v)", err, uerr)
 	}
 	return &LeftOpenError{Err: err, Close: uerr, Left: made.Created, Placed: made}
