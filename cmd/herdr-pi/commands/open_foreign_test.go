@@ -50,7 +50,7 @@ func TestOpenGivenUpAfterHerdrStartedAfreshLeavesThePersonsPane(t *testing.T) {
 	if m := s.Methods(); slices.Contains(m, "pane.close") || !s.Pane(mine.PaneID).Exists {
 		t.Fatalf("open closed the person's pane %s (calls %q): %s", mine.PaneID, m, said)
 	}
-	if strings.Contains(said, "closed pane") || !strings.Contains(said, "Herdr was started afresh") {
+	if strings.Contains(said, "closed pane") || !strings.Contains(said, "Herdr has restarted since") {
 		t.Fatalf("open said %q, want that it left pane w1:p2 open, and why", said)
 	}
 }
