@@ -294,6 +294,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	ep, st, ok := wrapperOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened.PaneID)
 	if ok {
 		agent = pinAgent(ep, st.ChildPID, s.cfg.Logf)
+		s.logBuild(r, opened.PaneID, st.Build)
 	}
 	// The agent's exit ends the handoff whatever Herdr says, or fails to
 	// say: a Herdr that went away takes its panes' Pis along but sends
@@ -644,6 +645,28 @@ func closeThing(ctx context.Context, h Herdr, kind, id string) error {
 		return h.TabClose(ctx, id)
 	}
 	return h.PaneClose(ctx, id)
+}
+
+// logBuild says in the log when the pane's wrapper runs another build
+// than this one (build, as its status names it; "" from a build older
+// than the field). The pane starts whatever herdr-pi is now at the path
+// this wrapper found itself at (CheckSelf refuses only a missing one): an
+// upgrade since puts a newer build there. That is not refused — the two
+// talk through the control socket's versioned protocol, and each side
+// names a skew it cannot bridge — but a difference in behaviour must be
+// traceable to it.
+func (s *Service) logBuild(r *run, pane, build string) {
+	own := control.Build()
+	switch {
+	case build == own:
+		return
+	case build == "":
+		build = "a build older than this one (it does not name itself)"
+	default:
+		build = "herdr-pi " + control.Clip(build)
+	}
+	s.cfg.Logf("live: handoff %s: pane %s runs %s from %s, not this wrapper's herdr-pi %s: the binary there was replaced since this wrapper started (an upgrade?)",
+		r.id, pane, build, s.cfg.Self, own)
 }
 
 // paneStatus asks the herdr-pi wrapper in a pane for its status, through
