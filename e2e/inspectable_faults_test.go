@@ -67,9 +67,8 @@ func TestFullyInspectableOwnerPiKilled(t *testing.T) {
 // and carries on in the owner; the next agent's prompt finds no Herdr and
 // fails, and so does the run. The workspace Herdr could not close stays in
 // herdr-pi's ledger, the one thing left behind, for `herdr-pi close`; so
-// does the turn's tab when Herdr died in the middle of closing it (the
-// connection closed without an answer: Herdr may still have it), and not
-// when Herdr was already gone as the owner closed it.
+// does the turn's tab Herdr did not close (a Herdr that comes back brings
+// both back), unless Herdr said the tab's pane closed before it went.
 func TestFullyInspectableHerdrGoesAway(t *testing.T) {
 	fi := newFIRig(t, fmt.Sprintf(`const a = await agent(%q, { label: "waiter" }); const b = await agent(%q, { label: "seeker" }); return a + " | " + b;`, fiTaskHang, fiTask2))
 	fi.start()

@@ -8,16 +8,18 @@ import (
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 )
 
 // Foreign says why the pane, tab or workspace id names something
 // herdr-pi did not open, or "" when it is still what herdr-pi opened or
 // that cannot be told. pane is the pane herdr-pi opened (in the tab, for
 // a tab; the workspace's root pane, for a workspace) and terminal its
-// terminal_id then. A Herdr started afresh counts its ids from the start
-// again (herdr-socket-api.md §4.4: a pane's terminal_id is its
-// terminal's, which a new Herdr does not have), so the id kept since may
-// name another person's pane, which must not be closed for ours. A Herdr
+// terminal_id then. A restarted Herdr has new terminals
+// (herdr-socket-api.md §4.4: a pane's terminal_id is its terminal's; §9.2:
+// no process survives a restart), and one started afresh counts its ids
+// from the start again, so the id kept since may name another person's
+// pane, which must not be closed for ours ([restarted]). A Herdr
 // that cannot answer leaves the close as it was: closing then fails the
 // same way.
 func Foreign(ctx context.Context, h Herdr, kind, id, pane, terminal string) string {
@@ -45,7 +47,7 @@ func Foreign(ctx context.Context, h Herdr, kind, id, pane, terminal string) stri
 		if kind == "tab" {
 			what = "the pane herdr-pi opened in it (" + pane + ")"
 		}
-		return fmt.Sprintf("%s is another terminal now (%s, not %s): Herdr was started afresh and gave the id to a pane herdr-pi did not open", what, info.TerminalID, terminal)
+		return restarted(what, info.TerminalID, terminal, kind, id)
 	case kind == "tab" && info.TabID != id:
 		return fmt.Sprintf("the pane herdr-pi opened in it (%s) is in tab %s now", pane, info.TabID)
 	}
@@ -76,8 +78,22 @@ func ForeignWorkspace(ctx context.Context, h Herdr, id, pane string, terminals [
 	}
 	for _, pn := range panes {
 		if pn.PaneID == pane {
-			return fmt.Sprintf("its first pane %s is another terminal now (%s, not %s): Herdr was started afresh and gave the id to a workspace herdr-pi did not open", pane, pn.TerminalID, terminals[0])
+			return restarted("its first pane "+pane, pn.TerminalID, terminals[0], "workspace", id)
 		}
 	}
 	return fmt.Sprintf("no pane herdr-pi opened in it is there any more (its first, %s, is gone), so what it holds now is not herdr-pi's", pane)
+}
+
+// restarted says why a kind id whose pane (what) is another terminal now
+// is left open. Herdr has restarted since herdr-pi opened it: a usual
+// restart restores the layout, ids and labels and all, with a new shell in
+// each pane (herdr-socket-api.md §9.2), so it may well be the run's; a
+// Herdr started afresh counts its ids from the start again and may have
+// given this one to the person. Nothing Herdr says tells the two apart,
+// so herdr-pi leaves it, and says how to close it should it be the run's.
+func restarted(what, now, was, kind, id string) string {
+	return fmt.Sprintf("%s is another terminal now (%s, not %s): Herdr has restarted since herdr-pi opened it, "+
+		"and either restored it with a new shell (it is the run's then) or gave its id to something herdr-pi did not open; "+
+		"herdr-pi cannot tell which, so it leaves it. If it is the run's, close it with: herdr %s close %s",
+		what, now, was, kind, shellword.Word(id))
 }

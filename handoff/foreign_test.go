@@ -58,7 +58,7 @@ func TestCloseRunLeavesAPaneWhoseIdHerdrGaveAnother(t *testing.T) {
 		t.Fatalf("close closed the person's pane or tab that has a recorded id (calls %q; closed %+v)", m, closed)
 	}
 	for _, x := range closed {
-		if !strings.HasPrefix(x.How, "left open: ") || !strings.Contains(x.How, "Herdr was started afresh") {
+		if !strings.HasPrefix(x.How, "left open: ") || !strings.Contains(x.How, "Herdr has restarted since") {
 			t.Errorf("%s %s: %q, want it left open, saying why", x.Kind, x.ID, x.How)
 		}
 	}
@@ -128,7 +128,7 @@ func TestCloseRunLeavesAWorkspaceWhoseIdHerdrGaveAnother(t *testing.T) {
 		t.Fatalf("close closed the person's workspace or tab that has a recorded id (calls %q; closed %+v)", m, closed)
 	}
 	for _, x := range closed {
-		if !strings.HasPrefix(x.How, "left open: ") || !strings.Contains(x.How, "Herdr was started afresh") {
+		if !strings.HasPrefix(x.How, "left open: ") || !strings.Contains(x.How, "Herdr has restarted since") {
 			t.Errorf("%s %s: %q, want it left open, saying why", x.Kind, x.ID, x.How)
 		}
 	}
@@ -222,7 +222,113 @@ func TestUndoJoinedLeavesAWorkspaceWhoseIdHerdrGaveAnother(t *testing.T) {
 		t.Fatalf("undo closed the person's workspace %s (calls %q, err %v)", placed.WorkspaceID, m, err)
 	}
 	var fe *ForeignError
-	if !errors.As(err, &fe) || !strings.Contains(fe.Why, "Herdr was started afresh") {
+	if !errors.As(err, &fe) || !strings.Contains(fe.Why, "Herdr has restarted since") {
 		t.Fatalf("undo said %v, want why the workspace is left", err)
+	}
+}
+
+// An open whose pane never started its command (or was given up) undoes
+// its placement. Herdr was quit and started afresh meanwhile, and the
+// person's first split (or tab) got the id of the pane (tab) herdr-pi
+// opened: the undo leaves it open, says why, and names nothing for the
+// ledger (it is not herdr-pi's). The same before a live handoff's launch.
+func TestUndoLeavesAPaneOrTabWhoseIdHerdrGaveAnother(t *testing.T) {
+	for _, mode := range []Mode{ModeSplit, ModeTab} {
+		t.Run(string(mode), func(t *testing.T) {
+			s := herdrtest.Start(t)
+			c := herdr.NewClient(s.SocketPath())
+			ctx := context.Background()
+			p := Placement{Mode: mode, CallerPane: s.PaneID(), Direction: "right"}
+			placed, err := Place(ctx, c, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RestartCold(); err != nil {
+				t.Fatal(err)
+			}
+			mine, err := Place(ctx, c, p) // the person's, in the new Herdr
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mine.PaneID != placed.PaneID || mine.TabID != placed.TabID && mode == ModeTab {
+				t.Fatalf("the new Herdr did not reuse the ids (%s %s, placed %s %s): the test proves nothing", mine.PaneID, mine.TabID, placed.PaneID, placed.TabID)
+			}
+			s.ClearRecords()
+			failed := errors.New("pane did not start its command")
+			o := Opened{Placed: placed}
+			err = o.CloseAfter(c, failed)
+			if m := s.Methods(); slices.Contains(m, "pane.close") || slices.Contains(m, "tab.close") {
+				t.Fatalf("the undo closed the person's pane %s (calls %q, err %v)", mine.PaneID, m, err)
+			}
+			var lo *LeftOpenError
+			if !errors.Is(err, failed) || errors.As(err, &lo) || !strings.Contains(err.Error(), "Herdr has restarted since") {
+				t.Fatalf("the undo said %v, want the first error, and why nothing was closed, with nothing for the ledger", err)
+			}
+
+			s.ClearRecords()
+			again := Opened{Placed: placed}
+			if _, err := again.UndoJoined(ctx, c); err == nil || !strings.Contains(err.Error(), "Herdr has restarted since") {
+				t.Fatalf("the undo before a launch said %v, want why nothing was closed", err)
+			}
+			if m := s.Methods(); slices.Contains(m, "pane.close") || slices.Contains(m, "tab.close") {
+				t.Fatalf("the undo before a launch closed the person's pane %s (calls %q)", mine.PaneID, m)
+			}
+
+			// The person's pane is the one placed now: its own undo closes it.
+			own := Opened{Placed: mine}
+			if err := own.CloseAfter(c, failed); !errors.Is(err, failed) || strings.Contains(err.Error(), "closing") {
+				t.Fatalf("undoing a placement that is still ours: %v", err)
+			}
+			if st := s.Pane(mine.PaneID); st.Exists {
+				t.Fatalf("a pane herdr-pi did open was not closed by its undo")
+			}
+		})
+	}
+}
+
+// Herdr was quit and started again the usual way: it restored its layout,
+// the run's pane and workspace among it, with new shells in new
+// terminals. herdr-pi cannot tell that from ids a Herdr started afresh
+// gave to someone else, so close leaves them; what it says must not claim
+// Herdr started afresh, and must give the person the way to close what
+// is the run's: the exact Herdr command.
+func TestCloseRunAfterHerdrRestoredItsLayoutSaysHowToCloseIt(t *testing.T) {
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	ctx := context.Background()
+	split, err := Place(ctx, c, Placement{Mode: ModeSplit, CallerPane: s.PaneID(), Direction: "right"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := Place(ctx, c, Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), Dedicated: true, WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledger(t)
+	recs, err := l.AddAll(append(split.Records("r1", s.SocketPath()), ws.Records("r1", s.SocketPath())...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RestartRestored(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Pane(split.PaneID).Exists || !s.Pane(ws.PaneID).Exists {
+		t.Fatal("the restart restored nothing: the test proves nothing")
+	}
+	closed, failed := CloseRun(ctx, l, func(string) Herdr { return c }, recs, time.Second)
+	if failed != nil {
+		t.Fatal(failed)
+	}
+	want := map[string]string{"pane " + split.PaneID: "herdr pane close " + split.PaneID, "workspace " + ws.WorkspaceID: "herdr workspace close " + ws.WorkspaceID,
+		"tab " + ws.TabID: "herdr tab close " + ws.TabID}
+	for _, x := range closed {
+		how := x.How
+		if !strings.HasPrefix(how, "left open: ") || strings.Contains(how, "started afresh and gave") ||
+			!strings.Contains(how, "restored") || !strings.Contains(how, want[x.Kind+" "+x.ID]) {
+			t.Errorf("%s %s: %q, want it left open, saying Herdr may have restored it and how to close it (%s)", x.Kind, x.ID, how, want[x.Kind+" "+x.ID])
+		}
+	}
+	if len(closed) != 3 {
+		t.Errorf("closed %+v, want the pane, the workspace and its tab, each left open", closed)
 	}
 }

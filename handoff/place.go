@@ -311,11 +311,9 @@ func (p *Placed) UndoJoined(ctx context.Context, h Herdr) (kept bool, err error)
 	own := strings.TrimPrefix(p.Created[1], "tab ")
 	// A Herdr started afresh since may have given the workspace's id, and
 	// its root tab's, to the person's: nothing of it is closed then.
-	if p.RootTerminal != "" {
-		if why := ForeignWorkspace(ctx, h, ws, p.RootPane, []string{p.RootTerminal, p.Terminal}); why != "" {
-			p.Created = nil
-			return false, &ForeignError{Thing: "workspace " + ws, Why: why}
-		}
+	if why := p.foreignWorkspace(ctx, h, ws); why != "" {
+		p.Created = nil
+		return false, &ForeignError{Thing: "workspace " + ws, Why: why}
 	}
 	tabs, lerr := h.TabList(ctx, ws)
 	joined := lerr != nil
@@ -325,10 +323,24 @@ func (p *Placed) UndoJoined(ctx context.Context, h Herdr) (kept bool, err error)
 		}
 	}
 	if !joined {
-		return false, p.Undo(ctx, h)
+		return false, p.undo(ctx, h, false) // told ours just now
 	}
 	p.Created = p.Created[1:]
 	return true, p.Undo(ctx, h)
+}
+
+// foreignWorkspace is ForeignWorkspace for the workspace p created, told
+// by its root pane and the pane p opened in it; "" for a placement from
+// before herdr-pi kept terminals.
+func (p *Placed) foreignWorkspace(ctx context.Context, h Herdr, ws string) string {
+	if p.RootTerminal == "" {
+		return ""
+	}
+	terminals := []string{p.RootTerminal}
+	if p.Terminal != "" {
+		terminals = append(terminals, p.Terminal)
+	}
+	return ForeignWorkspace(ctx, h, ws, p.RootPane, terminals)
 }
 
 // ForeignError is a close that closed nothing because the id names
@@ -386,16 +398,23 @@ func (e *LeftOpenError) Unwrap() error { return e.Err }
 
 // undoFailed closes what p created after err, and returns err — as a
 // *LeftOpenError naming what stays open when the close failed. Herdr's
-// word that a thing is gone already, or Herdr itself gone (its panes
-// went with it), leaves nothing open.
+// word that a thing is gone already leaves nothing open; nor does an id
+// that names what herdr-pi did not open now (a *ForeignError, which the
+// result wraps too). Herdr itself gone took the pane's processes along,
+// but a Herdr that comes back brings the pane back (its layout, restored
+// with new shells; the pane itself after a live handoff): that is left
+// open too, for the ledger, so herdr-pi close can see to it.
 func undoFailed(ctx context.Context, h Herdr, p *Placed, err error) error {
 	made := *p
 	made.Created = slices.Clone(p.Created)
 	uerr := p.Undo(ctx, h)
+	var fe *ForeignError
 	switch {
 	case uerr == nil:
 		return err
-	case Gone(uerr) || HerdrGone(uerr):
+	case errors.As(uerr, &fe):
+		return fmt.Errorf("%w (%w)", err, fe)
+	case Gone(uerr):
 		return fmt.Errorf("%w (and closing what was opened failed: %v)", err, uerr)
 	}
 	return &LeftOpenError{Err: err, Close: uerr, Left: made.Created, Placed: made}
@@ -403,13 +422,36 @@ func undoFailed(ctx context.Context, h Herdr, p *Placed, err error) error {
 
 // Undo closes what the placement created, once. Things were created
 // outermost first (workspace, tab, pane) and a workspace or tab takes what
-// is inside it along, so closing the first is closing all of it.
+// is inside it along, so closing the first is closing all of it. A Herdr
+// started afresh since (it counts its ids from the start again) may have
+// given that id to the person's own pane, tab or workspace: then nothing
+// is closed and a *ForeignError says why, as close and a handback do
+// ([Foreign]).
 func (p *Placed) Undo(ctx context.Context, h Herdr) error {
+	return p.undo(ctx, h, true)
+}
+
+// undo is Undo; check false skips the look at Herdr for a workspace the
+// caller has just told is still ours.
+func (p *Placed) undo(ctx context.Context, h Herdr, check bool) error {
 	if len(p.Created) == 0 {
 		return nil
 	}
 	kind, id, _ := strings.Cut(p.Created[0], " ")
 	p.Created = nil
+	if check {
+		why := ""
+		switch kind {
+		case "workspace":
+			why = p.foreignWorkspace(ctx, h, id)
+		case "tab", "pane":
+			// A tab created is the tab of the pane opened (PaneID).
+			why = Foreign(ctx, h, kind, id, p.PaneID, p.Terminal)
+		}
+		if why != "" {
+			return &ForeignError{Thing: kind + " " + id, Why: why}
+		}
+	}
 	var err error
 	switch kind {
 	case "workspace":

@@ -236,11 +236,14 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 			hb.Error = joinText(hb.Error, fmt.Sprintf("%v, so the session file may still be written and is not reopened; close pane %s with `herdr-pi close %s`", err, opened.PaneID, shellword.Word(r.order.RunID)))
 			return
 		}
-		if closeErr != nil && !handoff.HerdrGone(closeErr) {
-			// Herdr still has the pane: `herdr-pi close` can try again
-			// (a Herdr that went away took it along). The handback says
-			// so, to the asker and the owner, as a note: the attempt is
-			// back all the same.
+		if closeErr != nil {
+			// Herdr still has the pane, or went away without closing
+			// it: a Herdr that comes back brings its panes back (its
+			// layout, or the panes themselves after a live handoff).
+			// Either way `herdr-pi close` can try again, and the
+			// handback says so, to the asker and the owner, as a note:
+			// the attempt is back all the same. A fully inspectable
+			// run's workspace is kept the same way (closeSpace).
 			hb.LeftOpen = leftOpenWords(opened, launched || r.opts.turn, closeErr, records, r.order.RunID)
 			s.cfg.Logf("live: handoff %s: %s", r.id, hb.LeftOpen)
 			s.keepAsRuns(r, records)
@@ -291,6 +294,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	ep, st, ok := wrapperOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened.PaneID)
 	if ok {
 		agent = pinAgent(ep, st.ChildPID, s.cfg.Logf)
+		s.logBuild(r, opened.PaneID, st.Build)
 	}
 	// The agent's exit ends the handoff whatever Herdr says, or fails to
 	// say: a Herdr that went away takes its panes' Pis along but sends
@@ -516,6 +520,9 @@ func (s *Service) recordLeftOpen(r *run, err error) error {
 		s.cfg.Logf("live: handoff %s: %v", r.id, lerr)
 		return fmt.Errorf("%w; %s stays open in Herdr, and herdr-pi close will not know of it: close it in Herdr", err, left.Left[0])
 	}
+	if handoff.HerdrGone(left.Close) {
+		return fmt.Errorf("%w; %s was not closed, as Herdr did not answer: once Herdr is back, herdr-pi close %s closes it, or says why it leaves it", err, left.Left[0], shellword.Word(r.order.RunID))
+	}
 	return fmt.Errorf("%w; %s stays open in Herdr: herdr-pi close %s closes it", err, left.Left[0], shellword.Word(r.order.RunID))
 }
 
@@ -552,6 +559,12 @@ func leftOpenWords(o handoff.Opened, launched bool, err error, records []handoff
 		if launched {
 			what = o.Created[n-1]
 		}
+	}
+	if handoff.HerdrGone(err) {
+		if len(records) == 0 {
+			return fmt.Sprintf("%s was not closed, as Herdr did not answer (%s), and herdr-pi close will not know of it: should Herdr bring it back, close it in Herdr", what, control.Clip(err.Error()))
+		}
+		return fmt.Sprintf("%s was not closed, as Herdr did not answer (%s): once Herdr is back, herdr-pi close %s closes it, or says why it leaves it", what, control.Clip(err.Error()), shellword.Word(run))
 	}
 	if len(records) == 0 {
 		return fmt.Sprintf("%s stays open in Herdr (%s), and herdr-pi close will not know of it: close it in Herdr", what, control.Clip(err.Error()))
@@ -632,6 +645,28 @@ func closeThing(ctx context.Context, h Herdr, kind, id string) error {
 		return h.TabClose(ctx, id)
 	}
 	return h.PaneClose(ctx, id)
+}
+
+// logBuild says in the log when the pane's wrapper runs another build
+// than this one (build, as its status names it; "" from a build older
+// than the field). The pane starts whatever herdr-pi is now at the path
+// this wrapper found itself at (CheckSelf refuses only a missing one): an
+// upgrade since puts a newer build there. That is not refused — the two
+// talk through the control socket's versioned protocol, and each side
+// names a skew it cannot bridge — but a difference in behaviour must be
+// traceable to it.
+func (s *Service) logBuild(r *run, pane, build string) {
+	own := control.Build()
+	switch {
+	case build == own:
+		return
+	case build == "":
+		build = "a build older than this one (it does not name itself)"
+	default:
+		build = "herdr-pi " + control.Clip(build)
+	}
+	s.cfg.Logf("live: handoff %s: pane %s runs %s from %s, not this wrapper's herdr-pi %s: the binary there was replaced since this wrapper started (an upgrade?)",
+		r.id, pane, build, s.cfg.Self, own)
 }
 
 // paneStatus asks the herdr-pi wrapper in a pane for its status, through

@@ -60,7 +60,7 @@ func TestHandbackLeavesAPaneWhoseIdHerdrGaveAnother(t *testing.T) {
 			mu.Lock()
 			said := strings.Join(logged, "\n")
 			mu.Unlock()
-			if !strings.Contains(said, "leaving ") || !strings.Contains(said, "Herdr was started afresh") {
+			if !strings.Contains(said, "leaving ") || !strings.Contains(said, "Herdr has restarted since") {
 				t.Fatalf("the log does not say the pane was left open, and why:\n%s", said)
 			}
 			// The person's pane, which is the one opened now, closes.
@@ -128,7 +128,7 @@ func TestRunEndLeavesAWorkspaceWhoseIdHerdrGaveAnother(t *testing.T) {
 	mu.Lock()
 	said := strings.Join(logged, "\n")
 	mu.Unlock()
-	if !strings.Contains(said, "leaving workspace "+sp.workspaceID+" open") || !strings.Contains(said, "Herdr was started afresh") {
+	if !strings.Contains(said, "leaving workspace "+sp.workspaceID+" open") || !strings.Contains(said, "Herdr has restarted since") {
 		t.Fatalf("the log does not say the workspace was left open, and why:\n%s", said)
 	}
 	if rs, _ := l.List(); len(rs) != 0 {

@@ -376,6 +376,31 @@ func (s *Server) RestartCold() error {
 	return s.listen()
 }
 
+// RestartRestored imitates Herdr quit and started again the usual way
+// (herdr-socket-api.md §9.2: a server restart restores the layout and the
+// working directories; the processes are gone): every workspace, tab and
+// pane keeps its id and label, but each pane runs a new shell in a new
+// terminal (a new terminal_id), with no agent and nothing reported. Only
+// without real panes, whose processes would outlive the restart.
+func (s *Server) RestartRestored() error {
+	if s.real != nil {
+		return errors.New("herdrtest: RestartRestored needs a fake without real panes")
+	}
+	s.Crash()
+	s.mu.Lock()
+	s.world.forgetAuthority()
+	for _, p := range s.world.panes {
+		s.world.termSeq++
+		p.term = fmt.Sprintf("term_%x%x", time.Now().UnixMicro(), s.world.termSeq)
+		p.exitedAgents, p.process = map[string]bool{}, nil
+	}
+	s.ring = nil
+	s.lastShown = time.Time{}
+	s.mu.Unlock()
+	_ = os.Remove(s.sock)
+	return s.listen()
+}
+
 // Streams returns how many event streams are open whose acknowledgement
 // was written: ended by DropSubscriptions, each is one the client saw
 // start, so it reconnects rather than retrying a first subscribe.

@@ -341,6 +341,10 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			if l, ok := leftOpen(err); ok {
 				return l, true
 			}
+			// Herdr started afresh meanwhile: the id is another's now.
+			if fe := (*handoff.ForeignError)(nil); errors.As(err, &fe) {
+				return fe.Error(), false
+			}
 			return "closed " + what, false
 		}
 		kept, err := opened.CloseJoined(opener.Herdr)
@@ -349,8 +353,12 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 			forget(true) // not herdr-pi's any more: its records go
 			return fe.Error(), false
 		}
-		if err != nil && !handoff.Gone(err) && !handoff.HerdrGone(err) {
-			// Its records stay: herdr-pi close finds it.
+		if err != nil && !handoff.Gone(err) {
+			// Its records stay: herdr-pi close finds it (a Herdr gone
+			// brings it back when it comes back).
+			if handoff.HerdrGone(err) {
+				return fmt.Sprintf("%s (%v)", stayWords(what, a.Run.Short(), true), err), true
+			}
 			return fmt.Sprintf("%s stays open in Herdr (%v): herdr-pi close %s closes it", what, err, a.Run.Short()), true
 		}
 		forget(!kept)
@@ -482,9 +490,19 @@ func recordLeftOpen(ledger handoff.Ledger, run, short, socket string, err error)
 	case lerr != nil:
 		return &leftOpenError{err, fmt.Sprintf("%s stays open in Herdr, and herdr-pi close will not know of it (%v): close it in Herdr", left.Left[0], lerr)}
 	case len(recs) > 0:
-		return &leftOpenError{err, fmt.Sprintf("%s stays open in Herdr: herdr-pi close %s closes it", left.Left[0], short)}
+		return &leftOpenError{err, stayWords(left.Left[0], short, handoff.HerdrGone(left.Close))}
 	}
 	return err
+}
+
+// stayWords says that what Herdr did not close is in the ledger, and when
+// herdr-pi close closes it: now, or once a Herdr that did not answer
+// (gone) is back, which brings its layout back.
+func stayWords(what, short string, gone bool) string {
+	if gone {
+		return fmt.Sprintf("%s was not closed, as Herdr did not answer: once Herdr is back, herdr-pi close %s closes it, or says why it leaves it", what, short)
+	}
+	return fmt.Sprintf("%s stays open in Herdr: herdr-pi close %s closes it", what, short)
 }
 
 // errInterrupted is why open closes what it made on Ctrl-C.

@@ -28,6 +28,13 @@ import (
 // factory whose herdr-pi (the program the pane runs) is a script.
 func openWorld(t *testing.T, self string) (*Factory, *herdrtest.Server, string, *strings.Builder, *strings.Builder) {
 	t.Helper()
+	return openWorldOn(t, self, herdrtest.Options{RealPanes: &herdrtest.RealPanes{}, NoEventPacing: true})
+}
+
+// openWorldOn is openWorld with a fake Herdr started with opts (one
+// without real panes, say: its panes run nothing typed into them).
+func openWorldOn(t *testing.T, self string, opts herdrtest.Options) (*Factory, *herdrtest.Server, string, *strings.Builder, *strings.Builder) {
+	t.Helper()
 	home := t.TempDir()
 	g, err := storetest.Generate(home, storetest.Synthetic{Runs: 3, Seed: 1})
 	if err != nil {
@@ -42,7 +49,7 @@ func openWorld(t *testing.T, self string) (*Factory, *herdrtest.Server, string, 
 	if err := os.WriteFile(script, []byte("#!/bin/sh\n"+self+"\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s := herdrtest.Start(t, herdrtest.Options{RealPanes: &herdrtest.RealPanes{}, NoEventPacing: true})
+	s := herdrtest.Start(t, opts)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)
