@@ -2,12 +2,17 @@ package control
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // silent opens n connections that never send a byte; they are closed when
@@ -147,4 +152,74 @@ func TestAFloodOfConnectionsLeavesTheProbeAndStatusAlone(t *testing.T) {
 	if ev := f.rec.next(t); ev != (AgentStart{}) {
 		t.Fatalf("after the flood the probe delivered %#v, want agent_start", ev)
 	}
+}
+
+// A thousand clients connect and never say a word: more than thirty times
+// the places there are, and more than a person's `herdr-pi status` could
+// wait through at one place a Grace (it gives up after 5 s). Grace is an
+// hour here: a connection that never said hello keeps its place for no
+// time at all once newer ones need it, so status gets through however long
+// the silent ones have been there. The wrapper holds a bounded number of
+// them meanwhile, and once they are gone it is back to the descriptors and
+// goroutines it had before.
+func TestStatusGetsThroughAThousandSilentClients(t *testing.T) {
+	const n = 1000
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 3*n {
+		testenv.Missing(t, fmt.Sprintf("a limit of %d open files", 3*n), "raise it with ulimit -n")
+	}
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout, c.Grace = time.Hour, time.Hour, time.Hour })
+	p := f.raw(t)
+	p.hello(t, f.tok, RoleProbe)
+	f.rec.next(t)
+	f.askStatus(t) // the server's own goroutines and descriptors are in place
+	fds, goroutines := openFDs(t), runtime.NumGoroutine()
+
+	silent := f.silent(t, n)
+	f.askStatus(t)
+	f.askStatus(t)
+	f.srv.mu.Lock()
+	held := len(f.srv.conns)
+	f.srv.mu.Unlock()
+	if limit := 2 * f.srv.cfg.MaxConns; held > limit {
+		t.Errorf("the wrapper holds %d connections, more than %d", held, limit)
+	}
+	f.logs.waitFor(t, "closed a connection that never said hello to make room")
+	p.line(t, `{"type":"event","name":"agent_start"}`)
+	if ev := f.rec.next(t); ev != (AgentStart{}) {
+		t.Fatalf("through the flood the probe delivered %#v, want agent_start", ev)
+	}
+
+	for _, c := range silent {
+		c.Close()
+	}
+	waitUntil(t, "the wrapper lets every silent connection go", func() bool {
+		f.srv.mu.Lock()
+		defer f.srv.mu.Unlock()
+		return len(f.srv.conns) == 1 // the probe's
+	})
+	waitUntil(t, fmt.Sprintf("the goroutines (%d before) and descriptors (%d before) come back down", goroutines, fds), func() bool {
+		return runtime.NumGoroutine() <= goroutines && openFDs(t) <= fds
+	})
+}
+
+// openFDs counts this process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// waitUntil polls cond for up to 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("not within 10s: %s", what)
 }

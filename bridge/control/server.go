@@ -67,11 +67,12 @@ type Config struct {
 	// limit's to handle, below); IdleTimeout closes a client (not probe)
 	// connection that sends nothing (default 30s). MaxConns bounds open
 	// connections (default 32): when they are all open, a newcomer takes
-	// the place of the connection silent the longest (one that never said
-	// hello first, then a client between requests) once it has been silent
-	// for Grace (default 500ms: a real client speaks at once); probes,
-	// owner links and requests in progress keep theirs. Until a place is
-	// free, newcomers wait in the kernel's listen queue.
+	// the place of a connection that never said hello (the oldest first,
+	// at once: see track), else of the client idle the longest once it has
+	// been idle for Grace (default 500ms: a client between two requests
+	// sends the next at once); probes, owner links and requests in
+	// progress keep theirs. Until a place is free, newcomers wait in the
+	// kernel's listen queue.
 	HelloTimeout time.Duration
 	IdleTimeout  time.Duration
 	MaxConns     int
@@ -90,10 +91,17 @@ type Server struct {
 
 	deliver sync.Mutex // serialises calls into Events and Requests
 
-	mu     sync.Mutex
-	conns  map[net.Conn]*connState
-	room   *sync.Cond // signalled (under mu) when a connection ends or may be dropped
-	probes int
+	mu    sync.Mutex
+	conns map[net.Conn]*connState
+	// cut counts the connections in conns that were cut to make room and
+	// have not ended yet: they hold no place (see track).
+	cut int
+	// cutSince counts the cuts since the last one logged, cutLogged when
+	// that was: a flood is logged once a second, not once a connection.
+	cutSince  int
+	cutLogged time.Time
+	room      *sync.Cond // signalled (under mu) when a connection ends or may be dropped
+	probes    int
 	// probeConns numbers the probe connections (ProbeConnected.Conn).
 	probeConns uint64
 	closed     bool
@@ -129,6 +137,10 @@ const (
 type connState struct {
 	phase connPhase
 	since time.Time // of the last phase change
+	// cut: its read deadline was set in the past to make room; its
+	// goroutine ends it at its next read, unless that read had already
+	// brought a line (see mark).
+	cut bool
 }
 
 // NewToken returns a fresh random token (256 bits, hex).
@@ -290,34 +302,44 @@ func (s *Server) isClosed() bool {
 	return s.closed
 }
 
-// track gives c a place among the open connections. When all MaxConns
-// are taken it drops the connection silent the longest, once that one has
-// been silent for Grace, or waits (under mu) until one ends or may be
-// dropped: meanwhile newcomers queue in the kernel's listen backlog rather
-// than being turned away, so that silent or stuck clients cannot lock
-// `herdr-pi status` out.
+// track gives c a place among the open connections and arms its hello
+// deadline (before its goroutine runs, so that goroutine cannot undo a cut).
+//
+// When all MaxConns places are taken, the newcomer takes the place of a
+// connection that never said hello, the oldest first, however short its
+// silence: a real client writes its hello as it connects, and one whose
+// hello waits unread is never taken (pending). Waiting a Grace for each,
+// as this did, let the silent ones go 32 every half second, so a few
+// hundred of them queued ahead of `herdr-pi status` outlasted its 5 s.
+// Without such a connection, the client idle the longest goes once it has
+// been idle for Grace; with neither, the newcomer waits in the kernel's
+// listen backlog rather than being turned away.
+//
+// A connection is cut, not closed: its read deadline is set in the past,
+// so its goroutine ends it at once, and a line that goroutine had read
+// already is still served (mark). Cut connections hold no place; with the
+// rest they are bounded at twice MaxConns, so a flood faster than their
+// goroutines end waits in the backlog too.
 func (s *Server) track(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	waited := false
-	for !s.closed && len(s.conns) >= s.cfg.MaxConns {
-		victim, st, wake := s.silentest(time.Now())
-		if victim != nil {
-			what := "a connection that never said hello"
-			if st.phase == phaseIdle {
-				what = "an idle client"
+	for !s.closed && (len(s.conns)-s.cut >= s.cfg.MaxConns || len(s.conns) >= 2*s.cfg.MaxConns) {
+		wake := time.Duration(0)
+		if len(s.conns)-s.cut >= s.cfg.MaxConns {
+			var victim net.Conn
+			var st *connState
+			if victim, st, wake = s.silentest(time.Now()); victim != nil {
+				s.cutOne(victim, st)
+				continue
 			}
-			s.cfg.Logf("control: %d connections open; closed %s to make room", len(s.conns), what)
-			delete(s.conns, victim)
-			_ = victim.Close()
-			break
 		}
 		if !waited {
-			s.cfg.Logf("control: all %d connections are busy; a newcomer waits for a place", len(s.conns))
+			s.cfg.Logf("control: all %d connections are busy; a newcomer waits for a place", len(s.conns)-s.cut)
 			waited = true
 		}
 		if wake > 0 {
-			// Someone will have been silent long enough by then.
+			// An idle client will have been idle long enough by then.
 			t := time.AfterFunc(wake, func() {
 				s.mu.Lock()
 				s.room.Broadcast()
@@ -333,20 +355,45 @@ func (s *Server) track(c net.Conn) bool {
 		return false
 	}
 	s.conns[c] = &connState{phase: phaseHello, since: time.Now()}
+	_ = c.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
 	return true
 }
 
-// silentest is the connection to drop for a newcomer: the oldest one
-// without a hello, else the client idle the longest, among those silent
-// for Grace by now. Without one, wake is how soon the next may be (zero
-// when every connection is held). Called under mu.
+// cutOne cuts c to make room (see track). Called under mu.
+func (s *Server) cutOne(c net.Conn, st *connState) {
+	st.cut = true
+	s.cut++
+	_ = c.SetReadDeadline(time.Unix(1, 0))
+	s.cutSince++
+	if now := time.Now(); now.Sub(s.cutLogged) >= time.Second {
+		what := "a connection that never said hello"
+		if st.phase == phaseIdle {
+			what = "an idle client"
+		}
+		more := ""
+		if s.cutSince > 1 {
+			more = fmt.Sprintf(" (%d in all since the last such line)", s.cutSince)
+		}
+		s.cfg.Logf("control: %d connections open; closed %s to make room%s", len(s.conns)-s.cut+1, what, more)
+		s.cutSince, s.cutLogged = 0, now
+	}
+}
+
+// silentest is the connection to cut for a newcomer: the oldest one
+// without a hello, and without one waiting unread, else the client idle
+// the longest once it has been idle for Grace. Without one, wake is how
+// soon an idle client may be (zero when there is none). Called under mu.
 func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wake time.Duration) {
 	for c, st := range s.conns {
-		if st.phase == phaseHeld || st.phase == phaseHello && pending(c) {
-			// Bytes waiting unread: a hello is on its way, not silence.
+		if st.cut || st.phase == phaseHeld {
 			continue
 		}
-		if left := st.since.Add(s.cfg.Grace).Sub(now); left > 0 {
+		if st.phase == phaseHello {
+			if pending(c) {
+				// Bytes waiting unread: a hello is on its way, not silence.
+				continue
+			}
+		} else if left := st.since.Add(s.cfg.Grace).Sub(now); left > 0 {
 			if wake == 0 || left < wake {
 				wake = left
 			}
@@ -360,18 +407,39 @@ func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wak
 }
 
 // mark records c's phase; a connection that may now be dropped may let a
-// waiting newcomer in.
+// waiting newcomer in. A cut connection whose read brought a line before
+// its deadline passed is taken back as it is held: its peer spoke and is
+// served, and its deadline is cleared for whatever reads next to set.
 func (s *Server) mark(c net.Conn, phase connPhase) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.conns[c]
-	if !ok || st.phase == phase {
+	if !ok {
+		return
+	}
+	if st.cut && phase == phaseHeld {
+		st.cut = false
+		s.cut--
+		_ = c.SetReadDeadline(time.Time{})
+	}
+	if st.phase == phase {
 		return
 	}
 	st.phase, st.since = phase, time.Now()
 	if phase != phaseHeld {
 		s.room.Broadcast()
 	}
+}
+
+// arm sets c's read deadline for its next read, unless c was cut meanwhile:
+// a cut's deadline has passed and stays so.
+func (s *Server) arm(c net.Conn, deadline time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.conns[c]; ok && st.cut {
+		return
+	}
+	_ = c.SetReadDeadline(deadline)
 }
 
 // pending reports whether c has bytes the server has not read yet.
@@ -391,6 +459,9 @@ func pending(c net.Conn) bool {
 
 func (s *Server) untrack(c net.Conn) {
 	s.mu.Lock()
+	if st, ok := s.conns[c]; ok && st.cut {
+		s.cut--
+	}
 	delete(s.conns, c)
 	s.room.Broadcast()
 	s.mu.Unlock()
@@ -426,8 +497,8 @@ func (s *Server) serve(c *net.UnixConn) {
 		s.cfg.Logf("control: rejected a connection from uid %d (pid %d): only uid %d may connect", cred.Uid, cred.Pid, *s.cfg.peerUID)
 		return
 	}
+	// The hello deadline was set by track.
 	r := bufio.NewReaderSize(c, MaxLine)
-	_ = c.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
 	hello, err := s.readMessage(r, cred.Pid)
 	if err != nil {
 		return
@@ -492,7 +563,7 @@ func (s *Server) serve(c *net.UnixConn) {
 			deadline = time.Now().Add(s.cfg.IdleTimeout)
 			s.mark(c, phaseIdle)
 		}
-		_ = c.SetReadDeadline(deadline)
+		s.arm(c, deadline)
 		m, err := s.readMessage(r, cred.Pid)
 		if ut := (*unknownTypeError)(nil); errors.As(err, &ut) {
 			// A newer command's message: it hears why before the hang-up.
