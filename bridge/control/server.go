@@ -67,16 +67,13 @@ type Config struct {
 	// limit's to handle, below); IdleTimeout closes a client (not probe)
 	// connection that sends nothing (default 30s). MaxConns bounds open
 	// connections (default 32): when they are all open, a newcomer takes
-	// the place of a connection that never said hello (the oldest first,
-	// at once: see track), else of the client idle the longest once it has
-	// been idle for Grace (default 500ms: a client between two requests
-	// sends the next at once); probes, owner links and requests in
-	// progress keep theirs. Until a place is free, newcomers wait in the
-	// kernel's listen queue.
+	// the place of a connection that never said hello, else of a client
+	// idle between requests, the oldest first and at once (see track);
+	// probes, owner links and requests in progress keep theirs. Until a
+	// place is free, newcomers wait in the kernel's listen queue.
 	HelloTimeout time.Duration
 	IdleTimeout  time.Duration
 	MaxConns     int
-	Grace        time.Duration
 
 	// peerUID, when set, replaces our own uid as the one peers must have
 	// (tests only).
@@ -96,10 +93,11 @@ type Server struct {
 	// cut counts the connections in conns that were cut to make room and
 	// have not ended yet: they hold no place (see track).
 	cut int
-	// cutSince counts the cuts since the last one logged, cutLogged when
-	// that was: a flood is logged once a second, not once a connection.
-	cutSince  int
-	cutLogged time.Time
+	// cutSince counts the cuts of each phase since the last one logged,
+	// cutLogged is when that was: a flood is logged once a second, not
+	// once a connection.
+	cutSince  [phaseHeld]int
+	cutLogged [phaseHeld]time.Time
 	room      *sync.Cond // signalled (under mu) when a connection ends or may be dropped
 	probes    int
 	// probeConns numbers the probe connections (ProbeConnected.Conn).
@@ -174,9 +172,6 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 32
-	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = 500 * time.Millisecond
 	}
 	if cfg.peerUID == nil {
 		uid := os.Getuid()
@@ -306,14 +301,15 @@ func (s *Server) isClosed() bool {
 // deadline (before its goroutine runs, so that goroutine cannot undo a cut).
 //
 // When all MaxConns places are taken, the newcomer takes the place of a
-// connection that never said hello, the oldest first, however short its
-// silence: a real client writes its hello as it connects, and one whose
-// hello waits unread is never taken (pending). Waiting a Grace for each,
-// as this did, let the silent ones go 32 every half second, so a few
-// hundred of them queued ahead of `herdr-pi status` outlasted its 5 s.
-// Without such a connection, the client idle the longest goes once it has
-// been idle for Grace; with neither, the newcomer waits in the kernel's
-// listen backlog rather than being turned away.
+// connection that never said hello, else of a client idle between
+// requests, the oldest first, however short its silence: a real client
+// writes its hello as it connects and its one request as soon as it is
+// answered, and one whose words wait unread is never taken (pending).
+// Waiting half a second for each, as this did, let silent connections go
+// 32 every half second, so a few hundred of them queued ahead of
+// `herdr-pi status` outlasted its 5 s. With every place held, the
+// newcomer waits in the kernel's listen backlog rather than being turned
+// away.
 //
 // A connection is cut, not closed: its read deadline is set in the past,
 // so its goroutine ends it at once, and a line that goroutine had read
@@ -325,11 +321,8 @@ func (s *Server) track(c net.Conn) bool {
 	defer s.mu.Unlock()
 	waited := false
 	for !s.closed && (len(s.conns)-s.cut >= s.cfg.MaxConns || len(s.conns) >= 2*s.cfg.MaxConns) {
-		wake := time.Duration(0)
 		if len(s.conns)-s.cut >= s.cfg.MaxConns {
-			var victim net.Conn
-			var st *connState
-			if victim, st, wake = s.silentest(time.Now()); victim != nil {
+			if victim, st := s.silentest(); victim != nil {
 				s.cutOne(victim, st)
 				continue
 			}
@@ -338,18 +331,7 @@ func (s *Server) track(c net.Conn) bool {
 			s.cfg.Logf("control: all %d connections are busy; a newcomer waits for a place", len(s.conns)-s.cut)
 			waited = true
 		}
-		if wake > 0 {
-			// An idle client will have been idle long enough by then.
-			t := time.AfterFunc(wake, func() {
-				s.mu.Lock()
-				s.room.Broadcast()
-				s.mu.Unlock()
-			})
-			s.room.Wait()
-			t.Stop()
-		} else {
-			s.room.Wait()
-		}
+		s.room.Wait()
 	}
 	if s.closed {
 		return false
@@ -364,46 +346,39 @@ func (s *Server) cutOne(c net.Conn, st *connState) {
 	st.cut = true
 	s.cut++
 	_ = c.SetReadDeadline(time.Unix(1, 0))
-	s.cutSince++
-	if now := time.Now(); now.Sub(s.cutLogged) >= time.Second {
+	s.cutSince[st.phase]++
+	if now := time.Now(); now.Sub(s.cutLogged[st.phase]) >= time.Second {
 		what := "a connection that never said hello"
 		if st.phase == phaseIdle {
 			what = "an idle client"
 		}
 		more := ""
-		if s.cutSince > 1 {
-			more = fmt.Sprintf(" (%d in all since the last such line)", s.cutSince)
+		if n := s.cutSince[st.phase]; n > 1 {
+			more = fmt.Sprintf(" (%d such in all since the last such line)", n)
 		}
 		s.cfg.Logf("control: %d connections open; closed %s to make room%s", len(s.conns)-s.cut+1, what, more)
-		s.cutSince, s.cutLogged = 0, now
+		s.cutSince[st.phase], s.cutLogged[st.phase] = 0, now
 	}
 }
 
 // silentest is the connection to cut for a newcomer: the oldest one
-// without a hello, and without one waiting unread, else the client idle
-// the longest once it has been idle for Grace. Without one, wake is how
-// soon an idle client may be (zero when there is none). Called under mu.
-func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wake time.Duration) {
+// without a hello, else the client idle the longest, among those with no
+// words waiting unread. Called under mu.
+func (s *Server) silentest() (victim net.Conn, best *connState) {
 	for c, st := range s.conns {
 		if st.cut || st.phase == phaseHeld {
 			continue
 		}
-		if st.phase == phaseHello {
-			if pending(c) {
-				// Bytes waiting unread: a hello is on its way, not silence.
-				continue
-			}
-		} else if left := st.since.Add(s.cfg.Grace).Sub(now); left > 0 {
-			if wake == 0 || left < wake {
-				wake = left
-			}
+		if best != nil && (st.phase > best.phase || st.phase == best.phase && !st.since.Before(best.since)) {
 			continue
 		}
-		if best == nil || st.phase < best.phase || st.phase == best.phase && st.since.Before(best.since) {
-			victim, best = c, st
+		if pending(c) {
+			// A hello or a request is on its way, not silence.
+			continue
 		}
+		victim, best = c, st
 	}
-	return victim, best, wake
+	return victim, best
 }
 
 // mark records c's phase; a connection that may now be dropped may let a
