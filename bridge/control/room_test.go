@@ -167,7 +167,7 @@ func TestAFloodOfConnectionsLeavesTheProbeAndStatusAlone(t *testing.T) {
 // than newer ones need it, so status gets through, and the probe's
 // connection is left alone. The wrapper holds a bounded number of them
 // meanwhile, and once they are gone it is back to the descriptors and
-// goroutines it had before.
+// goroutines it had before. Its log tells of the flood in a few lines.
 func TestStatusGetsThroughAThousandSilentClients(t *testing.T) {
 	const n = 1000
 	var lim syscall.Rlimit
@@ -207,6 +207,13 @@ func TestStatusGetsThroughAThousandSilentClients(t *testing.T) {
 	waitUntil(t, fmt.Sprintf("the goroutines (%d before) and descriptors (%d before) come back down", goroutines, fds), func() bool {
 		return runtime.NumGoroutine() <= goroutines && openFDs(t) <= fds
 	})
+	// The log (a file the person reads) hears of the flood, not of each
+	// connection in it.
+	f.logs.mu.Lock()
+	defer f.logs.mu.Unlock()
+	if len(f.logs.lines) > 20 {
+		t.Fatalf("%d log lines for one flood, the first and last:\n%s\n%s", len(f.logs.lines), f.logs.lines[0], f.logs.lines[len(f.logs.lines)-1])
+	}
 }
 
 // openFDs counts this process's open descriptors.

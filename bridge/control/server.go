@@ -326,11 +326,12 @@ func (s *Server) track(c net.Conn) bool {
 				s.cutOne(victim, st)
 				continue
 			}
+			if !waited {
+				s.cfg.Logf("control: all %d connections are busy; a newcomer waits for a place", len(s.conns)-s.cut)
+				waited = true
+			}
 		}
-		if !waited {
-			s.cfg.Logf("control: all %d connections are busy; a newcomer waits for a place", len(s.conns)-s.cut)
-			waited = true
-		}
+		// Else the connections cut are still ending: a moment.
 		s.room.Wait()
 	}
 	if s.closed {
@@ -406,6 +407,17 @@ func (s *Server) mark(c net.Conn, phase connPhase) {
 	}
 }
 
+// wasCut reports whether err is the end of a read on c cut to make room.
+func (s *Server) wasCut(c net.Conn, err error) bool {
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.conns[c]
+	return ok && st.cut
+}
+
 // arm sets c's read deadline for its next read, unless c was cut meanwhile:
 // a cut's deadline has passed and stays so.
 func (s *Server) arm(c net.Conn, deadline time.Time) {
@@ -474,7 +486,7 @@ func (s *Server) serve(c *net.UnixConn) {
 	}
 	// The hello deadline was set by track.
 	r := bufio.NewReaderSize(c, MaxLine)
-	hello, err := s.readMessage(r, cred.Pid)
+	hello, err := s.readMessage(c, r, cred.Pid)
 	if err != nil {
 		return
 	}
@@ -539,7 +551,7 @@ func (s *Server) serve(c *net.UnixConn) {
 			s.mark(c, phaseIdle)
 		}
 		s.arm(c, deadline)
-		m, err := s.readMessage(r, cred.Pid)
+		m, err := s.readMessage(c, r, cred.Pid)
 		if ut := (*unknownTypeError)(nil); errors.As(err, &ut) {
 			// A newer command's message: it hears why before the hang-up.
 			s.write(c, Message{Type: TypeError, Error: printableLong(fmt.Sprintf("%v; %s", err, s.skewWords(hello.HerdrPi)))})
@@ -580,16 +592,17 @@ func (s *Server) serve(c *net.UnixConn) {
 	}
 }
 
-// readMessage reads and decodes one line. Any failure is logged (except a
-// plain close) and ends the connection.
-func (s *Server) readMessage(r *bufio.Reader, pid int32) (Message, error) {
+// readMessage reads and decodes one line from c. Any failure is logged
+// (except a plain close, and the end of a connection cut to make room,
+// which track logs once for a flood) and ends the connection.
+func (s *Server) readMessage(c net.Conn, r *bufio.Reader, pid int32) (Message, error) {
 	line, err := r.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		s.cfg.Logf("control: pid %d: line longer than %d bytes; closing", pid, MaxLine)
 		return Message{}, ErrLineTooLong
 	}
 	if err != nil {
-		if len(line) > 0 || !isEOF(err) {
+		if (len(line) > 0 || !isEOF(err)) && !s.wasCut(c, err) {
 			s.cfg.Logf("control: pid %d: read: %v", pid, err)
 		}
 		return Message{}, err
