@@ -35,26 +35,8 @@ func TestManyPanesBlockingAtOnceAreAllTold(t *testing.T) {
 		for _, n := range ns {
 			n.Close(context.Background())
 		}
-		var shown []string
-		for i, r := range results {
-			if r.Shown {
-				shown = append(shown, calls[i].Body)
-			}
-		}
-		var missed []string
-		for i := range panes {
-			name := fmt.Sprintf("agent%02d", i)
-			told := false
-			for _, b := range shown {
-				if strings.Contains(b, name) {
-					told = true
-				}
-			}
-			if !told {
-				missed = append(missed, name)
-			}
-		}
-		if len(missed) > 0 {
+		shown := shownToasts(calls, results, false)
+		if missed := unnamed(shown, panes); len(missed) > 0 {
 			t.Fatalf("%d of %d panes never named in a toast Herdr showed within 15 s (%d shown): %v\nshown: %q", len(missed), panes, len(shown), missed, shown)
 		}
 	})
@@ -269,26 +251,8 @@ func TestManyPanesFinishingAtOnceAreAllTold(t *testing.T) {
 		for _, n := range ns {
 			n.Close(context.Background())
 		}
-		var shown []string
-		for i, r := range results {
-			if r.Shown {
-				shown = append(shown, calls[i].Title+": "+calls[i].Body)
-			}
-		}
-		var missed []string
-		for i := range panes {
-			name := fmt.Sprintf("agent%02d", i)
-			told := false
-			for _, b := range shown {
-				if strings.Contains(b, name) {
-					told = true
-				}
-			}
-			if !told {
-				missed = append(missed, name)
-			}
-		}
-		if len(missed) > 0 {
+		shown := shownToasts(calls, results, true)
+		if missed := unnamed(shown, panes); len(missed) > 0 {
 			t.Fatalf("%d of %d panes never named in a toast Herdr showed (%d shown): %v\nshown: %q", len(missed), panes, len(shown), missed, shown)
 		}
 		t.Logf("%d toasts shown: %q", len(shown), shown)
@@ -359,4 +323,32 @@ func TestARunsEndGivenUpLeavesTheBoard(t *testing.T) {
 			t.Fatalf("%d calls after the toast was given up", len(again)-len(calls))
 		}
 	})
+}
+
+// shownToasts are the bodies of the toasts Herdr showed, each after its
+// title when withTitle.
+func shownToasts(calls []HerdrToast, results []HerdrResult, withTitle bool) []string {
+	var shown []string
+	for i, r := range results {
+		if r.Shown {
+			s := calls[i].Body
+			if withTitle {
+				s = calls[i].Title + ": " + s
+			}
+			shown = append(shown, s)
+		}
+	}
+	return shown
+}
+
+// unnamed lists the panes agent00 to agent<n-1> no shown toast names.
+func unnamed(shown []string, n int) []string {
+	var missed []string
+	for i := range n {
+		name := fmt.Sprintf("agent%02d", i)
+		if !slices.ContainsFunc(shown, func(b string) bool { return strings.Contains(b, name) }) {
+			missed = append(missed, name)
+		}
+	}
+	return missed
 }
