@@ -170,10 +170,7 @@ func TestAFloodOfConnectionsLeavesTheProbeAndStatusAlone(t *testing.T) {
 // goroutines it had before. Its log tells of the flood in a few lines.
 func TestStatusGetsThroughAThousandSilentClients(t *testing.T) {
 	const n = 1000
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 3*n {
-		testenv.Missing(t, fmt.Sprintf("a limit of %d open files", 3*n), "raise it with ulimit -n")
-	}
+	needFiles(t, 3*n)
 	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
 	p := f.raw(t)
 	p.hello(t, f.tok, RoleProbe)
@@ -237,33 +234,15 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("not within 10s: %s", what)
 }
 
-// A thousand clients that each say hello, with the run's token, and then
-// nothing more: each is answered in turn and then idles. A real client
-// sends its one request as soon as it has the answer, so an idle one
-// holds its place no longer than newer ones need it, and `herdr-pi
-// status` gets its answer within its own 5 s.
-func TestStatusGetsThroughAThousandClientsIdleAfterTheirHello(t *testing.T) {
-	const n = 1000
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 3*n {
-		testenv.Missing(t, fmt.Sprintf("a limit of %d open files", 3*n), "raise it with ulimit -n")
-	}
-	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
-	hello := fmt.Sprintf("{\"type\":\"hello\",\"token\":%q,\"role\":%q,\"version\":1}\n", f.tok, RoleClient)
-	for i := 0; i < n; i++ {
-		c, err := net.Dial("unix", f.path)
-		if err != nil {
-			t.Fatalf("client %d: %v", i, err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if _, err := c.Write([]byte(hello)); err != nil {
-			t.Fatalf("client %d: %v", i, err)
-		}
-	}
-	f.askStatusWithin(t, statusBound)
-	f.logs.waitFor(t, "closed an idle client to make room")
-}
-
 // statusBound is how long `herdr-pi status` waits for its answer
 // (cmd/herdr-pi/commands' requestTimeout).
 const statusBound = 5 * time.Second
+
+// needFiles makes sure this process may open n files.
+func needFiles(t *testing.T, n uint64) {
+	t.Helper()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < n {
+		testenv.Missing(t, fmt.Sprintf("a limit of %d open files", n), "raise it with ulimit -n")
+	}
+}

@@ -67,13 +67,19 @@ type Config struct {
 	// limit's to handle, below); IdleTimeout closes a client (not probe)
 	// connection that sends nothing (default 30s). MaxConns bounds open
 	// connections (default 32): when they are all open, a newcomer takes
-	// the place of a connection that never said hello, else of a client
-	// idle between requests, the oldest first and at once (see track);
-	// probes, owner links and requests in progress keep theirs. Until a
-	// place is free, newcomers wait in the kernel's listen queue.
+	// the place of the connection that never said hello silent the
+	// longest, once it has been silent for HelloGrace (default 25ms: a
+	// real client writes its hello as it connects), else of the client
+	// idle the longest, once idle for Grace (default 500ms: a client writes
+	// its request once it has read the answer to its hello, which on a
+	// loaded machine takes a while); probes, owner links and requests in
+	// progress keep theirs. Until a place is free, newcomers wait in the
+	// kernel's listen queue (see track).
 	HelloTimeout time.Duration
 	IdleTimeout  time.Duration
 	MaxConns     int
+	HelloGrace   time.Duration
+	Grace        time.Duration
 
 	// peerUID, when set, replaces our own uid as the one peers must have
 	// (tests only).
@@ -172,6 +178,12 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 32
+	}
+	if cfg.HelloGrace <= 0 {
+		cfg.HelloGrace = 25 * time.Millisecond
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 500 * time.Millisecond
 	}
 	if cfg.peerUID == nil {
 		uid := os.Getuid()
@@ -300,16 +312,18 @@ func (s *Server) isClosed() bool {
 // track gives c a place among the open connections and arms its hello
 // deadline (before its goroutine runs, so that goroutine cannot undo a cut).
 //
-// When all MaxConns places are taken, the newcomer takes the place of a
-// connection that never said hello, else of a client idle between
-// requests, the oldest first, however short its silence: a real client
-// writes its hello as it connects and its one request as soon as it is
-// answered, and one whose words wait unread is never taken (pending).
-// Waiting half a second for each, as this did, let silent connections go
-// 32 every half second, so a few hundred of them queued ahead of
-// `herdr-pi status` outlasted its 5 s. With every place held, the
-// newcomer waits in the kernel's listen backlog rather than being turned
-// away.
+// When all MaxConns places are taken, the newcomer takes the place of the
+// connection that never said hello silent the longest, once it has been
+// silent for HelloGrace, else of the client idle the longest, once idle
+// for Grace; one whose words wait unread is never taken (pending). With
+// none yet, the newcomer waits in the kernel's listen backlog until one
+// ends or has been silent long enough, rather than being turned away.
+// Waiting Grace for each silent connection, as this did, let them go 32
+// every half second, so a few hundred of them queued ahead of `herdr-pi
+// status` outlasted its 5 s; at HelloGrace a thousand go in a second or
+// so. Idle clients keep the longer Grace: they said hello with the run's
+// token, and one is idle for as long as it takes to read the answer and
+// write its request.
 //
 // A connection is cut, not closed: its read deadline is set in the past,
 // so its goroutine ends it at once, and a line that goroutine had read
@@ -321,18 +335,32 @@ func (s *Server) track(c net.Conn) bool {
 	defer s.mu.Unlock()
 	waited := false
 	for !s.closed && (len(s.conns)-s.cut >= s.cfg.MaxConns || len(s.conns) >= 2*s.cfg.MaxConns) {
+		wake := time.Duration(0)
 		if len(s.conns)-s.cut >= s.cfg.MaxConns {
-			if victim, st := s.silentest(); victim != nil {
+			var victim net.Conn
+			var st *connState
+			if victim, st, wake = s.silentest(time.Now()); victim != nil {
 				s.cutOne(victim, st)
 				continue
 			}
-			if !waited {
+			if !waited && wake == 0 {
 				s.cfg.Logf("control: all %d connections are busy; a newcomer waits for a place", len(s.conns)-s.cut)
 				waited = true
 			}
 		}
 		// Else the connections cut are still ending: a moment.
-		s.room.Wait()
+		if wake > 0 {
+			// A connection will have been silent long enough by then.
+			t := time.AfterFunc(wake, func() {
+				s.mu.Lock()
+				s.room.Broadcast()
+				s.mu.Unlock()
+			})
+			s.room.Wait()
+			t.Stop()
+		} else {
+			s.room.Wait()
+		}
 	}
 	if s.closed {
 		return false
@@ -363,9 +391,10 @@ func (s *Server) cutOne(c net.Conn, st *connState) {
 }
 
 // silentest is the connection to cut for a newcomer: the oldest one
-// without a hello, else the client idle the longest, among those with no
-// words waiting unread. Called under mu.
-func (s *Server) silentest() (victim net.Conn, best *connState) {
+// without a hello silent for HelloGrace, else the client idle the longest
+// for Grace, among those with no words waiting unread. Without one, wake
+// is how soon one may be (zero when none will). Called under mu.
+func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wake time.Duration) {
 	for c, st := range s.conns {
 		if st.cut || st.phase == phaseHeld {
 			continue
@@ -377,9 +406,19 @@ func (s *Server) silentest() (victim net.Conn, best *connState) {
 			// A hello or a request is on its way, not silence.
 			continue
 		}
+		grace := s.cfg.Grace
+		if st.phase == phaseHello {
+			grace = s.cfg.HelloGrace
+		}
+		if left := st.since.Add(grace).Sub(now); left > 0 {
+			if wake == 0 || left < wake {
+				wake = left
+			}
+			continue
+		}
 		victim, best = c, st
 	}
-	return victim, best
+	return victim, best, wake
 }
 
 // mark records c's phase; a connection that may now be dropped may let a

@@ -29,6 +29,7 @@ var unguarded = map[string]struct {
 	"bridge/herdr/reporter.go (*Reporter).Release":       {2, "a cancel of the send in flight"},
 	"bridge/herdr/client.go (*Client).once":              {1, "sets a deadline"},
 	"bridge/herdr/watch.go (*Watcher).stream":            {1, "sets a deadline"},
+	"bridge/control/server.go (*Server).track":           {1, "takes a lock and broadcasts"},
 	"bridge/control/handoff_stream.go (*Client).Handoff": {1, "the asker's side (herdr-pi open), not the wrapper: a send and a deadline"},
 	"bridge/tools/server.go (*Server).run":               {1, "a read, a log line and a cancel"},
 	"handoff/live/agent.go (*paneAgent).watch":           {1, "polls the pane's Pi's pidfd (or its wrapper's lock) and closes a channel"},
