@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -480,31 +481,74 @@ func listAll(dir string) string {
 	return strings.Join(names, " ")
 }
 
-// 64 clients connect to the wrapper's control socket and say nothing (twice
-// the places it has): `herdr-pi status` still answers, the agent runs on,
-// and the socket is gone at the end.
+// A thousand clients connect to the wrapper's control socket and say
+// nothing (thirty times the places it has, and more than a status could
+// wait through when each silent one kept its place half a second):
+// `herdr-pi status` still answers within its own 5 s, the agent runs on,
+// the wrapper is back to its descriptors once they are gone, and the
+// socket is gone at the end.
 func TestFaultControlSocketHeldBySilentClients(t *testing.T) {
+	const n = 1000
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 2*n {
+		testenv.Missing(t, fmt.Sprintf("a limit of %d open files", 2*n), "raise it with ulimit -n")
+	}
 	h := herdrtest.Start(t)
 	e := newFaultEnv(t, h)
-	r := e.wrap("print ready\\r\\n", "readline", "exit 9")
+	r := e.wrap("print ready\\r\\n", "readline", "print got it\\r\\n", "readline", "exit 9")
 	r.waitScreen("ready")
 	ep, err := control.PaneRegistry(e.runtimeBase()).Lookup(control.PaneKey(h.SocketPath(), h.PaneID()))
 	if err != nil {
 		t.Fatalf("the wrapper's registry entry: %v", err)
 	}
-	for i := 0; i < 64; i++ {
+	before := statusJSON(t, e.env)
+	fds := openFDsOf(t, r.cmd.Process.Pid)
+	silent := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range silent {
+			c.Close()
+		}
+	}()
+	for i := 0; i < n; i++ {
 		c, err := net.Dial("unix", ep.Socket)
 		if err != nil {
 			t.Fatalf("silent client %d: %v", i, err)
 		}
-		defer c.Close()
+		silent = append(silent, c)
 	}
 	st := statusJSON(t, e.env)
 	if st.WrapperPID != r.cmd.Process.Pid || st.Goroutines < 1 || st.HeapLiveKiB < 1 {
-		t.Fatalf("status while 64 clients hold the socket: %+v", st)
+		t.Fatalf("status while %d clients hold the socket: %+v", n, st)
+	}
+	r.send("\r")
+	r.waitScreen("got it")
+	for _, c := range silent {
+		c.Close()
+	}
+	silent = nil
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		now := openFDsOf(t, r.cmd.Process.Pid)
+		st := statusJSON(t, e.env)
+		if now <= fds && st.Goroutines <= before.Goroutines {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the silent clients left the wrapper holds %d descriptors (%d before) and %d goroutines (%d before)",
+				now, fds, st.Goroutines, before.Goroutines)
+		}
 	}
 	r.send("\r")
 	r.finish(9, true)
+}
+
+// openFDsOf counts the open descriptors of process pid.
+func openFDsOf(t *testing.T, pid int) int {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
 }
 
 // statusJSON runs `herdr-pi status --json` in env.

@@ -89,20 +89,7 @@ func TestThirtyPanesBlockingAtOnceAreAllShownAndTold(t *testing.T) {
 	for _, p := range m.panes {
 		m.waitPane(p, "blocked")
 	}
-	missing := func() (out []string) {
-		for i := range n {
-			name := fmt.Sprintf("agent%02d", i)
-			told := false
-			for _, s := range m.shown() {
-				told = told || strings.Contains(s.Body, name)
-			}
-			if !told {
-				out = append(out, name)
-			}
-		}
-		return out
-	}
-	m.h.WaitFor(t, 20*time.Second, "every pane named in a toast", func() bool { return len(missing()) == 0 })
+	m.h.WaitFor(t, 20*time.Second, "every pane named in a toast", func() bool { return len(m.unnamed(n)) == 0 })
 	t.Logf("%d toasts shown for %d panes", len(m.shown()), n)
 	for _, r := range runs {
 		if err := sendKeys(r, "\r"); err != nil {

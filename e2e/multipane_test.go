@@ -179,6 +179,19 @@ func (m *multiHerdr) shown() []herdrtest.NotificationCall {
 	return out
 }
 
+// unnamed lists the panes labelled agent00 to agent<n-1> that no toast
+// Herdr showed names.
+func (m *multiHerdr) unnamed(n int) (out []string) {
+	shown := m.shown()
+	for i := range n {
+		name := fmt.Sprintf("agent%02d", i)
+		if !slices.ContainsFunc(shown, func(s herdrtest.NotificationCall) bool { return strings.Contains(s.Body, name) }) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // pid is the wrapper's pid: wrap is exec'd by the shell that went to the
 // project directory.
 func (r *outerRun) pid() int { return r.cmd.Process.Pid }

@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -18,7 +20,7 @@ func withOthersSafe(t *testing.T, own string, places []string) {
 	held := map[string]bool{}
 	for i, p := range places {
 		e := "e" + string(rune('a'+i%26)) + strings.Repeat("x", i/26)
-		others = append(others, board.Held{Entry: e, Place: p})
+		others = append(others, board.Held{Entry: e, Place: p, Kind: board.Kind(i % 3)})
 		held[e] = true
 	}
 	own = Message{Body: own}.screenBody(ownRoom)
@@ -59,4 +61,40 @@ func FuzzWithOthers(f *testing.F) {
 	f.Fuzz(func(t *testing.T, own, a, b, c string) {
 		withOthersSafe(t, own, []string{a, b, c, a, b, c})
 	})
+}
+
+// A toast names the others by what they tell: the questions first, since
+// those panes wait for the person, then the runs that failed, then those
+// that finished. What does not fit is counted, and nothing after it is
+// named: a finished run never takes the room of a question left out.
+func TestOthersAreNamedQuestionsFirst(t *testing.T) {
+	held := func(kinds string) []board.Held {
+		var out []board.Held
+		for i, k := range kinds {
+			kind := map[rune]board.Kind{'a': board.Asking, 'x': board.Failed, 'f': board.Finished}[k]
+			out = append(out, board.Held{Entry: fmt.Sprint("e", i), Place: fmt.Sprintf("%c%d", k, i), Kind: kind})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		own, kinds string
+		limit      int
+		want       string
+		named      []string
+	}{
+		{"api", "aa", herdrBodyMax, "api · also asking: a0, a1", []string{"e0", "e1"}},
+		{"api", "f", herdrBodyMax, "api · also finished: f0", []string{"e0"}},
+		{"api", "fxa", herdrBodyMax, "api · also asking: a2 · failed: x1 · finished: f0", []string{"e2", "e1", "e0"}},
+		{"", "xf", herdrBodyMax, "also failed: x0 · finished: f1", []string{"e0", "e1"}},
+		// Room for the question and a count; the news is counted.
+		{"api", "ffa", utf8.RuneCountInString("api · also asking: a2, +2 more"), "api · also asking: a2, +2 more", []string{"e2"}},
+		// No room for the question: nothing else is named.
+		{"api", "fa", utf8.RuneCountInString("api · also asking: a1, +1 more") - 1, "api · +2 more panes", nil},
+		{"api", "aa", utf8.RuneCountInString("api · also asking: a0, +1 more") - 1, "api · +2 more panes asking", nil},
+	} {
+		body, named := withOthers(tc.own, held(tc.kinds), tc.limit)
+		if body != tc.want || !slices.Equal(named, tc.named) {
+			t.Errorf("withOthers(%q, %s, %d) = %q %q, want %q %q", tc.own, tc.kinds, tc.limit, body, named, tc.want, tc.named)
+		}
+	}
 }

@@ -35,26 +35,8 @@ func TestManyPanesBlockingAtOnceAreAllTold(t *testing.T) {
 		for _, n := range ns {
 			n.Close(context.Background())
 		}
-		var shown []string
-		for i, r := range results {
-			if r.Shown {
-				shown = append(shown, calls[i].Body)
-			}
-		}
-		var missed []string
-		for i := range panes {
-			name := fmt.Sprintf("agent%02d", i)
-			told := false
-			for _, b := range shown {
-				if strings.Contains(b, name) {
-					told = true
-				}
-			}
-			if !told {
-				missed = append(missed, name)
-			}
-		}
-		if len(missed) > 0 {
+		shown := shownToasts(calls, results, false)
+		if missed := unnamed(shown, panes); len(missed) > 0 {
 			t.Fatalf("%d of %d panes never named in a toast Herdr showed within 15 s (%d shown): %v\nshown: %q", len(missed), panes, len(shown), missed, shown)
 		}
 	})
@@ -240,4 +222,133 @@ func TestANamesakeNamedByAnotherToastSaysWhereItIs(t *testing.T) {
 			t.Fatalf("shown %q, want %q", shown, want)
 		}
 	})
+}
+
+// Forty wrappers, one Herdr: every pane's run ends at the same moment,
+// thirty of them finished and ten with an error. Herdr shows one toast a
+// second; each pane's toast alone would be offered for half a minute and
+// then given up. The person must still hear of every pane, and of each
+// failed one what it said.
+func TestManyPanesFinishingAtOnceAreAllTold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const panes = 40
+		h := &pacedHerdr{}
+		dir := t.TempDir()
+		var ns []*Notifier
+		for i := range panes {
+			b := presentBoard(t, dir, fmt.Sprintf("w1:p%d", i), fmt.Sprintf("agent%02d", i))
+			ns = append(ns, Start(Options{Herdr: h, Board: b, Project: "api", Label: fmt.Sprintf("agent%02d", i), Instance: fmt.Sprintf("w1:p%d", i)}))
+		}
+		for i, n := range ns {
+			if i%4 == 3 {
+				n.Notify(Event{Kind: Failed, Key: "run#1", Error: "429 Too Many Requests"})
+			} else {
+				n.Notify(Event{Kind: Finished, Key: "run#1"})
+			}
+		}
+		time.Sleep(2 * time.Minute)
+		calls, results := h.snapshot()
+		for _, n := range ns {
+			n.Close(context.Background())
+		}
+		shown := shownToasts(calls, results, true)
+		if missed := unnamed(shown, panes); len(missed) > 0 {
+			t.Fatalf("%d of %d panes never named in a toast Herdr showed (%d shown): %v\nshown: %q", len(missed), panes, len(shown), missed, shown)
+		}
+		t.Logf("%d toasts shown: %q", len(shown), shown)
+	})
+}
+
+// A run's end that Herdr held back is named by the next toast another pane
+// gets shown, after that pane's own words, and its own toast is not sent
+// any more: the person was told.
+func TestAFinishedPaneNamedInAnotherToastSendsNoneOfItsOwn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{before: func(call int) string {
+			if call == 1 {
+				return ReasonRateLimited
+			}
+			return ""
+		}}
+		dir := t.TempDir()
+		a := Start(Options{Herdr: h, Board: presentBoard(t, dir, "w1:p1", "alpha"), Project: "api", Label: "alpha", Instance: "w1:p1"})
+		b := Start(Options{Herdr: h, Board: presentBoard(t, dir, "w1:p2", "beta"), Project: "api", Label: "beta", Instance: "w1:p2"})
+		a.Notify(Event{Kind: Finished, Key: "run#1"})
+		time.Sleep(100 * time.Millisecond) // Herdr held a's toast back
+		b.Notify(Event{Kind: InputNeeded, Key: "blocked#1", Question: "Which database?"})
+		time.Sleep(10 * time.Second)
+		a.Close(context.Background())
+		b.Close(context.Background())
+		calls, results := h.snapshot()
+		var got []string
+		for i, c := range calls {
+			got = append(got, fmt.Sprintf("%s: %s (%s)", c.Title, c.Body, results[i].Reason))
+		}
+		want := []string{
+			"Pi finished: alpha · api (rate_limited)",
+			"Pi needs your input: Which database? · beta · api · also finished: alpha (shown)",
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("toasts\n%q\nwant\n%q", got, want)
+		}
+		if st := a.Status(); st[0].Last != OutcomeToldWithOthers {
+			t.Fatalf("the finished pane's channel says %+v, want %q", st[0], OutcomeToldWithOthers)
+		}
+	})
+}
+
+// A run's end is news for as long as its toast is offered: when Herdr
+// holds it back past that (a toast stayed on screen), it is given up as
+// before, and off the board, so no later toast names a run long over. A
+// question is kept on offer; a run's end is not.
+func TestARunsEndGivenUpLeavesTheBoard(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{before: func(int) string { return ReasonBusy }}
+		dir := t.TempDir()
+		a := Start(Options{Herdr: h, Board: presentBoard(t, dir, "w1:p1", "alpha"), Project: "api", Label: "alpha", Instance: "w1:p1"})
+		defer a.Close(context.Background())
+		other := presentBoard(t, dir, "w1:p2", "beta")
+		a.Notify(Event{Kind: Failed, Key: "run#1"})
+		time.Sleep(2 * time.Second)
+		if held := other.Others(); len(held) != 1 || held[0].Kind != board.Failed || held[0].Place != "alpha" {
+			t.Fatalf("the board holds %+v, want alpha's failed run", held)
+		}
+		time.Sleep(herdrRetryFor)
+		if held := other.Others(); len(held) != 0 {
+			t.Fatalf("a run's end given up is still on the board: %+v", held)
+		}
+		calls, _ := h.snapshot()
+		time.Sleep(time.Minute)
+		if again, _ := h.snapshot(); len(again) != len(calls) {
+			t.Fatalf("%d calls after the toast was given up", len(again)-len(calls))
+		}
+	})
+}
+
+// shownToasts are the bodies of the toasts Herdr showed, each after its
+// title when withTitle.
+func shownToasts(calls []HerdrToast, results []HerdrResult, withTitle bool) []string {
+	var shown []string
+	for i, r := range results {
+		if r.Shown {
+			s := calls[i].Body
+			if withTitle {
+				s = calls[i].Title + ": " + s
+			}
+			shown = append(shown, s)
+		}
+	}
+	return shown
+}
+
+// unnamed lists the panes agent00 to agent<n-1> no shown toast names.
+func unnamed(shown []string, n int) []string {
+	var missed []string
+	for i := range n {
+		name := fmt.Sprintf("agent%02d", i)
+		if !slices.ContainsFunc(shown, func(b string) bool { return strings.Contains(b, name) }) {
+			missed = append(missed, name)
+		}
+	}
+	return missed
 }

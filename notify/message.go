@@ -36,6 +36,9 @@ type Message struct {
 	// blocking: the agent waits for the person (a question, a prompt); a
 	// toast Herdr holds back for one is put on the [Board].
 	blocking bool
+	// kind is the event's kind; zero for a message posted in words (a
+	// hook's), which the board leaves alone.
+	kind Kind
 	// place names the pane in the toasts of other panes ([PaneName]).
 	place string
 	// seq tells this message from the one that replaces it.
@@ -148,7 +151,7 @@ func compose(ev Event, agent, project, session, instance string) Message {
 	errLine, errStatus := describeError(ev.Error)
 	return Message{Title: title, Body: strings.Join(parts, partSep), Question: QuestionLine(ev.Question),
 		Error: errLine, ErrorStatus: errStatus, ID: osc.SanitizeIdentifier(id),
-		blocking: ev.Kind.Blocking()}
+		blocking: ev.Kind.Blocking(), kind: ev.Kind}
 }
 
 // Place is where a notification comes from, as the body of the wrapper's

@@ -16,9 +16,10 @@ import (
 // Board is where the wrappers of one person leave the questions Herdr has
 // not shown yet ([board.Board]).
 type Board interface {
-	// Hold puts a question from place on the board and returns its entry.
-	Hold(place string) string
-	// Others are the questions other wrappers hold, oldest first.
+	// HoldNews puts a question, or a run's end, from place on the board
+	// and returns its entry.
+	HoldNews(kind board.Kind, place string) string
+	// Others are the entries other wrappers hold, oldest first.
 	Others() []board.Held
 	// Told marks others' entries as named by a toast Herdr showed.
 	Told(entries []string)
@@ -34,8 +35,9 @@ type Roster interface {
 	Namesakes(place string) int
 }
 
-// OutcomeToldWithOthers is the Herdr channel's outcome for a question that
-// another pane's toast named while Herdr held this pane's own back.
+// OutcomeToldWithOthers is the Herdr channel's outcome for a question, or a
+// run's end, that another pane's toast named while Herdr held this pane's
+// own back.
 const OutcomeToldWithOthers = "told_with_others"
 
 // Options are the channels a Notifier uses and what it says in them. A nil
@@ -47,9 +49,10 @@ type Options struct {
 	// Herdr toast, so Herdr shows the state before the toast about it.
 	Barrier Barrier
 	// Board, when set, is shared with the other wrappers of the person
-	// (notify/board): a question Herdr holds back ("not now") is put on it,
-	// and a question's toast that Herdr shows names the others held there,
-	// so one toast a second tells of every pane that asks.
+	// (notify/board): a question or a run's end Herdr holds back ("not
+	// now") is put on it, and a toast of either that Herdr shows names the
+	// others held there, questions first, so one toast a second tells of
+	// every pane that asks or ended its run.
 	Board Board
 	// Where, when set, says where the pane is in Herdr in words a person
 	// finds it by ("tab 2"); a toast ends with it only while another
@@ -206,7 +209,7 @@ func Start(o Options) *Notifier {
 			hb.answered(m, res.Reason, named)
 			return res.Reason, retryable(res.Reason), nil
 		})
-		w.keep, w.late = hb.holds, herdrRetryLate
+		w.keep, w.late, w.gaveUp = hb.holds, herdrRetryLate, hb.gaveUp
 		n.workers = append(n.workers, w)
 	}
 	if o.Terminal != nil {
@@ -411,6 +414,9 @@ type worker struct {
 	// past retryFor, every late, until the channel closes.
 	keep func(Message) bool
 	late time.Duration
+	// gaveUp, when set, hears of a message given up (offered for
+	// retryFor, and not kept).
+	gaveUp func(Message)
 
 	mu   sync.Mutex
 	next *pending
@@ -606,6 +612,9 @@ func (w *worker) run(ctx context.Context, draining <-chan struct{}, logf func(st
 			w.retry(p)
 		default:
 			logf("notify: %s gave up on %q after %v of %q", w.name, p.m.Title, w.retryFor, outcome)
+			if w.gaveUp != nil {
+				w.gaveUp(p.m)
+			}
 		}
 	}
 }

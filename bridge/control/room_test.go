@@ -2,12 +2,17 @@ package control
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // silent opens n connections that never send a byte; they are closed when
@@ -29,7 +34,13 @@ func (f *fixture) silent(t *testing.T, n int) []net.Conn {
 // askStatus dials, authenticates and asks for the status once.
 func (f *fixture) askStatus(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	f.askStatusWithin(t, 30*time.Second)
+}
+
+// askStatusWithin is askStatus, failing t after bound.
+func (f *fixture) askStatusWithin(t *testing.T, bound time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	c, err := Dial(ctx, f.path, f.tok)
 	if err != nil {
@@ -146,5 +157,92 @@ func TestAFloodOfConnectionsLeavesTheProbeAndStatusAlone(t *testing.T) {
 	p.line(t, `{"type":"event","name":"agent_start"}`)
 	if ev := f.rec.next(t); ev != (AgentStart{}) {
 		t.Fatalf("after the flood the probe delivered %#v, want agent_start", ev)
+	}
+}
+
+// A thousand clients connect and never say a word: more than thirty times
+// the places there are, and more than a person's `herdr-pi status` could
+// wait through when each kept its place for half a second (it gives up
+// after 5 s). A connection that never said hello keeps its place no longer
+// than newer ones need it, so status gets through, and the probe's
+// connection is left alone. The wrapper holds a bounded number of them
+// meanwhile, and once they are gone it is back to the descriptors and
+// goroutines it had before. Its log tells of the flood in a few lines.
+func TestStatusGetsThroughAThousandSilentClients(t *testing.T) {
+	const n = 1000
+	needFiles(t, 3*n)
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
+	p := f.raw(t)
+	p.hello(t, f.tok, RoleProbe)
+	f.rec.next(t)
+	f.askStatus(t) // the server's own goroutines and descriptors are in place
+	fds, goroutines := openFDs(t), runtime.NumGoroutine()
+
+	silent := f.silent(t, n)
+	f.askStatusWithin(t, statusBound)
+	f.askStatusWithin(t, statusBound)
+	f.srv.mu.Lock()
+	held := len(f.srv.conns)
+	f.srv.mu.Unlock()
+	if limit := 2 * f.srv.cfg.MaxConns; held > limit {
+		t.Errorf("the wrapper holds %d connections, more than %d", held, limit)
+	}
+	f.logs.waitFor(t, "closed a connection that never said hello to make room")
+	p.line(t, `{"type":"event","name":"agent_start"}`)
+	if ev := f.rec.next(t); ev != (AgentStart{}) {
+		t.Fatalf("through the flood the probe delivered %#v, want agent_start", ev)
+	}
+
+	for _, c := range silent {
+		c.Close()
+	}
+	waitUntil(t, "the wrapper lets every silent connection go", func() bool {
+		f.srv.mu.Lock()
+		defer f.srv.mu.Unlock()
+		return len(f.srv.conns) == 1 // the probe's
+	})
+	waitUntil(t, fmt.Sprintf("the goroutines (%d before) and descriptors (%d before) come back down", goroutines, fds), func() bool {
+		return runtime.NumGoroutine() <= goroutines && openFDs(t) <= fds
+	})
+	// The log (a file the person reads) hears of the flood, not of each
+	// connection in it.
+	f.logs.mu.Lock()
+	defer f.logs.mu.Unlock()
+	if len(f.logs.lines) > 20 {
+		t.Fatalf("%d log lines for one flood, the first and last:\n%s\n%s", len(f.logs.lines), f.logs.lines[0], f.logs.lines[len(f.logs.lines)-1])
+	}
+}
+
+// openFDs counts this process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// waitUntil polls cond for up to 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("not within 10s: %s", what)
+}
+
+// statusBound is how long `herdr-pi status` waits for its answer
+// (cmd/herdr-pi/commands' requestTimeout).
+const statusBound = 5 * time.Second
+
+// needFiles makes sure this process may open n files.
+func needFiles(t *testing.T, n uint64) {
+	t.Helper()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < n {
+		testenv.Missing(t, fmt.Sprintf("a limit of %d open files", n), "raise it with ulimit -n")
 	}
 }

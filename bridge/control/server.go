@@ -67,14 +67,18 @@ type Config struct {
 	// limit's to handle, below); IdleTimeout closes a client (not probe)
 	// connection that sends nothing (default 30s). MaxConns bounds open
 	// connections (default 32): when they are all open, a newcomer takes
-	// the place of the connection silent the longest (one that never said
-	// hello first, then a client between requests) once it has been silent
-	// for Grace (default 500ms: a real client speaks at once); probes,
-	// owner links and requests in progress keep theirs. Until a place is
-	// free, newcomers wait in the kernel's listen queue.
+	// the place of the connection that never said hello silent the
+	// longest, once it has been silent for HelloGrace (default 25ms: a
+	// real client writes its hello as it connects), else of the client
+	// idle the longest, once idle for Grace (default 500ms: a client writes
+	// its request once it has read the answer to its hello, which on a
+	// loaded machine takes a while); probes, owner links and requests in
+	// progress keep theirs. Until a place is free, newcomers wait in the
+	// kernel's listen queue (see track).
 	HelloTimeout time.Duration
 	IdleTimeout  time.Duration
 	MaxConns     int
+	HelloGrace   time.Duration
 	Grace        time.Duration
 
 	// peerUID, when set, replaces our own uid as the one peers must have
@@ -90,10 +94,18 @@ type Server struct {
 
 	deliver sync.Mutex // serialises calls into Events and Requests
 
-	mu     sync.Mutex
-	conns  map[net.Conn]*connState
-	room   *sync.Cond // signalled (under mu) when a connection ends or may be dropped
-	probes int
+	mu    sync.Mutex
+	conns map[net.Conn]*connState
+	// cut counts the connections in conns that were cut to make room and
+	// have not ended yet: they hold no place (see track).
+	cut int
+	// cutSince counts the cuts of each phase since the last one logged,
+	// cutLogged is when that was: a flood is logged once a second, not
+	// once a connection.
+	cutSince  [phaseHeld]int
+	cutLogged [phaseHeld]time.Time
+	room      *sync.Cond // signalled (under mu) when a connection ends or may be dropped
+	probes    int
 	// probeConns numbers the probe connections (ProbeConnected.Conn).
 	probeConns uint64
 	closed     bool
@@ -129,6 +141,10 @@ const (
 type connState struct {
 	phase connPhase
 	since time.Time // of the last phase change
+	// cut: its read deadline was set in the past to make room; its
+	// goroutine ends it at its next read, unless that read had already
+	// brought a line (see mark).
+	cut bool
 }
 
 // NewToken returns a fresh random token (256 bits, hex).
@@ -162,6 +178,9 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 32
+	}
+	if cfg.HelloGrace <= 0 {
+		cfg.HelloGrace = 25 * time.Millisecond
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = 500 * time.Millisecond
@@ -290,34 +309,48 @@ func (s *Server) isClosed() bool {
 	return s.closed
 }
 
-// track gives c a place among the open connections. When all MaxConns
-// are taken it drops the connection silent the longest, once that one has
-// been silent for Grace, or waits (under mu) until one ends or may be
-// dropped: meanwhile newcomers queue in the kernel's listen backlog rather
-// than being turned away, so that silent or stuck clients cannot lock
-// `herdr-pi status` out.
+// track gives c a place among the open connections and arms its hello
+// deadline (before its goroutine runs, so that goroutine cannot undo a cut).
+//
+// When all MaxConns places are taken, the newcomer takes the place of the
+// connection that never said hello silent the longest, once it has been
+// silent for HelloGrace, else of the client idle the longest, once idle
+// for Grace; one whose words wait unread is never taken (pending). With
+// none yet, the newcomer waits in the kernel's listen backlog until one
+// ends or has been silent long enough, rather than being turned away.
+// Waiting Grace for each silent connection, as this did, let them go 32
+// every half second, so a few hundred of them queued ahead of `herdr-pi
+// status` outlasted its 5 s; at HelloGrace a thousand go in a second or
+// so. Idle clients keep the longer Grace: they said hello with the run's
+// token, and one is idle for as long as it takes to read the answer and
+// write its request.
+//
+// A connection is cut, not closed: its read deadline is set in the past,
+// so its goroutine ends it at once, and a line that goroutine had read
+// already is still served (mark). Cut connections hold no place; with the
+// rest they are bounded at twice MaxConns, so a flood faster than their
+// goroutines end waits in the backlog too.
 func (s *Server) track(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	waited := false
-	for !s.closed && len(s.conns) >= s.cfg.MaxConns {
-		victim, st, wake := s.silentest(time.Now())
-		if victim != nil {
-			what := "a connection that never said hello"
-			if st.phase == phaseIdle {
-				what = "an idle client"
+	for !s.closed && (len(s.conns)-s.cut >= s.cfg.MaxConns || len(s.conns) >= 2*s.cfg.MaxConns) {
+		wake := time.Duration(0)
+		if len(s.conns)-s.cut >= s.cfg.MaxConns {
+			var victim net.Conn
+			var st *connState
+			if victim, st, wake = s.silentest(time.Now()); victim != nil {
+				s.cutOne(victim, st)
+				continue
 			}
-			s.cfg.Logf("control: %d connections open; closed %s to make room", len(s.conns), what)
-			delete(s.conns, victim)
-			_ = victim.Close()
-			break
+			if !waited && wake == 0 {
+				s.cfg.Logf("control: all %d connections are busy; a newcomer waits for a place", len(s.conns)-s.cut)
+				waited = true
+			}
 		}
-		if !waited {
-			s.cfg.Logf("control: all %d connections are busy; a newcomer waits for a place", len(s.conns))
-			waited = true
-		}
+		// Else the connections cut are still ending: a moment.
 		if wake > 0 {
-			// Someone will have been silent long enough by then.
+			// A connection will have been silent long enough by then.
 			t := time.AfterFunc(wake, func() {
 				s.mu.Lock()
 				s.room.Broadcast()
@@ -333,45 +366,106 @@ func (s *Server) track(c net.Conn) bool {
 		return false
 	}
 	s.conns[c] = &connState{phase: phaseHello, since: time.Now()}
+	_ = c.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
 	return true
 }
 
-// silentest is the connection to drop for a newcomer: the oldest one
-// without a hello, else the client idle the longest, among those silent
-// for Grace by now. Without one, wake is how soon the next may be (zero
-// when every connection is held). Called under mu.
+// cutOne cuts c to make room (see track). Called under mu.
+func (s *Server) cutOne(c net.Conn, st *connState) {
+	st.cut = true
+	s.cut++
+	_ = c.SetReadDeadline(time.Unix(1, 0))
+	s.cutSince[st.phase]++
+	if now := time.Now(); now.Sub(s.cutLogged[st.phase]) >= time.Second {
+		what := "a connection that never said hello"
+		if st.phase == phaseIdle {
+			what = "an idle client"
+		}
+		more := ""
+		if n := s.cutSince[st.phase]; n > 1 {
+			more = fmt.Sprintf(" (%d such in all since the last such line)", n)
+		}
+		s.cfg.Logf("control: %d connections open; closed %s to make room%s", len(s.conns)-s.cut+1, what, more)
+		s.cutSince[st.phase], s.cutLogged[st.phase] = 0, now
+	}
+}
+
+// silentest is the connection to cut for a newcomer: the oldest one
+// without a hello silent for HelloGrace, else the client idle the longest
+// for Grace, among those with no words waiting unread. Without one, wake
+// is how soon one may be (zero when none will). Called under mu.
 func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wake time.Duration) {
 	for c, st := range s.conns {
-		if st.phase == phaseHeld || st.phase == phaseHello && pending(c) {
-			// Bytes waiting unread: a hello is on its way, not silence.
+		if st.cut || st.phase == phaseHeld {
 			continue
 		}
-		if left := st.since.Add(s.cfg.Grace).Sub(now); left > 0 {
+		if best != nil && (st.phase > best.phase || st.phase == best.phase && !st.since.Before(best.since)) {
+			continue
+		}
+		if pending(c) {
+			// A hello or a request is on its way, not silence.
+			continue
+		}
+		grace := s.cfg.Grace
+		if st.phase == phaseHello {
+			grace = s.cfg.HelloGrace
+		}
+		if left := st.since.Add(grace).Sub(now); left > 0 {
 			if wake == 0 || left < wake {
 				wake = left
 			}
 			continue
 		}
-		if best == nil || st.phase < best.phase || st.phase == best.phase && st.since.Before(best.since) {
-			victim, best = c, st
-		}
+		victim, best = c, st
 	}
 	return victim, best, wake
 }
 
 // mark records c's phase; a connection that may now be dropped may let a
-// waiting newcomer in.
+// waiting newcomer in. A cut connection whose read brought a line before
+// its deadline passed is taken back as it is held: its peer spoke and is
+// served, and its deadline is cleared for whatever reads next to set.
 func (s *Server) mark(c net.Conn, phase connPhase) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.conns[c]
-	if !ok || st.phase == phase {
+	if !ok {
+		return
+	}
+	if st.cut && phase == phaseHeld {
+		st.cut = false
+		s.cut--
+		_ = c.SetReadDeadline(time.Time{})
+	}
+	if st.phase == phase {
 		return
 	}
 	st.phase, st.since = phase, time.Now()
 	if phase != phaseHeld {
 		s.room.Broadcast()
 	}
+}
+
+// wasCut reports whether err is the end of a read on c cut to make room.
+func (s *Server) wasCut(c net.Conn, err error) bool {
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.conns[c]
+	return ok && st.cut
+}
+
+// arm sets c's read deadline for its next read, unless c was cut meanwhile:
+// a cut's deadline has passed and stays so.
+func (s *Server) arm(c net.Conn, deadline time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.conns[c]; ok && st.cut {
+		return
+	}
+	_ = c.SetReadDeadline(deadline)
 }
 
 // pending reports whether c has bytes the server has not read yet.
@@ -391,6 +485,9 @@ func pending(c net.Conn) bool {
 
 func (s *Server) untrack(c net.Conn) {
 	s.mu.Lock()
+	if st, ok := s.conns[c]; ok && st.cut {
+		s.cut--
+	}
 	delete(s.conns, c)
 	s.room.Broadcast()
 	s.mu.Unlock()
@@ -426,9 +523,9 @@ func (s *Server) serve(c *net.UnixConn) {
 		s.cfg.Logf("control: rejected a connection from uid %d (pid %d): only uid %d may connect", cred.Uid, cred.Pid, *s.cfg.peerUID)
 		return
 	}
+	// The hello deadline was set by track.
 	r := bufio.NewReaderSize(c, MaxLine)
-	_ = c.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
-	hello, err := s.readMessage(r, cred.Pid)
+	hello, err := s.readMessage(c, r, cred.Pid)
 	if err != nil {
 		return
 	}
@@ -492,8 +589,8 @@ func (s *Server) serve(c *net.UnixConn) {
 			deadline = time.Now().Add(s.cfg.IdleTimeout)
 			s.mark(c, phaseIdle)
 		}
-		_ = c.SetReadDeadline(deadline)
-		m, err := s.readMessage(r, cred.Pid)
+		s.arm(c, deadline)
+		m, err := s.readMessage(c, r, cred.Pid)
 		if ut := (*unknownTypeError)(nil); errors.As(err, &ut) {
 			// A newer command's message: it hears why before the hang-up.
 			s.write(c, Message{Type: TypeError, Error: printableLong(fmt.Sprintf("%v; %s", err, s.skewWords(hello.HerdrPi)))})
@@ -534,16 +631,17 @@ func (s *Server) serve(c *net.UnixConn) {
 	}
 }
 
-// readMessage reads and decodes one line. Any failure is logged (except a
-// plain close) and ends the connection.
-func (s *Server) readMessage(r *bufio.Reader, pid int32) (Message, error) {
+// readMessage reads and decodes one line from c. Any failure is logged
+// (except a plain close, and the end of a connection cut to make room,
+// which track logs once for a flood) and ends the connection.
+func (s *Server) readMessage(c net.Conn, r *bufio.Reader, pid int32) (Message, error) {
 	line, err := r.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		s.cfg.Logf("control: pid %d: line longer than %d bytes; closing", pid, MaxLine)
 		return Message{}, ErrLineTooLong
 	}
 	if err != nil {
-		if len(line) > 0 || !isEOF(err) {
+		if (len(line) > 0 || !isEOF(err)) && !s.wasCut(c, err) {
 			s.cfg.Logf("control: pid %d: read: %v", pid, err)
 		}
 		return Message{}, err

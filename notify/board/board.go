@@ -1,6 +1,6 @@
 // Package board is where the wrappers of one person leave the questions
-// Herdr has not shown yet, so that the toast Herdr does show names them
-// all. Herdr shows one toast a second for every pane together
+// Herdr has not shown yet, and the runs whose end it has not shown, so
+// that the toast Herdr does show names them all. Herdr shows one toast a second for every pane together
 // (herdr-socket-api.md §4.6): thirty panes that ask at once would wait
 // half a minute for their own toasts, and lose them when the wrapper's
 // retries run out. The board is one small file per waiting question in a
@@ -39,7 +39,37 @@ const nameLimit = 512
 const (
 	heldExt = ".held"
 	toldExt = ".told"
+	// A run's end has a name of its own: a wrapper of a build from before
+	// these reads every .held file as a question.
+	doneExt   = ".done"
+	failedExt = ".failed"
 )
+
+// Kind is what an entry on the board tells of.
+type Kind uint8
+
+// The kinds of entry.
+const (
+	// Asking: the pane's agent waits for the person.
+	Asking Kind = iota
+	// Finished: the pane's agent finished a run.
+	Finished
+	// Failed: the pane's run stopped with an error.
+	Failed
+)
+
+// kindExts are the file extensions of the kinds, in Kind order.
+var kindExts = [...]string{Asking: heldExt, Finished: doneExt, Failed: failedExt}
+
+// kindOf is the kind of an entry file's extension.
+func kindOf(ext string) (Kind, bool) {
+	for k, e := range kindExts {
+		if e == ext {
+			return Kind(k), true
+		}
+	}
+	return 0, false
+}
 
 // Board is one wrapper's view of the shared directory.
 type Board struct {
@@ -76,10 +106,11 @@ func makeDir(dir string) error {
 
 const hereExt = ".here"
 
-// Held is another wrapper's question on the board: its entry and the
-// name of the place it comes from (a pane's label, or its project).
+// Held is another wrapper's entry on the board: its name, the name of the
+// place it comes from (a pane's label, or its project), and what it tells.
 type Held struct {
 	Entry, Place string
+	Kind         Kind
 }
 
 // Open returns the board of the wrapper known as instance (its Herdr pane
@@ -106,7 +137,13 @@ func Open(base, herdrSocket, instance string) (*Board, error) {
 // caller drops it once told. Only a wrapper [Board.Present] holds: others
 // name its questions while it runs and no longer (it returns "" before).
 func (b *Board) Hold(place string) string {
-	if b.here == nil {
+	return b.HoldNews(Asking, place)
+}
+
+// HoldNews is Hold for an entry of any kind: a run's end Herdr has not
+// shown is named by others' toasts as a question is, after the questions.
+func (b *Board) HoldNews(kind Kind, place string) string {
+	if b.here == nil || int(kind) >= len(kindExts) {
 		return ""
 	}
 	entry := b.self + "-" + strconv.FormatUint(b.n.Add(1), 10)
@@ -115,15 +152,15 @@ func (b *Board) Hold(place string) string {
 		_ = os.Remove(tmp)
 		return ""
 	}
-	if err := os.Rename(tmp, filepath.Join(b.dir, entry+heldExt)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(b.dir, entry+kindExts[kind])); err != nil {
 		_ = os.Remove(tmp)
 		return ""
 	}
 	return entry
 }
 
-// Others are the questions the other wrappers hold, oldest first. The
-// files of wrappers that are gone are removed on the way.
+// Others are the entries the other wrappers hold, oldest first, of every
+// kind. The files of wrappers that are gone are removed on the way.
 func (b *Board) Others() []Held {
 	type aged struct {
 		Held
@@ -131,14 +168,15 @@ func (b *Board) Others() []Held {
 	}
 	var out []aged
 	for _, f := range b.look() {
-		if f.ext != heldExt || f.owner == b.self {
+		kind, ok := kindOf(f.ext)
+		if !ok || f.owner == b.self {
 			continue
 		}
 		place, ok := readPlace(filepath.Join(b.dir, f.name))
 		if !ok {
 			continue
 		}
-		out = append(out, aged{Held{Entry: strings.TrimSuffix(f.name, f.ext), Place: place}, f.at})
+		out = append(out, aged{Held{Entry: strings.TrimSuffix(f.name, f.ext), Place: place, Kind: kind}, f.at})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
 	held := make([]Held, len(out))
@@ -180,7 +218,7 @@ func (b *Board) look() []file {
 	for _, de := range des {
 		name := de.Name()
 		ext := filepath.Ext(name)
-		if ext != heldExt && ext != toldExt && ext != hereExt && ext != ".tmp" && ext != ".making" {
+		if _, entry := kindOf(ext); !entry && ext != toldExt && ext != hereExt && ext != ".tmp" && ext != ".making" {
 			continue
 		}
 		fi, err := de.Info()
@@ -231,7 +269,11 @@ func (b *Board) Told(entries []string) {
 		if strings.ContainsAny(e, `/\`) || e == "" {
 			continue
 		}
-		_ = os.Rename(filepath.Join(b.dir, e+heldExt), filepath.Join(b.dir, e+toldExt))
+		for _, ext := range kindExts {
+			if os.Rename(filepath.Join(b.dir, e+ext), filepath.Join(b.dir, e+toldExt)) == nil {
+				break
+			}
+		}
 	}
 }
 
@@ -249,7 +291,9 @@ func (b *Board) Drop(entry string) {
 	if entry == "" {
 		return
 	}
-	_ = os.Remove(filepath.Join(b.dir, entry+heldExt))
+	for _, ext := range kindExts {
+		_ = os.Remove(filepath.Join(b.dir, entry+ext))
+	}
 	_ = os.Remove(filepath.Join(b.dir, entry+toldExt))
 }
 

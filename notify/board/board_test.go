@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -133,5 +134,40 @@ func present(t *testing.T, bs ...*Board) {
 			t.Fatal(err)
 		}
 		t.Cleanup(b.Close)
+	}
+}
+
+// A run's end goes on the board under a name of its own, so a wrapper of
+// an older build, which takes every .held file for a question, never
+// names a finished pane as asking; it is told, taken and dropped as a
+// question is, and goes with a killed wrapper's lock.
+func TestARunsEndIsHeldByItsKind(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := Open(dir, "/h.sock", "w1:p1")
+	b, _ := Open(dir, "/h.sock", "w1:p2")
+	c, _ := Open(dir, "/h.sock", "w1:p3")
+	present(t, a, b, c)
+	done := a.HoldNews(Finished, "api")
+	failed := c.HoldNews(Failed, "web")
+	got := b.Others()
+	slices.SortFunc(got, func(x, y Held) int { return strings.Compare(x.Place, y.Place) }) // made in one tick: any order
+	if !slices.Equal(got, []Held{{Entry: done, Place: "api", Kind: Finished}, {Entry: failed, Place: "web", Kind: Failed}}) {
+		t.Fatalf("b sees %+v", got)
+	}
+	if held, _ := filepath.Glob(filepath.Join(a.dir, "*"+heldExt)); len(held) != 0 {
+		t.Fatalf("a run's end was left as a question: %v", held)
+	}
+	b.Told([]string{done})
+	if !a.Taken(done) || a.Taken(done) {
+		t.Fatal("a told run's end is taken exactly once")
+	}
+	c.here.Close() // killed
+	if got := b.Others(); len(got) != 0 {
+		t.Fatalf("a killed wrapper's run's end is still named: %+v", got)
+	}
+	again := a.HoldNews(Failed, "api")
+	a.Drop(again)
+	if got := b.Others(); len(got) != 0 {
+		t.Fatalf("a dropped run's end is still held: %+v", got)
 	}
 }
