@@ -103,15 +103,17 @@ func TestInjectRoomComesBackOnceWritten(t *testing.T) {
 // selection, a sixel image, a slow terminal draining either) is not cut by
 // a notification: while the child's output keeps flowing, the injection
 // waits for the sequence to end, however long that takes past the quiet
-// wait. The child writes one 4 KiB piece of the sequence per line the test
-// sends; the test keeps sending for four quiet waits.
+// wait. Once the injection is queued, the child writes 4 KiB pieces of the
+// sequence 10 ms apart for at least three quiet waits, paced by itself:
+// paced by the test's own reads and writes, a loaded machine (-race, load
+// above 13) once left a gap longer than the quiet wait between two pieces.
 func TestInjectDoesNotCutASequenceThatKeepsComing(t *testing.T) {
 	o := newOuter(t, 24, 80)
 	inj := NewInjector()
-	const quiet = 250 * time.Millisecond
+	const quiet = 500 * time.Millisecond
 	_, done := start(t, Options{
 		Argv: []string{"sh", "-c", `stty -echo; piece=$(head -c 3072 /dev/zero | base64 -w0); printf 'start\033]52;c;'
-while read x; do [ "$x" = end ] && break; printf '%s' "$piece"; done; printf '\007end'`},
+read go; i=0; while [ $i -lt 150 ]; do printf '%s' "$piece"; sleep 0.01; i=$((i+1)); done; printf '\007end'`},
 		Stdin: o.tty, Stdout: o.tty, Inject: inj, injectWait: quiet, injectCap: time.Hour,
 	})
 	o.waitFor("start\x1b]52;c;")
@@ -119,17 +121,16 @@ while read x; do [ "$x" = end ] && break; printf '%s' "$piece"; done; printf '\0
 		t.Fatal(err)
 	}
 	injected := time.Now()
-	for i := 1; time.Since(injected) < 4*quiet || i < 8; i++ {
-		if _, err := o.master.Write([]byte("x\r")); err != nil {
-			t.Fatal(err)
-		}
-		o.waitCount("AAAA", i*1024)
-	}
-	if _, err := o.master.Write([]byte("end\r")); err != nil {
+	if _, err := o.master.Write([]byte("go\r")); err != nil {
 		t.Fatal(err)
 	}
 	if err := wait(t, done); err != nil {
 		t.Fatal(err)
+	}
+	if took := time.Since(injected); took < 3*quiet {
+		// The sequence must outlast the quiet wait for this test to
+		// tell a wait that output extends from one that it does not.
+		t.Fatalf("the sequence took %v, less than three quiet waits (%v)", took, 3*quiet)
 	}
 	o.waitFor("<INJ>")
 	got := o.output()
