@@ -91,7 +91,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *doctorOptions) error {
 	if opts.JSON {
 		err = writeJSON(f.IO.Out, doctor.NewReport(rows))
 	} else {
-		err = render.DoctorText(f.IO.Out, rows, lookFor(f.IO))
+		err = render.DoctorText(f.IO.Out, doctor.ForPeople(rows, f.Paths().Home), lookFor(f.IO))
 	}
 	if err != nil {
 		return err
