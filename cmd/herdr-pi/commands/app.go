@@ -169,7 +169,11 @@ func newApp(f *Factory) *cli.App {
 			if again := repeatedFlag(c); again != nil {
 				err = again // Go's flag package's string of it, as it is
 			}
-			return usageFailedJSON(c, name, flagUsageError(name, err))
+			flags := c.App.Flags
+			if c.Command != nil && c.Command.Name != "" {
+				flags = c.Command.Flags
+			}
+			return usageFailedJSON(c, name, flagUsageError(name, flags, err))
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
