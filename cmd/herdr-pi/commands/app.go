@@ -179,7 +179,12 @@ func newApp(f *Factory) *cli.App {
 			if c.Args().Present() {
 				name := c.Args().First()
 				names := commandNames(c.App.VisibleCommands())
-				return usagef("", "unknown command %q%s (commands: %s)", name, meantCommand(name, names), strings.Join(names, ", "))
+				meant := meantCommand(name, names)
+				if name == "version" {
+					// A command in many tools; herdr-pi's is a flag.
+					meant = "; did you mean --version?"
+				}
+				return usagef("", "unknown command %q%s (commands: %s)", name, meant, strings.Join(names, ", "))
 			}
 			return cli.ShowAppHelp(c)
 		},
