@@ -169,13 +169,22 @@ func newApp(f *Factory) *cli.App {
 			if again := repeatedFlag(c); again != nil {
 				err = again // Go's flag package's string of it, as it is
 			}
-			return usageFailedJSON(c, name, flagUsageError(name, err))
+			flags := c.App.Flags
+			if c.Command != nil && c.Command.Name != "" {
+				flags = c.Command.Flags
+			}
+			return usageFailedJSON(c, name, flagUsageError(name, flags, err))
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				name := c.Args().First()
 				names := commandNames(c.App.VisibleCommands())
-				return usagef("", "unknown command %q%s (commands: %s)", name, meantCommand(name, names), strings.Join(names, ", "))
+				meant := meantCommand(name, names)
+				if name == "version" {
+					// A command in many tools; herdr-pi's is a flag.
+					meant = "; did you mean --version?"
+				}
+				return usagef("", "unknown command %q%s (commands: %s)", name, meant, strings.Join(names, ", "))
 			}
 			return cli.ShowAppHelp(c)
 		},

@@ -53,7 +53,7 @@ func interleavedArgs(c *cli.Context, cmd string) ([]string, error) {
 		}
 		fl := slices.IndexFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
 		if fl < 0 {
-			return nil, usagef(cmd, "unknown flag %s", a)
+			return nil, unknownFlag(cmd, a, c.Command.Flags)
 		}
 		if !hasValue {
 			value = "true"

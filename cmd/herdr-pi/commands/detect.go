@@ -47,6 +47,8 @@ func detectCommand(f *Factory) *cli.Command {
 			"the winning rule and its region, and why the other rules that could have won\n" +
 			"did not match. Reads stdin when FILE is - or missing (missing on a terminal is\n" +
 			"an error: nothing was piped in). See docs/detect.md.\n\n" +
+			"Exits 0 after printing a verdict, 1 when the manifest or the screen cannot be\n" +
+			"read, 2 for a usage mistake (--json then still prints one object saying why).\n\n" +
 			"Examples:\n" +
 			"  tmux capture-pane -p | herdr-pi detect\n" +
 			"  herdr-pi detect --agent pi --title 'π - api' screen.txt\n" +

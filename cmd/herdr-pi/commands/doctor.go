@@ -39,7 +39,8 @@ func doctorCommand(f *Factory) *cli.Command {
 			"notification channel and tmux passthrough; the private runtime directory and\n" +
 			"the pane registry; Herdr's own Pi integration. Each check has a deadline.\n\n" +
 			"SECTION limits the run to some of: herdr, pi, config, notify, runtime.\n" +
-			"It exits 1 when something is broken (a row marked fail), 0 otherwise.\n" +
+			"It exits 1 when something is broken (a row marked fail), 0 otherwise, and\n" +
+			"130 when Ctrl-C stopped it (no rows then).\n" +
 			"--json prints the same findings in the format of docs/doctor.md.\n" +
 			"Colour only on a terminal, never with NO_COLOR set.\n\n" +
 			"Examples:\n" +
@@ -91,7 +92,7 @@ func doctorRun(ctx context.Context, f *Factory, opts *doctorOptions) error {
 	if opts.JSON {
 		err = writeJSON(f.IO.Out, doctor.NewReport(rows))
 	} else {
-		err = render.DoctorText(f.IO.Out, rows, lookFor(f.IO))
+		err = render.DoctorText(f.IO.Out, doctor.ForPeople(rows, f.Paths().Home), lookFor(f.IO))
 	}
 	if err != nil {
 		return err

@@ -13,6 +13,8 @@ import (
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/urfave/cli/v2"
+
+	"github.com/herdr-pi/herdr-pi/settings"
 )
 
 // Exit codes shared by every command except wrap, which exits with the
@@ -48,15 +50,33 @@ func usagef(cmd, format string, args ...any) error {
 	return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
 }
 
+// unknownFlag is the usage error for a flag cmd does not have, naming
+// the flag meant when the word is a typo of one of flags. Names under
+// four letters get no guess: one letter off them is another word
+// (waiting stop --pid is no typo of --id).
+func unknownFlag(cmd, given string, flags []cli.Flag) error {
+	name, _, _ := strings.Cut(strings.TrimLeft(given, "-"), "=")
+	if len(name) >= 4 {
+		var names []string
+		for _, f := range flags {
+			names = append(names, f.Names()...)
+		}
+		if meant := settings.Meant(name, names); meant != "" {
+			return usagef(cmd, "unknown flag %s; did you mean %s?", given, dashed(meant))
+		}
+	}
+	return usagef(cmd, "unknown flag %s", given)
+}
+
 // flagUsageError is a mistake urfave/cli met while reading cmd's flags. Its
 // errors are those of Go's flag package, which write every flag with one
 // dash ("flag provided but not defined: -bogus"), where herdr-pi's help and
 // interleavedArgs write --bogus: the ones a person meets are reworded here,
 // once for every command; any other stays as it is.
-func flagUsageError(cmd string, err error) error {
+func flagUsageError(cmd string, flags []cli.Flag, err error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return usagef(cmd, "unknown flag %s", dashed(name))
+		return unknownFlag(cmd, dashed(name), flags)
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return usagef(cmd, "%s needs a value", dashed(name))

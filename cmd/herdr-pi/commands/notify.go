@@ -159,7 +159,9 @@ func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notify
 		w, closeW, err := notifyTerminal(io, deps)
 		switch {
 		case err != nil && !(ncfg.Enabled && ncfg.Ntfy.Enabled):
-			return err
+			paths := f.Paths()
+			return fmt.Errorf("%w: run it from a terminal or a Herdr pane, or turn on [notify.ntfy] in %s to be told anywhere (docs/configuration.md)",
+				err, paths.Pretty(paths.ConfigFile))
 		case err != nil:
 			noTerminal = err
 		default:

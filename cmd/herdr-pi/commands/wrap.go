@@ -136,7 +136,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		// drawStatus untouched.
 		path, err := pty.Resolve(opts.Argv[0], io.Env)
 		if err != nil {
-			return err
+			return explainStart(err, opts.Argv[0], io.Env, io.Dir)
 		}
 		log.Printf("exec %q: Pi runs non-interactively; herdr-pi steps aside", opts.Argv)
 		log.Close()

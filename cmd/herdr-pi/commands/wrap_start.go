@@ -2,15 +2,18 @@ package commands
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
@@ -20,9 +23,17 @@ import (
 // when what is missing is the program that runs it: the interpreter a
 // script's #! line names, or a binary's dynamic loader (one built for
 // another system). That one is named, so the person knows what to install
-// or fix; any other failure is returned as it is.
+// or fix; so is the way to install Pi when it is Pi that is missing. Any
+// other failure is returned as it is.
 func explainStart(err error, argv0 string, env []string, cwd string) error {
 	var se *pty.StartError
+	if errors.As(err, &se) && argv0 == "pi" && errors.Is(se, exec.ErrNotFound) {
+		// Pi itself missing is what a new user meets first: how to get it,
+		// as doctor says, rather than "install it".
+		c := *se
+		c.Reason = fmt.Sprintf("command not found in PATH=%s; %s", cmp.Or(settings.EnvFrom(env).Get("PATH"), "(empty)"), doctor.InstallPi)
+		return &c
+	}
 	if !errors.As(err, &se) || !errors.Is(se, fs.ErrNotExist) {
 		return err
 	}

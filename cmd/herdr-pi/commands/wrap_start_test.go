@@ -59,3 +59,20 @@ func TestExplainStartNamesTheMissingLoaderOrInterpreter(t *testing.T) {
 		t.Errorf("a missing program: %v", got)
 	}
 }
+
+// Pi missing from PATH says how to get it (as doctor does); any other
+// missing command keeps the general "install it".
+func TestAMissingPiSaysHowToInstallIt(t *testing.T) {
+	env := []string{"PATH=" + t.TempDir()}
+	for argv0, want := range map[string]string{
+		"pi":     "; install Pi with 'npm install -g @earendil-works/pi-coding-agent'",
+		"claude": "; install it or pass its full path",
+	} {
+		_, err := pty.Resolve(argv0, env)
+		got := explainStart(err, argv0, env, "/")
+		var se *pty.StartError
+		if !errors.As(got, &se) || se.Code != 127 || !strings.Contains(se.Reason, want) || !strings.Contains(se.Reason, "command not found in "+env[0]) {
+			t.Errorf("%s: %v, want 127 and %q", argv0, got, want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
@@ -39,8 +40,10 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 func (s *agentScreen) draw() {
 	var b strings.Builder
 	b.WriteString("\x1b[?2026h\x1b[?25l")
+	// A row wider than the screen would wrap onto the next and, at the
+	// bottom, scroll the title away: each is cut to the width, as Pi's are.
 	line := func(row int, text string) {
-		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[2K%s", row, text)
+		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[2K%s", row, ansi.Truncate(text, s.cols, ""))
 	}
 	line(1, " \x1b[1mpi\x1b[0m demo agent \x1b[2m(scripted: no model, no network)\x1b[0m")
 	chat := s.chat

@@ -132,13 +132,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer herdr.close()
 
-	lay, live := layout{agentRows: plainRows, agentCols: plainCols}, false
-	if o.Terminal != nil {
-		lay, live = fit(o.Terminal.Rows, o.Terminal.Cols)
-		if !live {
-			lay.agentRows, lay.agentCols = plainRows, plainCols
-		}
-	}
+	lay, live := layoutFor(o.Terminal)
 
 	// The agent's terminal: a pty of our own, whose screen we draw.
 	master, slave, err := creackpty.Open()

@@ -9,6 +9,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/sys/unix"
+
+	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 )
 
 // Sizes of the agent's screen. Off a terminal it is the plain size; on one
@@ -17,6 +19,12 @@ const (
 	plainRows, plainCols = 16, 76
 	minRows, maxRows     = 10, 16
 	minCols, maxCols     = 40, 100
+	// minBoxCols is the narrowest agent screen the log still draws: in a
+	// narrower window its lines would say nothing.
+	minBoxCols = 20
+	// logIndent is where an event's text starts in the timeline, and
+	// minLogText the narrowest the log wraps that text in.
+	logIndent, minLogText = 18, 16
 	// minTimeline is how many timeline lines a live frame always shows.
 	minTimeline = 6
 	// frameChrome is the title, the box's two borders and the state badge.
@@ -50,6 +58,20 @@ func fit(rows, cols int) (layout, bool) {
 	return l, l.agentCols >= minCols && l.agentRows >= minRows
 }
 
+// layoutFor lays the demo out for the person's terminal (nil: not one).
+// Off a live frame the agent's screen is the plain size, but never wider
+// than a terminal's width leaves inside the box's borders.
+func layoutFor(t *Terminal) (layout, bool) {
+	lay, live := layout{agentRows: plainRows, agentCols: plainCols}, false
+	if t != nil {
+		lay, live = fit(t.Rows, t.Cols)
+		if !live {
+			lay.agentRows, lay.agentCols = plainRows, max(min(plainCols, t.Cols-2), minBoxCols)
+		}
+	}
+	return lay, live
+}
+
 // view draws the demo: live, redrawn in place, on a terminal; as a plain
 // running log elsewhere; nothing but the final JSON with --json.
 type view struct {
@@ -57,7 +79,7 @@ type view struct {
 	live bool
 	json bool
 	// small is a terminal too small for the live view: the running log
-	// then says so, and that q still stops it.
+	// then says so, and that q still stops it, and wraps at its width.
 	small   bool
 	lay     layout
 	keys    *os.File // the person's terminal, for q
@@ -93,13 +115,13 @@ func (v *view) begin() {
 	if v.live {
 		fmt.Fprint(v.out, "\x1b[?25l\x1b[2J\x1b[H")
 	} else if !v.json {
-		fmt.Fprintln(v.out, "herdr-pi demo: a scripted agent under herdr-pi wrap, reporting to a Herdr stand-in")
+		v.println("herdr-pi demo: a scripted agent under herdr-pi wrap, reporting to a Herdr stand-in")
 		if v.small {
-			fmt.Fprintf(v.out, "This window (%dx%d) is too small for the live view (it needs %dx%d): printing the timeline instead.\n",
-				v.lay.rows, v.lay.cols, liveMinRows, liveMinCols)
+			v.println(fmt.Sprintf("This window (%dx%d) is too small for the live view (it needs %dx%d): printing the timeline instead.",
+				v.lay.rows, v.lay.cols, liveMinRows, liveMinCols))
 		}
 		if v.keys != nil {
-			fmt.Fprintln(v.out, "Press q to stop early.")
+			v.println("Press q to stop early.")
 		}
 	}
 }
@@ -164,7 +186,7 @@ func (v *view) frame(scr string, events []Event, settle float64) {
 			if e.T > settle {
 				break
 			}
-			fmt.Fprintln(v.out, v.eventLine(e, 0))
+			fmt.Fprintln(v.out, v.logLine(e))
 			v.printed++
 		}
 		return
@@ -203,7 +225,22 @@ func (v *view) end(scr string, events []Event, sum summary) {
 	}
 	v.frame(scr, events, sum.end)
 	fmt.Fprintln(v.out)
-	fmt.Fprintln(v.out, v.box(scr, plainRows, plainCols))
+	if v.small && v.lay.cols < minBoxCols+2 {
+		v.println(fmt.Sprintf("(The agent's screen is left out: it needs %d columns.)", minBoxCols+2))
+	} else {
+		fmt.Fprintln(v.out, v.box(scr, v.lay.agentRows, v.lay.agentCols))
+	}
+	for _, line := range strings.Split(text, "\n") {
+		v.println(line)
+	}
+}
+
+// println prints a sentence of the log, its words wrapped at a small
+// window's width (a pipe's lines stay whole, for grep).
+func (v *view) println(text string) {
+	if v.small {
+		text = strings.Join(wrapTo(text, v.lay.cols), "\n")
+	}
 	fmt.Fprintln(v.out, text)
 }
 
@@ -261,15 +298,53 @@ var stateColors = map[string]string{"idle": "2", "working": "3", "blocked": "1",
 
 // eventLine is one timeline line, cut to width columns (0: not cut).
 func (v *view) eventLine(e Event, width int) string {
-	who := map[string]string{"herdr": "→ Herdr", "state": "state", "you": "you"}[e.Source]
 	text := e.Text
 	if width > 0 {
-		text = ansi.Truncate(text, width-18, "…")
+		text = ansi.Truncate(text, width-logIndent, "…")
 	}
+	return eventPrefix(e) + v.colorState(e, text)
+}
+
+// logLine is an event of the running log. In a small window its text
+// wraps under itself, clear of the time and the source; in one too narrow
+// even for that, the whole line wraps.
+func (v *view) logLine(e Event) string {
+	switch {
+	case !v.small:
+		return v.eventLine(e, 0)
+	case v.lay.cols-logIndent >= minLogText:
+		lines := wrapTo(e.Text, v.lay.cols-logIndent)
+		return eventPrefix(e) + v.colorState(e, strings.Join(lines, "\n"+strings.Repeat(" ", logIndent)))
+	default:
+		return v.colorState(e, strings.Join(wrapTo(eventPrefix(e)+e.Text, v.lay.cols), "\n"))
+	}
+}
+
+// wrapTo breaks text into lines of at most width columns, between words
+// where it can: a word wider than the line is cut.
+func wrapTo(text string, width int) []string {
+	var lines []string
+	for _, l := range render.WrapWords(text, width) {
+		if ansi.StringWidth(l) > width {
+			l = ansi.Hardwrap(l, width, true)
+		}
+		lines = append(lines, strings.Split(l, "\n")...)
+	}
+	return lines
+}
+
+// eventPrefix is the time and the source of an event: logIndent columns.
+func eventPrefix(e Event) string {
+	who := map[string]string{"herdr": "→ Herdr", "state": "state", "you": "you"}[e.Source]
+	return fmt.Sprintf("%6.2fs  %-8s ", e.T, who)
+}
+
+// colorState colours the state a transition's text names.
+func (v *view) colorState(e Event, text string) string {
 	if e.Source == "state" && e.To != "" {
 		text = strings.Replace(text, e.To, v.r.NewStyle().Bold(true).Foreground(lipgloss.Color(stateColors[e.To])).Render(e.To), 1)
 	}
-	return fmt.Sprintf("%6.2fs  %-8s %s", e.T, who, text)
+	return text
 }
 
 // box frames the agent's screen, padded to rows×cols.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/internal/golden"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
+	"github.com/herdr-pi/herdr-pi/pane/screen"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
 
@@ -206,6 +207,71 @@ func TestReasonEventsReadAsWords(t *testing.T) {
 		e := stateEvent(state.Event{Kind: kind, Reason: r, Cause: "open:sentinel"})
 		if e.Text != want || e.Kind != string(kind) || e.From != "" || e.To != "" {
 			t.Errorf("%s: %+v, want text %q", kind, e, want)
+		}
+	}
+}
+
+// A window too narrow for the live view gets the running log, and all of
+// it fits the window's width: the words of its sentences and events wrap
+// whole, and the agent's screen is drawn that wide (a window under 42
+// columns got the 78-column box of a pipe, its borders broken over two
+// rows each).
+func TestNarrowWindowLogFits(t *testing.T) {
+	for _, cols := range []int{38, 30, 24} {
+		term := &Terminal{Rows: 40, Cols: cols}
+		lay, live := layoutFor(term)
+		if live {
+			t.Fatalf("%d columns: live view", cols)
+		}
+		var out bytes.Buffer
+		v := newView(Options{Out: &out, Styles: plainStyles(), Terminal: term}, lay, live)
+		v.begin()
+		events := sampleEvents()
+		scr := sampleScreen(lay.agentRows, lay.agentCols)
+		v.frame(scr, events, events[len(events)-1].T)
+		v.end(scr, events, summarize(events, false, 0))
+		got := out.String()
+		if cols == 38 {
+			golden.Check(t, filepath.Join("testdata", "log-40x38.golden"), got)
+		}
+		checkFits(t, strings.TrimRight(got, "\n"), cols, 1000)
+		for _, want := range []string{"reporting to a Herdr stand-in", "too small for the live view", "Which", `"fix the flaky test in the api package"`, "The agent exited 0."} {
+			if !strings.Contains(strings.Join(strings.Fields(got), " "), want) {
+				t.Errorf("%d columns: %q is missing:\n%s", cols, want, got)
+			}
+		}
+	}
+	// Narrower still, the agent's screen could not be read: it is left
+	// out, and the log says so.
+	term := &Terminal{Rows: 40, Cols: 16}
+	lay, _ := layoutFor(term)
+	var out bytes.Buffer
+	v := newView(Options{Out: &out, Styles: plainStyles(), Terminal: term}, lay, false)
+	v.end(sampleScreen(lay.agentRows, lay.agentCols), sampleEvents(), summary{})
+	if got := out.String(); strings.Contains(got, "╭") || !strings.Contains(got, "screen") {
+		t.Errorf("16 columns: %q", got)
+	}
+}
+
+// The scripted agent draws every row within its screen's width, as Pi
+// does: its title and its directory, wider than a narrow screen, wrapped
+// onto the next row and scrolled the title away.
+func TestAgentScreenKeepsToItsWidth(t *testing.T) {
+	for _, cols := range []int{36, 40, 76} {
+		var out bytes.Buffer
+		s := &agentScreen{w: &out, rows: plainRows, cols: cols, cwd: "/tmp/herdr-pi-demo3488179397/demo-project"}
+		s.say("› ", "fix the flaky test in the api package")
+		s.busy = true
+		s.draw()
+		scr := screen.New(plainRows, cols)
+		if err := scr.Write(out.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		text := scr.Snapshot().Text
+		scr.Close()
+		lines := strings.Split(text, "\n")
+		if !strings.HasPrefix(lines[0], " pi demo agent") || !strings.HasPrefix(lines[plainRows-1], "/tmp/herdr-pi-demo") {
+			t.Errorf("%d columns: the title or the directory is off its row:\n%s", cols, text)
 		}
 	}
 }

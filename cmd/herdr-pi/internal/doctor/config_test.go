@@ -188,7 +188,7 @@ func TestDoctorLogRow(t *testing.T) {
 	}{
 		{"missing", 0, nil, "ok|STATE does not exist yet: the first herdr-pi creates it, mode 0700", false},
 		{"private", 0o700, nil, "ok|herdr-pi logs to STATE/herdr-pi.log (its directory is ours and 0700)", false},
-		{"open to others", 0o755, nil, "warn|the log private directory STATE has mode 0755, want 0700: refusing to use it; run chmod 700 STATE; until then herdr-pi writes no log|chmod 700 STATE", false},
+		{"open to others", 0o755, nil, "warn|the log private directory STATE has mode 0755, want 0700: refusing to use it; until then herdr-pi writes no log|chmod 700 STATE", false},
 		{"turned off", 0o755, []string{"HERDR_PI_LOG=off"}, "ok|HERDR_PI_LOG=off: herdr-pi writes no log", false},
 		// The log reads HERDR_PI_LOG without regard to case (log.go):
 		// doctor must agree, or it warns about a log that is off, and

@@ -231,14 +231,15 @@ func nodeTooOld(node nodeFacts, pi piFacts) bool {
 	return node.Err == nil && min != (release{}) && node.Version.less(min)
 }
 
-const installPi = "install Pi with 'npm install -g @earendil-works/pi-coding-agent' (it needs Node 22.19 or newer), or put the directory that holds pi on PATH"
+// InstallPi is the way to get Pi, for every message that finds it missing.
+const InstallPi = "install Pi with 'npm install -g @earendil-works/pi-coding-agent' (it needs Node 22.19 or newer), or put the directory that holds pi on PATH"
 
 func piRow(pi piFacts, node nodeFacts) Row {
 	row := func(status, detail, fix string) Row {
 		return Row{Name: "pi", Status: status, Detail: detail, Fix: fix}
 	}
 	if pi.Path == "" {
-		return row(Fail, "no pi on PATH: 'herdr-pi wrap pi' cannot start Pi", installPi)
+		return row(Fail, "no pi on PATH: 'herdr-pi wrap pi' cannot start Pi", InstallPi)
 	}
 	pkg := ""
 	if pi.Package != nil {
@@ -255,7 +256,7 @@ func piRow(pi piFacts, node nodeFacts) Row {
 			pi.piName(), pi.Path, pkg, pi.nodeMin(), node.Version, errorLine(pi.Output)), nodeFix(pi))
 	}
 	return row(Fail, fmt.Sprintf("'pi --version' failed for %s%s: %v %s", pi.Path, pkg, pi.VersionErr, errorLine(pi.Output)),
-		"run 'pi --version' to see the whole error; reinstall Pi if it is broken ("+installPi+")")
+		"run 'pi --version' to see the whole error; reinstall Pi if it is broken ("+InstallPi+")")
 }
 
 func nodeFix(pi piFacts) string {

@@ -191,6 +191,9 @@ func privateDirProblem(err error) string {
 	if errors.As(err, &pe) && pe.Problem == control.ProblemOwner {
 		return fmt.Sprintf("private directory %s belongs to uid %d, not to us (uid %d): refusing to use it", pe.Dir, pe.Owner, os.Getuid())
 	}
+	if errors.As(err, &pe) && pe.Problem == control.ProblemMode {
+		return fmt.Sprintf("private directory %s has mode %04o, want 0700: refusing to use it", pe.Dir, pe.Mode)
+	}
 	if errors.As(err, &pe) && pe.Problem == control.ProblemParent {
 		return fmt.Sprintf("private directory %s is under %s, which others may write and which is not sticky (anyone could put a directory of theirs in place of ours): refusing to use it", pe.Dir, pe.Parent)
 	}
