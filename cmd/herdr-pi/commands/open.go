@@ -79,6 +79,10 @@ func openCommand(f *Factory) *cli.Command {
 			"--list prints runs (or one run's attempts) and what open can do with each;\n" +
 			"it opens nothing, so --split, --tab, --workspace, --wait, --hold and --inspect\n" +
 			"are refused with it.\n\n" +
+			"Exits 0 once the pane is open (with --wait, once it ended; on a live attempt, once\n" +
+			"the attempt is back with its owner, whoever ended the handoff: --json's reason\n" +
+			"says who), 1 when nothing was opened, the handoff was refused or failed, or the\n" +
+			"owner Pi went away, 2 for a usage mistake, 130 when interrupted.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi open 3f0c reviewer\n" +
 			"  herdr-pi open 3f0c9a2e reviewer#1 --tab\n" +
