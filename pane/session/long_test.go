@@ -173,3 +173,52 @@ func windows(body string) []int64 {
 	}
 	return ws
 }
+
+// The probe names its Pi's leaf before the wrapper's first read of a new
+// file (session_start, then agent_start, pin it as Follow switches
+// files), and a running Pi's entries chain on from it. Read from the end,
+// the window may leave out the leaf and the entries after it; a whole read
+// follows the chain to the end, so the tail must too, else the verdict is
+// the pinned entry's, not the reply's: a question missed (the prompt
+// pinned, a tool result longer than the window, then the reply that asks),
+// or one answered since taken for open.
+func TestATailReadFromTheEndPinnedBeforeItsFirstReadSaysWhatAWholeReadSays(t *testing.T) {
+	dir := t.TempDir()
+	const q = "Which one?\n:input_needed:"
+	files := map[string][]string{
+		"a long tool result, then the reply that asks": {header(dir), msg("u1", "", "user", text("describe it"), ""),
+			msg("a1", "u1", "assistant", handOver("Let me look."), "toolUse"),
+			msg("t1", "a1", "toolResult", text(strings.Repeat("i", 600)), ""), msg("a2", "t1", "assistant", text(q), "stop")},
+		"a question answered since": {header(dir), msg("u1", "", "user", text("hi"), ""), msg("a1", "u1", "assistant", handOver("look"), "toolUse"),
+			msg("t1", "a1", "toolResult", text(strings.Repeat("x", 300)), ""), msg("a2", "t1", "assistant", text(q), "stop"),
+			msg("u3", "a2", "user", text("this one"), ""), msg("a3", "u3", "assistant", text("ok"), "stop")},
+	}
+	for name, lines := range files {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".jsonl")
+		body := strings.Join(lines, "\n") + "\n"
+		for _, leaf := range []string{"u1", "a1", "t1", "a2"} {
+			for _, follow := range []bool{true, false} {
+				for _, window := range windows(body) {
+					if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					since := time.Now()
+					whole, end := &tail{path: path, since: since, tree: NewTree()}, newTail(path, since)
+					end.window = window
+					for _, tl := range []*tail{whole, end} {
+						tl.setPin(&pin{leaf: leaf, follow: follow})
+						if _, err := tl.poll(); err != nil {
+							t.Fatal(err)
+						}
+						if _, err := tl.whole(); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if got, want := says(end.tree, since), says(whole.tree, since); got != want {
+						t.Fatalf("%s, pinned to %s (follow %v) before the first read, window %d: read from the end %s, whole %s", name, leaf, follow, window, got, want)
+					}
+				}
+			}
+		}
+	}
+}

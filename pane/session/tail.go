@@ -46,11 +46,16 @@ type tail struct {
 	head          int64
 	firstEnd      int64
 	firstWatching bool
+	// firstPin is the pin the first read was made under; repinned says
+	// one was set (or dropped) since, which put the leaf where it says.
+	firstPin *pin
+	repinned bool
 }
 
 // setPin pins the tree's leaf (nil: back to the file's last line).
 func (t *tail) setPin(p *pin) {
 	t.pin = p
+	t.repinned = t.seen
 	if p == nil {
 		t.tree.Unpin()
 		return
@@ -95,6 +100,7 @@ func (t *tail) poll() (changed bool, err error) {
 			t.tree.Watching()
 			t.firstWatching = true
 		}
+		t.firstPin = t.pin
 		if t.window > 0 && t.offset == 0 && fi.Size() > t.window {
 			// Only the end, from the first line that begins in it: the
 			// byte before the window is read too, so that a window that
@@ -152,6 +158,11 @@ func (t *tail) whole() (bool, error) {
 		return false, err // replaced: the next poll reads it anew
 	}
 	full := &tail{tree: NewTree()}
+	if p := t.firstPin; p != nil && !t.repinned {
+		// Pinned before the first read and not since: the leaf moves on
+		// through the lines the window left out, as it would have.
+		full.tree.Pin(p.leaf, p.follow)
+	}
 	if t.firstWatching {
 		full.tree.Watching()
 	}
@@ -162,7 +173,7 @@ func (t *tail) whole() (bool, error) {
 	if err := full.feedFrom(f, t.firstEnd, t.offset); err != nil {
 		return false, err
 	}
-	if old := t.tree; old.pinned {
+	if old := t.tree; old.pinned && t.repinned {
 		full.tree.pinned, full.tree.follow, full.tree.leaf = true, old.follow, old.leaf
 	}
 	t.tree, t.partial, t.skip, t.Skipped, t.head = full.tree, full.partial, full.skip, full.Skipped, 0

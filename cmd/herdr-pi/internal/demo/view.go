@@ -66,7 +66,10 @@ func layoutFor(t *Terminal) (layout, bool) {
 	if t != nil {
 		lay, live = fit(t.Rows, t.Cols)
 		if !live {
-			lay.agentRows, lay.agentCols = plainRows, max(min(plainCols, t.Cols-2), minBoxCols)
+			lay.agentRows, lay.agentCols = plainRows, plainCols
+			if t.Cols > 0 { // 0: the terminal does not say its width
+				lay.agentCols = max(min(plainCols, t.Cols-2), minBoxCols)
+			}
 		}
 	}
 	return lay, live
@@ -225,7 +228,7 @@ func (v *view) end(scr string, events []Event, sum summary) {
 	}
 	v.frame(scr, events, sum.end)
 	fmt.Fprintln(v.out)
-	if v.small && v.lay.cols < minBoxCols+2 {
+	if v.narrow() && v.lay.cols < minBoxCols+2 {
 		v.println(fmt.Sprintf("(The agent's screen is left out: it needs %d columns.)", minBoxCols+2))
 	} else {
 		fmt.Fprintln(v.out, v.box(scr, v.lay.agentRows, v.lay.agentCols))
@@ -238,11 +241,15 @@ func (v *view) end(scr string, events []Event, sum summary) {
 // println prints a sentence of the log, its words wrapped at a small
 // window's width (a pipe's lines stay whole, for grep).
 func (v *view) println(text string) {
-	if v.small {
+	if v.narrow() {
 		text = strings.Join(wrapTo(text, v.lay.cols), "\n")
 	}
 	fmt.Fprintln(v.out, text)
 }
+
+// narrow says the log wraps at the window's width: a small one that says
+// its width (a terminal of unknown size, 0x0, gets lines whole, as a pipe).
+func (v *view) narrow() bool { return v.small && v.lay.cols > 0 }
 
 // summary is what the demo ends on.
 type summary struct {
@@ -310,7 +317,7 @@ func (v *view) eventLine(e Event, width int) string {
 // even for that, the whole line wraps.
 func (v *view) logLine(e Event) string {
 	switch {
-	case !v.small:
+	case !v.narrow():
 		return v.eventLine(e, 0)
 	case v.lay.cols-logIndent >= minLogText:
 		lines := wrapTo(e.Text, v.lay.cols-logIndent)

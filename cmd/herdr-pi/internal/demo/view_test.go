@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -273,5 +274,34 @@ func TestAgentScreenKeepsToItsWidth(t *testing.T) {
 		if !strings.HasPrefix(lines[0], " pi demo agent") || !strings.HasPrefix(lines[plainRows-1], "/tmp/herdr-pi-demo") {
 			t.Errorf("%d columns: the title or the directory is off its row:\n%s", cols, text)
 		}
+	}
+}
+
+// A terminal that does not say its size (0x0: a pty nobody sized, as some
+// CI runners and serial consoles give) is no narrow window: the log's
+// lines stay whole and the agent's screen is drawn at the plain size, as
+// before the log learnt to wrap (it printed one word a line, the screen
+// left out).
+func TestATerminalOfUnknownSizeGetsTheLogWhole(t *testing.T) {
+	term := &Terminal{Rows: 0, Cols: 0}
+	lay, live := layoutFor(term)
+	if live {
+		t.Fatal("0x0: live view")
+	}
+	var out bytes.Buffer
+	v := newView(Options{Out: &out, Styles: plainStyles(), Terminal: term}, lay, live)
+	v.begin()
+	events := sampleEvents()
+	scr := sampleScreen(lay.agentRows, lay.agentCols)
+	v.frame(scr, events, events[len(events)-1].T)
+	v.end(scr, events, summarize(events, false, 0))
+	got := out.String()
+	lines := strings.Split(got, "\n")
+	if !slices.Contains(lines, "herdr-pi demo: a scripted agent under herdr-pi wrap, reporting to a Herdr stand-in") {
+		t.Errorf("0x0: the first sentence is not one line:\n%s", got)
+	}
+	box := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "╭") })
+	if box < 0 || ansi.StringWidth(lines[box]) != plainCols+2 {
+		t.Errorf("0x0: want the agent's screen %d columns wide:\n%s", plainCols, got)
 	}
 }
