@@ -2,6 +2,7 @@ package notify
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"unicode/utf8"
 
@@ -72,12 +73,19 @@ func (h *heldOn) gaveUp(m Message) {
 
 // nameOthers adds to the toast of a question or a run's end what other
 // panes hold on the board, as many as fit, and returns their entries; any
-// that do not fit are counted. A hook's toast is its own words alone.
+// that do not fit are counted. A hook's toast is its own words alone, and
+// a run's end names no question: under a "finished" title and its sound, a
+// question named in passing is easily waved away, and its pane would send
+// no toast of its own; it waits for a toast of its kind, its own or
+// another question's.
 func (h *heldOn) nameOthers(m Message, t *HerdrToast) []string {
 	if h.board == nil || m.kind == 0 {
 		return nil
 	}
 	others := h.board.Others()
+	if !m.blocking {
+		others = slices.DeleteFunc(others, func(o board.Held) bool { return o.Kind == board.Asking })
+	}
 	if len(others) == 0 {
 		return nil
 	}

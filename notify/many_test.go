@@ -352,3 +352,38 @@ func unnamed(shown []string, n int) []string {
 	}
 	return missed
 }
+
+// A question is told by a toast of its own kind: a run's end Herdr shows
+// names the runs that ended with it, never a pane that asks. Under a
+// "finished" title, with the sound of one, a question named in passing is
+// easy to wave away, and the pane then sends no toast of its own; held
+// back, it gets its own toast as soon as Herdr takes one.
+func TestAQuestionIsNotToldInAFinishedToast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &pacedHerdr{before: func(call int) string {
+			if call == 1 {
+				return ReasonRateLimited
+			}
+			return ""
+		}}
+		dir := t.TempDir()
+		a := Start(Options{Herdr: h, Board: presentBoard(t, dir, "w1:p1", "alpha"), Project: "api", Label: "alpha", Instance: "w1:p1"})
+		b := Start(Options{Herdr: h, Board: presentBoard(t, dir, "w1:p2", "beta"), Project: "api", Label: "beta", Instance: "w1:p2"})
+		a.Notify(Event{Kind: InputNeeded, Key: "blocked#1", Question: "Which database?"})
+		time.Sleep(100 * time.Millisecond) // Herdr held a's toast back
+		b.Notify(Event{Kind: Finished, Key: "run#1"})
+		time.Sleep(10 * time.Second)
+		a.Close(context.Background())
+		b.Close(context.Background())
+		calls, results := h.snapshot()
+		shown := shownToasts(calls, results, true)
+		for _, s := range shown {
+			if strings.HasPrefix(s, "Pi finished") && strings.Contains(s, "alpha") {
+				t.Fatalf("a finished toast told the question: %q (all shown: %q)", s, shown)
+			}
+		}
+		if !slices.Contains(shown, "Pi needs your input: Which database? · alpha · api") {
+			t.Fatalf("the question never got its own toast; shown: %q", shown)
+		}
+	})
+}
