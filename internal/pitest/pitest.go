@@ -121,6 +121,12 @@ func NewAgent(t testing.TB, pi Pi, baseURL string) *Agent {
 		"LANG=C.UTF-8",
 		// jiti caches transpiled extensions in the temp dir; keep it ours.
 		"TMPDIR=" + root,
+		// Node writes its compile cache under HOME as a Pi exits, and a
+		// Pi a test leaves running exits on the hangup its terminal's
+		// close gives it, while the test's directory is being removed
+		// (CI, 2026-12-05: "unlinkat …/node-compile-cache/…: directory
+		// not empty").
+		"NODE_DISABLE_COMPILE_CACHE=1",
 	}
 	return a
 }
