@@ -1170,9 +1170,12 @@ func (m *Machine) ProbeConnected(on bool) {
 			// screen at once would report idle after working — Herdr's
 			// "finished" — whenever the screen shows nothing busy (a run
 			// younger than the debounce, a working indicator an
-			// extension hid). The run stays working for the hold; the
-			// wrapper stops the machine at the agent's exit, and a probe
-			// back says what goes on.
+			// extension hid). The run stays working for the hold, which
+			// outlasts the wrapper's drain after the agent's exit (2 s at
+			// most) and a probe's return; a probe back says what goes on.
+			// (The machine stops after the pane's release: live handoffs
+			// that take longer than the hold to end could still see an
+			// idle reported first.)
 			m.probeGoneUntil = now.Add(ProbeGoneGrace)
 		}
 		if !on && m.probe && m.runActive && m.programActivity == Working && m.programIdleAt.IsZero() {
