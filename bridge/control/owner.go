@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -530,8 +531,13 @@ func strictUnmarshal(b []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
-		return errors.New("more than one JSON value")
+	// Nothing but space may follow the value. More alone lets a stray
+	// closing bracket through ({…}}}): the version check before the
+	// decode, which reads with json.Unmarshal, refuses such input and so
+	// said nothing, and an ask of another version was taken as this one's
+	// (FuzzParseHandoffAsk).
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more than one JSON value, or text after it")
 	}
 	return nil
 }

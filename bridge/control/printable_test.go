@@ -64,3 +64,23 @@ func TestWaitRequestCleansBidiControls(t *testing.T) {
 		}
 	}
 }
+
+// A line is one JSON value and nothing after it: a stray closing bracket
+// is as much a second value as a second object is. The decoder's More
+// alone let "}" by, so the control socket, the tool bridge and the
+// handoff ask took lines the contract refuses (FuzzParseHandoffAsk found
+// an ask of another version taken as this one's that way).
+func TestDecodeRefusesTextAfterTheValue(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"request","id":"r1","method":"status"}}`,
+		`{"type":"request","id":"r1","method":"status"}]`,
+		`{"type":"request","id":"r1","method":"status"} {}`,
+	} {
+		if _, err := Decode([]byte(line + "\n")); err == nil {
+			t.Errorf("Decode(%s) took it", line)
+		}
+	}
+	if _, err := ParseHandoffAsk([]byte(`{"version":1,"run_id":"r","session_id":"s","owner_pid":1}}`)); err == nil {
+		t.Error("ParseHandoffAsk took an ask followed by a stray }")
+	}
+}

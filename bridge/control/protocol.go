@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -132,7 +133,7 @@ func decode(line []byte, limit int) (Message, error) {
 	if err := dec.Decode(&m); err != nil {
 		return Message{}, fmt.Errorf("not a JSON object: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF { // More lets a stray "}" by
 		return Message{}, errors.New("more than one JSON value on a line")
 	}
 	if err := m.validate(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
@@ -72,7 +73,7 @@ func DecodeRequest(line []byte) (Request, error) {
 	if err := dec.Decode(&r); err != nil {
 		return Request{}, fmt.Errorf("not a request object: %v", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF { // More lets a stray "}" by
 		return Request{}, errors.New("more than one JSON value on the line")
 	}
 	switch {

@@ -272,6 +272,7 @@ func TestBadRequestsAreRefusedAndNotRun(t *testing.T) {
 		{fmt.Sprintf(`{"token":%q,"toolCallId":"x","name":"echo"}`, tok) + "\n", "bad request: params must be a JSON object"},
 		{fmt.Sprintf(`{"token":%q,"toolCallId":"x","name":"echo","params":{},"cwd":"/"}`, tok) + "\n", `bad request: not a request object: json: unknown field "cwd"`},
 		{fmt.Sprintf(`{"token":%q,"toolCallId":"x","name":"echo","params":{}} {}`, tok) + "\n", "bad request: more than one JSON value on the line"},
+		{fmt.Sprintf(`{"token":%q,"toolCallId":"x","name":"echo","params":{}}}}`, tok) + "\n", "bad request: more than one JSON value on the line"},
 		{fmt.Sprintf(`{"token":%q,"toolCallId":"x","name":"ec\u0007ho","params":{}}`, tok) + "\n", `bad request: malformed tool name "ec?ho"`},
 		{"{\"token\":\"\xff\"}\n", "bad request: not UTF-8"},
 		{fmt.Sprintf(`{"token":%q,"toolCallId":"x","name":"echo","params":{}}`, tok) + "\nmore\n", "bad request: nothing may follow the request line"},
