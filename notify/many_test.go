@@ -264,15 +264,7 @@ func TestManyPanesFinishingAtOnceAreAllTold(t *testing.T) {
 // any more: the person was told.
 func TestAFinishedPaneNamedInAnotherToastSendsNoneOfItsOwn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &pacedHerdr{before: func(call int) string {
-			if call == 1 {
-				return ReasonRateLimited
-			}
-			return ""
-		}}
-		dir := t.TempDir()
-		a := Start(Options{Herdr: h, Board: presentBoard(t, dir, "w1:p1", "alpha"), Project: "api", Label: "alpha", Instance: "w1:p1"})
-		b := Start(Options{Herdr: h, Board: presentBoard(t, dir, "w1:p2", "beta"), Project: "api", Label: "beta", Instance: "w1:p2"})
+		h, a, b := alphaHeldBackThenBeta(t)
 		a.Notify(Event{Kind: Finished, Key: "run#1"})
 		time.Sleep(100 * time.Millisecond) // Herdr held a's toast back
 		b.Notify(Event{Kind: InputNeeded, Key: "blocked#1", Question: "Which database?"})
@@ -360,15 +352,7 @@ func unnamed(shown []string, n int) []string {
 // back, it gets its own toast as soon as Herdr takes one.
 func TestAQuestionIsNotToldInAFinishedToast(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &pacedHerdr{before: func(call int) string {
-			if call == 1 {
-				return ReasonRateLimited
-			}
-			return ""
-		}}
-		dir := t.TempDir()
-		a := Start(Options{Herdr: h, Board: presentBoard(t, dir, "w1:p1", "alpha"), Project: "api", Label: "alpha", Instance: "w1:p1"})
-		b := Start(Options{Herdr: h, Board: presentBoard(t, dir, "w1:p2", "beta"), Project: "api", Label: "beta", Instance: "w1:p2"})
+		h, a, b := alphaHeldBackThenBeta(t)
 		a.Notify(Event{Kind: InputNeeded, Key: "blocked#1", Question: "Which database?"})
 		time.Sleep(100 * time.Millisecond) // Herdr held a's toast back
 		b.Notify(Event{Kind: Finished, Key: "run#1"})
@@ -386,4 +370,20 @@ func TestAQuestionIsNotToldInAFinishedToast(t *testing.T) {
 			t.Fatalf("the question never got its own toast; shown: %q", shown)
 		}
 	})
+}
+
+// alphaHeldBackThenBeta starts the wrappers of two panes of project api on
+// one board, alpha and beta, against a Herdr that holds the first toast
+// back (rate_limited) and then keeps its one-a-second pace.
+func alphaHeldBackThenBeta(t *testing.T) (h *pacedHerdr, a, b *Notifier) {
+	h = &pacedHerdr{before: func(call int) string {
+		if call == 1 {
+			return ReasonRateLimited
+		}
+		return ""
+	}}
+	dir := t.TempDir()
+	a = Start(Options{Herdr: h, Board: presentBoard(t, dir, "w1:p1", "alpha"), Project: "api", Label: "alpha", Instance: "w1:p1"})
+	b = Start(Options{Herdr: h, Board: presentBoard(t, dir, "w1:p2", "beta"), Project: "api", Label: "beta", Instance: "w1:p2"})
+	return h, a, b
 }
