@@ -12,9 +12,8 @@ import (
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
-	"github.com/urfave/cli/v2"
-
 	"github.com/herdr-pi/herdr-pi/settings"
+	"github.com/urfave/cli/v2"
 )
 
 // Exit codes shared by every command except wrap, which exits with the
