@@ -22,7 +22,7 @@ ci:
 	.ci/run
 
 # Regenerates BENCHMARKS.md: every figure measured in one run against its
-# baseline (util-linux script, a bare pty), interleaved. About 15 minutes;
+# baseline (util-linux script, a bare pty), interleaved. About 17 minutes;
 # knobs in e2e/benchdoc_test.go.
 bench:
 	HERDR_PI_BENCH_DOC=$(CURDIR)/BENCHMARKS.md go test -run '^$$' -bench '^BenchmarkDoc$$' -benchtime 1x -v -count=1 -timeout 90m ./e2e/

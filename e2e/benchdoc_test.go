@@ -33,7 +33,7 @@ import (
 // HERDR_PI_BENCH_DOC the document is only logged.
 //
 // Knobs (defaults in brackets): HERDR_PI_BENCH_MIB payload [200],
-// HERDR_PI_BENCH_RUNS rounds per throughput case [5], HERDR_PI_BENCH_KEYS
+// HERDR_PI_BENCH_RUNS rounds per throughput case [15], HERDR_PI_BENCH_KEYS
 // keystrokes [2000], HERDR_PI_BENCH_STARTS start-ups [60],
 // HERDR_PI_BENCH_IDLE idle seconds [60], HERDR_PI_BENCH_CYCLES detection
 // cycles [200], HERDR_PI_BENCH_BLOCKED sentinel cycles [100],
@@ -46,7 +46,7 @@ import (
 // nothing about behaviour. The bounds are printed next to the figures.
 func BenchmarkDoc(b *testing.B) {
 	cfg := docConfig{
-		mib: envInt("HERDR_PI_BENCH_MIB", 200), runs: envInt("HERDR_PI_BENCH_RUNS", 5),
+		mib: envInt("HERDR_PI_BENCH_MIB", 200), runs: envInt("HERDR_PI_BENCH_RUNS", 15),
 		keys: envInt("HERDR_PI_BENCH_KEYS", 2000), starts: envInt("HERDR_PI_BENCH_STARTS", 60),
 		idle: time.Duration(envInt("HERDR_PI_BENCH_IDLE", 60)) * time.Second, cycles: envInt("HERDR_PI_BENCH_CYCLES", 200),
 		blocked: envInt("HERDR_PI_BENCH_BLOCKED", 100), opens: envInt("HERDR_PI_BENCH_OPENS", 100),
