@@ -45,6 +45,11 @@ type Options struct {
 
 	// Started is called once the child runs, with its pid.
 	Started func(pid int)
+	// Exited is called once the child's exit is seen, on the copy loop,
+	// before the output it left is drained and Run returns: from then on
+	// nothing the child does can change what it drew. It must return at
+	// once. Not called for a child that never ran.
+	Exited func()
 
 	// Logf receives diagnostics; it must not write to the terminal.
 	Logf func(format string, args ...any)
@@ -817,6 +822,9 @@ func (l *loop) run() (int, error) {
 			for _, e := range events {
 				switch e.kind {
 				case evExit:
+					if !childDone && l.o.Exited != nil {
+						l.o.Exited()
+					}
 					childDone = true
 					status = e.status
 					drainStart = time.Now()
