@@ -286,8 +286,9 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	// The agent's exit reaches the machine when the pty sees it, not when
 	// the pane is released: the way out (wrapShutdown) can take seconds,
 	// and nothing the machine would make of the agent's absence meanwhile
-	// may reach Herdr or the notifier. Told again once Run returns, for a
-	// loop that ended before it saw the exit (the terminal lost).
+	// may reach Herdr or the notifier; nor can the drain, which a terminal
+	// that takes no output holds. Told again once Run returns, for a loop
+	// that ended before it saw the exit (the terminal lost).
 	term.Exited = signals.AgentExited
 	term.Signals = held
 	tail := &pty.Tail{Size: resumeTail}
