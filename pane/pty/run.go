@@ -45,6 +45,12 @@ type Options struct {
 
 	// Started is called once the child runs, with its pid.
 	Started func(pid int)
+	// Exited is called once the child's exit is seen, on the copy loop,
+	// before the output it left is drained and Run returns — also while
+	// the terminal takes no output, which can hold the drain for as long
+	// as it does. It must return at once. Not called for a child that
+	// never ran.
+	Exited func()
 
 	// Logf receives diagnostics; it must not write to the terminal.
 	Logf func(format string, args ...any)
@@ -537,6 +543,17 @@ func (l *loop) run() (int, error) {
 	// other than signals wait in deferred for the loop.
 	servedInput := false
 	var deferred []event
+	// tellExit tells Exited once, as soon as the exit is seen: also while
+	// the terminal is full, when the exit itself waits in deferred — a
+	// terminal that takes no output may hold the drain for as long as it
+	// likes, and the caller must not take the child for alive meanwhile.
+	exitTold := false
+	tellExit := func() {
+		if !exitTold && l.o.Exited != nil {
+			exitTold = true
+			l.o.Exited()
+		}
+	}
 	var onSignal func(os.Signal)
 	fullSet := make([]unix.PollFd, 0, 3) // reused by every wait, as pollSet
 	watch := func(out unix.PollFd) []unix.PollFd {
@@ -549,9 +566,13 @@ func (l *loop) run() (int, error) {
 	whileFull := func(fds []unix.PollFd) bool {
 		if fds[0].Revents != 0 {
 			for _, e := range l.takeEvents() {
-				if e.kind == evSignal {
+				switch e.kind {
+				case evSignal:
 					onSignal(e.sig)
-				} else {
+				case evExit:
+					tellExit()
+					deferred = append(deferred, e)
+				default:
 					deferred = append(deferred, e)
 				}
 			}
@@ -817,6 +838,7 @@ func (l *loop) run() (int, error) {
 			for _, e := range events {
 				switch e.kind {
 				case evExit:
+					tellExit()
 					childDone = true
 					status = e.status
 					drainStart = time.Now()

@@ -389,14 +389,41 @@ func TestMissingInterpreter(t *testing.T) {
 	if err := os.WriteFile(f, []byte("#!/no/such/interpreter\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var started bool
-	err := Run(context.Background(), Options{Argv: []string{f}, Env: os.Environ(), Stdin: o.tty, Stdout: o.tty, Started: func(int) { started = true }})
+	var started, exited bool
+	err := Run(context.Background(), Options{Argv: []string{f}, Env: os.Environ(), Stdin: o.tty, Stdout: o.tty,
+		Started: func(int) { started = true }, Exited: func() { exited = true }})
 	var se *StartError
 	if !errors.As(err, &se) || se.Code != 127 || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "cannot execute: fork/exec "+f+": no such file or directory") {
 		t.Fatalf("got %v, want a 127 StartError with the exec error", err)
 	}
-	if started {
-		t.Fatal("Started was called for a command that never ran")
+	if started || exited {
+		t.Fatalf("Started (%v) or Exited (%v) was called for a command that never ran", started, exited)
+	}
+}
+
+// Exited tells the child's exit when it is seen, once, after Started and
+// before the output it left is drained (the tap closes at the drain's
+// end): wrap's state machine must know the agent is gone while the way out
+// still runs, not only once Run has returned.
+func TestExitedIsToldBeforeTheDrain(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	tap := NewTap(0)
+	var calls []string
+	var closedAtExit bool
+	_, done := start(t, Options{Argv: []string{"sh", "-c", "echo bye; exit 3"}, Stdin: o.tty, Stdout: o.tty, Tap: tap,
+		Started: func(int) { calls = append(calls, "started") },
+		Exited: func() {
+			calls = append(calls, "exited")
+			closedAtExit = tap.Take().Closed
+		}})
+	if got := statusOfErr(t, wait(t, done)); got != 3 {
+		t.Fatalf("exit %d, want 3", got)
+	}
+	if got := strings.Join(calls, " "); got != "started exited" {
+		t.Fatalf("calls %q, want \"started exited\"", got)
+	}
+	if closedAtExit {
+		t.Fatal("Exited came after the drain: the tap was closed already")
 	}
 }
 

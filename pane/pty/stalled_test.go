@@ -38,7 +38,10 @@ func TestSignalsReachTheChildWhileTheTerminalTakesNoOutput(t *testing.T) {
 
 // stalled runs a flooding child whose terminal reads nothing, does what
 // poke does once the child is held by the full terminal, and checks that
-// the child ended with status want before the terminal read again.
+// the child ended with status want before the terminal read again, and
+// that its exit was told (Exited) before then too: a terminal that takes
+// no output holds the drain, and wrap's state machine must not take the
+// agent for alive meanwhile.
 func stalled(t *testing.T, poke func(master *os.File, sigs chan os.Signal), what string, want int) {
 	master, tty, err := creackpty.Open()
 	if err != nil {
@@ -47,9 +50,11 @@ func stalled(t *testing.T, poke func(master *os.File, sigs chan os.Signal), what
 	defer master.Close()
 	defer tty.Close()
 	var child atomic.Int64
+	var exited atomic.Bool
 	sigs, done := start(t, Options{
 		Argv:  []string{"sh", "-c", `trap 'exit 42' INT; while :; do echo flooding the terminal; done`},
 		Stdin: tty, Stdout: tty, Started: func(pid int) { child.Store(int64(pid)) },
+		Exited: func() { exited.Store(true) },
 	})
 	// Once the terminal is full, the wrapper waits to write and reads no
 	// more of the child's output; the child then waits in its own write
@@ -72,6 +77,10 @@ func stalled(t *testing.T, poke func(master *os.File, sigs chan os.Signal), what
 	for deadline := time.Now().Add(10 * time.Second); !gone && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		gone = errors.Is(unix.Kill(int(child.Load()), 0), unix.ESRCH)
 	}
+	told := false
+	for deadline := time.Now().Add(10 * time.Second); gone && !told && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		told = exited.Load()
+	}
 	// Let the wrapper finish: read the terminal again.
 	go func() { _, _ = io.Copy(io.Discard, master) }()
 	r := wait(t, done)
@@ -80,5 +89,8 @@ func stalled(t *testing.T, poke func(master *os.File, sigs chan os.Signal), what
 	}
 	if got := statusOfErr(t, r); got != want {
 		t.Fatalf("exit status %d, want %d", got, want)
+	}
+	if !told {
+		t.Fatalf("the child's exit was not told (Exited) while the terminal took no output (told once it read again: %v)", exited.Load())
 	}
 }

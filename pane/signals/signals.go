@@ -146,6 +146,13 @@ func (s *Signals) SetWatcher(w Watcher) {
 // SetChildPID records the agent's pid for `status`.
 func (s *Signals) SetChildPID(pid int) { s.childPID.Store(int64(pid)) }
 
+// AgentExited says the agent's process is gone (the pty saw its exit):
+// the machine lets nothing come due from then on that only its absence
+// explains (state.Machine.AgentExited) — its probe that never comes back,
+// its screen gone still. It only takes a lock: the pty's copy loop calls
+// it.
+func (s *Signals) AgentExited() { s.m.AgentExited() }
+
 func (s *Signals) next(prefix string) string {
 	s.seq++
 	return fmt.Sprintf("%s#%d", prefix, s.seq)

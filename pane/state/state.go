@@ -389,6 +389,10 @@ type Machine struct {
 	// /resume back to it — was told when it first did. Never cleared: a
 	// reply's id names it in its session for good.
 	toldEntries map[string]bool
+	// exited: the agent's process is gone (AgentExited). The wrapper runs
+	// on until the pane's release; what would come due meanwhile only
+	// because nothing more comes from the agent stays as it is.
+	exited bool
 	// paused: without the probe, the sentinel a run closed as it began
 	// (runBeganLocked) while the session file still says its reply asks:
 	// an extension's own message, which only a user message would answer,
@@ -444,6 +448,34 @@ func (m *Machine) Stop() {
 	m.mu.Unlock()
 }
 
+// AgentExited says the agent's process has exited (the pty saw it). The
+// wrapper goes on for a while before it releases the pane — live handoffs
+// end first, which takes as long as Herdr takes, the output drains, the
+// session watcher and the control socket stop — and until then the machine
+// runs. From now on it lets nothing come due that only the agent's absence
+// explains, since no agent is left to prove it wrong:
+//
+//   - a gone probe's working (ProbeConnected) is held until the release:
+//     a run cut short by a kill or a crash is never told finished;
+//   - reasons only the probe could close (HoldOpen) stay open, and those
+//     only its return would open again (OpenLater) stay closed;
+//   - a session being replaced (SessionReplaced) keeps its reasons: the
+//     next session never comes, which is no news;
+//   - the screen's verdicts are no longer confirmed: it can only go still
+//     now, which is how idle looks, and the drain's frames are older than
+//     the exit.
+//
+// What the agent said or drew before it went still counts, however late it
+// is read (the probe's last events, a status report in the drain), and so
+// does what it said that comes due after: a run Pi reported ended is told
+// finished once its debounce is over, since it really finished. It only
+// takes the lock, so the pty's copy loop may call it: it delivers nothing.
+func (m *Machine) AgentExited() {
+	m.mu.Lock()
+	m.exited = true
+	m.mu.Unlock()
+}
+
 // update runs f under the lock, recomputes the state, and delivers the
 // events it produced.
 func (m *Machine) update(cause string, f func(now time.Time)) {
@@ -468,7 +500,7 @@ func (m *Machine) step(cause string, f func(now time.Time)) bool {
 	next := earliest(m.settleScreen(now), m.settleProgram(now))
 	next = earliest(next, m.settleScreenRun(now))
 	next = earliest(next, m.settleAnswered(now))
-	if m.replacing {
+	if m.replacing && !m.exited { // see AgentExited
 		if now.Before(m.replaceEnd) {
 			next = earliest(next, m.replaceEnd)
 		} else {
@@ -566,7 +598,7 @@ func (m *Machine) Screen(v Verdict) {
 // when it will be (zero while nothing is pending).
 func (m *Machine) settleScreen(now time.Time) time.Time {
 	m.screenWaiting = false // until screenBehindLocked says otherwise
-	if !m.screenSeen || m.quit {
+	if !m.screenSeen || m.quit || m.exited {
 		return time.Time{}
 	}
 	v := m.rawScreen
@@ -611,7 +643,7 @@ func (m *Machine) settleScreen(now time.Time) time.Time {
 // sent as the last run settles is busy again before the idle could hold.
 // It returns when the indicator will have held (zero: nothing pending).
 func (m *Machine) settleScreenRun(now time.Time) time.Time {
-	if m.probe || m.quit || m.programActivity != Unknown || !m.screenSeen || m.rawScreen.State != Working {
+	if m.probe || m.quit || m.exited || m.programActivity != Unknown || !m.screenSeen || m.rawScreen.State != Working {
 		return time.Time{}
 	}
 	i := m.newestLocked(KindSentinel)
@@ -862,6 +894,9 @@ func (m *Machine) OpenLater(rs []Reason, d time.Duration) {
 // settleLapsed opens the lapsed reasons that are due, and returns when the
 // next one will be (zero while none waits).
 func (m *Machine) settleLapsed(now time.Time) time.Time {
+	if m.exited {
+		return time.Time{} // no probe will say what closed (AgentExited)
+	}
 	var next time.Time
 	for k, l := range m.lapsed {
 		if now.Before(l.at) {
@@ -877,6 +912,9 @@ func (m *Machine) settleLapsed(now time.Time) time.Time {
 // settleHeld closes the held reasons that are due, and returns when the
 // next one will be (zero while none is held).
 func (m *Machine) settleHeld(now time.Time) time.Time {
+	if m.exited {
+		return time.Time{} // held until the release (AgentExited)
+	}
 	var next time.Time
 	for k, end := range m.held {
 		switch {
@@ -1170,12 +1208,12 @@ func (m *Machine) ProbeConnected(on bool) {
 			// screen at once would report idle after working — Herdr's
 			// "finished" — whenever the screen shows nothing busy (a run
 			// younger than the debounce, a working indicator an
-			// extension hid). The run stays working for the hold, which
-			// outlasts the wrapper's drain after the agent's exit (2 s at
-			// most) and a probe's return; a probe back says what goes on.
-			// (The machine stops after the pane's release: live handoffs
-			// that take longer than the hold to end could still see an
-			// idle reported first.)
+			// extension hid). The run stays working for the hold, long
+			// enough for a probe's return or for the agent's exit to be
+			// seen; a probe back says what goes on. Once the exit is seen
+			// (AgentExited) the hold no longer runs out: it lasts until
+			// the pane's release, however long the wrapper's way out
+			// takes (live handoffs ending with a slow Herdr, the drain).
 			m.probeGoneUntil = now.Add(ProbeGoneGrace)
 		}
 		if !on && m.probe && m.runActive && m.programActivity == Working && m.programIdleAt.IsZero() {
@@ -1198,15 +1236,19 @@ func (m *Machine) ProbeConnected(on bool) {
 }
 
 // ProbeGoneGrace is how long a run the probe said was under way stays
-// working after the probe's connection ended without the agent's exit
-// (see ProbeConnected): as long as what only the probe could close stays
-// open (signals.ProbeReturnGrace).
+// working after the probe's connection ended while the agent runs on (see
+// ProbeConnected): as long as what only the probe could close stays open
+// (signals.ProbeReturnGrace). After the agent's exit the hold lasts until
+// the release (AgentExited).
 const ProbeGoneGrace = DefaultReplaceGrace
 
 // settleProbeGone ends the hold of a gone probe's working once it is
 // over, or returns when it will be (zero while nothing is held).
 func (m *Machine) settleProbeGone(now time.Time) time.Time {
-	if m.probeGoneUntil.IsZero() {
+	if m.probeGoneUntil.IsZero() || m.exited {
+		// After the agent's exit the hold lasts until the release
+		// (AgentExited): that the probe never came back says nothing of
+		// the run.
 		return time.Time{}
 	}
 	if now.Before(m.probeGoneUntil) {

@@ -303,7 +303,7 @@ func TestProbeLifecycle(t *testing.T) {
 		expect(t, r, "blocked@2000(input needed) blocked@2000(pick one) idle@2000")
 
 		// The probe goes away mid-run: its working stands for the hold (an
-		// agent killed is released by then), then the screen (idle,
+		// agent killed: until its release, see exit_test.go), then the screen (idle,
 		// confirmed long ago) decides.
 		m.AgentStart()
 		m.ProbeConnected(false)

@@ -283,10 +283,19 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	log.Printf("start %q (agent %s)", argv, agent)
 	term.Argv, term.Tap, term.Inject = argv, det.Tap, inject
 	term.Started = signals.SetChildPID
+	// The agent's exit reaches the machine when the pty sees it, not when
+	// the pane is released: the way out (wrapShutdown) can take seconds,
+	// and nothing the machine would make of the agent's absence meanwhile
+	// may reach Herdr or the notifier; nor can the drain, which a terminal
+	// that takes no output holds. Told again once Run returns, for a loop
+	// that ended before it saw the exit (the terminal lost).
+	term.Exited = signals.AgentExited
 	term.Signals = held
 	tail := &pty.Tail{Size: resumeTail}
 	term.Tail = tail
-	err = explainStart(pty.Run(ctx, term), argv[0], term.Env, cwd)
+	err = pty.Run(ctx, term)
+	signals.AgentExited()
+	err = explainStart(err, argv[0], term.Env, cwd)
 	log.Printf("end %q: %v", opts.Argv, err)
 	printResumeHint(stdout, opts, agentCmd, tail, log.Printf)
 	return err
@@ -299,7 +308,10 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 // reaches Herdr as a state; then the control socket, the session watcher
 // and detection stop; the notifications still queued get their short drain
 // last, when they no longer wait for any report. A part that did not start
-// has no step.
+// has no step. Until the release the state machine still runs, but it
+// knows the agent has exited (state.Machine.AgentExited): however long the
+// handoffs take to end, what it would make of the agent's absence — a gone
+// probe's run told idle, a held dialog closed — comes due no more.
 type wrapShutdown struct {
 	handoffs, release, control, session, detection, notify func()
 }

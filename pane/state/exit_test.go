@@ -1,0 +1,140 @@
+package state
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// After the agent's exit (AgentExited) the wrapper still runs for a while
+// before the pane's release: live handoffs end first (seconds with a slow
+// Herdr), the output drains, the session watcher and the control socket
+// still hear things. Nothing the machine would make of the agent's
+// absence meanwhile may reach Herdr or the notifier as a new state: a hold
+// that runs out because no probe can come back, a screen that only went
+// still. What the agent said or drew before it went still counts.
+func TestAfterTheAgentsExitItsAbsenceSaysNothing(t *testing.T) {
+	const debounce = 300 * time.Millisecond
+	long := 3 * ProbeGoneGrace // a slow way out: handoffs ending, say
+
+	t.Run("a killed Pi's run is not told idle when the probe-gone hold runs out", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m, r := newMachine(debounce, 0)
+			defer m.Stop()
+			m.ProbeConnected(true)
+			m.SessionStart()
+			m.AgentStart()
+			m.ProbeConnected(false) // killed: its socket closes first
+			m.AgentExited()
+			time.Sleep(long)
+			expect(t, r, "idle@0 working@0")
+			if s := m.Snapshot(); s.State != Working {
+				t.Fatalf("after the exit: %+v", s)
+			}
+		})
+	})
+
+	t.Run("the probe's socket closing after the exit holds the run too", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m, r := newMachine(debounce, 0)
+			defer m.Stop()
+			m.ProbeConnected(true)
+			m.SessionStart()
+			m.AgentStart()
+			m.AgentExited()
+			m.ProbeConnected(false)
+			time.Sleep(long)
+			expect(t, r, "idle@0 working@0")
+		})
+	})
+
+	t.Run("a dialog only the probe could close stays open past its hold", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m, r := newMachine(debounce, 0)
+			defer m.Stop()
+			m.ProbeConnected(true)
+			m.SessionStart()
+			m.Open(Reason{Key: "ui:1", Kind: KindUIPrompt, Label: "pick one"})
+			m.ProbeConnected(false)
+			m.HoldOpen([]string{"ui:1"}, ProbeGoneGrace)
+			m.AgentExited()
+			time.Sleep(long)
+			expect(t, r, "idle@0 blocked@0(pick one)")
+			if got := r.reasons(); got != "+ui:1" {
+				t.Fatalf("reason events %q", got)
+			}
+		})
+	})
+
+	t.Run("a session being replaced keeps its reasons", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m, r := newMachine(debounce, 0)
+			defer m.Stop()
+			m.ProbeConnected(true)
+			m.SessionStart()
+			m.Open(Reason{Key: "w", Kind: KindWait, Label: "approve"})
+			m.SessionReplaced() // /reload, and Pi dies before the next session
+			m.AgentExited()
+			time.Sleep(long)
+			expect(t, r, "idle@0 blocked@0(approve)")
+		})
+	})
+
+	t.Run("what a probe that came back late had open does not open after the exit", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m, r := newMachine(debounce, 0)
+			defer m.Stop()
+			m.ProbeConnected(true)
+			m.SessionStart()
+			m.OpenLater([]Reason{{Key: "ui:1", Kind: KindUIPrompt, Label: "pick one"}}, time.Second)
+			m.AgentExited()
+			time.Sleep(long)
+			expect(t, r, "idle@0")
+		})
+	})
+
+	t.Run("the screen, still after the exit, is not confirmed idle", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m, r := newMachine(debounce, 0)
+			defer m.Stop()
+			m.Screen(Verdict{State: Working, Rule: "busy_row"})
+			time.Sleep(time.Second)
+			m.AgentExited()
+			m.Screen(Verdict{State: Idle}) // the drain: its last frame
+			time.Sleep(long)
+			expect(t, r, "working@300")
+		})
+	})
+
+	// A run Pi said ended before it went really finished: its debounced
+	// idle, and the run's end ("Pi finished"), are still told, though they
+	// come due after the exit — also when its report is read in the drain.
+	t.Run("a run that ended before the exit is still told finished", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m, r := newMachine(debounce, 0)
+			defer m.Stop()
+			m.ProgramStatus(ProgramStatus{State: "working"})
+			time.Sleep(time.Second)
+			m.AgentExited()
+			m.ProgramStatus(ProgramStatus{State: "done"})
+			time.Sleep(long)
+			expect(t, r, "working@0 idle@1300 run:completed@1300")
+		})
+	})
+
+	t.Run("the probe's last words read after the exit count", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m, r := newMachine(debounce, 0)
+			defer m.Stop()
+			m.ProbeConnected(true)
+			m.SessionStart()
+			m.AgentStart()
+			m.AgentExited()
+			m.AgentSettled()
+			m.SessionShutdown()
+			m.ProbeConnected(false)
+			time.Sleep(long)
+			expect(t, r, "idle@0 working@0 idle@0 run:completed@0")
+		})
+	})
+}
