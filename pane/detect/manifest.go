@@ -485,12 +485,42 @@ func newLocator(data []byte) *locator {
 	return l
 }
 
-func keyRe(key string) *regexp.Regexp {
-	return regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(key) + `"?\s*=`)
+// assignsKey says whether line assigns key: `^\s*"?KEY"?\s*=` as a plain
+// scan. It was that expression, compiled for every key of every rule at
+// every parse, a third of what choosing the manifest cost at each start of
+// wrap.
+func assignsKey(line, key string) bool {
+	// Any amount of the leading space may come before the key (a quoted
+	// key may begin with a space), and its quote is optional.
+	for i := 0; ; i++ {
+		if rest := line[i:]; keyThenEquals(rest, key) || (strings.HasPrefix(rest, `"`) && keyThenEquals(rest[1:], key)) {
+			return true
+		}
+		if i == len(line) || !isSpace(line[i]) {
+			return false
+		}
+	}
 }
 
+// keyThenEquals says whether s is key, an optional quote, space and '='.
+func keyThenEquals(s, key string) bool {
+	rest, ok := strings.CutPrefix(s, key)
+	if !ok {
+		return false
+	}
+	return equalsNext(rest) || (strings.HasPrefix(rest, `"`) && equalsNext(rest[1:]))
+}
+
+func equalsNext(s string) bool {
+	return strings.HasPrefix(strings.TrimLeft(s, spaces), "=")
+}
+
+// spaces are what \s matches in Go's regular expressions.
+const spaces = "\t\n\f\r "
+
+func isSpace(b byte) bool { return strings.IndexByte(spaces, b) >= 0 }
+
 func (l *locator) topKey(key string) int {
-	re := keyRe(key)
 	end := len(l.lines)
 	if len(l.headers) > 0 {
 		end = l.headers[0]
@@ -499,7 +529,7 @@ func (l *locator) topKey(key string) int {
 		return l.headers[0] + 1
 	}
 	for i := 0; i < end; i++ {
-		if re.MatchString(l.lines[i]) {
+		if assignsKey(l.lines[i], key) {
 			return i + 1
 		}
 	}
@@ -526,9 +556,8 @@ func (l *locator) rule(rule int) int {
 
 func (l *locator) ruleKey(rule int, key string) int {
 	start, end := l.span(rule)
-	re := keyRe(key)
 	for i := start; i < end; i++ {
-		if re.MatchString(l.lines[i]) {
+		if assignsKey(l.lines[i], key) {
 			return i + 1
 		}
 	}

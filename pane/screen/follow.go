@@ -134,11 +134,18 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	// The screen is built with the first batch, at the size that batch
-	// starts with when it starts with one (the tap's first segment is the
-	// terminal's size): building at the default and resizing costs a
-	// quarter of the wrapper's start-up CPU (x/vt reallocates every cell).
+	// The screen is built with the first output, at the newest size the
+	// source gave before it (the tap's first segment is the terminal's
+	// size): building at the default and resizing costs a quarter of the
+	// wrapper's start-up CPU (x/vt reallocates every cell). Not before:
+	// the first batch, the size alone, comes while the wrapper starts the
+	// agent, and the emulator's cells and its 4 MiB buffer for escape
+	// strings (which set off the wrapper's first garbage collection) cost
+	// CPU the agent's start could use; an agent that prints nothing never
+	// needs them. Until then a look sees the blank screen of that size,
+	// which is what a screen built then would show.
 	var s *Screen
+	rows, cols := o.Rows, o.Cols
 	defer func() {
 		if s != nil {
 			s.Close()
@@ -167,7 +174,7 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 		if !unseen {
 			return
 		}
-		if s.Suspect() {
+		if s != nil && s.Suspect() {
 			// The emulator panicked on the output and was rebuilt
 			// blank: there is nothing to look at until more output
 			// draws on it, and waiting would hold a verdict back for
@@ -176,7 +183,10 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			return
 		}
 		unseen = false
-		snap := s.Snapshot()
+		snap := blankSnapshot(rows, cols)
+		if s != nil {
+			snap = s.Snapshot()
+		}
 		snap.Lossy = lossy
 		if !published || !snap.same(last) || snap.Lossy != last.Lossy {
 			last, published = snap, true
@@ -212,14 +222,28 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			window, windowBytes = start, 0
 		}
 		windowBytes += batchBytes(b)
+		var fed, skipped bool
 		if s == nil {
-			rows, cols := o.Rows, o.Cols
-			if len(b.Segments) > 0 && len(b.Segments[0].Data) == 0 && b.Segments[0].Resize != nil {
-				rows, cols = int(b.Segments[0].Resize.Rows), int(b.Segments[0].Resize.Cols)
+			// The sizes before the first output are taken here; a
+			// screen built now starts at the last of them.
+			fb := b
+			for len(fb.Segments) > 0 && len(fb.Segments[0].Data) == 0 {
+				if r := fb.Segments[0].Resize; r != nil {
+					rows, cols = int(r.Rows), int(r.Cols)
+					// A resize changes what a look sees, as it
+					// does on a built screen.
+					fed = true
+				}
+				fb.Segments = fb.Segments[1:]
 			}
-			s = New(rows, cols)
+			if len(fb.Segments) > 0 {
+				s = New(rows, cols)
+				f, sk := feed(s, fb, o.MaxFeed, o.Logf)
+				fed, skipped = fed || f, sk
+			}
+		} else {
+			fed, skipped = feed(s, b, o.MaxFeed, o.Logf)
 		}
-		fed, skipped := feed(s, b, o.MaxFeed, o.Logf)
 		if skipped {
 			lossy = true
 		}

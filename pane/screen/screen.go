@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/charmbracelet/x/ansi"
@@ -264,6 +265,13 @@ func (s *Screen) Suspect() bool { return s.suspect }
 
 // Panics counts the emulator panics recovered so far.
 func (s *Screen) Panics() int { return s.panics }
+
+// blankSnapshot is what a screen of the given size, new and drawn on by
+// nothing, shows: Follow's look before the first output built one.
+func blankSnapshot(rows, cols int) Snapshot {
+	rows, cols = bounded(rows, cols)
+	return Snapshot{Text: strings.Repeat("\n", rows-1), Rows: rows, Cols: cols}
+}
 
 // Snapshot reads the screen.
 func (s *Screen) Snapshot() Snapshot {
