@@ -357,7 +357,7 @@ function linkLost() {
 
 function notify(text, level) {
 	try {
-		shared.ui?.notify(text, level);
+		shared.ui?.notify(plainNotice(text), level);
 	} catch {}
 }
 
@@ -1197,19 +1197,28 @@ function menuRefused(request, error) {
 // area is a line or two, not a log.
 const NOTICE_MAX = 240;
 
-// shortNotice makes text from the wrapper (which may quote paths, Herdr's
-// messages, a run's names) fit for Pi's notice area: terminal control
-// sequences and characters go, whitespace runs become one space, and a
-// long text is cut, saying so.
-export function shortNotice(text) {
-	const plain = String(text)
+// plainNotice makes text fit for one line of Pi's notice area or status
+// line: terminal control sequences go; control characters, line
+// separators and the bidi controls (which make the rest of a line read
+// backwards: termtext's rule in the Go code) become spaces; whitespace
+// runs become one space. notify and status pass everything through it,
+// text of our own and text from elsewhere (paths, keys of the engine's
+// settings file, Herdr's messages, a run's names) alike.
+export function plainNotice(text) {
+	return String(text)
 		.replace(/(?:\x1b\[|\u009b)[0-?]*[ -/]*[@-~]/g, "") // CSI
 		.replace(/(?:\x1b\]|\u009d)[^\x07\x1b\u009c]*(?:\x07|\x1b\\|\u009c)?/g, "") // OSC
 		.replace(/(?:\x1b[PX^_]|[\u0090\u0098\u009e\u009f])[^\x1b\u009c]*(?:\x1b\\|\u009c)?/g, "") // DCS, SOS, PM, APC
 		.replace(/\x1b[ -/]*[0-~]?/g, "") // other escapes
-		.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]/g, " ")
+		.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, " ")
 		.replace(/\s+/g, " ")
 		.trim();
+}
+
+// shortNotice is plainNotice for text from the wrapper in a notice: a
+// long text is also cut, saying so.
+export function shortNotice(text) {
+	const plain = plainNotice(text);
 	const chars = [...plain];
 	return chars.length <= NOTICE_MAX ? plain : chars.slice(0, NOTICE_MAX - 1).join("").trimEnd() + "…";
 }

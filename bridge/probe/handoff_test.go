@@ -16,6 +16,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
@@ -736,7 +737,7 @@ func TestARefusedMenuHandoffClearsItsStatusLine(t *testing.T) {
 // control sequences (a path, a Herdr message) and runs to a kilobyte,
 // neither of which belongs in Pi's notice area.
 func TestARefusedMenuHandoffSaysWhyInShort(t *testing.T) {
-	hostile := "\x1b[2J\x1b]0;owned\x07the workflow settings: /a/settings.json:\r\nnot valid JSON\t\u009b31m " + strings.Repeat("x", 900)
+	hostile := "\x1b[2J\x1b]0;owned\x07the workflow settings: /a/settings.json:\r\nnot valid JSON\t\u009b31m \u202eevil\u2066 " + strings.Repeat("x", 900)
 	react := func(l *control.OwnerLink, m control.OwnerMessage) {
 		if r, ok := m.(control.HandoffRequest); ok {
 			_ = l.Refuse(r.ID, errors.New(hostile))
@@ -750,11 +751,7 @@ func TestARefusedMenuHandoffSaysWhyInShort(t *testing.T) {
 	if !strings.HasPrefix(note, "error: herdr-pi: finder was not handed off: the workflow settings: /a/settings.json: not valid JSON") {
 		t.Errorf("the notice %q does not name the attempt and the reason", note)
 	}
-	for _, r := range note {
-		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
-			t.Fatalf("the notice carries control character %U: %q", r, note)
-		}
-	}
+	harmlessNotice(t, note)
 	if strings.Contains(note, "owned") || strings.Contains(note, "[2J") {
 		t.Errorf("the notice keeps a control sequence's text: %q", note)
 	}
@@ -800,4 +797,41 @@ func TestAMenuRequestForAnAttemptInAPaneKeepsItsStatusLine(t *testing.T) {
 	if !slices.Equal(out.Log, []string{"create", "suspend", "resume"}) {
 		t.Errorf("the local session saw %q", out.Log)
 	}
+}
+
+// harmlessNotice fails t when a notice for Pi's notice area holds what a
+// terminal would act on or reorder by: a control character (C0, DEL, C1)
+// or a bidi control, which makes the rest of the line read backwards.
+func harmlessNotice(t *testing.T, note string) {
+	t.Helper()
+	for _, r := range note {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) || termtext.IsBidiControl(r) {
+			t.Fatalf("the notice carries %U: %q", r, note)
+		}
+	}
+}
+
+// The engine's settings file is the person's, but what it holds is shown
+// in the owner's notice area: a key that is an escape sequence, a newline
+// or a right-to-left override is shown harmless, and still shown.
+func TestTheSettingsNoticeShowsAKeyHarmlessly(t *testing.T) {
+	agentDir := t.TempDir()
+	file := filepath.Join(agentDir, "pi-extensible-workflows", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := "\x1b]0;owned\x07\nINFO\u009b31m\u202ePWNED"
+	b, _ := json.Marshal(map[string]any{"extensionSettings": map[string]any{"herdr": map[string]any{key: true}}})
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := runHandoffHarness(t, "settings-notice", "PI_CODING_AGENT_DIR="+agentDir)
+	if len(out.Notes) != 1 {
+		t.Fatalf("the owner was told %q, want one notice of the settings file", out.Notes)
+	}
+	note := out.Notes[0]
+	if !strings.Contains(note, "unknown key") || !strings.Contains(note, "PWNED") {
+		t.Errorf("the notice %q does not name the key", note)
+	}
+	harmlessNotice(t, note)
 }

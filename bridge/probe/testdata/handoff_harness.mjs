@@ -232,6 +232,13 @@ async function main() {
 		out.log = log;
 		out.notes = notes;
 		out.statusLines = statuses.map(([, v]) => (v === undefined ? "(cleared)" : v));
+	} else if (scenario === "settings-notice") {
+		// The engine's settings file (the Go test wrote it) cannot be
+		// used: what the owner is told at its start.
+		const notes = [];
+		ui.notify = (text, level) => notes.push(`${level}: ${text}`);
+		await startOwner(load, fakeRegistry());
+		out.notes = notes;
 	} else if (scenario === "menu-refused") {
 		// The menu's "Open live session in Herdr pane" on a live attempt,
 		// which the wrapper (the Go test) refuses. What the owner's status
