@@ -149,6 +149,15 @@ export function settingsFile(env) {
 	return join(agentDir(env), "pi-extensible-workflows", "settings.json");
 }
 
+// quoteKey is a key of the settings file as a problem quotes it: escaped
+// as JSON, and cut after 80 characters saying how long it was (a key may
+// be most of a MiB), as herdr-pi's Go reader quotes it (it counts bytes).
+function quoteKey(k) {
+	const chars = [...k];
+	if (chars.length <= 80) return JSON.stringify(k);
+	return `${JSON.stringify(chars.slice(0, 80).join(""))}… (${chars.length} characters)`;
+}
+
 // readInspectable reads the engine's fully inspectable mode from its
 // global settings file (the project file is never read for it): { on }, or
 // { on: false, error } naming the file and the key when the file cannot
@@ -171,15 +180,15 @@ export function readInspectable(env) {
 	if (!isObject(s)) return bad("must hold a JSON object");
 	if (isObject(s.extensions) && "herdr" in s.extensions)
 		return bad(`the Herdr setting is in its old place, "extensions": {"herdr": …}, which the engine rejects ("extensions" is a list); move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`);
-	for (const k of Object.keys(s)) if (!SETTINGS_KEYS.has(k)) return bad(`unknown key "${k}"`);
+	for (const k of Object.keys(s)) if (!SETTINGS_KEYS.has(k)) return bad(`unknown key ${quoteKey(k)}`);
 	const ext = s.extensionSettings;
 	if (ext === undefined) return { on: false };
 	if (!isObject(ext)) return bad(`"extensionSettings" must be an object`);
-	for (const k of Object.keys(ext)) if (!EXTENSION_SETTINGS_KEYS.has(k)) return bad(`unknown key "extensionSettings.${k}"`);
+	for (const k of Object.keys(ext)) if (!EXTENSION_SETTINGS_KEYS.has(k)) return bad(`unknown key ${quoteKey(`extensionSettings.${k}`)}`);
 	const h = ext.herdr;
 	if (h === undefined) return { on: false };
 	if (!isObject(h)) return bad(`"extensionSettings.herdr" must be an object`);
-	for (const k of Object.keys(h)) if (k !== "enableFullyInspectableMode") return bad(`unknown key "extensionSettings.herdr.${k}" (the only one is enableFullyInspectableMode)`);
+	for (const k of Object.keys(h)) if (k !== "enableFullyInspectableMode") return bad(`unknown key ${quoteKey(`extensionSettings.herdr.${k}`)} (the only one is enableFullyInspectableMode)`);
 	const v = h.enableFullyInspectableMode;
 	if (v !== undefined && typeof v !== "boolean") return bad(`"${MODE_KEY}" must be true or false`);
 	return { on: v === true };

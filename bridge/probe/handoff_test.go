@@ -813,25 +813,37 @@ func harmlessNotice(t *testing.T, note string) {
 
 // The engine's settings file is the person's, but what it holds is shown
 // in the owner's notice area: a key that is an escape sequence, a newline
-// or a right-to-left override is shown harmless, and still shown.
+// or a right-to-left override is shown harmless, and still shown; a key of
+// half a MiB is quoted short.
 func TestTheSettingsNoticeShowsAKeyHarmlessly(t *testing.T) {
-	agentDir := t.TempDir()
-	file := filepath.Join(agentDir, "pi-extensible-workflows", "settings.json")
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct{ name, key, want string }{
+		{"hostile", "\x1b]0;owned\x07\nINFO\u009b31m\u202ePWNED", "PWNED"},
+		{"huge", strings.Repeat("k", 512<<10), "characters)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			agentDir := t.TempDir()
+			file := filepath.Join(agentDir, "pi-extensible-workflows", "settings.json")
+			if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(map[string]any{"extensionSettings": map[string]any{"herdr": map[string]any{c.key: true}}})
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, _ := runHandoffHarness(t, "settings-notice", "PI_CODING_AGENT_DIR="+agentDir)
+			if len(out.Notes) != 1 {
+				t.Fatalf("the owner was told %.300q, want one notice of the settings file", out.Notes)
+			}
+			note := out.Notes[0]
+			if !strings.Contains(note, "unknown key") || !strings.Contains(note, c.want) {
+				t.Errorf("the notice %.300q does not name the key", note)
+			}
+			harmlessNotice(t, note)
+			// The file's path, the sentence and the way out, and a short
+			// quote of the key.
+			if n := len(note) - len(file); n > 400 {
+				t.Errorf("the notice is %d bytes past the file's path: %.300q…", n, note)
+			}
+		})
 	}
-	key := "\x1b]0;owned\x07\nINFO\u009b31m\u202ePWNED"
-	b, _ := json.Marshal(map[string]any{"extensionSettings": map[string]any{"herdr": map[string]any{key: true}}})
-	if err := os.WriteFile(file, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, _ := runHandoffHarness(t, "settings-notice", "PI_CODING_AGENT_DIR="+agentDir)
-	if len(out.Notes) != 1 {
-		t.Fatalf("the owner was told %q, want one notice of the settings file", out.Notes)
-	}
-	note := out.Notes[0]
-	if !strings.Contains(note, "unknown key") || !strings.Contains(note, "PWNED") {
-		t.Errorf("the notice %q does not name the key", note)
-	}
-	harmlessNotice(t, note)
 }
