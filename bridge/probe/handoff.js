@@ -29,7 +29,7 @@
 
 import { Buffer } from "node:buffer";
 import { createConnection } from "node:net";
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -158,6 +158,27 @@ function quoteKey(k) {
 	return `${JSON.stringify(chars.slice(0, 80).join(""))}… (${chars.length} characters)`;
 }
 
+// SETTINGS_MAX is the most of the engine's settings file read, as
+// herdr-pi's Go reader reads every settings file (settings.ReadFile).
+const SETTINGS_MAX = 1 << 20;
+
+// readRegular reads the file at path as text when it is a regular file of
+// at most max bytes. It opens O_NONBLOCK and only then looks: a named pipe
+// there has no writer, and a blocking read of it held Pi's start forever
+// (this runs as the owner's session starts); /dev/zero never ends.
+// Anything else throws, a missing file with ENOENT as before.
+function readRegular(path, max) {
+	const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+	try {
+		const st = fstatSync(fd);
+		if (!st.isFile()) throw new Error("not a regular file");
+		if (st.size > max) throw new Error(`over ${max} bytes`);
+		return readFileSync(fd, "utf8");
+	} finally {
+		closeSync(fd);
+	}
+}
+
 // readInspectable reads the engine's fully inspectable mode from its
 // global settings file (the project file is never read for it): { on }, or
 // { on: false, error } naming the file and the key when the file cannot
@@ -167,7 +188,7 @@ export function readInspectable(env) {
 	const bad = (what) => ({ on: false, error: `${file}: ${what}` });
 	let text;
 	try {
-		text = readFileSync(file, "utf8");
+		text = readRegular(file, SETTINGS_MAX);
 	} catch (e) {
 		return e && e.code === "ENOENT" ? { on: false } : bad(`cannot be read (${errorText(e)})`);
 	}

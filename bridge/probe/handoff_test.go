@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 
 	"github.com/herdr-pi/herdr-pi/internal/termtext"
@@ -843,6 +845,35 @@ func TestTheSettingsNoticeShowsAKeyHarmlessly(t *testing.T) {
 			// quote of the key.
 			if n := len(note) - len(file); n > 400 {
 				t.Errorf("the notice is %d bytes past the file's path: %.300q…", n, note)
+			}
+		})
+	}
+}
+
+// A named pipe where the engine's settings file goes has no writer: read
+// blocking, it held Pi's start forever (the probe reads the file as the
+// owner's session starts). It is refused as herdr-pi's Go reader refuses
+// it, and the owner is told so; /dev/zero, endless, is refused the same.
+func TestTheSettingsFileIsReadOnlyWhenRegular(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(path string) error
+	}{
+		{"named pipe", func(path string) error { return unix.Mkfifo(path, 0o600) }},
+		{"endless device", func(path string) error { return os.Symlink("/dev/zero", path) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			agentDir := t.TempDir()
+			file := filepath.Join(agentDir, "pi-extensible-workflows", "settings.json")
+			if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.make(file); err != nil {
+				t.Fatal(err)
+			}
+			out, _ := runHandoffHarness(t, "settings-notice", "PI_CODING_AGENT_DIR="+agentDir)
+			if len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "not a regular file") {
+				t.Fatalf("the owner was told %q, want that the settings file is not a regular file", out.Notes)
 			}
 		})
 	}
