@@ -687,6 +687,29 @@ function cutEvent(a, event) {
 }
 
 // newAttempt is herdr-pi's record of one agent attempt of the engine.
+// LABEL_MAX is the most bytes of an attempt's label the wrapper takes
+// (control.Attempt's check): a longer one, or one with a control, made it
+// close the whole owner link.
+const LABEL_MAX = 200;
+
+// attemptLabel is the workflow's name for an attempt as the probe uses it
+// everywhere (status line, notices, the wrapper): each character the Go
+// code's termtext.Harmful names (controls, bidi controls, U+FFFD) a space,
+// as termtext.Clean makes it, nothing else changed, so a label stays the
+// one the workflow gave; cut to LABEL_MAX bytes; "workflow agent" when it
+// has none.
+function attemptLabel(text) {
+	const label = typeof text === "string" ? text.replace(HARMFUL, " ") : "";
+	if (!label.trim()) return "workflow agent";
+	if (Buffer.byteLength(label, "utf8") <= LABEL_MAX) return label;
+	let out = "";
+	for (const c of label) {
+		if (Buffer.byteLength(out + c + "…", "utf8") > LABEL_MAX) break;
+		out += c;
+	}
+	return out + "…";
+}
+
 function newAttempt(inner, prepared, sctx) {
 	const a = {
 		inner,
@@ -696,7 +719,7 @@ function newAttempt(inner, prepared, sctx) {
 		sessionId: inner.reference.sessionId,
 		attempt: sctx?.attempt ?? 0,
 		tuiIndex: sctx?.tuiIndex ?? 0,
-		label: [sctx?.tuiLabel, sctx?.identity?.callSite, prepared.sessionLabel].find((x) => typeof x === "string" && x.trim()) ?? "workflow agent",
+		label: attemptLabel([sctx?.tuiLabel, sctx?.identity?.callSite, prepared.sessionLabel].find((x) => typeof x === "string" && x.trim())),
 		signal: sctx?.signal,
 		prompting: false,
 		turnActive: false,
@@ -1227,10 +1250,16 @@ function menuRefused(request, error) {
 // area is a line or two, not a log.
 const NOTICE_MAX = 240;
 
+// HARMFUL are the characters termtext.Harmful names in the Go code:
+// controls (C0, DEL, C1; U+2028 and U+2029 break lines too), the bidi
+// controls, and U+FFFD, what an invalid byte became.
+const HARMFUL = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffd]/g;
+
 // plainNotice makes text fit for one line of Pi's notice area or status
 // line: terminal control sequences go; control characters, line
-// separators and the bidi controls (which make the rest of a line read
-// backwards: termtext's rule in the Go code) become spaces; whitespace
+// separators, the bidi controls (which make the rest of a line read
+// backwards) and U+FFFD (what an invalid byte became) become spaces, as
+// termtext.Harmful says in the Go code; whitespace
 // runs become one space. notify and status pass everything through it,
 // text of our own and text from elsewhere (paths, keys of the engine's
 // settings file, Herdr's messages, a run's names) alike.
@@ -1240,7 +1269,7 @@ export function plainNotice(text) {
 		.replace(/(?:\x1b\]|\u009d)[^\x07\x1b\u009c]*(?:\x07|\x1b\\|\u009c)?/g, "") // OSC
 		.replace(/(?:\x1b[PX^_]|[\u0090\u0098\u009e\u009f])[^\x1b\u009c]*(?:\x1b\\|\u009c)?/g, "") // DCS, SOS, PM, APC
 		.replace(/\x1b[ -/]*[0-~]?/g, "") // other escapes
-		.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, " ")
+		.replace(HARMFUL, " ")
 		.replace(/\s+/g, " ")
 		.trim();
 }

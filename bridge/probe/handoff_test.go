@@ -878,3 +878,28 @@ func TestTheSettingsFileIsReadOnlyWhenRegular(t *testing.T) {
 		})
 	}
 }
+
+// An attempt's label is the workflow's words (its call site, its session
+// label): shown in the owner's status line and notices, a label that is an
+// escape sequence or a right-to-left override is shown harmless there.
+func TestAnAttemptsLabelIsShownHarmlessly(t *testing.T) {
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		if r, ok := m.(control.HandoffRequest); ok {
+			_ = l.Refuse(r.ID, errors.New("no"))
+		}
+	}
+	out, _ := runHandoffHarnessSink(t, "menu-refused", &ownerSink{react: react}, "LABEL=\x1b]0;owned\x07PWNED\u202eevil")
+	shown := append(slices.Clone(out.StatusLines), out.Notes...)
+	saw := false
+	for _, line := range shown {
+		saw = saw || strings.Contains(line, "PWNED")
+		harmlessNotice(t, line)
+	}
+	if !saw {
+		t.Errorf("the label is nowhere in %q", shown)
+	}
+	// The wrapper took the attempt (its link stayed up) and answered.
+	if len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "was not handed off: no") {
+		t.Errorf("the owner was told %q, want the wrapper's refusal", out.Notes)
+	}
+}
