@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 
@@ -284,11 +285,11 @@ func ParseConfig(data []byte, shown string) (Config, []Problem) {
 			case key != "" && locateKey(data, splitDotted(key)) != line:
 				key = ""
 			case key != "":
-				msg = fmt.Sprintf("key %q: %s", key, msg)
+				msg = fmt.Sprintf("key %s: %s", shownKey(key), msg)
 			}
 			return Defaults(), []Problem{{File: shown, Line: line, Key: key, Msg: msg}}
 		}
-		return Defaults(), []Problem{{File: shown, Line: lineFromTOMLError(err), Msg: strings.TrimPrefix(err.Error(), "toml: ")}}
+		return Defaults(), []Problem{{File: shown, Line: lineFromTOMLError(err), Msg: parserWords(strings.TrimPrefix(err.Error(), "toml: "))}}
 	}
 	cfg := Defaults()
 	d := configDecoder{md: md, data: data, shown: shown}
@@ -336,7 +337,7 @@ func (d *configDecoder) table(t map[string]toml.Primitive, dst reflect.Value, pa
 				msg += fmt.Sprintf("; did you mean %q?", meant)
 			}
 			if d.kind(t[name]) == kindTable {
-				msg = fmt.Sprintf("unknown table [%s]", toml.Key(key).String())
+				msg = fmt.Sprintf("unknown table [%s]", parserWords(toml.Key(key).String()))
 				if meant != "" {
 					msg += fmt.Sprintf("; did you mean [%s]?", toml.Key(append(slices.Clip(path), meant)).String())
 				}
@@ -425,7 +426,7 @@ func (d *configDecoder) value(p toml.Primitive, dst reflect.Value, key []string)
 func (d *configDecoder) subTable(p toml.Primitive, key []string) (map[string]toml.Primitive, bool) {
 	var t map[string]toml.Primitive
 	if kind := d.kind(p); kind != kindTable || d.md.PrimitiveDecode(p, &t) != nil {
-		d.add(key, fmt.Sprintf("key %q: must be a table, not %s", toml.Key(key).String(), kind))
+		d.add(key, fmt.Sprintf("key %s: must be a table, not %s", shownKey(toml.Key(key).String()), kind))
 		return nil, false
 	}
 	return t, true
@@ -446,10 +447,10 @@ func (d *configDecoder) decode(p toml.Primitive, v reflect.Value, key []string) 
 		}
 		return true
 	}
-	name := toml.Key(key).String()
+	name := shownKey(toml.Key(key).String())
 	if isDuration {
 		if msg := d.durationNotString(p); msg != "" {
-			d.add(key, fmt.Sprintf("key %q: %s", name, msg))
+			d.add(key, fmt.Sprintf("key %s: %s", name, msg))
 			return false
 		}
 	}
@@ -457,11 +458,11 @@ func (d *configDecoder) decode(p toml.Primitive, v reflect.Value, key []string) 
 	switch {
 	case errors.As(err, &pe):
 		// Our own UnmarshalText and UnmarshalTOML say what is wrong.
-		d.add(key, fmt.Sprintf("key %q: %s", name, pe.Message))
+		d.add(key, fmt.Sprintf("key %s: %s", name, parserWords(pe.Message)))
 	case strings.Contains(err.Error(), "incompatible types"):
-		d.add(key, fmt.Sprintf("key %q: must be %s, not %s", name, goWords(v.Type().Elem()), d.kind(p)))
+		d.add(key, fmt.Sprintf("key %s: must be %s, not %s", name, goWords(v.Type().Elem()), d.kind(p)))
 	default:
-		d.add(key, fmt.Sprintf("key %q: %s", name, tomlErrorRe().ReplaceAllString(err.Error(), "")))
+		d.add(key, fmt.Sprintf("key %s: %s", name, parserWords(tomlErrorRe().ReplaceAllString(err.Error(), ""))))
 	}
 	return false
 }
@@ -492,13 +493,38 @@ func (d *configDecoder) durationNotString(p toml.Primitive) string {
 func TOMLParseMessage(data []byte, pe toml.ParseError) string {
 	dup := duplicateKeyRe().FindStringSubmatch(pe.Message)
 	if dup == nil {
-		return strings.TrimSuffix(pe.Message, ".")
+		return parserWords(strings.TrimSuffix(pe.Message, "."))
 	}
 	if first := locateKey(data, splitDotted(dup[1])); first > 0 && first < pe.Position.Line {
-		return fmt.Sprintf("%q is set twice (lines %d and %d); keep one", dup[1], first, pe.Position.Line)
+		return parserWords(fmt.Sprintf("%q is set twice (lines %d and %d); keep one", dup[1], first, pe.Position.Line))
 	}
-	return fmt.Sprintf("%q is set twice; keep one", dup[1])
+	return parserWords(fmt.Sprintf("%q is set twice; keep one", dup[1]))
 }
+
+// parserWords is a message of the TOML parser as herdr-pi says it: on one
+// line, its control characters escaped (the parser quotes the text it
+// stopped at raw, a line break included), and cut after maxParserWords
+// bytes saying how long it was (that text may be most of a MiB).
+func parserWords(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	s = b.String()
+	if len(s) <= maxParserWords {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(s[:maxParserWords], ""), len(s))
+}
+
+// maxParserWords is the most of a parser's message herdr-pi repeats: its
+// sentence and a quote long enough to find the place.
+const maxParserWords = 200
 
 // TOMLParseLine is the line a TOML parse error is on, from the byte it
 // points at: the parser counts the newline that ends an unclosed table
@@ -564,10 +590,15 @@ func goWords(t reflect.Type) string {
 func unknownKeyMsg(key []string) string {
 	name := key[len(key)-1]
 	if len(key) == 1 {
-		return fmt.Sprintf("unknown key %q at the top level", name)
+		return fmt.Sprintf("unknown key %s at the top level", shownKey(name))
 	}
-	return fmt.Sprintf("unknown key %q in [%s]", name, strings.Join(key[:len(key)-1], "."))
+	return fmt.Sprintf("unknown key %s in [%s]", shownKey(name), parserWords(strings.Join(key[:len(key)-1], ".")))
 }
+
+// shownKey is a key of a settings file as a problem quotes it: escaped,
+// and cut short (a key may be most of a MiB; wrap prints every problem at
+// its start).
+func shownKey(k string) string { return QuoteClipped(k, 80) }
 
 var tomlLineRe = lazyre.New(`line (\d+)`)
 

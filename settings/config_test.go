@@ -250,6 +250,10 @@ func FuzzParseConfig(f *testing.F) {
 			if p.File != "f.toml" || p.Msg == "" || p.Line < 0 {
 				t.Fatalf("bad problem %+v", p)
 			}
+			// wrap prints every problem at its start, one a line.
+			if strings.ContainsAny(p.Msg, "\n\r") || len(p.Msg) > 400 {
+				t.Fatalf("problem of %d bytes, or of more than one line: %.300q", len(p.Msg), p.Msg)
+			}
 		}
 	})
 }

@@ -101,7 +101,7 @@ func ParseTerminalNotifications(data []byte, shown string) (TerminalNotification
 			for _, name := range names {
 				var v string
 				if json.Unmarshal(m[name], &v) != nil || !slices.Contains(protocols, v) || strings.TrimSpace(name) == "" {
-					bad(name, fmt.Sprintf("termPrograms.%s = %s: must be one of %s; ignored", name, compactJSON(m[name]), strings.Join(protocols, ", ")))
+					bad(name, fmt.Sprintf("termPrograms.%s = %s: must be one of %s; ignored", parserWords(name), compactJSON(m[name]), strings.Join(protocols, ", ")))
 					continue
 				}
 				if tn.TermPrograms == nil {
@@ -110,19 +110,21 @@ func ParseTerminalNotifications(data []byte, shown string) (TerminalNotification
 				tn.TermPrograms[strings.TrimSpace(name)] = v
 			}
 		default:
-			bad(k, fmt.Sprintf("unknown key %q (known: fallback, termPrograms); ignored", k))
+			bad(k, fmt.Sprintf("unknown key %s (known: fallback, termPrograms); ignored", shownKey(k)))
 		}
 	}
 	slices.SortStableFunc(problems, func(a, b Problem) int { return a.Line - b.Line })
 	return tn, problems
 }
 
+// compactJSON is a JSON value as a problem quotes it: on one line and cut
+// short (parserWords), since a value may be most of a MiB.
 func compactJSON(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
-		return string(raw)
+		return parserWords(string(raw))
 	}
-	return b.String()
+	return parserWords(b.String())
 }
 
 // lineAt is the 1-based line of byte offset off.

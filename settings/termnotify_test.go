@@ -107,7 +107,13 @@ func FuzzParseTerminalNotifications(f *testing.F) {
 	f.Add([]byte(`{ invalid json`))
 	f.Add([]byte(`{"termPrograms":{" ":"osc9","\u0000":"osc99"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tn, _ := ParseTerminalNotifications(data, "f")
+		tn, problems := ParseTerminalNotifications(data, "f")
+		for _, p := range problems {
+			// doctor and wrap show each, one a line.
+			if strings.ContainsAny(p.Msg, "\n\r") || len(p.Msg) > 400 {
+				t.Fatalf("problem of %d bytes, or of more than one line: %.300q", len(p.Msg), p.Msg)
+			}
+		}
 		if tn.Fallback != "" && !slices.Contains(protocols, tn.Fallback) {
 			t.Fatalf("fallback %q", tn.Fallback)
 		}

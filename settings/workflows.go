@@ -93,7 +93,7 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	}
 	for _, k := range sortedKeys(top) {
 		if !workflowKeys[k] {
-			return Workflows{}, fmt.Errorf("%s: unknown key %q (the engine rejects the file)%s", shown, k, misplaced(k))
+			return Workflows{}, fmt.Errorf("%s: unknown key %s (the engine rejects the file)%s", shown, quotedKey(k), misplaced(k))
 		}
 	}
 	var w Workflows
@@ -108,7 +108,7 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	}
 	for _, k := range sortedKeys(ext) {
 		if !workflowExtensionKeys[k] {
-			return w, fmt.Errorf("%s: unknown key \"extensionSettings.%s\" (the engine knows herdr and trajectory)%s", shown, k, misplaced(k))
+			return w, fmt.Errorf("%s: unknown key %s (the engine knows herdr and trajectory)%s", shown, quotedKey("extensionSettings."+k), misplaced(k))
 		}
 	}
 	raw, ok = ext["herdr"]
@@ -122,10 +122,10 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	for _, k := range sortedKeys(herdr) {
 		v := herdr[k]
 		if k != "enableFullyInspectableMode" {
-			return w, fmt.Errorf("%s: unknown key \"extensionSettings.herdr.%s\" (the only one is enableFullyInspectableMode)", shown, k)
+			return w, fmt.Errorf("%s: unknown key %s (the only one is enableFullyInspectableMode)", shown, quotedKey("extensionSettings.herdr."+k))
 		}
 		if err := json.Unmarshal(v, &w.FullyInspectable); err != nil || string(v) == "null" {
-			return w, fmt.Errorf("%s: %s must be true or false, not %s", shown, key, v)
+			return w, fmt.Errorf("%s: %s must be true or false, not %s", shown, key, jsonShort(v))
 		}
 	}
 	return w, nil
@@ -140,6 +140,11 @@ func jsonObject(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 	}
 	return m, true
 }
+
+// quotedKey is a key as an error quotes it: escaped (a key may hold a
+// newline, which would start a line that passes for herdr-pi's own) and
+// clipped (a key may be most of a MiB).
+func quotedKey(k string) string { return QuoteClipped(k, 80) }
 
 // jsonShort is a JSON value as an error quotes it: short, one line.
 func jsonShort(raw json.RawMessage) string {

@@ -40,6 +40,21 @@ func Dial(ctx context.Context, path, token string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The token is the run's: only a wrapper of our own uid is given it,
+	// as the wrapper only answers its own uid. The kernel's record of who
+	// listens cannot be forged; another user's socket where the path
+	// points (HERDR_PI_CONTROL carried across su, say) learns nothing.
+	if uc, ok := conn.(*net.UnixConn); ok {
+		cred, err := PeerCred(uc)
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("reading who serves %s: %w", path, err)
+		}
+		if me := os.Getuid(); int(cred.Uid) != me {
+			conn.Close()
+			return nil, fmt.Errorf("%s is served by uid %d (pid %d), not by you (uid %d): no wrapper of yours; nothing was sent to it", path, cred.Uid, cred.Pid, me)
+		}
+	}
 	c := &Client{conn: conn, r: bufio.NewReaderSize(conn, MaxLine)}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)

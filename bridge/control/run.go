@@ -79,6 +79,11 @@ func Start(cfg RunConfig) (*Run, error) {
 		return nil, fmt.Errorf("control: %w", err)
 	}
 	dir := held.Path
+	if cfg.Logf != nil {
+		for _, d := range held.Swept {
+			cfg.Logf("control: removed %s, left by the wrapper pid %d, which was killed (it holds the lock of its run directory until it ends, and nobody held it)", d.Path, d.PID)
+		}
+	}
 	token, err := NewToken()
 	if err != nil {
 		_ = held.Remove()

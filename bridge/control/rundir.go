@@ -61,7 +61,10 @@ var errRaced = errors.New("a sweep removed the directory while it was made")
 type HeldRunDir struct {
 	// Path is the directory, private (0700).
 	Path string
-	lock *os.File
+	// Swept are the directories of killed wrappers NewRunDir removed
+	// before making this one, for the caller to say so.
+	Swept []RunDir
+	lock  *os.File
 }
 
 // Remove removes the directory with everything in it, and only then lets
@@ -85,11 +88,14 @@ func NewRunDir(base string) (*HeldRunDir, error) {
 	if err := EnsurePrivateDir(base); err != nil {
 		return nil, err
 	}
-	sweepRunDirs(base)
+	swept := sweepRunDirs(base)
 	var err error
 	for range makeAttempts {
 		var d *HeldRunDir
 		if d, err = makeRunDir(base); !errors.Is(err, errRaced) {
+			if d != nil {
+				d.Swept = swept
+			}
 			return d, err
 		}
 	}
@@ -318,11 +324,12 @@ func takeLock(dir string) (*os.File, error) {
 
 // sweepRunDirs removes the run directories of wrappers that are gone, and
 // directories left half-made under makingPrefix, each while holding its
-// lock so that a wrapper cannot be making or using it meanwhile.
-func sweepRunDirs(base string) {
+// lock so that a wrapper cannot be making or using it meanwhile. It
+// returns what it removed (the pid in the name; 0 when it has none).
+func sweepRunDirs(base string) (swept []RunDir) {
 	entries, err := os.ReadDir(base)
 	if err != nil {
-		return
+		return nil
 	}
 	for _, e := range entries {
 		if !e.IsDir() {
@@ -331,32 +338,38 @@ func sweepRunDirs(base string) {
 		path := filepath.Join(base, e.Name())
 		if pid, ok := runDirPID(e.Name()); ok {
 			if dead, lock := runDirDead(path, pid); dead {
-				_ = os.RemoveAll(path)
+				if os.RemoveAll(path) == nil {
+					swept = append(swept, RunDir{Path: path, PID: pid})
+				}
 				if lock != nil {
 					_ = lock.Close()
 				}
 			}
 			continue
 		}
-		if strings.HasPrefix(e.Name(), makingPrefix) {
-			sweepHalfMade(path)
+		if strings.HasPrefix(e.Name(), makingPrefix) && sweepHalfMade(path) {
+			pid, _ := runDirPID(strings.TrimPrefix(e.Name(), "."))
+			swept = append(swept, RunDir{Path: path, PID: pid})
 		}
 	}
+	return swept
 }
 
 // sweepHalfMade removes a directory under makingPrefix whose maker is
 // gone: its lock is free, or it never got a lock file and is older than
 // makingGrace. The pid in its name is never consulted: the maker may run
 // in another pid namespace.
-func sweepHalfMade(path string) {
+// It says whether it removed it.
+func sweepHalfMade(path string) bool {
 	lock, err := takeLock(path)
 	switch {
 	case err == nil:
-		_ = os.RemoveAll(path)
-		_ = lock.Close()
+		defer lock.Close()
+		return os.RemoveAll(path) == nil
 	case errors.Is(err, fs.ErrNotExist):
 		if fi, err := os.Lstat(path); err == nil && time.Since(fi.ModTime()) > makingGrace {
-			_ = os.RemoveAll(path)
+			return os.RemoveAll(path) == nil
 		}
 	}
+	return false
 }

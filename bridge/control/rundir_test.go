@@ -404,3 +404,38 @@ func TestRunDirRemovedNeedsItsWrapperRunning(t *testing.T) {
 		t.Error("a directory not named as a run directory counted")
 	}
 }
+
+// The next wrapper's start removes what a killed wrapper left, and says
+// so in its log, naming the directory and the wrapper: a person who finds
+// a directory gone, or reads doctor's count of them drop, learns why.
+func TestStartSaysWhichRunDirsOfKilledWrappersItRemoved(t *testing.T) {
+	base := filepath.Join(shortDir(t), "rt")
+	w := startWrapperLike(t, base)
+	w.kill()
+	pid, _ := runDirPID(filepath.Base(w.dir))
+	var mu sync.Mutex
+	var lines []string
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}
+	rec := newRecorder()
+	run, err := Start(RunConfig{RuntimeBase: base, Events: rec, Requests: rec, Logf: logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	if exists(t, w.dir) {
+		t.Fatal("the killed wrapper's run dir is still there")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := fmt.Sprintf("removed %s, left by the wrapper pid %d, which was killed", w.dir, pid)
+	for _, l := range lines {
+		if strings.Contains(l, want) {
+			return
+		}
+	}
+	t.Fatalf("the log says nothing of the removal (want %q):\n%s", want, strings.Join(lines, "\n"))
+}

@@ -29,7 +29,7 @@
 
 import { Buffer } from "node:buffer";
 import { createConnection } from "node:net";
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -149,6 +149,36 @@ export function settingsFile(env) {
 	return join(agentDir(env), "pi-extensible-workflows", "settings.json");
 }
 
+// quoteKey is a key of the settings file as a problem quotes it: escaped
+// as JSON, and cut after 80 characters saying how long it was (a key may
+// be most of a MiB), as herdr-pi's Go reader quotes it (it counts bytes).
+function quoteKey(k) {
+	const chars = [...k];
+	if (chars.length <= 80) return JSON.stringify(k);
+	return `${JSON.stringify(chars.slice(0, 80).join(""))}… (${chars.length} characters)`;
+}
+
+// SETTINGS_MAX is the most of the engine's settings file read, as
+// herdr-pi's Go reader reads every settings file (settings.ReadFile).
+const SETTINGS_MAX = 1 << 20;
+
+// readRegular reads the file at path as text when it is a regular file of
+// at most max bytes. It opens O_NONBLOCK and only then looks: a named pipe
+// there has no writer, and a blocking read of it held Pi's start forever
+// (this runs as the owner's session starts); /dev/zero never ends.
+// Anything else throws, a missing file with ENOENT as before.
+function readRegular(path, max) {
+	const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+	try {
+		const st = fstatSync(fd);
+		if (!st.isFile()) throw new Error("not a regular file");
+		if (st.size > max) throw new Error(`over ${max} bytes`);
+		return readFileSync(fd, "utf8");
+	} finally {
+		closeSync(fd);
+	}
+}
+
 // readInspectable reads the engine's fully inspectable mode from its
 // global settings file (the project file is never read for it): { on }, or
 // { on: false, error } naming the file and the key when the file cannot
@@ -158,7 +188,7 @@ export function readInspectable(env) {
 	const bad = (what) => ({ on: false, error: `${file}: ${what}` });
 	let text;
 	try {
-		text = readFileSync(file, "utf8");
+		text = readRegular(file, SETTINGS_MAX);
 	} catch (e) {
 		return e && e.code === "ENOENT" ? { on: false } : bad(`cannot be read (${errorText(e)})`);
 	}
@@ -171,15 +201,15 @@ export function readInspectable(env) {
 	if (!isObject(s)) return bad("must hold a JSON object");
 	if (isObject(s.extensions) && "herdr" in s.extensions)
 		return bad(`the Herdr setting is in its old place, "extensions": {"herdr": …}, which the engine rejects ("extensions" is a list); move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`);
-	for (const k of Object.keys(s)) if (!SETTINGS_KEYS.has(k)) return bad(`unknown key "${k}"`);
+	for (const k of Object.keys(s)) if (!SETTINGS_KEYS.has(k)) return bad(`unknown key ${quoteKey(k)}`);
 	const ext = s.extensionSettings;
 	if (ext === undefined) return { on: false };
 	if (!isObject(ext)) return bad(`"extensionSettings" must be an object`);
-	for (const k of Object.keys(ext)) if (!EXTENSION_SETTINGS_KEYS.has(k)) return bad(`unknown key "extensionSettings.${k}"`);
+	for (const k of Object.keys(ext)) if (!EXTENSION_SETTINGS_KEYS.has(k)) return bad(`unknown key ${quoteKey(`extensionSettings.${k}`)}`);
 	const h = ext.herdr;
 	if (h === undefined) return { on: false };
 	if (!isObject(h)) return bad(`"extensionSettings.herdr" must be an object`);
-	for (const k of Object.keys(h)) if (k !== "enableFullyInspectableMode") return bad(`unknown key "extensionSettings.herdr.${k}" (the only one is enableFullyInspectableMode)`);
+	for (const k of Object.keys(h)) if (k !== "enableFullyInspectableMode") return bad(`unknown key ${quoteKey(`extensionSettings.herdr.${k}`)} (the only one is enableFullyInspectableMode)`);
 	const v = h.enableFullyInspectableMode;
 	if (v !== undefined && typeof v !== "boolean") return bad(`"${MODE_KEY}" must be true or false`);
 	return { on: v === true };
@@ -357,7 +387,7 @@ function linkLost() {
 
 function notify(text, level) {
 	try {
-		shared.ui?.notify(text, level);
+		shared.ui?.notify(plainNotice(text), level);
 	} catch {}
 }
 
@@ -657,6 +687,29 @@ function cutEvent(a, event) {
 }
 
 // newAttempt is herdr-pi's record of one agent attempt of the engine.
+// LABEL_MAX is the most bytes of an attempt's label the wrapper takes
+// (control.Attempt's check): a longer one, or one with a control, made it
+// close the whole owner link.
+const LABEL_MAX = 200;
+
+// attemptLabel is the workflow's name for an attempt as the probe uses it
+// everywhere (status line, notices, the wrapper): each character the Go
+// code's termtext.Harmful names (controls, bidi controls, U+FFFD) a space,
+// as termtext.Clean makes it, nothing else changed, so a label stays the
+// one the workflow gave; cut to LABEL_MAX bytes; "workflow agent" when it
+// has none.
+function attemptLabel(text) {
+	const label = typeof text === "string" ? text.replace(HARMFUL, " ") : "";
+	if (!label.trim()) return "workflow agent";
+	if (Buffer.byteLength(label, "utf8") <= LABEL_MAX) return label;
+	let out = "";
+	for (const c of label) {
+		if (Buffer.byteLength(out + c + "…", "utf8") > LABEL_MAX) break;
+		out += c;
+	}
+	return out + "…";
+}
+
 function newAttempt(inner, prepared, sctx) {
 	const a = {
 		inner,
@@ -666,7 +719,7 @@ function newAttempt(inner, prepared, sctx) {
 		sessionId: inner.reference.sessionId,
 		attempt: sctx?.attempt ?? 0,
 		tuiIndex: sctx?.tuiIndex ?? 0,
-		label: [sctx?.tuiLabel, sctx?.identity?.callSite, prepared.sessionLabel].find((x) => typeof x === "string" && x.trim()) ?? "workflow agent",
+		label: attemptLabel([sctx?.tuiLabel, sctx?.identity?.callSite, prepared.sessionLabel].find((x) => typeof x === "string" && x.trim())),
 		signal: sctx?.signal,
 		prompting: false,
 		turnActive: false,
@@ -1197,19 +1250,34 @@ function menuRefused(request, error) {
 // area is a line or two, not a log.
 const NOTICE_MAX = 240;
 
-// shortNotice makes text from the wrapper (which may quote paths, Herdr's
-// messages, a run's names) fit for Pi's notice area: terminal control
-// sequences and characters go, whitespace runs become one space, and a
-// long text is cut, saying so.
-export function shortNotice(text) {
-	const plain = String(text)
+// HARMFUL are the characters termtext.Harmful names in the Go code:
+// controls (C0, DEL, C1; U+2028 and U+2029 break lines too), the bidi
+// controls, and U+FFFD, what an invalid byte became.
+const HARMFUL = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffd]/g;
+
+// plainNotice makes text fit for one line of Pi's notice area or status
+// line: terminal control sequences go; control characters, line
+// separators, the bidi controls (which make the rest of a line read
+// backwards) and U+FFFD (what an invalid byte became) become spaces, as
+// termtext.Harmful says in the Go code; whitespace
+// runs become one space. notify and status pass everything through it,
+// text of our own and text from elsewhere (paths, keys of the engine's
+// settings file, Herdr's messages, a run's names) alike.
+export function plainNotice(text) {
+	return String(text)
 		.replace(/(?:\x1b\[|\u009b)[0-?]*[ -/]*[@-~]/g, "") // CSI
 		.replace(/(?:\x1b\]|\u009d)[^\x07\x1b\u009c]*(?:\x07|\x1b\\|\u009c)?/g, "") // OSC
 		.replace(/(?:\x1b[PX^_]|[\u0090\u0098\u009e\u009f])[^\x1b\u009c]*(?:\x1b\\|\u009c)?/g, "") // DCS, SOS, PM, APC
 		.replace(/\x1b[ -/]*[0-~]?/g, "") // other escapes
-		.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]/g, " ")
+		.replace(HARMFUL, " ")
 		.replace(/\s+/g, " ")
 		.trim();
+}
+
+// shortNotice is plainNotice for text from the wrapper in a notice: a
+// long text is also cut, saying so.
+export function shortNotice(text) {
+	const plain = plainNotice(text);
 	const chars = [...plain];
 	return chars.length <= NOTICE_MAX ? plain : chars.slice(0, NOTICE_MAX - 1).join("").trimEnd() + "…";
 }

@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 
+	"github.com/herdr-pi/herdr-pi/internal/termtext"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
@@ -736,7 +739,7 @@ func TestARefusedMenuHandoffClearsItsStatusLine(t *testing.T) {
 // control sequences (a path, a Herdr message) and runs to a kilobyte,
 // neither of which belongs in Pi's notice area.
 func TestARefusedMenuHandoffSaysWhyInShort(t *testing.T) {
-	hostile := "\x1b[2J\x1b]0;owned\x07the workflow settings: /a/settings.json:\r\nnot valid JSON\t\u009b31m " + strings.Repeat("x", 900)
+	hostile := "\x1b[2J\x1b]0;owned\x07the workflow settings: /a/settings.json:\r\nnot valid JSON\t\u009b31m \u202eevil\u2066 " + strings.Repeat("x", 900)
 	react := func(l *control.OwnerLink, m control.OwnerMessage) {
 		if r, ok := m.(control.HandoffRequest); ok {
 			_ = l.Refuse(r.ID, errors.New(hostile))
@@ -750,11 +753,7 @@ func TestARefusedMenuHandoffSaysWhyInShort(t *testing.T) {
 	if !strings.HasPrefix(note, "error: herdr-pi: finder was not handed off: the workflow settings: /a/settings.json: not valid JSON") {
 		t.Errorf("the notice %q does not name the attempt and the reason", note)
 	}
-	for _, r := range note {
-		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
-			t.Fatalf("the notice carries control character %U: %q", r, note)
-		}
-	}
+	harmlessNotice(t, note)
 	if strings.Contains(note, "owned") || strings.Contains(note, "[2J") {
 		t.Errorf("the notice keeps a control sequence's text: %q", note)
 	}
@@ -799,5 +798,108 @@ func TestAMenuRequestForAnAttemptInAPaneKeepsItsStatusLine(t *testing.T) {
 	}
 	if !slices.Equal(out.Log, []string{"create", "suspend", "resume"}) {
 		t.Errorf("the local session saw %q", out.Log)
+	}
+}
+
+// harmlessNotice fails t when a notice for Pi's notice area holds what a
+// terminal would act on or reorder by: a control character (C0, DEL, C1)
+// or a bidi control, which makes the rest of the line read backwards.
+func harmlessNotice(t *testing.T, note string) {
+	t.Helper()
+	for _, r := range note {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) || termtext.IsBidiControl(r) {
+			t.Fatalf("the notice carries %U: %q", r, note)
+		}
+	}
+}
+
+// The engine's settings file is the person's, but what it holds is shown
+// in the owner's notice area: a key that is an escape sequence, a newline
+// or a right-to-left override is shown harmless, and still shown; a key of
+// half a MiB is quoted short.
+func TestTheSettingsNoticeShowsAKeyHarmlessly(t *testing.T) {
+	for _, c := range []struct{ name, key, want string }{
+		{"hostile", "\x1b]0;owned\x07\nINFO\u009b31m\u202ePWNED", "PWNED"},
+		{"huge", strings.Repeat("k", 512<<10), "characters)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			agentDir := t.TempDir()
+			file := filepath.Join(agentDir, "pi-extensible-workflows", "settings.json")
+			if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(map[string]any{"extensionSettings": map[string]any{"herdr": map[string]any{c.key: true}}})
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, _ := runHandoffHarness(t, "settings-notice", "PI_CODING_AGENT_DIR="+agentDir)
+			if len(out.Notes) != 1 {
+				t.Fatalf("the owner was told %.300q, want one notice of the settings file", out.Notes)
+			}
+			note := out.Notes[0]
+			if !strings.Contains(note, "unknown key") || !strings.Contains(note, c.want) {
+				t.Errorf("the notice %.300q does not name the key", note)
+			}
+			harmlessNotice(t, note)
+			// The file's path, the sentence and the way out, and a short
+			// quote of the key.
+			if n := len(note) - len(file); n > 400 {
+				t.Errorf("the notice is %d bytes past the file's path: %.300q…", n, note)
+			}
+		})
+	}
+}
+
+// A named pipe where the engine's settings file goes has no writer: read
+// blocking, it held Pi's start forever (the probe reads the file as the
+// owner's session starts). It is refused as herdr-pi's Go reader refuses
+// it, and the owner is told so; /dev/zero, endless, is refused the same.
+func TestTheSettingsFileIsReadOnlyWhenRegular(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(path string) error
+	}{
+		{"named pipe", func(path string) error { return unix.Mkfifo(path, 0o600) }},
+		{"endless device", func(path string) error { return os.Symlink("/dev/zero", path) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			agentDir := t.TempDir()
+			file := filepath.Join(agentDir, "pi-extensible-workflows", "settings.json")
+			if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.make(file); err != nil {
+				t.Fatal(err)
+			}
+			out, _ := runHandoffHarness(t, "settings-notice", "PI_CODING_AGENT_DIR="+agentDir)
+			if len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "not a regular file") {
+				t.Fatalf("the owner was told %q, want that the settings file is not a regular file", out.Notes)
+			}
+		})
+	}
+}
+
+// An attempt's label is the workflow's words (its call site, its session
+// label): shown in the owner's status line and notices, a label that is an
+// escape sequence or a right-to-left override is shown harmless there.
+func TestAnAttemptsLabelIsShownHarmlessly(t *testing.T) {
+	react := func(l *control.OwnerLink, m control.OwnerMessage) {
+		if r, ok := m.(control.HandoffRequest); ok {
+			_ = l.Refuse(r.ID, errors.New("no"))
+		}
+	}
+	out, _ := runHandoffHarnessSink(t, "menu-refused", &ownerSink{react: react}, "LABEL=\x1b]0;owned\x07PWNED\u202eevil")
+	shown := append(slices.Clone(out.StatusLines), out.Notes...)
+	saw := false
+	for _, line := range shown {
+		saw = saw || strings.Contains(line, "PWNED")
+		harmlessNotice(t, line)
+	}
+	if !saw {
+		t.Errorf("the label is nowhere in %q", shown)
+	}
+	// The wrapper took the attempt (its link stayed up) and answered.
+	if len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "was not handed off: no") {
+		t.Errorf("the owner was told %q, want the wrapper's refusal", out.Notes)
 	}
 }

@@ -159,7 +159,7 @@ func (l Locator) Find() (string, bool) {
 }
 
 func headerCwd(path string) string {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return ""
 	}

@@ -50,6 +50,9 @@ type tail struct {
 	// one was set (or dropped) since, which put the leaf where it says.
 	firstPin *pin
 	repinned bool
+	// refused is the path's last refusal as something other than a
+	// regular file, said once: every tick would say it again.
+	refused string
 }
 
 // setPin pins the tree's leaf (nil: back to the file's last line).
@@ -70,7 +73,16 @@ func newTail(path string, since time.Time) *tail {
 // poll reads new lines. It reports whether the tree changed; a missing
 // file is not an error (Pi writes lazily).
 func (t *tail) poll() (changed bool, err error) {
-	f, err := os.Open(t.path)
+	f, fi, err := openRegular(t.path)
+	var odd *notRegularError
+	if errors.As(err, &odd) {
+		if err.Error() == t.refused {
+			return false, nil
+		}
+		t.refused = err.Error()
+		return false, err
+	}
+	t.refused = ""
 	if errors.Is(err, fs.ErrNotExist) {
 		if t.file != nil { // the file went away: forget it
 			t.reset()
@@ -82,10 +94,6 @@ func (t *tail) poll() (changed bool, err error) {
 		return false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
 	if t.file != nil && (!os.SameFile(t.file, fi) || fi.Size() < t.offset) {
 		t.reset()
 		changed = true
@@ -149,13 +157,17 @@ func (t *tail) whole() (bool, error) {
 	if t.head == 0 || t.tree.decidedWithin() {
 		return false, nil
 	}
-	f, err := os.Open(t.path)
+	f, fi, err := openRegular(t.path)
+	var odd *notRegularError
+	if errors.As(err, &odd) {
+		return false, nil // replaced by a pipe or the like: poll said so
+	}
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || t.file == nil || !os.SameFile(t.file, fi) {
-		return false, err // replaced: the next poll reads it anew
+	if t.file == nil || !os.SameFile(t.file, fi) {
+		return false, nil // replaced: the next poll reads it anew
 	}
 	full := &tail{tree: NewTree()}
 	if p := t.firstPin; p != nil && !t.repinned {

@@ -89,7 +89,7 @@ function localTransport(log, reply) {
 	};
 }
 
-// liveAttempt is an attempt "finder" of run r on the engine's local
+// liveAttempt is an attempt "finder" (LABEL: another) of run r on the engine's local
 // transport with herdr-pi's live-session hook, as the engine makes it
 // (reg must be linked already), its session log, and a timer that keeps
 // node alive until the caller clears it.
@@ -99,7 +99,7 @@ async function liveAttempt(reg) {
 	const agent = { transport: localTransport(log, reply) };
 	reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions").setup(agent, { run: { runId: "r" }, attempt: 1 });
 	const alive = setInterval(() => {}, 1000);
-	const session = await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "f:finder:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: "finder" });
+	const session = await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "f:finder:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: process.env.LABEL ?? "finder" });
 	return { log, alive, session };
 }
 
@@ -232,6 +232,13 @@ async function main() {
 		out.log = log;
 		out.notes = notes;
 		out.statusLines = statuses.map(([, v]) => (v === undefined ? "(cleared)" : v));
+	} else if (scenario === "settings-notice") {
+		// The engine's settings file (the Go test wrote it) cannot be
+		// used: what the owner is told at its start.
+		const notes = [];
+		ui.notify = (text, level) => notes.push(`${level}: ${text}`);
+		await startOwner(load, fakeRegistry());
+		out.notes = notes;
 	} else if (scenario === "menu-refused") {
 		// The menu's "Open live session in Herdr pane" on a live attempt,
 		// which the wrapper (the Go test) refuses. What the owner's status

@@ -165,7 +165,7 @@ func toastRow(env settings.Env, row func(name, status, detail, fix string) Row) 
 			fmt.Sprintf("Herdr's toasts are off ([ui.toast] delivery is \"off\" in %s): herdr-pi's notifications inside Herdr come back \"disabled\"", shown),
 			fmt.Sprintf("set [ui.toast] delivery = \"herdr\" (or \"terminal\", \"system\") in %s and run 'herdr server reload-config'", shown))
 	}
-	return row("toasts", Warn, fmt.Sprintf("[ui.toast] delivery = %q in %s is not one Herdr knows (off, herdr, terminal, system)", d, shown),
+	return row("toasts", Warn, fmt.Sprintf("[ui.toast] delivery = %s in %s is not one Herdr knows (off, herdr, terminal, system)", settings.QuoteClipped(d, 40), shown),
 		"set it to \"herdr\", \"terminal\" or \"system\"")
 }
 
@@ -205,9 +205,19 @@ func toastDelivery(data []byte, shown string) (delivery *string, mistake string)
 	}
 	text, ok := d.(string)
 	if !ok {
-		return nil, fmt.Sprintf("%s: [ui.toast] delivery = %v must be a string: \"off\", \"herdr\", \"terminal\" or \"system\"", at("ui", "toast", "delivery"), d)
+		return nil, fmt.Sprintf("%s: [ui.toast] delivery = %s must be a string: \"off\", \"herdr\", \"terminal\" or \"system\"", at("ui", "toast", "delivery"), shortTOML(d))
 	}
 	return &text, ""
+}
+
+// shortTOML is a decoded TOML value as a message quotes it: itself when
+// short and on one line (delivery = 1), else its kind (an array of a
+// hundred thousand numbers is "an array"): Herdr's config may be a MiB.
+func shortTOML(v any) string {
+	if s := fmt.Sprint(v); len(s) <= 40 && !strings.ContainsAny(s, "\n\r") {
+		return s
+	}
+	return settings.TOMLKind(v)
 }
 
 func deliveryWhere(d string) string {
