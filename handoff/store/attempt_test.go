@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,8 +53,8 @@ func reviewStore(t *testing.T) (*home, *Run) {
 	t.Helper()
 	h := newHome(t)
 	h.run(h.cwd, "3f0c9a2e-5b7d-4a51-9a8e-0d6f2c1b7e44", strings.ReplaceAll(reviewRun, "%CWD%", h.cwd), time.Minute)
-	h.write(filepath.Join(h.cwd, "api-1.jsonl"), "{}\n", 0)
-	h.write(filepath.Join(h.cwd, "api-2.jsonl"), "{}\n", 0)
+	h.write(filepath.Join(h.cwd, "api-1.jsonl"), piHeader, 0)
+	h.write(filepath.Join(h.cwd, "api-2.jsonl"), piHeader, 0)
 	r, err := h.store().FindRun("3f0c9a2e")
 	if err != nil {
 		t.Fatal(err)
@@ -226,6 +227,69 @@ func TestSessionFileRecordsNone(t *testing.T) {
 		if _, err := a.SessionFile(); err == nil || err.Error() != want {
 			t.Errorf("%s:\n got %v\nwant %s", sel, err, want)
 		}
+	}
+}
+
+// piHeader is the first line of every transcript Pi writes.
+const piHeader = `{"type":"session","version":3,"id":"01a2462e-c525-766d-a09e-17354accd7c9","timestamp":"2026-12-05T12:29:59.973Z","cwd":"/src/api"}` + "\n"
+
+// TestSessionFileForkable: a transcript Pi's fork refuses (no line that
+// parses, or a first entry that is not the session header) is refused
+// here, naming the file, so that open says it before Herdr hears anything;
+// one Pi forks (a cut last line, garbled or blank lines before the header)
+// is taken.
+func TestSessionFileForkable(t *testing.T) {
+	const (
+		empty    = "is empty or holds no JSON line, so Pi cannot fork it (a transcript cut short, or not Pi's)"
+		noHeader = `does not start with Pi's session header (a line {"type":"session","id":…}), so Pi cannot fork it`
+	)
+	for name, tc := range map[string]struct{ text, problem string }{
+		"header":              {piHeader, ""},
+		"cut after header":    {piHeader + `{"type":"mess`, ""},
+		"no newline":          {strings.TrimSuffix(piHeader, "\n"), ""},
+		"garbled then header": {"garbage\n\n  \nnull\n0\nfalse\n\"\"\n" + piHeader, ""},
+		"empty":               {"", empty},
+		"blank lines":         {"\n\n", empty},
+		"cut in header":       {piHeader[:40], empty},
+		"message first":       {`{"type":"message","id":"a1"}` + "\n" + piHeader, noHeader},
+		"header without id":   {`{"type":"session","version":3}` + "\n", noHeader},
+		"numeric id":          {`{"type":"session","id":7}` + "\n", noHeader},
+		"an array":            {"[1]\n" + piHeader, noHeader},
+		"a string":            {`"session"` + "\n", noHeader},
+	} {
+		h := newHome(t)
+		file := filepath.Join(h.cwd, "s.jsonl")
+		h.write(file, tc.text, 0)
+		h.run(h.cwd, "r1", `{"id":"r1","workflowName":"w","state":"completed","agents":[
+			{"id":"r1:1","name":"api","state":"completed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x","locator":{"sessionFile":"`+file+`"}},"setup":{}}]}]}`, 0)
+		r, err := h.store().FindRun("r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := r.PickText("api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.SessionFile()
+		want := ""
+		if tc.problem != "" {
+			want = "run r1: attempt api#1: session file " + file + " " + tc.problem + "; pick another attempt from `herdr-pi open --list r1`"
+		}
+		var se *SessionFileError
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && (got != want || !errors.As(err, &se))) {
+			t.Errorf("%s: %q:\n got %v\nwant %q", name, tc.text, err, want)
+		}
+	}
+}
+
+// A header line longer than the scan reads is left to Pi, not refused.
+func TestSessionFileLongFirstLine(t *testing.T) {
+	long := `{"type":"session","id":"x","pad":"` + strings.Repeat("a", headerScanLimit) + `"}` + "\n"
+	if p := forkHeaderProblem(strings.NewReader(long)); p != "" {
+		t.Errorf("a long header: %s", p)
+	}
+	if p := forkHeaderProblem(strings.NewReader(strings.Repeat("x\n", headerScanLimit))); p != "" {
+		t.Errorf("a MiB of garbled lines: %s", p)
 	}
 }
 
