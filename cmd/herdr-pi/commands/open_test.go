@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -818,4 +819,57 @@ func TestAMenuInspectionGivenUpWhosePaneWillNotCloseIsInTheLedger(t *testing.T) 
 	if len(recs) != 1 || recs[0].Thing() != "pane w1:p2" || err == nil || !strings.Contains(err.Error(), "herdr-pi close") {
 		t.Fatalf("the inspection returned %v; the ledger holds %+v, want pane w1:p2", err, recs)
 	}
+}
+
+// Every field open --json prints is in docs/open.md's table of them, in
+// each place open opens (a split, a new workspace, a reused tab): a script
+// must not meet a field the documentation does not explain.
+func TestOpenJSONPrintsOnlyDocumentedFields(t *testing.T) {
+	documented := openJSONDocFields(t)
+	f, _, run, out, errb := openWorld(t, "exec sleep 600")
+	for _, place := range []string{"split", "workspace", "workspace"} {
+		out.Reset()
+		opts := &openOptions{Run: run, Attempt: "api", JSON: true, Place: place, StartTimeout: time.Minute, ForkTimeout: time.Millisecond}
+		if err := openRun(t.Context(), f, opts); err != nil {
+			t.Fatalf("open --%s: %v\n%s", place, err, errb)
+		}
+		var rep map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		for k := range rep {
+			if !documented[k] {
+				t.Errorf("open --%s --json prints %q, which docs/open.md's open --json table does not name:\n%s", place, k, out)
+			}
+		}
+	}
+}
+
+// openJSONDocFields are the field names of docs/open.md's table under
+// "### `open --json`" (each backquoted name in its first column).
+func openJSONDocFields(t *testing.T) map[string]bool {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "open.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(md), "### `open --json`\n")
+	if !ok {
+		t.Fatal("docs/open.md has no section ### `open --json`")
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	names := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cell, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+		for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(cell, -1) {
+			names[m[1]] = true
+		}
+	}
+	if !names["pane_id"] || !names["format"] {
+		t.Fatalf("read no field table from docs/open.md: %v", names)
+	}
+	return names
 }
