@@ -103,6 +103,29 @@ func TestNoRunNamesTheDirectoriesItCouldNotSearch(t *testing.T) {
 	if _, err := shopStore(t).store().FindRun("0000dead"); err == nil || strings.Contains(err.Error(), "not searched") {
 		t.Fatalf("a readable store: %v", err)
 	}
+	// A directory you may not read: its why (permission denied) does not
+	// hold its path, so the error must name it.
+	h = shopStore(t)
+	if err := os.Chmod(filepath.Dir(h.dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := filepath.WalkDir(h.dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return os.Chmod(path, 0o755)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sessions := filepath.Dir(filepath.Dir(h.runsDir(h.cwd, "s1")))
+	if err := os.Chmod(sessions, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(sessions, 0o700) })
+	testenv.AsUnprivileged(t, sessions, func() { _, err = h.store().FindRun("0000dead") })
+	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "not searched, and the run may be there: "+sessions+": permission denied") {
+		t.Fatalf("error %q; want %s named as not searched", err, sessions)
+	}
 }
 
 // A run directory removed between the scan that found it and the read of
