@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -845,17 +846,60 @@ func TestOpenJSONPrintsOnlyDocumentedFields(t *testing.T) {
 	}
 }
 
+// Every field a line of open --json on a live attempt can carry is in
+// docs/open.md's table of them: each field of the line is set, and its
+// name looked for.
+func TestOpenLiveJSONPrintsOnlyDocumentedFields(t *testing.T) {
+	documented := docFieldTable(t, "### `open --json` on a live attempt\n")
+	line := openLiveLine{Format: openLiveFormat, Attempt: "fixer#1", PrefixAlsoMatches: []handoff.OtherMatch{{ID: "x"}}}
+	v := reflect.ValueOf(&line.Progress).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int:
+			f.SetInt(1)
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]string{"x"}))
+		default:
+			t.Fatalf("control.Progress.%s: a %s this test cannot set", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]json.RawMessage
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	for k := range rep {
+		if !documented[k] {
+			t.Errorf("a line of open --json on a live attempt may carry %q, which docs/open.md's table of them does not name", k)
+		}
+	}
+}
+
 // openJSONDocFields are the field names of docs/open.md's table under
 // "### `open --json`" (each backquoted name in its first column).
 func openJSONDocFields(t *testing.T) map[string]bool {
+	t.Helper()
+	return docFieldTable(t, "### `open --json`\n")
+}
+
+// docFieldTable are the field names of the docs/open.md table in the
+// section whose heading line is heading.
+func docFieldTable(t *testing.T, heading string) map[string]bool {
 	t.Helper()
 	md, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "open.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(md), "### `open --json`\n")
+	_, section, ok := strings.Cut(string(md), heading)
 	if !ok {
-		t.Fatal("docs/open.md has no section ### `open --json`")
+		t.Fatalf("docs/open.md has no section %q", heading)
 	}
 	section, _, _ = strings.Cut(section, "\n### ")
 	names := map[string]bool{}
