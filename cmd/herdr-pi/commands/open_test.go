@@ -917,3 +917,53 @@ func docFieldTable(t *testing.T, heading string) map[string]bool {
 	}
 	return names
 }
+
+// An owner lease that cannot be read leaves open unable to tell whether a
+// running attempt is live, and its error says that --inspect opens a fork
+// regardless: with --inspect, open does (read-only, whatever the owner),
+// and does not claim the owner is gone, which it cannot know.
+func TestOpenInspectOpensDespiteABrokenOwnerLease(t *testing.T) {
+	f, _, run, out, errb := openWorld(t, "exec sleep 600")
+	r, err := store.New(f.Paths().Home, f.IO.Dir).FindRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(r.Dir, "state.json")
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	st["state"] = "running"
+	docs := st["agents"].([]any)[1].(map[string]any)
+	docs["state"] = "running"
+	for _, at := range docs["attemptDetails"].([]any) {
+		delete(at.(map[string]any), "error")
+	}
+	if b, err = json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.RunsDir, store.LeaseFile), []byte(`{"pid":12`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	err = openRun(t.Context(), f, &openOptions{Run: run, Attempt: "docs", JSON: true, StartTimeout: time.Minute, ForkTimeout: time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "invalid owner lease") || !strings.Contains(err.Error(), "`--inspect` opens a fork of the attempt regardless") {
+		t.Fatalf("open without --inspect: %v, want the lease named and --inspect offered", err)
+	}
+	out.Reset()
+	err = openRun(t.Context(), f, &openOptions{Run: run, Attempt: "docs", Inspect: true, JSON: true, StartTimeout: time.Minute, ForkTimeout: time.Millisecond})
+	if err != nil {
+		t.Fatalf("open --inspect, as the error advised: %v\n%s", err, errb)
+	}
+	var rep openReport
+	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil || rep.PaneID == "" || rep.OwnerGone {
+		t.Fatalf("open --inspect --json: %+v (%v)\n%s", rep, err, out)
+	}
+}
