@@ -142,7 +142,7 @@ func (a *Attempt) SessionFile() (string, error) {
 		e.Problem = "does not exist: Pi writes it only after the agent's first reply"
 		return "", e
 	case err != nil:
-		e.Problem = "cannot be read: " + unwrapPathError(err)
+		e.Problem = "cannot be read: " + accessProblem(path, err)
 		return "", e
 	}
 	defer f.Close()

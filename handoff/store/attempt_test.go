@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 func TestParseSelector(t *testing.T) {
@@ -332,5 +334,52 @@ func TestSettledByRunState(t *testing.T) {
 		if a.Settled() != want {
 			t.Errorf("run %s: settled %v, want %v", state, a.Settled(), want)
 		}
+	}
+}
+
+// A transcript you may not read: the error says how to make it readable
+// (or which directory to open), not only to pick another attempt, which
+// is no way to the one asked for.
+func TestSessionFileUnreadableSaysTheFix(t *testing.T) {
+	h := newHome(t)
+	file := filepath.Join(h.cwd, "s.jsonl")
+	h.write(file, piHeader, 0)
+	if err := os.Chmod(file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.run(h.cwd, "r1", `{"id":"r1","workflowName":"w","state":"completed","agents":[
+		{"id":"r1:1","name":"api","state":"completed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x","locator":{"sessionFile":"`+file+`"}},"setup":{}}]}]}`, 0)
+	r, err := h.store().FindRun("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.PickText("api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(h.dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := filepath.WalkDir(h.dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return os.Chmod(path, 0o755)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.AsUnprivileged(t, file, func() { _, err = a.SessionFile() })
+	if err == nil || !strings.Contains(err.Error(), "session file "+file+" cannot be read: permission denied; make it readable by the user running herdr-pi") ||
+		!strings.Contains(err.Error(), "chmod u+r") {
+		t.Fatalf("SessionFile: %v\nwant the way to make it readable", err)
+	}
+	// A shut directory on the way is named instead.
+	if err := os.Chmod(h.cwd, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(h.cwd, 0o700) })
+	testenv.AsUnprivileged(t, file, func() { _, err = a.SessionFile() })
+	if err == nil || !strings.Contains(err.Error(), "the directory "+h.cwd+" cannot be entered") {
+		t.Fatalf("SessionFile: %v\nwant %s named", err, h.cwd)
 	}
 }
