@@ -94,7 +94,7 @@ type Placed struct {
 	// Terminal is the terminal_id of the pane this placement opened ("" for
 	// a reused tab): a Herdr started afresh counts its pane ids from the
 	// start again, and only the terminal tells the pane herdr-pi opened
-	// from a namesake ([Foreign]).
+	// from a namesake ([Foreign]). open --json says it (docs/open.md).
 	Terminal string `json:"terminal,omitempty"`
 	// RootTab is the tab Herdr opened with a workspace this placement
 	// created (its spare shell): it belongs to the workspace, not to
@@ -102,9 +102,10 @@ type Placed struct {
 	RootTab string `json:"-"`
 	// RootPane is that tab's pane and RootTerminal its terminal_id: the
 	// workspace's own fact a Herdr started afresh cannot give a namesake
-	// workspace ([ForeignWorkspace]).
-	RootPane     string `json:"root_pane,omitempty"`
-	RootTerminal string `json:"root_terminal,omitempty"`
+	// workspace ([ForeignWorkspace]). Not in open --json: the spare shell
+	// is the workspace's, not the attempt's, and the ledger keeps both.
+	RootPane     string `json:"-"`
+	RootTerminal string `json:"-"`
 }
 
 // Place opens a pane as p says. On failure it closes what it had opened

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -139,7 +142,7 @@ func (a *Attempt) SessionFile() (string, error) {
 		e.Problem = "does not exist: Pi writes it only after the agent's first reply"
 		return "", e
 	case err != nil:
-		e.Problem = "cannot be read: " + unwrapPathError(err)
+		e.Problem = "cannot be read: " + accessProblem(path, err)
 		return "", e
 	}
 	defer f.Close()
@@ -147,7 +150,60 @@ func (a *Attempt) SessionFile() (string, error) {
 		e.Problem = "is not a regular file"
 		return "", e
 	}
+	if problem := forkHeaderProblem(f); problem != "" {
+		e.Problem = problem
+		return "", e
+	}
 	return path, nil
+}
+
+// headerScanLimit bounds how much of a transcript forkHeaderProblem reads
+// before it leaves the judgement to Pi: a header is one short line.
+const headerScanLimit = 1 << 20
+
+// forkHeaderProblem says why Pi would refuse to fork the transcript r, as
+// Pi's fork judges it (the pi-offline reference's session manager: every
+// line that parses as JSON is an entry, blank and garbled lines are
+// skipped, and the first entry must be the session header, type "session"
+// with a string id), or "" when it would not. Checked here so that open
+// says it before Herdr hears anything: Pi says it only in the pane open
+// made for it, which is then left for the person to close.
+func forkHeaderProblem(r io.Reader) string {
+	lr := &io.LimitedReader{R: r, N: headerScanLimit}
+	sc := bufio.NewScanner(lr)
+	sc.Buffer(make([]byte, 0, 4096), headerScanLimit)
+	for sc.Scan() {
+		var v any
+		if json.Unmarshal(sc.Bytes(), &v) != nil || falsy(v) {
+			continue // Pi skips it as well
+		}
+		if h, ok := v.(map[string]any); ok {
+			if _, id := h["id"].(string); id && h["type"] == "session" {
+				return ""
+			}
+		}
+		return `does not start with Pi's session header (a line {"type":"session","id":…}), so Pi cannot fork it`
+	}
+	if sc.Err() != nil || lr.N == 0 {
+		return "" // unreadable now, or more than the limit read: Pi decides
+	}
+	return "is empty or holds no JSON line, so Pi cannot fork it (a transcript cut short, or not Pi's)"
+}
+
+// falsy is JavaScript's falsiness of a parsed JSON value: Pi drops such
+// entries (null, false, 0, "") as it drops lines that do not parse.
+func falsy(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !v
+	case float64:
+		return v == 0
+	case string:
+		return v == ""
+	}
+	return false
 }
 
 // settledStates are the agent states after which nothing runs: the engine's

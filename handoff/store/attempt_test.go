@@ -2,11 +2,14 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 func TestParseSelector(t *testing.T) {
@@ -52,8 +55,8 @@ func reviewStore(t *testing.T) (*home, *Run) {
 	t.Helper()
 	h := newHome(t)
 	h.run(h.cwd, "3f0c9a2e-5b7d-4a51-9a8e-0d6f2c1b7e44", strings.ReplaceAll(reviewRun, "%CWD%", h.cwd), time.Minute)
-	h.write(filepath.Join(h.cwd, "api-1.jsonl"), "{}\n", 0)
-	h.write(filepath.Join(h.cwd, "api-2.jsonl"), "{}\n", 0)
+	h.write(filepath.Join(h.cwd, "api-1.jsonl"), piHeader, 0)
+	h.write(filepath.Join(h.cwd, "api-2.jsonl"), piHeader, 0)
 	r, err := h.store().FindRun("3f0c9a2e")
 	if err != nil {
 		t.Fatal(err)
@@ -229,6 +232,69 @@ func TestSessionFileRecordsNone(t *testing.T) {
 	}
 }
 
+// piHeader is the first line of every transcript Pi writes.
+const piHeader = `{"type":"session","version":3,"id":"01a2462e-c525-766d-a09e-17354accd7c9","timestamp":"2026-12-05T12:29:59.973Z","cwd":"/src/api"}` + "\n"
+
+// TestSessionFileForkable: a transcript Pi's fork refuses (no line that
+// parses, or a first entry that is not the session header) is refused
+// here, naming the file, so that open says it before Herdr hears anything;
+// one Pi forks (a cut last line, garbled or blank lines before the header)
+// is taken.
+func TestSessionFileForkable(t *testing.T) {
+	const (
+		empty    = "is empty or holds no JSON line, so Pi cannot fork it (a transcript cut short, or not Pi's)"
+		noHeader = `does not start with Pi's session header (a line {"type":"session","id":…}), so Pi cannot fork it`
+	)
+	for name, tc := range map[string]struct{ text, problem string }{
+		"header":              {piHeader, ""},
+		"cut after header":    {piHeader + `{"type":"mess`, ""},
+		"no newline":          {strings.TrimSuffix(piHeader, "\n"), ""},
+		"garbled then header": {"garbage\n\n  \nnull\n0\nfalse\n\"\"\n" + piHeader, ""},
+		"empty":               {"", empty},
+		"blank lines":         {"\n\n", empty},
+		"cut in header":       {piHeader[:40], empty},
+		"message first":       {`{"type":"message","id":"a1"}` + "\n" + piHeader, noHeader},
+		"header without id":   {`{"type":"session","version":3}` + "\n", noHeader},
+		"numeric id":          {`{"type":"session","id":7}` + "\n", noHeader},
+		"an array":            {"[1]\n" + piHeader, noHeader},
+		"a string":            {`"session"` + "\n", noHeader},
+	} {
+		h := newHome(t)
+		file := filepath.Join(h.cwd, "s.jsonl")
+		h.write(file, tc.text, 0)
+		h.run(h.cwd, "r1", `{"id":"r1","workflowName":"w","state":"completed","agents":[
+			{"id":"r1:1","name":"api","state":"completed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x","locator":{"sessionFile":"`+file+`"}},"setup":{}}]}]}`, 0)
+		r, err := h.store().FindRun("r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := r.PickText("api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.SessionFile()
+		want := ""
+		if tc.problem != "" {
+			want = "run r1: attempt api#1: session file " + file + " " + tc.problem + "; pick another attempt from `herdr-pi open --list r1`"
+		}
+		var se *SessionFileError
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && (got != want || !errors.As(err, &se))) {
+			t.Errorf("%s: %q:\n got %v\nwant %q", name, tc.text, err, want)
+		}
+	}
+}
+
+// A header line longer than the scan reads is left to Pi, not refused.
+func TestSessionFileLongFirstLine(t *testing.T) {
+	long := `{"type":"session","id":"x","pad":"` + strings.Repeat("a", headerScanLimit) + `"}` + "\n"
+	if p := forkHeaderProblem(strings.NewReader(long)); p != "" {
+		t.Errorf("a long header: %s", p)
+	}
+	if p := forkHeaderProblem(strings.NewReader(strings.Repeat("x\n", headerScanLimit))); p != "" {
+		t.Errorf("a MiB of garbled lines: %s", p)
+	}
+}
+
 // TestLiveWithABrokenLease: a corrupt owner.json blocks the judgement of a
 // running attempt (the error names the file), never a settled one.
 func TestLiveWithABrokenLease(t *testing.T) {
@@ -268,5 +334,52 @@ func TestSettledByRunState(t *testing.T) {
 		if a.Settled() != want {
 			t.Errorf("run %s: settled %v, want %v", state, a.Settled(), want)
 		}
+	}
+}
+
+// A transcript you may not read: the error says how to make it readable
+// (or which directory to open), not only to pick another attempt, which
+// is no way to the one asked for.
+func TestSessionFileUnreadableSaysTheFix(t *testing.T) {
+	h := newHome(t)
+	file := filepath.Join(h.cwd, "s.jsonl")
+	h.write(file, piHeader, 0)
+	if err := os.Chmod(file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.run(h.cwd, "r1", `{"id":"r1","workflowName":"w","state":"completed","agents":[
+		{"id":"r1:1","name":"api","state":"completed","attemptDetails":[{"attempt":1,"session":{"transport":"local","sessionId":"x","locator":{"sessionFile":"`+file+`"}},"setup":{}}]}]}`, 0)
+	r, err := h.store().FindRun("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.PickText("api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(h.dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := filepath.WalkDir(h.dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return os.Chmod(path, 0o755)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.AsUnprivileged(t, file, func() { _, err = a.SessionFile() })
+	if err == nil || !strings.Contains(err.Error(), "session file "+file+" cannot be read: permission denied; make it readable by the user running herdr-pi") ||
+		!strings.Contains(err.Error(), "chmod u+r") {
+		t.Fatalf("SessionFile: %v\nwant the way to make it readable", err)
+	}
+	// A shut directory on the way is named instead.
+	if err := os.Chmod(h.cwd, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(h.cwd, 0o700) })
+	testenv.AsUnprivileged(t, file, func() { _, err = a.SessionFile() })
+	if err == nil || !strings.Contains(err.Error(), "the directory "+h.cwd+" cannot be entered") {
+		t.Fatalf("SessionFile: %v\nwant %s named", err, h.cwd)
 	}
 }

@@ -28,7 +28,13 @@ func (e *NoRunError) Error() string {
 	}
 	msg := fmt.Sprintf("no workflow run %q under %s (searched %d project(s): %s)", e.Ref, e.Root, len(e.Projects), listed(e.Projects, 3))
 	for _, d := range e.Unreadable {
-		msg += fmt.Sprintf("; not searched, and the run may be there: %s", d.Problem)
+		// The problem names the directory only when something else stands
+		// in its place (permission denied does not): then the path goes first.
+		problem := d.Problem
+		if !strings.HasPrefix(problem, d.Path+" ") {
+			problem = d.Path + ": " + problem
+		}
+		msg += "; not searched, and the run may be there: " + problem
 	}
 	return msg + "; list runs with `herdr-pi open --list`"
 }

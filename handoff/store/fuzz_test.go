@@ -84,6 +84,29 @@ func FuzzParseSelector(f *testing.F) {
 	})
 }
 
+// FuzzForkHeaderProblem: whatever precedes it in lines that do not parse,
+// a transcript whose first entry is Pi's header is never refused, and one
+// without it never taken.
+func FuzzForkHeaderProblem(f *testing.F) {
+	for _, s := range []string{"", "garbage", "{\"type\":\"sess", "null", "[1]", "{}", "\n\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, junk string) {
+		// Lines that cannot parse as JSON: no JSON value starts with x.
+		var pre strings.Builder
+		for _, l := range strings.Split(junk, "\n") {
+			pre.WriteString("x" + l + "\n")
+		}
+		header := `{"type":"session","id":"x"}` + "\n"
+		if p := forkHeaderProblem(strings.NewReader(pre.String() + header)); p != "" {
+			t.Fatalf("refused after %q: %s", pre.String(), p)
+		}
+		if p := forkHeaderProblem(strings.NewReader(pre.String())); p == "" {
+			t.Fatalf("took %q, which has no header", pre.String())
+		}
+	})
+}
+
 // FuzzDecodeLease: a decoded lease satisfies the engine's rules.
 func FuzzDecodeLease(f *testing.F) {
 	f.Add([]byte(`{"pid":32754,"token":"ff1bf489","startedAt":1796131938919.6892}`))

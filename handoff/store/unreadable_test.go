@@ -103,6 +103,29 @@ func TestNoRunNamesTheDirectoriesItCouldNotSearch(t *testing.T) {
 	if _, err := shopStore(t).store().FindRun("0000dead"); err == nil || strings.Contains(err.Error(), "not searched") {
 		t.Fatalf("a readable store: %v", err)
 	}
+	// A directory you may not read: its why (permission denied) does not
+	// hold its path, so the error must name it.
+	h = shopStore(t)
+	if err := os.Chmod(filepath.Dir(h.dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := filepath.WalkDir(h.dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return os.Chmod(path, 0o755)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sessions := filepath.Dir(filepath.Dir(h.runsDir(h.cwd, "s1")))
+	if err := os.Chmod(sessions, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(sessions, 0o700) })
+	testenv.AsUnprivileged(t, sessions, func() { _, err = h.store().FindRun("0000dead") })
+	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "not searched, and the run may be there: "+sessions+": permission denied") {
+		t.Fatalf("error %q; want %s named as not searched", err, sessions)
+	}
 }
 
 // A run directory removed between the scan that found it and the read of
@@ -120,5 +143,36 @@ func TestARunRemovedWhileReadIsSaidToBeGone(t *testing.T) {
 	_, err := h.store().readRun(loc, nil)
 	if !errors.Is(err, ErrRunRemoved) || !strings.Contains(err.Error(), "removed") || strings.Contains(err.Error(), "still creating") {
 		t.Fatalf("read of a removed run: %v", err)
+	}
+}
+
+// A run directory you may not enter (its mode lost u+x, or it is another
+// user's): the error about its state.json names the directory that stands
+// in the way and how to open it; a chmod of the file, which it said
+// before, cannot help while its directory is shut.
+func TestAShutRunDirectoryIsNamed(t *testing.T) {
+	h := shopStore(t)
+	if err := os.Chmod(filepath.Dir(h.dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := filepath.WalkDir(h.dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return os.Chmod(path, 0o755)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(h.runsDir(h.cwd, "s1"), "3f0c9a2e-aaaa")
+	if err := os.Chmod(run, 0o600); err != nil { // readable, but not to be entered
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(run, 0o700) })
+	var err error
+	testenv.AsUnprivileged(t, filepath.Join(run, "state.json"), func() { _, err = h.store().FindRun("3f0c9a2e-aaaa") })
+	want := filepath.Join(run, "state.json") + ": cannot read: permission denied: the directory " + run +
+		" cannot be entered; make it searchable by the user running herdr-pi, who must be the one who runs Pi (chmod u+rx " + run + ", or chown it)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("FindRun: %v\nwant it to say %s", err, want)
 	}
 }

@@ -228,9 +228,9 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if err != nil {
 		return openError(err)
 	}
-	live, lease, err := a.Live()
-	if err != nil {
-		return openError(err)
+	live, lease, leaseErr := a.Live()
+	if leaseErr != nil && !opts.Inspect {
+		return openError(leaseErr)
 	}
 	if live && !opts.Inspect {
 		return openLive(ctx, f, opts, a, lease, func() (*store.Attempt, error) {
@@ -244,7 +244,17 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	if opts.Hold {
 		tell(io.Err, "herdr-pi open: --hold is for a live handoff, and %s is not live: opening a read-only fork of it\n", a)
 	}
+	// With a lease that cannot be read, --inspect opens the fork (its error
+	// offers that) without saying the owner is gone: nobody can tell.
 	ownerGone, _ := a.OwnerGone()
+	if leaseErr != nil {
+		ownerGone = false
+		what := leaseErr.Error()
+		if fe := (*store.FileError)(nil); errors.As(leaseErr, &fe) {
+			what = fe.Path + " cannot be read"
+		}
+		tell(io.Err, "herdr-pi open: %s: whether its owner Pi still runs cannot be told (%s); opening a read-only fork of it all the same, as --inspect asks\n", a, what)
+	}
 	session, err := a.SessionFile()
 	if err != nil {
 		return openError(err)

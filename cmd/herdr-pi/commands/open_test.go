@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -817,5 +819,151 @@ func TestAMenuInspectionGivenUpWhosePaneWillNotCloseIsInTheLedger(t *testing.T) 
 	recs, _ := handoff.LedgerAt(f.Paths().RuntimeBase).List()
 	if len(recs) != 1 || recs[0].Thing() != "pane w1:p2" || err == nil || !strings.Contains(err.Error(), "herdr-pi close") {
 		t.Fatalf("the inspection returned %v; the ledger holds %+v, want pane w1:p2", err, recs)
+	}
+}
+
+// Every field open --json prints is in docs/open.md's table of them, in
+// each place open opens (a split, a new workspace, a reused tab): a script
+// must not meet a field the documentation does not explain.
+func TestOpenJSONPrintsOnlyDocumentedFields(t *testing.T) {
+	documented := openJSONDocFields(t)
+	f, _, run, out, errb := openWorld(t, "exec sleep 600")
+	for _, place := range []string{"split", "workspace", "workspace"} {
+		out.Reset()
+		opts := &openOptions{Run: run, Attempt: "api", JSON: true, Place: place, StartTimeout: time.Minute, ForkTimeout: time.Millisecond}
+		if err := openRun(t.Context(), f, opts); err != nil {
+			t.Fatalf("open --%s: %v\n%s", place, err, errb)
+		}
+		var rep map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		for k := range rep {
+			if !documented[k] {
+				t.Errorf("open --%s --json prints %q, which docs/open.md's open --json table does not name:\n%s", place, k, out)
+			}
+		}
+	}
+}
+
+// Every field a line of open --json on a live attempt can carry is in
+// docs/open.md's table of them: each field of the line is set, and its
+// name looked for.
+func TestOpenLiveJSONPrintsOnlyDocumentedFields(t *testing.T) {
+	documented := docFieldTable(t, "### `open --json` on a live attempt\n")
+	line := openLiveLine{Format: openLiveFormat, Attempt: "fixer#1", PrefixAlsoMatches: []handoff.OtherMatch{{ID: "x"}}}
+	v := reflect.ValueOf(&line.Progress).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int:
+			f.SetInt(1)
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]string{"x"}))
+		default:
+			t.Fatalf("control.Progress.%s: a %s this test cannot set", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]json.RawMessage
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	for k := range rep {
+		if !documented[k] {
+			t.Errorf("a line of open --json on a live attempt may carry %q, which docs/open.md's table of them does not name", k)
+		}
+	}
+}
+
+// openJSONDocFields are the field names of docs/open.md's table under
+// "### `open --json`" (each backquoted name in its first column).
+func openJSONDocFields(t *testing.T) map[string]bool {
+	t.Helper()
+	return docFieldTable(t, "### `open --json`\n")
+}
+
+// docFieldTable are the field names of the docs/open.md table in the
+// section whose heading line is heading.
+func docFieldTable(t *testing.T, heading string) map[string]bool {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "open.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(md), heading)
+	if !ok {
+		t.Fatalf("docs/open.md has no section %q", heading)
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	names := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cell, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+		for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(cell, -1) {
+			names[m[1]] = true
+		}
+	}
+	if !names["pane_id"] || !names["format"] {
+		t.Fatalf("read no field table from docs/open.md: %v", names)
+	}
+	return names
+}
+
+// An owner lease that cannot be read leaves open unable to tell whether a
+// running attempt is live, and its error says that --inspect opens a fork
+// regardless: with --inspect, open does (read-only, whatever the owner),
+// and does not claim the owner is gone, which it cannot know.
+func TestOpenInspectOpensDespiteABrokenOwnerLease(t *testing.T) {
+	f, _, run, out, errb := openWorld(t, "exec sleep 600")
+	r, err := store.New(f.Paths().Home, f.IO.Dir).FindRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(r.Dir, "state.json")
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	st["state"] = "running"
+	docs := st["agents"].([]any)[1].(map[string]any)
+	docs["state"] = "running"
+	for _, at := range docs["attemptDetails"].([]any) {
+		delete(at.(map[string]any), "error")
+	}
+	if b, err = json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.RunsDir, store.LeaseFile), []byte(`{"pid":12`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	err = openRun(t.Context(), f, &openOptions{Run: run, Attempt: "docs", JSON: true, StartTimeout: time.Minute, ForkTimeout: time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "invalid owner lease") || !strings.Contains(err.Error(), "`--inspect` opens a fork of the attempt regardless") {
+		t.Fatalf("open without --inspect: %v, want the lease named and --inspect offered", err)
+	}
+	out.Reset()
+	err = openRun(t.Context(), f, &openOptions{Run: run, Attempt: "docs", Inspect: true, JSON: true, StartTimeout: time.Minute, ForkTimeout: time.Millisecond})
+	if err != nil {
+		t.Fatalf("open --inspect, as the error advised: %v\n%s", err, errb)
+	}
+	var rep openReport
+	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil || rep.PaneID == "" || rep.OwnerGone {
+		t.Fatalf("open --inspect --json: %+v (%v)\n%s", rep, err, out)
 	}
 }
