@@ -161,7 +161,7 @@ func TestAScreenVerdictDueBeforeTheExitCountsWhenReadLate(t *testing.T) {
 		time.Sleep(400 * time.Millisecond)
 		expect(t, r, "working@300") // due at 1300, waiting for the screen
 		m.AgentExited()
-		m.AgentExited() // wrap tells it again once pty.Run returns
+		m.AgentExited()  // wrap tells it again once pty.Run returns
 		m.ScreenSeen(20) // the late look: nothing changed
 		synctest.Wait()
 		expect(t, r, "working@300 idle@1400")
