@@ -161,16 +161,19 @@ func TestAScreenVerdictDueBeforeTheExitCountsWhenReadLate(t *testing.T) {
 		time.Sleep(400 * time.Millisecond)
 		expect(t, r, "working@300") // due at 1300, waiting for the screen
 		m.AgentExited()
-		m.AgentExited()  // wrap tells it again once pty.Run returns
 		m.ScreenSeen(20) // the late look: nothing changed
 		synctest.Wait()
 		expect(t, r, "working@300 idle@1400")
 
 		// Drawn after the exit was seen, the drain's frames come due after
-		// it: no new state.
+		// it: no new state, also once wrap tells the exit again when
+		// pty.Run has returned (the exit was seen at the first telling).
 		out.add(10)
 		m.Screen(Verdict{State: Working, Rule: "busy_row"})
 		m.ScreenSeen(30)
+		time.Sleep(time.Second)
+		m.AgentExited()
+		m.Screen(Verdict{State: Unknown}) // a look with no opinion
 		time.Sleep(3 * time.Second)
 		expect(t, r, "working@300 idle@1400")
 	})
