@@ -178,3 +178,33 @@ func TestAScreenVerdictDueBeforeTheExitCountsWhenReadLate(t *testing.T) {
 		expect(t, r, "working@300 idle@1400")
 	})
 }
+
+// The same holds for a run's start the screen alone sees (no probe, no
+// status channel) while the question is open: its busy indicator held the
+// debounce before the exit was seen, so the run began while the agent
+// lived — an extension's follow-up — and the pane shows it, however late
+// the screen confirms it.
+func TestAScreenRunStartDueBeforeTheExitCountsWhenReadLate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &output{}
+		r := &recorder{start: time.Now()}
+		m := New(Config{Debounce: 300 * time.Millisecond, Sink: r.sink, Output: out.count})
+		defer m.Stop()
+		m.Screen(Verdict{State: Working, Rule: "busy_border"})
+		m.ScreenSeen(0)
+		time.Sleep(time.Second)
+		m.Open(fileSentinel("a1"))
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(500 * time.Millisecond)
+		out.add(10)
+		m.Screen(Verdict{State: Working, Rule: "busy_border"}) // the follow-up
+		m.ScreenSeen(10)
+		out.add(10) // not taken yet
+		time.Sleep(400 * time.Millisecond)
+		expect(t, r, "working@300 blocked@1000(input needed)") // due at 1800, waiting
+		m.AgentExited()
+		m.ScreenSeen(20)
+		synctest.Wait()
+		expect(t, r, "working@300 blocked@1000(input needed) working@1900")
+	})
+}

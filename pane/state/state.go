@@ -464,9 +464,9 @@ func (m *Machine) Stop() {
 //   - a session being replaced (SessionReplaced) keeps its reasons: the
 //     next session never comes, which is no news;
 //   - a screen verdict that would come due after the exit is not
-//     confirmed: the screen can only go still now, which is how idle
-//     looks, and the drain's last frames would hold for the debounce only
-//     because nothing follows them.
+//     confirmed, nor a run's start the screen would see then: the screen
+//     can only go still now, which is how idle looks, and the drain's last
+//     frames would hold for the debounce only because nothing follows them.
 //
 // What the agent said before it went still counts, however late it is read
 // (the probe's last events, a status report in the drain), and so does what
@@ -654,7 +654,7 @@ func (m *Machine) settleScreen(now time.Time) time.Time {
 // sent as the last run settles is busy again before the idle could hold.
 // It returns when the indicator will have held (zero: nothing pending).
 func (m *Machine) settleScreenRun(now time.Time) time.Time {
-	if m.probe || m.quit || m.exited || m.programActivity != Unknown || !m.screenSeen || m.rawScreen.State != Working {
+	if m.probe || m.quit || m.programActivity != Unknown || !m.screenSeen || m.rawScreen.State != Working {
 		return time.Time{}
 	}
 	i := m.newestLocked(KindSentinel)
@@ -662,6 +662,9 @@ func (m *Machine) settleScreenRun(now time.Time) time.Time {
 		return time.Time{}
 	}
 	due := later(m.rawSince.Add(m.cfg.Debounce), m.graceEnd)
+	if m.exited && due.After(m.exitedAt) {
+		return time.Time{} // as for settleScreen (AgentExited)
+	}
 	if now.Before(due) {
 		return due
 	}
