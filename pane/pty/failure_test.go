@@ -119,3 +119,55 @@ func TestLoopFailureKillsAStubbornChild(t *testing.T) {
 		}
 	}
 }
+
+// A failed loop still tells the child's exit (Exited), once, when it has
+// reaped it: Exited's caller must not take the child for alive while Run
+// ends, nor learn of its end only from Run's return.
+func TestLoopFailureStillTellsTheExit(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	fp := &failingPoll{err: errInjected}
+	var exited atomic.Int32
+	_, done := start(t, Options{
+		Argv:  []string{"sh", "-c", `echo ready; exec sleep 1000`},
+		Stdin: o.tty, Stdout: o.tty, KillGrace: time.Hour, ppoll: fp.ppoll,
+		Exited: func() { exited.Add(1) },
+	})
+	o.waitFor("ready")
+	fp.breakLoop(t, o)
+	if err := wait(t, done); !errors.Is(err, errInjected) {
+		t.Fatalf("Run returned %v, want the poll failure", err)
+	}
+	if n := exited.Load(); n != 1 {
+		t.Fatalf("Exited was told %d times for a child the failed loop hung up and reaped, want 1", n)
+	}
+}
+
+// So does a copy loop that panicked: the child is killed, and its exit
+// told once it is reaped.
+func TestLoopPanicStillTellsTheExit(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	var armed atomic.Bool
+	panicking := func(fds []unix.PollFd, ts *unix.Timespec, sm *unix.Sigset_t) (int, error) {
+		if armed.Load() {
+			panic("injected poll panic")
+		}
+		return unix.Ppoll(fds, ts, sm)
+	}
+	var exited atomic.Int32
+	_, done := start(t, Options{
+		Argv:  []string{"sh", "-c", `echo ready; exec sleep 1000`},
+		Stdin: o.tty, Stdout: o.tty, KillGrace: time.Hour, ppoll: panicking,
+		Exited: func() { exited.Add(1) },
+	})
+	o.waitFor("ready")
+	armed.Store(true)
+	if _, err := o.master.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(t, done); err == nil || !strings.Contains(err.Error(), "copy loop panic: injected poll panic") {
+		t.Fatalf("Run returned %v, want the copy loop's panic", err)
+	}
+	if n := exited.Load(); n != 1 {
+		t.Fatalf("Exited was told %d times for a child the panicked loop killed and reaped, want 1", n)
+	}
+}

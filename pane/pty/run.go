@@ -48,8 +48,9 @@ type Options struct {
 	// Exited is called once the child's exit is seen, on the copy loop,
 	// before the output it left is drained and Run returns — also while
 	// the terminal takes no output, which can hold the drain for as long
-	// as it does. It must return at once. Not called for a child that
-	// never ran.
+	// as it does. When the loop fails instead, it is called once the
+	// child it ends is reaped. It must return at once. Not called for a
+	// child that never ran.
 	Exited func()
 
 	// Logf receives diagnostics; it must not write to the terminal.
@@ -289,7 +290,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			restore()
 			l.killAll()
 			err = fmt.Errorf("pty: copy loop panic: %v\n%s", r, debug.Stack())
-			l.waitExit(5 * time.Second)
+			l.reaped(5 * time.Second)
 		}
 	}()
 	status, loopErr := l.run()
@@ -347,6 +348,8 @@ type loop struct {
 	injectCap      time.Duration
 	closeMaster    func()
 	onStop, onCont func()
+	// exitTold: Exited was called (tellExit).
+	exitTold bool
 }
 
 func newLoop(o Options, master, inFd int, out outHandle, inTTY bool, sizeFds []int, pid, child int) (*loop, error) {
@@ -411,6 +414,29 @@ func (l *loop) waitExit(d time.Duration) bool {
 	}
 }
 
+// tellExit calls Exited, once: as soon as the loop sees the child's exit
+// (also while the terminal is full, when the exit itself waits in deferred:
+// a terminal that takes no output may hold the drain for as long as it
+// likes, and the caller must not take the child for alive meanwhile), or
+// once a failed loop has reaped the child it ended (reaped). Only the copy
+// loop's goroutine calls it.
+func (l *loop) tellExit() {
+	if !l.exitTold && l.o.Exited != nil {
+		l.exitTold = true
+		l.o.Exited()
+	}
+}
+
+// reaped waits, at most d, for the waiter to reap the leader, as
+// waitExit, and tells the exit (tellExit) when it has.
+func (l *loop) reaped(d time.Duration) bool {
+	if !l.waitExit(d) {
+		return false
+	}
+	l.tellExit()
+	return true
+}
+
 // killAll kills the command's process group and the leader.
 func (l *loop) killAll() { killAll(l.pid, l.child) }
 
@@ -435,12 +461,12 @@ func (l *loop) end(why error) {
 	l.o.Logf("pty: %v; hanging up the child", why)
 	_ = unix.Kill(l.pid, unix.SIGHUP) // the leader passes it on
 	l.closeMaster()
-	if l.waitExit(l.o.KillGrace) {
+	if l.reaped(l.o.KillGrace) {
 		return
 	}
 	l.o.Logf("pty: child %d did not exit within %v; killing it", l.child, l.o.KillGrace)
 	l.killAll()
-	l.waitExit(5 * time.Second)
+	l.reaped(5 * time.Second)
 }
 
 const (
@@ -543,17 +569,6 @@ func (l *loop) run() (int, error) {
 	// other than signals wait in deferred for the loop.
 	servedInput := false
 	var deferred []event
-	// tellExit tells Exited once, as soon as the exit is seen: also while
-	// the terminal is full, when the exit itself waits in deferred — a
-	// terminal that takes no output may hold the drain for as long as it
-	// likes, and the caller must not take the child for alive meanwhile.
-	exitTold := false
-	tellExit := func() {
-		if !exitTold && l.o.Exited != nil {
-			exitTold = true
-			l.o.Exited()
-		}
-	}
 	var onSignal func(os.Signal)
 	fullSet := make([]unix.PollFd, 0, 3) // reused by every wait, as pollSet
 	watch := func(out unix.PollFd) []unix.PollFd {
@@ -570,7 +585,7 @@ func (l *loop) run() (int, error) {
 				case evSignal:
 					onSignal(e.sig)
 				case evExit:
-					tellExit()
+					l.tellExit()
 					deferred = append(deferred, e)
 				default:
 					deferred = append(deferred, e)
@@ -838,7 +853,7 @@ func (l *loop) run() (int, error) {
 			for _, e := range events {
 				switch e.kind {
 				case evExit:
-					tellExit()
+					l.tellExit()
 					childDone = true
 					status = e.status
 					drainStart = time.Now()
@@ -873,7 +888,7 @@ func (l *loop) run() (int, error) {
 				case evPanic:
 					l.onStop()
 					l.killAll()
-					l.waitExit(5 * time.Second)
+					l.reaped(5 * time.Second)
 					return 1, e.err
 				case evInject:
 					flushInject(false, false)

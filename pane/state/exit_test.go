@@ -138,3 +138,73 @@ func TestAfterTheAgentsExitItsAbsenceSaysNothing(t *testing.T) {
 		})
 	})
 }
+
+// A screen verdict that held for its debounce while the agent lived is
+// what the agent drew, not its absence: when the screen reads it late (on
+// a loaded machine its look lags behind the output, and the verdict waits
+// for it, see Config.Output) and the exit is seen meanwhile, it is still
+// confirmed at that look. Only a verdict that would come due after the
+// exit stays unconfirmed.
+func TestAScreenVerdictDueBeforeTheExitCountsWhenReadLate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &output{}
+		r := &recorder{start: time.Now()}
+		m := New(Config{Debounce: 300 * time.Millisecond, Sink: r.sink, Output: out.count})
+		defer m.Stop()
+		m.Screen(Verdict{State: Working, Rule: "busy_row"})
+		m.ScreenSeen(0)
+		time.Sleep(time.Second)
+		out.add(10)
+		m.Screen(Verdict{State: Idle}) // the run is over: the editor, idle
+		m.ScreenSeen(10)
+		out.add(10) // a cursor move the screen has not taken yet
+		time.Sleep(400 * time.Millisecond)
+		expect(t, r, "working@300") // due at 1300, waiting for the screen
+		m.AgentExited()
+		m.ScreenSeen(20) // the late look: nothing changed
+		synctest.Wait()
+		expect(t, r, "working@300 idle@1400")
+
+		// Drawn after the exit was seen, the drain's frames come due after
+		// it: no new state, also once wrap tells the exit again when
+		// pty.Run has returned (the exit was seen at the first telling).
+		out.add(10)
+		m.Screen(Verdict{State: Working, Rule: "busy_row"})
+		m.ScreenSeen(30)
+		time.Sleep(time.Second)
+		m.AgentExited()
+		m.Screen(Verdict{State: Unknown}) // a look with no opinion
+		time.Sleep(3 * time.Second)
+		expect(t, r, "working@300 idle@1400")
+	})
+}
+
+// The same holds for a run's start the screen alone sees (no probe, no
+// status channel) while the question is open: its busy indicator held the
+// debounce before the exit was seen, so the run began while the agent
+// lived — an extension's follow-up — and the pane shows it, however late
+// the screen confirms it.
+func TestAScreenRunStartDueBeforeTheExitCountsWhenReadLate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &output{}
+		r := &recorder{start: time.Now()}
+		m := New(Config{Debounce: 300 * time.Millisecond, Sink: r.sink, Output: out.count})
+		defer m.Stop()
+		m.Screen(Verdict{State: Working, Rule: "busy_border"})
+		m.ScreenSeen(0)
+		time.Sleep(time.Second)
+		m.Open(fileSentinel("a1"))
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(500 * time.Millisecond)
+		out.add(10)
+		m.Screen(Verdict{State: Working, Rule: "busy_border"}) // the follow-up
+		m.ScreenSeen(10)
+		out.add(10) // not taken yet
+		time.Sleep(400 * time.Millisecond)
+		expect(t, r, "working@300 blocked@1000(input needed)") // due at 1800, waiting
+		m.AgentExited()
+		m.ScreenSeen(20)
+		synctest.Wait()
+		expect(t, r, "working@300 blocked@1000(input needed) working@1900")
+	})
+}

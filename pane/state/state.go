@@ -389,10 +389,12 @@ type Machine struct {
 	// /resume back to it — was told when it first did. Never cleared: a
 	// reply's id names it in its session for good.
 	toldEntries map[string]bool
-	// exited: the agent's process is gone (AgentExited). The wrapper runs
-	// on until the pane's release; what would come due meanwhile only
-	// because nothing more comes from the agent stays as it is.
-	exited bool
+	// exited: the agent's process is gone (AgentExited), seen at
+	// exitedAt. The wrapper runs on until the pane's release; what would
+	// come due meanwhile only because nothing more comes from the agent
+	// stays as it is.
+	exited   bool
+	exitedAt time.Time
 	// paused: without the probe, the sentinel a run closed as it began
 	// (runBeganLocked) while the session file still says its reply asks:
 	// an extension's own message, which only a user message would answer,
@@ -461,18 +463,24 @@ func (m *Machine) Stop() {
 //     only its return would open again (OpenLater) stay closed;
 //   - a session being replaced (SessionReplaced) keeps its reasons: the
 //     next session never comes, which is no news;
-//   - the screen's verdicts are no longer confirmed: it can only go still
-//     now, which is how idle looks, and the drain's frames are older than
-//     the exit.
+//   - a screen verdict that would come due after the exit is not
+//     confirmed, nor a run's start the screen would see then: the screen
+//     can only go still now, which is how idle looks, and the drain's last
+//     frames would hold for the debounce only because nothing follows them.
 //
-// What the agent said or drew before it went still counts, however late it
-// is read (the probe's last events, a status report in the drain), and so
-// does what it said that comes due after: a run Pi reported ended is told
-// finished once its debounce is over, since it really finished. It only
-// takes the lock, so the pty's copy loop may call it: it delivers nothing.
+// What the agent said before it went still counts, however late it is read
+// (the probe's last events, a status report in the drain), and so does what
+// it said that comes due after: a run Pi reported ended is told finished
+// once its debounce is over, since it really finished. So does a screen
+// verdict that held for its debounce before the exit was seen, when the
+// screen, lagging behind the output, confirms it only after. It only takes
+// the lock, so the pty's copy loop may call it: it delivers nothing. A
+// second call changes nothing: the exit was seen at the first.
 func (m *Machine) AgentExited() {
 	m.mu.Lock()
-	m.exited = true
+	if !m.exited {
+		m.exited, m.exitedAt = true, m.clock.Now()
+	}
 	m.mu.Unlock()
 }
 
@@ -598,7 +606,7 @@ func (m *Machine) Screen(v Verdict) {
 // when it will be (zero while nothing is pending).
 func (m *Machine) settleScreen(now time.Time) time.Time {
 	m.screenWaiting = false // until screenBehindLocked says otherwise
-	if !m.screenSeen || m.quit || m.exited {
+	if !m.screenSeen || m.quit {
 		return time.Time{}
 	}
 	v := m.rawScreen
@@ -610,6 +618,9 @@ func (m *Machine) settleScreen(now time.Time) time.Time {
 		due = later(due, m.lastChange.Add(m.cfg.Debounce))
 	}
 	due = later(due, m.graceEnd)
+	if m.exited && due.After(m.exitedAt) {
+		return time.Time{} // it held only once the agent was gone (AgentExited)
+	}
 	if now.Before(due) {
 		return due
 	}
@@ -643,7 +654,7 @@ func (m *Machine) settleScreen(now time.Time) time.Time {
 // sent as the last run settles is busy again before the idle could hold.
 // It returns when the indicator will have held (zero: nothing pending).
 func (m *Machine) settleScreenRun(now time.Time) time.Time {
-	if m.probe || m.quit || m.exited || m.programActivity != Unknown || !m.screenSeen || m.rawScreen.State != Working {
+	if m.probe || m.quit || m.programActivity != Unknown || !m.screenSeen || m.rawScreen.State != Working {
 		return time.Time{}
 	}
 	i := m.newestLocked(KindSentinel)
@@ -651,6 +662,9 @@ func (m *Machine) settleScreenRun(now time.Time) time.Time {
 		return time.Time{}
 	}
 	due := later(m.rawSince.Add(m.cfg.Debounce), m.graceEnd)
+	if m.exited && due.After(m.exitedAt) {
+		return time.Time{} // as for settleScreen (AgentExited)
+	}
 	if now.Before(due) {
 		return due
 	}

@@ -287,8 +287,10 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	// the pane is released: the way out (wrapShutdown) can take seconds,
 	// and nothing the machine would make of the agent's absence meanwhile
 	// may reach Herdr or the notifier; nor can the drain, which a terminal
-	// that takes no output holds. Told again once Run returns, for a loop
-	// that ended before it saw the exit (the terminal lost).
+	// that takes no output holds. Told again once Run returns, which
+	// changes nothing when the pty told it (the first telling counts): for
+	// a command that never ran, and a child a failed copy loop could not
+	// reap in time.
 	term.Exited = signals.AgentExited
 	term.Signals = held
 	tail := &pty.Tail{Size: resumeTail}
