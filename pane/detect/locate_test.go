@@ -2,8 +2,8 @@ package detect
 
 import (
 	"regexp"
-	"unicode/utf8"
 	"testing"
+	"unicode/utf8"
 )
 
 // The locator finds the line that assigns a key with a plain scan, the
