@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unicode"
 )
 
 // Selector picks an attempt: an agent (its name, label, number or full id)
@@ -161,45 +163,107 @@ func (a *Attempt) SessionFile() (string, error) {
 // before it leaves the judgement to Pi: a header is one short line.
 const headerScanLimit = 1 << 20
 
-// forkHeaderProblem says why Pi would refuse to fork the transcript r, as
-// Pi's fork judges it (the pi-offline reference's session manager: every
-// line that parses as JSON is an entry, blank and garbled lines are
-// skipped, and the first entry must be the session header, type "session"
-// with a string id), or "" when it would not. Checked here so that open
-// says it before Herdr hears anything: Pi says it only in the pane open
-// made for it, which is then left for the person to close.
+// forkHeaderProblem says why Pi would refuse to fork the transcript r, or
+// "" when it would not. Checked here so that open says it before Herdr
+// hears anything: Pi says it only in the pane open made for it, which is
+// then left for the person to close. The first entry must be the session
+// header, type "session" with a string id; what counts as the first entry
+// differs between the Pis herdr-pi runs with (checked with both, their
+// SessionManager.forkFrom), and only what neither forks is refused:
+//   - Pi 1.6.0 takes each line that parses as JSON and is not falsy
+//     (null, false, 0, ""); blank and garbled lines are skipped.
+//   - Pi 0.73.1 trims the whole text first (a byte order mark or other
+//     leading Unicode space before the header goes) and takes every line
+//     that parses, falsy ones too (null first fails the fork).
 func forkHeaderProblem(r io.Reader) string {
 	lr := &io.LimitedReader{R: r, N: headerScanLimit}
 	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 4096), headerScanLimit)
-	for sc.Scan() {
-		var v any
-		if json.Unmarshal(sc.Bytes(), &v) != nil || falsy(v) {
-			continue // Pi skips it as well
+	// The verdicts of each Pi on the first entry it takes: 0 until taken.
+	const (
+		undecided = iota
+		forks
+		refuses
+	)
+	pi16, pi073 := undecided, undecided
+	atStart := true // no character but space read yet: 0.73.1 trims it
+	for (pi16 == undecided || pi073 == undecided) && sc.Scan() {
+		line := sc.Bytes()
+		v, parsed := parseEntry(line)
+		if pi16 == undecided && parsed && !falsy(v) {
+			pi16 = verdict(isSessionHeader(v), forks, refuses)
 		}
-		if h, ok := v.(map[string]any); ok {
-			if _, id := h["id"].(string); id && h["type"] == "session" {
-				return ""
+		if atStart {
+			line = bytes.TrimLeftFunc(line, jsSpace)
+			if len(line) == 0 {
+				continue
 			}
+			atStart = false
+			v, parsed = parseEntry(line)
 		}
-		return `does not start with Pi's session header (a line {"type":"session","id":…}), so Pi cannot fork it`
+		if pi073 == undecided && parsed {
+			pi073 = verdict(isSessionHeader(v), forks, refuses)
+		}
 	}
-	if sc.Err() != nil || lr.N == 0 {
+	switch {
+	case pi16 == forks || pi073 == forks:
+		return ""
+	case sc.Err() != nil || lr.N == 0:
 		return "" // unreadable now, or more than the limit read: Pi decides
+	case pi16 == refuses:
+		return `does not start with Pi's session header (a line {"type":"session","id":…}), so Pi cannot fork it`
 	}
 	return "is empty or holds no JSON line, so Pi cannot fork it (a transcript cut short, or not Pi's)"
 }
 
-// falsy is JavaScript's falsiness of a parsed JSON value: Pi drops such
-// entries (null, false, 0, "") as it drops lines that do not parse.
+// parseEntry parses a line as JavaScript's JSON.parse would. Numbers stay
+// text: JSON.parse takes 1e400 (as Infinity), which a float64 refuses.
+func parseEntry(line []byte) (any, bool) {
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return nil, false
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, false // more after the value
+	}
+	return v, true
+}
+
+func isSessionHeader(v any) bool {
+	h, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, id := h["id"].(string)
+	return id && h["type"] == "session"
+}
+
+func verdict(ok bool, yes, no int) int {
+	if ok {
+		return yes
+	}
+	return no
+}
+
+// jsSpace is what JavaScript's String.prototype.trim removes: Unicode's
+// white space but U+0085, and the byte order mark.
+func jsSpace(r rune) bool {
+	return r == '\ufeff' || (unicode.IsSpace(r) && r != '\u0085')
+}
+
+// falsy is JavaScript's falsiness of a parsed JSON value: Pi 1.6.0 drops
+// such entries (null, false, 0, "") as it drops lines that do not parse.
 func falsy(v any) bool {
 	switch v := v.(type) {
 	case nil:
 		return true
 	case bool:
 		return !v
-	case float64:
-		return v == 0
+	case json.Number:
+		f, _ := strconv.ParseFloat(string(v), 64) // ±Inf past the range
+		return f == 0
 	case string:
 		return v == ""
 	}

@@ -258,6 +258,20 @@ func TestSessionFileForkable(t *testing.T) {
 		"numeric id":          {`{"type":"session","id":7}` + "\n", noHeader},
 		"an array":            {"[1]\n" + piHeader, noHeader},
 		"a string":            {`"session"` + "\n", noHeader},
+		// Both Pis parse a number past float64's range (Infinity): a
+		// header holding one is a header, and one alone is an entry.
+		"huge number in header": {`{"type":"session","id":"x","n":1e400}` + "\n", ""},
+		"huge number first":     {"1e400\n" + piHeader, noHeader},
+		// Pi 0.73.1 trims the whole text before it splits it into lines
+		// (a byte order mark and other leading Unicode space go) and
+		// forks it; Pi 1.6.0 does not: left to the Pi that runs.
+		"byte order mark":            {"\ufeff" + piHeader, ""},
+		"space then byte order mark": {"\n\u00a0\n\ufeff\u3000" + piHeader, ""},
+		// Pi 1.6.0 skips the marked line and forks; 0.73.1 takes a
+		// message first and refuses: left to the Pi that runs.
+		"byte order mark then no header": {"\ufeff" + `{"type":"message","id":"a1"}` + "\n" + piHeader, ""},
+		"byte order mark, then null":     {"\ufeffnull\n" + `{"type":"message","id":"a1"}` + "\n" + piHeader, noHeader},
+		"space inside, not leading":      {piHeader[:1] + "\ufeff" + piHeader[1:], empty},
 	} {
 		h := newHome(t)
 		file := filepath.Join(h.cwd, "s.jsonl")

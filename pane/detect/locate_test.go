@@ -3,6 +3,7 @@ package detect
 import (
 	"regexp"
 	"testing"
+	"unicode/utf8"
 )
 
 // The locator finds the line that assigns a key with a plain scan, the
@@ -63,4 +64,23 @@ func TestAssignsKeyMatchesTheExpressionOnEveryShortLine(t *testing.T) {
 		}
 		walk("")
 	}
+}
+
+// The plain scan against the expression it replaced, on any line and key
+// the fuzzer makes. Both valid UTF-8, as TOML requires of a manifest:
+// on an invalid byte the expression saw U+FFFD, so a key of that rune
+// matched it, which no parsed manifest can show.
+func FuzzAssignsKeyMatchesTheExpression(f *testing.F) {
+	f.Add("  \"contains\" = 1", "contains")
+	f.Add("\t\"a\"b\"\t= 1", `a"b`)
+	f.Add("\" a\" = 1", " a")
+	f.Fuzz(func(t *testing.T, line, key string) {
+		if !utf8.ValidString(key) || !utf8.ValidString(line) {
+			return
+		}
+		re := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(key) + `"?\s*=`)
+		if got, want := assignsKey(line, key), re.MatchString(line); got != want {
+			t.Fatalf("assignsKey(%q, %q) = %v, the expression says %v", line, key, got, want)
+		}
+	})
 }
