@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,4 +80,48 @@ func TestAStaleTokenSaysWhereToTakeTheTokenFrom(t *testing.T) {
 	}
 	r.send("\r")
 	r.finish(0, true)
+}
+
+// A job the agent of an earlier run left behind keeps that wrapper's
+// HERDR_PI_CONTROL; in its Herdr pane a new wrapper runs now. "Start the
+// agent under herdr-pi in this pane" would put a second one there: the
+// error names the pane's running wrapper and how to reach it.
+func TestAJobOfAnEarlierRunIsShownThePanesWrapper(t *testing.T) {
+	h := herdrtest.Start(t)
+	e := newFaultEnv(t, h)
+	reg := control.PaneRegistry(e.runtimeBase())
+	key := control.PaneKey(h.SocketPath(), h.PaneID())
+	lookup := func() control.Endpoint {
+		var ep control.Endpoint
+		h.WaitFor(t, 30*time.Second, "registered", func() bool {
+			var err error
+			ep, err = reg.Lookup(key)
+			return err == nil
+		})
+		return ep
+	}
+	r1 := e.wrap("print one\\r\\n", "readline", "exit 0")
+	r1.waitScreen("one")
+	old := lookup()
+	r1.send("\r")
+	r1.finish(0, true)
+	r2 := e.wrap("print two\\r\\n", "readline", "exit 0")
+	r2.waitScreen("two")
+	now := lookup()
+
+	env := append(append([]string{}, e.env...), control.EnvSocket+"="+old.Socket, control.EnvToken+"="+old.Token)
+	want := fmt.Sprintf("the wrapper of Herdr pane w1:p1 now is pid %d", now.PID)
+	for _, args := range [][]string{{"status"}, {"waiting", "start", "--source", "deploy-hook", "--id", "42"}} {
+		code, stdout, stderr := herdrPiIn(t, env, args...)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, "has exited") || !strings.Contains(stderr, want) ||
+			strings.Contains(stderr, "start the agent under herdr-pi") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 1 and %q, not 'start the agent'", strings.Join(args, " "), code, stdout, stderr, want)
+		}
+	}
+	// The way out works: without the two variables the pane's wrapper answers.
+	if code, _, stderr := herdrPiIn(t, e.env, "status"); code != 0 {
+		t.Errorf("status without the old variables: exit %d: %s", code, stderr)
+	}
+	r2.send("\r")
+	r2.finish(0, true)
 }

@@ -89,7 +89,13 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		// it (a background job keeps HERDR_PI_CONTROL), or the pane's
 		// wrapper exited since the registry was read. A script must not
 		// wait for it to answer again.
-		return nil, wrapperErrorf(noWrapper, "%s has exited; %s", ended, howToStart)
+		way := howToStart
+		if ok {
+			if live := paneWrapper(f, env); live != "" {
+				way = live
+			}
+		}
+		return nil, wrapperErrorf(noWrapper, "%s has exited; %s", ended, way)
 	}
 	if errors.Is(err, control.ErrUnauthorized) {
 		return nil, refusedError(where, pid, ok)
@@ -107,6 +113,23 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		return nil, wrapperErrorf(unreachable, "cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
 	}
 	return c, nil
+}
+
+// paneWrapper is, for a process whose environment names a wrapper that
+// has exited (a job an earlier agent run left behind), the way to the
+// wrapper that runs in its Herdr pane now, or "" when none does. "Start
+// the agent under herdr-pi in this pane" would put a second one there.
+func paneWrapper(f *Factory, env settings.Env) string {
+	h, inHerdr := settings.HerdrEnv(env)
+	if !inHerdr {
+		return ""
+	}
+	ep, err := control.PaneRegistry(f.Paths().RuntimeBase).Lookup(control.PaneKey(h.SocketPath, h.PaneID))
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("the wrapper of Herdr pane %s now is pid %d: unset %s and %s to reach it through the pane",
+		render.Clean(h.PaneID), ep.PID, control.EnvSocket, control.EnvToken)
 }
 
 // refusedError is the error for a wrapper that runs and refused the token
