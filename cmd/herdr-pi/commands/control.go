@@ -89,10 +89,16 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		// it (a background job keeps HERDR_PI_CONTROL), or the pane's
 		// wrapper exited since the registry was read. A script must not
 		// wait for it to answer again.
-		return nil, wrapperErrorf(noWrapper, "%s has exited; %s", ended, howToStart)
+		way := howToStart
+		if ok {
+			if live := paneWrapper(f, env); live != "" {
+				way = live
+			}
+		}
+		return nil, wrapperErrorf(noWrapper, "%s has exited; %s", ended, way)
 	}
 	if errors.Is(err, control.ErrUnauthorized) {
-		return nil, wrapperErrorf(refused, "%s refused our token (a stale %s?); %s", where, control.EnvToken, howToStart)
+		return nil, refusedError(where, pid, ok)
 	}
 	if errors.Is(err, control.ErrSkew) {
 		// Reached, and of another build: "start the agent" would be
@@ -107,6 +113,43 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		return nil, wrapperErrorf(unreachable, "cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
 	}
 	return c, nil
+}
+
+// paneWrapper is, for a process whose environment names a wrapper that
+// has exited (a job an earlier agent run left behind), the way to the
+// wrapper that runs in its Herdr pane now, or "" when none does. "Start
+// the agent under herdr-pi in this pane" would put a second one there.
+func paneWrapper(f *Factory, env settings.Env) string {
+	h, inHerdr := settings.HerdrEnv(env)
+	if !inHerdr {
+		return ""
+	}
+	ep, err := control.PaneRegistry(f.Paths().RuntimeBase).Lookup(control.PaneKey(h.SocketPath, h.PaneID))
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("the wrapper of Herdr pane %s now is pid %d: unset %s and %s to reach it through the pane",
+		render.Clean(h.PaneID), ep.PID, control.EnvSocket, control.EnvToken)
+}
+
+// refusedError is the error for a wrapper that runs and refused the token
+// it was asked with. "Start the agent under herdr-pi" would be the wrong
+// way out: it would put a second wrapper in the pane. fromEnv says the
+// socket and token came from the environment (else the pane registry).
+func refusedError(where string, pid int, fromEnv bool) error {
+	who := where
+	if pid > 0 && !strings.Contains(where, "(pid ") {
+		who += fmt.Sprintf(" (pid %d)", pid)
+	}
+	if fromEnv {
+		// The two variables came from different places: the token from
+		// another agent, an earlier run or a saved file.
+		return wrapperErrorf(refused, "%s runs but refused our token: %s is not that wrapper's (taken from another agent or an earlier run?); "+
+			"take %s and %s from the same agent's environment, or, in its Herdr pane, unset both to reach the pane's wrapper",
+			who, control.EnvToken, control.EnvSocket, control.EnvToken)
+	}
+	return wrapperErrorf(refused, "%s runs but refused the token its pane registry entry holds, so the entry is not that wrapper's: "+
+		"quit the agent and start it again under herdr-pi wrap, which registers it anew", who)
 }
 
 // runDirRemoved is the error for a wrapper that still runs while its run

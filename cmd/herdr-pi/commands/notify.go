@@ -86,7 +86,8 @@ func notifyCommand(f *Factory) *cli.Command {
 			"notifications give it (label · project · session), leaving out any the title or\n" +
 			"body says already, so the toast says which agent it is about.\n\n" +
 			"Exits 0 when it was delivered or notifications are off on purpose, 1 with the\n" +
-			"reason otherwise. `herdr-pi doctor` shows the channel and why it may stay silent.\n\n" +
+			"reason otherwise, 2 for a mistake in the call (nothing is sent). `herdr-pi doctor`\n" +
+			"shows the channel and why it may stay silent.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi notify --title \"Build finished\"\n" +
 			"  herdr-pi notify --title \"Pi needs you\" --body api --sound request\n" +

@@ -30,10 +30,12 @@ func statusCommand(f *Factory) *cli.Command {
 		Description: "Asks the herdr-pi wrapper of this pane (or of the agent running this command)\n" +
 			"what it knows: the state (idle, working, blocked or unknown) and for how long, the\n" +
 			"agent, every open reason it is blocked (kind, label, key, age), the session file\n" +
-			"and whether the Pi probe is connected. Exits 1, saying how to start one, when no\n" +
-			"wrapper runs here.\n" +
+			"and whether the Pi probe is connected.\n" +
 			"--json prints one object in the format of docs/status.md. Colour only on a\n" +
 			"terminal, never with NO_COLOR set.\n\n" +
+			"Exits 0 with the answer; 1 when no wrapper answers (the message says why and what\n" +
+			"to do, e.g. how to start one); 2 for a mistake in the call. With --json stdout\n" +
+			"holds one object then too, its error instead of the state.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi status\n" +
 			"  herdr-pi status --json | jq -r .state",
