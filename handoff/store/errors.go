@@ -172,6 +172,16 @@ func (e *SessionFileError) Error() string {
 	return fmt.Sprintf("run %s: attempt %s: session file %s %s; pick another attempt from `herdr-pi open --list %s`", e.Run, e.Attempt, e.Path, e.Problem, e.Run)
 }
 
+// Short is the problem without the run and the way to another attempt:
+// for the owner's /workflow menu, whose person chose this attempt there
+// and reads the answer in a notice area of a line or two.
+func (e *SessionFileError) Short() string {
+	if e.Path == "" {
+		return "no session file recorded (" + e.Problem + ")"
+	}
+	return "session file " + e.Path + " " + e.Problem
+}
+
 // NoCwdError: neither the attempt's cwd nor the run's cwd exists.
 type NoCwdError struct {
 	Run     string
