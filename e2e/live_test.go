@@ -790,6 +790,37 @@ func TestMenuInspectionOpensAFork(t *testing.T) {
 	}
 }
 
+// The menu's "Open session in Herdr pane" on a settled agent whose
+// transcript was cut short inside its header (the engine passes that file
+// itself): the owner's notice area says Pi cannot fork it, and no pane
+// opens, as open refuses it. The menu made a pane in which Pi failed.
+func TestMenuInspectionOfATranscriptPiCannotFork(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	lr.openGate()
+	if got := lr.result(); got != "agent: finished locally" {
+		t.Fatalf("the workflow's result is %q", got)
+	}
+	lr.owner.WaitText(t, "owner: noted", lvLong)
+	list := lvActionList(lvAgentActions(t, lr.owner))
+	if lvCount(list, "Open session in Herdr pane") != 1 {
+		t.Fatalf("the settled agent's actions: %q", list)
+	}
+	session := lr.run().sessionFile(t, lvLabel)
+	if err := os.WriteFile(session, []byte(`{"type":"session","version":3,"id":"01a2`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lvSend(t, lr.owner, lvEnter)
+	lr.owner.WaitText(t, "Pi cannot fork it", lvLong)
+	// Whole, not cut: the transcript's full path is for the log.
+	if scr := lr.owner.Screen(); !strings.Contains(scr, "or not Pi's)") {
+		t.Fatalf("the notice is cut short:\n%s", scr)
+	}
+	if split := lvCalls(lr.s, "pane.split"); len(split) != 0 {
+		t.Fatalf("a pane was split for a transcript Pi cannot fork: %v\n%s", split, lr.owner.Screen())
+	}
+}
+
 // lvCalls are the fake's requests of one method.
 func lvCalls(s *herdrtest.Server, method string) []herdrtest.Request {
 	var out []herdrtest.Request

@@ -986,7 +986,7 @@ func TestAMenuInspectionOfATranscriptPiCannotForkIsRefused(t *testing.T) {
 	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
 	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID, SessionFile: cut}
 	err = inspectFromMenu(t.Context(), f, h, true, f.IO.Dir, req, t.Logf)
-	want := "session file " + cut + " is empty or holds no JSON line, so Pi cannot fork it (a transcript cut short, or not Pi's)"
+	want := "session file cut.jsonl is empty or holds no JSON line, so Pi cannot fork it (a transcript cut short, or not Pi's)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("the menu inspection: %v\nwant: %s", err, want)
 	}

@@ -89,6 +89,7 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 	session, err := a.SessionFileAt(path)
 	var sfe *store.SessionFileError
 	if errors.As(err, &sfe) {
+		logf("inspection from the menu: %v", err) // the notice names the file by its base name
 		return errors.New(sfe.Short())
 	} else if err != nil {
 		return err
