@@ -761,17 +761,7 @@ func TestLiveHandoffMenuOnAnAttemptInAPane(t *testing.T) {
 // the wrapper opens a read-only fork of its session in a split of the
 // owner's pane, as herdr-pi open does.
 func TestMenuInspectionOpensAFork(t *testing.T) {
-	lr := newLiveRig(t)
-	lr.startOwner()
-	lr.openGate()
-	if got := lr.result(); got != "agent: finished locally" {
-		t.Fatalf("the workflow's result is %q", got)
-	}
-	lr.owner.WaitText(t, "owner: noted", lvLong)
-	list := lvActionList(lvAgentActions(t, lr.owner))
-	if lvCount(list, "Open session in Herdr pane") != 1 || lvCount(list, "Open live session in Herdr pane") != 0 {
-		t.Fatalf("the settled agent's actions: %q", list)
-	}
+	lr := settledAgentsActions(t)
 	lvSend(t, lr.owner, lvEnter)
 	lr.s.WaitFor(t, lvLong, "the inspection's pane", func() bool { return len(lr.s.Inputs()) > 0 })
 	pane := lr.s.Inputs()[0].PaneID
@@ -788,6 +778,47 @@ func TestMenuInspectionOpensAFork(t *testing.T) {
 	if fork == session {
 		t.Fatalf("the inspection's Pi writes %q; want a fork of %s", fork, session)
 	}
+}
+
+// The menu's "Open session in Herdr pane" on a settled agent whose
+// transcript was cut short inside its header (the engine passes that file
+// itself): the owner's notice area says Pi cannot fork it, and no pane
+// opens, as open refuses it. The menu made a pane in which Pi failed.
+func TestMenuInspectionOfATranscriptPiCannotFork(t *testing.T) {
+	lr := settledAgentsActions(t)
+	session := lr.run().sessionFile(t, lvLabel)
+	if err := os.WriteFile(session, []byte(`{"type":"session","version":3,"id":"01a2`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lvSend(t, lr.owner, lvEnter)
+	lr.owner.WaitText(t, "Pi cannot fork it", lvLong)
+	// Whole, not cut: the transcript's full path is for the log.
+	if scr := lr.owner.Screen(); !strings.Contains(scr, "or not Pi's)") {
+		t.Fatalf("the notice is cut short:\n%s", scr)
+	}
+	if split := lvCalls(lr.s, "pane.split"); len(split) != 0 {
+		t.Fatalf("a pane was split for a transcript Pi cannot fork: %v\n%s", split, lr.owner.Screen())
+	}
+}
+
+// settledAgentsActions runs the flow to its end in an owner under
+// herdr-pi wrap and opens its agent's actions in the /workflow menu, with
+// "Open session in Herdr pane" (and no live action) offered, the one
+// Enter chooses.
+func settledAgentsActions(t *testing.T) *liveRig {
+	t.Helper()
+	lr := newLiveRig(t)
+	lr.startOwner()
+	lr.openGate()
+	if got := lr.result(); got != "agent: finished locally" {
+		t.Fatalf("the workflow's result is %q", got)
+	}
+	lr.owner.WaitText(t, "owner: noted", lvLong)
+	list := lvActionList(lvAgentActions(t, lr.owner))
+	if lvCount(list, "Open session in Herdr pane") != 1 || lvCount(list, "Open live session in Herdr pane") != 0 {
+		t.Fatalf("the settled agent's actions: %q", list)
+	}
+	return lr
 }
 
 // lvCalls are the fake's requests of one method.

@@ -122,7 +122,7 @@ func readFile(path string, format Format, wayOut string, own bool) ([]byte, erro
 		if errors.Is(err, unix.ELOOP) {
 			return nil, fail("cannot read: "+unwrapPathError(err)+"; "+LoopFix(), err)
 		}
-		return nil, fail("cannot read: "+unwrapPathError(err)+permissionFix(err), err)
+		return nil, fail("cannot read: "+unwrapPathError(err)+permissionFix(path, err), err)
 	}
 	// Reading /dev/null gives nothing, whatever it is: HERDR_PI_CONFIG=/dev/null,
 	// or a settings file linked there, is the usual way to say "an empty
@@ -137,7 +137,7 @@ func readFile(path string, format Format, wayOut string, own bool) ([]byte, erro
 	// returns at once instead of waiting for a writer.
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fail("cannot open: "+err.Error()+permissionFix(err), &fs.PathError{Op: "open", Path: path, Err: err})
+		return nil, fail("cannot open: "+err.Error()+permissionFix(path, err), &fs.PathError{Op: "open", Path: path, Err: err})
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
@@ -288,13 +288,51 @@ func tooBig(n int64) string {
 	return fmt.Sprintf("is %d bytes, over the %d-byte (1 MiB) limit for settings files: refusing to parse it; shorten it", n, MaxFileBytes)
 }
 
-// permissionFix is the way out of a file herdr-pi may not read: nothing in
-// it can be wrong yet, its mode or owner is.
-func permissionFix(err error) string {
+// permissionFix is the way out of the file at path herdr-pi may not read:
+// nothing in it can be wrong yet, its mode or owner is, or a directory's
+// on the way, which a chmod of the file cannot open.
+func permissionFix(path string, err error) string {
 	if !errors.Is(err, fs.ErrPermission) {
 		return ""
 	}
+	if shut := ShutDirectory(path, "the user running herdr-pi"); shut != "" {
+		return ": " + shut
+	}
 	return "; make it readable by the user running herdr-pi (chmod u+r on it, or chown it to that user) and let them into its directories"
+}
+
+// ShutDirectory names the directory on the way to path that this user
+// may not enter, with the chmod that opens it, for a message that says
+// why path could not be read ("permission denied: the directory … cannot
+// be entered; make it searchable by who (chmod u+rx …, or chown it)");
+// "" when no directory is shut, and path itself is what refuses.
+func ShutDirectory(path, who string) string {
+	dir := shutDirOnTheWay(path)
+	if dir == "" {
+		return ""
+	}
+	return "the directory " + dir + " cannot be entered; make it searchable by " + who +
+		" (chmod u+rx " + shellword.Word(dir) + ", or chown it)"
+}
+
+// shutDirOnTheWay is the outermost directory above path that this user
+// may not enter (no search permission: stat of what is in it fails with
+// permission denied), or "": then path itself is what refuses. Found by
+// stat, not access(2), so that it judges as the open did.
+func shutDirOnTheWay(path string) string {
+	path = filepath.Clean(path)
+	for i := 1; i < len(path); i++ {
+		if path[i] != filepath.Separator {
+			continue
+		}
+		if _, err := os.Lstat(path[:i]); errors.Is(err, fs.ErrPermission) {
+			return filepath.Dir(path[:i])
+		}
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrPermission) {
+		return filepath.Dir(path)
+	}
+	return ""
 }
 
 // FileOnTheWay is the nearest directory of path that is something else (a

@@ -123,9 +123,16 @@ func (a *Attempt) SessionPath() string {
 }
 
 // SessionFile is the attempt's session transcript, checked to be a
-// readable regular file.
+// readable regular file that Pi can fork.
 func (a *Attempt) SessionFile() (string, error) {
-	path := a.SessionPath()
+	return a.SessionFileAt(a.SessionPath())
+}
+
+// SessionFileAt is [Attempt.SessionFile] for the transcript at path, one
+// the engine names for the attempt itself (the /workflow menu passes the
+// file its session holds): it is checked as the record's is, so no pane
+// opens for a Pi that would only fail in it.
+func (a *Attempt) SessionFileAt(path string) (string, error) {
 	e := &SessionFileError{Run: a.Run.Short(), Attempt: a.Name(), Path: path}
 	switch {
 	case path == "" && a.Record.Session == nil:

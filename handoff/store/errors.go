@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -170,6 +171,18 @@ func (e *SessionFileError) Error() string {
 		return fmt.Sprintf("run %s: attempt %s records no session file (%s); pick another attempt from `herdr-pi open --list %s`", e.Run, e.Attempt, e.Problem, e.Run)
 	}
 	return fmt.Sprintf("run %s: attempt %s: session file %s %s; pick another attempt from `herdr-pi open --list %s`", e.Run, e.Attempt, e.Path, e.Problem, e.Run)
+}
+
+// Short is the problem without the run and the way to another attempt,
+// and the file by its base name: for the owner's /workflow menu, whose
+// person chose this attempt there and reads the answer in a notice area
+// of a line or two, which a transcript's full path (Pi's sessions
+// directory and more) would fill before the problem is said.
+func (e *SessionFileError) Short() string {
+	if e.Path == "" {
+		return "no session file recorded (" + e.Problem + ")"
+	}
+	return "session file " + filepath.Base(e.Path) + " " + e.Problem
 }
 
 // NoCwdError: neither the attempt's cwd nor the run's cwd exists.

@@ -656,9 +656,8 @@ func accessProblem(path string, err error) string {
 	case errors.Is(err, syscall.ELOOP):
 		return why + "; " + settings.LoopFix()
 	case errors.Is(err, fs.ErrPermission):
-		if dir := shutDirOnTheWay(path); dir != "" {
-			return why + ": the directory " + dir + " cannot be entered; make it searchable by the user running herdr-pi, " +
-				"who must be the one who runs Pi (chmod u+rx " + shellword.Word(dir) + ", or chown it)"
+		if shut := settings.ShutDirectory(path, "the user running herdr-pi, who must be the one who runs Pi"); shut != "" {
+			return why + ": " + shut
 		}
 		mode := "u+r"
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
@@ -667,26 +666,6 @@ func accessProblem(path string, err error) string {
 		return why + "; make it readable by the user running herdr-pi, who must be the one who runs Pi (chmod " + mode + ", or chown it), and let them into its directories"
 	}
 	return why + "; look at it with `ls -ld " + shellword.Word(path) + "`"
-}
-
-// shutDirOnTheWay is the outermost directory above path that this user
-// may not enter (no search permission: stat of what is in it fails with
-// permission denied), or "": then path itself is what refuses. Found by
-// stat, not access(2), so that it judges as the open did.
-func shutDirOnTheWay(path string) string {
-	path = filepath.Clean(path)
-	for i := 1; i < len(path); i++ {
-		if path[i] != filepath.Separator {
-			continue
-		}
-		if _, err := os.Lstat(path[:i]); errors.Is(err, fs.ErrPermission) {
-			return filepath.Dir(path[:i])
-		}
-	}
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrPermission) {
-		return filepath.Dir(path)
-	}
-	return ""
 }
 
 // fileOnTheWay is what stands where a directory should on the way to

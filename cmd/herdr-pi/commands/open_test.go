@@ -967,3 +967,32 @@ func TestOpenInspectOpensDespiteABrokenOwnerLease(t *testing.T) {
 		t.Fatalf("open --inspect --json: %+v (%v)\n%s", rep, err, out)
 	}
 }
+
+// The menu's "Open session in Herdr pane" passes the session file the
+// engine holds. One Pi cannot fork (cut short inside its header) is
+// refused before Herdr hears anything, as open refuses it, in words short
+// enough for the owner's notice area: else a pane opened whose Pi failed,
+// left for the person to close.
+func TestAMenuInspectionOfATranscriptPiCannotForkIsRefused(t *testing.T) {
+	f, s, run, _, _ := openWorld(t, "exec sleep 600")
+	a, err := store.New(f.Paths().Home, f.IO.Dir).Find(run, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.jsonl")
+	if err := os.WriteFile(cut, []byte(`{"type":"session","version":3,"id":"01a2`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := settings.Herdr{SocketPath: s.SocketPath(), PaneID: s.PaneID()}
+	req := control.InspectRequest{RunID: run, SessionID: a.Record.Session.SessionID, SessionFile: cut}
+	err = inspectFromMenu(t.Context(), f, h, true, f.IO.Dir, req, t.Logf)
+	want := "session file cut.jsonl is empty or holds no JSON line, so Pi cannot fork it (a transcript cut short, or not Pi's)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("the menu inspection: %v\nwant: %s", err, want)
+	}
+	for _, m := range s.Methods() {
+		if m == "pane.split" || m == "tab.create" || m == "workspace.create" {
+			t.Errorf("Herdr was asked %s before the transcript was refused", m)
+		}
+	}
+}

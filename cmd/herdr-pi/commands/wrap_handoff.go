@@ -79,16 +79,23 @@ func inspectFromMenu(ctx context.Context, f *Factory, h settings.Herdr, inHerdr 
 	if a == nil {
 		return fmt.Errorf("run %s has no attempt with session %s in the store", req.RunID, req.SessionID)
 	}
-	session := req.SessionFile
-	if session == "" {
-		var err error
-		if session, err = a.SessionFile(); err != nil {
-			return err
-		}
+	// The engine's own file, when it names one, is checked as open
+	// checks the store's: a transcript Pi cannot fork is said here, in
+	// the owner's notice area, not in a pane whose Pi fails.
+	path := req.SessionFile
+	if path == "" {
+		path = a.SessionPath()
+	}
+	session, err := a.SessionFileAt(path)
+	var sfe *store.SessionFileError
+	if errors.As(err, &sfe) {
+		logf("inspection from the menu: %v", err) // the notice names the file by its base name
+		return errors.New(sfe.Short())
+	} else if err != nil {
+		return err
 	}
 	dir := req.Cwd
 	if dir == "" {
-		var err error
 		if dir, err = a.Cwd(); err != nil {
 			return err
 		}

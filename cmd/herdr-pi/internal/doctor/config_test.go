@@ -125,9 +125,16 @@ func TestDoctorConfigRows(t *testing.T) {
 func TestDoctorConfigUnreadable(t *testing.T) {
 	w := doctortest.New(t)
 	path := w.File(".config/herdr-pi/config.toml", "[notify]\nchannel = \"terminal\"\n", 0o000)
+	// The file's own mode keeps it unread, not a shut directory above it
+	// (which the message would name instead).
+	for dir := filepath.Dir(path); dir != "/tmp"; dir = filepath.Dir(dir) {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var d Input
 	testenv.AsUnprivileged(t, path, func() { d = input(w, time.Second) })
-	checkRowWant(t, configFileRow(d), "warn|~/.config/herdr-pi/config.toml: cannot read: permission denied; make it readable by the user running herdr-pi (chmod u+r on it, or chown it to that user) and let them into its directories: herdr-pi runs with the built-in defaults"+
+	checkRowWant(t, configFileRow(d), "warn|~/.config/herdr-pi/config.toml: cannot open: permission denied; make it readable by the user running herdr-pi (chmod u+r on it, or chown it to that user) and let them into its directories: herdr-pi runs with the built-in defaults"+
 		"|make ~/.config/herdr-pi/config.toml readable by the user running herdr-pi: chmod u+r on it, or chown it to that user")
 }
 

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,7 +114,7 @@ func RunDetail(o *handoff.Listing, r *handoff.ListedRun, l Look) string {
 		for j := range ag.Attempts {
 			at := &ag.Attempts[j]
 			seen[at.Action] = true
-			rows = append(rows, []string{Clean(at.Name), Clean(at.State), Clean(at.Model), AttemptStatus(at), drawAction(l, at.Action), Clean(at.Note)})
+			rows = append(rows, []string{attemptCell(r, &ag, at), Clean(at.State), Clean(at.Model), AttemptStatus(at), drawAction(l, at.Action), Clean(at.Note)})
 		}
 	}
 	if len(rows) == 0 {
@@ -127,7 +128,7 @@ func RunDetail(o *handoff.Listing, r *handoff.ListedRun, l Look) string {
 	for _, ag := range r.Agents {
 		for _, at := range ag.Attempts {
 			if _, ok := example[at.Action]; !ok {
-				example[at.Action] = shellword.Word(Clean(r.Ref)) + " " + hintSelector(&ag, &at)
+				example[at.Action] = shellword.Word(Clean(r.Ref)) + " " + hintSelector(r, &ag, &at)
 			}
 		}
 	}
@@ -228,10 +229,50 @@ var projectHash = lazyre.New(`-[0-9a-f]{12}$`)
 // quoted; one with characters the terminal must not get (shown as
 // spaces, which open would not find) gives way to the agent's id, which
 // the engine makes and open takes as well.
-func hintSelector(ag *handoff.ListedAgent, at *handoff.ListedAttempt) string {
-	sel := at.Selector
+func hintSelector(r *handoff.ListedRun, ag *handoff.ListedAgent, at *handoff.ListedAttempt) string {
+	sel := shortSelector(r, ag, at)
 	if Clean(sel) != sel && ag.ID != "" {
 		sel = fmt.Sprintf("%s#%d", ag.ID, at.N)
 	}
 	return shellword.Word(Clean(sel))
+}
+
+// attemptCell is an attempt's ATTEMPT cell: its name#n, or, when two
+// agents of the run share that name (so both rows would read api#1), the
+// selector open takes for it, with the name after it: "2#1 (api)".
+func attemptCell(r *handoff.ListedRun, ag *handoff.ListedAgent, at *handoff.ListedAttempt) string {
+	if !byID(ag, at) {
+		return Clean(at.Name)
+	}
+	return Clean(shortSelector(r, ag, at)) + " (" + Clean(ag.Name) + ")"
+}
+
+// byID says whether the listing's selector for at names its agent by id
+// (id#n): the agent's name does not single it out in its run.
+func byID(ag *handoff.ListedAgent, at *handoff.ListedAttempt) bool {
+	return ag.ID != "" && at.Selector == fmt.Sprintf("%s#%d", ag.ID, at.N)
+}
+
+// shortSelector is the listing's selector for at, but for one that names
+// the agent by its id (a run id and more, some fifty characters): the
+// agent's number#n instead, which open takes as well (the n of the id
+// "<runId>:n"), when nothing else in the run would take that number
+// first — open tries an agent's id, name and label before its number.
+func shortSelector(r *handoff.ListedRun, ag *handoff.ListedAgent, at *handoff.ListedAttempt) string {
+	if !byID(ag, at) {
+		return at.Selector
+	}
+	n := (&store.AgentRecord{ID: ag.ID}).Number()
+	if n == 0 {
+		return at.Selector
+	}
+	num := strconv.Itoa(n)
+	for i := range r.Agents {
+		other := &r.Agents[i]
+		if other.ID == num || other.Name == num || other.Label == num ||
+			(other.ID != ag.ID && (&store.AgentRecord{ID: other.ID}).Number() == n) {
+			return at.Selector
+		}
+	}
+	return fmt.Sprintf("%s#%d", num, at.N)
 }

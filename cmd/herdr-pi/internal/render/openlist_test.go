@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/internal/golden"
 )
 
 // The hint under a run's attempts is a command to paste: an agent's name
@@ -112,3 +113,29 @@ func stripStyle(s string) string {
 }
 
 var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// Two agents of a run may share a name: their rows show what open takes
+// for each (the agent's number, #n; the id#n when something else in the
+// run would take that number first), with the name after it, and the
+// hint gives the same. Both rows read api#1 before.
+func TestRunDetailTellsSharedNamesApart(t *testing.T) {
+	const id = "5a4e0000-0000-4000-8000-000000000001"
+	agent := func(n, name string, selector func(agentID string) string) handoff.ListedAgent {
+		agentID := id + ":" + n
+		return handoff.ListedAgent{ID: agentID, Name: name, State: "completed",
+			Attempts: []handoff.ListedAttempt{{N: 1, Name: name + "#1", Selector: selector(agentID), State: "completed", Settled: true, Action: handoff.ActionOpen}}}
+	}
+	byID := func(agentID string) string { return agentID + "#1" }
+	r := handoff.ListedRun{ID: id, Short: "5a4e0000", Ref: "5a4e0000", Workflow: "fx-twins", State: "completed",
+		Agents: []handoff.ListedAgent{
+			agent("1", "api", byID),
+			agent("2", "api", byID),
+			// An agent named "4" is what open takes for 4#1: agent 4 is
+			// named by its id.
+			agent("3", "4", func(string) string { return "4#1" }),
+			agent("4", "docs", byID),
+			agent("5", "docs", byID),
+		}}
+	got := RunDetail(&handoff.Listing{}, &r, New(false, 0))
+	golden.Check(t, golden.Path(t), got)
+}
