@@ -147,9 +147,7 @@ func TestAfterTheAgentsExitItsAbsenceSaysNothing(t *testing.T) {
 // exit stays unconfirmed.
 func TestAScreenVerdictDueBeforeTheExitCountsWhenReadLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		out := &output{}
-		r := &recorder{start: time.Now()}
-		m := New(Config{Debounce: 300 * time.Millisecond, Sink: r.sink, Output: out.count})
+		m, r, out := newLaggingMachine()
 		defer m.Stop()
 		m.Screen(Verdict{State: Working, Rule: "busy_row"})
 		m.ScreenSeen(0)
@@ -186,9 +184,7 @@ func TestAScreenVerdictDueBeforeTheExitCountsWhenReadLate(t *testing.T) {
 // the screen confirms it.
 func TestAScreenRunStartDueBeforeTheExitCountsWhenReadLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		out := &output{}
-		r := &recorder{start: time.Now()}
-		m := New(Config{Debounce: 300 * time.Millisecond, Sink: r.sink, Output: out.count})
+		m, r, out := newLaggingMachine()
 		defer m.Stop()
 		m.Screen(Verdict{State: Working, Rule: "busy_border"})
 		m.ScreenSeen(0)

@@ -697,15 +697,22 @@ func (o *output) count() uint64 {
 	return o.written
 }
 
+// newLaggingMachine is a machine with a 300 ms debounce whose screen looks
+// lag behind the output the test writes to out (Config.Output); call it
+// inside the test's bubble.
+func newLaggingMachine() (*Machine, *recorder, *output) {
+	out := &output{}
+	r := &recorder{start: time.Now()}
+	return New(Config{Debounce: 300 * time.Millisecond, Sink: r.sink, Output: out.count}), r, out
+}
+
 // A verdict that comes due while the screen has not looked at all the
 // output written by then waits for the screen's next look, and is
 // confirmed at that look, at once, when the verdict still holds: what the
 // screen showed may already be overdrawn by bytes it has not taken.
 func TestScreenVerdictWaitsForTheScreenToCatchUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		out := &output{}
-		r := &recorder{start: time.Now()}
-		m := New(Config{Debounce: 300 * time.Millisecond, Sink: r.sink, Output: out.count})
+		m, r, out := newLaggingMachine()
 		defer m.Stop()
 		m.Screen(Verdict{State: Working, Rule: "busy_row"})
 		m.ScreenSeen(0)
@@ -740,9 +747,7 @@ func TestScreenVerdictWaitsForTheScreenToCatchUp(t *testing.T) {
 // next look says otherwise: the new verdict holds for its own debounce.
 func TestScreenVerdictOverdrawnWhileWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		out := &output{}
-		r := &recorder{start: time.Now()}
-		m := New(Config{Debounce: 300 * time.Millisecond, Sink: r.sink, Output: out.count})
+		m, r, out := newLaggingMachine()
 		defer m.Stop()
 		out.add(10) // the agent's first bytes, not taken yet
 		time.Sleep(350 * time.Millisecond)
