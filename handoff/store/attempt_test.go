@@ -371,17 +371,7 @@ func TestSessionFileUnreadableSaysTheFix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(filepath.Dir(h.dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := filepath.WalkDir(h.dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return err
-		}
-		return os.Chmod(path, 0o755)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	h.openDirs()
 	testenv.AsUnprivileged(t, file, func() { _, err = a.SessionFile() })
 	if err == nil || !strings.Contains(err.Error(), "session file "+file+" cannot be read: permission denied; make it readable by the user running herdr-pi") ||
 		!strings.Contains(err.Error(), "chmod u+r") {

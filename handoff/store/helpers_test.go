@@ -26,6 +26,24 @@ func newHome(t *testing.T) *home {
 	return h
 }
 
+// openDirs lets every user into the store's directories (0755, and its
+// parent), so that a test running as nobody (testenv.AsUnprivileged) gets
+// as far as the one it shuts.
+func (h *home) openDirs() {
+	h.t.Helper()
+	if err := os.Chmod(filepath.Dir(h.dir), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := filepath.WalkDir(h.dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return os.Chmod(path, 0o755)
+	}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 func (h *home) store() *Store {
 	s := New(h.dir, h.cwd)
 	s.Now = func() time.Time { return h.now }

@@ -106,17 +106,7 @@ func TestNoRunNamesTheDirectoriesItCouldNotSearch(t *testing.T) {
 	// A directory you may not read: its why (permission denied) does not
 	// hold its path, so the error must name it.
 	h = shopStore(t)
-	if err := os.Chmod(filepath.Dir(h.dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := filepath.WalkDir(h.dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return err
-		}
-		return os.Chmod(path, 0o755)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	h.openDirs()
 	sessions := filepath.Dir(filepath.Dir(h.runsDir(h.cwd, "s1")))
 	if err := os.Chmod(sessions, 0); err != nil {
 		t.Fatal(err)
@@ -152,17 +142,7 @@ func TestARunRemovedWhileReadIsSaidToBeGone(t *testing.T) {
 // before, cannot help while its directory is shut.
 func TestAShutRunDirectoryIsNamed(t *testing.T) {
 	h := shopStore(t)
-	if err := os.Chmod(filepath.Dir(h.dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := filepath.WalkDir(h.dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return err
-		}
-		return os.Chmod(path, 0o755)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	h.openDirs()
 	run := filepath.Join(h.runsDir(h.cwd, "s1"), "3f0c9a2e-aaaa")
 	if err := os.Chmod(run, 0o600); err != nil { // readable, but not to be entered
 		t.Fatal(err)
