@@ -144,17 +144,10 @@ func Serve(cfg Config) (*Server, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 32
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	ln, err := control.ListenPrivate(path)
 	if err != nil {
-		return nil, fmt.Errorf("tools: listen on %s: %w", path, err)
+		return nil, fmt.Errorf("tools: %w", err)
 	}
-	// The directory is private already; 0600 keeps the socket so even if
-	// the directory's mode were loosened later.
-	if err := os.Chmod(path, 0o600); err != nil {
-		_ = ln.Close()
-		return nil, fmt.Errorf("tools: chmod socket: %w", err)
-	}
-	ln.SetUnlinkOnClose(true)
 	s := &Server{cfg: cfg, uid: os.Getuid(), token: token, path: path, tools: map[string]bool{}, ln: ln, conns: map[*net.UnixConn]struct{}{}}
 	for _, t := range specs {
 		s.tools[t.Name] = true
