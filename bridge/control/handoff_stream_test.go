@@ -46,13 +46,7 @@ func (h *handoffs) Handoff(ctx context.Context, ask HandoffAsk, progress func(Pr
 func handoffFixture(t *testing.T, h *handoffs) (*fixture, *Client) {
 	t.Helper()
 	f := start(t, func(c *Config) { c.Handoffs = h })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, f.path, f.tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c, _ := f.clientWithin(t, 5*time.Second)
 	return f, c
 }
 
@@ -108,13 +102,7 @@ func TestAPanickingHandoffFailsThatHandoffOnly(t *testing.T) {
 		t.Fatalf("err %v, want the wrapper's failure", err)
 	}
 	f.logs.waitFor(t, "control: a live handoff panicked (this handoff fails; the wrapper goes on): handoff boom")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c2, err := Dial(ctx, f.path, f.tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	c2, _ := f.clientWithin(t, 5*time.Second)
 	x.RunID = "refuse"
 	if _, err := c2.Handoff(context.Background(), x, nil); err == nil || err.Error() != "no live attempt of run refuse here" {
 		t.Fatalf("the next handoff: err %v", err)
@@ -180,13 +168,7 @@ func TestHandoffAsksAreChecked(t *testing.T) {
 	default:
 	}
 	g := start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, g.path, g.tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, ctx := g.clientWithin(t, 5*time.Second)
 	if _, err := c.Handoff(ctx, ask, nil); err == nil || !strings.Contains(err.Error(), "takes no handoff requests") {
 		t.Fatalf("err %v", err)
 	}
@@ -240,13 +222,7 @@ func TestAHandbackGivenAsTheWrapperQuitsReachesTheAsker(t *testing.T) {
 	h := &closingHandoff{started: make(chan struct{})}
 	f := start(t, func(c *Config) { c.Handoffs = h })
 	h.path = f.path
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, f.path, f.tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, _ := f.clientWithin(t, 5*time.Second)
 	type result struct {
 		p   Progress
 		err error
@@ -273,13 +249,7 @@ func TestAHandbackGivenAsTheWrapperQuitsReachesTheAsker(t *testing.T) {
 func TestCloseWithTwoRunningHandoffsEnds(t *testing.T) {
 	h := newHandoffs()
 	f, c1 := handoffFixture(t, h)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c2, err := Dial(ctx, f.path, f.tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	c2, _ := f.clientWithin(t, 5*time.Second)
 	answers := make(chan error, 2)
 	for _, c := range []*Client{c1, c2} {
 		go func() {

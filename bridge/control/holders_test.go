@@ -55,7 +55,15 @@ func (r *recorder) awaitWaits(t *testing.T, n int) []WaitRequest {
 
 func (f *fixture) client(t *testing.T) (*Client, context.Context) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return f.clientWithin(t, 30*time.Second)
+}
+
+// clientWithin is a client whose connection, and the context returned for
+// its calls, end after bound (Dial sets the connection's deadline from
+// the context's). Both are closed when the test ends.
+func (f *fixture) clientWithin(t *testing.T, bound time.Duration) (*Client, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	t.Cleanup(cancel)
 	c, err := Dial(ctx, f.path, f.tok)
 	if err != nil {

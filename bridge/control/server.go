@@ -189,17 +189,10 @@ func Listen(cfg Config) (*Server, error) {
 		uid := os.Getuid()
 		cfg.peerUID = &uid
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: cfg.Path, Net: "unix"})
+	ln, err := ListenPrivate(cfg.Path)
 	if err != nil {
-		return nil, fmt.Errorf("control: listen on %s: %w", cfg.Path, err)
+		return nil, fmt.Errorf("control: %w", err)
 	}
-	// The directory is private already; 0600 keeps the socket so even if
-	// the directory's mode were loosened later.
-	if err := os.Chmod(cfg.Path, 0o600); err != nil {
-		_ = ln.Close()
-		return nil, fmt.Errorf("control: chmod socket: %w", err)
-	}
-	ln.SetUnlinkOnClose(true)
 	s := &Server{cfg: cfg, ln: ln, conns: map[net.Conn]*connState{}, holders: map[string]*holder{}}
 	s.room = sync.NewCond(&s.mu)
 	// A panic serving the socket ends the accepting or that one

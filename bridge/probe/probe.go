@@ -14,11 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/pane/session"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
@@ -50,27 +48,16 @@ func Write(dir string) (string, error) {
 	return writeFile(filepath.Join(dir, FileName), source)
 }
 
-// writeFile creates path for b, once: the directory is a fresh private
-// one and nothing else writes there, so whatever is at path already (a
-// symlink, a file) is not ours and is refused, never followed or
-// rewritten. Pi would load it. A file that cannot be written whole is
-// removed.
+// writeFile creates path for b, once ([control.WriteNewFile]): the
+// directory is a fresh private one and nothing else writes there, so
+// whatever is at path already is not ours, and the person hears so.
 func writeFile(path string, b []byte) (string, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	err := control.WriteNewFile(path, b)
 	if errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("probe: %s is there already, put there by something other than this run: it is not loaded into Pi (remove it, and check who can write to %s)", path, filepath.Dir(path))
 	}
 	if err != nil {
 		return "", fmt.Errorf("probe: %w", err)
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		// Half a module is none, and it is ours (O_EXCL made it).
-		_ = os.Remove(path)
-		return "", fmt.Errorf("probe: writing %s: %w", path, err)
 	}
 	return path, nil
 }

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -144,17 +143,10 @@ func Serve(cfg Config) (*Server, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 32
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	ln, err := control.ListenPrivate(path)
 	if err != nil {
-		return nil, fmt.Errorf("tools: listen on %s: %w", path, err)
+		return nil, fmt.Errorf("tools: %w", err)
 	}
-	// The directory is private already; 0600 keeps the socket so even if
-	// the directory's mode were loosened later.
-	if err := os.Chmod(path, 0o600); err != nil {
-		_ = ln.Close()
-		return nil, fmt.Errorf("tools: chmod socket: %w", err)
-	}
-	ln.SetUnlinkOnClose(true)
 	s := &Server{cfg: cfg, uid: os.Getuid(), token: token, path: path, tools: map[string]bool{}, ln: ln, conns: map[*net.UnixConn]struct{}{}}
 	for _, t := range specs {
 		s.tools[t.Name] = true
@@ -193,7 +185,7 @@ func (s *Server) WriteClient() (string, error) {
 		return "", err
 	}
 	path := strings.TrimSuffix(s.path, ".sock") + ".mjs"
-	if err := writePrivate(path, src); err != nil {
+	if err := control.WriteNewFile(path, src); err != nil {
 		return "", fmt.Errorf("tools: write client extension: %w", err)
 	}
 	s.mu.Lock()
@@ -473,19 +465,4 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 // a reset when it goes away with our reply unread.
 func isEOF(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, unix.ECONNRESET)
-}
-
-// writePrivate writes a new 0600 file (replacing none: an existing file
-// is an error, so nothing planted there is trusted).
-func writePrivate(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, bytes.NewReader(data)); err != nil {
-		f.Close()
-		_ = os.Remove(path)
-		return err
-	}
-	return f.Close()
 }

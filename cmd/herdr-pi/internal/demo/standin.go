@@ -60,14 +60,7 @@ func startHerdrStandIn(onRequest func(method string, params json.RawMessage)) (*
 	}
 	h := &herdrStandIn{dir: dir, socket: filepath.Join(dir, "herdr.sock"), onRequest: onRequest,
 		slots: make(chan struct{}, maxStandInConns), conns: map[net.Conn]bool{}}
-	if h.ln, err = net.Listen("unix", h.socket); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	// Whatever the umask: the directory is private already, and the
-	// socket is kept so should the directory's mode be loosened.
-	if err := os.Chmod(h.socket, 0o600); err != nil {
-		h.ln.Close()
+	if h.ln, err = control.ListenPrivate(h.socket); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
