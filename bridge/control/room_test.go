@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -244,5 +245,71 @@ func needFiles(t *testing.T, n uint64) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < n {
 		testenv.Missing(t, fmt.Sprintf("a limit of %d open files", n), "raise it with ulimit -n")
+	}
+}
+
+// authenticatedSilent opens n connections that each say hello with the
+// run's token, as `herdr-pi status` does, read the answer once they get it,
+// and then say nothing more (stuck clients: a script that dials and hangs,
+// or a host of hooks stopped mid-way). They are closed when the test ends.
+func (f *fixture) authenticatedSilent(t *testing.T, n int) {
+	t.Helper()
+	hello := fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`+"\n", f.tok, RoleClient)
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait) // after the closes below (cleanups run last first)
+	for i := 0; i < n; i++ {
+		c, err := net.Dial("unix", f.path)
+		if err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.Write([]byte(hello)); err != nil {
+			t.Fatalf("client %d: hello: %v", i, err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = bufio.NewReader(c).ReadString('\n') // the answer, whenever it comes; then silence
+			var b [1]byte
+			_, _ = c.Read(b[:]) // until the server or the test closes it
+		}()
+	}
+}
+
+// 400 clients say hello with the run's token, read the answer and then say
+// nothing: more than twelve times the places there are, and more than
+// status could wait through when each kept its place for half a second
+// (320 took 4.2 s, 400 over 5 s). One that has read its answer and still
+// says nothing is stuck, not slow: its place goes as soon as a silent
+// one's would, and `herdr-pi status` answers within its 5 s.
+func TestStatusGetsThroughFourHundredAuthenticatedSilentClients(t *testing.T) {
+	needFiles(t, 3*400)
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
+	f.authenticatedSilent(t, 400)
+	f.askStatusWithin(t, statusBound)
+	f.logs.waitFor(t, "closed an idle client to make room")
+}
+
+// A probe whose hello is slow (Pi's event loop busy loading extensions)
+// comes in among clients that said hello and then nothing: their places go
+// to newcomers, the probe's does not, and its hello is answered when it
+// comes.
+func TestAProbeWithASlowHelloOutlastsAFloodOfAuthenticatedSilentClients(t *testing.T) {
+	needFiles(t, 3*400)
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
+	f.authenticatedSilent(t, f.srv.cfg.MaxConns) // every place taken
+	p := f.raw(t)                                // queued behind them
+	f.authenticatedSilent(t, 400)                // and a flood behind it
+	// The probe was let in with the first places freed, and stays silent
+	// while the flood behind it goes through them.
+	f.logs.waitFor(t, "closed an idle client to make room")
+	time.Sleep(200 * time.Millisecond)
+	p.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, f.tok, RoleProbe))
+	_ = p.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if got, err := p.r.ReadString('\n'); err != nil || !strings.Contains(got, `"ok":true`) {
+		t.Fatalf("the probe's slow hello: %q, %v (its connection was cut for a newcomer)", got, err)
+	}
+	if ev, ok := f.rec.next(t).(ProbeConnected); !ok {
+		t.Fatalf("event %#v, want the probe connected", ev)
 	}
 }

@@ -41,6 +41,7 @@ type Run struct {
 	held       *HeldRunDir
 	server     *Server
 	unregister func()
+	fresh      *freshener
 }
 
 // Unix socket paths are limited to 107 bytes (sun_path holds 108 with its
@@ -117,6 +118,22 @@ func Start(cfg RunConfig) (*Run, error) {
 		}
 		r.unregister = un
 	}
+	// Keep what this run has under the runtime base young for cleaners
+	// of /tmp (see fresh.go): the run directory and everything in it, the
+	// directories above it (the socket base; the runtime base and the
+	// registry, made by us, where they differ), and the pane's entry.
+	fr := &freshener{dir: dir, logf: cfg.Logf, above: []string{filepath.Dir(dir)}}
+	if fr.logf == nil {
+		fr.logf = func(string, ...any) {}
+	}
+	if cfg.RuntimeBase != filepath.Dir(dir) {
+		fr.above = append(fr.above, cfg.RuntimeBase)
+	}
+	if cfg.PaneID != "" {
+		fr.above = append(fr.above, reg.Dir)
+		fr.entry = filepath.Join(reg.Dir, PaneKey(cfg.HerdrSocket, cfg.PaneID))
+	}
+	r.fresh = startFreshener(fr)
 	return r, nil
 }
 
@@ -127,6 +144,10 @@ func (r *Run) Env() []string { return r.Endpoint.Env() }
 // Close stops the server, removes the registry entry and the run
 // directory with everything in it. Safe to call more than once.
 func (r *Run) Close() error {
+	if r.fresh != nil {
+		r.fresh.stop()
+		r.fresh = nil
+	}
 	err := r.server.Close()
 	r.unregister()
 	r.unregister = func() {}

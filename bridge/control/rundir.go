@@ -65,6 +65,9 @@ type HeldRunDir struct {
 	// before making this one, for the caller to say so.
 	Swept []RunDir
 	lock  *os.File
+	// dirLock holds an flock on the directory itself, which keeps
+	// systemd-tmpfiles' aging out of it (see fresh.go); -1 for none.
+	dirLock int
 }
 
 // Remove removes the directory with everything in it, and only then lets
@@ -77,6 +80,10 @@ func (d *HeldRunDir) Remove() error {
 	err := os.RemoveAll(d.Path)
 	_ = d.lock.Close()
 	d.lock = nil
+	if d.dirLock >= 0 {
+		_ = unix.Close(d.dirLock)
+		d.dirLock = -1
+	}
 	return err
 }
 
@@ -140,7 +147,7 @@ func makeRunDir(base string) (*HeldRunDir, error) {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create run directory lock in %s: %w", tmp, err)
 	}
-	d := &HeldRunDir{Path: tmp, lock: lock}
+	d := &HeldRunDir{Path: tmp, lock: lock, dirLock: -1}
 	beforeRename(tmp)
 	final := filepath.Join(base, strings.TrimPrefix(filepath.Base(tmp), "."))
 	if err := renameNoReplace(tmp, final); err != nil {
@@ -163,6 +170,7 @@ func makeRunDir(base string) (*HeldRunDir, error) {
 		_ = d.Remove()
 		return nil, err
 	}
+	d.dirLock = lockDirForCleaners(final)
 	return d, nil
 }
 

@@ -67,14 +67,16 @@ type Config struct {
 	// limit's to handle, below); IdleTimeout closes a client (not probe)
 	// connection that sends nothing (default 30s). MaxConns bounds open
 	// connections (default 32): when they are all open, a newcomer takes
-	// the place of the connection that never said hello silent the
-	// longest, once it has been silent for HelloGrace (default 25ms: a
-	// real client writes its hello as it connects), else of the client
-	// idle the longest, once idle for Grace (default 500ms: a client writes
-	// its request once it has read the answer to its hello, which on a
-	// loaded machine takes a while); probes, owner links and requests in
-	// progress keep theirs. Until a place is free, newcomers wait in the
-	// kernel's listen queue (see track).
+	// the place of the client idle the longest, once idle for HelloGrace
+	// after it read our answer (default 25ms: a real client writes its
+	// request as soon as it has read the answer; a real client writes its
+	// hello as it connects, too) or for Grace while it has not read it
+	// (default 500ms: on a loaded machine a client may wait that long for
+	// a core); only when no client is idle, of the connection that never
+	// said hello silent the longest, once silent for HelloGrace. Probes,
+	// owner links and requests in progress keep theirs. Until a place is
+	// free, newcomers wait in the kernel's listen queue (see track and
+	// silentest).
 	HelloTimeout time.Duration
 	IdleTimeout  time.Duration
 	MaxConns     int
@@ -305,18 +307,17 @@ func (s *Server) isClosed() bool {
 // track gives c a place among the open connections and arms its hello
 // deadline (before its goroutine runs, so that goroutine cannot undo a cut).
 //
-// When all MaxConns places are taken, the newcomer takes the place of the
-// connection that never said hello silent the longest, once it has been
-// silent for HelloGrace, else of the client idle the longest, once idle
-// for Grace; one whose words wait unread is never taken (pending). With
-// none yet, the newcomer waits in the kernel's listen backlog until one
-// ends or has been silent long enough, rather than being turned away.
-// Waiting Grace for each silent connection, as this did, let them go 32
-// every half second, so a few hundred of them queued ahead of `herdr-pi
-// status` outlasted its 5 s; at HelloGrace a thousand go in a second or
-// so. Idle clients keep the longer Grace: they said hello with the run's
-// token, and one is idle for as long as it takes to read the answer and
-// write its request.
+// When all MaxConns places are taken, the newcomer takes the place of a
+// silent connection (silentest says which); one whose words wait unread
+// is never taken (pending). With none yet, the newcomer waits in the
+// kernel's listen backlog until one ends or has been silent long enough,
+// rather than being turned away. Waiting Grace for each silent
+// connection, as this did, let them go 32 every half second, so a few
+// hundred of them queued ahead of `herdr-pi status` outlasted its 5 s; at
+// HelloGrace a thousand go in a second or so. The same held for clients
+// that said hello with the run's token, read the answer and then said
+// nothing (400 of them kept status waiting past its 5 s): only one that
+// has not read its answer yet keeps the longer Grace.
 //
 // A connection is cut, not closed: its read deadline is set in the past,
 // so its goroutine ends it at once, and a line that goroutine had read
@@ -383,35 +384,86 @@ func (s *Server) cutOne(c net.Conn, st *connState) {
 	}
 }
 
-// silentest is the connection to cut for a newcomer: the oldest one
-// without a hello silent for HelloGrace, else the client idle the longest
-// for Grace, among those with no words waiting unread. Without one, wake
-// is how soon one may be (zero when none will). Called under mu.
+// silentest is the connection to cut for a newcomer, among those with no
+// words waiting unread: the client idle the longest, once idle past its
+// grace, first; only when no client is idle nor about to be (words wait
+// unread), the oldest connection without a hello silent for HelloGrace. Without one, wake is how soon one may be
+// (zero when none will). Called under mu.
+//
+// An idle client has said hello with the run's token. One that has read
+// our last answer (nothing of ours waits in its socket) and still says
+// nothing is stuck, not slow: a live client writes its request as soon as
+// it has read the answer, so its grace is HelloGrace. One that has not
+// read it yet may be waiting for a core on a loaded machine: Grace. Idle
+// clients go before connections without a hello, and a newcomer waits
+// for one to be silent long enough rather than take a hello's place: a
+// probe whose hello is slow (Pi's event loop busy) is not told apart from
+// a silent connection until it speaks, and would lose its place to a
+// flood of stuck clients after 25 ms (it dials again, and was cut again).
 func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wake time.Duration) {
+	var idle, hello struct {
+		victim net.Conn
+		st     *connState
+		wake   time.Duration
+		any    bool
+	}
+	// soon: a connection has words waiting unread; once read, it is held
+	// or an idle client a moment later.
+	soon := false
 	for c, st := range s.conns {
 		if st.cut || st.phase == phaseHeld {
 			continue
 		}
-		if best != nil && (st.phase > best.phase || st.phase == best.phase && !st.since.Before(best.since)) {
-			continue
-		}
 		if pending(c) {
 			// A hello or a request is on its way, not silence.
+			soon = true
 			continue
 		}
-		grace := s.cfg.Grace
-		if st.phase == phaseHello {
-			grace = s.cfg.HelloGrace
+		pick, grace := &hello, s.cfg.HelloGrace
+		if st.phase == phaseIdle {
+			pick = &idle
+			if !answerRead(c) {
+				grace = s.cfg.Grace
+			}
 		}
+		pick.any = true
 		if left := st.since.Add(grace).Sub(now); left > 0 {
-			if wake == 0 || left < wake {
-				wake = left
+			if pick.wake == 0 || left < pick.wake {
+				pick.wake = left
 			}
 			continue
 		}
-		victim, best = c, st
+		if pick.st == nil || st.since.Before(pick.st.since) {
+			pick.victim, pick.st = c, st
+		}
 	}
-	return victim, best, wake
+	switch {
+	case idle.victim != nil:
+		return idle.victim, idle.st, 0
+	case idle.any:
+		return nil, nil, idle.wake
+	case soon:
+		// Look again in a moment rather than take a hello's place.
+		return nil, nil, s.cfg.HelloGrace
+	}
+	return hello.victim, hello.st, hello.wake
+}
+
+// answerRead reports whether c's peer has read everything we wrote to it:
+// on a unix socket what we wrote counts against our side (SIOCOUTQ) until
+// the peer has read it.
+func answerRead(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n, qerr := 1, error(nil)
+	_ = rc.Control(func(fd uintptr) { n, qerr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ) })
+	return qerr == nil && n == 0
 }
 
 // mark records c's phase; a connection that may now be dropped may let a

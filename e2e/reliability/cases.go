@@ -120,6 +120,16 @@ var wrapCases = []faultCase{
 		},
 	},
 	{
+		Fault:     "a wrapper runs for weeks under /tmp, which a cleaner ages (systemd-tmpfiles, tmpreaper, tmpwatch), or its run directory is removed by hand",
+		Guarantee: "nothing of a live wrapper's run directory or registry entry is old to a cleaner: it holds a lock on the directory and sets their times hourly; a directory removed anyway is logged once, the agent runs on, and `status` says the wrapper runs and cannot be reached",
+		Tests: []testRef{
+			{"bridge/control", "TestSystemdTmpfilesAgingSparesALiveRunDirectory"},
+			{"bridge/control", "TestCleanersOfTmpSpareAFreshenedRun"},
+			{"bridge/control", "TestARunDirectoryRemovedFromUnderTheWrapperIsLoggedOnce"},
+			{"e2e", "TestStatusSaysARemovedRunDirectoryIsNotAnExitedWrapper"},
+		},
+	},
+	{
 		Fault:     "the session file is truncated, or rewritten from scratch by another Pi",
 		Guarantee: "the wrapper follows what the file says now: a sentinel that is gone no longer blocks, one written after the truncation does",
 		Tests: []testRef{
@@ -129,10 +139,12 @@ var wrapCases = []faultCase{
 	},
 	{
 		Fault:     "the control socket is flooded, or held open by 1000 silent clients",
-		Guarantee: "`herdr-pi status` still answers within its 5 s: a newcomer takes the place of the connection that never said hello silent the longest (after 25 ms), else of the client idle the longest (after 500 ms), else queues; the wrapper holds at most 64 connections and is back to its descriptors and goroutines afterwards; the probe is never dropped; bad input ends only its own connection",
+		Guarantee: "`herdr-pi status` still answers within its 5 s: a newcomer takes the place of the client idle the longest (25 ms after it read its answer, 500 ms while it has not), else, when no client is idle, of the connection that never said hello silent the longest (after 25 ms), else queues; the wrapper holds at most 64 connections and is back to its descriptors and goroutines afterwards; the probe is never dropped, nor cut while its hello is slow among stuck clients; bad input ends only its own connection",
 		Tests: []testRef{
 			{"e2e", "TestFaultControlSocketHeldBySilentClients"},
 			{"bridge/control", "TestStatusGetsThroughAThousandSilentClients"},
+			{"bridge/control", "TestStatusGetsThroughFourHundredAuthenticatedSilentClients"},
+			{"bridge/control", "TestAProbeWithASlowHelloOutlastsAFloodOfAuthenticatedSilentClients"},
 			{"bridge/control", "TestStatusGetsThroughSixtyFourSilentClients"},
 			{"bridge/control", "TestStatusGetsThroughSixtyFourIdleClients"},
 			{"bridge/control", "TestAClientQueuesBehindProbesHoldingEveryPlace"},
