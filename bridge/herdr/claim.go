@@ -95,8 +95,17 @@ func (p *Presence) review(ctx context.Context) {
 		return
 	}
 	acked, _ := p.r.acknowledged()
+	ours := p.ours(pane.Agent, pane.AgentStatus, acked)
+	if !ours {
+		// Asked again: a wrapper that took the pane over while the
+		// read-back waited is what it shows now.
+		if w = p.others(); w.Holder != nil {
+			p.standAside(*w.Holder)
+			return
+		}
+	}
 	switch {
-	case p.ours(pane.Agent, pane.AgentStatus, acked):
+	case ours:
 		p.regained()
 	case strings.TrimSpace(pane.Agent) == "":
 		p.reassert(ctx)

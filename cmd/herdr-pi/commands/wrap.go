@@ -446,7 +446,7 @@ func newPresence(env settings.Env, paths settings.Paths, cfg settings.Config, ag
 		Client: herdr.NewClient(h.SocketPath), PaneID: h.PaneID,
 		Source: cfg.Herdr.Source, Agent: agent, Logf: logf,
 		Others:   paneWrappers(control.PaneRegistry(paths.RuntimeBase), control.PaneKey(h.SocketPath, h.PaneID), os.Getpid()),
-		AwaitEnd: awaitEnd,
+		AwaitEnd: awaitEnd(logf),
 	})
 }
 

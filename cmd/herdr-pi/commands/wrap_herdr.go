@@ -12,6 +12,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/guard"
 	"github.com/herdr-pi/herdr-pi/pane/launch"
 	agentsignals "github.com/herdr-pi/herdr-pi/pane/signals"
 )
@@ -112,15 +113,25 @@ func descendsFrom(pid, ancestor int) bool {
 	return false
 }
 
-// awaitEnd returns once process pid has exited (followed with a pidfd in
-// Go's poller), or ctx has ended; at once when pid cannot be followed.
-func awaitEnd(ctx context.Context, pid int) {
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	if err != nil {
-		return
+// awaitEnd is herdr.PresenceConfig.AwaitEnd: it returns once process pid
+// has exited (followed with a pidfd in Go's poller), or ctx has ended; at
+// once when pid cannot be followed.
+func awaitEnd(logf func(string, ...any)) func(ctx context.Context, pid int) {
+	return func(ctx context.Context, pid int) {
+		fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+		if err != nil {
+			logf("herdr: cannot follow the wrapper pid %d that holds the pane (%v): this one reports again at the pane's next change or its own", pid, err)
+			return
+		}
+		awaitPidfd(ctx, os.NewFile(uintptr(fd), "pidfd:"+strconv.Itoa(pid)), logf)
 	}
-	f := os.NewFile(uintptr(fd), "pidfd:"+strconv.Itoa(pid))
-	stop := context.AfterFunc(ctx, func() { _ = f.Close() })
+}
+
+// awaitPidfd waits on f, a pidfd, until its process exits or ctx ends,
+// and closes it.
+func awaitPidfd(ctx context.Context, f *os.File, logf func(string, ...any)) {
+	// Closing the pidfd ends the wait below.
+	stop := context.AfterFunc(ctx, guard.Func(logf, "herdr: ending the wait for the pane's holder", "the wait ends with the wrapper", func() { _ = f.Close() }))
 	defer func() {
 		if stop() {
 			_ = f.Close()
