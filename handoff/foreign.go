@@ -92,8 +92,23 @@ func ForeignWorkspace(ctx context.Context, h Herdr, id, pane string, terminals [
 // given this one to the person. Nothing Herdr says tells the two apart,
 // so herdr-pi leaves it, and says how to close it should it be the run's.
 func restarted(what, now, was, kind, id string) string {
-	return fmt.Sprintf("%s is another terminal now (%s, not %s): Herdr has restarted since herdr-pi opened it, "+
+	return fmt.Sprintf("%s is another terminal now (%s, not %s): %s, "+
 		"and either restored it with a new shell (it is the run's then) or gave its id to something herdr-pi did not open; "+
-		"herdr-pi cannot tell which, so it leaves it. If it is the run's, close it with: herdr %s close %s",
-		what, now, was, kind, shellword.Word(id))
+		"herdr-pi cannot tell which, so it leaves it. If it is the run's, close it with: %s",
+		what, now, was, restartedSince, CloseCommand(kind, id))
+}
+
+// restartedSince is the part of Foreign's answer that says Herdr
+// restarted since herdr-pi opened the thing (see Restarted).
+const restartedSince = "Herdr has restarted since herdr-pi opened it"
+
+// Restarted says whether why, an answer of Foreign, leaves the thing open
+// because Herdr restarted since herdr-pi opened it: it may be the run's,
+// restored, and the person should hear how to close it.
+func Restarted(why string) bool { return strings.Contains(why, restartedSince) }
+
+// CloseCommand is the Herdr command that closes kind id, as a person
+// pastes it into any shell.
+func CloseCommand(kind, id string) string {
+	return "herdr " + kind + " close " + shellword.Word(id)
 }

@@ -26,6 +26,11 @@ type claimState struct {
 	lastReassert  time.Time   // the last re-assert that took
 	lastTry       time.Time   // the last re-assert, taken or not
 	retry         *time.Timer // a re-assert waiting out reassertGap
+	// aside is the wrapper of the pane this one stands aside for (see
+	// sharing.go), nil while this one holds the pane; lastReclaim is
+	// when this one last took the pane back from an older one's report.
+	aside       *Wrapper
+	lastReclaim time.Time
 }
 
 // Reasserts says how many times Herdr dropped or cleared herdr-pi's report
@@ -69,19 +74,43 @@ func (p *Presence) ours(agent, status, acked string) bool {
 // (it is held: wait until it shows no agent). Events can trail the
 // replies, so only the read-back decides. Herdr answers ok even when it
 // ignores a report, so this is the only way to know.
+//
+// Another herdr-pi wrapper of the pane is asked about first: while one
+// holds the pane this one stands aside, whatever Herdr shows; and once
+// it is gone this one's state goes again, which is not a re-assert.
 func (p *Presence) review(ctx context.Context) {
 	p.reviewMu.Lock()
 	defer p.reviewMu.Unlock()
+	w := p.others()
+	if w.Holder != nil {
+		p.standAside(*w.Holder)
+		return
+	}
+	if p.leaveAside() {
+		p.r.Resync()
+		return
+	}
 	pane, ok := p.readBack(ctx)
 	if !ok {
 		return
 	}
 	acked, _ := p.r.acknowledged()
+	ours := p.ours(pane.Agent, pane.AgentStatus, acked)
+	if !ours {
+		// Asked again: a wrapper that took the pane over while the
+		// read-back waited is what it shows now.
+		if w = p.others(); w.Holder != nil {
+			p.standAside(*w.Holder)
+			return
+		}
+	}
 	switch {
-	case p.ours(pane.Agent, pane.AgentStatus, acked):
+	case ours:
 		p.regained()
 	case strings.TrimSpace(pane.Agent) == "":
 		p.reassert(ctx)
+	case w.Older != nil:
+		p.reclaim(pane, *w.Older)
 	default:
 		p.heldBy(pane)
 	}
@@ -110,6 +139,12 @@ func (p *Presence) readBack(ctx context.Context) (PaneInfo, bool) {
 // reports are taken.
 func (p *Presence) regained() {
 	p.mu.Lock()
+	if p.claim.aside != nil {
+		// The holder's report happens to match this one's: the pane is
+		// still the holder's.
+		p.mu.Unlock()
+		return
+	}
 	was := p.claim.held || p.claim.ignored
 	p.claim.held, p.claim.ignored = false, false
 	p.note.Store(p.baseNoteLocked())

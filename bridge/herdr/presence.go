@@ -36,6 +36,16 @@ type PresenceConfig struct {
 	// Logf receives diagnostics; it must not write to the agent's
 	// terminal. Nil discards.
 	Logf func(format string, args ...any)
+	// Others says which other herdr-pi wrappers run in the pane, as the
+	// pane's registry has them. Nil, or an answer that does not know
+	// this wrapper (one without its control socket is not registered),
+	// leaves every wrapper of the pane reporting.
+	Others func() PaneWrappers
+	// AwaitEnd returns once the process pid has ended, or ctx has (at
+	// once when it cannot follow pid). Nil: a wrapper that stands aside
+	// hears that the one holding the pane ended only from the pane's
+	// next change or its own.
+	AwaitEnd func(ctx context.Context, pid int)
 }
 
 // Presence is one pane's presence in Herdr for the life of a wrapper: it
@@ -50,8 +60,11 @@ type PresenceConfig struct {
 // stream (events may have been missed): when Herdr ignores the claim
 // (§6.2) Health says so, and when Herdr's own detection dropped or cleared
 // the report (herdr#4020) the state is reported again once the pane shows
-// no other agent, and Health and Reasserts say so. It releases the pane at
-// the end.
+// no other agent, and Health and Reasserts say so. While a newer herdr-pi
+// wrapper of the pane holds it (PresenceConfig.Others) it stands aside: it
+// sends nothing, Health names that wrapper, and its state goes again once
+// that one has ended (sharing.go). It releases the pane at the end, unless
+// another wrapper holds it then.
 //
 // Every method may be called from any goroutine and none of them waits for
 // Herdr, except Close (bounded by ReleaseBudget) and Reported (bounded by
@@ -84,26 +97,63 @@ type Presence struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	// started is set by Start; early is the newest state reported before
+	// it, which Start sends after the claim.
+	started bool
+	early   *stateMsg
 }
 
-// StartPresence claims the pane and starts following Herdr. The caller
-// owns the returned Presence and must Close it on every way out (defer it
-// right away: a panic unwinding through the caller then still releases).
+// StartPresence claims the pane and starts following Herdr: NewPresence
+// and Start in one. The caller owns the returned Presence and must Close
+// it on every way out (defer it right away: a panic unwinding through the
+// caller then still releases).
 func StartPresence(cfg PresenceConfig) *Presence {
+	p := NewPresence(cfg)
+	p.Start()
+	return p
+}
+
+// NewPresence makes a pane's Presence without telling Herdr anything yet:
+// states reported before Start wait for it. A wrapper registers in the
+// pane's registry between the two, so that the wrapper it replaces there
+// already knows who claims the pane when the claim arrives. The caller
+// owns it and must Close it, started or not.
+func NewPresence(cfg PresenceConfig) *Presence {
 	p := &Presence{cfg: cfg}
 	p.r = NewReporter(ReporterConfig{
 		Client: cfg.Client, PaneID: cfg.PaneID, Source: cfg.Source, Agent: cfg.Agent, Logf: cfg.Logf,
+		Yield: p.yield,
 	})
 	p.note.Store(p.baseNoteLocked()) // nobody else has p yet
-	p.logf("herdr: reporting pane %s to %s as %s (agent %q)", cfg.PaneID, cfg.Client.Socket, cfg.Source, cfg.Agent)
-	p.r.Report(StateUnknown, "")
-
 	p.ctx, p.stop = context.WithCancel(context.Background())
+	return p
+}
+
+// Start claims the pane (state unknown, then whatever was reported
+// before) and starts following Herdr's events. Only the first call
+// does anything; so does none on a closed Presence.
+func (p *Presence) Start() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.started || p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.started = true
+	early := p.early
+	p.early = nil
+	p.mu.Unlock()
+	p.logf("herdr: reporting pane %s to %s as %s (agent %q)", p.cfg.PaneID, p.cfg.Client.Socket, p.cfg.Source, p.cfg.Agent)
+	p.r.Report(StateUnknown, "")
+	if early != nil {
+		p.r.Report(early.state, early.message)
+	}
 	// A panic following Herdr's events (a bug in a review, say) ends the
 	// following, not the wrapper: reports go on and Close still releases
 	// the pane. wg counts it done either way.
 	guard.Go(&p.wg, p.logf, "herdr: the presence watcher", "Herdr's events are no longer followed in this run: reports go on, a dropped claim is not re-asserted", func() { p.watch(p.ctx) })
-	return p
 }
 
 // SetResumeArgv sets the command that restores the agent after Herdr
@@ -117,9 +167,17 @@ func (p *Presence) SetResumeArgv(argv []string) {
 
 // Report hands Herdr a new state (see [Reporter.Report]); it never waits.
 func (p *Presence) Report(state, message string) {
-	if p != nil {
-		p.r.Report(state, message)
+	if p == nil {
+		return
 	}
+	p.mu.Lock()
+	if !p.started {
+		p.early = &stateMsg{state, message}
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.r.Report(state, message)
 }
 
 // Resync sends the current state again (see [Reporter.Resync]).
@@ -214,6 +272,14 @@ func (p *Presence) Close(ctx context.Context) error {
 		}
 		p.mu.Unlock()
 		p.stop()
+		if h, ok := p.holder(); ok {
+			// The pane is that wrapper's: a release (same source, same
+			// agent) would clear its state from the pane.
+			p.r.Close()
+			p.logf("herdr: leaving pane %s to the herdr-pi wrapper pid %d, which holds it: not released", p.cfg.PaneID, h.PID)
+			p.wg.Wait()
+			return
+		}
 		ctx, cancel := context.WithTimeout(ctx, ReleaseBudget)
 		defer cancel()
 		start := time.Now()

@@ -36,6 +36,11 @@ type ReporterConfig struct {
 	// is sent again after a report failed. Defaults 1 s and 30 s. Resync
 	// ends a back-off at once.
 	RetryMin, RetryMax time.Duration
+	// Yield, when set, is asked before each report goes out: true means
+	// another reporter holds the pane now, and the state is kept, not
+	// sent, until the next change or Resync asks again. It runs on the
+	// sender's goroutine and may read files, never wait long.
+	Yield func() bool
 	// ReleaseGrace is how long Release lets a report in flight finish, so
 	// the release arrives after it, before cutting it off. Default 250 ms.
 	ReleaseGrace time.Duration
@@ -459,6 +464,12 @@ func (r *Reporter) run() {
 			}
 			continue
 		}
+		if r.cfg.Yield != nil && r.cfg.Yield() {
+			if r.yielded() {
+				return
+			}
+			continue
+		}
 		r.send(job)
 	}
 }
@@ -494,6 +505,22 @@ func (r *Reporter) next() (job stateMsg, wait time.Duration, ok bool) {
 	r.sendGen = r.reqGen
 	r.lastStart = now
 	return r.want, 0, true
+}
+
+// yielded records that the state due to go out was held back (Yield): it
+// stays wanted, sent again with the next change or Resync, and nobody
+// waits for it meanwhile (the pane shows another's state). done says
+// the sender ends; it goes on when a change came in the meantime.
+func (r *Reporter) yielded() (done bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.settledLocked(r.sendGen)
+	if r.reqGen > r.sendGen && !r.stopped {
+		return false // asked again since: ask Yield again
+	}
+	r.dirty, r.force = true, true
+	r.running = false
+	return true
 }
 
 func (r *Reporter) send(job stateMsg) {

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -97,6 +98,9 @@ func (s *Service) closeSpace(sp *space) {
 	// from a workspace a Herdr started afresh gave the same id.
 	if why := handoff.Foreign(ctx, h, "workspace", sp.workspaceID, sp.record.Pane, sp.record.Terminal); why != "" {
 		s.cfg.Logf("live: leaving workspace %s open (run %s): %s", sp.workspaceID, sp.run, why)
+		if handoff.Restarted(why) {
+			s.tellLeftOpen(sp)
+		}
 	} else if err := h.WorkspaceClose(ctx, sp.workspaceID); err != nil && !notFound(err) {
 		s.cfg.Logf("live: closing workspace %s of run %s: %v", sp.workspaceID, sp.run, err)
 		return // the record stays: herdr-pi close can try again
@@ -106,4 +110,38 @@ func (s *Service) closeSpace(sp *space) {
 			s.cfg.Logf("live: %v", err)
 		}
 	}
+}
+
+// tellLeftOpen tells the run's owner, in its notice area, that the run's
+// workspace was left open because Herdr restarted since it was opened: a
+// Herdr restarted the usual way restores it (new shells, the same id and
+// labels), and nothing Herdr says tells that from the same id given to
+// someone else, so herdr-pi may not close it. The person, who sees the
+// workspace stay, hears why and the command that closes it, not only the
+// log. The owner takes a refusal of a request it never made as a notice;
+// an owner that has gone hears nothing, and the log has it.
+func (s *Service) tellLeftOpen(sp *space) {
+	if sp.link == nil {
+		return
+	}
+	select {
+	case <-sp.link.Done():
+		return
+	default:
+	}
+	// Short: the notice area shows about 240 characters, the command last.
+	msg := fmt.Sprintf("left workspace %s of run %s open: Herdr restarted since herdr-pi opened it, and its restored copy cannot be told "+
+		"from an id given to something else. If it is the run's, close it with: %s",
+		sp.workspaceID, shortRun(sp.run), handoff.CloseCommand("workspace", sp.workspaceID))
+	if err := sp.link.Refuse("workspace "+sp.workspaceID, errors.New(msg)); err != nil {
+		s.cfg.Logf("live: telling the owner that workspace %s stays open: %v", sp.workspaceID, err)
+	}
+}
+
+// shortRun is a run id as notices show it: its first 8 characters.
+func shortRun(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
 }

@@ -162,7 +162,9 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	defer signal.Stop(held)
 	var down wrapShutdown
 	defer down.run() // every way out, a panic below included
-	presence := startPresence(env, cfg, reportLabel(opts.Agent, shown, cfg), log.Printf)
+	// Claimed once this wrapper is in the pane's registry (below): a
+	// wrapper it replaces there then knows who claims the pane.
+	presence := newPresence(env, paths, cfg, reportLabel(opts.Agent, shown, cfg), log.Printf)
 	down.release = func() {
 		err := presence.Close(context.Background())
 		if err != nil && !presence.Delivered() {
@@ -225,6 +227,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		term.Env = childControlEnv(term.Env, run, nil, os.Getpid())
 		tellSharing(io.Err, env, run, herdrEnv.PaneID, log)
 	}
+	presence.Start()
 	if isPi {
 		probed := false
 		switch {
@@ -332,8 +335,9 @@ func (d *wrapShutdown) run() {
 // tellSharing says so when another wrapper runs in this Herdr pane and
 // this one is not nested in its agent (the agent's environment would name
 // its socket): two terminals in one pane (tmux inside it, say) each
-// running herdr-pi wrap. Both report to the one pane, and the person
-// would otherwise wonder why it shows the other agent's state. Said before
+// running herdr-pi wrap. This one holds the pane while it runs (the other
+// stands aside, see herdr.PaneWrappers), and the person would otherwise
+// wonder why Herdr no longer shows the other agent's state. Said before
 // the agent starts, so it stays above the agent's screen.
 func tellSharing(w io.Writer, env settings.Env, run *control.Run, pane string, log *logger) {
 	other := run.Sharing
@@ -344,9 +348,9 @@ func tellSharing(w io.Writer, env settings.Env, run *control.Run, pane string, l
 		log.Printf("control: nested in the wrapper pid %d of pane %s; the pane goes back to it when this one ends", other.PID, pane)
 		return
 	}
-	msg := fmt.Sprintf("another herdr-pi wrapper (pid %d) runs in Herdr pane %s too, not around this one (a second terminal in the pane, such as tmux?): "+
-		"Herdr shows the state of whichever changed last, and the pane's hooks reach this one until it ends; give each agent a pane of its own",
-		other.PID, render.Clean(pane))
+	msg := fmt.Sprintf("another herdr-pi wrapper (pid %d) runs in Herdr pane %s too, not around this one (a second terminal in the pane, such as tmux, or a copied HERDR_PANE_ID?): "+
+		"this one holds the pane until it ends (Herdr shows this agent's state, the pane's hooks reach it), and pid %d's state goes back to the pane then; give each agent a pane of its own",
+		other.PID, render.Clean(pane), other.PID)
 	log.Printf("control: %s", msg)
 	tell(w, "herdr-pi: %s\n", msg)
 }
@@ -425,11 +429,12 @@ func runsPi(opts *wrapOptions, c launch.Command) bool {
 	return opts.Agent == "pi" || c.Pi
 }
 
-// startPresence claims the pane in Herdr when wrap runs inside a complete
-// Herdr environment (settings.HerdrEnv). Outside one it returns nil, a
+// newPresence is the pane's presence in Herdr when wrap runs inside a
+// complete Herdr environment (settings.HerdrEnv), to Start once this
+// wrapper is in the pane's registry. Outside one it returns nil, a
 // Presence that sends nothing, and logs what is missing when the
 // environment is half there.
-func startPresence(env settings.Env, cfg settings.Config, agent string, logf func(string, ...any)) *herdr.Presence {
+func newPresence(env settings.Env, paths settings.Paths, cfg settings.Config, agent string, logf func(string, ...any)) *herdr.Presence {
 	h, ok := settings.HerdrEnv(env)
 	if !ok {
 		if env.Get("HERDR_ENV") != "" || env.Get("HERDR_SOCKET_PATH") != "" || env.Get("HERDR_PANE_ID") != "" {
@@ -437,9 +442,11 @@ func startPresence(env settings.Env, cfg settings.Config, agent string, logf fun
 		}
 		return nil
 	}
-	return herdr.StartPresence(herdr.PresenceConfig{
+	return herdr.NewPresence(herdr.PresenceConfig{
 		Client: herdr.NewClient(h.SocketPath), PaneID: h.PaneID,
 		Source: cfg.Herdr.Source, Agent: agent, Logf: logf,
+		Others:   paneWrappers(control.PaneRegistry(paths.RuntimeBase), control.PaneKey(h.SocketPath, h.PaneID), os.Getpid()),
+		AwaitEnd: awaitEnd(logf),
 	})
 }
 

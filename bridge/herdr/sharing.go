@@ -1,0 +1,154 @@
+package herdr
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/guard"
+)
+
+// One pane, several wrappers: a herdr-pi wrap started inside another's
+// agent (herdr-pi wrap bash, then herdr-pi wrap pi in that shell), or in a
+// second terminal that carries the pane's HERDR_PANE_ID (tmux inside the
+// pane, a copied environment). All report with the same source, so Herdr
+// would show whichever changed last, and each would take the other's
+// report for Herdr's own detection. The newest holds the pane, as the
+// pane's hooks reach it (the pane registry says so); the others keep
+// their state to themselves until it ends, and say why.
+
+// Wrapper is another herdr-pi wrapper of the pane.
+type Wrapper struct {
+	PID int
+	// Nested says one of the two runs inside the other's agent: the
+	// holder inside this wrapper's, or this wrapper inside the older's.
+	Nested bool
+}
+
+// PaneWrappers are the other herdr-pi wrappers of a pane that matter to
+// one of them.
+type PaneWrappers struct {
+	// Holder is the wrapper that holds the pane instead of this one (the
+	// newest of the pane, started after this one); nil when this one is
+	// the newest.
+	Holder *Wrapper
+	// Older is the newest of the wrappers that started in the pane
+	// before this one and stand aside for it; nil when none runs.
+	Older *Wrapper
+}
+
+// others asks PresenceConfig.Others.
+func (p *Presence) others() PaneWrappers {
+	if p.cfg.Others == nil {
+		return PaneWrappers{}
+	}
+	return p.cfg.Others()
+}
+
+// holder is the wrapper that holds the pane instead of this one, if any.
+func (p *Presence) holder() (Wrapper, bool) {
+	if w := p.others(); w.Holder != nil {
+		return *w.Holder, true
+	}
+	return Wrapper{}, false
+}
+
+// yield is the Reporter's Yield: another wrapper holds the pane, so this
+// one's state stays here. A wrapper that stood aside and finds the pane
+// its own again goes on (its caller is about to send).
+func (p *Presence) yield() bool {
+	if h, ok := p.holder(); ok {
+		p.standAside(h)
+		return true
+	}
+	p.leaveAside()
+	return false
+}
+
+// standAside records that h holds the pane: Health says so, the log once
+// per holder, and h's end is awaited so that this wrapper's state goes
+// back to the pane then.
+func (p *Presence) standAside(h Wrapper) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	was := p.claim.aside
+	p.claim.aside = &h
+	p.claim.held, p.claim.ignored = false, false
+	note := p.asideNote(h)
+	p.note.Store(note)
+	fresh := was == nil || was.PID != h.PID
+	if fresh && p.cfg.AwaitEnd != nil {
+		guard.Go(&p.wg, p.logf, "herdr: waiting for the wrapper holding the pane", "this wrapper reports again only at the pane's next change or its own", func() {
+			p.cfg.AwaitEnd(p.ctx, h.PID)
+			if p.ctx.Err() == nil {
+				p.holderEnded()
+			}
+		})
+	}
+	p.mu.Unlock()
+	if fresh {
+		p.logf("herdr: %s", note)
+	}
+}
+
+// holderEnded runs once the wrapper this one stood aside for has ended:
+// unless another holds the pane now, this one's state goes to it again.
+func (p *Presence) holderEnded() {
+	if h, ok := p.holder(); ok {
+		p.standAside(h)
+		return
+	}
+	if p.leaveAside() {
+		p.r.Resync()
+	}
+}
+
+// leaveAside ends standing aside; it says whether this wrapper stood
+// aside (the caller then sends its state).
+func (p *Presence) leaveAside() bool {
+	p.mu.Lock()
+	h := p.claim.aside
+	p.claim.aside = nil
+	if h != nil {
+		p.note.Store(p.baseNoteLocked())
+	}
+	p.mu.Unlock()
+	if h != nil {
+		p.logf("herdr: the herdr-pi wrapper pid %d no longer holds pane %s: reporting this one's state to it again", h.PID, p.cfg.PaneID)
+	}
+	return h != nil
+}
+
+// asideNote is what Health says while h holds the pane.
+func (p *Presence) asideNote(h Wrapper) string {
+	if h.Nested {
+		return fmt.Sprintf("pane %s is held by the herdr-pi wrapper pid %d, started inside this one's agent: Herdr shows that agent's state, "+
+			"and this one's again when it ends (this one reports nothing meanwhile)", p.cfg.PaneID, h.PID)
+	}
+	return fmt.Sprintf("pane %s is held by the herdr-pi wrapper pid %d, started in the pane after this one but not inside it "+
+		"(a second terminal in the pane, or a copied HERDR_PANE_ID): Herdr shows that agent's state, and this one's again when it ends "+
+		"(this one reports nothing meanwhile); give each agent a pane of its own", p.cfg.PaneID, h.PID)
+}
+
+// reclaim: Herdr shows the report of an older wrapper of the pane, sent
+// as this one took the pane over (it stands aside from then on). This
+// one's state goes again, once per reassertGap: not a re-assert against
+// Herdr's detection, and not counted as one.
+func (p *Presence) reclaim(pane PaneInfo, older Wrapper) {
+	p.mu.Lock()
+	if p.closed || !p.claim.lastReclaim.IsZero() && time.Since(p.claim.lastReclaim) < reassertGap {
+		p.mu.Unlock()
+		return
+	}
+	p.claim.lastReclaim = time.Now()
+	p.mu.Unlock()
+	how := "in a second terminal of the pane"
+	if older.Nested {
+		how = "around this one"
+	}
+	p.logf("herdr: Herdr shows pane %s as %s (status %s): the last report of the herdr-pi wrapper pid %d, which runs %s and leaves the pane to this one; reporting this one's state again",
+		p.cfg.PaneID, shownAgent(pane), pane.AgentStatus, older.PID, how)
+	p.r.Resync()
+}
