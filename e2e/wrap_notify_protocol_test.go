@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/golden"
 )
 
 // Seed 003's protocol table and its config file, as a person meets them:
@@ -17,7 +21,9 @@ import (
 // extends or overrides it, and herdr-pi's own config.toml over both. A
 // config.json that is not JSON, or names a protocol that does not exist,
 // leaves the built-in table in charge. The unit tests check the resolver
-// and the config reader; this one checks that wrap uses them.
+// and the config reader; this one checks that wrap uses them, byte for
+// byte against testdata/TestWrapNotifiesInTheProtocolItsTerminalMapsTo.golden
+// (-update rewrites it).
 func TestWrapNotifiesInTheProtocolItsTerminalMapsTo(t *testing.T) {
 	const (
 		seedOverrides = `{"fallback": "osc777", "termPrograms": {"WezTerm": "osc777", "MyTerminal": "osc9"}}`
@@ -30,6 +36,7 @@ func TestWrapNotifiesInTheProtocolItsTerminalMapsTo(t *testing.T) {
 	)
 	cases := []struct {
 		name, termProgram, seed, toml string
+		kittyWindow                   string // KITTY_WINDOW_ID, "" unset
 		want                          string // "9", "99" or "777"
 	}{
 		// The built-in table (seed 003, Notification Protocols).
@@ -41,6 +48,12 @@ func TestWrapNotifiesInTheProtocolItsTerminalMapsTo(t *testing.T) {
 		{name: "Warp", termProgram: "WarpTerminal", want: "777"},
 		{name: "unset", termProgram: "", want: "99"},
 		{name: "unknown", termProgram: "MyTerminal", want: "99"},
+		// kitty sets KITTY_WINDOW_ID, not TERM_PROGRAM: OSC 99 even where
+		// the fallback says otherwise, but a TERM_PROGRAM the table knows
+		// (a terminal started from a kitty shell) keeps its own.
+		{name: "kitty as it runs", kittyWindow: "3", want: "99"},
+		{name: "kitty window over a fallback", kittyWindow: "3", toml: tomlOverrides, want: "99"},
+		{name: "a known terminal started from kitty", termProgram: "WezTerm", kittyWindow: "3", want: "9"},
 		// The seed's config.json extends and overrides it.
 		{name: "seed config overrides an entry", termProgram: "WezTerm", seed: seedOverrides, want: "777"},
 		{name: "seed config adds an entry", termProgram: "MyTerminal", seed: seedOverrides, want: "9"},
@@ -55,9 +68,10 @@ func TestWrapNotifiesInTheProtocolItsTerminalMapsTo(t *testing.T) {
 		{name: "config.toml over the seed config", termProgram: "WezTerm", seed: seedOverrides, toml: tomlOverrides, want: "99"},
 		{name: "config.toml fallback over the seed's", termProgram: "SomeOtherTerminal", seed: seedOverrides, toml: tomlOverrides, want: "9"},
 	}
+	var seen []string
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			raw := wrapBlockedOnceOutsideHerdr(t, c.termProgram, c.seed, c.toml)
+			raw := wrapBlockedOnceOutsideHerdr(t, c.termProgram, c.kittyWindow, c.seed, c.toml)
 			counts := map[string]int{
 				"9":   bytes.Count(raw, []byte("\x1b]9;")),
 				"99":  bytes.Count(raw, []byte("\x1b]99;")),
@@ -69,22 +83,30 @@ func TestWrapNotifiesInTheProtocolItsTerminalMapsTo(t *testing.T) {
 					want = 1
 				}
 				if n != want {
-					t.Fatalf("TERM_PROGRAM=%q: OSC %s written %d times, want %d (one OSC %s sequence and no other); sequences: %q",
-						c.termProgram, proto, n, want, c.want, oscs(raw))
+					t.Fatalf("TERM_PROGRAM=%q KITTY_WINDOW_ID=%q: OSC %s written %d times, want %d (one OSC %s sequence and no other); sequences: %q",
+						c.termProgram, c.kittyWindow, proto, n, want, c.want, oscs(raw))
 				}
 			}
+			// Every byte the terminal got, exactly: the agent's own output,
+			// then the one sequence, with its title and body as sent.
+			seen = append(seen, c.name+": "+strconv.Quote(pidInID.ReplaceAllString(string(raw), "${1}<PID>")))
 			if !bytes.Contains(raw, []byte("Pi needs your input")) || !bytes.Contains(raw, []byte("approve")) {
 				t.Fatalf("the sequence does not say what the agent waits for: %q", oscs(raw))
 			}
 		})
 	}
+	golden.Check(t, golden.Path(t), strings.Join(seen, "\n")+"\n")
 }
 
+// pidInID is the pid in an OSC 99 identifier (a wrapper's i=pi-ask-pid4242,
+// herdr-pi notify's i=herdr-pi-4242), which differs from run to run.
+var pidInID = regexp.MustCompile(`(pid|herdr-pi-)[0-9]+`)
+
 // wrapBlockedOnceOutsideHerdr runs a fake agent under `herdr-pi wrap`
-// outside Herdr with the given TERM_PROGRAM ("" unset), seed config.json
+// outside Herdr with the given TERM_PROGRAM and KITTY_WINDOW_ID ("" unset), seed config.json
 // and config.toml ("" none); the agent opens one wait and closes it. It
 // returns every byte the terminal got.
-func wrapBlockedOnceOutsideHerdr(t *testing.T, termProgram, seedConfig, configToml string) []byte {
+func wrapBlockedOnceOutsideHerdr(t *testing.T, termProgram, kittyWindow, seedConfig, configToml string) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	project := filepath.Join(dir, "api-service")
@@ -127,6 +149,9 @@ func wrapBlockedOnceOutsideHerdr(t *testing.T, termProgram, seedConfig, configTo
 	env = append(env, "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir, "PI_CODING_AGENT_DIR="+agentDir, "HERDR_PI_CONFIG="+config)
 	if termProgram != "" {
 		env = append(env, "TERM_PROGRAM="+termProgram)
+	}
+	if kittyWindow != "" {
+		env = append(env, "KITTY_WINDOW_ID="+kittyWindow)
 	}
 	r, err := startOuter(outerOptions{Keep: true, Env: env, Argv: []string{"sh", "-c", "cd " + project + " && exec herdr-pi wrap -- fakeagent " + script}})
 	if err != nil {

@@ -75,6 +75,28 @@ func TestTargetSequence(t *testing.T) {
 			t.Errorf("%s, a full body: %q", p, got)
 		}
 	}
+	// A title that fills the sequence on its own (a hook's) is cut behind
+	// an ellipsis where it is folded in, so the body is still read, cut
+	// to its room at most.
+	hook := Message{Title: strings.Repeat("t", 300), Body: "api"}
+	for _, p := range []osc.Protocol{osc.OSC9, osc.OSC99} {
+		got := string((Target{Protocol: p}).Sequence(hook))
+		if !strings.HasSuffix(got, "t… · api\x1b\\") {
+			t.Errorf("%s, a title that fills the sequence: the body is lost: %q", p, got)
+		}
+	}
+	hook.Body = strings.Repeat("b", 300)
+	for _, p := range []osc.Protocol{osc.OSC9, osc.OSC99} {
+		got := string((Target{Protocol: p}).Sequence(hook))
+		_, text, _ := strings.Cut(got, "body;")
+		if p == osc.OSC9 {
+			text = strings.TrimPrefix(got, "\x1b]9;")
+		}
+		text = strings.TrimSuffix(text, "\x1b\\")
+		if !strings.Contains(text, "t… · bbb") || !strings.HasSuffix(text, "b…") || utf8.RuneCountInString(text) > osc.MaxCodePoints {
+			t.Errorf("%s, a title and a body that each fill the sequence: %q", p, got)
+		}
+	}
 	// Nothing to say but how many were merged: no separator before it.
 	if got := (Target{Protocol: osc.OSC777}).Sequence(Message{Title: "Pi finished", Merged: 2}); string(got) != "\x1b]777;notify;Pi finished;+2 more\x1b\\" {
 		t.Errorf("merged only: %q", got)
@@ -788,4 +810,35 @@ func TestHerdrToastBodyIsCleaned(t *testing.T) {
 	if strings.ContainsAny(toast.Body, "\x1b\a\u009b\u202e\u200b") {
 		t.Errorf("body %q keeps a control or invisible character", toast.Body)
 	}
+}
+
+// FuzzTargetSequence: whatever a hook or an agent puts in a title and a
+// body, each protocol writes one sequence that nothing inside can end or
+// escape (one ESC, one ST, no BEL or C1, valid UTF-8), of at most
+// osc.MaxCodePoints code points of text, and a body left after cleaning is
+// never lost beside a title folded in front of it.
+func FuzzTargetSequence(f *testing.F) {
+	f.Add("Pi needs your input", "api", 0)
+	f.Add(strings.Repeat("t", 300), "api", 2)
+	f.Add("T\x1b]9;x\x07", "b\u009c;c", 1)
+	f.Fuzz(func(t *testing.T, title, body string, merged int) {
+		m := Message{Title: title, Body: body, ID: "pi-ask", Merged: int(uint(merged) % 5)}
+		for _, p := range osc.Protocols {
+			seq := string((Target{Protocol: p}).Sequence(m))
+			if seq == "" {
+				continue
+			}
+			inner, ok := strings.CutSuffix(strings.TrimPrefix(seq, "\x1b]"), "\x1b\\")
+			if !ok || !strings.HasPrefix(seq, "\x1b]") || !utf8.ValidString(seq) || strings.ContainsAny(inner, "\x1b\x07\u009c\u009d") {
+				t.Fatalf("%s: %q is not one closed sequence", p, seq)
+			}
+			text := inner[strings.LastIndexByte(inner, ';')+1:]
+			if utf8.RuneCountInString(text) > osc.MaxCodePoints {
+				t.Fatalf("%s: %d code points of text: %q", p, utf8.RuneCountInString(text), seq)
+			}
+			if p != osc.OSC777 && osc.Sanitize(title) != "" && osc.Sanitize(m.screenBody(osc.MaxCodePoints)) != "" && !strings.Contains(text, partSep) {
+				t.Fatalf("%s: the body was lost beside the title: %q", p, seq)
+			}
+		}
+	})
 }

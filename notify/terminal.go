@@ -38,7 +38,11 @@ func (t Target) Sequence(m Message) []byte {
 	}
 	n := osc.Notification{Title: m.Title, Body: m.screenBody(limit), ID: m.ID}
 	if fold && strings.TrimSpace(n.Body) != "" {
-		n.Body = m.Title + partSep + n.Body
+		// A title that fills the sequence alone (a hook's) gives up its
+		// end, behind an ellipsis, to the body: the encoder's cut would
+		// drop the whole body instead.
+		room := osc.MaxCodePoints - utf8.RuneCountInString(partSep+osc.Sanitize(n.Body))
+		n.Body = osc.Truncate(osc.Sanitize(m.Title), room) + partSep + n.Body
 	}
 	return osc.WrapTmux(osc.Encode(t.Protocol, n), t.TmuxLevels)
 }

@@ -86,7 +86,20 @@ func (j *Injector) hasPending() bool {
 // costs nanoseconds per chunk rather than per byte. When unsure it says
 // "not clean", which only delays an injection (and keeps the shadow screen
 // from clearing itself for a flood: screen.Screen).
-type Boundary struct{ clean bool }
+//
+// A doubled ESC is taken as "inside tmux's passthrough": an agent in tmux
+// wraps a sequence meant for the terminal outside as ESC P tmux; … ESC \
+// with every ESC of it doubled, and tmux reads the whole as one DCS that
+// only an ESC \ after a single ESC ends. A terminal's parser would call
+// the wrapped sequence's own end ground, but bytes injected there land
+// in tmux's passthrough. Outside tmux a doubled ESC means nothing, so
+// calling it unfinished costs at most a short delay.
+type Boundary struct {
+	clean bool
+	// endsESC: the last chunk ended with ESC, which doubles an ESC that
+	// starts the next one.
+	endsESC bool
+}
 
 // NewBoundary starts at a clean boundary: nothing was output yet.
 func NewBoundary() Boundary { return Boundary{clean: true} }
@@ -102,8 +115,13 @@ func (b *Boundary) Observe(p []byte) (lastESCAt int) {
 	}
 	i := lastESC(p)
 	if i >= 0 {
-		b.clean = sequenceComplete(p[i:])
+		doubled := b.endsESC
+		if i > 0 {
+			doubled = p[i-1] == 0x1b
+		}
+		b.clean = !doubled && sequenceComplete(p[i:])
 	}
+	b.endsESC = p[len(p)-1] == 0x1b
 	// No ESC in this chunk: the state carries over from the last one,
 	// except that a string sequence (OSC) may have ended with BEL.
 	if b.clean {

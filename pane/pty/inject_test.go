@@ -48,6 +48,13 @@ func TestBoundary(t *testing.T) {
 		{[]string{"\x1b\x7f"}, false},
 		{[]string{"\x1b\x7f7"}, true},
 		{[]string{"\x1b\x7f\x18"}, true},
+		// A doubled ESC is tmux's passthrough: not the end of anything
+		// until the single ESC \ that closes the wrapper.
+		{[]string{"\x1bPtmux;\x1b\x1b]9;hi\x07"}, false},
+		{[]string{"\x1bPtmux;\x1b\x1b]9;hi\x1b\x1b\\"}, false},
+		{[]string{"\x1bPtmux;\x1b", "\x1b]9;hi\x07"}, false},
+		{[]string{"\x1bPtmux;\x1b\x1b]9;hi\x1b\x1b\\\x1b\\"}, true},
+		{[]string{"\x1bPtmux;\x1b\x1b]9;hi\x1b\x1b", "\\\x1b\\"}, true},
 	}
 	for _, c := range cases {
 		b := NewBoundary()
@@ -125,7 +132,9 @@ func TestInjectQueuedBeforeRun(t *testing.T) {
 }
 
 // FuzzBoundary: any chunking of any bytes is classified without panicking,
-// and text ending in plain ASCII after a complete sequence is clean.
+// and text ending in plain ASCII after a complete sequence is clean —
+// unless the output before ended with ESC, which doubles the sequence's
+// ESC (tmux's passthrough: see Boundary).
 func FuzzBoundary(f *testing.F) {
 	f.Add([]byte("\x1b[31mhello"), 3)
 	f.Add([]byte("\x1b]0;t\x07\xe7\x8a\xb6"), 5)
@@ -135,7 +144,7 @@ func FuzzBoundary(f *testing.F) {
 		split = int(uint(split) % uint(len(data)+1))
 		b.Observe(data[:split])
 		b.Observe(data[split:])
-		b.Observe([]byte("\x1b[0mok"))
+		b.Observe([]byte(".\x1b[0mok"))
 		if !b.clean {
 			t.Fatalf("a complete SGR and ASCII must end clean")
 		}
@@ -191,4 +200,46 @@ func TestLastESC(t *testing.T) {
 			t.Fatalf("lastESC(%q) = %d, want %d", p, got, want)
 		}
 	}
+}
+
+// FuzzBoundaryNeverCleanInsideTmuxPassthrough: a sequence an agent in tmux
+// wraps for tmux's passthrough (ESC P tmux; the payload with every ESC
+// doubled, ESC \\) is one DCS to tmux, whatever the payload holds, so
+// cut anywhere inside it the boundary is not clean; after it and a
+// complete sequence, it is.
+// CAN and SUB are left out of the payload: a terminal's parser reads them
+// as the end of a sequence, and the boundary follows it there.
+func FuzzBoundaryNeverCleanInsideTmuxPassthrough(f *testing.F) {
+	f.Add([]byte("\x1b]9;hi\x1b\\"), 5)
+	f.Add([]byte("\x1b]9;hi\x07"), 9)
+	f.Add([]byte("\x1bPtmux;\x1b]9;x\x1b\\\x1b\\"), 12)
+	f.Fuzz(func(t *testing.T, payload []byte, cut int) {
+		var w bytes.Buffer
+		w.WriteString("\x1bPtmux;")
+		for _, c := range payload {
+			if c == 0x18 || c == 0x1a {
+				return
+			}
+			if c == 0x1b {
+				w.WriteByte(0x1b)
+			}
+			w.WriteByte(c)
+		}
+		w.WriteString("\x1b\\")
+		seq := w.Bytes()
+		cut = 1 + int(uint(cut)%uint(len(seq)-1))
+		b := NewBoundary()
+		b.Observe([]byte("ok"))
+		b.Observe(seq[:cut])
+		if b.Clean() {
+			t.Fatalf("%q cut after %d bytes: clean inside tmux's passthrough", seq, cut)
+		}
+		// A chunk without an ESC (the ST's backslash alone) leaves the
+		// boundary unsure; the next sequence settles it.
+		b.Observe(seq[cut:])
+		b.Observe([]byte("\x1b[0m"))
+		if !b.Clean() {
+			t.Fatalf("%q: not clean after tmux's passthrough ended", seq)
+		}
+	})
 }
