@@ -97,7 +97,14 @@ func emptyConfig(t *testing.T, r *openRig) string {
 // pane (w1:p1) is cols×rows.
 func (r *openRig) herdr(t *testing.T, cols, rows int) *herdrtest.Server {
 	t.Helper()
-	s := herdrtest.Start(t, herdrtest.Options{RealPanes: &herdrtest.RealPanes{Cols: cols, Rows: rows}, NoEventPacing: true})
+	return r.herdrWith(t, herdrtest.Options{RealPanes: &herdrtest.RealPanes{Cols: cols, Rows: rows}, NoEventPacing: true})
+}
+
+// herdrWith starts a fake Herdr of opts for one test, failing it on any
+// violation of the contract.
+func (r *openRig) herdrWith(t *testing.T, opts herdrtest.Options) *herdrtest.Server {
+	t.Helper()
+	s := herdrtest.Start(t, opts)
 	t.Cleanup(func() {
 		if v := s.FatalViolations(); len(v) > 0 {
 			t.Errorf("fake Herdr: %s", strings.Join(v, "\n"))
@@ -481,7 +488,7 @@ func (r *openRig) inspect(t *testing.T, run, attempt string, extra ...string) op
 	if len(rep.Command) > 5 && strings.HasSuffix(rep.Command[5], " (inspect)") {
 		label = rep.Command[5]
 	}
-	wantArgv := []string{r.hp, "wrap", "--agent", "pi", "--label", label, "--", r.agent.Pi.Bin, "--fork", rep.Session, "--tools", "read,grep,find,ls", "--model", "fake/fake-model:off"}
+	wantArgv := []string{r.hp, "wrap", "--agent", "pi", "--label", label, "--no-resume", "--", r.agent.Pi.Bin, "--fork", rep.Session, "--tools", "read,grep,find,ls", "--model", "fake/fake-model:off"}
 	if !slices.Equal(rep.Command, wantArgv) {
 		t.Fatalf("command %q\nwant    %q", rep.Command, wantArgv)
 	}
@@ -599,6 +606,25 @@ func TestOpenRealStore(t *testing.T) {
 		}
 		checkFork(t, rep)
 		waitStates(t, s, rep.PaneID, "the inspection", "idle")
+	})
+	// Herdr 0.9 restores an agent after a restart with the command its
+	// reports carry: a pane herdr-pi opened gives none (wrap --no-resume).
+	// Restored, an inspection would lose its read-only tools, and a
+	// handed-off attempt would get a second Pi on its owner's file.
+	t.Run("no restore on protocol 22", func(t *testing.T) {
+		s := r.herdrWith(t, herdrtest.Options{Protocol: herdrtest.Protocol22, RealPanes: &herdrtest.RealPanes{}, NoEventPacing: true})
+		rep := r.openJSON(t, s, fx.Completed, "api")
+		checkFork(t, rep)
+		waitStates(t, s, rep.PaneID, "the inspection's Pi at rest", "idle")
+		waitPiReady(t, r.private, s, rep.PaneID)
+		// Reports after Pi named its file: each would carry the command.
+		prompt(t, s, rep.PaneID, storetest.InspectMarker+" what did you do?")
+		waitStates(t, s, rep.PaneID, "after a prompt", "idle", "working", "idle")
+		for _, c := range s.Reports(rep.PaneID) {
+			if c.ResumeArgv != nil {
+				t.Fatalf("pane %s offered Herdr a command to restore it with: %q", rep.PaneID, c.ResumeArgv)
+			}
+		}
 	})
 	t.Run("close", func(t *testing.T) { closeInspection(t, r, fx.Completed, "api") })
 	t.Run("upstream cases", func(t *testing.T) { openUpstreamCases(t, r, fx) })

@@ -60,12 +60,19 @@ func (o Opener) InspectLaunch(in Inspection) Launch {
 // in its notifications ("" for none) — the pane's title, so that the
 // toasts of several workflow agents in one project say which one asks.
 // The agent's command follows.
+//
+// --no-resume: Herdr 0.9 would otherwise start the pane's Pi again after
+// it restarts, on the session file the pane wrote. A handed-off attempt
+// goes back to its owner when its pane goes, and the owner writes that
+// file on: a restored Pi would write it beside the owner. A restored
+// inspection would lose its read-only tools (the resume command keeps
+// only --session).
 func WrapArgv(self, label string) []string {
 	argv := []string{self, "wrap", "--agent", "pi"}
 	if label != "" {
 		argv = append(argv, "--label", label)
 	}
-	return append(argv, "--")
+	return append(argv, "--no-resume", "--")
 }
 
 // Opened is a pane that runs a launch.

@@ -107,7 +107,7 @@ func TestSplitFollowsTheCallersGeometry(t *testing.T) {
 			if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o600 {
 				t.Fatalf("command file mode %v", fi.Mode())
 			}
-			want := `'/opt/herdr-pi' 'wrap' '--agent' 'pi' '--' 'pi' '--fork' '/s/it'\''s a session.jsonl' '--tools' 'read,grep,find,ls' '--model' 'fake/fake-model:high'`
+			want := `'/opt/herdr-pi' 'wrap' '--agent' 'pi' '--no-resume' '--' 'pi' '--fork' '/s/it'\''s a session.jsonl' '--tools' 'read,grep,find,ls' '--model' 'fake/fake-model:high'`
 			if !strings.Contains(string(script), "\n"+want+"\n") || !strings.Contains(string(script), "cd -- '/repo'") {
 				t.Fatalf("command file:\n%s\nwant the line\n%s", script, want)
 			}

@@ -434,15 +434,15 @@ func TestIdleAfterWorkingHandsBack(t *testing.T) {
 	}
 	cmd := l.Command
 	// The pane's notifications carry its title, as Herdr shows it.
-	if len(cmd) != 13 || !slices.Equal(cmd[1:9], []string{"wrap", "--agent", "pi", "--label", "review #1 finder", "--", "/bin/pi", "--system-prompt"}) ||
-		cmd[10] != "--extension" || !strings.HasSuffix(cmd[11], ".mjs") || cmd[12] != "it's a message" {
+	if len(cmd) != 14 || !slices.Equal(cmd[1:10], []string{"wrap", "--agent", "pi", "--label", "review #1 finder", "--no-resume", "--", "/bin/pi", "--system-prompt"}) ||
+		cmd[11] != "--extension" || !strings.HasSuffix(cmd[12], ".mjs") || cmd[13] != "it's a message" {
 		t.Fatalf("command %q", cmd)
 	}
-	if b, err := os.ReadFile(cmd[9]); err != nil || string(b) != "be brief" {
-		t.Fatalf("the launch's file %s: %q %v", cmd[9], b, err)
+	if b, err := os.ReadFile(cmd[10]); err != nil || string(b) != "be brief" {
+		t.Fatalf("the launch's file %s: %q %v", cmd[10], b, err)
 	}
-	if fi, err := os.Stat(cmd[9]); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("the bridge client %s: %v %v", cmd[9], fi, err)
+	if fi, err := os.Stat(cmd[10]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the bridge client %s: %v %v", cmd[10], fi, err)
 	}
 	r.report(pane, "working")
 	x.next(t, control.ProgressWorking)
@@ -469,7 +469,7 @@ func TestIdleAfterWorkingHandsBack(t *testing.T) {
 		t.Fatalf("pane.close %d times", n)
 	}
 	r.nothingLeft()
-	if _, err := os.Stat(cmd[9]); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(cmd[10]); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the bridge client is left: %v", err)
 	}
 }
@@ -749,7 +749,7 @@ func TestPaneCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.Argv, []string{"/hp", "wrap", "--agent", "pi", "--label", "wf #2 x", "--", "/n", "@/d/p.md", "/d/t.mjs"}) ||
+	if !slices.Equal(got.Argv, []string{"/hp", "wrap", "--agent", "pi", "--label", "wf #2 x", "--no-resume", "--", "/n", "@/d/p.md", "/d/t.mjs"}) ||
 		!slices.Equal(got.Env, []string{"A=1", "B=2", "X=3"}) || got.Dir != "/w" {
 		t.Fatalf("%+v", got)
 	}

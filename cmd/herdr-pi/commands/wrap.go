@@ -34,6 +34,10 @@ type wrapOptions struct {
 	NoProbe bool
 	// Label names the pane in notifications (notify.Options.Label).
 	Label string
+	// NoResume gives Herdr no command to start the agent again after it
+	// restarts (resume_argv): the panes herdr-pi open starts, whose
+	// session belongs to a workflow's owner or is a read-only inspection.
+	NoResume bool
 }
 
 func wrapCommand(f *Factory) *cli.Command {
@@ -57,6 +61,10 @@ func wrapCommand(f *Factory) *cli.Command {
 			"--label names the pane in its notifications: the body starts with it, so\n" +
 			"agents that share a project can be told apart (herdr-pi open labels the\n" +
 			"panes it opens with the workflow, the attempt and the agent).\n\n" +
+			"Herdr 0.9 can start the agent again after Herdr restarts, with the command\n" +
+			"wrap gives it (herdr-pi wrap … --session <file>). --no-resume gives none:\n" +
+			"herdr-pi open uses it for its panes, whose attempt goes back to its owner\n" +
+			"(or whose inspection is read-only) and must not be started a second time.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi wrap pi\n" +
 			"  herdr-pi wrap pi --model anthropic/claude-sonnet-4\n" +
@@ -66,9 +74,10 @@ func wrapCommand(f *Factory) *cli.Command {
 			&cli.StringFlag{Name: "agent", Usage: "agent id for detection and reports, over the config and the command's name (see above)"},
 			&cli.StringFlag{Name: "label", Usage: "a name for this pane in its notifications (\"Pi needs your input · backend · api\")"},
 			&cli.BoolFlag{Name: "no-probe", Usage: "start Pi without herdr-pi's extension: its state then comes from its screen, its session file and its own status reports"},
+			&cli.BoolFlag{Name: "no-resume", Usage: "give Herdr no command to start this agent again after Herdr restarts (see above)"},
 		},
 		Action: func(c *cli.Context) error {
-			opts := &wrapOptions{Argv: c.Args().Slice(), Agent: c.String("agent"), NoProbe: c.Bool("no-probe"), Label: c.String("label")}
+			opts := &wrapOptions{Argv: c.Args().Slice(), Agent: c.String("agent"), NoProbe: c.Bool("no-probe"), Label: c.String("label"), NoResume: c.Bool("no-resume")}
 			if len(opts.Argv) == 0 {
 				return usagef("wrap", "no command given (example: herdr-pi wrap pi)")
 			}
@@ -271,7 +280,9 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 				if !probed {
 					signals.SessionFileRead(file)
 				}
-				presence.SetResumeArgv(resumeArgv(opts, agentCmd, file))
+				if !opts.NoResume {
+					presence.SetResumeArgv(resumeArgv(opts, agentCmd, file))
+				}
 			},
 			Logf: log.Printf,
 		})
