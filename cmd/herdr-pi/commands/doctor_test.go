@@ -345,3 +345,17 @@ func TestDoctorClipsHerdrsPaneText(t *testing.T) {
 	}
 	t.Fatalf("no pane row:\n%s", out)
 }
+
+// A key set twice is named clipped, as every key in a config message is:
+// quoted whole, a key of some 160 bytes pushed the message past the
+// parser's 200-byte cut, and the row lost its lines and its "keep one".
+func TestDoctorKeepsTheFixOfALongKeySetTwice(t *testing.T) {
+	w := doctortest.New(t).Healthy()
+	key := strings.Repeat("k", 170)
+	w.File(".config/herdr-pi/config.toml", "[notify]\n"+key+" = 1\n"+key+" = 2\n", 0o600)
+	code, out, _ := runDoctor(w, "config")
+	want := `config.toml:3: "notify.` + strings.Repeat("k", 73) + `"… (177 bytes) is set twice (lines 2 and 3); keep one`
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("doctor config: exit %d; want 0 and %s\n%s", code, want, out)
+	}
+}
