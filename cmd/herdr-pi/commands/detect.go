@@ -311,7 +311,7 @@ func screenFileProblem(file string, err error) string {
 	case errors.Is(err, syscall.ELOOP):
 		return why + "; " + settings.LoopFix()
 	case errors.Is(err, fs.ErrPermission):
-		return why + "; make it readable by you (chmod u+r on it) and let yourself into its directories"
+		return why + "; " + settings.ReadPermissionFix(file, "you")
 	}
 	return why
 }
