@@ -418,7 +418,9 @@ func TestAnUnreadableFileHasOneTrueFix(t *testing.T) {
 			if row.Fix != fix(who) || !strings.Contains(row.Detail, "permission denied; "+fix(who)) {
 				t.Errorf("doctor: detail %q\nfix %q\nwant the fix %q in both", row.Detail, row.Fix, fix(who))
 			}
-			var verdict struct{ Error struct{ Code, Message string } }
+			var verdict struct {
+				Error struct{ Code, Message string }
+			}
 			if err := json.Unmarshal([]byte(detectOut), &verdict); err != nil {
 				t.Fatalf("%v\n%s", err, detectOut)
 			}
