@@ -99,16 +99,18 @@ func waitsOn(t *testing.T, fifo string, cmd func()) bool {
 		defer close(done)
 		cmd()
 	}()
+	waited := false
 	for {
 		select {
 		case <-done:
-			return false
+			return waited
 		default:
 		}
+		// Each open that waits is let go (it reads nothing), however
+		// many times the command opens the pipe.
 		if fd, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+			waited = true
 			unix.Close(fd)
-			<-done
-			return true
 		}
 		runtime.Gosched()
 	}
