@@ -50,7 +50,9 @@ var herdrManifestCases = []struct {
 
 	{"cline", "tool permission", "Let Cline use this tool?", "", "", "blocked", "tool_permission"},
 	{"cline", "anything", "anything at all", "", "", "working", "default_cline_working"},
-	{"cline", "empty screen", "", "", "", "idle", ""},
+	// A blank screen as a capture gives it: one empty row (no bytes at all
+	// is no capture, which detect refuses).
+	{"cline", "empty screen", "\n", "", "", "idle", ""},
 
 	{"codex", "action required", "", "Action Required - codex", "", "blocked", "osc_title_blocked"},
 	{"codex", "title spinner", "", "⠋ codex", "", "working", "osc_title_working"},

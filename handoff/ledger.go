@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -305,14 +304,8 @@ func (e *UnreadableRecordsError) Error() string {
 }
 
 func readRecord(path string) (Record, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return Record{}, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxRecord {
-		return Record{}, errors.New("not a small regular file")
-	}
-	b, err := os.ReadFile(path)
+	// Never waiting on a named pipe or a device planted in its place.
+	b, err := control.ReadPrivateFile(path, maxRecord)
 	if err != nil {
 		return Record{}, err
 	}
@@ -338,20 +331,15 @@ var recordField = regexp.MustCompile(`"(run|kind|id|herdr_socket)"\s*:\s*"([^"\\
 
 // salvageRecord makes out what it can of an unreadable record: the string
 // fields that survive in a file cut short or garbled. Only a regular file
-// is read (a symlink may point anywhere), and only its first maxRecord
-// bytes; a value that would not print is left out, as it would be shown.
+// of at most maxRecord bytes is read (a symlink may point anywhere), as
+// readRecord reads it; a value that would not print is left out, as it
+// would be shown.
 func salvageRecord(path string) Record {
 	var g Record
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return g
-	}
-	f, err := os.Open(path)
+	b, err := control.ReadPrivateFile(path, maxRecord)
 	if err != nil {
 		return g
 	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, maxRecord))
 	for _, m := range recordField.FindAllSubmatch(b, -1) {
 		v := string(m[2])
 		if !control.Printable(v) || len(v) > 1024 {

@@ -84,11 +84,7 @@ func (l Ledger) Pendings() ([]Pending, error) {
 	}
 	var out []Pending
 	for _, f := range files {
-		fi, err := os.Lstat(f)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxRecord {
-			continue
-		}
-		b, err := os.ReadFile(f)
+		b, err := control.ReadPrivateFile(f, maxRecord)
 		if err != nil {
 			continue
 		}

@@ -488,17 +488,18 @@ func (d *configDecoder) durationNotString(p toml.Primitive) string {
 // TOMLParseMessage is what the TOML parser said of data, in our words
 // where its own name no line: a key or table given twice names both
 // ("\"detect.debounce\" is set twice (lines 2 and 3); keep one" for
-// "Key 'detect.debounce' has already been defined."). No final period:
-// the caller may go on.
+// "Key 'detect.debounce' has already been defined."), the key clipped as
+// every key a message names is, so that parserWords' cut never takes the
+// lines and the fix. No final period: the caller may go on.
 func TOMLParseMessage(data []byte, pe toml.ParseError) string {
 	dup := duplicateKeyRe().FindStringSubmatch(pe.Message)
 	if dup == nil {
 		return parserWords(strings.TrimSuffix(pe.Message, "."))
 	}
 	if first := locateKey(data, splitDotted(dup[1])); first > 0 && first < pe.Position.Line {
-		return parserWords(fmt.Sprintf("%q is set twice (lines %d and %d); keep one", dup[1], first, pe.Position.Line))
+		return parserWords(fmt.Sprintf("%s is set twice (lines %d and %d); keep one", shownKey(dup[1]), first, pe.Position.Line))
 	}
-	return parserWords(fmt.Sprintf("%q is set twice; keep one", dup[1]))
+	return parserWords(fmt.Sprintf("%s is set twice; keep one", shownKey(dup[1])))
 }
 
 // parserWords is a message of the TOML parser as herdr-pi says it: on one

@@ -244,6 +244,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("[notify.term_programs]\n\"My Term\" = \"osc9\"\n"))
 	f.Add([]byte("[notify]\ncolour = 1\n[[x]]\ny = [1, {z = 2}]\n"))
 	f.Add([]byte("a.b.c = 1\n'q.k' = \"v\" # c\n"))
+	long := strings.Repeat("k", 170)
+	f.Add([]byte("[notify]\n" + long + " = 1\n" + long + " = 2\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, problems := ParseConfig(data, "f.toml")
 		for _, p := range problems {
@@ -253,6 +255,10 @@ func FuzzParseConfig(f *testing.F) {
 			// wrap prints every problem at its start, one a line.
 			if strings.ContainsAny(p.Msg, "\n\r") || len(p.Msg) > 400 {
 				t.Fatalf("problem of %d bytes, or of more than one line: %.300q", len(p.Msg), p.Msg)
+			}
+			// However long the key, the message keeps its way out.
+			if strings.Contains(p.Msg, " is set twice") && !strings.HasSuffix(p.Msg, "; keep one") {
+				t.Fatalf("a key set twice without its fix: %.300q", p.Msg)
 			}
 		}
 	})

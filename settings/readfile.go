@@ -56,7 +56,11 @@ type FileError struct {
 	// Line is where the problem is (too deep nesting), else 0.
 	Line   int
 	Reason string
-	Err    error
+	// Fix is the way out on its own, when Reason ends with it and a
+	// caller may show it apart (doctor's fix row): for permission denied,
+	// [ReadPermissionFix] as judged when the read failed. "" otherwise.
+	Fix string
+	Err error
 }
 
 func (e *FileError) Error() string {
@@ -104,6 +108,15 @@ func ReadNamedFile(path string, format Format, wayOut string) ([]byte, error) {
 // rule.
 func readFile(path string, format Format, wayOut string, own bool) ([]byte, error) {
 	fail := func(reason string, err error) error { return &FileError{Path: path, Reason: reason, Err: err} }
+	// failRead adds, to a read permission denied, whatever refused it and
+	// the way out: nothing in the file can be wrong yet.
+	failRead := func(reason string, err error) error {
+		if !errors.Is(err, fs.ErrPermission) {
+			return fail(reason, err)
+		}
+		fix := ReadPermissionFix(path, "the user running herdr-pi")
+		return &FileError{Path: path, Reason: reason + "; " + fix, Fix: fix, Err: err}
+	}
 	// Stat first, so a device is never even opened (opening some has side
 	// effects); fstat after the open closes the race with a swap.
 	fi, err := os.Stat(path)
@@ -122,7 +135,7 @@ func readFile(path string, format Format, wayOut string, own bool) ([]byte, erro
 		if errors.Is(err, unix.ELOOP) {
 			return nil, fail("cannot read: "+unwrapPathError(err)+"; "+LoopFix(), err)
 		}
-		return nil, fail("cannot read: "+unwrapPathError(err)+permissionFix(path, err), err)
+		return nil, failRead("cannot read: "+unwrapPathError(err), err)
 	}
 	// Reading /dev/null gives nothing, whatever it is: HERDR_PI_CONFIG=/dev/null,
 	// or a settings file linked there, is the usual way to say "an empty
@@ -137,7 +150,7 @@ func readFile(path string, format Format, wayOut string, own bool) ([]byte, erro
 	// returns at once instead of waiting for a writer.
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fail("cannot open: "+err.Error()+permissionFix(path, err), &fs.PathError{Op: "open", Path: path, Err: err})
+		return nil, failRead("cannot open: "+err.Error(), &fs.PathError{Op: "open", Path: path, Err: err})
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
@@ -288,17 +301,17 @@ func tooBig(n int64) string {
 	return fmt.Sprintf("is %d bytes, over the %d-byte (1 MiB) limit for settings files: refusing to parse it; shorten it", n, MaxFileBytes)
 }
 
-// permissionFix is the way out of the file at path herdr-pi may not read:
-// nothing in it can be wrong yet, its mode or owner is, or a directory's
-// on the way, which a chmod of the file cannot open.
-func permissionFix(path string, err error) string {
-	if !errors.Is(err, fs.ErrPermission) {
-		return ""
+// ReadPermissionFix is the way out of path that who may not read
+// (permission denied): a directory on the way they may not enter, which a
+// chmod of the file cannot open, is named with chmod u+rx ([ShutDirectory]);
+// else path itself refuses them, and chmod u+r on it is the fix. Judged
+// now, by stat as the open judged: call it as the user whose read failed.
+// Every message about an unreadable file says its way out with this.
+func ReadPermissionFix(path, who string) string {
+	if shut := ShutDirectory(path, who); shut != "" {
+		return shut
 	}
-	if shut := ShutDirectory(path, "the user running herdr-pi"); shut != "" {
-		return ": " + shut
-	}
-	return "; make it readable by the user running herdr-pi (chmod u+r on it, or chown it to that user) and let them into its directories"
+	return "make " + path + " readable by " + who + " (chmod u+r " + shellword.Word(path) + ", or chown it)"
 }
 
 // ShutDirectory names the directory on the way to path that this user

@@ -204,12 +204,12 @@ func TestReadFileSaysHowToFixPermissions(t *testing.T) {
 			t.Errorf("file %d: %v", i, err)
 		}
 	}
-	if !strings.Contains(fmt.Sprint(errs[0]), "chmod u+r on it") {
-		t.Errorf("the unreadable file: %v; want chmod u+r on it", errs[0])
+	if want := "cannot open: permission denied; make " + file + " readable by the user running herdr-pi (chmod u+r " + file + ", or chown it)"; !strings.Contains(fmt.Sprint(errs[0]), want) {
+		t.Errorf("the unreadable file: %v\nwant it to say %s", errs[0], want)
 	}
 	// A chmod of the file cannot help while its directory is shut: the
 	// directory is named, with the chmod that opens it (as the store does).
-	want := "cannot read: permission denied: the directory " + closed + " cannot be entered; make it searchable by the user running herdr-pi (chmod u+rx " + closed + ", or chown it)"
+	want := "cannot read: permission denied; the directory " + closed + " cannot be entered; make it searchable by the user running herdr-pi (chmod u+rx " + closed + ", or chown it)"
 	if !strings.Contains(fmt.Sprint(errs[1]), want) {
 		t.Errorf("the file in a shut directory: %v\nwant it to say %s", errs[1], want)
 	}

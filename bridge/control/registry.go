@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Environment variables the wrapper gives its child, so `herdr-pi waiting`
@@ -218,9 +221,12 @@ func (r Registry) write(path string, e Endpoint) error {
 }
 
 func (r Registry) read(path string) (Endpoint, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
+	b, err := ReadPrivateFile(path, maxEntry)
+	if errors.Is(err, fs.ErrNotExist) {
 		return Endpoint{}, err
+	}
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("registry file %s: %w; remove it, then start the agent of that pane again under herdr-pi wrap (a wrapper writes its entry as a regular file)", path, err)
 	}
 	var e Endpoint
 	if err := json.Unmarshal(b, &e); err != nil {
@@ -379,4 +385,67 @@ func (r Registry) sweepLocked() {
 			_ = os.Remove(e.File)
 		}
 	}
+}
+
+// maxEntry bounds a registry entry: an endpoint and the short chain of
+// the wrappers under it are well under a KiB.
+const maxEntry = 64 << 10
+
+// ReadPrivateFile reads the regular file at path, of at most max bytes,
+// in one of herdr-pi's private directories (the pane registry, the
+// ledger of what open opened), the way settings and session files are
+// read: only a regular file, and never waiting on whatever stands there
+// instead. A named pipe or a device put there by mistake is refused
+// before it is opened; should one be swapped in after that look, the
+// open (O_NONBLOCK) returns at once and fstat refuses it. A symlink is
+// not followed: herdr-pi writes none there. The errors for those say
+// what stands there without the path, which callers name; one for a
+// missing file matches fs.ErrNotExist.
+func ReadPrivateFile(path string, max int64) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegularError(fi.Mode())
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegularError(fi.Mode())
+	}
+	// The file may grow after the fstat: read one byte past the cap to see.
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max || fi.Size() > max {
+		return nil, fmt.Errorf("it is larger than the %d bytes such a file of herdr-pi's holds", max)
+	}
+	return b, nil
+}
+
+// notRegularError says what stands where a file herdr-pi wrote should be.
+func notRegularError(m fs.FileMode) error {
+	kind := "an unusual file"
+	switch {
+	case m.IsDir():
+		kind = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket"
+	case m&fs.ModeDevice != 0:
+		kind = "a device"
+	case m&fs.ModeSymlink != 0:
+		kind = "a symlink"
+	}
+	return errors.New("it is " + kind + ", not a regular file")
 }

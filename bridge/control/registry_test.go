@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
@@ -486,5 +489,59 @@ func TestASessionFileClaimedByOneWrapperIsTakenForTheOthers(t *testing.T) {
 	a.Close()
 	if b.SessionTaken(file) {
 		t.Fatal("the claim of a wrapper that ended still holds")
+	}
+}
+
+// A wrapper registering over a named pipe left where its pane's entry
+// goes (mkfifo by mistake) does not wait on it: the entry replaces it, and
+// a lookup finds the wrapper. The pipe's other end is taken only when the
+// registration opened it and waits there, so a registration that waits
+// still ends, and fails here.
+func TestRegisterDoesNotWaitOnAPipeInItsPlace(t *testing.T) {
+	reg := PaneRegistry(shortDir(t))
+	key := PaneKey("/tmp/h.sock", "w1:p1")
+	if _, err := reg.Register("other", Endpoint{Socket: "/tmp/x.sock", Token: "t", PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(reg.Dir, key)
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	waited := waitsOnPipe(fifo, func() {
+		_, err = reg.Register(key, Endpoint{Socket: "/tmp/y.sock", Token: "t", PID: os.Getpid()})
+	})
+	if waited || err != nil {
+		t.Fatalf("register: waited on the pipe %v, err %v", waited, err)
+	}
+	if e, err := reg.Lookup(key); err != nil || e.Socket != "/tmp/y.sock" {
+		t.Fatalf("lookup: %+v, %v", e, err)
+	}
+}
+
+// waitsOnPipe runs fn and reports whether it opened the named pipe at
+// fifo and waited there for a writer; a writer opens without waiting only
+// while a reader holds the pipe open, and lets that reader go on (to
+// read nothing).
+func waitsOnPipe(fifo string, fn func()) bool {
+	done := make(chan struct{})
+	go func() { // owned by waitsOnPipe, which waits for it
+		defer close(done)
+		fn()
+	}()
+	waited := false
+	for {
+		select {
+		case <-done:
+			return waited
+		default:
+		}
+		// Each open that waits is let go (it reads nothing), however
+		// many times the command opens the pipe.
+		if fd, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+			waited = true
+			unix.Close(fd)
+		}
+		runtime.Gosched()
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
@@ -378,5 +380,33 @@ func TestCloseGivesUpAHandoffWhosePaneHasNotOpened(t *testing.T) {
 	}
 	if left, _ := ledger.Pendings(); len(left) != 0 {
 		t.Fatalf("still pending: %+v", left)
+	}
+}
+
+// A named pipe in place of a ledger record (planted by mistake) never
+// holds close up: it is refused without waiting on it, named, and said
+// for what it is, as a record that cannot be read.
+func TestCloseDoesNotWaitOnAPipeInTheLedger(t *testing.T) {
+	ls := newListStore(t)
+	env := closeEnv(t, ls.Home)
+	run := ls.IDs[1]
+	ledger := handoff.LedgerAt(settings.Resolve(settings.EnvFrom(env)).RuntimeBase)
+	rec, err := ledger.Add(handoff.Record{Run: run, Kind: "pane", ID: "w1:p3", HerdrSocket: "/tmp/h/herdr.sock", PaneWrapperPID: 4711})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(rec.File); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(rec.File, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	var errs string
+	if waitsOn(t, rec.File, func() { code, _, errs = runClose(t, env, ls.Cwd, run) }) {
+		t.Errorf("close opened the pipe and waited for a writer")
+	}
+	if want := "ledger record " + rec.File + ": unreadable (it is a named pipe (FIFO), not a regular file)"; code != 1 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
 	}
 }

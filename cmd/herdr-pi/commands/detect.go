@@ -48,7 +48,9 @@ func detectCommand(f *Factory) *cli.Command {
 			"did not match. Reads stdin when FILE is - or missing (missing on a terminal is\n" +
 			"an error: nothing was piped in). See docs/detect.md.\n\n" +
 			"Exits 0 after printing a verdict, 1 when the manifest or the screen cannot be\n" +
-			"read, 2 for a usage mistake (--json then still prints one object saying why).\n\n" +
+			"read or the screen is empty without --title or --progress (no capture is not\n" +
+			"an idle screen), 2 for a usage mistake (--json then still prints one object\n" +
+			"saying why).\n\n" +
 			"Examples:\n" +
 			"  tmux capture-pane -p | herdr-pi detect\n" +
 			"  herdr-pi detect --agent pi --title 'π - api' screen.txt\n" +
@@ -170,6 +172,11 @@ func detectRun(f *Factory, opts *detectOptions) error {
 	if err != nil {
 		return &detectError{code: "unreadable_input", err: err}
 	}
+	// With --title or --progress the person gives what is classified, and
+	// an empty screen beside it is what they mean.
+	if len(data) == 0 && opts.Title == nil && opts.Progress == nil {
+		return &detectError{code: "unreadable_input", err: emptyInput(opts.File)}
+	}
 	in := detect.Input{}
 	if opts.Raw {
 		s := screen.New(opts.Rows, opts.Cols)
@@ -288,6 +295,17 @@ func readDetectInput(io IO, file string) ([]byte, error) {
 	return data, nil
 }
 
+// emptyInput is the error for a screen input of no bytes at all: no
+// capture (one that failed, a pipe from a command that printed nothing),
+// not a blank screen, which still has its rows. Classified, it would read
+// as idle, and a script would act on a pane nobody saw.
+func emptyInput(file string) error {
+	if file == "" || file == "-" {
+		return errors.New("stdin is empty: there is no screen in it to classify; pipe one in (tmux capture-pane -p | herdr-pi detect)")
+	}
+	return fileError(file, fmt.Errorf("%s is empty: there is no screen in it to classify; give the file that holds the screen (tmux capture-pane -p > FILE)", file))
+}
+
 // screenFileProblem says why detect could not open its screen file, and
 // the way out: the errno alone names neither.
 func screenFileProblem(file string, err error) string {
@@ -311,7 +329,7 @@ func screenFileProblem(file string, err error) string {
 	case errors.Is(err, syscall.ELOOP):
 		return why + "; " + settings.LoopFix()
 	case errors.Is(err, fs.ErrPermission):
-		return why + "; make it readable by you (chmod u+r on it) and let yourself into its directories"
+		return why + "; " + settings.ReadPermissionFix(file, "you")
 	}
 	return why
 }

@@ -133,12 +133,17 @@ func TestDetectJSONFailuresPrintTheFailureObject(t *testing.T) {
 	if err := os.WriteFile(broken, []byte("id = \"broken\"\n[[rules]]\nstate = 3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	empty := filepath.Join(dir, "empty.txt")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		exit int
 		code string
 	}{
 		{[]string{"--json", "--agent", "nosuch"}, 1, "no_manifest"},
+		{[]string{"--json", empty}, 1, "unreadable_input"},
 		{[]string{"--json", "--manifest", dir}, 1, "unreadable_manifest"},
 		{[]string{"--json", "--manifest", broken}, 1, "unreadable_manifest"},
 		{[]string{"--json", filepath.Join(dir, "no-such-screen")}, 1, "unreadable_input"},
@@ -245,12 +250,24 @@ func TestDetectNamesAFileItCannotReadInOneLine(t *testing.T) {
 }
 
 // terminalStdin stands in for a terminal on stdin: whatever reads it would
-// wait for a person to type, so it counts the reads instead.
-type terminalStdin struct{ reads int }
+// wait for a person to type, so it counts the reads instead, and gives
+// what the person typed (typed, then Ctrl-D).
+type terminalStdin struct {
+	reads int
+	typed string
+}
 
-func (t *terminalStdin) Read([]byte) (int, error) { t.reads++; return 0, io.EOF }
-func (t *terminalStdin) IsTerminal() bool         { return true }
-func (t *terminalStdin) Size() (int, int)         { return 24, 80 }
+func (t *terminalStdin) Read(p []byte) (int, error) {
+	t.reads++
+	n := copy(p, t.typed)
+	t.typed = t.typed[n:]
+	if n > 0 {
+		return n, nil
+	}
+	return 0, io.EOF
+}
+func (t *terminalStdin) IsTerminal() bool { return true }
+func (t *terminalStdin) Size() (int, int) { return 24, 80 }
 
 // detect with no FILE on a terminal would wait, saying nothing, for a
 // screen nobody knows to type; it is a usage mistake that says how to give
@@ -274,7 +291,7 @@ func TestDetectWithoutInputOnATerminalSaysSoInsteadOfWaiting(t *testing.T) {
 				args, code, in.reads, out.String(), errb.String())
 		}
 	}
-	in := &terminalStdin{}
+	in := &terminalStdin{typed: " The row shows Working... while busy\n"}
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), []string{"herdr-pi", "detect", "-"}, IO{In: in, Out: &out, Err: &errb, Env: env})
 	if code != 0 || in.reads == 0 || !strings.HasPrefix(out.String(), "state: ") {

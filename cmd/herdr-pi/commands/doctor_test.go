@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor/doctortest"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/notify/tmux/tmuxtest"
 )
 
@@ -344,4 +346,87 @@ func TestDoctorClipsHerdrsPaneText(t *testing.T) {
 		return
 	}
 	t.Fatalf("no pane row:\n%s", out)
+}
+
+// A key set twice is named clipped, as every key in a config message is:
+// quoted whole, a key of some 160 bytes pushed the message past the
+// parser's 200-byte cut, and the row lost its lines and its "keep one".
+func TestDoctorKeepsTheFixOfALongKeySetTwice(t *testing.T) {
+	w := doctortest.New(t).Healthy()
+	key := strings.Repeat("k", 170)
+	w.File(".config/herdr-pi/config.toml", "[notify]\n"+key+" = 1\n"+key+" = 2\n", 0o600)
+	code, out, _ := runDoctor(w, "config")
+	want := `config.toml:3: "notify.` + strings.Repeat("k", 73) + `"… (177 bytes) is set twice (lines 2 and 3); keep one`
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("doctor config: exit %d; want 0 and %s\n%s", code, want, out)
+	}
+}
+
+// A file herdr-pi may not read has one way out, and doctor's detail, its
+// fix row and detect all say it: when a directory on the way is shut, that
+// directory and chmod u+rx (a chmod of the file cannot help); else the
+// file itself and chmod u+r (its directories let the user in already).
+func TestAnUnreadableFileHasOneTrueFix(t *testing.T) {
+	for _, tc := range []struct{ name, culprit string }{{"the file", "file"}, {"a shut directory", "dir"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The runtime directory is made private (0700) by whoever runs:
+			// one of its own keeps the home's parents open to the test user.
+			w := doctortest.New(t).Healthy().Set("XDG_RUNTIME_DIR=" + t.TempDir())
+			path := w.File(".config/herdr-pi/config.toml", "[notify]\n", 0o600)
+			for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+				// Group too: AsUnprivileged changes only the uid files are checked as.
+				if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o055 != 0o055 {
+					if err := os.Chmod(dir, fi.Mode().Perm()|0o055); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			dir := filepath.Dir(path)
+			fix := func(who string) string {
+				return "make " + path + " readable by " + who + " (chmod u+r " + path + ", or chown it)"
+			}
+			shut := path
+			if tc.culprit == "dir" {
+				shut = dir
+				fix = func(who string) string {
+					return "the directory " + dir + " cannot be entered; make it searchable by " + who + " (chmod u+rx " + dir + ", or chown it)"
+				}
+			}
+			if err := os.Chmod(shut, 0); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Chmod(shut, 0o700) })
+			var doctorOut, detectOut string
+			testenv.AsUnprivileged(t, path, func() {
+				_, doctorOut, _ = runDoctor(w, "--json", "config")
+				var out bytes.Buffer
+				Main(context.Background(), []string{"herdr-pi", "detect", "--json", path},
+					IO{In: strings.NewReader(""), Out: &out, Err: io.Discard, Env: w.Env()})
+				detectOut = out.String()
+			})
+			var rep doctor.Report
+			if err := json.Unmarshal([]byte(doctorOut), &rep); err != nil {
+				t.Fatalf("%v\n%s", err, doctorOut)
+			}
+			var row doctor.Row
+			for _, r := range rep.Checks {
+				if r.Name == "config.toml" {
+					row = r
+				}
+			}
+			who := "the user running herdr-pi"
+			if row.Fix != fix(who) || !strings.Contains(row.Detail, "permission denied; "+fix(who)) {
+				t.Errorf("doctor: detail %q\nfix %q\nwant the fix %q in both", row.Detail, row.Fix, fix(who))
+			}
+			var verdict struct {
+				Error struct{ Code, Message string }
+			}
+			if err := json.Unmarshal([]byte(detectOut), &verdict); err != nil {
+				t.Fatalf("%v\n%s", err, detectOut)
+			}
+			if want := path + ": permission denied; " + fix("you"); verdict.Error.Message != want {
+				t.Errorf("detect: %q\nwant %q", verdict.Error.Message, want)
+			}
+		})
+	}
 }

@@ -35,10 +35,12 @@ func statusCommand(f *Factory) *cli.Command {
 			"terminal, never with NO_COLOR set.\n\n" +
 			"Exits 0 with the answer; 1 when no wrapper answers (the message says why and what\n" +
 			"to do, e.g. how to start one); 2 for a mistake in the call. With --json stdout\n" +
-			"holds one object then too, its error instead of the state.\n\n" +
+			"holds one object then too, its error instead of the state: a script checks\n" +
+			"the exit status or .error, never .state alone. In a pipe the shell reports\n" +
+			"jq's status, not this one's: jq -e exits 1 when .state is null.\n\n" +
 			"Examples:\n" +
 			"  herdr-pi status\n" +
-			"  herdr-pi status --json | jq -r .state",
+			"  herdr-pi status --json | jq -er .state",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print as JSON (format: docs/status.md)"}},
 		Action: withArgs("status", func(c *cli.Context, args []string) error {
 			if len(args) > 0 {

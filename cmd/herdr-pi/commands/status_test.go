@@ -2,8 +2,13 @@ package commands
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 )
@@ -46,5 +51,67 @@ func TestStatusOfAWrapperThatKnowsNothingYet(t *testing.T) {
 	code, out, _ = run(t, e.env, "status")
 	if code != 0 || !strings.Contains(out, "state    unknown\n") || !strings.Contains(out, "reasons  none open\n") {
 		t.Errorf("status: exit %d:\n%s", code, out)
+	}
+}
+
+// A named pipe where the pane's registry entry should be (planted by
+// mistake: mkfifo with a wrong path) must not hang a pane hook's status:
+// it is refused at once, named, with the way out. The test takes the
+// pipe's other end only when status opened it and waits there, so a
+// status that waits still ends (reading nothing) and fails here.
+func TestStatusDoesNotWaitOnAPipeInTheRegistry(t *testing.T) {
+	e := newCmdEnv(t, pane...)
+	reg := control.PaneRegistry(e.runtime)
+	// The registry directory, private, as a wrapper makes it.
+	unregister, err := reg.Register("placeholder", control.Endpoint{Socket: "/tmp/hp-none.sock", Token: "t", PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unregister()
+	fifo := filepath.Join(reg.Dir, control.PaneKey("/tmp/herdr-test.sock", "w1:p1"))
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	var out string
+	if waitsOn(t, fifo, func() { code, out, _ = run(t, e.env, "status", "--json") }) {
+		t.Errorf("status opened the pipe and waited for a writer")
+	}
+	var got struct {
+		Error struct{ Code, Message string }
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %q", err, out)
+	}
+	if code != 1 || got.Error.Code != unreachable || !strings.Contains(got.Error.Message, fifo+": it is a named pipe (FIFO), not a regular file; remove it") {
+		t.Errorf("exit %d, %+v; want 1, unreachable and the pipe named", code, got.Error)
+	}
+}
+
+// waitsOn runs cmd and reports whether it opened the named pipe at fifo
+// and waited there for a writer. It takes the pipe's other end only then,
+// so that a cmd that waits still ends (reading nothing) and the test with
+// it; a writer opens without waiting only while a reader holds the pipe.
+func waitsOn(t *testing.T, fifo string, cmd func()) bool {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { // owned by waitsOn, which waits for it
+		defer close(done)
+		cmd()
+	}()
+	waited := false
+	for {
+		select {
+		case <-done:
+			return waited
+		default:
+		}
+		// Each open that waits is let go (it reads nothing), however
+		// many times the command opens the pipe.
+		if fd, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+			waited = true
+			unix.Close(fd)
+		}
+		runtime.Gosched()
 	}
 }

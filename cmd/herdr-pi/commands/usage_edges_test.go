@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,11 @@ import (
 // not mean (a 1001-column screen, a wait nobody can stop).
 func TestUsageEdges(t *testing.T) {
 	env := newCmdEnv(t).env
+	// The largest size draws a screen: an empty input would be refused.
+	screen := filepath.Join(t.TempDir(), "screen.raw")
+	if err := os.WriteFile(screen, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -27,7 +33,7 @@ func TestUsageEdges(t *testing.T) {
 		{[]string{"detect", "--raw", "--size", "0x10", "-"}, 2, `herdr-pi detect: --size "0x10": want ROWSxCOLS`},
 		{[]string{"detect", "--raw", "--size", "10x0", "-"}, 2, `herdr-pi detect: --size "10x0": want ROWSxCOLS`},
 		{[]string{"detect", "--raw", "--size", "40", "-"}, 2, `herdr-pi detect: --size "40": want ROWSxCOLS`},
-		{[]string{"detect", "--raw", "--size", "1000x1000", "-"}, 0, ""},
+		{[]string{"detect", "--raw", "--size", "1000x1000", screen}, 0, ""},
 		{[]string{"detect", "--agent", "pi", "--manifest", "mine.toml", "-"}, 2, "herdr-pi detect: use --agent or --manifest, not both"},
 		{[]string{"detect", "--manifest=", "-"}, 2, "herdr-pi detect: --manifest is empty"},
 		{[]string{"wrap", "--agent=", "true"}, 2, "herdr-pi wrap: --agent is empty"},

@@ -125,17 +125,24 @@ func TestDoctorConfigRows(t *testing.T) {
 func TestDoctorConfigUnreadable(t *testing.T) {
 	w := doctortest.New(t)
 	path := w.File(".config/herdr-pi/config.toml", "[notify]\nchannel = \"terminal\"\n", 0o000)
-	// The file's own mode keeps it unread, not a shut directory above it
-	// (which the message would name instead).
-	for dir := filepath.Dir(path); dir != "/tmp"; dir = filepath.Dir(dir) {
+	openDirsAbove(t, path)
+	var d Input
+	testenv.AsUnprivileged(t, path, func() { d = input(w, time.Second) })
+	fix := "make " + path + " readable by the user running herdr-pi (chmod u+r " + path + ", or chown it)"
+	checkRowWant(t, configFileRow(d), "warn|~/.config/herdr-pi/config.toml: cannot open: permission denied; "+fix+": herdr-pi runs with the built-in defaults|"+fix)
+}
+
+// openDirsAbove lets every user into the directories above path, up to
+// the temporary directory's parent: then the file's own mode, not a shut
+// directory above it (which the message would name instead), keeps it
+// unread.
+func openDirsAbove(t *testing.T, path string) {
+	t.Helper()
+	for dir := filepath.Dir(path); dir != "/tmp" && dir != "/"; dir = filepath.Dir(dir) {
 		if err := os.Chmod(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var d Input
-	testenv.AsUnprivileged(t, path, func() { d = input(w, time.Second) })
-	checkRowWant(t, configFileRow(d), "warn|~/.config/herdr-pi/config.toml: cannot open: permission denied; make it readable by the user running herdr-pi (chmod u+r on it, or chown it to that user) and let them into its directories: herdr-pi runs with the built-in defaults"+
-		"|make ~/.config/herdr-pi/config.toml readable by the user running herdr-pi: chmod u+r on it, or chown it to that user")
 }
 
 // A config file that could not be read at all has no line to fix: the fix
@@ -517,9 +524,10 @@ func TestDoctorSeedConfigWithoutEntries(t *testing.T) {
 	t.Run("unreadable", func(t *testing.T) {
 		w := doctortest.New(t)
 		path := w.File(file, `{"fallback": "osc9"}`, 0o000)
+		openDirsAbove(t, path)
 		var r Row
 		testenv.AsUnprivileged(t, path, func() { r, _ = seedConfigRow(input(w, time.Second)) })
-		checkRowWant(t, r, "warn|permission denied|make ~/"+file+" readable by the user running herdr-pi")
+		checkRowWant(t, r, "warn|permission denied|make "+path+" readable by the user running herdr-pi (chmod u+r "+path+", or chown it)")
 		if strings.Contains(r.Detail+r.Fix, "entries named") {
 			t.Errorf("no entries, yet: %+v", r)
 		}

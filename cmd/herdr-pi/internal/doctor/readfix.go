@@ -79,7 +79,12 @@ func unreadableFix(err error, paths settings.Paths, file, format string, by chos
 	shown := paths.Pretty(file)
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Sprintf("make %s readable by the user running herdr-pi: chmod u+r on it, or chown it to that user (and let them into its directories)", shown)
+		// The reader judged what refused it, as the user it ran as; the
+		// detail says the same words.
+		if fe := (*settings.FileError)(nil); errors.As(err, &fe) && fe.Fix != "" {
+			return fe.Fix
+		}
+		return settings.ReadPermissionFix(file, "the user running herdr-pi")
 	case errors.Is(err, settings.ErrBrokenLink):
 		if link, target := settings.BrokenLink(file); link != "" {
 			return brokenLinkFix(paths, file, link, target, by)
