@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
+	"github.com/herdr-pi/herdr-pi/internal/pitest"
+)
+
+// These tests walk the live handoff as a person running several agents
+// at once does: two handoffs of one run handed back in the opposite
+// order, a second turn typed into a held pane, the owner Pi killed and
+// started again on its session.
+
+const (
+	lvSecondAsk   = "SECOND-ASK and one more thing"
+	lvSecondReply = "pane: the second answer"
+)
+
+// Two agents of one run are handed off at once (--hold: each pane stays
+// after its turn), and handed back in the opposite order: /quit in the
+// second's pane, then in the first's. Each handback is its own (exited,
+// transferred); the first pane keeps running while the second comes
+// back; the run completes with both panes' replies, each in its own
+// session file; nothing is left.
+func TestLiveHandoffTwoAgentsHandedBackInTheOppositeOrder(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.two = true })
+	lr.startOwner()
+	st := lr.run()
+	first := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json", "--hold")
+	first.waitEvent(t, "ordered")
+	second := lr.start(t, lr.s, nil, st.ID, lvLabel2, "--json", "--hold")
+	second.waitEvent(t, "ordered")
+	lr.openGate()
+	a, b := first.waitEvent(t, "launched"), second.waitEvent(t, "launched")
+	if a.PaneID == b.PaneID || a.Handoff == b.Handoff {
+		t.Fatalf("launched %+v and %+v: want two panes, two handoffs", a, b)
+	}
+	lvWait(t, "both panes at rest", func() bool {
+		return strings.HasSuffix(events(first.lines(t)), "working idle") && strings.HasSuffix(events(second.lines(t)), "working idle")
+	})
+	waitPiReady(t, lr.private, lr.s, b.PaneID)
+	prompt(t, lr.s, b.PaneID, "/quit")
+	res, hb := second.handback(t)
+	if res.code != 0 || hb.Reason != "exited" || !hb.Transferred || hb.NeedsContinue {
+		t.Fatalf("the second: exit %d, handback %+v\n%s", res.code, hb, res.stderr)
+	}
+	// The first is still out, untouched.
+	first.running(t)
+	if pn := lr.s.Pane(a.PaneID); !pn.Exists {
+		t.Fatalf("the first's pane %s went with the second's handback", a.PaneID)
+	}
+	if got := events(first.lines(t)); !strings.HasSuffix(got, "working idle") {
+		t.Fatalf("the first's open printed %q after the second's handback", got)
+	}
+	waitPiReady(t, lr.private, lr.s, a.PaneID)
+	prompt(t, lr.s, a.PaneID, "/quit")
+	res, hb = first.handback(t)
+	if res.code != 0 || hb.Reason != "exited" || !hb.Transferred || hb.NeedsContinue {
+		t.Fatalf("the first: exit %d, handback %+v\n%s", res.code, hb, res.stderr)
+	}
+	lr.wantResult(t, lvPaneReply+" | "+lvPaneReply)
+	for _, label := range []string{lvLabel, lvLabel2} {
+		if es := lvTranscript(t, lr.run().sessionFile(t, label)); es[len(es)-1].Text != lvPaneReply {
+			t.Fatalf("%s's session ends %+v", label, es[len(es)-1])
+		}
+	}
+	lr.wantClosedAll(t, st.ID)
+	lr.quitOwner()
+	lr.wantNothingLeft()
+}
+
+// open --hold; after the pane's turn the person types a second message
+// into the pane, it answers, and then the person closes the pane. Both
+// turns are in the attempt's session file, the handback is closed and
+// transferred, and the workflow's result is the pane's last reply.
+func TestLiveHandoffHeldPaneTakesASecondTurnThenCloses(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) {
+		lr.more = func(req fakellm.Request) (fakellm.Reply, bool) {
+			if strings.Contains(req.LastUser(), lvSecondAsk) {
+				return fakellm.Reply{Text: lvSecondReply, WordDelay: 40 * time.Millisecond}, true
+			}
+			return fakellm.Reply{}, false
+		}
+	})
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel, "--hold")
+	lvWait(t, "the pane at rest", func() bool { return strings.HasSuffix(events(ro.lines(t)), "working idle") })
+	waitPiReady(t, lr.private, lr.s, launched.PaneID)
+	prompt(t, lr.s, launched.PaneID, lvSecondAsk)
+	lvWait(t, "the second turn at rest", func() bool {
+		return strings.HasSuffix(events(ro.lines(t)), "working idle working idle")
+	})
+	session := lr.run().sessionFile(t, lvLabel)
+	lvWait(t, "the second reply in the session", func() bool {
+		es := lvTranscript(t, session)
+		return es[len(es)-1].Text == lvSecondReply
+	})
+	if err := herdr.NewClient(lr.s.SocketPath()).PaneClose(t.Context(), launched.PaneID); err != nil {
+		t.Fatal(err)
+	}
+	res, hb := ro.handback(t)
+	if res.code != 0 || hb.Reason != "closed" || !hb.Transferred || hb.NeedsContinue {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	es := lvTranscript(t, session)
+	if !slices.ContainsFunc(es, func(m pitest.Message) bool { return m.Text == lvPaneReply }) ||
+		!slices.ContainsFunc(es, func(m pitest.Message) bool { return m.Role == "user" && strings.Contains(m.Text, lvSecondAsk) }) {
+		t.Fatalf("the session lost a turn: %+v", es)
+	}
+	lr.wantResult(t, lvSecondReply)
+	lr.wantClosedAll(t, lr.run().ID)
+	lr.quitOwner()
+	lr.wantNothingLeft()
+}
+
+// The same live attempt opened from two panes. The first open hands it
+// off without --hold; once its pane runs, a second open from another
+// pane with --hold cannot have what it asks (the pane hands back when its
+// turn ends): it is refused at once, naming the handoff, who asked for
+// it, its pane and the ways on — not taken on as a follower whose --hold
+// is dropped without a word (it was: the second open printed the first's
+// lines and its pane then closed at the turn's end). Without --hold a
+// second open follows, saying where the attempt runs, and its Ctrl-C
+// leaves the handoff to the first, naming the pane and `herdr-pi close`.
+// The first then has the handback, and only one pane was split.
+func TestLiveHandoffOpenedFromTwoPanes(t *testing.T) {
+	lr := newLiveRig(t, func(lr *liveRig) { lr.paneHangs = true })
+	lr.startOwner()
+	ro, launched := lr.handOff(lvLabel)
+	ro.waitEvent(t, "working")
+	other, err := herdr.NewClient(lr.s.SocketPath()).PaneSplit(t.Context(), herdr.Split{TargetPaneID: "w1:p1", Direction: "down"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := lr.run()
+	fromOther := []string{"HERDR_PANE_ID=" + other.PaneID}
+	asked := lr.start(t, lr.s, fromOther, st.ID, lvLabel, "--hold")
+	lvWait(t, "the second open with --hold to end or follow", func() bool {
+		select {
+		case <-asked.done:
+			return true
+		default:
+			return strings.Contains(asked.out.String(), "pane "+launched.PaneID+": working")
+		}
+	})
+	select {
+	case <-asked.done:
+	default:
+		t.Fatalf("a second open with --hold follows the handoff without it, its --hold dropped:\n%s%s", asked.out.String(), asked.errb.String())
+	}
+	held := asked.wait(t)
+	for _, want := range []string{lvLabel + "#1", "handed off already", "herdr-pi open (pid ", "pane " + launched.PaneID, "without --hold",
+		"open it without --hold"} {
+		if held.code != 1 || !strings.Contains(held.stderr, want) {
+			t.Fatalf("a second open with --hold: exit %d, stderr does not say %q:\n%s%s", held.code, want, held.stdout, held.stderr)
+		}
+	}
+	second := lr.start(t, lr.s, fromOther, st.ID, lvLabel)
+	second.waitOutput(t, "pane "+launched.PaneID+": working")
+	if err := second.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	res := second.wait(t)
+	if res.code != 130 || !strings.Contains(res.stderr, "stopped following") || !strings.Contains(res.stderr, "pane "+launched.PaneID) ||
+		!strings.Contains(res.stderr, "herdr-pi close "+st.ID) {
+		t.Fatalf("the second open's Ctrl-C: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	ro.running(t)
+	if n := len(lvCalls(lr.s, "pane.split")); n != 2 {
+		t.Fatalf("%d pane.split calls: want the handoff's and the test's", n)
+	}
+	if err := herdr.NewClient(lr.s.SocketPath()).PaneSendInput(t.Context(), launched.PaneID, "", "Escape"); err != nil {
+		t.Fatal(err)
+	}
+	res, hb := ro.handback(t)
+	if res.code != 0 || hb.Reason != "idle" || !hb.NeedsContinue || !hb.Continued {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	lr.wantResult(t, lvLocalReply)
+}
