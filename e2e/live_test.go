@@ -89,6 +89,9 @@ type liveRig struct {
 	// ownerArgs are added to the owner Pi's command line (a restarted
 	// owner's --continue, say).
 	ownerArgs []string
+	// ownerAsks, when set, is what the owner asks the person as it starts,
+	// before its session starts: launchOwner returns once it shows.
+	ownerAsks string
 }
 
 func newLiveRig(t *testing.T, configure ...func(*liveRig)) *liveRig {
@@ -221,6 +224,12 @@ func (lr *liveRig) launchOwner() {
 	lr.owner = pitest.StartTerm(t, argv, env, lr.agent.Project, 40, 120)
 	t.Cleanup(lr.owner.Close)
 	lr.owner.WaitFor(t, "the owner's editor", lvLong, func(s string) bool { return strings.Count(s, "────────") >= 2 })
+	if lr.ownerAsks != "" {
+		// The owner's start waits for the person first (the engine's
+		// question about an interrupted run, say): the test answers it.
+		lr.owner.WaitText(t, lr.ownerAsks, lvLong)
+		return
+	}
 	lvWait(t, "the owner's probe to hear session_start", func() bool { return lr.sessionStarts() > starts })
 }
 
