@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/internal/fakellm"
+	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
 )
 
@@ -183,4 +185,101 @@ func TestLiveHandoffOpenedFromTwoPanes(t *testing.T) {
 		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
 	}
 	lr.wantResult(t, lvLocalReply)
+}
+
+// A handback while the owner's Pi is busy with another agent's turn: of
+// two agents of one run, the first is handed off; the second's turn holds
+// a bash command open in the owner (it waits for a second gate) all the
+// while the first's pane works, goes idle and is handed back. The first
+// comes back with its pane's reply, the second's turn is not disturbed
+// (its command ends and it answers), and the run completes with both.
+func TestLiveHandoffHandedBackWhileTheOwnerRunsAnotherAgentsTurn(t *testing.T) {
+	const seekerDone = "agent: seeker finished after its command"
+	var gate2 string
+	lr := newLiveRig(t, func(lr *liveRig) {
+		lr.two = true
+		lr.more = func(req fakellm.Request) (fakellm.Reply, bool) {
+			if !strings.Contains(req.LastUser(), lvTask2) {
+				return fakellm.Reply{}, false
+			}
+			tools := 0
+			for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role != "user"; i-- {
+				if req.Messages[i].Role == "tool" {
+					tools++
+				}
+			}
+			switch tools {
+			case 1:
+				return fakellm.Reply{ToolCommand: "while [ ! -e " + lvShellQuote(gate2) + " ]; do sleep 0.05; done; echo gate2 open"}, true
+			case 2:
+				return fakellm.Reply{Text: seekerDone}, true
+			}
+			return fakellm.Reply{}, false
+		}
+	})
+	gate2 = lr.gate + "2"
+	lr.startOwner()
+	ro, _ := lr.handOff(lvLabel)
+	res, hb := ro.handback(t)
+	if res.code != 0 || hb.Reason != "idle" || !hb.Transferred || hb.NeedsContinue {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	// The second agent's command still runs: its turn was under way all
+	// through the first's handback.
+	if slices.ContainsFunc(lr.llm.Requests(), func(r fakellm.Request) bool {
+		return strings.Contains(r.LastUser(), lvTask2) && slices.ContainsFunc(r.Messages, func(m fakellm.Message) bool { return strings.Contains(m.Text, "gate2 open") })
+	}) {
+		t.Fatal("the second agent's command ended before the first's handback: the test did not hold its turn open")
+	}
+	lvWait(t, "the first agent's session back with its pane's reply", func() bool {
+		es := lvTranscript(t, lr.run().sessionFile(t, lvLabel))
+		return es[len(es)-1].Text == lvPaneReply
+	})
+	if err := os.WriteFile(gate2, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lr.wantResult(t, lvPaneReply+" | "+seekerDone)
+	lr.wantClosedAll(t, lr.run().ID)
+	lr.quitOwner()
+	lr.wantNothingLeft()
+}
+
+// `herdr-pi open` of an attempt while it is being handed back: the pane
+// goes idle after its turn and the owner's wrapper closes it, which Herdr
+// takes 4 s to do (the wrapper waits 2 s, then leaves it to close); a second open asked then does not join the
+// ending handoff, and asks anew once the attempt is back — where its
+// owner finishes it (the pane's reply was its last) before any turn
+// boundary comes. Nothing was handed off: the second open exits 1,
+// saying the attempt finished and naming the command that opens what it
+// left; it used to exit 0 with "handed back: aborted (the workflow owner
+// cancelled the handoff: the attempt ended)", as if the attempt had been
+// taken over and given back.
+func TestLiveHandoffOpenedWhileItIsHandedBack(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	st := lr.run()
+	lr.s.SetFault(herdrtest.Fault{Kind: herdrtest.FaultSlow, Delay: 4 * time.Second, Methods: []string{"pane.close"}, Count: 1})
+	ro, launched := lr.handOff(lvLabel)
+	lvWait(t, "the handback's pane.close", func() bool { return len(lvCalls(lr.s, "pane.close")) > 0 })
+	second := lr.start(t, lr.s, nil, st.ID, lvLabel, "--json")
+	res, hb := ro.handback(t)
+	// Herdr answered the pane's close after the wrapper's 2 s: the pane
+	// stays in the ledger, and the handback says so.
+	if res.code != 0 || hb.Reason != "idle" || !hb.Transferred || !strings.Contains(hb.LeftOpen, "pane "+launched.PaneID) {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	r2, last := second.handback(t)
+	if last.Handoff == hb.Handoff {
+		t.Fatalf("the second open joined the handoff being handed back:\n%s", r2.stdout)
+	}
+	for _, want := range []string{lvLabel + "#1 finished", "nothing was handed off", "herdr-pi open " + st.ID[:8] + " '" + lvLabel + "#1'"} {
+		if r2.code != 1 || last.Transferred || !strings.Contains(r2.stderr, want) {
+			t.Fatalf("the second open: exit %d, last line %+v; stderr does not say %q:\n%s", r2.code, last, want, r2.stderr)
+		}
+	}
+	lr.wantResult(t, lvPaneReply)
+	// Herdr did close it in the end: close finds it gone.
+	if out, code := lr.herdrPi(t, "close", st.ID); code != 0 || !strings.Contains(out, "pane "+launched.PaneID+" was closed already") {
+		t.Fatalf("close: exit %d\n%s", code, out)
+	}
 }
