@@ -290,3 +290,25 @@ func TestLiveHandoffOpenedWhileItIsHandedBack(t *testing.T) {
 		t.Fatalf("close: exit %d\n%s", code, out)
 	}
 }
+
+// `herdr-pi close <run>` in words while a held handoff's pane (a split)
+// runs: close names the pane and the bridge it closed, the handoff is
+// handed back as closed with the pane's reply kept, and a second close
+// finds nothing open.
+func TestCloseAHeldHandoffsSplitInWords(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	st := lr.run()
+	ro, launched := lr.handOff(lvLabel, "--hold")
+	lvWait(t, "the pane at rest", func() bool { return strings.HasSuffix(events(ro.lines(t)), "working idle") })
+	out, code := lr.herdrPi(t, "close", st.ID[:8])
+	if code != 0 || !strings.Contains(out, "pane "+launched.PaneID) || !strings.Contains(out, "bridge") {
+		t.Fatalf("close: exit %d\n%s", code, out)
+	}
+	res, hb := ro.handback(t)
+	if res.code != 0 || hb.Reason != "closed" || !hb.Transferred {
+		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
+	}
+	lr.wantResult(t, lvPaneReply)
+	lr.wantClosedAll(t, st.ID)
+}
