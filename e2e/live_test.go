@@ -83,6 +83,15 @@ type liveRig struct {
 	// error (failed is set then).
 	retried bool
 	failed  atomic.Bool
+	// more, when set, answers a request first (ok false: the usual
+	// answers below).
+	more func(req fakellm.Request) (r fakellm.Reply, ok bool)
+	// ownerArgs are added to the owner Pi's command line (a restarted
+	// owner's --continue, say).
+	ownerArgs []string
+	// ownerAsks, when set, is what the owner asks the person as it starts,
+	// before its session starts: launchOwner returns once it shows.
+	ownerAsks string
 }
 
 func newLiveRig(t *testing.T, configure ...func(*liveRig)) *liveRig {
@@ -115,6 +124,11 @@ func (lr *liveRig) flowScript() string {
 // respond plays the model for the owner, the workflow agents, the pane's
 // Pi and the owner's local continuation, by their last user message.
 func (lr *liveRig) respond(req fakellm.Request) fakellm.Reply {
+	if lr.more != nil {
+		if r, ok := lr.more(req); ok {
+			return r
+		}
+	}
 	u := req.LastUser()
 	switch {
 	case u == lvOwnerPrompt && !req.AnsweredTool():
@@ -180,24 +194,11 @@ func (lr *liveRig) runFlow() {
 func (lr *liveRig) launchOwner() {
 	t := lr.t
 	t.Helper()
-	lr.s = lr.herdr(t, 200, 50)
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for _, p := range []string{"w1:p2", "w1:p3", "w2:p1", "w2:p2"} {
-			if calls := lr.s.Reports(p); len(calls) > 0 {
-				var st []string
-				for _, c := range calls {
-					st = append(st, fmt.Sprintf("%s(%v)", c.State, c.Accepted))
-				}
-				t.Logf("pane %s reported %s", p, strings.Join(st, " "))
-			}
-		}
-		if b, err := os.ReadFile(filepath.Join(lr.private, "herdr-pi", "herdr-pi.log")); err == nil {
-			t.Logf("herdr-pi.log:\n%s", b)
-		}
-	})
+	// A restarted owner runs in the Herdr of the first.
+	if lr.s == nil {
+		lr.s = lr.herdr(t, 200, 50)
+		t.Cleanup(lr.logPanes)
+	}
 	tool, err := filepath.Abs(filepath.Join("owner", "testdata", "owner-tool.mjs"))
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func (lr *liveRig) launchOwner() {
 	if lr.ownerPi != "" {
 		pi = lr.ownerPi
 	}
-	argv := []string{lr.hp, "wrap", pi, "-e", lr.engine, "-e", tool}
+	argv := append([]string{lr.hp, "wrap", pi, "-e", lr.engine, "-e", tool}, lr.ownerArgs...)
 	env := lr.env(lr.s)
 	if lr.outside {
 		env = append(lr.env(nil), "HERDR_SOCKET_PATH="+lr.s.SocketPath())
@@ -223,7 +224,34 @@ func (lr *liveRig) launchOwner() {
 	lr.owner = pitest.StartTerm(t, argv, env, lr.agent.Project, 40, 120)
 	t.Cleanup(lr.owner.Close)
 	lr.owner.WaitFor(t, "the owner's editor", lvLong, func(s string) bool { return strings.Count(s, "────────") >= 2 })
+	if lr.ownerAsks != "" {
+		// The owner's start waits for the person first (the engine's
+		// question about an interrupted run, say): the test answers it.
+		lr.owner.WaitText(t, lr.ownerAsks, lvLong)
+		return
+	}
 	lvWait(t, "the owner's probe to hear session_start", func() bool { return lr.sessionStarts() > starts })
+}
+
+// logPanes logs, when the test failed, what the handoffs' panes reported
+// and herdr-pi's log.
+func (lr *liveRig) logPanes() {
+	t := lr.t
+	if !t.Failed() {
+		return
+	}
+	for _, p := range []string{"w1:p2", "w1:p3", "w2:p1", "w2:p2"} {
+		if calls := lr.s.Reports(p); len(calls) > 0 {
+			var st []string
+			for _, c := range calls {
+				st = append(st, fmt.Sprintf("%s(%v)", c.State, c.Accepted))
+			}
+			t.Logf("pane %s reported %s", p, strings.Join(st, " "))
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(lr.private, "herdr-pi", "herdr-pi.log")); err == nil {
+		t.Logf("herdr-pi.log:\n%s", b)
+	}
 }
 
 func (lr *liveRig) sessionStarts() int {

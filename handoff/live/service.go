@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -411,6 +412,10 @@ func (s *Service) handoff(ctx context.Context, ask control.HandoffAsk, progress 
 			handedOver = true
 			return s.handoff(ctx, ask, progress, id, note)
 		}
+		if err := r.cannotGive(ask); err != nil {
+			unlock()
+			return control.Progress{}, err
+		}
 		// Shared: this asker follows; leaving gives nothing up.
 		unsubscribe := r.subscribe(progress)
 		defer unsubscribe()
@@ -542,6 +547,40 @@ func (r *run) underWay() error {
 		return fmt.Errorf("a handoff of it is under way already (%s%s): its Herdr pane is opening", r.id, by)
 	}
 	return fmt.Errorf("it is handed off already (%s%s) and runs in Herdr pane %s: closing that pane hands it back", r.id, by, pane)
+}
+
+// cannotGive says why an ask that finds this handoff under way cannot
+// follow it: it asks for what the handoff does not do (--hold, or another
+// place), which following it would drop without a word — a pane the
+// person meant to keep would close at the turn's end. nil when following
+// gives the ask what it wants.
+func (r *run) cannotGive(ask control.HandoffAsk) error {
+	var differs, flags []string
+	if ask.Hold && !r.opts.hold {
+		differs = append(differs, "without --hold (its pane hands the attempt back when its turn ends)")
+		flags = append(flags, "--hold")
+	}
+	if place := handoff.Mode(ask.Place); place != "" && place != r.opts.mode {
+		differs = append(differs, fmt.Sprintf("placed as a %s, not a %s", r.opts.mode, place))
+		flags = append(flags, "--"+ask.Place)
+	}
+	if len(differs) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	pane := r.placed.PaneID
+	r.mu.Unlock()
+	where, back := "its Herdr pane is opening", ""
+	if pane != "" {
+		where, back = "it runs in Herdr pane "+pane, " (closing that pane hands it back now)"
+	}
+	by := ""
+	if r.askedBy != "" {
+		by = ", asked by " + r.askedBy
+	}
+	f := strings.Join(flags, " ")
+	return fmt.Errorf("it is handed off already (%s%s) %s; %s: this open cannot have %s; open it without %s to follow that handoff, or again with %s once it is back%s",
+		r.id, by, strings.Join(differs, ", "), where, f, f, f, back)
 }
 
 // tab is where the handoff's pane was placed, once it was.

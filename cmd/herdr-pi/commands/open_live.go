@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -87,7 +88,9 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		if writeErr != nil {
 			return
 		}
-		if opts.JSON {
+		if !opts.JSON && notHandedOff(p) {
+			writeErr = say(io.Out, "not handed off: %s\n", p.Error)
+		} else if opts.JSON {
 			writeErr = render.JSONLine(io.Out, openLiveLine{Format: openLiveFormat, Attempt: a.Name(), Progress: p, PrefixAlsoMatches: opts.alsoMatches})
 			opts.alsoMatches = nil // said once, not on a failure line either
 		} else {
@@ -152,6 +155,20 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		tell(io.Err, "herdr-pi open: interrupted; the pane is closed and the attempt is back with its owner\n")
 		return silentExit(exitInterrupted)
 	}
+	if notHandedOff(final) {
+		// The owner gave the order up before the turn boundary (the
+		// attempt ended there, its run was cancelled): the person's
+		// takeover did not happen, and `open && …` must not go on as if
+		// it had. The store says how the attempt stands, once the engine
+		// has written it.
+		way := fmt.Sprintf("`herdr-pi open --list %s` says where it stands", shellword.Word(a.Run.Short()))
+		if how := endedMeanwhileWait(reread); how != "" {
+			way = fmt.Sprintf("%s %s; `herdr-pi open %s %s` opens what it left, read-only", a.Name(), how, shellword.Word(a.Run.Short()), shellword.Word(a.Name()))
+		}
+		// Its last line (the handback) said it already: stderr only.
+		tell(io.Err, "herdr-pi open: %s: nothing was handed off (%s); %s\n", a, final.Error, way)
+		return silentExit(exitError)
+	}
 	if final.Reason == control.HandbackFailed {
 		return silentExit(exitError)
 	}
@@ -176,6 +193,27 @@ func endedMeanwhile(reread func() (*store.Attempt, error)) string {
 		return "was interrupted with its run"
 	}
 	return "lost its owner Pi"
+}
+
+// notHandedOff says whether p, the handback, ends an order its owner gave
+// up before the attempt's turn boundary: nothing was suspended or handed
+// off (a close or an interrupted asker giving it up is said otherwise).
+func notHandedOff(p control.Progress) bool {
+	return p.Event == control.ProgressHandback && p.Reason == control.HandbackAborted && !p.Transferred && !p.OwnerGone &&
+		strings.HasPrefix(p.Error, (&control.HandoffCancelled{}).Error())
+}
+
+// endedMeanwhileWait is endedMeanwhile given a moment: the owner gives an
+// order up as the attempt ends, which the engine writes to the store
+// about then.
+func endedMeanwhileWait(reread func() (*store.Attempt, error)) string {
+	for range 30 {
+		if how := endedMeanwhile(reread); how != "" {
+			return how
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return ""
 }
 
 // liveWords is one change of a live handoff in words.

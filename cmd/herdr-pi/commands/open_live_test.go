@@ -120,6 +120,9 @@ type scriptedHandoffs struct {
 	// the owner no longer runs the attempt, after running (the attempt
 	// settles meanwhile, say).
 	refuse func() error
+	// ownerCancels: the owner gives the order up before the turn
+	// boundary, with these words.
+	ownerCancels string
 	// endedMeanwhile: the handoff ends by itself (its pane's Pi went idle)
 	// as open leaves it, so the answer is that handback, not open's.
 	endedMeanwhile bool
@@ -170,6 +173,10 @@ func (h *scriptedHandoffs) Handoff(ctx context.Context, ask control.HandoffAsk, 
 	progress(control.Progress{Event: control.ProgressOrdered, RunID: ask.RunID, Label: "docs", Handoff: "h1"})
 	if h.refuse != nil {
 		return control.Progress{}, h.refuse()
+	}
+	if h.ownerCancels != "" {
+		return control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, RunID: ask.RunID, Handoff: "h1",
+			Error: (&control.HandoffCancelled{Reason: h.ownerCancels}).Error()}, nil
 	}
 	// The turn ends when the test says so, or never: a cancel must end it.
 	select {
@@ -416,6 +423,36 @@ func TestOpenLiveOnAnAttemptThatFinishedMeanwhileSaysHowToOpenIt(t *testing.T) {
 	for _, want := range []string{"docs#1", "finished while open asked its owner for it", "herdr-pi open " + w.run[:8] + " 'docs#1'"} {
 		if code != exitError || !strings.Contains(stderr, want) {
 			t.Fatalf("exit %d, stderr does not say %q:\n%s", code, want, stderr)
+		}
+	}
+}
+
+// The owner gives the order up before the attempt's turn boundary (its
+// run cancelled): nothing was handed off. open's last line says so — in
+// words "not handed off", with --json the handback (aborted, not
+// transferred) and nothing after it — stderr says where to look, and open
+// exits 1, not 0 as after a handback.
+func TestOpenLiveOrderTheOwnerGaveUpIsNoHandback(t *testing.T) {
+	schema := compileSchema(t, "open")
+	for _, asJSON := range []bool{false, true} {
+		w := newLiveWorld(t)
+		w.handoffs.ownerCancels = "the workflow run was cancelled"
+		var out bytes.Buffer
+		var args []string
+		if asJSON {
+			args = append(args, "--json")
+		}
+		code, stderr := w.open(t, &out, args...)
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		last := lines[len(lines)-1]
+		want := "not handed off: the workflow owner cancelled the handoff: the workflow run was cancelled"
+		if asJSON {
+			validate(t, schema, last)
+			want = `"reason":"aborted"`
+		}
+		if code != exitError || !strings.Contains(last, want) || strings.Contains(last, "handed back") ||
+			!strings.Contains(stderr, "docs#1: nothing was handed off") || !strings.Contains(stderr, "herdr-pi open --list "+w.run[:8]) {
+			t.Fatalf("--json %v: exit %d, last line %q, stderr %q", asJSON, code, last, stderr)
 		}
 	}
 }
