@@ -663,7 +663,9 @@ func accessProblem(path string, err error) string {
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 			mode = "u+rx" // listed with r, entered with x
 		}
-		return why + "; make it readable by the user running herdr-pi, who must be the one who runs Pi (chmod " + mode + ", or chown it), and let them into its directories"
+		// Every directory above it lets the user in (ShutDirectory found
+		// none shut): path itself is what refuses.
+		return why + "; make it readable by the user running herdr-pi, who must be the one who runs Pi (chmod " + mode + " " + shellword.Word(path) + ", or chown it)"
 	}
 	return why + "; look at it with `ls -ld " + shellword.Word(path) + "`"
 }

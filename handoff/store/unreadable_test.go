@@ -71,8 +71,13 @@ func TestRunsNamesTheDirectoriesItCannotRead(t *testing.T) {
 			t.Fatalf("runs %q, %v; want the other project's two", ids, err)
 		}
 		if len(unreadable) != 1 || unreadable[0].Path != sessions || !strings.Contains(unreadable[0].Problem, "permission denied") ||
-			!strings.Contains(unreadable[0].Problem, "chmod u+rx") { // a directory is listed with r and entered with x
+			!strings.Contains(unreadable[0].Problem, "chmod u+rx "+sessions) { // a directory is listed with r and entered with x
 			t.Fatalf("unreadable %+v, want %s named with the way out", unreadable, sessions)
+		}
+		// Every directory above it lets the user in: the way out says
+		// nothing of them.
+		if strings.Contains(unreadable[0].Problem, "its directories") {
+			t.Fatalf("the way out sends the person to directories that are open: %q", unreadable[0].Problem)
 		}
 	})
 	t.Run("nothing missing is nothing unreadable", func(t *testing.T) {
