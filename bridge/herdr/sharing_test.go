@@ -140,3 +140,34 @@ func TestAWrapperStandingAsideLeavesThePaneToItsHolder(t *testing.T) {
 		t.Errorf("pane %+v, want the newer one's blocked", st)
 	}
 }
+
+// `herdr-pi wrap bash`, then `herdr-pi wrap pi` in that shell: the inner
+// wrapper holds the pane, and the outer runs under it. Herdr's own
+// detection takes the pane for the inner Pi (herdr#4020, protocol 22):
+// the inner wrapper must not take that for the outer wrapper's last
+// report. It waits, as without an outer wrapper: Health says who holds
+// the pane, and once the detection lets go the state goes again, a
+// re-assert.
+func TestAWrapperWithAnOuterOneStillWaitsForHerdrsDetection(t *testing.T) {
+	s := herdrtest.Start(t, herdrtest.Options{Protocol: 22})
+	log := &logSink{}
+	cfg := presenceConfig(s, log)
+	cfg.Others = func() herdr.PaneWrappers { return herdr.PaneWrappers{Older: &herdr.Wrapper{PID: 1000, Nested: true}} }
+	p := herdr.StartPresence(cfg)
+	defer p.Close(context.Background())
+	p.Report("working", "")
+	s.WaitFor(t, 10*time.Second, "working", func() bool { return s.Pane(s.PaneID()).Status == "working" })
+	s.LocalDetection(s.PaneID(), "pi", "idle")
+	want := `Herdr shows pane w1:p1 as agent "pi" (status idle), not herdr-pi's report`
+	for deadline := time.Now().Add(10 * time.Second); !strings.HasPrefix(p.Health(), want); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("health %q, want it to say who holds the pane (%q); log:\n%s", p.Health(), want, strings.Join(log.all(), "\n"))
+		}
+	}
+	if l := log.matching("the last report of the herdr-pi wrapper pid 1000"); len(l) > 1 {
+		t.Errorf("Herdr's detection taken for the outer wrapper's report again and again: %q", l)
+	}
+	s.EndLocalDetection(s.PaneID())
+	s.WaitFor(t, 10*time.Second, "working again", func() bool { return s.Pane(s.PaneID()).Status == "working" })
+	eventually(t, "the re-assert counted", func() bool { n, _ := p.Reasserts(); return n == 1 })
+}
