@@ -2,6 +2,7 @@ package herdr_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -170,4 +171,34 @@ func TestAWrapperWithAnOuterOneStillWaitsForHerdrsDetection(t *testing.T) {
 	s.EndLocalDetection(s.PaneID())
 	s.WaitFor(t, 10*time.Second, "working again", func() bool { return s.Pane(s.PaneID()).Status == "working" })
 	eventually(t, "the re-assert counted", func() bool { n, _ := p.Reasserts(); return n == 1 })
+}
+
+// The older wrapper's report sent as the newer took the pane over (it
+// had not heard of the newer yet) gives way to the newer's state: the
+// newer sends it again once, is not held, and counts no re-assert.
+func TestANewerWrapperTakesThePaneBackFromAnOlderOnesLateReport(t *testing.T) {
+	s := herdrtest.Start(t)
+	log := &logSink{}
+	nc := presenceConfig(s, log)
+	nc.Others = func() herdr.PaneWrappers { return herdr.PaneWrappers{Older: &herdr.Wrapper{PID: 1000}} }
+	newer := herdr.StartPresence(nc)
+	defer newer.Close(context.Background())
+	newer.Report("blocked", "approve")
+	s.WaitFor(t, 10*time.Second, "the newer one blocked", func() bool { return s.Pane(s.PaneID()).Status == "blocked" })
+	eventually(t, "the claim read back", func() bool { return slices.Contains(s.Methods(), "pane.get") })
+
+	late := herdr.NewReporter(herdr.ReporterConfig{Client: herdr.NewClient(s.SocketPath()), PaneID: s.PaneID(), Source: "custom:herdr-pi", Agent: "bash"})
+	late.Report("idle", "")
+	if err := late.Reported(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	late.Close()
+	s.WaitFor(t, 10*time.Second, "the newer one's state again", func() bool {
+		st := s.Pane(s.PaneID())
+		return st.Status == "blocked" && st.Agent == "pi"
+	})
+	eventually(t, "the newer one's health", func() bool { return strings.HasPrefix(newer.Health(), "reporting to pane w1:p1") })
+	if n, _ := newer.Reasserts(); n != 0 || len(log.matching("herdr-pi wrapper pid 1000")) != 1 {
+		t.Errorf("%d re-asserts; log %q", n, log.all())
+	}
 }
