@@ -109,8 +109,7 @@ func (p *Presence) review(ctx context.Context) {
 		p.regained()
 	case strings.TrimSpace(pane.Agent) == "":
 		p.reassert(ctx)
-	case w.Older != nil:
-		p.reclaim(pane, *w.Older)
+	case w.Older != nil && p.reclaim(ctx, pane, *w.Older):
 	default:
 		p.heldBy(pane)
 	}

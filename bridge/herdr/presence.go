@@ -142,14 +142,18 @@ func (p *Presence) Start() {
 		return
 	}
 	p.started = true
-	early := p.early
-	p.early = nil
+	// The claim goes to the Reporter before p.mu lets a state reported
+	// from now on through (Report holds it too): a state reported while
+	// the pane is claimed (a hook's wait, which reaches this wrapper as
+	// soon as it is in the pane's registry) comes after the claim's
+	// "unknown", never before it and so replaced by it.
+	p.r.Report(StateUnknown, "")
+	if p.early != nil {
+		p.r.Report(p.early.state, p.early.message)
+		p.early = nil
+	}
 	p.mu.Unlock()
 	p.logf("herdr: reporting pane %s to %s as %s (agent %q)", p.cfg.PaneID, p.cfg.Client.Socket, p.cfg.Source, p.cfg.Agent)
-	p.r.Report(StateUnknown, "")
-	if early != nil {
-		p.r.Report(early.state, early.message)
-	}
 	// A panic following Herdr's events (a bug in a review, say) ends the
 	// following, not the wrapper: reports go on and Close still releases
 	// the pane. wg counts it done either way.
@@ -170,13 +174,14 @@ func (p *Presence) Report(state, message string) {
 	if p == nil {
 		return
 	}
+	// Held across the Reporter's Report (which never waits), so that no
+	// state passes Start's claim (see Start).
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if !p.started {
 		p.early = &stateMsg{state, message}
-		p.mu.Unlock()
 		return
 	}
-	p.mu.Unlock()
 	p.r.Report(state, message)
 }
 

@@ -197,3 +197,29 @@ func TestPresenceSaysWhenHerdrIgnoresTheClaim(t *testing.T) {
 		}
 	})
 }
+
+// A state reported while Start claims the pane (a hook's `herdr-pi
+// waiting start` reaches the wrapper as soon as it is in the pane's
+// registry, which is before Start) is the pane's state afterwards: the
+// claim's "unknown" never replaces it. The report is made from Start's
+// own log line, the one moment between Start taking the Presence as
+// started and its claim, so the interleaving is the same every run.
+func TestAStateReportedWhileThePaneIsClaimedIsKept(t *testing.T) {
+	s := herdrtest.Start(t)
+	var p *herdr.Presence
+	cfg := presenceConfig(s, nil)
+	cfg.Logf = func(format string, args ...any) {
+		if strings.HasPrefix(format, "herdr: reporting pane") {
+			p.Report("blocked", "approve the deploy")
+		}
+	}
+	p = herdr.NewPresence(cfg)
+	defer p.Close(context.Background())
+	p.Start()
+	if err := p.Reported(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Pane(s.PaneID()); st.Status != "blocked" {
+		t.Errorf("pane %+v after the claim, want the state reported meanwhile (blocked); reports %q", st, states(s.AgentCalls(s.PaneID())))
+	}
+}

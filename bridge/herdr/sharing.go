@@ -1,7 +1,9 @@
 package herdr
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/internal/guard"
@@ -132,15 +134,25 @@ func (p *Presence) asideNote(h Wrapper) string {
 		"(this one reports nothing meanwhile); give each agent a pane of its own", p.cfg.PaneID, h.PID)
 }
 
-// reclaim: Herdr shows the report of an older wrapper of the pane, sent
-// as this one took the pane over (it stands aside from then on). This
-// one's state goes again, once per reassertGap: not a re-assert against
-// Herdr's detection, and not counted as one.
-func (p *Presence) reclaim(pane PaneInfo, older Wrapper) {
+// reclaim: Herdr shows another agent while an older wrapper of the pane
+// stands aside for this one. It may be that wrapper's report, sent as this
+// one took the pane over (it stands aside from then on), or Herdr's own
+// detection of this one's agent (herdr#4020: the Pi inside a wrapped
+// shell is what Herdr detects), which nothing here tells apart. So this
+// one's state goes again, once per reassertGap (not a re-assert, and not
+// counted as one), and the pane is read back: the older one's report gives
+// way to it, Herdr's detection does not, and the pane is then held as
+// without an older wrapper (heldBy). false: within reassertGap of the last
+// reclaim, nothing was done and the pane counts as held.
+func (p *Presence) reclaim(ctx context.Context, pane PaneInfo, older Wrapper) bool {
 	p.mu.Lock()
-	if p.closed || !p.claim.lastReclaim.IsZero() && time.Since(p.claim.lastReclaim) < reassertGap {
+	if p.closed {
 		p.mu.Unlock()
-		return
+		return true
+	}
+	if !p.claim.lastReclaim.IsZero() && time.Since(p.claim.lastReclaim) < reassertGap {
+		p.mu.Unlock()
+		return false
 	}
 	p.claim.lastReclaim = time.Now()
 	p.mu.Unlock()
@@ -148,7 +160,21 @@ func (p *Presence) reclaim(pane PaneInfo, older Wrapper) {
 	if older.Nested {
 		how = "around this one"
 	}
-	p.logf("herdr: Herdr shows pane %s as %s (status %s): the last report of the herdr-pi wrapper pid %d, which runs %s and leaves the pane to this one; reporting this one's state again",
+	p.logf("herdr: Herdr shows pane %s as %s (status %s): the last report of the herdr-pi wrapper pid %d, which runs %s and leaves the pane to this one, "+
+		"or Herdr's own detection; reporting this one's state again",
 		p.cfg.PaneID, shownAgent(pane), pane.AgentStatus, older.PID, how)
 	p.r.Resync()
+	back, ok := p.readBack(ctx)
+	if !ok {
+		return true
+	}
+	acked, _ := p.r.acknowledged()
+	switch {
+	case p.ours(back.Agent, back.AgentStatus, acked):
+		p.regained()
+	case strings.TrimSpace(back.Agent) != "":
+		p.heldBy(back)
+	}
+	// No agent: the pane changed meanwhile, and its event reviews it.
+	return true
 }

@@ -2,6 +2,7 @@ package herdr_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -138,5 +139,66 @@ func TestAWrapperStandingAsideLeavesThePaneToItsHolder(t *testing.T) {
 	}
 	if st := s.Pane(s.PaneID()); st.Status != "blocked" {
 		t.Errorf("pane %+v, want the newer one's blocked", st)
+	}
+}
+
+// `herdr-pi wrap bash`, then `herdr-pi wrap pi` in that shell: the inner
+// wrapper holds the pane, and the outer runs under it. Herdr's own
+// detection takes the pane for the inner Pi (herdr#4020, protocol 22):
+// the inner wrapper must not take that for the outer wrapper's last
+// report. It waits, as without an outer wrapper: Health says who holds
+// the pane, and once the detection lets go the state goes again, a
+// re-assert.
+func TestAWrapperWithAnOuterOneStillWaitsForHerdrsDetection(t *testing.T) {
+	s := herdrtest.Start(t, herdrtest.Options{Protocol: 22})
+	log := &logSink{}
+	cfg := presenceConfig(s, log)
+	cfg.Others = func() herdr.PaneWrappers { return herdr.PaneWrappers{Older: &herdr.Wrapper{PID: 1000, Nested: true}} }
+	p := herdr.StartPresence(cfg)
+	defer p.Close(context.Background())
+	p.Report("working", "")
+	s.WaitFor(t, 10*time.Second, "working", func() bool { return s.Pane(s.PaneID()).Status == "working" })
+	s.LocalDetection(s.PaneID(), "pi", "idle")
+	want := `Herdr shows pane w1:p1 as agent "pi" (status idle), not herdr-pi's report`
+	for deadline := time.Now().Add(10 * time.Second); !strings.HasPrefix(p.Health(), want); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("health %q, want it to say who holds the pane (%q); log:\n%s", p.Health(), want, strings.Join(log.all(), "\n"))
+		}
+	}
+	if l := log.matching("the last report of the herdr-pi wrapper pid 1000"); len(l) > 1 {
+		t.Errorf("Herdr's detection taken for the outer wrapper's report again and again: %q", l)
+	}
+	s.EndLocalDetection(s.PaneID())
+	s.WaitFor(t, 10*time.Second, "working again", func() bool { return s.Pane(s.PaneID()).Status == "working" })
+	eventually(t, "the re-assert counted", func() bool { n, _ := p.Reasserts(); return n == 1 })
+}
+
+// The older wrapper's report sent as the newer took the pane over (it
+// had not heard of the newer yet) gives way to the newer's state: the
+// newer sends it again once, is not held, and counts no re-assert.
+func TestANewerWrapperTakesThePaneBackFromAnOlderOnesLateReport(t *testing.T) {
+	s := herdrtest.Start(t)
+	log := &logSink{}
+	nc := presenceConfig(s, log)
+	nc.Others = func() herdr.PaneWrappers { return herdr.PaneWrappers{Older: &herdr.Wrapper{PID: 1000}} }
+	newer := herdr.StartPresence(nc)
+	defer newer.Close(context.Background())
+	newer.Report("blocked", "approve")
+	s.WaitFor(t, 10*time.Second, "the newer one blocked", func() bool { return s.Pane(s.PaneID()).Status == "blocked" })
+	eventually(t, "the claim read back", func() bool { return slices.Contains(s.Methods(), "pane.get") })
+
+	late := herdr.NewReporter(herdr.ReporterConfig{Client: herdr.NewClient(s.SocketPath()), PaneID: s.PaneID(), Source: "custom:herdr-pi", Agent: "bash"})
+	late.Report("idle", "")
+	if err := late.Reported(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	late.Close()
+	s.WaitFor(t, 10*time.Second, "the newer one's state again", func() bool {
+		st := s.Pane(s.PaneID())
+		return st.Status == "blocked" && st.Agent == "pi"
+	})
+	eventually(t, "the newer one's health", func() bool { return strings.HasPrefix(newer.Health(), "reporting to pane w1:p1") })
+	if n, _ := newer.Reasserts(); n != 0 || len(log.matching("herdr-pi wrapper pid 1000")) != 1 {
+		t.Errorf("%d re-asserts; log %q", n, log.all())
 	}
 }
