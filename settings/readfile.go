@@ -331,19 +331,37 @@ func ShutDirectory(path, who string) string {
 // shutDirOnTheWay is the outermost directory above path that this user
 // may not enter (no search permission: stat of what is in it fails with
 // permission denied), or "": then path itself is what refuses. Found by
-// stat, not access(2), so that it judges as the open did.
-func shutDirOnTheWay(path string) string {
+// stat, not access(2), so that it judges as the open did. A symlink on the
+// way (the file, or a directory, linked in from dotfiles) is followed as
+// the open followed it: a chmod of the link changes its target, which a
+// shut directory on the target's way keeps out of reach all the same.
+func shutDirOnTheWay(path string) string { return shutDirVia(path, 0) }
+
+// maxLinks is how many symlinks shutDirVia follows, as the kernel's
+// lookup does (ELOOP beyond).
+const maxLinks = 40
+
+func shutDirVia(path string, links int) string {
 	path = filepath.Clean(path)
-	for i := 1; i < len(path); i++ {
-		if path[i] != filepath.Separator {
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != filepath.Separator {
 			continue
 		}
-		if _, err := os.Lstat(path[:i]); errors.Is(err, fs.ErrPermission) {
+		fi, err := os.Lstat(path[:i])
+		if errors.Is(err, fs.ErrPermission) {
 			return filepath.Dir(path[:i])
 		}
-	}
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrPermission) {
-		return filepath.Dir(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 || links >= maxLinks {
+			continue
+		}
+		target, err := os.Readlink(path[:i])
+		if err != nil {
+			return ""
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path[:i]), target)
+		}
+		return shutDirVia(target+path[i:], links+1)
 	}
 	return ""
 }

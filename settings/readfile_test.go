@@ -312,3 +312,49 @@ func TestReadFileNamesASymlinkLoop(t *testing.T) {
 		}
 	}
 }
+
+// A settings file kept elsewhere and linked in (dotfiles), where a
+// directory on the way to the link's target is shut: a chmod of the link
+// changes the target, which the shut directory keeps out of reach, so the
+// way out names that directory, found through the link (as the file
+// itself, or as a directory on the way to it).
+func TestReadFileNamesTheShutDirectoryBehindASymlink(t *testing.T) {
+	dir, err := os.MkdirTemp("/tmp", "hprl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	closed := filepath.Join(dir, "dotfiles")
+	if err := os.MkdirAll(filepath.Join(closed, "herdr-pi"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(closed, "herdr-pi", "config.toml"), []byte("[notify]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fileLink := filepath.Join(dir, "config.toml")
+	if err := os.Symlink("dotfiles/herdr-pi/config.toml", fileLink); err != nil {
+		t.Fatal(err)
+	}
+	dirLink := filepath.Join(dir, "herdr-pi")
+	if err := os.Symlink(filepath.Join(closed, "herdr-pi"), dirLink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(closed, 0o000); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(closed, 0o700) }) // before RemoveAll: cleanups run last first
+	var errs [2]error
+	testenv.AsUnprivileged(t, fileLink, func() {
+		_, errs[0] = LoadConfig(fileLink, "config.toml")
+		_, errs[1] = LoadConfig(filepath.Join(dirLink, "config.toml"), "herdr-pi/config.toml")
+	})
+	want := "the directory " + closed + " cannot be entered; make it searchable by the user running herdr-pi (chmod u+rx " + closed + ", or chown it)"
+	for i, err := range errs {
+		if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v\nwant it to say %s", []string{"the file linked", "its directory linked"}[i], err, want)
+		}
+	}
+}

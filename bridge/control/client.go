@@ -20,6 +20,8 @@ type Client struct {
 	conn net.Conn
 	r    *bufio.Reader
 	next int
+	// path and token are what Dial was given, for asking again (Call).
+	path, token string
 	// peer is the wrapper's build as its hello named it ("" for a build
 	// older than the field).
 	peer string
@@ -28,6 +30,9 @@ type Client struct {
 // PeerBuild is the wrapper's build as its hello named it: "" for a build
 // from before hellos named it.
 func (c *Client) PeerBuild() string { return c.peer }
+
+// errHungUp is the wrapper closing the connection before it answered.
+var errHungUp = errors.New("the wrapper closed the connection")
 
 // ErrUnauthorized is returned when the wrapper refused our token.
 var ErrUnauthorized = errors.New("the wrapper refused the token")
@@ -55,7 +60,7 @@ func Dial(ctx context.Context, path, token string) (*Client, error) {
 			return nil, fmt.Errorf("%s is served by uid %d (pid %d), not by you (uid %d): no wrapper of yours; nothing was sent to it", path, cred.Uid, cred.Pid, me)
 		}
 	}
-	c := &Client{conn: conn, r: bufio.NewReaderSize(conn, MaxLine)}
+	c := &Client{conn: conn, r: bufio.NewReaderSize(conn, MaxLine), path: path, token: token}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
@@ -100,7 +105,7 @@ func (c *Client) send(m Message) error {
 		case errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNRESET):
 			// It hung up before our line was taken: the same as hanging
 			// up before its answer, whichever came first.
-			return fmt.Errorf("the wrapper closed the connection: %w", err)
+			return fmt.Errorf("%w: %w", errHungUp, err)
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return fmt.Errorf("the wrapper did not answer in time (is it suspended?): %w", err)
 		}
@@ -119,14 +124,36 @@ func (c *Client) recv() (Message, error) {
 			// stuck, or not a wrapper at all.
 			return Message{}, fmt.Errorf("the wrapper did not answer in time (is it suspended?): %w", err)
 		}
-		return Message{}, fmt.Errorf("the wrapper closed the connection: %w", err)
+		return Message{}, fmt.Errorf("%w: %w", errHungUp, err)
 	}
 	return Decode(line)
 }
 
 // Call sends one request and decodes its result into out (which may be
 // nil). A refusal by the wrapper comes back as an error with its text.
+//
+// A status or waiting request the wrapper hung up on before answering is
+// asked once more, on a new connection: a wrapper whose socket is crowded
+// cuts a client that has read its hello's answer and said nothing for a
+// moment (see Server.silentest), before reading its request, and on a
+// loaded machine a live client can be off its core that long. Both are
+// safe to ask twice (a waiting start or stop sets, it does not count). A
+// wrapper that is gone is not reached again: the first error is returned.
 func (c *Client) Call(ctx context.Context, method string, params, out any) error {
+	err := c.call(ctx, method, params, out)
+	if !errors.Is(err, errHungUp) || c.path == "" || (method != MethodStatus && method != MethodWaiting) {
+		return err
+	}
+	again, derr := Dial(ctx, c.path, c.token)
+	if derr != nil {
+		return err
+	}
+	_ = c.conn.Close()
+	c.conn, c.r, c.peer = again.conn, again.r, again.peer
+	return c.call(ctx, method, params, out)
+}
+
+func (c *Client) call(ctx context.Context, method string, params, out any) error {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.conn.SetDeadline(dl)
 	} else {

@@ -538,8 +538,13 @@ func waitsOnPipe(fifo string, fn func()) bool {
 		}
 		// Each open that waits is let go (it reads nothing), however
 		// many times the command opens the pipe.
+		// Only the pipe counts: once fn has put its own file in the
+		// pipe's place (a rename over it), that file opens for writing too.
 		if fd, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
-			waited = true
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO {
+				waited = true
+			}
 			unix.Close(fd)
 		}
 		runtime.Gosched()

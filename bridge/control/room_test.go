@@ -313,3 +313,34 @@ func TestAProbeWithASlowHelloOutlastsAFloodOfAuthenticatedSilentClients(t *testi
 		t.Fatalf("event %#v, want the probe connected", ev)
 	}
 }
+
+// On a loaded machine `herdr-pi status` (or `waiting` from a hook) may
+// lose its core between reading the answer to its hello and writing its
+// request, for longer than an idle client that read its answer keeps its
+// place (HelloGrace) while the socket is crowded. The server cannot tell
+// it from a stuck client and cuts it for a newcomer; before its request
+// was read, so nothing was done. The client asks again on a new
+// connection, once, rather than fail with "the wrapper closed the
+// connection".
+func TestAStatusCutBetweenItsHelloAndItsRequestAsksAgain(t *testing.T) {
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
+	f.silent(t, f.srv.cfg.MaxConns-1) // every place but one taken
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, f.path, f.tok) // the last place
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The client is off its core past its grace; a newcomer comes and
+	// takes its place.
+	time.Sleep(4 * f.srv.cfg.HelloGrace)
+	f.silent(t, 1)
+	f.logs.waitFor(t, "closed an idle client to make room")
+	if _, err := c.Status(ctx); err != nil {
+		t.Fatalf("status cut for a newcomer before its request was read: %v", err)
+	}
+	if err := c.Wait(ctx, WaitRequest{Action: WaitStart, Source: "test", ID: "a"}); err != nil {
+		t.Fatalf("waiting on the connection status asked again on: %v", err)
+	}
+}

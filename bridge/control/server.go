@@ -393,7 +393,9 @@ func (s *Server) cutOne(c net.Conn, st *connState) {
 // An idle client has said hello with the run's token. One that has read
 // our last answer (nothing of ours waits in its socket) and still says
 // nothing is stuck, not slow: a live client writes its request as soon as
-// it has read the answer, so its grace is HelloGrace. One that has not
+// it has read the answer, so its grace is HelloGrace (one off its core
+// that long on a loaded machine is cut before its request is read, and
+// asks again: see Client.Call). One that has not
 // read it yet may be waiting for a core on a loaded machine: Grace. Idle
 // clients go before connections without a hello, and a newcomer waits
 // for one to be silent long enough rather than take a hello's place: a
