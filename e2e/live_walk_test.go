@@ -25,10 +25,10 @@ const (
 )
 
 // Two agents of one run are handed off at once (--hold: each pane stays
-// after its turn), and handed back in the opposite order: the pane opened
-// last is closed, then /quit in the first's. Each handback is its own
-// (closed, then exited; transferred); the first pane keeps running while
-// the second comes back; the run completes with both panes' replies, each in its own
+// after its turn), and handed back in the opposite order: /quit in the
+// pane opened last, then in the first's. Each handback is its own
+// (exited, transferred); the first pane keeps running while the second
+// comes back; the run completes with both panes' replies, each in its own
 // session file; nothing is left.
 func TestLiveHandoffTwoAgentsHandedBackInTheOppositeOrder(t *testing.T) {
 	lr := newLiveRig(t, func(lr *liveRig) { lr.two = true })
@@ -50,13 +50,10 @@ func TestLiveHandoffTwoAgentsHandedBackInTheOppositeOrder(t *testing.T) {
 	if b.PaneID != "w1:p3" {
 		first, second, a, b = second, first, b, a
 	}
-	// The person closes it (typing into the third pane of the fake
-	// Herdr's tmux stalls until another closes: see the report).
-	if err := herdr.NewClient(lr.s.SocketPath()).PaneClose(t.Context(), b.PaneID); err != nil {
-		t.Fatal(err)
-	}
+	waitPiReady(t, lr.private, lr.s, b.PaneID)
+	prompt(t, lr.s, b.PaneID, "/quit")
 	res, hb := second.handback(t)
-	if res.code != 0 || hb.Reason != "closed" || !hb.Transferred || hb.NeedsContinue {
+	if res.code != 0 || hb.Reason != "exited" || !hb.Transferred || hb.NeedsContinue {
 		t.Fatalf("the second: exit %d, handback %+v\n%s", res.code, hb, res.stderr)
 	}
 	// The first is still out, untouched.

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
@@ -437,7 +438,7 @@ func waitPiReady(t *testing.T, private string, s *herdrtest.Server, pane string)
 	var screen string
 	if !s.Await(2*time.Minute, func() bool {
 		screen, _ = s.Screen(pane)
-		return strings.Count(screen, strings.Repeat("─", 50)) >= 2
+		return piRules(screen) >= 2
 	}) {
 		t.Fatalf("Pi's editor never showed in pane %s:\n%s", pane, screen)
 	}
@@ -445,6 +446,23 @@ func waitPiReady(t *testing.T, private string, s *herdrtest.Server, pane string)
 		screen, _ = s.Screen(pane)
 		t.Fatalf("Pi in pane %s never said its startup was over (session_start):\n%s", pane, screen)
 	}
+}
+
+// piRules counts the lines of a screen that are one of the rules around
+// Pi's editor: nothing but "─", the pane's width (20 columns at least,
+// so a short line of dashes is not taken for one). A fixed width misses
+// them in a narrow pane: the second split of a 200-column tab is 49
+// columns wide, and a wait for rules of 50 there ended only when the
+// other pane closed and this one grew.
+func piRules(screen string) int {
+	n := 0
+	for _, line := range strings.Split(screen, "\n") {
+		line = strings.TrimRight(line, " ")
+		if utf8.RuneCountInString(line) >= 20 && strings.Trim(line, "─") == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // paneSession is the session file the wrapper in pane says its Pi writes
