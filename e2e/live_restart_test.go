@@ -54,6 +54,10 @@ func TestLiveHandoffOwnerKilledThenRestartedOnItsSession(t *testing.T) {
 		}
 	})
 	lr.launchOwner()
+	// The question waits for the person before the owner's session starts,
+	// so before its probe connects: the screen shows it, and the owner's
+	// pane reads blocked until it is answered.
+	lr.wantOwnerLast(t, "blocked")
 	// While the restarted owner asks whether to resume the run, the
 	// attempt is nobody's: open opens what the killed owner left.
 	out, code := lr.herdrPi(t, "open", "--list", st.ID, "--json")
@@ -67,8 +71,26 @@ func TestLiveHandoffOwnerKilledThenRestartedOnItsSession(t *testing.T) {
 	// Resume: the engine runs the run on.
 	lvSend(t, lr.owner, lvEnter)
 	lr.wantResult(t, "agent: finished locally")
+	lr.wantOwnerLast(t, "idle")
 	list := lvActionList(lvAgentActions(t, lr.owner))
 	if lvCount(list, "Open live session in Herdr pane") != 0 || lvCount(list, "Open session in Herdr pane") != 1 {
 		t.Fatalf("the restarted owner offers a live handoff of a settled attempt: %q", list)
+	}
+}
+
+// wantOwnerLast waits until the owner's pane (w1:p1) last reported state.
+func (lr *liveRig) wantOwnerLast(t *testing.T, state string) {
+	t.Helper()
+	var got []string
+	if !lr.s.Await(lvLong, func() bool {
+		got = got[:0]
+		for _, c := range lr.s.Reports("w1:p1") {
+			if c.Accepted {
+				got = append(got, c.State)
+			}
+		}
+		return len(got) > 0 && got[len(got)-1] == state
+	}) {
+		t.Fatalf("the owner's pane reported %q, want the last %q", got, state)
 	}
 }

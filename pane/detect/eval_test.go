@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -278,6 +280,9 @@ func TestEmbeddedPi(t *testing.T) {
 	row := func(chat, status string) string {
 		return chat + "\n\n " + status + "\n\n" + border + "\n\n" + border + "\n" + footer
 	}
+	dialog := func(body, hint string) string {
+		return " hello\n\n" + border + "\n\n" + body + "\n\n" + hint + "\n\n" + border + "\n" + footer
+	}
 	top := func(chat, status string) string {
 		return chat + "\n\n── " + status + " " + strings.Repeat("─", 40) + "\n\n" + border + "\n" + footer
 	}
@@ -309,6 +314,17 @@ func TestEmbeddedPi(t *testing.T) {
 		{"retry failed", idle(" Error: Retry failed after 3 attempts: Connection error."), Idle, ""},
 		{"aborted", idle(" Which file\n\n Operation aborted"), Idle, ""},
 		{"sentinel", idle(" Which file should I edit?\n :input_needed:"), Idle, ""},
+		// Dialogs waiting for the person, drawn in place of the editor.
+		{"select", dialog(" 1 interrupted workflow found\n\n → Resume: flow (3f0c9a2e)\n   Skip", " ↑↓ navigate  enter select  escape/ctrl+c cancel"), Blocked, "dialog"},
+		{"confirm", dialog(" Deploy?\n Really?\n\n → Yes\n   No", " ↑↓ navigate  enter select  esc cancel"), Blocked, "dialog"},
+		{"input", dialog(" Your name\n\n> ", " enter submit  escape/ctrl+c cancel"), Blocked, "dialog"},
+		{"editor, hint wrapped", dialog(" Notes\n\n"+border+"\nsome text\n"+border, " enter submit  shift+enter newline  escape/ctrl+c cancel  ctrl+g\n external editor"), Blocked, "dialog"},
+		{"project trust", dialog(" Trust this project?\n\n → Trust\n   Do not trust", " ↑↓ navigate  enter save  esc cancel"), Blocked, "dialog"},
+		{"dialog while a run works", " x\n\n ⠙ Working...\n\n" + dialog(" Allow bash?\n\n → Yes\n   No", " ↑↓ navigate  enter select  esc cancel"), Blocked, "dialog"},
+		// A reply quoting a hint is chat: the blank row and editor border
+		// after it are not right below it.
+		{"reply quotes the hint", idle(" ↑↓ navigate  enter select  esc cancel\n and so on"), Idle, ""},
+		{"hint typed into the editor", " x\n\n" + border + "\n ↑↓ navigate  enter select  esc cancel\n" + border + "\n" + footer, Idle, ""},
 	}
 	for _, c := range cases {
 		v := pi.Evaluate(Input{Text: c.screen, Title: "π - proj"})
@@ -393,5 +409,21 @@ line_regex = ['^busy$']
 `)
 	if v := m.Evaluate(Input{Title: "pi\nbusy"}); v.State != Working {
 		t.Errorf("got %s, want working", v.State)
+	}
+}
+
+// A real Pi 1.6.0 screen (40x120, as e2e's
+// TestWrapPiDialogBeforeTheSessionStartsIsBlocked showed it): an
+// extension's select opened before the session started, in place of the
+// editor. Only the screen can tell it then (the probe is not connected
+// yet), and it must read blocked.
+func TestEmbeddedPiDialogAtStart(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "pi-1.6.0-dialog-at-start.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustLookup(t, Embedded(), "pi").Evaluate(Input{Text: strings.TrimSuffix(string(b), "\n"), Title: "π - proj"})
+	if v.State != Blocked || v.Rule == nil || v.Rule.ID != "dialog" || !v.VisibleBlocker {
+		t.Fatalf("got %s (rule %v, visible blocker %v), want blocked by rule dialog", v.State, v.Rule, v.VisibleBlocker)
 	}
 }

@@ -629,6 +629,14 @@ func (m *Machine) settleScreen(now time.Time) time.Time {
 	}
 	switch v.State {
 	case Blocked:
+		if m.probe || m.programActivity != Unknown {
+			// The probe and Pi's status channel tell the agent's dialogs
+			// themselves, and one dialog must not open two reasons (the
+			// screen's would outlive the answer by a debounce, relabelled
+			// "blocked on screen"). The screen tells a dialog neither can:
+			// one opened before the probe connects, or without either.
+			return time.Time{}
+		}
 		m.screenBlocked, m.screenBlockRule = true, v.Rule
 		m.openLocked(now, Reason{Key: "screen", Kind: KindScreen, Label: screenLabel(v.Rule)})
 	case Working, Idle:
