@@ -59,7 +59,10 @@ func TestATreeMoveBackToAQuestionIsNotToldAgain(t *testing.T) {
 				r.s.ProgramStatus(state.ProgramStatus{State: "done", App: "pi"})
 			}
 			r.waitRuns(t, 1)
-			_, before := r.got()
+			// The sink tells the run's end after it is counted: the
+			// "finished" is waited for, or it could land after this look
+			// and pass for a notification of the move.
+			before := r.awaitNotes(t, `"finished"`, func(n string) bool { return n == "finished" })
 
 			// /tree to the question.
 			if probe {
@@ -77,6 +80,21 @@ func TestATreeMoveBackToAQuestionIsNotToldAgain(t *testing.T) {
 				t.Fatalf("state %q after the move back to the question, want blocked", s.State)
 			}
 		})
+	}
+}
+
+// awaitNotes waits until the notifications are as ok wants (want says
+// what that is), and returns them.
+func (r *rig) awaitNotes(t *testing.T, want string, ok func(string) bool) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		_, got := r.got()
+		if ok(got) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("notifications %q, want %s", got, want)
+		}
 	}
 }
 
@@ -149,7 +167,8 @@ func TestATreeMoveBackToAQuestionToldHereIsNotToldAgain(t *testing.T) {
 			r.waitRuns(t, 1)
 			r.awaitReasons(t, 2)    // the question closed
 			told.await(t, w, false) // and the file said it was answered
-			_, before := r.got()
+			// The answered run's end is told after it is counted.
+			before := r.awaitNotes(t, "the question, then the run's end", func(n string) bool { return strings.HasSuffix(n, "finished") })
 			if strings.Count(before, "input-needed") != 1 {
 				t.Fatalf("notifications %q before the move, want the question once", before)
 			}
