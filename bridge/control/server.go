@@ -455,17 +455,26 @@ func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wak
 // on a unix socket what we wrote counts against our side (SIOCOUTQ) until
 // the peer has read it.
 func answerRead(c net.Conn) bool {
+	n, ok := queued(c, unix.SIOCOUTQ)
+	return ok && n == 0
+}
+
+// queued is the byte count the socket ioctl req (SIOCINQ, SIOCOUTQ)
+// gives for c; false when it cannot be had.
+func queued(c net.Conn, req uint) (int, bool) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return false
+		return 0, false
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return false
+		return 0, false
 	}
-	n, qerr := 1, error(nil)
-	_ = rc.Control(func(fd uintptr) { n, qerr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ) })
-	return qerr == nil && n == 0
+	n, qerr := 0, error(nil)
+	if cerr := rc.Control(func(fd uintptr) { n, qerr = unix.IoctlGetInt(int(fd), req) }); cerr != nil {
+		return 0, false
+	}
+	return n, qerr == nil
 }
 
 // mark records c's phase; a connection that may now be dropped may let a
@@ -517,17 +526,8 @@ func (s *Server) arm(c net.Conn, deadline time.Time) {
 
 // pending reports whether c has bytes the server has not read yet.
 func pending(c net.Conn) bool {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	n := 0
-	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
-	return n > 0
+	n, ok := queued(c, unix.SIOCINQ)
+	return ok && n > 0
 }
 
 func (s *Server) untrack(c net.Conn) {
