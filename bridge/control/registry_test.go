@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -508,7 +507,7 @@ func TestRegisterDoesNotWaitOnAPipeInItsPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	var err error
-	waited := waitsOnPipe(fifo, func() {
+	waited := testenv.WaitsOnPipe(fifo, func() {
 		_, err = reg.Register(key, Endpoint{Socket: "/tmp/y.sock", Token: "t", PID: os.Getpid()})
 	})
 	if waited || err != nil {
@@ -516,37 +515,5 @@ func TestRegisterDoesNotWaitOnAPipeInItsPlace(t *testing.T) {
 	}
 	if e, err := reg.Lookup(key); err != nil || e.Socket != "/tmp/y.sock" {
 		t.Fatalf("lookup: %+v, %v", e, err)
-	}
-}
-
-// waitsOnPipe runs fn and reports whether it opened the named pipe at
-// fifo and waited there for a writer; a writer opens without waiting only
-// while a reader holds the pipe open, and lets that reader go on (to
-// read nothing).
-func waitsOnPipe(fifo string, fn func()) bool {
-	done := make(chan struct{})
-	go func() { // owned by waitsOnPipe, which waits for it
-		defer close(done)
-		fn()
-	}()
-	waited := false
-	for {
-		select {
-		case <-done:
-			return waited
-		default:
-		}
-		// Each open that waits is let go (it reads nothing), however
-		// many times the command opens the pipe.
-		// Only the pipe counts: once fn has put its own file in the
-		// pipe's place (a rename over it), that file opens for writing too.
-		if fd, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
-			var st unix.Stat_t
-			if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO {
-				waited = true
-			}
-			unix.Close(fd)
-		}
-		runtime.Gosched()
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -403,7 +404,7 @@ func TestCloseDoesNotWaitOnAPipeInTheLedger(t *testing.T) {
 	}
 	var code int
 	var errs string
-	if waitsOn(t, rec.File, func() { code, _, errs = runClose(t, env, ls.Cwd, run) }) {
+	if testenv.WaitsOnPipe(rec.File, func() { code, _, errs = runClose(t, env, ls.Cwd, run) }) {
 		t.Errorf("close opened the pipe and waited for a writer")
 	}
 	if want := "ledger record " + rec.File + ": unreadable (it is a named pipe (FIFO), not a regular file)"; code != 1 || !strings.Contains(errs, want) {

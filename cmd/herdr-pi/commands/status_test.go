@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // silentWrapper answers status with nothing filled in: a wrapper in its
@@ -74,7 +74,7 @@ func TestStatusDoesNotWaitOnAPipeInTheRegistry(t *testing.T) {
 	}
 	var code int
 	var out string
-	if waitsOn(t, fifo, func() { code, out, _ = run(t, e.env, "status", "--json") }) {
+	if testenv.WaitsOnPipe(fifo, func() { code, out, _ = run(t, e.env, "status", "--json") }) {
 		t.Errorf("status opened the pipe and waited for a writer")
 	}
 	var got struct {
@@ -85,33 +85,5 @@ func TestStatusDoesNotWaitOnAPipeInTheRegistry(t *testing.T) {
 	}
 	if code != 1 || got.Error.Code != unreachable || !strings.Contains(got.Error.Message, fifo+": it is a named pipe (FIFO), not a regular file; remove it") {
 		t.Errorf("exit %d, %+v; want 1, unreachable and the pipe named", code, got.Error)
-	}
-}
-
-// waitsOn runs cmd and reports whether it opened the named pipe at fifo
-// and waited there for a writer. It takes the pipe's other end only then,
-// so that a cmd that waits still ends (reading nothing) and the test with
-// it; a writer opens without waiting only while a reader holds the pipe.
-func waitsOn(t *testing.T, fifo string, cmd func()) bool {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { // owned by waitsOn, which waits for it
-		defer close(done)
-		cmd()
-	}()
-	waited := false
-	for {
-		select {
-		case <-done:
-			return waited
-		default:
-		}
-		// Each open that waits is let go (it reads nothing), however
-		// many times the command opens the pipe.
-		if fd, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
-			waited = true
-			unix.Close(fd)
-		}
-		runtime.Gosched()
 	}
 }
