@@ -35,44 +35,15 @@ func TestWriteNewFileMakesA0600File(t *testing.T) {
 // Whatever is at the name already is not ours: refused with fs.ErrExist,
 // never followed or rewritten.
 func TestWriteNewFileRefusesWhatIsThere(t *testing.T) {
-	for _, placed := range []string{"symlink to a file", "dangling symlink", "file"} {
+	for _, placed := range testenv.InTheWay {
 		t.Run(placed, func(t *testing.T) {
-			dir, elsewhere := t.TempDir(), t.TempDir()
-			at, target := filepath.Join(dir, "m.mjs"), filepath.Join(elsewhere, "target")
-			switch placed {
-			case "symlink to a file":
-				if err := os.WriteFile(target, []byte("mine"), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Symlink(target, at); err != nil {
-					t.Fatal(err)
-				}
-			case "dangling symlink":
-				if err := os.Symlink(target, at); err != nil {
-					t.Fatal(err)
-				}
-			case "file":
-				if err := os.WriteFile(at, []byte("mine"), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
+			at := filepath.Join(t.TempDir(), "m.mjs")
+			untouched := testenv.PutInTheWay(t, at, placed)
 			if err := WriteNewFile(at, []byte("theirs")); !errors.Is(err, fs.ErrExist) {
 				t.Fatalf("WriteNewFile over a %s: %v, want fs.ErrExist", placed, err)
 			}
-			b, err := os.ReadFile(target)
-			switch placed {
-			case "symlink to a file":
-				if string(b) != "mine" {
-					t.Errorf("the symlink's target now holds %q (%v), want \"mine\"", b, err)
-				}
-			case "dangling symlink":
-				if !os.IsNotExist(err) {
-					t.Errorf("the write created %s through the symlink (%v)", target, err)
-				}
-			case "file":
-				if b, _ := os.ReadFile(at); string(b) != "mine" {
-					t.Errorf("the file there now holds %q, want \"mine\"", b)
-				}
+			if p := untouched(); p != "" {
+				t.Error(p)
 			}
 		})
 	}

@@ -23,45 +23,15 @@ func TestWriteRefusesWhatIsAlreadyAtItsNames(t *testing.T) {
 		{HandoffFileName, Write},
 		{LauncherName, WriteLauncher},
 	} {
-		for _, placed := range []string{"symlink to a file", "dangling symlink", "file"} {
+		for _, placed := range testenv.InTheWay {
 			t.Run(c.name+"/"+placed, func(t *testing.T) {
-				dir, elsewhere := t.TempDir(), t.TempDir()
-				at := filepath.Join(dir, c.name)
-				target := filepath.Join(elsewhere, "target")
-				switch placed {
-				case "symlink to a file":
-					if err := os.WriteFile(target, []byte("mine"), 0o600); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.Symlink(target, at); err != nil {
-						t.Fatal(err)
-					}
-				case "dangling symlink":
-					if err := os.Symlink(target, at); err != nil {
-						t.Fatal(err)
-					}
-				case "file":
-					if err := os.WriteFile(at, []byte("mine"), 0o600); err != nil {
-						t.Fatal(err)
-					}
-				}
+				dir := t.TempDir()
+				untouched := testenv.PutInTheWay(t, filepath.Join(dir, c.name), placed)
 				if path, err := c.write(dir); err == nil {
 					t.Errorf("wrote %s over a %s", path, placed)
 				}
-				b, err := os.ReadFile(target)
-				switch placed {
-				case "symlink to a file":
-					if string(b) != "mine" {
-						t.Errorf("the file the symlink points to now holds %d bytes (%v), want \"mine\"", len(b), err)
-					}
-				case "dangling symlink":
-					if !os.IsNotExist(err) {
-						t.Errorf("the write created %s through the symlink (%v)", target, err)
-					}
-				case "file":
-					if b, _ := os.ReadFile(at); string(b) != "mine" {
-						t.Errorf("the file there now holds %d bytes, want \"mine\"", len(b))
-					}
+				if p := untouched(); p != "" {
+					t.Error(p)
 				}
 			})
 		}
