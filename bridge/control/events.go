@@ -261,9 +261,14 @@ type ChannelEventsLost struct {
 // Conn numbers the server's probe connections from 1: the probe may be
 // connected again before the end of its old connection is delivered (two
 // connections, two goroutines), and that end is no longer news.
+//
+// Dialogs says the probe reports Pi's own dialogs (UIPromptStart): Pi
+// tells its extensions of them since 0.84.4. A probe in an older Pi
+// cannot, and the screen must tell them.
 type ProbeConnected struct {
-	PID  int
-	Conn uint64
+	PID     int
+	Conn    uint64
+	Dialogs bool
 }
 
 // ProbeDisconnected: see [ProbeConnected].

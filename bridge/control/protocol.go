@@ -15,7 +15,7 @@ import (
 
 // The wire format: one JSON object per line (NDJSON), in both directions.
 //
-//	client → server  {"type":"hello","token":"…","role":"probe"|"client","pid":N,"version":1,"herdr_pi":"v1.2.3 (…)"}
+//	client → server  {"type":"hello","token":"…","role":"probe"|"client","pid":N,"version":1,"herdr_pi":"v1.2.3 (…)"[,"dialogs":true]}
 //	server → client  {"type":"hello","ok":true,"version":1,"herdr_pi":"…"}   or {"type":"error","error":"…"} and close
 //	probe  → server  {"type":"event","name":"agent_start","data":{…}}           (no answer)
 //	probe  → server  {"type":"event","name":"herdr:blocked","seq":N,"data":{…}} (a channel event, numbered)
@@ -87,6 +87,10 @@ type Message struct {
 	// HerdrPi, in a hello, names the sender's build ([Build]); absent
 	// from builds older than the field.
 	HerdrPi string `json:"herdr_pi,omitempty"`
+	// Dialogs, in a probe's hello: the Pi it runs in tells it of its own
+	// dialogs, which it reports (ui_prompt_start). See
+	// [ProbeConnected].Dialogs.
+	Dialogs bool `json:"dialogs,omitempty"`
 }
 
 // ErrLineTooLong is returned for a line over MaxLine.

@@ -620,7 +620,7 @@ func (s *Server) serve(c *net.UnixConn) {
 		s.probeConns++
 		conn := s.probeConns
 		s.mu.Unlock()
-		s.deliverEvent(ProbeConnected{PID: int(cred.Pid), Conn: conn})
+		s.deliverEvent(ProbeConnected{PID: int(cred.Pid), Conn: conn, Dialogs: hello.Dialogs})
 		defer func() {
 			s.mu.Lock()
 			s.probes--

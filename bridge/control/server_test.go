@@ -251,6 +251,22 @@ func TestANumberedChannelEventIsDeliveredOnce(t *testing.T) {
 	f.logs.waitFor(t, "channel event 2 (@eko24ive/pi-ask:started) was delivered already")
 }
 
+// A probe's hello says whether its Pi tells it of its own dialogs (Pi
+// before 0.84.4 does not): the pane leaves such a Pi's dialogs to the
+// screen. A hello that does not say is a probe that cannot.
+func TestProbeHelloSaysWhetherItReportsDialogs(t *testing.T) {
+	for _, field := range []string{`,"dialogs":true`, `,"dialogs":false`, ``} {
+		f := start(t)
+		c := f.raw(t)
+		c.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":"probe","version":1%s}`, f.tok, field))
+		c.read(t)
+		want := ProbeConnected{PID: os.Getpid(), Conn: 1, Dialogs: field == `,"dialogs":true`}
+		if ev := f.rec.next(t); !reflect.DeepEqual(ev, want) {
+			t.Fatalf("hello with %q: first event %#v, want %#v", field, ev, want)
+		}
+	}
+}
+
 func TestEventsArriveTypedAndInOrder(t *testing.T) {
 	f := start(t)
 	c := f.raw(t)

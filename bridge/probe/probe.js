@@ -17,7 +17,9 @@
 // - Only the root interactive session speaks; a stale instance (after
 //   /reload or a session switch) goes quiet.
 
+import { readFileSync, realpathSync, statSync } from "node:fs";
 import { createConnection } from "node:net";
+import { dirname, join } from "node:path";
 
 import { setupHandoff } from "./herdr-pi-handoff.mjs";
 
@@ -317,6 +319,52 @@ function modeOf(ctx) {
 	return { mode: rpc ? "rpc" : "tui", inferred: true };
 }
 
+// Pi tells its extensions of its own dialogs (ui_prompt_start and
+// ui_prompt_end) since 0.84.4; an older Pi (0.73.1) opens them unseen and
+// has no status channel either, so only the wrapper's screen can see that
+// one waits. The hello says which (dialogs), and the wrapper leaves an
+// older Pi's dialogs to the screen. Pi's version is in its package.json,
+// above the entry script Pi was started by (process.argv[1], as the
+// launcher keeps it), or in PI_PACKAGE_DIR, where Pi itself looks first. A
+// Pi not found there, or another package (a fork numbers its own
+// versions), says no: its dialogs are the screen's, at worst told twice,
+// never missed.
+const PI_PACKAGES = ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"];
+const DIALOG_EVENTS_SINCE = [0, 84, 4];
+
+export function piTellsDialogs(entry = process.argv[1], packageDir = process.env.PI_PACKAGE_DIR) {
+	try {
+		const m = /^(\d+)\.(\d+)\.(\d+)/.exec(piVersion(entry, packageDir));
+		if (!m) return false;
+		for (let i = 0; i < 3; i++) {
+			const n = Number(m[i + 1]);
+			if (n !== DIALOG_EVENTS_SINCE[i]) return n > DIALOG_EVENTS_SINCE[i];
+		}
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+function piVersion(entry, packageDir) {
+	const dirs = packageDir ? [packageDir] : [];
+	try {
+		// dist/cli.js or dist/bundle/cli.js below the package's root.
+		let dir = dirname(realpathSync(entry));
+		for (let i = 0; i < 4 && !dirs.includes(dir); i++, dir = dirname(dir)) dirs.push(dir);
+	} catch {}
+	for (const dir of dirs) {
+		try {
+			const file = join(dir, "package.json");
+			const st = statSync(file);
+			if (!st.isFile() || st.size > 1 << 20) continue; // never a FIFO or a huge file
+			const pkg = JSON.parse(readFileSync(file, "utf8"));
+			if (PI_PACKAGES.includes(pkg?.name) && typeof pkg.version === "string") return pkg.version;
+		} catch {}
+	}
+	return "";
+}
+
 // encode writes one event line that the wrapper accepts. A payload too long
 // for a line has its strings cut shorter, and a circular one loses only
 // the repeated objects: dropping the whole payload would lose what decides
@@ -427,7 +475,10 @@ function connection({ resync = true } = {}) {
 		flushKept(sock);
 	});
 	if (typeof sock.unref === "function") sock.unref(); // never keeps Pi alive
-	sock.write(JSON.stringify({ type: "hello", token, role: "probe", pid: process.pid, version: 1 }) + "\n");
+	const hello = { type: "hello", token, role: "probe", pid: process.pid, version: 1 };
+	shared.tellsDialogs ??= piTellsDialogs(); // once: Pi does not change
+	if (shared.tellsDialogs) hello.dialogs = true;
+	sock.write(JSON.stringify(hello) + "\n");
 	shared.sock = sock;
 	shared.taken = shared.behind = false;
 	shared.written = 0;

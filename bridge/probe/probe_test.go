@@ -145,6 +145,8 @@ type harnessOut struct {
 	ConnectedAfterQuit bool `json:"connectedAfterQuit"`
 	// RetryCancelled: retryCancelled on the branch vectors.
 	RetryCancelled []bool `json:"retryCancelled"`
+	// TellsDialogs: piTellsDialogs on the entries of PI_ENTRIES.
+	TellsDialogs []bool `json:"tellsDialogs"`
 	// Connections the probe opened (or tried to).
 	Connections int `json:"connections"`
 	// KeptWhileDown and KeptAtMost: channel events the probe kept for the
@@ -304,6 +306,82 @@ func TestProbeFunctionsMatchTheReferenceVectors(t *testing.T) {
 	// cancelled retry.
 	if want := []bool{true, true, false, false, false, false, false, false, false}; !reflect.DeepEqual(out.RetryCancelled, want) {
 		t.Errorf("retryCancelled: %v, want %v", out.RetryCancelled, want)
+	}
+}
+
+// The probe's hello says whether its Pi tells it of its dialogs: Pi does
+// since 0.84.4. It reads the version from Pi's package, found above the
+// entry script Pi was started by (.bin/pi, a link into the package, as npm
+// installs it), or in PI_PACKAGE_DIR; anything else says no.
+func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
+	root := t.TempDir()
+	n := 0
+	// install lays out a package as npm does and returns its .bin link.
+	install := func(name, version, main string) (bin, dir string) {
+		n++
+		modules := filepath.Join(root, fmt.Sprint(n), "node_modules")
+		dir = filepath.Join(modules, name)
+		writeAll(t, filepath.Join(dir, main), "#!/usr/bin/env node\n")
+		writeAll(t, filepath.Join(dir, "package.json"), fmt.Sprintf(`{"name":%q,"version":%q,"type":"module"}`, name, version))
+		if strings.Contains(main, "bundle") {
+			// A bundle's own package.json says only its module type.
+			writeAll(t, filepath.Join(dir, filepath.Dir(main), "package.json"), `{"type":"module"}`)
+		}
+		bin = filepath.Join(modules, ".bin", "pi")
+		if err := os.MkdirAll(filepath.Dir(bin), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join("..", name, main), bin); err != nil {
+			t.Fatal(err)
+		}
+		return bin, dir
+	}
+	old, _ := install("@mariozechner/pi-coding-agent", "0.73.1", "dist/cli.js")
+	before, _ := install("@earendil-works/pi-coding-agent", "0.84.3", "dist/cli.js")
+	since, _ := install("@earendil-works/pi-coding-agent", "0.84.4", "dist/cli.js")
+	current, currentDir := install("@earendil-works/pi-coding-agent", "1.6.0", "dist/bundle/cli.js")
+	fork, _ := install("@someone/pi-fork", "2.0.0", "dist/cli.js")
+	bare := filepath.Join(root, "bare", "cli.js")
+	writeAll(t, bare, "#!/usr/bin/env node\n")
+	cases := []struct {
+		name, entry, packageDir string
+		want                    bool
+	}{
+		{"Pi 0.73.1", old, "", false},
+		{"Pi 0.84.3", before, "", false},
+		{"Pi 0.84.4", since, "", true},
+		{"Pi 1.6.0, bundled", current, "", true},
+		{"a fork", fork, "", false},
+		{"no package", bare, "", false},
+		{"PI_PACKAGE_DIR", bare, currentDir, true},
+		{"no such entry", filepath.Join(root, "gone.js"), "", false},
+	}
+	var entries [][2]string
+	for _, c := range cases {
+		entries = append(entries, [2]string{c.entry, c.packageDir})
+	}
+	b, err := json.Marshal(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := runHarness(t, "", false, "PI_ENTRIES="+string(b))
+	if len(out.TellsDialogs) != len(cases) {
+		t.Fatalf("piTellsDialogs answered %v for %d entries", out.TellsDialogs, len(cases))
+	}
+	for i, c := range cases {
+		if out.TellsDialogs[i] != c.want {
+			t.Errorf("%s: piTellsDialogs %v, want %v", c.name, out.TellsDialogs[i], c.want)
+		}
+	}
+}
+
+func writeAll(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -81,6 +81,21 @@ func (w *wrapper) lifecycle() []control.Event {
 	return out
 }
 
+// saidDialogs is what the probe's first connection said in its hello:
+// whether its Pi tells it of its own dialogs.
+func (w *wrapper) saidDialogs(t *testing.T) bool {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ev := range w.events {
+		if c, ok := ev.(control.ProbeConnected); ok {
+			return c.Dialogs
+		}
+	}
+	t.Fatal("the probe never connected")
+	return false
+}
+
 // waitEvent waits for an event of the given name.
 func (w *wrapper) waitEvent(t *testing.T, name string, timeout time.Duration) control.Event {
 	t.Helper()
@@ -222,6 +237,9 @@ func TestPiBlockedReplyInsideHerdr(t *testing.T) {
 	start := w.waitEvent(t, control.EvSessionStart, 10*time.Second).(control.SessionStart)
 	if start.Reason != "startup" || start.Mode != "tui" || start.ModeInferred || !start.HasUI || start.SessionFile == "" || start.InputNeeded {
 		t.Fatalf("session_start %+v", start)
+	}
+	if !w.saidDialogs(t) {
+		t.Fatal("the probe in Pi 1.6.0 says it cannot report Pi's dialogs")
 	}
 	sink := &sentinels{}
 	watch := session.Watch(session.WatchConfig{Sink: sink, Interval: 20 * time.Millisecond})
@@ -539,9 +557,10 @@ func TestPiPrintModeGetsNoProbe(t *testing.T) {
 	}
 }
 
-// Pi 0.73.1 has no ctx.mode, no agent_settled and no Markdown transformers:
-// the probe still loads without error, adds the guidance and reports; the
-// marker stays visible there (documented limitation).
+// Pi 0.73.1 has no ctx.mode, no agent_settled, no dialog events and no
+// Markdown transformers: the probe still loads without error, adds the
+// guidance and reports; the marker stays visible there (documented
+// limitation).
 func TestOldPiLoadsTheProbe(t *testing.T) {
 	pi := pitest.Old(t)
 	llm := fakellm.Start(fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}))
@@ -553,6 +572,10 @@ func TestOldPiLoadsTheProbe(t *testing.T) {
 	start := w.waitEvent(t, control.EvSessionStart, 15*time.Second).(control.SessionStart)
 	if start.Mode != "tui" || !start.ModeInferred || start.Reason != "startup" {
 		t.Fatalf("session_start %+v", start)
+	}
+	// …and no dialog events: the wrapper leaves its dialogs to the screen.
+	if w.saidDialogs(t) {
+		t.Fatal("the probe in Pi 0.73.1 says it reports Pi's dialogs")
 	}
 	tm.Type(t, "hello")
 	end := w.waitEvent(t, control.EvAgentEnd, 15*time.Second).(control.AgentEnd)

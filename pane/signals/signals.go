@@ -188,6 +188,8 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 	switch e := ev.(type) {
 	case control.ProbeConnected:
 		s.probePID, s.probeConn = e.PID, e.Conn
+		// Told first: a dialog already on screen is weighed with it.
+		s.m.ProbeTellsDialogs(e.Dialogs)
 		s.m.ProbeConnected(true)
 	case control.ProbeDisconnected:
 		if e.Conn != s.probeConn {

@@ -51,3 +51,27 @@ func TestScreenDialogBeforeTheProbe(t *testing.T) {
 		expect(t, r, "idle@300 blocked@1300(blocked on screen (dialog)) idle@2000")
 	})
 }
+
+// A probe in a Pi that tells its extensions nothing of its dialogs (Pi
+// before 0.84.4) cannot report them, and such a Pi has no status channel
+// either: the screen alone shows the question (an extension's select, the
+// workflow engine's "interrupted workflow found"). The pane is blocked
+// while it waits, though the probe speaks, and idle once it is answered.
+func TestScreenDialogWhenTheProbeCannotTellIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMachine(300*time.Millisecond, 0)
+		defer m.Stop()
+		m.ProbeTellsDialogs(false)
+		m.ProbeConnected(true)
+		m.SessionStart()
+		time.Sleep(time.Second)
+		m.Screen(Verdict{State: Blocked, Rule: "dialog"})
+		time.Sleep(time.Second)
+		m.Screen(Verdict{State: Idle})
+		time.Sleep(time.Second)
+		expect(t, r, "idle@0 blocked@1300(blocked on screen (dialog)) idle@2300")
+		if got := r.reasons(); got != "+screen -screen" {
+			t.Fatalf("reasons %q, want the screen's dialog alone", got)
+		}
+	})
+}

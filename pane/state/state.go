@@ -332,6 +332,9 @@ type Machine struct {
 	// agent works (ProbeConnected), and its word stands until then unless
 	// the status channel speaks or a probe connects (zero: no such hold).
 	probeGoneUntil time.Time
+	// probeMissesDialogs: the probe cannot report the agent's dialogs
+	// (ProbeTellsDialogs), so the screen's dialog does not defer to it.
+	probeMissesDialogs bool
 
 	// Program status (the agent's own OSC 7501 reports): the activity the
 	// last report gave — Unknown before the first and after the channel was
@@ -629,12 +632,14 @@ func (m *Machine) settleScreen(now time.Time) time.Time {
 	}
 	switch v.State {
 	case Blocked:
-		if m.probe || m.programActivity != Unknown {
+		if (m.probe && !m.probeMissesDialogs) || m.programActivity != Unknown {
 			// The probe and Pi's status channel tell the agent's dialogs
 			// themselves, and one dialog must not open two reasons (the
 			// screen's would outlive the answer by a debounce, relabelled
 			// "blocked on screen"). The screen tells a dialog neither can:
-			// one opened before the probe connects, or without either.
+			// one opened before the probe connects, without either, or
+			// in a Pi too old to tell its probe (ProbeTellsDialogs), which
+			// has no status channel either.
 			return time.Time{}
 		}
 		m.screenBlocked, m.screenBlockRule = true, v.Rule
@@ -1254,6 +1259,17 @@ func (m *Machine) ProbeConnected(on bool) {
 			m.replacing = false
 		}
 		m.probe = on
+	})
+}
+
+// ProbeTellsDialogs says whether the probe that connects next, or is
+// connected, reports the agent's own dialogs (Pi tells its extensions of
+// them since 0.84.4). One that cannot leaves them to the screen, as if
+// there were no probe: a question waiting on an older Pi must read
+// blocked. Until told otherwise a probe is taken to report them.
+func (m *Machine) ProbeTellsDialogs(tells bool) {
+	m.update("probe:dialogs", func(time.Time) {
+		m.probeMissesDialogs = !tells
 	})
 }
 

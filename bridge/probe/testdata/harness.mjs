@@ -98,6 +98,12 @@ out.strip = [
 	mod.stripMarker("The marker is :input_needed: when input is required.", true),
 ];
 
+// Pi's entry scripts, each with a PI_PACKAGE_DIR, as the Go test laid
+// them out: does the probe say that Pi tells it of its dialogs?
+if (process.env.PI_ENTRIES) {
+	out.tellsDialogs = JSON.parse(process.env.PI_ENTRIES).map(([entry, dir]) => mod.piTellsDialogs(entry, dir));
+}
+
 // Branches as Pi 1.6.0 writes them around its retries: a failed reply it
 // schedules a retry for is left out of the model's view by a context_edit.
 const failed = (id) => ({ type: "message", id, message: { role: "assistant", content: [], stopReason: "error" } });
