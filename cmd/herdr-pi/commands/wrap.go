@@ -17,6 +17,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
+	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/live"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/pane/launch"
@@ -208,6 +209,11 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	rc := control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
 		Events: signals, Requests: herdrStatus{signals, presence, notes, names}, Logf: log.Printf,
+		// The ledger records of what is open for this pane (an
+		// inspection's) or for this wrapper's handoffs live as long as
+		// this wrapper does: its freshening keeps them from cleaners of
+		// /tmp, and only them (see handoff/kept.go).
+		Keep: handoff.LedgerAt(paths.RuntimeBase).KeptByThisProcess,
 	}
 	var handoffs *live.Service
 	if isPi {
