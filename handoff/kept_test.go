@@ -1,15 +1,12 @@
 package handoff
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
@@ -21,22 +18,6 @@ type paneWrapper struct{}
 func (paneWrapper) ProbeEvent(control.Event)       {}
 func (paneWrapper) Wait(control.WaitRequest) error { return nil }
 func (paneWrapper) Status() control.Status         { return control.Status{State: "idle"} }
-
-// ageAll sets the access and modification times of base and everything
-// under it back by age.
-func ageAll(t *testing.T, base string, age time.Duration) {
-	t.Helper()
-	then := unix.NsecToTimespec(time.Now().Add(-age).UnixNano())
-	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{then, then}, unix.AT_SYMLINK_NOFOLLOW)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // recordFiles are the ledger's record and pending files, by name.
 func recordFiles(t *testing.T, l Ledger) []string {
@@ -108,7 +89,7 @@ func TestSystemdTmpfilesAgingSparesTheRecordsOfAnOpenPane(t *testing.T) {
 		}
 	}
 
-	ageAll(t, base, 11*24*time.Hour)
+	testenv.AgeAll(t, base, 11*24*time.Hour)
 	run.Freshen() // the wrapper's hourly pass
 	testenv.SystemdTmpfilesClean(t, short, 10*24*time.Hour)
 

@@ -2,11 +2,14 @@ package testenv
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // SystemdTmpfilesClean runs the real systemd-tmpfiles' aging over dir, as
@@ -31,5 +34,22 @@ func SystemdTmpfilesClean(t testing.TB, dir string, age time.Duration) {
 	}
 	if out, err := exec.Command(bin, "--clean", conf).CombinedOutput(); err != nil {
 		t.Fatalf("systemd-tmpfiles --clean %s (%q): %v\n%s", conf, line, err, out)
+	}
+}
+
+// AgeAll sets the access and modification times of base and everything
+// under it (a symlink's own) back by age, as if nobody had touched them
+// since.
+func AgeAll(t testing.TB, base string, age time.Duration) {
+	t.Helper()
+	then := unix.NsecToTimespec(time.Now().Add(-age).UnixNano())
+	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{then, then}, unix.AT_SYMLINK_NOFOLLOW)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -212,7 +212,8 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		// The ledger records of what is open for this pane (an
 		// inspection's) or for this wrapper's handoffs live as long as
 		// this wrapper does: its freshening keeps them from cleaners of
-		// /tmp, and only them (see handoff/kept.go).
+		// /tmp, and only them (see handoff/kept.go); the live handoff
+		// service adds its runs' workspaces below.
 		Keep: handoff.LedgerAt(paths.RuntimeBase).KeptByThisProcess,
 	}
 	var handoffs *live.Service
@@ -220,7 +221,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		// Any Pi may load the workflow engine: its probe then links up as
 		// the owner, and live handoffs run here.
 		if handoffs = startHandoffs(f, paths, herdrEnv, inHerdr, cwd, log.Printf); handoffs != nil {
-			rc.Owner, rc.Handoffs = handoffs, handoffs
+			rc.Owner, rc.Handoffs, rc.Keep = handoffs, handoffs, handoffs.Kept
 			down.handoffs = handoffs.Close
 		}
 	}
