@@ -28,6 +28,8 @@ import (
 //     (tmpfiles.d(5), "Age"); it skips a live socket too;
 //   - every freshenEvery the wrapper sets the access and modification
 //     times of what it keeps there to now: the run directory and all in
+//     it, every other run directory the process holds (a live handoff's:
+//     its lock, its bridge, its launch's files; see heldRuns) and all in
 //     it, the directories above it that it made, its pane's registry
 //     entry, and what its caller says it keeps besides (RunConfig.Keep:
 //     the ledger records of what is open in Herdr for this wrapper's
@@ -117,18 +119,15 @@ func (f *freshener) pass() {
 		}
 		return
 	}
-	_ = filepath.WalkDir(f.dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
+	touchTree(f.dir)
+	// The other run directories this process holds (a live handoff's,
+	// with its bridge and launch files) live as long as this run does or
+	// less: kept young alike.
+	for _, dir := range heldDirs() {
+		if dir != f.dir {
+			touchTree(dir)
 		}
-		// A temporary file is judged by its age when its writer died
-		// (SweepTemp): it is left to age.
-		if !d.IsDir() && strings.HasPrefix(d.Name(), tempPrefix) {
-			return nil
-		}
-		touch(path)
-		return nil
-	})
+	}
 	for _, p := range f.above {
 		touch(p)
 	}
@@ -140,6 +139,22 @@ func (f *freshener) pass() {
 			touch(p)
 		}
 	}
+}
+
+// touchTree touches dir and everything in it.
+func touchTree(dir string) {
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		// A temporary file is judged by its age when its writer died
+		// (SweepTemp): it is left to age.
+		if !d.IsDir() && strings.HasPrefix(d.Name(), tempPrefix) {
+			return nil
+		}
+		touch(path)
+		return nil
+	})
 }
 
 // touch sets path's access and modification times to now, a symlink's

@@ -127,6 +127,7 @@ var wrapCases = []faultCase{
 			{"handoff", "TestSystemdTmpfilesAgingSparesTheRecordsOfAnOpenPane"},
 			{"handoff/live", "TestSystemdTmpfilesAgingSparesTheWorkspaceOfARunBetweenTurns"},
 			{"bridge/control", "TestCleanersOfTmpSpareAFreshenedRun"},
+			{"bridge/control", "TestCleanersOfTmpSpareTheRunDirectoryOfALiveHandoff"},
 			{"bridge/control", "TestARunDirectoryRemovedFromUnderTheWrapperIsLoggedOnce"},
 			{"e2e", "TestStatusSaysARemovedRunDirectoryIsNotAnExitedWrapper"},
 		},
