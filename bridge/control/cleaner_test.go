@@ -234,6 +234,33 @@ func TestCleanersOfTmpSpareAFreshenedRun(t *testing.T) {
 	}
 }
 
+// A wrapper running a live handoff holds the handoff's run directory too
+// (its lock, the bridge's client module Pi loads again on /reload, the
+// launch's files), made apart from its own: after the wrapper's
+// freshening pass no cleaner of /tmp removes anything of it.
+func TestCleanersOfTmpSpareTheRunDirectoryOfALiveHandoff(t *testing.T) {
+	base := filepath.Join(shortDir(t), "rt")
+	run := longRun(t, base)
+	handoff, err := NewRunDir(SocketBase(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { handoff.Remove() })
+	for _, name := range []string{"tools-1.mjs", "system.md"} {
+		if err := os.WriteFile(filepath.Join(handoff.Path, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aged := ageAll(t, base, 11*24*time.Hour)
+	run.Freshen()
+	cutoff := time.Now().Add(-10 * 24 * time.Hour)
+	reaperAge(filepath.Dir(base), cutoff)
+	systemdTmpfilesAge(t, filepath.Dir(base), cutoff)
+	if gone := missing(aged); len(gone) > 0 {
+		t.Fatalf("cleaners of /tmp removed, of a wrapper that still runs a handoff:\n%s", strings.Join(gone, "\n"))
+	}
+}
+
 // Someone removes a live run's directory (rm -rf, a cleaner that knows no
 // mercy): the wrapper goes on, and its log says once what was lost and
 // what to do, for the person whose `status` then fails.

@@ -28,8 +28,13 @@ import (
 //     (tmpfiles.d(5), "Age"); it skips a live socket too;
 //   - every freshenEvery the wrapper sets the access and modification
 //     times of what it keeps there to now: the run directory and all in
-//     it, the directories above it that it made, and its pane's registry
-//     entry. Every cleaner judges age by those times, and the XDG base
+//     it, every other run directory the process holds (a live handoff's:
+//     its lock, its bridge, its launch's files; see heldRuns) and all in
+//     it, the directories above it that it made, its pane's registry
+//     entry, and what its caller says it keeps besides (RunConfig.Keep:
+//     the ledger records of what is open in Herdr for this wrapper's
+//     pane or its handoffs, which live in a directory shared with every
+//     other herdr-pi and so cannot be locked for one). Every cleaner judges age by those times, and the XDG base
 //     directory spec asks exactly this of files in XDG_RUNTIME_DIR (their
 //     access time touched at least every 6 hours). One pass is a few
 //     dozen utimensat calls, an hour apart, nowhere near the copy loop.
@@ -61,10 +66,15 @@ type freshener struct {
 	dir   string   // the run directory
 	above []string // directories of ours above it, and the registry's
 	entry string   // the pane's registry entry ("" when not registered)
-	logf  func(format string, args ...any)
+	// also names, at every pass, more files the run keeps (nil: none).
+	also func() []string
+	logf func(format string, args ...any)
 
 	quit chan struct{}
 	wg   sync.WaitGroup
+	// mu makes a pass asked for (Run.Freshen) and the ticker's one at
+	// the same moment take turns.
+	mu sync.Mutex
 	// gone is set once the run directory was found missing and logged.
 	gone bool
 }
@@ -99,6 +109,8 @@ func (f *freshener) stop() {
 // in the log, in words a person reading it after a failed `status` can
 // act on; the agent runs on regardless.
 func (f *freshener) pass() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if _, err := os.Lstat(f.dir); errors.Is(err, fs.ErrNotExist) {
 		if !f.gone {
 			f.gone = true
@@ -107,7 +119,31 @@ func (f *freshener) pass() {
 		}
 		return
 	}
-	_ = filepath.WalkDir(f.dir, func(path string, d fs.DirEntry, err error) error {
+	touchTree(f.dir)
+	// The other run directories this process holds (a live handoff's,
+	// with its bridge and launch files) live as long as this run does or
+	// less: kept young alike.
+	for _, dir := range heldDirs() {
+		if dir != f.dir {
+			touchTree(dir)
+		}
+	}
+	for _, p := range f.above {
+		touch(p)
+	}
+	if f.entry != "" {
+		touch(f.entry)
+	}
+	if f.also != nil {
+		for _, p := range f.also() {
+			touch(p)
+		}
+	}
+}
+
+// touchTree touches dir and everything in it.
+func touchTree(dir string) {
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
@@ -119,12 +155,6 @@ func (f *freshener) pass() {
 		touch(path)
 		return nil
 	})
-	for _, p := range f.above {
-		touch(p)
-	}
-	if f.entry != "" {
-		touch(f.entry)
-	}
 }
 
 // touch sets path's access and modification times to now, a symlink's

@@ -23,6 +23,12 @@ type RunConfig struct {
 	Owner       OwnerSink // optional
 	Handoffs    Handoffs  // optional
 	Logf        func(format string, args ...any)
+	// Keep, when set, names at every freshening pass (see fresh.go) more
+	// files this run keeps young for cleaners of /tmp besides its own
+	// directory and registry entry: the ledger records of what Herdr
+	// holds open for this wrapper, whose format is not this package's.
+	// It is called from the freshener's goroutine, an hour apart.
+	Keep func() []string
 }
 
 // Run is one wrapper's control endpoint: its private directory (where the
@@ -122,7 +128,7 @@ func Start(cfg RunConfig) (*Run, error) {
 	// of /tmp (see fresh.go): the run directory and everything in it, the
 	// directories above it (the socket base; the runtime base and the
 	// registry, made by us, where they differ), and the pane's entry.
-	fr := &freshener{dir: dir, logf: cfg.Logf, above: []string{filepath.Dir(dir)}}
+	fr := &freshener{dir: dir, logf: cfg.Logf, above: []string{filepath.Dir(dir)}, also: cfg.Keep}
 	if fr.logf == nil {
 		fr.logf = func(string, ...any) {}
 	}
@@ -135,6 +141,15 @@ func Start(cfg RunConfig) (*Run, error) {
 	}
 	r.fresh = startFreshener(fr)
 	return r, nil
+}
+
+// Freshen touches what this run keeps at once, as the hourly pass does
+// (see fresh.go): a test that has aged it makes it young again without
+// waiting an hour.
+func (r *Run) Freshen() {
+	if r.fresh != nil {
+		r.fresh.pass()
+	}
 }
 
 // Env is what the child's environment gets so the probe and `herdr-pi

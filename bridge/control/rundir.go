@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -70,6 +71,25 @@ type HeldRunDir struct {
 	dirLock int
 }
 
+// heldRuns are the run directories this process holds, for its wrapper's
+// freshening (fresh.go): a live handoff's directory is made apart from
+// the wrapper's own, and must be kept young as long.
+var heldRuns = struct {
+	sync.Mutex
+	dirs map[*HeldRunDir]bool
+}{dirs: map[*HeldRunDir]bool{}}
+
+// heldDirs lists the run directories this process holds now.
+func heldDirs() []string {
+	heldRuns.Lock()
+	defer heldRuns.Unlock()
+	out := make([]string, 0, len(heldRuns.dirs))
+	for d := range heldRuns.dirs {
+		out = append(out, d.Path)
+	}
+	return out
+}
+
 // Remove removes the directory with everything in it, and only then lets
 // go of its lock, so no sweep ever sees it unlocked while it is still
 // there. Safe to call more than once.
@@ -77,6 +97,9 @@ func (d *HeldRunDir) Remove() error {
 	if d == nil || d.lock == nil {
 		return nil
 	}
+	heldRuns.Lock()
+	delete(heldRuns.dirs, d)
+	heldRuns.Unlock()
 	err := os.RemoveAll(d.Path)
 	_ = d.lock.Close()
 	d.lock = nil
@@ -171,6 +194,9 @@ func makeRunDir(base string) (*HeldRunDir, error) {
 		return nil, err
 	}
 	d.dirLock = lockDirForCleaners(final)
+	heldRuns.Lock()
+	heldRuns.dirs[d] = true
+	heldRuns.Unlock()
 	return d, nil
 }
 

@@ -138,6 +138,7 @@ type rig struct {
 	o       *fakeOwner
 	runtime string
 	ownDir  string // the wrapper's own run directory
+	own     *control.Run
 	client  *herdr.Client
 	seq     uint64
 }
@@ -174,7 +175,7 @@ func newRig(t *testing.T, mut ...func(*Config)) *rig {
 	svc := New(cfg)
 	// The wrapper's own control run, as wrap starts it after the service
 	// and closes it after the service is closed (cleanups run last first).
-	own, err := control.Start(control.RunConfig{RuntimeBase: rt, Events: &paneWrapper{}, Requests: &paneWrapper{}, Owner: svc, Handoffs: svc})
+	own, err := control.Start(control.RunConfig{RuntimeBase: rt, Events: &paneWrapper{}, Requests: &paneWrapper{}, Owner: svc, Handoffs: svc, Keep: svc.Kept})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func newRig(t *testing.T, mut ...func(*Config)) *rig {
 	svc.SetRunDir(own.Dir)
 	t.Cleanup(svc.Close)
 	svc.ownerEvent(o, control.OwnerConnected{PID: o.pid})
-	return &rig{t: t, s: s, svc: svc, o: o, runtime: rt, ownDir: own.Dir, client: herdr.NewClient(s.SocketPath())}
+	return &rig{t: t, s: s, svc: svc, o: o, runtime: rt, ownDir: own.Dir, own: own, client: herdr.NewClient(s.SocketPath())}
 }
 
 // paneWrapper plays the herdr-pi wrap in the pane: registered for it, with

@@ -145,3 +145,22 @@ func shortRun(id string) string {
 	}
 	return id
 }
+
+// Kept lists the ledger files this wrapper keeps young for cleaners of
+// /tmp (its control run's RunConfig.Keep): those the ledger says follow
+// it (handoff.Ledger.KeptByThisProcess), and the records of its fully
+// inspectable runs' workspaces. Between two turns no record in such a
+// workspace names this wrapper, yet the workspace is its own until the
+// run ends (endSpaceLocked), however long the run rests: weeks, when its
+// owner waits on a person.
+func (s *Service) Kept() []string {
+	kept := s.cfg.Ledger.KeptByThisProcess()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sp := range s.spaces {
+		if sp.record.File != "" {
+			kept = append(kept, sp.record.File)
+		}
+	}
+	return kept
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/bridge/probe"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
+	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/live"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/pane/launch"
@@ -208,13 +209,19 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	rc := control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
 		Events: signals, Requests: herdrStatus{signals, presence, notes, names}, Logf: log.Printf,
+		// The ledger records of what is open for this pane (an
+		// inspection's) or for this wrapper's handoffs live as long as
+		// this wrapper does: its freshening keeps them from cleaners of
+		// /tmp, and only them (see handoff/kept.go); the live handoff
+		// service adds its runs' workspaces below.
+		Keep: handoff.LedgerAt(paths.RuntimeBase).KeptByThisProcess,
 	}
 	var handoffs *live.Service
 	if isPi {
 		// Any Pi may load the workflow engine: its probe then links up as
 		// the owner, and live handoffs run here.
 		if handoffs = startHandoffs(f, paths, herdrEnv, inHerdr, cwd, log.Printf); handoffs != nil {
-			rc.Owner, rc.Handoffs = handoffs, handoffs
+			rc.Owner, rc.Handoffs, rc.Keep = handoffs, handoffs, handoffs.Kept
 			down.handoffs = handoffs.Close
 		}
 	}
