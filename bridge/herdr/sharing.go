@@ -54,6 +54,24 @@ func (p *Presence) holder() (Wrapper, bool) {
 	return Wrapper{}, false
 }
 
+// HeldFromWithin says whether the wrapper holding the pane instead of this
+// one runs inside this one's agent (herdr-pi wrap pi started in a wrapped
+// shell), and which it is; asked afresh from the pane's registry at each
+// call. That wrapper reads its agent closer than this one can and tells
+// the person of it; this one sees the same agent on its own screen, so
+// anything it would say of it meanwhile would be said twice. A holder in
+// another terminal of the pane is not inside: its agent is another one.
+// false for a nil Presence.
+func (p *Presence) HeldFromWithin() (pid int, ok bool) {
+	if p == nil {
+		return 0, false
+	}
+	if h, held := p.holder(); held && h.Nested {
+		return h.PID, true
+	}
+	return 0, false
+}
+
 // yield is the Reporter's Yield: another wrapper holds the pane, so this
 // one's state stays here. A wrapper that stood aside and finds the pane
 // its own again goes on (its caller is about to send).
