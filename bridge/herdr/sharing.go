@@ -145,7 +145,7 @@ func (p *Presence) leaveAside() bool {
 func (p *Presence) asideNote(h Wrapper) string {
 	if h.Nested {
 		return fmt.Sprintf("pane %s is held by the herdr-pi wrapper pid %d, started inside this one's agent: Herdr shows that agent's state, "+
-			"and this one's again when it ends (this one reports nothing meanwhile)", p.cfg.PaneID, h.PID)
+			"and this one's again when it ends (this one reports nothing meanwhile, nor notifies: that wrapper tells of what both screens show)", p.cfg.PaneID, h.PID)
 	}
 	return fmt.Sprintf("pane %s is held by the herdr-pi wrapper pid %d, started in the pane after this one but not inside it "+
 		"(a second terminal in the pane, or a copied HERDR_PANE_ID): Herdr shows that agent's state, and this one's again when it ends "+
