@@ -96,3 +96,43 @@ func TestANestedWrappersQuestionIsToastedOnce(t *testing.T) {
 		t.Fatalf("toasts offered to Herdr: %+v\nwant one for the inner agent's question and one (shown) for the outer's, after the inner one ended: one question, one toast", m.h.Notifications())
 	}
 }
+
+// Standing aside for a wrapper in another terminal of the pane (not
+// inside its agent), a wrapper still notifies: its agent is another one,
+// whose question nobody else tells of.
+func TestAWrapperStandingAsideForAnotherTerminalStillNotifies(t *testing.T) {
+	m := newMultiHerdr(t, 1)
+	p := m.panes[0]
+	first := m.wrap(p, "api", "first", `print first-ready\r\n`, "readline", piDialog, "readline")
+	m.waitPane(p, "idle")
+	second := m.wrap(p, "web", "second", `print second-ready\r\n`, "readline")
+	waitOutput(t, second, "second-ready")
+	m.h.WaitFor(t, 30*time.Second, "the second wrapper registered", func() bool { return m.status(p).WrapperPID == second.pid() })
+	firstCtl := controlOf(t, first.pid())
+	m.h.WaitFor(t, 30*time.Second, "the first wrapper standing aside", func() bool {
+		return strings.Contains(herdrLine(firstCtl.status(t, m)), fmt.Sprintf("held by the herdr-pi wrapper pid %d", second.pid()))
+	})
+
+	if err := sendKeys(first, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	m.h.WaitFor(t, 30*time.Second, "the first agent's toast", func() bool {
+		for _, n := range m.shown() {
+			if strings.HasPrefix(n.Body, "first · ") {
+				return true
+			}
+		}
+		return false
+	})
+	if st := m.h.Pane(p); st.Status == "blocked" {
+		t.Errorf("the pane shows the first agent's question while the second holds it: %+v", st)
+	}
+	for _, r := range []*outerRun{first, second} {
+		if err := sendKeys(r, "\r"); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := r.wait(30 * time.Second); err != nil || st != 0 {
+			t.Fatalf("wrapper %d: exit %d, %v", r.pid(), st, err)
+		}
+	}
+}
