@@ -85,6 +85,26 @@ type Triggers struct {
 	// asking: the sentinel is open (a reply's question): a run that ends
 	// with it open ended asking, and is told as blocked.
 	asking bool
+	// hushed, when set, is asked before each notification: true keeps it
+	// from the sink (see HushWhile).
+	hushed func() bool
+}
+
+// HushWhile has every notification asked first whether it should be
+// kept back: while hushed says so, the triggers follow the machine as
+// ever but tell the sink nothing (a closing reason is still passed on).
+// A wrapper whose agent runs another herdr-pi wrapper sees that one's
+// agent on its own screen; while that one tells the person, a second
+// notification of the same question would be noise. Not safe to call
+// while events arrive.
+func (t *Triggers) HushWhile(hushed func() bool) { t.hushed = hushed }
+
+// tell hands ev to the sink unless the triggers are hushed.
+func (t *Triggers) tell(ev Event) {
+	if t.hushed != nil && t.hushed() {
+		return
+	}
+	t.sink.Notify(ev)
 }
 
 // NewTriggers tells sink. A run that completes in less than finishedAfter
@@ -156,7 +176,7 @@ func (t *Triggers) StateEvent(e state.Event) {
 			return
 		}
 		t.spells++
-		t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: e.Reason.Question})
+		t.tell(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: e.Reason.Question})
 	case state.EventRunFinished:
 		if t.current == state.Blocked && t.asking {
 			// It ended asking: told as blocked. A run that ends while
@@ -168,10 +188,10 @@ func (t *Triggers) StateEvent(e state.Event) {
 		switch e.Outcome {
 		case state.Completed:
 			if e.Duration >= t.finishedAfter {
-				t.sink.Notify(Event{Kind: Finished, Key: key})
+				t.tell(Event{Kind: Finished, Key: key})
 			}
 		case state.Errored:
-			t.sink.Notify(Event{Kind: Failed, Key: key, Error: runError(e)})
+			t.tell(Event{Kind: Failed, Key: key, Error: runError(e)})
 		}
 	}
 }
@@ -228,7 +248,7 @@ func (t *Triggers) dialog(r state.Reason) {
 	}
 	t.asked[r.Question] = struct{}{}
 	t.dialogs++
-	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("dialog#%d", t.dialogs), Question: r.Question})
+	t.tell(Event{Kind: InputNeeded, Key: fmt.Sprintf("dialog#%d", t.dialogs), Question: r.Question})
 }
 
 // question tells a sentinel that asks anew while blocked: another reply of
@@ -244,7 +264,7 @@ func (t *Triggers) question(r state.Reason) {
 	}
 	t.asked[entryKey(r.Entry)] = struct{}{}
 	t.spells++
-	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
+	t.tell(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
 }
 
 // joined tells a reply that asks while the agent is blocked already on
@@ -269,7 +289,7 @@ func (t *Triggers) joined(r state.Reason) {
 	}
 	t.asked[r.Question] = struct{}{}
 	t.spells++
-	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
+	t.tell(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
 }
 
 // scripted tells a wait a script opens (herdr-pi waiting start) while the
@@ -286,7 +306,7 @@ func (t *Triggers) scripted(r state.Reason) {
 		t.asked[r.Question] = struct{}{}
 	}
 	t.spells++
-	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
+	t.tell(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
 }
 
 // waited tells a wait of an extension on Pi's bus
@@ -303,7 +323,7 @@ func (t *Triggers) waited(r state.Reason) {
 		return
 	}
 	t.spells++
-	t.sink.Notify(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
+	t.tell(Event{Kind: InputNeeded, Key: fmt.Sprintf("blocked#%d", t.spells), Question: r.Question})
 }
 
 // entryKey is how a sentinel's reply is kept among the questions a spell
@@ -326,7 +346,7 @@ func (t *Triggers) announce(r state.Reason) {
 		t.mirror = ""
 		return
 	}
-	t.sink.Notify(Event{Kind: kind, Key: r.Key, Question: r.Question})
+	t.tell(Event{Kind: kind, Key: r.Key, Question: r.Question})
 }
 
 // itemKind is the notification for reasons told one by one, by their id

@@ -297,3 +297,33 @@ func TestTriggersTellASentinelThatAsksAnew(t *testing.T) {
 		expectTold(t, r, "input-needed input-needed")
 	})
 }
+
+// Hushed (a wrapper nested inside this one's agent holds the pane and
+// tells of it), the triggers tell nothing, neither a question nor a run's
+// end, yet go on following the machine: the spell that began hushed is
+// not told when the hush lifts within it, and the next one is.
+func TestTriggersHushedTellNothingAndFollowOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &told{}
+		tr := NewTriggers(r, 0)
+		hushed := true
+		tr.HushWhile(func() bool { return hushed })
+		m := state.New(state.Config{Sink: tr.StateEvent})
+		defer m.Stop()
+		m.ProbeConnected(true)
+		m.AgentStart()
+		m.AgentEnd("error", "")
+		m.AgentSettled()
+		m.Open(state.Reason{Key: "hook:a", Kind: state.KindHook, Label: "approve", Question: "approve"})
+		m.Open(state.Reason{Key: "hook:b", Kind: state.KindHook, Label: "deploy", Question: "deploy"})
+		synctest.Wait()
+		expectTold(t, r, "")
+
+		hushed = false
+		m.Close("hook:b") // the spell goes on: nothing new
+		m.Close("hook:a")
+		m.Open(state.Reason{Key: "hook:c", Kind: state.KindHook, Label: "review", Question: "review"})
+		synctest.Wait()
+		expectTold(t, r, "input-needed(review)")
+	})
+}

@@ -54,6 +54,24 @@ func (p *Presence) holder() (Wrapper, bool) {
 	return Wrapper{}, false
 }
 
+// HeldFromWithin says whether the wrapper holding the pane instead of this
+// one runs inside this one's agent (herdr-pi wrap pi started in a wrapped
+// shell), and which it is; asked afresh from the pane's registry at each
+// call. That wrapper reads its agent closer than this one can and tells
+// the person of it; this one sees the same agent on its own screen, so
+// anything it would say of it meanwhile would be said twice. A holder in
+// another terminal of the pane is not inside: its agent is another one.
+// false for a nil Presence.
+func (p *Presence) HeldFromWithin() (pid int, ok bool) {
+	if p == nil {
+		return 0, false
+	}
+	if h, held := p.holder(); held && h.Nested {
+		return h.PID, true
+	}
+	return 0, false
+}
+
 // yield is the Reporter's Yield: another wrapper holds the pane, so this
 // one's state stays here. A wrapper that stood aside and finds the pane
 // its own again goes on (its caller is about to send).
@@ -127,7 +145,7 @@ func (p *Presence) leaveAside() bool {
 func (p *Presence) asideNote(h Wrapper) string {
 	if h.Nested {
 		return fmt.Sprintf("pane %s is held by the herdr-pi wrapper pid %d, started inside this one's agent: Herdr shows that agent's state, "+
-			"and this one's again when it ends (this one reports nothing meanwhile)", p.cfg.PaneID, h.PID)
+			"and this one's again when it ends (this one reports nothing meanwhile, nor notifies: that wrapper tells of what both screens show)", p.cfg.PaneID, h.PID)
 	}
 	return fmt.Sprintf("pane %s is held by the herdr-pi wrapper pid %d, started in the pane after this one but not inside it "+
 		"(a second terminal in the pane, or a copied HERDR_PANE_ID): Herdr shows that agent's state, and this one's again when it ends "+

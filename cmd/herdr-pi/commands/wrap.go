@@ -192,6 +192,9 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	names := notifyNames{Cwd: cwd, Agent: reportLabel(opts.Agent, shown, cfg), Label: opts.Label}
 	notes := startWrapNotifier(ctx, env, paths, cfg, herdrEnv, inHerdr, tui, inject, names, presence, log)
 	down.notify = notes.close
+	if notes.triggers != nil {
+		notes.triggers.HushWhile(hushedForNested(presence, log.Printf))
+	}
 
 	// The machine delivers events one at a time, in order: transitions are
 	// reported before the triggers hear of them.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -87,18 +88,8 @@ func paneWrappers(reg control.Registry, key string, self int) func() herdr.PaneW
 // or its parent's, …), as /proc says; false when that cannot be read.
 func descendsFrom(pid, ancestor int) bool {
 	for range 64 {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return false
-		}
-		// The parent follows the state, after the command's name in
-		// parentheses, which may itself hold ") ".
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			return false
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 {
+		f, ok := procStat(pid)
+		if !ok || len(f) < 2 {
 			return false
 		}
 		ppid, err := strconv.Atoi(f[1])
@@ -113,17 +104,91 @@ func descendsFrom(pid, ancestor int) bool {
 	return false
 }
 
+// procStat is /proc/<pid>/stat from its state on (the state is f[0], the
+// parent f[1]); ok is false when pid is gone or the file cannot be read.
+func procStat(pid int) (f []string, ok bool) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, false
+	}
+	// The state follows the command's name in parentheses, which may
+	// itself hold ") ".
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return nil, false
+	}
+	return strings.Fields(string(stat[i+1:])), true
+}
+
+// procStarted is when process pid started, in clock ticks after boot
+// (/proc/<pid>/stat's 22nd field): with the pid, it names one process,
+// never a later one given the same pid. ok is false once pid is gone (a
+// zombie counts as gone: it runs no more).
+func procStarted(pid int) (uint64, bool) {
+	f, ok := procStat(pid)
+	if !ok || len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return 0, false
+	}
+	t, err := strconv.ParseUint(f[19], 10, 64)
+	return t, err == nil
+}
+
+// holderLookEvery is how often a wrapper standing aside looks whether the
+// wrapper holding the pane still runs, when it cannot follow that one's
+// end with a pidfd: the pane shows this wrapper's state again at most this
+// long after the holder ended, instead of at the next change of either.
+const holderLookEvery = 2 * time.Second
+
+// endWatch follows the end of the wrapper that holds the pane.
+type endWatch struct {
+	// pidfd opens a non-blocking pidfd on pid. It fails on a kernel older
+	// than 5.3, under a seccomp filter that forbids it, or for a pid of
+	// another pid namespace; tests make it fail so.
+	pidfd func(pid int) (int, error)
+	// started is procStarted.
+	started func(pid int) (uint64, bool)
+	// every is holderLookEvery.
+	every time.Duration
+	logf  func(string, ...any)
+}
+
 // awaitEnd is herdr.PresenceConfig.AwaitEnd: it returns once process pid
-// has exited (followed with a pidfd in Go's poller), or ctx has ended; at
-// once when pid cannot be followed.
+// has exited, or ctx has ended.
 func awaitEnd(logf func(string, ...any)) func(ctx context.Context, pid int) {
-	return func(ctx context.Context, pid int) {
-		fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-		if err != nil {
-			logf("herdr: cannot follow the wrapper pid %d that holds the pane (%v): this one reports again at the pane's next change or its own", pid, err)
+	return endWatch{
+		pidfd:   func(pid int) (int, error) { return unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK) },
+		started: procStarted,
+		every:   holderLookEvery,
+		logf:    logf,
+	}.await
+}
+
+// await returns once process pid has exited, or ctx has ended. The end is
+// followed with a pidfd in Go's poller; without one, pid is looked at
+// every w.every, with its start time, so that a pid the kernel gave to
+// another process after the holder ended counts as the holder's end.
+func (w endWatch) await(ctx context.Context, pid int) {
+	fd, err := w.pidfd(pid)
+	if err == nil {
+		awaitPidfd(ctx, os.NewFile(uintptr(fd), "pidfd:"+strconv.Itoa(pid)), w.logf)
+		return
+	}
+	start, alive := w.started(pid)
+	if !alive {
+		return
+	}
+	w.logf("herdr: cannot follow the wrapper pid %d that holds the pane with a pidfd (%v): looking whether it still runs every %v", pid, err, w.every)
+	tick := time.NewTicker(w.every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if now, alive := w.started(pid); !alive || now != start {
 			return
 		}
-		awaitPidfd(ctx, os.NewFile(uintptr(fd), "pidfd:"+strconv.Itoa(pid)), logf)
 	}
 }
 

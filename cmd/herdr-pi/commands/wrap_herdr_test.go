@@ -1,11 +1,17 @@
 package commands
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/pane/launch"
 	"github.com/herdr-pi/herdr-pi/settings"
@@ -124,5 +130,105 @@ func TestShownAgent(t *testing.T) {
 		if err := settings.CheckAgent(got); err != nil {
 			t.Errorf("wrap %q: %v", tc.argv, err)
 		}
+	}
+}
+
+// A wrapper standing aside whose pidfd_open fails (an old kernel, a
+// seccomp filter, another pid namespace) still hears of the holder's end:
+// its wait ends after the holder has exited, or its pid went to another
+// process, and within one look of it — never while the holder runs, and
+// not only at the pane's next change. A wait whose wrapper ends ends too.
+func TestTheHoldersEndIsHeardWithoutAPidfd(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(start *uint64, gone *bool)
+	}{
+		{"exits", func(_ *uint64, gone *bool) { *gone = true }},
+		{"its pid reused", func(start *uint64, _ *bool) { *start = 9999 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				start, gone := uint64(7), false
+				var events []string
+				note := func(e string) {
+					mu.Lock()
+					defer mu.Unlock()
+					events = append(events, e)
+				}
+				w := endWatch{
+					pidfd: func(int) (int, error) { return -1, unix.ENOSYS },
+					started: func(pid int) (uint64, bool) {
+						mu.Lock()
+						defer mu.Unlock()
+						return start, pid == 4242 && !gone
+					},
+					every: holderLookEvery,
+					logf:  t.Logf,
+				}
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					w.await(context.Background(), 4242)
+					note("wait ended")
+				}()
+				time.Sleep(10 * holderLookEvery) // the holder runs on
+				synctest.Wait()
+				mu.Lock()
+				tc.end(&start, &gone)
+				mu.Unlock()
+				note("holder ended")
+				ended := time.Now()
+				<-done
+				mu.Lock()
+				defer mu.Unlock()
+				if want := []string{"holder ended", "wait ended"}; !slices.Equal(events, want) {
+					t.Fatalf("events %q, want %q", events, want)
+				}
+				if late := time.Since(ended); late > holderLookEvery {
+					t.Fatalf("the wait ended %v after the holder, want within %v", late, holderLookEvery)
+				}
+			})
+		})
+	}
+	t.Run("the wrapper ends first", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := endWatch{
+				pidfd:   func(int) (int, error) { return -1, unix.EPERM },
+				started: func(int) (uint64, bool) { return 7, true },
+				every:   holderLookEvery,
+				logf:    t.Logf,
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				w.await(ctx, 4242)
+			}()
+			time.Sleep(3 * holderLookEvery)
+			synctest.Wait()
+			select {
+			case <-done:
+				t.Fatal("the wait ended while the holder runs and the wrapper goes on")
+			default:
+			}
+			cancel()
+			<-done
+		})
+	})
+}
+
+// A process's start time names it: this test's own is read, and stays
+// the same; a pid that runs no process has none.
+func TestProcStarted(t *testing.T) {
+	a, ok := procStarted(os.Getpid())
+	if !ok || a == 0 {
+		t.Fatalf("procStarted(self) = %d, %v", a, ok)
+	}
+	if b, _ := procStarted(os.Getpid()); b != a {
+		t.Fatalf("procStarted(self) changed: %d then %d", a, b)
+	}
+	if _, ok := procStarted(1 << 30); ok {
+		t.Fatal("procStarted of a pid past pid_max says it runs")
 	}
 }

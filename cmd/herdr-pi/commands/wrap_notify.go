@@ -99,6 +99,23 @@ func startWrapNotifier(ctx context.Context, env settings.Env, paths settings.Pat
 	return wrapNotifier{n: n, triggers: notify.NewTriggers(n, ncfg.FinishedAfter), board: shared}
 }
 
+// hushedForNested keeps this wrapper's notifications back while a
+// herdr-pi wrapper started inside its agent holds the pane (wrap bash, and
+// wrap pi in that shell): this one reads the inner agent's screen as its
+// own, and the inner one tells the person of every question already, so
+// one question would otherwise bring two notifications. Its notifications
+// go again once the inner one has ended. A wrapper that stands aside for
+// one in another terminal of the pane is not hushed: its agent is another.
+func hushedForNested(p *herdr.Presence, logf func(string, ...any)) func() bool {
+	return func() bool {
+		pid, ok := p.HeldFromWithin()
+		if ok {
+			logf("notify: not notifying: the herdr-pi wrapper pid %d, started inside this one's agent, holds the pane and notifies for what this one's screen shows", pid)
+		}
+		return ok
+	}
+}
+
 // sessionName ends the body of the notifications that follow with the
 // session's display name (Pi's /name), as the probe says it.
 func (w wrapNotifier) sessionName(name string) {
