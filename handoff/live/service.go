@@ -381,8 +381,12 @@ func (s *Service) handoff(ctx context.Context, ask control.HandoffAsk, progress 
 	}
 	if r := s.running[ask.SessionID]; r != nil {
 		if at, ok := r.tab(); ok && r.opts.turn {
-			// Fully inspectable mode: the attempt works in its tab.
+			// Fully inspectable mode: the attempt works in its tab, which
+			// open focuses — unless it asks for what that tab is not.
 			unlock()
+			if err := r.cannotGive(ask); err != nil {
+				return control.Progress{}, err
+			}
 			return s.focus(ctx, r, at)
 		}
 		if r.isEnding() {
@@ -555,6 +559,9 @@ func (r *run) underWay() error {
 // person meant to keep would close at the turn's end. nil when following
 // gives the ask what it wants.
 func (r *run) cannotGive(ask control.HandoffAsk) error {
+	if r.opts.turn {
+		return r.turnCannotGive(ask)
+	}
 	var differs, flags []string
 	if ask.Hold && !r.opts.hold {
 		differs = append(differs, "without --hold (its pane hands the attempt back when its turn ends)")
@@ -581,6 +588,33 @@ func (r *run) cannotGive(ask control.HandoffAsk) error {
 	f := strings.Join(flags, " ")
 	return fmt.Errorf("it is handed off already (%s%s) %s; %s: this open cannot have %s; open it without %s to follow that handoff, or again with %s once it is back%s",
 		r.id, by, strings.Join(differs, ", "), where, f, f, f, back)
+}
+
+// turnCannotGive is cannotGive for a turn of fully inspectable mode. The
+// engine's mode decides where a turn runs, a tab of the run's workspace,
+// and the tab closes when the turn ends, the next turn opening another:
+// neither --hold nor another place can be had, now or at a later turn,
+// so the way on is the tab as it is, or a read-only fork.
+func (r *run) turnCannotGive(ask control.HandoffAsk) error {
+	var differs, flags []string
+	if ask.Hold {
+		differs = append(differs, "the tab of each turn closes when the turn ends, the next turn opening another")
+		flags = append(flags, "--hold")
+	}
+	if place := handoff.Mode(ask.Place); place != "" && place != handoff.ModeWorkspace {
+		differs = append(differs, fmt.Sprintf("its turns run in tabs of the run's workspace, not in a %s", place))
+		flags = append(flags, "--"+ask.Place)
+	}
+	if len(differs) == 0 {
+		return nil
+	}
+	where, then := "its tab is opening", "follow the turn"
+	if at, ok := r.tab(); ok {
+		where, then = "it works in tab "+at.TabID, "focus that tab"
+	}
+	f := strings.Join(flags, " ")
+	return fmt.Errorf("it runs in Herdr in the engine's fully inspectable mode (%s: %s): %s; this open cannot have %s: open it without %s to %s, or with --inspect instead, for a read-only fork of it",
+		r.id, where, strings.Join(differs, "; "), f, f, then)
 }
 
 // tab is where the handoff's pane was placed, once it was.
