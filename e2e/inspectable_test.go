@@ -432,6 +432,23 @@ func TestFullyInspectableStoppedRunClosesItsWorkspace(t *testing.T) {
 	fi := newFIRig(t, fmt.Sprintf(`return await agent(%q, { label: "waiter" });`, fiTaskHang))
 	fi.start()
 	fi.waitPaneAsked(fiTaskHang)
+	lvWait(t, "the turn's tab", func() bool { return len(fi.tabIDs(t)) == 1 })
+	// herdr-pi open --hold on it cannot have its --hold (the turn's tab
+	// closes when the turn ends): refused, naming the flag and the tab,
+	// and nothing focused — not the tab focused with --hold dropped.
+	held, code := fi.herdrPi(t, "open", fi.run().ID[:8], "waiter", "--hold", "--json")
+	var refusal struct {
+		Format string `json:"format"`
+		Error  struct{ Code, Message string }
+	}
+	if err := json.Unmarshal([]byte(held), &refusal); err != nil || code != 1 || refusal.Format != "herdr-pi.open-live/1" ||
+		!strings.Contains(refusal.Error.Message, "this open cannot have --hold") || !strings.Contains(refusal.Error.Message, "tab "+fi.tabIDs(t)[0]) {
+		t.Fatalf("open --hold on a turn's tab: exit %d (%v)\n%s", code, err, held)
+	}
+	validateJSON(t, docSchema(t, "open"), []byte(held))
+	if f := lvCalls(fi.s, "tab.focus"); len(f) != 0 {
+		t.Fatalf("open --hold, refused, focused the tab: %v", f)
+	}
 	// herdr-pi open on the working agent focuses its tab.
 	out, code := fi.herdrPi(t, "open", fi.run().ID[:8], "waiter", "--json")
 	var line lvLine

@@ -132,7 +132,8 @@ func TestLiveHandoffHeldPaneTakesASecondTurnThenCloses(t *testing.T) {
 // it, its pane and the ways on — not taken on as a follower whose --hold
 // is dropped without a word (it was: the second open printed the first's
 // lines and its pane then closed at the turn's end). Without --hold a
-// second open follows, saying where the attempt runs, and its Ctrl-C
+// second open follows, saying first where the handoff stands (not its
+// history, "handing off …" long past), and its Ctrl-C
 // leaves the handoff to the first, naming the pane and `herdr-pi close`.
 // The first then has the handback, and only one pane was split.
 func TestLiveHandoffOpenedFromTwoPanes(t *testing.T) {
@@ -169,6 +170,13 @@ func TestLiveHandoffOpenedFromTwoPanes(t *testing.T) {
 	}
 	second := lr.start(t, lr.s, fromOther, st.ID, lvLabel)
 	second.waitOutput(t, "pane "+launched.PaneID+": working")
+	// Its first line is where the handoff stands — whose, in which pane,
+	// since when — not the handoff's history replayed from "handing off
+	// … at the end of its current turn", long past.
+	if out := second.out.String(); strings.Contains(out, "handing off") || !strings.HasPrefix(out, "following handoff ") ||
+		!strings.Contains(out, "asked for by herdr-pi open (pid ") || !strings.Contains(out, "runs in pane "+launched.PaneID+": working for ") {
+		t.Fatalf("the second open, following, said:\n%s\nwant first where the handoff stands (following handoff …: … runs in pane %s: working for …)", out, launched.PaneID)
+	}
 	if err := second.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,8 @@ func FuzzParseProgress(f *testing.F) {
 		`{"event":"ordered","run":"r","label":"finder","handoff":"h1","needs_continue":false}`,
 		`{"event":"launched","pane_id":"w1:p2","command":["a","b"],"env":["A=b"],"cwd":"/p","agent_pid":7,"needs_continue":false}`,
 		`{"event":"handback","reason":"idle","transferred":true,"last_stop_reason":"stop","needs_continue":true,"continued":true,"error":"x"}`,
+		`{"event":"working","pane_id":"w1:p2","joined":true,"since":"2026-12-05T14:06:02.123+01:00","asked_by":"herdr-pi open (pid 42)","needs_continue":false}`,
+		`{"event":"working","since":"yesterday"}`, `{"event":"working","asked_by":"a\u001b[2Jb"}`,
 		`{"event":"launched","cwd":"relative"}`, `{"event":"nope"}`, `{"event":"idle","agent_pid":-1}`, `null`,
 	} {
 		f.Add([]byte(s))
@@ -57,7 +59,7 @@ func FuzzParseProgress(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !progressEvents[p.Event] || p.AgentPID < 0 || !Printable(p.Label) {
+		if !progressEvents[p.Event] || p.AgentPID < 0 || !Printable(p.Label) || !Printable(p.AskedBy) {
 			t.Fatalf("accepted %+v", p)
 		}
 		b, err := jsonData(p)

@@ -124,6 +124,14 @@ type Progress struct {
 	// OwnerGone (handback): the workflow owner's Pi went away during the
 	// handoff, so nobody took the attempt back; it will not finish.
 	OwnerGone bool `json:"owner_gone,omitempty"`
+	// Joined marks the first line an ask hears that joined a handoff
+	// under way: not a change, but where the handoff stands — its latest
+	// change, with what launched said once the pane launched, Since when
+	// that change came, and AskedBy who asked for the handoff ("herdr-pi
+	// open (pid 42)", "the owner's /workflow menu").
+	Joined  bool      `json:"joined,omitempty"`
+	Since   time.Time `json:"since,omitzero"`
+	AskedBy string    `json:"asked_by,omitempty"`
 }
 
 // Handoffs carries out `herdr-pi open`'s handoff requests. Unlike the other
@@ -203,6 +211,9 @@ func ParseProgress(data []byte) (Progress, error) {
 	}
 	if len(p.Label) > maxLabel || !PrintableLabel(p.Label) {
 		return Progress{}, errors.New("handoff progress: label is not printable")
+	}
+	if len(p.AskedBy) > maxLabel || !PrintableLabel(p.AskedBy) {
+		return Progress{}, errors.New("handoff progress: asked_by is not printable")
 	}
 	if len(p.Error) > maxError || len(p.LeftOpen) > maxError {
 		return Progress{}, errors.New("handoff progress: error text too long")

@@ -381,8 +381,12 @@ func (s *Service) handoff(ctx context.Context, ask control.HandoffAsk, progress 
 	}
 	if r := s.running[ask.SessionID]; r != nil {
 		if at, ok := r.tab(); ok && r.opts.turn {
-			// Fully inspectable mode: the attempt works in its tab.
+			// Fully inspectable mode: the attempt works in its tab, which
+			// open focuses — unless it asks for what that tab is not.
 			unlock()
+			if err := r.cannotGive(ask); err != nil {
+				return control.Progress{}, err
+			}
 			return s.focus(ctx, r, at)
 		}
 		if r.isEnding() {
@@ -517,6 +521,7 @@ type run struct {
 	placed  handoff.Placed // where its pane is, once placed
 	subs    []func(control.Progress)
 	history []control.Progress
+	since   time.Time // when the latest change in history came
 	done    chan struct{}
 	// ending is set once the handoff's end is decided (its pane closing,
 	// the handback under way): nobody joins it then.
@@ -555,6 +560,9 @@ func (r *run) underWay() error {
 // person meant to keep would close at the turn's end. nil when following
 // gives the ask what it wants.
 func (r *run) cannotGive(ask control.HandoffAsk) error {
+	if r.opts.turn {
+		return r.turnCannotGive(ask)
+	}
 	var differs, flags []string
 	if ask.Hold && !r.opts.hold {
 		differs = append(differs, "without --hold (its pane hands the attempt back when its turn ends)")
@@ -583,6 +591,33 @@ func (r *run) cannotGive(ask control.HandoffAsk) error {
 		r.id, by, strings.Join(differs, ", "), where, f, f, f, back)
 }
 
+// turnCannotGive is cannotGive for a turn of fully inspectable mode. The
+// engine's mode decides where a turn runs, a tab of the run's workspace,
+// and the tab closes when the turn ends, the next turn opening another:
+// neither --hold nor another place can be had, now or at a later turn,
+// so the way on is the tab as it is, or a read-only fork.
+func (r *run) turnCannotGive(ask control.HandoffAsk) error {
+	var differs, flags []string
+	if ask.Hold {
+		differs = append(differs, "the tab of each turn closes when the turn ends, the next turn opening another")
+		flags = append(flags, "--hold")
+	}
+	if place := handoff.Mode(ask.Place); place != "" && place != handoff.ModeWorkspace {
+		differs = append(differs, fmt.Sprintf("its turns run in tabs of the run's workspace, not in a %s", place))
+		flags = append(flags, "--"+ask.Place)
+	}
+	if len(differs) == 0 {
+		return nil
+	}
+	where, then := "its tab is opening", "follow the turn"
+	if at, ok := r.tab(); ok {
+		where, then = "it works in tab "+at.TabID, "focus that tab"
+	}
+	f := strings.Join(flags, " ")
+	return fmt.Errorf("it runs in Herdr in the engine's fully inspectable mode (%s: %s): %s; this open cannot have %s: open it without %s to %s, or with --inspect instead, for a read-only fork of it",
+		r.id, where, strings.Join(differs, "; "), f, f, then)
+}
+
 // tab is where the handoff's pane was placed, once it was.
 func (r *run) tab() (handoff.Placed, bool) {
 	r.mu.Lock()
@@ -608,19 +643,26 @@ func (r *run) isEnding() bool {
 // handoff is whoever asked first's, and it says so — where the attempt
 // runs, and how to give it back anyway.
 func (r *run) leftFollowing() error {
-	who := "the owner's /workflow menu"
-	if r.order.Request == "" {
-		who = "the herdr-pi open"
-		if r.askedBy != "" {
-			who = r.askedBy
-		}
-	}
+	who := r.askedWho()
 	where := "no pane has opened yet"
 	if at, ok := r.where(); ok {
 		where = "pane " + at.PaneID + " runs the attempt"
 	}
 	return fmt.Errorf("stopped following handoff %s, which goes on for %s that asked for it first (%s); herdr-pi close %s gives the attempt back now",
 		r.id, who, where, shellword.Word(r.order.RunID))
+}
+
+// askedWho names who asked for the handoff first.
+func (r *run) askedWho() string {
+	switch {
+	case r.opts.turn:
+		return "the engine's fully inspectable mode"
+	case r.order.Request != "":
+		return "the owner's /workflow menu"
+	case r.askedBy != "":
+		return r.askedBy
+	}
+	return "the herdr-pi open"
 }
 
 // where is the handoff's pane, once placed.
@@ -640,16 +682,17 @@ func (s *Service) focus(ctx context.Context, r *run, at handoff.Placed) (control
 	return r.stamp(control.Progress{Event: control.ProgressFocused, PaneID: at.PaneID, TabID: at.TabID, WorkspaceID: at.WorkspaceID}), nil
 }
 
-// subscribe adds a follower, which hears what happened so far first, and
-// returns what removes it.
+// subscribe adds a follower and returns what removes it. One that joins
+// the handoff under way first hears where it stands (joinedLocked), then
+// each change.
 func (r *run) subscribe(f func(control.Progress)) (unsubscribe func()) {
 	if f == nil {
 		return func() {}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, p := range r.history {
-		f(p)
+	if len(r.history) > 0 {
+		f(r.joinedLocked())
 	}
 	id := len(r.subs)
 	r.subs = append(r.subs, f)
@@ -658,6 +701,26 @@ func (r *run) subscribe(f func(control.Progress)) (unsubscribe func()) {
 		defer r.mu.Unlock()
 		r.subs[id] = nil
 	}
+}
+
+// joinedLocked is where the handoff stands, for an ask that joins it: its
+// latest change, with where its pane is and what it runs once launched,
+// when that change came and who asked for the handoff. One line, not the
+// history replayed: a follower's "handing off … at the end of its current
+// turn" for an attempt long in its pane read as the handoff starting now.
+func (r *run) joinedLocked() control.Progress {
+	p := r.history[len(r.history)-1]
+	for _, h := range r.history {
+		if h.Event == control.ProgressLaunched {
+			p.PaneID, p.TabID, p.WorkspaceID = h.PaneID, h.TabID, h.WorkspaceID
+			p.Command, p.Env, p.Cwd, p.CommandOmitted = h.Command, h.Env, h.Cwd, h.CommandOmitted
+			if p.AgentPID == 0 {
+				p.AgentPID = h.AgentPID
+			}
+		}
+	}
+	p.Joined, p.Since, p.AskedBy = true, r.since, r.askedWho()
+	return p
 }
 
 // stamp names the handoff in p.
@@ -678,7 +741,7 @@ func (r *run) emit(p control.Progress) {
 	p = r.stamp(p)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.history = append(r.history, p)
+	r.history, r.since = append(r.history, p), time.Now()
 	for _, f := range r.subs {
 		if f != nil {
 			f(p)

@@ -673,7 +673,7 @@ func TestRefusalsAndSharedLaunches(t *testing.T) {
 	first := r.ask(control.HandoffAsk{})
 	first.next(t, control.ProgressOrdered)
 	second := r.ask(control.HandoffAsk{})
-	second.next(t, control.ProgressOrdered) // replayed: the same handoff
+	second.next(t, control.ProgressOrdered) // joined: the same handoff, where it stands
 	// The menu's request shares it too, and hears so.
 	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "r9", RunID: "r1", SessionID: "s1"})
 	if got := r.o.refusedSoFar(); len(got) != 1 || !strings.Contains(got[0], "r9: a handoff of it is under way already (h1)") {
@@ -1278,6 +1278,48 @@ func TestASecondAskThatLeavesHearsTheHandoffGoesOn(t *testing.T) {
 	if a := x.wait(t); a.Reason != control.HandbackExited {
 		t.Fatalf("the first ask: %+v", a)
 	}
+}
+
+// A second ask that joins a handoff whose pane has long been working
+// hears where the handoff stands — one line: working, in which pane —
+// and then each change; not the history replayed from "ordered", which a
+// person reads as the attempt being handed off only now, at the end of
+// its current turn.
+func TestASecondAskHearsWhereTheHandoffStands(t *testing.T) {
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{Label: "herdr-pi open (pid 4711)"})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapper(pane)
+	launched := x.next(t, control.ProgressLaunched)
+	r.report(pane, "working")
+	x.next(t, control.ProgressWorking)
+	y := r.ask(control.HandoffAsk{})
+	var first control.Progress
+	select {
+	case first = <-y.progress:
+	case <-time.After(long):
+		t.Fatal("the second ask heard nothing")
+	}
+	if first.Event != control.ProgressWorking || first.PaneID != pane || first.Handoff != "h1" {
+		t.Fatalf("the second ask first heard %+v; want where the handoff stands: working in pane %s", first, pane)
+	}
+	// Marked as joined, with when it started working, who asked for the
+	// handoff, and what launched said (the pane's Pi and command).
+	if !first.Joined || first.Since.IsZero() || first.Since.After(time.Now()) || first.AskedBy != "herdr-pi open (pid 4711)" ||
+		first.TabID != launched.TabID || first.AgentPID != launched.AgentPID || !slices.Equal(first.Command, launched.Command) || first.Cwd != launched.Cwd {
+		t.Fatalf("the second ask first heard %+v; want it joined, since when, asked by herdr-pi open (pid 4711), and what launched said (%+v)", first, launched)
+	}
+	select {
+	case p := <-y.progress:
+		t.Fatalf("the second ask then heard %+v, as if it were new", p)
+	default:
+	}
+	r.report(pane, "idle")
+	if p := y.next(t, control.ProgressIdle); p.PaneID != pane {
+		t.Fatalf("the second ask heard %+v", p)
+	}
+	x.wait(t)
 }
 
 // An open that asks while the attempt's handoff is being handed back (its

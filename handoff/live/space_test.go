@@ -297,3 +297,95 @@ func TestARunsEndEndsOnlyItsOwnTurns(t *testing.T) {
 		t.Fatalf("handbacks: %q; want run r1's turn given back for its run's end (completed), then run r2's when the wrapper quits", byRun)
 	}
 }
+
+// `herdr-pi open --hold` (or --split, --tab) on an agent whose turn runs in
+// its tab cannot have what it asks: the turn's tab is where the engine's
+// fully inspectable mode put it, and it closes when the turn ends, the
+// next turn opening another. Such an open is refused, naming the flag, the
+// tab and the ways on, as the same flags are refused while the tab is
+// still opening — not answered "focused" with the flag dropped without a
+// word. Without a flag, or with --workspace (where the tab is), open
+// focuses the tab.
+func TestOpenWithAFlagATurnCannotHaveIsRefused(t *testing.T) {
+	r := newRig(t)
+	pane, _ := r.turn("r1", "s1")
+	r.waitFor("the turn to launch", func() bool {
+		r.o.mu.Lock()
+		defer r.o.mu.Unlock()
+		return slices.Contains(r.o.states, control.PaneLaunched)
+	})
+	tab := tabIDs(r.s)[0]
+	for _, c := range []struct {
+		flag string
+		ask  control.HandoffAsk
+	}{
+		{"--hold", control.HandoffAsk{Hold: true}},
+		{"--split", control.HandoffAsk{Place: string(handoff.ModeSplit)}},
+		{"--tab", control.HandoffAsk{Place: string(handoff.ModeTab)}},
+	} {
+		ask := c.ask
+		ask.RunID, ask.SessionID, ask.OwnerPID = "r1", "s1", r.o.pid
+		p, err := r.svc.Handoff(context.Background(), ask, nil)
+		if err == nil {
+			t.Fatalf("open %s on the turn's tab %s got %+v: its %s was dropped without a word", c.flag, tab, p, c.flag)
+		}
+		for _, want := range []string{"fully inspectable", "tab " + tab, "this open cannot have " + c.flag, "open it without " + c.flag + " to focus that tab", "--inspect"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("open %s on the turn's tab was refused with %q; want it to say %q", c.flag, err, want)
+			}
+		}
+		if strings.Contains(err.Error(), "once it is back") {
+			t.Errorf("open %s: %q sends the person back for a handoff the mode never gives", c.flag, err)
+		}
+	}
+	if slices.Contains(r.s.Methods(), "tab.focus") {
+		t.Fatalf("a refused open focused the tab: %q", r.s.Methods())
+	}
+	for _, place := range []string{"", string(handoff.ModeWorkspace)} {
+		p, err := r.svc.Handoff(context.Background(), control.HandoffAsk{RunID: "r1", SessionID: "s1", OwnerPID: r.o.pid, Place: place}, nil)
+		if err != nil || p.Event != control.ProgressFocused || p.TabID != tab || p.PaneID != pane {
+			t.Fatalf("open (place %q) on the turn's tab got %+v, %v; want it focused", place, p, err)
+		}
+	}
+	if hb := r.o.handbacksSoFar(); len(hb) != 0 {
+		t.Fatalf("handed back %+v", hb)
+	}
+}
+
+// The same flags while the turn's tab is still opening (the owner holds
+// the order to the end of its local turn) are refused in the same words:
+// the mode's tab closes with its turn, so "again once it is back" would
+// send the person after a handoff the mode never gives.
+func TestOpenWithAFlagATurnCannotHaveIsRefusedBeforeItsTabOpens(t *testing.T) {
+	r := newRig(t)
+	r.o.waitBoundary = true
+	r.svc.ownerEvent(r.o, control.HandoffRequest{ID: "q1", RunID: "r1", SessionID: "s1", Label: "finder", Turn: true})
+	r.waitFor("the turn's order", func() bool {
+		r.svc.mu.Lock()
+		defer r.svc.mu.Unlock()
+		return r.svc.running["s1"] != nil
+	})
+	for _, c := range []struct {
+		flag string
+		ask  control.HandoffAsk
+	}{
+		{"--hold", control.HandoffAsk{Hold: true}},
+		{"--tab", control.HandoffAsk{Place: string(handoff.ModeTab)}},
+	} {
+		ask := c.ask
+		ask.RunID, ask.SessionID, ask.OwnerPID = "r1", "s1", r.o.pid
+		_, err := r.svc.Handoff(context.Background(), ask, nil)
+		if err == nil {
+			t.Fatalf("open %s while the turn's tab opens was not refused", c.flag)
+		}
+		for _, want := range []string{"fully inspectable", "its tab is opening", "this open cannot have " + c.flag, "open it without " + c.flag, "--inspect"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("open %s while the turn's tab opens was refused with %q; want it to say %q", c.flag, err, want)
+			}
+		}
+		if strings.Contains(err.Error(), "once it is back") {
+			t.Errorf("open %s: %q sends the person back for a handoff the mode never gives", c.flag, err)
+		}
+	}
+	close(r.o.boundary)
+}

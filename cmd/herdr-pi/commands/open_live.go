@@ -82,7 +82,8 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	// follow shows each progress line (say, below, is the writer that
 	// returns its error).
 	follow := func(p control.Progress) {
-		if p.Event == control.ProgressLaunched {
+		if p.PaneID != "" && p.Event != control.ProgressHandback {
+			// From launched on; a joined line says it too.
 			pane = p.PaneID
 		}
 		if writeErr != nil {
@@ -93,6 +94,8 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		} else if opts.JSON {
 			writeErr = render.JSONLine(io.Out, openLiveLine{Format: openLiveFormat, Attempt: a.Name(), Progress: p, PrefixAlsoMatches: opts.alsoMatches})
 			opts.alsoMatches = nil // said once, not on a failure line either
+		} else if p.Joined {
+			writeErr = say(io.Out, "%s\n", joinedWords(a, p, time.Now()))
 		} else {
 			writeErr = say(io.Out, "%s\n", liveWords(a, p))
 		}
@@ -233,6 +236,36 @@ func liveWords(a *store.Attempt, p control.Progress) string {
 		return fmt.Sprintf("%s works in tab %s of its run's workspace (fully inspectable mode): focused it", a.Name(), p.TabID)
 	}
 	return fmt.Sprintf("pane %s: %s", p.PaneID, p.Event)
+}
+
+// joinedWords is where a handoff this open joined stands (its first line):
+// whose handoff it follows, and the handoff's latest change with when it
+// came — not that change's own words, which said it as news: "handing
+// off … at the end of its current turn" for an attempt long in its pane.
+func joinedWords(a *store.Attempt, p control.Progress, now time.Time) string {
+	head := "following handoff " + p.Handoff
+	if p.AskedBy != "" {
+		head += ", asked for by " + render.Clean(p.AskedBy)
+	}
+	when := func(what string) string {
+		if p.Since.IsZero() {
+			return ""
+		}
+		return fmt.Sprintf(" (%s %s ago, at %s)", what, render.Age(now.Sub(p.Since)), render.Clock(p.Since, now))
+	}
+	switch p.Event {
+	case control.ProgressOrdered:
+		return head + ": " + strings.TrimSuffix(liveWords(a, p), "…") + when("ordered") + "…"
+	case control.ProgressLaunched:
+		return head + ": " + liveWords(a, p) + when("launched")
+	case control.ProgressWorking, control.ProgressIdle, control.ProgressBlocked:
+		state := fmt.Sprintf("%s runs in pane %s: %s", a.Name(), p.PaneID, p.Event)
+		if !p.Since.IsZero() {
+			state += fmt.Sprintf(" for %s (since %s)", render.Age(now.Sub(p.Since)), render.Clock(p.Since, now))
+		}
+		return head + ": " + state
+	}
+	return head + ": " + liveWords(a, p)
 }
 
 // wrapperDied says whether the owner's wrapper is gone, after its

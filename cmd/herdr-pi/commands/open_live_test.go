@@ -126,6 +126,12 @@ type scriptedHandoffs struct {
 	// endedMeanwhile: the handoff ends by itself (its pane's Pi went idle)
 	// as open leaves it, so the answer is that handback, not open's.
 	endedMeanwhile bool
+	// follower answers as the owner's wrapper does an ask that joins a
+	// handoff whose pane has been working since workingSince: where it
+	// stands first (joined), then its changes (at endPaneTurn, idle and
+	// the handback).
+	follower     bool
+	workingSince time.Time
 	// Set on the server's goroutine; read once open returned, which the
 	// race detector cannot see through the socket.
 	mu       sync.Mutex
@@ -169,6 +175,18 @@ func (h *scriptedHandoffs) Handoff(ctx context.Context, ask control.HandoffAsk, 
 	}
 	if h.focus {
 		return control.Progress{Event: control.ProgressFocused, PaneID: "w2:p1", TabID: "w2:t2", WorkspaceID: "w2"}, nil
+	}
+	if h.follower {
+		progress(control.Progress{Event: control.ProgressWorking, RunID: ask.RunID, Label: "docs", Handoff: "h1", PaneID: "w1:p2", AgentPID: 4242,
+			Joined: true, Since: h.workingSince, AskedBy: "herdr-pi open (pid 4711)"})
+		select {
+		case <-ctx.Done():
+			return control.Progress{}, fmt.Errorf("stopped following handoff h1, which goes on for herdr-pi open (pid 4711) that asked for it first (pane w1:p2 runs the attempt); herdr-pi close %s gives the attempt back now", ask.RunID)
+		case <-h.paneDone:
+		}
+		progress(control.Progress{Event: control.ProgressIdle, RunID: ask.RunID, Label: "docs", Handoff: "h1", PaneID: "w1:p2"})
+		return control.Progress{Event: control.ProgressHandback, Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop",
+			RunID: ask.RunID, Label: "docs", Handoff: "h1"}, nil
 	}
 	progress(control.Progress{Event: control.ProgressOrdered, RunID: ask.RunID, Label: "docs", Handoff: "h1"})
 	if h.refuse != nil {
@@ -455,4 +473,55 @@ func TestOpenLiveOrderTheOwnerGaveUpIsNoHandback(t *testing.T) {
 			t.Fatalf("--json %v: exit %d, last line %q, stderr %q", asJSON, code, last, stderr)
 		}
 	}
+}
+
+// An open that joins a handoff whose pane has long been working (asked
+// for by another open, or the owner's menu) says where it stands — whose
+// handoff it follows, the pane, working since when — and then each
+// change; not "handing off … at the end of its current turn", which
+// reads as the handoff starting now. --json says the same: its first line
+// is that state, marked joined, with since and asked_by.
+func TestOpenLiveThatJoinsAHandoffSaysWhereItStands(t *testing.T) {
+	since := time.Now().Add(-7 * time.Minute)
+	t.Run("text", func(t *testing.T) {
+		w := newLiveWorld(t)
+		w.handoffs.follower, w.handoffs.workingSince = true, since
+		w.handoffs.endPaneTurn()
+		var out bytes.Buffer
+		code, stderr := w.open(t, &out)
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		first := lines[0]
+		for _, want := range []string{"following handoff h1", "asked for by herdr-pi open (pid 4711)", "docs#1 runs in pane w1:p2: working for 7m", "(since "} {
+			if !strings.Contains(first, want) {
+				t.Errorf("open's first line %q does not say %q", first, want)
+			}
+		}
+		if code != exitOK || len(lines) != 3 || strings.Contains(out.String(), "handing off") || lines[1] != "pane w1:p2: idle" || !strings.HasPrefix(lines[2], "handed back: ") {
+			t.Fatalf("exit %d\n%s%s\nwant where the handoff stands, then idle and the handback", code, out.String(), stderr)
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		w := newLiveWorld(t)
+		w.handoffs.follower, w.handoffs.workingSince = true, since
+		w.handoffs.endPaneTurn()
+		var out bytes.Buffer
+		code, stderr := w.open(t, &out, "--json")
+		schema := compileSchema(t, "open")
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		for _, l := range lines {
+			validate(t, schema, l)
+		}
+		var first struct {
+			Event, PaneID string
+			Joined        bool
+			Since         time.Time
+			AskedBy       string `json:"asked_by"`
+		}
+		if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || code != exitOK || len(lines) != 3 {
+			t.Fatalf("exit %d (%v)\n%s%s", code, err, out.String(), stderr)
+		}
+		if first.Event != "working" || !first.Joined || !first.Since.Equal(since) || first.AskedBy != "herdr-pi open (pid 4711)" {
+			t.Fatalf("first line %s; want working, joined, since %v, asked_by herdr-pi open (pid 4711)", lines[0], since)
+		}
+	})
 }

@@ -863,6 +863,11 @@ func TestOpenLiveJSONPrintsOnlyDocumentedFields(t *testing.T) {
 			f.SetInt(1)
 		case reflect.Slice:
 			f.Set(reflect.ValueOf([]string{"x"}))
+		case reflect.Struct:
+			if _, ok := f.Interface().(time.Time); !ok {
+				t.Fatalf("control.Progress.%s: a %s this test cannot set", v.Type().Field(i).Name, f.Type())
+			}
+			f.Set(reflect.ValueOf(time.Unix(1, 0)))
 		default:
 			t.Fatalf("control.Progress.%s: a %s this test cannot set", v.Type().Field(i).Name, f.Kind())
 		}
