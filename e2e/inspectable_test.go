@@ -573,6 +573,32 @@ func TestFullyInspectableMenu(t *testing.T) {
 	fi.quitOwner()
 }
 
+// Seed 001: the integration activates only in a Herdr-managed pane;
+// outside Herdr, loading it is inert. With fully inspectable mode on in
+// the global settings, an owner under herdr-pi wrap in a plain terminal
+// (Herdr's socket named, but no pane: not a complete Herdr environment)
+// keeps its agent on the engine's local transport: the run completes
+// with the agent's reply, and Herdr is never asked for a workspace, tab
+// or pane.
+func TestFullyInspectableModeOutsideHerdrStaysLocal(t *testing.T) {
+	fi := newFIRig(t, fmt.Sprintf(`return await agent(%q, { label: "seeker" });`, fiTask2))
+	fi.outside = true
+	fi.start()
+	if got := fi.result(); got != fiReply2 {
+		t.Fatalf("the run's result is %q, want the seeker's reply %q", got, fiReply2)
+	}
+	if got := fi.transports(t); !slices.Equal(got, []string{"local"}) {
+		t.Fatalf("attempt transports %q, want the engine's local one", got)
+	}
+	for _, m := range fi.s.Methods() {
+		if m == "workspace.create" || m == "tab.create" || m == "pane.split" {
+			t.Fatalf("outside Herdr, fully inspectable mode asked Herdr %q", fi.s.Methods())
+		}
+	}
+	fi.quitOwner()
+	fi.wantNothingLeft()
+}
+
 // Seed 001: fully inspectable mode is set in the global workflow settings
 // only. The same setting in the project's settings file (where the engine
 // reads its project settings, in the directory the owner and its agents

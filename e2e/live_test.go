@@ -877,6 +877,20 @@ func TestLiveHandoffQuitInThePane(t *testing.T) {
 	})
 	lvWait(t, "the pane at rest", func() bool { return strings.HasSuffix(events(ro.lines(t)), "working idle") })
 	ro.running(t)
+	// Seed: the originating Pi TUI reports the handed-off agent as
+	// working, then idle or completed before handback. Held, the pane
+	// rests and nothing is handed back, so the owner's status line must
+	// say so now; open must still run while it does (a handback shows
+	// "idle" too, for a moment, and must not pass for it).
+	lr.owner.WaitFor(t, "the owner's status line to say the pane's turn ended", lvLong, func(s string) bool {
+		select {
+		case <-ro.done:
+			t.Fatalf("herdr-pi open ended (%v) before the owner's status line said the held pane's turn ended; owner's screen:\n%s", ro.err, s)
+		default:
+		}
+		return strings.Contains(s, lvLabel+": idle") || strings.Contains(s, lvLabel+": completed")
+	})
+	ro.running(t)
 	waitPiReady(t, lr.private, lr.s, launched.PaneID)
 	prompt(t, lr.s, launched.PaneID, "/quit")
 	res := ro.wait(t)
