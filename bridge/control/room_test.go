@@ -344,3 +344,34 @@ func TestAStatusCutBetweenItsHelloAndItsRequestAsksAgain(t *testing.T) {
 		t.Fatalf("waiting on the connection status asked again on: %v", err)
 	}
 }
+
+// A client that never reads the answer to its hello is not told apart
+// from one that did and then said nothing: with every place taken, the
+// one idle the longest makes room for a newcomer, read or not. (The one
+// that never read kept its place half a second more, and a newer client
+// that had read went first.)
+func TestTheLongestIdleClientMakesRoomWhetherItReadItsAnswerOrNot(t *testing.T) {
+	f := start(t, func(c *Config) { c.MaxConns, c.HelloTimeout, c.IdleTimeout = 2, time.Hour, time.Hour })
+	deaf := f.raw(t)
+	deaf.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, f.tok, RoleClient))
+	waitUntil(t, "the deaf client's hello is answered", func() bool {
+		f.srv.mu.Lock()
+		defer f.srv.mu.Unlock()
+		for _, st := range f.srv.conns {
+			if st.phase == phaseIdle {
+				return true
+			}
+		}
+		return false
+	})
+	read := f.raw(t)
+	read.hello(t, f.tok, RoleClient)
+	time.Sleep(4 * f.srv.cfg.HelloGrace) // both are silent past the grace
+	f.askStatus(t)
+	f.logs.waitFor(t, "closed an idle client to make room")
+	read.line(t, `{"type":"request","id":"1","method":"status"}`)
+	if got := read.read(t); !strings.Contains(got, `"ok":true`) {
+		t.Fatalf("the newer client lost its place: %q", got)
+	}
+	deaf.closed(t)
+}

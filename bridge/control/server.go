@@ -68,20 +68,17 @@ type Config struct {
 	// connection that sends nothing (default 30s). MaxConns bounds open
 	// connections (default 32): when they are all open, a newcomer takes
 	// the place of the client idle the longest, once idle for HelloGrace
-	// after it read our answer (default 25ms: a real client writes its
-	// request as soon as it has read the answer; a real client writes its
-	// hello as it connects, too) or for Grace while it has not read it
-	// (default 500ms: on a loaded machine a client may wait that long for
-	// a core); only when no client is idle, of the connection that never
-	// said hello silent the longest, once silent for HelloGrace. Probes,
-	// owner links and requests in progress keep theirs. Until a place is
-	// free, newcomers wait in the kernel's listen queue (see track and
-	// silentest).
+	// (default 25ms: a real client writes its request as soon as it has
+	// read the answer, and its hello as it connects; one cut while off its
+	// core asks again, see Client.Call); only when no client is idle, of
+	// the connection that never said hello silent the longest, once silent
+	// for HelloGrace. Probes, owner links and requests in progress keep
+	// theirs. Until a place is free, newcomers wait in the kernel's listen
+	// queue (see track and silentest).
 	HelloTimeout time.Duration
 	IdleTimeout  time.Duration
 	MaxConns     int
 	HelloGrace   time.Duration
-	Grace        time.Duration
 
 	// peerUID, when set, replaces our own uid as the one peers must have
 	// (tests only).
@@ -183,9 +180,6 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	if cfg.HelloGrace <= 0 {
 		cfg.HelloGrace = 25 * time.Millisecond
-	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = 500 * time.Millisecond
 	}
 	if cfg.peerUID == nil {
 		uid := os.Getuid()
@@ -311,13 +305,13 @@ func (s *Server) isClosed() bool {
 // silent connection (silentest says which); one whose words wait unread
 // is never taken (pending). With none yet, the newcomer waits in the
 // kernel's listen backlog until one ends or has been silent long enough,
-// rather than being turned away. Waiting Grace for each silent
+// rather than being turned away. Waiting half a second for each silent
 // connection, as this did, let them go 32 every half second, so a few
 // hundred of them queued ahead of `herdr-pi status` outlasted its 5 s; at
 // HelloGrace a thousand go in a second or so. The same held for clients
-// that said hello with the run's token, read the answer and then said
-// nothing (400 of them kept status waiting past its 5 s): only one that
-// has not read its answer yet keeps the longer Grace.
+// that said hello with the run's token and then said nothing, whether
+// they read the answer (400 of them kept status waiting past its 5 s) or
+// never did (320).
 //
 // A connection is cut, not closed: its read deadline is set in the past,
 // so its goroutine ends it at once, and a line that goroutine had read
@@ -385,18 +379,21 @@ func (s *Server) cutOne(c net.Conn, st *connState) {
 }
 
 // silentest is the connection to cut for a newcomer, among those with no
-// words waiting unread: the client idle the longest, once idle past its
-// grace, first; only when no client is idle nor about to be (words wait
-// unread), the oldest connection without a hello silent for HelloGrace. Without one, wake is how soon one may be
-// (zero when none will). Called under mu.
+// words waiting unread: the client idle the longest, once idle for
+// HelloGrace, first; only when no client is idle nor about to be (words
+// wait unread), the oldest connection without a hello silent for
+// HelloGrace. Without one, wake is how soon one may be (zero when none
+// will). Called under mu.
 //
-// An idle client has said hello with the run's token. One that has read
-// our last answer (nothing of ours waits in its socket) and still says
-// nothing is stuck, not slow: a live client writes its request as soon as
-// it has read the answer, so its grace is HelloGrace (one off its core
-// that long on a loaded machine is cut before its request is read, and
-// asks again: see Client.Call). One that has not
-// read it yet may be waiting for a core on a loaded machine: Grace. Idle
+// An idle client has said hello with the run's token. A live one writes
+// its request as soon as it has read our answer, or hangs up after the
+// last; one silent for HelloGrace is stuck, or off its core on a loaded
+// machine. Cut, the second loses nothing: an answer we wrote stays there
+// for it to read, and a request it had not written yet it asks again on
+// a new connection (Client.Call). Whether it has read our answer does
+// not tell the two apart: one that never reads (a script, a hook stopped
+// after asking) kept its place half a second longer than one that had,
+// and 320 of them kept status waiting 5 s. Idle
 // clients go before connections without a hello, and a newcomer waits
 // for one to be silent long enough rather than take a hello's place: a
 // probe whose hello is slow (Pi's event loop busy) is not told apart from
@@ -421,15 +418,12 @@ func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wak
 			soon = true
 			continue
 		}
-		pick, grace := &hello, s.cfg.HelloGrace
+		pick := &hello
 		if st.phase == phaseIdle {
 			pick = &idle
-			if !answerRead(c) {
-				grace = s.cfg.Grace
-			}
 		}
 		pick.any = true
-		if left := st.since.Add(grace).Sub(now); left > 0 {
+		if left := st.since.Add(s.cfg.HelloGrace).Sub(now); left > 0 {
 			if pick.wake == 0 || left < pick.wake {
 				pick.wake = left
 			}
@@ -449,14 +443,6 @@ func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wak
 		return nil, nil, s.cfg.HelloGrace
 	}
 	return hello.victim, hello.st, hello.wake
-}
-
-// answerRead reports whether c's peer has read everything we wrote to it:
-// on a unix socket what we wrote counts against our side (SIOCOUTQ) until
-// the peer has read it.
-func answerRead(c net.Conn) bool {
-	n, ok := queued(c, unix.SIOCOUTQ)
-	return ok && n == 0
 }
 
 // queued is the byte count the socket ioctl req (SIOCINQ, SIOCOUTQ)
