@@ -818,17 +818,20 @@ func writeNow(c net.Conn, b []byte) (int, error) {
 	n, werr := 0, error(nil)
 	// The descriptor is non-blocking (Go's net), so a full socket says
 	// EAGAIN; returning true keeps Go's poller from waiting for room.
+	// syscall.Write, as net's own writes: under the race detector what a
+	// reader does after reading our answer then follows what we did
+	// before writing it (x/sys/unix's Write marks another hand-off).
 	if err := rc.Write(func(fd uintptr) bool {
 		for n < len(b) {
-			k, err := unix.Write(int(fd), b[n:])
+			k, err := syscall.Write(int(fd), b[n:])
 			if k > 0 {
 				n += k
 			}
-			if errors.Is(err, unix.EINTR) {
+			if errors.Is(err, syscall.EINTR) {
 				continue
 			}
 			if err != nil {
-				if !errors.Is(err, unix.EAGAIN) {
+				if !errors.Is(err, syscall.EAGAIN) {
 					werr = err
 				}
 				break
