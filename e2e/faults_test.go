@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -535,6 +536,94 @@ func TestFaultControlSocketHeldBySilentClients(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the silent clients left the wrapper holds %d descriptors (%d before) and %d goroutines (%d before)",
 				now, fds, st.Goroutines, before.Goroutines)
+		}
+	}
+	r.send("\r")
+	r.finish(9, true)
+}
+
+// 400 clients say hello to the wrapper's control socket with the run's
+// token, ask, and never read a byte of the answers: most write requests
+// in a loop until their socket is full, the rest ask once (a hook hung
+// after asking). `herdr-pi status` and a hook's `waiting start` and
+// `waiting stop` still answer within their own 5 s, the agent runs on,
+// and the wrapper is back to its descriptors once the clients are gone.
+// (The wrapper waited up to 5 s on each full socket, and a client's
+// unread requests kept its place meanwhile: 32 such clients kept status
+// waiting 4.9 s, 320 made it fail.)
+func TestFaultControlSocketHeldByClientsThatNeverRead(t *testing.T) {
+	const n = 400
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 2*n {
+		testenv.Missing(t, fmt.Sprintf("a limit of %d open files", 2*n), "raise it with ulimit -n")
+	}
+	h := herdrtest.Start(t)
+	e := newFaultEnv(t, h)
+	r := e.wrap("print ready\\r\\n", "readline", "print got it\\r\\n", "readline", "exit 9")
+	r.waitScreen("ready")
+	ep, err := control.PaneRegistry(e.runtimeBase()).Lookup(control.PaneKey(h.SocketPath(), h.PaneID()))
+	if err != nil {
+		t.Fatalf("the wrapper's registry entry: %v", err)
+	}
+	statusJSON(t, e.env)
+	fds := openFDsOf(t, r.cmd.Process.Pid)
+
+	hello := fmt.Sprintf(`{"type":"hello","token":%q,"role":"client","version":1}`+"\n", ep.Token)
+	asks := func(k int) []byte {
+		b := []byte(hello)
+		for i := 0; i < k; i++ {
+			b = fmt.Appendf(b, `{"type":"request","id":"%d","method":"status"}`+"\n", i)
+		}
+		return b
+	}
+	once, flood := asks(1), asks(2000)
+	deaf := make([]net.Conn, 0, n)
+	var writers sync.WaitGroup
+	defer func() {
+		for _, c := range deaf {
+			c.Close()
+		}
+		writers.Wait()
+	}()
+	for i := 0; i < n; i++ {
+		c, err := net.Dial("unix", ep.Socket)
+		if err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+		deaf = append(deaf, c)
+		words := flood
+		if i%4 == 0 {
+			words = once
+		}
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			_, _ = c.Write(words) // never read
+		}()
+	}
+	st := statusJSON(t, e.env)
+	if st.WrapperPID != r.cmd.Process.Pid {
+		t.Fatalf("status while %d clients never read: %+v", n, st)
+	}
+	for _, args := range [][]string{{"waiting", "start", "--source", "hook", "--id", "deaf"}, {"waiting", "stop", "--source", "hook", "--id", "deaf"}} {
+		if code, stdout, stderr := herdrPiIn(t, e.env, args...); code != 0 {
+			t.Fatalf("%s while %d clients never read: exit %d, stdout %q, stderr %q", strings.Join(args, " "), n, code, stdout, stderr)
+		}
+	}
+	r.send("\r")
+	r.waitScreen("got it")
+	for _, c := range deaf {
+		c.Close()
+	}
+	writers.Wait()
+	deaf = nil
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		now := openFDsOf(t, r.cmd.Process.Pid)
+		if now <= fds {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the clients left the wrapper holds %d descriptors (%d before)", now, fds)
 		}
 	}
 	r.send("\r")

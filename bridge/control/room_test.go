@@ -344,3 +344,180 @@ func TestAStatusCutBetweenItsHelloAndItsRequestAsksAgain(t *testing.T) {
 		t.Fatalf("waiting on the connection status asked again on: %v", err)
 	}
 }
+
+// deaf opens n connections that never read a byte of ours. Each says
+// hello with the run's token; every fourth then asks for the status once
+// (a hook stopped, or hung, after writing its request), the others ask
+// for it two thousand times at once, more answers than their socket can
+// hold (a script that writes requests in a loop and never reads). They
+// are closed when the test ends.
+func (f *fixture) deaf(t *testing.T, n int) []net.Conn {
+	t.Helper()
+	hello := fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`+"\n", f.tok, RoleClient)
+	asks := func(k int) []byte {
+		b := []byte(hello)
+		for i := 0; i < k; i++ {
+			b = fmt.Appendf(b, `{"type":"request","id":"%d","method":"status"}`+"\n", i)
+		}
+		return b
+	}
+	once, flood := asks(1), asks(2000)
+	conns := make([]net.Conn, n)
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait) // after the closes below (cleanups run last first)
+	for i := 0; i < n; i++ {
+		c, err := net.Dial("unix", f.path)
+		if err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i] = c
+		words := flood
+		if i%4 == 0 {
+			words = once
+		}
+		// Written from a goroutine: our own socket may not take the
+		// flood's requests at once, and the test must not wait on that.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = c.Write(words)
+		}()
+	}
+	return conns
+}
+
+// 400 clients say hello with the run's token and ask, and never read what
+// the wrapper answers; most ask in a loop until their socket is full of
+// answers. The wrapper never waits on a client's full socket (it waited
+// up to 5 s on each, and such a client's unread requests kept its place
+// meanwhile: 32 of them kept status waiting 4.9 s, 320 made it fail),
+// and a client that has not read its answer keeps its place no longer
+// than one that has (it kept it 500 ms: 320 clients that never read the
+// answer to their hello kept status waiting 5 s). `herdr-pi status` gets
+// through, the probe's connection is left alone, the wrapper holds a
+// bounded number of connections meanwhile and logs the flood in a few
+// lines, and is back to its descriptors and goroutines once they are gone.
+func TestStatusGetsThroughFourHundredClientsThatNeverRead(t *testing.T) {
+	const n = 400
+	needFiles(t, 3*n)
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
+	p := f.raw(t)
+	p.hello(t, f.tok, RoleProbe)
+	f.rec.next(t)
+	f.askStatus(t) // the server's own goroutines and descriptors are in place
+	fds, goroutines := openFDs(t), runtime.NumGoroutine()
+
+	deaf := f.deaf(t, n)
+	f.askStatus(t) // the bound (30 s) is a hang guard: the old server took over a minute
+	f.srv.mu.Lock()
+	held := len(f.srv.conns)
+	f.srv.mu.Unlock()
+	if limit := 2 * f.srv.cfg.MaxConns; held > limit {
+		t.Errorf("the wrapper holds %d connections, more than %d", held, limit)
+	}
+	f.logs.waitFor(t, "closed a client that does not read its answers")
+	p.line(t, `{"type":"event","name":"agent_start"}`)
+	if ev := f.rec.next(t); ev != (AgentStart{}) {
+		t.Fatalf("through the flood the probe delivered %#v, want agent_start", ev)
+	}
+
+	// The clients go away; the wrapper lets go of what they held.
+	for _, c := range deaf {
+		c.Close()
+	}
+	waitUntil(t, "the wrapper lets every such connection go", func() bool {
+		f.srv.mu.Lock()
+		defer f.srv.mu.Unlock()
+		return len(f.srv.conns) == 1 // the probe's
+	})
+	waitUntil(t, fmt.Sprintf("the goroutines (%d before) and descriptors (%d before) come back down", goroutines, fds), func() bool {
+		return runtime.NumGoroutine() <= goroutines && openFDs(t) <= fds
+	})
+	f.logs.mu.Lock()
+	defer f.logs.mu.Unlock()
+	if len(f.logs.lines) > 20 {
+		t.Fatalf("%d log lines for one flood, the first and last:\n%s\n%s", len(f.logs.lines), f.logs.lines[0], f.logs.lines[len(f.logs.lines)-1])
+	}
+}
+
+// A client that never reads the answer to its hello is not told apart
+// from one that did and then said nothing: with every place taken, the
+// one idle the longest makes room for a newcomer, read or not. (The one
+// that never read kept its place half a second more, and a newer client
+// that had read went first.)
+func TestTheLongestIdleClientMakesRoomWhetherItReadItsAnswerOrNot(t *testing.T) {
+	f := start(t, func(c *Config) { c.MaxConns, c.HelloTimeout, c.IdleTimeout = 2, time.Hour, time.Hour })
+	deaf := f.raw(t)
+	deaf.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, f.tok, RoleClient))
+	waitUntil(t, "the deaf client's hello is answered", func() bool {
+		f.srv.mu.Lock()
+		defer f.srv.mu.Unlock()
+		for _, st := range f.srv.conns {
+			if st.phase == phaseIdle {
+				return true
+			}
+		}
+		return false
+	})
+	read := f.raw(t)
+	read.hello(t, f.tok, RoleClient)
+	time.Sleep(4 * f.srv.cfg.HelloGrace) // both are silent past the grace
+	f.askStatus(t)
+	f.logs.waitFor(t, "closed an idle client to make room")
+	read.line(t, `{"type":"request","id":"1","method":"status"}`)
+	if got := read.read(t); !strings.Contains(got, `"ok":true`) {
+		t.Fatalf("the newer client lost its place: %q", got)
+	}
+	deaf.closed(t)
+}
+
+// A client may write its requests with its hello, without waiting for the
+// answers (a script through socat): it reads them all in the end, and
+// is not taken for one that never reads.
+func TestAClientThatAsksBeforeReadingIsAnswered(t *testing.T) {
+	f := start(t)
+	c := f.raw(t)
+	c.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`+"\n"+
+		`{"type":"request","id":"1","method":"status"}`+"\n"+
+		`{"type":"request","id":"2","method":"status"}`+"\n"+
+		`{"type":"request","id":"3","method":"status"}`, f.tok, RoleClient))
+	if got := c.read(t); !strings.Contains(got, `"type":"hello"`) {
+		t.Fatalf("hello answer %q", got)
+	}
+	for i := 1; i <= 3; i++ {
+		if got := c.read(t); !strings.Contains(got, fmt.Sprintf(`"id":"%d","ok":true`, i)) {
+			t.Fatalf("answer %d: %q", i, got)
+		}
+	}
+}
+
+// An answer larger than the client's socket takes at once (its buffer
+// made small by the system) is for a client that has read everything
+// else: it is waited for and arrives whole.
+func TestAnAnswerLargerThanTheSocketArrivesWhole(t *testing.T) {
+	f := start(t)
+	f.rec.mu.Lock()
+	f.rec.status = Status{State: "idle", Cwd: "/" + strings.Repeat("d", 40<<10)}
+	f.rec.mu.Unlock()
+	c := f.raw(t)
+	c.hello(t, f.tok, RoleClient)
+	f.srv.mu.Lock()
+	for sc := range f.srv.conns {
+		rc, err := sc.(syscall.Conn).SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = rc.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, 4<<10)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.srv.mu.Unlock()
+	c.line(t, `{"type":"request","id":"1","method":"status"}`)
+	if got := c.read(t); !strings.Contains(got, `"ok":true`) || !strings.Contains(got, strings.Repeat("d", 40<<10)) {
+		t.Fatalf("the large answer came %d bytes long: %.200q…", len(got), got)
+	}
+}

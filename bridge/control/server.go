@@ -68,20 +68,18 @@ type Config struct {
 	// connection that sends nothing (default 30s). MaxConns bounds open
 	// connections (default 32): when they are all open, a newcomer takes
 	// the place of the client idle the longest, once idle for HelloGrace
-	// after it read our answer (default 25ms: a real client writes its
-	// request as soon as it has read the answer; a real client writes its
-	// hello as it connects, too) or for Grace while it has not read it
-	// (default 500ms: on a loaded machine a client may wait that long for
-	// a core); only when no client is idle, of the connection that never
-	// said hello silent the longest, once silent for HelloGrace. Probes,
-	// owner links and requests in progress keep theirs. Until a place is
-	// free, newcomers wait in the kernel's listen queue (see track and
-	// silentest).
+	// (default 25ms: a real client writes its request as soon as it has
+	// read the answer, and its hello as it connects; one cut while off its
+	// core asks again, see Client.Call); only when no client is idle, of
+	// the connection that never said hello silent the longest, once silent
+	// for HelloGrace. Probes, owner links and requests in progress keep
+	// theirs. Until a place is free, newcomers wait in the kernel's listen
+	// queue (see track and silentest). A client whose socket cannot take
+	// an answer at once is closed (see answerClient).
 	HelloTimeout time.Duration
 	IdleTimeout  time.Duration
 	MaxConns     int
 	HelloGrace   time.Duration
-	Grace        time.Duration
 
 	// peerUID, when set, replaces our own uid as the one peers must have
 	// (tests only).
@@ -101,13 +99,13 @@ type Server struct {
 	// cut counts the connections in conns that were cut to make room and
 	// have not ended yet: they hold no place (see track).
 	cut int
-	// cutSince counts the cuts of each phase since the last one logged,
-	// cutLogged is when that was: a flood is logged once a second, not
-	// once a connection.
-	cutSince  [phaseHeld]int
-	cutLogged [phaseHeld]time.Time
-	room      *sync.Cond // signalled (under mu) when a connection ends or may be dropped
-	probes    int
+	// cuts counts the cuts of each phase, deafs the clients closed for
+	// leaving their answers unread, for their log lines: a flood is
+	// logged once a second, not once a connection.
+	cuts   [phaseHeld]tally
+	deafs  tally
+	room   *sync.Cond // signalled (under mu) when a connection ends or may be dropped
+	probes int
 	// probeConns numbers the probe connections (ProbeConnected.Conn).
 	probeConns uint64
 	closed     bool
@@ -183,9 +181,6 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	if cfg.HelloGrace <= 0 {
 		cfg.HelloGrace = 25 * time.Millisecond
-	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = 500 * time.Millisecond
 	}
 	if cfg.peerUID == nil {
 		uid := os.Getuid()
@@ -311,13 +306,13 @@ func (s *Server) isClosed() bool {
 // silent connection (silentest says which); one whose words wait unread
 // is never taken (pending). With none yet, the newcomer waits in the
 // kernel's listen backlog until one ends or has been silent long enough,
-// rather than being turned away. Waiting Grace for each silent
+// rather than being turned away. Waiting half a second for each silent
 // connection, as this did, let them go 32 every half second, so a few
 // hundred of them queued ahead of `herdr-pi status` outlasted its 5 s; at
 // HelloGrace a thousand go in a second or so. The same held for clients
-// that said hello with the run's token, read the answer and then said
-// nothing (400 of them kept status waiting past its 5 s): only one that
-// has not read its answer yet keeps the longer Grace.
+// that said hello with the run's token and then said nothing, whether
+// they read the answer (400 of them kept status waiting past its 5 s) or
+// never did (320).
 //
 // A connection is cut, not closed: its read deadline is set in the past,
 // so its goroutine ends it at once, and a line that goroutine had read
@@ -369,34 +364,59 @@ func (s *Server) cutOne(c net.Conn, st *connState) {
 	st.cut = true
 	s.cut++
 	_ = c.SetReadDeadline(time.Unix(1, 0))
-	s.cutSince[st.phase]++
-	if now := time.Now(); now.Sub(s.cutLogged[st.phase]) >= time.Second {
+	if n, ok := s.cuts[st.phase].add(time.Now()); ok {
 		what := "a connection that never said hello"
 		if st.phase == phaseIdle {
 			what = "an idle client"
 		}
-		more := ""
-		if n := s.cutSince[st.phase]; n > 1 {
-			more = fmt.Sprintf(" (%d such in all since the last such line)", n)
-		}
-		s.cfg.Logf("control: %d connections open; closed %s to make room%s", len(s.conns)-s.cut+1, what, more)
-		s.cutSince[st.phase], s.cutLogged[st.phase] = 0, now
+		s.cfg.Logf("control: %d connections open; closed %s to make room%s", len(s.conns)-s.cut+1, what, suchInAll(n))
 	}
 }
 
+// tally counts one kind of event for its log line, which is written at
+// most once a second.
+type tally struct {
+	since  int       // events since the last line
+	logged time.Time // when that line was written
+}
+
+// add counts one event at now; log says to write its line now, n how
+// many events the line stands for.
+func (t *tally) add(now time.Time) (n int, log bool) {
+	t.since++
+	if now.Sub(t.logged) < time.Second {
+		return 0, false
+	}
+	n = t.since
+	t.since, t.logged = 0, now
+	return n, true
+}
+
+// suchInAll is how a log line written for n events says it stands for
+// more than one.
+func suchInAll(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d such in all since the last such line)", n)
+}
+
 // silentest is the connection to cut for a newcomer, among those with no
-// words waiting unread: the client idle the longest, once idle past its
-// grace, first; only when no client is idle nor about to be (words wait
-// unread), the oldest connection without a hello silent for HelloGrace. Without one, wake is how soon one may be
-// (zero when none will). Called under mu.
+// words waiting unread: the client idle the longest, once idle for
+// HelloGrace, first; only when no client is idle nor about to be (words
+// wait unread), the oldest connection without a hello silent for
+// HelloGrace. Without one, wake is how soon one may be (zero when none
+// will). Called under mu.
 //
-// An idle client has said hello with the run's token. One that has read
-// our last answer (nothing of ours waits in its socket) and still says
-// nothing is stuck, not slow: a live client writes its request as soon as
-// it has read the answer, so its grace is HelloGrace (one off its core
-// that long on a loaded machine is cut before its request is read, and
-// asks again: see Client.Call). One that has not
-// read it yet may be waiting for a core on a loaded machine: Grace. Idle
+// An idle client has said hello with the run's token. A live one writes
+// its request as soon as it has read our answer, or hangs up after the
+// last; one silent for HelloGrace is stuck, or off its core on a loaded
+// machine. Cut, the second loses nothing: an answer we wrote stays there
+// for it to read, and a request it had not written yet it asks again on
+// a new connection (Client.Call). Whether it has read our answer does
+// not tell the two apart: one that never reads (a script, a hook stopped
+// after asking) kept its place half a second longer than one that had,
+// and 320 of them kept status waiting 5 s. Idle
 // clients go before connections without a hello, and a newcomer waits
 // for one to be silent long enough rather than take a hello's place: a
 // probe whose hello is slow (Pi's event loop busy) is not told apart from
@@ -421,15 +441,12 @@ func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wak
 			soon = true
 			continue
 		}
-		pick, grace := &hello, s.cfg.HelloGrace
+		pick := &hello
 		if st.phase == phaseIdle {
 			pick = &idle
-			if !answerRead(c) {
-				grace = s.cfg.Grace
-			}
 		}
 		pick.any = true
-		if left := st.since.Add(grace).Sub(now); left > 0 {
+		if left := st.since.Add(s.cfg.HelloGrace).Sub(now); left > 0 {
 			if pick.wake == 0 || left < pick.wake {
 				pick.wake = left
 			}
@@ -449,14 +466,6 @@ func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wak
 		return nil, nil, s.cfg.HelloGrace
 	}
 	return hello.victim, hello.st, hello.wake
-}
-
-// answerRead reports whether c's peer has read everything we wrote to it:
-// on a unix socket what we wrote counts against our side (SIOCOUTQ) until
-// the peer has read it.
-func answerRead(c net.Conn) bool {
-	n, ok := queued(c, unix.SIOCOUTQ)
-	return ok && n == 0
 }
 
 // queued is the byte count the socket ioctl req (SIOCINQ, SIOCOUTQ)
@@ -583,7 +592,7 @@ func (s *Server) serve(c *net.UnixConn) {
 	}
 	if subtle.ConstantTimeCompare([]byte(hello.Token), []byte(s.cfg.Token)) != 1 {
 		s.cfg.Logf("control: rejected pid %d: wrong token", cred.Pid)
-		s.write(c, Message{Type: TypeError, Error: "wrong token"})
+		s.answerClient(c, Message{Type: TypeError, Error: "wrong token"})
 		return
 	}
 	if hello.Role == RoleOwner {
@@ -596,7 +605,7 @@ func (s *Server) serve(c *net.UnixConn) {
 		// A newer build changed the protocol so that this one would
 		// misread it: refused in words (an owner link has its own).
 		s.cfg.Logf("control: refused pid %d: protocol version %d, this wrapper speaks %d (%s)", cred.Pid, hello.Version, ProtocolVersion, Clip(hello.HerdrPi))
-		s.write(c, Message{Type: TypeError, Error: printableLong(fmt.Sprintf("protocol version %d is newer than this wrapper's %d; %s",
+		s.answerClient(c, Message{Type: TypeError, Error: printableLong(fmt.Sprintf("protocol version %d is newer than this wrapper's %d; %s",
 			hello.Version, ProtocolVersion, s.skewWords(hello.HerdrPi)))})
 		return
 	}
@@ -608,7 +617,7 @@ func (s *Server) serve(c *net.UnixConn) {
 		if !probe {
 			s.mark(c, phaseIdle)
 		}
-		return s.write(c, m)
+		return s.answerClient(c, m)
 	}
 	if !reply(Message{Type: TypeHello, OK: true, Version: ProtocolVersion, HerdrPi: s.build()}) {
 		return
@@ -640,7 +649,7 @@ func (s *Server) serve(c *net.UnixConn) {
 		m, err := s.readMessage(c, r, cred.Pid)
 		if ut := (*unknownTypeError)(nil); errors.As(err, &ut) {
 			// A newer command's message: it hears why before the hang-up.
-			s.write(c, Message{Type: TypeError, Error: printableLong(fmt.Sprintf("%v; %s", err, s.skewWords(hello.HerdrPi)))})
+			s.answerClient(c, Message{Type: TypeError, Error: printableLong(fmt.Sprintf("%v; %s", err, s.skewWords(hello.HerdrPi)))})
 			return
 		}
 		if err != nil {
@@ -724,17 +733,115 @@ func isEOF(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET)
 }
 
+// write writes m to a peer that reads as it goes (a handoff's asker, an
+// owner link), waiting up to 5 s for room.
 func (s *Server) write(c net.Conn, m Message) bool {
 	b, err := Encode(m)
 	if err != nil {
 		s.cfg.Logf("control: encode reply: %v", err)
 		return false
 	}
+	return writeWithin(c, b)
+}
+
+// writeWithin writes b, waiting up to 5 s for room.
+func writeWithin(c net.Conn, b []byte) bool {
 	_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write(b); err != nil {
+	defer c.SetWriteDeadline(time.Time{})
+	_, err := c.Write(b)
+	return err == nil
+}
+
+// answerClient writes m to a client of serve (a hello's answer, a
+// request's, a refusal) without waiting for the client to read: false
+// when the connection is to end.
+//
+// A client reads each answer before it asks again (Client.Call), so an
+// answer finds nothing of ours in its socket and goes in whole at once.
+// One that finds maxUnread of earlier answers still there, or finds some
+// and does not fit, is for a client that asks and does not read: a
+// script writing requests in a loop, a hook hung after asking. Waited
+// on, as every answer was, such a client kept its goroutine for up to 5 s
+// a time, and its place for as long (the requests it had queued made it
+// look about to speak): 32 of them kept `herdr-pi status` waiting 4.9 s,
+// 320 made it fail. It is closed instead; what it has not read it will
+// not miss. An answer larger than an empty socket takes (a socket buffer
+// made small by the system) is waited for as before: its client has read
+// everything else.
+func (s *Server) answerClient(c net.Conn, m Message) bool {
+	b, err := Encode(m)
+	if err != nil {
+		s.cfg.Logf("control: encode reply: %v", err)
 		return false
 	}
-	return true
+	unread, known := queued(c, unix.SIOCOUTQ)
+	if !known || unread < maxUnread {
+		n, err := writeNow(c, b)
+		switch {
+		case err != nil:
+			return false
+		case n == len(b):
+			return true
+		case !known || unread == 0:
+			return writeWithin(c, b[n:])
+		}
+	}
+	s.mu.Lock()
+	if k, ok := s.deafs.add(time.Now()); ok {
+		s.cfg.Logf("control: closed a client that does not read its answers (%d bytes of them unread)%s", unread, suchInAll(k))
+	}
+	s.mu.Unlock()
+	return false
+}
+
+// maxUnread is how much of our answers may wait unread in a client's
+// socket when it asks again (SIOCOUTQ counts what the kernel holds for
+// them: a short answer weighs about 1.3 KiB). A client that reads as it
+// goes leaves at most a few there (it may write its requests with its
+// hello, through socat say); one that left half a dozen does not read,
+// and each answer more it asks for is work the wrapper does for nobody
+// (filling the socket's 208 KiB took some 170 answers a client: 300
+// such clients kept status waiting 3.8 s, 11 s under the race detector).
+const maxUnread = 8 << 10
+
+// writeNow writes what of b c's socket takes at once, and no more: it
+// never waits for the peer to read.
+func writeNow(c net.Conn, b []byte) (int, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return 0, errors.New("not a socket")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	n, werr := 0, error(nil)
+	// The descriptor is non-blocking (Go's net), so a full socket says
+	// EAGAIN; returning true keeps Go's poller from waiting for room.
+	// syscall.Write, as net's own writes: under the race detector what a
+	// reader does after reading our answer then follows what we did
+	// before writing it (x/sys/unix's Write marks another hand-off).
+	if err := rc.Write(func(fd uintptr) bool {
+		for n < len(b) {
+			k, err := syscall.Write(int(fd), b[n:])
+			if k > 0 {
+				n += k
+			}
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err != nil {
+				if !errors.Is(err, syscall.EAGAIN) {
+					werr = err
+				}
+				break
+			}
+		}
+		return true
+	}); err != nil {
+		return n, err
+	}
+	return n, werr
 }
 
 // answer answers one request of the peer peerPID (as this process sees
