@@ -34,6 +34,11 @@ func (c *Client) PeerBuild() string { return c.peer }
 // errHungUp is the wrapper closing the connection before it answered.
 var errHungUp = errors.New("the wrapper closed the connection")
 
+// ErrNoAnswer is a wrapper that took the connection and said nothing
+// within the request's time: stopped, busy, its socket crowded, or not a
+// wrapper at all. Callers that know it still runs say so.
+var ErrNoAnswer = errors.New("the wrapper did not answer in time")
+
 // ErrUnauthorized is returned when the wrapper refused our token.
 var ErrUnauthorized = errors.New("the wrapper refused the token")
 
@@ -107,7 +112,7 @@ func (c *Client) send(m Message) error {
 			// up before its answer, whichever came first.
 			return fmt.Errorf("%w: %w", errHungUp, err)
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			return fmt.Errorf("the wrapper did not answer in time (is it suspended?): %w", err)
+			return fmt.Errorf("%w (is it suspended?): %w", ErrNoAnswer, err)
 		}
 	}
 	return err
@@ -122,7 +127,7 @@ func (c *Client) recv() (Message, error) {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			// It holds the connection and says nothing: stopped (Ctrl-Z),
 			// stuck, or not a wrapper at all.
-			return Message{}, fmt.Errorf("the wrapper did not answer in time (is it suspended?): %w", err)
+			return Message{}, fmt.Errorf("%w (is it suspended?): %w", ErrNoAnswer, err)
 		}
 		return Message{}, fmt.Errorf("%w: %w", errHungUp, err)
 	}

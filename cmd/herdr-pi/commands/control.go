@@ -109,6 +109,11 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		// Stopped while we waited for its answer.
 		return nil, stoppedError(where, pid)
 	}
+	if err != nil && errors.Is(err, control.ErrNoAnswer) && control.ProcessAlive(pid) {
+		// It runs and holds its socket: "start the agent" would put a
+		// second wrapper in the pane.
+		return nil, busyError(where, pid, ep.Socket)
+	}
 	if err != nil {
 		return nil, wrapperErrorf(unreachable, "cannot reach %s at %s: %v; %s", where, ep.Socket, err, howToStart)
 	}
@@ -198,6 +203,18 @@ func stoppedError(where string, pid int) error {
 	}
 	return wrapperErrorf(unreachable, "%s is stopped (Ctrl-Z?) and answers nothing until it runs again: "+
 		"resume it with fg in the shell of its pane (kill -CONT %d only when no shell started it: a shell's stopped job stops again)", who, pid)
+}
+
+// busyError is the error for a wrapper that runs and took the connection
+// but did not answer in time: busy, or its control socket crowded by
+// other clients. Asking again is the way on; a new wrapper is not.
+func busyError(where string, pid int, socket string) error {
+	who := "the herdr-pi " + strings.TrimPrefix(where, "the ")
+	if !strings.Contains(where, "(pid ") {
+		who += fmt.Sprintf(" (pid %d)", pid)
+	}
+	return wrapperErrorf(unreachable, "%s runs but did not answer in time at %s: it may be busy, or other clients crowd its control socket; "+
+		"ask again in a moment, and if it never answers, its log says why (~/.local/state/herdr-pi/herdr-pi.log, see docs/troubleshooting.md)", who, render.Clean(socket))
 }
 
 // roomless says why the runtime directory base (or, before it exists, its

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -525,5 +526,54 @@ func TestAWrapperThatExitedIsNotUnreachable(t *testing.T) {
 				t.Errorf("waiting stop without the token: exit %d, stderr %q; want 1, %q", exit, errOut, want)
 			}
 		})
+	}
+}
+
+// A wrapper that runs but does not answer in time (busy, its control
+// socket crowded) is named as still running and not answering: "start the
+// agent under herdr-pi in this pane" would put a second wrapper there.
+// The code stays unreachable (a script may ask again).
+func TestAWrapperThatRunsButDoesNotAnswerIsNotToldToStart(t *testing.T) {
+	schema := compileSchema(t, "status")
+	e := newCmdEnv(t, pane...)
+	socket := filepath.Join(e.runtime, "silent.sock")
+	if err := os.MkdirAll(e.runtime, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 8)
+	go func() { // ends when the listener closes; the test waits for it
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(held)
+				return
+			}
+			held <- c // taken, never answered
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		for c := range held {
+			c.Close()
+		}
+	})
+	running := exec.Command("sleep", "60")
+	if err := running.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { running.Process.Kill(); running.Wait() })
+	pid := running.Process.Pid
+	if _, err := control.PaneRegistry(e.runtime).Register(control.PaneKey("/tmp/herdr-test.sock", "w1:p1"), control.Endpoint{Socket: socket, Token: "t", PID: pid}); err != nil {
+		t.Fatal(err)
+	}
+	says := fmt.Sprintf("the herdr-pi wrapper of Herdr pane w1:p1 (pid %d) runs but did not answer in time", pid)
+	code, out, _ := run(t, e.env, "status", "--json")
+	validate(t, schema, out)
+	if code != 1 || !strings.Contains(out, `"code": "unreachable"`) || !strings.Contains(out, says) || strings.Contains(out, "herdr-pi wrap pi") {
+		t.Errorf("status --json: exit %d\n%s\nwant 1, unreachable, %q, and no new wrapper", code, out, says)
 	}
 }
