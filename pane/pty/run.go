@@ -895,8 +895,17 @@ func (l *loop) run() (int, error) {
 				}
 			}
 		}
-		if !injectBy.IsZero() && !time.Now().Before(injectBy) {
-			flushInject(true, false)
+		// The quiet wait is over, but output waiting to be read means the
+		// child was not quiet: the loop was late (a busy machine, a
+		// terminal that took no output for a while), and what waits may
+		// finish the sequence. It is read first, and its flushInject below
+		// puts the forced write off; only injectCap forces it past
+		// output still coming.
+		if now := time.Now(); !injectBy.IsZero() && !now.Before(injectBy) {
+			outputWaits := mi >= 0 && masterOpen && fds[mi].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
+			if !outputWaits || !now.Before(injectSince.Add(l.injectCap)) {
+				flushInject(true, false)
+			}
 		}
 
 		if mi >= 0 && masterOpen {
