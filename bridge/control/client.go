@@ -45,6 +45,18 @@ var ErrUnauthorized = errors.New("the wrapper refused the token")
 // Dial connects to the socket at path and authenticates with token. The
 // context bounds the whole handshake.
 func Dial(ctx context.Context, path, token string) (*Client, error) {
+	return dial(ctx, path, token, false)
+}
+
+// DialHandoff is [Dial] for a client whose request will be a handoff
+// ([Client.Handoff]): its hello says so, and the wrapper keeps its place
+// from then on, however crowded its socket, where an idle client's may be
+// given to a newcomer before it asks.
+func DialHandoff(ctx context.Context, path, token string) (*Client, error) {
+	return dial(ctx, path, token, true)
+}
+
+func dial(ctx context.Context, path, token string, handoff bool) (*Client, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
@@ -69,7 +81,7 @@ func Dial(ctx context.Context, path, token string) (*Client, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
-	if err := c.send(Message{Type: TypeHello, Token: token, Role: RoleClient, PID: os.Getpid(), Version: ProtocolVersion, HerdrPi: Build()}); err != nil {
+	if err := c.send(Message{Type: TypeHello, Token: token, Role: RoleClient, PID: os.Getpid(), Version: ProtocolVersion, HerdrPi: Build(), Handoff: handoff}); err != nil {
 		conn.Close()
 		return nil, err
 	}

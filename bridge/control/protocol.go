@@ -15,7 +15,7 @@ import (
 
 // The wire format: one JSON object per line (NDJSON), in both directions.
 //
-//	client → server  {"type":"hello","token":"…","role":"probe"|"client","pid":N,"version":1,"herdr_pi":"v1.2.3 (…)"[,"dialogs":true]}
+//	client → server  {"type":"hello","token":"…","role":"probe"|"client","pid":N,"version":1,"herdr_pi":"v1.2.3 (…)"[,"dialogs":true][,"handoff":true]}
 //	server → client  {"type":"hello","ok":true,"version":1,"herdr_pi":"…"}   or {"type":"error","error":"…"} and close
 //	probe  → server  {"type":"event","name":"agent_start","data":{…}}           (no answer)
 //	probe  → server  {"type":"event","name":"herdr:blocked","seq":N,"data":{…}} (a channel event, numbered)
@@ -91,6 +91,11 @@ type Message struct {
 	// dialogs, which it reports (ui_prompt_start). See
 	// [ProbeConnected].Dialogs.
 	Dialogs bool `json:"dialogs,omitempty"`
+	// Handoff, in a client's hello: its request will be a handoff
+	// (`herdr-pi open`). It keeps its place on a crowded socket from the
+	// hello on, as it will while the handoff runs (see Server.silentest):
+	// a handoff is not asked twice. Builds older than the field ignore it.
+	Handoff bool `json:"handoff,omitempty"`
 }
 
 // ErrLineTooLong is returned for a line over MaxLine.

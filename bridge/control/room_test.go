@@ -521,3 +521,70 @@ func TestAnAnswerLargerThanTheSocketArrivesWhole(t *testing.T) {
 		t.Fatalf("the large answer came %d bytes long: %.200q…", len(got), got)
 	}
 }
+
+// `herdr-pi open` says in its hello that it asks for a handoff, and keeps
+// its place from then on: on a crowded socket an asker off its core for a
+// moment between the hello's answer and its ask was cut as an idle client
+// 25 ms after that answer, and a handoff, unlike status, is not asked
+// twice (open said the owner's wrapper had hung up). A newcomer waits for
+// the handoff to end instead.
+func TestAHandoffAskerKeepsItsPlaceBetweenHelloAndAsk(t *testing.T) {
+	h := newHandoffs()
+	f := start(t, func(c *Config) { c.Handoffs, c.MaxConns, c.IdleTimeout = h, 1, time.Hour })
+	a := f.raw(t)
+	a.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":"client","version":1,"handoff":true}`, f.tok))
+	if got := a.read(t); !strings.Contains(got, `"ok":true`) {
+		t.Fatalf("hello reply %q", got)
+	}
+	// A newcomer arrives while the asker has not written its ask yet.
+	newcomer := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := Dial(ctx, f.path, f.tok)
+		if err == nil {
+			_, err = c.Status(ctx)
+			c.Close()
+		}
+		newcomer <- err
+	}()
+	// The server has made up its mind about the newcomer: it cut the
+	// asker, or it has the newcomer wait.
+	f.logs.waitForAny(t, "closed an idle client to make room", "a newcomer waits for a place")
+	a.line(t, `{"type":"request","id":"1","method":"handoff","params":{"version":1,"run_id":"3f0c9a2e","session_id":"s-1","owner_pid":42}}`)
+	if got := <-h.asks; got.RunID != "3f0c9a2e" {
+		t.Fatalf("the wrapper got %+v", got)
+	}
+	h.release <- Progress{Event: ProgressHandback, Reason: HandbackIdle}
+	if got := a.read(t); !strings.Contains(got, `"type":"response"`) || !strings.Contains(got, `"handback"`) {
+		t.Fatalf("the asker heard %q, want the handback", got)
+	}
+	a.closed(t)
+	if err := <-newcomer; err != nil {
+		t.Fatalf("the newcomer, once the handoff ended: %v", err)
+	}
+}
+
+// DialHandoff's hello says so: the same asker through the client keeps
+// its place while a newcomer waits, and hears its handback.
+func TestDialHandoffKeepsItsPlace(t *testing.T) {
+	h := newHandoffs()
+	f := start(t, func(c *Config) { c.Handoffs, c.MaxConns, c.IdleTimeout = h, 1, time.Hour })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := DialHandoff(ctx, f.path, f.tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	other := f.raw(t)
+	other.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":"client","version":1}`, f.tok))
+	f.logs.waitForAny(t, "closed an idle client to make room", "a newcomer waits for a place")
+	h.release <- Progress{Event: ProgressHandback, Reason: HandbackIdle}
+	if final, err := c.Handoff(ctx, ask, nil); err != nil || final.Event != ProgressHandback {
+		t.Fatalf("handoff: %+v, %v", final, err)
+	}
+	if got := other.read(t); !strings.Contains(got, `"ok":true`) {
+		t.Fatalf("the newcomer heard %q once the handoff ended", got)
+	}
+}

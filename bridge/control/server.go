@@ -72,8 +72,8 @@ type Config struct {
 	// read the answer, and its hello as it connects; one cut while off its
 	// core asks again, see Client.Call); only when no client is idle, of
 	// the connection that never said hello silent the longest, once silent
-	// for HelloGrace. Probes, owner links and requests in progress keep
-	// theirs. Until a place is free, newcomers wait in the kernel's listen
+	// for HelloGrace. Probes, owner links, requests in progress and a
+	// handoff's asker from its hello on (Message.Handoff) keep theirs. Until a place is free, newcomers wait in the kernel's listen
 	// queue (see track and silentest). A client whose socket cannot take
 	// an answer at once is closed (see answerClient).
 	HelloTimeout time.Duration
@@ -609,12 +609,19 @@ func (s *Server) serve(c *net.UnixConn) {
 			hello.Version, ProtocolVersion, s.skewWords(hello.HerdrPi)))})
 		return
 	}
+	// asking: a client that said it will ask for a handoff, until it has
+	// asked. It keeps its place meanwhile, held, as its handoff will: cut
+	// as an idle client while off its core between our hello and its ask
+	// (a moment on a loaded machine, on a socket crowded by a flood), it
+	// would lose the handoff, which, unlike status, is not asked again.
+	// IdleTimeout still bounds its silence.
+	asking := !probe && hello.Handoff
 	// reply answers the peer. A client is idle from the moment its answer
 	// is ready, not from when the goroutine gets round to marking it after
 	// the write: by the time a client reads its answer it already counts as
 	// idle, so "the longest idle" follows the order clients were served.
 	reply := func(m Message) bool {
-		if !probe {
+		if !probe && !asking {
 			s.mark(c, phaseIdle)
 		}
 		return s.answerClient(c, m)
@@ -643,10 +650,13 @@ func (s *Server) serve(c *net.UnixConn) {
 		deadline := time.Time{}
 		if !probe {
 			deadline = time.Now().Add(s.cfg.IdleTimeout)
-			s.mark(c, phaseIdle)
+			if !asking {
+				s.mark(c, phaseIdle)
+			}
 		}
 		s.arm(c, deadline)
 		m, err := s.readMessage(c, r, cred.Pid)
+		asking = false
 		if ut := (*unknownTypeError)(nil); errors.As(err, &ut) {
 			// A newer command's message: it hears why before the hang-up.
 			s.answerClient(c, Message{Type: TypeError, Error: printableLong(fmt.Sprintf("%v; %s", err, s.skewWords(hello.HerdrPi)))})

@@ -89,6 +89,28 @@ func (l *logs) Logf(format string, args ...any) {
 	l.lines = append(l.lines, fmt.Sprintf(format, args...))
 }
 
+// waitForAny waits for a log line containing any of substrs.
+func (l *logs) waitForAny(t *testing.T, substrs ...string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		l.mu.Lock()
+		for _, s := range l.lines {
+			for _, sub := range substrs {
+				if strings.Contains(s, sub) {
+					l.mu.Unlock()
+					return
+				}
+			}
+		}
+		l.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t.Fatalf("no log line containing any of %q; got:\n%s", substrs, strings.Join(l.lines, "\n"))
+}
+
 func (l *logs) waitFor(t *testing.T, substr string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)

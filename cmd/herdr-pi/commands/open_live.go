@@ -64,7 +64,7 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		ask.CallerPane, ask.HerdrSocket = h.PaneID, h.SocketPath
 	}
 	dctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	c, err := control.Dial(dctx, ep.Socket, ep.Token)
+	c, err := control.DialHandoff(dctx, ep.Socket, ep.Token)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("cannot reach the herdr-pi wrap (pid %d) of %s's owner at %s: %v; add --inspect to open a read-only fork instead", ep.PID, a, ep.Socket, err)
