@@ -325,16 +325,17 @@ function modeOf(ctx) {
 // one waits. The hello says which (dialogs), and the wrapper leaves an
 // older Pi's dialogs to the screen. Pi's version is in its package.json,
 // above the entry script Pi was started by (process.argv[1], as the
-// launcher keeps it), or in PI_PACKAGE_DIR, where Pi itself looks first. A
-// Pi not found there, or another package (a fork numbers its own
-// versions), says no: its dialogs are the screen's, at worst told twice,
-// never missed.
+// launcher keeps it), in PI_PACKAGE_DIR, where Pi itself looks first, or
+// beside Pi's standalone binary (Bun's compiled executable, whose entry
+// script is inside it), where Pi looks then. A Pi not found there, or
+// another package (a fork numbers its own versions), says no: its dialogs
+// are the screen's, at worst told twice, never missed.
 const PI_PACKAGES = ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"];
 const DIALOG_EVENTS_SINCE = [0, 84, 4];
 
-export function piTellsDialogs(entry = process.argv[1], packageDir = process.env.PI_PACKAGE_DIR) {
+export function piTellsDialogs(entry = process.argv[1], packageDir = process.env.PI_PACKAGE_DIR, execPath = process.execPath) {
 	try {
-		const m = /^(\d+)\.(\d+)\.(\d+)/.exec(piVersion(entry, packageDir));
+		const m = /^(\d+)\.(\d+)\.(\d+)/.exec(piVersion(entry, packageDir, execPath));
 		if (!m) return false;
 		for (let i = 0; i < 3; i++) {
 			const n = Number(m[i + 1]);
@@ -346,13 +347,24 @@ export function piTellsDialogs(entry = process.argv[1], packageDir = process.env
 	}
 }
 
-function piVersion(entry, packageDir) {
+function piVersion(entry, packageDir, execPath) {
 	const dirs = packageDir ? [packageDir] : [];
 	try {
 		// dist/cli.js or dist/bundle/cli.js below the package's root.
 		let dir = dirname(realpathSync(entry));
 		for (let i = 0; i < 4 && !dirs.includes(dir); i++, dir = dirname(dir)) dirs.push(dir);
 	} catch {}
+	// A standalone binary's package.json is beside it, or beside the file
+	// a link to it names (node's own directory holds no Pi package: the
+	// name check below passes it over).
+	const beside = (exe) => {
+		try {
+			const dir = dirname(exe());
+			if (!dirs.includes(dir)) dirs.push(dir);
+		} catch {}
+	};
+	beside(() => execPath);
+	beside(() => realpathSync(execPath));
 	for (const dir of dirs) {
 		try {
 			const file = join(dir, "package.json");

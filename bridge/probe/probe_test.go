@@ -343,22 +343,40 @@ func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
 	fork, _ := install("@someone/pi-fork", "2.0.0", "dist/cli.js")
 	bare := filepath.Join(root, "bare", "cli.js")
 	writeAll(t, bare, "#!/usr/bin/env node\n")
+	// Pi's standalone binary (Bun's compiled executable, Pi's "bun-binary"
+	// install): its entry is inside the binary, which Bun names
+	// /$bunfs/root/…, and Pi's package.json lies beside the binary, where
+	// Pi itself looks (getPackageDir: dirname(process.execPath)). Put on
+	// PATH through a link, as an installer does.
+	binary := filepath.Join(root, "standalone", "pi")
+	writeAll(t, binary, "\x7fELF")
+	writeAll(t, filepath.Join(root, "standalone", "package.json"), `{"name":"@earendil-works/pi-coding-agent","version":"1.6.0"}`)
+	linked := filepath.Join(root, "bin", "pi")
+	if err := os.MkdirAll(filepath.Dir(linked), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(binary, linked); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name, entry, packageDir string
 		want                    bool
+		execPath                string // "": node's own
 	}{
-		{"Pi 0.73.1", old, "", false},
-		{"Pi 0.84.3", before, "", false},
-		{"Pi 0.84.4", since, "", true},
-		{"Pi 1.6.0, bundled", current, "", true},
-		{"a fork", fork, "", false},
-		{"no package", bare, "", false},
-		{"PI_PACKAGE_DIR", bare, currentDir, true},
-		{"no such entry", filepath.Join(root, "gone.js"), "", false},
+		{"Pi 0.73.1", old, "", false, ""},
+		{"Pi 0.84.3", before, "", false, ""},
+		{"Pi 0.84.4", since, "", true, ""},
+		{"Pi 1.6.0, bundled", current, "", true, ""},
+		{"a fork", fork, "", false, ""},
+		{"no package", bare, "", false, ""},
+		{"PI_PACKAGE_DIR", bare, currentDir, true, ""},
+		{"no such entry", filepath.Join(root, "gone.js"), "", false, ""},
+		{"Pi 1.6.0, a standalone binary", "/$bunfs/root/pi", "", true, binary},
+		{"Pi 1.6.0, a standalone binary run through a link", "/$bunfs/root/pi", "", true, linked},
 	}
-	var entries [][2]string
+	var entries [][3]string
 	for _, c := range cases {
-		entries = append(entries, [2]string{c.entry, c.packageDir})
+		entries = append(entries, [3]string{c.entry, c.packageDir, c.execPath})
 	}
 	b, err := json.Marshal(entries)
 	if err != nil {

@@ -98,10 +98,11 @@ out.strip = [
 	mod.stripMarker("The marker is :input_needed: when input is required.", true),
 ];
 
-// Pi's entry scripts, each with a PI_PACKAGE_DIR, as the Go test laid
-// them out: does the probe say that Pi tells it of its dialogs?
+// Pi's entry scripts, each with a PI_PACKAGE_DIR and the executable that
+// ran it (node's own when empty), as the Go test laid them out: does the
+// probe say that Pi tells it of its dialogs?
 if (process.env.PI_ENTRIES) {
-	out.tellsDialogs = JSON.parse(process.env.PI_ENTRIES).map(([entry, dir]) => mod.piTellsDialogs(entry, dir));
+	out.tellsDialogs = JSON.parse(process.env.PI_ENTRIES).map(([entry, dir, execPath]) => mod.piTellsDialogs(entry, dir, execPath || undefined));
 }
 
 // Branches as Pi 1.6.0 writes them around its retries: a failed reply it
