@@ -182,36 +182,7 @@ func TestStatusGetsThroughAThousandSilentClients(t *testing.T) {
 	silent := f.silent(t, n)
 	f.askStatusWithin(t, statusBound)
 	f.askStatusWithin(t, statusBound)
-	f.srv.mu.Lock()
-	held := len(f.srv.conns)
-	f.srv.mu.Unlock()
-	if limit := 2 * f.srv.cfg.MaxConns; held > limit {
-		t.Errorf("the wrapper holds %d connections, more than %d", held, limit)
-	}
-	f.logs.waitFor(t, "closed a connection that never said hello to make room")
-	p.line(t, `{"type":"event","name":"agent_start"}`)
-	if ev := f.rec.next(t); ev != (AgentStart{}) {
-		t.Fatalf("through the flood the probe delivered %#v, want agent_start", ev)
-	}
-
-	for _, c := range silent {
-		c.Close()
-	}
-	waitUntil(t, "the wrapper lets every silent connection go", func() bool {
-		f.srv.mu.Lock()
-		defer f.srv.mu.Unlock()
-		return len(f.srv.conns) == 1 // the probe's
-	})
-	waitUntil(t, fmt.Sprintf("the goroutines (%d before) and descriptors (%d before) come back down", goroutines, fds), func() bool {
-		return runtime.NumGoroutine() <= goroutines && openFDs(t) <= fds
-	})
-	// The log (a file the person reads) hears of the flood, not of each
-	// connection in it.
-	f.logs.mu.Lock()
-	defer f.logs.mu.Unlock()
-	if len(f.logs.lines) > 20 {
-		t.Fatalf("%d log lines for one flood, the first and last:\n%s\n%s", len(f.logs.lines), f.logs.lines[0], f.logs.lines[len(f.logs.lines)-1])
-	}
+	f.afterFlood(t, p, silent, "closed a connection that never said hello to make room", fds, goroutines)
 }
 
 // openFDs counts this process's open descriptors.
@@ -410,23 +381,32 @@ func TestStatusGetsThroughFourHundredClientsThatNeverRead(t *testing.T) {
 
 	deaf := f.deaf(t, n)
 	f.askStatus(t) // the bound (30 s) is a hang guard: the old server took over a minute
+	f.afterFlood(t, p, deaf, "closed a client that does not read its answers", fds, goroutines)
+}
+
+// afterFlood checks what every flood must leave true, once a real client
+// got through it: the wrapper held no more than twice its places, the log
+// named the cut (logged), the probe p still delivers, and when the flood's
+// clients go away so do their connections, goroutines and descriptors
+// (counted before the flood). The log (a file the person reads) hears of
+// the flood, not of each connection in it.
+func (f *fixture) afterFlood(t *testing.T, p *raw, flood []net.Conn, logged string, fds, goroutines int) {
+	t.Helper()
 	f.srv.mu.Lock()
 	held := len(f.srv.conns)
 	f.srv.mu.Unlock()
 	if limit := 2 * f.srv.cfg.MaxConns; held > limit {
 		t.Errorf("the wrapper holds %d connections, more than %d", held, limit)
 	}
-	f.logs.waitFor(t, "closed a client that does not read its answers")
+	f.logs.waitFor(t, logged)
 	p.line(t, `{"type":"event","name":"agent_start"}`)
 	if ev := f.rec.next(t); ev != (AgentStart{}) {
 		t.Fatalf("through the flood the probe delivered %#v, want agent_start", ev)
 	}
-
-	// The clients go away; the wrapper lets go of what they held.
-	for _, c := range deaf {
+	for _, c := range flood {
 		c.Close()
 	}
-	waitUntil(t, "the wrapper lets every such connection go", func() bool {
+	waitUntil(t, "the wrapper lets every connection of the flood go", func() bool {
 		f.srv.mu.Lock()
 		defer f.srv.mu.Unlock()
 		return len(f.srv.conns) == 1 // the probe's
