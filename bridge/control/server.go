@@ -73,9 +73,10 @@ type Config struct {
 	// core asks again, see Client.Call); only when no client is idle, of
 	// the connection that never said hello silent the longest, once silent
 	// for HelloGrace. Probes, owner links, requests in progress and a
-	// handoff's asker from its hello on (Message.Handoff) keep theirs. Until a place is free, newcomers wait in the kernel's listen
-	// queue (see track and silentest). A client whose socket cannot take
-	// an answer at once is closed (see answerClient).
+	// handoff's asker from its hello on (Message.Handoff) keep theirs.
+	// Until a place is free, newcomers wait in the kernel's listen queue
+	// (see track and silentest). A client whose socket cannot take an
+	// answer at once is closed (see answerClient).
 	HelloTimeout time.Duration
 	IdleTimeout  time.Duration
 	MaxConns     int
