@@ -401,3 +401,22 @@ func (b *Board) Close() {
 	}
 	_ = os.Remove(b.dir)
 }
+
+// Kept is what this wrapper's freshening keeps young for cleaners of /tmp
+// (control.RunConfig.Keep): the board's directory and the one above it,
+// its presence file, and the entries it holds. Locks keep none of it from
+// them: systemd-tmpfiles spares only a directory it cannot lock, and the
+// board's directory is shared by every wrapper of the Herdr. Read from
+// what Open set, never from what Present and Close change, so a
+// freshening pass may ask it at any time; a file not there is skipped by
+// whoever touches it.
+func (b *Board) Kept() []string {
+	kept := []string{filepath.Dir(b.dir), b.dir, filepath.Join(b.dir, b.self+hereExt)}
+	entries, _ := os.ReadDir(b.dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), b.self+"-") {
+			kept = append(kept, filepath.Join(b.dir, e.Name()))
+		}
+	}
+	return kept
+}

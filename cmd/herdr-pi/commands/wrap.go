@@ -216,15 +216,18 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		// inspection's) or for this wrapper's handoffs live as long as
 		// this wrapper does: its freshening keeps them from cleaners of
 		// /tmp, and only them (see handoff/kept.go); the live handoff
-		// service adds its runs' workspaces below.
-		Keep: handoff.LedgerAt(paths.RuntimeBase).KeptByThisProcess,
+		// service adds its runs' workspaces below. So are its presence on
+		// the toast board and its questions there: without them the
+		// others' toasts would stop naming it.
+		Keep: keepBoth(handoff.LedgerAt(paths.RuntimeBase).KeptByThisProcess, notes.boardKept()),
 	}
 	var handoffs *live.Service
 	if isPi {
 		// Any Pi may load the workflow engine: its probe then links up as
 		// the owner, and live handoffs run here.
 		if handoffs = startHandoffs(f, paths, herdrEnv, inHerdr, cwd, log.Printf); handoffs != nil {
-			rc.Owner, rc.Handoffs, rc.Keep = handoffs, handoffs, handoffs.Kept
+			rc.Owner, rc.Handoffs = handoffs, handoffs
+			rc.Keep = keepBoth(handoffs.Kept, notes.boardKept())
 			down.handoffs = handoffs.Close
 		}
 	}
@@ -490,4 +493,16 @@ func shownAgent(detected string, isPi bool, opts *wrapOptions, cfg settings.Conf
 // claude manifest reports as claude).
 func reportLabel(flag, detected string, cfg settings.Config) string {
 	return cmp.Or(flag, cfg.Herdr.Agent, detected)
+}
+
+// keepBoth is a RunConfig.Keep that keeps what a and b keep (b may be
+// nil: it keeps nothing).
+func keepBoth(a, b func() []string) func() []string {
+	return func() []string {
+		kept := a()
+		if b != nil {
+			kept = append(kept, b()...)
+		}
+		return kept
+	}
 }

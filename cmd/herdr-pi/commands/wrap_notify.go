@@ -32,6 +32,14 @@ type wrapNotifier struct {
 	board *board.Board
 }
 
+// boardKept is the toast board's Kept, nil without a board.
+func (w wrapNotifier) boardKept() func() []string {
+	if w.board == nil {
+		return nil
+	}
+	return w.board.Kept
+}
+
 // notifyNames is what a wrapper's notifications name: the agent in the
 // title, the project (cwd's base name) and the pane's label in the body.
 type notifyNames struct {
