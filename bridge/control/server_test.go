@@ -111,23 +111,10 @@ func (l *logs) waitForAny(t *testing.T, substrs ...string) {
 	t.Fatalf("no log line containing any of %q; got:\n%s", substrs, strings.Join(l.lines, "\n"))
 }
 
+// waitFor waits for a log line containing substr.
 func (l *logs) waitFor(t *testing.T, substr string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		l.mu.Lock()
-		for _, s := range l.lines {
-			if strings.Contains(s, substr) {
-				l.mu.Unlock()
-				return
-			}
-		}
-		l.mu.Unlock()
-		time.Sleep(10 * time.Millisecond)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	t.Fatalf("no log line containing %q; got:\n%s", substr, strings.Join(l.lines, "\n"))
+	l.waitForAny(t, substr)
 }
 
 // shortDir is a private directory with a short path (socket paths are
