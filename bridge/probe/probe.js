@@ -330,18 +330,24 @@ function modeOf(ctx) {
 // script is inside it), where Pi looks then. A Pi not found there, or
 // another package (a fork numbers its own versions), says no: its dialogs
 // are the screen's, at worst told twice, never missed.
+//
+// Versions compare as semver: Pi has published no prerelease, but a build
+// numbered 0.84.4-rc.1 may come from before the events were added, so it
+// ranks below 0.84.4 and says no, as does a version semver cannot read;
+// build metadata (+…) does not count.
 const PI_PACKAGES = ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"];
 const DIALOG_EVENTS_SINCE = [0, 84, 4];
+const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
 
 export function piTellsDialogs(entry = process.argv[1], packageDir = process.env.PI_PACKAGE_DIR, execPath = process.execPath) {
 	try {
-		const m = /^(\d+)\.(\d+)\.(\d+)/.exec(piVersion(entry, packageDir, execPath));
+		const m = SEMVER.exec(piVersion(entry, packageDir, execPath));
 		if (!m) return false;
 		for (let i = 0; i < 3; i++) {
 			const n = Number(m[i + 1]);
 			if (n !== DIALOG_EVENTS_SINCE[i]) return n > DIALOG_EVENTS_SINCE[i];
 		}
-		return true;
+		return m[4] === undefined; // 0.84.4 itself, not one of its prereleases
 	} catch {
 		return false;
 	}

@@ -339,6 +339,12 @@ func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
 	old, _ := install("@mariozechner/pi-coding-agent", "0.73.1", "dist/cli.js")
 	before, _ := install("@earendil-works/pi-coding-agent", "0.84.3", "dist/cli.js")
 	since, _ := install("@earendil-works/pi-coding-agent", "0.84.4", "dist/cli.js")
+	// Prereleases rank below their release (semver): an rc of 0.84.4 may
+	// predate the dialog events, one of a later version does not.
+	rc, _ := install("@earendil-works/pi-coding-agent", "0.84.4-rc.1", "dist/cli.js")
+	laterRC, _ := install("@earendil-works/pi-coding-agent", "0.84.5-rc.1", "dist/cli.js")
+	built, _ := install("@earendil-works/pi-coding-agent", "0.84.4+nix.1", "dist/cli.js")
+	notSemver, _ := install("@earendil-works/pi-coding-agent", "0.84.4.1", "dist/cli.js")
 	current, currentDir := install("@earendil-works/pi-coding-agent", "1.6.0", "dist/bundle/cli.js")
 	fork, _ := install("@someone/pi-fork", "2.0.0", "dist/cli.js")
 	bare := filepath.Join(root, "bare", "cli.js")
@@ -366,6 +372,10 @@ func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
 		{"Pi 0.73.1", old, "", false, ""},
 		{"Pi 0.84.3", before, "", false, ""},
 		{"Pi 0.84.4", since, "", true, ""},
+		{"Pi 0.84.4-rc.1", rc, "", false, ""},
+		{"Pi 0.84.5-rc.1", laterRC, "", true, ""},
+		{"Pi 0.84.4+nix.1", built, "", true, ""},
+		{"a version that is not semver", notSemver, "", false, ""},
 		{"Pi 1.6.0, bundled", current, "", true, ""},
 		{"a fork", fork, "", false, ""},
 		{"no package", bare, "", false, ""},
