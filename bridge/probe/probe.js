@@ -19,7 +19,9 @@
 
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { createConnection } from "node:net";
+import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 import { setupHandoff } from "./herdr-pi-handoff.mjs";
 
@@ -354,7 +356,10 @@ export function piTellsDialogs(entry = process.argv[1], packageDir = process.env
 }
 
 function piVersion(entry, packageDir, execPath) {
-	const dirs = packageDir ? [packageDir] : [];
+	const dirs = [];
+	try {
+		if (packageDir) dirs.push(asPiReadsIt(packageDir));
+	} catch {}
 	try {
 		// dist/cli.js or dist/bundle/cli.js below the package's root.
 		let dir = dirname(realpathSync(entry));
@@ -381,6 +386,19 @@ function piVersion(entry, packageDir, execPath) {
 		} catch {}
 	}
 	return "";
+}
+
+// asPiReadsIt turns PI_PACKAGE_DIR into the directory Pi takes it for
+// (normalizePath in Pi's config, unchanged from 0.84.4 to 1.6.0, as it is
+// on a unix): "~" alone or before a slash is the home directory, and a
+// file:// URL is its path. Nothing more: "~name" stays a relative path,
+// no space is trimmed. The probe runs in Pi's process, so homedir() and
+// a relative path's base are Pi's own.
+function asPiReadsIt(dir) {
+	if (dir === "~") return homedir();
+	if (dir.startsWith("~/")) return join(homedir(), dir.slice(2));
+	if (dir.startsWith("file://")) return fileURLToPath(dir);
+	return dir;
 }
 
 // encode writes one event line that the wrapper accepts. A payload too long

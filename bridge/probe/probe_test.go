@@ -312,7 +312,8 @@ func TestProbeFunctionsMatchTheReferenceVectors(t *testing.T) {
 // The probe's hello says whether its Pi tells it of its dialogs: Pi does
 // since 0.84.4. It reads the version from Pi's package, found above the
 // entry script Pi was started by (.bin/pi, a link into the package, as npm
-// installs it), or in PI_PACKAGE_DIR; anything else says no.
+// installs it), or in PI_PACKAGE_DIR as Pi reads it; anything else says
+// no.
 func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
 	root := t.TempDir()
 	n := 0
@@ -349,6 +350,14 @@ func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
 	fork, _ := install("@someone/pi-fork", "2.0.0", "dist/cli.js")
 	bare := filepath.Join(root, "bare", "cli.js")
 	writeAll(t, bare, "#!/usr/bin/env node\n")
+	// PI_PACKAGE_DIR as Pi reads it (normalizePath in its config, the
+	// same from 0.84.4 to 1.6.0): "~" and "~/…" are the home directory,
+	// a file:// URL is its path; "~name" is a relative path like any.
+	home := filepath.Join(root, "home")
+	pkg160 := `{"name":"@earendil-works/pi-coding-agent","version":"1.6.0"}`
+	writeAll(t, filepath.Join(home, "package.json"), pkg160)
+	writeAll(t, filepath.Join(home, "nix", "pi", "package.json"), pkg160)
+	writeAll(t, filepath.Join(root, "homenix", "pi", "package.json"), pkg160)
 	// Pi's standalone binary (Bun's compiled executable, Pi's "bun-binary"
 	// install): its entry is inside the binary, which Bun names
 	// /$bunfs/root/…, and Pi's package.json lies beside the binary, where
@@ -380,6 +389,10 @@ func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
 		{"a fork", fork, "", false, ""},
 		{"no package", bare, "", false, ""},
 		{"PI_PACKAGE_DIR", bare, currentDir, true, ""},
+		{"PI_PACKAGE_DIR ~", bare, "~", true, ""},
+		{"PI_PACKAGE_DIR ~/nix/pi", bare, "~/nix/pi", true, ""},
+		{"PI_PACKAGE_DIR file://", bare, "file://" + currentDir, true, ""},
+		{"PI_PACKAGE_DIR ~nix/pi, not the home's", bare, "~nix/pi", false, ""},
 		{"no such entry", filepath.Join(root, "gone.js"), "", false, ""},
 		{"Pi 1.6.0, a standalone binary", "/$bunfs/root/pi", "", true, binary},
 		{"Pi 1.6.0, a standalone binary run through a link", "/$bunfs/root/pi", "", true, linked},
@@ -392,7 +405,7 @@ func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _ := runHarness(t, "", false, "PI_ENTRIES="+string(b))
+	out, _ := runHarness(t, "", false, "PI_ENTRIES="+string(b), "HOME="+home)
 	if len(out.TellsDialogs) != len(cases) {
 		t.Fatalf("piTellsDialogs answered %v for %d entries", out.TellsDialogs, len(cases))
 	}
