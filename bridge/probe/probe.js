@@ -19,7 +19,9 @@
 
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { createConnection } from "node:net";
+import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 import { setupHandoff } from "./herdr-pi-handoff.mjs";
 
@@ -330,25 +332,34 @@ function modeOf(ctx) {
 // script is inside it), where Pi looks then. A Pi not found there, or
 // another package (a fork numbers its own versions), says no: its dialogs
 // are the screen's, at worst told twice, never missed.
+//
+// Versions compare as semver: Pi has published no prerelease, but a build
+// numbered 0.84.4-rc.1 may come from before the events were added, so it
+// ranks below 0.84.4 and says no, as does a version semver cannot read;
+// build metadata (+…) does not count.
 const PI_PACKAGES = ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"];
 const DIALOG_EVENTS_SINCE = [0, 84, 4];
+const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
 
 export function piTellsDialogs(entry = process.argv[1], packageDir = process.env.PI_PACKAGE_DIR, execPath = process.execPath) {
 	try {
-		const m = /^(\d+)\.(\d+)\.(\d+)/.exec(piVersion(entry, packageDir, execPath));
+		const m = SEMVER.exec(piVersion(entry, packageDir, execPath));
 		if (!m) return false;
 		for (let i = 0; i < 3; i++) {
 			const n = Number(m[i + 1]);
 			if (n !== DIALOG_EVENTS_SINCE[i]) return n > DIALOG_EVENTS_SINCE[i];
 		}
-		return true;
+		return m[4] === undefined; // 0.84.4 itself, not one of its prereleases
 	} catch {
 		return false;
 	}
 }
 
 function piVersion(entry, packageDir, execPath) {
-	const dirs = packageDir ? [packageDir] : [];
+	const dirs = [];
+	try {
+		if (packageDir) dirs.push(asPiReadsIt(packageDir));
+	} catch {}
 	try {
 		// dist/cli.js or dist/bundle/cli.js below the package's root.
 		let dir = dirname(realpathSync(entry));
@@ -375,6 +386,19 @@ function piVersion(entry, packageDir, execPath) {
 		} catch {}
 	}
 	return "";
+}
+
+// asPiReadsIt turns PI_PACKAGE_DIR into the directory Pi takes it for
+// (normalizePath in Pi's config, unchanged from 0.84.4 to 1.6.0, as it is
+// on a unix): "~" alone or before a slash is the home directory, and a
+// file:// URL is its path. Nothing more: "~name" stays a relative path,
+// no space is trimmed. The probe runs in Pi's process, so homedir() and
+// a relative path's base are Pi's own.
+function asPiReadsIt(dir) {
+	if (dir === "~") return homedir();
+	if (dir.startsWith("~/")) return join(homedir(), dir.slice(2));
+	if (dir.startsWith("file://")) return fileURLToPath(dir);
+	return dir;
 }
 
 // encode writes one event line that the wrapper accepts. A payload too long

@@ -312,7 +312,8 @@ func TestProbeFunctionsMatchTheReferenceVectors(t *testing.T) {
 // The probe's hello says whether its Pi tells it of its dialogs: Pi does
 // since 0.84.4. It reads the version from Pi's package, found above the
 // entry script Pi was started by (.bin/pi, a link into the package, as npm
-// installs it), or in PI_PACKAGE_DIR; anything else says no.
+// installs it), or in PI_PACKAGE_DIR as Pi reads it; anything else says
+// no.
 func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
 	root := t.TempDir()
 	n := 0
@@ -339,10 +340,24 @@ func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
 	old, _ := install("@mariozechner/pi-coding-agent", "0.73.1", "dist/cli.js")
 	before, _ := install("@earendil-works/pi-coding-agent", "0.84.3", "dist/cli.js")
 	since, _ := install("@earendil-works/pi-coding-agent", "0.84.4", "dist/cli.js")
+	// Prereleases rank below their release (semver): an rc of 0.84.4 may
+	// predate the dialog events, one of a later version does not.
+	rc, _ := install("@earendil-works/pi-coding-agent", "0.84.4-rc.1", "dist/cli.js")
+	laterRC, _ := install("@earendil-works/pi-coding-agent", "0.84.5-rc.1", "dist/cli.js")
+	built, _ := install("@earendil-works/pi-coding-agent", "0.84.4+nix.1", "dist/cli.js")
+	notSemver, _ := install("@earendil-works/pi-coding-agent", "0.84.4.1", "dist/cli.js")
 	current, currentDir := install("@earendil-works/pi-coding-agent", "1.6.0", "dist/bundle/cli.js")
 	fork, _ := install("@someone/pi-fork", "2.0.0", "dist/cli.js")
 	bare := filepath.Join(root, "bare", "cli.js")
 	writeAll(t, bare, "#!/usr/bin/env node\n")
+	// PI_PACKAGE_DIR as Pi reads it (normalizePath in its config, the
+	// same from 0.84.4 to 1.6.0): "~" and "~/…" are the home directory,
+	// a file:// URL is its path; "~name" is a relative path like any.
+	home := filepath.Join(root, "home")
+	pkg160 := `{"name":"@earendil-works/pi-coding-agent","version":"1.6.0"}`
+	writeAll(t, filepath.Join(home, "package.json"), pkg160)
+	writeAll(t, filepath.Join(home, "nix", "pi", "package.json"), pkg160)
+	writeAll(t, filepath.Join(root, "homenix", "pi", "package.json"), pkg160)
 	// Pi's standalone binary (Bun's compiled executable, Pi's "bun-binary"
 	// install): its entry is inside the binary, which Bun names
 	// /$bunfs/root/…, and Pi's package.json lies beside the binary, where
@@ -366,10 +381,18 @@ func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
 		{"Pi 0.73.1", old, "", false, ""},
 		{"Pi 0.84.3", before, "", false, ""},
 		{"Pi 0.84.4", since, "", true, ""},
+		{"Pi 0.84.4-rc.1", rc, "", false, ""},
+		{"Pi 0.84.5-rc.1", laterRC, "", true, ""},
+		{"Pi 0.84.4+nix.1", built, "", true, ""},
+		{"a version that is not semver", notSemver, "", false, ""},
 		{"Pi 1.6.0, bundled", current, "", true, ""},
 		{"a fork", fork, "", false, ""},
 		{"no package", bare, "", false, ""},
 		{"PI_PACKAGE_DIR", bare, currentDir, true, ""},
+		{"PI_PACKAGE_DIR ~", bare, "~", true, ""},
+		{"PI_PACKAGE_DIR ~/nix/pi", bare, "~/nix/pi", true, ""},
+		{"PI_PACKAGE_DIR file://", bare, "file://" + currentDir, true, ""},
+		{"PI_PACKAGE_DIR ~nix/pi, not the home's", bare, "~nix/pi", false, ""},
 		{"no such entry", filepath.Join(root, "gone.js"), "", false, ""},
 		{"Pi 1.6.0, a standalone binary", "/$bunfs/root/pi", "", true, binary},
 		{"Pi 1.6.0, a standalone binary run through a link", "/$bunfs/root/pi", "", true, linked},
@@ -382,7 +405,7 @@ func TestProbeSaysWhichPisTellItOfDialogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _ := runHarness(t, "", false, "PI_ENTRIES="+string(b))
+	out, _ := runHarness(t, "", false, "PI_ENTRIES="+string(b), "HOME="+home)
 	if len(out.TellsDialogs) != len(cases) {
 		t.Fatalf("piTellsDialogs answered %v for %d entries", out.TellsDialogs, len(cases))
 	}

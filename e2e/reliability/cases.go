@@ -121,11 +121,13 @@ var wrapCases = []faultCase{
 	},
 	{
 		Fault:     "a wrapper runs for weeks under /tmp, which a cleaner ages (systemd-tmpfiles, tmpreaper, tmpwatch), or its run directory is removed by hand",
-		Guarantee: "nothing of a live wrapper's run directory or registry entry is old to a cleaner: it holds a lock on the directory and sets their times hourly, and those of the ledger records of what is open for its pane, its handoffs and its runs' workspaces, so `herdr-pi close` and the run's next `open` still find them; a dead pane's record is kept by no one and ages; a directory removed anyway is logged once, the agent runs on, and `status` says the wrapper runs and cannot be reached",
+		Guarantee: "nothing of a live wrapper's run directory or registry entry is old to a cleaner: it holds a lock on the directory and sets their times hourly, and those of the ledger records of what is open for its pane, its handoffs and its runs' workspaces, so `herdr-pi close` and the run's next `open` still find them, and of its presence and questions on the toast board, so the other wrappers' toasts still name them; a dead pane's record is kept by no one and ages; a directory removed anyway is logged once, the agent runs on, and `status` says the wrapper runs and cannot be reached",
 		Tests: []testRef{
 			{"bridge/control", "TestSystemdTmpfilesAgingSparesALiveRunDirectory"},
 			{"handoff", "TestSystemdTmpfilesAgingSparesTheRecordsOfAnOpenPane"},
 			{"handoff/live", "TestSystemdTmpfilesAgingSparesTheWorkspaceOfARunBetweenTurns"},
+			{"notify/board", "TestSystemdTmpfilesAgingSparesTheBoardOfALiveWrapper"},
+			{"cmd/herdr-pi/commands", "TestWrapsFresheningKeepsItsLedgerRecordAndToastBoard"},
 			{"bridge/control", "TestCleanersOfTmpSpareAFreshenedRun"},
 			{"bridge/control", "TestCleanersOfTmpSpareTheRunDirectoryOfALiveHandoff"},
 			{"bridge/control", "TestARunDirectoryRemovedFromUnderTheWrapperIsLoggedOnce"},

@@ -212,26 +212,16 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	rc := control.RunConfig{
 		RuntimeBase: paths.RuntimeBase, PaneID: herdrEnv.PaneID, HerdrSocket: herdrEnv.SocketPath,
 		Events: signals, Requests: herdrStatus{signals, presence, notes, names}, Logf: log.Printf,
-		// The ledger records of what is open for this pane (an
-		// inspection's) or for this wrapper's handoffs live as long as
-		// this wrapper does: its freshening keeps them from cleaners of
-		// /tmp, and only them (see handoff/kept.go); the live handoff
-		// service adds its runs' workspaces below. So are its presence on
-		// the toast board and its questions there: without them the
-		// others' toasts would stop naming it.
-		Keep: keepBoth(handoff.LedgerAt(paths.RuntimeBase).KeptByThisProcess, notes.boardKept()),
 	}
 	var handoffs *live.Service
 	if isPi {
 		// Any Pi may load the workflow engine: its probe then links up as
 		// the owner, and live handoffs run here.
 		if handoffs = startHandoffs(f, paths, herdrEnv, inHerdr, cwd, log.Printf); handoffs != nil {
-			rc.Owner, rc.Handoffs = handoffs, handoffs
-			rc.Keep = keepBoth(handoffs.Kept, notes.boardKept())
 			down.handoffs = handoffs.Close
 		}
 	}
-	run, err := control.Start(rc)
+	run, err := control.Start(runConfigWith(rc, handoffs, notes.boardKept()))
 	if err == nil && handoffs != nil {
 		handoffs.SetRunDir(run.Dir) // held until after handoffs close (wrapShutdown)
 	}
@@ -493,6 +483,25 @@ func shownAgent(detected string, isPi bool, opts *wrapOptions, cfg settings.Conf
 // claude manifest reports as claude).
 func reportLabel(flag, detected string, cfg settings.Config) string {
 	return cmp.Or(flag, cfg.Herdr.Agent, detected)
+}
+
+// runConfigWith is wrap's control run config rc with what the run carries
+// besides: the live handoff service (nil: none, as for an agent other
+// than Pi) and what the run's hourly freshening keeps young for cleaners
+// of /tmp beyond its own files (RunConfig.Keep). The ledger records of
+// what is open for this pane (an inspection's) or for this wrapper's
+// handoffs live as long as this wrapper does, and only they are kept
+// (see handoff/kept.go); the handoff service adds its runs' workspaces.
+// So are the wrapper's presence on the toast board and its questions
+// there (boardKept, nil without a board): without them the others'
+// toasts would stop naming it.
+func runConfigWith(rc control.RunConfig, handoffs *live.Service, boardKept func() []string) control.RunConfig {
+	rc.Keep = keepBoth(handoff.LedgerAt(rc.RuntimeBase).KeptByThisProcess, boardKept)
+	if handoffs != nil { // never a nil *Service in the interfaces
+		rc.Owner, rc.Handoffs = handoffs, handoffs
+		rc.Keep = keepBoth(handoffs.Kept, boardKept)
+	}
+	return rc
 }
 
 // keepBoth is a RunConfig.Keep that keeps what a and b keep (b may be
