@@ -675,6 +675,15 @@ func (l *loop) run() (int, error) {
 		}
 	}
 
+	// waitQuiet puts a waiting injection off for another quiet wait from
+	// now, within injectCap of when it began to wait.
+	waitQuiet := func(now time.Time) {
+		injectBy = now.Add(l.injectWait)
+		if limit := injectSince.Add(l.injectCap); limit.Before(injectBy) {
+			injectBy = limit
+		}
+	}
+
 	// flushInject writes what others queued for the terminal, at a clean
 	// boundary of the child's output, or regardless when forced. Output
 	// that keeps coming inside a sequence puts the forced write off
@@ -694,10 +703,7 @@ func (l *loop) run() (int, error) {
 				if injectSince.IsZero() {
 					injectSince = now
 				}
-				injectBy = now.Add(l.injectWait)
-				if limit := injectSince.Add(l.injectCap); limit.Before(injectBy) {
-					injectBy = limit
-				}
+				waitQuiet(now)
 			}
 			return
 		}
@@ -899,11 +905,20 @@ func (l *loop) run() (int, error) {
 		// child was not quiet: the loop was late (a busy machine, a
 		// terminal that took no output for a while), and what waits may
 		// finish the sequence. It is read first, and its flushInject below
-		// puts the forced write off; only injectCap forces it past
-		// output still coming.
+		// puts the forced write off. Nor is a child quiet that can run
+		// but was not given a core (several agents on a busy machine): it
+		// is starved, not finished, so the write waits another quiet wait
+		// and asks again (foregroundRunnable). Only injectCap forces it
+		// past either.
 		if now := time.Now(); !injectBy.IsZero() && !now.Before(injectBy) {
 			outputWaits := mi >= 0 && masterOpen && fds[mi].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
-			if !outputWaits || !now.Before(injectSince.Add(l.injectCap)) {
+			switch {
+			case !now.Before(injectSince.Add(l.injectCap)):
+				flushInject(true, false)
+			case outputWaits: // read below first
+			case !bnd.clean && masterOpen && !childDone && foregroundRunnable(l.mfd):
+				waitQuiet(now)
+			default:
 				flushInject(true, false)
 			}
 		}
