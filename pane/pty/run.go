@@ -138,10 +138,15 @@ func Run(ctx context.Context, o Options) (err error) {
 		_ = slave.Close()
 		return fmt.Errorf("set pty size: %w", err)
 	}
-	if !inTTY {
-		if err := disableEcho(slave); err != nil {
-			o.Logf("pty: cannot turn echo off: %v", err)
+	if inTTY {
+		// The child's terminal starts as the person's is (before raw
+		// mode below): their stty settings hold for it as for the bare
+		// command, where a new pty would have the kernel's defaults.
+		if err := copyMode(inFd, int(slave.Fd())); err != nil {
+			o.Logf("pty: cannot give the child the terminal's mode: %v", err)
 		}
+	} else if err := disableEcho(slave); err != nil {
+		o.Logf("pty: cannot turn echo off: %v", err)
 	}
 
 	// The child runs under a session leader (leader.go) so that job control
