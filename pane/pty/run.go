@@ -81,8 +81,26 @@ var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP
 
 // Signals are the signals Run acts on: those it forwards, and SIGWINCH. A
 // caller giving Run its own channel ([Options.Signals]) subscribes it to
-// these.
+// these with [Notify].
 var Signals = append(slices.Clip(forwarded), unix.SIGWINCH)
+
+// Notify subscribes c to [Signals], leaving out a forwarded one this
+// process was started with ignored (nohup, `trap "" INT`, a script's &):
+// Go keeps an inherited ignore of SIGHUP and SIGINT only until a program
+// asks for the signal, and the child would then start with it caught, not
+// ignored as under the bare command. Left ignored, it stays so through the
+// leader for the child; nothing arrives for it to forward. (Go's runtime
+// takes the others over at start whatever their disposition: an ignored
+// SIGTERM or SIGQUIT is lost before any code of ours runs.)
+func Notify(c chan<- os.Signal) {
+	var sigs []os.Signal
+	for _, s := range Signals {
+		if s == unix.SIGWINCH || !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	signal.Notify(c, sigs...)
+}
 
 // Run starts o.Argv under a new pty and copies between it and the caller's
 // terminal until the child exits. It returns nil for exit status 0, an
@@ -266,7 +284,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	sigs := o.Signals
 	if sigs == nil {
 		ch := make(chan os.Signal, 8)
-		signal.Notify(ch, Signals...)
+		Notify(ch)
 		defer signal.Stop(ch)
 		sigs = ch
 	}
