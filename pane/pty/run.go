@@ -169,17 +169,16 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	// The child runs under a session leader (leader.go) so that job control
 	// works; the leader reports the child's pid or why it could not start.
-	cmd := leaderCommand(path, o.Argv)
-	cmd.Env = o.Env
-	cmd.Dir = o.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	reportR, reportW, err := os.Pipe()
 	if err != nil {
 		_ = slave.Close()
 		return fmt.Errorf("pty: start report pipe: %w", err)
 	}
-	cmd.ExtraFiles = []*os.File{reportW} // the leader's leader.ReportFd
+	cmd := leaderCommand(path, o.Argv, reportW)
+	cmd.Env = o.Env
+	cmd.Dir = o.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	startErr := cmd.Start()
 	_ = slave.Close()
 	_ = reportW.Close()
