@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/herdr-pi/herdr-pi/pane/pty/leader"
 )
 
 // Descriptors the wrapper was started with (a jobserver's, `3>log` on the
@@ -35,5 +37,20 @@ func TestInheritedDescriptorsReachTheCommand(t *testing.T) {
 		if string(b) != want {
 			t.Errorf("the command's write to the wrapper's inherited %s descriptor left %q in its file, want %q; screen: %q", name, b, want, o.output())
 		}
+	}
+}
+
+// The command's parent, the session leader, goes by its own name where
+// ps, top and pstree show a process's short name, not by "exe", the
+// name of the /proc/self/exe it was started through.
+func TestTheLeaderIsNamedInPs(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	_, done := start(t, Options{Argv: []string{"sh", "-c", `printf 'parent:%s:end' "$(cat /proc/$PPID/comm)"`}, Stdin: o.tty, Stdout: o.tty})
+	if got := statusOfErr(t, wait(t, done)); got != 0 {
+		t.Fatalf("exit status %d; screen %q", got, o.output())
+	}
+	o.waitFor(":end")
+	if got := between(o.output(), "parent:", ":end"); got != leader.Arg0 {
+		t.Fatalf("the command's parent is named %q, want %q", got, leader.Arg0)
 	}
 }

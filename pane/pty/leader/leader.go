@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+	"unsafe"
 )
 
 // Arg0 is argv[0] of a re-executed binary that is to be the leader; it
@@ -37,6 +38,7 @@ const Arg0 = "herdr-pi-leader"
 // was started with reaches the child where it was.
 func init() {
 	if len(os.Args) >= 4 && os.Args[0] == Arg0 {
+		nameSelf()
 		code := 126
 		if fd, ok := atoi(os.Args[1]); ok {
 			code = run(fd, os.Args[2], os.Args[3:])
@@ -45,6 +47,15 @@ func init() {
 		// binary would otherwise sleep a second on its way out.
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, uintptr(code), 0, 0)
 	}
+}
+
+// nameSelf gives the leader its name where ps, top and pstree show a
+// process's short name, which the kernel took from the file exec ran:
+// "exe", for /proc/self/exe. Package init runs on the main thread, whose
+// name is the process's.
+func nameSelf() {
+	name := []byte(Arg0 + "\x00")
+	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0)
 }
 
 // forwarded are the signals the leader passes on to the child. SIGHUP is
