@@ -33,7 +33,7 @@ func TestTheCommandsTerminalStartsInThePersonsMode(t *testing.T) {
 	if got := statusOfErr(t, wait(t, done)); got != 0 {
 		t.Fatalf("exit status %d; screen %q", got, o.output())
 	}
-	o.waitFor(":end")
+	o.waitCount(":end", 2) // both lines have reached the screen
 	out := o.output()
 	words := between(out, "words:", ":end")
 	for _, w := range []string{"erase = ^H", "intr = ^K", "-ixon", " iutf8", "-echoctl"} {
