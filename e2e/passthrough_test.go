@@ -3,12 +3,15 @@ package e2e
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // randomTerminalBytes makes n bytes of printable text mixed with newlines,
@@ -142,5 +145,36 @@ func TestWrapInAHugeWindow(t *testing.T) {
 	}
 	if got := string(r.bytes()); !strings.Contains(got, "65535 65535") {
 		t.Fatalf("the child saw the size %q, want the terminal's own 65535 65535", got)
+	}
+}
+
+// TestWrapKeepsTheSignalsItWasStartedWithIgnored: a signal the person's
+// shell left ignored for the agent (nohup, `trap "" INT`, a job started
+// with & by a script) is ignored in the agent under wrap as in the bare
+// agent. Go keeps an inherited ignore of SIGHUP and SIGINT only until the
+// program asks for the signal; the others its runtime takes over at start
+// (docs/herdr-setup.md, "What the agent inherits from wrap").
+func TestWrapKeepsTheSignalsItWasStartedWithIgnored(t *testing.T) {
+	r, err := startOuter(outerOptions{Keep: true, Argv: []string{"sh", "-c",
+		`trap "" INT HUP; exec herdr-pi wrap -- grep SigIgn /proc/self/status`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := r.wait(30 * time.Second); err != nil || status != 0 {
+		t.Fatalf("status %d, %v; screen %q", status, err, r.bytes())
+	}
+	out := string(r.bytes())
+	_, rest, ok := strings.Cut(out, "SigIgn:")
+	var mask uint64
+	if !ok {
+		t.Fatalf("no SigIgn on the screen %q", out)
+	}
+	if _, err := fmt.Sscanf(rest, "%x", &mask); err != nil {
+		t.Fatalf("SigIgn on the screen %q: %v", out, err)
+	}
+	for _, s := range []unix.Signal{unix.SIGINT, unix.SIGHUP} {
+		if mask&(1<<(s-1)) == 0 {
+			t.Errorf("%v is not ignored in the agent (SigIgn %x), though wrap was started with it ignored", s, mask)
+		}
 	}
 }

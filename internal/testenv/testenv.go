@@ -87,7 +87,6 @@ func Main(m *testing.M) { os.Exit(Checked(m).Run()) }
 // m to something else (testscript.Main).
 func Checked(m *testing.M) interface{ Run() int } {
 	dialMode() // started by DialAsNobody: dial, tell and exit
-	hangupsAsUsual()
 	return checked{m}
 }
 
@@ -95,7 +94,10 @@ func Checked(m *testing.M) interface{ Run() int } {
 // action even when the tests were started with it ignored (under nohup,
 // or a CI runner that ignores it): an ignored signal stays ignored across
 // exec, and the tests prove that a hung-up child ends. Handling it here
-// is enough — a handled signal reverts to its default on exec.
+// is enough — a handled signal reverts to its default on exec. Only the
+// test process does so (Run): the same binary run as a command of a test
+// script (herdr-pi itself in e2e) keeps what it was started with, as the
+// real binary does.
 func hangupsAsUsual() {
 	if signal.Ignored(syscall.SIGHUP) {
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
@@ -105,6 +107,7 @@ func hangupsAsUsual() {
 type checked struct{ m *testing.M }
 
 func (c checked) Run() int {
+	hangupsAsUsual()
 	code := c.m.Run()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

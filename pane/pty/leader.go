@@ -3,10 +3,14 @@ package pty
 import (
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/pane/pty/leader"
 )
@@ -39,9 +43,48 @@ import (
 const selfExe = "/proc/self/exe"
 
 // leaderCommand is the command that runs argv (path is argv[0] resolved)
-// under a leader.
-func leaderCommand(path string, argv []string) *exec.Cmd {
-	return &exec.Cmd{Path: selfExe, Args: append([]string{leader.Arg0, path}, argv...)}
+// under a leader, which writes its start report to report. The descriptors
+// this process inherited open across exec (a jobserver's, `3>log` on the
+// command line) stay where they are for the leader and so for the child,
+// as for the bare command: the report takes the lowest number above them.
+func leaderCommand(path string, argv []string, report *os.File) *exec.Cmd {
+	var extra []*os.File
+	fd := 3
+	for ; inheritedOpen(fd); fd++ {
+		extra = append(extra, inheritedFile(fd))
+	}
+	extra = append(extra, report)
+	return &exec.Cmd{Path: selfExe, Args: append([]string{leader.Arg0, strconv.Itoa(fd), path}, argv...), ExtraFiles: extra}
+}
+
+// inherited holds the *os.File made for each inherited descriptor, for
+// the life of the process: a File nobody refers to is closed by its
+// finalizer, and the descriptor is the process's, not Run's.
+var inherited struct {
+	sync.Mutex
+	files map[int]*os.File
+}
+
+func inheritedFile(fd int) *os.File {
+	inherited.Lock()
+	defer inherited.Unlock()
+	if f, ok := inherited.files[fd]; ok {
+		return f
+	}
+	if inherited.files == nil {
+		inherited.files = map[int]*os.File{}
+	}
+	f := os.NewFile(uintptr(fd), "inherited")
+	inherited.files[fd] = f
+	return f
+}
+
+// inheritedOpen reports whether fd is open and stays open across exec:
+// one this process was started with (every descriptor Go opens is
+// close-on-exec).
+func inheritedOpen(fd int) bool {
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+	return err == nil && flags&unix.FD_CLOEXEC == 0
 }
 
 // readLeaderReport reads the leader's start report: the child's pid, or a

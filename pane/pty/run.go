@@ -81,8 +81,26 @@ var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP
 
 // Signals are the signals Run acts on: those it forwards, and SIGWINCH. A
 // caller giving Run its own channel ([Options.Signals]) subscribes it to
-// these.
+// these with [Notify].
 var Signals = append(slices.Clip(forwarded), unix.SIGWINCH)
+
+// Notify subscribes c to [Signals], leaving out a forwarded one this
+// process was started with ignored (nohup, `trap "" INT`, a script's &):
+// Go keeps an inherited ignore of SIGHUP and SIGINT only until a program
+// asks for the signal, and the child would then start with it caught, not
+// ignored as under the bare command. Left ignored, it stays so through the
+// leader for the child; nothing arrives for it to forward. (Go's runtime
+// takes the others over at start whatever their disposition: an ignored
+// SIGTERM or SIGQUIT is lost before any code of ours runs.)
+func Notify(c chan<- os.Signal) {
+	var sigs []os.Signal
+	for _, s := range Signals {
+		if s == unix.SIGWINCH || !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	signal.Notify(c, sigs...)
+}
 
 // Run starts o.Argv under a new pty and copies between it and the caller's
 // terminal until the child exits. It returns nil for exit status 0, an
@@ -138,25 +156,29 @@ func Run(ctx context.Context, o Options) (err error) {
 		_ = slave.Close()
 		return fmt.Errorf("set pty size: %w", err)
 	}
-	if !inTTY {
-		if err := disableEcho(slave); err != nil {
-			o.Logf("pty: cannot turn echo off: %v", err)
+	if inTTY {
+		// The child's terminal starts as the person's is (before raw
+		// mode below): their stty settings hold for it as for the bare
+		// command, where a new pty would have the kernel's defaults.
+		if err := copyMode(inFd, int(slave.Fd())); err != nil {
+			o.Logf("pty: cannot give the child the terminal's mode: %v", err)
 		}
+	} else if err := disableEcho(slave); err != nil {
+		o.Logf("pty: cannot turn echo off: %v", err)
 	}
 
 	// The child runs under a session leader (leader.go) so that job control
 	// works; the leader reports the child's pid or why it could not start.
-	cmd := leaderCommand(path, o.Argv)
-	cmd.Env = o.Env
-	cmd.Dir = o.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	reportR, reportW, err := os.Pipe()
 	if err != nil {
 		_ = slave.Close()
 		return fmt.Errorf("pty: start report pipe: %w", err)
 	}
-	cmd.ExtraFiles = []*os.File{reportW} // the leader's leader.ReportFd
+	cmd := leaderCommand(path, o.Argv, reportW)
+	cmd.Env = o.Env
+	cmd.Dir = o.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	startErr := cmd.Start()
 	_ = slave.Close()
 	_ = reportW.Close()
@@ -261,7 +283,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	sigs := o.Signals
 	if sigs == nil {
 		ch := make(chan os.Signal, 8)
-		signal.Notify(ch, Signals...)
+		Notify(ch)
 		defer signal.Stop(ch)
 		sigs = ch
 	}

@@ -70,6 +70,17 @@ func restoreMode(fd int, t *unix.Termios) error {
 	return unix.IoctlSetTermios(fd, unix.TCSETS, t)
 }
 
+// copyMode gives terminal to the mode terminal from is in, as
+// util-linux script does for its child: flags, special characters and
+// speed.
+func copyMode(from, to int) error {
+	t, err := unix.IoctlGetTermios(from, unix.TCGETS)
+	if err != nil {
+		return err
+	}
+	return unix.IoctlSetTermios(to, unix.TCSETS, t)
+}
+
 // disableEcho turns echo off on a terminal. Used on the child's side when our
 // stdin is not a terminal, so piped input is not drawn twice (as util-linux
 // script does by default).

@@ -168,7 +168,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	// herdr.ReleaseBudget, finishes. Stopped after down.run (defers run
 	// last first).
 	held := make(chan os.Signal, 8)
-	signal.Notify(held, pty.Signals...)
+	pty.Notify(held)
 	defer signal.Stop(held)
 	var down wrapShutdown
 	defer down.run() // every way out, a panic below included

@@ -23,23 +23,39 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+	"unsafe"
 )
 
 // Arg0 is argv[0] of a re-executed binary that is to be the leader; it
 // also names the process in ps.
 const Arg0 = "herdr-pi-leader"
 
-// ReportFd is the leader's descriptor for the start report: the child's
-// pid and a newline, or "!ERRNO message" when the child could not be
-// started.
-const ReportFd = 3
-
+// The leader's arguments are Arg0, the descriptor of its start report,
+// the command's resolved path and the command's argv. The report is the
+// child's pid and a newline, or "!ERRNO message" when the child could not
+// be started. Its descriptor is the wrapper's choice: the lowest one above
+// 2 that the wrapper did not inherit, so that every descriptor the wrapper
+// was started with reaches the child where it was.
 func init() {
-	if len(os.Args) >= 3 && os.Args[0] == Arg0 {
+	if len(os.Args) >= 4 && os.Args[0] == Arg0 {
+		nameSelf()
+		code := 126
+		if fd, ok := atoi(os.Args[1]); ok {
+			code = run(fd, os.Args[2], os.Args[3:])
+		}
 		// exit_group directly: nothing to flush, and a race-enabled
 		// binary would otherwise sleep a second on its way out.
-		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, uintptr(run(os.Args[1], os.Args[2:])), 0, 0)
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, uintptr(code), 0, 0)
 	}
+}
+
+// nameSelf gives the leader its name where ps, top and pstree show a
+// process's short name, which the kernel took from the file exec ran:
+// "exe", for /proc/self/exe. Package init runs on the main thread, whose
+// name is the process's.
+func nameSelf() {
+	name := []byte(Arg0 + "\x00")
+	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0)
 }
 
 // forwarded are the signals the leader passes on to the child. SIGHUP is
@@ -49,10 +65,10 @@ var forwarded = []os.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, sys
 
 // run runs path with argv under the leader and returns the exit status to
 // leave with.
-func run(path string, argv []string) int {
+func run(reportFd int, path string, argv []string) int {
 	// The report pipe must not reach the child.
-	syscall.CloseOnExec(ReportFd)
-	report := os.NewFile(ReportFd, "start report")
+	syscall.CloseOnExec(reportFd)
+	report := os.NewFile(uintptr(reportFd), "start report")
 	// The stop below is sent to this thread, so it has happened (and
 	// ended) when the call returns.
 	runtime.LockOSThread()
@@ -143,6 +159,21 @@ func startEnviron() []string {
 		}
 	}
 	return env
+}
+
+// atoi reads a descriptor's number: digits only, as itoa writes them.
+func atoi(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
 }
 
 // itoa is strconv.Itoa, which would put the init behind most others.
