@@ -45,6 +45,12 @@ type Options struct {
 
 	// Started is called once the child runs, with its pid.
 	Started func(pid int)
+	// Terminal, when set, is called once the pty is open and before the
+	// child starts, with the device number of the child's side of it
+	// (the st_rdev of its /dev/pts/N): a process that has that device as
+	// its stdin, stdout or controlling terminal runs on the child's
+	// screen, wherever it sits in the process tree.
+	Terminal func(dev uint64)
 	// Exited is called once the child's exit is seen, on the copy loop,
 	// before the output it left is drained and Run returns — also while
 	// the terminal takes no output, which can hold the drain for as long
@@ -137,6 +143,14 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := setWinsize(int(slave.Fd()), size); err != nil {
 		_ = slave.Close()
 		return fmt.Errorf("set pty size: %w", err)
+	}
+	if o.Terminal != nil {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(slave.Fd()), &st); err == nil {
+			o.Terminal(st.Rdev)
+		} else {
+			o.Logf("pty: cannot read the device of %s: %v", slave.Name(), err)
+		}
 	}
 	if !inTTY {
 		if err := disableEcho(slave); err != nil {
