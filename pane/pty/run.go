@@ -51,6 +51,13 @@ type Options struct {
 	// its stdin, stdout or controlling terminal runs on the child's
 	// screen, wherever it sits in the process tree.
 	Terminal func(dev uint64)
+	// Suspending is called on the copy loop once the child stopped by job
+	// control (Ctrl-Z), with the caller's terminal mode restored, just
+	// before this process stops too; Resumed once it runs again (fg). Both
+	// hold up the loop, and the shell's prompt, while they run.
+	Suspending func()
+	Resumed    func()
+
 	// Exited is called once the child's exit is seen, on the copy loop,
 	// before the output it left is drained and Run returns — also while
 	// the terminal takes no output, which can hold the drain for as long
@@ -957,8 +964,14 @@ func (l *loop) run() (int, error) {
 func (l *loop) suspend(termLost bool) {
 	if !termLost {
 		l.onStop()
+		if l.o.Suspending != nil {
+			l.o.Suspending()
+		}
 		l.stopSelf()
 		l.onCont()
+		if l.o.Resumed != nil {
+			l.o.Resumed()
+		}
 	}
 	_ = unix.Kill(-l.pid, unix.SIGCONT)
 }

@@ -315,6 +315,13 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	log.Printf("start %q (agent %s)", argv, agent)
 	term.Argv, term.Tap, term.Inject = argv, det.Tap, inject
 	term.Started = signals.SetChildPID
+	// Ctrl-Z: the pane shows the stopped agent idle until fg.
+	term.Suspending = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), suspendReportWait)
+		defer cancel()
+		presence.Suspend(ctx, "stopped (Ctrl-Z): fg in the pane's shell resumes it")
+	}
+	term.Resumed = presence.Resume
 	// The agent's exit reaches the machine when the pty sees it, not when
 	// the pane is released: the way out (wrapShutdown) can take seconds,
 	// and nothing the machine would make of the agent's absence meanwhile

@@ -175,6 +175,11 @@ func procStarted(pid int) (uint64, bool) {
 	return t, err == nil
 }
 
+// suspendReportWait bounds how long a Ctrl-Z waits for Herdr to show the
+// stopped agent idle before the wrapper stops: the shell's prompt waits
+// as long.
+const suspendReportWait = 500 * time.Millisecond
+
 // holderLookEvery is how often a wrapper standing aside looks whether the
 // wrapper holding the pane still runs, when it cannot follow that one's
 // end with a pidfd: the pane shows this wrapper's state again at most this
