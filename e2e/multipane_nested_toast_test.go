@@ -1,10 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // piDialog draws what Pi draws for a question in place of its editor: the
@@ -135,4 +142,127 @@ func TestAWrapperStandingAsideForAnotherTerminalStillNotifies(t *testing.T) {
 			t.Fatalf("wrapper %d: exit %d, %v", r.pid(), st, err)
 		}
 	}
+}
+
+// A wrapper started inside another's agent through setsid and a fork
+// (setsid -f, which leaves the process tree: the inner wrapper's parent is
+// init's, not the outer wrapper's) still runs on the outer agent's
+// terminal, and the person still sees its question on one screen: the
+// outer wrapper judges it inside by that terminal, stays hushed while it
+// holds the pane, and one question gives one toast.
+func TestAWrapperStartedThroughSetsidInsideTheAgentIsToastedOnce(t *testing.T) {
+	setsid, err := exec.LookPath("setsid")
+	if err != nil {
+		testenv.Missing(t, "setsid (util-linux)", "install util-linux")
+	}
+	m := newMultiHerdr(t, 1)
+	p := m.panes[0]
+	done := filepath.Join(t.TempDir(), "inner-done")
+	inner := agentScript(t, `print inner-ready\r\n`, "readline", piDialog, "readline", "pi-idle", `print inner-after\r\n`, "readline")
+	outer1 := agentScript(t, `print outer-ready\r\n`, "readline")
+	outer2 := agentScript(t, `print outer-back\r\n`, "readline", piDialog, "readline")
+	// The shell waits for the inner wrapper by the file it leaves, as it
+	// is no child of the shell's.
+	shell := fmt.Sprintf(`fakeagent %s; %s -f sh -c "herdr-pi wrap --label inner -- fakeagent %s; : > %s"; while [ ! -e %s ]; do sleep 0.05; done; fakeagent %s`,
+		outer1, setsid, inner, done, done, outer2)
+	sh := "cd " + m.project("api") + " && exec herdr-pi wrap --label outer -- sh -c '" + shell + "'"
+	r, err := startOuter(outerOptions{Keep: true, Env: m.paneEnv(p), Argv: []string{"sh", "-c", sh}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, r, "outer-ready")
+	saved := controlOf(t, r.pid())
+	m.waitPane(p, "idle")
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, r, "inner-ready")
+	var in paneStatus
+	m.h.WaitFor(t, 30*time.Second, "the inner wrapper registered", func() bool {
+		in = m.status(p)
+		return in.WrapperPID != r.pid()
+	})
+	if descends(in.WrapperPID, r.pid()) {
+		t.Fatalf("the inner wrapper pid %d descends from the outer one %d: setsid -f did not leave the tree", in.WrapperPID, r.pid())
+	}
+
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	m.waitPane(p, "blocked")
+	m.h.WaitFor(t, 30*time.Second, "the outer wrapper reading the question too", func() bool {
+		return strings.Contains(saved.status(t, m), "state    blocked")
+	})
+	m.h.WaitFor(t, 30*time.Second, "the inner agent's toast", func() bool { return len(m.shown()) >= 1 })
+	if says := herdrLine(saved.status(t, m)); !strings.Contains(says, "inside this one's agent") {
+		t.Errorf("the outer wrapper's status says %q, want the inner wrapper inside its agent", says)
+	}
+
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, r, "inner-after")
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, r, "outer-back")
+	m.h.WaitFor(t, 30*time.Second, "the outer wrapper holding the pane again", func() bool {
+		return strings.Contains(herdrLine(m.hookStatus(t, p)), "reporting to pane")
+	})
+	// The outer agent's own question: its notifier sends in order, so a
+	// toast it had for the inner one's question was offered before.
+	asked := time.Now()
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	m.h.WaitFor(t, 30*time.Second, "the outer agent's own toast", func() bool {
+		for _, n := range m.shown() {
+			if strings.HasPrefix(n.Body, "outer · ") && n.At.After(asked) {
+				return true
+			}
+		}
+		return false
+	})
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := r.wait(30 * time.Second); err != nil || st != 0 {
+		t.Fatalf("outer wrapper: exit %d, %v", st, err)
+	}
+	var innerN, outerN int
+	for _, n := range m.h.Notifications() {
+		switch {
+		case strings.HasPrefix(n.Body, "inner · "):
+			innerN++
+		case strings.HasPrefix(n.Body, "outer · "):
+			outerN++
+		}
+	}
+	if innerN != 1 || outerN != 1 {
+		t.Fatalf("toasts offered to Herdr: %+v\nwant one for the inner agent's question and one for the outer's own, after the inner one ended", m.h.Notifications())
+	}
+}
+
+// descends says whether process pid runs under ancestor, as /proc says.
+func descends(pid, ancestor int) bool {
+	for range 64 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		i := bytes.LastIndexByte(b, ')')
+		if err != nil || i < 0 {
+			return false
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			return false
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		if ppid == ancestor {
+			return true
+		}
+		if ppid <= 1 {
+			return false
+		}
+		pid = ppid
+	}
+	return false
 }

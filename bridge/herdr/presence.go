@@ -101,6 +101,9 @@ type Presence struct {
 	// it, which Start sends after the claim.
 	started bool
 	early   *stateMsg
+	// held is the state the agent is in while the wrapper is stopped by
+	// job control (see Suspend); nil while it runs.
+	held *stateMsg
 }
 
 // StartPresence claims the pane and starts following Herdr: NewPresence
@@ -180,6 +183,10 @@ func (p *Presence) Report(state, message string) {
 	defer p.mu.Unlock()
 	if !p.started {
 		p.early = &stateMsg{state, message}
+		return
+	}
+	if p.held != nil {
+		p.held = &stateMsg{state, message}
 		return
 	}
 	p.r.Report(state, message)

@@ -184,6 +184,14 @@ func (r *Reporter) Report(state, message string) {
 	r.kickLocked()
 }
 
+// wanted is the state the Reporter is asked to show; ok is false before
+// the first Report.
+func (r *Reporter) wanted() (stateMsg, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.want, r.hasWant
+}
+
 // SetResumeArgv sets the command Herdr may restore the agent with after a
 // restart (resume_argv, landscape.md §9). It goes with every report to a
 // Herdr that speaks [ProtocolResume]; a change goes out with the current

@@ -22,7 +22,9 @@ import (
 type Wrapper struct {
 	PID int
 	// Nested says one of the two runs inside the other's agent: the
-	// holder inside this wrapper's, or this wrapper inside the older's.
+	// holder inside this wrapper's (under it in the process tree, or on
+	// its agent's terminal), or this wrapper inside the older's (under
+	// it, or started with its control socket in the environment).
 	Nested bool
 }
 

@@ -177,3 +177,38 @@ func TestIgnoredSignalsReachTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// Suspending runs once the child stopped, with the caller's terminal
+// cooked again and before this process stops; Resumed once it was
+// continued, with the terminal raw again, before the child goes on.
+func TestSuspendingAndResumedFrameTheStop(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	cooked := o.termios()
+	var order []string
+	_, done := start(t, Options{
+		Argv:  []string{"sh", "-c", "echo ready; kill -TSTP 0; echo resumed; exit 0"},
+		Stdin: o.tty, Stdout: o.tty,
+		Suspending: func() {
+			order = append(order, "suspending")
+			if o.termios() != cooked {
+				t.Error("Suspending with the terminal still raw")
+			}
+		},
+		stopSelf: func() { order = append(order, "stop") },
+		Resumed: func() {
+			order = append(order, "resumed")
+			if o.termios().Lflag&unix.ICANON != 0 {
+				t.Error("Resumed with the terminal not raw again")
+			}
+			if strings.Contains(o.output(), "resumed") {
+				t.Error("the child went on before Resumed")
+			}
+		},
+	})
+	if got := statusOfErr(t, wait(t, done)); got != 0 {
+		t.Fatalf("exit status %d", got)
+	}
+	if got := strings.Join(order, " "); got != "suspending stop resumed" {
+		t.Fatalf("calls %q, want suspending, stop, resumed", got)
+	}
+}

@@ -45,6 +45,19 @@ type Options struct {
 
 	// Started is called once the child runs, with its pid.
 	Started func(pid int)
+	// Terminal, when set, is called once the pty is open and before the
+	// child starts, with the device number of the child's side of it
+	// (the st_rdev of its /dev/pts/N): a process that has that device as
+	// its stdin, stdout or controlling terminal runs on the child's
+	// screen, wherever it sits in the process tree.
+	Terminal func(dev uint64)
+	// Suspending is called on the copy loop once the child stopped by job
+	// control (Ctrl-Z), with the caller's terminal mode restored, just
+	// before this process stops too; Resumed once it runs again (fg). Both
+	// hold up the loop, and the shell's prompt, while they run.
+	Suspending func()
+	Resumed    func()
+
 	// Exited is called once the child's exit is seen, on the copy loop,
 	// before the output it left is drained and Run returns — also while
 	// the terminal takes no output, which can hold the drain for as long
@@ -155,6 +168,14 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := setWinsize(int(slave.Fd()), size); err != nil {
 		_ = slave.Close()
 		return fmt.Errorf("set pty size: %w", err)
+	}
+	if o.Terminal != nil {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(slave.Fd()), &st); err == nil {
+			o.Terminal(st.Rdev)
+		} else {
+			o.Logf("pty: cannot read the device of %s: %v", slave.Name(), err)
+		}
 	}
 	if inTTY {
 		// The child's terminal starts as the person's is (before raw
@@ -980,8 +1001,14 @@ func (l *loop) run() (int, error) {
 func (l *loop) suspend(termLost bool) {
 	if !termLost {
 		l.onStop()
+		if l.o.Suspending != nil {
+			l.o.Suspending()
+		}
 		l.stopSelf()
 		l.onCont()
+		if l.o.Resumed != nil {
+			l.o.Resumed()
+		}
 	}
 	_ = unix.Kill(-l.pid, unix.SIGCONT)
 }

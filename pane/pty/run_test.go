@@ -521,3 +521,29 @@ func TestAClosedPipeOnStdoutKeepsTheChildsOwnStatus(t *testing.T) {
 		t.Fatalf("exit %d, want the child's own 5", got)
 	}
 }
+
+// Terminal names the device the child has as its terminal, before the
+// child starts: the child reads the same major and minor off its stdin.
+func TestTerminalIsTheChildsOwnDevice(t *testing.T) {
+	o := newOuter(t, 24, 80)
+	var dev uint64
+	told := 0
+	_, done := start(t, Options{
+		Argv:  []string{"sh", "-c", `stat -L -c 'dev:%t:%T:' /dev/stdin`},
+		Stdin: o.tty, Stdout: o.tty,
+		Terminal: func(d uint64) { dev = d; told++ },
+		Started: func(int) {
+			if told != 1 {
+				t.Errorf("Terminal was told %d times before the child started, want once", told)
+			}
+		},
+	})
+	if got := statusOfErr(t, wait(t, done)); got != 0 {
+		t.Fatalf("exit status %d; screen %q", got, o.output())
+	}
+	want := fmt.Sprintf("dev:%x:%x:", unix.Major(dev), unix.Minor(dev))
+	o.waitFor("dev:")
+	if !strings.Contains(o.output(), want) || dev == 0 {
+		t.Fatalf("Terminal said %d (%s), the child's stdin is: %q", dev, want, o.output())
+	}
+}

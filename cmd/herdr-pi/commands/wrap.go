@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -174,7 +175,11 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	defer down.run() // every way out, a panic below included
 	// Claimed once this wrapper is in the pane's registry (below): a
 	// wrapper it replaces there then knows who claims the pane.
-	presence := newPresence(env, paths, cfg, reportLabel(opts.Agent, shown, cfg), log.Printf)
+	// The agent's terminal, once its pty is open: a wrapper on it runs
+	// inside this one's agent, however it was started.
+	var agentTerm atomic.Uint64
+	term.Terminal = agentTerm.Store
+	presence := newPresence(env, paths, cfg, reportLabel(opts.Agent, shown, cfg), agentTerm.Load, log.Printf)
 	down.release = func() {
 		err := presence.Close(context.Background())
 		if err != nil && !presence.Delivered() {
@@ -300,6 +305,13 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	log.Printf("start %q (agent %s)", argv, agent)
 	term.Argv, term.Tap, term.Inject = argv, det.Tap, inject
 	term.Started = signals.SetChildPID
+	// Ctrl-Z: the pane shows the stopped agent idle until fg.
+	term.Suspending = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), suspendReportWait)
+		defer cancel()
+		presence.Suspend(ctx, "stopped (Ctrl-Z): fg in the pane's shell resumes it")
+	}
+	term.Resumed = presence.Resume
 	// The agent's exit reaches the machine when the pty sees it, not when
 	// the pane is released: the way out (wrapShutdown) can take seconds,
 	// and nothing the machine would make of the agent's absence meanwhile
@@ -448,7 +460,7 @@ func runsPi(opts *wrapOptions, c launch.Command) bool {
 // wrapper is in the pane's registry. Outside one it returns nil, a
 // Presence that sends nothing, and logs what is missing when the
 // environment is half there.
-func newPresence(env settings.Env, paths settings.Paths, cfg settings.Config, agent string, logf func(string, ...any)) *herdr.Presence {
+func newPresence(env settings.Env, paths settings.Paths, cfg settings.Config, agent string, agentTerm func() uint64, logf func(string, ...any)) *herdr.Presence {
 	h, ok := settings.HerdrEnv(env)
 	if !ok {
 		if env.Get("HERDR_ENV") != "" || env.Get("HERDR_SOCKET_PATH") != "" || env.Get("HERDR_PANE_ID") != "" {
@@ -456,10 +468,11 @@ func newPresence(env settings.Env, paths settings.Paths, cfg settings.Config, ag
 		}
 		return nil
 	}
+	parent, _ := control.EndpointFromEnv(env.Get)
 	return herdr.NewPresence(herdr.PresenceConfig{
 		Client: herdr.NewClient(h.SocketPath), PaneID: h.PaneID,
 		Source: cfg.Herdr.Source, Agent: agent, Logf: logf,
-		Others:   paneWrappers(control.PaneRegistry(paths.RuntimeBase), control.PaneKey(h.SocketPath, h.PaneID), os.Getpid()),
+		Others:   paneWrappers(control.PaneRegistry(paths.RuntimeBase), control.PaneKey(h.SocketPath, h.PaneID), os.Getpid(), agentTerm, parent),
 		AwaitEnd: awaitEnd(logf),
 	})
 }

@@ -62,7 +62,10 @@ func (s herdrStatus) Status() control.Status {
 // registry (see herdr.PaneWrappers): the newest holds the pane, as the
 // pane's hooks reach it. A wrapper the registry does not name (it runs
 // without its control socket) learns nothing, and reports as before.
-func paneWrappers(reg control.Registry, key string, self int) func() herdr.PaneWrappers {
+// agentTerm is the device of self's agent's terminal (0 until the pty is
+// open); parent is the wrapper self's own environment names
+// (control.EndpointFromEnv), when there is one.
+func paneWrappers(reg control.Registry, key string, self int, agentTerm func() uint64, parent control.Endpoint) func() herdr.PaneWrappers {
 	return func() herdr.PaneWrappers {
 		head, err := reg.Lookup(key)
 		if err != nil {
@@ -72,16 +75,55 @@ func paneWrappers(reg control.Registry, key string, self int) func() herdr.PaneW
 			if head.Previous == nil {
 				return herdr.PaneWrappers{}
 			}
-			o := head.Previous.PID
-			return herdr.PaneWrappers{Older: &herdr.Wrapper{PID: o, Nested: descendsFrom(self, o)}}
+			o := head.Previous
+			// Inside the older one's agent: under it in the process tree,
+			// or given its control socket by its agent (as tellSharing
+			// judges it), which a setsid on the way does not change.
+			nested := descendsFrom(self, o.PID) || (parent.Socket != "" && parent.Socket == o.Socket)
+			return herdr.PaneWrappers{Older: &herdr.Wrapper{PID: o.PID, Nested: nested}}
 		}
 		for e := head.Previous; e != nil; e = e.Previous {
 			if e.PID == self {
-				return herdr.PaneWrappers{Holder: &herdr.Wrapper{PID: head.PID, Nested: descendsFrom(head.PID, self)}}
+				nested := descendsFrom(head.PID, self) || (agentTerm != nil && onTerminal(head.PID, agentTerm()))
+				return herdr.PaneWrappers{Holder: &herdr.Wrapper{PID: head.PID, Nested: nested}}
 			}
 		}
 		return herdr.PaneWrappers{}
 	}
+}
+
+// onTerminal says whether process pid runs on the terminal dev: its
+// controlling terminal, or its stdin, stdout or stderr, is that device. A
+// wrapper started in this one's agent through setsid and a fork has left
+// the process tree (and has no controlling terminal), but still reads and
+// draws on the agent's terminal. false for dev 0, or when /proc cannot
+// say.
+func onTerminal(pid int, dev uint64) bool {
+	if dev == 0 {
+		return false
+	}
+	if f, ok := procStat(pid); ok && len(f) > 4 {
+		if nr, err := strconv.ParseUint(f[4], 10, 32); err == nil && nr != 0 && ttyNrIs(nr, dev) {
+			return true
+		}
+	}
+	for fd := range 3 {
+		var st unix.Stat_t
+		err := unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), &st)
+		if err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == dev {
+			return true
+		}
+	}
+	return false
+}
+
+// ttyNrIs says whether tty_nr, as /proc/<pid>/stat writes it (the
+// kernel's encoding: the minor's low 8 bits, then 12 bits of major, then
+// the minor's upper bits), is the device dev.
+func ttyNrIs(nr, dev uint64) bool {
+	major := (nr >> 8) & 0xfff
+	minor := nr&0xff | (nr>>12)&0xfff00
+	return uint32(major) == unix.Major(dev) && uint32(minor) == unix.Minor(dev)
 }
 
 // descendsFrom says whether process pid runs under ancestor (its parent,
@@ -132,6 +174,11 @@ func procStarted(pid int) (uint64, bool) {
 	t, err := strconv.ParseUint(f[19], 10, 64)
 	return t, err == nil
 }
+
+// suspendReportWait bounds how long a Ctrl-Z waits for Herdr to show the
+// stopped agent idle before the wrapper stops: the shell's prompt waits
+// as long.
+const suspendReportWait = 500 * time.Millisecond
 
 // holderLookEvery is how often a wrapper standing aside looks whether the
 // wrapper holding the pane still runs, when it cannot follow that one's

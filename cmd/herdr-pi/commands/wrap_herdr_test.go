@@ -3,16 +3,20 @@ package commands
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/pane/launch"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
@@ -230,5 +234,163 @@ func TestProcStarted(t *testing.T) {
 	}
 	if _, ok := procStarted(1 << 30); ok {
 		t.Fatal("procStarted of a pid past pid_max says it runs")
+	}
+}
+
+// A process runs on a terminal when that terminal is its controlling one,
+// or its stdin, stdout or stderr, whatever its parent: the pty here
+// stands in for an agent's, the processes for wrappers started on it
+// (one through setsid, with the terminal on its stdin only, one whose
+// only tie is its controlling terminal) and for one elsewhere.
+func TestOnTerminal(t *testing.T) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	defer tty.Close()
+	other, otherTTY, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	defer otherTTY.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(tty.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	dev := st.Rdev
+	if err := unix.Fstat(int(otherTTY.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := st.Rdev
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+
+	run := func(how func(c *exec.Cmd)) int {
+		c := exec.Command("sleep", "60")
+		c.Stdin, c.Stdout, c.Stderr = null, null, null
+		how(c)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		return c.Process.Pid
+	}
+	stdinOnly := run(func(c *exec.Cmd) {
+		c.Stdin = tty
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	})
+	cttyOnly := run(func(c *exec.Cmd) {
+		c.ExtraFiles = []*os.File{tty} // fd 3, which onTerminal does not read
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	})
+	neither := run(func(c *exec.Cmd) { c.SysProcAttr = &syscall.SysProcAttr{Setsid: true} })
+
+	for _, tc := range []struct {
+		name string
+		pid  int
+		dev  uint64
+		want bool
+	}{
+		{"the terminal on its stdin", stdinOnly, dev, true},
+		{"the terminal its controlling one", cttyOnly, dev, true},
+		{"no terminal", neither, dev, false},
+		{"another terminal", stdinOnly, elsewhere, false},
+		{"another terminal, controlling", cttyOnly, elsewhere, false},
+		{"no device known", stdinOnly, 0, false},
+	} {
+		if got := onTerminal(tc.pid, tc.dev); got != tc.want {
+			t.Errorf("%s: onTerminal = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// tty_nr in /proc/<pid>/stat splits a minor above 255 around the major.
+func TestTtyNrIs(t *testing.T) {
+	for _, tc := range []struct {
+		nr, dev uint64
+		want    bool
+	}{
+		{136<<8 | 3, unix.Mkdev(136, 3), true},
+		{136<<8 | 300&0xff | (300&^0xff)<<12, unix.Mkdev(136, 300), true},
+		{136<<8 | 300&0xff, unix.Mkdev(136, 300), false},
+		{4<<8 | 1, unix.Mkdev(136, 1), false},
+	} {
+		if got := ttyNrIs(tc.nr, tc.dev); got != tc.want {
+			t.Errorf("ttyNrIs(%#x, %d:%d) = %v, want %v", tc.nr, unix.Major(tc.dev), unix.Minor(tc.dev), got, tc.want)
+		}
+	}
+}
+
+// Which wrapper of the pane runs inside which, out of the process tree (a
+// setsid between them): the holder that runs on this wrapper's agent's
+// terminal is inside it; an older one whose control socket this
+// wrapper's environment names has this one inside its agent.
+func TestPaneWrappersJudgeInsideOutOfTheProcessTree(t *testing.T) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	defer tty.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(tty.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	agentTerm := func() uint64 { return st.Rdev }
+	elsewhere := func() uint64 { return st.Rdev + 1 }
+	// Two wrappers, neither under the other (siblings): the other's stdin
+	// is the pty.
+	start := func(stdin *os.File) int {
+		c := exec.Command("sleep", "60")
+		c.Stdin = stdin
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		return c.Process.Pid
+	}
+	other := control.Endpoint{Socket: "/nowhere/other.sock", Token: "t", PID: start(tty)}
+	self := control.Endpoint{Socket: "/nowhere/self.sock", Token: "t", PID: start(nil)}
+	const key = "pane-test.json"
+	private := func() string {
+		d := t.TempDir()
+		if err := os.Chmod(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(d, "panes")
+	}
+
+	// This wrapper first, the other holding the pane after it.
+	reg := control.Registry{Dir: private()}
+	for _, e := range []control.Endpoint{self, other} {
+		if _, err := reg.Register(key, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := paneWrappers(reg, key, self.PID, agentTerm, control.Endpoint{})(); w.Holder == nil || w.Holder.PID != other.PID || !w.Holder.Nested {
+		t.Errorf("a holder on this wrapper's agent's terminal: %+v, want it nested", w.Holder)
+	}
+	if w := paneWrappers(reg, key, self.PID, elsewhere, control.Endpoint{})(); w.Holder == nil || w.Holder.Nested {
+		t.Errorf("a holder on another terminal: %+v, want it not nested", w.Holder)
+	}
+
+	// The other first, this wrapper holding the pane.
+	reg = control.Registry{Dir: private()}
+	for _, e := range []control.Endpoint{other, self} {
+		if _, err := reg.Register(key, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := paneWrappers(reg, key, self.PID, agentTerm, other)(); w.Older == nil || w.Older.PID != other.PID || !w.Older.Nested {
+		t.Errorf("an older wrapper whose socket this one's environment names: %+v, want this one nested in it", w.Older)
+	}
+	if w := paneWrappers(reg, key, self.PID, agentTerm, control.Endpoint{})(); w.Older == nil || w.Older.Nested {
+		t.Errorf("an older wrapper this one's environment does not name: %+v, want it not nested", w.Older)
 	}
 }

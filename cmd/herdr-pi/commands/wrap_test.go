@@ -19,7 +19,7 @@ func TestOutsideHerdrNothingIsSent(t *testing.T) {
 		{"HERDR_ENV=true", "HERDR_SOCKET_PATH=" + s.SocketPath(), "HERDR_PANE_ID=w1:p1"},
 	} {
 		var logs []string
-		p := newPresence(settings.EnvFrom(env), settings.Paths{}, settings.Defaults(), "", func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) })
+		p := newPresence(settings.EnvFrom(env), settings.Paths{}, settings.Defaults(), "", nil, func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) })
 		if p != nil {
 			t.Errorf("env %q: a Presence outside Herdr", env)
 		}
@@ -40,7 +40,7 @@ func TestPresenceUsesTheConfig(t *testing.T) {
 	s := herdrtest.Start(t)
 	cfg := settings.Defaults()
 	cfg.Herdr.Source = "custom:team"
-	p := newPresence(settings.EnvFrom(s.Env()), settings.Paths{RuntimeBase: t.TempDir()}, cfg, reportLabel("", "pi", cfg), t.Logf)
+	p := newPresence(settings.EnvFrom(s.Env()), settings.Paths{RuntimeBase: t.TempDir()}, cfg, reportLabel("", "pi", cfg), nil, t.Logf)
 	defer p.Close(context.Background())
 	p.Start()
 	p.Report("blocked", "approve")
