@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,13 +34,13 @@ func (f *fixture) silent(t *testing.T, n int) []net.Conn {
 }
 
 // askStatus dials, authenticates and asks for the status once.
-func (f *fixture) askStatus(t *testing.T) {
+func (f *fixture) askStatus(t testing.TB) {
 	t.Helper()
 	f.askStatusWithin(t, 30*time.Second)
 }
 
 // askStatusWithin is askStatus, failing t after bound.
-func (f *fixture) askStatusWithin(t *testing.T, bound time.Duration) {
+func (f *fixture) askStatusWithin(t testing.TB, bound time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
@@ -211,7 +212,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 const statusBound = 5 * time.Second
 
 // needFiles makes sure this process may open n files.
-func needFiles(t *testing.T, n uint64) {
+func needFiles(t testing.TB, n uint64) {
 	t.Helper()
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < n {
@@ -322,7 +323,7 @@ func TestAStatusCutBetweenItsHelloAndItsRequestAsksAgain(t *testing.T) {
 // for it two thousand times at once, more answers than their socket can
 // hold (a script that writes requests in a loop and never reads). They
 // are closed when the test ends.
-func (f *fixture) deaf(t *testing.T, n int) []net.Conn {
+func (f *fixture) deaf(t testing.TB, n int) []net.Conn {
 	t.Helper()
 	hello := fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`+"\n", f.tok, RoleClient)
 	asks := func(k int) []byte {
@@ -382,6 +383,34 @@ func TestStatusGetsThroughFourHundredClientsThatNeverRead(t *testing.T) {
 	deaf := f.deaf(t, n)
 	f.askStatus(t) // the bound (30 s) is a hang guard: the old server took over a minute
 	f.afterFlood(t, p, deaf, "closed a client that does not read its answers", fds, goroutines)
+}
+
+// BenchmarkStatusThroughFourHundredClientsThatNeverRead times `herdr-pi
+// status` (dial, hello, ask) behind the flood of
+// TestStatusGetsThroughFourHundredClientsThatNeverRead, on a fresh server
+// each round; it reports the median and the slowest round.
+func BenchmarkStatusThroughFourHundredClientsThatNeverRead(b *testing.B) {
+	const n = 400
+	needFiles(b, 3*n)
+	var took []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		f := start(b, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
+		deaf := f.deaf(b, n)
+		b.StartTimer()
+		began := time.Now()
+		f.askStatusWithin(b, 30*time.Second)
+		took = append(took, time.Since(began))
+		b.StopTimer()
+		for _, c := range deaf {
+			c.Close()
+		}
+		f.srv.Close()
+		b.StartTimer()
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "ms-median")
+	b.ReportMetric(float64(took[len(took)-1])/float64(time.Millisecond), "ms-max")
 }
 
 // afterFlood checks what every flood must leave true, once a real client
