@@ -3,7 +3,9 @@ package control
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"runtime"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
@@ -498,6 +502,80 @@ func TestAClientThatAsksBeforeReadingIsAnswered(t *testing.T) {
 		if got := c.read(t); !strings.Contains(got, fmt.Sprintf(`"id":"%d","ok":true`, i)) {
 			t.Fatalf("answer %d: %q", i, got)
 		}
+	}
+}
+
+// A client may write many requests before it reads any answer (a script
+// piping a batch through socat): it gets every answer, in the order it
+// asked, however many of them wait unread meanwhile. The server answers
+// until the client's unread answers reach their bound and then waits for
+// it to read; it closed such a client after about five status answers.
+func TestAClientThatPipelinesFiftyRequestsGetsEveryAnswerInOrder(t *testing.T) {
+	const n = 50
+	f := start(t)
+	c := f.raw(t)
+	batch := fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, f.tok, RoleClient)
+	for i := 1; i <= n; i++ {
+		batch += fmt.Sprintf("\n"+`{"type":"request","id":"%d","method":"status"}`, i)
+	}
+	c.line(t, batch)
+	// Nothing read yet: the server answers what its bound lets wait
+	// unread, then waits for the client (or, as it did, hangs up).
+	waitUntil(t, "the server answers as much as may wait unread", func() bool {
+		f.srv.mu.Lock()
+		defer f.srv.mu.Unlock()
+		for sc := range f.srv.conns { // the one connection
+			unread, ok := queued(sc, unix.SIOCOUTQ)
+			return ok && unread >= maxUnread
+		}
+		return true // it is gone
+	})
+	if got := c.read(t); !strings.Contains(got, `"type":"hello"`) || !strings.Contains(got, `"ok":true`) {
+		t.Fatalf("hello answer %q", got)
+	}
+	for i := 1; i <= n; i++ {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		got, err := c.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("answer %d of %d: %v (the server hung up on a client that asks before it reads)", i, n, err)
+		}
+		if !strings.Contains(got, fmt.Sprintf(`"id":"%d","ok":true`, i)) {
+			t.Fatalf("answer %d of %d: %q", i, n, got)
+		}
+	}
+}
+
+// A client that writes a batch of requests and never reads is answered
+// only as far as maxUnread, not to the end of its batch (work for nobody),
+// and is closed once it has left those answers unread past IdleTimeout,
+// as a client that says nothing is: with no newcomer to make room for,
+// nothing else ends it.
+func TestAClientThatNeverReadsItsAnswersIsClosedAfterTheIdleTimeout(t *testing.T) {
+	const n = 50
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, 300*time.Millisecond })
+	c := f.raw(t)
+	batch := fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, f.tok, RoleClient)
+	for i := 1; i <= n; i++ {
+		batch += fmt.Sprintf("\n"+`{"type":"request","id":"%d","method":"status"}`, i)
+	}
+	c.line(t, batch)
+	f.logs.waitFor(t, "left its answers unread past the idle limit")
+	answered := 0
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		line, err := c.r.ReadString('\n')
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("after %d answers: %v, want the server to have hung up", answered, err)
+			}
+			break
+		}
+		if strings.Contains(line, `"type":"response"`) {
+			answered++
+		}
+	}
+	if answered == 0 || answered >= n {
+		t.Fatalf("the server answered %d of %d requests to a client that never read, want some and not all", answered, n)
 	}
 }
 
