@@ -508,40 +508,72 @@ func TestAClientThatAsksBeforeReadingIsAnswered(t *testing.T) {
 // A client may write many requests before it reads any answer (a script
 // piping a batch through socat): it gets every answer, in the order it
 // asked, however many of them wait unread meanwhile. The server answers
-// until the client's unread answers reach their bound and then waits for
-// it to read; it closed such a client after about five status answers.
+// until the client's unread answers reach their bound, or its socket is
+// full (its buffer made small by the system), and then waits for it to
+// read; it closed such a client after about ten short answers.
 func TestAClientThatPipelinesFiftyRequestsGetsEveryAnswerInOrder(t *testing.T) {
 	const n = 50
-	f := start(t)
-	c := f.raw(t)
-	batch := fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, f.tok, RoleClient)
-	for i := 1; i <= n; i++ {
-		batch += fmt.Sprintf("\n"+`{"type":"request","id":"%d","method":"status"}`, i)
-	}
-	c.line(t, batch)
-	// Nothing read yet: the server answers what its bound lets wait
-	// unread, then waits for the client (or, as it did, hangs up).
-	waitUntil(t, "the server answers as much as may wait unread", func() bool {
-		f.srv.mu.Lock()
-		defer f.srv.mu.Unlock()
-		for sc := range f.srv.conns { // the one connection
-			unread, ok := queued(sc, unix.SIOCOUTQ)
-			return ok && unread >= maxUnread
-		}
-		return true // it is gone
-	})
-	if got := c.read(t); !strings.Contains(got, `"type":"hello"`) || !strings.Contains(got, `"ok":true`) {
-		t.Fatalf("hello answer %q", got)
-	}
-	for i := 1; i <= n; i++ {
-		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		got, err := c.r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("answer %d of %d: %v (the server hung up on a client that asks before it reads)", i, n, err)
-		}
-		if !strings.Contains(got, fmt.Sprintf(`"id":"%d","ok":true`, i)) {
-			t.Fatalf("answer %d of %d: %q", i, n, got)
-		}
+	for _, tc := range []struct {
+		name   string
+		sndbuf int // the server's SO_SNDBUF for this client; 0: the system's
+	}{
+		{"a socket of the system's size", 0},
+		{"a socket buffer made small by the system", 2 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := start(t)
+			c := f.raw(t)
+			c.hello(t, f.tok, RoleClient)
+			full := maxUnread
+			f.srv.mu.Lock()
+			for sc := range f.srv.conns { // the one connection
+				rc, err := sc.(syscall.Conn).SyscallConn()
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = rc.Control(func(fd uintptr) {
+					if tc.sndbuf > 0 {
+						err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, tc.sndbuf)
+					}
+					var size int
+					if size, err = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF); err == nil {
+						full = min(full, size) // the kernel takes no write once this much waits
+					}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.srv.mu.Unlock()
+			var batch string
+			for i := 1; i <= n; i++ {
+				batch += fmt.Sprintf(`{"type":"request","id":"%d","method":"status"}`+"\n", i)
+			}
+			if _, err := io.WriteString(c, batch); err != nil {
+				t.Fatal(err)
+			}
+			// Nothing read yet: the server answers what may wait unread,
+			// then waits for the client (or, as it did, hangs up).
+			waitUntil(t, "the server answers as much as may wait unread", func() bool {
+				f.srv.mu.Lock()
+				defer f.srv.mu.Unlock()
+				for sc := range f.srv.conns {
+					unread, ok := queued(sc, unix.SIOCOUTQ)
+					return ok && unread >= full
+				}
+				return true // it is gone
+			})
+			for i := 1; i <= n; i++ {
+				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				got, err := c.r.ReadString('\n')
+				if err != nil {
+					t.Fatalf("answer %d of %d: %v (the server hung up on a client that asks before it reads)", i, n, err)
+				}
+				if !strings.Contains(got, fmt.Sprintf(`"id":"%d","ok":true`, i)) {
+					t.Fatalf("answer %d of %d: %q", i, n, got)
+				}
+			}
+		})
 	}
 }
 
