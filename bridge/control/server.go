@@ -847,10 +847,16 @@ func (s *Server) awaitReader(c net.Conn, deadline time.Time, pid int32) bool {
 }
 
 // await waits until ready, run on c's descriptor whenever the kernel
-// says the socket has room (each time the client reads), says so; or
-// until deadline (zero: none), or a cut. A client idle until now is
-// stalled meanwhile: the first to go for a newcomer, as an idle one is.
-// The error is the wait's; errConnCut when c was cut to make room.
+// says the socket has room, says so; or until deadline (zero: none), or a
+// cut. A client idle until now is stalled meanwhile: its place may go to
+// a newcomer, as an idle one's may. The error is the wait's; errConnCut
+// when c was cut to make room.
+//
+// No timer looks again: Linux wakes a unix socket's writers each time
+// its peer reads while under a quarter of the send buffer is in use (52
+// KiB by default, far above maxUnread), so ready runs as the client
+// reads. With a buffer made smaller the wake comes later, once the
+// client has read more (all of it at the latest), never not at all.
 func (s *Server) await(c net.Conn, deadline time.Time, ready func(fd uintptr) bool) error {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
