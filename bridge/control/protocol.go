@@ -32,6 +32,12 @@ import (
 // The first line of a connection must be a hello carrying the run's token.
 // A line that does not decode, or is longer than MaxLine, ends the
 // connection; the server keeps serving everyone else.
+//
+// A client may write several requests (its hello too) before it reads:
+// each is answered, in the order written. The server reads the next one
+// only while few of its answers wait unread (maxUnread), so a client that
+// writes a batch gets the rest as it reads, and one that never reads is
+// answered that far and no further (see Server.awaitReader).
 
 // Both hellos name their build (herdr_pi, absent from older builds'):
 // see skew.go for what each side does with the other's.

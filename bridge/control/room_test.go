@@ -3,15 +3,20 @@ package control
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
@@ -33,13 +38,13 @@ func (f *fixture) silent(t *testing.T, n int) []net.Conn {
 }
 
 // askStatus dials, authenticates and asks for the status once.
-func (f *fixture) askStatus(t *testing.T) {
+func (f *fixture) askStatus(t testing.TB) {
 	t.Helper()
 	f.askStatusWithin(t, 30*time.Second)
 }
 
 // askStatusWithin is askStatus, failing t after bound.
-func (f *fixture) askStatusWithin(t *testing.T, bound time.Duration) {
+func (f *fixture) askStatusWithin(t testing.TB, bound time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
@@ -211,7 +216,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 const statusBound = 5 * time.Second
 
 // needFiles makes sure this process may open n files.
-func needFiles(t *testing.T, n uint64) {
+func needFiles(t testing.TB, n uint64) {
 	t.Helper()
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < n {
@@ -322,7 +327,7 @@ func TestAStatusCutBetweenItsHelloAndItsRequestAsksAgain(t *testing.T) {
 // for it two thousand times at once, more answers than their socket can
 // hold (a script that writes requests in a loop and never reads). They
 // are closed when the test ends.
-func (f *fixture) deaf(t *testing.T, n int) []net.Conn {
+func (f *fixture) deaf(t testing.TB, n int) []net.Conn {
 	t.Helper()
 	hello := fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`+"\n", f.tok, RoleClient)
 	asks := func(k int) []byte {
@@ -382,6 +387,34 @@ func TestStatusGetsThroughFourHundredClientsThatNeverRead(t *testing.T) {
 	deaf := f.deaf(t, n)
 	f.askStatus(t) // the bound (30 s) is a hang guard: the old server took over a minute
 	f.afterFlood(t, p, deaf, "closed a client that does not read its answers", fds, goroutines)
+}
+
+// BenchmarkStatusThroughFourHundredClientsThatNeverRead times `herdr-pi
+// status` (dial, hello, ask) behind the flood of
+// TestStatusGetsThroughFourHundredClientsThatNeverRead, on a fresh server
+// each round; it reports the median and the slowest round.
+func BenchmarkStatusThroughFourHundredClientsThatNeverRead(b *testing.B) {
+	const n = 400
+	needFiles(b, 3*n)
+	var took []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		f := start(b, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
+		deaf := f.deaf(b, n)
+		b.StartTimer()
+		began := time.Now()
+		f.askStatusWithin(b, 30*time.Second)
+		took = append(took, time.Since(began))
+		b.StopTimer()
+		for _, c := range deaf {
+			c.Close()
+		}
+		f.srv.Close()
+		b.StartTimer()
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "ms-median")
+	b.ReportMetric(float64(took[len(took)-1])/float64(time.Millisecond), "ms-max")
 }
 
 // afterFlood checks what every flood must leave true, once a real client
@@ -469,6 +502,112 @@ func TestAClientThatAsksBeforeReadingIsAnswered(t *testing.T) {
 		if got := c.read(t); !strings.Contains(got, fmt.Sprintf(`"id":"%d","ok":true`, i)) {
 			t.Fatalf("answer %d: %q", i, got)
 		}
+	}
+}
+
+// A client may write many requests before it reads any answer (a script
+// piping a batch through socat): it gets every answer, in the order it
+// asked, however many of them wait unread meanwhile. The server answers
+// until the client's unread answers reach their bound, or its socket is
+// full (its buffer made small by the system), and then waits for it to
+// read; it closed such a client after about ten short answers.
+func TestAClientThatPipelinesFiftyRequestsGetsEveryAnswerInOrder(t *testing.T) {
+	const n = 50
+	for _, tc := range []struct {
+		name   string
+		sndbuf int // the server's SO_SNDBUF for this client; 0: the system's
+	}{
+		{"a socket of the system's size", 0},
+		{"a socket buffer made small by the system", 2 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := start(t)
+			c := f.raw(t)
+			c.hello(t, f.tok, RoleClient)
+			full := maxUnread
+			f.srv.mu.Lock()
+			for sc := range f.srv.conns { // the one connection
+				rc, err := sc.(syscall.Conn).SyscallConn()
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = rc.Control(func(fd uintptr) {
+					if tc.sndbuf > 0 {
+						err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, tc.sndbuf)
+					}
+					var size int
+					if size, err = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF); err == nil {
+						full = min(full, size) // the kernel takes no write once this much waits
+					}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.srv.mu.Unlock()
+			var batch string
+			for i := 1; i <= n; i++ {
+				batch += fmt.Sprintf(`{"type":"request","id":"%d","method":"status"}`+"\n", i)
+			}
+			if _, err := io.WriteString(c, batch); err != nil {
+				t.Fatal(err)
+			}
+			// Nothing read yet: the server answers what may wait unread,
+			// then waits for the client (or, as it did, hangs up).
+			waitUntil(t, "the server answers as much as may wait unread", func() bool {
+				f.srv.mu.Lock()
+				defer f.srv.mu.Unlock()
+				for sc := range f.srv.conns {
+					unread, ok := queued(sc, unix.SIOCOUTQ)
+					return ok && unread >= full
+				}
+				return true // it is gone
+			})
+			for i := 1; i <= n; i++ {
+				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				got, err := c.r.ReadString('\n')
+				if err != nil {
+					t.Fatalf("answer %d of %d: %v (the server hung up on a client that asks before it reads)", i, n, err)
+				}
+				if !strings.Contains(got, fmt.Sprintf(`"id":"%d","ok":true`, i)) {
+					t.Fatalf("answer %d of %d: %q", i, n, got)
+				}
+			}
+		})
+	}
+}
+
+// A client that writes a batch of requests and never reads is answered
+// only as far as maxUnread, not to the end of its batch (work for nobody),
+// and is closed once it has left those answers unread past IdleTimeout,
+// as a client that says nothing is: with no newcomer to make room for,
+// nothing else ends it.
+func TestAClientThatNeverReadsItsAnswersIsClosedAfterTheIdleTimeout(t *testing.T) {
+	const n = 50
+	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, 300*time.Millisecond })
+	c := f.raw(t)
+	batch := fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, f.tok, RoleClient)
+	for i := 1; i <= n; i++ {
+		batch += fmt.Sprintf("\n"+`{"type":"request","id":"%d","method":"status"}`, i)
+	}
+	c.line(t, batch)
+	f.logs.waitFor(t, "left its answers unread past the idle limit")
+	answered := 0
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		line, err := c.r.ReadString('\n')
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("after %d answers: %v, want the server to have hung up", answered, err)
+			}
+			break
+		}
+		if strings.Contains(line, `"type":"response"`) {
+			answered++
+		}
+	}
+	if answered == 0 || answered >= n {
+		t.Fatalf("the server answered %d of %d requests to a client that never read, want some and not all", answered, n)
 	}
 }
 

@@ -75,8 +75,10 @@ type Config struct {
 	// for HelloGrace. Probes, owner links, requests in progress and a
 	// handoff's asker from its hello on (Message.Handoff) keep theirs.
 	// Until a place is free, newcomers wait in the kernel's listen queue
-	// (see track and silentest). A client whose socket cannot take an
-	// answer at once is closed (see answerClient).
+	// (see track and silentest). A client may write requests before it
+	// reads the answers; while maxUnread of them wait unread, its next
+	// request waits unread too, and the client counts as idle (see
+	// awaitReader).
 	HelloTimeout time.Duration
 	IdleTimeout  time.Duration
 	MaxConns     int
@@ -100,11 +102,9 @@ type Server struct {
 	// cut counts the connections in conns that were cut to make room and
 	// have not ended yet: they hold no place (see track).
 	cut int
-	// cuts counts the cuts of each phase, deafs the clients closed for
-	// leaving their answers unread, for their log lines: a flood is
-	// logged once a second, not once a connection.
+	// cuts counts the cuts of each phase, for their log lines: a flood
+	// is logged once a second, not once a connection.
 	cuts   [phaseHeld]tally
-	deafs  tally
 	room   *sync.Cond // signalled (under mu) when a connection ends or may be dropped
 	probes int
 	// probeConns numbers the probe connections (ProbeConnected.Conn).
@@ -134,6 +134,10 @@ const (
 	phaseHello connPhase = iota
 	// phaseIdle: an authenticated client between requests.
 	phaseIdle
+	// phaseStalled: an idle client whose answers wait unread, up to
+	// maxUnread: what it wrote since waits unread too (awaitReader), and
+	// is no sign that it is about to speak.
+	phaseStalled
 	// phaseHeld: a probe, an owner link, or a request being answered;
 	// never dropped to make room.
 	phaseHeld
@@ -305,7 +309,8 @@ func (s *Server) isClosed() bool {
 //
 // When all MaxConns places are taken, the newcomer takes the place of a
 // silent connection (silentest says which); one whose words wait unread
-// is never taken (pending). With none yet, the newcomer waits in the
+// is never taken (pending), unless it is we who leave them unread until
+// the client reads our answers (phaseStalled). With none yet, the newcomer waits in the
 // kernel's listen backlog until one ends or has been silent long enough,
 // rather than being turned away. Waiting half a second for each silent
 // connection, as this did, let them go 32 every half second, so a few
@@ -365,10 +370,17 @@ func (s *Server) cutOne(c net.Conn, st *connState) {
 	st.cut = true
 	s.cut++
 	_ = c.SetReadDeadline(time.Unix(1, 0))
+	if st.phase == phaseStalled {
+		// It waits for its client to read (await), not to be read from.
+		_ = c.SetWriteDeadline(time.Unix(1, 0))
+	}
 	if n, ok := s.cuts[st.phase].add(time.Now()); ok {
 		what := "a connection that never said hello"
-		if st.phase == phaseIdle {
+		switch st.phase {
+		case phaseIdle:
 			what = "an idle client"
+		case phaseStalled:
+			what = "a client that does not read its answers"
 		}
 		s.cfg.Logf("control: %d connections open; closed %s to make room%s", len(s.conns)-s.cut+1, what, suchInAll(n))
 	}
@@ -403,7 +415,8 @@ func suchInAll(n int) string {
 }
 
 // silentest is the connection to cut for a newcomer, among those with no
-// words waiting unread: the client idle the longest, once idle for
+// words waiting unread (but stalled clients, whose words wait for them to
+// read): the client idle the longest, once idle for
 // HelloGrace, first; only when no client is idle nor about to be (words
 // wait unread), the oldest connection without a hello silent for
 // HelloGrace. Without one, wake is how soon one may be (zero when none
@@ -437,13 +450,13 @@ func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wak
 		if st.cut || st.phase == phaseHeld {
 			continue
 		}
-		if pending(c) {
+		if st.phase != phaseStalled && pending(c) {
 			// A hello or a request is on its way, not silence.
 			soon = true
 			continue
 		}
 		pick := &hello
-		if st.phase == phaseIdle {
+		if st.phase != phaseHello {
 			pick = &idle
 		}
 		pick.any = true
@@ -656,6 +669,9 @@ func (s *Server) serve(c *net.UnixConn) {
 			}
 		}
 		s.arm(c, deadline)
+		if !s.awaitReader(c, deadline, cred.Pid) {
+			return
+		}
 		m, err := s.readMessage(c, r, cred.Pid)
 		asking = false
 		if ut := (*unknownTypeError)(nil); errors.As(err, &ut) {
@@ -764,55 +780,132 @@ func writeWithin(c net.Conn, b []byte) bool {
 }
 
 // answerClient writes m to a client of serve (a hello's answer, a
-// request's, a refusal) without waiting for the client to read: false
-// when the connection is to end.
+// request's, a refusal): false when the connection is to end.
 //
-// A client reads each answer before it asks again (Client.Call), so an
-// answer finds nothing of ours in its socket and goes in whole at once.
-// One that finds maxUnread of earlier answers still there, or finds some
-// and does not fit, is for a client that asks and does not read: a
-// script writing requests in a loop, a hook hung after asking. Waited
-// on, as every answer was, such a client kept its goroutine for up to 5 s
-// a time, and its place for as long (the requests it had queued made it
-// look about to speak): 32 of them kept `herdr-pi status` waiting 4.9 s,
-// 320 made it fail. It is closed instead; what it has not read it will
-// not miss. An answer larger than an empty socket takes (a socket buffer
-// made small by the system) is waited for as before: its client has read
-// everything else.
+// The answer goes in whole at once: awaitReader took the request only
+// with few earlier answers unread, and a socket takes far more than one
+// answer beside them. Only one larger than the room left (a socket buffer
+// made small by the system) waits for the client to read, through await:
+// a client between requests counts as idle meanwhile (its place may go to
+// a newcomer; it is closed after IdleTimeout), anyone else is waited on
+// up to 5 s, as every answer once was.
 func (s *Server) answerClient(c net.Conn, m Message) bool {
 	b, err := Encode(m)
 	if err != nil {
 		s.cfg.Logf("control: encode reply: %v", err)
 		return false
 	}
-	unread, known := queued(c, unix.SIOCOUTQ)
-	if !known || unread < maxUnread {
-		n, err := writeNow(c, b)
-		switch {
-		case err != nil:
-			return false
-		case n == len(b):
-			return true
-		case !known || unread == 0:
-			return writeWithin(c, b[n:])
-		}
+	n, err := writeNow(c, b)
+	if err != nil {
+		return false
 	}
+	rest := b[n:]
+	if len(rest) == 0 {
+		return true
+	}
+	wait := 5 * time.Second
 	s.mu.Lock()
-	if k, ok := s.deafs.add(time.Now()); ok {
-		s.cfg.Logf("control: closed a client that does not read its answers (%d bytes of them unread)%s", unread, suchInAll(k))
+	if st, ok := s.conns[c]; ok && st.phase == phaseIdle {
+		wait = s.cfg.IdleTimeout
 	}
 	s.mu.Unlock()
-	return false
+	var werr error
+	err = s.await(c, time.Now().Add(wait), func(fd uintptr) bool {
+		k, err := writeFD(fd, rest)
+		rest = rest[k:]
+		werr = err
+		return err != nil || len(rest) == 0
+	})
+	return err == nil && werr == nil
 }
 
+// awaitReader holds back c's next request while maxUnread of our answers
+// or more wait unread in its socket, until its client reads them (or the
+// deadline passes): false when the connection is to end.
+//
+// A client may write its requests before it reads any answer (a script
+// piping a batch through socat): it gets them all, in order, as it reads.
+// One that never reads costs the answers that fill maxUnread and no more,
+// and holds nothing meanwhile: it is an idle client, not one about to
+// speak (the requests it wrote wait unread), so its place goes to a
+// newcomer as an idle one's does. Such clients were closed at maxUnread,
+// which cut a pipelining client off after a few answers; waiting on them
+// instead, as the server once did, kept status behind 320 of them past
+// its 5 s.
+func (s *Server) awaitReader(c net.Conn, deadline time.Time, pid int32) bool {
+	if unread, ok := queued(c, unix.SIOCOUTQ); !ok || unread < maxUnread {
+		return true
+	}
+	err := s.await(c, deadline, func(fd uintptr) bool {
+		unread, err := unix.IoctlGetInt(int(fd), unix.SIOCOUTQ)
+		return err != nil || unread < maxUnread
+	})
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		s.cfg.Logf("control: pid %d: closed a client that left its answers unread past the idle limit (%v)", pid, s.cfg.IdleTimeout)
+	}
+	return err == nil
+}
+
+// await waits until ready, run on c's descriptor whenever the kernel
+// says the socket has room, says so; or until deadline (zero: none), or a
+// cut. A client idle until now is stalled meanwhile: its place may go to
+// a newcomer, as an idle one's may. The error is the wait's; errConnCut
+// when c was cut to make room.
+//
+// No timer looks again: Linux wakes a unix socket's writers each time
+// its peer reads while under a quarter of the send buffer is in use (52
+// KiB by default, far above maxUnread), so ready runs as the client
+// reads. With a buffer made smaller the wake comes later, once the
+// client has read more (all of it at the latest), never not at all.
+func (s *Server) await(c net.Conn, deadline time.Time, ready func(fd uintptr) bool) error {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return errors.New("not a socket")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	st, ok := s.conns[c]
+	if !ok || st.cut {
+		s.mu.Unlock()
+		return errConnCut
+	}
+	if st.phase == phaseIdle {
+		// Still idle since its last answer: since stays.
+		st.phase = phaseStalled
+		s.room.Broadcast()
+	}
+	_ = c.SetWriteDeadline(deadline)
+	s.mu.Unlock()
+
+	err = rc.Write(ready)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.phase == phaseStalled {
+		st.phase = phaseIdle
+	}
+	if st.cut {
+		return errConnCut
+	}
+	_ = c.SetWriteDeadline(time.Time{})
+	return err
+}
+
+// errConnCut ends a wait of a connection cut to make room.
+var errConnCut = errors.New("cut to make room")
+
 // maxUnread is how much of our answers may wait unread in a client's
-// socket when it asks again (SIOCOUTQ counts what the kernel holds for
-// them: a short answer weighs about 1.3 KiB). A client that reads as it
-// goes leaves at most a few there (it may write its requests with its
-// hello, through socat say); one that left half a dozen does not read,
-// and each answer more it asks for is work the wrapper does for nobody
-// (filling the socket's 208 KiB took some 170 answers a client: 300
-// such clients kept status waiting 3.8 s, 11 s under the race detector).
+// socket before the server reads its next request (SIOCOUTQ counts what
+// the kernel holds for them: a short status answer weighs about 1.3 KiB).
+// A client that reads as it goes leaves at most one there; one that
+// writes a batch first gets its answers in turns of this much as it
+// reads. Each answer more that a client which never reads asks for is
+// work the wrapper does for nobody (filling the socket's 208 KiB took
+// some 170 answers a client: 300 such clients kept status waiting 3.8 s,
+// 11 s under the race detector).
 const maxUnread = 8 << 10
 
 // writeNow writes what of b c's socket takes at once, and no more: it
@@ -827,32 +920,41 @@ func writeNow(c net.Conn, b []byte) (int, error) {
 		return 0, err
 	}
 	n, werr := 0, error(nil)
-	// The descriptor is non-blocking (Go's net), so a full socket says
-	// EAGAIN; returning true keeps Go's poller from waiting for room.
-	// syscall.Write, as net's own writes: under the race detector what a
-	// reader does after reading our answer then follows what we did
-	// before writing it (x/sys/unix's Write marks another hand-off).
+	// Returning true keeps Go's poller from waiting for room.
 	if err := rc.Write(func(fd uintptr) bool {
-		for n < len(b) {
-			k, err := syscall.Write(int(fd), b[n:])
-			if k > 0 {
-				n += k
-			}
-			if errors.Is(err, syscall.EINTR) {
-				continue
-			}
-			if err != nil {
-				if !errors.Is(err, syscall.EAGAIN) {
-					werr = err
-				}
-				break
-			}
-		}
+		n, werr = writeFD(fd, b)
 		return true
 	}); err != nil {
 		return n, err
 	}
 	return n, werr
+}
+
+// writeFD writes what of b the socket fd takes now: n bytes, with no
+// error when it is merely full.
+//
+// The descriptor is non-blocking (Go's net), so a full socket says
+// EAGAIN. syscall.Write, as net's own writes: under the race detector
+// what a reader does after reading our answer then follows what we did
+// before writing it (x/sys/unix's Write marks another hand-off).
+func writeFD(fd uintptr, b []byte) (n int, err error) {
+	for n < len(b) {
+		k, err := syscall.Write(int(fd), b[n:])
+		if k > 0 {
+			n += k
+		}
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EAGAIN):
+			return n, nil
+		case err != nil:
+			return n, err
+		case k == 0:
+			return n, io.ErrShortWrite // never from a socket; no endless loop if it were
+		}
+	}
+	return n, nil
 }
 
 // answer answers one request of the peer peerPID (as this process sees

@@ -66,7 +66,7 @@ func (r *recorder) Status() Status {
 	return r.status
 }
 
-func (r *recorder) next(t *testing.T) Event {
+func (r *recorder) next(t testing.TB) Event {
 	t.Helper()
 	select {
 	case ev := <-r.ch:
@@ -90,7 +90,7 @@ func (l *logs) Logf(format string, args ...any) {
 }
 
 // waitForAny waits for a log line containing any of substrs.
-func (l *logs) waitForAny(t *testing.T, substrs ...string) {
+func (l *logs) waitForAny(t testing.TB, substrs ...string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -112,14 +112,14 @@ func (l *logs) waitForAny(t *testing.T, substrs ...string) {
 }
 
 // waitFor waits for a log line containing substr.
-func (l *logs) waitFor(t *testing.T, substr string) {
+func (l *logs) waitFor(t testing.TB, substr string) {
 	t.Helper()
 	l.waitForAny(t, substr)
 }
 
 // shortDir is a private directory with a short path (socket paths are
 // limited to 107 bytes; t.TempDir can be longer).
-func shortDir(t *testing.T) string {
+func shortDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("/tmp", "hpc")
 	if err != nil {
@@ -137,7 +137,7 @@ type fixture struct {
 	tok  string
 }
 
-func start(t *testing.T, mut ...func(*Config)) *fixture {
+func start(t testing.TB, mut ...func(*Config)) *fixture {
 	t.Helper()
 	dir := shortDir(t)
 	tok, err := NewToken()
@@ -163,7 +163,7 @@ type raw struct {
 	r *bufio.Reader
 }
 
-func (f *fixture) raw(t *testing.T) *raw {
+func (f *fixture) raw(t testing.TB) *raw {
 	t.Helper()
 	c, err := net.Dial("unix", f.path)
 	if err != nil {
@@ -173,14 +173,14 @@ func (f *fixture) raw(t *testing.T) *raw {
 	return &raw{Conn: c, r: bufio.NewReader(c)}
 }
 
-func (c *raw) line(t *testing.T, s string) {
+func (c *raw) line(t testing.TB, s string) {
 	t.Helper()
 	if _, err := io.WriteString(c, s+"\n"); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (c *raw) hello(t *testing.T, token, role string) {
+func (c *raw) hello(t testing.TB, token, role string) {
 	t.Helper()
 	c.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, token, role))
 	got := c.read(t)
@@ -189,7 +189,7 @@ func (c *raw) hello(t *testing.T, token, role string) {
 	}
 }
 
-func (c *raw) read(t *testing.T) string {
+func (c *raw) read(t testing.TB) string {
 	t.Helper()
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	s, err := c.r.ReadString('\n')

@@ -144,13 +144,15 @@ var wrapCases = []faultCase{
 	},
 	{
 		Fault:     "the control socket is flooded, held open by 1000 silent clients, or by 400 that ask and never read the answers",
-		Guarantee: "`herdr-pi status` and hooks' `waiting` still answer within their 5 s: a newcomer takes the place of the client idle the longest (after 25 ms, whether it read its answer or not), else, when no client is idle, of the connection that never said hello silent the longest (after 25 ms), else queues; an answer never waits on a client's full socket: a client that leaves 8 KiB of answers unread, or whose socket is full, is closed; the wrapper holds at most 64 connections and is back to its descriptors and goroutines afterwards; the probe is never dropped, nor cut while its hello is slow among stuck clients; `herdr-pi open`'s handoff keeps its place from its hello on; bad input ends only its own connection",
+		Guarantee: "`herdr-pi status` and hooks' `waiting` still answer within their 5 s: a newcomer takes the place of the client idle the longest (after 25 ms, whether it read its answer or not), else, when no client is idle, of the connection that never said hello silent the longest (after 25 ms), else queues; no answer is waited on while others wait: a client with 8 KiB of answers unread has its next request read only once it reads them (a batch asked before reading is answered in full, in order), and counts as idle meanwhile; the wrapper holds at most 64 connections and is back to its descriptors and goroutines afterwards; the probe is never dropped, nor cut while its hello is slow among stuck clients; `herdr-pi open`'s handoff keeps its place from its hello on; bad input ends only its own connection",
 		Tests: []testRef{
 			{"e2e", "TestFaultControlSocketHeldBySilentClients"},
 			{"e2e", "TestFaultControlSocketHeldByClientsThatNeverRead"},
 			{"bridge/control", "TestStatusGetsThroughFourHundredClientsThatNeverRead"},
 			{"bridge/control", "TestTheLongestIdleClientMakesRoomWhetherItReadItsAnswerOrNot"},
 			{"bridge/control", "TestAClientThatAsksBeforeReadingIsAnswered"},
+			{"bridge/control", "TestAClientThatPipelinesFiftyRequestsGetsEveryAnswerInOrder"},
+			{"bridge/control", "TestAClientThatNeverReadsItsAnswersIsClosedAfterTheIdleTimeout"},
 			{"bridge/control", "TestAnAnswerLargerThanTheSocketArrivesWhole"},
 			{"bridge/control", "TestStatusGetsThroughAThousandSilentClients"},
 			{"bridge/control", "TestStatusGetsThroughFourHundredAuthenticatedSilentClients"},
