@@ -224,7 +224,7 @@ func TestOpenListJSON(t *testing.T) {
 	// says why in open's words.
 	r := o.Runs[0]
 	docs := r.Agents[1].Attempts[0]
-	if docs.Name != "docs#1" || docs.Action != handoff.ActionNone || !strings.Contains(docs.Problem, "Pi writes it only after") {
+	if docs.Name != "docs#1" || docs.Action != handoff.ActionNone || !strings.Contains(docs.Problem, "does not exist any more: the attempt has ended") {
 		t.Errorf("docs#1: %+v", docs)
 	}
 	tests := r.Agents[2].Attempts
