@@ -147,6 +147,11 @@ func (a *Attempt) SessionFileAt(path string) (string, error) {
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && a.Settled():
+		// An ended attempt almost always had a reply, so its file was
+		// written: waiting for one would be the wrong advice.
+		e.Problem = "does not exist any more: the attempt has ended, so it was moved or removed since (unless it ended before its first reply)"
+		return "", e
 	case errors.Is(err, fs.ErrNotExist):
 		e.Problem = "does not exist: Pi writes it only after the agent's first reply"
 		return "", e

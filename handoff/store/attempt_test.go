@@ -174,7 +174,7 @@ func TestAttemptFacts(t *testing.T) {
 	}
 	_, err := docs.SessionFile()
 	var se *SessionFileError
-	if !errors.As(err, &se) || !strings.Contains(err.Error(), "missing.jsonl does not exist: Pi writes it only after the agent's first reply") ||
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "missing.jsonl does not exist any more: the attempt has ended") ||
 		!strings.HasPrefix(err.Error(), "run 3f0c9a2e: attempt docs#1: session file ") {
 		t.Errorf("missing session file: %v", err)
 	}
@@ -385,5 +385,34 @@ func TestSessionFileUnreadableSaysTheFix(t *testing.T) {
 	testenv.AsUnprivileged(t, file, func() { _, err = a.SessionFile() })
 	if err == nil || !strings.Contains(err.Error(), "the directory "+h.cwd+" cannot be entered") {
 		t.Fatalf("SessionFile: %v\nwant %s named", err, h.cwd)
+	}
+}
+
+// A missing transcript means different things by the attempt's state: a
+// running one has not had its first reply yet (Pi writes the file then),
+// while one that has ended had its file written unless it ended before any
+// reply, and has most likely had it moved or removed since (a cleaned
+// sessions directory). Telling the person to wait for a reply that came
+// long ago sends them the wrong way.
+func TestMissingSessionFileIsSaidByTheAttemptsState(t *testing.T) {
+	h, r := reviewStore(t)
+	if err := os.Remove(filepath.Join(h.cwd, "api-2.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ sel, want string }{
+		// docs completed: its transcript was written and is gone now.
+		{"docs", "missing.jsonl does not exist any more: the attempt has ended, so it was moved or removed since (unless it ended before its first reply)"},
+		// api#2 runs: nothing written yet.
+		{"api#2", "api-2.jsonl does not exist: Pi writes it only after the agent's first reply"},
+	} {
+		a, err := r.PickText(tc.sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.SessionFile()
+		var se *SessionFileError
+		if !errors.As(err, &se) || !strings.HasSuffix(err.Error(), tc.want+"; pick another attempt from `herdr-pi open --list 3f0c9a2e`") {
+			t.Errorf("%s: %v\nwant it to end %q", tc.sel, err, tc.want)
+		}
 	}
 }

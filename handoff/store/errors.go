@@ -21,6 +21,9 @@ type NoRunError struct {
 	// Unreadable are the directories that could not be searched: the run
 	// may be in one of them.
 	Unreadable []UnreadableDir
+	// Near are the runs whose ids the ref nearly starts, one slip away
+	// (a typo): "<ref> (<workflow>)", most recent first.
+	Near []string
 }
 
 func (e *NoRunError) Error() string {
@@ -36,6 +39,9 @@ func (e *NoRunError) Error() string {
 			problem = d.Path + ": " + problem
 		}
 		msg += "; not searched, and the run may be there: " + problem
+	}
+	if len(e.Near) > 0 {
+		return msg + "; did you mean " + strings.Join(e.Near, " or ") + "? list runs with `herdr-pi open --list`"
 	}
 	return msg + "; list runs with `herdr-pi open --list`"
 }

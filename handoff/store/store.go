@@ -412,13 +412,16 @@ func (s *Store) locate(ref string) (match, error) {
 	}
 	// A prefix: the caller's project's matches (here) win, but the other
 	// projects are searched too, so that what they pass over is known.
-	var here, elsewhere []location
+	var here, elsewhere, near []location
 	var ids []string
 	var unreadableDirs []UnreadableDir
 	for i, p := range projects {
 		for _, loc := range s.runLocations(p, &unreadableDirs) {
 			ids = append(ids, loc.id)
 			if !strings.HasPrefix(loc.id, ref) {
+				if nearlyStarts(loc.id, ref) {
+					near = append(near, loc)
+				}
 				continue
 			}
 			if i == 0 && p == s.Project {
@@ -434,7 +437,7 @@ func (s *Store) locate(ref string) (match, error) {
 	}
 	switch {
 	case len(matches) == 0:
-		return match{}, &NoRunError{Ref: ref, Root: s.Root, Projects: projects, Unreadable: unreadableDirs}
+		return match{}, &NoRunError{Ref: ref, Root: s.Root, Projects: projects, Unreadable: unreadableDirs, Near: s.nearRuns(near, ids)}
 	case len(matches) == 1 && len(here) == 1:
 		return match{loc: here[0], others: elsewhere, ids: ids}, nil
 	case len(matches) == 1:
@@ -448,6 +451,31 @@ func (s *Store) locate(ref string) (match, error) {
 	}
 	sortRecentFirst(e.Candidates)
 	return match{}, e
+}
+
+// nearRuns names the runs a ref nearly starts (as NoRunError.Near), most
+// recent first, at most maxNear: each by its shortest unique prefix of at
+// least 8 characters, which names it from anywhere, and its workflow.
+func (s *Store) nearRuns(near []location, ids []string) []string {
+	if len(near) == 0 {
+		return nil
+	}
+	refs := ShortestUnique(ids, 8)
+	var runs []*Run
+	for _, loc := range near {
+		r, _ := s.readRun(loc, nil)
+		runs = append(runs, r)
+	}
+	sortRecentFirst(runs)
+	var out []string
+	for _, r := range runs[:min(len(runs), maxNear)] {
+		workflow := r.Workflow()
+		if r.Record == nil {
+			workflow = "unreadable"
+		}
+		out = append(out, fmt.Sprintf("%s (%s)", shown(refs[r.ID]), shown(workflow)))
+	}
+	return out
 }
 
 // found drops the half-read run that comes with an error.

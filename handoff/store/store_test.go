@@ -400,3 +400,36 @@ func symlink(t *testing.T, target, link string) {
 		t.Fatal(err)
 	}
 }
+
+// A run id typed with one slip — a character wrong, left out, doubled or
+// two swapped, or in capitals as some tools print UUIDs — names no run,
+// but the run meant is almost always the one whose id it nearly starts:
+// the error names it, so the person need not list the runs to find it.
+// Nothing is suggested for a ref too short to tell a slip from another run,
+// nor for one far from every id.
+func TestFindRunNamesACloseMatch(t *testing.T) {
+	h := shopStore(t)
+	s := h.store()
+	for _, tc := range []struct{ ref, near string }{
+		{"3f0d9a2e", "3f0c9a2e (review-api)"},      // one wrong
+		{"3f09a2e", "3f0c9a2e (review-api)"},       // one left out
+		{"3f0cc9a2e", "3f0c9a2e (review-api)"},     // one doubled
+		{"3f0c92ae", "3f0c9a2e (review-api)"},      // two swapped
+		{"3F0C9A2E-AAAA", "3f0c9a2e (review-api)"}, // capitals
+		{"77ab0000-dddd", "77aa0000 (publish)"},    // a full id, another project's
+		{"3f0c1112-cccc", "3f0c1111 (blog-post)"},
+	} {
+		_, err := s.FindRun(tc.ref)
+		var ne *NoRunError
+		want := "; did you mean " + tc.near + "? list runs with `herdr-pi open --list`"
+		if !errors.As(err, &ne) || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%q: %v\nwant it to end %q", tc.ref, err, want)
+		}
+	}
+	for _, ref := range []string{"3e", "3f2", "ffff", "3f0c9a2e-zzzz-zzzz"} {
+		_, err := s.FindRun(ref)
+		if err == nil || strings.Contains(err.Error(), "did you mean") {
+			t.Errorf("%q: %v, want no suggestion", ref, err)
+		}
+	}
+}

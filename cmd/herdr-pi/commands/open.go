@@ -669,6 +669,8 @@ func openErrorCode(err error) string {
 		return "unreadable_store"
 	case errors.As(err, &herdrless):
 		return "not_in_herdr"
+	case errors.Is(err, handoff.ErrNotWrapped):
+		return "owner_not_wrapped"
 	case errors.As(err, &herdrErr), errors.As(err, &transport), errors.As(err, &protocol):
 		return "herdr"
 	}

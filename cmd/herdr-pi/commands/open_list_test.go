@@ -224,7 +224,7 @@ func TestOpenListJSON(t *testing.T) {
 	// says why in open's words.
 	r := o.Runs[0]
 	docs := r.Agents[1].Attempts[0]
-	if docs.Name != "docs#1" || docs.Action != handoff.ActionNone || !strings.Contains(docs.Problem, "Pi writes it only after") {
+	if docs.Name != "docs#1" || docs.Action != handoff.ActionNone || !strings.Contains(docs.Problem, "does not exist any more: the attempt has ended") {
 		t.Errorf("docs#1: %+v", docs)
 	}
 	tests := r.Agents[2].Attempts
@@ -1010,4 +1010,33 @@ func TestOpenWithoutArgumentsOutsideHerdrSaysSoBeforeThePicker(t *testing.T) {
 		<-done
 		t.Fatalf("open without arguments outside Herdr showed the picker, whose choice cannot open:\n%s", screen)
 	}
+}
+
+// A live attempt whose owner Pi runs without herdr-pi wrap cannot be
+// handed off; --inspect can still open it. A script that falls back to
+// --inspect must tell that refusal from every other failure, so --json
+// gives it a code of its own, not "failed", on the live format's line.
+func TestOpenJSONCodesALiveAttemptOfAnUnwrappedOwner(t *testing.T) {
+	ls := newListStore(t)
+	run := ls.runningRun(t)
+	// This process owns the run's session: its lease is alive, and no
+	// herdr-pi wrap is above it.
+	lease := fmt.Sprintf(`{"pid":%d,"token":"t","startedAt":%d}`+"\n", os.Getpid(), time.Now().Add(time.Hour).UnixMilli())
+	if err := os.WriteFile(filepath.Join(filepath.Dir(run.Dir), "owner.json"), []byte(lease), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code, stderr := runOpen(t, ls.Home, ls.Cwd, &out, nil, "--json", run.ID, "docs")
+	var got struct {
+		Format string `json:"format"`
+		Error  struct{ Code, Message string }
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("open --json: %v\n%s", err, out.String())
+	}
+	if code != exitError || got.Format != openLiveFormat || got.Error.Code != "owner_not_wrapped" ||
+		!strings.Contains(got.Error.Message, "does not run under herdr-pi wrap") || !strings.Contains(stderr, got.Error.Message) {
+		t.Fatalf("open --json %s docs: exit %d, %+v\nstderr %q", run.Short(), code, got, stderr)
+	}
+	validate(t, compileSchema(t, "open"), out.String())
 }

@@ -48,9 +48,11 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 	}
 	ep, err := handoff.OwnerWrapper(paths.RuntimeBase, lease.PID)
 	if errors.Is(err, handoff.ErrNotWrapped) {
-		return fmt.Errorf("%s is live in its owner Pi (pid %d), which does not run under herdr-pi wrap, so nothing can ask "+
+		// Still ErrNotWrapped underneath: --json codes it for a script
+		// that falls back to --inspect.
+		return &wrappedError{err: err, msg: fmt.Sprintf("%s is live in its owner Pi (pid %d), which does not run under herdr-pi wrap, so nothing can ask "+
 			"it to hand the attempt over; start the owner with 'herdr-pi wrap pi' (its /workflow menu then offers the handoff too), "+
-			"or add --inspect to open a read-only fork of what is there so far", a, lease.PID)
+			"or add --inspect to open a read-only fork of what is there so far", a, lease.PID)}
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w; add --inspect to open a read-only fork of what is there so far", a, err)
