@@ -83,13 +83,14 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 			}
 		}
 	}
-	// The mode written where it does not go: say where it does.
+	// The mode written where it does not go: say where it does; any
+	// other key the engine rejects goes.
 	const moveIt = `; move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`
 	misplaced := func(k string) string {
 		if k == "enableFullyInspectableMode" || k == "herdr" {
 			return moveIt
 		}
-		return ""
+		return "; remove it"
 	}
 	for _, k := range sortedKeys(top) {
 		if !workflowKeys[k] {
@@ -122,7 +123,7 @@ func ParseWorkflows(data []byte, shown string) (Workflows, error) {
 	for _, k := range sortedKeys(herdr) {
 		v := herdr[k]
 		if k != "enableFullyInspectableMode" {
-			return w, fmt.Errorf("%s: unknown key %s (the only one is enableFullyInspectableMode)", shown, quotedKey("extensionSettings.herdr."+k))
+			return w, fmt.Errorf("%s: unknown key %s (the only one is enableFullyInspectableMode); remove it", shown, quotedKey("extensionSettings.herdr."+k))
 		}
 		if err := json.Unmarshal(v, &w.FullyInspectable); err != nil || string(v) == "null" {
 			return w, fmt.Errorf("%s: %s must be true or false, not %s", shown, key, jsonShort(v))

@@ -21,11 +21,11 @@ func TestWorkflowSettings(t *testing.T) {
 			// Word for word what the owner's TUI says (docs/inspectable.md
 			// quotes it; doctor says it "the same way").
 			`the Herdr setting is in its old place, "extensions": {"herdr": …}, which the engine rejects ("extensions" is a list); move it to "extensionSettings": {"herdr": {"enableFullyInspectableMode": true}}`},
-		{"unknown herdr key", `{"extensionSettings":{"herdr":{"fully":true}}}`, false, `unknown key "extensionSettings.herdr.fully" (the only one is enableFullyInspectableMode)`},
+		{"unknown herdr key", `{"extensionSettings":{"herdr":{"fully":true}}}`, false, `unknown key "extensionSettings.herdr.fully" (the only one is enableFullyInspectableMode); remove it`},
 		{"not a boolean", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":"yes"}}}`, false, `must be true or false, not "yes"`},
 		{"not JSON", `{`, false, "not valid JSON"},
-		{"unknown top-level key", `{"concurrency":2,"fullyInspectable":true}`, false, `unknown key "fullyInspectable"`},
-		{"unknown extension", `{"extensionSettings":{"herdr":{},"tmux":{}}}`, false, `unknown key "extensionSettings.tmux"`},
+		{"unknown top-level key", `{"concurrency":2,"fullyInspectable":true}`, false, `unknown key "fullyInspectable" (the engine rejects the file); remove it`},
+		{"unknown extension", `{"extensionSettings":{"herdr":{},"tmux":{}}}`, false, `unknown key "extensionSettings.tmux" (the engine knows herdr and trajectory); remove it`},
 		// The engine and the owner's probe reject a null or a non-object
 		// at each level the Herdr setting sits in, so doctor must too.
 		{"top-level null", `null`, false, `must hold a JSON object`},

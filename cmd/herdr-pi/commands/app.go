@@ -62,7 +62,7 @@ func runWith(ctx context.Context, args []string, f *Factory) int {
 		app.Metadata = map[string]any{completingKey: cur}
 	} else {
 		args = helpAmongArgs(app, args)
-		app.Metadata = map[string]any{argsKey: args}
+		app.Metadata = map[string]any{argsKey: args, factoryKey: f}
 	}
 	// urfave/cli prints help and the version through app.Writer and drops
 	// write errors; a help that never reached a full disk or a closed

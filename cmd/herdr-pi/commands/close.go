@@ -58,7 +58,7 @@ func closeCommand(f *Factory) *cli.Command {
 			opts := &closeOptions{JSON: c.Bool("json"), Wait: 30 * time.Second}
 			err := closeAction(c.Context, f, opts, args)
 			if opts.JSON && !opts.reported {
-				err = closeFailedJSON(f.IO.Out, opts, err)
+				err = closeFailedJSON(f, f.IO.Out, opts, err)
 			}
 			return err
 		}),
@@ -66,6 +66,11 @@ func closeCommand(f *Factory) *cli.Command {
 }
 
 func closeAction(ctx context.Context, f *Factory, opts *closeOptions, args []string) error {
+	if len(args) > 0 {
+		// Known before the usage mistakes below: --json's answer to one
+		// still names the run.
+		opts.Run = args[0]
+	}
 	// A second word is named, as open names its third: "name one run"
 	// alone leaves the person to guess which word was extra.
 	if len(args) > 1 {
@@ -74,7 +79,6 @@ func closeAction(ctx context.Context, f *Factory, opts *closeOptions, args []str
 	if len(args) != 1 || args[0] == "" {
 		return usagef("close", "name one run (herdr-pi open --list shows them)")
 	}
-	opts.Run = args[0]
 	return closeRun(ctx, f, opts)
 }
 
@@ -83,7 +87,10 @@ func closeAction(ctx context.Context, f *Factory, opts *closeOptions, args []str
 // from open. The message goes to stderr too.
 type closeFailedReport struct {
 	Format string `json:"format"`
-	// Run is the run as it was named (empty when none was).
+	// Run is the run named: its full id when the failure is a usage
+	// mistake and the workflow store knows the run, else as it was named
+	// (empty when none was). A run close looked up and could not find
+	// stays as named: no id would be true of it.
 	Run   string `json:"run"`
 	Error struct {
 		Code    string `json:"code"`
@@ -91,16 +98,42 @@ type closeFailedReport struct {
 	} `json:"error"`
 }
 
-func closeFailedJSON(w io.Writer, opts *closeOptions, err error) error {
+func closeFailedJSON(f *Factory, w io.Writer, opts *closeOptions, err error) error {
 	if err == nil {
 		return nil
 	}
 	fail := closeFailedReport{Format: closeFormat, Run: opts.Run}
+	if usage := (*usageError)(nil); errors.As(err, &usage) && opts.Run != "" && f != nil {
+		// A usage mistake stops close before it looks the run up: looked
+		// up here, the answer names the run as close's report would.
+		if id, rerr := closeRunID(f, opts.Run); rerr == nil {
+			fail.Run = id
+		}
+	}
 	fail.Error.Code, fail.Error.Message = closeErrorCode(err), render.CleanLines(err.Error())
 	if werr := render.JSON(w, fail); werr != nil {
 		return errors.Join(err, werr)
 	}
 	return err
+}
+
+// closeRunWord is the word of close's command line (its words after
+// "close") that close takes for the run: the first that is not a flag, or
+// the first after "--". For a line close could not read (an unknown
+// flag), so that its failure still names the run.
+func closeRunWord(words []string) string {
+	for i, w := range words {
+		if w == "--" {
+			if i+1 < len(words) {
+				return words[i+1]
+			}
+			return ""
+		}
+		if len(w) < 2 || w[0] != '-' {
+			return w
+		}
+	}
+	return ""
 }
 
 // ambiguousCloseError is a prefix close refuses because it may name

@@ -12,6 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/store"
@@ -136,6 +138,48 @@ func TestCloseRefusesAPrefixOfSeveralOpenRuns(t *testing.T) {
 	}
 	if recs, _ := ledger.List(); len(recs) != 2 {
 		t.Fatalf("records left %d, want both", len(recs))
+	}
+}
+
+// A close --json that stops at a usage mistake (a second word, a flag
+// close does not take, wherever it stands) still says which run it was
+// about: a script reading the answer must tell it from another run's. The
+// run is given by its full id when the workflow store knows it, as the
+// report gives it; a word that names no run (or several) is given as it
+// was named, its code saying so; none named is "".
+func TestCloseJSONFailureNamesTheRunNamed(t *testing.T) {
+	ls := newListStore(t)
+	env := closeEnv(t, ls.Home)
+	known := ls.IDs[1]
+	if id, err := store.New(ls.Home, ls.Cwd).RunID(known[:8]); err != nil || id != known {
+		t.Fatalf("prefix %s names %q, %v; want run %s alone", known[:8], id, err, known)
+	}
+	for _, c := range []struct {
+		args      []string
+		exit      int
+		run, code string
+	}{
+		{[]string{"--json", known[:8], "fixer"}, exitUsage, known, "usage"},
+		{[]string{"--json", "--wait", known[:8]}, exitUsage, known, "usage"},
+		{[]string{"--json", known[:8], "--wait"}, exitUsage, known, "usage"},
+		{[]string{known, "--bogus=1", "--json"}, exitUsage, known, "usage"},
+		{[]string{"--json", "--", known[:8], "fixer"}, exitUsage, known, "usage"},
+		{[]string{"--json", "deadbeef", "fixer"}, exitUsage, "deadbeef", "usage"},
+		{[]string{"--json", "--wait", "deadbeef"}, exitUsage, "deadbeef", "usage"},
+		{[]string{"--json"}, exitUsage, "", "usage"},
+		{[]string{"--json", "deadbeef"}, exitError, "deadbeef", "no_run"},
+	} {
+		code, out, errs := runClose(t, env, ls.Cwd, c.args...)
+		fail := decodeCloseFailure(t, out)
+		if code != c.exit || fail.Run != c.run || fail.Error.Code != c.code {
+			t.Errorf("close %q: exit %d, run %q, code %q; want exit %d, run %q, code %q\nstderr %s", c.args, code, fail.Run, fail.Error.Code, c.exit, c.run, c.code, errs)
+		}
+	}
+	// The schema asks it of close's failure objects.
+	schema := compileSchema(t, "open")
+	inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"format": "herdr-pi.close/1", "error": {"code": "usage", "message": "name one run"}}`))
+	if schema.Validate(inst) == nil {
+		t.Error("a close failure without its run validates")
 	}
 }
 

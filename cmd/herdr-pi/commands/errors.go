@@ -251,8 +251,12 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 // argsKey holds, in the app's metadata, the command line as run, for
-// usageFailedJSON.
-const argsKey = "args"
+// usageFailedJSON; factoryKey the command's Factory, with which close's
+// failure looks up the run it names.
+const (
+	argsKey    = "args"
+	factoryKey = "factory"
+)
 
 // usageFailedJSON gives a command line a command could not read the
 // failure object its --json prints for any other failure, when --json is
@@ -273,7 +277,8 @@ func usageFailedJSON(c *cli.Context, name string, err error) error {
 	w := c.App.Writer
 	switch name {
 	case "close":
-		return closeFailedJSON(w, &closeOptions{}, err)
+		f, _ := c.App.Metadata[factoryKey].(*Factory)
+		return closeFailedJSON(f, w, &closeOptions{Run: closeRunWord(commandArgs(args, name))}, err)
 	case "open":
 		return openFailedJSON(w, &openOptions{List: slices.ContainsFunc(words, isListFlag)}, err)
 	}
@@ -323,15 +328,21 @@ func writeFailure(w io.Writer, format, code, message string) error {
 // commandWords are the words of args after the command name and before a
 // "--" (after which none is herdr-pi's).
 func commandWords(args []string, name string) []string {
-	i := slices.Index(args, name)
-	if i < 0 {
-		return nil
-	}
-	words := args[i+1:]
+	words := commandArgs(args, name)
 	if j := slices.Index(words, "--"); j >= 0 {
 		words = words[:j]
 	}
 	return words
+}
+
+// commandArgs are the words of args after the command name, "--" and
+// what follows it included.
+func commandArgs(args []string, name string) []string {
+	i := slices.Index(args, name)
+	if i < 0 {
+		return nil
+	}
+	return args[i+1:]
 }
 
 // isJSONFlag reports whether a word turns --json on, as urfave/cli would

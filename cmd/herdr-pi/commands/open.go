@@ -646,6 +646,8 @@ func openErrorCode(err error) string {
 		cwd       *store.NoCwdError
 		file      *store.FileError
 		herdrless *notInHerdrError
+		wfSetting *workflowSettingsError
+		noPi      *noPiError
 		herdrErr  *herdr.Error
 		transport *herdr.TransportError
 		protocol  *herdr.ProtocolMismatchError
@@ -671,6 +673,10 @@ func openErrorCode(err error) string {
 		return "not_in_herdr"
 	case errors.Is(err, handoff.ErrNotWrapped):
 		return "owner_not_wrapped"
+	case errors.As(err, &wfSetting):
+		return "unreadable_workflow_settings"
+	case errors.As(err, &noPi):
+		return "no_pi"
 	case errors.As(err, &herdrErr), errors.As(err, &transport), errors.As(err, &protocol):
 		return "herdr"
 	}
@@ -715,13 +721,32 @@ func openPlacement(opts *openOptions, paths settings.Paths, a *store.Attempt, ca
 func settingsPlace(paths settings.Paths) (handoff.Mode, error) {
 	w, err := settings.LoadWorkflows(settings.WorkflowSettingsFile(paths.PiAgentDir))
 	if err != nil {
-		return "", fmt.Errorf("the workflow settings: %w; fix the file (herdr-pi doctor checks it)", err)
+		return "", &workflowSettingsError{err}
 	}
 	if w.FullyInspectable {
 		return handoff.ModeWorkspace, nil
 	}
 	return handoff.ModeSplit, nil
 }
+
+// workflowSettingsError is the engine's settings file, read for where a
+// pane goes, that cannot say (docs/open.md: unreadable_workflow_settings).
+// The file's own error names it and says how to fix it: said once, with
+// doctor, which checks it.
+type workflowSettingsError struct{ err error }
+
+func (e *workflowSettingsError) Error() string {
+	return "the workflow settings: " + e.err.Error() + " (herdr-pi doctor checks the file)"
+}
+
+func (e *workflowSettingsError) Unwrap() error { return e.err }
+
+// noPiError is a Pi command a pane would run that is not there: a bare
+// name not on PATH, or a path in [open] pi that names no program
+// (docs/open.md: no_pi).
+type noPiError struct{ msg string }
+
+func (e *noPiError) Error() string { return e.msg }
 
 // lockRunWorkspace readies a placement in run's workspace (ModeWorkspace;
 // any other is left alone): it takes run's placement lock and then
@@ -764,7 +789,7 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, 
 	if !strings.Contains(pi[0], "/") {
 		p, ok := pty.LookPath(pi[0], env.Get("PATH"))
 		if !ok {
-			return handoff.Opener{}, nil, fmt.Errorf("%q is not on your PATH; install Pi or set [open] pi in config.toml", pi[0])
+			return handoff.Opener{}, nil, &noPiError{fmt.Sprintf("%q is not on your PATH; install Pi or set [open] pi in config.toml", pi[0])}
 		}
 		pi[0] = p
 	} else {
@@ -775,8 +800,8 @@ func newOpener(f *Factory, client *herdr.Client, pi []string, env settings.Env, 
 			pi[0] = filepath.Join(dir, pi[0])
 		}
 		if _, err := pty.Resolve(pi[0], nil); err != nil {
-			return handoff.Opener{}, nil, fmt.Errorf("[open] pi in %s: %v; set it to Pi's path, or to \"pi\" for the one on your PATH",
-				f.Paths().ConfigFile, err)
+			return handoff.Opener{}, nil, &noPiError{fmt.Sprintf("[open] pi in %s: %v; set it to Pi's path, or to \"pi\" for the one on your PATH",
+				f.Paths().ConfigFile, err)}
 		}
 	}
 	var piEnv []string

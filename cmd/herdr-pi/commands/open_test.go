@@ -700,6 +700,93 @@ func TestOpenWithABadWorkflowSettingsFileSaysTheWayOut(t *testing.T) {
 	}
 }
 
+// A workflow settings file open cannot read, and a Pi it cannot find,
+// each have a code of their own in --json (not "failed", which a script
+// could only tell apart by parsing words), with the same words as on
+// stderr. The settings message names the file and its way out once: the
+// settings' own words say how to fix it, and open adds only doctor and
+// the flags that choose the place without the file.
+func TestOpenJSONCodesABadSettingsFileAndAMissingPi(t *testing.T) {
+	f, _, run, out, errb := openWorld(t, "exec sleep 600")
+	schema := compileSchema(t, "open")
+	file := settings.WorkflowSettingsFile(f.Paths().PiAgentDir)
+	config := filepath.Join(f.Paths().Home, "none.toml")
+	openJSON := func(t *testing.T) openFailure {
+		t.Helper()
+		out.Reset()
+		errb.Reset()
+		// A factory of its own: the config is read once per command.
+		g := NewFactory(f.IO)
+		g.Executable = f.Executable
+		code := runWith(t.Context(), []string{"herdr-pi", "open", "--json", run, "api"}, g)
+		var fail openFailure
+		if err := json.Unmarshal([]byte(out.String()), &fail); err != nil || code != exitError {
+			t.Fatalf("exit %d, stdout %q (%v)\nstderr %s", code, out, err, errb)
+		}
+		if want := "herdr-pi open: " + fail.Error.Message + "\n"; errb.String() != want {
+			t.Errorf("stderr %q, want the message's words %q", errb, want)
+		}
+		validate(t, schema, out.String())
+		return fail
+	}
+	for _, c := range []struct{ name, text, fix string }{
+		{"not JSON", `{`, "fix the text or remove the file"},
+		{"not an object", `[]`, "write {} for the defaults"},
+		{"unknown key", `{"fullyInspectable":true}`, "remove it"},
+		{"old place", `{"extensions":{"herdr":{"enableFullyInspectableMode":true}}}`, `move it to "extensionSettings"`},
+		{"not a boolean", `{"extensionSettings":{"herdr":{"enableFullyInspectableMode":"yes"}}}`, "must be true or false"},
+		{"a directory", "", "put a file (or a symlink to one) there, or remove it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := os.RemoveAll(filepath.Dir(file)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if c.text == "" {
+				err = os.Mkdir(file, 0o700)
+			} else {
+				err = os.WriteFile(file, []byte(c.text), 0o600)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			fail := openJSON(t)
+			msg := fail.Error.Message
+			if fail.Error.Code != "unreadable_workflow_settings" || !strings.Contains(msg, file) {
+				t.Fatalf("code %q, message %q; want unreadable_workflow_settings naming %s", fail.Error.Code, msg, file)
+			}
+			if !strings.Contains(msg, c.fix) || strings.Contains(msg, "fix the file") {
+				t.Errorf("message %q: want its way out %q said once, without open's \"fix the file\" besides", msg, c.fix)
+			}
+			for _, want := range []string{"herdr-pi doctor", "--split"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("message %q does not say %q", msg, want)
+				}
+			}
+		})
+	}
+	if err := os.RemoveAll(filepath.Dir(file)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, pi, says string }{
+		{"not on PATH", `"no-such-pi"`, `"no-such-pi" is not on your PATH; install Pi or set [open] pi in config.toml`},
+		{"no such file", `"/nonexistent/bin/pi"`, "[open] pi in " + config + ": "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := os.WriteFile(config, []byte("[open]\npi = "+c.pi+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fail := openJSON(t)
+			if fail.Error.Code != "no_pi" || !strings.HasPrefix(fail.Error.Message, c.says) {
+				t.Fatalf("code %q, message %q; want no_pi saying %q", fail.Error.Code, fail.Error.Message, c.says)
+			}
+		})
+	}
+}
+
 // The menu's "Open session in Herdr pane" reads the same settings file
 // for the place: one it cannot read is refused before Herdr hears
 // anything, naming the file and how to fix it (the menu has no flags to
