@@ -72,6 +72,11 @@ func WaitStarted(ctx context.Context, o Opened, timeout time.Duration, ended <-c
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	// unstarted removes the file and is true, unless the pane's shell
+	// removed it first: the pane may have started its command since the
+	// last look (a command that ends at once takes its pane along well
+	// within one tick). Whichever removes the file first decides.
+	unstarted := func() bool { return !errors.Is(os.Remove(file), os.ErrNotExist) }
 	for {
 		if _, err := os.Lstat(file); errors.Is(err, os.ErrNotExist) {
 			return nil
@@ -81,10 +86,14 @@ func WaitStarted(ctx context.Context, o Opened, timeout time.Duration, ended <-c
 			os.Remove(file)
 			return ctx.Err()
 		case <-deadline.C:
-			os.Remove(file)
+			if !unstarted() {
+				return nil
+			}
 			return fmt.Errorf("pane %s did not start its command within %v", o.PaneID, timeout)
 		case <-ended:
-			os.Remove(file)
+			if !unstarted() {
+				return nil
+			}
 			return fmt.Errorf("pane %s ended before it started its command", o.PaneID)
 		case <-tick.C:
 		}

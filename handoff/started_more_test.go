@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -55,5 +56,43 @@ func TestForkOfHearsAFailedCommandAtOnce(t *testing.T) {
 	}
 	if d := time.Since(start); d > 20*time.Second {
 		t.Fatalf("the failure took %v to be heard", d)
+	}
+}
+
+// A pane that starts its command between two looks at the command file,
+// and ends (or the wait's deadline passes) before the next look, did
+// start it: a command that exits at once takes its pane along well
+// within one look, and saying it never started sends the person looking
+// for a shell problem that is not there.
+func TestWaitStartedCountsACommandStartedSinceItsLastLook(t *testing.T) {
+	for _, how := range []string{"the pane ended", "the deadline passed"} {
+		t.Run(how, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				file := filepath.Join(privateDir(t), "open-1.sh")
+				if err := os.WriteFile(file, []byte("exit 0\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				o := Opened{Placed: Placed{PaneID: "w1:p2"}, CommandFile: file}
+				const timeout = time.Minute + 10*time.Millisecond // between two looks
+				ended := make(chan struct{})
+				got := make(chan error, 1)
+				go func() { got <- WaitStarted(context.Background(), o, timeout, ended) }()
+				if how == "the deadline passed" {
+					time.Sleep(timeout - time.Nanosecond)
+				}
+				synctest.Wait() // it has looked, found the file, and waits for its next look
+				// The shell starts the command (which removes its file first
+				// thing), and the look after that is too late.
+				if err := os.Remove(file); err != nil {
+					t.Fatal(err)
+				}
+				if how == "the pane ended" {
+					close(ended)
+				}
+				if err := <-got; err != nil {
+					t.Errorf("%s right after the pane started its command: %v, want it started", how, err)
+				}
+			})
+		})
 	}
 }

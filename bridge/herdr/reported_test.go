@@ -89,13 +89,24 @@ func TestReportedWaitsForTheNewestState(t *testing.T) {
 		s := herdrtest.StartInBubble(t)
 		p := startInBubble(t, s, nil)
 		p.Report("working", "")
-		p.Report("blocked", "approve rm") // held back by the 100 ms pacing
+		// Herdr has working before the test goes on: the sender may take a
+		// state up at any moment after Report, so reading Herdr's reports
+		// while it might be on its way would prove nothing.
+		synctest.Wait()
+		if got := lastReport(s); got != "working" {
+			t.Fatalf("Herdr's last report is %q, want working; the test proves nothing", got)
+		}
 		before := len(s.Reports(s.PaneID()))
+		// The pacing holds both for 100 ms; the first never leaves.
+		p.Report("blocked", "reading the plan")
+		p.Report("blocked", "approve rm")
+		start := time.Now()
 		if err := p.Reported(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if got := lastReport(s); got != "blocked" || len(s.Reports(s.PaneID())) == before {
-			t.Errorf("Reported returned with Herdr's last report %q", got)
+		after := s.Reports(s.PaneID())[before:]
+		if len(after) != 1 || after[0].State != "blocked" || after[0].Message != "approve rm" || time.Since(start) != 100*time.Millisecond {
+			t.Errorf("Reported returned after %v, when Herdr had been sent %+v since working; want blocked \"approve rm\" alone, after the 100 ms pacing", time.Since(start), after)
 		}
 	})
 }
