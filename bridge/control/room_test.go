@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -574,6 +575,39 @@ func TestAClientThatPipelinesFiftyRequestsGetsEveryAnswerInOrder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// socat, given a batch in a file (`socat - UNIX-CONNECT:… < batch`),
+// writes it whole, shuts down its side for writing at the end of its
+// input, and prints what it reads until the server hangs up: it gets
+// every answer, in order, though the server waits for it to read them
+// many times on the way (200 answers are far past maxUnread).
+func TestSocatGetsEveryAnswerToABatchItEndsWithAHalfClose(t *testing.T) {
+	socat, err := exec.LookPath("socat")
+	if err != nil {
+		testenv.Missing(t, "socat", "install socat (apt-get install socat; CI's run does)")
+	}
+	const n = 200
+	f := start(t)
+	batch := fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`+"\n", f.tok, RoleClient)
+	for i := 1; i <= n; i++ {
+		batch += fmt.Sprintf(`{"type":"request","id":"%d","method":"status"}`+"\n", i)
+	}
+	cmd := exec.Command(socat, "-", "UNIX-CONNECT:"+f.path)
+	cmd.Stdin = strings.NewReader(batch)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("socat: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != n+1 || !strings.Contains(lines[0], `"type":"hello"`) || !strings.Contains(lines[0], `"ok":true`) {
+		t.Fatalf("socat printed %d lines, want the hello's answer and %d more; first %.200q", len(lines), n, lines[0])
+	}
+	for i, line := range lines[1:] {
+		if !strings.Contains(line, fmt.Sprintf(`"id":"%d","ok":true`, i+1)) {
+			t.Fatalf("answer %d of %d: %.200q", i+1, n, line)
+		}
 	}
 }
 
