@@ -811,11 +811,14 @@ func (s *Server) answerClient(c net.Conn, m Message) bool {
 		}
 		s.mu.Unlock()
 		var werr error
-		err = s.await(c, time.Now().Add(wait), func(fd uintptr) bool {
+		_ = s.await(c, time.Now().Add(wait), func(fd uintptr) bool {
 			n, werr = writeFD(fd, b)
 			return werr != nil || n > 0
 		})
-		if err != nil || werr != nil {
+		// Once part of the line is out, the wait's end does not count: a
+		// cut that came just after it (await's errConnCut) still lets the
+		// rest follow.
+		if werr != nil || n == 0 {
 			return false
 		}
 	}
