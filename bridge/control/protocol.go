@@ -38,6 +38,11 @@ import (
 // only while few of its answers wait unread (maxUnread), so a client that
 // writes a batch gets the rest as it reads, and one that never reads is
 // answered that far and no further (see Server.awaitReader).
+//
+// A batch larger than the client's own socket holds (some 550 short
+// requests written one by one) needs a client that reads while it writes
+// (socat does): one that blocks writing before it reads waits for the
+// server as the server waits for it, until IdleTimeout closes it.
 
 // Both hellos name their build (herdr_pi, absent from older builds'):
 // see skew.go for what each side does with the other's.

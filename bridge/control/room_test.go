@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -577,6 +578,39 @@ func TestAClientThatPipelinesFiftyRequestsGetsEveryAnswerInOrder(t *testing.T) {
 	}
 }
 
+// socat, given a batch in a file (`socat - UNIX-CONNECT:… < batch`),
+// writes it whole, shuts down its side for writing at the end of its
+// input, and prints what it reads until the server hangs up: it gets
+// every answer, in order, though the server waits for it to read them
+// many times on the way (200 answers are far past maxUnread).
+func TestSocatGetsEveryAnswerToABatchItEndsWithAHalfClose(t *testing.T) {
+	socat, err := exec.LookPath("socat")
+	if err != nil {
+		testenv.Missing(t, "socat", "install socat (apt-get install socat; CI's run does)")
+	}
+	const n = 200
+	f := start(t)
+	batch := fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`+"\n", f.tok, RoleClient)
+	for i := 1; i <= n; i++ {
+		batch += fmt.Sprintf(`{"type":"request","id":"%d","method":"status"}`+"\n", i)
+	}
+	cmd := exec.Command(socat, "-", "UNIX-CONNECT:"+f.path)
+	cmd.Stdin = strings.NewReader(batch)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("socat: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != n+1 || !strings.Contains(lines[0], `"type":"hello"`) || !strings.Contains(lines[0], `"ok":true`) {
+		t.Fatalf("socat printed %d lines, want the hello's answer and %d more; first %.200q", len(lines), n, lines[0])
+	}
+	for i, line := range lines[1:] {
+		if !strings.Contains(line, fmt.Sprintf(`"id":"%d","ok":true`, i+1)) {
+			t.Fatalf("answer %d of %d: %.200q", i+1, n, line)
+		}
+	}
+}
+
 // A client that writes a batch of requests and never reads is answered
 // only as far as maxUnread, not to the end of its batch (work for nobody),
 // and is closed once it has left those answers unread past IdleTimeout,
@@ -621,24 +655,69 @@ func TestAnAnswerLargerThanTheSocketArrivesWhole(t *testing.T) {
 	f.rec.mu.Unlock()
 	c := f.raw(t)
 	c.hello(t, f.tok, RoleClient)
+	f.smallSendBuffers(t, 4<<10)
+	c.line(t, `{"type":"request","id":"1","method":"status"}`)
+	if got := c.read(t); !strings.Contains(got, `"ok":true`) || !strings.Contains(got, strings.Repeat("d", 40<<10)) {
+		t.Fatalf("the large answer came %d bytes long: %.200q…", len(got), got)
+	}
+}
+
+// smallSendBuffers makes the send buffer of the server's side of every
+// connection open now size bytes (the kernel doubles it, to a minimum of
+// about 4.5 KiB), as a system whose default is small does.
+func (f *fixture) smallSendBuffers(t *testing.T, size int) {
+	t.Helper()
 	f.srv.mu.Lock()
+	defer f.srv.mu.Unlock()
 	for sc := range f.srv.conns {
 		rc, err := sc.(syscall.Conn).SyscallConn()
 		if err != nil {
 			t.Fatal(err)
 		}
 		_ = rc.Control(func(fd uintptr) {
-			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, 4<<10)
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, size)
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	f.srv.mu.Unlock()
+}
+
+// A client whose answer is larger than its socket takes at once (a socket
+// buffer made small by the system) may lose its place to a newcomer while
+// the rest of that answer waits for it to read; it still gets the whole
+// answer, not the part of it that was in its socket, and only then the
+// hang-up. A line cut off in the middle is not an answer (socat prints
+// half of it; Client reads it as a hang-up); the server closed it there.
+func TestAnAnswerUnderWayIsFinishedWhenItsClientLosesItsPlace(t *testing.T) {
+	f := start(t, func(c *Config) { c.MaxConns, c.HelloTimeout, c.IdleTimeout = 1, time.Hour, time.Hour })
+	f.rec.mu.Lock()
+	f.rec.status = Status{State: "idle", Cwd: "/" + strings.Repeat("d", 40<<10)}
+	f.rec.mu.Unlock()
+	c := f.raw(t)
+	c.hello(t, f.tok, RoleClient)
+	f.smallSendBuffers(t, 4<<10)
 	c.line(t, `{"type":"request","id":"1","method":"status"}`)
-	if got := c.read(t); !strings.Contains(got, `"ok":true`) || !strings.Contains(got, strings.Repeat("d", 40<<10)) {
-		t.Fatalf("the large answer came %d bytes long: %.200q…", len(got), got)
+	// The answer is begun: its first part waits in the client's socket.
+	waitUntil(t, "the server has begun the answer", func() bool {
+		f.srv.mu.Lock()
+		defer f.srv.mu.Unlock()
+		for sc := range f.srv.conns {
+			unread, ok := queued(sc, unix.SIOCOUTQ)
+			return ok && unread > 0
+		}
+		return false
+	})
+	// A newcomer takes the client's place: the client is between
+	// requests as far as places go.
+	n := f.raw(t)
+	n.hello(t, f.tok, RoleClient)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := c.r.ReadString('\n')
+	if err != nil || !strings.Contains(got, `"ok":true`) || !strings.Contains(got, strings.Repeat("d", 40<<10)) {
+		t.Fatalf("the client that lost its place read %d bytes of its answer, then %v: %.120q…", len(got), err, got)
 	}
+	c.closed(t)
 }
 
 // `herdr-pi open` says in its hello that it asks for a handoff, and keeps

@@ -785,10 +785,14 @@ func writeWithin(c net.Conn, b []byte) bool {
 // The answer goes in whole at once: awaitReader took the request only
 // with few earlier answers unread, and a socket takes far more than one
 // answer beside them. Only one larger than the room left (a socket buffer
-// made small by the system) waits for the client to read, through await:
-// a client between requests counts as idle meanwhile (its place may go to
-// a newcomer; it is closed after IdleTimeout), anyone else is waited on
-// up to 5 s, as every answer once was.
+// made small by the system) waits for the client to read. While none of
+// it has gone in, it waits through await: a client between requests
+// counts as idle meanwhile (its place may go to a newcomer; it is closed
+// after IdleTimeout), anyone else is waited on up to 5 s. Once part of it
+// is in the client's socket, the rest follows within 5 s whatever
+// happens to the client's place: cut there, the client would read half a
+// line and then the hang-up (a short answer goes in whole or not at all,
+// so only a long one is ever split).
 func (s *Server) answerClient(c net.Conn, m Message) bool {
 	b, err := Encode(m)
 	if err != nil {
@@ -799,24 +803,32 @@ func (s *Server) answerClient(c net.Conn, m Message) bool {
 	if err != nil {
 		return false
 	}
-	rest := b[n:]
-	if len(rest) == 0 {
+	if n == 0 {
+		wait := 5 * time.Second
+		s.mu.Lock()
+		if st, ok := s.conns[c]; ok && st.phase == phaseIdle {
+			wait = s.cfg.IdleTimeout
+		}
+		s.mu.Unlock()
+		var werr error
+		_ = s.await(c, time.Now().Add(wait), func(fd uintptr) bool {
+			n, werr = writeFD(fd, b)
+			return werr != nil || n > 0
+		})
+		// Once part of the line is out, the wait's end does not count: a
+		// cut that came just after it (await's errConnCut) still lets the
+		// rest follow.
+		if werr != nil || n == 0 {
+			return false
+		}
+	}
+	if n == len(b) {
 		return true
 	}
-	wait := 5 * time.Second
-	s.mu.Lock()
-	if st, ok := s.conns[c]; ok && st.phase == phaseIdle {
-		wait = s.cfg.IdleTimeout
-	}
-	s.mu.Unlock()
-	var werr error
-	err = s.await(c, time.Now().Add(wait), func(fd uintptr) bool {
-		k, err := writeFD(fd, rest)
-		rest = rest[k:]
-		werr = err
-		return err != nil || len(rest) == 0
-	})
-	return err == nil && werr == nil
+	// A cut of the client while this waits only ends its reading (a
+	// client that is not stalled keeps its write deadline): the
+	// connection ends at its next read, after the whole line.
+	return writeWithin(c, b[n:])
 }
 
 // awaitReader holds back c's next request while maxUnread of our answers

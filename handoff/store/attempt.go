@@ -154,6 +154,12 @@ func (a *Attempt) SessionFileAt(path string) (string, error) {
 		return "", e
 	case errors.Is(err, fs.ErrNotExist):
 		e.Problem = "does not exist: Pi writes it only after the agent's first reply"
+		if gone, lerr := a.OwnerGone(); lerr == nil && gone {
+			// No Pi runs it to have that reply: waiting would be the
+			// wrong advice here too. A lease that cannot be read tells
+			// nothing either way.
+			e.Problem += ", and nothing runs the attempt now (its owner Pi is gone, or its run is interrupted)"
+		}
 		return "", e
 	case err != nil:
 		e.Problem = "cannot be read: " + accessProblem(path, err)

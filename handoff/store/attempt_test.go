@@ -392,19 +392,32 @@ func TestSessionFileUnreadableSaysTheFix(t *testing.T) {
 // running one has not had its first reply yet (Pi writes the file then),
 // while one that has ended had its file written unless it ended before any
 // reply, and has most likely had it moved or removed since (a cleaned
-// sessions directory). Telling the person to wait for a reply that came
-// long ago sends them the wrong way.
+// sessions directory). One that nothing runs any more although it never
+// ended (its owner Pi was killed, or its run is interrupted) gets no reply
+// either: its file is not on its way. Telling the person to wait for a
+// reply that came long ago, or that nothing will bring, sends them the
+// wrong way.
 func TestMissingSessionFileIsSaidByTheAttemptsState(t *testing.T) {
-	h, r := reviewStore(t)
-	if err := os.Remove(filepath.Join(h.cwd, "api-2.jsonl")); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ sel, want string }{
+	for _, tc := range []struct {
+		sel   string
+		owned bool // the run's owner Pi is alive (this test process)
+		want  string
+	}{
 		// docs completed: its transcript was written and is gone now.
-		{"docs", "missing.jsonl does not exist any more: the attempt has ended, so it was moved or removed since (unless it ended before its first reply)"},
-		// api#2 runs: nothing written yet.
-		{"api#2", "api-2.jsonl does not exist: Pi writes it only after the agent's first reply"},
+		{"docs", false, "missing.jsonl does not exist any more: the attempt has ended, so it was moved or removed since (unless it ended before its first reply)"},
+		{"docs", true, "missing.jsonl does not exist any more: the attempt has ended, so it was moved or removed since (unless it ended before its first reply)"},
+		// api#2 runs in a live owner: nothing written yet.
+		{"api#2", true, "api-2.jsonl does not exist: Pi writes it only after the agent's first reply"},
+		// api#2's owner is gone: no reply is coming.
+		{"api#2", false, "api-2.jsonl does not exist: Pi writes it only after the agent's first reply, and nothing runs the attempt now (its owner Pi is gone, or its run is interrupted)"},
 	} {
+		h, r := reviewStore(t)
+		if err := os.Remove(filepath.Join(h.cwd, "api-2.jsonl")); err != nil {
+			t.Fatal(err)
+		}
+		if tc.owned {
+			writeSelfLease(t, h, r.RunsDir)
+		}
 		a, err := r.PickText(tc.sel)
 		if err != nil {
 			t.Fatal(err)
@@ -412,7 +425,7 @@ func TestMissingSessionFileIsSaidByTheAttemptsState(t *testing.T) {
 		_, err = a.SessionFile()
 		var se *SessionFileError
 		if !errors.As(err, &se) || !strings.HasSuffix(err.Error(), tc.want+"; pick another attempt from `herdr-pi open --list 3f0c9a2e`") {
-			t.Errorf("%s: %v\nwant it to end %q", tc.sel, err, tc.want)
+			t.Errorf("%s (owner alive: %v): %v\nwant it to end %q", tc.sel, tc.owned, err, tc.want)
 		}
 	}
 }
