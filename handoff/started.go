@@ -72,8 +72,12 @@ func WaitStarted(ctx context.Context, o Opened, timeout time.Duration, ended <-c
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	started := func() bool {
+		_, err := os.Lstat(file)
+		return errors.Is(err, os.ErrNotExist)
+	}
 	for {
-		if _, err := os.Lstat(file); errors.Is(err, os.ErrNotExist) {
+		if started() {
 			return nil
 		}
 		select {
@@ -84,6 +88,12 @@ func WaitStarted(ctx context.Context, o Opened, timeout time.Duration, ended <-c
 			os.Remove(file)
 			return fmt.Errorf("pane %s did not start its command within %v", o.PaneID, timeout)
 		case <-ended:
+			// A command that starts and ends between two looks (a Pi
+			// that fails at once) removed its file before the pane
+			// ended: it started.
+			if started() {
+				return nil
+			}
 			os.Remove(file)
 			return fmt.Errorf("pane %s ended before it started its command", o.PaneID)
 		case <-tick.C:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -56,4 +57,32 @@ func TestForkOfHearsAFailedCommandAtOnce(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Fatalf("the failure took %v to be heard", d)
 	}
+}
+
+// A pane that starts its command and ends within one look (a Pi that
+// fails at once, a wrapper that exits) did start it: the file gone is the
+// answer, whichever of the two the wait hears first.
+func TestWaitStartedCountsACommandThatStartedAsThePaneEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		file := filepath.Join(privateDir(t), "open-1.sh")
+		if err := os.WriteFile(file, []byte("exit 0\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ended := make(chan struct{})
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			err = WaitStarted(t.Context(), Opened{Placed: Placed{PaneID: "w1:p2"}, CommandFile: file}, time.Minute, ended)
+		}()
+		synctest.Wait() // it looked once, and waits for the next look
+		if rerr := os.Remove(file); rerr != nil {
+			t.Fatal(rerr)
+		}
+		close(ended)
+		<-done
+		if err != nil {
+			t.Fatalf("the pane started its command (its file is gone) and then ended: %v, want no error", err)
+		}
+	})
 }
