@@ -58,7 +58,8 @@ type FileError struct {
 	Reason string
 	// Fix is the way out on its own, when Reason ends with it and a
 	// caller may show it apart (doctor's fix row): for permission denied,
-	// [ReadPermissionFix] as judged when the read failed. "" otherwise.
+	// [ReadPermissionFix] as judged when the read failed; for [ErrNotOurs],
+	// what to do about the file's owner or mode. "" otherwise.
 	Fix string
 	Err error
 }
@@ -163,11 +164,14 @@ func readFile(path string, format Format, wayOut string, own bool) ([]byte, erro
 	}
 	if own {
 		// Checked on the open file: a swap after the open is not read.
-		if reason := notOurs(fi, path); reason != "" {
-			return nil, fail(reason, ErrNotOurs)
+		// The fix is kept apart too: doctor shows it on its own row, and
+		// for such a file it is about who may write it, never its content.
+		why, fix := notOurs(fi, path)
+		if why == "" {
+			why, fix = dirNotOurs(path)
 		}
-		if reason := dirNotOurs(path); reason != "" {
-			return nil, fail(reason, ErrNotOurs)
+		if why != "" {
+			return nil, &FileError{Path: path, Reason: why + "; " + fix, Fix: fix, Err: ErrNotOurs}
 		}
 	}
 	if fi.Size() > MaxFileBytes {
@@ -220,16 +224,18 @@ func CheckNesting(data []byte, format Format) error {
 // another user or one anyone may write.
 var ErrNotOurs = errors.New("not a file of yours alone")
 
-// notOurs says why herdr-pi takes no settings from fi (ReadOwnFile), ""
-// when it may.
-func notOurs(fi fs.FileInfo, path string) string {
+// notOurs says why herdr-pi takes no settings from fi (ReadOwnFile), and
+// the way out; "" when it may.
+func notOurs(fi fs.FileInfo, path string) (why, fix string) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
-		return fmt.Sprintf("belongs to uid %d, not to you (uid %d): herdr-pi takes its settings only from your own files (another user's could send your agent's questions to their server); copy it to a file of yours", st.Uid, os.Getuid())
+		return fmt.Sprintf("belongs to uid %d, not to you (uid %d): herdr-pi takes its settings only from your own files (another user's could send your agent's questions to their server)", st.Uid, os.Getuid()),
+			"copy it to a file of yours"
 	}
 	if perm := fi.Mode().Perm(); perm&0o002 != 0 {
-		return fmt.Sprintf("may be written by anyone (mode %04o): herdr-pi takes no settings from it; run chmod o-w %s", perm, shellword.Word(path))
+		return fmt.Sprintf("may be written by anyone (mode %04o): herdr-pi takes no settings from it", perm),
+			"run chmod o-w " + shellword.Word(path)
 	}
-	return ""
+	return "", ""
 }
 
 // dirNotOurs says why a file of ours at path still cannot be trusted, ""
@@ -238,7 +244,8 @@ func notOurs(fi fs.FileInfo, path string) string {
 // name — one anyone may write and that is not sticky, or one another user
 // (not root) owns. A sticky directory (/tmp) lets others remove only
 // their own files; group-writable is the person's choice (umask 002).
-func dirNotOurs(path string) string {
+// fix is the way out.
+func dirNotOurs(path string) (why, fix string) {
 	dirs := []string{filepath.Dir(path)}
 	if real, err := filepath.EvalSymlinks(path); err == nil && filepath.Dir(real) != dirs[0] {
 		dirs = append(dirs, filepath.Dir(real))
@@ -250,13 +257,15 @@ func dirNotOurs(path string) string {
 		}
 		shown := shellword.Word(dir)
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
-			return fmt.Sprintf("is in directory %s, which belongs to uid %d, not to you (uid %d): they could put another file in its place, and herdr-pi takes its settings only from your own; move it to a directory of yours", dir, st.Uid, os.Getuid())
+			return fmt.Sprintf("is in directory %s, which belongs to uid %d, not to you (uid %d): they could put another file in its place, and herdr-pi takes its settings only from your own", dir, st.Uid, os.Getuid()),
+				"move it to a directory of yours"
 		}
 		if perm := fi.Mode().Perm(); perm&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
-			return fmt.Sprintf("is in directory %s, which may be written by anyone and is not sticky (mode %04o): anyone could put another file in its place, and herdr-pi takes no settings from it; run chmod o-w %s (or chmod +t %s), or move it to a directory of yours", dir, perm, shown, shown)
+			return fmt.Sprintf("is in directory %s, which may be written by anyone and is not sticky (mode %04o): anyone could put another file in its place, and herdr-pi takes no settings from it", dir, perm),
+				fmt.Sprintf("run chmod o-w %s (or chmod +t %s), or move it to a directory of yours", shown, shown)
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // notRegular says what the file at path is instead of a regular file, and

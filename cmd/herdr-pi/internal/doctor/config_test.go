@@ -175,6 +175,15 @@ func TestDoctorConfigFixFitsAFileThatCannotBeRead(t *testing.T) {
 			"~/.config/herdr-pi/config.toml leads through a symlink loop: see where each link there leads with `ls -l`, then point the loop's link at a real directory or file, or remove it"},
 		{"HERDR_PI_CONFIG names a file that is not there", func(w *doctortest.World) { w.Set("HERDR_PI_CONFIG=" + filepath.Join(w.Home, "confg.toml")) },
 			"warn|~/confg.toml: does not exist, and HERDR_PI_CONFIG names it|create ~/confg.toml, or point HERDR_PI_CONFIG at your config file"},
+		// Refused for who may write it (docs/configuration.md): the way
+		// out is its mode, not to make it a regular file or remove it.
+		{"anyone may write it", func(w *doctortest.World) {
+			chmod(t, w.File(".config/herdr-pi/config.toml", "[notify]\n", 0o600), 0o666)
+		}, "warn|~/.config/herdr-pi/config.toml: may be written by anyone (mode 0666)|run chmod o-w HOME/.config/herdr-pi/config.toml"},
+		{"anyone may write its directory", func(w *doctortest.World) {
+			chmod(t, filepath.Dir(w.File(".config/herdr-pi/config.toml", "[notify]\n", 0o600)), 0o777)
+		}, "warn|~/.config/herdr-pi/config.toml: is in directory HOME/.config/herdr-pi, which may be written by anyone and is not sticky|" +
+			"run chmod o-w HOME/.config/herdr-pi (or chmod +t HOME/.config/herdr-pi), or move it to a directory of yours"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := doctortest.New(t)
@@ -183,6 +192,9 @@ func TestDoctorConfigFixFitsAFileThatCannotBeRead(t *testing.T) {
 			checkRowWant(t, r, strings.ReplaceAll(tc.want, "HOME", w.Home))
 			if strings.Contains(r.Fix, "line") {
 				t.Errorf("fix %q sends the person to lines the file does not have", r.Fix)
+			}
+			if strings.Contains(tc.name, "anyone") && strings.Contains(r.Fix, "regular") {
+				t.Errorf("fix %q is for a file that is not a regular one; this one is, and only its mode is wrong", r.Fix)
 			}
 		})
 	}
@@ -696,5 +708,12 @@ func TestDoctorNotifyChannelFixNamesTheConfigFile(t *testing.T) {
 	r := rows["notification channel"]
 	if r.Status != Fail || r.Fix != "edit [notify] channel in ~/.config/herdr-pi/config.toml" {
 		t.Fatalf("row %+v", r)
+	}
+}
+
+func chmod(t *testing.T, path string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -70,7 +70,8 @@ func piDirChosenBy(paths settings.Paths) chosenBy {
 }
 
 // unreadableFix is the way out of a settings file that could not be read
-// as a whole (nothing in it can be wrong yet): its permissions, a symlink
+// as a whole (nothing in it can be wrong yet): its permissions, who owns
+// or may write it (a file that steers herdr-pi), a symlink
 // that leads nowhere, something else where one of its directories should
 // be, or the file itself not being a regular UTF-8 file of at most 1 MiB.
 // format is "TOML" or "JSON"; by is the variable that chose the path, if
@@ -85,6 +86,12 @@ func unreadableFix(err error, paths settings.Paths, file, format string, by chos
 			return fe.Fix
 		}
 		return settings.ReadPermissionFix(file, "the user running herdr-pi")
+	case errors.Is(err, settings.ErrNotOurs):
+		// A file of another user, or one anyone may write: its content
+		// is not in question, who may change it is.
+		if fe := (*settings.FileError)(nil); errors.As(err, &fe) && fe.Fix != "" {
+			return fe.Fix
+		}
 	case errors.Is(err, settings.ErrBrokenLink):
 		if link, target := settings.BrokenLink(file); link != "" {
 			return brokenLinkFix(paths, file, link, target, by)
