@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -135,6 +136,10 @@ func TestJobControlUnderAShell(t *testing.T) {
 	}
 	typeLine("fg")
 	o.waitFor("\nresumed-2")
+	// The shell took the terminal back twice: each stop was framed.
+	if n, m := strings.Count(o.output(), suspendingMark), strings.Count(o.output(), resumedMark); n != 2 || m != 2 {
+		t.Errorf("Suspending called %d times, Resumed %d, want 2 each; screen %q", n, m, o.output())
+	}
 	o.waitCount("jc$ ", 5) // the wrapper has exited: typing goes to the shell
 	typeLine("echo EXIT=$?")
 	o.waitFor("\nEXIT=3")
@@ -152,6 +157,9 @@ func TestStoppingChildOfAnOrphanedWrapperGoesOn(t *testing.T) {
 		t.Fatalf("wrapper: %v, want exit status 4; screen: %q", err, o.output())
 	}
 	o.waitFor("resumed")
+	if out := o.output(); strings.Contains(out, suspendingMark) || strings.Contains(out, resumedMark) {
+		t.Fatalf("the orphaned wrapper, which never stopped, called Suspending or Resumed: %q", out)
+	}
 }
 
 // A signal the wrapper was started with ignored (nohup, a shell's &) stays
@@ -195,6 +203,7 @@ func TestSuspendingAndResumedFrameTheStop(t *testing.T) {
 			}
 		},
 		stopSelf: func() { order = append(order, "stop") },
+		orphaned: func() bool { return false }, // the stop is faked
 		Resumed: func() {
 			order = append(order, "resumed")
 			if o.termios().Lflag&unix.ICANON != 0 {
@@ -210,5 +219,66 @@ func TestSuspendingAndResumedFrameTheStop(t *testing.T) {
 	}
 	if got := strings.Join(order, " "); got != "suspending stop resumed" {
 		t.Fatalf("calls %q, want suspending, stop, resumed", got)
+	}
+}
+
+// A wrapper whose parent is in its own job (sh -c 'wrapper; …', sudo)
+// is in a group that is not orphaned, held by that parent's shell: its
+// stop happens, and is framed. (sh, unlike sudo, does not stop with it:
+// the test continues the job, as kill -CONT would.)
+func TestAWrapperUnderAnotherProcessOfItsJobFramesTheStop(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		testenv.Missing(t, "bash", "apt-get install bash")
+	}
+	o := newOuter(t, 24, 200)
+	sh := exec.Command(bash, "--norc", "--noprofile", "-i")
+	sh.Env = []string{"PATH=" + os.Getenv("PATH"), "PS1=jc$ ", "TERM=dumb"}
+	sh.Stdin, sh.Stdout, sh.Stderr = o.tty, o.tty, o.tty
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = sh.Process.Kill()
+		_ = sh.Wait()
+	})
+	o.waitCount("jc$ ", 1)
+	w := wrapperCommand(t, "sh", "-c", `kill -TSTP 0; echo resumed; exit 3`)
+	line := []string{wrapperEnv + "=1", "GORACE=atexit_sleep_ms=0", "sh", "-c", `'"$0" "$@"; echo after=$?'`}
+	for _, a := range append([]string{w.Path}, w.Args[1:]...) {
+		line = append(line, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	if _, err := o.master.Write([]byte(strings.Join(line, " ") + "\r")); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor(suspendingMark)
+
+	// The job's group leads with sh; its child, the wrapper, stops.
+	job, err := unix.IoctlGetInt(int(o.master.Fd()), unix.TIOCGPGRP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", job, job))
+	if err != nil {
+		testenv.Missing(t, "/proc/PID/task/TID/children", "a kernel with CONFIG_PROC_CHILDREN")
+	}
+	var wrapper int
+	if _, err := fmt.Sscan(string(kids), &wrapper); err != nil {
+		t.Fatalf("no child of the job's sh %d: %q", job, kids)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for procState(wrapper) != 'T' {
+		if time.Now().After(deadline) {
+			t.Fatalf("the wrapper %d is in state %q after Suspending, want T (stopped)", wrapper, procState(wrapper))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := unix.Kill(-job, unix.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor("after=3")
+	if !strings.Contains(o.output(), resumedMark) {
+		t.Errorf("the wrapper went on without Resumed; screen %q", o.output())
 	}
 }

@@ -54,7 +54,10 @@ type Options struct {
 	// Suspending is called on the copy loop once the child stopped by job
 	// control (Ctrl-Z), with the caller's terminal mode restored, just
 	// before this process stops too; Resumed once it runs again (fg). Both
-	// hold up the loop, and the shell's prompt, while they run.
+	// hold up the loop, and the shell's prompt, while they run. Neither is
+	// called when this process cannot stop (its process group is
+	// orphaned: no shell with job control started it), as the child then
+	// goes on at once.
 	Suspending func()
 	Resumed    func()
 
@@ -81,10 +84,11 @@ type Options struct {
 
 	// Seams for this package's tests: ppoll stands in for unix.Ppoll in
 	// the copy loop, stopSelf for stopping this process on job control,
-	// injectWait and injectCap for the bounds on waiting for a clean
+	// orphaned for groupOrphaned, injectWait and injectCap for the bounds on waiting for a clean
 	// boundary.
 	ppoll      func(fds []unix.PollFd, timeout *unix.Timespec, sigmask *unix.Sigset_t) (int, error)
 	stopSelf   func()
+	orphaned   func() bool
 	injectWait time.Duration
 	injectCap  time.Duration
 }
@@ -387,6 +391,7 @@ type loop struct {
 
 	ppoll          func([]unix.PollFd, *unix.Timespec, *unix.Sigset_t) (int, error)
 	stopSelf       func()
+	orphaned       func() bool
 	injectWait     time.Duration
 	injectCap      time.Duration
 	closeMaster    func()
@@ -402,7 +407,7 @@ func newLoop(o Options, master, inFd int, out outHandle, inTTY bool, sizeFds []i
 	}
 	l := &loop{o: o, mfd: master, inFd: inFd, out: out, inTTY: inTTY,
 		sizeFds: sizeFds, pid: pid, child: child, wake: w, exited: make(chan struct{}),
-		ppoll: o.ppoll, stopSelf: o.stopSelf, injectWait: o.injectWait, injectCap: o.injectCap}
+		ppoll: o.ppoll, stopSelf: o.stopSelf, orphaned: o.orphaned, injectWait: o.injectWait, injectCap: o.injectCap}
 	if l.injectWait == 0 {
 		l.injectWait = injectWait
 	}
@@ -414,6 +419,9 @@ func newLoop(o Options, master, inFd int, out outHandle, inTTY bool, sizeFds []i
 	}
 	if l.stopSelf == nil {
 		l.stopSelf = stopSelf
+	}
+	if l.orphaned == nil {
+		l.orphaned = groupOrphaned
 	}
 	return l, nil
 }
@@ -1001,12 +1009,17 @@ func (l *loop) run() (int, error) {
 func (l *loop) suspend(termLost bool) {
 	if !termLost {
 		l.onStop()
-		if l.o.Suspending != nil {
+		// Suspending and Resumed frame a stop that happens: a caller
+		// that shows the child stopped (a pane turned idle, "fg resumes
+		// it") must not do so for the instant an orphaned group's child
+		// is stopped, with no shell to fg it from.
+		stops := !l.orphaned()
+		if stops && l.o.Suspending != nil {
 			l.o.Suspending()
 		}
 		l.stopSelf()
 		l.onCont()
-		if l.o.Resumed != nil {
+		if stops && l.o.Resumed != nil {
 			l.o.Resumed()
 		}
 	}

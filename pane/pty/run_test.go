@@ -32,9 +32,21 @@ func TestMain(m *testing.M) {
 // (one a shell can stop and continue).
 const wrapperEnv = "HERDR_PI_PTY_TEST_WRAPPER"
 
+// What such a wrapper writes to its stderr when Run calls its Suspending
+// and Resumed.
+const (
+	suspendingMark = "<suspending>"
+	resumedMark    = "<resumed>"
+)
+
 func wrapperMain() int {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, wrapperEnv+"=") })
-	err := Run(context.Background(), Options{Argv: os.Args[1:], Env: env, Stdin: os.Stdin, Stdout: os.Stdout, SizeFrom: []*os.File{os.Stderr}})
+	// The job-control frame shows on the screen, the terminal cooked
+	// before a stop and raw after it.
+	err := Run(context.Background(), Options{Argv: os.Args[1:], Env: env, Stdin: os.Stdin, Stdout: os.Stdout, SizeFrom: []*os.File{os.Stderr},
+		Suspending: func() { fmt.Fprint(os.Stderr, suspendingMark+"\r\n") },
+		Resumed:    func() { fmt.Fprint(os.Stderr, resumedMark+"\r\n") },
+	})
 	if code, ok := exitCode(err); ok {
 		return code
 	}
