@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -280,5 +281,65 @@ func TestAWrapperUnderAnotherProcessOfItsJobFramesTheStop(t *testing.T) {
 	o.waitFor("after=3")
 	if !strings.Contains(o.output(), resumedMark) {
 		t.Errorf("the wrapper went on without Resumed; screen %q", o.output())
+	}
+}
+
+// A second Ctrl-Z while the first one's Suspending still runs (Herdr slow
+// to show the pane idle: the terminal is cooked again, the prompt not yet
+// back) is the same stop, not a second one: a single fg brings the agent
+// back. It used to stop the wrapper there, and stop it again at fg.
+func TestCtrlZWhileSuspendingIsOneStop(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		testenv.Missing(t, "bash", "apt-get install bash")
+	}
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := unix.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := newOuter(t, 24, 200)
+	sh := exec.Command(bash, "--norc", "--noprofile", "-i")
+	sh.Env = []string{"PATH=" + os.Getenv("PATH"), "PS1=jc$ ", "TERM=dumb"}
+	sh.Stdin, sh.Stdout, sh.Stderr = o.tty, o.tty, o.tty
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = sh.Process.Kill()
+		_ = sh.Wait()
+	})
+	o.waitCount("jc$ ", 1)
+	w := wrapperCommand(t, "sh", "-c", `kill -TSTP 0; echo resumed; exit 3`)
+	line := []string{wrapperEnv + "=1", "GORACE=atexit_sleep_ms=0", suspendGateEnv + "=" + gate}
+	for _, a := range append([]string{w.Path}, w.Args[1:]...) {
+		line = append(line, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	if _, err := o.master.Write([]byte(strings.Join(line, " ") + "\r")); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor(suspendingMark)
+	if _, err := o.master.Write([]byte("\x1a")); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor("^Z") // echoed once the terminal sent its SIGTSTP
+	// Read-write: the open waits for no reader, and the byte stays for
+	// the wrapper however late it opens the gate.
+	g, err := os.OpenFile(gate, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Write([]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	o.waitCount("Stopped", 1)
+	o.waitCount("jc$ ", 2)
+	if _, err := o.master.Write([]byte("fg\r")); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor("\nresumed")
+	if n := strings.Count(o.output(), "Stopped"); n != 1 {
+		t.Errorf("the shell saw %d stops, want 1; screen %q", n, o.output())
 	}
 }

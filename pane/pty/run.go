@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -1015,7 +1016,7 @@ func (l *loop) suspend(termLost bool) {
 		// is stopped, with no shell to fg it from.
 		stops := !l.orphaned()
 		if stops && l.o.Suspending != nil {
-			l.o.Suspending()
+			suspending(l.o.Suspending)
 		}
 		l.stopSelf()
 		l.onCont()
@@ -1024,6 +1025,30 @@ func (l *loop) suspend(termLost bool) {
 		}
 	}
 	_ = unix.Kill(-l.pid, unix.SIGCONT)
+}
+
+// suspending runs f, the caller's Suspending, with SIGTSTP ignored. The
+// caller's terminal is cooked again meanwhile, so a second Ctrl-Z there
+// while f waits (for a Herdr slow to answer) would stop this process
+// inside f, and stopSelf would stop it again at fg: one stop asked for,
+// two fg needed. Ignored, the second Ctrl-Z is dropped; the stop that
+// follows is the one it asked for. SIGTSTP's action is set and put back
+// with the system call itself: Go's runtime does not take SIGTSTP over
+// unless asked to, and signal.Reset after signal.Ignore leaves it ignored.
+// A SIGTSTP this process was started with ignored stays so. A command
+// started meanwhile by another part would inherit the ignore: f is short
+// (wrap bounds it to 0.5 s).
+func suspending(f func()) {
+	// struct kernel_sigaction begins with the handler on every Linux
+	// architecture, and 4 words hold the whole of it.
+	ignore, old := [4]uint64{1}, [4]uint64{} // 1: SIG_IGN
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGTSTP),
+		uintptr(unsafe.Pointer(&ignore[0])), uintptr(unsafe.Pointer(&old[0])), 8, 0, 0)
+	if errno == 0 {
+		defer unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGTSTP),
+			uintptr(unsafe.Pointer(&old[0])), 0, 8, 0, 0)
+	}
+	f()
 }
 
 // stopSelf stops this process as Ctrl-Z would. The signal goes to the
