@@ -72,3 +72,42 @@ func TestAStoppedNestedWrapperShowsThePaneIdleUntilFg(t *testing.T) {
 		t.Errorf("toasts offered to Herdr: %+v, want the inner agent's question once", n)
 	}
 }
+
+// A wrapper Herdr runs straight in a pane (its resume command after a
+// restart, say) has no shell to stop in front of: its process group is
+// orphaned, the kernel discards its stop, and the agent goes on at once
+// after Ctrl-Z. The pane then never shows the stopped agent idle, "fg in
+// the pane's shell resumes it": there is no such shell, and working or
+// blocked turned idle for a moment reads as the agent finished.
+func TestCtrlZUnderAWrapperWithoutAShellLeavesThePanesState(t *testing.T) {
+	m := newMultiHerdr(t, 1)
+	p := m.panes[0]
+	agent := agentScript(t, `print solo-ready\r\n`, "readline", piDialog, "readline", `print solo-after\r\n`)
+	r, err := startOuter(outerOptions{Keep: true, Env: m.paneEnv(p), Argv: []string{"herdr-pi", "wrap", "--label", "solo", "--", "fakeagent", agent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, r, "solo-ready")
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	m.waitPane(p, "blocked")
+	// Ctrl-Z stops the agent, which reads a line in cooked mode; the
+	// wrapper follows, is not stopped, and continues it: the line typed
+	// next, after the ^Z in the same stream, reaches it.
+	if err := sendKeys(r, "\x1a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, r, "solo-after")
+	if st, err := r.wait(30 * time.Second); err != nil || st != 0 {
+		t.Fatalf("wrapper: exit %d, %v; screen %q", st, err, r.bytes())
+	}
+	for _, c := range m.h.AgentCalls(p) {
+		if strings.Contains(c.Message, "Ctrl-Z") {
+			t.Errorf("the pane was shown %s %q, though nothing stopped but the agent for an instant; reports %+v", c.State, c.Message, m.h.AgentCalls(p))
+		}
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -135,6 +137,10 @@ func TestJobControlUnderAShell(t *testing.T) {
 	}
 	typeLine("fg")
 	o.waitFor("\nresumed-2")
+	// The shell took the terminal back twice: each stop was framed.
+	if n, m := strings.Count(o.output(), suspendingMark), strings.Count(o.output(), resumedMark); n != 2 || m != 2 {
+		t.Errorf("Suspending called %d times, Resumed %d, want 2 each; screen %q", n, m, o.output())
+	}
 	o.waitCount("jc$ ", 5) // the wrapper has exited: typing goes to the shell
 	typeLine("echo EXIT=$?")
 	o.waitFor("\nEXIT=3")
@@ -152,6 +158,9 @@ func TestStoppingChildOfAnOrphanedWrapperGoesOn(t *testing.T) {
 		t.Fatalf("wrapper: %v, want exit status 4; screen: %q", err, o.output())
 	}
 	o.waitFor("resumed")
+	if out := o.output(); strings.Contains(out, suspendingMark) || strings.Contains(out, resumedMark) {
+		t.Fatalf("the orphaned wrapper, which never stopped, called Suspending or Resumed: %q", out)
+	}
 }
 
 // A signal the wrapper was started with ignored (nohup, a shell's &) stays
@@ -195,6 +204,7 @@ func TestSuspendingAndResumedFrameTheStop(t *testing.T) {
 			}
 		},
 		stopSelf: func() { order = append(order, "stop") },
+		orphaned: func() bool { return false }, // the stop is faked
 		Resumed: func() {
 			order = append(order, "resumed")
 			if o.termios().Lflag&unix.ICANON != 0 {
@@ -210,5 +220,126 @@ func TestSuspendingAndResumedFrameTheStop(t *testing.T) {
 	}
 	if got := strings.Join(order, " "); got != "suspending stop resumed" {
 		t.Fatalf("calls %q, want suspending, stop, resumed", got)
+	}
+}
+
+// A wrapper whose parent is in its own job (sh -c 'wrapper; …', sudo)
+// is in a group that is not orphaned, held by that parent's shell: its
+// stop happens, and is framed. (sh, unlike sudo, does not stop with it:
+// the test continues the job, as kill -CONT would.)
+func TestAWrapperUnderAnotherProcessOfItsJobFramesTheStop(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		testenv.Missing(t, "bash", "apt-get install bash")
+	}
+	o := newOuter(t, 24, 200)
+	sh := exec.Command(bash, "--norc", "--noprofile", "-i")
+	sh.Env = []string{"PATH=" + os.Getenv("PATH"), "PS1=jc$ ", "TERM=dumb"}
+	sh.Stdin, sh.Stdout, sh.Stderr = o.tty, o.tty, o.tty
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = sh.Process.Kill()
+		_ = sh.Wait()
+	})
+	o.waitCount("jc$ ", 1)
+	w := wrapperCommand(t, "sh", "-c", `kill -TSTP 0; echo resumed; exit 3`)
+	line := []string{wrapperEnv + "=1", "GORACE=atexit_sleep_ms=0", "sh", "-c", `'"$0" "$@"; echo after=$?'`}
+	for _, a := range append([]string{w.Path}, w.Args[1:]...) {
+		line = append(line, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	if _, err := o.master.Write([]byte(strings.Join(line, " ") + "\r")); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor(suspendingMark)
+
+	// The job's group leads with sh; its child, the wrapper, stops.
+	job, err := unix.IoctlGetInt(int(o.master.Fd()), unix.TIOCGPGRP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", job, job))
+	if err != nil {
+		testenv.Missing(t, "/proc/PID/task/TID/children", "a kernel with CONFIG_PROC_CHILDREN")
+	}
+	var wrapper int
+	if _, err := fmt.Sscan(string(kids), &wrapper); err != nil {
+		t.Fatalf("no child of the job's sh %d: %q", job, kids)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for procState(wrapper) != 'T' {
+		if time.Now().After(deadline) {
+			t.Fatalf("the wrapper %d is in state %q after Suspending, want T (stopped)", wrapper, procState(wrapper))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := unix.Kill(-job, unix.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor("after=3")
+	if !strings.Contains(o.output(), resumedMark) {
+		t.Errorf("the wrapper went on without Resumed; screen %q", o.output())
+	}
+}
+
+// A second Ctrl-Z while the first one's Suspending still runs (Herdr slow
+// to show the pane idle: the terminal is cooked again, the prompt not yet
+// back) is the same stop, not a second one: a single fg brings the agent
+// back. It used to stop the wrapper there, and stop it again at fg.
+func TestCtrlZWhileSuspendingIsOneStop(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		testenv.Missing(t, "bash", "apt-get install bash")
+	}
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := unix.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := newOuter(t, 24, 200)
+	sh := exec.Command(bash, "--norc", "--noprofile", "-i")
+	sh.Env = []string{"PATH=" + os.Getenv("PATH"), "PS1=jc$ ", "TERM=dumb"}
+	sh.Stdin, sh.Stdout, sh.Stderr = o.tty, o.tty, o.tty
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = sh.Process.Kill()
+		_ = sh.Wait()
+	})
+	o.waitCount("jc$ ", 1)
+	w := wrapperCommand(t, "sh", "-c", `kill -TSTP 0; echo resumed; exit 3`)
+	line := []string{wrapperEnv + "=1", "GORACE=atexit_sleep_ms=0", suspendGateEnv + "=" + gate}
+	for _, a := range append([]string{w.Path}, w.Args[1:]...) {
+		line = append(line, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	if _, err := o.master.Write([]byte(strings.Join(line, " ") + "\r")); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor(suspendingMark)
+	if _, err := o.master.Write([]byte("\x1a")); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor("^Z") // echoed once the terminal sent its SIGTSTP
+	// Read-write: the open waits for no reader, and the byte stays for
+	// the wrapper however late it opens the gate.
+	g, err := os.OpenFile(gate, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Write([]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	o.waitCount("Stopped", 1)
+	o.waitCount("jc$ ", 2)
+	if _, err := o.master.Write([]byte("fg\r")); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor("\nresumed")
+	if n := strings.Count(o.output(), "Stopped"); n != 1 {
+		t.Errorf("the shell saw %d stops, want 1; screen %q", n, o.output())
 	}
 }

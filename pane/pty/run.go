@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -54,7 +55,10 @@ type Options struct {
 	// Suspending is called on the copy loop once the child stopped by job
 	// control (Ctrl-Z), with the caller's terminal mode restored, just
 	// before this process stops too; Resumed once it runs again (fg). Both
-	// hold up the loop, and the shell's prompt, while they run.
+	// hold up the loop, and the shell's prompt, while they run. Neither is
+	// called when this process cannot stop (its process group is
+	// orphaned: no shell with job control started it), as the child then
+	// goes on at once.
 	Suspending func()
 	Resumed    func()
 
@@ -81,10 +85,11 @@ type Options struct {
 
 	// Seams for this package's tests: ppoll stands in for unix.Ppoll in
 	// the copy loop, stopSelf for stopping this process on job control,
-	// injectWait and injectCap for the bounds on waiting for a clean
+	// orphaned for groupOrphaned, injectWait and injectCap for the bounds on waiting for a clean
 	// boundary.
 	ppoll      func(fds []unix.PollFd, timeout *unix.Timespec, sigmask *unix.Sigset_t) (int, error)
 	stopSelf   func()
+	orphaned   func() bool
 	injectWait time.Duration
 	injectCap  time.Duration
 }
@@ -387,6 +392,7 @@ type loop struct {
 
 	ppoll          func([]unix.PollFd, *unix.Timespec, *unix.Sigset_t) (int, error)
 	stopSelf       func()
+	orphaned       func() bool
 	injectWait     time.Duration
 	injectCap      time.Duration
 	closeMaster    func()
@@ -402,7 +408,7 @@ func newLoop(o Options, master, inFd int, out outHandle, inTTY bool, sizeFds []i
 	}
 	l := &loop{o: o, mfd: master, inFd: inFd, out: out, inTTY: inTTY,
 		sizeFds: sizeFds, pid: pid, child: child, wake: w, exited: make(chan struct{}),
-		ppoll: o.ppoll, stopSelf: o.stopSelf, injectWait: o.injectWait, injectCap: o.injectCap}
+		ppoll: o.ppoll, stopSelf: o.stopSelf, orphaned: o.orphaned, injectWait: o.injectWait, injectCap: o.injectCap}
 	if l.injectWait == 0 {
 		l.injectWait = injectWait
 	}
@@ -414,6 +420,9 @@ func newLoop(o Options, master, inFd int, out outHandle, inTTY bool, sizeFds []i
 	}
 	if l.stopSelf == nil {
 		l.stopSelf = stopSelf
+	}
+	if l.orphaned == nil {
+		l.orphaned = groupOrphaned
 	}
 	return l, nil
 }
@@ -1001,16 +1010,45 @@ func (l *loop) run() (int, error) {
 func (l *loop) suspend(termLost bool) {
 	if !termLost {
 		l.onStop()
-		if l.o.Suspending != nil {
-			l.o.Suspending()
+		// Suspending and Resumed frame a stop that happens: a caller
+		// that shows the child stopped (a pane turned idle, "fg resumes
+		// it") must not do so for the instant an orphaned group's child
+		// is stopped, with no shell to fg it from.
+		stops := !l.orphaned()
+		if stops && l.o.Suspending != nil {
+			suspending(l.o.Suspending)
 		}
 		l.stopSelf()
 		l.onCont()
-		if l.o.Resumed != nil {
+		if stops && l.o.Resumed != nil {
 			l.o.Resumed()
 		}
 	}
 	_ = unix.Kill(-l.pid, unix.SIGCONT)
+}
+
+// suspending runs f, the caller's Suspending, with SIGTSTP ignored. The
+// caller's terminal is cooked again meanwhile, so a second Ctrl-Z there
+// while f waits (for a Herdr slow to answer) would stop this process
+// inside f, and stopSelf would stop it again at fg: one stop asked for,
+// two fg needed. Ignored, the second Ctrl-Z is dropped; the stop that
+// follows is the one it asked for. SIGTSTP's action is set and put back
+// with the system call itself: Go's runtime does not take SIGTSTP over
+// unless asked to, and signal.Reset after signal.Ignore leaves it ignored.
+// A SIGTSTP this process was started with ignored stays so. A command
+// started meanwhile by another part would inherit the ignore: f is short
+// (wrap bounds it to 0.5 s).
+func suspending(f func()) {
+	// struct kernel_sigaction begins with the handler on every Linux
+	// architecture, and 4 words hold the whole of it.
+	ignore, old := [4]uint64{1}, [4]uint64{} // 1: SIG_IGN
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGTSTP),
+		uintptr(unsafe.Pointer(&ignore[0])), uintptr(unsafe.Pointer(&old[0])), 8, 0, 0)
+	if errno == 0 {
+		defer unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGTSTP),
+			uintptr(unsafe.Pointer(&old[0])), 0, 8, 0, 0)
+	}
+	f()
 }
 
 // stopSelf stops this process as Ctrl-Z would. The signal goes to the

@@ -32,9 +32,34 @@ func TestMain(m *testing.M) {
 // (one a shell can stop and continue).
 const wrapperEnv = "HERDR_PI_PTY_TEST_WRAPPER"
 
+// What such a wrapper writes to its stderr when Run calls its Suspending
+// and Resumed.
+const (
+	suspendingMark = "<suspending>"
+	resumedMark    = "<resumed>"
+)
+
+// suspendGateEnv names a fifo such a wrapper's Suspending reads a byte
+// from before it returns.
+const suspendGateEnv = "HERDR_PI_PTY_TEST_SUSPEND_GATE"
+
 func wrapperMain() int {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, wrapperEnv+"=") })
-	err := Run(context.Background(), Options{Argv: os.Args[1:], Env: env, Stdin: os.Stdin, Stdout: os.Stdout, SizeFrom: []*os.File{os.Stderr}})
+	// The job-control frame shows on the screen, the terminal cooked
+	// before a stop and raw after it.
+	err := Run(context.Background(), Options{Argv: os.Args[1:], Env: env, Stdin: os.Stdin, Stdout: os.Stdout, SizeFrom: []*os.File{os.Stderr},
+		Suspending: func() {
+			fmt.Fprint(os.Stderr, suspendingMark+"\r\n")
+			if fifo := os.Getenv(suspendGateEnv); fifo != "" {
+				// A Herdr slow to answer: Suspending waits for the test.
+				if f, err := os.Open(fifo); err == nil {
+					_, _ = f.Read(make([]byte, 1))
+					_ = f.Close()
+				}
+			}
+		},
+		Resumed: func() { fmt.Fprint(os.Stderr, resumedMark+"\r\n") },
+	})
 	if code, ok := exitCode(err); ok {
 		return code
 	}
