@@ -40,12 +40,18 @@ func (l Launch) Line() string {
 	return b.String()
 }
 
+// StartedFileEnv names, for the herdr-pi wrapper a command file starts,
+// the file to write its Pi's session file to once Pi says it started
+// (CommandFile.Started). The wrapper takes it out of its agent's
+// environment: a herdr-pi wrap nested in the agent is not the pane's.
+const StartedFileEnv = "HERDR_PI_STARTED_FILE"
+
 // script is the command file's text. It removes itself first (nothing is
 // left behind once the pane runs it), then runs the launch in its
 // directory. A launch that fails removes the watch file (telling whoever
 // opened the pane) and keeps the pane open until Enter, so its error can
 // be read; one that ends well ends the pane.
-func (l Launch) script(self, watch string) string {
+func (l Launch) script(self, watch, started string) string {
 	var b strings.Builder
 	b.WriteString("# " + termtext.Clean(l.Title) + "\n")
 	b.WriteString("# Written by herdr-pi open for one run; it deletes itself when it starts.\n")
@@ -54,6 +60,7 @@ func (l Launch) script(self, watch string) string {
 		b.WriteString("cd -- " + shellword.Quote(l.Dir) + " || { rm -f -- " + shellword.Quote(watch) +
 			"; printf 'herdr-pi open: cannot enter %s; press Enter to close this pane.\\n' " + shellword.Quote(termtext.Clean(l.Dir)) + "; read -r _; exit 1; }\n")
 	}
+	b.WriteString("export " + StartedFileEnv + "=" + shellword.Quote(started) + "\n")
 	b.WriteString(l.Line() + "\n")
 	b.WriteString("status=$?\n")
 	b.WriteString("if [ \"$status\" -ne 0 ]; then\n")
@@ -75,6 +82,12 @@ type CommandFile struct {
 	// itself stays open to show the failure. The opener removes it when
 	// it is done watching.
 	Watch string
+	// Started is where the herdr-pi wrapper in the pane writes the
+	// session file its Pi named at session_start (StartedFileEnv). Unlike
+	// the wrapper's status it outlives the wrapper: a pane closed right
+	// after its Pi started still tells the opener so. It is not made
+	// here; the opener's directory takes it along when it goes.
+	Started string
 	// Typed replaces the pane's shell with the script: when the launch
 	// ends, so does the pane (and Herdr sends pane.exited).
 	Typed string
@@ -89,6 +102,7 @@ func WriteCommandFile(dir string, l Launch) (CommandFile, error) {
 	}
 	path := filepath.Join(dir, "open-"+hex.EncodeToString(rnd[:])+".sh")
 	watch := strings.TrimSuffix(path, ".sh") + ".watch"
+	started := strings.TrimSuffix(path, ".sh") + ".started"
 	w, err := os.OpenFile(watch, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return CommandFile{}, fmt.Errorf("writing the command file: %w", err)
@@ -99,7 +113,7 @@ func WriteCommandFile(dir string, l Launch) (CommandFile, error) {
 		os.Remove(watch)
 		return CommandFile{}, fmt.Errorf("writing the command file: %w", err)
 	}
-	_, werr := f.WriteString(l.script(path, watch))
+	_, werr := f.WriteString(l.script(path, watch, started))
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
@@ -108,5 +122,5 @@ func WriteCommandFile(dir string, l Launch) (CommandFile, error) {
 		os.Remove(watch)
 		return CommandFile{}, fmt.Errorf("writing the command file %s: %w", path, werr)
 	}
-	return CommandFile{Path: path, Watch: watch, Typed: "exec sh " + shellword.Quote(path)}, nil
+	return CommandFile{Path: path, Watch: watch, Started: started, Typed: "exec sh " + shellword.Quote(path)}, nil
 }

@@ -53,6 +53,30 @@ func TestTheWatchFileIsPrivateAndGoesOnlyWhenTheLaunchFails(t *testing.T) {
 	}
 }
 
+// The command a command file runs is told where to say its Pi started
+// (StartedFileEnv): the file beside the command file, which the script
+// does not make.
+func TestTheCommandIsToldWhereToSayItsPiStarted(t *testing.T) {
+	dir := privateDir(t)
+	out := filepath.Join(dir, "out")
+	cf, err := WriteCommandFile(dir, Launch{Argv: []string{"sh", "-c", `printf %s "$` + StartedFileEnv + `" > "$0"`, out}, Title: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSuffix(cf.Path, ".sh") + ".started"; cf.Started != want {
+		t.Fatalf("started file %s, want %s", cf.Started, want)
+	}
+	if err := exec.Command("sh", cf.Path).Run(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != cf.Started {
+		t.Errorf("the command was told %q (%v), want %q", b, err, cf.Started)
+	}
+	if _, err := os.Lstat(cf.Started); !os.IsNotExist(err) {
+		t.Errorf("the script made the started file: %v", err)
+	}
+}
+
 // A command file whose text cannot be written whole (a full disk, here a
 // file size limit) leaves nothing behind: neither the partly written
 // script nor the watch file made before it.

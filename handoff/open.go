@@ -84,9 +84,11 @@ type Opened struct {
 	// CommandFile is the script typed into the pane; it deletes itself
 	// when the pane starts it ("" for a reused tab). WatchFile goes when
 	// the command fails (CommandFile.Watch); the caller removes it when
-	// done.
+	// done. StartedFile is where the pane's wrapper names its Pi's
+	// session file (CommandFile.Started).
 	CommandFile string `json:"-"`
 	WatchFile   string `json:"-"`
+	StartedFile string `json:"-"`
 }
 
 // undoBudget bounds closing what was opened after a failure, even when the
@@ -115,7 +117,7 @@ func (o Opener) Open(ctx context.Context, l Launch, p Placement) (Opened, error)
 			err = fmt.Errorf("starting the command in pane %s: %w", placed.PaneID, err)
 		}
 	}
-	out.CommandFile, out.WatchFile = cf.Path, cf.Watch
+	out.CommandFile, out.WatchFile, out.StartedFile = cf.Path, cf.Watch, cf.Started
 	if err != nil {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoBudget)
 		defer cancel()

@@ -105,6 +105,11 @@ func WaitStarted(ctx context.Context, o Opened, timeout time.Duration, ended <-c
 // waiting up to timeout for it to register and to hear Pi's session_start;
 // "" when it does not say in time or the pane ends first. failed is true
 // when the pane's command failed first (its script removed the watch file).
+//
+// The wrapper also writes what it heard to o.StartedFile, which outlives
+// it: a pane closed right after its Pi started may take its wrapper along
+// before a look finds it (looks come late on a loaded machine). So the
+// pane's end is decided by a last look at that file, not by the wrapper.
 func ForkOf(ctx context.Context, runtimeBase, herdrSocket string, o Opened, timeout time.Duration, ended <-chan struct{}) (fork string, failed bool) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -127,12 +132,45 @@ func ForkOf(ctx context.Context, runtimeBase, herdrSocket string, o Opened, time
 		}
 		select {
 		case <-ctx.Done():
-			return "", false
+			return StartedSession(o.StartedFile), false
 		case <-ended:
-			return "", false
+			return StartedSession(o.StartedFile), false
 		case <-tick.C:
 		}
 	}
+}
+
+// StartedSession is the session file a pane's wrapper wrote to file when
+// its Pi started (see StartedFileEnv); "" when it wrote none (or file is
+// "", as for a reused tab). The wrapper renames the file into place
+// whole, so it is never read half written.
+func StartedSession(file string) string {
+	if file == "" {
+		return ""
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// WriteStarted writes session to file for StartedSession, once: a file
+// already there (an earlier session_start of the same Pi) stays. It is
+// written beside file and renamed into place, so it is whole when seen.
+func WriteStarted(file, session string) error {
+	if _, err := os.Lstat(file); err == nil {
+		return nil
+	}
+	tmp := file + ".tmp"
+	if err := control.WriteNewFile(tmp, []byte(session)); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // PaneWrapper is the pid of the herdr-pi wrapper registered for a Herdr

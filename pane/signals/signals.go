@@ -59,6 +59,9 @@ type Config struct {
 	// run ends — before the event it came with reaches the machine, so a
 	// notification that event causes already names it (nil: not heard).
 	SessionName func(name string)
+	// SessionStarted hears the session file of each session_start that
+	// names one, before `status` shows it (nil: not heard).
+	SessionStarted func(file string)
 }
 
 // Signals implements control.EventSink, control.Requests and session.Sink.
@@ -70,6 +73,7 @@ type Signals struct {
 	herdrHealth func() string
 	logf        func(format string, args ...any)
 	sessionName func(string)
+	started     func(string)
 	childPID    atomic.Int64
 
 	mu      sync.Mutex
@@ -133,7 +137,7 @@ func New(cfg Config) *Signals {
 	if sessionName == nil {
 		sessionName = func(string) {}
 	}
-	return &Signals{m: cfg.Machine, agent: cfg.Agent, herdrHealth: cfg.HerdrHealth, logf: logf, sessionName: sessionName}
+	return &Signals{m: cfg.Machine, agent: cfg.Agent, herdrHealth: cfg.HerdrHealth, logf: logf, sessionName: sessionName, started: cfg.SessionStarted}
 }
 
 // SetWatcher hands over the session file watcher, once it runs.
@@ -215,6 +219,9 @@ func (s *Signals) ProbeEvent(ev control.Event) {
 		s.logf("probe: session_start (%s, %s), session file %q, input needed %v", e.Reason, e.Mode, e.SessionFile, e.InputNeeded)
 		s.settles = !e.ModeInferred // Pi 0.73.1: no ctx.mode, no agent_settled
 		s.heardName(e.SessionName)
+		if e.SessionFile != "" && s.started != nil {
+			s.started(e.SessionFile)
+		}
 		s.sessionFile = e.SessionFile
 		// A resync on the connection the probe has (it fell behind) finds
 		// the dialogs still in uiPrompts: they are repeated all the same.

@@ -703,3 +703,22 @@ func TestProbeReconnectMidRunStaysWorking(t *testing.T) {
 		}
 	})
 }
+
+// The wrapper hears each session file Pi names at session_start, for its
+// pane's opener (handoff.WriteStarted): one that names none is not heard.
+func TestSessionStartedHearsTheSessionFile(t *testing.T) {
+	r := newRig()
+	defer r.m.Stop()
+	var heard []string
+	r.s = New(Config{Machine: r.m, Agent: "pi", SessionStarted: func(file string) {
+		heard = append(heard, file)
+	}})
+	r.feed(control.ProbeConnected{PID: 1}, control.SessionStart{Reason: "startup", Mode: "tui"},
+		control.SessionStart{Reason: "new", Mode: "tui", SessionFile: "/s/a.jsonl"})
+	if strings.Join(heard, ",") != "/s/a.jsonl" {
+		t.Fatalf("heard %q, want the one session file named", heard)
+	}
+	if st := r.s.Status(); st.SessionFile != "/s/a.jsonl" {
+		t.Fatalf("status shows %q", st.SessionFile)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
+	"github.com/herdr-pi/herdr-pi/handoff"
 )
 
 // A wrapper whose control socket did not start (its runtime directory
@@ -24,13 +25,15 @@ const maxControlError = 300
 // childControlEnv is env with the control variables of this wrapper: its
 // run's socket and token, or, when startErr kept the socket from
 // starting, why. Those of a wrapper around this one are dropped either
-// way: they name a wrapper whose agent is not the child.
+// way: they name a wrapper whose agent is not the child. So is the file
+// this wrapper's opener named for it (handoff.StartedFileEnv): a wrapper
+// nested in the agent must not write it.
 func childControlEnv(env []string, run *control.Run, startErr error, pid int) []string {
 	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case control.EnvSocket, control.EnvToken, control.EnvError:
+		case control.EnvSocket, control.EnvToken, control.EnvError, handoff.StartedFileEnv:
 			continue
 		}
 		out = append(out, kv)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/herdr-pi/herdr-pi/handoff"
 )
 
 // controlOffVar is the variable a wrapper whose control socket did not
@@ -96,9 +98,13 @@ func TestAControlErrorOfAnExitedWrapper(t *testing.T) {
 // did not start, cleaned and bounded, and never the socket or token of a
 // wrapper around it (nested: herdr-pi wrap bash, then herdr-pi wrap pi in
 // it), which would send the agent's waits to another agent's wrapper.
-// Once the socket runs, an inherited reason is dropped in turn.
+// Once the socket runs, an inherited reason is dropped in turn. The file
+// the pane's opener named for this wrapper's Pi is not passed on either: a
+// wrapper nested in the agent must not say the pane's Pi started.
 func TestWrapTellsItsChildWhyItHasNoControlSocket(t *testing.T) {
-	outer := []string{"PATH=/bin", controlOffVar + "=1: old", "HERDR_PI_CONTROL=/outer.sock", "HERDR_PI_CONTROL_TOKEN=outer"}
+	outer := []string{"PATH=/bin", controlOffVar + "=1: old", "HERDR_PI_CONTROL=/outer.sock", "HERDR_PI_CONTROL_TOKEN=outer",
+		handoff.StartedFileEnv + "=/d/open-1.started"} // its opener's, not the child's
+
 	long := "control: create private directory /x\x1b[2J\n: " + strings.Repeat("é", 400)
 	got := childControlEnv(outer, nil, errors.New(long), 4321)
 	if len(got) != 2 || got[0] != "PATH=/bin" || !strings.HasPrefix(got[1], controlOffVar+"=4321: control: create private directory /x [2J : éé") {

@@ -211,7 +211,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	down.detection = stopDetection
 
 	signals := agentsignals.New(agentsignals.Config{Machine: det.Machine, Agent: shown, HerdrHealth: presence.Health, Logf: log.Printf,
-		SessionName: notes.sessionName})
+		SessionName: notes.sessionName, SessionStarted: startedMark(env, log.Printf)})
 	det.ReportProgramStatus(signals.ProgramStatus)
 	argv := opts.Argv
 	rc := control.RunConfig{
@@ -354,6 +354,22 @@ func (d *wrapShutdown) run() {
 	for _, step := range steps {
 		if step != nil {
 			step()
+		}
+	}
+}
+
+// startedMark tells the opener of this wrapper's pane (herdr-pi open, a
+// live handoff) that Pi started, in the file handoff.StartedFileEnv names:
+// unlike this wrapper's status, the file is still there when the pane was
+// closed right after. nil when no opener asked.
+func startedMark(env settings.Env, logf func(string, ...any)) func(string) {
+	file := env.Get(handoff.StartedFileEnv)
+	if file == "" {
+		return nil
+	}
+	return func(session string) {
+		if err := handoff.WriteStarted(file, session); err != nil {
+			logf("handoff: cannot tell the pane's opener that Pi started: %v", err)
 		}
 	}
 }
