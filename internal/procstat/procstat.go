@@ -11,6 +11,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -117,6 +118,13 @@ func ReadTask(pid, tid int) (Stat, error) {
 	return ReadPath("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/stat")
 }
 
+// pathError copies path: the error is the rare case, and a path that
+// stays on the caller's stack (a thread's, built per read) then need not
+// go to the heap on every read.
+func pathError(op, path string, err error) error {
+	return &os.PathError{Op: op, Path: strings.Clone(path), Err: err}
+}
+
 // ReadPath reads the stat line at path: a caller that already holds the
 // path (a thread found by its task directory's name) saves building it.
 // The line is read into a buffer on the stack, large enough for a whole
@@ -125,7 +133,7 @@ func ReadTask(pid, tid int) (Stat, error) {
 func ReadPath(path string) (Stat, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return Stat{}, &os.PathError{Op: "open", Path: path, Err: err}
+		return Stat{}, pathError("open", path, err)
 	}
 	defer unix.Close(fd)
 	var buf [2048]byte
@@ -136,12 +144,15 @@ func ReadPath(path string) (Stat, error) {
 			continue
 		}
 		if err != nil {
-			return Stat{}, &os.PathError{Op: "read", Path: path, Err: err}
+			return Stat{}, pathError("read", path, err)
 		}
 		if m <= 0 {
 			break
 		}
 		n += m
+		if buf[n-1] == '\n' {
+			break // the whole line: the kernel writes it in one read, so no read for the end
+		}
 	}
 	st, ok := Parse(buf[:n])
 	if !ok {
