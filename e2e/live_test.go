@@ -23,6 +23,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/internal/fakellm"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
+	"github.com/herdr-pi/herdr-pi/internal/procstat"
 )
 
 // These tests run the live handoff whole: a real workflow owner (Pi 1.6.0
@@ -964,16 +965,14 @@ func checkLaunched(t *testing.T, lr *liveRig, st *lvState, launched lvLine) {
 // lvParent is a process's parent.
 func lvParent(t *testing.T, pid int) int {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := procstat.Read(pid)
+	if err == nil && st.Fields < 2 {
+		err = procstat.ErrMalformed
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	ppid, err := strconv.Atoi(f[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ppid
+	return st.PPID
 }
 
 func sameSet(a, b []string) bool {

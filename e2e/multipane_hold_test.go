@@ -6,10 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/procstat"
 )
 
 // A wrapper started inside another's agent in the same pane holds the
@@ -176,13 +177,7 @@ func controlOf(t *testing.T, wrapper int) wrapperControl {
 	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var c wrapperControl
 	for _, stat := range procs {
-		b, err := os.ReadFile(stat)
-		i := bytes.LastIndexByte(b, ')')
-		if err != nil || i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(wrapper) {
+		if st, err := procstat.ReadPath(stat); err != nil || st.Fields < 2 || st.PPID != wrapper {
 			continue
 		}
 		env, _ := os.ReadFile(filepath.Join(filepath.Dir(stat), "environ"))

@@ -1,16 +1,14 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/herdr-pi/herdr-pi/internal/procstat"
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
@@ -56,50 +54,10 @@ func TestANestedWrappersQuestionIsToastedOnce(t *testing.T) {
 	})
 	m.h.WaitFor(t, 30*time.Second, "the inner agent's toast", func() bool { return len(m.shown()) >= 1 })
 
-	// Answered: the inner agent idles and ends, the pane is the outer's.
-	if err := sendKeys(r, "\r"); err != nil {
-		t.Fatal(err)
-	}
-	waitOutput(t, r, "inner-after")
-	if err := sendKeys(r, "\r"); err != nil {
-		t.Fatal(err)
-	}
-	waitOutput(t, r, "outer-back")
-	m.h.WaitFor(t, 30*time.Second, "the outer wrapper holding the pane again", func() bool {
-		return strings.Contains(herdrLine(m.hookStatus(t, p)), "reporting to pane")
-	})
-	// The outer agent asks in turn. Its notifier sends in order, so any
-	// toast it had for the inner agent's question has been offered before
-	// the toast of this one.
-	asked := time.Now()
-	if err := sendKeys(r, "\r"); err != nil {
-		t.Fatal(err)
-	}
-	m.h.WaitFor(t, 30*time.Second, "the outer agent's own toast", func() bool {
-		for _, n := range m.shown() {
-			if strings.HasPrefix(n.Body, "outer · ") && n.At.After(asked) {
-				return true
-			}
-		}
-		return false
-	})
-	if err := sendKeys(r, "\r"); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := r.wait(30 * time.Second); err != nil || st != 0 {
-		t.Fatalf("outer wrapper: exit %d, %v", st, err)
-	}
-
-	var inner1, outerN int
-	for _, n := range m.h.Notifications() {
-		switch {
-		case n.Shown && strings.HasPrefix(n.Body, "inner · "):
-			inner1++
-		case strings.HasPrefix(n.Body, "outer · "):
-			outerN++
-		}
-	}
-	if inner1 != 1 || outerN != 1 {
+	// Answered: the inner agent idles and ends, the pane is the outer's,
+	// whose agent asks in turn.
+	innerShown, _, outerN := answerInnerThenOuterAsks(t, m, p, r)
+	if innerShown != 1 || outerN != 1 {
 		t.Fatalf("toasts offered to Herdr: %+v\nwant one for the inner agent's question and one (shown) for the outer's, after the inner one ended: one question, one toast", m.h.Notifications())
 	}
 }
@@ -198,6 +156,19 @@ func TestAWrapperStartedThroughSetsidInsideTheAgentIsToastedOnce(t *testing.T) {
 		t.Errorf("the outer wrapper's status says %q, want the inner wrapper inside its agent", says)
 	}
 
+	_, innerN, outerN := answerInnerThenOuterAsks(t, m, p, r)
+	if innerN != 1 || outerN != 1 {
+		t.Fatalf("toasts offered to Herdr: %+v\nwant one for the inner agent's question and one for the outer's own, after the inner one ended", m.h.Notifications())
+	}
+}
+
+// answerInnerThenOuterAsks answers the inner agent's question (it idles and
+// ends), waits for the outer wrapper to hold pane p again, has the outer
+// agent ask and waits for that toast, then answers it and waits for the
+// outer wrapper to end. It counts the toasts offered to Herdr: the inner
+// agent's shown and offered, and the outer agent's.
+func answerInnerThenOuterAsks(t *testing.T, m *multiHerdr, p string, r *outerRun) (innerShown, innerN, outerN int) {
+	t.Helper()
 	if err := sendKeys(r, "\r"); err != nil {
 		t.Fatal(err)
 	}
@@ -209,8 +180,9 @@ func TestAWrapperStartedThroughSetsidInsideTheAgentIsToastedOnce(t *testing.T) {
 	m.h.WaitFor(t, 30*time.Second, "the outer wrapper holding the pane again", func() bool {
 		return strings.Contains(herdrLine(m.hookStatus(t, p)), "reporting to pane")
 	})
-	// The outer agent's own question: its notifier sends in order, so a
-	// toast it had for the inner one's question was offered before.
+	// The outer agent asks in turn. Its notifier sends in order, so any
+	// toast it had for the inner agent's question has been offered before
+	// the toast of this one.
 	asked := time.Now()
 	if err := sendKeys(r, "\r"); err != nil {
 		t.Fatal(err)
@@ -229,40 +201,34 @@ func TestAWrapperStartedThroughSetsidInsideTheAgentIsToastedOnce(t *testing.T) {
 	if st, err := r.wait(30 * time.Second); err != nil || st != 0 {
 		t.Fatalf("outer wrapper: exit %d, %v", st, err)
 	}
-	var innerN, outerN int
 	for _, n := range m.h.Notifications() {
 		switch {
 		case strings.HasPrefix(n.Body, "inner · "):
 			innerN++
+			if n.Shown {
+				innerShown++
+			}
 		case strings.HasPrefix(n.Body, "outer · "):
 			outerN++
 		}
 	}
-	if innerN != 1 || outerN != 1 {
-		t.Fatalf("toasts offered to Herdr: %+v\nwant one for the inner agent's question and one for the outer's own, after the inner one ended", m.h.Notifications())
-	}
+	return innerShown, innerN, outerN
 }
 
 // descends says whether process pid runs under ancestor, as /proc says.
 func descends(pid, ancestor int) bool {
 	for range 64 {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		i := bytes.LastIndexByte(b, ')')
-		if err != nil || i < 0 {
+		st, err := procstat.Read(pid)
+		if err != nil || st.Fields < 2 {
 			return false
 		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 {
-			return false
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		if ppid == ancestor {
+		if st.PPID == ancestor {
 			return true
 		}
-		if ppid <= 1 {
+		if st.PPID <= 1 {
 			return false
 		}
-		pid = ppid
+		pid = st.PPID
 	}
 	return false
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/internal/procstat"
 )
 
 // ErrNotWrapped says the Pi that owns a live attempt does not run under
@@ -53,23 +54,16 @@ func OwnerWrapper(runtimeBase string, pid int) (control.Endpoint, error) {
 	return control.Endpoint{}, fmt.Errorf("%w (pid %d has no herdr-pi wrapper above it)", ErrNotWrapped, pid)
 }
 
-// ParentOf reads a process's parent from /proc/<pid>/stat; the command
-// name in parentheses may hold spaces and parentheses, so the fields are
-// read after the last ')'.
+// ParentOf reads a process's parent from /proc/<pid>/stat.
 func ParentOf(pid int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procstat.Read(pid)
 	if err != nil {
 		return 0, err
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("malformed stat")
+	if st.Fields < 2 {
+		return 0, procstat.ErrMalformed
 	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0, errors.New("malformed stat")
-	}
-	return strconv.Atoi(f[1])
+	return st.PPID, nil
 }
 
 // endpointFromEnviron reads the control endpoint a wrapper put into its

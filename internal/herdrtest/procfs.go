@@ -1,10 +1,13 @@
 package herdrtest
 
 import (
+	"bytes"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/herdr-pi/herdr-pi/internal/procstat"
 )
 
 // procStat is what the fake reads of a process from /proc/<pid>/stat.
@@ -22,26 +25,23 @@ func readStat(pid int) (procStat, bool) {
 	if err != nil {
 		return procStat{}, false
 	}
-	return parseStat(pid, string(b))
+	return parseStat(pid, b)
 }
 
-// parseStat reads "pid (comm) state ppid pgrp session tty_nr tpgid … starttime …";
-// comm may hold spaces and parentheses, so the fields start after the last ')'.
-func parseStat(pid int, s string) (procStat, bool) {
-	open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+// parseStat reads a stat line through procstat, the product's one parser,
+// and adds the name (which the product never needs): the text between the
+// first '(' and the last ')'.
+func parseStat(pid int, line []byte) (procStat, bool) {
+	open, close := bytes.IndexByte(line, '('), bytes.LastIndexByte(line, ')')
 	if open < 0 || close < open {
 		return procStat{}, false
 	}
-	f := strings.Fields(s[close+1:])
-	if len(f) < 20 || len(f[0]) != 1 {
+	st, ok := procstat.Parse(line)
+	if !ok || st.Fields < 20 {
 		return procStat{}, false
 	}
-	st := procStat{pid: pid, comm: s[open+1 : close], state: f[0][0]}
-	st.ppid, _ = strconv.Atoi(f[1])
-	st.pgrp, _ = strconv.Atoi(f[2])
-	st.tpgid, _ = strconv.Atoi(f[5])
-	st.start, _ = strconv.ParseUint(f[19], 10, 64)
-	return st, true
+	return procStat{pid: pid, comm: string(line[open+1 : close]), state: st.State,
+		ppid: st.PPID, pgrp: st.PGRP, tpgid: st.TPGID, start: st.Start}, true
 }
 
 // cmdline is a process's argv, nil when unreadable or empty.

@@ -1,10 +1,9 @@
 package pty
 
 import (
-	"bytes"
 	"os"
-	"strconv"
 
+	"github.com/herdr-pi/herdr-pi/internal/procstat"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,30 +54,9 @@ func groupOrphaned() bool {
 // parentOf is pid's parent as /proc/PID/stat has it, or 0 when it
 // cannot be read.
 func parentOf(pid int) int {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	st, err := procstat.Read(pid)
 	if err != nil {
 		return 0
 	}
-	defer unix.Close(fd)
-	var buf [256]byte
-	n, err := unix.Read(fd, buf[:])
-	if err != nil || n <= 0 {
-		return 0
-	}
-	// "PID (COMM) S PPID …": the name may hold anything, so the fields
-	// are counted from the last ')'.
-	stat := buf[:n]
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0
-	}
-	f := bytes.Fields(stat[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, err := strconv.Atoi(string(f[1]))
-	if err != nil {
-		return 0
-	}
-	return ppid
+	return st.PPID // 0 when the line has none
 }

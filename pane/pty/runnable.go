@@ -1,11 +1,10 @@
 package pty
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"strconv"
 
+	"github.com/herdr-pi/herdr-pi/internal/procstat"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,30 +58,16 @@ func foregroundRunnable(mfd int) bool {
 // threadState is the state letter of /proc/PID/task/TID/stat at path, or
 // 0 when it cannot be read (the thread has ended).
 func threadState(path string) byte {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	st, err := procstat.ReadPath(path)
 	if err != nil {
 		return 0
 	}
-	defer unix.Close(fd)
-	// "TID (COMM) S …": the name is at most 15 bytes but may hold spaces
-	// and parentheses, so the state follows the last ')'. Nothing after
-	// the state holds one, so the first 128 bytes are enough.
-	var buf [128]byte
-	n, err := unix.Read(fd, buf[:])
-	for errors.Is(err, unix.EINTR) {
-		n, err = unix.Read(fd, buf[:])
-	}
-	if err != nil || n <= 0 {
-		return 0
-	}
-	return stateAfterName(buf[:n])
+	return st.State
 }
 
-// stateAfterName is the state letter in the start of a stat line.
+// stateAfterName is the state letter in the start of a stat line, 0 when
+// the line has none.
 func stateAfterName(stat []byte) byte {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) || stat[i+1] != ' ' {
-		return 0
-	}
-	return stat[i+2]
+	st, _ := procstat.Parse(stat)
+	return st.State
 }

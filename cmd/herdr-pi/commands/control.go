@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
+	"github.com/herdr-pi/herdr-pi/internal/procstat"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -183,14 +183,8 @@ func stoppedProcess(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command's name in parentheses, which may
-	// itself hold ") ".
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'T' || stat[i+2] == 't')
+	st, err := procstat.Read(pid)
+	return err == nil && (st.State == 'T' || st.State == 't')
 }
 
 // stoppedError is the error for a wrapper that is stopped, named with its

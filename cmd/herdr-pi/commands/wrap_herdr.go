@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/internal/guard"
+	"github.com/herdr-pi/herdr-pi/internal/procstat"
 	"github.com/herdr-pi/herdr-pi/pane/launch"
 	agentsignals "github.com/herdr-pi/herdr-pi/pane/signals"
 )
@@ -102,10 +102,8 @@ func onTerminal(pid int, dev uint64) bool {
 	if dev == 0 {
 		return false
 	}
-	if f, ok := procStat(pid); ok && len(f) > 4 {
-		if nr, err := strconv.ParseUint(f[4], 10, 32); err == nil && nr != 0 && ttyNrIs(nr, dev) {
-			return true
-		}
+	if st, err := procstat.Read(pid); err == nil && st.TTYNr != 0 && ttyNrIs(st.TTYNr, dev) {
+		return true
 	}
 	for fd := range 3 {
 		var st unix.Stat_t
@@ -130,12 +128,12 @@ func ttyNrIs(nr, dev uint64) bool {
 // or its parent's, …), as /proc says; false when that cannot be read.
 func descendsFrom(pid, ancestor int) bool {
 	for range 64 {
-		f, ok := procStat(pid)
-		if !ok || len(f) < 2 {
+		st, err := procstat.Read(pid)
+		if err != nil {
 			return false
 		}
-		ppid, err := strconv.Atoi(f[1])
-		if err != nil || ppid <= 1 {
+		ppid := st.PPID // 0 when the line has none
+		if ppid <= 1 {
 			return false
 		}
 		if ppid == ancestor {
@@ -146,33 +144,16 @@ func descendsFrom(pid, ancestor int) bool {
 	return false
 }
 
-// procStat is /proc/<pid>/stat from its state on (the state is f[0], the
-// parent f[1]); ok is false when pid is gone or the file cannot be read.
-func procStat(pid int) (f []string, ok bool) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil, false
-	}
-	// The state follows the command's name in parentheses, which may
-	// itself hold ") ".
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return nil, false
-	}
-	return strings.Fields(string(stat[i+1:])), true
-}
-
 // procStarted is when process pid started, in clock ticks after boot
 // (/proc/<pid>/stat's 22nd field): with the pid, it names one process,
 // never a later one given the same pid. ok is false once pid is gone (a
 // zombie counts as gone: it runs no more).
 func procStarted(pid int) (uint64, bool) {
-	f, ok := procStat(pid)
-	if !ok || len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+	st, err := procstat.Read(pid)
+	if err != nil || st.Fields < 20 || st.State == 'Z' || st.State == 'X' {
 		return 0, false
 	}
-	t, err := strconv.ParseUint(f[19], 10, 64)
-	return t, err == nil
+	return st.Start, true
 }
 
 // suspendReportWait bounds how long a Ctrl-Z waits for Herdr to show the
