@@ -163,8 +163,20 @@ func (r *piRig) waitStatesOf(what string, states func() []string, want []string)
 		return got == wanted || diverged
 	})
 	if got != wanted {
-		r.t.Fatalf("%s: reports %q, want %q (diverged: %v); requests: %s", what, got, wanted, diverged, strings.Join(r.herdr.Methods(), " "))
+		r.t.Fatalf("%s: reports %q, want %q (diverged: %v); requests: %s\n%s", what, got, wanted, diverged, strings.Join(r.herdr.Methods(), " "), r.logTail())
 	}
+}
+
+// logTail is the end of the wrappers' log, for a failure to say what the
+// wrapper heard and decided: a state that never came is otherwise a
+// silence.
+func (r *piRig) logTail() string {
+	b, _ := os.ReadFile(filepath.Join(r.private, "herdr-pi", "herdr-pi.log"))
+	const most = 12 << 10
+	if len(b) > most {
+		b = b[len(b)-most:]
+	}
+	return "herdr-pi.log (its end):\n" + string(b)
 }
 
 func (r *piRig) herdrPi(args ...string) (string, error) {
