@@ -84,22 +84,7 @@ func TestChildStoppingItselfStopsTheWrapper(t *testing.T) {
 // The whole thing under a person's shell, with real signals: the shell
 // reports the wrapper stopped and lists it, fg continues it and the child.
 func TestJobControlUnderAShell(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		testenv.Missing(t, "bash", "apt-get install bash")
-	}
-	o := newOuter(t, 24, 200)
-	sh := exec.Command(bash, "--norc", "--noprofile", "-i")
-	sh.Env = []string{"PATH=" + os.Getenv("PATH"), "PS1=jc$ ", "TERM=dumb"}
-	sh.Stdin, sh.Stdout, sh.Stderr = o.tty, o.tty, o.tty
-	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := sh.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = sh.Process.Kill()
-		_ = sh.Wait()
-	})
+	o := jobShell(t)
 	typeLine := func(s string) {
 		t.Helper()
 		if _, err := o.master.Write([]byte(s + "\r")); err != nil {
@@ -228,22 +213,7 @@ func TestSuspendingAndResumedFrameTheStop(t *testing.T) {
 // stop happens, and is framed. (sh, unlike sudo, does not stop with it:
 // the test continues the job, as kill -CONT would.)
 func TestAWrapperUnderAnotherProcessOfItsJobFramesTheStop(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		testenv.Missing(t, "bash", "apt-get install bash")
-	}
-	o := newOuter(t, 24, 200)
-	sh := exec.Command(bash, "--norc", "--noprofile", "-i")
-	sh.Env = []string{"PATH=" + os.Getenv("PATH"), "PS1=jc$ ", "TERM=dumb"}
-	sh.Stdin, sh.Stdout, sh.Stderr = o.tty, o.tty, o.tty
-	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := sh.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = sh.Process.Kill()
-		_ = sh.Wait()
-	})
+	o := jobShell(t)
 	o.waitCount("jc$ ", 1)
 	w := wrapperCommand(t, "sh", "-c", `kill -TSTP 0; echo resumed; exit 3`)
 	line := []string{wrapperEnv + "=1", "GORACE=atexit_sleep_ms=0", "sh", "-c", `'"$0" "$@"; echo after=$?'`}
@@ -289,26 +259,11 @@ func TestAWrapperUnderAnotherProcessOfItsJobFramesTheStop(t *testing.T) {
 // back) is the same stop, not a second one: a single fg brings the agent
 // back. It used to stop the wrapper there, and stop it again at fg.
 func TestCtrlZWhileSuspendingIsOneStop(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		testenv.Missing(t, "bash", "apt-get install bash")
-	}
 	gate := filepath.Join(t.TempDir(), "gate")
 	if err := unix.Mkfifo(gate, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := newOuter(t, 24, 200)
-	sh := exec.Command(bash, "--norc", "--noprofile", "-i")
-	sh.Env = []string{"PATH=" + os.Getenv("PATH"), "PS1=jc$ ", "TERM=dumb"}
-	sh.Stdin, sh.Stdout, sh.Stderr = o.tty, o.tty, o.tty
-	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := sh.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = sh.Process.Kill()
-		_ = sh.Wait()
-	})
+	o := jobShell(t)
 	o.waitCount("jc$ ", 1)
 	w := wrapperCommand(t, "sh", "-c", `kill -TSTP 0; echo resumed; exit 3`)
 	line := []string{wrapperEnv + "=1", "GORACE=atexit_sleep_ms=0", suspendGateEnv + "=" + gate}
@@ -342,4 +297,28 @@ func TestCtrlZWhileSuspendingIsOneStop(t *testing.T) {
 	if n := strings.Count(o.output(), "Stopped"); n != 1 {
 		t.Errorf("the shell saw %d stops, want 1; screen %q", n, o.output())
 	}
+}
+
+// jobShell starts an interactive bash with job control on a real terminal
+// standing in for the person's (its prompt is "jc$ "), for the tests that
+// run the wrapper as one of its jobs; it is killed when the test ends.
+func jobShell(t *testing.T) *outer {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		testenv.Missing(t, "bash", "apt-get install bash")
+	}
+	o := newOuter(t, 24, 200)
+	sh := exec.Command(bash, "--norc", "--noprofile", "-i")
+	sh.Env = []string{"PATH=" + os.Getenv("PATH"), "PS1=jc$ ", "TERM=dumb"}
+	sh.Stdin, sh.Stdout, sh.Stderr = o.tty, o.tty, o.tty
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = sh.Process.Kill()
+		_ = sh.Wait()
+	})
+	return o
 }
