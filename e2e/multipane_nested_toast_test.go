@@ -31,17 +31,7 @@ func TestANestedWrappersQuestionIsToastedOnce(t *testing.T) {
 	outer2 := agentScript(t, `print outer-back\r\n`, "readline", piDialog, "readline")
 	shell := fmt.Sprintf("fakeagent %s; herdr-pi wrap --label inner -- fakeagent %s; fakeagent %s", outer1, inner, outer2)
 	sh := "cd " + m.project("api") + " && exec herdr-pi wrap --label outer -- sh -c '" + shell + "'"
-	r, err := startOuter(outerOptions{Keep: true, Env: m.paneEnv(p), Argv: []string{"sh", "-c", sh}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitOutput(t, r, "outer-ready")
-	saved := controlOf(t, r.pid())
-	m.waitPane(p, "idle")
-	if err := sendKeys(r, "\r"); err != nil {
-		t.Fatal(err)
-	}
-	waitOutput(t, r, "inner-ready")
+	r, saved := startOuterThenInner(t, m, p, sh)
 	m.h.WaitFor(t, 30*time.Second, "the inner wrapper registered", func() bool { return m.status(p).WrapperPID != r.pid() })
 
 	// The inner agent asks; both wrappers read the question on their screen.
@@ -124,17 +114,7 @@ func TestAWrapperStartedThroughSetsidInsideTheAgentIsToastedOnce(t *testing.T) {
 	shell := fmt.Sprintf(`fakeagent %s; %s -f sh -c "herdr-pi wrap --label inner -- fakeagent %s; : > %s"; while [ ! -e %s ]; do sleep 0.05; done; fakeagent %s`,
 		outer1, setsid, inner, done, done, outer2)
 	sh := "cd " + m.project("api") + " && exec herdr-pi wrap --label outer -- sh -c '" + shell + "'"
-	r, err := startOuter(outerOptions{Keep: true, Env: m.paneEnv(p), Argv: []string{"sh", "-c", sh}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitOutput(t, r, "outer-ready")
-	saved := controlOf(t, r.pid())
-	m.waitPane(p, "idle")
-	if err := sendKeys(r, "\r"); err != nil {
-		t.Fatal(err)
-	}
-	waitOutput(t, r, "inner-ready")
+	r, saved := startOuterThenInner(t, m, p, sh)
 	var in paneStatus
 	m.h.WaitFor(t, 30*time.Second, "the inner wrapper registered", func() bool {
 		in = m.status(p)
@@ -231,4 +211,25 @@ func descends(pid, ancestor int) bool {
 		pid = st.PPID
 	}
 	return false
+}
+
+// startOuterThenInner runs sh in pane p under the outer wrapper (labelled
+// outer, its agent a shell that starts the inner one), lets the outer
+// agent through its first line and waits for the inner agent's: the
+// common start of the nested-wrapper tests. saved reaches the outer
+// wrapper's control socket however its agent's environment changes.
+func startOuterThenInner(t *testing.T, m *multiHerdr, p, sh string) (*outerRun, wrapperControl) {
+	t.Helper()
+	r, err := startOuter(outerOptions{Keep: true, Env: m.paneEnv(p), Argv: []string{"sh", "-c", sh}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, r, "outer-ready")
+	saved := controlOf(t, r.pid())
+	m.waitPane(p, "idle")
+	if err := sendKeys(r, "\r"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, r, "inner-ready")
+	return r, saved
 }
