@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
+	"github.com/herdr-pi/herdr-pi/notify/tmux/tmuxtest"
+)
+
+// tmuxWrapRun is a `herdr-pi wrap` run in a tmux pane, seen from the
+// terminal outside every tmux.
+type tmuxWrapRun struct {
+	term *tmuxtest.Terminal
+	log  string // the wrapper's log file
+}
+
+// wrapInTmux runs, in a pane of a private tmux server with configuration
+// conf (nested: in a pane of a second one, started from the first's pane
+// as a person would), `herdr-pi wrap` around an agent that asks a
+// script's question for a moment; the terminal outside says it is Warp
+// (OSC 777), which tmux hides from its panes. It returns once the
+// wrapper has exited with 0.
+func wrapInTmux(t *testing.T, conf string, nested bool) tmuxWrapRun {
+	t.Helper()
+	if os.Getenv("TMUX") != "" {
+		testenv.Missing(t, "a terminal outside tmux", "the tests run inside tmux, which would be one more level: run them outside tmux")
+	}
+	dir, err := os.MkdirTemp("/tmp", "hptn") // short: the wrapper's sockets live here
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	project := filepath.Join(dir, "api-service")
+	if err := os.Mkdir(project, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	script := agentScript(t,
+		`print ready\r\n`,
+		"run herdr-pi waiting start --source deploy --id 1 --label approve",
+		"sleep 400ms",
+		"run herdr-pi waiting stop --source deploy --id 1",
+		"sleep 300ms",
+	)
+	wrap := "cd " + project + " && herdr-pi wrap -- fakeagent " + script + "; echo WRAP''_EXIT=$?; sleep 60"
+	outer := tmuxtest.New(t, conf)
+	cmd := wrap
+	if nested {
+		// The shell in the outer pane forks the inner tmux, as one a
+		// person types into does ("; true" keeps sh from exec'ing it): its
+		// start-up environment is how the wrapper finds the outer level
+		// (tmux.Probe.Levels; an exec'd client is the documented miss).
+		inner := tmuxtest.New(t, conf)
+		cmd = "unset TMUX; '" + inner.Bin + "' " + strings.Join(inner.Args("new-session", "-s", "inner", "'"+strings.ReplaceAll(wrap, "'", `'\''`)+"'"), " ") + "; true"
+	}
+	env := tmuxtest.Env("TERM_PROGRAM=WarpTerminal", "XDG_STATE_HOME="+dir, "XDG_RUNTIME_DIR="+dir, shownAsPi(t))
+	term := outer.Attach(t, withoutHerdr(env), 24, 100, "new-session", "-s", "outer", cmd)
+	if !term.WaitFor([]byte("WRAP_EXIT="), 60*time.Second) {
+		t.Fatalf("the wrapper never ended; the terminal got %q", term.Output())
+	}
+	if !term.WaitFor([]byte("WRAP_EXIT=0"), time.Second) {
+		t.Fatalf("the wrapper failed; the terminal got %q", term.Output())
+	}
+	return tmuxWrapRun{term: term, log: filepath.Join(dir, "herdr-pi", "herdr-pi.log")}
+}
+
+func (r tmuxWrapRun) logText(t *testing.T) string {
+	b, err := os.ReadFile(r.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A tmux inside a tmux, both letting passthrough out: the question's
+// notification leaves the wrapper wrapped once per level and reaches the
+// terminal outside once, unwrapped, in the protocol the outer tmux says
+// the terminal speaks (notify.TestNestedTmuxWrapsOncePerLevel checks the
+// writing alone; this is a whole run).
+func TestWrapInNestedTmuxNotifiesTheTerminalOutside(t *testing.T) {
+	for _, nested := range []bool{false, true} {
+		r := wrapInTmux(t, "set -g allow-passthrough on\n", nested)
+		want := []byte("\x1b]777;notify;Pi needs your input;approve · api-service\x1b\\")
+		out := r.term.Output()
+		if bytes.Count(out, want) != 1 || bytes.Count(out, []byte("\x1b]777;")) != 1 {
+			t.Fatalf("nested=%v: want exactly one %q on the terminal outside, got:\n%q\nthe wrapper's log:\n%s", nested, want, out, r.logText(t))
+		}
+		if bytes.Contains(out, []byte("Ptmux;")) {
+			t.Fatalf("a DCS wrapper leaked to the terminal outside: %q", out)
+		}
+	}
+}
