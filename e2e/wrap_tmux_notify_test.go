@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,38 @@ func TestWrapInNestedTmuxNotifiesTheTerminalOutside(t *testing.T) {
 		}
 		if bytes.Contains(out, []byte("Ptmux;")) {
 			t.Fatalf("a DCS wrapper leaked to the terminal outside: %q", out)
+		}
+	}
+}
+
+// oscOrDCS matches the control strings in a terminal's input, whose BEL
+// (OSC's terminator) is no bell.
+var oscOrDCS = regexp.MustCompile(`(?s)\x1b[\]P].*?(?:\x07|\x1b\\)`)
+
+// bells counts the bells outside control strings.
+func bells(out []byte) int {
+	return bytes.Count(oscOrDCS.ReplaceAll(out, nil), []byte{'\a'})
+}
+
+// tmux's own default, allow-passthrough off, drops the sequence a
+// notification is written in (oh-my-pi#3395: notifications silently lost
+// under tmux). The wrapper rings the pane's bell instead, which tmux
+// passes on to the terminal outside as its bell (bell-action any), and
+// its log says why the notification did not show and how to let it
+// through — at each level of a tmux in a tmux too.
+func TestWrapInTmuxWithoutPassthroughRingsTheBell(t *testing.T) {
+	for _, nested := range []bool{false, true} {
+		r := wrapInTmux(t, "", nested)
+		out := r.term.Output()
+		if bytes.Contains(out, []byte("\x1b]777;")) {
+			t.Fatalf("nested=%v: passthrough is off, yet the terminal got the sequence: %q", nested, out)
+		}
+		log := r.logText(t)
+		if n := bells(out); n != 1 {
+			t.Fatalf("nested=%v: %d bells reached the terminal outside, want 1 for the question:\n%q\nthe wrapper's log:\n%s", nested, n, out, log)
+		}
+		if !strings.Contains(log, "allow-passthrough is off") || !strings.Contains(log, "set -g allow-passthrough on") {
+			t.Fatalf("nested=%v: the log does not say why nothing showed:\n%s", nested, log)
 		}
 	}
 }
