@@ -35,7 +35,7 @@ type Check struct {
 // PassthroughProbe is what doctor asks tmux.
 type PassthroughProbe interface {
 	TmuxProbe
-	PassthroughAsker
+	Passthrough(ctx context.Context, lvl tmux.Level) (string, error)
 }
 
 // DoctorInput is what the notification checks look at.

@@ -107,10 +107,17 @@ type fakeProbe struct {
 	levels []tmux.Level
 	outer  string
 	pass   map[string]string
+	hidden map[string]bool // servers whose pane is not on show
 }
 
 func (f fakeProbe) Levels(context.Context, func(string) string) []tmux.Level { return f.levels }
 func (f fakeProbe) OuterTermProgram(context.Context, tmux.Level) string      { return f.outer }
+func (f fakeProbe) OnShow(_ context.Context, l tmux.Level) (bool, error) {
+	if f.hidden[l.Socket] {
+		return false, nil
+	}
+	return true, nil
+}
 func (f fakeProbe) Passthrough(_ context.Context, l tmux.Level) (string, error) {
 	if v, ok := f.pass[l.Socket]; ok {
 		if v == "old" {
@@ -853,11 +860,12 @@ func TestATmuxThatDropsTheSequenceGetsTheBell(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		levels := []tmux.Level{{Socket: "/inner", Pane: "%1"}, {Socket: "/outer", Pane: "%4"}}
 		pass := map[string]string{"/inner": "on", "/outer": "off"}
+		hidden := map[string]bool{}
 		var term, logs lockedBuffer
 		o, _ := Setup{
 			Config: Config{Enabled: true, Channel: "auto", Table: osc.DefaultTable()},
 			Getenv: envOf("TMUX", "/inner,1,0", "TMUX_PANE", "%1"), TUI: true, Terminal: &term,
-			Tmux: fakeProbe{levels: levels, outer: "WarpTerminal", pass: pass},
+			Tmux: fakeProbe{levels: levels, outer: "WarpTerminal", pass: pass, hidden: hidden},
 			Logf: func(f string, args ...any) { fmt.Fprintf(&logs, f+"\n", args...) },
 		}.Options(context.Background())
 		n := Start(o)
@@ -891,6 +899,19 @@ func TestATmuxThatDropsTheSequenceGetsTheBell(t *testing.T) {
 		}
 		if st := status(); st.Last != OutcomeWritten || st.Hint != "" {
 			t.Fatalf("status %+v", st)
+		}
+
+		// "on" lets it out of a pane on show only; "all" of every pane.
+		hidden["/outer"] = true
+		if got := send(); got != "\a" {
+			t.Fatalf("the outer pane is not on show: wrote %q, want the bell", got)
+		}
+		if st := status(); !strings.HasPrefix(st.Hint, "tmux server /outer, pane %4: the pane is not on show") || !strings.Contains(st.Hint, "allow-passthrough all") {
+			t.Fatalf("status %+v", st)
+		}
+		pass["/outer"] = "all"
+		if got := send(); !strings.Contains(got, "777;notify;") {
+			t.Fatalf("allow-passthrough all: wrote %q, want the sequence", got)
 		}
 
 		pass["/inner"] = "old"

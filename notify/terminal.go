@@ -29,9 +29,11 @@ type Terminal struct {
 }
 
 // PassthroughAsker asks one tmux server whether it lets passthrough
-// sequences out of a pane.
+// sequences out of a pane: its allow-passthrough, and whether the pane is
+// on show (what "on" needs).
 type PassthroughAsker interface {
 	Passthrough(ctx context.Context, lvl tmux.Level) (string, error)
+	OnShow(ctx context.Context, lvl tmux.Level) (bool, error)
 }
 
 // Outcomes of the terminal channel.
@@ -84,7 +86,8 @@ func (t *Terminal) Send(m Message) error {
 
 // Deliver writes m as Send does, unless a tmux between herdr-pi and the
 // terminal drops passthrough sequences (allow-passthrough off, tmux's own
-// default, or a tmux too old to have it): the sequence would vanish
+// default, or a tmux too old to have it; "on" from a pane not on show, a
+// window in the background): the sequence would vanish
 // without a word (oh-my-pi#3395), so the pane's bell is rung instead,
 // which tmux marks on the window and passes on to the terminal as its
 // bell. why then names the tmux and the way to let notifications through.
@@ -123,6 +126,10 @@ func (t *Terminal) dropped(ctx context.Context) string {
 			return tmuxWhere(lvl) + ": " + err.Error() + ", so it drops notification sequences: the pane's bell was rung instead; upgrade tmux to 3.3 or newer"
 		case err == nil && v == "off":
 			return tmuxWhere(lvl) + ": allow-passthrough is off, so tmux drops notification sequences: the pane's bell was rung instead; " + passthroughFix
+		case err == nil && v == "on":
+			if shown, err := t.Tmux.OnShow(ctx, lvl); err == nil && !shown {
+				return tmuxWhere(lvl) + ": the pane is not on show, and allow-passthrough on lets sequences out of panes on show only, so tmux dropped this one: the pane's bell was rung instead; `set -g allow-passthrough all` (tmux 3.4 or newer) lets them out of every pane"
+			}
 		}
 	}
 	return ""
