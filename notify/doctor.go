@@ -130,10 +130,7 @@ func TmuxPassthrough(ctx context.Context, probe PassthroughProbe, levels []tmux.
 		if len(levels) > 1 {
 			name = fmt.Sprintf("tmux passthrough (level %d of %d)", i+1, len(levels))
 		}
-		where := "tmux server " + lvl.Socket
-		if lvl.Pane != "" {
-			where += ", pane " + lvl.Pane
-		}
+		where := tmuxWhere(lvl)
 		v, err := probe.Passthrough(ctx, lvl)
 		switch {
 		case errors.Is(err, tmux.ErrNoPassthrough):
@@ -146,7 +143,7 @@ func TmuxPassthrough(ctx context.Context, probe PassthroughProbe, levels []tmux.
 		case v == "off":
 			checks = append(checks, Check{Name: name, Status: CheckFail,
 				Detail: where + ": allow-passthrough is off, so tmux drops the notification sequences and notifications will not show",
-				Fix:    "run `tmux set -g allow-passthrough on` and add `set -g allow-passthrough on` to ~/.tmux.conf"})
+				Fix:    passthroughFix})
 		case v == "on":
 			checks = append(checks, Check{Name: name, Status: CheckOK,
 				Detail: where + ": allow-passthrough is on (notifications pass while the pane is visible; \"all\", tmux 3.4+, also passes them from hidden panes)"})

@@ -214,9 +214,15 @@ func Start(o Options) *Notifier {
 	}
 	if o.Terminal != nil {
 		t := o.Terminal
-		n.workers = append(n.workers, newWorker("terminal", 0, 0, func(_ context.Context, m Message) (string, bool, error) {
-			return "written", false, t.Send(m)
-		}))
+		// why is the worker's own: written by its send, read by its record.
+		var why string
+		w := newWorker("terminal", 0, 0, func(ctx context.Context, m Message) (string, bool, error) {
+			outcome, reason, err := t.Deliver(ctx, m)
+			why = reason
+			return outcome, false, err
+		})
+		w.explain = func() string { return why }
+		n.workers = append(n.workers, w)
 	}
 	if o.Ntfy != nil {
 		ny := o.Ntfy
@@ -417,6 +423,9 @@ type worker struct {
 	// gaveUp, when set, hears of a message given up (offered for
 	// retryFor, and not kept).
 	gaveUp func(Message)
+	// explain, when set, says why the send that just got through did not
+	// reach the person as asked (the terminal's bell under tmux), or "".
+	explain func() string
 
 	mu   sync.Mutex
 	next *pending
@@ -648,6 +657,14 @@ func (w *worker) record(outcome string, err error, logf func(string, ...any)) {
 	if w.failing {
 		logf("notify: %s channel recovered", w.name)
 		w.failing = false
+	}
+	if w.explain != nil {
+		if why := w.explain(); why != "" {
+			w.st.Hint = why
+			if changed {
+				logf("notify: the %s channel did not show the notification: %s", w.name, why)
+			}
+		}
 	}
 	if w.name == "herdr" && outcome != ReasonShown && outcome != OutcomeToldWithOthers {
 		w.st.Hint = HerdrHint(outcome)

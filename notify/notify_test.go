@@ -107,10 +107,17 @@ type fakeProbe struct {
 	levels []tmux.Level
 	outer  string
 	pass   map[string]string
+	hidden map[string]bool // servers whose pane is not on show
 }
 
 func (f fakeProbe) Levels(context.Context, func(string) string) []tmux.Level { return f.levels }
 func (f fakeProbe) OuterTermProgram(context.Context, tmux.Level) string      { return f.outer }
+func (f fakeProbe) OnShow(_ context.Context, l tmux.Level) (bool, error) {
+	if f.hidden[l.Socket] {
+		return false, nil
+	}
+	return true, nil
+}
 func (f fakeProbe) Passthrough(_ context.Context, l tmux.Level) (string, error) {
 	if v, ok := f.pass[l.Socket]; ok {
 		if v == "old" {
@@ -839,6 +846,85 @@ func FuzzTargetSequence(f *testing.F) {
 			if p != osc.OSC777 && osc.Sanitize(title) != "" && osc.Sanitize(m.screenBody(osc.MaxCodePoints)) != "" && !strings.Contains(text, partSep) {
 				t.Fatalf("%s: the body was lost beside the title: %q", p, seq)
 			}
+		}
+	})
+}
+
+// Under tmux, each notification asks every level whether it lets the
+// sequence out. Where one does not (allow-passthrough off, or a tmux too
+// old to have it) the pane's bell is rung instead, and the channel's
+// status and the log (once a streak) name that tmux and the fix. A level
+// that cannot be asked leaves the sequence as it was, and a level set on
+// meanwhile gets the sequence from the next notification.
+func TestATmuxThatDropsTheSequenceGetsTheBell(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		levels := []tmux.Level{{Socket: "/inner", Pane: "%1"}, {Socket: "/outer", Pane: "%4"}}
+		pass := map[string]string{"/inner": "on", "/outer": "off"}
+		hidden := map[string]bool{}
+		var term, logs lockedBuffer
+		o, _ := Setup{
+			Config: Config{Enabled: true, Channel: "auto", Table: osc.DefaultTable()},
+			Getenv: envOf("TMUX", "/inner,1,0", "TMUX_PANE", "%1"), TUI: true, Terminal: &term,
+			Tmux: fakeProbe{levels: levels, outer: "WarpTerminal", pass: pass, hidden: hidden},
+			Logf: func(f string, args ...any) { fmt.Fprintf(&logs, f+"\n", args...) },
+		}.Options(context.Background())
+		n := Start(o)
+		defer n.Close(context.Background())
+		key := 0
+		send := func() string {
+			t.Helper()
+			key++
+			before := term.String()
+			n.Notify(Event{Kind: AskStarted, Key: strconv.Itoa(key)})
+			synctest.Wait()
+			return strings.TrimPrefix(term.String(), before)
+		}
+		status := func() ChannelStatus { return n.Status()[0] }
+
+		for range 2 {
+			if got := send(); got != "\a" {
+				t.Fatalf("the outer tmux drops the sequence: wrote %q, want the bell", got)
+			}
+		}
+		if st := status(); st.Last != OutcomeBell || st.Failing || !strings.HasPrefix(st.Hint, "tmux server /outer, pane %4: allow-passthrough is off") || !strings.Contains(st.Hint, "set -g allow-passthrough on") {
+			t.Fatalf("status %+v", st)
+		}
+		if got := strings.Count(logs.String(), "allow-passthrough is off"); got != 1 {
+			t.Fatalf("the log says it %d times, want once:\n%s", got, logs.String())
+		}
+
+		pass["/outer"] = "on"
+		if got := send(); !strings.HasPrefix(got, "\x1bPtmux;\x1b\x1bPtmux;") || !strings.Contains(got, "777;notify;") {
+			t.Fatalf("both levels let it out: wrote %q, want the sequence wrapped twice", got)
+		}
+		if st := status(); st.Last != OutcomeWritten || st.Hint != "" {
+			t.Fatalf("status %+v", st)
+		}
+
+		// "on" lets it out of a pane on show only; "all" of every pane.
+		hidden["/outer"] = true
+		if got := send(); got != "\a" {
+			t.Fatalf("the outer pane is not on show: wrote %q, want the bell", got)
+		}
+		if st := status(); !strings.HasPrefix(st.Hint, "tmux server /outer, pane %4: the pane is not on show") || !strings.Contains(st.Hint, "allow-passthrough all") {
+			t.Fatalf("status %+v", st)
+		}
+		pass["/outer"] = "all"
+		if got := send(); !strings.Contains(got, "777;notify;") {
+			t.Fatalf("allow-passthrough all: wrote %q, want the sequence", got)
+		}
+
+		pass["/inner"] = "old"
+		if got := send(); got != "\a" {
+			t.Fatalf("a tmux without allow-passthrough: wrote %q, want the bell", got)
+		}
+		if st := status(); !strings.Contains(st.Hint, "tmux server /inner, pane %1: this tmux has no allow-passthrough option") || !strings.Contains(st.Hint, "upgrade tmux") {
+			t.Fatalf("status %+v", st)
+		}
+
+		delete(pass, "/inner") // cannot be asked
+		if got := send(); !strings.Contains(got, "777;notify;") {
+			t.Fatalf("a tmux that cannot be asked: wrote %q, want the sequence", got)
 		}
 	})
 }

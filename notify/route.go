@@ -123,6 +123,10 @@ func (s Setup) Options(ctx context.Context) (Options, Choice) {
 	case RouteTerminal:
 		if s.TUI && s.Terminal != nil {
 			o.Terminal = &Terminal{W: s.Terminal, Target: ResolveTarget(ctx, s.Getenv, s.Config.Table, s.Tmux)}
+			// The probe that found the levels can usually ask them too.
+			if asker, ok := s.Tmux.(PassthroughAsker); ok {
+				o.Terminal.Tmux = asker
+			}
 		}
 	}
 	if s.Config.Enabled && s.Config.Ntfy.Enabled {

@@ -2,10 +2,12 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/herdr-pi/herdr-pi/notify/osc"
@@ -21,7 +23,30 @@ type Terminal struct {
 	W io.Writer
 	// Target says which sequence and how much tmux wrapping.
 	Target Target
+	// Tmux, when set, is asked before each notification whether every
+	// tmux of Target lets the sequence out (see Deliver); nil: never asked.
+	Tmux PassthroughAsker
 }
+
+// PassthroughAsker asks one tmux server whether it lets passthrough
+// sequences out of a pane: its allow-passthrough, and whether the pane is
+// on show (what "on" needs).
+type PassthroughAsker interface {
+	Passthrough(ctx context.Context, lvl tmux.Level) (string, error)
+	OnShow(ctx context.Context, lvl tmux.Level) (bool, error)
+}
+
+// Outcomes of the terminal channel.
+const (
+	OutcomeWritten = "written"
+	// OutcomeBell: a tmux on the way drops the sequence, so the pane's
+	// bell was rung instead.
+	OutcomeBell = "bell"
+)
+
+// passthroughAskTime bounds the questions Deliver asks tmux: a tmux that
+// does not answer costs this much delay, and the sequence is written.
+const passthroughAskTime = 2 * time.Second
 
 // Sequence returns the bytes that show m with t's target, or nil when
 // there is nothing to show.
@@ -57,6 +82,69 @@ func (t *Terminal) Send(m Message) error {
 		return fmt.Errorf("writing to the terminal: %w", err)
 	}
 	return nil
+}
+
+// Deliver writes m as Send does, unless a tmux between herdr-pi and the
+// terminal drops passthrough sequences (allow-passthrough off, tmux's own
+// default, or a tmux too old to have it; "on" from a pane not on show, a
+// window in the background): the sequence would vanish
+// without a word (oh-my-pi#3395), so the pane's bell is rung instead,
+// which tmux marks on the window and passes on to the terminal as its
+// bell. why then names the tmux and the way to let notifications through.
+// tmux is asked each time, so a setting changed while the agent runs
+// counts from the next notification on.
+func (t *Terminal) Deliver(ctx context.Context, m Message) (outcome, why string, err error) {
+	seq := t.Target.Sequence(m)
+	if len(seq) > 0 {
+		why = t.dropped(ctx)
+	}
+	if why != "" {
+		seq = []byte{'\a'}
+	}
+	if err := osc.Emit(t.W, seq); err != nil {
+		return "", "", fmt.Errorf("writing to the terminal: %w", err)
+	}
+	if why != "" {
+		return OutcomeBell, why, nil
+	}
+	return OutcomeWritten, "", nil
+}
+
+// dropped names the first tmux of the target that drops passthrough
+// sequences, and what to do; "" when none does or none could be asked (then
+// the sequence is written, as it would be without asking).
+func (t *Terminal) dropped(ctx context.Context) string {
+	if t.Tmux == nil || t.Target.TmuxLevels == 0 {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, passthroughAskTime)
+	defer cancel()
+	for _, lvl := range t.Target.Tmux {
+		v, err := t.Tmux.Passthrough(ctx, lvl)
+		switch {
+		case errors.Is(err, tmux.ErrNoPassthrough):
+			return tmuxWhere(lvl) + ": " + err.Error() + ", so it drops notification sequences: the pane's bell was rung instead; upgrade tmux to 3.3 or newer"
+		case err == nil && v == "off":
+			return tmuxWhere(lvl) + ": allow-passthrough is off, so tmux drops notification sequences: the pane's bell was rung instead; " + passthroughFix
+		case err == nil && v == "on":
+			if shown, err := t.Tmux.OnShow(ctx, lvl); err == nil && !shown {
+				return tmuxWhere(lvl) + ": the pane is not on show, and allow-passthrough on lets sequences out of panes on show only, so tmux dropped this one: the pane's bell was rung instead; `set -g allow-passthrough all` (tmux 3.4 or newer) lets them out of every pane"
+			}
+		}
+	}
+	return ""
+}
+
+// passthroughFix is how a person lets notification sequences out of tmux.
+const passthroughFix = "run `tmux set -g allow-passthrough on` and add `set -g allow-passthrough on` to ~/.tmux.conf"
+
+// tmuxWhere names a tmux level for the person.
+func tmuxWhere(lvl tmux.Level) string {
+	where := "tmux server " + lvl.Socket
+	if lvl.Pane != "" {
+		where += ", pane " + lvl.Pane
+	}
+	return where
 }
 
 // Target is where a terminal notification goes: the protocol of the

@@ -96,7 +96,9 @@ func TestBackOffStartsOverAfterADelivery(t *testing.T) {
 
 // A pane that finished out of sight reads done until its tab is focused
 // (§9.3): for an idle report that is Herdr showing the claim, not another
-// agent's state holding the pane.
+// agent's state holding the pane. Nor is the flip back to idle when the
+// person focuses the tab news: nothing is reported again (herdr#4480 and
+// herdr#4473 are about what Herdr makes of that flip).
 func TestIdleShownAsDoneIsTheClaim(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := herdrtest.StartInBubble(t)
@@ -120,6 +122,21 @@ func TestIdleShownAsDoneIsTheClaim(t *testing.T) {
 		}
 		if h := p.Health(); !strings.HasPrefix(h, "reporting to pane "+cfg.PaneID) {
 			t.Errorf("health %q, want the claim shown", h)
+		}
+		calls := len(s.AgentCalls(cfg.PaneID))
+		if _, err := c.TabFocus(context.Background(), ws.Tab.TabID); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if st := s.Pane(cfg.PaneID).Status; st != "idle" {
+			t.Fatalf("pane reads %q after its tab was focused; the fake did not flip it, the test proves nothing", st)
+		}
+		if got := s.AgentCalls(cfg.PaneID); len(got) != calls {
+			t.Errorf("the flip to idle was answered with %d more agent calls: %+v", len(got)-calls, got[calls:])
+		}
+		if h := p.Health(); !strings.HasPrefix(h, "reporting to pane "+cfg.PaneID) {
+			t.Errorf("health %q after the flip, want the claim shown", h)
 		}
 	})
 }

@@ -210,6 +210,28 @@ func (p Probe) Passthrough(ctx context.Context, lvl Level) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// OnShow reports whether the pane lvl names is on show in an attached
+// client: its window is its session's current one, the session has a
+// client, and no other pane of the window is zoomed over it. tmux passes a
+// passthrough sequence only from such a pane unless allow-passthrough is
+// "all" (tmux 3.4+).
+func (p Probe) OnShow(ctx context.Context, lvl Level) (bool, error) {
+	args := []string{"display-message", "-p"}
+	if lvl.Pane != "" {
+		args = append(args, "-t", lvl.Pane)
+	}
+	out, err := p.Run.Run(ctx, lvl.Socket, append(args, "#{session_attached} #{window_active} #{window_zoomed_flag} #{pane_active}")...)
+	if err != nil {
+		return false, err
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 4 {
+		return false, fmt.Errorf("tmux display-message: unexpected answer %q", out)
+	}
+	attached, _ := strconv.Atoi(f[0])
+	return attached > 0 && f[1] == "1" && (f[2] == "0" || f[3] == "1"), nil
+}
+
 // OuterTermProgram is TERM_PROGRAM as the terminal outside the server of lvl
 // set it: tmux keeps the environment it was started with as its global
 // environment and gives panes TERM_PROGRAM=tmux instead. Empty when the

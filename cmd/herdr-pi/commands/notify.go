@@ -232,6 +232,10 @@ func notifyOutcome(io IO, status []notify.ChannelStatus) error {
 			failed = append(failed, st.Channel+": "+st.Outcome())
 		case st.Sent == 0:
 			failed = append(failed, st.Channel+": not delivered before the deadline")
+		case st.Channel == "terminal" && st.Last == notify.OutcomeBell:
+			// A bell reached the person; the words did not, and a hook's
+			// author would never know why.
+			tell(io.Err, "herdr-pi notify: the terminal got a bell, not the notification: %s\n", st.Hint)
 		case st.Channel == "herdr" && st.Last == notify.ReasonDisabled:
 			tell(io.Err, "herdr-pi notify: Herdr did not show it: %s\n", notify.HerdrHint(st.Last))
 		case st.Channel == "herdr" && st.Last != notify.ReasonShown:

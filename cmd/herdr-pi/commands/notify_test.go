@@ -16,6 +16,7 @@ import (
 
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/doctor"
 	"github.com/herdr-pi/herdr-pi/notify"
+	"github.com/herdr-pi/herdr-pi/notify/tmux"
 	"github.com/herdr-pi/herdr-pi/settings"
 )
 
@@ -48,6 +49,7 @@ type notifyCase struct {
 	opts  notifyOptions
 	herdr *fakeHerdr
 	tty   *ttyBuffer
+	tmux  notify.TmuxProbe
 }
 
 // runNotify runs the command in-process with a private HOME and returns
@@ -79,6 +81,7 @@ func runNotify(t *testing.T, c notifyCase) (int, string, string) {
 			}
 			return c.tty, nil
 		},
+		tmux:     c.tmux,
 		deadline: 5 * time.Second,
 	}
 	err := notifyRun(context.Background(), f, &c.opts, deps)
@@ -294,5 +297,38 @@ func TestNotifyOutcomeCountsASilentChannelAsNotDelivered(t *testing.T) {
 	}
 	if code := exitCode(err, &stderr); code != exitError {
 		t.Errorf("exit %d, want %d", code, exitError)
+	}
+}
+
+// oneTmux is one tmux server around the process, whose allow-passthrough
+// is pass.
+type oneTmux struct{ pass string }
+
+func (oneTmux) Levels(context.Context, func(string) string) []tmux.Level {
+	return []tmux.Level{{Socket: "/tmp/t/s", Pane: "%2"}}
+}
+func (oneTmux) OuterTermProgram(context.Context, tmux.Level) string { return "WarpTerminal" }
+func (o oneTmux) Passthrough(context.Context, tmux.Level) (string, error) {
+	return o.pass, nil
+}
+func (oneTmux) OnShow(context.Context, tmux.Level) (bool, error) { return true, nil }
+
+// In a tmux that drops the sequence, notify rings the bell and says on
+// stderr why the words did not show and what lets them through; with
+// passthrough on it writes the wrapped sequence and says nothing.
+func TestNotifyInTmuxWithoutPassthroughSaysSo(t *testing.T) {
+	env := []string{"TMUX=/tmp/t/s,1,0", "TMUX_PANE=%2"}
+	tty := &ttyBuffer{}
+	code, stderr, term := runNotify(t, notifyCase{env: env, tty: tty, tmux: oneTmux{pass: "off"}, opts: notifyOptions{Title: "Tests passed"}})
+	if code != 0 || term != "\a" {
+		t.Fatalf("exit %d, terminal %q, want 0 and the bell: %s", code, term, stderr)
+	}
+	if !strings.Contains(stderr, "got a bell, not the notification") || !strings.Contains(stderr, "set -g allow-passthrough on") {
+		t.Fatalf("stderr %q", stderr)
+	}
+	tty = &ttyBuffer{}
+	code, stderr, term = runNotify(t, notifyCase{env: env, tty: tty, tmux: oneTmux{pass: "on"}, opts: notifyOptions{Title: "Tests passed"}})
+	if code != 0 || stderr != "" || !strings.HasPrefix(term, "\x1bPtmux;") || !strings.Contains(term, "777;notify;Tests passed") {
+		t.Fatalf("exit %d, terminal %q, stderr %q", code, term, stderr)
 	}
 }
