@@ -61,19 +61,69 @@ func URL(raw string) string {
 // too. The words around a secret stay, so the message still says what went
 // wrong.
 func Text(s string) string {
-	s = urlPattern().ReplaceAllStringFunc(s, hideInURL)
-	s = schemePattern().ReplaceAllString(s, "${1}${2}"+mask)
-	s = assignmentPattern().ReplaceAllString(s, "${1}${2}"+mask)
-	s = keyPattern().ReplaceAllStringFunc(s, func(k string) string {
-		trimmed := strings.TrimRight(k, ".")
-		return mask + k[len(trimmed):]
-	})
-	return runPattern().ReplaceAllStringFunc(s, func(run string) string {
+	return runPattern().ReplaceAllStringFunc(marked(s), func(run string) string {
 		if looksRandom(run) {
 			return mask
 		}
 		return run
 	})
+}
+
+// marked is s with the secrets that say what they are hidden: those in a
+// URL, after Bearer or Basic, given to a secret's name, or in a key's
+// published shape. Text adds the random-looking runs to these.
+func marked(s string) string {
+	s = urlPattern().ReplaceAllStringFunc(s, hideInURL)
+	s = schemePattern().ReplaceAllString(s, "${1}${2}"+mask)
+	s = assignmentPattern().ReplaceAllString(s, "${1}${2}"+mask)
+	return keyPattern().ReplaceAllStringFunc(s, func(k string) string {
+		trimmed := strings.TrimRight(k, ".")
+		return mask + k[len(trimmed):]
+	})
+}
+
+// Argv is a command line as the log may keep it: the value of an option
+// named for a secret (--api-key KEY, --token=T), an environment assignment
+// of such a name (ANTHROPIC_API_KEY=…, as env(1) or a shell takes it) and
+// what Text hides by its shape become "xxxxx". Random-looking runs stay:
+// in a command line they are mostly session ids and paths, which the log
+// needs. argv itself is not changed.
+func Argv(argv []string) []string {
+	out := make([]string, len(argv))
+	for i := 0; i < len(argv); i++ {
+		w := argv[i]
+		name, value, assigned := strings.Cut(w, "=")
+		switch {
+		case assigned && secretName(name) && !strings.ContainsAny(value, " \t\n"):
+			out[i] = name + "=" + mask
+		case strings.HasPrefix(w, "-") && !assigned && secretName(w) && i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-"):
+			out[i], out[i+1] = w, mask
+			i++
+		default:
+			out[i] = marked(w)
+		}
+	}
+	return out
+}
+
+// secretName says whether an option or variable name says it holds a
+// secret: --api-key, --token, OPENAI_API_KEY, DB_PASSWORD, AWS_SECRET_ACCESS_KEY.
+func secretName(name string) bool {
+	if strings.Trim(name, "-") == "" || strings.ContainsFunc(name, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) {
+		return false // not a name: a script, a prompt, a path
+	}
+	n := strings.ToLower(strings.NewReplacer("-", "", "_", "", ".", "").Replace(name))
+	if strings.HasSuffix(n, "key") || strings.HasSuffix(n, "keys") {
+		return true
+	}
+	for _, word := range []string{"token", "secret", "password", "passwd", "passphrase", "credential", "authorization"} {
+		if strings.Contains(n, word) {
+			return true
+		}
+	}
+	return false
 }
 
 var (

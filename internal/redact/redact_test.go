@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -64,6 +65,36 @@ func TestTextHidesSecrets(t *testing.T) {
 	}
 }
 
+// A command line keeps its shape and its session paths for the log, but
+// not the secrets given on it: by an option's or a variable's name, or by
+// a key's shape anywhere in a word.
+func TestArgvHidesTheSecretsOfACommandLine(t *testing.T) {
+	session := "/home/u/.pi/agent/sessions/--home-u--/2026-12-06T01-21-21-729Z_0193f2a4-7c1e-7b3a-9f10-3c9d2e4b5a6f.jsonl"
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"pi", "--api-key", "hunter2", "--model", "claude-sonnet-4-5", "--session", session},
+			[]string{"pi", "--api-key", "xxxxx", "--model", "claude-sonnet-4-5", "--session", session}},
+		{[]string{"env", "OPENAI_API_KEY=hunter2", "DB_PASSWORD=x", "AWS_SECRET_ACCESS_KEY=y", "HOME=/h", "pi"},
+			[]string{"env", "OPENAI_API_KEY=xxxxx", "DB_PASSWORD=xxxxx", "AWS_SECRET_ACCESS_KEY=xxxxx", "HOME=/h", "pi"}},
+		{[]string{"tool", "--token=abc", "-key", "k", "--auth-token", "t", "--keyring-dir", "/k"},
+			[]string{"tool", "--token=xxxxx", "-key", "xxxxx", "--auth-token", "xxxxx", "--keyring-dir", "/k"}},
+		// A secret's option last, or followed by another option, hides nothing more.
+		{[]string{"pi", "--api-key"}, []string{"pi", "--api-key"}},
+		{[]string{"pi", "--api-key", "--verbose"}, []string{"pi", "--api-key", "--verbose"}},
+		// Inside a script or a prompt, what Text finds by shape or name.
+		{[]string{"sh", "-c", "TOKEN=abc pi 'use sk-ant-api03-AbCd_12-xyz'"}, []string{"sh", "-c", "TOKEN=xxxxx pi 'use xxxxx'"}},
+		{[]string{"pi", "fix it: a=1 and https://u:pw@h/x?k=v"}, []string{"pi", "fix it: a=1 and https://xxxxx@h/x?k=xxxxx"}},
+		{nil, []string{}},
+	} {
+		in := slices.Clone(tc.in)
+		if got := Argv(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("Argv(%q)\n = %q\nwant %q", tc.in, got, tc.want)
+		}
+		if !slices.Equal(in, tc.in) {
+			t.Errorf("Argv changed its argument to %q", tc.in)
+		}
+	}
+}
+
 // FuzzText: a key planted anywhere never survives, and hiding is stable
 // (what Text returns has nothing left to hide).
 func FuzzText(f *testing.F) {
@@ -81,6 +112,26 @@ func FuzzText(f *testing.F) {
 		got := Text(before)
 		if again := Text(got); again != got {
 			t.Fatalf("Text(%q) = %q, but Text of that = %q", before, got, again)
+		}
+	})
+}
+
+// FuzzArgv: a secret given by name or shape never survives, whatever
+// words surround it, and every word keeps its place.
+func FuzzArgv(f *testing.F) {
+	for _, s := range []string{"", "pi", "--api-key", "-", "=", "a=b c", "é\x00\xff"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, before, after string) {
+		for _, planted := range [][]string{{"--api-key", "PLANTED1"}, {"OPENAI_API_KEY=PLANTED2"}, {"--token=PLANTED3"}, {"use sk-ant-api03-PLANTED4 now"}} {
+			argv := slices.Concat([]string{before}, planted, []string{after})
+			got := Argv(argv)
+			if len(got) != len(argv) {
+				t.Fatalf("Argv(%q) = %q: %d words from %d", argv, got, len(got), len(argv))
+			}
+			if strings.Contains(strings.Join(got, " "), "PLANTED") && !strings.Contains(before+after, "PLANTED") {
+				t.Fatalf("Argv(%q) = %q keeps the secret", argv, got)
+			}
 		}
 	})
 }

@@ -47,3 +47,31 @@ func TestWrapHandsPiPrintModeToExec(t *testing.T) {
 		t.Errorf("exec env %q, want the caller's %q", gotEnv, env)
 	}
 }
+
+// The log line of a Pi that wrap steps aside for names its command line
+// without the key given on it (people paste the log into issues).
+func TestWrapLogsPiPrintModeWithoutItsKey(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "pi"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	var stderr strings.Builder
+	env := []string{"PATH=" + dir, "HOME=" + dir, "XDG_STATE_HOME=" + dir, "XDG_CONFIG_HOME=" + dir}
+	f := NewFactory(IO{In: devnull, Out: devnull, Err: &stderr, Env: env, Dir: dir})
+	f.Exec = func(string, []string, []string, string) error { return nil }
+	if code := runWith(context.Background(), []string{"herdr-pi", "wrap", "pi", "--api-key", "hunter2", "-p", "hello"}, f); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "herdr-pi", "herdr-pi.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `exec ["pi" "--api-key" "xxxxx" "-p" "hello"]`; !strings.Contains(string(b), want) || strings.Contains(string(b), "hunter2") {
+		t.Errorf("the log says\n%s\nwant %s and no hunter2", b, want)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/handoff/live"
+	"github.com/herdr-pi/herdr-pi/internal/redact"
 	"github.com/herdr-pi/herdr-pi/notify/osc"
 	"github.com/herdr-pi/herdr-pi/pane/launch"
 	"github.com/herdr-pi/herdr-pi/pane/pty"
@@ -149,7 +150,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		if err != nil {
 			return explainStart(err, opts.Argv[0], io.Env, io.Dir)
 		}
-		log.Printf("exec %q: Pi runs non-interactively; herdr-pi steps aside", opts.Argv)
+		log.Printf("exec %q: Pi runs non-interactively; herdr-pi steps aside", redact.Argv(opts.Argv))
 		log.Close()
 		return f.Exec(path, opts.Argv, io.Env, io.Dir)
 	}
@@ -302,7 +303,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 		}
 	}
 
-	log.Printf("start %q (agent %s)", argv, agent)
+	log.Printf("start %q (agent %s)", redact.Argv(argv), agent)
 	term.Argv, term.Tap, term.Inject = argv, det.Tap, inject
 	term.Started = signals.SetChildPID
 	// Ctrl-Z: the pane shows the stopped agent idle until fg.
@@ -327,7 +328,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	err = pty.Run(ctx, term)
 	signals.AgentExited()
 	err = explainStart(err, argv[0], term.Env, cwd)
-	log.Printf("end %q: %v", opts.Argv, err)
+	log.Printf("end %q: %v", redact.Argv(opts.Argv), err)
 	printResumeHint(stdout, opts, agentCmd, tail, log.Printf)
 	return err
 }

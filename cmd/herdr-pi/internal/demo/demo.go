@@ -25,7 +25,9 @@ import (
 	creackpty "github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/herdr-pi/herdr-pi/bridge/control"
 	"github.com/herdr-pi/herdr-pi/cmd/herdr-pi/internal/render"
+	"github.com/herdr-pi/herdr-pi/internal/shellword"
 	"github.com/herdr-pi/herdr-pi/pane/screen"
 	"github.com/herdr-pi/herdr-pi/pane/state"
 )
@@ -107,12 +109,21 @@ func Run(ctx context.Context, o Options) error {
 	interrupt := make(chan os.Signal, 1)
 	signal.Notify(interrupt, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
 	defer signal.Stop(interrupt)
+	where := os.TempDir()
+	if os.Getenv("TMPDIR") != "" {
+		where = "TMPDIR=" + where
+	}
+	// The demo's wrapper keeps its control socket below the temporary
+	// directory, and refuses one there that anyone could swap for theirs:
+	// said now, its agent would wait the whole timeout for a socket it
+	// never gets.
+	var pe *control.PrivateDirError
+	if err := control.CheckPrivateDir(filepath.Join(tempBase(), "herdr-pi-demo")); errors.As(err, &pe) && pe.Problem == control.ProblemParent {
+		return fmt.Errorf("cannot use %s: %s may be written by others and is not sticky, so anyone could swap the demo's directories for theirs; run chmod +t %s (or chmod o-w %s), or point TMPDIR at a directory of yours",
+			where, pe.Parent, shellword.Word(pe.Parent), shellword.Word(pe.Parent))
+	}
 	root, err := os.MkdirTemp(tempBase(), "herdr-pi-demo")
 	if err != nil {
-		where := os.TempDir()
-		if os.Getenv("TMPDIR") != "" {
-			where = "TMPDIR=" + where
-		}
 		return fmt.Errorf("cannot make its temporary directory in %s: %w; point TMPDIR at a writable directory", where, err)
 	}
 	defer os.RemoveAll(root)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/herdr-pi/herdr-pi/internal/testenv"
 )
 
 // The demo needs no Herdr, Pi or network, and no short TMPDIR either: its
@@ -59,5 +61,35 @@ func TestStandInSocketIsAbsoluteUnderARelativeTMPDIR(t *testing.T) {
 	}
 	if root := tempBase(); !filepath.IsAbs(root) {
 		t.Errorf("temporary base %q is relative", root)
+	}
+}
+
+// A TMPDIR others may write and that is not sticky is refused before
+// anything is made there, with the way out: the demo's wrapper would refuse
+// its runtime directory in it (anyone could swap it for theirs), so its
+// agent would wait the whole timeout for a control socket it never gets.
+func TestRunRefusesATMPDIROthersMayWrite(t *testing.T) {
+	testenv.PermissiveUmask(t)
+	top, err := os.MkdirTemp("/tmp", "hpdemo-top")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(top) })
+	open := filepath.Join(top, "open")
+	if err := os.Chmod(top, 0o755); err != nil { // others reach what is below
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", open)
+	err = Run(context.Background(), Options{Out: &bytes.Buffer{}, Wrap: []string{"/bin/false"}})
+	for _, want := range []string{"TMPDIR=" + open, "not sticky", "chmod +t " + open} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want it to say %q", err, want)
+		}
+	}
+	if left, _ := os.ReadDir(open); len(left) > 0 {
+		t.Errorf("left in TMPDIR: %v", left)
 	}
 }
