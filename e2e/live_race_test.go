@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
@@ -44,6 +45,36 @@ func TestLiveHandoffTwoOpensStartedTogether(t *testing.T) {
 		t.Fatalf("%d panes split for one attempt", n)
 	}
 	lr.wantResult(t, lvPaneReply)
+	lr.wantClosedAll(t, st.ID)
+	lr.quitOwner()
+	lr.wantNothingLeft()
+}
+
+// herdr-pi close started as the pane's turn comes to its end, so the
+// handback at rest (idle) and close's closing of the pane race. Whichever
+// wins, close exits 0 with nothing failed, open ends with one handback
+// (idle or closed) and exit 0, the attempt is back with its owner with
+// the pane's reply, and nothing stays open or left behind.
+func TestCloseRacesALiveHandoffsHandback(t *testing.T) {
+	lr := newLiveRig(t)
+	lr.startOwner()
+	st := lr.run()
+	ro, _ := lr.handOff(lvLabel)
+	lvWait(t, "the pane's turn at its end", func() bool {
+		return strings.Contains(ro.out.String(), `"event":"idle"`)
+	})
+	out, code := lr.herdrPi(t, "close", st.ID)
+	res, hb := ro.handback(t)
+	t.Logf("close: exit %d\n%s\nopen: exit %d, %s", code, out, res.code, events(ro.lines(t)))
+	if code != 0 || res.code != 0 || hb.Event != "handback" || (hb.Reason != "idle" && hb.Reason != "closed") || !hb.Transferred || hb.LeftOpen != "" {
+		t.Fatalf("close: exit %d\n%s\nopen: exit %d, handback %+v\n%s", code, out, res.code, hb, res.stderr)
+	}
+	if got := lr.result(); got != lvPaneReply && got != lvLocalReply {
+		t.Fatalf("the workflow's result is %q", got)
+	}
+	if pn := lr.s.Pane("w1:p2"); pn.Exists {
+		t.Fatalf("pane w1:p2 stays open: %+v", pn)
+	}
 	lr.wantClosedAll(t, st.ID)
 	lr.quitOwner()
 	lr.wantNothingLeft()
