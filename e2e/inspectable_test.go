@@ -34,6 +34,10 @@ const (
 	fiTaskHang    = "TASK-HANG wait forever"
 	fiStop        = "STOP-RUN"
 	fiSubmit      = "Submit the final result now"
+	fiTaskAsk     = "TASK-ASK ask which word"
+	fiQuestion    = "asker: which word do you mean?\n:input_needed:"
+	fiAnswer      = "ANSWER-WORD the word is epsilon"
+	fiReplyAsk    = "asker: the word is epsilon"
 )
 
 // fiRig is a liveRig whose model plays fully inspectable turns.
@@ -112,6 +116,10 @@ func (fi *fiRig) respond(req fakellm.Request) fakellm.Reply {
 		return fakellm.Reply{Text: "reporter: submitted", WordDelay: 40 * time.Millisecond}
 	case strings.Contains(u, fiTaskHang):
 		return fakellm.Reply{Hang: true}
+	case strings.Contains(u, fiAnswer):
+		return fakellm.Reply{Text: fiReplyAsk, WordDelay: 40 * time.Millisecond}
+	case strings.Contains(u, fiTaskAsk):
+		return fakellm.Reply{Text: fiQuestion, WordDelay: 40 * time.Millisecond}
 	}
 	return fakellm.Reply{Text: "owner: noted"}
 }

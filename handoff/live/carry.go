@@ -274,6 +274,10 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		return fail(err)
 	}
 	session, failed := handoff.ForkOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened, s.cfg.StartTimeout, endedCh)
+	loading, piExited := false, false
+	if session == "" && !failed && r.ctx.Err() == nil && !closed(endedCh) {
+		loading, session, failed, piExited = s.awaitLoading(r, opened, l.SessionFile, endedCh)
+	}
 	switch {
 	case r.ctx.Err() != nil:
 		return fail(r.ctx.Err())
@@ -284,6 +288,11 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 		// close`): no timeout was waited out, and saying one would send
 		// the person looking for a slow Pi.
 		return fail(fmt.Errorf("pane %s %s before its Pi started", opened.PaneID, endedWords(paneEnd(events))))
+	case session == "" && piExited:
+		return fail(fmt.Errorf("Pi in pane %s exited before it named its session (it was loading the attempt's transcript)", opened.PaneID))
+	case session == "" && loading:
+		return fail(fmt.Errorf("Pi in pane %s did not name its session within %v: it was still loading the attempt's transcript, %s",
+			opened.PaneID, s.cfg.StartTimeout+loadingFor, fileSizeWords(l.SessionFile)))
 	case session == "":
 		return fail(fmt.Errorf("Pi did not start in pane %s within %v", opened.PaneID, s.cfg.StartTimeout))
 	}
@@ -398,6 +407,59 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	// never took up the cut turn it was given.
 	hb.NeedsContinue = last.LastAborted || (l.NeedsContinue && !sawWorking)
 	return hb
+}
+
+// loadingFor is how much longer than the start timeout a pane's Pi that
+// runs is given to name its session: until then it is loading the
+// attempt's transcript, which for a big one takes long (Pi 1.6.0 took
+// 46 s for 50 MB on a loaded machine, near the 60 s start timeout). Its
+// exit, the pane's end and a cancel still end the wait at once.
+const loadingFor = 10 * time.Minute
+
+// awaitLoading waits on for the pane's Pi to name its session once the
+// start timeout passed without it, as long as the pane's wrapper says it
+// runs a Pi that is still there. loading is whether it waited at all;
+// piExited that the Pi went meanwhile.
+func (s *Service) awaitLoading(r *run, opened handoff.Opened, transcript string, ended <-chan struct{}) (loading bool, session string, failed, piExited bool) {
+	ep, st, ok := wrapperOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened.PaneID)
+	if !ok || st.ChildPID <= 0 {
+		return false, "", false, false
+	}
+	if st.SessionFile != "" {
+		return true, st.SessionFile, false, false
+	}
+	agent := pinAgent(ep, st.ChildPID, s.cfg.Logf)
+	defer agent.release()
+	if agent.gone() {
+		return false, "", false, false
+	}
+	s.cfg.Logf("live: handoff %s: Pi (pid %d) runs in pane %s but has not named its session within %v; it is still loading the attempt's transcript, %s: waiting up to %v more",
+		r.id, st.ChildPID, opened.PaneID, s.cfg.StartTimeout, fileSizeWords(transcript), loadingFor)
+	// A look at the Pi between short waits: its end is heard within
+	// one, without a watcher of its own.
+	for deadline := time.Now().Add(loadingFor); time.Now().Before(deadline); {
+		session, failed = handoff.ForkOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened, loadingLook, ended)
+		switch {
+		case session != "" || failed || r.ctx.Err() != nil || closed(ended):
+			return true, session, failed, false
+		case agent.gone():
+			return true, "", false, true
+		}
+	}
+	return true, "", false, false
+}
+
+// loadingLook is how often awaitLoading looks whether the loading Pi
+// still runs.
+const loadingLook = time.Second
+
+// fileSizeWords says how big a file is, for a message.
+func fileSizeWords(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "whose size cannot be read"
+	}
+	return fmt.Sprintf("%.1f MB", float64(fi.Size())/1e6)
 }
 
 func closed(ch <-chan struct{}) bool {

@@ -189,8 +189,9 @@ func newRig(t *testing.T, mut ...func(*Config)) *rig {
 // paneWrapper plays the herdr-pi wrap in the pane: registered for it, with
 // a status the test sets.
 type paneWrapper struct {
-	mu sync.Mutex
-	st control.Status
+	mu    sync.Mutex
+	st    control.Status
+	asked int // how many times its status was asked
 }
 
 func (p *paneWrapper) ProbeEvent(control.Event)       {}
@@ -198,7 +199,14 @@ func (p *paneWrapper) Wait(control.WaitRequest) error { return nil }
 func (p *paneWrapper) Status() control.Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.asked++
 	return p.st
+}
+
+func (p *paneWrapper) timesAsked() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.asked
 }
 
 func (p *paneWrapper) set(f func(*control.Status)) {
@@ -212,10 +220,18 @@ func (p *paneWrapper) set(f func(*control.Status)) {
 // pane; an agent that is not really its (777, say) goes by it.
 func (r *rig) startPaneWrapper(pane string, childPID ...int) *paneWrapper {
 	r.t.Helper()
-	w := &paneWrapper{st: control.Status{State: "idle", SessionFile: sessionFile, ChildPID: 777}}
+	st := control.Status{State: "idle", SessionFile: sessionFile, ChildPID: 777}
 	if len(childPID) > 0 {
-		w.st.ChildPID = childPID[0]
+		st.ChildPID = childPID[0]
 	}
+	return r.startPaneWrapperAs(pane, st)
+}
+
+// startPaneWrapperAs plays the pane's wrapper with status st from the
+// start.
+func (r *rig) startPaneWrapperAs(pane string, st control.Status) *paneWrapper {
+	r.t.Helper()
+	w := &paneWrapper{st: st}
 	run, err := control.Start(control.RunConfig{RuntimeBase: r.runtime, PaneID: pane, HerdrSocket: r.s.SocketPath(), Events: w, Requests: w})
 	if err != nil {
 		r.t.Fatal(err)
@@ -1664,5 +1680,68 @@ func TestAHerdrPiRemovedSinceTheWrapperStartedRefusesTheHandoff(t *testing.T) {
 	r.o.mu.Unlock()
 	if len(refused) != 1 || !strings.Contains(refused[0], self) {
 		t.Fatalf("the menu's request: refused %q", refused)
+	}
+}
+
+// The pane's Pi runs but names its session only after the start timeout:
+// it is still loading the attempt's transcript (a 50 MB one took Pi 1.6.0
+// 46 s to load here, on a loaded machine, and the timeout is 60 s). While
+// the pane's wrapper answers and its Pi runs, the handoff waits for it
+// rather than close the pane under a Pi about to take the attempt over;
+// once it names its session the pane is launched.
+func TestAPiStillLoadingItsSessionPastTheStartTimeoutIsWaitedFor(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.StartTimeout = time.Second })
+	agent := startAgent(t, "")
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	w := r.startPaneWrapperAs(pane, control.Status{State: "idle", ChildPID: agent.pid})
+	// Asked every 100 ms: forty asks are well past the one-second timeout.
+	r.s.WaitFor(t, long, "the start timeout to pass", func() bool { return w.timesAsked() >= 40 || closed(x.done) })
+	if closed(x.done) {
+		t.Fatalf("the handoff ended while the pane's Pi was still loading: %+v", x.final)
+	}
+	w.set(func(st *control.Status) { st.SessionFile = sessionFile })
+	if l := x.next(t, control.ProgressLaunched); l.PaneID != pane || l.AgentPID != agent.pid {
+		t.Fatalf("launched %+v", l)
+	}
+	if err := unix.PidfdSendSignal(agent.fd, unix.SIGHUP, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if hb := x.wait(t); hb.Reason != control.HandbackExited || !hb.Transferred {
+		t.Fatalf("handback %+v", hb)
+	}
+}
+
+// The pane's Pi exits while it is still loading past the start timeout:
+// the wait ends at once, the launch failed and says why, and nothing was
+// transferred.
+func TestAPiThatExitsWhileLoadingEndsTheWait(t *testing.T) {
+	var logged strings.Builder
+	var logMu sync.Mutex
+	r := newRig(t, func(c *Config) {
+		c.StartTimeout = time.Second
+		c.Logf = func(f string, a ...any) {
+			logMu.Lock()
+			defer logMu.Unlock()
+			fmt.Fprintf(&logged, f+"\n", a...)
+		}
+	})
+	agent := startAgent(t, "")
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapperAs(pane, control.Status{State: "idle", ChildPID: agent.pid})
+	r.s.WaitFor(t, long, "the wait for the loading Pi", func() bool {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return strings.Contains(logged.String(), "still loading the attempt's transcript")
+	})
+	if err := unix.PidfdSendSignal(agent.fd, unix.SIGKILL, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackFailed || hb.Transferred || !strings.Contains(hb.Error, "Pi in pane "+pane+" exited before it named its session") {
+		t.Fatalf("handback %+v", hb)
 	}
 }
