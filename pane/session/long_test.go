@@ -62,7 +62,7 @@ func BenchmarkFirstReadOfALongSession(b *testing.B) {
 		if _, err := tl.poll(); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := tl.whole(); err != nil {
+		if _, err := tl.readBack(); err != nil {
 			b.Fatal(err)
 		}
 		if open, id := tl.tree.Blocked(); !open || id != last {
@@ -81,7 +81,7 @@ func TestTheFirstReadOfALongSessionTakesItsEnd(t *testing.T) {
 	if _, err := tl.poll(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tl.whole(); err != nil {
+	if _, err := tl.readBack(); err != nil {
 		t.Fatal(err)
 	}
 	if open, id := tl.tree.Blocked(); !open || id != last {
@@ -130,7 +130,7 @@ func TestATailReadFromTheEndSaysWhatAWholeReadSays(t *testing.T) {
 					if _, err := tl.poll(); err != nil {
 						t.Fatal(err)
 					}
-					if _, err := tl.whole(); err != nil {
+					if _, err := tl.readBack(); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -210,7 +210,7 @@ func TestATailReadFromTheEndPinnedBeforeItsFirstReadSaysWhatAWholeReadSays(t *te
 						if _, err := tl.poll(); err != nil {
 							t.Fatal(err)
 						}
-						if _, err := tl.whole(); err != nil {
+						if _, err := tl.readBack(); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -220,5 +220,31 @@ func TestATailReadFromTheEndPinnedBeforeItsFirstReadSaysWhatAWholeReadSays(t *te
 				}
 			}
 		}
+	}
+}
+
+// A session whose last line is longer than the first read's window (a
+// command's output of megabytes, written after the reply that asks) gives
+// the first read no entry to decide on. Reading further back must stop
+// where the rules decide: reading the whole file held every entry of a
+// 200 MB session in memory (246 MiB) and took most of a minute.
+func TestALastLineLongerThanTheWindowReadsBackOnlyAsFarAsTheRulesNeed(t *testing.T) {
+	const turns = 2000
+	dir := t.TempDir()
+	path, last := longSession(t, dir, turns, 64, true)
+	appendLines(t, path, msg("x1", last, "bashExecution", text(strings.Repeat("o", 40<<10)), ""))
+	tl := newTail(path, time.Now())
+	tl.window = 4 << 10
+	if _, err := tl.poll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tl.readBack(); err != nil {
+		t.Fatal(err)
+	}
+	if open, id := tl.tree.Blocked(); !open || id != last {
+		t.Fatalf("Blocked() = %v %q, want the last reply %q", open, id, last)
+	}
+	if n := tl.tree.Len(); n >= turns {
+		t.Fatalf("the tree holds %d of the %d entries of a %d-turn session to decide on its last reply, behind one long line", n, 4*turns+1, turns)
 	}
 }
