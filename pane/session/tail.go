@@ -135,6 +135,7 @@ func (t *tail) poll() (changed bool, err error) {
 			if t.feed(buf[:n]) {
 				changed = true
 			}
+			t.reserve(f, t.offset, fi.Size(), buf)
 		}
 		if rerr == io.EOF {
 			return changed, nil
@@ -220,15 +221,49 @@ func (t *tail) readFrom(f *os.File, start int64) (*tail, error) {
 func (t *tail) feedFrom(f *os.File, start, end int64) error {
 	r := io.NewSectionReader(f, start, end-start)
 	buf := make([]byte, 64<<10)
-	for {
+	for at := start; ; {
 		n, err := r.Read(buf)
 		t.feed(buf[:n])
+		at += int64(n)
+		t.reserve(f, at, end, buf)
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
+	}
+}
+
+// reserve makes room in the unfinished line for the rest of it, once it
+// is longer than a read: it looks ahead in f from off (up to end) for the
+// newline, so that a line of megabytes (a tool's output) is held in one
+// buffer of its size. Grown by append a read at a time, it cost five
+// times its size. buf is scratch space.
+func (t *tail) reserve(f io.ReaderAt, off, end int64, buf []byte) {
+	have := len(t.partial)
+	if t.skip || have < len(buf) || cap(t.partial)-have >= len(buf) {
+		return
+	}
+	rest := end - off // the line's rest: all the file has, unless a newline comes first
+	for at := off; at < end && at-off <= maxLine; {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), end-at)], at)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			rest = at - off + int64(i) + 1
+			break
+		}
+		if err != nil || n == 0 {
+			break
+		}
+		at += int64(n)
+	}
+	rest = min(rest, maxLine+1-int64(have))
+	if rest > int64(cap(t.partial)-have) {
+		// At least doubled: a line still being written, a little more
+		// each poll, is then copied a bounded number of times.
+		grown := make([]byte, have, max(int64(have)+rest, min(int64(2*cap(t.partial)), maxLine+1)))
+		copy(grown, t.partial)
+		t.partial = grown
 	}
 }
 
