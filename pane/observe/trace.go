@@ -20,11 +20,20 @@ import (
 // Trace appends one JSON object per state event to a file (HERDR_PI_TRACE):
 // a debugging aid (docs/detect.md), and how the end-to-end tests and the
 // demo watch the state machine from outside the process.
+//
+// A trace left on for days stays bounded: past traceMaxBytes it moves to
+// name.1 (replacing the last one) and starts again, keeping the newest
+// events, as the log does.
 type Trace struct {
 	mu    sync.Mutex
-	w     io.WriteCloser
+	w     io.WriteCloser // nil once the trace could not start again
+	path  string
+	size  int64 // bytes in the file w writes to
 	start time.Time
 }
+
+// traceMaxBytes is the size past which the trace starts a new file.
+const traceMaxBytes = 16 << 20
 
 // OpenTrace opens (creating, 0600) the trace file for appending. Only a
 // regular file (after symlinks) is a trace: opening a FIFO with no reader
@@ -86,7 +95,7 @@ func OpenTrace(path string) (*Trace, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: belongs to uid %d, not to you, who would read the trace%s", path, owner, notOursFix)
 	}
-	return &Trace{w: f, start: time.Now()}, nil
+	return &Trace{w: f, path: path, size: fi.Size(), start: time.Now()}, nil
 }
 
 // notOursFix is the way out of a trace path another user holds: in a
@@ -131,12 +140,35 @@ func (t *Trace) Write(e state.Event) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, _ = t.w.Write(append(line, '\n'))
+	if t.w == nil {
+		return
+	}
+	n, _ := t.w.Write(append(line, '\n'))
+	if t.size += int64(n); t.size > traceMaxBytes {
+		t.rotate()
+	}
+}
+
+// rotate moves the full trace to name.1 and opens name anew, with the
+// same checks as the first open. Should either fail, the trace stops
+// rather than grow on.
+func (t *Trace) rotate() {
+	_ = t.w.Close()
+	t.w = nil
+	if os.Rename(t.path, t.path+".1") != nil {
+		return
+	}
+	if next, err := OpenTrace(t.path); err == nil {
+		t.w, t.size = next.w, next.size
+	}
 }
 
 // Close closes the file.
 func (t *Trace) Close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_ = t.w.Close()
+	if t.w != nil {
+		_ = t.w.Close()
+		t.w = nil
+	}
 }

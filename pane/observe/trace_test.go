@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,5 +152,41 @@ func TestOpenTraceRefusesAnotherUsersSymlinkOrFile(t *testing.T) {
 				t.Errorf("their file got the trace: %q", data)
 			}
 		})
+	}
+}
+
+// A trace left on for days (HERDR_PI_TRACE exported in a shell's rc file)
+// grew by a line per state event without end: 30 MB for 100,000 events.
+// Past 16 MiB it moves to name.1 and starts again, as the log does, so it
+// keeps at most twice that, and the newest events.
+func TestATraceLeftOnStaysBounded(t *testing.T) {
+	const documented = 16 << 20
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	tr, err := OpenTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const events = 80000
+	for i := range events {
+		tr.Write(state.Event{Kind: state.EventTransition, From: state.Working, To: state.Blocked,
+			Cause: fmt.Sprintf("probe:agent_end %06d %s", i, strings.Repeat("x", 200)), At: time.Now()})
+	}
+	tr.Close()
+	line := int64(400) // one event's line, and more
+	for _, p := range []string{path, path + ".1"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatalf("after %d events: %v", events, err)
+		}
+		if fi.Size() > documented+line {
+			t.Errorf("%s holds %d bytes after %d events, want at most 16 MiB", p, fi.Size(), events)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := fmt.Sprintf("probe:agent_end %06d", events-1); !strings.Contains(string(data), last) {
+		t.Errorf("the trace lacks its newest event %q", last)
 	}
 }

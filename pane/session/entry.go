@@ -39,11 +39,11 @@ type Entry struct {
 var ErrNotEntry = errors.New("not a session entry")
 
 type line struct {
-	Type     string          `json:"type"`
-	ID       string          `json:"id"`
-	ParentID *string         `json:"parentId"`
-	Cwd      string          `json:"cwd"`
-	Message  json.RawMessage `json:"message"`
+	Type     string      `json:"type"`
+	ID       string      `json:"id"`
+	ParentID *string     `json:"parentId"`
+	Cwd      string      `json:"cwd"`
+	Message  messageHead `json:"message"`
 	// Timestamp is kept raw: a line whose time is not a string is still
 	// an entry, with no time.
 	Timestamp json.RawMessage `json:"timestamp"`
@@ -53,10 +53,38 @@ type line struct {
 	Replacement json.RawMessage `json:"replacement"`
 }
 
-type message struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	StopReason string          `json:"stopReason"`
+// messageHead is what the rules read of a line's message: its role and
+// stop reason, and for an assistant reply whether its text asks. It is
+// read in place, from the line: the content of any other message (a tool
+// result of megabytes) is passed over, never copied.
+type messageHead struct {
+	Role       string
+	StopReason string
+	Marker     bool
+}
+
+// UnmarshalJSON never fails: a message that is not an object, or whose
+// role is not a string, leaves the head empty (Role ""), and the line is
+// no message entry, as before; a line of another type keeps its entry.
+func (h *messageHead) UnmarshalJSON(b []byte) error {
+	var head struct {
+		Role       string `json:"role"`
+		StopReason string `json:"stopReason"`
+	}
+	if json.Unmarshal(b, &head) != nil {
+		*h = messageHead{}
+		return nil
+	}
+	*h = messageHead{Role: head.Role, StopReason: head.StopReason}
+	if head.Role == "assistant" {
+		var body struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(b, &body) == nil {
+			h.Marker = HasMarker(assistantText(body.Content))
+		}
+	}
+	return nil
 }
 
 type part struct {
@@ -98,14 +126,11 @@ func ParseLine(b []byte) (Entry, error) {
 	if l.Type != "message" {
 		return e, nil
 	}
-	var m message
-	if len(l.Message) == 0 || json.Unmarshal(l.Message, &m) != nil || m.Role == "" {
+	m := l.Message
+	if m.Role == "" {
 		return Entry{}, ErrNotEntry
 	}
-	e.Role, e.StopReason = m.Role, m.StopReason
-	if m.Role == "assistant" {
-		e.Marker = HasMarker(assistantText(m.Content))
-	}
+	e.Role, e.StopReason, e.Marker = m.Role, m.StopReason, m.Marker
 	return e, nil
 }
 

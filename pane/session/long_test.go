@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func BenchmarkFirstReadOfALongSession(b *testing.B) {
 		if _, err := tl.poll(); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := tl.whole(); err != nil {
+		if _, err := tl.readBack(); err != nil {
 			b.Fatal(err)
 		}
 		if open, id := tl.tree.Blocked(); !open || id != last {
@@ -81,7 +82,7 @@ func TestTheFirstReadOfALongSessionTakesItsEnd(t *testing.T) {
 	if _, err := tl.poll(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tl.whole(); err != nil {
+	if _, err := tl.readBack(); err != nil {
 		t.Fatal(err)
 	}
 	if open, id := tl.tree.Blocked(); !open || id != last {
@@ -130,7 +131,7 @@ func TestATailReadFromTheEndSaysWhatAWholeReadSays(t *testing.T) {
 					if _, err := tl.poll(); err != nil {
 						t.Fatal(err)
 					}
-					if _, err := tl.whole(); err != nil {
+					if _, err := tl.readBack(); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -210,7 +211,7 @@ func TestATailReadFromTheEndPinnedBeforeItsFirstReadSaysWhatAWholeReadSays(t *te
 						if _, err := tl.poll(); err != nil {
 							t.Fatal(err)
 						}
-						if _, err := tl.whole(); err != nil {
+						if _, err := tl.readBack(); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -220,5 +221,91 @@ func TestATailReadFromTheEndPinnedBeforeItsFirstReadSaysWhatAWholeReadSays(t *te
 				}
 			}
 		}
+	}
+}
+
+// A session whose last line is longer than the first read's window (a
+// command's output of megabytes, written after the reply that asks) gives
+// the first read no entry to decide on. Reading further back must stop
+// where the rules decide: reading the whole file held every entry of a
+// 200 MB session in memory (246 MiB) and took most of a minute.
+func TestALastLineLongerThanTheWindowReadsBackOnlyAsFarAsTheRulesNeed(t *testing.T) {
+	const turns = 2000
+	dir := t.TempDir()
+	path, last := longSession(t, dir, turns, 64, true)
+	appendLines(t, path, msg("x1", last, "bashExecution", text(strings.Repeat("o", 40<<10)), ""))
+	tl := newTail(path, time.Now())
+	tl.window = 4 << 10
+	if _, err := tl.poll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tl.readBack(); err != nil {
+		t.Fatal(err)
+	}
+	if open, id := tl.tree.Blocked(); !open || id != last {
+		t.Fatalf("Blocked() = %v %q, want the last reply %q", open, id, last)
+	}
+	if n := tl.tree.Len(); n >= turns {
+		t.Fatalf("the tree holds %d of the %d entries of a %d-turn session to decide on its last reply, behind one long line", n, 4*turns+1, turns)
+	}
+}
+
+// allocated is how many bytes f allocates on the heap.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A tool's output of megabytes is one session line, and only an assistant
+// reply's text matters to the rules: parsing any other message must not
+// copy its content. Copied twice, a 20 MB tool result appended to a
+// watched session took the wrapper from 17 to 111 MiB resident.
+func TestParsingALongToolResultDoesNotCopyIt(t *testing.T) {
+	for _, role := range []string{"toolResult", "user", "bashExecution"} {
+		line := []byte(msg("r1", "a1", role, text(strings.Repeat("z", 8<<20)), ""))
+		var e Entry
+		var err error
+		n := allocated(func() { e, err = ParseLine(line) })
+		if err != nil || e.ID != "r1" || e.ParentID != "a1" || e.Role != role {
+			t.Fatalf("ParseLine(a long %s) = %+v, %v", role, e, err)
+		}
+		if n > uint64(len(line))/8 {
+			t.Errorf("parsing a %d-byte %s line allocated %d bytes", len(line), role, n)
+		}
+	}
+	// The reply's own text is still read, however long.
+	e, err := ParseLine([]byte(msg("a2", "r1", "assistant", text(strings.Repeat("z", 1<<20)+"\n"+Marker), "stop")))
+	if err != nil || !e.Marker || e.StopReason != "stop" {
+		t.Fatalf("ParseLine(a long reply that asks) = %+v, %v", e, err)
+	}
+}
+
+// A line of megabytes appended to a watched session (a tool's output) is
+// held until its newline, in one buffer of its size: grown by append, 64
+// KiB at a time, it cost five times its size, and a 20 MB line took the
+// wrapper from 17 to 104 MiB resident. The reply after it still asks.
+func TestALongLineAppendedCostsAboutItsSize(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	appendLines(t, path, header(dir), msg("u1", "", "user", text("go on"), ""), msg("a1", "u1", "assistant", handOver("Let me look."), "toolUse"))
+	tl := newTail(path, time.Now())
+	if _, err := tl.poll(); err != nil {
+		t.Fatal(err)
+	}
+	long := msg("r1", "a1", "toolResult", text(strings.Repeat("z", 8<<20)), "")
+	appendLines(t, path, long, msg("a2", "r1", "assistant", text(reply), "stop"))
+	var err error
+	n := allocated(func() { _, err = tl.poll() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if open, id := tl.tree.Blocked(); !open || id != "a2" {
+		t.Fatalf("Blocked() = %v %q after the long line, want the reply a2", open, id)
+	}
+	if n > 2*uint64(len(long)) {
+		t.Fatalf("reading a %d-byte line allocated %d bytes", len(long), n)
 	}
 }

@@ -18,7 +18,7 @@ const maxLine = 32 << 20
 // sentinel and retry rules look at the last entries of the branch, and a
 // long session's file (hundreds of megabytes of tool results) took seconds
 // to read whole. What the window leaves out is read only when the rules
-// would walk into it (see tail.whole).
+// would walk into it (see tail.readBack).
 const firstWindow = 1 << 20
 
 // tail follows one session file: it reads what was appended since the last
@@ -135,6 +135,7 @@ func (t *tail) poll() (changed bool, err error) {
 			if t.feed(buf[:n]) {
 				changed = true
 			}
+			t.reserve(f, t.offset, fi.Size(), buf)
 		}
 		if rerr == io.EOF {
 			return changed, nil
@@ -145,15 +146,19 @@ func (t *tail) poll() (changed bool, err error) {
 	}
 }
 
-// whole reads the start of the file the first read left out, when what
-// the sentinel and retry rules say could depend on it: the branch, walked
-// back from the leaf, reaches an entry not read before a user or
-// assistant message decides (a /tree back to an old entry, a tool result
-// longer than the window), or the window held no entry. The tree is then
-// what reading the whole file as it was read would have made: the first
-// read's lines as the first read took them, the later ones as written, and
-// the leaf the pin moved to. It says whether it read.
-func (t *tail) whole() (bool, error) {
+// readBack reads more of the file's start, which the first read left out,
+// when what the sentinel and retry rules say could depend on it: the
+// branch, walked back from the leaf, reaches an entry not read before a
+// user or assistant message decides (a /tree back to an old entry, a line
+// longer than the window), or the window held no entry. Each try reads
+// from twice as far back as the last, so a session of hundreds of
+// megabytes costs at most twice what the rules need, in time and in
+// entries held, not the whole file. The tree is then what reading from
+// there as it was read would have made: the first read's lines as the
+// first read took them, the later ones as written, and the leaf the pin
+// moved to; from the file's start, what reading it whole would have made.
+// It says whether it read.
+func (t *tail) readBack() (bool, error) {
 	if t.head == 0 || t.tree.decidedWithin() {
 		return false, nil
 	}
@@ -169,42 +174,96 @@ func (t *tail) whole() (bool, error) {
 	if t.file == nil || !os.SameFile(t.file, fi) {
 		return false, nil // replaced: the next poll reads it anew
 	}
-	full := &tail{tree: NewTree()}
+	for start := t.head; ; {
+		start = max(0, t.firstEnd-2*(t.firstEnd-start))
+		wider, err := t.readFrom(f, start)
+		if err != nil {
+			return false, err
+		}
+		if start == 0 || wider.tree.decidedWithin() {
+			t.tree, t.partial, t.skip, t.Skipped, t.head = wider.tree, wider.partial, wider.skip, wider.Skipped, start
+			return true, nil
+		}
+	}
+}
+
+// readFrom reads f anew from start (0, or where a line may begin: as in
+// the first read, the line that begins there is kept whole) to where t has
+// read, into a tail of its own.
+func (t *tail) readFrom(f *os.File, start int64) (*tail, error) {
+	wider := &tail{tree: NewTree()}
 	if p := t.firstPin; p != nil && !t.repinned {
 		// Pinned before the first read and not since: the leaf moves on
 		// through the lines the window left out, as it would have.
-		full.tree.Pin(p.leaf, p.follow)
+		wider.tree.Pin(p.leaf, p.follow)
 	}
 	if t.firstWatching {
-		full.tree.Watching()
+		wider.tree.Watching()
 	}
-	if err := full.feedFrom(f, 0, t.firstEnd); err != nil {
-		return false, err
+	from := start
+	if start > 0 {
+		from, wider.skip = start-1, true
 	}
-	full.tree.Watching()
-	if err := full.feedFrom(f, t.firstEnd, t.offset); err != nil {
-		return false, err
+	if err := wider.feedFrom(f, from, t.firstEnd); err != nil {
+		return nil, err
+	}
+	wider.tree.Watching()
+	if err := wider.feedFrom(f, t.firstEnd, t.offset); err != nil {
+		return nil, err
 	}
 	if old := t.tree; old.pinned && t.repinned {
-		full.tree.pinned, full.tree.follow, full.tree.leaf = true, old.follow, old.leaf
+		wider.tree.pinned, wider.tree.follow, wider.tree.leaf = true, old.follow, old.leaf
 	}
-	t.tree, t.partial, t.skip, t.Skipped, t.head = full.tree, full.partial, full.skip, full.Skipped, 0
-	return true, nil
+	return wider, nil
 }
 
 // feedFrom feeds the bytes of f from start to end.
 func (t *tail) feedFrom(f *os.File, start, end int64) error {
 	r := io.NewSectionReader(f, start, end-start)
 	buf := make([]byte, 64<<10)
-	for {
+	for at := start; ; {
 		n, err := r.Read(buf)
 		t.feed(buf[:n])
+		at += int64(n)
+		t.reserve(f, at, end, buf)
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
+	}
+}
+
+// reserve makes room in the unfinished line for the rest of it, once it
+// is longer than a read: it looks ahead in f from off (up to end) for the
+// newline, so that a line of megabytes (a tool's output) is held in one
+// buffer of its size. Grown by append a read at a time, it cost five
+// times its size. buf is scratch space.
+func (t *tail) reserve(f io.ReaderAt, off, end int64, buf []byte) {
+	have := len(t.partial)
+	if t.skip || have < len(buf) || cap(t.partial)-have >= len(buf) {
+		return
+	}
+	rest := end - off // the line's rest: all the file has, unless a newline comes first
+	for at := off; at < end && at-off <= maxLine; {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), end-at)], at)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			rest = at - off + int64(i) + 1
+			break
+		}
+		if err != nil || n == 0 {
+			break
+		}
+		at += int64(n)
+	}
+	rest = min(rest, maxLine+1-int64(have))
+	if rest > int64(cap(t.partial)-have) {
+		// At least doubled: a line still being written, a little more
+		// each poll, is then copied a bounded number of times.
+		grown := make([]byte, have, max(int64(have)+rest, min(int64(2*cap(t.partial)), maxLine+1)))
+		copy(grown, t.partial)
+		t.partial = grown
 	}
 }
 

@@ -109,7 +109,7 @@ func (t *Tree) Branch() []Entry {
 }
 
 // decidedWithin says whether the sentinel and retry rules decide on the
-// entries the tree has, read from a file's end (see tail.whole): the
+// entries the tree has, read from a file's end (see tail.readBack): the
 // branch walked back from the leaf comes to a user or assistant message
 // (both rules decide by then) or to its root, not to an entry the tree
 // lacks. A tree without entries has not read the file's last line.

@@ -254,7 +254,7 @@ func (w *Watcher) poll() {
 	if err != nil {
 		w.cfg.Logf("session: %s: %v", path, err)
 	}
-	if read, err := w.cur.whole(); err != nil {
+	if read, err := w.cur.readBack(); err != nil {
 		w.cfg.Logf("session: %s: %v", path, err)
 	} else if read {
 		changed = true
