@@ -120,8 +120,10 @@ func closeFailedJSON(f *Factory, w io.Writer, opts *closeOptions, err error) err
 // closeRunWord is the word of close's command line (its words after
 // "close") that close takes for the run: the first that is not a flag, or
 // the first after "--". For a line close could not read (an unknown
-// flag), so that its failure still names the run.
-func closeRunWord(words []string) string {
+// flag), so that its failure still names the run. A flag close does not
+// take, given without "=", may have the next word for its value (--bogus
+// X): close cannot tell, so no word after it is the run.
+func closeRunWord(words []string, flags []cli.Flag) string {
 	for i, w := range words {
 		if w == "--" {
 			if i+1 < len(words) {
@@ -131,6 +133,10 @@ func closeRunWord(words []string) string {
 		}
 		if len(w) < 2 || w[0] != '-' {
 			return w
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if !hasValue && !slices.ContainsFunc(flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) }) {
+			return ""
 		}
 	}
 	return ""

@@ -146,7 +146,10 @@ func TestCloseRefusesAPrefixOfSeveralOpenRuns(t *testing.T) {
 // about: a script reading the answer must tell it from another run's. The
 // run is given by its full id when the workflow store knows it, as the
 // report gives it; a word that names no run (or several) is given as it
-// was named, its code saying so; none named is "".
+// was named, its code saying so; none named is "". A word right after a
+// flag close does not take (--bogus X) may be that flag's value, not a
+// run: close cannot tell, so no word after it is taken for the run, and
+// none is looked up.
 func TestCloseJSONFailureNamesTheRunNamed(t *testing.T) {
 	ls := newListStore(t)
 	env := closeEnv(t, ls.Home)
@@ -160,12 +163,16 @@ func TestCloseJSONFailureNamesTheRunNamed(t *testing.T) {
 		run, code string
 	}{
 		{[]string{"--json", known[:8], "fixer"}, exitUsage, known, "usage"},
-		{[]string{"--json", "--wait", known[:8]}, exitUsage, known, "usage"},
+		{[]string{"--json", "--wait", known[:8]}, exitUsage, "", "usage"},
+		{[]string{"--json", "--bogus", known[:8]}, exitUsage, "", "usage"},
+		{[]string{"--json", "--bogus", "X"}, exitUsage, "", "usage"},
+		{[]string{"--json", "--bogus=1", known[:8]}, exitUsage, known, "usage"},
+		{[]string{"--json", "--", "--bogus", known[:8]}, exitUsage, "--bogus", "usage"},
 		{[]string{"--json", known[:8], "--wait"}, exitUsage, known, "usage"},
 		{[]string{known, "--bogus=1", "--json"}, exitUsage, known, "usage"},
 		{[]string{"--json", "--", known[:8], "fixer"}, exitUsage, known, "usage"},
 		{[]string{"--json", "deadbeef", "fixer"}, exitUsage, "deadbeef", "usage"},
-		{[]string{"--json", "--wait", "deadbeef"}, exitUsage, "deadbeef", "usage"},
+		{[]string{"--json", "--wait", "deadbeef"}, exitUsage, "", "usage"},
 		{[]string{"--json"}, exitUsage, "", "usage"},
 		{[]string{"--json", "deadbeef"}, exitError, "deadbeef", "no_run"},
 	} {

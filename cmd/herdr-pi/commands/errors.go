@@ -278,7 +278,11 @@ func usageFailedJSON(c *cli.Context, name string, err error) error {
 	switch name {
 	case "close":
 		f, _ := c.App.Metadata[factoryKey].(*Factory)
-		return closeFailedJSON(f, w, &closeOptions{Run: closeRunWord(commandArgs(args, name))}, err)
+		var flags []cli.Flag
+		if cmd := findCommand(c.App.Commands, name); cmd != nil {
+			flags = cmd.Flags
+		}
+		return closeFailedJSON(f, w, &closeOptions{Run: closeRunWord(commandArgs(args, name), flags)}, err)
 	case "open":
 		return openFailedJSON(w, &openOptions{List: slices.ContainsFunc(words, isListFlag)}, err)
 	}
