@@ -190,8 +190,8 @@ func newApp(f *Factory) *cli.App {
 		},
 		Commands: []*cli.Command{
 			wrapCommand(f),
-			openCommand(f),
-			closeCommand(f),
+			completing(openCommand(f), workflowCompleter(f, true)),
+			completing(closeCommand(f), workflowCompleter(f, false)),
 			waitingCommand(f),
 			notifyCommand(f),
 			detectCommand(f),
