@@ -44,7 +44,8 @@ func closeCommand(f *Factory) *cli.Command {
 			"An inspection whose Pi has quit\n" +
 			"is reported gone, untouched. What Herdr fails to close stays known: close again.\n" +
 			"With nothing open, it exits 0 for a run the workflow store knows and 1 for a\n" +
-			"run it does not (a typo is not success).\n\n" +
+			"run it does not (a typo is not success); 1 too when something could not be\n" +
+			"closed, 2 for a mistake in the call (no run, two, an unknown flag).\n\n" +
 			"Unlike open, close does not prefer your project's runs: a prefix must name one\n" +
 			"run in the whole workflow store, so that it closes the same run's panes from\n" +
 			"every directory.\n\n" +

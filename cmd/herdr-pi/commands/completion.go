@@ -49,7 +49,8 @@ func completionCommand(f *Factory) *cli.Command {
 		ArgsUsage: "bash|zsh|fish",
 		Description: "The script asks herdr-pi itself at each TAB: commands, flags, doctor's sections,\n" +
 			"and the runs and attempts open and close take, from the workflow store\n" +
-			"(docs/completion.md).\n\n" +
+			"(docs/completion.md). Exits 0 with the script, 2 for a mistake in the call (no\n" +
+			"shell, one it has no script for, an unknown flag).\n\n" +
 			"Examples:\n" +
 			"  source <(herdr-pi completion bash)          # in ~/.bashrc\n" +
 			"  source <(herdr-pi completion zsh)           # in ~/.zshrc, after compinit\n" +
