@@ -295,7 +295,7 @@ func unreadableFailures(listErr error, run string) []handoff.Failed {
 	var out []handoff.Failed
 	for _, u := range ue.Records {
 		if u.MayBeOf(run) {
-			out = append(out, handoff.Failed{Kind: "record", ID: u.File, Why: "unreadable (" + u.Problem + "); " + u.Advice()})
+			out = append(out, handoff.Failed{Kind: "record", ID: u.File, Code: handoff.FailLedger, Why: "unreadable (" + u.Problem + "); " + u.Advice()})
 		}
 	}
 	return out
