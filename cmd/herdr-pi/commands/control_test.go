@@ -262,8 +262,10 @@ func TestWaitingUsage(t *testing.T) {
 		args []string
 		says string // stderr's first line
 	}{
-		{[]string{"waiting", "start", "--source", " ", "--id", "i"}, "herdr-pi waiting start: --source is empty"},
-		{[]string{"waiting", "stop", "--source", "s", "--id", "a\x07b"}, "herdr-pi waiting stop: --id contains control characters"},
+		{[]string{"waiting", "start", "--source", " ", "--id", "i"}, "herdr-pi waiting start: --source is empty: give a short name for what waits (example: --source deploy-hook --id 42)"},
+		{[]string{"waiting", "stop", "--source", "s", "--id", ""}, "herdr-pi waiting stop: --id is empty: give"},
+		{[]string{"waiting", "stop", "--source", "s", "--id", strings.Repeat("i", 300)}, "herdr-pi waiting stop: --id is longer than 128 bytes: give a shorter one"},
+		{[]string{"waiting", "stop", "--source", "s", "--id", "a\x07b"}, "herdr-pi waiting stop: --id contains control characters or bidi controls: use printable text"},
 		{[]string{"waiting", "start", "--source", "\x1b", "--id", "i"}, "herdr-pi waiting start: --source contains control characters"},
 		{[]string{"waiting", "start", "--source", "s", "--id", "a\u202eb"}, "herdr-pi waiting start: --id contains control characters or bidi controls"},
 		{[]string{"waiting", "start", "--source", "s", "--id", "i", "extra"}, `herdr-pi waiting start: unexpected argument "extra"`},
