@@ -239,8 +239,7 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	if agent == "" {
 		cfg, cfgErr := f.Config()
 		if cfgErr != nil {
-			tell(f.IO.Err, "herdr-pi detect: config problems, running with defaults:\n  %s\n",
-				strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
+			tellConfigProblems(f.IO.Err, "herdr-pi detect", cfgErr)
 		}
 		agent = cmpOr(cfg.Detect.Agent, "pi")
 	}

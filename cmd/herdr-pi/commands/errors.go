@@ -198,6 +198,14 @@ func tell(w io.Writer, format string, args ...any) {
 	_ = say(w, format, args...)
 }
 
+// tellConfigProblems says, under who ("herdr-pi detect"), the mistakes of
+// config.toml, one line each with its file and line, and the way out; the
+// command runs on with the defaults (a typo must not cost a session).
+func tellConfigProblems(w io.Writer, who string, err error) {
+	tell(w, "%s: config problems, running with the defaults until they are fixed (herdr-pi doctor config checks the file; "+
+		"docs/configuration.md lists every key):\n  %s\n", who, strings.ReplaceAll(err.Error(), "\n", "\n  "))
+}
+
 // say is tell for a command's own result on stdout: its write error is the
 // command's error, so a result that never reached a full disk or a closed
 // pipe does not exit 0 (a warning on stderr has nowhere else to go).

@@ -110,8 +110,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	if cfgErr != nil {
 		// The agent still starts: a typo in the config must not cost the
 		// user their session.
-		tell(io.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
-			strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
+		tellConfigProblems(io.Err, "herdr-pi", cfgErr)
 	}
 	log := f.Log("wrap")
 	defer log.Close()
