@@ -77,6 +77,9 @@ func flagUsageError(cmd string, flags []cli.Flag, err error) error {
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		return unknownFlag(cmd, dashed(name), flags)
 	}
+	if word, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok && strings.HasPrefix(word, "---") {
+		return tooManyDashes(cmd, word)
+	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return usagef(cmd, "%s needs a value", dashed(name))
 	}
@@ -101,6 +104,12 @@ func flagUsageError(cmd string, flags []cli.Flag, err error) error {
 		}
 	}
 	return &usageError{cmd: cmd, err: err}
+}
+
+// tooManyDashes is the usage error for a flag written with three dashes
+// or more (---json): a slip, whose meaning is plain, but not guessed at.
+func tooManyDashes(cmd, word string) error {
+	return usagef(cmd, "%s has too many dashes: write --%s", word, strings.TrimLeft(word, "-"))
 }
 
 // dashed is a flag name as the help shows it: --name, or -n for a letter.
