@@ -578,4 +578,12 @@ func TestAWrapperThatRunsButDoesNotAnswerIsNotToldToStart(t *testing.T) {
 	if code != 1 || !strings.Contains(out, `"code": "unreachable"`) || !strings.Contains(out, says) || strings.Contains(out, "herdr-pi wrap pi") {
 		t.Errorf("status --json: exit %d\n%s\nwant 1, unreachable, %q, and no new wrapper", code, out, says)
 	}
+	// Named by HERDR_PI_CONTROL, its pid is not known: it is not called
+	// pid 0, and what took the connection still runs.
+	named := append(slices.Clone(e.env), "HERDR_PI_CONTROL="+socket, "HERDR_PI_CONTROL_TOKEN=t")
+	code, _, errOut := run(t, named, "waiting", "stop", "--source", "s", "--id", "i")
+	says = "herdr-pi waiting stop: the herdr-pi wrapper named by HERDR_PI_CONTROL did not answer in time at " + socket
+	if code != 1 || !strings.HasPrefix(errOut, says) || strings.Contains(errOut, "pid 0") || strings.Contains(errOut, "herdr-pi wrap pi") {
+		t.Errorf("waiting stop: exit %d, %q\nwant 1, %q, no pid 0 and no new wrapper", code, errOut, says)
+	}
 }
