@@ -146,7 +146,7 @@ func TestLiveHandoffHerdrDownAtTheLaunch(t *testing.T) {
 	lr.s.Crash()
 	lr.openGate()
 	res, hb := ro.handback(t)
-	if res.code != 1 || hb.Reason != "failed" || hb.Transferred || !strings.Contains(hb.Error, "restart Herdr") {
+	if res.code != 1 || hb.Reason != "failed" || hb.Transferred || !strings.Contains(hb.Error, "restart Herdr") || hb.ErrorCode != "herdr" {
 		t.Fatalf("exit %d, handback %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
 	}
 	lr.wantResult(t, lvLocalReply)

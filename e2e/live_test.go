@@ -394,6 +394,7 @@ type lvLine struct {
 	NeedsContinue  bool     `json:"needs_continue"`
 	Continued      bool     `json:"continued"`
 	Error          string   `json:"error"`
+	ErrorCode      string   `json:"error_code"`
 	LeftOpen       string   `json:"left_open"`
 	OwnerGone      bool     `json:"owner_gone"`
 }

@@ -38,11 +38,22 @@ type Failed struct {
 	// cannot be read or removed; ID is its file).
 	Kind string `json:"kind"`
 	ID   string `json:"id"`
+	// Code names what went wrong, for scripts (a Fail constant;
+	// docs/open.md).
+	Code string `json:"code"`
 	// Why says what went wrong and what to do.
 	Why string `json:"why"`
 	// File is the ledger record that still names it ("" for a record).
 	File string `json:"record,omitempty"`
 }
+
+// What went wrong with something close could not close (Failed.Code).
+const (
+	FailHerdr         = "herdr"           // Herdr did not close it, or could not be reached
+	FailNotHandedBack = "not_handed_back" // its pane closed, but its wrapper did not hand the attempt back in time
+	FailNotGivenUp    = "not_given_up"    // a handoff not placed yet: its wrapper could not be asked to give it up, or did not in time
+	FailLedger        = "ledger"          // a ledger record could not be read, removed or forgotten
+)
 
 func (f Failed) String() string {
 	if f.Kind == "record" {
@@ -128,7 +139,7 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 			if errors.As(err, &he) && strings.HasSuffix(he.Code, "_not_found") {
 				how = "gone"
 			} else {
-				failures = append(failures, Failed{Kind: r.Kind, ID: r.ID, Why: "Herdr did not close it (" + err.Error() + "); its record stays: close again once Herdr answers", File: r.File})
+				failures = append(failures, Failed{Kind: r.Kind, ID: r.ID, Code: FailHerdr, Why: "Herdr did not close it (" + err.Error() + "); its record stays: close again once Herdr answers", File: r.File})
 				failed[k] = true
 				continue
 			}
@@ -157,7 +168,7 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 				if id == "" {
 					id = r.Thing()
 				}
-				failures = append(failures, Failed{Kind: "handoff", ID: id, File: r.File,
+				failures = append(failures, Failed{Kind: "handoff", ID: id, File: r.File, Code: FailNotHandedBack,
 					Why: fmt.Sprintf("its wrapper (pid %d) did not hand the attempt back within %v after its %s closed", r.WrapperPID, wait, r.Thing())})
 				continue
 			}
@@ -172,7 +183,7 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 			out = append(out, Closed{Kind: "bridge", ID: r.Bridge, How: "removed"})
 		}
 		if err := ledger.Remove(r); err != nil {
-			failures = append(failures, Failed{Kind: "record", ID: r.File, Why: fmt.Sprintf("%s was closed, but its record could not be removed (%v): remove the file", r.Thing(), err)})
+			failures = append(failures, Failed{Kind: "record", ID: r.File, Code: FailLedger, Why: fmt.Sprintf("%s was closed, but its record could not be removed (%v): remove the file", r.Thing(), err)})
 		}
 	}
 	return out, failures

@@ -110,14 +110,14 @@ func CancelPending(ctx context.Context, ledger Ledger, pending []Pending, wait t
 	for _, p := range pending {
 		if !control.WrapperAlive(p.RunDir, p.WrapperPID) {
 			if err := ledger.RemovePending(p); err != nil {
-				failures = append(failures, Failed{Kind: "record", ID: p.File, Why: fmt.Sprintf("handoff %s of a wrapper that is gone could not be forgotten (%v): remove the file", p.Handoff, err)})
+				failures = append(failures, Failed{Kind: "record", ID: p.File, Code: FailLedger, Why: fmt.Sprintf("handoff %s of a wrapper that is gone could not be forgotten (%v): remove the file", p.Handoff, err)})
 				continue
 			}
 			out = append(out, Closed{Kind: "handoff", ID: p.Handoff, How: "removed"})
 			continue
 		}
 		if err := os.WriteFile(p.cancelMark(), nil, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			failures = append(failures, Failed{Kind: "handoff", ID: p.Handoff, File: p.File,
+			failures = append(failures, Failed{Kind: "handoff", ID: p.Handoff, File: p.File, Code: FailNotGivenUp,
 				Why: fmt.Sprintf("its wrapper (pid %d) could not be asked to give it up (%v); it may still open a pane: close again", p.WrapperPID, err)})
 			continue
 		}
@@ -130,7 +130,7 @@ func CancelPending(ctx context.Context, ledger Ledger, pending []Pending, wait t
 	}
 	for _, p := range asked {
 		if !waitGone(ctx, p.File, deadline) {
-			failures = append(failures, Failed{Kind: "handoff", ID: p.Handoff, File: p.File,
+			failures = append(failures, Failed{Kind: "handoff", ID: p.Handoff, File: p.File, Code: FailNotGivenUp,
 				Why: fmt.Sprintf("its wrapper (pid %d) did not give it up within %v; it may still open a pane: close again", p.WrapperPID, wait)})
 			continue
 		}

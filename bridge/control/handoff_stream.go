@@ -118,6 +118,9 @@ type Progress struct {
 	NeedsContinue  bool   `json:"needs_continue"`
 	Continued      bool   `json:"continued,omitempty"`
 	Error          string `json:"error,omitempty"`
+	// ErrorCode names what Error says, for scripts (one of the Code
+	// constants; docs/open.md): present exactly when Error is.
+	ErrorCode string `json:"error_code,omitempty"`
 	// LeftOpen (handback): what stays open in Herdr, which would not
 	// close it, and how to close it later; the handback still succeeded.
 	LeftOpen string `json:"left_open,omitempty"`
@@ -204,7 +207,7 @@ func ParseProgress(data []byte) (Progress, error) {
 		return Progress{}, &unknownEventError{p.Event}
 	}
 	for _, f := range []struct{ name, v string }{{"run", p.RunID}, {"handoff", p.Handoff}, {"pane_id", p.PaneID},
-		{"tab_id", p.TabID}, {"workspace_id", p.WorkspaceID}, {"reason", p.Reason}, {"last_stop_reason", p.LastStopReason}} {
+		{"tab_id", p.TabID}, {"workspace_id", p.WorkspaceID}, {"reason", p.Reason}, {"last_stop_reason", p.LastStopReason}, {"error_code", p.ErrorCode}} {
 		if err := checkID(f.name, f.v, false); err != nil {
 			return Progress{}, fmt.Errorf("handoff progress: %w", err)
 		}
@@ -228,6 +231,19 @@ func ParseProgress(data []byte) (Progress, error) {
 	}
 	if p.AgentPID < 0 {
 		return Progress{}, errors.New("handoff progress: negative agent_pid")
+	}
+	switch {
+	case p.Error == "":
+		p.ErrorCode = ""
+	case p.ErrorCode != "":
+	// A wrapper older than error_code sends none: named from what it
+	// does send, so that a script always finds one with an error.
+	case p.OwnerGone:
+		p.ErrorCode = CodeOwnerGone
+	case p.Reason == HandbackAborted:
+		p.ErrorCode = CodeCancelled
+	default:
+		p.ErrorCode = CodeFailed
 	}
 	return p, nil
 }

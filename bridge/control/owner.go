@@ -370,6 +370,22 @@ const (
 	HandbackFailed  = "failed"  // the launch failed; Error says why
 )
 
+// What went wrong in a handoff, for scripts: a handback's error_code
+// (docs/open.md). A handback with an error carries exactly one, the
+// first thing that went wrong.
+const (
+	CodeHerdr            = "herdr"               // Herdr refused to place the pane, or could not be reached
+	CodePaneFailed       = "pane_failed"         // the pane's command failed before Pi started
+	CodePaneClosed       = "pane_closed"         // the pane closed before its Pi started
+	CodeStartTimeout     = "start_timeout"       // Pi did not start in the pane in time
+	CodePaneStillRunning = "pane_still_running"  // the pane's Pi could not be stopped: the session is not reopened
+	CodeCancelled        = "cancelled"           // the handoff was given up: by the owner, its run, the asker, close
+	CodeOwnerGone        = "owner_gone"          // the owner's Pi went away: nobody has the attempt back
+	CodeOwnerUnconfirmed = "owner_unconfirmed"   // the owner did not confirm it has its session back
+	CodeOwnerReopen      = "owner_reopen_failed" // the owner could not reopen its session
+	CodeFailed           = "failed"              // anything else; the error says what
+)
+
 // Handback returns ownership to the owner.
 type Handback struct {
 	Reason string `json:"reason"`
@@ -388,6 +404,9 @@ type Handback struct {
 	// not close it, and how to close it later (herdr-pi close): the
 	// handback itself succeeded, so it is a note, not an Error.
 	LeftOpen string `json:"leftOpen,omitempty"`
+	// Code names what Error says (a Code constant), for the asker's
+	// handback line; the owner is not sent it.
+	Code string `json:"-"`
 }
 
 // Resumed: the owner has its local session back after a handback.

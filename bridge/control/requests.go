@@ -72,11 +72,11 @@ func (w WaitRequest) Normalize() (WaitRequest, error) {
 	for _, f := range []struct{ name, v string }{{"--source", w.Source}, {"--id", w.ID}} {
 		switch {
 		case f.v == "":
-			return w, fmt.Errorf("%s is empty", f.name)
+			return w, fmt.Errorf("%s is empty: give a short name for what waits (example: --source deploy-hook --id 42)", f.name)
 		case len(f.v) > maxWaitKey:
-			return w, fmt.Errorf("%s is longer than %d bytes", f.name, maxWaitKey)
+			return w, fmt.Errorf("%s is longer than %d bytes: give a shorter one", f.name, maxWaitKey)
 		case !utf8.ValidString(f.v) || !Printable(f.v):
-			return w, fmt.Errorf("%s contains control characters or bidi controls", f.name)
+			return w, fmt.Errorf("%s contains control characters or bidi controls: use printable text", f.name)
 		}
 	}
 	switch {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/control"
+	"github.com/herdr-pi/herdr-pi/bridge/herdr"
 	"github.com/herdr-pi/herdr-pi/bridge/tools"
 	"github.com/herdr-pi/herdr-pi/handoff"
 	"github.com/herdr-pi/herdr-pi/internal/guard"
@@ -47,13 +48,17 @@ func (s *Service) carry(r *run) {
 		if gone && !errors.Is(err, control.ErrOwnerGone) {
 			err = context.Cause(r.ctx)
 		}
+		code := control.CodeCancelled
+		if gone {
+			code = control.CodeOwnerGone
+		}
 		r.final = r.stamp(control.Progress{Event: control.ProgressHandback, Reason: control.HandbackAborted, Error: control.ClipText(err.Error(), control.MaxErrorText),
-			OwnerGone: gone})
+			ErrorCode: code, OwnerGone: gone})
 		return
 	default:
 		// Our side gave up while the owner still held the order: withdraw
 		// it (the owner's turn goes on locally).
-		s.handBack(r, control.Handback{Reason: control.HandbackAborted, Error: causeText(r.ctx, err)})
+		s.handBack(r, control.Handback{Reason: control.HandbackAborted, Error: causeText(r.ctx, err), Code: control.CodeCancelled})
 		return
 	}
 	if r.label == "" {
@@ -70,9 +75,17 @@ func (s *Service) handBack(r *run, hb control.Handback) {
 	defer cancel()
 	res, err := r.link.Handback(ctx, r.id, hb)
 	p := control.Progress{Event: control.ProgressHandback, Reason: hb.Reason, Transferred: hb.Transferred,
-		LastStopReason: hb.LastStopReason, NeedsContinue: hb.NeedsContinue, Continued: res.Continued, Error: hb.Error}
+		LastStopReason: hb.LastStopReason, NeedsContinue: hb.NeedsContinue, Continued: res.Continued, Error: hb.Error, ErrorCode: hb.Code}
+	// The code is the first thing that went wrong, but for an owner that
+	// is gone: whatever came before, nobody has the attempt now.
+	first := func(code string) {
+		if p.ErrorCode == "" {
+			p.ErrorCode = code
+		}
+	}
 	switch {
 	case errors.Is(err, control.ErrOwnerGone):
+		p.ErrorCode = control.CodeOwnerGone
 		// Often the very reason the handoff ended: said once, with what it
 		// means for the attempt.
 		p.OwnerGone = true
@@ -81,9 +94,17 @@ func (s *Service) handBack(r *run, hb control.Handback) {
 		}
 		p.Error = joinText(p.Error, "nobody has the attempt back")
 	case err != nil:
+		first(control.CodeOwnerUnconfirmed)
 		p.Error = joinText(p.Error, "the owner did not confirm it has its session back: "+err.Error())
 	case res.Error != "":
+		first(control.CodeOwnerReopen)
 		p.Error = joinText(p.Error, "the owner could not reopen its session: "+res.Error)
+	}
+	if p.Error != "" {
+		// Present exactly when the error is (docs/open.md).
+		first(control.CodeFailed)
+	} else {
+		p.ErrorCode = ""
 	}
 	p.LeftOpen = hb.LeftOpen
 	// Either may carry Herdr's words, of any length: past the field's
@@ -91,6 +112,20 @@ func (s *Service) handBack(r *run, hb control.Handback) {
 	p.Error, p.LeftOpen = control.ClipText(p.Error, control.MaxErrorText), control.ClipText(p.LeftOpen, control.MaxErrorText)
 	s.cfg.Logf("live: handoff %s handed back: %s (transferred %v, needs continue %v, continued %v) %s", r.id, hb.Reason, hb.Transferred, hb.NeedsContinue, res.Continued, p.Error)
 	r.final = r.stamp(p)
+}
+
+// herdrCode is CodeHerdr when Herdr refused err's request or could not be
+// reached, else code.
+func herdrCode(err error, code string) string {
+	var (
+		refused   *herdr.Error
+		transport *herdr.TransportError
+		protocol  *herdr.ProtocolMismatchError
+	)
+	if errors.As(err, &refused) || errors.As(err, &transport) || errors.As(err, &protocol) {
+		return control.CodeHerdr
+	}
+	return code
 }
 
 func joinText(a, b string) string {
@@ -117,11 +152,11 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	// The error may carry Herdr's words, of any length: clipped to half
 	// the field, so that what is added to it later (the way out when the
 	// pane's Pi may still run) still fits.
-	fail := func(err error) control.Handback {
+	fail := func(code string, err error) control.Handback {
 		if r.ctx.Err() != nil {
-			hb.Reason, hb.Error = control.HandbackAborted, control.ClipText(causeText(r.ctx, err), control.MaxErrorText/2)
+			hb.Reason, hb.Error, hb.Code = control.HandbackAborted, control.ClipText(causeText(r.ctx, err), control.MaxErrorText/2), control.CodeCancelled
 		} else {
-			hb.Reason, hb.Error = control.HandbackFailed, control.ClipText(err.Error(), control.MaxErrorText/2)
+			hb.Reason, hb.Error, hb.Code = control.HandbackFailed, control.ClipText(err.Error(), control.MaxErrorText/2), herdrCode(err, code)
 		}
 		return hb
 	}
@@ -130,7 +165,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	// bridge's socket.
 	held, err := control.NewRunDir(s.cfg.RunBase)
 	if err != nil {
-		return fail(fmt.Errorf("a private directory for the launch: %w", err))
+		return fail(control.CodeFailed, fmt.Errorf("a private directory for the launch: %w", err))
 	}
 	defer held.Remove() // last: files, command file, watch file
 	dir := held.Path
@@ -139,7 +174,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	}
 	files, err := writeFiles(dir, l.Files)
 	if err != nil {
-		return fail(err)
+		return fail(control.CodeFailed, err)
 	}
 	var bridge *tools.Server
 	client := ""
@@ -149,16 +184,16 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 				return r.link.CallTool(ctx, r.id, control.ToolCall{ToolCallID: c.ToolCallID, Name: c.Name, Params: c.Params}, update)
 			})})
 		if err != nil {
-			return fail(fmt.Errorf("the tool bridge: %w", err))
+			return fail(control.CodeFailed, fmt.Errorf("the tool bridge: %w", err))
 		}
 		defer bridge.Close() // after the pane, before the files
 		if client, err = bridge.WriteClient(); err != nil {
-			return fail(fmt.Errorf("the tool bridge: %w", err))
+			return fail(control.CodeFailed, fmt.Errorf("the tool bridge: %w", err))
 		}
 	}
 	cmd, err := paneCommand(s.cfg.Self, s.basePlacement(r, l).Title, l, files, client, s.cfg.PaneEnv)
 	if err != nil {
-		return fail(err)
+		return fail(control.CodeFailed, err)
 	}
 	h := s.cfg.Herdr(r.opts.socket)
 	opener := handoff.Opener{Herdr: h, FileDir: dir}
@@ -206,7 +241,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	s.placing.Unlock()
 	unlockLedger()
 	if err != nil {
-		return fail(fmt.Errorf("opening a pane: %w", err))
+		return fail(control.CodeFailed, fmt.Errorf("opening a pane: %w", err))
 	}
 	launched, ended := false, ""
 	// The pane's Pi, once known: the attempt goes back only once it is
@@ -232,7 +267,8 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 			// The owner must not reopen the session: it fails the attempt.
 			// The records stay, so `herdr-pi close` can close the pane.
 			s.cfg.Logf("live: handoff %s: %v", r.id, err)
-			hb.Reason, hb.PaneRunning = control.HandbackFailed, true
+			// The code says the worst: the attempt cannot go back.
+			hb.Reason, hb.PaneRunning, hb.Code = control.HandbackFailed, true, control.CodePaneStillRunning
 			hb.Error = joinText(hb.Error, fmt.Sprintf("%v, so the session file may still be written and is not reopened; close pane %s with `herdr-pi close %s`", err, opened.PaneID, shellword.Word(r.order.RunID)))
 			return
 		}
@@ -271,7 +307,11 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	defer func() { stopWatch(); <-watched }() // before the pane is closed
 
 	if err := handoff.WaitStarted(r.ctx, opened, s.cfg.StartTimeout, endedCh); err != nil {
-		return fail(err)
+		code := control.CodeStartTimeout
+		if closed(endedCh) {
+			code = control.CodePaneClosed
+		}
+		return fail(code, err)
 	}
 	session, failed := handoff.ForkOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened, s.cfg.StartTimeout, endedCh)
 	loading, piExited := false, false
@@ -280,21 +320,21 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	}
 	switch {
 	case r.ctx.Err() != nil:
-		return fail(r.ctx.Err())
+		return fail(control.CodeCancelled, r.ctx.Err())
 	case failed:
-		return fail(fmt.Errorf("the command failed in pane %s before Pi started", opened.PaneID))
+		return fail(control.CodePaneFailed, fmt.Errorf("the command failed in pane %s before Pi started", opened.PaneID))
 	case session == "" && closed(endedCh):
 		// The pane went first (closed by the person or by `herdr-pi
 		// close`): no timeout was waited out, and saying one would send
 		// the person looking for a slow Pi.
-		return fail(fmt.Errorf("pane %s %s before its Pi started", opened.PaneID, endedWords(paneEnd(events))))
+		return fail(control.CodePaneClosed, fmt.Errorf("pane %s %s before its Pi started", opened.PaneID, endedWords(paneEnd(events))))
 	case session == "" && piExited:
-		return fail(fmt.Errorf("Pi in pane %s exited before it named its session (it was loading the attempt's transcript)", opened.PaneID))
+		return fail(control.CodePaneFailed, fmt.Errorf("Pi in pane %s exited before it named its session (it was loading the attempt's transcript)", opened.PaneID))
 	case session == "" && loading:
-		return fail(fmt.Errorf("Pi in pane %s did not name its session within %v: it was still loading the attempt's transcript, %s",
+		return fail(control.CodeStartTimeout, fmt.Errorf("Pi in pane %s did not name its session within %v: it was still loading the attempt's transcript, %s",
 			opened.PaneID, s.cfg.StartTimeout+loadingFor, fileSizeWords(l.SessionFile)))
 	case session == "":
-		return fail(fmt.Errorf("Pi did not start in pane %s within %v", opened.PaneID, s.cfg.StartTimeout))
+		return fail(control.CodeStartTimeout, fmt.Errorf("Pi did not start in pane %s within %v", opened.PaneID, s.cfg.StartTimeout))
 	}
 	if session != l.SessionFile {
 		s.cfg.Logf("live: handoff %s: the pane's Pi writes %s, not the attempt's %s", r.id, session, l.SessionFile)
@@ -399,7 +439,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 			}
 			s.cfg.Logf("live: handoff %s: the pane's Pi (pid %d) is gone (%s)", r.id, agent.pid, hb.Reason)
 		case <-r.ctx.Done():
-			hb.Reason, hb.Error = control.HandbackAborted, causeText(r.ctx, r.ctx.Err())
+			hb.Reason, hb.Error, hb.Code = control.HandbackAborted, causeText(r.ctx, r.ctx.Err()), control.CodeCancelled
 		}
 	}
 	hb.LastStopReason = last.LastStopReason

@@ -591,8 +591,8 @@ func TestCancelDuringLaunchRestoresLocalOwnership(t *testing.T) {
 	}
 	x.cancel()
 	hb := x.wait(t)
-	if hb.Reason != control.HandbackAborted || hb.Transferred {
-		t.Fatalf("handback %+v", hb)
+	if hb.Reason != control.HandbackAborted || hb.Transferred || hb.Error == "" || hb.ErrorCode != control.CodeCancelled {
+		t.Fatalf("handback %+v, want aborted, code %s", hb, control.CodeCancelled)
 	}
 	if ex := r.s.WaitExited(t, pane, long); !ex.Closed {
 		t.Fatalf("the pane ended %+v", ex)
@@ -620,6 +620,9 @@ func TestOwnerGoneClosesThePane(t *testing.T) {
 	// Said once, and what it means for the attempt: nobody has it back.
 	if n := strings.Count(hb.Error, control.ErrOwnerGone.Error()); n != 1 || !hb.OwnerGone || !strings.Contains(hb.Error, "nobody has the attempt back") {
 		t.Fatalf("the handback's error says the owner is gone %d times, and not that nobody has the attempt back: %q", n, hb.Error)
+	}
+	if hb.ErrorCode != control.CodeOwnerGone {
+		t.Fatalf("handback code %q, want %s", hb.ErrorCode, control.CodeOwnerGone)
 	}
 	if ex := r.s.WaitExited(t, pane, long); !ex.Closed {
 		t.Fatalf("the pane ended %+v", ex)
@@ -883,7 +886,7 @@ func TestACancelFromAnotherOwnerIsIgnored(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	r.svc.ownerEvent(r.o, control.HandoffCancel{ID: "h1", Reason: "run cancelled"})
-	if hb := x.wait(t); hb.Reason != control.HandbackAborted || !strings.Contains(hb.Error, "run cancelled") {
+	if hb := x.wait(t); hb.Reason != control.HandbackAborted || !strings.Contains(hb.Error, "run cancelled") || hb.ErrorCode != control.CodeCancelled {
 		t.Fatalf("the owner's own cancel: %+v", hb)
 	}
 }
@@ -919,7 +922,7 @@ func TestOwnerGoneBeforeTheBoundaryHandsNothingBack(t *testing.T) {
 	x.next(t, control.ProgressOrdered)
 	close(r.o.done)
 	hb := x.wait(t)
-	if hb.Reason != control.HandbackAborted || hb.Transferred || !hb.OwnerGone || !strings.Contains(hb.Error, control.ErrOwnerGone.Error()) {
+	if hb.Reason != control.HandbackAborted || hb.Transferred || !hb.OwnerGone || !strings.Contains(hb.Error, control.ErrOwnerGone.Error()) || hb.ErrorCode != control.CodeOwnerGone {
 		t.Fatalf("handback %+v", hb)
 	}
 	if got := r.o.handbacksSoFar(); len(got) != 0 {
@@ -938,7 +941,7 @@ func TestOwnerGoneHeardByContextHandsNothingBack(t *testing.T) {
 	x.next(t, control.ProgressOrdered)
 	close(r.o.done)
 	hb := x.wait(t)
-	if hb.Reason != control.HandbackAborted || hb.Transferred || !hb.OwnerGone || !strings.Contains(hb.Error, control.ErrOwnerGone.Error()) {
+	if hb.Reason != control.HandbackAborted || hb.Transferred || !hb.OwnerGone || !strings.Contains(hb.Error, control.ErrOwnerGone.Error()) || hb.ErrorCode != control.CodeOwnerGone {
 		t.Fatalf("handback %+v", hb)
 	}
 	if got := r.o.handbacksSoFar(); len(got) != 0 {
@@ -1056,8 +1059,8 @@ func TestAPiThatMayStillRunFailsTheHandback(t *testing.T) {
 	w.set(func(st *control.Status) { st.Runs = 1 })
 	r.report(pane, "idle")
 	hb := x.wait(t)
-	if hb.Reason != control.HandbackFailed || !hb.Transferred || !strings.Contains(hb.Error, "herdr-pi close r1") {
-		t.Fatalf("handback %+v", hb)
+	if hb.Reason != control.HandbackFailed || !hb.Transferred || !strings.Contains(hb.Error, "herdr-pi close r1") || hb.ErrorCode != control.CodePaneStillRunning {
+		t.Fatalf("handback %+v, want failed, code %s", hb, control.CodePaneStillRunning)
 	}
 	if got := r.o.handbacksSoFar(); len(got) != 1 || !got[0].PaneRunning || got[0].Reason != control.HandbackFailed {
 		t.Fatalf("the owner got %+v, want a failed handback that says the pane's Pi may run", got)
@@ -1576,8 +1579,8 @@ func TestALongHerdrErrorStillReachesTheAsker(t *testing.T) {
 		r.s.SetFault(fault("pane.split"))
 		x := r.ask(control.HandoffAsk{})
 		hb := check(t, x.wait(t))
-		if hb.Reason != control.HandbackFailed || !strings.Contains(hb.Error, "opening a pane") || !strings.Contains(hb.Error, "herdr says no") {
-			t.Fatalf("handback %+v", hb)
+		if hb.Reason != control.HandbackFailed || !strings.Contains(hb.Error, "opening a pane") || !strings.Contains(hb.Error, "herdr says no") || hb.ErrorCode != control.CodeHerdr {
+			t.Fatalf("handback %+v, want failed, code %s", hb, control.CodeHerdr)
 		}
 	})
 	t.Run("closing the pane", func(t *testing.T) {
@@ -1645,7 +1648,7 @@ func TestAPaneClosedBeforeItsPiStartedIsSaidSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	hb := x.wait(t)
-	if hb.Reason != control.HandbackFailed || hb.Transferred || !strings.Contains(hb.Error, "pane "+pane+" closed before its Pi started") {
+	if hb.Reason != control.HandbackFailed || hb.Transferred || !strings.Contains(hb.Error, "pane "+pane+" closed before its Pi started") || hb.ErrorCode != control.CodePaneClosed {
 		t.Fatalf("handback %+v, want failed: pane %s closed before its Pi started", hb, pane)
 	}
 	r.nothingLeft()
@@ -1741,7 +1744,7 @@ func TestAPiThatExitsWhileLoadingEndsTheWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	hb := x.wait(t)
-	if hb.Reason != control.HandbackFailed || hb.Transferred || !strings.Contains(hb.Error, "Pi in pane "+pane+" exited before it named its session") {
+	if hb.Reason != control.HandbackFailed || hb.Transferred || !strings.Contains(hb.Error, "Pi in pane "+pane+" exited before it named its session") || hb.ErrorCode != control.CodePaneFailed {
 		t.Fatalf("handback %+v", hb)
 	}
 }

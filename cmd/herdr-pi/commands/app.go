@@ -149,7 +149,10 @@ func newApp(f *Factory) *cli.App {
 			"idle, working or blocked — to Herdr, with desktop notifications when it needs you.\n\n" +
 			"Start with:  herdr-pi demo      (see it work, no Herdr or model account needed)\n" +
 			"             herdr-pi doctor    (check this machine)\n" +
-			"             herdr-pi wrap pi   (the real thing, inside a Herdr pane)",
+			"             herdr-pi wrap pi   (the real thing, inside a Herdr pane)\n\n" +
+			"Exit status: 0 done, 1 failed (stderr says why and what to do), 2 a mistake in\n" +
+			"the call, 130 interrupted; wrap exits with its agent's. Each command's --help\n" +
+			"says what its statuses mean.",
 		Version:   version(),
 		Reader:    io.In,
 		Writer:    io.Out,
@@ -190,8 +193,8 @@ func newApp(f *Factory) *cli.App {
 		},
 		Commands: []*cli.Command{
 			wrapCommand(f),
-			openCommand(f),
-			closeCommand(f),
+			completing(openCommand(f), workflowCompleter(f, true)),
+			completing(closeCommand(f), workflowCompleter(f, false)),
 			waitingCommand(f),
 			notifyCommand(f),
 			detectCommand(f),
@@ -251,7 +254,8 @@ func helpCommand() *cli.Command {
 		Name:      "help",
 		Usage:     "show the help of a command",
 		ArgsUsage: "[command [subcommand]]",
-		Description: "Examples:\n" +
+		Description: "Exits 0, or 2 for a mistake in the call (a command it does not know).\n\n" +
+			"Examples:\n" +
 			"  herdr-pi help wrap\n" +
 			"  herdr-pi help waiting start",
 		// Its own --help is an argument: urfave/cli would show the app's

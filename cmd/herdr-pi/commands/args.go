@@ -47,6 +47,11 @@ func interleavedArgs(c *cli.Context, cmd string) ([]string, error) {
 			args = append(args, a)
 			continue
 		}
+		if strings.HasPrefix(a, "---") {
+			// Go's flag package refuses it before the arguments; among
+			// them it must not pass for the flag either.
+			return nil, tooManyDashes(cmd, a)
+		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if name == "help" || name == "h" {
 			return nil, errHelp

@@ -44,7 +44,8 @@ func closeCommand(f *Factory) *cli.Command {
 			"An inspection whose Pi has quit\n" +
 			"is reported gone, untouched. What Herdr fails to close stays known: close again.\n" +
 			"With nothing open, it exits 0 for a run the workflow store knows and 1 for a\n" +
-			"run it does not (a typo is not success).\n\n" +
+			"run it does not (a typo is not success); 1 too when something could not be\n" +
+			"closed, 2 for a mistake in the call (no run, two, an unknown flag).\n\n" +
 			"Unlike open, close does not prefer your project's runs: a prefix must name one\n" +
 			"run in the whole workflow store, so that it closes the same run's panes from\n" +
 			"every directory.\n\n" +
@@ -120,8 +121,10 @@ func closeFailedJSON(f *Factory, w io.Writer, opts *closeOptions, err error) err
 // closeRunWord is the word of close's command line (its words after
 // "close") that close takes for the run: the first that is not a flag, or
 // the first after "--". For a line close could not read (an unknown
-// flag), so that its failure still names the run.
-func closeRunWord(words []string) string {
+// flag), so that its failure still names the run. A flag close does not
+// take, given without "=", may have the next word for its value (--bogus
+// X): close cannot tell, so no word after it is the run.
+func closeRunWord(words []string, flags []cli.Flag) string {
 	for i, w := range words {
 		if w == "--" {
 			if i+1 < len(words) {
@@ -131,6 +134,10 @@ func closeRunWord(words []string) string {
 		}
 		if len(w) < 2 || w[0] != '-' {
 			return w
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if !hasValue && !slices.ContainsFunc(flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) }) {
+			return ""
 		}
 	}
 	return ""
@@ -288,7 +295,7 @@ func unreadableFailures(listErr error, run string) []handoff.Failed {
 	var out []handoff.Failed
 	for _, u := range ue.Records {
 		if u.MayBeOf(run) {
-			out = append(out, handoff.Failed{Kind: "record", ID: u.File, Why: "unreadable (" + u.Problem + "); " + u.Advice()})
+			out = append(out, handoff.Failed{Kind: "record", ID: u.File, Code: handoff.FailLedger, Why: "unreadable (" + u.Problem + "); " + u.Advice()})
 		}
 	}
 	return out

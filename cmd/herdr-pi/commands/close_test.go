@@ -146,7 +146,10 @@ func TestCloseRefusesAPrefixOfSeveralOpenRuns(t *testing.T) {
 // about: a script reading the answer must tell it from another run's. The
 // run is given by its full id when the workflow store knows it, as the
 // report gives it; a word that names no run (or several) is given as it
-// was named, its code saying so; none named is "".
+// was named, its code saying so; none named is "". A word right after a
+// flag close does not take (--bogus X) may be that flag's value, not a
+// run: close cannot tell, so no word after it is taken for the run, and
+// none is looked up.
 func TestCloseJSONFailureNamesTheRunNamed(t *testing.T) {
 	ls := newListStore(t)
 	env := closeEnv(t, ls.Home)
@@ -160,12 +163,16 @@ func TestCloseJSONFailureNamesTheRunNamed(t *testing.T) {
 		run, code string
 	}{
 		{[]string{"--json", known[:8], "fixer"}, exitUsage, known, "usage"},
-		{[]string{"--json", "--wait", known[:8]}, exitUsage, known, "usage"},
+		{[]string{"--json", "--wait", known[:8]}, exitUsage, "", "usage"},
+		{[]string{"--json", "--bogus", known[:8]}, exitUsage, "", "usage"},
+		{[]string{"--json", "--bogus", "X"}, exitUsage, "", "usage"},
+		{[]string{"--json", "--bogus=1", known[:8]}, exitUsage, known, "usage"},
+		{[]string{"--json", "--", "--bogus", known[:8]}, exitUsage, "--bogus", "usage"},
 		{[]string{"--json", known[:8], "--wait"}, exitUsage, known, "usage"},
 		{[]string{known, "--bogus=1", "--json"}, exitUsage, known, "usage"},
 		{[]string{"--json", "--", known[:8], "fixer"}, exitUsage, known, "usage"},
 		{[]string{"--json", "deadbeef", "fixer"}, exitUsage, "deadbeef", "usage"},
-		{[]string{"--json", "--wait", "deadbeef"}, exitUsage, "deadbeef", "usage"},
+		{[]string{"--json", "--wait", "deadbeef"}, exitUsage, "", "usage"},
 		{[]string{"--json"}, exitUsage, "", "usage"},
 		{[]string{"--json", "deadbeef"}, exitError, "deadbeef", "no_run"},
 	} {
@@ -271,10 +278,10 @@ func TestCloseRefusesAPrefixOfAnotherRunInTheStore(t *testing.T) {
 }
 
 // closeFailure is an entry of `close --json`'s failed list (docs/open.md).
-type closeFailure struct{ Kind, ID, Why, Record string }
+type closeFailure struct{ Kind, ID, Code, Why, Record string }
 
-// A pane Herdr could not close is in `close --json` (failed: what, why,
-// and the record that keeps it), not only in stderr's text: a script must
+// A pane Herdr could not close is in `close --json` (failed: what, its
+// code, why, and the record that keeps it), not only in stderr's text: a script must
 // tell what is still open. The record stays for the next close.
 func TestCloseJSONNamesWhatItCouldNotClose(t *testing.T) {
 	ls := newListStore(t)
@@ -312,8 +319,8 @@ func TestCloseJSONNamesWhatItCouldNotClose(t *testing.T) {
 		t.Fatalf("report %+v, want the pane in failed", rep)
 	}
 	f := rep.Failed[0]
-	if f.Kind != "pane" || f.ID != pane.PaneID || f.Record != rec.File || !strings.Contains(f.Why, s.SocketPath()) {
-		t.Errorf("failed %+v, want pane %s, why naming the socket %s, record %s", f, pane.PaneID, s.SocketPath(), rec.File)
+	if f.Kind != "pane" || f.ID != pane.PaneID || f.Code != "herdr" || f.Record != rec.File || !strings.Contains(f.Why, s.SocketPath()) {
+		t.Errorf("failed %+v, want pane %s, code herdr, why naming the socket %s, record %s", f, pane.PaneID, s.SocketPath(), rec.File)
 	}
 	if !strings.Contains(errs, "pane "+pane.PaneID+": Herdr did not close it (") {
 		t.Errorf("stderr %q does not name the pane", errs)
@@ -366,7 +373,7 @@ func TestCloseDoesNotHideACorruptRecord(t *testing.T) {
 	var rep struct {
 		Failed []closeFailure `json:"failed"`
 	}
-	if err := json.Unmarshal([]byte(out), &rep); code != 1 || err != nil || len(rep.Failed) != 1 || rep.Failed[0].Kind != "record" || rep.Failed[0].ID != rec.File {
+	if err := json.Unmarshal([]byte(out), &rep); code != 1 || err != nil || len(rep.Failed) != 1 || rep.Failed[0].Kind != "record" || rep.Failed[0].Code != "ledger" || rep.Failed[0].ID != rec.File {
 		t.Fatalf("--json: exit %d, %s; want the record in failed", code, out)
 	}
 	if _, err := os.Stat(rec.File); err != nil {

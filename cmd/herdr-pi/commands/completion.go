@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/herdr-pi/herdr-pi/handoff"
+	"github.com/herdr-pi/herdr-pi/handoff/store"
 )
 
 // completionFlag is how urfave/cli asks herdr-pi for completions: the
@@ -44,7 +47,11 @@ func completionCommand(f *Factory) *cli.Command {
 		Name:      "completion",
 		Usage:     "print a shell completion script (bash, zsh or fish)",
 		ArgsUsage: "bash|zsh|fish",
-		Description: "Examples:\n" +
+		Description: "The script asks herdr-pi itself at each TAB: commands, flags, doctor's sections,\n" +
+			"and the runs and attempts open and close take, from the workflow store\n" +
+			"(docs/completion.md). Exits 0 with the script, 2 for a mistake in the call (no\n" +
+			"shell, one it has no script for, an unknown flag).\n\n" +
+			"Examples:\n" +
 			"  source <(herdr-pi completion bash)          # in ~/.bashrc\n" +
 			"  source <(herdr-pi completion zsh)           # in ~/.zshrc, after compinit\n" +
 			"  herdr-pi completion fish > ~/.config/fish/completions/herdr-pi.fish",
@@ -126,4 +133,70 @@ func completer(cmd *cli.Command, values func(c *cli.Context, given []string) []s
 func repeatable(fl cli.Flag) bool {
 	s, ok := fl.(cli.DocGenerationSliceFlag)
 	return ok && s.IsSliceFlag()
+}
+
+// completing is cmd completing its arguments with values (see completer).
+func completing(cmd *cli.Command, values func(c *cli.Context, given []string) []string) *cli.Command {
+	cmd.BashComplete = completer(cmd, values)
+	return cmd
+}
+
+// workflowCompleter completes open's and close's arguments from the
+// workflow store: a run (its ref, the shortest prefix that names it from
+// anywhere), then for open an attempt of that run (what open --list
+// calls its selector). Reading the store is local and capped (settings
+// reads only regular files of bounded size), so a TAB never waits on
+// Herdr or the network. withAttempt is open's: close, and open --list,
+// take a run alone.
+func workflowCompleter(f *Factory, withAttempt bool) func(c *cli.Context, given []string) []string {
+	return func(c *cli.Context, given []string) []string {
+		var words []string
+		for _, w := range given {
+			if !strings.HasPrefix(w, "-") {
+				words = append(words, w)
+			}
+		}
+		list := c.Bool("list") || slices.ContainsFunc(given, isListFlag)
+		cwd := f.IO.Dir
+		st := store.New(f.Paths().Home, cwd)
+		switch {
+		case len(words) == 0:
+			refs, err := st.ShortIDs()
+			if err != nil {
+				return nil
+			}
+			var out []string
+			for _, ref := range refs {
+				out = append(out, ref)
+			}
+			slices.Sort(out)
+			return plainWords(out)
+		case len(words) == 1 && withAttempt && !list:
+			listing, err := handoff.List(st, f.Paths(), words[0])
+			if err != nil || len(listing.Runs) != 1 {
+				return nil
+			}
+			var out []string
+			for _, ag := range listing.Runs[0].Agents {
+				for _, a := range ag.Attempts {
+					out = append(out, a.Selector)
+				}
+			}
+			return plainWords(out)
+		}
+		return nil
+	}
+}
+
+// plainWords are the words a shell can take as they are: bash's compgen
+// -W expands its word list, so a name from a workflow's state.json such
+// as "$(…)" would run, and one with a space would split. Anything but
+// letters, digits and . _ - # : @ + , / = is left out (the person types
+// that name themself).
+func plainWords(words []string) []string {
+	return slices.DeleteFunc(words, func(w string) bool {
+		return w == "" || strings.ContainsFunc(w, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-#:@+,/=", r))
+		})
+	})
 }

@@ -109,9 +109,10 @@ func dialWrapper(ctx context.Context, f *Factory) (*control.Client, error) {
 		// Stopped while we waited for its answer.
 		return nil, stoppedError(where, pid)
 	}
-	if err != nil && errors.Is(err, control.ErrNoAnswer) && control.ProcessAlive(pid) {
+	if err != nil && errors.Is(err, control.ErrNoAnswer) && (pid <= 0 || control.ProcessAlive(pid)) {
 		// It runs and holds its socket: "start the agent" would put a
-		// second wrapper in the pane.
+		// second wrapper in the pane. One named by HERDR_PI_CONTROL has no
+		// pid known, but what took the connection runs.
 		return nil, busyError(where, pid, ep.Socket)
 	}
 	if err != nil {
@@ -204,11 +205,15 @@ func stoppedError(where string, pid int) error {
 // other clients. Asking again is the way on; a new wrapper is not.
 func busyError(where string, pid int, socket string) error {
 	who := "the herdr-pi " + strings.TrimPrefix(where, "the ")
-	if !strings.Contains(where, "(pid ") {
+	runs := " runs but"
+	switch {
+	case pid <= 0:
+		runs = "" // named by HERDR_PI_CONTROL: its pid is not known
+	case !strings.Contains(where, "(pid "):
 		who += fmt.Sprintf(" (pid %d)", pid)
 	}
-	return wrapperErrorf(unreachable, "%s runs but did not answer in time at %s: it may be busy, or other clients crowd its control socket; "+
-		"ask again in a moment, and if it never answers, its log says why (~/.local/state/herdr-pi/herdr-pi.log, see docs/troubleshooting.md)", who, render.Clean(socket))
+	return wrapperErrorf(unreachable, "%s%s did not answer in time at %s: it may be busy, or other clients crowd its control socket; "+
+		"ask again in a moment, and if it never answers, its log says why (~/.local/state/herdr-pi/herdr-pi.log, see docs/troubleshooting.md)", who, runs, render.Clean(socket))
 }
 
 // roomless says why the runtime directory base (or, before it exists, its

@@ -262,8 +262,10 @@ func TestWaitingUsage(t *testing.T) {
 		args []string
 		says string // stderr's first line
 	}{
-		{[]string{"waiting", "start", "--source", " ", "--id", "i"}, "herdr-pi waiting start: --source is empty"},
-		{[]string{"waiting", "stop", "--source", "s", "--id", "a\x07b"}, "herdr-pi waiting stop: --id contains control characters"},
+		{[]string{"waiting", "start", "--source", " ", "--id", "i"}, "herdr-pi waiting start: --source is empty: give a short name for what waits (example: --source deploy-hook --id 42)"},
+		{[]string{"waiting", "stop", "--source", "s", "--id", ""}, "herdr-pi waiting stop: --id is empty: give"},
+		{[]string{"waiting", "stop", "--source", "s", "--id", strings.Repeat("i", 300)}, "herdr-pi waiting stop: --id is longer than 128 bytes: give a shorter one"},
+		{[]string{"waiting", "stop", "--source", "s", "--id", "a\x07b"}, "herdr-pi waiting stop: --id contains control characters or bidi controls: use printable text"},
 		{[]string{"waiting", "start", "--source", "\x1b", "--id", "i"}, "herdr-pi waiting start: --source contains control characters"},
 		{[]string{"waiting", "start", "--source", "s", "--id", "a\u202eb"}, "herdr-pi waiting start: --id contains control characters or bidi controls"},
 		{[]string{"waiting", "start", "--source", "s", "--id", "i", "extra"}, `herdr-pi waiting start: unexpected argument "extra"`},
@@ -575,5 +577,13 @@ func TestAWrapperThatRunsButDoesNotAnswerIsNotToldToStart(t *testing.T) {
 	validate(t, schema, out)
 	if code != 1 || !strings.Contains(out, `"code": "unreachable"`) || !strings.Contains(out, says) || strings.Contains(out, "herdr-pi wrap pi") {
 		t.Errorf("status --json: exit %d\n%s\nwant 1, unreachable, %q, and no new wrapper", code, out, says)
+	}
+	// Named by HERDR_PI_CONTROL, its pid is not known: it is not called
+	// pid 0, and what took the connection still runs.
+	named := append(slices.Clone(e.env), "HERDR_PI_CONTROL="+socket, "HERDR_PI_CONTROL_TOKEN=t")
+	code, _, errOut := run(t, named, "waiting", "stop", "--source", "s", "--id", "i")
+	says = "herdr-pi waiting stop: the herdr-pi wrapper named by HERDR_PI_CONTROL did not answer in time at " + socket
+	if code != 1 || !strings.HasPrefix(errOut, says) || strings.Contains(errOut, "pid 0") || strings.Contains(errOut, "herdr-pi wrap pi") {
+		t.Errorf("waiting stop: exit %d, %q\nwant 1, %q, no pid 0 and no new wrapper", code, errOut, says)
 	}
 }

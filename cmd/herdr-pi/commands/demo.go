@@ -27,8 +27,8 @@ func demoCommand(f *Factory) *cli.Command {
 			"gets an answer typed for you, works again and finishes. About 15 seconds; press q\n" +
 			"to stop early. Nothing outside a temporary directory is touched.\n\n" +
 			"Exits 0 when the agent finished or q stopped it, 1 when the demo could not\n" +
-			"run to its end or show itself, 128+n when signal n stopped it (130 after\n" +
-			"Ctrl-C).\n\n" +
+			"run to its end or show itself, 2 for a mistake in the call (an argument, an\n" +
+			"unknown flag), 128+n when signal n stopped it (130 after Ctrl-C).\n\n" +
 			"Examples:\n" +
 			"  herdr-pi demo\n" +
 			"  herdr-pi demo --json | jq '.events[] | select(.source == \"herdr\")'",

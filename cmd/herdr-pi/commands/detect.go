@@ -239,8 +239,7 @@ func detectManifest(f *Factory, opts *detectOptions) (*detect.Manifest, error) {
 	if agent == "" {
 		cfg, cfgErr := f.Config()
 		if cfgErr != nil {
-			tell(f.IO.Err, "herdr-pi detect: config problems, running with defaults:\n  %s\n",
-				strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
+			tellConfigProblems(f.IO.Err, "herdr-pi detect", cfgErr)
 		}
 		agent = cmpOr(cfg.Detect.Agent, "pi")
 	}
@@ -340,7 +339,9 @@ func readAllLimited(r interface{ Read([]byte) (int, error) }, limit int) ([]byte
 		return nil, err
 	}
 	if len(data) > limit {
-		return nil, fmt.Errorf("input larger than %d MiB", limit>>20)
+		// A screen is a few KiB (a raw session some MiB): past the limit
+		// the person gave something else, and is told what to give.
+		return nil, fmt.Errorf("input larger than %d MiB, which is no screen: give a capture of one (tmux capture-pane -p), or with --raw the bytes of one session", limit>>20)
 	}
 	return data, nil
 }

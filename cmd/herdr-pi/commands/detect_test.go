@@ -515,3 +515,13 @@ func TestDetectMissingManifestSaysTheWayOut(t *testing.T) {
 		t.Errorf("exit %d, stderr\n%q\nwant 1 and\n%q", code, errOut, want)
 	}
 }
+
+// Input past detect's limit (/dev/zero, a log given for a screen) is
+// refused with the way out, not only the limit: a screen capture is a few
+// KiB, so the person gave the wrong thing.
+func TestDetectInputTooLargeSaysWhatToGive(t *testing.T) {
+	_, err := readAllLimited(strings.NewReader(strings.Repeat("x", 2<<20+1)), 2<<20)
+	if err == nil || !strings.Contains(err.Error(), "larger than 2 MiB") || !strings.Contains(err.Error(), "tmux capture-pane -p") {
+		t.Fatalf("err %v, want the limit and what to give instead", err)
+	}
+}

@@ -39,8 +39,9 @@ func doctorCommand(f *Factory) *cli.Command {
 			"notification channel and tmux passthrough; the private runtime directory and\n" +
 			"the pane registry; Herdr's own Pi integration. Each check has a deadline.\n\n" +
 			"SECTION limits the run to some of: herdr, pi, config, notify, runtime.\n" +
-			"It exits 1 when something is broken (a row marked fail), 0 otherwise, and\n" +
-			"130 when Ctrl-C stopped it (no rows then).\n" +
+			"It exits 1 when something is broken (a row marked fail), 0 otherwise, 2 for\n" +
+			"a mistake in the call (an unknown section or flag), and 130 when Ctrl-C\n" +
+			"stopped it (no rows then).\n" +
 			"--json prints the same findings in the format of docs/doctor.md.\n" +
 			"Colour only on a terminal, never with NO_COLOR set.\n\n" +
 			"Examples:\n" +

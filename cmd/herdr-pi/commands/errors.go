@@ -77,6 +77,9 @@ func flagUsageError(cmd string, flags []cli.Flag, err error) error {
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		return unknownFlag(cmd, dashed(name), flags)
 	}
+	if word, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok && strings.HasPrefix(word, "---") {
+		return tooManyDashes(cmd, word)
+	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return usagef(cmd, "%s needs a value", dashed(name))
 	}
@@ -101,6 +104,12 @@ func flagUsageError(cmd string, flags []cli.Flag, err error) error {
 		}
 	}
 	return &usageError{cmd: cmd, err: err}
+}
+
+// tooManyDashes is the usage error for a flag written with three dashes
+// or more (---json): a slip, whose meaning is plain, but not guessed at.
+func tooManyDashes(cmd, word string) error {
+	return usagef(cmd, "%s has too many dashes: write --%s", word, strings.TrimLeft(word, "-"))
 }
 
 // dashed is a flag name as the help shows it: --name, or -n for a letter.
@@ -198,6 +207,14 @@ func tell(w io.Writer, format string, args ...any) {
 	_ = say(w, format, args...)
 }
 
+// tellConfigProblems says, under who ("herdr-pi detect"), the mistakes of
+// config.toml, one line each with its file and line, and the way out; the
+// command runs on with the defaults (a typo must not cost a session).
+func tellConfigProblems(w io.Writer, who string, err error) {
+	tell(w, "%s: config problems, running with the defaults until they are fixed (herdr-pi doctor config checks the file; "+
+		"docs/configuration.md lists every key):\n  %s\n", who, strings.ReplaceAll(err.Error(), "\n", "\n  "))
+}
+
 // say is tell for a command's own result on stdout: its write error is the
 // command's error, so a result that never reached a full disk or a closed
 // pipe does not exit 0 (a warning on stderr has nowhere else to go).
@@ -278,7 +295,11 @@ func usageFailedJSON(c *cli.Context, name string, err error) error {
 	switch name {
 	case "close":
 		f, _ := c.App.Metadata[factoryKey].(*Factory)
-		return closeFailedJSON(f, w, &closeOptions{Run: closeRunWord(commandArgs(args, name))}, err)
+		var flags []cli.Flag
+		if cmd := findCommand(c.App.Commands, name); cmd != nil {
+			flags = cmd.Flags
+		}
+		return closeFailedJSON(f, w, &closeOptions{Run: closeRunWord(commandArgs(args, name), flags)}, err)
 	case "open":
 		return openFailedJSON(w, &openOptions{List: slices.ContainsFunc(words, isListFlag)}, err)
 	}

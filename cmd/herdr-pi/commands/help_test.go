@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -141,6 +142,28 @@ func TestHelpFlagBeforeACommandNameIsHelp(t *testing.T) {
 		code := Main(context.Background(), append([]string{"herdr-pi"}, tc.args...), IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
 		if code != tc.code || errOut.String() != tc.sayth || !strings.HasPrefix(out.String(), tc.out) {
 			t.Errorf("%q: exit %d, stderr %q, stdout starts %q; want %d, %q, %q", tc.args, code, errOut.String(), firstLine(out.String()), tc.code, tc.sayth, tc.out)
+		}
+	}
+}
+
+// Every command's help says how it exits, 2 for a mistake in the call
+// among it, and the mistake does exit 2: a script author reads the
+// statuses there, and none may be left for them to find out.
+func TestEveryHelpSaysItsExitStatuses(t *testing.T) {
+	usage := regexp.MustCompile(`(?i)\b2 (for|when) (a|an|the) [^.]*(mistake|unknown|usage)`)
+	for _, p := range commandPaths() {
+		if len(p) > 1 || p[0] == "demo-agent" {
+			continue // a subcommand's statuses are its command's (waiting); demo-agent is the demo's, hidden
+		}
+		var out, errOut bytes.Buffer
+		Main(context.Background(), []string{"herdr-pi", p[0], "--help"}, IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
+		help := strings.Join(strings.Fields(out.String()), " ")
+		if !strings.Contains(strings.ToLower(help), "exit") || !usage.MatchString(help) {
+			t.Errorf("herdr-pi %s --help does not say it exits 2 for a mistake in the call:\n%s", p[0], out.String())
+		}
+		errOut.Reset()
+		if code := Main(context.Background(), []string{"herdr-pi", p[0], "--no-such-flag"}, IO{In: strings.NewReader(""), Out: &out, Err: &errOut}); code != exitUsage {
+			t.Errorf("herdr-pi %s --no-such-flag: exit %d, want %d\n%s", p[0], code, exitUsage, errOut.String())
 		}
 	}
 }

@@ -132,8 +132,7 @@ func notifyRun(ctx context.Context, f *Factory, opts *notifyOptions, deps notify
 	paths := f.Paths()
 	cfg, cfgErr := f.Config()
 	if cfgErr != nil {
-		tell(io.Err, "herdr-pi notify: config problems, using the defaults:\n  %s\n",
-			strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
+		tellConfigProblems(io.Err, "herdr-pi notify", cfgErr)
 	}
 	ncfg, _ := notifyConfig(cfg, paths)
 	if opts.Sound != "" {

@@ -269,7 +269,7 @@ func openRun(ctx context.Context, f *Factory, opts *openOptions) error {
 	}
 	cfg, cfgErr := f.Config()
 	if cfgErr != nil {
-		tell(io.Err, "herdr-pi open: config problems, using defaults:\n  %s\n", strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
+		tellConfigProblems(io.Err, "herdr-pi open", cfgErr)
 	}
 	place, err := openPlacement(opts, paths, a, h.PaneID, dir)
 	if err != nil {

@@ -448,8 +448,9 @@ func TestOpenLiveOnAnAttemptThatFinishedMeanwhileSaysHowToOpenIt(t *testing.T) {
 // The owner gives the order up before the attempt's turn boundary (its
 // run cancelled): nothing was handed off. open's last line says so — in
 // words "not handed off", with --json the handback (aborted, not
-// transferred) and nothing after it — stderr says where to look, and open
-// exits 1, not 0 as after a handback.
+// transferred, with its error_code, also from a wrapper older than
+// error_code, as this fake is) and nothing after it — stderr says where to
+// look, and open exits 1, not 0 as after a handback.
 func TestOpenLiveOrderTheOwnerGaveUpIsNoHandback(t *testing.T) {
 	schema := compileSchema(t, "open")
 	for _, asJSON := range []bool{false, true} {
@@ -467,6 +468,9 @@ func TestOpenLiveOrderTheOwnerGaveUpIsNoHandback(t *testing.T) {
 		if asJSON {
 			validate(t, schema, last)
 			want = `"reason":"aborted"`
+			if !strings.Contains(last, `"error_code":"cancelled"`) {
+				t.Fatalf("the handback line %s has no error_code cancelled", last)
+			}
 		}
 		if code != exitError || !strings.Contains(last, want) || strings.Contains(last, "handed back") ||
 			!strings.Contains(stderr, "docs#1: nothing was handed off") || !strings.Contains(stderr, "herdr-pi open --list "+w.run[:8]) {

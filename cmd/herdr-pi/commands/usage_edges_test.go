@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +59,34 @@ func TestErrorsNamingAHostileFileAreClean(t *testing.T) {
 	code, _, errOut := run(t, env, "detect", name)
 	if code != 1 || !strings.Contains(errOut, "no such file") || strings.ContainsAny(errOut, "\x1b\x07\u202e") {
 		t.Errorf("exit %d, stderr %q; want 1, the reason, no control characters", code, errOut)
+	}
+}
+
+// A config.toml with a mistake is said by every command that reads it in
+// the same words: the file and line of each mistake, and the way out —
+// doctor checks the file, the docs list every key — while the command
+// runs on with the defaults.
+func TestConfigProblemsSayTheFileTheLineAndTheFix(t *testing.T) {
+	e := newCmdEnv(t)
+	file := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(file, []byte("[notify]\nchanel = \"off\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := append(e.env, "HERDR_PI_CONFIG="+file)
+	for _, c := range []struct {
+		args   []string
+		prefix string
+	}{
+		{[]string{"detect", "-"}, "herdr-pi detect"},
+		{[]string{"notify", "--title", "t", "--sound", "none"}, "herdr-pi notify"},
+		{[]string{"wrap", "true"}, "herdr-pi"},
+	} {
+		var out, errb bytes.Buffer
+		Main(context.Background(), append([]string{"herdr-pi"}, c.args...), IO{In: strings.NewReader("x\n"), Out: &out, Err: &errb, Env: env})
+		want := c.prefix + ": config problems, running with the defaults until they are fixed (herdr-pi doctor config checks the file; " +
+			"docs/configuration.md lists every key):\n  " + file + `:2: unknown key "chanel" in [notify]; did you mean "channel"?` + "\n"
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("%q: stderr %q\nwant it to hold %q", c.args, errb.String(), want)
+		}
 	}
 }

@@ -66,6 +66,9 @@ func TestFlagErrorsNameTheFlagAsTheHelpDoes(t *testing.T) {
 		{[]string{"waiting", "stop", "--label", "x"}, "herdr-pi waiting stop: unknown flag --label\nRun 'herdr-pi waiting stop --help' for usage.\n"},
 		{[]string{"wrap", "--bogus", "true"}, "herdr-pi wrap: unknown flag --bogus\nRun 'herdr-pi wrap --help' for usage.\n"},
 		{[]string{"notify", "--title"}, "herdr-pi notify: --title needs a value\nRun 'herdr-pi notify --help' for usage.\n"},
+		{[]string{"status", "---json"}, "herdr-pi status: ---json has too many dashes: write --json\nRun 'herdr-pi status --help' for usage.\n"},
+		// Among a command's arguments too, where withArgs reads it.
+		{[]string{"detect", "-", "---json"}, "herdr-pi detect: ---json has too many dashes: write --json\nRun 'herdr-pi detect --help' for usage.\n"},
 		{[]string{"status", "--json=maybe"}, "herdr-pi status: --json takes no value (got \"maybe\"): give --json alone, or --json=false\nRun 'herdr-pi status --help' for usage.\n"},
 	} {
 		code, _, errOut := run(t, env, tc.args...)

@@ -52,7 +52,8 @@ func wrapCommand(f *Factory) *cli.Command {
 			"every byte and key through untouched. Inside a Herdr pane it reports the agent's\n" +
 			"state (idle, working, blocked) to Herdr and releases the pane when it ends.\n" +
 			"It exits with the command's status (128+n when it died of signal n, 127 when\n" +
-			"it was not found, 126 when it could not be executed).\n\n" +
+			"it was not found, 126 when it could not be executed), or 2 for a mistake in\n" +
+			"the call to herdr-pi itself (an unknown flag, no command), which starts nothing.\n\n" +
 			"Flags for herdr-pi come before the command; everything after it goes to the\n" +
 			"command. Use -- when the command itself starts with a dash.\n\n" +
 			"The agent: --agent names it for detection and for Herdr. Without it, the\n" +
@@ -110,8 +111,7 @@ func wrapRun(ctx context.Context, f *Factory, opts *wrapOptions) error {
 	if cfgErr != nil {
 		// The agent still starts: a typo in the config must not cost the
 		// user their session.
-		tell(io.Err, "herdr-pi: config problems, running with defaults:\n  %s\n",
-			strings.ReplaceAll(cfgErr.Error(), "\n", "\n  "))
+		tellConfigProblems(io.Err, "herdr-pi", cfgErr)
 	}
 	log := f.Log("wrap")
 	defer log.Close()
