@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -195,4 +196,55 @@ func TestAnswersWithAnyToolCall(t *testing.T) {
 	if id != "call_7" || name != "lookup" || args != `{"q":"x"}` || finish != "tool_calls" {
 		t.Fatalf("tool call id %q name %q args %q finish %q", id, name, args, finish)
 	}
+}
+
+// A held answer (an error one too) leaves only once its gate opens, and a
+// gate that never opens does not keep Close waiting.
+func TestAnswersWaitForTheirGate(t *testing.T) {
+	var open atomic.Bool
+	s := Start(func(req Request) Reply {
+		switch req.LastUser() {
+		case "never":
+			return Reply{Text: "late", Until: func() bool { return false }}
+		case "free":
+			return Reply{Text: "free"}
+		}
+		return Reply{Text: "held", Until: open.Load}
+	})
+	defer s.Close()
+	answered := make(chan []string, 1)
+	go func() {
+		p, _, _ := post(t, s, `{"messages":[{"role":"user","content":"hi"}]}`)
+		answered <- p
+	}()
+	if _, err := s.WaitRequests(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// A whole exchange with the gate shut: an answer not held would have
+	// come by now.
+	other := make(chan error, 1)
+	go func() {
+		resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"never"}]}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+		other <- err
+	}()
+	if _, err := s.WaitRequests(2, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if p, _, _ := post(t, s, `{"messages":[{"role":"user","content":"free"}]}`); strings.Join(p, "") != "free" {
+		t.Fatalf("an answer without a gate: %q", p)
+	}
+	select {
+	case p := <-answered:
+		t.Fatalf("answered %q with the gate shut", p)
+	default:
+	}
+	open.Store(true)
+	if p := <-answered; strings.Join(p, "") != "held" {
+		t.Fatalf("after the gate opened: %q", p)
+	}
+	s.Close()
+	<-other
 }
