@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/herdr-pi/herdr-pi/bridge/herdr"
+	"github.com/herdr-pi/herdr-pi/internal/fakellm"
 	"github.com/herdr-pi/herdr-pi/internal/herdrtest"
 	"github.com/herdr-pi/herdr-pi/internal/pitest"
 )
@@ -499,6 +500,16 @@ func TestAPiWithoutTheProbeNeverTakesAnotherPanesQuestion(t *testing.T) {
 			return out
 		}
 	}
+	// The answer to the Pi without the probe is held until its pane shows
+	// the run: seen on the screen only, after the debounce, a run quicker
+	// than that would reach Herdr as no change at all.
+	r.llm.SetResponder(func(req fakellm.Request) fakellm.Reply {
+		reply := r.respond(req)
+		if strings.Contains(req.LastUser(), "ANSWER") {
+			return untilLastWorking(statesOf(other), reply)
+		}
+		return reply
+	})
 	// Pi's argv ends after its binary: r.pi.Bin takes no herdr-pi flag.
 	argv := []string{r.hp, "wrap", "--no-probe", r.pi.Bin}
 	noProbe := pitest.StartTerm(t, argv, r.env("HERDR_PANE_ID="+other), r.agent.Project, 40, 120)

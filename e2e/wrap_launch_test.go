@@ -101,6 +101,7 @@ func lastLines(screen string, n int) []string {
 // keeps --agent and the node command.
 func TestWrapPiUnderNode(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), true)
+	r.answerOnceWorking()
 	cli := r.piCLI()
 	tm := r.wrapArgv(r.env(), "--agent", "pi", "--", "node", "--enable-source-maps", cli)
 	r.waitProbe()
@@ -151,6 +152,7 @@ func (r *piRig) npxProject() []string {
 // blocked.
 func TestWrapNpxPi(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), true)
+	r.answerOnceWorking()
 	env := r.npxProject()
 	tm := r.wrapArgv(env, "--", "npx", "pi")
 	r.waitProbe()

@@ -36,9 +36,9 @@ func TestWrapNoProbeExtensionRunAfterAQuestion(t *testing.T) {
 					}
 					return fakellm.Reply{Text: again + "\n" + session.Marker}
 				}
-				// Slow enough for the screen to show the run.
-				return fakellm.Reply{Text: question + "\n" + session.Marker, WordDelay: 100 * time.Millisecond}
+				return fakellm.Reply{Text: question + "\n" + session.Marker}
 			}, true)
+			r.answerOnceWorking()
 			waiter, err := filepath.Abs("realpi/testdata/waiter.mjs")
 			if err != nil {
 				t.Fatal(err)

@@ -70,7 +70,8 @@ func TestWrapNoProbeRunEndToasts(t *testing.T) {
 // A reply that ends with the sentinel reads "done" on Pi's channel too; it
 // is told as the question it is, never as a finished run.
 func TestWrapNoProbeQuestionIsToldAsBlockedOnly(t *testing.T) {
-	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker, WordDelay: 50 * time.Millisecond}), true)
+	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), true)
+	r.answerOnceWorking()
 	r.extra = append(r.extra, everyRun(t))
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"})

@@ -89,6 +89,7 @@ func TestWrapPiToastNamesTheNewestDialog(t *testing.T) {
 // Without the probe the channel alone says what Pi waits for.
 func TestWrapNoProbeToastNamesTheNewestDialog(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: "ok"}), true)
+	r.answerOnceWorking()
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 	tm := r.wrapNoProbe(trace, []string{"PI_PROGRAM_STATUS=1"}, "-e", twoDialogs(t))
 	// Nothing tells when Pi without the probe takes input: a turn first,

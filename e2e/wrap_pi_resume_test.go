@@ -23,12 +23,9 @@ func TestWrapPiNewSessionLeavesTheQuestionAndResumeRestoresIt(t *testing.T) {
 		if strings.Contains(req.LastUser(), "please block") {
 			return fakellm.Reply{Text: question + "\n" + session.Marker}
 		}
-		// Streamed in two pieces 300 ms apart, so the run stays working
-		// for longer than the reporter's gap between reports (100 ms):
-		// Herdr is sent the newest state only, and a run shorter than the
-		// gap after the last report reaches it as idle alone.
-		return fakellm.Reply{Chunks: []string{"Sure", "."}, WordDelay: 300 * time.Millisecond}
+		return fakellm.Reply{Text: "Sure."}
 	}, true)
+	r.answerOnceWorking()
 	r.herdr.SetDelivery("herdr")
 	waiter, err := filepath.Abs("realpi/testdata/waiter.mjs")
 	if err != nil {

@@ -188,6 +188,7 @@ func TestWrapPiRetriesThatRunOutNotifyAnErrorWithoutTheProbe(t *testing.T) {
 // cancelled it and is not told it failed.
 func TestWrapPiEscapeOnTheOverflowCompactionIsSilent(t *testing.T) {
 	r := newPiRig(t, overflowOnce(), true)
+	r.answerOnceWorking()
 	// A small budget of recent tokens, so one long reply gives Pi
 	// something to compact.
 	r.setting("compaction", map[string]any{"enabled": true, "keepRecentTokens": 50})
@@ -258,6 +259,7 @@ func TestWrapPiErrorToastSaysWhy(t *testing.T) {
 		}
 		return fakellm.Reply{Text: "ok"}
 	}, true)
+	r.answerOnceWorking()
 	r.retryAfter(50 * time.Millisecond)
 	tm := r.wrap()
 	t.Cleanup(func() {

@@ -28,6 +28,7 @@ type piRig struct {
 	t       *testing.T
 	pi      pitest.Pi
 	llm     *fakellm.Server
+	respond fakellm.Responder // the model's answers, before any gate
 	agent   *pitest.Agent
 	herdr   *herdrtest.Server // nil outside Herdr
 	hp      string
@@ -42,7 +43,7 @@ func newPiRig(t *testing.T, respond fakellm.Responder, inHerdr bool) *piRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &piRig{t: t, pi: pi, hp: hp, llm: fakellm.Start(respond)}
+	r := &piRig{t: t, pi: pi, hp: hp, llm: fakellm.Start(respond), respond: respond}
 	t.Cleanup(r.llm.Close)
 	r.agent = pitest.NewAgent(t, pi, r.llm.BaseURL())
 	if inHerdr {
@@ -127,6 +128,33 @@ func (r *piRig) states() []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// answerOnceWorking holds each of the model's answers until Herdr's
+// newest accepted report for the pane is "working" (untilWorking). Only
+// for tests where the pane reads working whenever Pi asks the model (no
+// wait, ask or dialog open then, no other Pi on the same model).
+func (r *piRig) answerOnceWorking() {
+	r.llm.SetResponder(func(req fakellm.Request) fakellm.Reply { return r.untilWorking(r.respond(req)) })
+}
+
+// untilWorking holds reply until Herdr's newest accepted report for the
+// pane is "working". The reporter sends one report per 100 ms at most, and
+// then only the newest state, so a run that starts and ends within that
+// gap after the report before it reaches Herdr as its end alone (a fake
+// model answers in a few ms): held here, the run lasts until Herdr has
+// shown it, on any machine.
+func (r *piRig) untilWorking(reply fakellm.Reply) fakellm.Reply {
+	return untilLastWorking(r.states, reply)
+}
+
+// untilLastWorking holds reply until the newest of states is "working".
+func untilLastWorking(states func() []string, reply fakellm.Reply) fakellm.Reply {
+	reply.Until = func() bool {
+		s := states()
+		return len(s) > 0 && s[len(s)-1] == "working"
+	}
+	return reply
 }
 
 // waitStates waits until the accepted reports are exactly want. Reports
@@ -339,6 +367,7 @@ func TestWrapPiReloadWhileBlockedReportsNothing(t *testing.T) {
 // a restart restores nothing.
 func TestWrapPiRestoresUnansweredQuestion(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n" + session.Marker}), true)
+	r.answerOnceWorking()
 	tm := r.wrap()
 	r.waitStates("the probe connected", "unknown", "idle")
 	tm.Type(t, "hello")
@@ -383,6 +412,7 @@ func TestWrapPiNextRunClearsTheMarker(t *testing.T) {
 		}
 		return fakellm.Reply{Text: question + "\n" + session.Marker}
 	}, true)
+	r.answerOnceWorking()
 	waiter, err := filepath.Abs("realpi/testdata/waiter.mjs")
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,14 @@ func TestWrapPiAnotherPiOnTheSameSession(t *testing.T) {
 		}
 		return fakellm.Reply{Text: "Done."}
 	}, true)
+	// This pane's runs are held until Herdr shows them (untilWorking); the
+	// other Pi's, which this pane never shows, are not.
+	r.llm.SetResponder(func(req fakellm.Request) fakellm.Reply {
+		if strings.Contains(req.LastUser(), "other") {
+			return r.respond(req)
+		}
+		return r.untilWorking(r.respond(req))
+	})
 	a := r.wrap()
 	r.waitStates("the probe connected", "unknown", "idle")
 	a.Type(t, "hello from this pane")
@@ -99,6 +107,7 @@ func held(t *testing.T, r *piRig, d time.Duration, want ...string) {
 // pane stops being blocked once the answer grace is over.
 func TestWrapPiTreeMoveAwayFromTheQuestion(t *testing.T) {
 	r := newPiRig(t, fakellm.Fixed(fakellm.Reply{Text: question + "\n:input_needed:"}), true)
+	r.answerOnceWorking()
 	ext, err := filepath.Abs("testdata/pievents/tree.mjs")
 	if err != nil {
 		t.Fatal(err)

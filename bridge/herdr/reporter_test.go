@@ -186,7 +186,9 @@ func TestFailuresAreLoggedOncePerKindAndTheStateIsSentAgain(t *testing.T) {
 	s.WaitFor(t, 10*time.Second, "more failed attempts", func() bool { return len(s.Requests()) >= n+6 })
 	s.SetFault(herdrtest.Fault{})
 	s.WaitFor(t, 10*time.Second, "the state after recovery", func() bool { return s.Pane(s.PaneID()).Status == "working" })
-	time.Sleep(100 * time.Millisecond)
+	// The recovery is logged once Herdr's answer is back with the sender,
+	// which may be a while after Herdr took the state on a busy machine.
+	s.WaitFor(t, 10*time.Second, "the recovery logged", func() bool { return len(log.matching("reach Herdr again")) > 0 })
 
 	lines := log.all()
 	t.Logf("%d requests, log:\n%s", len(s.Requests()), strings.Join(lines, "\n"))
@@ -223,7 +225,7 @@ func TestRestartedHerdrGetsTheCurrentState(t *testing.T) {
 	// Herdr goes away; the next change fails…
 	s.Crash()
 	r.Report("blocked", "approve rm")
-	time.Sleep(100 * time.Millisecond)
+	s.WaitFor(t, 10*time.Second, "the failure logged", func() bool { return len(log.matching("refuses connections")) > 0 })
 	if len(log.matching("refuses connections")) != 1 {
 		t.Fatalf("log %q", log.all())
 	}

@@ -45,6 +45,13 @@ type Reply struct {
 	// or the server closes: a model that never answers, so a test can kill
 	// Pi mid-turn at a known point.
 	Hang bool
+	// Until, when set, holds the answer (whatever it is) until Until
+	// reports true, asked every few milliseconds; a client that goes away
+	// or the server closing ends the wait with no answer. It is the gate a
+	// test keeps shut until it has seen what the run must show while it
+	// lasts (Herdr told "working", say), so that no run is shorter than
+	// what watches it, on any machine.
+	Until func() bool
 }
 
 // ToolCall is one tool call the model makes.
@@ -229,6 +236,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	reply := respond(req)
+	if reply.Until != nil && !s.held(r, reply.Until) {
+		return
+	}
 	switch {
 	case reply.Hang:
 		select {
@@ -248,6 +258,21 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(w, r, parsed.Model, parsed.StreamOptions.IncludeUsage, reply)
+}
+
+// held waits until open reports true (true) or the client goes away or
+// the server closes (false).
+func (s *Server) held(r *http.Request, open func() bool) bool {
+	for !open() {
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-r.Context().Done():
+			return false
+		case <-s.closing:
+			return false
+		}
+	}
+	return true
 }
 
 // textOf flattens OpenAI message content: a string, or parts with text.

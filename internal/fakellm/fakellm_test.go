@@ -3,8 +3,10 @@ package fakellm
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,8 +16,8 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // post sends a chat request and returns the streamed content pieces and
-// the tool call arguments, with the arrival time of each piece.
-func post(t *testing.T, s *Server, body string) (pieces []string, tool string, at []time.Time) {
+// the tool call arguments.
+func post(t *testing.T, s *Server, body string) (pieces []string, tool string) {
 	t.Helper()
 	resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(body))
 	if err != nil {
@@ -52,7 +54,6 @@ func post(t *testing.T, s *Server, body string) (pieces []string, tool string, a
 		for _, ch := range c.Choices {
 			if ch.Delta.Content != "" {
 				pieces = append(pieces, ch.Delta.Content)
-				at = append(at, time.Now())
 			}
 			for _, tc := range ch.Delta.ToolCalls {
 				tool += tc.Function.Arguments
@@ -62,7 +63,7 @@ func post(t *testing.T, s *Server, body string) (pieces []string, tool string, a
 	if !done {
 		t.Fatal("stream did not end with [DONE]")
 	}
-	return pieces, tool, at
+	return pieces, tool
 }
 
 func TestStreamsScriptedRepliesAndRecordsRequests(t *testing.T) {
@@ -71,22 +72,27 @@ func TestStreamsScriptedRepliesAndRecordsRequests(t *testing.T) {
 	if !strings.HasPrefix(s.BaseURL(), "http://127.0.0.1:") {
 		t.Fatalf("base URL %s is not loopback", s.BaseURL())
 	}
-	p, _, _ := post(t, s, `{"model":"m","messages":[{"role":"system","content":"SYS"},{"role":"user","content":[{"type":"text","text":"hello"}]}]}`)
+	p, _ := post(t, s, `{"model":"m","messages":[{"role":"system","content":"SYS"},{"role":"user","content":[{"type":"text","text":"hello"}]}]}`)
 	if strings.Join(p, "") != "Which file?\n:input_needed:" || len(p) != 1 {
 		t.Fatalf("one-chunk reply: %q", p)
 	}
-	p, _, at := post(t, s, `{"messages":[{"role":"user","content":"be SLOW now"}]}`)
+	// The pause between the words is measured over the whole exchange:
+	// when each piece is read says when the reader was scheduled, and a
+	// reader held up past the pause reads both pieces at once. The server
+	// cannot end the stream before it paused.
+	start := time.Now()
+	p, _ = post(t, s, `{"messages":[{"role":"user","content":"be SLOW now"}]}`)
 	if strings.Join(p, "") != "Which file?\n:input_needed:" || len(p) != 2 {
 		t.Fatalf("slow reply pieces %q", p)
 	}
-	if gap := at[1].Sub(at[0]); gap < 40*time.Millisecond {
-		t.Fatalf("slow words arrived %v apart, want ≥ 50ms", gap)
+	if took := time.Since(start); took < 50*time.Millisecond {
+		t.Fatalf("the slow reply took %v, want ≥ 50ms (a pause between its two words)", took)
 	}
-	_, tool, _ := post(t, s, `{"messages":[{"role":"user","content":"RUNTOOL"}]}`)
+	_, tool := post(t, s, `{"messages":[{"role":"user","content":"RUNTOOL"}]}`)
 	if tool != `{"command":"echo hi"}` {
 		t.Fatalf("tool arguments %q", tool)
 	}
-	p, tool, _ = post(t, s, `{"messages":[{"role":"user","content":"RUNTOOL"},{"role":"assistant","content":""},{"role":"tool","content":"hi"}]}`)
+	p, tool = post(t, s, `{"messages":[{"role":"user","content":"RUNTOOL"},{"role":"assistant","content":""},{"role":"tool","content":"hi"}]}`)
 	if tool != "" || strings.Join(p, "") == "" {
 		t.Fatalf("after the tool result: text %q tool %q", p, tool)
 	}
@@ -109,7 +115,7 @@ func TestNamedToolCallsErrorsAndHangs(t *testing.T) {
 		}
 		return Reply{Hang: true}
 	})
-	_, tool, _ := post(t, s, `{"messages":[{"role":"user","content":"tool"}]}`)
+	_, tool := post(t, s, `{"messages":[{"role":"user","content":"tool"}]}`)
 	if tool != `{"foreground":true,"name":"w"}` {
 		t.Fatalf("tool arguments %q", tool)
 	}
@@ -195,4 +201,63 @@ func TestAnswersWithAnyToolCall(t *testing.T) {
 	if id != "call_7" || name != "lookup" || args != `{"q":"x"}` || finish != "tool_calls" {
 		t.Fatalf("tool call id %q name %q args %q finish %q", id, name, args, finish)
 	}
+}
+
+// A held answer (an error one too) leaves only once its gate opens, and a
+// gate that never opens does not keep Close waiting.
+func TestAnswersWaitForTheirGate(t *testing.T) {
+	var open atomic.Bool
+	s := Start(func(req Request) Reply {
+		switch req.LastUser() {
+		case "never":
+			return Reply{Text: "late", Until: func() bool { return false }}
+		case "free":
+			return Reply{Text: "free"}
+		}
+		return Reply{Text: "held", Until: open.Load}
+	})
+	defer s.Close()
+	// The held exchange runs on its own goroutine, so it reads the raw
+	// stream (post may stop the test, which only the test's goroutine may).
+	answered := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			answered <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		answered <- string(b)
+	}()
+	if _, err := s.WaitRequests(1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// A whole exchange with the gate shut: an answer not held would have
+	// come by now.
+	other := make(chan error, 1)
+	go func() {
+		resp, err := http.Post(s.BaseURL()+"/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"never"}]}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+		other <- err
+	}()
+	if _, err := s.WaitRequests(2, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := post(t, s, `{"messages":[{"role":"user","content":"free"}]}`); strings.Join(p, "") != "free" {
+		t.Fatalf("an answer without a gate: %q", p)
+	}
+	select {
+	case p := <-answered:
+		t.Fatalf("answered %q with the gate shut", p)
+	default:
+	}
+	open.Store(true)
+	if b := <-answered; !strings.Contains(b, `"content":"held"`) || !strings.Contains(b, "[DONE]") {
+		t.Fatalf("after the gate opened: %q", b)
+	}
+	s.Close()
+	<-other
 }
