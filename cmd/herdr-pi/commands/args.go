@@ -38,6 +38,10 @@ var errHelp = errors.New("help")
 func interleavedArgs(c *cli.Context, cmd string) ([]string, error) {
 	var args []string
 	rest := c.Args().Slice()
+	if raw, _ := c.App.Metadata[argsKey].([]string); endedBefore(commandArgs(raw, cmd), rest, c.Command.Flags) {
+		// urfave/cli took "--" away, and the flags with it.
+		return rest, nil
+	}
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if a == "--" {
@@ -79,6 +83,31 @@ func interleavedArgs(c *cli.Context, cmd string) ([]string, error) {
 		}
 	}
 	return args, nil
+}
+
+// endedBefore says whether the words of a command line (those after the
+// command's name) ended their flags with "--" just before rest, the
+// arguments urfave/cli left: Go's flag package drops a "--" met before
+// the first argument, so that rest alone no longer shows that its words
+// are arguments whatever they look like. A "--" that is a flag's value
+// (--agent --) ends nothing.
+func endedBefore(words, rest []string, flags []cli.Flag) bool {
+	n := len(words) - len(rest)
+	if n < 1 || !slices.Equal(words[n:], rest) {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		w := words[i]
+		if w == "--" {
+			return i == n-1
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		fl := slices.IndexFunc(flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
+		if !hasValue && fl >= 0 && takesValue(flags[fl]) {
+			i++ // its value, whatever it looks like
+		}
+	}
+	return false
 }
 
 // takesValue says whether a flag reads a value (--agent pi) rather than

@@ -14,7 +14,8 @@ import (
 
 // People put flags after the arguments ("herdr-pi detect screen.txt
 // --json"): every command that takes arguments reads them there too, a
-// value flag with its value as the next word, and "--" ends the flags.
+// value flag with its value as the next word, and "--" ends the flags,
+// also when it comes before every argument.
 func TestFlagsMayFollowArguments(t *testing.T) {
 	dir := t.TempDir()
 	screen := filepath.Join(dir, "screen.txt")
@@ -42,6 +43,12 @@ func TestFlagsMayFollowArguments(t *testing.T) {
 		{[]string{"detect", screen, "-h"}, 0, "herdr-pi detect", "", ""},
 		{[]string{"detect", screen, "--", "-h"}, 2, "", "", "one input at most (got 2: " + screen + " -h)"},
 		{[]string{"status", "x", "--json"}, 2, "", "", `herdr-pi status: unexpected argument "x"`},
+		// "--" before every argument: Go's flag package takes it away
+		// before withArgs sees the words, which still end the flags.
+		{[]string{"status", "--", "--json"}, 2, "", "", `herdr-pi status: unexpected argument "--json"`},
+		{[]string{"detect", "--", "--colour"}, 1, "", "", "herdr-pi detect: --colour: no such file"},
+		{[]string{"detect", "--json", "--", "-h"}, 1, "", "", "herdr-pi detect: -h: no such file"},
+		{[]string{"detect", "--agent", "--", screen}, 2, "", "", `--agent: agent "--" is not a valid agent id`},
 		{[]string{"completion", "bash", "--help"}, 0, "herdr-pi completion", "", ""},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
