@@ -1748,3 +1748,46 @@ func TestAPiThatExitsWhileLoadingEndsTheWait(t *testing.T) {
 		t.Fatalf("handback %+v", hb)
 	}
 }
+
+// The wait for a pane's Pi still loading past the start timeout (up to
+// ten minutes) ends at once when the handoff is cancelled, its pane is
+// closed or its owner goes: each with its own code, nothing transferred,
+// not a timeout the handoff never waited out.
+func TestTheWaitForALoadingPiEndsAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name, code string
+		end        func(r *rig, x *asked, pane string)
+	}{
+		{"cancelled", control.CodeCancelled, func(_ *rig, x *asked, _ string) { x.cancel() }},
+		{"pane closed", control.CodePaneClosed, func(r *rig, _ *asked, pane string) {
+			if err := herdr.NewClient(r.s.SocketPath()).PaneClose(t.Context(), pane); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"owner gone", control.CodeOwnerGone, func(r *rig, _ *asked, _ string) {
+			close(r.o.done)
+			r.svc.ownerEvent(r.o, control.OwnerDisconnected{PID: r.o.pid})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, func(c *Config) { c.StartTimeout = time.Second })
+			agent := startAgent(t, "")
+			x := r.ask(control.HandoffAsk{})
+			r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+			pane := r.s.Inputs()[0].PaneID
+			w := r.startPaneWrapperAs(pane, control.Status{State: "idle", ChildPID: agent.pid})
+			// Asked every 100 ms by the start wait, then once a second:
+			// forty asks are past the one-second timeout, in the wait.
+			r.s.WaitFor(t, long, "the wait for the loading Pi", func() bool { return w.timesAsked() >= 40 || closed(x.done) })
+			if closed(x.done) {
+				t.Fatalf("the handoff ended before the wait: %+v", x.final)
+			}
+			tc.end(r, x, pane)
+			hb := x.wait(t)
+			if hb.Reason != control.HandbackAborted && hb.Reason != control.HandbackFailed || hb.Transferred || hb.ErrorCode != tc.code ||
+				strings.Contains(hb.Error, "within") {
+				t.Fatalf("handback %+v, want it ended, code %s, no timeout said", hb, tc.code)
+			}
+		})
+	}
+}
