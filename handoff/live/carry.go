@@ -316,7 +316,7 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	session, failed := handoff.ForkOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened, s.cfg.StartTimeout, endedCh)
 	loading, piExited := false, false
 	if session == "" && !failed && r.ctx.Err() == nil && !closed(endedCh) {
-		loading, session, failed, piExited = s.awaitLoading(r, opened, l.SessionFile, endedCh)
+		loading, session, failed, piExited, agent = s.awaitLoading(r, opened, l.SessionFile, endedCh)
 	}
 	switch {
 	case r.ctx.Err() != nil:
@@ -331,11 +331,15 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 	case session == "" && piExited:
 		return fail(control.CodePaneFailed, fmt.Errorf("Pi in pane %s exited before it named its session (it was loading the attempt's transcript)", opened.PaneID))
 	case session == "" && loading:
-		return fail(control.CodeStartTimeout, fmt.Errorf("Pi in pane %s did not name its session within %v: it was still loading the attempt's transcript, %s",
+		// It ran to the end of the wait, so it may be loading still, or
+		// hung: which, nothing here can tell.
+		return fail(control.CodeStartTimeout, fmt.Errorf("Pi in pane %s still ran but did not name its session within %v: it may still be loading the attempt's transcript (%s), or it hangs",
 			opened.PaneID, s.cfg.StartTimeout+loadingFor, fileSizeWords(l.SessionFile)))
 	case session == "":
 		return fail(control.CodeStartTimeout, fmt.Errorf("Pi did not start in pane %s within %v", opened.PaneID, s.cfg.StartTimeout))
 	}
+	agent.release() // pinned again below, from the wrapper's status
+	agent = nil
 	if session != l.SessionFile {
 		s.cfg.Logf("live: handoff %s: the pane's Pi writes %s, not the attempt's %s", r.id, session, l.SessionFile)
 	}
@@ -454,24 +458,27 @@ func (s *Service) runPane(r *run, l control.Launch) (hb control.Handback) {
 // attempt's transcript, which for a big one takes long (Pi 1.6.0 took
 // 46 s for 50 MB on a loaded machine, near the 60 s start timeout). Its
 // exit, the pane's end and a cancel still end the wait at once.
-const loadingFor = 10 * time.Minute
+var loadingFor = 10 * time.Minute // a var for the tests
 
 // awaitLoading waits on for the pane's Pi to name its session once the
 // start timeout passed without it, as long as the pane's wrapper says it
 // runs a Pi that is still there. loading is whether it waited at all;
-// piExited that the Pi went meanwhile.
-func (s *Service) awaitLoading(r *run, opened handoff.Opened, transcript string, ended <-chan struct{}) (loading bool, session string, failed, piExited bool) {
+// piExited that the Pi went meanwhile. running is that Pi, pinned, when
+// the wait ended without it gone: it has the attempt's transcript open,
+// and writes it once loaded, so the handback must wait for its end
+// (runPane's deferred stop); the caller releases it.
+func (s *Service) awaitLoading(r *run, opened handoff.Opened, transcript string, ended <-chan struct{}) (loading bool, session string, failed, piExited bool, running *paneAgent) {
 	ep, st, ok := wrapperOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened.PaneID)
 	if !ok || st.ChildPID <= 0 {
-		return false, "", false, false
+		return false, "", false, false, nil
 	}
 	if st.SessionFile != "" {
-		return true, st.SessionFile, false, false
+		return true, st.SessionFile, false, false, nil
 	}
 	agent := pinAgent(ep, st.ChildPID, s.cfg.Logf)
-	defer agent.release()
 	if agent.gone() {
-		return false, "", false, false
+		agent.release()
+		return false, "", false, false, nil
 	}
 	s.cfg.Logf("live: handoff %s: Pi (pid %d) runs in pane %s but has not named its session within %v; it is still loading the attempt's transcript, %s: waiting up to %v more",
 		r.id, st.ChildPID, opened.PaneID, s.cfg.StartTimeout, fileSizeWords(transcript), loadingFor)
@@ -481,12 +488,13 @@ func (s *Service) awaitLoading(r *run, opened handoff.Opened, transcript string,
 		session, failed = handoff.ForkOf(r.ctx, s.cfg.RuntimeBase, r.opts.socket, opened, loadingLook, ended)
 		switch {
 		case session != "" || failed || r.ctx.Err() != nil || closed(ended):
-			return true, session, failed, false
+			return true, session, failed, false, agent
 		case agent.gone():
-			return true, "", false, true
+			agent.release()
+			return true, "", false, true, nil
 		}
 	}
-	return true, "", false, false
+	return true, "", false, false, agent
 }
 
 // loadingLook is how often awaitLoading looks whether the loading Pi

@@ -1791,3 +1791,33 @@ func TestTheWaitForALoadingPiEndsAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// A pane's Pi that still runs when the wait for its loading runs out (a
+// transcript bigger than ten minutes can load, or a Pi hung while
+// loading) is the attempt's transcript's reader, and its writer once it
+// loads: the pane closes and the Pi is stopped before the owner gets the
+// attempt back, and the handback says it ran on without naming its
+// session, not that it surely was loading.
+func TestAPiStillRunningWhenTheLoadingWaitRunsOutIsStoppedBeforeTheHandback(t *testing.T) {
+	defer func(l, c, g time.Duration) { loadingFor, closeGrace, signalGrace = l, c, g }(loadingFor, closeGrace, signalGrace)
+	loadingFor, closeGrace, signalGrace = 2*time.Second, time.Second, time.Second
+	r := newRig(t, func(c *Config) { c.StartTimeout = time.Second })
+	agent := startAgent(t, "HUP") // the pane's close does not stop it
+	var runningAtHandback []bool
+	r.o.atHandback = func(control.Handback) { runningAtHandback = append(runningAtHandback, agent.running()) }
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	r.startPaneWrapperAs(pane, control.Status{State: "idle", ChildPID: agent.pid})
+	hb := x.wait(t)
+	if hb.Reason != control.HandbackFailed || hb.Transferred || hb.ErrorCode != control.CodeStartTimeout ||
+		!strings.Contains(hb.Error, "Pi in pane "+pane+" still ran but did not name its session within") || !strings.Contains(hb.Error, "or it hangs") {
+		t.Fatalf("handback %+v, want failed, %s, the Pi still ran", hb, control.CodeStartTimeout)
+	}
+	if slices.Contains(runningAtHandback, true) {
+		t.Fatalf("the pane's Pi ran when the owner got its handback: %v", runningAtHandback)
+	}
+	if agent.running() {
+		t.Fatal("the pane's Pi still runs after the handback")
+	}
+}
