@@ -189,9 +189,10 @@ func parentPID(path string) int {
 }
 
 // ErrNoPassthrough means the tmux server has no allow-passthrough option:
-// it is older than 3.3 (notifications-and-sentinel.md §26) and drops every
-// passthrough sequence.
-var ErrNoPassthrough = errors.New("this tmux has no allow-passthrough option (it needs tmux 3.3 or newer)")
+// it is older than 3.3 (notifications-and-sentinel.md §26). The option came
+// to turn off what had always passed (its default is off), so such a tmux
+// lets passthrough sequences out of a pane on show, as "on" does.
+var ErrNoPassthrough = errors.New("this tmux is older than 3.3 and has no allow-passthrough option")
 
 // Passthrough returns the effective allow-passthrough value ("on", "off" or
 // "all") of the pane lvl names, inherited values included.
