@@ -134,9 +134,8 @@ func TmuxPassthrough(ctx context.Context, probe PassthroughProbe, levels []tmux.
 		v, err := probe.Passthrough(ctx, lvl)
 		switch {
 		case errors.Is(err, tmux.ErrNoPassthrough):
-			checks = append(checks, Check{Name: name, Status: CheckFail,
-				Detail: where + ": " + err.Error() + ", so it drops notification sequences and notifications will not show",
-				Fix:    "upgrade tmux to 3.3 or newer"})
+			checks = append(checks, Check{Name: name, Status: CheckOK,
+				Detail: where + ": " + err.Error() + ": it lets notifications pass while the pane is visible, as allow-passthrough on does (tmux 3.4+ with \"all\" also passes them from hidden panes)"})
 		case err != nil:
 			checks = append(checks, Check{Name: name, Status: CheckWarn, Detail: "could not ask " + where + ": " + err.Error(),
 				Fix: "check that this tmux server still runs and that tmux is on PATH; then run doctor again"})

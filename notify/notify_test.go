@@ -513,7 +513,7 @@ func TestDoctorRows(t *testing.T) {
 	ctx := context.Background()
 	probe := fakeProbe{pass: map[string]string{"/a": "old", "/b": "all"}}
 	checks := TmuxPassthrough(ctx, probe, []tmux.Level{{Socket: "/a", Pane: "%1"}, {Socket: "/b"}, {Socket: "/gone"}})
-	if len(checks) != 3 || checks[0].Status != CheckFail || !strings.Contains(checks[0].Detail, "3.3") ||
+	if len(checks) != 3 || checks[0].Status != CheckOK || !strings.Contains(checks[0].Detail, "older than 3.3") || !strings.Contains(checks[0].Detail, "while the pane is visible") ||
 		checks[1].Status != CheckOK || checks[2].Status != CheckWarn || checks[0].Name != "tmux passthrough (level 1 of 3)" {
 		t.Fatalf("%+v", checks)
 	}
@@ -914,13 +914,25 @@ func TestATmuxThatDropsTheSequenceGetsTheBell(t *testing.T) {
 			t.Fatalf("allow-passthrough all: wrote %q, want the sequence", got)
 		}
 
+		// A tmux before 3.3 has no allow-passthrough: it lets every
+		// sequence out of a pane on show (tmux's CHANGES for 3.3: the
+		// option, default off, was added to control what had always
+		// passed), so it acts as "on".
 		pass["/inner"] = "old"
-		if got := send(); got != "\a" {
-			t.Fatalf("a tmux without allow-passthrough: wrote %q, want the bell", got)
+		if got := send(); !strings.Contains(got, "777;notify;") {
+			t.Fatalf("a tmux older than the option, pane on show: wrote %q, want the sequence", got)
 		}
-		if st := status(); !strings.Contains(st.Hint, "tmux server /inner, pane %1: this tmux has no allow-passthrough option") || !strings.Contains(st.Hint, "upgrade tmux") {
+		if st := status(); st.Last != OutcomeWritten || st.Hint != "" {
 			t.Fatalf("status %+v", st)
 		}
+		hidden["/inner"] = true
+		if got := send(); got != "\a" {
+			t.Fatalf("a tmux older than the option, pane not on show: wrote %q, want the bell", got)
+		}
+		if st := status(); !strings.HasPrefix(st.Hint, "tmux server /inner, pane %1: the pane is not on show") || !strings.Contains(st.Hint, "upgrade tmux") {
+			t.Fatalf("status %+v", st)
+		}
+		hidden["/inner"] = false
 
 		delete(pass, "/inner") // cannot be asked
 		if got := send(); !strings.Contains(got, "777;notify;") {

@@ -86,8 +86,8 @@ func (t *Terminal) Send(m Message) error {
 
 // Deliver writes m as Send does, unless a tmux between herdr-pi and the
 // terminal drops passthrough sequences (allow-passthrough off, tmux's own
-// default, or a tmux too old to have it; "on" from a pane not on show, a
-// window in the background): the sequence would vanish
+// default; "on", or a tmux older than the option, from a pane not on show,
+// a window in the background): the sequence would vanish
 // without a word (oh-my-pi#3395), so the pane's bell is rung instead,
 // which tmux marks on the window and passes on to the terminal as its
 // bell. why then names the tmux and the way to let notifications through.
@@ -123,7 +123,11 @@ func (t *Terminal) dropped(ctx context.Context) string {
 		v, err := t.Tmux.Passthrough(ctx, lvl)
 		switch {
 		case errors.Is(err, tmux.ErrNoPassthrough):
-			return tmuxWhere(lvl) + ": " + err.Error() + ", so it drops notification sequences: the pane's bell was rung instead; upgrade tmux to 3.3 or newer"
+			// Before 3.3 nothing turned passthrough off: such a tmux lets
+			// the sequence out of a pane on show, as "on" does.
+			if shown, err := t.Tmux.OnShow(ctx, lvl); err == nil && !shown {
+				return tmuxWhere(lvl) + ": the pane is not on show, and a tmux older than 3.3 lets sequences out of panes on show only, so it dropped this one: the pane's bell was rung instead; upgrade tmux to 3.4 or newer and `set -g allow-passthrough all` to let them out of every pane"
+			}
 		case err == nil && v == "off":
 			return tmuxWhere(lvl) + ": allow-passthrough is off, so tmux drops notification sequences: the pane's bell was rung instead; " + passthroughFix
 		case err == nil && v == "on":

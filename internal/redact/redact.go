@@ -100,10 +100,32 @@ func Argv(argv []string) []string {
 			out[i], out[i+1] = w, mask
 			i++
 		default:
-			out[i] = marked(w)
+			out[i] = marked(hideInScript(w))
 		}
 	}
 	return out
+}
+
+// hideInScript hides, in a word that is a script (sh -c '…'), the values
+// the script gives to a secret's name: an environment assignment
+// (OPENAI_API_KEY=…, export GITHUB_TOKEN=…) or an option of a command it
+// runs (--api-key …, --openai-key=…). Text's patterns miss these: they
+// want the name to begin a word, and OPENAI_API_KEY holds API_KEY inside.
+func hideInScript(w string) string {
+	hide := func(m []string) string {
+		// m: the match, what came before the name, the name, how the value
+		// follows it, the value.
+		if !secretName(m[2]) {
+			return m[0]
+		}
+		return m[1] + m[2] + m[3] + mask
+	}
+	w = scriptAssignmentPattern().ReplaceAllStringFunc(w, func(s string) string {
+		return hide(scriptAssignmentPattern().FindStringSubmatch(s))
+	})
+	return scriptOptionPattern().ReplaceAllStringFunc(w, func(s string) string {
+		return hide(scriptOptionPattern().FindStringSubmatch(s))
+	})
 }
 
 // secretName says whether an option or variable name says it holds a
@@ -138,6 +160,13 @@ var (
 	// Anthropic (sk-), Stripe-like (sk_, rk_), Google (AIza), GitHub,
 	// GitLab, Slack, Hugging Face, npm, AWS access key ids, JWTs.
 	keyPattern = lazyre.New(`\b(?:sk-|sk_|rk_|AIza|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abposr]-|hf_|npm_|AKIA|ASIA|eyJ)[A-Za-z0-9_*.+/=-]{4,}`)
+	// scriptAssignmentPattern is a name given a value in a script, at
+	// the start of a shell word: an environment assignment or an option
+	// written --name=value. The value is one shell word, quoted or not.
+	scriptAssignmentPattern = lazyre.New(`(^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*|--?[A-Za-z][A-Za-z0-9_.-]*)(=)('[^']*'|"[^"]*"|[^\s;&|()'"]+)`)
+	// scriptOptionPattern is an option of a script's command and the word
+	// after it, unless that word is an option too.
+	scriptOptionPattern = lazyre.New(`(^|[\s;&|(])(--?[A-Za-z][A-Za-z0-9_.-]*)([ \t]+)('[^']*'|"[^"]*"|[^\s;&|()'"-][^\s;&|()'"]*)`)
 	// runPattern is a run of the characters keys are written in.
 	runPattern = lazyre.New(`[A-Za-z0-9_+/=-]{20,}`)
 )

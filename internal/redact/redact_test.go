@@ -95,6 +95,28 @@ func TestArgvHidesTheSecretsOfACommandLine(t *testing.T) {
 	}
 }
 
+// A script given to a shell (sh -c, bash -lc, as a Herdr pane's command
+// often is) sets the key itself: by an environment assignment, which names
+// such as OPENAI_API_KEY or GITHUB_TOKEN hold inside a longer name, or by
+// an option of the command it runs. Its value goes, and the rest stays.
+func TestArgvHidesTheSecretsInsideAScript(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"OPENAI_API_KEY=plain1 pi", "OPENAI_API_KEY=xxxxx pi"},
+		{"export ANTHROPIC_AUTH_TOKEN=plain2; exec pi", "export ANTHROPIC_AUTH_TOKEN=xxxxx; exec pi"},
+		{`cd /w && DB_PASSWORD="two words" GITHUB_TOKEN='plain3' pi -c`, `cd /w && DB_PASSWORD=xxxxx GITHUB_TOKEN=xxxxx pi -c`},
+		{"pi --verbose --api-key plain4 --model gpt-4o", "pi --verbose --api-key xxxxx --model gpt-4o"},
+		{"pi --openai-key=plain5|tee log", "pi --openai-key=xxxxx|tee log"},
+		// What names no secret stays, for the person reading the log.
+		{"HOME=/h PI_SESSION=/s/a.jsonl pi --model gpt-4o --session /s/a.jsonl", "HOME=/h PI_SESSION=/s/a.jsonl pi --model gpt-4o --session /s/a.jsonl"},
+		{"pi --api-key --verbose", "pi --api-key --verbose"},
+	} {
+		argv := []string{"bash", "-lc", tc.in}
+		if got := Argv(argv); got[2] != tc.want {
+			t.Errorf("Argv(%q)[2]\n = %q\nwant %q", argv, got[2], tc.want)
+		}
+	}
+}
+
 // FuzzText: a key planted anywhere never survives, and hiding is stable
 // (what Text returns has nothing left to hide).
 func FuzzText(f *testing.F) {

@@ -15,6 +15,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Runner runs the tmux client against the server listening on socket and
@@ -35,6 +39,13 @@ func (e Exec) Run(ctx context.Context, socket string, args ...string) ([]byte, e
 	cmd := exec.CommandContext(ctx, path, append([]string{"-S", socket}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	// On ctx's end the whole process group goes, and its output is not
+	// waited for past waitDelay: a tmux that is a wrapper script may leave
+	// a child holding the pipe, and the terminal channel asks before every
+	// notification (the wrapper's exit waits for it).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return unix.Kill(-cmd.Process.Pid, unix.SIGKILL) }
+	cmd.WaitDelay = waitDelay
 	out, err := cmd.Output()
 	if err != nil {
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
@@ -44,6 +55,9 @@ func (e Exec) Run(ctx context.Context, socket string, args ...string) ([]byte, e
 	}
 	return out, nil
 }
+
+// waitDelay bounds the wait for a killed tmux's output to close.
+const waitDelay = 500 * time.Millisecond
 
 // Level is one tmux server between a process and the terminal.
 type Level struct {
@@ -189,9 +203,10 @@ func parentPID(path string) int {
 }
 
 // ErrNoPassthrough means the tmux server has no allow-passthrough option:
-// it is older than 3.3 (notifications-and-sentinel.md §26) and drops every
-// passthrough sequence.
-var ErrNoPassthrough = errors.New("this tmux has no allow-passthrough option (it needs tmux 3.3 or newer)")
+// it is older than 3.3 (notifications-and-sentinel.md §26). The option came
+// to turn off what had always passed (its default is off), so such a tmux
+// lets passthrough sequences out of a pane on show, as "on" does.
+var ErrNoPassthrough = errors.New("this tmux is older than 3.3 and has no allow-passthrough option")
 
 // Passthrough returns the effective allow-passthrough value ("on", "off" or
 // "all") of the pane lvl names, inherited values included.

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herdr-pi/herdr-pi/internal/testenv"
 	"github.com/herdr-pi/herdr-pi/notify/tmux/tmuxtest"
@@ -149,5 +150,38 @@ func TestRealServer(t *testing.T) {
 	// Detached: no client, so no outer level to find.
 	if got := p.Levels(ctx, env("TMUX", s.Socket+",1,0", "TMUX_PANE", lvl.Pane)); len(got) != 1 {
 		t.Fatalf("levels %+v", got)
+	}
+}
+
+// A tmux that does not answer within the caller's time is given up on
+// then, even when what runs as tmux (a wrapper script) left a child that
+// holds its output open: the terminal channel asks before each
+// notification, and the notification, and the wrapper's exit behind it,
+// must not wait on that child.
+func TestExecGivesUpOnATmuxThatHangs(t *testing.T) {
+	dir := t.TempDir()
+	stop := filepath.Join(dir, "stop")
+	bin := filepath.Join(dir, "tmux")
+	script := "#!/bin/sh\nsh -c 'while [ ! -e \"$0\" ]; do sleep 0.05; done' '" + stop + "'\n"
+	if err := os.WriteFile(bin, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	defer os.WriteFile(stop, nil, 0o600) // the child's way out, whatever happened
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Exec{Path: bin}.Run(ctx, "/nowhere", "display-message", "-p", "x")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a tmux that never answered: no error")
+		}
+	case <-time.After(time.Minute):
+		_ = os.WriteFile(stop, nil, 0o600)
+		<-done
+		t.Fatal("Run was still waiting a minute after its deadline, for the child holding tmux's output")
 	}
 }
