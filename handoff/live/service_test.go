@@ -1686,6 +1686,17 @@ func TestAHerdrPiRemovedSinceTheWrapperStartedRefusesTheHandoff(t *testing.T) {
 	}
 }
 
+// askWithALoadingPi asks for a handoff whose pane's wrapper runs agent, a
+// Pi that names no session (one loading a big transcript), and returns the
+// asker, the pane and its wrapper. The rig's start timeout is the test's.
+func (r *rig) askWithALoadingPi(t *testing.T, agent *agentProc) (*asked, string, *paneWrapper) {
+	t.Helper()
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	pane := r.s.Inputs()[0].PaneID
+	return x, pane, r.startPaneWrapperAs(pane, control.Status{State: "idle", ChildPID: agent.pid})
+}
+
 // The pane's Pi runs but names its session only after the start timeout:
 // it is still loading the attempt's transcript (a 50 MB one took Pi 1.6.0
 // 46 s to load here, on a loaded machine, and the timeout is 60 s). While
@@ -1695,10 +1706,7 @@ func TestAHerdrPiRemovedSinceTheWrapperStartedRefusesTheHandoff(t *testing.T) {
 func TestAPiStillLoadingItsSessionPastTheStartTimeoutIsWaitedFor(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.StartTimeout = time.Second })
 	agent := startAgent(t, "")
-	x := r.ask(control.HandoffAsk{})
-	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
-	pane := r.s.Inputs()[0].PaneID
-	w := r.startPaneWrapperAs(pane, control.Status{State: "idle", ChildPID: agent.pid})
+	x, pane, w := r.askWithALoadingPi(t, agent)
 	// Asked every 100 ms: forty asks are well past the one-second timeout.
 	r.s.WaitFor(t, long, "the start timeout to pass", func() bool { return w.timesAsked() >= 40 || closed(x.done) })
 	if closed(x.done) {
@@ -1731,10 +1739,7 @@ func TestAPiThatExitsWhileLoadingEndsTheWait(t *testing.T) {
 		}
 	})
 	agent := startAgent(t, "")
-	x := r.ask(control.HandoffAsk{})
-	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
-	pane := r.s.Inputs()[0].PaneID
-	r.startPaneWrapperAs(pane, control.Status{State: "idle", ChildPID: agent.pid})
+	x, pane, _ := r.askWithALoadingPi(t, agent)
 	r.s.WaitFor(t, long, "the wait for the loading Pi", func() bool {
 		logMu.Lock()
 		defer logMu.Unlock()
@@ -1772,10 +1777,7 @@ func TestTheWaitForALoadingPiEndsAtOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, func(c *Config) { c.StartTimeout = time.Second })
 			agent := startAgent(t, "")
-			x := r.ask(control.HandoffAsk{})
-			r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
-			pane := r.s.Inputs()[0].PaneID
-			w := r.startPaneWrapperAs(pane, control.Status{State: "idle", ChildPID: agent.pid})
+			x, pane, w := r.askWithALoadingPi(t, agent)
 			// Asked every 100 ms by the start wait, then once a second:
 			// forty asks are past the one-second timeout, in the wait.
 			r.s.WaitFor(t, long, "the wait for the loading Pi", func() bool { return w.timesAsked() >= 40 || closed(x.done) })
@@ -1805,10 +1807,7 @@ func TestAPiStillRunningWhenTheLoadingWaitRunsOutIsStoppedBeforeTheHandback(t *t
 	agent := startAgent(t, "HUP") // the pane's close does not stop it
 	var runningAtHandback []bool
 	r.o.atHandback = func(control.Handback) { runningAtHandback = append(runningAtHandback, agent.running()) }
-	x := r.ask(control.HandoffAsk{})
-	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
-	pane := r.s.Inputs()[0].PaneID
-	r.startPaneWrapperAs(pane, control.Status{State: "idle", ChildPID: agent.pid})
+	x, pane, _ := r.askWithALoadingPi(t, agent)
 	hb := x.wait(t)
 	if hb.Reason != control.HandbackFailed || hb.Transferred || hb.ErrorCode != control.CodeStartTimeout ||
 		!strings.Contains(hb.Error, "Pi in pane "+pane+" still ran but did not name its session within") || !strings.Contains(hb.Error, "or it hangs") {
