@@ -795,13 +795,15 @@ to the tap; signals and the child's exit arrive through the eventfd.
   5,348 → 738, the wrapper tree's CPU 1.111 → 1.042 of script's and wall 1.133 → 1.025 (10
   interleaved rounds on a quiet machine, the build before against this one). A GC does not wait for
   a raw ` + "`ppoll`" + `: it is never restarted after a signal, so the runtime's preemption signal ends it.
-- The loop's goroutine is locked to its thread. Before the raw first wait above, locking cost more
-  than it saved (a preempted loop waited for its own thread to get the P back: futex calls under a
-  flood 640 unlocked, 2,100 locked). With the raw wait, the waits that still reach the ordinary
-  ` + "`ppoll`" + ` are the long ones, and unlocked they often came back on another thread: locked, context
-  switches per 200 MiB 165,654 → 150,932 and futex calls 631 → 1,273 (medians of three pairs of
-  runs), the wrapper tree's CPU 1.060 → 1.021, 1.071 → 1.054 and 1.091 → 1.055 of script's in three
-  comparisons of 8–12 interleaved rounds (Python reader, base64 lines).
+- The loop's goroutine is not locked to its thread. The raw calls keep its P, so for the
+  scheduler it runs through a whole flood, and sysmon preempts it every 10 ms. Locked, each
+  preemption handed the P to another thread and back; unlocked, the same thread picks the loop up
+  again from the run queue. On the 2-CPU Xeon (KVM), 200 MiB, Python reader, interleaved rounds
+  (2026-12-06): wall 1.102 → 1.038 of script's with cut escapes (16 rounds) and 0.973 → 0.946 with
+  base64 lines (12), the tree's CPU 220 and 100 ms less, futex calls 1,027 → 524. On the AMD
+  machine before, with the same raw waits, locking had measured the better (context switches
+  165,654 → 150,932, tree CPU 1.021–1.055 of script's against 1.054–1.071 unlocked): the choice
+  follows the machine CI runs on now.
 - The wait for a full terminal (a write that came back short) also watches stdin and the
   eventfd, so keys and signals reach a flooding child while the terminal takes no output:
   one ` + "`ppoll`" + ` of three descriptors instead of one, only when the terminal is full. Against
