@@ -133,24 +133,34 @@ func (b *Boundary) Observe(p []byte) (lastESCAt int) {
 // lastESC is bytes.LastIndexByte(p, ESC) without its byte-by-byte walk
 // (measured: 1.3% of all CPU under a flood of plain text, which has no ESC
 // to stop it). An ESC, when there is one, is usually near the end of a
-// chunk: the tail is walked, the rest searched forward with IndexByte's
-// vector search, ESC to ESC.
+// chunk: the last 64 bytes are walked back, and the text before them is
+// searched in windows that grow fourfold towards the front, each forward
+// with IndexByte's vector search, ESC to ESC. One window for the whole
+// rest cost an IndexByte call per ESC in it when the ESCs are dense but
+// none fell in the last 64 bytes (random bytes with escapes: a tenth of
+// the wrapper's user time under such a flood; BenchmarkLastESC).
 func lastESC(p []byte) int {
 	const tail = 64
-	if len(p) <= tail {
-		return bytes.LastIndexByte(p, 0x1b)
+	lo := max(len(p)-tail, 0)
+	if i := bytes.LastIndexByte(p[lo:], 0x1b); i >= 0 {
+		return lo + i
 	}
-	if i := bytes.LastIndexByte(p[len(p)-tail:], 0x1b); i >= 0 {
-		return len(p) - tail + i
-	}
-	head, last := p[:len(p)-tail], -1
-	for {
-		i := bytes.IndexByte(head[last+1:], 0x1b)
-		if i < 0 {
-			return last
+	for w := 4 * tail; lo > 0; w *= 4 {
+		hi := lo
+		lo = max(hi-w, 0)
+		win, last := p[lo:hi], -1
+		for {
+			i := bytes.IndexByte(win[last+1:], 0x1b)
+			if i < 0 {
+				break
+			}
+			last += 1 + i
 		}
-		last += 1 + i
+		if last >= 0 {
+			return lo + last
+		}
 	}
+	return -1
 }
 
 // sequenceComplete reports whether the escape sequence that starts s (with

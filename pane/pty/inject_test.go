@@ -188,8 +188,12 @@ func FuzzBoundaryNeverCleanInsideASequence(f *testing.F) {
 // lastESC finds what bytes.LastIndexByte finds, wherever the ESCs are.
 func TestLastESC(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for range 5000 {
-		p := make([]byte, rng.IntN(600))
+	for k := range 5000 {
+		n := rng.IntN(600)
+		if k%5 == 0 {
+			n = rng.IntN(20000) // past every window
+		}
+		p := make([]byte, n)
 		for i := range p {
 			p[i] = 'a'
 			if rng.IntN(1+rng.IntN(200)) == 0 {
@@ -199,6 +203,40 @@ func TestLastESC(t *testing.T) {
 		if got, want := lastESC(p), bytes.LastIndexByte(p, 0x1b); got != want {
 			t.Fatalf("lastESC(%q) = %d, want %d", p, got, want)
 		}
+	}
+}
+
+// BenchmarkLastESC times lastESC on a 4 KiB chunk of output, the size the
+// copy loop reads: plain text (no ESC), a TUI's (an ESC every 13 bytes)
+// and random bytes with escapes (an ESC every 44 bytes or so, often none
+// in the last 64).
+func BenchmarkLastESC(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	chunk := func(every int) []byte {
+		p := make([]byte, 4096)
+		for i := range p {
+			p[i] = 'a' + byte(rng.IntN(26))
+			if every > 0 && rng.IntN(every) == 0 {
+				p[i] = 0x1b
+			}
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name  string
+		every int
+	}{{"plain", 0}, {"tui", 13}, {"random-escapes", 44}} {
+		// Many chunks, so the ESC nearest the end falls everywhere.
+		ps := make([][]byte, 64)
+		for i := range ps {
+			ps[i] = chunk(c.every)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(4096)
+			for i := 0; b.Loop(); i++ {
+				lastESC(ps[i%len(ps)])
+			}
+		})
 	}
 }
 
