@@ -814,6 +814,9 @@ to the tap; signals and the child's exit arrive through the eventfd.
   idle runtime thread that had nothing to do with it.
 - The escape-boundary check for injected bytes (notifications) finds the last ESC of a chunk by
   vector search; a byte-by-byte ` + "`LastIndexByte`" + ` walked every byte of plain text (1.3 % of all CPU).
+  Before the last 64 bytes it searches windows growing fourfold towards the front: one window
+  for the whole rest cost a search call per ESC when ESCs were dense but none was in the last 64
+  bytes (BenchmarkLastESC, random bytes with escapes: 210 → 36 ns a 4 KiB chunk).
 - The output is not copied for the observers: the loop reads into the tap's own 64 KiB chunks
   (at least 4 KiB of room a read), the tap hands the screen the very bytes read, and a chunk is
   reused once nothing points into it — no garbage, and the wrapper's user time under the base64
