@@ -81,8 +81,8 @@ type Presence struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 
-	// reviewMu makes reviews of the pane one at a time (the watcher's and
-	// a delayed re-assert's).
+	// reviewMu makes reviews of the pane one at a time (the watcher's, a
+	// delayed re-assert's, and the return from standing aside).
 	reviewMu sync.Mutex
 	mu       sync.Mutex
 	claim    claimState

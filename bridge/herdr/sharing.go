@@ -117,12 +117,20 @@ func (p *Presence) standAside(h Wrapper) {
 
 // holderEnded runs once the wrapper this one stood aside for has ended:
 // unless another holds the pane now, this one's state goes to it again.
+// It holds reviewMu as review does: the holder's release empties the
+// pane, and a review of that event run between leaveAside and Resync
+// would find no report in flight, the pane empty and this one no longer
+// aside, and take the holder's release for Herdr's detection (a
+// re-assert counted and blamed on herdr#4020).
 func (p *Presence) holderEnded() {
+	p.reviewMu.Lock()
+	defer p.reviewMu.Unlock()
 	if h, ok := p.holder(); ok {
 		p.standAside(h)
 		return
 	}
 	if p.leaveAside() {
+		time.Sleep(50 * time.Millisecond)
 		p.r.Resync()
 	}
 }
