@@ -291,6 +291,34 @@ func TestAProbeWithASlowHelloOutlastsAFloodOfAuthenticatedSilentClients(t *testi
 	}
 }
 
+// The same, on a machine so loaded that each flood client's goroutine
+// loses its core for longer than HelloGrace just after reading its hello:
+// such a client is about to be idle, not silent, and the probe's place
+// is still not the one to go. Its hello read but not yet marked, each
+// looked like a silent connection without a hello, and the probe, silent
+// the longest, went first (seen once in CI).
+func TestAProbeWithASlowHelloOutlastsAFloodOfClientsSlowToBeRead(t *testing.T) {
+	needFiles(t, 3*400)
+	f := start(t, func(c *Config) {
+		c.HelloTimeout, c.IdleTimeout, c.HelloGrace = time.Hour, time.Hour, 25*time.Millisecond
+		c.helloRead = func(m Message) {
+			if m.Role != RoleProbe {
+				time.Sleep(2 * c.HelloGrace)
+			}
+		}
+	})
+	f.authenticatedSilent(t, f.srv.cfg.MaxConns)
+	p := f.raw(t)
+	f.authenticatedSilent(t, 400)
+	f.logs.waitFor(t, "closed an idle client to make room")
+	time.Sleep(200 * time.Millisecond)
+	p.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, f.tok, RoleProbe))
+	_ = p.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if got, err := p.r.ReadString('\n'); err != nil || !strings.Contains(got, `"ok":true`) {
+		t.Fatalf("the probe's slow hello: %q, %v (its connection was cut for a newcomer)", got, err)
+	}
+}
+
 // On a loaded machine `herdr-pi status` (or `waiting` from a hook) may
 // lose its core between reading the answer to its hello and writing its
 // request, for longer than an idle client that read its answer keeps its

@@ -2,6 +2,7 @@ package control
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -87,6 +88,9 @@ type Config struct {
 	// peerUID, when set, replaces our own uid as the one peers must have
 	// (tests only).
 	peerUID *int
+	// helloRead, when set, runs as soon as a connection's hello has been
+	// read (tests only: a goroutine off its core there).
+	helloRead func(Message)
 }
 
 // Server is a running control socket. It owns its accept goroutine and one
@@ -138,6 +142,11 @@ const (
 	// maxUnread: what it wrote since waits unread too (awaitReader), and
 	// is no sign that it is about to speak.
 	phaseStalled
+	// phaseGreeting: its hello has come in whole and is being read and
+	// answered; a client is idle a moment later, a probe, an owner link
+	// or a handoff's asker held. Never dropped, and, like words waiting
+	// unread, a sign that an idle client is on its way (silentest).
+	phaseGreeting
 	// phaseHeld: a probe, an owner link, or a request being answered;
 	// never dropped to make room.
 	phaseHeld
@@ -450,7 +459,7 @@ func (s *Server) silentest(now time.Time) (victim net.Conn, best *connState, wak
 		if st.cut || st.phase == phaseHeld {
 			continue
 		}
-		if st.phase != phaseStalled && pending(c) {
+		if st.phase == phaseGreeting || st.phase != phaseStalled && pending(c) {
 			// A hello or a request is on its way, not silence.
 			soon = true
 			continue
@@ -511,7 +520,7 @@ func (s *Server) mark(c net.Conn, phase connPhase) {
 	if !ok {
 		return
 	}
-	if st.cut && phase == phaseHeld {
+	if st.cut && phase >= phaseGreeting {
 		st.cut = false
 		s.cut--
 		_ = c.SetReadDeadline(time.Time{})
@@ -520,7 +529,7 @@ func (s *Server) mark(c net.Conn, phase connPhase) {
 		return
 	}
 	st.phase, st.since = phase, time.Now()
-	if phase != phaseHeld {
+	if phase < phaseGreeting {
 		s.room.Broadcast()
 	}
 }
@@ -594,12 +603,18 @@ func (s *Server) serve(c *net.UnixConn) {
 		return
 	}
 	// The hello deadline was set by track.
-	r := bufio.NewReaderSize(c, MaxLine)
+	hr := &helloReader{s: s, c: c}
+	r := bufio.NewReaderSize(hr, MaxLine)
 	hello, err := s.readMessage(c, r, cred.Pid)
 	if err != nil {
 		return
 	}
-	s.mark(c, phaseHeld) // it spoke: no longer a silent one to drop
+	if s.cfg.helloRead != nil {
+		s.cfg.helloRead(hello)
+	}
+	// It spoke: no longer a silent one to drop. It stays greeting (or
+	// is held) until its answer is ready and reply marks it idle.
+	s.mark(c, phaseGreeting)
 	if hello.Type != TypeHello || hello.Token == "" {
 		s.cfg.Logf("control: rejected pid %d: first line is %q, not a hello", cred.Pid, hello.Type)
 		return
@@ -615,6 +630,9 @@ func (s *Server) serve(c *net.UnixConn) {
 		return
 	}
 	probe := hello.Role == RoleProbe
+	if probe || hello.Handoff {
+		s.mark(c, phaseHeld)
+	}
 	if hello.Version > ProtocolVersion {
 		// A newer build changed the protocol so that this one would
 		// misread it: refused in words (an owner link has its own).
@@ -712,6 +730,60 @@ func (s *Server) serve(c *net.UnixConn) {
 			return
 		}
 	}
+}
+
+// helloReader is a connection's reader until its first line has come in
+// whole: it looks at the bytes waiting (MSG_PEEK) before it takes them,
+// and marks the connection greeting while they are still in the kernel's
+// queue. Taken first, a hello read but not yet marked would look, to a
+// newcomer's silentest, like silence (no words waiting, still in
+// phaseHello); with every other place in that state, a flood of clients
+// whose hellos were being read got a slow probe's place (it had been
+// silent longest). From the first line on, it only reads.
+type helloReader struct {
+	s    *Server
+	c    *net.UnixConn
+	seen bool // the first line has come in whole
+}
+
+func (h *helloReader) Read(p []byte) (int, error) {
+	if !h.seen && len(p) > 0 {
+		if line, err := h.peek(p); err != nil {
+			return 0, err
+		} else if line {
+			h.seen = true
+			h.s.mark(h.c, phaseGreeting)
+		}
+	}
+	return h.c.Read(p)
+}
+
+// peek waits, within the read deadline, for bytes (or the end) and says
+// whether a whole line is among those waiting; it copies them into p
+// without taking them.
+func (h *helloReader) peek(p []byte) (line bool, err error) {
+	rc, err := h.c.SyscallConn()
+	if err != nil {
+		return false, nil // the read says what is wrong
+	}
+	rerr := rc.Read(func(fd uintptr) bool {
+		for {
+			n, _, err := unix.Recvfrom(int(fd), p, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				return false
+			case err == nil && n > 0:
+				line = bytes.IndexByte(p[:n], '\n') >= 0
+			}
+			return true // the end or an error: the read says which
+		}
+	})
+	if rerr != nil {
+		return false, rerr // the deadline (a cut), or the connection closed
+	}
+	return line, nil
 }
 
 // readMessage reads and decodes one line from c. Any failure is logged
