@@ -68,20 +68,21 @@ func (s *statusScanner) scan(p []byte, emit func(state.ProgramStatus)) {
 }
 
 // findIntro returns where the first whole intro in p begins, or -1. It
-// looks for "]7501;" and then for the ESC before it: ESC begins every
-// escape sequence a TUI draws with (one byte in 13 of Pi's output), so a
-// search led by ESC stops every few bytes and falls back to a slow
-// byte-wise search, while ']' is rare (one byte in 250). An intro cut
-// right after its ESC is held by holdCutIntro, so a match at p's very
-// start has no ESC before it.
+// looks for "7501;" and then for the ESC ] before it: the search stops at
+// each byte equal to the pattern's first, and '7' is the rarest of the
+// intro's bytes in Pi's output (one in 715 bytes, against one in 250 for
+// ']', one in 16 for ESC: led by ESC, the search stops every few bytes and
+// falls back to a byte-wise one). An intro cut within its ESC ] is held
+// by holdCutIntro, so a match in p's first two bytes has no whole intro.
 func findIntro(p []byte) int {
+	const lead = 2 // ESC ]
 	for off := 0; ; {
-		j := bytes.Index(p[off:], statusIntro[1:])
+		j := bytes.Index(p[off:], statusIntro[lead:])
 		if j < 0 {
 			return -1
 		}
-		if j += off; j > 0 && p[j-1] == 0x1b {
-			return j - 1
+		if j += off; j >= lead && p[j-2] == 0x1b && p[j-1] == ']' {
+			return j - lead
 		}
 		off = j + 1
 	}

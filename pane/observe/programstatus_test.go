@@ -261,13 +261,16 @@ func BenchmarkStatusScan(b *testing.B) {
 }
 
 // piLikeOutput is n bytes of dense TUI output like Pi's recordings in
-// e2e/testdata/pi (an ESC in every 13 bytes, a ']' in every 250): styled
-// text with an escape sequence every few characters, and other OSCs.
+// e2e/testdata/pi (an ESC in every 16 bytes, a ']' in every 250, a '7' in
+// every 715): styled text with an escape sequence every few characters,
+// and other OSCs.
 func piLikeOutput(n int) []byte {
 	r := rand.New(rand.NewPCG(1, 2))
 	var buf bytes.Buffer
 	for buf.Len() < n {
 		switch k := r.IntN(40); {
+		case k < 12 && r.IntN(18) == 0:
+			buf.WriteString("\x1b[38;2;170;130;140m")
 		case k < 12:
 			buf.WriteString("\x1b[38;2;120;130;140m")
 		case k < 18:
@@ -283,9 +286,9 @@ func piLikeOutput(n int) []byte {
 
 func TestPiLikeOutputIsLikePi(t *testing.T) {
 	out := piLikeOutput(1 << 20)
-	esc, br := len(out)/bytes.Count(out, []byte{0x1b}), len(out)/bytes.Count(out, []byte("]"))
-	if esc < 8 || esc > 20 || br < 150 || br > 400 {
-		t.Fatalf("one ESC in %d bytes, one ] in %d", esc, br)
+	esc, br, seven := len(out)/bytes.Count(out, []byte{0x1b}), len(out)/bytes.Count(out, []byte("]")), len(out)/bytes.Count(out, []byte("7"))
+	if esc < 8 || esc > 20 || br < 150 || br > 400 || seven < 400 || seven > 1200 {
+		t.Fatalf("one ESC in %d bytes, one ] in %d, one 7 in %d", esc, br, seven)
 	}
 }
 
