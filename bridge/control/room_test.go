@@ -272,20 +272,8 @@ func TestStatusGetsThroughFourHundredAuthenticatedSilentClients(t *testing.T) {
 // to newcomers, the probe's does not, and its hello is answered when it
 // comes.
 func TestAProbeWithASlowHelloOutlastsAFloodOfAuthenticatedSilentClients(t *testing.T) {
-	needFiles(t, 3*400)
 	f := start(t, func(c *Config) { c.HelloTimeout, c.IdleTimeout = time.Hour, time.Hour })
-	f.authenticatedSilent(t, f.srv.cfg.MaxConns) // every place taken
-	p := f.raw(t)                                // queued behind them
-	f.authenticatedSilent(t, 400)                // and a flood behind it
-	// The probe was let in with the first places freed, and stays silent
-	// while the flood behind it goes through them.
-	f.logs.waitFor(t, "closed an idle client to make room")
-	time.Sleep(200 * time.Millisecond)
-	p.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, f.tok, RoleProbe))
-	_ = p.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if got, err := p.r.ReadString('\n'); err != nil || !strings.Contains(got, `"ok":true`) {
-		t.Fatalf("the probe's slow hello: %q, %v (its connection was cut for a newcomer)", got, err)
-	}
+	f.slowProbeAmongAFlood(t)
 	if ev, ok := f.rec.next(t).(ProbeConnected); !ok {
 		t.Fatalf("event %#v, want the probe connected", ev)
 	}
@@ -298,7 +286,6 @@ func TestAProbeWithASlowHelloOutlastsAFloodOfAuthenticatedSilentClients(t *testi
 // looked like a silent connection without a hello, and the probe, silent
 // the longest, went first (seen once in CI).
 func TestAProbeWithASlowHelloOutlastsAFloodOfClientsSlowToBeRead(t *testing.T) {
-	needFiles(t, 3*400)
 	f := start(t, func(c *Config) {
 		c.HelloTimeout, c.IdleTimeout, c.HelloGrace = time.Hour, time.Hour, 25*time.Millisecond
 		c.helloRead = func(m Message) {
@@ -307,9 +294,21 @@ func TestAProbeWithASlowHelloOutlastsAFloodOfClientsSlowToBeRead(t *testing.T) {
 			}
 		}
 	})
-	f.authenticatedSilent(t, f.srv.cfg.MaxConns)
-	p := f.raw(t)
-	f.authenticatedSilent(t, 400)
+	f.slowProbeAmongAFlood(t)
+}
+
+// slowProbeAmongAFlood takes every place with clients that said hello and
+// then nothing, queues a silent connection behind them and 400 more such
+// clients behind it; once the flood has begun to take places, the
+// connection says a probe's hello, which must be answered.
+func (f *fixture) slowProbeAmongAFlood(t *testing.T) {
+	t.Helper()
+	needFiles(t, 3*400)
+	f.authenticatedSilent(t, f.srv.cfg.MaxConns) // every place taken
+	p := f.raw(t)                                // queued behind them
+	f.authenticatedSilent(t, 400)                // and a flood behind it
+	// The probe was let in with the first places freed, and stays silent
+	// while the flood behind it goes through them.
 	f.logs.waitFor(t, "closed an idle client to make room")
 	time.Sleep(200 * time.Millisecond)
 	p.line(t, fmt.Sprintf(`{"type":"hello","token":%q,"role":%q,"version":1}`, f.tok, RoleProbe))
