@@ -130,7 +130,6 @@ func (p *Presence) holderEnded() {
 		return
 	}
 	if p.leaveAside() {
-		time.Sleep(50 * time.Millisecond)
 		p.r.Resync()
 	}
 }
