@@ -211,7 +211,7 @@ func placeSplit(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 			return Placed{}, fmt.Errorf("Herdr's layout of tab %s does not list pane %s", layout.TabID, p.CallerPane)
 		}
 	}
-	pane, err := h.PaneSplit(ctx, herdr.Split{TargetPaneID: p.CallerPane, Direction: dir,
+	pane, err := h.PaneSplit(creating(ctx), herdr.Split{TargetPaneID: p.CallerPane, Direction: dir,
 		NewPlace: herdr.NewPlace{Cwd: p.Cwd, Env: p.Env}})
 	if err != nil {
 		return Placed{}, fmt.Errorf("splitting pane %s %s: %w", p.CallerPane, dir, err)
@@ -219,8 +219,28 @@ func placeSplit(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 	if pane.PaneID == "" {
 		return Placed{}, errors.New("Herdr split a pane but returned no pane id")
 	}
-	return Placed{PaneID: pane.PaneID, TabID: pane.TabID, WorkspaceID: pane.WorkspaceID, Direction: dir,
-		Created: []string{"pane " + pane.PaneID}, Terminal: pane.TerminalID}, nil
+	out := Placed{PaneID: pane.PaneID, TabID: pane.TabID, WorkspaceID: pane.WorkspaceID, Direction: dir,
+		Created: []string{"pane " + pane.PaneID}, Terminal: pane.TerminalID}
+	return out, givenUp(ctx)
+}
+
+// creating is the context of a request that makes a pane, tab or
+// workspace: not ctx's cancel. Cut off by it, the request would lose
+// Herdr's answer, the id of what Herdr makes all the same, and nothing
+// could close that (a herdr-pi close giving a live handoff up while its
+// pane was being split left the pane open). The client's own deadline
+// for such requests still bounds a hung Herdr; once the answer is in,
+// givenUp says whether ctx ended meanwhile, and Place closes what was
+// made.
+func creating(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
+// givenUp is ctx's error, if it has ended, as the error of a placement
+// step that went on without it (see creating).
+func givenUp(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("placing the pane was given up: %w", err)
+	}
+	return nil
 }
 
 func placeTab(ctx context.Context, h Herdr, p Placement) (Placed, error) {
@@ -228,7 +248,7 @@ func placeTab(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 	if p.CallerPane != "" {
 		ws = workspaceOf(p.CallerPane)
 	}
-	tab, root, err := h.TabCreate(ctx, ws, herdr.NewPlace{Cwd: p.Cwd, Env: p.Env, Label: p.TabLabel})
+	tab, root, err := h.TabCreate(creating(ctx), ws, herdr.NewPlace{Cwd: p.Cwd, Env: p.Env, Label: p.TabLabel})
 	if err != nil {
 		return Placed{}, fmt.Errorf("opening a tab: %w", err)
 	}
@@ -237,7 +257,7 @@ func placeTab(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 	if root.PaneID == "" {
 		return out, fmt.Errorf("Herdr opened tab %s but returned no pane id", tab.TabID)
 	}
-	return out, nil
+	return out, givenUp(ctx)
 }
 
 func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
@@ -255,7 +275,7 @@ func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 		}
 	}
 	if out.WorkspaceID == "" {
-		created, err := h.WorkspaceCreate(ctx, herdr.NewPlace{Cwd: p.Cwd, Label: p.WorkspaceLabel})
+		created, err := h.WorkspaceCreate(creating(ctx), herdr.NewPlace{Cwd: p.Cwd, Label: p.WorkspaceLabel})
 		if err != nil {
 			return out, fmt.Errorf("opening workspace %q: %w", p.WorkspaceLabel, err)
 		}
@@ -266,6 +286,9 @@ func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 		out.Created = append(out.Created, "workspace "+out.WorkspaceID)
 		out.RootTab = created.Tab.TabID
 		out.RootPane, out.RootTerminal = created.RootPane.PaneID, created.RootPane.TerminalID
+		if err := givenUp(ctx); err != nil {
+			return out, err
+		}
 		// The root tab carries the run's name too, so the workspace reads
 		// the same whichever tab is shown.
 		if _, err := h.TabRename(ctx, created.Tab.TabID, p.WorkspaceLabel); err != nil {
@@ -284,7 +307,7 @@ func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 			}
 		}
 	}
-	tab, root, err := h.TabCreate(ctx, out.WorkspaceID, herdr.NewPlace{Cwd: p.Cwd, Env: p.Env, Label: p.TabLabel})
+	tab, root, err := h.TabCreate(creating(ctx), out.WorkspaceID, herdr.NewPlace{Cwd: p.Cwd, Env: p.Env, Label: p.TabLabel})
 	if err != nil {
 		return out, fmt.Errorf("opening tab %q in workspace %s: %w", p.TabLabel, out.WorkspaceID, err)
 	}
@@ -293,7 +316,7 @@ func placeWorkspace(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 	if root.PaneID == "" {
 		return out, fmt.Errorf("Herdr opened tab %s but returned no pane id", tab.TabID)
 	}
-	return out, nil
+	return out, givenUp(ctx)
 }
 
 // UndoJoined is Undo for a placement others may have joined since it was
