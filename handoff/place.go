@@ -231,8 +231,14 @@ func placeSplit(ctx context.Context, h Herdr, p Placement) (Placed, error) {
 // pane was being split left the pane open). The client's own deadline
 // for such requests still bounds a hung Herdr; once the answer is in,
 // givenUp says whether ctx ended meanwhile, and Place closes what was
-// made.
-func creating(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+// made. A ctx already ended is kept: the request then fails at once and
+// nothing is made only to be closed again.
+func creating(ctx context.Context) context.Context {
+	if ctx.Err() != nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
 
 // givenUp is ctx's error, if it has ended, as the error of a placement
 // step that went on without it (see creating).
