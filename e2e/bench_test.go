@@ -98,9 +98,30 @@ func vmHWM(pid int) int64 {
 // each round trip from the outer pty back to the outer pty.
 func echoLatency(t testing.TB, argv, env []string, n int) []time.Duration {
 	t.Helper()
+	e := startEchoer(t, argv, env)
+	defer e.stop()
+	time.Sleep(50 * time.Millisecond)
+	rtts := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		rtts = append(rtts, e.key(t))
+	}
+	return rtts
+}
+
+// echoer is argv (a raw-mode cat that prints "ready" first) on an outer
+// pty, typed into one key at a time.
+type echoer struct {
+	r      *outerRun
+	argv   []string
+	echoed chan struct{}
+	keys   int
+}
+
+func startEchoer(t testing.TB, argv, env []string) *echoer {
+	t.Helper()
 	var mu sync.Mutex
 	var seen strings.Builder
-	echoed := make(chan struct{}, 1<<16)
+	e := &echoer{argv: argv, echoed: make(chan struct{}, 1<<16)}
 	ready := make(chan struct{})
 	var readyOnce sync.Once
 	r, err := startOuter(outerOptions{Argv: argv, Env: env, OnBytes: func(p []byte) {
@@ -113,38 +134,43 @@ func echoLatency(t testing.TB, argv, env []string, n int) []time.Duration {
 		}
 		for _, b := range p {
 			if b == 'k' {
-				echoed <- struct{}{}
+				e.echoed <- struct{}{}
 			}
 		}
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.r = r
 	select {
 	case <-ready:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%q never became ready", argv)
 	}
-	time.Sleep(50 * time.Millisecond)
-	rtts := make([]time.Duration, 0, n)
-	key := []byte{'k'}
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		if _, err := r.master.Write(key); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-echoed:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%q: key %d not echoed", argv, i)
-		}
-		rtts = append(rtts, time.Since(t0))
+	return e
+}
+
+// key types one key and returns how long its echo took to come back.
+func (e *echoer) key(t testing.TB) time.Duration {
+	t.Helper()
+	t0 := time.Now()
+	if _, err := e.r.master.Write([]byte{'k'}); err != nil {
+		t.Fatal(err)
 	}
-	// Ctrl-D twice ends cat in raw mode? No: raw mode passes it through, so
-	// end the child with a signal to its session.
-	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGTERM)
-	_, _ = r.wait(30 * time.Second)
-	return rtts
+	select {
+	case <-e.echoed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%q: key %d not echoed", e.argv, e.keys)
+	}
+	e.keys++
+	return time.Since(t0)
+}
+
+// stop ends the cat. Ctrl-D would not (raw mode passes it through): a
+// signal to its session does.
+func (e *echoer) stop() {
+	_ = syscall.Kill(-e.r.cmd.Process.Pid, syscall.SIGTERM)
+	_, _ = e.r.wait(30 * time.Second)
 }
 
 func median(ds []time.Duration) time.Duration { return p(ds, 50) }

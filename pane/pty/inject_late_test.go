@@ -52,10 +52,9 @@ func TestInjectReadsTheOutputThatCameWhileTheLoopWasLate(t *testing.T) {
 	_, done := start(t, Options{
 		Argv:  []string{"sh", "-c", `stty -echo; printf 'start\033[3'; read x <"$0"; printf '1mred\033[0m|'; read x`, fifo},
 		Stdin: o.tty, Stdout: o.tty, Inject: inj, ppoll: lp.ppoll,
-		// Long enough that the loop's first, raw part of its wait (up
-		// to rawWaitCap) never spends all of it: the rest is waited
-		// for in latePoll.
-		injectWait: 300 * time.Millisecond, injectCap: time.Hour,
+		// Longer than the loop's first, raw part of its wait (up to
+		// rawWaitLimit), so that the rest is waited for in latePoll.
+		injectWait: rawWaitLimit() + 300*time.Millisecond, injectCap: time.Hour,
 	})
 	o.waitFor("start\x1b[3")
 	lp.armed.Store(true)

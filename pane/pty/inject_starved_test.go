@@ -52,7 +52,9 @@ func TestInjectWaitsForAnAgentThatCanRunInsideASequence(t *testing.T) {
 	_, done := start(t, Options{
 		Argv:  []string{"sh", "-c", `stty -echo; printf 'start\033[3'; while [ ! -e "$0" ]; do :; done; printf '1mred\033[0m|'; read x`, goFile},
 		Stdin: o.tty, Stdout: o.tty, Inject: inj, ppoll: pp.ppoll,
-		injectWait: 50 * time.Millisecond, injectCap: time.Hour,
+		// Past the raw first part of a wait (rawio.go), so that the
+		// quiet wait ends in againPoll.
+		injectWait: rawWaitLimit() + 50*time.Millisecond, injectCap: time.Hour,
 	})
 	o.waitFor("start\x1b[3")
 	if _, err := inj.Write([]byte("<INJ>")); err != nil {

@@ -2,6 +2,7 @@ package pty
 
 import (
 	"errors"
+	"runtime"
 	"strconv"
 	"time"
 	"unsafe"
@@ -32,12 +33,14 @@ import (
 // 200 MiB, the largest share of the runtime's cost in the wrapper. So a wait
 // first spends up to rawWaitCap in a raw ppoll, which keeps the P (1,400
 // sleeps per 200 MiB, same machine, same run); only a wait that outlasts it
-// goes on in an ordinary ppoll, which gives the P up. A raw ppoll cannot
+// goes on in the long wait, parked in the runtime's poller (park.go), which
+// holds no P and wakes nothing while the child is quiet. A raw ppoll cannot
 // hold up a stop-the-world: unlike a tty read, ppoll is never restarted
-// after a signal, so the runtime's preemption signal ends it with EINTR. What
-// the cap bounds is how long a goroutine queued on this P waits when no
-// other P steals it (GOMAXPROCS=1), and it keeps an idle wrapper asleep in
-// the ordinary wait rather than woken by sysmon's preemption every 10 ms.
+// after a signal, so the runtime's preemption signal ends it with EINTR, and
+// waitFor lets the goroutine stop before it waits on. The cap keeps an
+// idle wrapper from holding a P for ever (woken by sysmon's preemption
+// every 10 ms once sysmon is awake) and bounds how long a goroutine queued
+// on this P waits when no other P steals it (GOMAXPROCS=1).
 
 // rawRead reads from a non-blocking descriptor without telling the
 // scheduler.
@@ -65,10 +68,31 @@ func rawWrite(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// rawWaitCap bounds a raw ppoll (see above). Output that comes in
-// bursts waits a few hundred microseconds between them; an idle child
-// waits for seconds.
-const rawWaitCap = 2 * time.Millisecond
+// rawWaitCap bounds a raw ppoll (see above). Output that comes in bursts
+// waits a few hundred microseconds between them, keys typed by a person
+// 100–300 ms; an idle child waits for seconds. A key that ends a raw wait
+// wakes the loop's own thread, as it would script's; one that ends a parked
+// wait goes through the runtime's poller and scheduler first (25–40 µs more
+// at the median on the 2-CPU VM). A raw wait costs nothing while it lasts:
+// the loop comes to it from a parked wait, whose idle Ps put sysmon into a
+// deep sleep that it does not leave for the loop's raw calls. When sysmon is
+// awake it preempts the loop every 10 ms, and the wait goes on after a
+// Gosched. With one P (GOMAXPROCS=1, a one-CPU container) nothing else runs
+// while the loop waits raw: there the cap is rawWaitCapOneP, under sysmon's
+// first preemption.
+const (
+	rawWaitCap     = 250 * time.Millisecond
+	rawWaitCapOneP = 8 * time.Millisecond
+)
+
+// rawWaitLimit is the cap for the Ps the runtime has now (GOMAXPROCS can
+// change while the program runs).
+func rawWaitLimit() time.Duration {
+	if runtime.GOMAXPROCS(0) == 1 {
+		return rawWaitCapOneP
+	}
+	return rawWaitCap
+}
 
 // rawPoll is ppoll for at most d without telling the scheduler. It returns
 // the number of ready descriptors, 0 when d passed, or the error (EINTR
@@ -83,26 +107,40 @@ func rawPoll(fds []unix.PollFd, d time.Duration) (int, error) {
 }
 
 // waitFor waits as ppoll(fds, timeout) would, for at most wait (negative:
-// for ever): up to rawWaitCap of it in a raw ppoll, and what is left, if
-// nothing came, in ppoll, the ordinary call the caller passes.
-func waitFor(fds []unix.PollFd, wait time.Duration, ppoll func([]unix.PollFd, *unix.Timespec, *unix.Sigset_t) (int, error)) (int, error) {
-	first := rawWaitCap
+// for ever): up to rawWaitLimit of it in a raw ppoll, and what is left, if
+// nothing came, in long, the caller's ordinary wait. A signal cuts a raw
+// ppoll short: the runtime's own (sysmon preempting a loop that has run
+// for 10 ms, a stop-the-world) is let through with a Gosched, the
+// goroutine's one point to stop at, and the raw wait goes on.
+func waitFor(fds []unix.PollFd, wait time.Duration, long func([]unix.PollFd, *unix.Timespec, *unix.Sigset_t) (int, error)) (int, error) {
+	first := rawWaitLimit()
 	if wait >= 0 && wait < first {
 		first = wait
 	}
-	n, err := rawPoll(fds, first)
-	if n > 0 || (err != nil && !errors.Is(err, unix.EINTR)) {
-		return n, err
+	start := time.Now()
+	left := first
+	for {
+		n, err := rawPoll(fds, left)
+		if n > 0 || (err != nil && !errors.Is(err, unix.EINTR)) {
+			return n, err
+		}
+		if err == nil {
+			break // the raw part has passed
+		}
+		runtime.Gosched()
+		if left = first - time.Since(start); left <= 0 {
+			break
+		}
 	}
 	var timeout *unix.Timespec
 	if wait >= 0 {
-		if err == nil && wait <= first {
+		if wait <= first {
 			return 0, nil // the whole wait has passed
 		}
-		ts := unix.NsecToTimespec(int64(max(wait-first, 0)))
+		ts := unix.NsecToTimespec(int64(wait - first))
 		timeout = &ts
 	}
-	return ppoll(fds, timeout, nil)
+	return long(fds, timeout, nil)
 }
 
 // outHandle is how the copy loop writes to the caller's terminal: through
@@ -113,26 +151,42 @@ func waitFor(fds []unix.PollFd, wait time.Duration, ppoll func([]unix.PollFd, *u
 type outHandle struct {
 	fd  int  // where to write
 	own bool // fd is our private description, non-blocking: close it
+	// wait is the long wait for a full terminal (waitFor's ordinary
+	// part); unix.Ppoll when nil.
+	wait func([]unix.PollFd, *unix.Timespec, *unix.Sigset_t) (int, error)
 }
 
-// openOut opens the private description of terminal fd, or falls back to
-// fd when fd is not a terminal or cannot be opened again (no /proc, a
-// terminal we may not open by path); why says why, for the log.
+// openOut opens the private description of terminal fd for writing, or
+// falls back to fd when fd is not a terminal or cannot be opened again (no
+// /proc, a terminal we may not open by path); why says why, for the log.
 func openOut(fd int) (h outHandle, why string) {
+	nfd, why := openOwn(fd, unix.O_WRONLY, "writing to")
+	return outHandle{fd: nfd, own: nfd != fd}, why
+}
+
+// openIn is openOut for reading the keyboard: the loop reads a private
+// description with raw calls (park.go says why), fd itself with ordinary
+// ones.
+func openIn(fd int) (nfd int, why string) { return openOwn(fd, unix.O_RDONLY, "reading") }
+
+// openOwn opens terminal fd again, non-blocking, for mode (O_RDONLY or
+// O_WRONLY); it returns fd itself when it cannot, with why for the log
+// (doing: what the loop then does to the terminal with ordinary calls).
+func openOwn(fd, mode int, doing string) (int, string) {
 	if !IsTerminal(fd) {
-		return outHandle{fd: fd}, ""
+		return fd, ""
 	}
-	nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_WRONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), mode|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return outHandle{fd: fd}, "cannot open the terminal again (" + err.Error() + "); writing to it with ordinary system calls"
+		return fd, "cannot open the terminal again (" + err.Error() + "); " + doing + " it with ordinary system calls"
 	}
 	if !IsTerminal(nfd) {
 		// Not the same kind of file after all (a racing rename of the
-		// path); do not write to something else.
+		// path); do not use something else.
 		_ = unix.Close(nfd)
-		return outHandle{fd: fd}, "the terminal opened again is not a terminal; writing to it with ordinary system calls"
+		return fd, "the terminal opened again is not a terminal; " + doing + " it with ordinary system calls"
 	}
-	return outHandle{fd: nfd, own: true}, ""
+	return nfd, ""
 }
 
 func (h outHandle) close() {
@@ -185,7 +239,11 @@ func (h outHandle) writeServing(p []byte, watch func(out unix.PollFd) []unix.Pol
 			} else {
 				pfd = []unix.PollFd{out}
 			}
-			n, perr := waitFor(pfd, pollForever, unix.Ppoll)
+			wait := h.wait
+			if wait == nil {
+				wait = unix.Ppoll
+			}
+			n, perr := waitFor(pfd, pollForever, wait)
 			if perr != nil && !errors.Is(perr, unix.EINTR) {
 				return perr
 			}

@@ -225,7 +225,7 @@ func TestWaitForRawFirstThenOrdinary(t *testing.T) {
 	var buf [1]byte
 	_, _ = unix.Read(r, buf[:])
 	fds[0].Revents = 0
-	if n, err := waitFor(fds, rawWaitCap+50*time.Millisecond, rec.ppoll); n != 0 || err != nil {
+	if n, err := waitFor(fds, rawWaitLimit()+50*time.Millisecond, rec.ppoll); n != 0 || err != nil {
 		t.Fatalf("quiet pipe: waitFor = %d, %v", n, err)
 	}
 	if rec.calls != 1 || rec.timeout == nil || time.Duration(rec.timeout.Nano()) != 50*time.Millisecond {
@@ -236,7 +236,7 @@ func TestWaitForRawFirstThenOrdinary(t *testing.T) {
 	// short by a signal, the ordinary call would not wait longer than was
 	// left.
 	rec = recordingPoll{}
-	if n, err := waitFor(fds, rawWaitCap/2, rec.ppoll); n != 0 || err != nil {
+	if n, err := waitFor(fds, rawWaitLimit()/2, rec.ppoll); n != 0 || err != nil {
 		t.Fatalf("short wait: waitFor = %d, %v", n, err)
 	}
 	if rec.calls > 1 || rec.calls == 1 && (rec.timeout == nil || rec.timeout.Nano() != 0) {
@@ -246,7 +246,7 @@ func TestWaitForRawFirstThenOrdinary(t *testing.T) {
 	// For ever: the ordinary call has no timeout and returns when data comes.
 	rec = recordingPoll{}
 	go func() {
-		time.Sleep(3 * rawWaitCap)
+		time.Sleep(3 * rawWaitLimit())
 		_, _ = unix.Write(w, []byte("y"))
 	}()
 	if n, err := waitFor(fds, pollForever, rec.ppoll); n != 1 || err != nil {
@@ -286,5 +286,34 @@ func TestRawWaitDoesNotHoldUpAGarbageCollection(t *testing.T) {
 	}
 	if err := <-polled; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The keyboard is read through a private, non-blocking description of the
+// terminal (raw reads, park.go), a pipe through itself.
+func TestOpenInGivesATerminalAPrivateNonBlockingDescription(t *testing.T) {
+	_, slave, err := openPty()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slave.Close() })
+	fd, why := openIn(int(slave.Fd()))
+	if fd == int(slave.Fd()) || why != "" {
+		t.Fatalf("a terminal got %d (%q), want a description of its own", fd, why)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK == 0 || fl&unix.O_ACCMODE != unix.O_RDONLY {
+		t.Fatalf("flags %#x (%v), want read-only and non-blocking", fl, err)
+	}
+	if fl, err := unix.FcntlInt(slave.Fd(), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
+		t.Fatalf("the caller's description became non-blocking: %#x (%v)", fl, err)
+	}
+	if n, err := rawRead(fd, make([]byte, 8)); n != 0 || !errors.Is(err, unix.EAGAIN) {
+		t.Fatalf("a raw read with nothing typed = %d, %v; want EAGAIN at once", n, err)
+	}
+
+	r, _ := pipeFds(t)
+	if fd, why := openIn(r); fd != r || why != "" {
+		t.Fatalf("a pipe got %d (%q), want itself", fd, why)
 	}
 }

@@ -232,7 +232,16 @@ func Run(ctx context.Context, o Options) (err error) {
 		o.Logf("pty: %s", why)
 	}
 	defer out.close()
-	l, err := newLoop(o, master, inFd, out, inTTY, sizeFds, leader, child)
+	// The keyboard is read through a private, non-blocking description
+	// of the terminal too, with raw calls (park.go).
+	keys, why := openIn(inFd)
+	if why != "" {
+		o.Logf("pty: %s", why)
+	}
+	if keys != inFd {
+		defer unix.Close(keys)
+	}
+	l, err := newLoop(o, master, keys, keys != inFd, out, inTTY, sizeFds, leader, child)
 	if err != nil {
 		killAll(leader, child)
 		_, _ = cmd.Process.Wait()
@@ -378,13 +387,15 @@ type event struct {
 // its thread (see run).
 type loop struct {
 	o         Options
-	mfd, inFd int // mfd: the pty master, raw and non-blocking
+	mfd, inFd int  // mfd: the pty master, raw and non-blocking
+	inOwn     bool // inFd is our private description of the terminal: raw reads
 	out       outHandle
 	inTTY     bool
 	sizeFds   []int
 	pid       int // the session leader, our child
 	child     int // the command, the leader's child
 	wake      *waker
+	park      *parker       // the long waits, when the runtime's poller can have them (park.go)
 	exited    chan struct{} // closed once the leader was reaped
 
 	mu     sync.Mutex
@@ -401,12 +412,12 @@ type loop struct {
 	exitTold bool
 }
 
-func newLoop(o Options, master, inFd int, out outHandle, inTTY bool, sizeFds []int, pid, child int) (*loop, error) {
+func newLoop(o Options, master, inFd int, inOwn bool, out outHandle, inTTY bool, sizeFds []int, pid, child int) (*loop, error) {
 	w, err := newWaker()
 	if err != nil {
 		return nil, err
 	}
-	l := &loop{o: o, mfd: master, inFd: inFd, out: out, inTTY: inTTY,
+	l := &loop{o: o, mfd: master, inFd: inFd, inOwn: inOwn, out: out, inTTY: inTTY,
 		sizeFds: sizeFds, pid: pid, child: child, wake: w, exited: make(chan struct{}),
 		ppoll: o.ppoll, stopSelf: o.stopSelf, orphaned: o.orphaned, injectWait: o.injectWait, injectCap: o.injectCap}
 	if l.injectWait == 0 {
@@ -415,8 +426,17 @@ func newLoop(o Options, master, inFd int, out outHandle, inTTY bool, sizeFds []i
 	if l.injectCap == 0 {
 		l.injectCap = injectCap
 	}
+	if p, err := newParker(); err == nil {
+		l.park = p
+		l.out.wait = p.ppoll
+	} else {
+		o.Logf("pty: long waits in ordinary ppolls: %v", err)
+	}
 	if l.ppoll == nil {
 		l.ppoll = unix.Ppoll
+		if l.park != nil {
+			l.ppoll = l.park.ppoll
+		}
 	}
 	if l.stopSelf == nil {
 		l.stopSelf = stopSelf
@@ -427,7 +447,12 @@ func newLoop(o Options, master, inFd int, out outHandle, inTTY bool, sizeFds []i
 	return l, nil
 }
 
-func (l *loop) close() { l.wake.close() }
+func (l *loop) close() {
+	l.wake.close()
+	if l.park != nil {
+		l.park.close()
+	}
+}
 
 // post hands e to the loop. Safe from any goroutine, even after close
 // (an Injector's writer may still hold the wake-up of a finished Run).
@@ -789,7 +814,7 @@ func (l *loop) run() (int, error) {
 		if !masterOpen || len(in) == 0 {
 			return
 		}
-		n, err := unix.Write(l.mfd, in)
+		n, err := rawWrite(l.mfd, in) // non-blocking; see rawio.go
 		if n > 0 {
 			lastIn = in[n-1]
 			in = append(in[:0], in[n:]...)
@@ -800,7 +825,13 @@ func (l *loop) run() (int, error) {
 		}
 	}
 	readInput = func() bool {
-		n, err := unix.Read(l.inFd, inBuf[:min(len(inBuf), inputLimit-len(in))])
+		var n int
+		var err error
+		if l.inOwn {
+			n, err = rawRead(l.inFd, inBuf[:min(len(inBuf), inputLimit-len(in))])
+		} else {
+			n, err = unix.Read(l.inFd, inBuf[:min(len(inBuf), inputLimit-len(in))])
+		}
 		switch {
 		case n > 0:
 			// A resize comes before the keys typed after it, as on

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,7 +22,7 @@ func sizeOf(fds ...int) (Size, bool) {
 		if fd < 0 {
 			continue
 		}
-		ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ)
+		ws, err := rawWinsize(fd)
 		if err == nil && ws.Row > 0 && ws.Col > 0 {
 			return Size{Rows: ws.Row, Cols: ws.Col}, true
 		}
@@ -136,4 +137,16 @@ func openPty() (master int, slave *os.File, err error) {
 	}
 	// A blocking descriptor: os.NewFile keeps it out of the poller too.
 	return master, os.NewFile(sfd, name), nil
+}
+
+// rawWinsize is TIOCGWINSZ without telling the scheduler: the copy loop
+// asks it on every read of the keyboard, and an ordinary call wakes a
+// sleeping sysmon (park.go). The ioctl never blocks.
+func rawWinsize(fd int) (*unix.Winsize, error) {
+	var ws unix.Winsize
+	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
+	if e != 0 {
+		return nil, e
+	}
+	return &ws, nil
 }
