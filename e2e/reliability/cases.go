@@ -157,6 +157,7 @@ var wrapCases = []faultCase{
 			{"bridge/control", "TestStatusGetsThroughAThousandSilentClients"},
 			{"bridge/control", "TestStatusGetsThroughFourHundredAuthenticatedSilentClients"},
 			{"bridge/control", "TestAProbeWithASlowHelloOutlastsAFloodOfAuthenticatedSilentClients"},
+			{"bridge/control", "TestAProbeWithASlowHelloOutlastsAFloodOfClientsSlowToBeRead"},
 			{"bridge/control", "TestStatusGetsThroughSixtyFourSilentClients"},
 			{"bridge/control", "TestStatusGetsThroughSixtyFourIdleClients"},
 			{"bridge/control", "TestAClientQueuesBehindProbesHoldingEveryPlace"},
@@ -296,6 +297,7 @@ var workflowCases = []faultCase{
 		Tests: []testRef{
 			{"e2e", "TestCloseGivesUpAnOrderedHandoff"},
 			{"e2e", "TestCloseRacesALiveHandoffsLaunch"},
+			{"handoff", "TestAPlacementGivenUpWhileHerdrMakesItsPaneClosesIt"},
 			{"e2e", "TestFullyInspectableCloseWhileTheRunWorks"},
 		},
 	},
