@@ -3,6 +3,7 @@ package pty
 import (
 	"errors"
 	"os"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -40,15 +41,10 @@ import (
 
 // parker waits on a set of descriptors with the goroutine parked.
 type parker struct {
-	ep  int      // the epoll instance
-	f   *os.File // ep, registered with the runtime's poller
-	rc  rawConn
+	ep  int                // the epoll instance
+	f   *os.File           // ep, registered with the runtime's poller
+	rc  syscall.RawConn    // f's, to park on it
 	has map[int32]struct{} // the descriptors the epoll set holds
-}
-
-// rawConn is the part of syscall.RawConn the parker uses.
-type rawConn interface {
-	Read(func(fd uintptr) bool) error
 }
 
 // newParker makes a parker, or says why it cannot (the caller then waits in
