@@ -142,11 +142,12 @@ func openPty() (master int, slave *os.File, err error) {
 // rawWinsize is TIOCGWINSZ without telling the scheduler: the copy loop
 // asks it on every read of the keyboard, and an ordinary call wakes a
 // sleeping sysmon (park.go). The ioctl never blocks.
-func rawWinsize(fd int) (*unix.Winsize, error) {
+// It returns the size by value: a pointer would cost an allocation a key.
+func rawWinsize(fd int) (unix.Winsize, error) {
 	var ws unix.Winsize
 	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.TIOCGWINSZ), uintptr(unsafe.Pointer(&ws)))
 	if e != 0 {
-		return nil, e
+		return unix.Winsize{}, e
 	}
-	return &ws, nil
+	return ws, nil
 }
