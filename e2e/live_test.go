@@ -1579,9 +1579,15 @@ func TestLiveHandoffOwnerQuitClosesThePaneFirst(t *testing.T) {
 	res := ro.wait(t)
 	ls := ro.lines(t)
 	hb := ls[len(ls)-1]
-	if hb.Event != "handback" || hb.Reason != "aborted" || hb.Continued || !hb.OwnerGone || res.code != 1 || !strings.Contains(res.stderr, "went away") {
+	// The owner's engine interrupts the run as its session shuts down,
+	// and the owner says so as it gives the handoff up: whether it is
+	// still there to take the handback or already gone, nobody has the
+	// attempt back.
+	if hb.Event != "handback" || hb.Reason != "aborted" || hb.Continued || !hb.OwnerGone || hb.ErrorCode != "owner_gone" ||
+		!strings.Contains(hb.Error, "nobody has the attempt back") || res.code != 1 || !strings.Contains(res.stderr, "went away or ended its session") {
 		t.Fatalf("exit %d, last line %+v\n%s%s", res.code, hb, res.stdout, res.stderr)
 	}
+	t.Logf("the handback: %s", hb.Error)
 	lr.wantNothingLeft()
 	if slices.ContainsFunc(lr.llm.Requests(), func(r fakellm.Request) bool { return strings.Contains(r.LastUser(), lvBackHome) }) {
 		t.Fatal("the cancelled run's agent went on locally")

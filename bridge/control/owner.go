@@ -40,8 +40,9 @@ import (
 //	owner → wrapper  tool_update      id=c   {value}            (0..n)
 //	owner → wrapper  tool_result      id=c   {value}  or  tool_error id=c {error}   (exactly one)
 //	wrapper → owner  tool_abort       id=c   (the tool's signal aborts; the call still ends with one result or error)
-//	owner → wrapper  handoff_cancel   id=h   {reason}: the owner gives up (run cancelled, attempt
-//	                                         disposed); the wrapper closes the pane and sends handback
+//	owner → wrapper  handoff_cancel   id=h   {reason, sessionEnding}: the owner gives up (run cancelled,
+//	                                         attempt disposed, its session ending); the wrapper closes
+//	                                         the pane and sends handback
 //	wrapper → owner  handback         id=h   {reason, transferred, needsContinue, lastStopReason, error,
 //	                                         paneRunning, leftOpen}
 //	owner → wrapper  resumed          id=h   {transferred, continued, error}: the local session is back
@@ -356,9 +357,13 @@ type ToolCall struct {
 
 // HandoffCancel: the owner gives up a handoff it has not been handed back
 // (its run was cancelled, the attempt was disposed, Pi is quitting).
+// SessionEnding says the owner's session is going (Pi quits, or starts
+// another session), which interrupted the run: nobody will take the
+// attempt back, as when the owner goes away.
 type HandoffCancel struct {
-	ID     string `json:"-"`
-	Reason string `json:"reason"`
+	ID            string `json:"-"`
+	Reason        string `json:"reason"`
+	SessionEnding bool   `json:"sessionEnding,omitempty"`
 }
 
 // Handback reasons.

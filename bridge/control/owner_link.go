@@ -48,7 +48,11 @@ func (e *HandoffRefused) Error() string {
 
 // HandoffCancelled is returned by [OwnerLink.Handoff] when the owner gave
 // the handoff up before describing the launch.
-type HandoffCancelled struct{ Reason string }
+type HandoffCancelled struct {
+	Reason string
+	// SessionEnding: the owner's session is going (see [HandoffCancel]).
+	SessionEnding bool
+}
 
 func (e *HandoffCancelled) Error() string {
 	return "the workflow owner cancelled the handoff: " + e.Reason
@@ -149,7 +153,7 @@ func (l *OwnerLink) Handoff(ctx context.Context, order HandoffOrder) (Launch, er
 		case HandoffError:
 			return Launch{}, &HandoffRefused{Code: m.Code, Message: m.Error}
 		case HandoffCancel:
-			return Launch{}, &HandoffCancelled{Reason: m.Reason}
+			return Launch{}, &HandoffCancelled{Reason: m.Reason, SessionEnding: m.SessionEnding}
 		}
 		return Launch{}, fmt.Errorf("owner link: unexpected %s", m.ownerType())
 	case <-l.done:

@@ -71,6 +71,7 @@ const shared = (globalThis[SHARED_KEY] ??= {
 	engine: null, // how registering with the current registry went
 	runModes: new Map(), // run id → fully inspectable (read when the run's first agent starts)
 	inspectableRuns: new Set(), // runs whose agents run in Herdr: their end is told to the wrapper
+	interruptedRuns: new Set(), // runs the engine marked interrupted: its owner's session is ending
 	buses: new WeakSet(), // event buses we listen to for the end of runs
 	pi: null, // the latest load's extension api: the engine's commands and tools
 });
@@ -591,7 +592,7 @@ function wrapTransport(agent, context) {
 function wrapSession(inner, prepared, sctx) {
 	const a = newAttempt(inner, prepared, sctx);
 	const onAbort = () => {
-		if (a.handoff) cancelHandoff(a, "the workflow run was cancelled");
+		if (a.handoff) cancelHandoff(a, ...runAborted(a));
 	};
 	a.signal?.addEventListener?.("abort", onAbort, { once: true });
 
@@ -869,21 +870,34 @@ function refuse(a, h, code, error) {
 	h.markDone();
 }
 
+// runAborted says why an attempt's run signal aborted, and whether it was
+// its owner's session ending. The engine marks every run still going
+// interrupted before it aborts them as the session shuts down (/quit, or a
+// new session in its place); a run stopped by the person is "stopped".
+function runAborted(a) {
+	if (shared.interruptedRuns.has(a.runId)) return ["its owner Pi's session ended, which interrupted the workflow run", true];
+	return ["the workflow run was cancelled", false];
+}
+
 // cancelHandoff: the owner gives up (run cancelled, attempt disposed). A
 // handoff that has not cut its turn just ends; one that has asks the
 // wrapper to close the pane and waits for the handback, for a while.
-function cancelHandoff(a, reason) {
+// sessionEnding tells the wrapper that nobody will take the attempt back:
+// its owner's session is going (the wrapper says so as it would of an
+// owner that went away, whichever of the two it hears first).
+function cancelHandoff(a, reason, sessionEnding = false) {
 	const h = a.handoff;
 	if (!h || h.cancelled) return;
 	h.cancelled = true;
+	const data = sessionEnding ? { reason, sessionEnding } : { reason };
 	if (!h.cut) {
 		a.handoff = null;
-		send("handoff_cancel", h.id, { reason });
+		send("handoff_cancel", h.id, data);
 		status(a, undefined);
 		h.markDone();
 		return;
 	}
-	if (!send("handoff_cancel", h.id, { reason })) {
+	if (!send("handoff_cancel", h.id, data)) {
 		h.finish({ reason: "aborted", transferred: h.launched, needsContinue: false, error: reason });
 		return;
 	}
@@ -1119,8 +1133,9 @@ function turnSession(inner, prepared, sctx, hookContext) {
 	if (!(typeof tuiLabel === "string" && tuiLabel.trim())) a.tuiIndex = 0;
 	a.breadcrumb = breadcrumb(sctx?.identity ?? hookContext?.identity, a.attempt);
 	const onAbort = () => {
-		if (a.handoff) cancelHandoff(a, "the workflow run was cancelled");
-		dropTurn(a, "the workflow run was cancelled");
+		const [why, ending] = runAborted(a);
+		if (a.handoff) cancelHandoff(a, why, ending);
+		dropTurn(a, why);
 	};
 	a.signal?.addEventListener?.("abort", onAbort, { once: true });
 	let disposal;
@@ -1302,7 +1317,11 @@ function watchRuns(pi) {
 	shared.buses.add(bus);
 	bus.on("workflow:run-completed", (e) => runEnded(e, "completed"));
 	bus.on("workflow:run-state-changed", (e) => {
-		if (isObject(e) && TERMINAL_RUN_STATES.has(e.state)) runEnded(e, e.state);
+		if (!isObject(e) || typeof e.runId !== "string") return;
+		// Heard before the engine aborts the run's agents (runAborted).
+		if (e.state === "interrupted") shared.interruptedRuns.add(e.runId);
+		else shared.interruptedRuns.delete(e.runId);
+		if (TERMINAL_RUN_STATES.has(e.state)) runEnded(e, e.state);
 	});
 }
 

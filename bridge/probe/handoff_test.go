@@ -557,6 +557,53 @@ func disposeDuringHandoff(t *testing.T, idle string) {
 	}
 }
 
+// A run aborted while its attempt is in a pane gives the handoff up; the
+// cancel says whether that is the owner's session ending (the engine
+// marks its runs interrupted as Pi shuts down), for then nobody will take
+// the attempt back, or the person stopping the run.
+func TestARunAbortedMidHandoffSaysWhetherItsSessionIsEnding(t *testing.T) {
+	for _, c := range []struct {
+		state  string
+		ending bool
+		why    string
+	}{{"stopped", false, "the workflow run was cancelled"}, {"interrupted", true, "session ended"}} {
+		t.Run(c.state, func(t *testing.T) {
+			cancels := make(chan control.HandoffCancel, 1)
+			wrapper := func(l *control.OwnerLink, m control.OwnerMessage) {
+				switch m := m.(type) {
+				case control.Attempt:
+					if !m.Live {
+						return
+					}
+					go func() {
+						ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+						defer cancel()
+						handOff(ctx, t, l, m, control.PaneLaunched, control.PaneWorking)
+					}()
+				case control.HandoffCancel:
+					cancels <- m
+					go func() {
+						ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+						defer cancel()
+						if _, err := l.Handback(ctx, m.ID, control.Handback{Reason: control.HandbackAborted, Transferred: true, Error: m.Reason}); err != nil {
+							t.Errorf("handback: %v", err)
+						}
+					}()
+				}
+			}
+			runHandoffHarnessSink(t, "run-aborted", &ownerSink{react: wrapper}, "RUN_STATE="+c.state)
+			select {
+			case m := <-cancels:
+				if m.SessionEnding != c.ending || !strings.Contains(m.Reason, c.why) {
+					t.Fatalf("the cancel said %+v", m)
+				}
+			default:
+				t.Fatal("the wrapper heard no cancel")
+			}
+		})
+	}
+}
+
 // A cancel the wrapper never answers: after the grace the owner gives the
 // handoff up, but it cannot know the pane's Pi is gone, so a launched
 // pane counts as still running: the session stays suspended rather than

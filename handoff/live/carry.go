@@ -48,6 +48,7 @@ func (s *Service) carry(r *run) {
 		if gone && !errors.Is(err, control.ErrOwnerGone) {
 			err = context.Cause(r.ctx)
 		}
+		gone = gone || sessionEnding(r.ctx, err)
 		code := control.CodeCancelled
 		if gone {
 			code = control.CodeOwnerGone
@@ -83,13 +84,16 @@ func (s *Service) handBack(r *run, hb control.Handback) {
 			p.ErrorCode = code
 		}
 	}
-	switch {
-	case errors.Is(err, control.ErrOwnerGone):
+	switch gone := errors.Is(err, control.ErrOwnerGone); {
+	case gone || sessionEnding(r.ctx, nil):
+		// An owner whose session ended (it quit, say) gave the handoff up
+		// first, and may or may not be there to answer the handback: for
+		// the attempt it is the same, so open says the same either way.
 		p.ErrorCode = control.CodeOwnerGone
 		// Often the very reason the handoff ended: said once, with what it
 		// means for the attempt.
 		p.OwnerGone = true
-		if !strings.Contains(p.Error, err.Error()) {
+		if gone && !strings.Contains(p.Error, err.Error()) {
 			p.Error = joinText(p.Error, err.Error())
 		}
 		p.Error = joinText(p.Error, "nobody has the attempt back")
@@ -112,6 +116,16 @@ func (s *Service) handBack(r *run, hb control.Handback) {
 	p.Error, p.LeftOpen = control.ClipText(p.Error, control.MaxErrorText), control.ClipText(p.LeftOpen, control.MaxErrorText)
 	s.cfg.Logf("live: handoff %s handed back: %s (transferred %v, needs continue %v, continued %v) %s", r.id, hb.Reason, hb.Transferred, hb.NeedsContinue, res.Continued, p.Error)
 	r.final = r.stamp(p)
+}
+
+// sessionEnding says whether err, or else the cause that ended ctx, is
+// the owner giving the handoff up because its session is ending.
+func sessionEnding(ctx context.Context, err error) bool {
+	if err == nil {
+		err = context.Cause(ctx)
+	}
+	var c *control.HandoffCancelled
+	return errors.As(err, &c) && c.SessionEnding
 }
 
 // herdrCode is CodeHerdr when Herdr refused err's request or could not be

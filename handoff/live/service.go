@@ -217,7 +217,7 @@ func (s *Service) ownerEvent(l Owner, m control.OwnerMessage) {
 	case control.HandoffCancel:
 		for _, r := range s.running {
 			if r.id == m.ID && r.link == l {
-				r.cancel(&control.HandoffCancelled{Reason: m.Reason})
+				r.cancel(&control.HandoffCancelled{Reason: m.Reason, SessionEnding: m.SessionEnding})
 			}
 		}
 	}

@@ -629,6 +629,63 @@ func TestOwnerGoneClosesThePane(t *testing.T) {
 	}
 }
 
+// An owner whose session ends (it quits) gives the handoff up itself
+// before it goes, and may still answer the handback, or not: either way
+// nobody takes the attempt back, and the handback says so as it does of an
+// owner that went away, so open's answer does not hang on which came first.
+func TestAnOwnerWhoseSessionEndsIsGoneWhetherOrNotItAnswers(t *testing.T) {
+	for _, answers := range []bool{true, false} {
+		t.Run(fmt.Sprintf("answers=%v", answers), func(t *testing.T) {
+			r := newRig(t)
+			if !answers {
+				r.o.atHandback = func(control.Handback) { close(r.o.done) }
+			}
+			x := r.ask(control.HandoffAsk{})
+			r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+			pane := r.s.Inputs()[0].PaneID
+			r.startPaneWrapper(pane)
+			x.next(t, control.ProgressLaunched)
+			r.svc.ownerEvent(r.o, control.HandoffCancel{ID: "h1", Reason: "its session ended", SessionEnding: true})
+			hb := x.wait(t)
+			if hb.Reason != control.HandbackAborted || !hb.Transferred || !hb.OwnerGone || hb.ErrorCode != control.CodeOwnerGone ||
+				!strings.Contains(hb.Error, "its session ended") || strings.Count(hb.Error, "nobody has the attempt back") != 1 {
+				t.Fatalf("handback %+v", hb)
+			}
+			if got := r.o.handbacksSoFar(); len(got) != 1 {
+				t.Fatalf("the owner was handed back %+v: it is still there to reopen and dispose its session", got)
+			}
+			if ex := r.s.WaitExited(t, pane, long); !ex.Closed {
+				t.Fatalf("the pane ended %+v", ex)
+			}
+		})
+	}
+	// The same cancel without the flag (the person stopped the run) is a
+	// handback to an owner that stays.
+	r := newRig(t)
+	x := r.ask(control.HandoffAsk{})
+	r.s.WaitFor(t, long, "the pane's command", func() bool { return len(r.s.Inputs()) == 1 })
+	r.startPaneWrapper(r.s.Inputs()[0].PaneID)
+	x.next(t, control.ProgressLaunched)
+	r.svc.ownerEvent(r.o, control.HandoffCancel{ID: "h1", Reason: "the workflow run was cancelled"})
+	if hb := x.wait(t); hb.OwnerGone || hb.ErrorCode != control.CodeCancelled {
+		t.Fatalf("a stopped run's handback %+v", hb)
+	}
+}
+
+// Before the turn boundary, a cancel for the owner's session ending is
+// no handback either: the asker hears the owner is gone, not that the
+// owner merely withdrew its order.
+func TestAnOwnerWhoseSessionEndsBeforeTheBoundaryIsGone(t *testing.T) {
+	r := newRig(t)
+	r.o.waitBoundary = true
+	x := r.ask(control.HandoffAsk{})
+	x.next(t, control.ProgressOrdered)
+	r.svc.ownerEvent(r.o, control.HandoffCancel{ID: "h1", Reason: "its session ended", SessionEnding: true})
+	if hb := x.wait(t); hb.Transferred || !hb.OwnerGone || hb.ErrorCode != control.CodeOwnerGone || !strings.Contains(hb.Error, "its session ended") {
+		t.Fatalf("handback %+v", hb)
+	}
+}
+
 // A launch's notes (what it leaves out and why: the engine's tool timing
 // when the owner's probe could not locate the engine) reach the wrapper's
 // log, and the handoff goes on.

@@ -28,8 +28,18 @@ function fakeRegistry({ frozen = false, actions = {}, hooks = [] } = {}) {
 
 function fakePi() {
 	const handlers = {};
+	const listeners = {};
 	return {
 		handlers,
+		// Pi's event bus: listeners called at once, in order.
+		events: {
+			on(channel, f) {
+				(listeners[channel] ??= []).push(f);
+			},
+			emit(channel, data) {
+				for (const f of listeners[channel] ?? []) f(data);
+			},
+		},
 		on(name, f) {
 			(handlers[name] ??= []).push(f);
 		},
@@ -56,6 +66,7 @@ const tui = { mode: "tui", hasUI: true, ui, sessionManager: {} };
 // does, on the registry given, and waits until it is linked to its
 // wrapper (the Go test).
 // OUTSIDE=1: the owner runs outside Herdr (its wrapper still links).
+let ownerPi; // the stand-in Pi of the latest startOwner
 async function startOwner(load, reg) {
 	globalThis[REGISTRY_KEY] = reg.host;
 	const m = await load();
@@ -63,6 +74,7 @@ async function startOwner(load, reg) {
 	m.setupHandoff(pi, { herdr: process.env.OUTSIDE !== "1" });
 	await pi.start(tui);
 	for (let i = 0; i < 500 && !m.linked(); i++) await new Promise((r) => setTimeout(r, 20));
+	ownerPi = pi;
 	return m;
 }
 
@@ -93,13 +105,13 @@ function localTransport(log, reply) {
 // transport with herdr-pi's live-session hook, as the engine makes it
 // (reg must be linked already), its session log, and a timer that keeps
 // node alive until the caller clears it.
-async function liveAttempt(reg) {
+async function liveAttempt(reg, signal) {
 	const log = [];
 	const reply = { role: "assistant", stopReason: "stop", content: [{ type: "text", text: "done" }] };
 	const agent = { transport: localTransport(log, reply) };
 	reg.host.api.agentSetupHooks().find((h) => h.name === "herdrPiLiveSessions").setup(agent, { run: { runId: "r" }, attempt: 1 });
 	const alive = setInterval(() => {}, 1000);
-	const session = await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "f:finder:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: process.env.LABEL ?? "finder" });
+	const session = await agent.transport.createSession({ cwd: process.cwd(), model: { provider: "p", model: "m" }, tools: ["read"], sessionLabel: "f:finder:attempt-1" }, { run: { runId: "r", workflow: { name: "f" } }, attempt: 1, tuiLabel: process.env.LABEL ?? "finder", signal });
 	return { log, alive, session };
 }
 
@@ -270,6 +282,23 @@ async function main() {
 		await waitStatus("finder: working");
 		log.push("disposing");
 		await session.dispose();
+		await prompted;
+		clearInterval(alive);
+		out.log = log;
+		await new Promise((r) => setTimeout(r, 200)); // let the link flush
+	} else if (scenario === "run-aborted") {
+		// The engine aborts the run while its attempt is in a pane: as
+		// the person stops it (RUN_STATE=stopped), or as the owner's
+		// session shuts down (interrupted). Either way the engine says the
+		// run's new state on Pi's bus before it aborts the run's agents.
+		const reg = fakeRegistry();
+		await startOwner(load, reg);
+		const ac = new AbortController();
+		const { log, alive, session } = await liveAttempt(reg, ac.signal);
+		const prompted = session.prompt("go").catch((e) => log.push(`prompt failed: ${e.message}`));
+		await waitStatus("finder: working");
+		ownerPi.events.emit("workflow:run-state-changed", { runId: "r", previousState: "running", state: process.env.RUN_STATE });
+		ac.abort();
 		await prompted;
 		clearInterval(alive);
 		out.log = log;

@@ -151,7 +151,7 @@ func openLive(ctx context.Context, f *Factory, opts *openOptions, a *store.Attem
 		// Not a handback: nobody has the attempt, and nothing will finish
 		// it. A script's `open && …` must not go on as if it were back;
 		// its last line (owner_gone) says so already, as a failed launch's does.
-		tell(io.Err, "herdr-pi open: %s: its owner Pi (pid %d) went away during the handoff, so nobody has the attempt back and it will not "+
+		tell(io.Err, "herdr-pi open: %s: its owner Pi (pid %d) went away or ended its session during the handoff, so nobody has the attempt back and it will not "+
 			"finish; `herdr-pi open %s %s` opens what it left, read-only\n",
 			a, lease.PID, shellword.Word(a.Run.Short()), shellword.Word(a.Name()))
 		return silentExit(exitError)
