@@ -132,8 +132,10 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 			// The inspection ended and its pane with it; whatever has the
 			// id now is not ours to close.
 			how = "gone"
-		} else if why := foreign(ctx, herdrAt(r.HerdrSocket), r, terminals[r.HerdrSocket+"\x00"+r.ID]); why != "" {
+		} else if why, gone := foreign(ctx, herdrAt(r.HerdrSocket), r, terminals[r.HerdrSocket+"\x00"+r.ID]); why != "" {
 			how = "left open: " + why
+		} else if gone {
+			how = "gone"
 		} else if err := closeThing(ctx, herdrAt(r.HerdrSocket), r.Kind, r.ID); err != nil {
 			var he *herdr.Error
 			if errors.As(err, &he) && strings.HasSuffix(he.Code, "_not_found") {
@@ -189,13 +191,13 @@ func CloseRun(ctx context.Context, ledger Ledger, herdrAt func(socket string) He
 	return out, failures
 }
 
-// foreign is Foreign for r; a workspace is told by any of the terminals
-// herdr-pi opened in it.
-func foreign(ctx context.Context, h Herdr, r Record, terminals []string) string {
+// foreign is ForeignOrGone for r; a workspace is told by any of the
+// terminals herdr-pi opened in it.
+func foreign(ctx context.Context, h Herdr, r Record, terminals []string) (why string, gone bool) {
 	if r.Kind == "workspace" {
-		return ForeignWorkspace(ctx, h, r.ID, r.Pane, terminals)
+		return ForeignWorkspace(ctx, h, r.ID, r.Pane, terminals), false
 	}
-	return Foreign(ctx, h, r.Kind, r.ID, r.Pane, r.Terminal)
+	return ForeignOrGone(ctx, h, r.Kind, r.ID, r.Pane, r.Terminal)
 }
 
 func closeThing(ctx context.Context, h Herdr, kind, id string) error {

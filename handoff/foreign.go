@@ -23,35 +23,45 @@ import (
 // that cannot answer leaves the close as it was: closing then fails the
 // same way.
 func Foreign(ctx context.Context, h Herdr, kind, id, pane, terminal string) string {
+	why, _ := ForeignOrGone(ctx, h, kind, id, pane, terminal)
+	return why
+}
+
+// ForeignOrGone is Foreign, and also says when the pane herdr-pi opened
+// (kind "pane") is gone: then there is nothing to close, and a close sent
+// all the same could meet a pane a Herdr started afresh has given that id
+// since the look (the person's first split, say), so the caller sends
+// none.
+func ForeignOrGone(ctx context.Context, h Herdr, kind, id, pane, terminal string) (why string, gone bool) {
 	if pane == "" || terminal == "" {
-		return "" // a record from before herdr-pi kept the terminal
+		return "", false // a record from before herdr-pi kept the terminal
 	}
 	if kind == "workspace" {
-		return ForeignWorkspace(ctx, h, id, pane, []string{terminal})
+		return ForeignWorkspace(ctx, h, id, pane, []string{terminal}), false
 	}
 	if kind != "pane" && kind != "tab" {
-		return ""
+		return "", false
 	}
 	info, err := h.PaneGet(ctx, pane)
 	var he *herdr.Error
 	switch {
 	case errors.As(err, &he) && strings.HasSuffix(he.Code, "_not_found"):
 		if kind == "tab" {
-			return fmt.Sprintf("the pane herdr-pi opened in it (%s) is gone, so whatever the tab holds now is not herdr-pi's", pane)
+			return fmt.Sprintf("the pane herdr-pi opened in it (%s) is gone, so whatever the tab holds now is not herdr-pi's", pane), false
 		}
-		return ""
+		return "", pane == id
 	case err != nil:
-		return ""
+		return "", false
 	case info.TerminalID != terminal:
 		what := "pane " + pane
 		if kind == "tab" {
 			what = "the pane herdr-pi opened in it (" + pane + ")"
 		}
-		return restarted(what, info.TerminalID, terminal, kind, id)
+		return restarted(what, info.TerminalID, terminal, kind, id), false
 	case kind == "tab" && info.TabID != id:
-		return fmt.Sprintf("the pane herdr-pi opened in it (%s) is in tab %s now", pane, info.TabID)
+		return fmt.Sprintf("the pane herdr-pi opened in it (%s) is in tab %s now", pane, info.TabID), false
 	}
-	return ""
+	return "", false
 }
 
 // ForeignWorkspace is Foreign for workspace id: WorkspaceInfo has nothing

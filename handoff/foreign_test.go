@@ -286,6 +286,77 @@ func TestUndoLeavesAPaneOrTabWhoseIdHerdrGaveAnother(t *testing.T) {
 	}
 }
 
+// splitAfterLook is a Herdr in which the person splits a pane right after
+// herdr-pi's look at its pane found it gone: a Herdr started afresh gives
+// the person's pane the id herdr-pi's had.
+type splitAfterLook struct {
+	Herdr
+	t     *testing.T
+	mine  herdr.PaneInfo
+	split bool
+}
+
+func (h *splitAfterLook) PaneGet(ctx context.Context, id string) (herdr.PaneInfo, error) {
+	info, err := h.Herdr.PaneGet(ctx, id)
+	if err != nil && !h.split {
+		h.split = true
+		if h.mine, err = h.Herdr.PaneSplit(ctx, herdr.Split{TargetPaneID: "w1:p1", Direction: "right"}); err != nil {
+			h.t.Fatal(err)
+		}
+		if h.mine.PaneID != id {
+			h.t.Fatalf("the person's pane is %s, not %s: the test proves nothing", h.mine.PaneID, id)
+		}
+		return herdr.PaneInfo{}, &herdr.Error{Method: "pane.get", Code: "pane_not_found", Message: "no such pane"}
+	}
+	return info, err
+}
+
+// A pane herdr-pi opened that is gone is not closed: there is nothing to
+// close, and a close sent after the look found it gone could meet the
+// pane a Herdr started afresh has just given its id to. Neither an undo
+// nor herdr-pi close sends one, and close says the pane is gone.
+func TestAPaneFoundGoneIsNotClosedAfterTheLook(t *testing.T) {
+	for _, how := range []string{"undo", "close"} {
+		t.Run(how, func(t *testing.T) {
+			s := herdrtest.Start(t)
+			c := herdr.NewClient(s.SocketPath())
+			ctx := context.Background()
+			placed, err := Place(ctx, c, Placement{Mode: ModeSplit, CallerPane: s.PaneID(), Direction: "right"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := ledger(t)
+			recs, err := l.AddAll(placed.Records("r1", s.SocketPath()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RestartCold(); err != nil {
+				t.Fatal(err)
+			}
+			h := &splitAfterLook{Herdr: c, t: t}
+			switch how {
+			case "undo":
+				failed := errors.New("pane ended before it started its command")
+				o := Opened{Placed: placed}
+				if err := o.CloseAfter(h, failed); !errors.Is(err, failed) || strings.Contains(err.Error(), "closing") {
+					t.Fatalf("the undo said %v", err)
+				}
+			case "close":
+				closed, failures := CloseRun(ctx, l, func(string) Herdr { return h }, recs, time.Second)
+				if failures != nil || len(closed) != 1 || closed[0].How != "gone" {
+					t.Fatalf("close: closed %+v, failed %+v; want the pane gone", closed, failures)
+				}
+			}
+			if !h.split {
+				t.Fatal("nothing looked at the pane before closing it")
+			}
+			if slices.Contains(s.Methods(), "pane.close") || !s.Pane(h.mine.PaneID).Exists {
+				t.Fatalf("the %s closed the person's pane %s (calls %q)", how, h.mine.PaneID, s.Methods())
+			}
+		})
+	}
+}
+
 // Herdr was quit and started again the usual way: it restored its layout,
 // the run's pane and workspace among it, with new shells in new
 // terminals. herdr-pi cannot tell that from ids a Herdr started afresh

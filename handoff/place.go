@@ -470,16 +470,19 @@ func (p *Placed) undo(ctx context.Context, h Herdr, check bool) error {
 	kind, id, _ := strings.Cut(p.Created[0], " ")
 	p.Created = nil
 	if check {
-		why := ""
+		why, gone := "", false
 		switch kind {
 		case "workspace":
 			why = p.foreignWorkspace(ctx, h, id)
 		case "tab", "pane":
 			// A tab created is the tab of the pane opened (PaneID).
-			why = Foreign(ctx, h, kind, id, p.PaneID, p.Terminal)
+			why, gone = ForeignOrGone(ctx, h, kind, id, p.PaneID, p.Terminal)
 		}
 		if why != "" {
 			return &ForeignError{Thing: kind + " " + id, Why: why}
+		}
+		if gone {
+			return nil
 		}
 	}
 	var err error

@@ -730,8 +730,12 @@ func (s *Service) closeRemote(h Herdr, o *handoff.Opened, launched bool, ended s
 		}
 	} else if n := len(o.Created); n > 0 {
 		kind, id, _ := strings.Cut(o.Created[n-1], " ")
-		if why := handoff.Foreign(ctx, h, kind, id, o.PaneID, o.Terminal); why != "" {
+		why, gone := handoff.ForeignOrGone(ctx, h, kind, id, o.PaneID, o.Terminal)
+		if why != "" {
 			s.cfg.Logf("live: leaving %s %s open: %s", kind, id, why)
+			return false, nil
+		}
+		if gone {
 			return false, nil
 		}
 		err = closeThing(ctx, h, kind, id)
