@@ -982,6 +982,16 @@ func (l *loop) run() (int, error) {
 					l.reaped(5 * time.Second)
 					return 1, e.err
 				case evInject:
+					// What the child wrote before the injection was
+					// queued goes first: a loop woken late finds both
+					// waiting, and the child's output may be what
+					// caused the injection (an agent's "ready" and
+					// then its `herdr-pi waiting start`).
+					if masterOpen {
+						if eof, _ := readMaster(); eof {
+							masterOpen = false
+						}
+					}
 					flushInject(false, false)
 				}
 			}
