@@ -270,6 +270,27 @@ func handOff(ctx context.Context, t *testing.T, l *control.OwnerLink, a control.
 	return true
 }
 
+// launchedAndWorking hands a live attempt off, on a goroutine, to a pane
+// that launched and works, as a wrapper would: the scenario goes on.
+func launchedAndWorking(t *testing.T, l *control.OwnerLink, a control.Attempt) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		handOff(ctx, t, l, a, control.PaneLaunched, control.PaneWorking)
+	}()
+}
+
+// handBackSoon hands handoff id back, on a goroutine.
+func handBackSoon(t *testing.T, l *control.OwnerLink, id string, hb control.Handback) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := l.Handback(ctx, id, hb); err != nil {
+			t.Errorf("handback: %v", err)
+		}
+	}()
+}
+
 // The owner's status line while its attempt is handed off (seed: working,
 // then idle or completed before handback; reference §5.10): working from
 // the launch, then the pane's idle — completed when Herdr said done (the
@@ -525,11 +546,7 @@ func disposeDuringHandoff(t *testing.T, idle string) {
 			if !m.Live {
 				return
 			}
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				handOff(ctx, t, l, m, control.PaneLaunched, control.PaneWorking)
-			}()
+			launchedAndWorking(t, l, m)
 		case control.HandoffCancel:
 			note("cancel")
 			go func() {
@@ -575,20 +592,10 @@ func TestARunAbortedMidHandoffSaysWhetherItsSessionIsEnding(t *testing.T) {
 					if !m.Live {
 						return
 					}
-					go func() {
-						ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-						defer cancel()
-						handOff(ctx, t, l, m, control.PaneLaunched, control.PaneWorking)
-					}()
+					launchedAndWorking(t, l, m)
 				case control.HandoffCancel:
 					cancels <- m
-					go func() {
-						ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-						defer cancel()
-						if _, err := l.Handback(ctx, m.ID, control.Handback{Reason: control.HandbackAborted, Transferred: true, Error: m.Reason}); err != nil {
-							t.Errorf("handback: %v", err)
-						}
-					}()
+					handBackSoon(t, l, m.ID, control.Handback{Reason: control.HandbackAborted, Transferred: true, Error: m.Reason})
 				}
 			}
 			runHandoffHarnessSink(t, "run-aborted", &ownerSink{react: wrapper}, "RUN_STATE="+c.state)
@@ -614,11 +621,7 @@ func TestUnansweredCancelDoesNotReopenTheSession(t *testing.T) {
 		if !ok || !a.Live {
 			return // the cancel goes unanswered
 		}
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			handOff(ctx, t, l, a, control.PaneLaunched, control.PaneWorking)
-		}()
+		launchedAndWorking(t, l, a)
 	}
 	out, msgs := runHandoffHarnessSink(t, "disposed", &ownerSink{react: wrapper}, "IDLE=0", "CANCEL_GRACE=300")
 	if slices.Contains(out.Log, "resume") || !slices.Contains(out.Log, "dispose") {
@@ -819,21 +822,11 @@ func TestAMenuRequestForAnAttemptInAPaneKeepsItsStatusLine(t *testing.T) {
 		switch m := m.(type) {
 		case control.Attempt:
 			if m.Live {
-				go func() {
-					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-					defer cancel()
-					handOff(ctx, t, l, m, control.PaneLaunched, control.PaneWorking)
-				}()
+				launchedAndWorking(t, l, m)
 			}
 		case control.HandoffRequest:
 			_ = l.Refuse(m.ID, errors.New(where))
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				if _, err := l.Handback(ctx, "h1", control.Handback{Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop"}); err != nil {
-					t.Errorf("handback: %v", err)
-				}
-			}()
+			handBackSoon(t, l, "h1", control.Handback{Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop"})
 		}
 	}
 	out, _ := runHandoffHarnessSink(t, "menu-busy", &ownerSink{react: react})
