@@ -242,6 +242,20 @@ func BenchmarkStatusScan(b *testing.B) {
 			s.scan(chunk, func(state.ProgramStatus) { b.Fatal("a report") })
 		}
 	})
+	// A flood of base64 lines, as make bench sends through the wrapper.
+	r := rand.New(rand.NewPCG(3, 4))
+	raw := make([]byte, 24<<10)
+	for i := range raw {
+		raw[i] = byte(r.IntN(256))
+	}
+	b64 := []byte(base64.StdEncoding.EncodeToString(raw))
+	b.Run("scan-base64", func(b *testing.B) {
+		var s statusScanner
+		b.SetBytes(int64(len(b64)))
+		for b.Loop() {
+			s.scan(b64, func(state.ProgramStatus) { b.Fatal("a report") })
+		}
+	})
 	b.Run("esc-led-search", func(b *testing.B) {
 		b.SetBytes(int64(len(chunk)))
 		for b.Loop() {
