@@ -90,22 +90,9 @@ func TestCloseRunLeavesAPaneWhoseIdHerdrGaveAnother(t *testing.T) {
 // pane the person has there; a workspace that is still the one herdr-pi
 // opened closes as before.
 func TestCloseRunLeavesAWorkspaceWhoseIdHerdrGaveAnother(t *testing.T) {
-	s := herdrtest.Start(t)
-	c := herdr.NewClient(s.SocketPath())
+	p := Placement{Mode: ModeWorkspace, Dedicated: true, WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer"}
+	s, c, l, placed, recs := placedThenRestartedCold(t, &p)
 	ctx := context.Background()
-	p := Placement{Mode: ModeWorkspace, CallerPane: s.PaneID(), Dedicated: true, WorkspaceLabel: "workflow review", TabLabel: "#1 reviewer"}
-	placed, err := Place(ctx, c, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := ledger(t)
-	recs, err := l.AddAll(placed.Records("r1", s.SocketPath()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RestartCold(); err != nil {
-		t.Fatal(err)
-	}
 	// The person's own workspace and a tab in it, in the new Herdr, get
 	// the ids herdr-pi recorded.
 	mine, err := c.WorkspaceCreate(ctx, herdr.NewPlace{Label: "mine"})
@@ -286,6 +273,30 @@ func TestUndoLeavesAPaneOrTabWhoseIdHerdrGaveAnother(t *testing.T) {
 	}
 }
 
+// placedThenRestartedCold places p (from the fake's first pane, which it
+// sets as p's CallerPane) in a fresh fake Herdr, keeps what it opened in a
+// ledger, and has the Herdr quit and started afresh: the ids herdr-pi
+// kept may now be given to someone else.
+func placedThenRestartedCold(t *testing.T, p *Placement) (*herdrtest.Server, *herdr.Client, Ledger, Placed, []Record) {
+	t.Helper()
+	s := herdrtest.Start(t)
+	c := herdr.NewClient(s.SocketPath())
+	p.CallerPane = s.PaneID()
+	placed, err := Place(context.Background(), c, *p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledger(t)
+	recs, err := l.AddAll(placed.Records("r1", s.SocketPath()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RestartCold(); err != nil {
+		t.Fatal(err)
+	}
+	return s, c, l, placed, recs
+}
+
 // splitAfterLook is a Herdr in which the person splits a pane right after
 // herdr-pi's look at its pane found it gone: a Herdr started afresh gives
 // the person's pane the id herdr-pi's had.
@@ -318,21 +329,8 @@ func (h *splitAfterLook) PaneGet(ctx context.Context, id string) (herdr.PaneInfo
 func TestAPaneFoundGoneIsNotClosedAfterTheLook(t *testing.T) {
 	for _, how := range []string{"undo", "close"} {
 		t.Run(how, func(t *testing.T) {
-			s := herdrtest.Start(t)
-			c := herdr.NewClient(s.SocketPath())
+			s, c, l, placed, recs := placedThenRestartedCold(t, &Placement{Mode: ModeSplit, Direction: "right"})
 			ctx := context.Background()
-			placed, err := Place(ctx, c, Placement{Mode: ModeSplit, CallerPane: s.PaneID(), Direction: "right"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			l := ledger(t)
-			recs, err := l.AddAll(placed.Records("r1", s.SocketPath()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.RestartCold(); err != nil {
-				t.Fatal(err)
-			}
 			h := &splitAfterLook{Herdr: c, t: t}
 			switch how {
 			case "undo":

@@ -889,7 +889,7 @@ function cancelHandoff(a, reason, sessionEnding = false) {
 	const h = a.handoff;
 	if (!h || h.cancelled) return;
 	h.cancelled = true;
-	const data = sessionEnding ? { reason, sessionEnding } : { reason };
+	const data = { reason, sessionEnding };
 	if (!h.cut) {
 		a.handoff = null;
 		send("handoff_cancel", h.id, data);

@@ -271,8 +271,12 @@ func handOff(ctx context.Context, t *testing.T, l *control.OwnerLink, a control.
 }
 
 // launchedAndWorking hands a live attempt off, on a goroutine, to a pane
-// that launched and works, as a wrapper would: the scenario goes on.
+// that launched and works, as a wrapper would: the scenario goes on. An
+// attempt that is not live is left alone.
 func launchedAndWorking(t *testing.T, l *control.OwnerLink, a control.Attempt) {
+	if !a.Live {
+		return
+	}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -543,9 +547,6 @@ func disposeDuringHandoff(t *testing.T, idle string) {
 	wrapper := func(l *control.OwnerLink, m control.OwnerMessage) {
 		switch m := m.(type) {
 		case control.Attempt:
-			if !m.Live {
-				return
-			}
 			launchedAndWorking(t, l, m)
 		case control.HandoffCancel:
 			note("cancel")
@@ -589,9 +590,6 @@ func TestARunAbortedMidHandoffSaysWhetherItsSessionIsEnding(t *testing.T) {
 			wrapper := func(l *control.OwnerLink, m control.OwnerMessage) {
 				switch m := m.(type) {
 				case control.Attempt:
-					if !m.Live {
-						return
-					}
 					launchedAndWorking(t, l, m)
 				case control.HandoffCancel:
 					cancels <- m
@@ -617,11 +615,9 @@ func TestARunAbortedMidHandoffSaysWhetherItsSessionIsEnding(t *testing.T) {
 // reopened beside a Pi that may still write it.
 func TestUnansweredCancelDoesNotReopenTheSession(t *testing.T) {
 	wrapper := func(l *control.OwnerLink, m control.OwnerMessage) {
-		a, ok := m.(control.Attempt)
-		if !ok || !a.Live {
-			return // the cancel goes unanswered
-		}
-		launchedAndWorking(t, l, a)
+		if a, ok := m.(control.Attempt); ok {
+			launchedAndWorking(t, l, a)
+		} // the cancel goes unanswered
 	}
 	out, msgs := runHandoffHarnessSink(t, "disposed", &ownerSink{react: wrapper}, "IDLE=0", "CANCEL_GRACE=300")
 	if slices.Contains(out.Log, "resume") || !slices.Contains(out.Log, "dispose") {
@@ -821,9 +817,7 @@ func TestAMenuRequestForAnAttemptInAPaneKeepsItsStatusLine(t *testing.T) {
 	react := func(l *control.OwnerLink, m control.OwnerMessage) {
 		switch m := m.(type) {
 		case control.Attempt:
-			if m.Live {
-				launchedAndWorking(t, l, m)
-			}
+			launchedAndWorking(t, l, m)
 		case control.HandoffRequest:
 			_ = l.Refuse(m.ID, errors.New(where))
 			handBackSoon(t, l, "h1", control.Handback{Reason: control.HandbackIdle, Transferred: true, LastStopReason: "stop"})
