@@ -39,7 +39,8 @@ import (
 // variant [300, and half as many after long pauses], HERDR_PI_BENCH_STARTS start-ups [60],
 // HERDR_PI_BENCH_IDLE idle seconds [60], HERDR_PI_BENCH_CYCLES detection
 // cycles [200], HERDR_PI_BENCH_BLOCKED sentinel cycles [100],
-// HERDR_PI_BENCH_OPENS opens [100]; HERDR_PI_BENCH_ONLY, a comma-separated
+// HERDR_PI_BENCH_OPENS opens [100]; HERDR_PI_BENCH_SETTLE seconds to wait
+// at most, after the build, for a quiet machine [300]; HERDR_PI_BENCH_ONLY, a comma-separated
 // list of sections (throughput, keystrokes, startups, idle, detection,
 // blocked, open), runs those alone — for trying a change, not for the
 // document, whose other sections then read as not measured.
@@ -52,6 +53,7 @@ func BenchmarkDoc(b *testing.B) {
 		keys: envInt("HERDR_PI_BENCH_KEYS", 2000), paced: envInt("HERDR_PI_BENCH_PACED", 300), starts: envInt("HERDR_PI_BENCH_STARTS", 60),
 		idle: time.Duration(envInt("HERDR_PI_BENCH_IDLE", 60)) * time.Second, cycles: envInt("HERDR_PI_BENCH_CYCLES", 200),
 		blocked: envInt("HERDR_PI_BENCH_BLOCKED", 100), opens: envInt("HERDR_PI_BENCH_OPENS", 100),
+		settle: time.Duration(envInt("HERDR_PI_BENCH_SETTLE", 300)) * time.Second,
 	}
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -71,6 +73,8 @@ func BenchmarkDoc(b *testing.B) {
 	}
 	d.payloads[0].data, d.payloads[1].data = nil, nil
 	d.py = py
+	d.settled = settle(cfg.settle)
+	b.Logf("before the first round: %s", d.settled)
 	only := strings.Split(os.Getenv("HERDR_PI_BENCH_ONLY"), ",")
 	for _, sec := range []struct {
 		name string
@@ -98,7 +102,7 @@ func BenchmarkDoc(b *testing.B) {
 
 type docConfig struct {
 	mib, runs, keys, paced, starts, cycles, blocked, opens int
-	idle                                                   time.Duration
+	idle, settle                                           time.Duration
 }
 
 type payload struct {
@@ -120,6 +124,7 @@ type doc struct {
 	started               time.Time
 	took                  time.Duration
 	loadBefore, loadAfter string
+	settled               string // how quiet the machine was when the first round began
 
 	cases       []*tcase
 	wrapRSSKiB  int64
@@ -574,6 +579,64 @@ func uptime() string {
 	return strings.TrimSpace(string(out))
 }
 
+// settle waits, at most limit, for a machine whose CPUs are at least 95 %
+// idle over two seconds (building herdr-pi and writing the payloads just
+// before, or a test run that has not quite ended, would otherwise fall on
+// the first rounds), and says how long it waited and how busy it was last.
+func settle(limit time.Duration) string {
+	start := time.Now()
+	for {
+		busy, err := cpuBusy(2 * time.Second)
+		if err != nil {
+			return "not waited for a quiet machine (" + err.Error() + ")"
+		}
+		waited := time.Since(start).Round(time.Second)
+		if busy <= 0.05 {
+			return fmt.Sprintf("waited %v for a quiet machine; its CPUs were %.1f %% busy over the last 2 s", waited, 100*busy)
+		}
+		if waited >= limit {
+			return fmt.Sprintf("**the machine was never quiet**: its CPUs were still %.1f %% busy after %v", 100*busy, waited)
+		}
+	}
+}
+
+// cpuBusy is the share of all CPUs' time not idle (nor waiting for IO)
+// over d, from /proc/stat.
+func cpuBusy(d time.Duration) (float64, error) {
+	read := func() (busy, total uint64, err error) {
+		b, err := os.ReadFile("/proc/stat")
+		if err != nil {
+			return 0, 0, err
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		f := strings.Fields(line)
+		if len(f) < 6 || f[0] != "cpu" {
+			return 0, 0, fmt.Errorf("/proc/stat begins %q", line)
+		}
+		for i, s := range f[1:min(len(f), 9)] { // guest time is in user time already
+			n, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				return 0, 0, fmt.Errorf("/proc/stat: %q: %v", line, err)
+			}
+			total += n
+			if i != 3 && i != 4 { // idle, iowait
+				busy += n
+			}
+		}
+		return busy, total, nil
+	}
+	b0, t0, err := read()
+	if err != nil {
+		return 0, err
+	}
+	time.Sleep(d)
+	b1, t1, err := read()
+	if err != nil || t1 == t0 {
+		return 0, err
+	}
+	return float64(b1-b0) / float64(t1-t0), nil
+}
+
 // machine names this machine and the tools measured against.
 func machine() string {
 	sv, _ := exec.Command("script", "--version").Output()
@@ -673,7 +736,8 @@ func (d *doc) markdown() string {
 	f("- date: %s (the run took %v)\n", d.started.UTC().Format("2006-01-02 15:04 MST"), d.took.Round(time.Second))
 	f("- machine: %s\n", machine())
 	f("- tree: %s, herdr-pi built without the race detector\n", commit())
-	f("- load (`uptime`) before: `%s`\n- load after: `%s`\n\n", d.loadBefore, d.loadAfter)
+	f("- load (`uptime`) before: `%s`\n- load after: `%s`\n", d.loadBefore, d.loadAfter)
+	f("- before the first round: %s\n\n", d.settled)
 	f("The machine is shared with other engineers' test runs: absolute times move with their load, the\n")
 	f("ratios much less (each round's A and B ran back to back under the same load). Read the ratios.\n\n")
 
