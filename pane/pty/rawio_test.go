@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -315,5 +316,72 @@ func TestOpenInGivesATerminalAPrivateNonBlockingDescription(t *testing.T) {
 	r, _ := pipeFds(t)
 	if fd, why := openIn(r); fd != r || why != "" {
 		t.Fatalf("a pipe got %d (%q), want itself", fd, why)
+	}
+}
+
+// fillRead adds what the master holds to a read that came back with
+// part of a flood, up to fillTo bytes and the room in the buffer, and
+// leaves the rest (and an empty master) to the loop's next read.
+func TestFillReadTopsUpAPartReadOfAFlood(t *testing.T) {
+	master, slave, err := openPty()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(master)
+	defer slave.Close()
+	pending := func(n int) {
+		t.Helper()
+		if _, err := slave.Write(bytes.Repeat([]byte("a"), n)); err != nil {
+			t.Fatal(err)
+		}
+		fds := []unix.PollFd{{Fd: int32(master), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, 5000); err != nil || fds[0].Revents&unix.POLLIN == 0 {
+			t.Fatalf("the master never had the slave's %d bytes to read: %v", n, err)
+		}
+	}
+	drained := func() int {
+		t.Helper()
+		total := 0
+		for {
+			n, err := rawRead(master, make([]byte, 64<<10))
+			if n <= 0 {
+				if !errors.Is(err, unix.EAGAIN) {
+					t.Fatalf("draining the master: %v", err)
+				}
+				return total
+			}
+			total += n
+		}
+	}
+	prefix := func(buf []byte, n int) []byte {
+		copy(buf, bytes.Repeat([]byte("p"), n))
+		return buf
+	}
+
+	buf := prefix(make([]byte, readChunk), 1500)
+	if got := fillRead(master, buf, 1500); got != 1500 {
+		t.Fatalf("with nothing in the master: %d bytes, want the 1500 given", got)
+	}
+
+	pending(2000)
+	if got := fillRead(master, buf, 1500); got != 3500 || string(buf[:got]) != strings.Repeat("p", 1500)+strings.Repeat("a", 2000) {
+		t.Fatalf("a part read of 1500 with 2000 more in the master: %d bytes %.40q…, want 3500, the 2000 after the 1500", got, buf[:got])
+	}
+
+	pending(100)
+	if got := fillRead(master, buf, fillTo); got != fillTo {
+		t.Fatalf("a read of %d already, with 100 more in the master: %d bytes, want it left as it was", fillTo, got)
+	}
+	if left := drained(); left != 100 {
+		t.Fatalf("the master held %d bytes after a fill that had nothing to do, want the 100 left to the next read", left)
+	}
+
+	small := prefix(make([]byte, 1600), 1500)
+	pending(2000)
+	if got := fillRead(master, small, 1500); got != 1600 {
+		t.Fatalf("a buffer with room for 100 more: %d bytes, want 1600", got)
+	}
+	if left := drained(); left != 1900 {
+		t.Fatalf("the master held %d bytes after filling the buffer's room, want the other 1900", left)
 	}
 }

@@ -551,11 +551,17 @@ const (
 	// sequence or a character before a waiting injection is written
 	// anyway; injectCap bounds the whole wait, for output that keeps
 	// coming inside a sequence that never ends.
-	injectWait  = 50 * time.Millisecond
-	injectCap   = 2 * time.Second
-	readChunk   = 64 << 10
-	inputLimit  = 64 << 10
-	burstReads  = 16
+	injectWait = 50 * time.Millisecond
+	injectCap  = 2 * time.Second
+	readChunk  = 64 << 10
+	inputLimit = 64 << 10
+	burstReads = 16
+	// A read of the master that brought fillFrom bytes or more, but less
+	// than the line discipline holds (N_TTY_BUF_SIZE, 4 KiB), is topped
+	// up by up to fillReads more reads before it is written: see fillRead.
+	fillFrom    = 1 << 10
+	fillTo      = 4 << 10
+	fillReads   = 2
 	drainBursts = 4 // at most 4 MiB of output drained before a suspend
 	drainQuiet  = 100 * time.Millisecond
 	drainLimit  = 2 * time.Second
@@ -701,6 +707,9 @@ func (l *loop) run() (int, error) {
 				buf = tap.Space()
 			}
 			n, err := rawRead(l.mfd, buf) // non-blocking; see rawio.go
+			if n >= fillFrom && n < fillTo {
+				n = fillRead(l.mfd, buf, n)
+			}
 			if n > 0 {
 				writeOut(buf[:n])
 				if tap != nil {
