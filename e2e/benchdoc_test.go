@@ -916,11 +916,11 @@ to the tap; signals and the child's exit arrive through the eventfd.
   one more write to the terminal, each queueing the outer pty's worker. Under random bytes with
   escapes (200 MiB, Python reader) the writes to the terminal fell from 75 k of 2.8 KB on average
   (script: 66 k) to 44 k of 4.8 KB, for 81 k reads of the master instead of 70 k. Against the
-  build without it (2026-12-06, quiet machine, interleaved with script): wall 0.955–0.984 of its
-  time with the Python reader on cut escapes (16, 20 and 30 rounds), 0.978 on base64 lines (16),
-  and level with the Go reader (0.992 on cut escapes, 1.011 and 0.991 on base64 lines; 14 and 24
-  rounds). A smaller read (a key's echo, a prompt) is written as it came, with no extra read
-  before it.
+  build without it (2026-12-06, quiet machine, interleaved with script): wall 0.945–0.986 of its
+  time with the Python reader on cut escapes (four batches of 14–30 rounds, the first three with a
+  first form of the change), 0.978 on base64 lines (16), and level with the Go reader (0.992 on
+  cut escapes, 1.011 and 0.991 on base64 lines; 14 and 24 rounds). A smaller read (a key's echo,
+  a prompt) is written as it came, with no extra read before it.
 - A wait starts with up to 250 ms in a raw ` + "`ppoll`" + ` (it keeps the P; 8 ms when GOMAXPROCS is 1), and
   only a longer one goes on, parked in the runtime's network poller: under a flood the loop waits
   often and briefly, and each ordinary wait let sysmon take the P and poll every 20 µs for a

@@ -273,8 +273,8 @@ func (h outHandle) writeServing(p []byte, watch func(out unix.PollFd) []unix.Pol
 // outer pty's worker: under random bytes with escapes (200 MiB, Python
 // reader) 75 k writes of 2.8 KB on average against script's 66 k.
 // Topped up, they were 44 k of 4.8 KB (the reads 81 k instead of 70 k),
-// and the wall time 0.955–0.984 of the build's without it with the
-// Python reader (three batches of 16–30 interleaved rounds), level with
+// and the wall time 0.945–0.986 of the build's without it with the
+// Python reader (four batches of 14–30 interleaved rounds), level with
 // the Go reader. A read under fillFrom (a key's echo, a prompt) is
 // written as it came: no extra read sits before the echo.
 func fillRead(fd int, buf []byte, n int) int {
