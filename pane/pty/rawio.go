@@ -276,7 +276,10 @@ func (h outHandle) writeServing(p []byte, watch func(out unix.PollFd) []unix.Pol
 // and the wall time 0.945–0.986 of the build's without it with the
 // Python reader (four batches of 14–30 interleaved rounds), level with
 // the Go reader. A read under fillFrom (a key's echo, a prompt) is
-// written as it came: no extra read sits before the echo.
+// written as it came: no extra read sits before the echo. Nothing here
+// waits for the child: each extra read is non-blocking, and the most it
+// can wait is what the read ending every burst in EAGAIN already waits,
+// the flush worker moving bytes already written.
 func fillRead(fd int, buf []byte, n int) int {
 	for i := 0; i < fillReads && n < fillTo && n < len(buf); i++ {
 		m, err := rawRead(fd, buf[n:])
