@@ -434,3 +434,57 @@ func TestFollowSaysHowFarItHasSeen(t *testing.T) {
 		<-f.done
 	})
 }
+
+// A batch that took long earns rest only for the CPU it used. One whose
+// look waited (here on Seen, as on a slow log write; under load, on a core)
+// without working is followed by the next look as soon as output comes:
+// resting four times the stall would hold back the verdict waiting for
+// that look by as much. A batch that really worked that long still rests.
+func TestFollowRestsOnlyForTheCPUABatchUsed(t *testing.T) {
+	const stall = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		worked bool // the stall was CPU the process used
+		// when "ab" is looked at, after "b" is written at 400 ms
+		seenAt time.Duration
+	}{
+		{"a stall", false, 400 * time.Millisecond},
+		{"heavy work", true, stall + maxRest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var cpu time.Duration // read and moved only on Follow's goroutine
+				stalled := false
+				tap := pty.NewTap(0)
+				f := startFollow(context.Background(), tap, FollowOptions{Rows: 2, Cols: 20,
+					cpu: func() time.Duration { return cpu },
+					Seen: func(uint64) {
+						if !stalled {
+							stalled = true
+							time.Sleep(stall)
+							if tc.worked {
+								cpu += stall
+							}
+						}
+					}})
+				begin := time.Now()
+				lookedAt := func(text string) bool {
+					f.mu.Lock()
+					defer f.mu.Unlock()
+					return slices.ContainsFunc(f.snaps, func(s Snapshot) bool { return strings.TrimRight(s.Text, "\n") == text })
+				}
+				tap.Write([]byte("a"))
+				time.Sleep(400 * time.Millisecond)
+				tap.Write([]byte("b"))
+				for synctest.Wait(); !lookedAt("ab"); synctest.Wait() {
+					time.Sleep(time.Millisecond)
+				}
+				if got := time.Since(begin); got != tc.seenAt {
+					t.Errorf("\"ab\" looked at %v after the start, want %v", got, tc.seenAt)
+				}
+				tap.Close()
+				<-f.done
+			})
+		})
+	}
+}

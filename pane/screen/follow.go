@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/herdr-pi/herdr-pi/pane/pty"
 )
 
@@ -50,7 +52,12 @@ type FollowOptions struct {
 	// which is all a 300 ms debounce needs.
 	MinRest time.Duration
 	// HeavyAfter is how much work on one batch earns rest even without a
-	// flood (default 10 ms).
+	// flood (default 10 ms). Work is the CPU the process used while the
+	// batch was handled, never more than the time it took: a batch that
+	// took long because the machine gave the wrapper no core, or because
+	// a sink (the log file) made the look wait, did no work worth resting
+	// for, and a rest then would only hold back the screen's next look,
+	// and the verdict waiting for it, by four times the stall.
 	HeavyAfter time.Duration
 	// FloodBytes is how much output within a quarter of a second makes a
 	// flood even when every batch was small enough to draw whole (default
@@ -81,6 +88,10 @@ type FollowOptions struct {
 	// most 1/Gap times a second rather than once a write, and hands it
 	// the writes of a gap at once.
 	Gap time.Duration
+
+	// cpu reads the process's CPU time (processCPU when nil); tests give
+	// their own.
+	cpu func() time.Duration
 }
 
 const (
@@ -133,6 +144,9 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
+	}
+	if o.cpu == nil {
+		o.cpu = processCPU
 	}
 	// The screen is built with the first output, at the newest size the
 	// source gave before it (the tap's first segment is the terminal's
@@ -213,7 +227,7 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			continue
 		case <-src.Ready():
 		}
-		start := time.Now()
+		start, startCPU := time.Now(), o.cpu()
 		b := src.Take()
 		if b.Lost > 0 {
 			lossy = true
@@ -280,6 +294,11 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 		// agent's ordinary redraws do neither: they are seen without rest
 		// (at most a frame after the change before them).
 		work := time.Since(start)
+		if work > o.HeavyAfter {
+			// Only the CPU it used counts (see HeavyAfter); the clock is
+			// read again only for a batch that took long.
+			work = min(work, o.cpu()-startCPU)
+		}
 		switch {
 		case flood:
 			settle(ctx, src, o.Quiet, min(max(work*time.Duration(o.RestFactor), o.MinRest), maxRest))
@@ -290,6 +309,17 @@ func Follow(ctx context.Context, src Source, o FollowOptions) {
 			rest(ctx, o.Gap)
 		}
 	}
+}
+
+// processCPU is the CPU time the process has used. Every thread counts:
+// the goroutine may move between threads while it works, and the copy
+// loop's share over one batch is small next to a heavy look's.
+func processCPU() time.Duration {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) != nil {
+		return 0 // no CPU clock: every batch is light, the flood path still rests
+	}
+	return time.Duration(ts.Nano())
 }
 
 // batchBytes counts the output a batch stood for, dropped bytes included.
