@@ -53,6 +53,10 @@ func TestSoak(t *testing.T) {
 	}
 	h := herdrtest.Start(t)
 	e := newFaultEnv(t, h)
+	// The machine's own account, to tell a failure's story: whether a
+	// missing state was never decided, or decided and not reported.
+	trace := filepath.Join(e.dir, "trace.jsonl")
+	e.env = append(e.env, "HERDR_PI_TRACE="+trace)
 	// herdr-pi as users run it; fakeagent stays this test binary.
 	link := filepath.Join(e.dir, "bin", "herdr-pi")
 	if err := os.Remove(link); err != nil {
@@ -128,11 +132,8 @@ sampling:
 	}
 	t.Logf("soak: %d cycles in %.0f s, %d reported; %d samples", res.Cycles, res.Duration, res.Reported, len(samples))
 	if res.Reported != cycles {
-		var states []string
-		for _, c := range h.Reports(h.PaneID()) {
-			states = append(states, c.State)
-		}
-		t.Errorf("Herdr saw %d whole cycles of %d: %s", res.Reported, cycles, strings.Join(states, " "))
+		t.Errorf("Herdr saw %d whole cycles of %d; around each break, the reports and the machine's events:\n%s",
+			res.Reported, cycles, cycleBreaks(h.Reports(h.PaneID()), readTrace(t, trace), start))
 	}
 	if len(problems) > 0 {
 		t.Errorf("not flat: %s\nsamples: %+v", strings.Join(problems, "; "), samples)
@@ -141,8 +142,18 @@ sampling:
 
 // reportedCycles counts working → blocked → … → idle runs in the reports.
 func reportedCycles(reports []herdrtest.AgentCall) int {
-	n, phase := 0, 0 // 0 before working, 1 working seen, 2 blocked seen
-	for _, c := range reports {
+	n, _ := walkCycles(reports)
+	return n
+}
+
+// walkCycles counts the whole cycles in the reports and gives the index
+// of each report that broke one: a blocked with no working before it, an
+// idle with no blocked.
+func walkCycles(reports []herdrtest.AgentCall) (whole int, breaks []int) {
+	// 0 before working, 1 working seen, 2 blocked seen, 3 a blocked came
+	// without a working: the cycle is lost, wait for its idle.
+	phase := 0
+	for i, c := range reports {
 		if !c.Accepted {
 			continue
 		}
@@ -151,13 +162,60 @@ func reportedCycles(reports []herdrtest.AgentCall) int {
 			phase = 1
 		case c.State == "blocked" && phase == 1:
 			phase = 2
+		case c.State == "blocked" && phase == 0:
+			breaks, phase = append(breaks, i), 3
 		case c.State == "idle" && phase == 2:
-			n, phase = n+1, 0
+			whole, phase = whole+1, 0
 		case c.State == "idle":
+			if phase == 1 {
+				breaks = append(breaks, i)
+			}
 			phase = 0 // a cycle that skipped a state is not counted
 		}
 	}
-	return n
+	return whole, breaks
+}
+
+// cycleBreaks shows the reports around each place where a cycle broke,
+// with their times since the start, so a failed soak says which state
+// went missing and when among hours of reports.
+func cycleBreaks(reports []herdrtest.AgentCall, events []traceEvent, start time.Time) string {
+	var b strings.Builder
+	_, breaks := walkCycles(reports)
+	for _, i := range breaks {
+		at := reports[i].At
+		for k := max(i-4, 0); k < min(i+4, len(reports)); k++ {
+			o, mark := reports[k], " "
+			if k == i {
+				mark = ">"
+			}
+			fmt.Fprintf(&b, "%s %8.3f s  report %-8s accepted=%v %q\n", mark, o.At.Sub(start).Seconds(), o.State, o.Accepted, o.Message)
+		}
+		for _, e := range events {
+			if e.At.After(at.Add(-4*time.Second)) && e.At.Before(at.Add(2*time.Second)) {
+				fmt.Fprintf(&b, "  %8.3f s  machine %s %s→%s %s\n", e.At.Sub(start).Seconds(), e.Kind, e.From, e.To, e.Cause)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// A cycle is whole when Herdr saw working, then blocked, then idle; the
+// report that shows a cycle lost points at it once.
+func TestWalkCycles(t *testing.T) {
+	var reports []herdrtest.AgentCall
+	for _, st := range strings.Fields("unknown idle working blocked working idle " + // whole
+		"blocked working idle " + // no working before the blocked
+		"working idle " + // no blocked
+		"working blocked blocked working idle") { // whole, relabelled
+		reports = append(reports, herdrtest.AgentCall{State: st, Accepted: true})
+	}
+	reports = append(reports, herdrtest.AgentCall{State: "working"}, herdrtest.AgentCall{State: "blocked", Accepted: true}) // not accepted: lost
+	whole, breaks := walkCycles(reports)
+	if whole != 2 || !slices.Equal(breaks, []int{6, 10, 17}) {
+		t.Fatalf("walkCycles = %d, %v; want 2, [6 10 17]", whole, breaks)
+	}
 }
 
 // flatness compares the second half of the samples after warm-up (the
