@@ -86,12 +86,7 @@ func (e *faultEnv) start(o outerOptions) *faultRun {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	// TCGETS on the master reads the terminal side's mode.
-	before, err := unix.IoctlGetTermios(int(r.master.Fd()), unix.TCGETS)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	fr := &faultRun{outerRun: r, e: e, before: *before}
+	fr := &faultRun{outerRun: r, e: e, before: r.modeBefore}
 	e.t.Cleanup(func() {
 		if !fr.finished {
 			// The test failed before finish: end the run, leave nothing.

@@ -28,6 +28,10 @@ type outerRun struct {
 
 	readDone chan struct{}
 	exited   chan error
+	// modeBefore is the terminal's mode as it was before the command
+	// started: read any later, a command that sets its own mode at once
+	// may already have (a loaded machine can hold the test back that long).
+	modeBefore unix.Termios
 }
 
 type outerOptions struct {
@@ -68,6 +72,14 @@ func startOuter(o outerOptions) (*outerRun, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	r := &outerRun{master: master, tty: tty, cmd: cmd, keep: o.Keep, onBytes: o.OnBytes,
 		readDone: make(chan struct{}), exited: make(chan error, 1)}
+	// TCGETS on the master reads the terminal side's mode.
+	mode, err := unix.IoctlGetTermios(int(master.Fd()), unix.TCGETS)
+	if err != nil {
+		master.Close()
+		tty.Close()
+		return nil, err
+	}
+	r.modeBefore = *mode
 	if err := cmd.Start(); err != nil {
 		master.Close()
 		tty.Close()
