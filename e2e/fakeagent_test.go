@@ -202,8 +202,12 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 // " ⠋ Working..." on its own row, 1.6 draws it inside the editor's top border.
 func piWorking(d time.Duration, ver string) {
 	rows, cols := termSize()
-	end := time.Now().Add(d)
-	for i := 0; time.Now().Before(end); i++ {
+	// The time counts from the first frame written: a fake agent held up
+	// before it (a loaded machine, a full terminal) would otherwise show
+	// its busy row for less than d, or not at all, and a test that meant
+	// d of work would blame the wrapper for missing it.
+	var end time.Time
+	for i := 0; i == 0 || time.Now().Before(end); i++ {
 		frame := spinner[i%len(spinner)]
 		var row string
 		if ver == "0.73" {
@@ -212,6 +216,9 @@ func piWorking(d time.Duration, ver string) {
 			row = "── " + frame + " Working " + strings.Repeat("─", max(cols-14, 3))
 		}
 		fmt.Printf("\x1b[?2026h\x1b[%d;1H\x1b[2K%s\x1b[?2026l", rows-2, row)
+		if i == 0 {
+			end = time.Now().Add(d)
+		}
 		time.Sleep(80 * time.Millisecond)
 	}
 }
