@@ -65,12 +65,20 @@ func tellManifestProblems(w io.Writer, who string, problems []error) {
 }
 
 // startDetection starts watching the run. Every state event goes to the
-// log, to the trace file when HERDR_PI_TRACE names one, then to sinks in
-// order; stop ends it (and closes the trace). A trace that cannot be opened
-// is said on stderr before the agent starts, like config problems: the user
-// asked for it and would otherwise find an empty file and no reason.
+// trace file when HERDR_PI_TRACE names one, then to sinks in order, then to
+// the log; stop ends it (and closes the trace). The sinks (Herdr's report,
+// the notifications) never wait, and the log may: a write can block for as
+// long as the disk under the state directory makes it (writeback under
+// load, a home on NFS), and a sink behind it would hear a blocked state
+// that much late. So may a report that the log held back until the next
+// state came: the reporter sends only the newest, and Herdr would never
+// see the one in between. The trace, on only when asked for, comes first,
+// so whoever reads it after Herdr shows a state finds the event there. A
+// trace that cannot be opened is said on stderr before the agent starts,
+// like config problems: the user asked for it and would otherwise find an
+// empty file and no reason.
 func startDetection(io IO, env settings.Env, cfg settings.Config, manifest *detect.Manifest, log *logger, sinks ...func(state.Event)) (o *observe.Observer, stop func()) {
-	all := []func(state.Event){func(e state.Event) { log.Printf("state: %s", observe.Describe(e)) }}
+	var all []func(state.Event)
 	var trace *observe.Trace
 	if path := env.Get("HERDR_PI_TRACE"); path != "" {
 		t, err := observe.OpenTrace(path)
@@ -82,8 +90,10 @@ func startDetection(io IO, env settings.Env, cfg settings.Config, manifest *dete
 			all = append(all, t.Write)
 		}
 	}
+	all = append(all, sinks...)
+	all = append(all, func(e state.Event) { log.Printf("state: %s", observe.Describe(e)) })
 	o = observe.Start(observe.Config{Manifest: manifest, Debounce: cfg.Detect.Debounce.D(), StartupGrace: cfg.Detect.StartupGrace.D(),
-		Sinks: append(all, sinks...), Logf: log.Printf})
+		Sinks: all, Logf: log.Printf})
 	return o, func() {
 		o.Stop()
 		if trace != nil {
