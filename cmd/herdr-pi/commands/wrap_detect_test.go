@@ -21,7 +21,7 @@ func TestStateSinksHearBeforeTheLogAfterTheTrace(t *testing.T) {
 	dir := t.TempDir()
 	log := logfile.Open(logfile.Options{Dir: dir, Tag: "wrap"})
 	defer log.Close()
-	trace := filepath.Join(dir, "trace.jsonl")
+	trace, logPath := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, logfile.DefaultName)
 	manifest, ok := detect.Embedded().Lookup("pi")
 	if !ok {
 		t.Fatal("no embedded pi manifest")
@@ -34,7 +34,7 @@ func TestStateSinksHearBeforeTheLogAfterTheTrace(t *testing.T) {
 	sink := func(e state.Event) {
 		if e.Kind == state.EventTransition && e.To == state.Blocked {
 			heard = true
-			inLog = strings.Contains(read(filepath.Join(dir, logfile.DefaultName)), "→ blocked")
+			inLog = strings.Contains(read(logPath), "→ blocked")
 			inTrace = strings.Contains(read(trace), `"to":"blocked"`)
 		}
 	}
@@ -48,7 +48,7 @@ func TestStateSinksHearBeforeTheLogAfterTheTrace(t *testing.T) {
 	if inLog || !inTrace {
 		t.Errorf("when the sink heard it: in the log %v (want false), in the trace %v (want true)", inLog, inTrace)
 	}
-	if !strings.Contains(read(filepath.Join(dir, logfile.DefaultName)), "→ blocked") {
-		t.Errorf("the log never got the state:\n%s", read(filepath.Join(dir, logfile.DefaultName)))
+	if !strings.Contains(read(logPath), "→ blocked") {
+		t.Errorf("the log never got the state:\n%s", read(logPath))
 	}
 }
